@@ -1,0 +1,48 @@
+// One factory for both engines: PostgreSQL through pg when a URL is given, embedded PGlite otherwise.
+// Both are set up to return the same JS types, so queries never care which one they run on.
+import { mkdirSync } from 'node:fs';
+import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { PGlite } from '@electric-sql/pglite';
+import type { Database } from './schema.ts';
+
+const INT8 = 20;
+const DATE = 1082;
+
+/** int8 (count(*), sums) as JS numbers and DATE as the plain 'YYYY-MM-DD' string, on both engines. */
+const parsers = {
+  [INT8]: (value: string) => Number(value),
+  [DATE]: (value: string) => value,
+};
+
+export type Db = Kysely<Database>;
+
+export type DbTarget = { databaseUrl: string } | { dataDir: string } | { pglite: PGlite };
+
+export function connect(target: DbTarget): Db {
+  if ('databaseUrl' in target) {
+    const pool = new pg.Pool({
+      connectionString: target.databaseUrl,
+      max: 10,
+      types: { getTypeParser: (oid: number, format?: any) => parsers[oid as keyof typeof parsers] ?? pg.types.getTypeParser(oid, format) },
+    });
+    return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  }
+  const pglite = 'pglite' in target ? target.pglite : openPglite(target.dataDir);
+  return new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
+}
+
+/** An embedded database in a directory (one process per directory), or in memory for 'memory://'. */
+export function openPglite(dataDir: string): PGlite {
+  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
+  return new PGlite(dataDir, { parsers });
+}
+
+/** Describes where the data lives without printing credentials. */
+export function describeTarget(target: DbTarget): string {
+  if ('databaseUrl' in target) {
+    const url = new URL(target.databaseUrl);
+    return `PostgreSQL at ${url.host}${url.pathname}`;
+  }
+  return 'pglite' in target ? 'embedded PGlite (in memory)' : `embedded PGlite in ${target.dataDir}`;
+}

@@ -1,0 +1,14 @@
+import { Migrator } from 'kysely/migration';
+import type { Db } from './connect.ts';
+import { migrations } from './migrations/index.ts';
+
+/** Brings the schema up to date; throws with the failing migration's name when one fails. */
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const { error, results = [] } = await migrator.migrateToLatest();
+  const failed = results.find((r) => r.status === 'Error');
+  if (error) {
+    throw new Error(`migration ${failed?.migrationName ?? '(unknown)'} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  return results.filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,52 @@
+import type { Db } from '../connect.ts';
+
+export interface ApiKeyRecord {
+  id: string;
+  prefix: string;
+  name: string;
+  per_minute: number;
+  per_day: number;
+}
+
+export const DEFAULT_KEY_LIMITS = { per_minute: 60, per_day: 10_000 } as const;
+
+export async function insertApiKey(
+  db: Db,
+  key: { prefix: string; key_hash: string; name: string; per_minute: number; per_day: number },
+): Promise<ApiKeyRecord> {
+  return db.insertInto('api_keys').values(key).returning(['id', 'prefix', 'name', 'per_minute', 'per_day']).executeTakeFirstOrThrow();
+}
+
+/** The key with this hash, unless it was revoked. */
+export async function findActiveApiKey(db: Db, keyHash: string): Promise<ApiKeyRecord | undefined> {
+  return db
+    .selectFrom('api_keys')
+    .select(['id', 'prefix', 'name', 'per_minute', 'per_day'])
+    .where('key_hash', '=', keyHash)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export async function listApiKeys(db: Db) {
+  return db
+    .selectFrom('api_keys')
+    .select(['prefix', 'name', 'per_minute', 'per_day', 'created_at', 'last_used_at', 'revoked_at'])
+    .orderBy('created_at')
+    .orderBy('prefix')
+    .execute();
+}
+
+/** Revokes the key with this prefix; false when no active key has it. */
+export async function revokeApiKey(db: Db, prefix: string): Promise<boolean> {
+  const result = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: new Date() })
+    .where('prefix', '=', prefix)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function markApiKeyUsed(db: Db, id: string, at: Date): Promise<void> {
+  await db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
+}

@@ -1,0 +1,95 @@
+// Kysely's view of the database. Column names are the API's field names (snake_case end to end).
+import type { ColumnType, Generated } from 'kysely';
+
+/** A timestamp column: read as Date, written as Date or ISO string, defaulted by the database. */
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+/** DATE columns are read as 'YYYY-MM-DD' strings on both drivers (see db/connect.ts). */
+type DateOnly = ColumnType<string, string, string>;
+
+export interface UniversitiesTable {
+  id: Generated<string>;
+  name: string;
+  short_name: string;
+  city: string;
+  country: string;
+  student_count: number;
+  is_verified: boolean;
+  default_academic_system: string;
+  default_gpa_scale: string;
+  website: string | null;
+  founded_year: number | null;
+  created_at: CreatedAt;
+}
+
+export interface UsersTable {
+  id: Generated<string>;
+  nickname: string;
+  first_name: string;
+  avatar_url: string | null;
+  bio: Generated<string>;
+  xp: Generated<number>;
+  streak: Generated<number>;
+  premium_tier: Generated<string>;
+  university_id: string | null;
+  last_active_at: Timestamp | null;
+  created_at: CreatedAt;
+}
+
+export interface ApiKeysTable {
+  id: Generated<string>;
+  prefix: string;
+  key_hash: string;
+  name: string;
+  per_minute: number;
+  per_day: number;
+  created_at: CreatedAt;
+  last_used_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+}
+
+export interface FlashcardDecksTable {
+  id: Generated<string>;
+  user_id: string;
+  title: string;
+  created_at: CreatedAt;
+}
+
+export interface AiMessagesTable {
+  id: Generated<string>;
+  user_id: string;
+  role: string;
+  content: string;
+  created_at: CreatedAt;
+}
+
+export interface StudyRoomsTable {
+  id: Generated<string>;
+  name: string;
+  created_by: string | null;
+  created_at: CreatedAt;
+}
+
+export interface HolidayCountriesTable {
+  country_code: string;
+  enabled_at: CreatedAt;
+}
+
+export interface HolidaysTable {
+  country_code: string;
+  on_date: DateOnly;
+  name: string;
+  is_break: boolean;
+  description: string;
+}
+
+export interface Database {
+  universities: UniversitiesTable;
+  users: UsersTable;
+  api_keys: ApiKeysTable;
+  flashcard_decks: FlashcardDecksTable;
+  ai_messages: AiMessagesTable;
+  study_rooms: StudyRoomsTable;
+  holiday_countries: HolidayCountriesTable;
+  holidays: HolidaysTable;
+}

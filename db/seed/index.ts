@@ -1,0 +1,67 @@
+// Seeding entry points: reference data (universities, holidays) and demo data (users and their activity).
+import { sql } from 'kysely';
+import type { Db } from '../connect.ts';
+import { generateDemoData } from './demo.ts';
+import { storeHolidays } from './holiday-store.ts';
+import { universities } from './universities.ts';
+
+/** Rows per INSERT: 500 rows × ≤11 columns stays far below PostgreSQL's 65,535 bind parameters. */
+const CHUNK = 500;
+const HOLIDAY_COUNTRIES = ['KZ', 'RU'];
+
+/** Inserts or updates the universities and stores KZ/RU holidays for last year to two years ahead; safe to repeat. */
+export async function seedReference(db: Db, opts: { now: Date }): Promise<{ universities: number; holidays: number }> {
+  await db
+    .insertInto('universities')
+    .values([...universities])
+    .onConflict((oc) =>
+      oc.constraint('universities_name_country_unique').doUpdateSet({
+        short_name: (eb) => eb.ref('excluded.short_name'),
+        city: (eb) => eb.ref('excluded.city'),
+        student_count: (eb) => eb.ref('excluded.student_count'),
+        is_verified: (eb) => eb.ref('excluded.is_verified'),
+        default_academic_system: (eb) => eb.ref('excluded.default_academic_system'),
+        default_gpa_scale: (eb) => eb.ref('excluded.default_gpa_scale'),
+        website: (eb) => eb.ref('excluded.website'),
+        founded_year: (eb) => eb.ref('excluded.founded_year'),
+      }),
+    )
+    .execute();
+
+  const year = opts.now.getUTCFullYear();
+  const years = [year - 1, year, year + 1, year + 2];
+  let holidays = 0;
+  for (const country of HOLIDAY_COUNTRIES) holidays += await storeHolidays(db, country, years);
+  return { universities: universities.length, holidays };
+}
+
+/**
+ * Inserts demo users and their decks, tutor messages and study rooms in one transaction. Does nothing when any
+ * user exists, so it can run at every start; the lock makes two concurrent starts insert the demo once.
+ */
+export async function seedDemo(
+  db: Db,
+  opts: { seed: number; now: Date; userCount?: number },
+): Promise<{ users: number; decks: number; aiMessages: number; studyRooms: number }> {
+  return db.transaction().execute(async (trx) => {
+    await sql`lock table users in share row exclusive mode`.execute(trx);
+    if (await trx.selectFrom('users').select('id').limit(1).executeTakeFirst()) return { users: 0, decks: 0, aiMessages: 0, studyRooms: 0 };
+
+    const universityIds = (await trx.selectFrom('universities').select('id').orderBy('name').orderBy('country').execute()).map((u) => u.id);
+    const data = generateDemoData({ ...opts, universityIds });
+    for (const rows of chunks(data.users)) await trx.insertInto('users').values(rows).execute();
+    for (const rows of chunks(data.decks)) await trx.insertInto('flashcard_decks').values(rows).execute();
+    for (const rows of chunks(data.aiMessages)) await trx.insertInto('ai_messages').values(rows).execute();
+    for (const rows of chunks(data.studyRooms)) await trx.insertInto('study_rooms').values(rows).execute();
+    return { users: data.users.length, decks: data.decks.length, aiMessages: data.aiMessages.length, studyRooms: data.studyRooms.length };
+  });
+}
+
+/** True before the first reference seed: there are no universities. */
+export async function isEmpty(db: Db): Promise<boolean> {
+  return (await db.selectFrom('universities').select('id').limit(1).executeTakeFirst()) === undefined;
+}
+
+function* chunks<T>(rows: readonly T[]): Generator<T[]> {
+  for (let i = 0; i < rows.length; i += CHUNK) yield rows.slice(i, i + CHUNK);
+}

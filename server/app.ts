@@ -1,0 +1,89 @@
+// The HTTP application: shared middleware, the surfaces, and the last-resort 404 and error handlers.
+import express, { type NextFunction, type Request, type Response } from 'express';
+import helmet from 'helmet';
+import type { Logger } from 'pino';
+import type { Db } from '../db/connect.ts';
+import type { Config } from './config.ts';
+import { requestLogging } from './logger.ts';
+import { PARTNER_V1_PREFIX, partnerV1 } from './partner-v1/index.ts';
+import { Problem, problems, sendProblem } from './problems.ts';
+import type { LimitStores } from './rate-limits.ts';
+
+export interface AppDeps {
+  db: Db;
+  logger: Logger;
+  limitStores: LimitStores;
+  config: Pick<Config, 'bodyLimitBytes' | 'validateResponses' | 'trustProxy'>;
+  now?: () => Date;
+}
+
+/** Methods whose request body means something (RFC 9110); other methods' bodies are never read. */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+export async function createApp(deps: AppDeps): Promise<express.Express> {
+  const { logger, config } = deps;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.trustProxy);
+  app.use(requestLogging(logger));
+  app.use(helmet());
+  app.use(refuseLargeBodies(config.bodyLimitBytes));
+  const json = express.json({ limit: config.bodyLimitBytes });
+  app.use((req, res, next) => (BODY_METHODS.has(req.method) ? json(req, res, next) : next()));
+
+  const partner = await partnerV1({
+    db: deps.db,
+    logger,
+    limitStores: deps.limitStores,
+    now: deps.now ?? (() => new Date()),
+    ...(config.validateResponses
+      ? { onContractViolation: (req: Request, failures: string[]) => req.log.error({ failures }, 'response breaks the contract') }
+      : {}),
+  });
+  app.use((req, res, next) => (isUnder(req.path, PARTNER_V1_PREFIX) ? partner(req, res, next) : next()));
+
+  app.use((req: Request, res: Response) => sendProblem(req, res, problems.notFound(`No operation exists at ${req.path}.`)));
+  app.use(renderError(config.bodyLimitBytes));
+  return app;
+}
+
+function isUnder(path: string, prefix: string): boolean {
+  return path === prefix || path.startsWith(prefix + '/');
+}
+
+/** Refuses a declared body over the limit before anything reads it, whatever the method. */
+function refuseLargeBodies(limitBytes: number) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const declared = Number(req.get('content-length') ?? 0);
+    if (declared > limitBytes) {
+      res.setHeader('Connection', 'close'); // the unread body makes the connection unusable
+      sendProblem(req, res, problems.payloadTooLarge(limitBytes));
+      return;
+    }
+    next();
+  };
+}
+
+function renderError(bodyLimitBytes: number) {
+  return (error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    if (res.headersSent) {
+      req.log.error({ err: error }, 'error after the response started');
+      res.end();
+      return;
+    }
+    sendProblem(req, res, toProblem(error, req, bodyLimitBytes));
+  };
+}
+
+/** Body-parser errors are the client's; anything else unexpected is ours, logged and answered as a 500. */
+function toProblem(error: unknown, req: Request, bodyLimitBytes: number): Problem {
+  if (error instanceof Problem) return error;
+  const type = (error as { type?: unknown } | null)?.type;
+  if (type === 'entity.too.large') return problems.payloadTooLarge(bodyLimitBytes);
+  if (type === 'entity.parse.failed') return problems.malformedBody('The request body is not valid JSON.');
+  if (typeof type === 'string' && type.startsWith('encoding.') || type === 'charset.unsupported') {
+    return problems.malformedBody('The request body uses an unsupported encoding or charset.');
+  }
+  req.log.error({ err: error }, 'unhandled error');
+  return problems.internal();
+}

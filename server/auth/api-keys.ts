@@ -1,0 +1,55 @@
+// API keys: `svc_live_` + 32 base62 characters (about 190 bits of randomness). Only a SHA-256 hash is stored;
+// a fast hash is right here because the key itself is long and random, unlike a password.
+// The public prefix (`svc_live_` + the first 8 random characters) names a key in listings and in /health.
+import { createHash, randomInt } from 'node:crypto';
+import type { Db } from '../../db/connect.ts';
+import { DEFAULT_KEY_LIMITS, insertApiKey, type ApiKeyRecord } from '../../db/queries/api-keys.ts';
+
+const KEY_PREFIX = 'svc_live_';
+const RANDOM_LENGTH = 32;
+const PUBLIC_PREFIX_LENGTH = KEY_PREFIX.length + 8;
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const KEY_SHAPE = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{${RANDOM_LENGTH}}$`);
+
+export interface NewApiKey {
+  key: string;
+  prefix: string;
+  hash: string;
+}
+
+export function generateApiKey(): NewApiKey {
+  let random = '';
+  for (let i = 0; i < RANDOM_LENGTH; i++) random += ALPHABET[randomInt(ALPHABET.length)];
+  const key = KEY_PREFIX + random;
+  return { key, prefix: key.slice(0, PUBLIC_PREFIX_LENGTH), hash: hashApiKey(key) };
+}
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** Cheap shape check before any database lookup. */
+export function looksLikeApiKey(value: string): boolean {
+  return KEY_SHAPE.test(value);
+}
+
+/** Creates a key and stores its hash; the returned `key` is the only copy there will ever be. */
+export async function issueApiKey(
+  db: Db,
+  options: { name: string; per_minute?: number; per_day?: number },
+): Promise<{ key: string; record: ApiKeyRecord }> {
+  const limits = { per_minute: options.per_minute ?? DEFAULT_KEY_LIMITS.per_minute, per_day: options.per_day ?? DEFAULT_KEY_LIMITS.per_day };
+  // A clash of 8-character prefixes is unlikely but possible; a fresh key resolves it.
+  for (let attempt = 0; ; attempt++) {
+    const { key, prefix, hash } = generateApiKey();
+    try {
+      return { key, record: await insertApiKey(db, { prefix, key_hash: hash, name: options.name, ...limits }) };
+    } catch (error) {
+      if (attempt >= 3 || !isUniqueViolation(error)) throw error;
+    }
+  }
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505';
+}

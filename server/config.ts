@@ -1,0 +1,49 @@
+// Every setting of the service, read once from the environment. README.md documents each variable.
+import type { DbTarget } from '../db/connect.ts';
+
+export interface Config {
+  port: number;
+  database: DbTarget;
+  /** Redis for rate-limit counters shared by several processes; in-process counters when absent. */
+  redisUrl: string | undefined;
+  logLevel: string;
+  /** Check every response against the spec at run time and log violations (always on in tests). */
+  validateResponses: boolean;
+  /** Largest accepted request body, in bytes. */
+  bodyLimitBytes: number;
+  /** Seconds SIGTERM waits for in-flight requests before closing anyway. */
+  shutdownGraceSeconds: number;
+  /** Express's `trust proxy` setting, for client addresses behind a load balancer. */
+  trustProxy: boolean | number | string;
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return {
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    database: env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : { dataDir: env.DATA_DIR || '.data' },
+    redisUrl: env.REDIS_URL || undefined,
+    logLevel: env.LOG_LEVEL || 'info',
+    validateResponses: env.VALIDATE_RESPONSES === '1',
+    bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 100 * 1024, 1, 50 * 1024 * 1024),
+    shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 0, 600),
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+  };
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function parseTrustProxy(raw: string | undefined): boolean | number | string {
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  return /^\d+$/.test(raw) ? Number(raw) : raw;
+}

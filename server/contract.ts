@@ -1,0 +1,63 @@
+// A surface's contract at run time: openapi-backend over the bundled spec, with ajv set up for OpenAPI 3.1
+// (JSON Schema 2020-12, formats). The server routes and validates requests with it; the response check below
+// is shared by VALIDATE_RESPONSES=1 and by every test, so both judge responses by the same rules.
+import { OpenAPIBackend, type Document, type Operation } from 'openapi-backend';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+
+// ajv-formats is CommonJS; under ESM its function is the default export's default.
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+
+export interface Contract {
+  api: OpenAPIBackend;
+  definition: Document;
+  /** The operation a method and path resolve to, if any. */
+  match(method: string, path: string): Operation | undefined;
+  /** The methods the spec allows on a concrete path (empty when no path of the spec matches). */
+  allowedMethods(path: string): string[];
+  /** What is wrong with a response of an operation: an undocumented status, a body or headers off the schema. */
+  checkResponse(operation: Operation, response: { status: number; headers: Record<string, unknown>; body: unknown }): string[];
+}
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
+
+export async function loadContract(definition: Document): Promise<Contract> {
+  const api = new OpenAPIBackend({
+    definition,
+    // The spec is linted by Redocly; openapi-backend's own definition check only knows OpenAPI 3.0.
+    strict: false,
+    quick: true,
+    validate: true,
+    coerceTypes: true,
+    ajvOpts: { useDefaults: true, allErrors: true },
+    customizeAjv: (_ajv, ajvOpts) => {
+      const ajv = new Ajv2020({ ...ajvOpts, strict: false });
+      addFormats(ajv);
+      return ajv as never;
+    },
+  });
+  await api.init();
+  // openapi-backend rebuilds this list on every routed request; the definition never changes, so build it once.
+  const operations = api.router.getOperations();
+  api.router.getOperations = () => operations;
+
+  const match = (method: string, path: string) => api.router.matchOperation({ method, path, headers: {}, query: {} }) ?? undefined;
+  return {
+    api,
+    definition,
+    match,
+    allowedMethods: (path) => METHODS.filter((method) => match(method, path)).map((m) => m.toUpperCase()),
+    checkResponse(operation, { status, headers, body }) {
+      const documented = Object.keys(operation.responses ?? {});
+      if (!documented.includes(String(status))) {
+        return [`status ${status} is not documented for ${operation.operationId} (documented: ${documented.join(', ')})`];
+      }
+      const failures: string[] = [];
+      const bodyResult = api.validator.validateResponse(body, operation, status);
+      for (const error of bodyResult.errors ?? []) failures.push(`body${error.instancePath} ${error.message}`);
+      const headerResult = api.validator.validateResponseHeaders(headers, operation, { statusCode: status, setMatchType: 'superset' as never });
+      for (const error of headerResult.errors ?? []) failures.push(`headers${error.instancePath} ${error.message}`);
+      return failures;
+    },
+  };
+}

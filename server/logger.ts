@@ -1,0 +1,31 @@
+// Structured JSON logs. Credentials never reach a log line: the headers that carry them are redacted.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pino, type Logger } from 'pino';
+import { pinoHttp } from 'pino-http';
+
+export function createLogger(level: string): Logger {
+  return pino({
+    level,
+    redact: {
+      paths: ['req.headers.authorization', 'req.headers["x-service-api-key"]', 'req.headers.cookie', 'res.headers["set-cookie"]'],
+      censor: '[redacted]',
+    },
+  });
+}
+
+const CLIENT_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
+/** Request logging with an id per request: the client's X-Request-Id when sane, else a new UUID, echoed back. */
+export function requestLogging(logger: Logger) {
+  return pinoHttp({
+    logger,
+    genReqId(req: IncomingMessage, res: ServerResponse) {
+      const sent = req.headers['x-request-id'];
+      const id = typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent) ? sent : randomUUID();
+      res.setHeader('X-Request-Id', id);
+      return id;
+    },
+    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+  });
+}

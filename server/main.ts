@@ -1,0 +1,67 @@
+// npm start: migrate, load reference data (and demo data into an empty embedded database), serve, and stop
+// gracefully on SIGTERM/SIGINT.
+import { connect, describeTarget } from '../db/connect.ts';
+import { migrateToLatest } from '../db/migrate.ts';
+import { isEmpty, seedDemo, seedReference } from '../db/seed/index.ts';
+import { createApp } from './app.ts';
+import { issueApiKey } from './auth/api-keys.ts';
+import { loadConfig } from './config.ts';
+import { createLogger } from './logger.ts';
+import { memoryLimitStores, redisLimitStores } from './rate-limits.ts';
+
+const DEMO_SEED = 20261122;
+
+const config = loadConfig();
+const logger = createLogger(config.logLevel);
+const db = connect(config.database);
+
+try {
+  const applied = await migrateToLatest(db);
+  if (applied.length > 0) logger.info({ migrations: applied }, 'migrated');
+  const embedded = !('databaseUrl' in config.database);
+  const empty = await isEmpty(db);
+  const now = new Date();
+  await seedReference(db, { now });
+  let demoKey: string | undefined;
+  if (embedded && empty) {
+    await seedDemo(db, { seed: DEMO_SEED, now });
+    demoKey = (await issueApiKey(db, { name: 'demo key (first start)' })).key;
+  }
+
+  const limitStores = config.redisUrl ? await redisLimitStores(config.redisUrl) : memoryLimitStores();
+  const app = await createApp({ db, logger, limitStores, config });
+  const server = app.listen(config.port, () => {
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    logger.info({ port, database: describeTarget(config.database), sharedLimits: Boolean(config.redisUrl) }, 'listening');
+    const lines = [
+      `study-companion-api listening on http://localhost:${port}  (${describeTarget(config.database)})`,
+      `  partner API v1: http://localhost:${port}/api/v1/health`,
+      demoKey
+        ? `  demo partner key (shown once, stored only as a hash):\n    ${demoKey}\n  try: curl -H "X-Service-API-Key: ${demoKey}" http://localhost:${port}/api/v1/universities?limit=3`
+        : '  create a partner key: npm run cli -- keys create --name "my key"',
+    ];
+    process.stderr.write(lines.join('\n') + '\n');
+  });
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping: finishing requests in flight');
+    // Idle keep-alive connections close now; busy ones once their response is sent; all after the grace period.
+    server.close(async () => {
+      await Promise.allSettled([db.destroy(), limitStores.close()]);
+      logger.info('stopped');
+      process.exit(0);
+    });
+    server.closeIdleConnections();
+    setTimeout(() => server.closeAllConnections(), config.shutdownGraceSeconds * 1000).unref();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+} catch (error) {
+  logger.fatal({ err: error }, 'could not start');
+  await db.destroy().catch(() => {});
+  process.exit(1);
+}

@@ -1,0 +1,52 @@
+// The partner surface: its spec, its key authentication, its per-key limits and its handlers.
+import { readFileSync } from 'node:fs';
+import type { Request } from 'express';
+import type { Logger } from 'pino';
+import type { Db } from '../../db/connect.ts';
+import type { ApiKeyRecord } from '../../db/queries/api-keys.ts';
+import { partnerV1Handlers } from '../../handlers/partner-v1/index.ts';
+import { loadContract, type Contract } from '../contract.ts';
+import { createLimiter, type LimitStores } from '../rate-limits.ts';
+import { serveSurface } from '../surface.ts';
+import { partnerKeyAuthenticators } from './authenticate.ts';
+
+export const PARTNER_V1_PREFIX = '/api/v1';
+
+export function loadPartnerV1Contract(): Promise<Contract> {
+  const url = new URL('../../generated/partner-v1/openapi.json', import.meta.url);
+  return loadContract(JSON.parse(readFileSync(url, 'utf8')));
+}
+
+export interface PartnerV1Deps {
+  db: Db;
+  logger: Logger;
+  limitStores: LimitStores;
+  now: () => Date;
+  onContractViolation?: (req: Request, failures: string[]) => void;
+}
+
+export async function partnerV1(deps: PartnerV1Deps) {
+  const contract = await loadPartnerV1Contract();
+  const limit = createLimiter<ApiKeyRecord>(
+    'partner-v1',
+    [
+      { name: 'minute', windowMs: 60_000, limitOf: (key) => key.per_minute, keyOf: (key) => key.id },
+      { name: 'day', windowMs: 24 * 60 * 60_000, limitOf: (key) => key.per_day, keyOf: (key) => key.id },
+    ],
+    deps.limitStores,
+  );
+  return serveSurface<ApiKeyRecord>({
+    contract,
+    authenticators: partnerKeyAuthenticators(deps.db, deps.logger, deps.now),
+    challenge: 'Bearer realm="partner-v1"',
+    unauthorizedDetail: (failure) =>
+      failure === 'missing'
+        ? 'This request needs an API key, in the X-Service-API-Key header or as Authorization: Bearer <key>.'
+        : 'The API key is unknown or revoked.',
+    limit,
+    methodNotAllowedReason: '; the partner surface is read-only',
+    handlers: partnerV1Handlers,
+    context: { db: deps.db, now: deps.now, apiVersion: contract.definition.info.version },
+    ...(deps.onContractViolation ? { onContractViolation: deps.onContractViolation } : {}),
+  });
+}

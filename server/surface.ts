@@ -1,0 +1,96 @@
+// Serves one API surface from its contract: routing (404/405), security (401), limits (429), request
+// validation (400) and dispatch to the typed handler of the operationId, in that order. Every refusal is a
+// problem+json built by server/problems.ts; handlers signal their own refusals by throwing a Problem.
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Context } from 'openapi-backend';
+import type { Contract } from './contract.ts';
+import type { HandlerContext } from './handler-types.ts';
+import { problems } from './problems.ts';
+
+/**
+ * What a security handler found: a principal, or why the credentials it looked at fail. A failure is an
+ * `{ error }` object because that is what openapi-backend counts as an unsatisfied scheme.
+ */
+export type AuthOutcome<P> = { principal: P } | { error: 'missing' | 'invalid' };
+
+export interface SurfaceOptions<P> {
+  contract: Contract;
+  /** One function per security scheme of the spec, by scheme name. */
+  authenticators: Record<string, (req: Request) => Promise<AuthOutcome<P>>>;
+  /** Sent with 401s; names the scheme and realm. */
+  challenge: string;
+  unauthorizedDetail: (failure: 'missing' | 'invalid') => string;
+  /** Runs once the request is authenticated, before validation, so invalid requests count too; throws a Problem (429) to refuse. */
+  limit: (req: Request, res: Response, principal: P) => Promise<void>;
+  /** Why a method is refused on an existing path (appended to the 405 detail). */
+  methodNotAllowedReason?: string;
+  handlers: Record<string, (input: any, context: HandlerContext) => Promise<{ status: number; body: unknown; headers?: Record<string, string> }>>;
+  context: HandlerContext;
+  /** Called with each response that breaks the contract, when response validation is on. */
+  onContractViolation?: (req: Request, failures: string[]) => void;
+}
+
+type Args = [Request, Response];
+
+export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
+  const { contract } = options;
+  const api = contract.api;
+
+  for (const [scheme, authenticate] of Object.entries(options.authenticators)) {
+    api.registerSecurityHandler(scheme, (_c: Context, req: Request) => authenticate(req));
+  }
+  api.register({
+    notFound: (_c: Context, req: Request) => {
+      throw problems.notFound(`No operation exists at ${req.path}.`);
+    },
+    methodNotAllowed: (_c: Context, req: Request) => {
+      throw problems.methodNotAllowed(req.method, req.path, contract.allowedMethods(req.path), options.methodNotAllowedReason);
+    },
+    postSecurityHandler: async (c: Context, req: Request, res: Response) => {
+      const principal = principalOf<P>(c);
+      if (principal) await options.limit(req, res, principal);
+    },
+    unauthorizedHandler: (c: Context) => {
+      const outcomes = Object.values(c.security ?? {}) as Array<AuthOutcome<P> | undefined>;
+      const failure = outcomes.some((o) => o && 'error' in o && o.error === 'invalid') ? 'invalid' : 'missing';
+      throw problems.unauthorized(options.unauthorizedDetail(failure), options.challenge);
+    },
+    validationFail: (c: Context) => {
+      throw problems.invalidRequest(
+        (c.validation.errors ?? []).map((e) => ({
+          path: e.instancePath.replace(/^\//, '').replace(/\//g, '.') || 'request',
+          message: e.message ?? 'is invalid',
+        })),
+      );
+    },
+  });
+  for (const [operationId, handler] of Object.entries(options.handlers)) {
+    api.register(operationId, async (c: Context, req: Request, res: Response) => {
+      const result = await handler(
+        { path: c.request.params, query: c.request.query, principal: principalOf<P>(c) },
+        options.context,
+      );
+      res.status(result.status).set(result.headers ?? {});
+      if (options.onContractViolation) {
+        const headers = Object.fromEntries(Object.entries(res.getHeaders()).map(([k, v]) => [k.toLowerCase(), v]));
+        const failures = contract.checkResponse(c.operation, { status: result.status, headers, body: result.body });
+        if (failures.length > 0) options.onContractViolation(req, failures);
+      }
+      res.json(result.body);
+    });
+  }
+
+  return (req: Request, res: Response, next: NextFunction) => {
+    const request = { method: req.method, path: req.path, query: req.query as Record<string, string>, headers: req.headers as Record<string, string>, body: req.body };
+    api.handleRequest(request, ...([req, res] as Args)).catch(next);
+  };
+}
+
+/** The principal of the first satisfied security scheme. */
+function principalOf<P>(c: Context): P | undefined {
+  if (!c.security?.authorized) return undefined;
+  for (const outcome of Object.values(c.security) as Array<AuthOutcome<P> | boolean | undefined>) {
+    if (outcome && typeof outcome === 'object' && 'principal' in outcome) return outcome.principal;
+  }
+  return undefined;
+}
