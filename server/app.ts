@@ -79,6 +79,7 @@ function renderError(bodyLimitBytes: number) {
 function toProblem(error: unknown, req: Request, bodyLimitBytes: number): Problem {
   if (error instanceof Problem) return error;
   const type = (error as { type?: unknown } | null)?.type;
+  if (error instanceof URIError) return problems.invalidRequest([{ path: 'path', message: 'is not valid percent-encoding' }]);
   if (type === 'entity.too.large') return problems.payloadTooLarge(bodyLimitBytes);
   if (type === 'entity.parse.failed') return problems.malformedBody('The request body is not valid JSON.');
   if (typeof type === 'string' && type.startsWith('encoding.') || type === 'charset.unsupported') {

@@ -1,17 +1,20 @@
 // Structured JSON logs. Credentials never reach a log line: the headers that carry them are redacted.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 
-export function createLogger(level: string): Logger {
-  return pino({
-    level,
-    redact: {
-      paths: ['req.headers.authorization', 'req.headers["x-service-api-key"]', 'req.headers.cookie', 'res.headers["set-cookie"]'],
-      censor: '[redacted]',
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      redact: {
+        paths: ['req.headers.authorization', 'req.headers["x-service-api-key"]', 'req.headers.cookie', 'res.headers["set-cookie"]'],
+        censor: '[redacted]',
+      },
     },
-  });
+    destination,
+  );
 }
 
 const CLIENT_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;

@@ -490,7 +490,7 @@ export interface components {
          */
         Limit: number;
         /**
-         * @description The user's nickname, matched case-insensitively.
+         * @description The user's nickname, matched case-insensitively. Control characters are never part of one (400).
          * @example aigerim_s
          */
         Nickname: string;
@@ -797,7 +797,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The user's nickname, matched case-insensitively.
+                 * @description The user's nickname, matched case-insensitively. Control characters are never part of one (400).
                  * @example aigerim_s
                  */
                 nickname: components["parameters"]["Nickname"];

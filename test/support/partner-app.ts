@@ -1,0 +1,26 @@
+// A partner-surface app on the shared test database, with its own in-memory limit counters, and a key for it.
+import { pino, type Logger } from 'pino';
+import { createApp } from '../../server/app.ts';
+import { issueApiKey } from '../../server/auth/api-keys.ts';
+import { memoryLimitStores, type LimitStores } from '../../server/rate-limits.ts';
+import { contractClient } from './contract.ts';
+import { testDatabase } from './root-hooks.ts';
+
+export async function buildApp(options: { limitStores?: LimitStores; logger?: Logger } = {}) {
+  return createApp({
+    db: testDatabase().db,
+    logger: options.logger ?? pino({ level: 'silent' }),
+    limitStores: options.limitStores ?? memoryLimitStores(),
+    config: { bodyLimitBytes: 100 * 1024, validateResponses: false, trustProxy: false },
+  });
+}
+
+export function issueTestKey(limits: { per_minute?: number; per_day?: number } = {}) {
+  return issueApiKey(testDatabase().db, { name: 'test key', ...limits });
+}
+
+export async function partnerApp(options: { keyLimits?: { per_minute?: number; per_day?: number } } = {}) {
+  const app = await buildApp();
+  const { key, record } = await issueTestKey(options.keyLimits);
+  return { app, db: testDatabase().db, key, record, api: contractClient(app) };
+}
