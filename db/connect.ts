@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
+import { lockDataDir } from './data-dir-lock.ts';
 import type { Database } from './schema.ts';
 
 const INT8 = 20;
@@ -32,9 +33,12 @@ export function connect(target: DbTarget): Db {
   return new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
 }
 
-/** An embedded database in a directory (one process per directory), or in memory for 'memory://'. */
+/** An embedded database in a directory (locked to this process), or in memory for 'memory://'. */
 export function openPglite(dataDir: string): PGlite {
-  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
+  if (!dataDir.startsWith('memory://')) {
+    mkdirSync(dataDir, { recursive: true });
+    lockDataDir(dataDir);
+  }
   return new PGlite(dataDir, { parsers });
 }
 

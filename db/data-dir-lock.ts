@@ -1,0 +1,38 @@
+// PGlite has no server to arbitrate access: two processes on one data directory silently lose writes.
+// A lock file with the owner's pid makes the second process (a CLI run while the server is up, say) fail loudly.
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export class DataDirInUseError extends Error {}
+
+export function lockDataDir(dataDir: string): void {
+  const lockFile = join(dataDir, 'study-companion.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(lockFile, String(process.pid), { flag: 'wx' });
+      process.once('exit', () => rmSync(lockFile, { force: true }));
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const owner = Number(readFileSync(lockFile, 'utf8'));
+      if (owner === process.pid) return;
+      if (isAlive(owner)) {
+        throw new DataDirInUseError(
+          `the embedded database in ${dataDir} is in use by process ${owner}; stop it first (or use DATABASE_URL with PostgreSQL)`,
+        );
+      }
+      rmSync(lockFile, { force: true }); // left by a process that died; take it over
+    }
+  }
+  throw new DataDirInUseError(`could not lock ${dataDir}`);
+}
+
+function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
