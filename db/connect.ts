@@ -35,11 +35,20 @@ export function connect(target: DbTarget): Db {
 
 /** An embedded database in a directory (locked to this process), or in memory for 'memory://'. */
 export function openPglite(dataDir: string): PGlite {
-  if (!dataDir.startsWith('memory://')) {
-    mkdirSync(dataDir, { recursive: true });
-    lockDataDir(dataDir);
-  }
-  return new PGlite(dataDir, { parsers });
+  if (dataDir.startsWith('memory://')) return new PGlite(dataDir, { parsers });
+  mkdirSync(dataDir, { recursive: true });
+  const release = lockDataDir(dataDir);
+  const pglite = new PGlite(dataDir, { parsers });
+  // Kysely's destroy() ends in pglite.close(); the lock must end with it, not only when the process exits.
+  const close = pglite.close.bind(pglite);
+  pglite.close = async () => {
+    try {
+      await close();
+    } finally {
+      release();
+    }
+  };
+  return pglite;
 }
 
 /** Describes where the data lives without printing credentials. */

@@ -5,17 +5,21 @@ import { join } from 'node:path';
 
 export class DataDirInUseError extends Error {}
 
-export function lockDataDir(dataDir: string): void {
+/** Takes the directory's lock for this process; the returned function gives it back (so does the exit). */
+export function lockDataDir(dataDir: string): () => void {
   const lockFile = join(dataDir, 'study-companion.lock');
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       writeFileSync(lockFile, String(process.pid), { flag: 'wx' });
-      process.once('exit', () => rmSync(lockFile, { force: true }));
-      return;
+      const release = () => {
+        process.off('exit', release);
+        rmSync(lockFile, { force: true });
+      };
+      process.on('exit', release);
+      return release;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const owner = Number(readFileSync(lockFile, 'utf8'));
-      if (owner === process.pid) return;
       if (isAlive(owner)) {
         throw new DataDirInUseError(
           `the embedded database in ${dataDir} is in use by process ${owner}; stop it first (or use DATABASE_URL with PostgreSQL)`,

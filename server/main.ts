@@ -2,14 +2,12 @@
 // gracefully on SIGTERM/SIGINT.
 import { connect, describeTarget } from '../db/connect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
-import { isEmpty, seedDemo, seedReference } from '../db/seed/index.ts';
+import { DEMO_SEED, isEmpty, seedDemo, seedReference } from '../db/seed/index.ts';
 import { createApp } from './app.ts';
 import { issueApiKey } from './auth/api-keys.ts';
 import { loadConfig } from './config.ts';
 import { createLogger } from './logger.ts';
 import { memoryLimitStores, redisLimitStores } from './rate-limits.ts';
-
-const DEMO_SEED = 20261122;
 
 const config = loadConfig();
 const logger = createLogger(config.logLevel);

@@ -10,6 +10,8 @@ const RANDOM_LENGTH = 32;
 const PUBLIC_PREFIX_LENGTH = KEY_PREFIX.length + 8;
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const KEY_SHAPE = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{${RANDOM_LENGTH}}$`);
+/** What a key's public prefix looks like (`keys revoke` checks its argument against it). */
+export const PUBLIC_PREFIX_SHAPE = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{${PUBLIC_PREFIX_LENGTH - KEY_PREFIX.length}}$`);
 
 export interface NewApiKey {
   key: string;

@@ -1,12 +1,12 @@
 // The database the tests run on: embedded PGlite by default, or a throwaway database on the PostgreSQL server
 // of DATABASE_URL (created for this run and dropped after it, so a developer's own data is never touched).
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { connect, describeTarget, type Db, type DbTarget } from '../../db/connect.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
 import { seedDemo, seedReference } from '../../db/seed/index.ts';
+import { createThrowawayDatabase } from '../../db/throwaway-database.ts';
 
-export const DEMO_SEED = 7;
+/** Not the default seed, so tests cannot lean on the exact demo data a developer sees. */
+const TEST_DEMO_SEED = 7;
 
 export interface TestDatabase {
   db: Db;
@@ -19,18 +19,15 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   let target: DbTarget = { dataDir: 'memory://' };
   let dropDatabase = async () => {};
   if (serverUrl) {
-    const name = `sc_test_${randomBytes(6).toString('hex')}`;
-    await adminQuery(serverUrl, `create database ${name}`);
-    const url = new URL(serverUrl);
-    url.pathname = `/${name}`;
-    target = { databaseUrl: url.toString() };
-    dropDatabase = () => adminQuery(serverUrl, `drop database if exists ${name} with (force)`);
+    const throwaway = await createThrowawayDatabase(serverUrl, 'sc_test');
+    target = { databaseUrl: throwaway.url };
+    dropDatabase = throwaway.drop;
   }
   const db = connect(target);
   await migrateToLatest(db);
   const now = new Date();
   await seedReference(db, { now });
-  await seedDemo(db, { seed: DEMO_SEED, now });
+  await seedDemo(db, { seed: TEST_DEMO_SEED, now });
   return {
     db,
     description: describeTarget(target),
@@ -39,14 +36,4 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       await dropDatabase();
     },
   };
-}
-
-async function adminQuery(url: string, statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
 }

@@ -1,0 +1,74 @@
+// npm run cli -- <command>: the operator's tool for the database the server uses (migrations, seed data,
+// partner API keys, holiday calendars). Exit codes: 0 done, 1 failed while running, 2 wrong command line.
+import { inspect } from 'node:util';
+import { DEFAULT_KEY_LIMITS } from '../db/queries/api-keys.ts';
+import { DEMO_SEED } from '../db/seed/index.ts';
+import { migrate, seed } from './cli/data.ts';
+import { enable } from './cli/holidays.ts';
+import { create, list, revoke } from './cli/keys.ts';
+import { errorMessage, UsageError } from './cli/shared.ts';
+
+// A Map rather than an object literal, so that "constructor" or "toString" is no command.
+const commands = new Map<string, (args: string[]) => Promise<void>>([
+  ['migrate', migrate],
+  ['seed', seed],
+  ['keys create', create],
+  ['keys list', list],
+  ['keys revoke', revoke],
+  ['holidays enable', enable],
+]);
+
+const usage = `Usage: npm run cli -- <command> [options]
+
+Commands:
+  migrate                     apply pending database migrations
+  seed [--demo] [--seed N]    load reference data (universities, KZ/RU holidays); --demo also adds demo
+                              users and their activity when there are no users yet (seed N, default ${DEMO_SEED})
+  keys create --name NAME [--per-minute N] [--per-day N]
+                              issue a partner API key (default limits ${DEFAULT_KEY_LIMITS.per_minute} per minute, ${DEFAULT_KEY_LIMITS.per_day} per day);
+                              the key is shown once, as the last line of stdout
+  keys list                   list API keys by prefix (never the keys themselves)
+  keys revoke PREFIX          revoke the active key with this prefix (svc_live_XXXXXXXX)
+  holidays enable CC [--years YYYY|YYYY-YYYY]
+                              store the public holidays of country CC (default years: last year to two ahead)
+  help                        show this text
+
+Every command except help migrates the database first.
+
+Environment:
+  DATABASE_URL   PostgreSQL to use, postgres://user:password@host:port/database
+  DATA_DIR       without DATABASE_URL: the embedded PGlite database's directory (default .data/);
+                 only one process may open it at a time, so stop the server first
+  DEBUG=1        print the stack trace of an error
+
+Exit codes: 0 success, 1 failure while running (e.g. database unreachable), 2 invalid command line.`;
+
+/** The command named by the first one or two words of `argv`. */
+function resolve(argv: string[]): string {
+  const [first = '', second = ''] = argv;
+  if (commands.has(`${first} ${second}`)) return `${first} ${second}`;
+  if (commands.has(first)) return first;
+  const subcommands = [...commands.keys()].filter((name) => name.startsWith(`${first} `)).map((name) => name.slice(first.length + 1));
+  if (subcommands.length === 0) throw new UsageError(`unknown command ${JSON.stringify(first)}`);
+  throw new UsageError(second ? `unknown ${first} command ${JSON.stringify(second)}; expected ${subcommands.join(', ')}` : `${first} needs a command: ${subcommands.join(', ')}`);
+}
+
+const argv = process.argv.slice(2);
+let command: string | undefined;
+try {
+  if (argv.length === 0 || ['help', '--help', '-h'].includes(argv[0]!) || argv.includes('--help')) {
+    console.log(usage);
+  } else {
+    command = resolve(argv);
+    await commands.get(command)!(argv.slice(command.split(' ').length));
+  }
+} catch (error) {
+  if (error instanceof UsageError) {
+    process.stderr.write(`error: ${command ? `${command}: ` : ''}${error.message}\nrun "npm run cli -- --help" for usage\n`);
+    process.exitCode = 2;
+  } else {
+    process.stderr.write(`error: ${errorMessage(error)}\n`);
+    if (process.env.DEBUG === '1') process.stderr.write(`${inspect(error)}\n`);
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,75 @@
+// What every CLI command needs: argument parsing that reports usage errors, and a migrated database that is
+// always closed afterwards.
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { sql } from 'kysely';
+import { connect, describeTarget, type Db, type DbTarget } from '../../db/connect.ts';
+import { migrateToLatest } from '../../db/migrate.ts';
+import { loadConfig } from '../../server/config.ts';
+
+/** Wrong command line: the dispatcher prints it, prefixed with the command's name, with a hint to --help and exits with 2. */
+export class UsageError extends Error {}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** Parses `args` strictly: unknown options, missing values and unexpected positionals are usage errors. */
+export function parse<const O extends Options>(args: string[], options: O, positionals: readonly string[] = []) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options, strict: true, allowPositionals: true });
+  } catch (error) {
+    // node:util reports every command-line problem as an ERR_PARSE_ARGS_* error; anything else is a bug.
+    // Some of them span lines (a hint follows the problem); the dispatcher prints one error line.
+    if (String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS_')) throw new UsageError((error as Error).message.replace(/\s*\n\s*/g, ' '));
+    throw error;
+  }
+  if (parsed.positionals.length > positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[positionals.length])}`);
+  const missing = positionals[parsed.positionals.length];
+  if (missing !== undefined) throw new UsageError(`missing ${missing}`);
+  return parsed;
+}
+
+/** A whole number from `min` to `max` given as an option value, or undefined when the option was not given. */
+export function integerOption(option: string, raw: string | undefined, min: number, max: number): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!(value >= min && value <= max)) throw new UsageError(`${option} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+/**
+ * Opens the database the server would use (DATABASE_URL, else PGlite in DATA_DIR), migrates it, runs `use`
+ * and closes it whatever happens. `applied` lists the migrations this call applied.
+ */
+export async function withDb<T>(use: (db: Db, applied: string[]) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const where = safeDescribe(config.database);
+  process.stderr.write(`database: ${where}\n`);
+  const db = connect(config.database);
+  try {
+    try {
+      await sql`select 1`.execute(db);
+    } catch (error) {
+      // Without this probe an unreachable server surfaces as a failed migration, which sends operators astray.
+      throw new Error(`cannot reach ${where}: ${errorMessage(error)}`, { cause: error });
+    }
+    return await use(db, await migrateToLatest(db));
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** Some errors (AggregateError from a dual-stack connect) carry an empty message; fall back to their parts. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof AggregateError && !error.message) return error.errors.map(errorMessage).join('; ');
+  if (error instanceof Error) return error.message || String((error as { code?: unknown }).code ?? error.name);
+  return String(error);
+}
+
+function safeDescribe(target: DbTarget): string {
+  try {
+    return describeTarget(target);
+  } catch {
+    // URL parsing failed; the value itself may hold a password, so it is not repeated.
+    throw new Error('DATABASE_URL is not a valid URL (expected postgres://user:password@host:port/database)');
+  }
+}

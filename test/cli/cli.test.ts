@@ -1,0 +1,208 @@
+// The operator CLI as operators run it: a child process against a database of its own (a throwaway database on
+// the DATABASE_URL server, else a fresh PGlite directory). The cases run in order, as one operator's session.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { connect, type Db, type DbTarget } from '../../db/connect.ts';
+import { migrations } from '../../db/migrations/index.ts';
+import { createThrowawayDatabase } from '../../db/throwaway-database.ts';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const KEY_SHAPE = /^svc_live_[0-9A-Za-z]{32}$/;
+
+interface Run {
+  /** The exit code; null when the child was killed. */
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', 'scripts/cli.ts', ...args], { cwd: root, env, timeout: 110_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
+    });
+  });
+}
+
+describe('cli', function () {
+  this.timeout(120_000);
+
+  let target: DbTarget;
+  /** The child's environment: the test database and nothing else that could change what the CLI does. */
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.DATABASE_URL;
+  delete env.DATA_DIR;
+  delete env.DEBUG;
+  let cleanUp = async () => {};
+
+  before(async () => {
+    const serverUrl = process.env.DATABASE_URL;
+    if (serverUrl) {
+      const throwaway = await createThrowawayDatabase(serverUrl, 'cli_test');
+      target = { databaseUrl: throwaway.url };
+      env.DATABASE_URL = throwaway.url;
+      cleanUp = throwaway.drop;
+    } else {
+      const dir = await mkdtemp(join(tmpdir(), 'cli-test-'));
+      target = { dataDir: dir };
+      env.DATA_DIR = dir;
+      cleanUp = () => rm(dir, { recursive: true, force: true });
+    }
+  });
+  after(async () => {
+    await cleanUp();
+  });
+
+  /** Looks at the database between CLI runs; closed again at once, since PGlite allows one process per directory. */
+  async function inspect<T>(use: (db: Db) => Promise<T>): Promise<T> {
+    const db = connect(target);
+    try {
+      return await use(db);
+    } finally {
+      await db.destroy();
+    }
+  }
+
+  async function count(db: Db, table: 'api_keys' | 'universities' | 'holidays' | 'users' | 'flashcard_decks' | 'ai_messages' | 'study_rooms'): Promise<number> {
+    return Number((await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+  }
+
+  it('migrate applies every migration, then says the database is up to date', async () => {
+    const first = await cli(['migrate'], env);
+    assert.equal(first.code, 0, first.stderr);
+    assert.deepEqual(first.stdout.trimEnd().split('\n'), Object.keys(migrations).map((name) => `applied ${name}`));
+
+    const second = await cli(['migrate'], env);
+    assert.equal(second.code, 0, second.stderr);
+    assert.equal(second.stdout, 'already up to date\n');
+  });
+
+  it('seed --demo prints the counts of what it stored', async () => {
+    const run = await cli(['seed', '--demo', '--seed', '7'], env);
+    assert.equal(run.code, 0, run.stderr);
+    const stored = await inspect(async (db) => ({
+      universities: await count(db, 'universities'),
+      holidays: await count(db, 'holidays'),
+      users: await count(db, 'users'),
+      decks: await count(db, 'flashcard_decks'),
+      messages: await count(db, 'ai_messages'),
+      rooms: await count(db, 'study_rooms'),
+    }));
+    assert.ok(stored.users > 0);
+    assert.equal(
+      run.stdout,
+      `reference data: ${stored.universities} universities, ${stored.holidays} holidays\n` +
+        `demo data (seed 7): ${stored.users} users, ${stored.decks} decks, ${stored.messages} tutor messages, ${stored.rooms} study rooms\n`,
+    );
+  });
+
+  let key = '';
+  let prefix = '';
+
+  it('keys create prints the key alone as the last stdout line and stores only its hash', async () => {
+    const run = await cli(['keys', 'create', '--name', 'cli test key', '--per-minute', '5', '--per-day', '100'], env);
+    assert.equal(run.code, 0, run.stderr);
+    key = run.stdout.trimEnd().split('\n').at(-1) ?? '';
+    assert.match(key, KEY_SHAPE);
+    prefix = key.slice(0, 'svc_live_'.length + 8);
+    assert.match(run.stderr, new RegExp(`created API key ${prefix} "cli test key": 5 requests per minute, 100 per day`));
+    assert.match(run.stderr, /shown once.*store it now/);
+
+    const rows = await inspect((db) => db.selectFrom('api_keys').selectAll().execute());
+    assert.equal(rows.length, 1);
+    const row = rows[0]!;
+    assert.deepEqual(
+      { prefix: row.prefix, name: row.name, per_minute: row.per_minute, per_day: row.per_day, revoked_at: row.revoked_at },
+      { prefix, name: 'cli test key', per_minute: 5, per_day: 100, revoked_at: null },
+    );
+    assert.equal(row.key_hash, createHash('sha256').update(key).digest('hex'));
+    const stored = JSON.stringify(rows);
+    assert.ok(!stored.includes(key.slice('svc_live_'.length)), 'the random part of the key is stored somewhere');
+  });
+
+  it('keys list shows the key by prefix, never the key or its hash', async () => {
+    const run = await cli(['keys', 'list'], env);
+    assert.equal(run.code, 0, run.stderr);
+    const [header, line, ...rest] = run.stdout.trimEnd().split('\n');
+    assert.match(header ?? '', /^PREFIX\s+NAME\s+PER MINUTE\s+PER DAY\s+CREATED\s+LAST USED\s+STATUS$/);
+    assert.match(line ?? '', new RegExp(`^${prefix}\\s+cli test key\\s+5\\s+100\\s+\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ\\s+never\\s+active$`));
+    assert.deepEqual(rest, []);
+    const output = run.stdout + run.stderr;
+    assert.ok(!output.includes(key.slice('svc_live_'.length)), 'keys list printed the key');
+    assert.ok(!output.includes(createHash('sha256').update(key).digest('hex')), 'keys list printed the hash');
+  });
+
+  it('keys revoke revokes an active key once; a second revoke fails', async () => {
+    const first = await cli(['keys', 'revoke', prefix], env);
+    assert.equal(first.code, 0, first.stderr);
+    assert.equal(first.stdout, `revoked ${prefix}\n`);
+    const row = await inspect((db) => db.selectFrom('api_keys').select('revoked_at').where('prefix', '=', prefix).executeTakeFirstOrThrow());
+    assert.ok(row.revoked_at instanceof Date);
+
+    const second = await cli(['keys', 'revoke', prefix], env);
+    assert.equal(second.code, 1);
+    assert.match(second.stderr, new RegExp(`^error: no active API key has the prefix ${prefix}`, 'm'));
+  });
+
+  it('holidays enable de --years 2026 stores the German holidays of 2026', async () => {
+    const run = await cli(['holidays', 'enable', 'de', '--years', '2026'], env);
+    assert.equal(run.code, 0, run.stderr);
+    const { dates, rows, enabled } = await inspect(async (db) => ({
+      dates: await db.selectFrom('holidays').select('on_date').distinct().where('country_code', '=', 'DE').execute(),
+      rows: Number((await db.selectFrom('holidays').select((eb) => eb.fn.countAll<number>().as('n')).where('country_code', '=', 'DE').executeTakeFirstOrThrow()).n),
+      enabled: await db.selectFrom('holiday_countries').select('country_code').where('country_code', '=', 'DE').executeTakeFirst(),
+    }));
+    assert.ok(rows >= 9, `only ${rows} German holidays`);
+    assert.ok(dates.every((d) => d.on_date.startsWith('2026-')));
+    assert.ok(enabled);
+    assert.equal(run.stdout, `stored ${rows} holidays of DE for 2026\n`);
+  });
+
+  it('rejects a bad command line with exit code 2 and one error line, before touching the database', async () => {
+    const cases: [string[], RegExp][] = [
+      [['keys', 'create'], /^error: keys create: --name NAME is required/],
+      [['keys', 'create', '--name', 'x', '--per-minute', '0'], /^error: keys create: --per-minute must be a whole number from 1 to \d+, got "0"$/],
+      [['keys', 'create', '--name', 'x', '--per-minute', 'abc'], /^error: keys create: --per-minute must be a whole number from 1 to \d+, got "abc"$/],
+      [['keys', 'create', '--name', 'x', '--per-minute', '50', '--per-day', '10'], /^error: keys create: --per-day \(10\) must be at least --per-minute \(50\)$/],
+      [['frobnicate'], /^error: unknown command "frobnicate"$/],
+      [['keys', 'create', '--name', 'x', '--colour', 'red'], /^error: keys create: Unknown option '--colour'/],
+      [['holidays', 'enable', 'xx'], /^error: holidays enable: unsupported country "xx"/],
+    ];
+    const runs = await Promise.all(cases.map(([args]) => cli(args, env)));
+    runs.forEach((run, i) => {
+      const [args, message] = cases[i]!;
+      const lines = run.stderr.trimEnd().split('\n');
+      assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
+      assert.match(lines[0] ?? '', message);
+      assert.deepEqual(lines.slice(1), ['run "npm run cli -- --help" for usage']);
+      assert.equal(run.stdout, '');
+    });
+    const written = await inspect(async (db) => ({
+      keys: await count(db, 'api_keys'),
+      xx: await db.selectFrom('holiday_countries').select('country_code').where('country_code', '=', 'XX').executeTakeFirst(),
+    }));
+    assert.deepEqual(written, { keys: 1, xx: undefined });
+  });
+
+  it('exits 1 with a clear message, no credentials and no stack trace when the database is unreachable', async () => {
+    const run = await cli(['keys', 'list'], { ...env, DATABASE_URL: 'postgres://nobody:s3cret@127.0.0.1:1/x' });
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /^error: cannot reach PostgreSQL at 127\.0\.0\.1:1\/x: .*ECONNREFUSED/m);
+    assert.ok(!run.stderr.includes('s3cret'), 'the password was printed');
+    assert.doesNotMatch(run.stderr, /^\s+at /m);
+    assert.equal(run.stdout, '');
+  });
+
+  it('--help lists every command and the environment variables', async () => {
+    const run = await cli(['--help'], env);
+    assert.equal(run.code, 0, run.stderr);
+    for (const text of ['migrate', 'seed [--demo] [--seed N]', 'keys create --name NAME', 'keys list', 'keys revoke PREFIX', 'holidays enable CC', 'DATABASE_URL', 'DATA_DIR']) {
+      assert.ok(run.stdout.includes(text), `usage lacks ${text}`);
+    }
+  });
+});
