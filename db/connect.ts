@@ -20,13 +20,20 @@ export type Db = Kysely<Database>;
 
 export type DbTarget = { databaseUrl: string } | { dataDir: string } | { pglite: PGlite };
 
-export function connect(target: DbTarget): Db {
+export interface ConnectOptions {
+  /** An idle pooled connection failed (server restart, failover, a dropped database); the pool replaces it. */
+  onIdleConnectionError?: (error: Error) => void;
+}
+
+export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
   if ('databaseUrl' in target) {
     const pool = new pg.Pool({
       connectionString: target.databaseUrl,
       max: 10,
       types: { getTypeParser: (oid: number, format?: any) => parsers[oid as keyof typeof parsers] ?? pg.types.getTypeParser(oid, format) },
     });
+    // Without a listener, pg's 'error' event on an idle connection would crash the whole process.
+    pool.on('error', options.onIdleConnectionError ?? (() => {}));
     return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   }
   const pglite = 'pglite' in target ? target.pglite : openPglite(target.dataDir);

@@ -11,7 +11,9 @@ import { memoryLimitStores, redisLimitStores } from './rate-limits.ts';
 
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
-const db = connect(config.database);
+const db = connect(config.database, {
+  onIdleConnectionError: (error) => logger.warn({ err: error }, 'an idle database connection failed; it will be replaced'),
+});
 
 try {
   const applied = await migrateToLatest(db);
