@@ -1,4 +1,4 @@
-// npm start: migrate, load reference data (and demo data into an empty embedded database), serve, and stop
+// npm start: migrate, load reference data into an empty database (and demo data when it is embedded), serve, and stop
 // gracefully on SIGTERM/SIGINT.
 import { connect, describeTarget } from '../db/connect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
@@ -19,13 +19,16 @@ try {
   const applied = await migrateToLatest(db);
   if (applied.length > 0) logger.info({ migrations: applied }, 'migrated');
   const embedded = !('databaseUrl' in config.database);
-  const empty = await isEmpty(db);
-  const now = new Date();
-  await seedReference(db, { now });
+  // Reference data is loaded on the first start only: several processes starting together must not rewrite it
+  // at once. Later releases' reference data arrives with `npm run cli -- seed`.
   let demoKey: string | undefined;
-  if (embedded && empty) {
-    await seedDemo(db, { seed: DEMO_SEED, now });
-    demoKey = (await issueApiKey(db, { name: 'demo key (first start)' })).key;
+  if (await isEmpty(db)) {
+    const now = new Date();
+    await seedReference(db, { now });
+    if (embedded) {
+      await seedDemo(db, { seed: DEMO_SEED, now });
+      demoKey = (await issueApiKey(db, { name: 'demo key (first start)' })).key;
+    }
   }
 
   const limitStores = config.redisUrl ? await redisLimitStores(config.redisUrl) : memoryLimitStores();
