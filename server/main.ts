@@ -8,6 +8,7 @@ import { issueApiKey } from './auth/api-keys.ts';
 import { loadConfig } from './config.ts';
 import { createLogger } from './logger.ts';
 import { memoryLimitStores, redisLimitStores } from './rate-limits.ts';
+import { closeGracefully } from './shutdown.ts';
 
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
@@ -52,14 +53,13 @@ try {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping: finishing requests in flight');
-    // Idle keep-alive connections close now; busy ones once their response is sent; all after the grace period.
-    server.close(async () => {
-      await Promise.allSettled([db.destroy(), limitStores.close()]);
-      logger.info('stopped');
-      process.exit(0);
-    });
-    server.closeIdleConnections();
-    setTimeout(() => server.closeAllConnections(), config.shutdownGraceSeconds * 1000).unref();
+    void closeGracefully(server, config.shutdownGraceSeconds * 1000)
+      .catch((error) => logger.error({ err: error }, 'closing the server failed'))
+      .then(() => Promise.allSettled([db.destroy(), limitStores.close()]))
+      .then(() => {
+        logger.info('stopped');
+        process.exit(0);
+      });
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
