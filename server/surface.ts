@@ -30,8 +30,6 @@ export interface SurfaceOptions<P> {
   onContractViolation?: (req: Request, failures: string[]) => void;
 }
 
-type Args = [Request, Response];
-
 export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
   const { contract } = options;
   const api = contract.api;
@@ -82,7 +80,7 @@ export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
 
   return (req: Request, res: Response, next: NextFunction) => {
     const request = { method: req.method, path: req.path, query: req.query as Record<string, string>, headers: req.headers as Record<string, string>, body: req.body };
-    api.handleRequest(request, ...([req, res] as Args)).catch(next);
+    api.handleRequest(request, req, res).catch(next);
   };
 }
 

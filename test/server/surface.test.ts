@@ -1,0 +1,47 @@
+// serveSurface's run-time response check (VALIDATE_RESPONSES=1): a handler answering off the contract is reported.
+import assert from 'node:assert/strict';
+import express from 'express';
+import supertest from 'supertest';
+import { partnerV1Handlers } from '../../handlers/partner-v1/index.ts';
+import { loadPartnerV1Contract } from '../../server/partner-v1/index.ts';
+import { serveSurface } from '../../server/surface.ts';
+import { testDatabase } from '../support/root-hooks.ts';
+
+async function appWithHealth(body: unknown, violations: string[][]) {
+  const principal = { id: 'k', prefix: 'svc_live_Ab3dE6gH', name: 'n', per_minute: 1, per_day: 1 };
+  const app = express();
+  app.use(
+    serveSurface({
+      contract: await loadPartnerV1Contract(),
+      authenticators: { ApiKeyHeader: async () => ({ principal }), ApiKeyBearer: async () => ({ error: 'missing' as const }) },
+      challenge: 'Bearer',
+      unauthorizedDetail: () => 'no',
+      // Headers the contract requires on 200s, set in the real app by the limiter and the request logger.
+      limit: async (_req, res) => {
+        res.set({ RateLimit: '"minute"; r=0; t=1', 'RateLimit-Policy': '"minute"; q=1; w=60', 'X-Request-Id': 'r' });
+      },
+      handlers: { ...partnerV1Handlers, getHealth: async () => ({ status: 200, body }) },
+      context: { db: testDatabase().db, now: () => new Date(), apiVersion: '1.0.0' },
+      onContractViolation: (_req, failures) => violations.push(failures),
+    }),
+  );
+  return supertest(app);
+}
+
+describe('serveSurface response check', () => {
+  it('reports a handler response that breaks the contract', async () => {
+    const violations: string[][] = [];
+    const api = await appWithHealth({ status: 'ok', version: 'one' }, violations);
+    await api.get('/api/v1/health').expect(200);
+    assert.equal(violations.length, 1);
+    assert.ok(violations[0]!.some((f) => /your_key/.test(f)), violations[0]!.join('\n'));
+    assert.ok(violations[0]!.some((f) => /version/.test(f)), violations[0]!.join('\n'));
+  });
+
+  it('stays quiet for a response that keeps it', async () => {
+    const violations: string[][] = [];
+    const body = { status: 'ok', version: '1.0.0', your_key: 'svc_live_Ab3dE6gH', rate_limit_per_min: 1, rate_limit_per_day: 1 };
+    await (await appWithHealth(body, violations)).get('/api/v1/health').expect(200);
+    assert.deepEqual(violations, []);
+  });
+});
