@@ -82,7 +82,7 @@ function toProblem(error: unknown, req: Request, bodyLimitBytes: number): Proble
   if (error instanceof URIError) return problems.invalidRequest([{ path: 'path', message: 'is not valid percent-encoding' }]);
   if (type === 'entity.too.large') return problems.payloadTooLarge(bodyLimitBytes);
   if (type === 'entity.parse.failed') return problems.malformedBody('The request body is not valid JSON.');
-  if (typeof type === 'string' && type.startsWith('encoding.') || type === 'charset.unsupported') {
+  if ((typeof type === 'string' && type.startsWith('encoding.')) || type === 'charset.unsupported') {
     return problems.malformedBody('The request body uses an unsupported encoding or charset.');
   }
   req.log.error({ err: error }, 'unhandled error');
