@@ -3,7 +3,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-export class DataDirInUseError extends Error {}
+class DataDirInUseError extends Error {}
 
 /** Takes the directory's lock for this process; the returned function gives it back (so does the exit). */
 export function lockDataDir(dataDir: string): () => void {

@@ -22,14 +22,13 @@ try {
   const embedded = !('databaseUrl' in config.database);
   // Reference data is loaded on the first start only: several processes starting together must not rewrite it
   // at once. Later releases' reference data arrives with `npm run cli -- seed`.
+  const now = new Date();
+  if (await isEmpty(db)) await seedReference(db, { now });
+  // Demo data goes into an embedded database that has no users yet, checked on its own so that a first start
+  // interrupted after the reference data still gets its demo data (and its demo key) on the next start.
   let demoKey: string | undefined;
-  if (await isEmpty(db)) {
-    const now = new Date();
-    await seedReference(db, { now });
-    if (embedded) {
-      await seedDemo(db, { seed: DEMO_SEED, now });
-      demoKey = (await issueApiKey(db, { name: 'demo key (first start)' })).key;
-    }
+  if (embedded && (await seedDemo(db, { seed: DEMO_SEED, now })).users > 0) {
+    demoKey = (await issueApiKey(db, { name: 'demo key (first start)' })).key;
   }
 
   const limitStores = config.redisUrl ? await redisLimitStores(config.redisUrl) : memoryLimitStores();
