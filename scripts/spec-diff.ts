@@ -1,0 +1,118 @@
+// The partner v1 lock: what changed between a released spec and the current one, and which changes break
+// clients. api-smart-diff does the diffing (matching operations, parameters by name, $refs resolved) and a first
+// classification; the house rules below correct it where it is wrong or laxer than our promise in the spec's
+// "Stability" section (fields, parameters and enum values never removed, types never narrowed).
+import { readdirSync, readFileSync } from 'node:fs';
+import { apiCompare } from 'api-smart-diff';
+import { describeChange, type JsonPath } from './spec-describe.ts';
+
+export type ChangeClass = 'breaking' | 'non-breaking' | 'deprecated';
+export interface SpecChange {
+  class: ChangeClass;
+  action: 'add' | 'remove' | 'replace' | 'rename';
+  /** Names the change and the operation it touches, e.g. "removed response field `your_key` of getHealth 200". */
+  message: string;
+}
+
+interface Diff {
+  type: string;
+  action: SpecChange['action'];
+  path: JsonPath;
+  before?: unknown;
+  after?: unknown;
+}
+
+/** Every change of `after` against `before` that a client can notice; documentation-only edits are left out. */
+export function compareSpecs(before: object, after: object): SpecChange[] {
+  const { diffs } = apiCompare(before, after) as { diffs: Diff[] };
+  const changes: SpecChange[] = [];
+  for (const diff of diffs.filter(seenByClients)) {
+    const cls = houseClass(diff);
+    if (cls === 'annotation') continue;
+    changes.push({ class: cls, action: diff.action, message: messageFor(diff, before, after) });
+  }
+  return changes;
+}
+
+/** A describer gap must never hide a change: fall back to the raw JSON path. */
+function messageFor(diff: Diff, before: object, after: object): string {
+  try {
+    return describeChange(diff, before, after);
+  } catch {
+    return `${diff.action} ${diff.path.join('.')}`;
+  }
+}
+
+/**
+ * Reusable components reach clients only through the operations that use them, and api-smart-diff reports those
+ * uses under `paths` with the operation named; security schemes are the exception (operations name them only).
+ */
+function seenByClients(diff: Diff): boolean {
+  const [root, section] = diff.path;
+  return root === 'paths' || root === 'security' || root === 'webhooks' || (root === 'components' && section === 'securitySchemes');
+}
+
+type Classified = ChangeClass | 'annotation';
+
+function houseClass(diff: Diff): Classified {
+  const { path, action } = diff;
+  const last = path.at(-1);
+  const keyword = path.at(-2);
+  // Examples are documentation; api-smart-diff leaves their edits unclassified.
+  if (path.includes('examples') || path.includes('example')) return 'annotation';
+  // The operationId names the SDK method and the handler: renaming it renames the operation.
+  if (last === 'operationId' && path[0] === 'paths' && action !== 'add') return 'breaking';
+  // "Never remove a field": also from request bodies (a client still sending it may be refused).
+  if (keyword === 'properties' && action === 'remove') return 'breaking';
+  // "Never remove an enum value", wherever it is (api-smart-diff allows it in responses).
+  if (keyword === 'enum' && action === 'remove') return 'breaking';
+  // Removing one of the accepted ways to authenticate locks out the clients that use it.
+  if ((path[0] === 'security' || keyword === 'security' || path.at(-3) === 'security') && action === 'remove') return 'breaking';
+  if (last === 'type' && action === 'replace') return typeChangeClass(path, diff.before, diff.after);
+  const cls = diff.type;
+  if (cls === 'breaking' || cls === 'non-breaking' || cls === 'deprecated' || cls === 'annotation') return cls;
+  // Unclassified: a change the tool cannot judge. A lock that guesses would let a break through.
+  return 'breaking';
+}
+
+/**
+ * A request may accept more types than before (integer → number), a response may send fewer; anything else
+ * breaks someone. api-smart-diff calls every type change of a response non-breaking.
+ */
+function typeChangeClass(path: JsonPath, before: unknown, after: unknown): Classified {
+  const types = (t: unknown) => (Array.isArray(t) ? t : [t]) as string[];
+  const within = (a: string[], b: string[]) => a.every((t) => b.includes(t) || (t === 'integer' && b.includes('number')));
+  const inResponse = path.includes('responses');
+  const ok = inResponse ? within(types(after), types(before)) : within(types(before), types(after));
+  return ok ? 'non-breaking' : 'breaking';
+}
+
+export const RELEASED_DIR = new URL('../spec/partner-v1/released/', import.meta.url);
+export const CURRENT_SPEC = new URL('../generated/partner-v1/openapi.json', import.meta.url);
+
+/** The released snapshots by version, oldest first (files are named openapi-<semver>.json). */
+export function releasedVersions(dir: URL = RELEASED_DIR): string[] {
+  return readdirSync(dir)
+    .map((file) => /^openapi-(\d+\.\d+\.\d+)\.json$/.exec(file)?.[1])
+    .filter((v): v is string => v !== undefined)
+    .sort(compareVersions);
+}
+
+export function compareVersions(a: string, b: string): number {
+  const pa = a.split('.').map(Number);
+  const pb = b.split('.').map(Number);
+  for (let i = 0; i < 3; i++) if (pa[i] !== pb[i]) return pa[i]! - pb[i]!;
+  return 0;
+}
+
+export function readJson(file: string | URL): any {
+  return JSON.parse(readFileSync(file, 'utf8'));
+}
+
+/** Problems with the current spec's info.version against the last release: v1 stays 1.x and never goes back. */
+export function versionProblems(released: string, current: string): string[] {
+  if (!/^\d+\.\d+\.\d+$/.test(current)) return [`info.version ${current} is not a plain MAJOR.MINOR.PATCH version`];
+  if (current.split('.')[0] !== released.split('.')[0]) return [`info.version ${current} leaves major version ${released.split('.')[0]} of the locked surface`];
+  if (compareVersions(current, released) < 0) return [`info.version ${current} is lower than the released ${released}`];
+  return [];
+}
