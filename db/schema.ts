@@ -34,6 +34,15 @@ export interface UsersTable {
   university_id: string | null;
   last_active_at: Timestamp | null;
   created_at: CreatedAt;
+  email: string | null;
+  password_hash: string | null;
+  time_zone: Generated<string>;
+  country_code: string | null;
+  plan: Generated<'free' | 'plus' | 'contract'>;
+  contract_per_minute: number | null;
+  contract_per_day: number | null;
+  contract_ai_per_hour: number | null;
+  updated_at: Generated<Date>;
 }
 
 export interface ApiKeysTable {
@@ -41,11 +50,54 @@ export interface ApiKeysTable {
   prefix: string;
   key_hash: string;
   name: string;
-  per_minute: number;
-  per_day: number;
+  /** Partner keys only; a personal key follows its user's plan. */
+  per_minute: number | null;
+  per_day: number | null;
   created_at: CreatedAt;
   last_used_at: Timestamp | null;
   revoked_at: Timestamp | null;
+  /** Personal keys only: the owner and the scopes chosen at creation. */
+  user_id: string | null;
+  scopes: string[] | null;
+}
+
+export interface OauthClientsTable {
+  id: string;
+  name: string;
+  secret_hash: string | null;
+  redirect_uris: string[];
+  grants: string[];
+  scopes: string[];
+  owner_user_id: string | null;
+  created_at: CreatedAt;
+}
+
+export interface OauthGrantsTable {
+  id: Generated<string>;
+  client_id: string;
+  user_id: string;
+  scopes: string[];
+  created_at: CreatedAt;
+  revoked_at: Timestamp | null;
+  revoked_reason: string | null;
+}
+
+export interface OauthAuthorizationCodesTable {
+  code_hash: string;
+  grant_id: string;
+  redirect_uri: string;
+  code_challenge: string;
+  code_challenge_method: string;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+}
+
+export interface OauthRefreshTokensTable {
+  token_hash: string;
+  grant_id: string;
+  expires_at: Timestamp;
+  created_at: CreatedAt;
+  rotated_at: Timestamp | null;
 }
 
 export interface FlashcardDecksTable {
@@ -92,4 +144,8 @@ export interface Database {
   study_rooms: StudyRoomsTable;
   holiday_countries: HolidayCountriesTable;
   holidays: HolidaysTable;
+  oauth_clients: OauthClientsTable;
+  oauth_grants: OauthGrantsTable;
+  oauth_authorization_codes: OauthAuthorizationCodesTable;
+  oauth_refresh_tokens: OauthRefreshTokensTable;
 }

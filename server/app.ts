@@ -4,6 +4,9 @@ import helmet from 'helmet';
 import type { Logger } from 'pino';
 import type { Db } from '../db/connect.ts';
 import type { Config } from './config.ts';
+import { docsRoutes } from './docs.ts';
+import type { AccessTokenIssuer } from './auth/access-tokens.ts';
+import { GENERAL_PREFIX, general } from './general/index.ts';
 import { requestLogging } from './logger.ts';
 import { PARTNER_V1_PREFIX, partnerV1 } from './partner-v1/index.ts';
 import { Problem, problems, sendProblem } from './problems.ts';
@@ -13,6 +16,8 @@ export interface AppDeps {
   db: Db;
   logger: Logger;
   limitStores: LimitStores;
+  /** Signs and verifies the general surface's OAuth access tokens. */
+  tokens: AccessTokenIssuer;
   config: Pick<Config, 'bodyLimitBytes' | 'validateResponses' | 'trustProxy'>;
   now?: () => Date;
 }
@@ -31,16 +36,30 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   const json = express.json({ limit: config.bodyLimitBytes });
   app.use((req, res, next) => (BODY_METHODS.has(req.method) ? json(req, res, next) : next()));
 
+  // Before the surfaces: /api/v1/docs lies under the partner prefix, whose router answers everything there.
+  app.use(docsRoutes());
+
+  const now = deps.now ?? (() => new Date());
+  const onContractViolation = config.validateResponses
+    ? (req: Request, failures: string[]) => req.log.error({ failures }, 'response breaks the contract')
+    : undefined;
   const partner = await partnerV1({
     db: deps.db,
     logger,
     limitStores: deps.limitStores,
-    now: deps.now ?? (() => new Date()),
-    ...(config.validateResponses
-      ? { onContractViolation: (req: Request, failures: string[]) => req.log.error({ failures }, 'response breaks the contract') }
-      : {}),
+    now,
+    ...(onContractViolation ? { onContractViolation } : {}),
   });
   app.use((req, res, next) => (isUnder(req.path, PARTNER_V1_PREFIX) ? partner(req, res, next) : next()));
+
+  const generalSurface = await general({
+    db: deps.db,
+    limitStores: deps.limitStores,
+    tokens: deps.tokens,
+    now,
+    ...(onContractViolation ? { onContractViolation } : {}),
+  });
+  app.use((req, res, next) => (isUnder(req.path, GENERAL_PREFIX) ? generalSurface(req, res, next) : next()));
 
   app.use((req: Request, res: Response) => sendProblem(req, res, problems.notFound(`No operation exists at ${req.path}.`)));
   app.use(renderError(config.bodyLimitBytes));

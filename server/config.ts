@@ -15,13 +15,18 @@ export interface Config {
   shutdownGraceSeconds: number;
   /** Express's `trust proxy` setting, for client addresses behind a load balancer. */
   trustProxy: boolean | number | string;
+  /** The service's public base URL: the OAuth issuer (`iss`) and the base of the metadata's endpoint URLs. */
+  publicUrl: string;
+  /** ES256 private key (PKCS#8 PEM) that signs access tokens; every process must share it. Absent: one made at start. */
+  jwtPrivateKey: string | undefined;
 }
 
 export class ConfigError extends Error {}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = integer(env, 'PORT', 3000, 0, 65535);
   return {
-    port: integer(env, 'PORT', 3000, 0, 65535),
+    port,
     database: env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : { dataDir: env.DATA_DIR || '.data' },
     redisUrl: env.REDIS_URL || undefined,
     logLevel: env.LOG_LEVEL || 'info',
@@ -29,6 +34,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 100 * 1024, 1, 50 * 1024 * 1024),
     shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 0, 600),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    publicUrl: parsePublicUrl(env.PUBLIC_URL || `http://localhost:${port}`),
+    jwtPrivateKey: env.JWT_PRIVATE_KEY?.replace(/\\n/g, '\n') || undefined,
   };
 }
 
@@ -46,4 +53,15 @@ function parseTrustProxy(raw: string | undefined): boolean | number | string {
   if (raw === undefined || raw === '' || raw === 'false') return false;
   if (raw === 'true') return true;
   return /^\d+$/.test(raw) ? Number(raw) : raw;
+}
+
+function parsePublicUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`PUBLIC_URL must be an absolute http(s) URL, got "${raw}"`);
+  }
+  if (!/^https?:$/.test(url.protocol)) throw new ConfigError(`PUBLIC_URL must be an absolute http(s) URL, got "${raw}"`);
+  return url.origin + url.pathname.replace(/\/+$/, '');
 }

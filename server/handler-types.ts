@@ -1,14 +1,16 @@
 // The types that tie handlers to the spec. A surface's handler map must satisfy `SurfaceHandlers`, built from
 // the operations openapi-typescript generated: a missing handler, an extra one, a wrong parameter name or a
 // body that does not match the documented response fails `npm run typecheck`.
+import type { Request, Response } from 'express';
 import type { Db } from '../db/connect.ts';
 
 interface OperationShape {
-  parameters: { query?: unknown; path?: unknown };
+  parameters: { query?: unknown; path?: unknown; header?: unknown };
+  requestBody?: unknown;
   responses: object;
 }
 
-type JsonBody<R> = R extends { content: { 'application/json': infer B } } ? B : never;
+type JsonBody<R> = R extends { content: { 'application/json': infer B } } ? B : undefined;
 type SuccessStatus<O extends OperationShape> = Extract<keyof O['responses'], 200 | 201 | 202 | 204>;
 
 export type HandlerResult<O extends OperationShape> = {
@@ -18,10 +20,17 @@ export type HandlerResult<O extends OperationShape> = {
 type Query<O extends OperationShape, Defaulted extends PropertyKey> =
   NonNullable<O['parameters']['query']> extends infer Q ? Omit<Q, Defaulted & keyof Q> & Required<Pick<Q, Defaulted & keyof Q>> : never;
 
+type RequestBody<O extends OperationShape> =
+  NonNullable<O['requestBody']> extends { content: { 'application/json': infer B } } ? B : undefined;
+
 export interface HandlerInput<O extends OperationShape, Defaulted extends PropertyKey, Principal> {
   path: NonNullable<O['parameters']['path']>;
   /** Validated and coerced by the spec; parameters with a default are always present. */
   query: Query<O, Defaulted>;
+  /** The header parameters the spec declares, under their spec names. */
+  headers: NonNullable<O['parameters']['header']>;
+  /** The JSON body, validated by the spec. */
+  body: RequestBody<O>;
   principal: Principal;
 }
 
@@ -37,6 +46,17 @@ export type Handler<O extends OperationShape, Defaulted extends PropertyKey, Pri
   context: HandlerContext,
 ) => Promise<HandlerResult<O>>;
 
+/** Streaming operations (a `text/event-stream` 200) write the response themselves, and only they may. */
+export type StreamingHandler<O extends OperationShape, Defaulted extends PropertyKey, Principal> = (
+  input: HandlerInput<O, Defaulted, Principal>,
+  context: HandlerContext,
+  http: { req: Request; res: Response },
+) => Promise<void>;
+
+type IsStreaming<O extends OperationShape> = O['responses'] extends { 200: { content: { 'text/event-stream': unknown } } } ? true : false;
+
 export type SurfaceHandlers<Operations extends { [K in keyof Operations]: OperationShape }, QueryDefaults, Principal> = {
-  [K in keyof Operations]: Handler<Operations[K], K extends keyof QueryDefaults ? QueryDefaults[K] & PropertyKey : never, Principal>;
+  [K in keyof Operations]: IsStreaming<Operations[K]> extends true
+    ? StreamingHandler<Operations[K], K extends keyof QueryDefaults ? QueryDefaults[K] & PropertyKey : never, Principal>
+    : Handler<Operations[K], K extends keyof QueryDefaults ? QueryDefaults[K] & PropertyKey : never, Principal>;
 };

@@ -4,6 +4,7 @@ import { connect, describeTarget } from '../db/connect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { DEMO_SEED, isEmpty, seedDemo, seedReference } from '../db/seed/index.ts';
 import { createApp } from './app.ts';
+import { accessTokenIssuer, loadSigningKey } from './auth/access-tokens.ts';
 import { issueApiKey } from './auth/api-keys.ts';
 import { loadConfig } from './config.ts';
 import { createLogger } from './logger.ts';
@@ -31,8 +32,13 @@ try {
     demoKey = (await issueApiKey(db, { name: 'demo key (first start)' })).key;
   }
 
+  const signingKey = await loadSigningKey(config.jwtPrivateKey);
+  if (signingKey.generated) {
+    logger.warn('JWT_PRIVATE_KEY is not set: access tokens are signed with a key made at start-up, so they stop verifying after a restart and in other processes');
+  }
+  const tokens = accessTokenIssuer(signingKey, { issuer: config.publicUrl, now: () => new Date() });
   const limitStores = config.redisUrl ? await redisLimitStores(config.redisUrl) : memoryLimitStores();
-  const app = await createApp({ db, logger, limitStores, config });
+  const app = await createApp({ db, logger, limitStores, tokens, config });
   const server = app.listen(config.port, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;

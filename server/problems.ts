@@ -27,11 +27,23 @@ export const problems = {
   malformedBody: (detail: string) => new Problem(400, 'invalid_request', 'Invalid request', detail, { errors: [{ path: 'body', message: detail }] }),
   unauthorized: (detail: string, challenge: string) =>
     new Problem(401, 'unauthorized', 'Unauthorized', detail, { headers: { 'WWW-Authenticate': challenge } }),
+  forbidden: (detail: string) => new Problem(403, 'forbidden', 'Forbidden', detail),
+  insufficientScope: (required: readonly string[], granted: readonly string[], challenge: string) =>
+    new Problem(
+      403,
+      'insufficient_scope',
+      'Insufficient scope',
+      `This operation needs the scope ${required.join(' ')}; the credential has ${granted.length > 0 ? granted.join(' ') : 'none'}.`,
+      { headers: { 'WWW-Authenticate': `${challenge}, error="insufficient_scope", scope="${required.join(' ')}"` } },
+    ),
   notFound: (detail: string) => new Problem(404, 'not_found', 'Not found', detail),
+  conflict: (detail: string) => new Problem(409, 'conflict', 'Conflict', detail),
   methodNotAllowed: (method: string, path: string, allow: string[], why = '') =>
     new Problem(405, 'method_not_allowed', 'Method not allowed', `${method} is not allowed on ${path}${why}.`, { headers: { Allow: allow.join(', ') } }),
   payloadTooLarge: (limitBytes: number) =>
     new Problem(413, 'payload_too_large', 'Payload too large', `The request body exceeds ${Math.floor(limitBytes / 1024)} KiB.`),
+  idempotencyKeyReused: () =>
+    new Problem(422, 'idempotency_key_reused', 'Idempotency key reused', 'This Idempotency-Key was used with a different request; use a new key for a new request.'),
   rateLimited: (detail: string) => new Problem(429, 'rate_limited', 'Too many requests', detail),
   internal: () => new Problem(500, 'internal_error', 'Internal error', 'Something failed on our side; it has been logged with the request id.'),
 };

@@ -44,7 +44,7 @@ const PRINCIPAL = Symbol('rate-limited principal');
  * problem, Retry-After and the IETF draft-8 RateLimit headers (one list member per window). A request refused
  * by an earlier window is not counted by the later ones.
  */
-export function createLimiter<P>(scope: string, windows: LimitWindow<P>[], stores: LimitStores) {
+export function createLimiter<P>(scope: string, windows: LimitWindow<P>[], stores: LimitStores, subject = 'this key') {
   const principalOf = (res: Response) => res.locals[PRINCIPAL as never] as P;
   const middlewares = windows.map((window) =>
     rateLimit({
@@ -58,7 +58,7 @@ export function createLimiter<P>(scope: string, windows: LimitWindow<P>[], store
       handler: (_req, res, next) => {
         const limit = window.limitOf(principalOf(res));
         const retryAfter = res.getHeader('Retry-After');
-        next(problems.rateLimited(`The per-${window.name} limit of this key (${limit} requests) is exhausted; retry in ${retryAfter} seconds.`));
+        next(problems.rateLimited(`The per-${window.name} limit of ${subject} (${limit} requests) is exhausted; retry in ${retryAfter} seconds.`));
       },
     }),
   );

@@ -2,7 +2,7 @@
 // validation (400) and dispatch to the typed handler of the operationId, in that order. Every refusal is a
 // problem+json built by server/problems.ts; handlers signal their own refusals by throwing a Problem.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { Context } from 'openapi-backend';
+import type { Context, Operation } from 'openapi-backend';
 import type { Contract } from './contract.ts';
 import type { HandlerContext } from './handler-types.ts';
 import { problems } from './problems.ts';
@@ -17,18 +17,26 @@ export interface SurfaceOptions<P> {
   contract: Contract;
   /** One function per security scheme of the spec, by scheme name. */
   authenticators: Record<string, (req: Request) => Promise<AuthOutcome<P>>>;
-  /** Sent with 401s; names the scheme and realm. */
-  challenge: string;
+  /** Sent with 401s; names the scheme and realm (and, per RFC 6750, the error when a credential was sent). */
+  challenge: string | ((failure: 'missing' | 'invalid') => string);
   unauthorizedDetail: (failure: 'missing' | 'invalid') => string;
-  /** Runs once the request is authenticated, before validation, so invalid requests count too; throws a Problem (429) to refuse. */
-  limit: (req: Request, res: Response, principal: P) => Promise<void>;
+  /** Runs after authentication, before limits: throws a Problem (403) when the principal may not call the operation. */
+  authorize?: (principal: P, operation: Operation) => void;
+  /**
+   * Runs once the request is authenticated (or, for an operation without security, with no principal), before
+   * validation, so invalid requests count too; throws a Problem (429) to refuse.
+   */
+  limit: (req: Request, res: Response, principal: P | undefined, operation: Operation) => Promise<void>;
   /** Why a method is refused on an existing path (appended to the 405 detail). */
   methodNotAllowedReason?: string;
-  handlers: Record<string, (input: any, context: HandlerContext) => Promise<{ status: number; body: unknown; headers?: Record<string, string> }>>;
+  handlers: Record<string, (input: any, context: HandlerContext, http: { req: Request; res: Response }) => Promise<HandlerOutcome>>;
   context: HandlerContext;
   /** Called with each response that breaks the contract, when response validation is on. */
   onContractViolation?: (req: Request, failures: string[]) => void;
 }
+
+/** A JSON result, or nothing when a streaming handler wrote the response itself. */
+type HandlerOutcome = { status: number; body: unknown; headers?: Record<string, string> } | void;
 
 export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
   const { contract } = options;
@@ -46,12 +54,14 @@ export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
     },
     postSecurityHandler: async (c: Context, req: Request, res: Response) => {
       const principal = principalOf<P>(c);
-      if (principal) await options.limit(req, res, principal);
+      if (principal && options.authorize) options.authorize(principal, c.operation);
+      await options.limit(req, res, principal, c.operation);
     },
     unauthorizedHandler: (c: Context) => {
       const outcomes = Object.values(c.security ?? {}) as Array<AuthOutcome<P> | undefined>;
       const failure = outcomes.some((o) => o && 'error' in o && o.error === 'invalid') ? 'invalid' : 'missing';
-      throw problems.unauthorized(options.unauthorizedDetail(failure), options.challenge);
+      const challenge = typeof options.challenge === 'string' ? options.challenge : options.challenge(failure);
+      throw problems.unauthorized(options.unauthorizedDetail(failure), challenge);
     },
     validationFail: (c: Context) => {
       throw problems.invalidRequest(
@@ -64,17 +74,23 @@ export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
   });
   for (const [operationId, handler] of Object.entries(options.handlers)) {
     api.register(operationId, async (c: Context, req: Request, res: Response) => {
-      const result = await handler(
-        { path: c.request.params, query: c.request.query, principal: principalOf<P>(c) },
-        options.context,
-      );
+      const input = {
+        path: c.request.params,
+        query: c.request.query,
+        headers: declaredHeaders(c),
+        body: c.request.requestBody,
+        principal: principalOf<P>(c),
+      };
+      const result = await handler(input, options.context, { req, res });
+      if (!result) return; // a streaming handler has answered
       res.status(result.status).set(result.headers ?? {});
       if (options.onContractViolation) {
         const headers = Object.fromEntries(Object.entries(res.getHeaders()).map(([k, v]) => [k.toLowerCase(), v]));
         const failures = contract.checkResponse(c.operation, { status: result.status, headers, body: result.body });
         if (failures.length > 0) options.onContractViolation(req, failures);
       }
-      res.json(result.body);
+      if (result.body === undefined) res.end();
+      else res.json(result.body);
     });
   }
 
@@ -82,6 +98,16 @@ export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
     const request = { method: req.method, path: req.path, query: req.query as Record<string, string>, headers: req.headers as Record<string, string>, body: req.body };
     api.handleRequest(request, req, res).catch(next);
   };
+}
+
+/** The header parameters the operation declares, under their spec names (HTTP header names are case-insensitive). */
+function declaredHeaders(c: Context): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const parameter of (c.operation.parameters ?? []) as Array<{ in: string; name: string }>) {
+    const value = parameter.in === 'header' ? c.request.headers[parameter.name.toLowerCase()] : undefined;
+    if (typeof value === 'string') headers[parameter.name] = value;
+  }
+  return headers;
 }
 
 /** The principal of the first satisfied security scheme. */

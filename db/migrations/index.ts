@@ -1,7 +1,9 @@
 // The ordered list of migrations. A new migration is a new file here, named by date; old ones never change.
 import type { Migration } from 'kysely/migration';
 import * as partnerV1 from './20261122_0001_partner_v1.ts';
+import * as accountsOauth from './20261122_0002_accounts_oauth.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261122_0001_partner_v1': partnerV1,
+  '20261122_0002_accounts_oauth': accountsOauth,
 };

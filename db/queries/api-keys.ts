@@ -14,23 +14,32 @@ export async function insertApiKey(
   db: Db,
   key: { prefix: string; key_hash: string; name: string; per_minute: number; per_day: number },
 ): Promise<ApiKeyRecord> {
-  return db.insertInto('api_keys').values(key).returning(['id', 'prefix', 'name', 'per_minute', 'per_day']).executeTakeFirstOrThrow();
+  return db
+    .insertInto('api_keys')
+    .values(key)
+    .returning(['id', 'prefix', 'name', 'per_minute', 'per_day'])
+    .$narrowType<{ per_minute: number; per_day: number }>()
+    .executeTakeFirstOrThrow();
 }
 
-/** The key with this hash, unless it was revoked. */
+/** The partner key with this hash, unless it was revoked. A personal key is not a partner key. */
 export async function findActiveApiKey(db: Db, keyHash: string): Promise<ApiKeyRecord | undefined> {
   return db
     .selectFrom('api_keys')
     .select(['id', 'prefix', 'name', 'per_minute', 'per_day'])
     .where('key_hash', '=', keyHash)
     .where('revoked_at', 'is', null)
+    .where('user_id', 'is', null)
+    .$narrowType<{ per_minute: number; per_day: number }>()
     .executeTakeFirst();
 }
 
+/** Partner keys, for operators. */
 export async function listApiKeys(db: Db) {
   return db
     .selectFrom('api_keys')
     .select(['prefix', 'name', 'per_minute', 'per_day', 'created_at', 'last_used_at', 'revoked_at'])
+    .where('user_id', 'is', null)
     .orderBy('created_at')
     .orderBy('prefix')
     .execute();

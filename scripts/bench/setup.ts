@@ -12,6 +12,7 @@ import { migrateToLatest } from '../../db/migrate.ts';
 import { DEMO_SEED, seedDemo, seedReference } from '../../db/seed/index.ts';
 import { createThrowawayDatabase } from '../../db/throwaway-database.ts';
 import { createApp } from '../../server/app.ts';
+import { accessTokenIssuer, loadSigningKey } from '../../server/auth/access-tokens.ts';
 import { issueApiKey } from '../../server/auth/api-keys.ts';
 import { createLogger } from '../../server/logger.ts';
 import { memoryLimitStores, redisLimitStores } from '../../server/rate-limits.ts';
@@ -60,10 +61,12 @@ export async function startBenchApp(env: NodeJS.ProcessEnv = process.env): Promi
     // Production logs every request, so the bench pays for it too: the real logger at 'info', written nowhere.
     const nullSink = new Writable({ write: (_chunk, _encoding, callback) => callback() });
     const logger = createLogger('info', nullSink);
+    const tokens = accessTokenIssuer(await loadSigningKey(undefined), { issuer: 'http://127.0.0.1', now: () => new Date() });
     const app = await createApp({
       db,
       logger,
       limitStores,
+      tokens,
       config: { bodyLimitBytes: 100 * 1024, validateResponses: false, trustProxy: false },
     });
     const server = await listen(app.listen.bind(app));

@@ -3,6 +3,7 @@
 // The public prefix (`svc_live_` + the first 8 random characters) names a key in listings and in /health.
 import { createHash, randomInt } from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
+import { isUniqueViolation } from '../../db/errors.ts';
 import { DEFAULT_KEY_LIMITS, insertApiKey, type ApiKeyRecord } from '../../db/queries/api-keys.ts';
 
 const KEY_PREFIX = 'svc_live_';
@@ -35,23 +36,24 @@ export function looksLikeApiKey(value: string): boolean {
   return KEY_SHAPE.test(value);
 }
 
-/** Creates a key and stores its hash; the returned `key` is the only copy there will ever be. */
+/** Creates a partner key and stores its hash; the returned `key` is the only copy there will ever be. */
 export async function issueApiKey(
   db: Db,
   options: { name: string; per_minute?: number; per_day?: number },
 ): Promise<{ key: string; record: ApiKeyRecord }> {
   const limits = { per_minute: options.per_minute ?? DEFAULT_KEY_LIMITS.per_minute, per_day: options.per_day ?? DEFAULT_KEY_LIMITS.per_day };
+  return insertWithFreshKey(({ prefix, hash }) => insertApiKey(db, { prefix, key_hash: hash, name: options.name, ...limits }));
+}
+
+/** Generates a key and stores it with `insert`; the returned `key` is the only copy there will ever be. */
+export async function insertWithFreshKey<R>(insert: (key: NewApiKey) => Promise<R>): Promise<{ key: string; record: R }> {
   // A clash of 8-character prefixes is unlikely but possible; a fresh key resolves it.
   for (let attempt = 0; ; attempt++) {
-    const { key, prefix, hash } = generateApiKey();
+    const fresh = generateApiKey();
     try {
-      return { key, record: await insertApiKey(db, { prefix, key_hash: hash, name: options.name, ...limits }) };
+      return { key: fresh.key, record: await insert(fresh) };
     } catch (error) {
       if (attempt >= 3 || !isUniqueViolation(error)) throw error;
     }
   }
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505';
 }

@@ -27,7 +27,7 @@ export interface PartnerV1Deps {
 
 export async function partnerV1(deps: PartnerV1Deps) {
   const contract = await loadPartnerV1Contract();
-  const limit = createLimiter<ApiKeyRecord>(
+  const limitKey = createLimiter<ApiKeyRecord>(
     'partner-v1',
     [
       { name: 'minute', windowMs: 60_000, limitOf: (key) => key.per_minute, keyOf: (key) => key.id },
@@ -43,7 +43,8 @@ export async function partnerV1(deps: PartnerV1Deps) {
       failure === 'missing'
         ? 'This request needs an API key, in the X-Service-API-Key header or as Authorization: Bearer <key>.'
         : 'The API key is unknown or revoked.',
-    limit,
+    // Every partner operation needs a key; a request without one is refused with 401 and counts nowhere.
+    limit: async (req, res, key) => (key ? limitKey(req, res, key) : undefined),
     methodNotAllowedReason: '; the partner surface is read-only',
     handlers: partnerV1Handlers,
     context: { db: deps.db, now: deps.now, apiVersion: contract.definition.info.version },

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import supertest from 'supertest';
 import type { Contract } from '../../server/contract.ts';
+import { loadGeneralContract } from '../../server/general/index.ts';
 import { loadPartnerV1Contract } from '../../server/partner-v1/index.ts';
 
 type App = Parameters<typeof supertest>[0];
@@ -12,7 +13,7 @@ type App = Parameters<typeof supertest>[0];
 let contracts: Contract[] | undefined;
 /** Loads the specs once; root-hooks.ts calls it before any test, since supertest's checks are synchronous. */
 export async function loadContracts(): Promise<Contract[]> {
-  contracts ??= await Promise.all([loadPartnerV1Contract()]);
+  contracts ??= await Promise.all([loadPartnerV1Contract(), loadGeneralContract()]);
   return contracts;
 }
 

@@ -1,16 +1,27 @@
 // A partner-surface app on the shared test database, with its own in-memory limit counters, and a key for it.
 import { pino, type Logger } from 'pino';
 import { createApp } from '../../server/app.ts';
+import { accessTokenIssuer, loadSigningKey, type AccessTokenIssuer } from '../../server/auth/access-tokens.ts';
 import { issueApiKey } from '../../server/auth/api-keys.ts';
 import { memoryLimitStores, type LimitStores } from '../../server/rate-limits.ts';
 import { contractClient } from './contract.ts';
 import { testDatabase } from './root-hooks.ts';
 
-export async function buildApp(options: { limitStores?: LimitStores; logger?: Logger } = {}) {
+export const TEST_ISSUER = 'http://127.0.0.1:3000';
+
+let testTokens: Promise<AccessTokenIssuer> | undefined;
+/** One signing key per test run, as one process has in production. */
+export function testTokenIssuer(): Promise<AccessTokenIssuer> {
+  testTokens ??= loadSigningKey(undefined).then((key) => accessTokenIssuer(key, { issuer: TEST_ISSUER, now: () => new Date() }));
+  return testTokens;
+}
+
+export async function buildApp(options: { limitStores?: LimitStores; logger?: Logger; tokens?: AccessTokenIssuer } = {}) {
   return createApp({
     db: testDatabase().db,
     logger: options.logger ?? pino({ level: 'silent' }),
     limitStores: options.limitStores ?? memoryLimitStores(),
+    tokens: options.tokens ?? (await testTokenIssuer()),
     config: { bodyLimitBytes: 100 * 1024, validateResponses: false, trustProxy: false },
   });
 }

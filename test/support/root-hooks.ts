@@ -36,7 +36,7 @@ export const mochaHooks = {
 function ranEverySurfaceSuite(context: Context): boolean {
   if (process.argv.some((arg) => /^(-g|-f|--grep|--fgrep)(=|$)/.test(arg))) return false;
   const loaded = new Set(context.test?.parent?.suites.map((s) => s.file) ?? []);
-  const expected = ['partner-v1'].flatMap((surface) =>
+  const expected = ['partner-v1', 'general'].flatMap((surface) =>
     readdirSync(new URL(`../${surface}/`, import.meta.url)).filter((f) => f.endsWith('.test.ts')).map((f) => new URL(`../${surface}/${f}`, import.meta.url).pathname),
   );
   return expected.every((file) => loaded.has(file));

@@ -1,0 +1,91 @@
+// The current student's own profile (the general surface's /api/users/me and account creation).
+import { sql } from 'kysely';
+import type { Db } from '../connect.ts';
+
+const PROFILE_COLUMNS = [
+  'id',
+  'email',
+  'nickname',
+  'first_name',
+  'avatar_url',
+  'bio',
+  'xp',
+  'streak',
+  'premium_tier',
+  'plan',
+  'contract_per_minute',
+  'contract_per_day',
+  'contract_ai_per_hour',
+  'time_zone',
+  'country_code',
+  'university_id',
+  'updated_at',
+] as const;
+// Same expression as the partner surface's public profile, so both show the same date.
+const joinedAt = sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`.as('joined_at');
+
+export type ProfileRow = NonNullable<Awaited<ReturnType<typeof findProfile>>>;
+
+export async function findProfile(db: Db, userId: string) {
+  return db
+    .selectFrom('users')
+    .select(PROFILE_COLUMNS)
+    .select(joinedAt)
+    .where('id', '=', userId)
+    .$narrowType<{ email: string }>()
+    .executeTakeFirst();
+}
+
+export interface NewAccountRow {
+  email: string;
+  password_hash: string;
+  nickname: string;
+  first_name: string;
+  time_zone: string;
+  country_code: string | null;
+}
+
+/** Inserts the account; a taken e-mail or nickname raises the unique violation of its index. */
+export async function insertAccount(db: Db, account: NewAccountRow): Promise<ProfileRow> {
+  return db
+    .insertInto('users')
+    .values(account)
+    .returning(PROFILE_COLUMNS)
+    .returning(joinedAt)
+    .$narrowType<{ email: string }>()
+    .executeTakeFirstOrThrow();
+}
+
+export type ProfileChanges = Partial<{
+  nickname: string;
+  first_name: string;
+  avatar_url: string | null;
+  bio: string;
+  time_zone: string;
+  country_code: string | null;
+  university_id: string | null;
+}>;
+
+export async function updateProfile(db: Db, userId: string, changes: ProfileChanges, now: Date): Promise<ProfileRow | undefined> {
+  return db
+    .updateTable('users')
+    .set({ ...changes, updated_at: now })
+    .where('id', '=', userId)
+    .returning(PROFILE_COLUMNS)
+    .returning(joinedAt)
+    .$narrowType<{ email: string }>()
+    .executeTakeFirst();
+}
+
+export async function universityExists(db: Db, universityId: string): Promise<boolean> {
+  return (await db.selectFrom('universities').select('id').where('id', '=', universityId).executeTakeFirst()) !== undefined;
+}
+
+/** The account with this e-mail (case-insensitive), for signing in. */
+export async function findCredentials(db: Db, email: string) {
+  return db
+    .selectFrom('users')
+    .select(['id', 'password_hash'])
+    .where(sql`lower(email)`, '=', email.toLowerCase())
+    .executeTakeFirst();
+}

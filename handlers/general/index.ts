@@ -1,0 +1,14 @@
+// Every operation of spec/general, by operationId. `satisfies` makes a missing, extra or misspelled handler a
+// compile error.
+import { createAccount } from './accounts.ts';
+import { createMyApiKey, getMyProfile, listMyApiKeys, revokeMyApiKey, updateMyProfile } from './profile.ts';
+import type { GeneralHandlers } from './types.ts';
+
+export const generalHandlers = {
+  createAccount,
+  getMyProfile,
+  updateMyProfile,
+  listMyApiKeys,
+  createMyApiKey,
+  revokeMyApiKey,
+} satisfies GeneralHandlers;

@@ -1,0 +1,58 @@
+import { findProfile, universityExists, updateProfile } from '../../db/queries/profile.ts';
+import { insertPersonalKey, listPersonalKeys, revokePersonalKey } from '../../db/queries/personal-api-keys.ts';
+import { insertWithFreshKey } from '../../server/auth/api-keys.ts';
+import { problems } from '../../server/problems.ts';
+import { takenField } from './accounts.ts';
+import { profileBody } from './profile-body.ts';
+import { assertTimeZone } from './time-zones.ts';
+import type { GeneralHandlers, Schemas } from './types.ts';
+
+export const getMyProfile: GeneralHandlers['getMyProfile'] = async ({ principal }, { db }) => {
+  const row = await findProfile(db, principal.user_id);
+  if (!row) throw problems.notFound('This account no longer exists.');
+  return { status: 200, body: profileBody(row) };
+};
+
+export const updateMyProfile: GeneralHandlers['updateMyProfile'] = async ({ body, principal }, { db, now }) => {
+  assertTimeZone(body.time_zone, 'body.time_zone');
+  if (body.university_id && !(await universityExists(db, body.university_id))) {
+    throw problems.invalidRequest([{ path: 'body.university_id', message: 'names no university' }]);
+  }
+  try {
+    const row = await updateProfile(db, principal.user_id, body, now());
+    if (!row) throw problems.notFound('This account no longer exists.');
+    return { status: 200, body: profileBody(row) };
+  } catch (error) {
+    throw takenField(error) ?? error;
+  }
+};
+
+export const listMyApiKeys: GeneralHandlers['listMyApiKeys'] = async ({ principal }, { db }) => {
+  const keys = await listPersonalKeys(db, principal.user_id);
+  return { status: 200, body: { data: keys.map(keyBody) } };
+};
+
+export const createMyApiKey: GeneralHandlers['createMyApiKey'] = async ({ body, principal }, { db }) => {
+  // A key never grants more than the credential that made it; by default it cannot mint keys itself.
+  const scopes = body.scopes ?? principal.scopes.filter((scope) => scope !== 'keys:manage');
+  const beyond = scopes.filter((scope) => !principal.scopes.includes(scope));
+  if (beyond.length > 0) throw problems.forbidden(`A new key cannot have scopes this credential lacks: ${beyond.join(' ')}.`);
+  const { key, record } = await insertWithFreshKey(({ prefix, hash }) =>
+    insertPersonalKey(db, { user_id: principal.user_id, prefix, key_hash: hash, name: body.name, scopes }),
+  );
+  return { status: 201, body: { ...keyBody(record), key } };
+};
+
+export const revokeMyApiKey: GeneralHandlers['revokeMyApiKey'] = async ({ path, principal }, { db, now }) => {
+  if (!(await revokePersonalKey(db, principal.user_id, path.key_id, now()))) throw problems.notFound('You have no active key with this id.');
+  return { status: 204, body: undefined };
+};
+
+function keyBody(row: Awaited<ReturnType<typeof listPersonalKeys>>[number]): Schemas['PersonalApiKey'] {
+  return {
+    ...row,
+    scopes: row.scopes as Schemas['Scope'][],
+    created_at: row.created_at.toISOString(),
+    last_used_at: row.last_used_at?.toISOString() ?? null,
+  };
+}

@@ -1,0 +1,82 @@
+// Authentication of the general surface, one function per security scheme of spec/general: OAuth access tokens
+// (JWT) and personal API keys, both verified through passport + passport-http-bearer when they come as
+// `Authorization: Bearer`, and the key also from `X-Service-API-Key`. Each yields a typed GeneralPrincipal.
+import type { Request } from 'express';
+import { Passport } from 'passport';
+import { Strategy as BearerStrategy } from 'passport-http-bearer';
+import type { Db } from '../../db/connect.ts';
+import { findGrantAccount, findPersonalKeyAccount } from '../../db/queries/principals.ts';
+import type { AccessTokenIssuer } from '../auth/access-tokens.ts';
+import { hashApiKey, looksLikeApiKey } from '../auth/api-keys.ts';
+import type { AuthOutcome } from '../surface.ts';
+import { limitsOf } from './plans.ts';
+import type { GeneralPrincipal, Scope } from './principal.ts';
+
+type Verify = (token: string) => Promise<GeneralPrincipal | undefined>;
+
+export function generalAuthenticators(db: Db, tokens: AccessTokenIssuer) {
+  const verifyAccessToken: Verify = async (token) => {
+    const claims = await tokens.verify(token);
+    if (!claims) return undefined;
+    // One indexed read per request: a revoked grant (logout, refresh-token replay) stops its tokens at once.
+    const account = await findGrantAccount(db, claims.sid, claims.sub);
+    if (!account) return undefined;
+    const { user_id, plan, time_zone, country_code } = account;
+    return {
+      user_id,
+      plan,
+      limits: limitsOf(account),
+      time_zone,
+      country_code,
+      scopes: claims.scope.split(' ').filter(Boolean) as Scope[],
+      credential: { kind: 'access_token', client_id: claims.client_id, grant_id: claims.sid },
+    };
+  };
+  const verifyPersonalKey: Verify = async (key) => {
+    const account = looksLikeApiKey(key) ? await findPersonalKeyAccount(db, hashApiKey(key)) : undefined;
+    if (!account) return undefined;
+    const { user_id, plan, time_zone, country_code, key_id, prefix, scopes } = account;
+    return { user_id, plan, limits: limitsOf(account), time_zone, country_code, scopes: scopes as Scope[], credential: { kind: 'api_key', key_id, prefix } };
+  };
+
+  // A private passport instance: each app (and each test's app) has its own strategies.
+  const passport = new Passport();
+  passport.use('access-token', bearerStrategy(verifyAccessToken));
+  passport.use('personal-key', bearerStrategy(verifyPersonalKey));
+  const viaPassport = (strategy: string, req: Request) =>
+    new Promise<GeneralPrincipal | undefined>((resolve, reject) => {
+      passport.authenticate(strategy, { session: false }, (error: unknown, principal: GeneralPrincipal | false) =>
+        error ? reject(error) : resolve(principal || undefined),
+      )(req, undefined as never, reject);
+    });
+
+  // The two bearer schemes share the Authorization header; the token's shape says which one it is meant for.
+  const bearerToken = (req: Request) => /^Bearer +(\S+)\s*$/i.exec(req.get('authorization') ?? '')?.[1];
+  const outcome = (principal: GeneralPrincipal | undefined): AuthOutcome<GeneralPrincipal> => (principal ? { principal } : { error: 'invalid' });
+
+  return {
+    OAuth2: async (req: Request): Promise<AuthOutcome<GeneralPrincipal>> => {
+      const token = bearerToken(req);
+      if (!token || looksLikeApiKey(token)) return { error: 'missing' };
+      return outcome(await viaPassport('access-token', req));
+    },
+    PersonalKeyBearer: async (req: Request): Promise<AuthOutcome<GeneralPrincipal>> => {
+      const token = bearerToken(req);
+      if (!token || !looksLikeApiKey(token)) return { error: 'missing' };
+      return outcome(await viaPassport('personal-key', req));
+    },
+    PersonalKeyHeader: async (req: Request): Promise<AuthOutcome<GeneralPrincipal>> => {
+      const key = req.get('x-service-api-key');
+      return key ? outcome(await verifyPersonalKey(key)) : { error: 'missing' };
+    },
+  };
+}
+
+function bearerStrategy(verify: Verify) {
+  return new BearerStrategy((token, done) => {
+    verify(token).then(
+      (principal) => done(null, principal ?? false),
+      (error: unknown) => done(error),
+    );
+  });
+}

@@ -1,0 +1,95 @@
+// The general surface: its spec, token and personal-key authentication, scope checks, per-account limits by
+// plan, and its handlers.
+import { readFileSync } from 'node:fs';
+import type { Request } from 'express';
+import type { Db } from '../../db/connect.ts';
+import { generalHandlers } from '../../handlers/general/index.ts';
+import type { AccessTokenIssuer } from '../auth/access-tokens.ts';
+import { loadContract, type Contract } from '../contract.ts';
+import { createLimiter, type LimitStores } from '../rate-limits.ts';
+import { serveSurface } from '../surface.ts';
+import { generalAuthenticators } from './authenticate.ts';
+import type { GeneralPrincipal } from './principal.ts';
+import { authorizeScopes } from './scopes.ts';
+
+export const GENERAL_PREFIX = '/api';
+const AI_PREFIX = '/api/ai/';
+const REALM = 'Bearer realm="general"';
+/** Accounts created per client address and hour: enough for a classroom behind one NAT, too few for a bot farm. */
+const SIGNUPS_PER_HOUR = 10;
+
+export function loadGeneralContract(): Promise<Contract> {
+  const url = new URL('../../generated/general/openapi.json', import.meta.url);
+  return loadContract(JSON.parse(readFileSync(url, 'utf8')));
+}
+
+export interface GeneralDeps {
+  db: Db;
+  limitStores: LimitStores;
+  tokens: AccessTokenIssuer;
+  now: () => Date;
+  onContractViolation?: (req: Request, failures: string[]) => void;
+}
+
+export async function general(deps: GeneralDeps) {
+  const contract = await loadGeneralContract();
+  const limit = planLimiter(deps.limitStores);
+  return serveSurface<GeneralPrincipal>({
+    contract,
+    authenticators: generalAuthenticators(deps.db, deps.tokens),
+    challenge: (failure) => (failure === 'invalid' ? `${REALM}, error="invalid_token"` : REALM),
+    unauthorizedDetail: (failure) =>
+      failure === 'missing'
+        ? 'This request needs an OAuth access token (Authorization: Bearer <token>) or a personal API key (X-Service-API-Key).'
+        : 'The access token is expired, revoked or malformed, or the API key is unknown or revoked.',
+    authorize: authorizeScopes(REALM),
+    limit,
+    handlers: generalHandlers,
+    context: { db: deps.db, now: deps.now, apiVersion: contract.definition.info.version },
+    ...(deps.onContractViolation ? { onContractViolation: deps.onContractViolation } : {}),
+  });
+}
+
+/**
+ * Limits per account by plan: minute and day windows for every request, an hour window on top for /api/ai/*.
+ * Contractual accounts count in pools of their own, so a busy standard plan never shares their counters.
+ * Operations without security (account creation) are limited per client address.
+ */
+function planLimiter(stores: LimitStores) {
+  const HOUR = 60 * 60_000;
+  const byAccount = (pool: string) => ({
+    all: createLimiter<GeneralPrincipal>(
+      pool,
+      [
+        { name: 'minute', windowMs: 60_000, limitOf: (p) => p.limits.per_minute, keyOf: (p) => p.user_id },
+        { name: 'day', windowMs: 24 * HOUR, limitOf: (p) => p.limits.per_day, keyOf: (p) => p.user_id },
+      ],
+      stores,
+      'this account',
+    ),
+    ai: createLimiter<GeneralPrincipal>(
+      `${pool}-ai`,
+      [{ name: 'hour', windowMs: HOUR, limitOf: (p) => p.limits.ai_per_hour, keyOf: (p) => p.user_id }],
+      stores,
+      'this account on /api/ai/*',
+    ),
+  });
+  const pools = { standard: byAccount('general'), contract: byAccount('general-contract') };
+  const signup = createLimiter<string>(
+    'general-signup',
+    [{ name: 'hour', windowMs: HOUR, limitOf: () => SIGNUPS_PER_HOUR, keyOf: (ip) => ip }],
+    stores,
+    'account creation from this address',
+  );
+
+  return async (req: Request, res: Parameters<typeof signup>[1], principal: GeneralPrincipal | undefined, operation: { security?: unknown[] }) => {
+    if (!principal) {
+      // Secured operations without a valid credential are refused with 401 and count nowhere.
+      if (operation.security?.length === 0) await signup(req, res, req.ip ?? 'unknown');
+      return;
+    }
+    const pool = principal.plan === 'contract' ? pools.contract : pools.standard;
+    await pool.all(req, res, principal);
+    if (req.path.startsWith(AI_PREFIX)) await pool.ai(req, res, principal);
+  };
+}

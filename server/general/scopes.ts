@@ -1,0 +1,22 @@
+// Scope enforcement: the spec lists, per operation, the scopes its security requirements need; a credential
+// must hold all of them. Tokens and personal keys are judged alike.
+import type { Operation } from 'openapi-backend';
+import { problems } from '../problems.ts';
+import type { GeneralPrincipal } from './principal.ts';
+
+/** The scopes an operation needs: the union of its requirements' lists (the spec gives every scheme the same). */
+export function requiredScopes(operation: Operation): string[] {
+  const required = new Set<string>();
+  for (const requirement of operation.security ?? []) {
+    for (const scopes of Object.values(requirement)) for (const scope of scopes) required.add(scope);
+  }
+  return [...required];
+}
+
+export function authorizeScopes(challenge: string) {
+  return (principal: GeneralPrincipal, operation: Operation): void => {
+    const required = requiredScopes(operation);
+    if (required.every((scope) => principal.scopes.includes(scope as never))) return;
+    throw problems.insufficientScope(required, principal.scopes, challenge);
+  };
+}
