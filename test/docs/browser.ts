@@ -1,0 +1,115 @@
+// The browser of the docs tests: Debian's Chromium driven by playwright-core, and the checks run in its pages.
+// Without /usr/bin/chromium the suite is pending with a message, or fails under REQUIRE_BROWSER=1 (CI), so a
+// missing browser never passes silently.
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { extname, join, normalize } from 'node:path';
+import type { Context } from 'mocha';
+import { OpenAPIRouter, type Document } from 'openapi-backend';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+export const CHROMIUM = '/usr/bin/chromium';
+
+/**
+ * Launches Chromium for a suite, or makes the suite pending (fails it with REQUIRE_BROWSER=1) when it is absent.
+ * playwright gives each launch a fresh temporary profile (user-data-dir) and removes it on close.
+ */
+export async function launchOrSkip(context: Context): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    const message = `${CHROMIUM} is missing: the rendered-docs browser tests did not run (apt-get install -y chromium)`;
+    if (process.env.REQUIRE_BROWSER === '1') throw new Error(`${message}; REQUIRE_BROWSER=1 demands them`);
+    console.warn(`    PENDING: ${message}`);
+    context.skip();
+  }
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+const CONTENT_TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.json': 'application/json' };
+
+/** A plain static file server over a directory, like any host the built docs would be published on. */
+export async function serveDirectory(root: string): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    const path = normalize(join(root, decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)));
+    const file = path.endsWith('/') ? join(path, 'index.html') : path;
+    if (!file.startsWith(root) || !existsSync(file)) return void res.writeHead(404).end();
+    res.writeHead(200, { 'Content-Type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream' }).end(readFileSync(file));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+export interface DocumentedOperation {
+  operationId: string;
+  method: string;
+  path: string;
+  summary: string;
+}
+
+export function operationsOf(definition: Document): DocumentedOperation[] {
+  return new OpenAPIRouter({ definition }).getOperations().map((op) => ({
+    operationId: op.operationId ?? '',
+    method: op.method.toUpperCase(),
+    path: op.path,
+    summary: op.summary ?? '',
+  }));
+}
+
+/** What a page did wrong while loading: failed requests (bar the favicon) and CSP violations. */
+export async function watchPage(page: Page): Promise<string[]> {
+  const problems: string[] = [];
+  page.on('requestfailed', (request) => problems.push(`request failed: ${request.url()} (${request.failure()?.errorText})`));
+  page.on('response', (response) => {
+    if (response.status() >= 400 && !response.url().endsWith('/favicon.ico')) problems.push(`${response.status()} for ${response.url()}`);
+  });
+  page.on('console', (message) => {
+    if (message.text().startsWith('CSP violation:')) problems.push(message.text());
+  });
+  // Zod, inside Scalar, probes for eval once (`Function('')` in a try) and falls back without it: not a problem.
+  await page.addInitScript(() =>
+    document.addEventListener('securitypolicyviolation', (e) => {
+      if (e.blockedURI !== 'eval') console.log(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI}`);
+    }),
+  );
+  return problems;
+}
+
+/**
+ * Asserts that the page shows every operation: Scalar renders each one as an element whose id ends in
+ * `/<METHOD><path>` (off-screen ones start as empty placeholders, so each is scrolled to), holding its summary
+ * and its path. Returns the operations it could not find, with what it saw.
+ */
+export async function missingOperations(page: Page, operations: DocumentedOperation[]): Promise<string[]> {
+  const missing: string[] = [];
+  for (const op of operations) {
+    const section = page.locator(`[id$="/${op.method}${op.path}"]`).first();
+    try {
+      await section.scrollIntoViewIfNeeded({ timeout: 10_000 });
+      await page.waitForFunction(
+        ({ suffix, summary, path }) => {
+          const element = [...document.querySelectorAll('[id]')].find((e) => e.id.endsWith(suffix));
+          const text = element?.textContent ?? '';
+          return element?.getAttribute('data-placeholder') !== 'true' && text.includes(summary) && text.includes(path);
+        },
+        { suffix: `/${op.method}${op.path}`, summary: op.summary, path: op.path },
+        { timeout: 10_000 },
+      );
+    } catch {
+      missing.push(`${op.operationId} (${op.method} ${op.path}, "${op.summary}")`);
+    }
+  }
+  return missing;
+}
+
+/** The operations of `others` whose section or summary appears on the page (summaries shared with `own` aside). */
+export async function foreignOperations(page: Page, others: DocumentedOperation[], own: DocumentedOperation[]): Promise<string[]> {
+  const text = await page.evaluate(() => document.body.innerText);
+  const ids = await page.evaluate(() => [...document.querySelectorAll('[id]')].map((e) => e.id));
+  const ownSummaries = new Set(own.map((op) => op.summary));
+  return others
+    .filter((op) => ids.some((id) => id.endsWith(`/${op.method}${op.path}`)) || (!ownSummaries.has(op.summary) && text.includes(op.summary)))
+    .map((op) => `${op.operationId} (${op.method} ${op.path})`);
+}
