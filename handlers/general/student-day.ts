@@ -1,0 +1,32 @@
+// Calendar arithmetic in the student's time zone, shared by the daily loop and its comeback plan.
+import { DateTime } from 'luxon';
+
+export interface StudentDay {
+  /** Today's date in the student's zone, 'YYYY-MM-DD'. */
+  today: string;
+  /** The instants today begins and ends (the next day's start), for queries. */
+  start: Date;
+  end: Date;
+}
+
+export function studentDay(now: Date, timeZone: string): StudentDay {
+  const local = DateTime.fromJSDate(now, { zone: timeZone });
+  if (!local.isValid) throw new RangeError(`Unknown time zone: ${timeZone}`);
+  const start = local.startOf('day');
+  return { today: start.toISODate()!, start: start.toJSDate(), end: start.plus({ days: 1 }).toJSDate() };
+}
+
+/** The date of an instant in the student's zone, 'YYYY-MM-DD'. */
+export function localDate(instant: Date, timeZone: string): string {
+  return DateTime.fromJSDate(instant, { zone: timeZone }).toISODate()!;
+}
+
+/** Whole calendar days from one date to another ('YYYY-MM-DD'): 2026-11-22 to 2026-11-24 is 2. */
+export function daysBetween(from: string, to: string): number {
+  return Math.round(DateTime.fromISO(to, { zone: 'UTC' }).diff(DateTime.fromISO(from, { zone: 'UTC' }), 'days').days);
+}
+
+/** The date `days` calendar days after `date`. Dates carry no zone, so DST never shifts them. */
+export function addDays(date: string, days: number): string {
+  return DateTime.fromISO(date, { zone: 'UTC' }).plus({ days }).toISODate()!;
+}
