@@ -8,6 +8,7 @@ import { docsRoutes } from './docs.ts';
 import type { AccessTokenIssuer } from './auth/access-tokens.ts';
 import { GENERAL_PREFIX, general } from './general/index.ts';
 import { requestLogging } from './logger.ts';
+import { oauthRoutes } from './oauth/router.ts';
 import { PARTNER_V1_PREFIX, partnerV1 } from './partner-v1/index.ts';
 import { Problem, problems, sendProblem } from './problems.ts';
 import type { LimitStores } from './rate-limits.ts';
@@ -59,7 +60,18 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     now,
     ...(onContractViolation ? { onContractViolation } : {}),
   });
-  app.use((req, res, next) => (isUnder(req.path, GENERAL_PREFIX) ? generalSurface(req, res, next) : next()));
+  app.use((req, res, next) => (isUnder(req.path, GENERAL_PREFIX) ? generalSurface.serve(req, res, next) : next()));
+  app.use(
+    oauthRoutes({
+      db: deps.db,
+      tokens: deps.tokens,
+      logger,
+      limitStores: deps.limitStores,
+      now,
+      scopes: generalSurface.scopes,
+      bodyLimitBytes: config.bodyLimitBytes,
+    }),
+  );
 
   app.use((req: Request, res: Response) => sendProblem(req, res, problems.notFound(`No operation exists at ${req.path}.`)));
   app.use(renderError(config.bodyLimitBytes));

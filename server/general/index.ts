@@ -34,7 +34,7 @@ export interface GeneralDeps {
 export async function general(deps: GeneralDeps) {
   const contract = await loadGeneralContract();
   const limit = planLimiter(deps.limitStores);
-  return serveSurface<GeneralPrincipal>({
+  const serve = serveSurface<GeneralPrincipal>({
     contract,
     authenticators: generalAuthenticators(deps.db, deps.tokens),
     challenge: (failure) => (failure === 'invalid' ? `${REALM}, error="invalid_token"` : REALM),
@@ -48,6 +48,13 @@ export async function general(deps: GeneralDeps) {
     context: { db: deps.db, now: deps.now, apiVersion: contract.definition.info.version },
     ...(deps.onContractViolation ? { onContractViolation: deps.onContractViolation } : {}),
   });
+  return { serve, scopes: scopeDescriptions(contract) };
+}
+
+/** Scope → description, as the spec's OAuth2 security scheme declares them (shown on the consent page). */
+function scopeDescriptions(contract: Contract): Record<string, string> {
+  const scheme = contract.definition.components?.securitySchemes?.OAuth2 as { flows?: { authorizationCode?: { scopes?: Record<string, string> } } } | undefined;
+  return scheme?.flows?.authorizationCode?.scopes ?? {};
 }
 
 /**

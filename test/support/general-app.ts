@@ -1,9 +1,11 @@
 // A general-surface app on the shared test database, and students to call it: each one a real account created
-// through POST /api/accounts, holding an access token with the scopes asked for.
+// through POST /api/accounts, signed in through the real OAuth flow (authorization code + PKCE) with the scopes
+// asked for.
 import { randomUUID } from 'node:crypto';
 import type { Scope } from '../../server/general/principal.ts';
 import { contractClient } from './contract.ts';
-import { buildApp, testTokenIssuer } from './partner-app.ts';
+import { signIn, registerTestClient } from './oauth-flow.ts';
+import { buildApp } from './partner-app.ts';
 import { testDatabase } from './root-hooks.ts';
 
 export const ALL_SCOPES: Scope[] = [
@@ -29,6 +31,7 @@ export interface Student {
   /** `Authorization: Bearer <access token>`, ready for `.set(student.headers)`. */
   headers: { authorization: string };
   token: string;
+  refresh_token: string;
 }
 
 export interface StudentOptions {
@@ -53,19 +56,14 @@ export async function newStudent(app: App, options: StudentOptions = {}): Promis
     .post('/api/accounts')
     .send({ email, password, nickname, first_name: 'Test', time_zone: options.time_zone ?? 'UTC', ...(options.country_code ? { country_code: options.country_code } : {}) })
     .expect(201);
-  const token = await accessTokenFor(created.body.id, options.scopes ?? ALL_SCOPES);
-  return { id: created.body.id, email, password, nickname, token, headers: { authorization: `Bearer ${token}` } };
+  const tokens = await signIn(app, { client_id: await testClientId(), email, password, scope: (options.scopes ?? ALL_SCOPES).join(' ') });
+  const token = tokens.access_token;
+  return { id: created.body.id, email, password, nickname, token, refresh_token: tokens.refresh_token, headers: { authorization: `Bearer ${token}` } };
 }
 
-/** An access token for a fresh grant of the test client, as the token endpoint would issue it. */
-async function accessTokenFor(userId: string, scopes: Scope[]): Promise<string> {
-  const db = testDatabase().db;
-  await db
-    .insertInto('oauth_clients')
-    .values({ id: 'test-app', name: 'Test app', redirect_uris: ['http://127.0.0.1/callback'], grants: ['authorization_code', 'refresh_token'], scopes: ALL_SCOPES })
-    .onConflict((c) => c.column('id').doNothing())
-    .execute();
-  const grant = await db.insertInto('oauth_grants').values({ client_id: 'test-app', user_id: userId, scopes }).returning('id').executeTakeFirstOrThrow();
-  const { token } = await (await testTokenIssuer()).issue({ user_id: userId, client_id: 'test-app', scopes, grant_id: grant.id });
-  return token;
+let testClient: Promise<{ client_id: string }> | undefined;
+/** One public client for the run, allowed every scope; each student narrows it at sign-in. */
+function testClientId(): Promise<string> {
+  testClient ??= registerTestClient(ALL_SCOPES);
+  return testClient.then((c) => c.client_id);
 }

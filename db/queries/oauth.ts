@@ -1,0 +1,93 @@
+// The OAuth authorization server's records: clients, grants, authorization codes and refresh tokens. Codes and
+// refresh tokens are stored as SHA-256 hashes only (they are long random strings, like API keys).
+import type { Db } from '../connect.ts';
+
+export async function findClient(db: Db, clientId: string) {
+  return db
+    .selectFrom('oauth_clients')
+    .select(['id', 'name', 'secret_hash', 'redirect_uris', 'grants', 'scopes', 'owner_user_id'])
+    .where('id', '=', clientId)
+    .executeTakeFirst();
+}
+export type ClientRow = NonNullable<Awaited<ReturnType<typeof findClient>>>;
+
+export async function insertClient(
+  db: Db,
+  client: { id: string; name: string; secret_hash: string | null; redirect_uris: string[]; grants: string[]; scopes: string[]; owner_user_id: string | null },
+) {
+  await db.insertInto('oauth_clients').values(client).execute();
+}
+
+export async function insertGrant(db: Db, grant: { client_id: string; user_id: string; scopes: string[] }): Promise<string> {
+  return (await db.insertInto('oauth_grants').values(grant).returning('id').executeTakeFirstOrThrow()).id;
+}
+
+/** Revokes a grant, which ends every token descending from it; false when it was revoked already. */
+export async function revokeGrant(db: Db, grantId: string, reason: string, now: Date): Promise<boolean> {
+  const result = await db
+    .updateTable('oauth_grants')
+    .set({ revoked_at: now, revoked_reason: reason })
+    .where('id', '=', grantId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function insertAuthorizationCode(
+  db: Db,
+  code: { code_hash: string; grant_id: string; redirect_uri: string; code_challenge: string; code_challenge_method: string; expires_at: Date },
+) {
+  await db.insertInto('oauth_authorization_codes').values(code).execute();
+}
+
+/** A code with its grant, whether used or not (a second use is a replay the caller reacts to). */
+export async function findAuthorizationCode(db: Db, codeHash: string) {
+  return db
+    .selectFrom('oauth_authorization_codes as c')
+    .innerJoin('oauth_grants as g', 'g.id', 'c.grant_id')
+    .select(['c.grant_id', 'c.redirect_uri', 'c.code_challenge', 'c.code_challenge_method', 'c.expires_at', 'c.used_at'])
+    .select(['g.client_id', 'g.user_id', 'g.scopes', 'g.revoked_at'])
+    .where('c.code_hash', '=', codeHash)
+    .executeTakeFirst();
+}
+
+/** Marks a code used; false when it was used already (two exchanges raced). */
+export async function useAuthorizationCode(db: Db, codeHash: string, now: Date): Promise<boolean> {
+  const result = await db
+    .updateTable('oauth_authorization_codes')
+    .set({ used_at: now })
+    .where('code_hash', '=', codeHash)
+    .where('used_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function insertRefreshToken(db: Db, token: { token_hash: string; grant_id: string; expires_at: Date }) {
+  await db.insertInto('oauth_refresh_tokens').values(token).execute();
+}
+
+/** A refresh token with its grant, rotated or not (using a rotated one is a replay the caller reacts to). */
+export async function findRefreshToken(db: Db, tokenHash: string) {
+  return db
+    .selectFrom('oauth_refresh_tokens as t')
+    .innerJoin('oauth_grants as g', 'g.id', 't.grant_id')
+    .select(['t.grant_id', 't.expires_at', 't.rotated_at'])
+    .select(['g.client_id', 'g.user_id', 'g.scopes', 'g.revoked_at'])
+    .where('t.token_hash', '=', tokenHash)
+    .executeTakeFirst();
+}
+
+/** Marks a refresh token exchanged; false when it was exchanged already. */
+export async function rotateRefreshToken(db: Db, tokenHash: string, now: Date): Promise<boolean> {
+  const result = await db
+    .updateTable('oauth_refresh_tokens')
+    .set({ rotated_at: now })
+    .where('token_hash', '=', tokenHash)
+    .where('rotated_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function findGrant(db: Db, grantId: string) {
+  return db.selectFrom('oauth_grants').select(['id', 'client_id', 'revoked_at']).where('id', '=', grantId).executeTakeFirst();
+}

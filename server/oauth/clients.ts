@@ -1,0 +1,32 @@
+// Registering OAuth clients (operators, through `npm run cli -- clients create`). A confidential client's secret
+// is returned once and stored as a SHA-256 hash; public clients (browser and mobile apps) have none and must use PKCE.
+import { randomBytes } from 'node:crypto';
+import type { Db } from '../../db/connect.ts';
+import { insertClient } from '../../db/queries/oauth.ts';
+import { sha256 } from './model.ts';
+
+export interface NewClient {
+  name: string;
+  redirect_uris: string[];
+  scopes: string[];
+  /** Confidential clients get a secret; with an owner they may also use client credentials, acting for the owner. */
+  confidential: boolean;
+  owner_user_id?: string;
+}
+
+export async function registerClient(db: Db, client: NewClient): Promise<{ client_id: string; client_secret?: string }> {
+  const client_id = `client_${randomBytes(12).toString('base64url')}`;
+  const client_secret = client.confidential ? `secret_${randomBytes(32).toString('base64url')}` : undefined;
+  const grants = ['authorization_code', 'refresh_token'];
+  if (client.confidential && client.owner_user_id) grants.push('client_credentials');
+  await insertClient(db, {
+    id: client_id,
+    name: client.name,
+    secret_hash: client_secret ? sha256(client_secret) : null,
+    redirect_uris: client.redirect_uris,
+    grants,
+    scopes: client.scopes,
+    owner_user_id: client.owner_user_id ?? null,
+  });
+  return client_secret ? { client_id, client_secret } : { client_id };
+}

@@ -1,0 +1,197 @@
+// The OAuth 2.0 authorization server's endpoints, outside the OpenAPI paths because their wire format is OAuth's
+// own (form bodies, RFC 6749 error objects); the general spec describes them in its OAuth2 security scheme.
+//   GET/POST /oauth/authorize  sign-in and consent page; authorization code with PKCE S256 (required)
+//   POST /oauth/token          authorization_code, refresh_token (rotating), client_credentials
+//   POST /oauth/revoke         RFC 7009
+//   GET  /.well-known/oauth-authorization-server   RFC 8414 metadata
+//   GET  /oauth/jwks.json      the access-token signing keys
+import OAuth2Server, { OAuthError, Request as OAuthRequest, Response as OAuthResponse } from '@node-oauth/oauth2-server';
+import express, { type Request, type Response } from 'express';
+import { rateLimit } from 'express-rate-limit';
+import type { Logger } from 'pino';
+import type { Db } from '../../db/connect.ts';
+import { findCredentials } from '../../db/queries/profile.ts';
+import { ACCESS_TOKEN_TTL_SECONDS, type AccessTokenIssuer } from '../auth/access-tokens.ts';
+import { verifyNothing, verifyPassword } from '../auth/passwords.ts';
+import type { LimitStores } from '../rate-limits.ts';
+import { renderErrorPage, renderLoginPage } from './login-page.ts';
+import { AUTHORIZATION_CODE_TTL_SECONDS, oauthModel, REFRESH_TOKEN_TTL_SECONDS } from './model.ts';
+import { revokeToken } from './revocation.ts';
+
+export interface OAuthDeps {
+  db: Db;
+  tokens: AccessTokenIssuer;
+  logger: Logger;
+  limitStores: LimitStores;
+  now: () => Date;
+  /** Scope → description, from the general spec's OAuth2 security scheme. */
+  scopes: Record<string, string>;
+  bodyLimitBytes: number;
+}
+
+/** Failed sign-ins allowed per client address in 15 minutes, against password guessing. */
+const SIGN_IN_ATTEMPTS = 20;
+
+export function oauthRoutes(deps: OAuthDeps): express.Router {
+  const { db, tokens, now } = deps;
+  const model = oauthModel(db, tokens, now);
+  const server = new OAuth2Server({ model: model as never, accessTokenLifetime: ACCESS_TOKEN_TTL_SECONDS });
+  const router = express.Router();
+  const form = express.urlencoded({ extended: false, limit: deps.bodyLimitBytes });
+  const signInLimit = rateLimit({
+    windowMs: 15 * 60_000,
+    limit: SIGN_IN_ATTEMPTS,
+    skipSuccessfulRequests: true, // a redirect (302) is a success; a re-rendered page (401) counts
+    standardHeaders: 'draft-8',
+    legacyHeaders: false,
+    store: deps.limitStores.create('oauth-sign-in'),
+    handler: (_req, res) => res.status(429).type('html').send(renderErrorPage('Too many sign-in attempts; wait a few minutes and try again.')),
+  });
+
+  router.get('/.well-known/oauth-authorization-server', (_req, res) => {
+    res.json(metadata(tokens.issuer, Object.keys(deps.scopes)));
+  });
+  router.get('/oauth/jwks.json', (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=300').json(tokens.jwks());
+  });
+
+  router.get('/oauth/authorize', async (req, res) => {
+    const params = stringParams(req.query);
+    const checked = await checkAuthorizationRequest(params);
+    if ('page' in checked) return void res.status(400).type('html').send(checked.page);
+    if ('redirect' in checked) return void res.redirect(303, checked.redirect);
+    sendLoginPage(res, 200, checked.client, params);
+  });
+
+  router.post('/oauth/authorize', form, signInLimit, async (req, res) => {
+    const { email = '', password = '', decision, ...params } = stringParams(req.body);
+    const checked = await checkAuthorizationRequest(params);
+    if ('page' in checked) return void res.status(400).type('html').send(checked.page);
+    if ('redirect' in checked) return void res.redirect(303, checked.redirect);
+    if (decision === 'deny') return void res.redirect(303, errorRedirect(params, 'access_denied', 'The student denied the request.'));
+
+    const account = await findCredentials(db, email);
+    const valid = account?.password_hash ? await verifyPassword(account.password_hash, password) : await verifyNothing(password);
+    if (!account || !valid) return void sendLoginPage(res, 401, checked.client, params, { email, error: 'The e-mail or password is wrong.' });
+
+    const response = new OAuthResponse(res);
+    try {
+      await server.authorize(new OAuthRequest(req), response, {
+        authenticateHandler: { handle: () => ({ id: account.id }) },
+        authorizationCodeLifetime: AUTHORIZATION_CODE_TTL_SECONDS,
+      });
+    } catch (error) {
+      if (!(error instanceof OAuthError)) throw error;
+    }
+    const location = response.get('location');
+    if (location) res.redirect(303, location);
+    else res.status(400).type('html').send(renderErrorPage('The authorization request was refused.'));
+  });
+
+  router.post('/oauth/token', form, async (req, res) => {
+    const response = new OAuthResponse(res);
+    try {
+      await server.token(new OAuthRequest(req), response, {
+        accessTokenLifetime: ACCESS_TOKEN_TTL_SECONDS,
+        refreshTokenLifetime: REFRESH_TOKEN_TTL_SECONDS,
+        alwaysIssueNewRefreshToken: true,
+        // Public clients (no secret) authenticate by PKCE and their client_id; confidential ones always by secret.
+        requireClientAuthentication: { authorization_code: false, refresh_token: false },
+      });
+    } catch (error) {
+      if (!(error instanceof OAuthError)) throw error;
+      if (error.code >= 500) req.log.error({ err: error }, 'token endpoint failed');
+    }
+    res.status(response.status ?? 200).set(response.headers).set('Cache-Control', 'no-store').json(response.body);
+  });
+
+  router.post('/oauth/revoke', form, async (req, res) => {
+    const outcome = await revokeToken(db, tokens, model, req, now());
+    res.set('Cache-Control', 'no-store');
+    if (outcome === 'revoked') return void res.status(200).end();
+    if (outcome === 'invalid_client') {
+      return void res.status(401).set('WWW-Authenticate', 'Basic realm="oauth"').json({ error: 'invalid_client', error_description: 'Client authentication failed.' });
+    }
+    res.status(400).json({ error: 'invalid_request', error_description: 'The token parameter is missing.' });
+  });
+
+  /** Checks what must be right before the page is shown: a bad client or redirect URI never redirects (RFC 6749 §4.1.2.1). */
+  async function checkAuthorizationRequest(params: Record<string, string>): Promise<CheckedRequest> {
+    const client = params.client_id ? await model.getClient(params.client_id, null) : false;
+    if (!client) return { page: renderErrorPage('The application that sent you here is not registered.') };
+    const redirectUri = params.redirect_uri;
+    if (!redirectUri || !(client.redirectUris as string[]).includes(redirectUri)) {
+      return { page: renderErrorPage('The application sent you with a return address it has not registered.') };
+    }
+    if (params.response_type !== 'code') return { redirect: errorRedirect(params, 'unsupported_response_type', 'Only response_type=code is supported.') };
+    if (!params.code_challenge || params.code_challenge_method !== 'S256') {
+      return { redirect: errorRedirect(params, 'invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256.') };
+    }
+    const scopes = params.scope ? params.scope.split(' ').filter(Boolean) : (client.scopes as string[]);
+    if (!(await model.validateScope({ id: '' }, client, scopes))) return { redirect: errorRedirect(params, 'invalid_scope', 'The scope asks for more than this application may have.') };
+    return { client: { name: (await clientName(client.id)) ?? client.id, scopes, redirectUri } };
+  }
+
+  async function clientName(clientId: string) {
+    return (await db.selectFrom('oauth_clients').select('name').where('id', '=', clientId).executeTakeFirst())?.name;
+  }
+
+  function sendLoginPage(
+    res: Response,
+    status: number,
+    client: { name: string; scopes: string[]; redirectUri: string },
+    params: Record<string, string>,
+    extra: { email?: string; error?: string } = {},
+  ) {
+    // The form's post redirects to the app; browsers apply form-action to that redirect too.
+    res.setHeader(
+      'Content-Security-Policy',
+      `default-src 'none'; style-src 'unsafe-inline'; form-action 'self' ${new URL(client.redirectUri).origin}; frame-ancestors 'none'; base-uri 'none'`,
+    );
+    const scopes = client.scopes.map((scope): [string, string] => [scope, deps.scopes[scope] ?? '']);
+    res.status(status).type('html').send(renderLoginPage({ clientName: client.name, scopes, params, ...extra }));
+  }
+
+  return router;
+}
+
+type CheckedRequest =
+  | { page: string }
+  | { redirect: string }
+  | { client: { name: string; scopes: string[]; redirectUri: string } };
+
+const AUTHORIZE_PARAMS = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method'];
+
+/** The single-valued string parameters of a query or form; repeated or nested values are dropped. */
+function stringParams(source: unknown): Record<string, string> {
+  const params: Record<string, string> = {};
+  for (const [name, value] of Object.entries((source ?? {}) as Record<string, unknown>)) {
+    if (typeof value === 'string' && (AUTHORIZE_PARAMS.includes(name) || ['email', 'password', 'decision'].includes(name))) params[name] = value;
+  }
+  return params;
+}
+
+function errorRedirect(params: Record<string, string>, error: string, description: string): string {
+  const url = new URL(params.redirect_uri!);
+  url.searchParams.set('error', error);
+  url.searchParams.set('error_description', description);
+  if (params.state) url.searchParams.set('state', params.state);
+  return url.toString();
+}
+
+function metadata(issuer: string, scopes: string[]) {
+  return {
+    issuer,
+    authorization_endpoint: `${issuer}/oauth/authorize`,
+    token_endpoint: `${issuer}/oauth/token`,
+    revocation_endpoint: `${issuer}/oauth/revoke`,
+    jwks_uri: `${issuer}/oauth/jwks.json`,
+    scopes_supported: scopes,
+    response_types_supported: ['code'],
+    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    service_documentation: `${issuer}/docs`,
+  };
+}
