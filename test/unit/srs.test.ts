@@ -1,0 +1,74 @@
+// SM-2 vectors worked out by hand from Piotr Wozniak's published description of SM-2 (SuperMemo 2, 1990):
+// I(1) = 1, I(2) = 6, I(n) = I(n-1) × EF; EF' = EF + (0.1 - (5 - q)(0.08 + (5 - q) 0.02)), never below 1.3;
+// q < 3 starts the repetitions again. The rows are chosen where the description leaves no room for reading; the
+// two places where the library reads it its own way are pinned separately below (see handlers/general/srs.ts).
+import assert from 'node:assert/strict';
+import { NEW_CARD, nextDueAt, sm2Step, type Grade, type SrsState } from '../../handlers/general/srs.ts';
+
+/** Eases are binary doubles (2.7 + 0.1 is 2.8000000000000003); compare them to the decimal worked by hand. */
+function assertState(actual: SrsState, expected: SrsState, label: string): void {
+  assert.equal(actual.repetitions, expected.repetitions, `${label}: repetitions`);
+  assert.equal(actual.interval_days, expected.interval_days, `${label}: interval_days`);
+  assert.ok(Math.abs(actual.ease - expected.ease) < 1e-9, `${label}: ease ${actual.ease}, expected ${expected.ease}`);
+}
+
+function run(grades: Grade[], from: SrsState = NEW_CARD): SrsState[] {
+  const states: SrsState[] = [];
+  let state = from;
+  for (const grade of grades) states.push((state = sm2Step(state, grade)));
+  return states;
+}
+
+describe('sm2Step (SM-2 through supermemo 2.0.23)', () => {
+  it('moves the ease by the published amount for each grade: +0.10, 0, -0.14, -0.32, -0.54, -0.80', () => {
+    const expected: Record<Grade, number> = { 5: 2.6, 4: 2.5, 3: 2.36, 2: 2.18, 1: 1.96, 0: 1.7 };
+    for (const [grade, ease] of Object.entries(expected)) {
+      const passed = Number(grade) >= 3;
+      assertState(sm2Step(NEW_CARD, Number(grade) as Grade), { ease, repetitions: passed ? 1 : 0, interval_days: 1 }, `q=${grade}`);
+    }
+  });
+
+  it('spaces a card always answered 4 at 1, 6, 15, 38 and 95 days (37.5 rounds to 38 either way)', () => {
+    const expected = [1, 6, 15, 38, 95].map((interval_days, i) => ({ ease: 2.5, repetitions: i + 1, interval_days }));
+    run([4, 4, 4, 4, 4]).forEach((state, i) => assertState(state, expected[i]!, `review ${i + 1}`));
+  });
+
+  it('multiplies by the ease the card had before the review: 15 days at 2.5 answered 3 gives 37.5 → 38 days, ease 2.36', () => {
+    assertState(sm2Step({ ease: 2.5, repetitions: 3, interval_days: 15 }, 3), { ease: 2.36, repetitions: 4, interval_days: 38 }, 'q=3');
+    assertState(sm2Step({ ease: 1.3, repetitions: 5, interval_days: 10 }, 5), { ease: 1.4, repetitions: 6, interval_days: 13 }, 'q=5 at the floor');
+  });
+
+  it('never lets the ease fall below 1.3', () => {
+    assertState(sm2Step({ ease: 1.4, repetitions: 0, interval_days: 0 }, 3), { ease: 1.3, repetitions: 1, interval_days: 1 }, '1.4 - 0.14');
+    const blackouts = run([0, 0, 0]);
+    assertState(blackouts[0]!, { ease: 1.7, repetitions: 0, interval_days: 1 }, 'first blackout');
+    assertState(blackouts[1]!, { ease: 1.3, repetitions: 0, interval_days: 1 }, '1.7 - 0.8 floors at 1.3');
+    assertState(blackouts[2]!, { ease: 1.3, repetitions: 0, interval_days: 1 }, 'stays at 1.3');
+  });
+
+  it('restarts a failed card at 1 day, then 6, keeping the ease the failure produced', () => {
+    const [failed, first, second] = run([2, 4, 4], { ease: 2.5, repetitions: 4, interval_days: 38 });
+    assertState(failed!, { ease: 2.18, repetitions: 0, interval_days: 1 }, 'q=2 after 38 days');
+    assertState(first!, { ease: 2.18, repetitions: 1, interval_days: 1 }, 'relearned');
+    assertState(second!, { ease: 2.18, repetitions: 2, interval_days: 6 }, 'second success');
+  });
+
+  // Where the library and the description part ways; we keep the library (reason in srs.ts) and say so here.
+  it('rounds a fractional interval to the nearest day where the description rounds up: 6 × 2.7 = 16.2 → 16 (not 17)', () => {
+    assertState(sm2Step({ ease: 2.7, repetitions: 2, interval_days: 6 }, 5), { ease: 2.8, repetitions: 3, interval_days: 16 }, 'q=5');
+  });
+
+  it('does not add a day for floating-point noise: 15 × 2.8000000000000003 gives 42 days', () => {
+    const ease = 2.5 + 0.1 + 0.1 + 0.1;
+    assert.equal(ease, 2.8000000000000003);
+    assert.equal(sm2Step({ ease, repetitions: 3, interval_days: 15 }, 4).interval_days, 42);
+  });
+});
+
+describe('nextDueAt', () => {
+  it('adds calendar days in the student time zone, keeping the wall-clock time across a DST change', () => {
+    // Berlin leaves summer time on 25 October 2026: 09:30 CEST (07:30Z) + 1 day is 09:30 CET (08:30Z).
+    assert.equal(nextDueAt(new Date('2026-10-24T07:30:00Z'), 1, 'Europe/Berlin').toISOString(), '2026-10-25T08:30:00.000Z');
+    assert.equal(nextDueAt(new Date('2026-11-22T09:30:00Z'), 16, 'Asia/Almaty').toISOString(), '2026-12-08T09:30:00.000Z');
+  });
+});
