@@ -27,7 +27,6 @@ export const problems = {
   malformedBody: (detail: string) => new Problem(400, 'invalid_request', 'Invalid request', detail, { errors: [{ path: 'body', message: detail }] }),
   unauthorized: (detail: string, challenge: string) =>
     new Problem(401, 'unauthorized', 'Unauthorized', detail, { headers: { 'WWW-Authenticate': challenge } }),
-  forbidden: (detail: string) => new Problem(403, 'forbidden', 'Forbidden', detail),
   insufficientScope: (required: readonly string[], granted: readonly string[], challenge: string) =>
     new Problem(
       403,

@@ -1,6 +1,7 @@
 import { findProfile, universityExists, updateProfile } from '../../db/queries/profile.ts';
 import { insertPersonalKey, listPersonalKeys, revokePersonalKey } from '../../db/queries/personal-api-keys.ts';
 import { insertWithFreshKey } from '../../server/auth/api-keys.ts';
+import { requireScopes } from '../../server/general/scopes.ts';
 import { problems } from '../../server/problems.ts';
 import { takenField } from './accounts.ts';
 import { profileBody } from './profile-body.ts';
@@ -33,10 +34,9 @@ export const listMyApiKeys: GeneralHandlers['listMyApiKeys'] = async ({ principa
 };
 
 export const createMyApiKey: GeneralHandlers['createMyApiKey'] = async ({ body, principal }, { db }) => {
-  // A key never grants more than the credential that made it; by default it cannot mint keys itself.
+  // A key never grants more than the credential that made it (403 insufficient_scope); by default it cannot mint keys.
   const scopes = body.scopes ?? principal.scopes.filter((scope) => scope !== 'keys:manage');
-  const beyond = scopes.filter((scope) => !principal.scopes.includes(scope));
-  if (beyond.length > 0) throw problems.forbidden(`A new key cannot have scopes this credential lacks: ${beyond.join(' ')}.`);
+  requireScopes(principal, scopes);
   const { key, record } = await insertWithFreshKey(({ prefix, hash }) =>
     insertPersonalKey(db, { user_id: principal.user_id, prefix, key_hash: hash, name: body.name, scopes }),
   );

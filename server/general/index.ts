@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import type { Request } from 'express';
 import type { Db } from '../../db/connect.ts';
+import type { Tutor } from '../../handlers/general/tutor/types.ts';
 import { generalHandlers } from '../../handlers/general/index.ts';
 import type { AccessTokenIssuer } from '../auth/access-tokens.ts';
 import { loadContract, type Contract } from '../contract.ts';
@@ -10,11 +11,10 @@ import { createLimiter, type LimitStores } from '../rate-limits.ts';
 import { serveSurface } from '../surface.ts';
 import { generalAuthenticators } from './authenticate.ts';
 import type { GeneralPrincipal } from './principal.ts';
-import { authorizeScopes } from './scopes.ts';
+import { authorizeScopes, REALM } from './scopes.ts';
 
 export const GENERAL_PREFIX = '/api';
 const AI_PREFIX = '/api/ai/';
-const REALM = 'Bearer realm="general"';
 /** Accounts created per client address and hour: enough for a classroom behind one NAT, too few for a bot farm. */
 const SIGNUPS_PER_HOUR = 10;
 
@@ -28,6 +28,8 @@ export interface GeneralDeps {
   limitStores: LimitStores;
   tokens: AccessTokenIssuer;
   now: () => Date;
+  /** Answers POST /api/ai/chat; absent: the built-in local tutor. */
+  tutor?: Tutor;
   onContractViolation?: (req: Request, failures: string[]) => void;
 }
 
@@ -42,10 +44,10 @@ export async function general(deps: GeneralDeps) {
       failure === 'missing'
         ? 'This request needs an OAuth access token (Authorization: Bearer <token>) or a personal API key (X-Service-API-Key).'
         : 'The access token is expired, revoked or malformed, or the API key is unknown or revoked.',
-    authorize: authorizeScopes(REALM),
+    authorize: authorizeScopes,
     limit,
     handlers: generalHandlers,
-    context: { db: deps.db, now: deps.now, apiVersion: contract.definition.info.version },
+    context: { db: deps.db, now: deps.now, apiVersion: contract.definition.info.version, ...(deps.tutor ? { tutor: deps.tutor } : {}) },
     ...(deps.onContractViolation ? { onContractViolation: deps.onContractViolation } : {}),
   });
   return { serve, scopes: scopeDescriptions(contract) };

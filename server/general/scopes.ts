@@ -13,10 +13,15 @@ export function requiredScopes(operation: Operation): string[] {
   return [...required];
 }
 
-export function authorizeScopes(challenge: string) {
-  return (principal: GeneralPrincipal, operation: Operation): void => {
-    const required = requiredScopes(operation);
-    if (required.every((scope) => principal.scopes.includes(scope as never))) return;
-    throw problems.insufficientScope(required, principal.scopes, challenge);
-  };
+/** The general surface's authentication challenge (RFC 6750). */
+export const REALM = 'Bearer realm="general"';
+
+/** Throws 403 insufficient_scope unless the principal holds every scope in `required`. */
+export function requireScopes(principal: GeneralPrincipal, required: readonly string[]): void {
+  if (required.every((scope) => principal.scopes.includes(scope as never))) return;
+  throw problems.insufficientScope(required, principal.scopes, REALM);
+}
+
+export function authorizeScopes(principal: GeneralPrincipal, operation: Operation): void {
+  requireScopes(principal, requiredScopes(operation));
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { generalApp } from '../support/general-app.ts';
+import { partnerApp } from '../support/partner-app.ts';
 
 describe('getMyProfile', () => {
   it('returns the profile of the student behind the token, with the plan limits', async () => {
@@ -27,5 +28,126 @@ describe('getMyProfile', () => {
     const res = await api.get('/api/users/me').set(bob.headers).expect(403);
     assert.equal(res.body.code, 'insufficient_scope');
     assert.match(String(res.headers['www-authenticate']), /error="insufficient_scope", scope="profile:read"/);
+  });
+});
+
+describe('updateMyProfile', () => {
+  it('changes the fields sent, leaves the others, and the partner public profile shows the same values', async () => {
+    const { api, newStudent } = await generalApp();
+    const alice = await newStudent();
+    const nickname = `${alice.nickname}_x`.slice(0, 30);
+    const res = await api.patch('/api/users/me').set(alice.headers).send({ bio: 'Finals in June', nickname, time_zone: 'Europe/Berlin', country_code: null }).expect(200);
+    assert.equal(res.body.bio, 'Finals in June');
+    assert.equal(res.body.first_name, 'Test');
+    assert.equal(res.body.time_zone, 'Europe/Berlin');
+    const partner = await partnerApp();
+    const publicProfile = await partner.api.get(`/api/v1/users/${nickname}/public`).set('x-service-api-key', partner.key).expect(200);
+    for (const field of ['nickname', 'first_name', 'avatar_url', 'bio', 'xp', 'premium_tier', 'joined_at'] as const) {
+      assert.deepEqual(publicProfile.body[field], res.body[field], field);
+    }
+  });
+
+  it('answers 409 for a taken nickname, 400 for an empty body, an unknown university or time zone', async () => {
+    const { api, newStudent } = await generalApp();
+    const alice = await newStudent();
+    const bob = await newStudent();
+    assert.equal((await api.patch('/api/users/me').set(bob.headers).send({ nickname: alice.nickname }).expect(409)).body.code, 'conflict');
+    await api.patch('/api/users/me').set(bob.headers).send({}).expect(400);
+    await api.patch('/api/users/me').set(bob.headers).send({ university_id: '00000000-0000-4000-8000-000000000000' }).expect(400);
+    await api.patch('/api/users/me').set(bob.headers).send({ time_zone: 'Not/AZone' }).expect(400);
+  });
+
+  it('needs profile:write', async () => {
+    const { api, newStudent } = await generalApp();
+    const reader = await newStudent({ scopes: ['profile:read'] });
+    assert.equal((await api.patch('/api/users/me').set(reader.headers).send({ bio: 'x' }).expect(403)).body.code, 'insufficient_scope');
+  });
+});
+
+describe('plans and limits', () => {
+  it('gives a contractual account its own limits, in a pool of its own', async () => {
+    const { api, db, newStudent } = await generalApp();
+    const corp = await newStudent();
+    await db.updateTable('users').set({ plan: 'contract', contract_per_minute: 5000, contract_per_day: 2_000_000, contract_ai_per_hour: 1000 }).where('id', '=', corp.id).execute();
+    const res = await api.get('/api/users/me').set(corp.headers).expect(200);
+    assert.deepEqual(res.body.limits, { per_minute: 5000, per_day: 2_000_000, ai_per_hour: 1000 });
+    assert.match(String(res.headers['ratelimit-policy']), /"minute"; q=5000;/);
+  });
+
+  it('refuses the 61st request of a minute on the free plan with 429, Retry-After and RateLimit headers', async () => {
+    const { api, newStudent } = await generalApp();
+    const alice = await newStudent();
+    for (let i = 0; i < 60; i++) await api.get('/api/users/me').set(alice.headers).expect(200);
+    const res = await api.get('/api/users/me').set(alice.headers).expect(429);
+    assert.equal(res.body.code, 'rate_limited');
+    assert.match(res.body.detail, /per-minute limit of this account \(60 requests\)/);
+    assert.ok(Number(res.headers['retry-after']) > 0);
+    assert.match(String(res.headers.ratelimit), /"minute"; r=0;/);
+  });
+});
+
+describe('listMyApiKeys / createMyApiKey / revokeMyApiKey', () => {
+  it('creates a key shown once, which then acts for the student through either header, and lists it without the key', async () => {
+    const { api, newStudent } = await generalApp();
+    const alice = await newStudent();
+    const created = await api.post('/api/users/me/api-keys').set(alice.headers).send({ name: 'scripts', scopes: ['profile:read'] }).expect(201);
+    assert.match(created.body.key, /^svc_live_/);
+    assert.deepEqual(created.body.scopes, ['profile:read']);
+    const viaHeader = await api.get('/api/users/me').set('x-service-api-key', created.body.key).expect(200);
+    assert.equal(viaHeader.body.id, alice.id);
+    await api.get('/api/users/me').set('authorization', `Bearer ${created.body.key}`).expect(200);
+    const listed = await api.get('/api/users/me/api-keys').set(alice.headers).expect(200);
+    assert.deepEqual(listed.body.data.map((k: { id: string }) => k.id), [created.body.id]);
+    assert.equal(JSON.stringify(listed.body).includes(created.body.key), false);
+  });
+
+  it('gives a key only the scopes asked for (403 beyond them), never more than the creating credential has', async () => {
+    const { api, newStudent } = await generalApp();
+    const alice = await newStudent();
+    const created = await api.post('/api/users/me/api-keys').set(alice.headers).send({ name: 'read only', scopes: ['profile:read'] }).expect(201);
+    await api.patch('/api/users/me').set('x-service-api-key', created.body.key).send({ bio: 'x' }).expect(403);
+    const narrow = await newStudent({ scopes: ['keys:manage', 'profile:read'] });
+    const refused = await api.post('/api/users/me/api-keys').set(narrow.headers).send({ name: 'wider', scopes: ['tasks:write'] }).expect(403);
+    assert.equal(refused.body.code, 'insufficient_scope');
+    const defaulted = await api.post('/api/users/me/api-keys').set(narrow.headers).send({ name: 'default' }).expect(201);
+    assert.deepEqual(defaulted.body.scopes, ['profile:read'], 'by default a key has the creator’s scopes except keys:manage');
+  });
+
+  it('revokes a key at once; another student’s key id answers 404 and stays active', async () => {
+    const { api, newStudent } = await generalApp();
+    const alice = await newStudent();
+    const bob = await newStudent();
+    const key = (await api.post('/api/users/me/api-keys').set(alice.headers).send({ name: 'k' }).expect(201)).body;
+    await api.delete(`/api/users/me/api-keys/${key.id}`).set(bob.headers).expect(404);
+    await api.get('/api/users/me').set('x-service-api-key', key.key).expect(200);
+    await api.delete(`/api/users/me/api-keys/${key.id}`).set(alice.headers).expect(204);
+    const after = await api.get('/api/users/me').set('x-service-api-key', key.key).expect(401);
+    assert.match(String(after.headers['www-authenticate']), /invalid_token/);
+    await api.delete(`/api/users/me/api-keys/${key.id}`).set(alice.headers).expect(404);
+    assert.deepEqual((await api.get('/api/users/me/api-keys').set(alice.headers).expect(200)).body.data, []);
+  });
+
+  it('does not accept a personal key on the partner surface, nor a partner key on the general surface', async () => {
+    const { api, newStudent } = await generalApp();
+    const alice = await newStudent();
+    const personal = (await api.post('/api/users/me/api-keys').set(alice.headers).send({ name: 'k' }).expect(201)).body.key;
+    const partner = await partnerApp();
+    await partner.api.get('/api/v1/health').set('x-service-api-key', personal).expect(401);
+    await api.get('/api/users/me').set('x-service-api-key', partner.key).expect(401);
+  });
+
+  it('needs keys:manage', async () => {
+    const { api, newStudent } = await generalApp();
+    const alice = await newStudent({ scopes: ['profile:read'] });
+    await api.get('/api/users/me/api-keys').set(alice.headers).expect(403);
+    await api.post('/api/users/me/api-keys').set(alice.headers).send({ name: 'k' }).expect(403);
+    await api.delete('/api/users/me/api-keys/00000000-0000-4000-8000-000000000000').set(alice.headers).expect(403);
+  });
+
+  it('answers 400 for a malformed key id and an unknown scope', async () => {
+    const { api, newStudent } = await generalApp();
+    const alice = await newStudent();
+    await api.delete('/api/users/me/api-keys/not-a-uuid').set(alice.headers).expect(400);
+    await api.post('/api/users/me/api-keys').set(alice.headers).send({ name: 'k', scopes: ['root'] }).expect(400);
   });
 });

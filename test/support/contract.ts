@@ -1,47 +1,81 @@
 // Every response a test receives is checked against the spec here: a documented status, a body and headers that
 // match its schemas, problem+json for every error. `contractClient` attaches the check to each request, so a
-// contract violation fails the test that caused it. Exercised operations and statuses are recorded for the
-// coverage check in root-hooks.ts.
+// contract violation fails the test that caused it. The statuses each operation answered are recorded for the
+// coverage check in root-hooks.ts (see coverage.ts).
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
 import supertest from 'supertest';
-import type { Contract } from '../../server/contract.ts';
-import { loadGeneralContract } from '../../server/general/index.ts';
-import { loadPartnerV1Contract } from '../../server/partner-v1/index.ts';
+import { surfaces, type Surface } from '../../scripts/surfaces.ts';
+import { loadContract, type Contract } from '../../server/contract.ts';
 
 type App = Parameters<typeof supertest>[0];
 
-let contracts: Contract[] | undefined;
-/** Loads the specs once; root-hooks.ts calls it before any test, since supertest's checks are synchronous. */
-export async function loadContracts(): Promise<Contract[]> {
-  contracts ??= await Promise.all([loadPartnerV1Contract(), loadGeneralContract()]);
+export interface SurfaceContract {
+  surface: Surface;
+  contract: Contract;
+}
+
+let contracts: SurfaceContract[] | undefined;
+/**
+ * The contract of every surface of scripts/surfaces.ts that has been generated, loaded once; root-hooks.ts calls it
+ * before any test, since supertest's checks are synchronous.
+ */
+export async function loadContracts(): Promise<SurfaceContract[]> {
+  contracts ??= await Promise.all(
+    surfaces
+      .map((surface) => ({ surface, file: new URL(`../../generated/${surface}/openapi.json`, import.meta.url) }))
+      .filter(({ file }) => existsSync(file))
+      .map(async ({ surface, file }) => ({ surface, contract: await loadContract(JSON.parse(readFileSync(file, 'utf8'))) })),
+  );
   return contracts;
 }
 
-/** operationId → statuses seen in responses. */
-export const exercised = new Map<string, Set<number>>();
+/** surface → operationId → statuses seen in its responses. */
+export const exercised = new Map<Surface, Map<string, Set<number>>>();
+
+function record(surface: Surface, operationId: string, status: number): void {
+  const operations = exercised.get(surface) ?? exercised.set(surface, new Map()).get(surface)!;
+  operations.set(operationId, (operations.get(operationId) ?? new Set<number>()).add(status));
+}
 
 function conformsToContract(res: supertest.Response): void {
   assert.ok(contracts, 'contracts are loaded by the root hook before tests run');
   const request = (res as unknown as { req: { method: string; path: string } }).req;
   const method = request.method.toLowerCase();
   const path = new URL(request.path, 'http://localhost').pathname;
-  const contract = contracts.find((c) => c.match(method, path) || c.allowedMethods(path).length > 0);
-  const operation = contract?.match(method, path);
+  const owner = contracts.find(({ contract: c }) => c.match(method, path) || c.allowedMethods(path).length > 0);
+  const operation = owner?.contract.match(method, path);
   if (res.status >= 400) {
     assert.match(String(res.headers['content-type']), /^application\/problem\+json/, `${res.status} must be problem+json`);
     assert.equal(res.body.status, res.status, 'problem.status must equal the HTTP status');
     for (const field of ['type', 'title', 'code', 'detail']) assert.equal(typeof res.body[field], 'string', `problem.${field} must be a string`);
   }
   assert.ok(res.headers['x-request-id'], 'every response carries X-Request-Id');
-  if (!operation) {
-    // No operation: only the generic 404/405 problems may answer.
+  if (!owner || !operation) {
+    // No operation: only the generic 404/405/413 problems may answer.
     assert.ok([404, 405, 413].includes(res.status), `${method.toUpperCase()} ${path} matched no operation but answered ${res.status}`);
+    if (owner && res.status === 405) recordMethodNotAllowed(owner, path, res);
     return;
   }
-  const failures = contract!.checkResponse(operation, { status: res.status, headers: res.headers, body: res.body });
+  const { surface, contract } = owner;
+  // supertest reports an empty body as {}; a 204 has none.
+  const body = res.status === 204 ? null : res.body;
+  const failures = contract.checkResponse(operation, { status: res.status, headers: res.headers, body });
   assert.deepEqual(failures, [], `${operation.operationId} ${res.status} breaks the contract:\n  ${failures.join('\n  ')}`);
-  const id = operation.operationId ?? `${method} ${path}`;
-  exercised.set(id, (exercised.get(id) ?? new Set<number>()).add(res.status));
+  record(surface, operation.operationId ?? `${method} ${path}`, res.status);
+}
+
+/**
+ * A 405 belongs to the path, so it is documented on (and checked against) each operation of that path: the
+ * response must match the 405 that every one of them documents.
+ */
+function recordMethodNotAllowed({ surface, contract }: SurfaceContract, path: string, res: supertest.Response): void {
+  for (const method of contract.allowedMethods(path)) {
+    const operation = contract.match(method.toLowerCase(), path)!;
+    const failures = contract.checkResponse(operation, { status: 405, headers: res.headers, body: res.body });
+    assert.deepEqual(failures, [], `405 on ${path} breaks the contract of ${operation.operationId}:\n  ${failures.join('\n  ')}`);
+    record(surface, operation.operationId!, 405);
+  }
 }
 
 /** A supertest client whose every response is checked against the spec. */
