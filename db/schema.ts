@@ -107,6 +107,46 @@ export interface FlashcardDecksTable {
   created_at: CreatedAt;
 }
 
+/** A task: one-off, or one occurrence of a recurring series (recurrence + series_starts_at, series_id). */
+export interface TasksTable {
+  id: Generated<string>;
+  user_id: string;
+  title: string;
+  course: string | null;
+  due_at: Timestamp;
+  status: ColumnType<'open' | 'completed', 'open' | 'completed' | undefined, 'open' | 'completed'>;
+  completed_at: Timestamp | null;
+  notes: string | null;
+  priority: ColumnType<'low' | 'normal' | 'high', 'low' | 'normal' | 'high' | undefined, 'low' | 'normal' | 'high'>;
+  recurrence: string | null;
+  series_id: string | null;
+  /** The DTSTART of `recurrence`: the due time of the occurrence the rule was set on. */
+  series_starts_at: Timestamp | null;
+  /** The occurrence whose closing created this one (unique: at most one successor each). */
+  previous_id: string | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+/** The stored first response to an Idempotency-Key of a student. */
+export interface IdempotencyKeysTable {
+  user_id: string;
+  key: string;
+  request_hash: string;
+  response_status: number;
+  response_body: ColumnType<unknown, string, string>;
+  created_at: CreatedAt;
+  expires_at: Timestamp;
+}
+
+export interface AiConversationsTable {
+  id: Generated<string>;
+  user_id: string;
+  title: string;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
 export interface AiMessagesTable {
   id: Generated<string>;
   user_id: string;
@@ -142,6 +182,8 @@ export interface Database {
   flashcard_decks: FlashcardDecksTable;
   ai_messages: AiMessagesTable;
   study_rooms: StudyRoomsTable;
+  tasks: TasksTable;
+  idempotency_keys: IdempotencyKeysTable;
   holiday_countries: HolidayCountriesTable;
   holidays: HolidaysTable;
   oauth_clients: OauthClientsTable;

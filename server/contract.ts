@@ -57,8 +57,14 @@ export async function loadContract(definition: Document): Promise<Contract> {
       const failures: string[] = [];
       const bodyResult = api.validator.validateResponse(body, operation, status);
       for (const error of bodyResult.errors ?? []) failures.push(`body${error.instancePath} ${error.message}`);
-      const headerResult = api.validator.validateResponseHeaders(headers, operation, { statusCode: status, setMatchType: 'superset' as never });
+      // openapi-backend's 'superset' match requires every documented header, even one with `required: false`
+      // (Idempotent-Replayed); so match 'any' for the schemas and check presence by each header's `required`.
+      const headerResult = api.validator.validateResponseHeaders(headers, operation, { statusCode: status, setMatchType: 'any' as never });
       for (const error of headerResult.errors ?? []) failures.push(`headers${error.instancePath} ${error.message}`);
+      const documentedHeaders = (operation.responses?.[status] as { headers?: Record<string, { required?: boolean }> } | undefined)?.headers ?? {};
+      for (const [name, header] of Object.entries(documentedHeaders)) {
+        if (header.required === true && headers[name.toLowerCase()] === undefined) failures.push(`headers must have required property '${name.toLowerCase()}'`);
+      }
       return failures;
     },
   };

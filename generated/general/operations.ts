@@ -2,13 +2,20 @@
 export const operationIds = [
   'createAccount',
   'createMyApiKey',
+  'createTask',
+  'deleteTask',
   'getMyProfile',
+  'getSchedule',
+  'getTask',
   'listMyApiKeys',
+  'listTasks',
   'revokeMyApiKey',
-  'updateMyProfile'
+  'updateMyProfile',
+  'updateTask'
 ] as const;
 export type OperationId = (typeof operationIds)[number];
 
 /** Per operation, the query parameters that validation fills with their schema default. */
 export interface QueryDefaults {
+  listTasks: 'limit';
 }

@@ -22,6 +22,96 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/schedule": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The student's week
+         * @description One week, Monday to Sunday, in the student's time zone (profile `time_zone`): per day the tasks due, the exams,
+         *     the decks with cards due for review and the public holidays and study breaks of the student's country (profile
+         *     `country_code`; available for KZ and RU). Choose the week with `week` (ISO week, `2026-W48`) or `start` (any
+         *     date; the week containing it), not both; without either, the current week.
+         */
+        get: operations["getSchedule"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The student's tasks
+         * @description The current student's tasks by `due_at`, then `id`, a page at a time. Filters combine: `status`, `course`
+         *     (exact match) and a due window (`due_from` inclusive, `due_to` exclusive; `due_from` must be before `due_to`).
+         */
+        get: operations["listTasks"];
+        put?: never;
+        /**
+         * Create a task
+         * @description Creates an open task for the current student. With `recurrence`, the task is the first occurrence of a series
+         *     (`series_id` is its own `id`). Send an `Idempotency-Key` to retry safely: the retry returns the first response
+         *     and creates nothing.
+         */
+        post: operations["createTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tasks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The task's `id`. Another student's task answers `404`, like an id that does not exist.
+                 * @example 7f5c2a9e-3b1d-4e8f-a6c4-2d9b0e1f3a55
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * One task
+         * @description One of the current student's tasks.
+         */
+        get: operations["getTask"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a task
+         * @description Deletes one task. For a recurring task this removes one occurrence; if it was the open one, the series ends
+         *     with it (no next occurrence is created). To skip an occurrence and keep the series, close it instead.
+         */
+        delete: operations["deleteTask"];
+        options?: never;
+        head?: never;
+        /**
+         * Update, close or reopen a task
+         * @description Changes the fields sent. `status: completed` closes the task (sets `completed_at`); `status: open` reopens it
+         *     (clears `completed_at`). Closing an open occurrence of a recurring task creates the next occurrence — the next
+         *     date of its rule after this one's `due_at`, same title, course, notes, priority and series — in the same
+         *     transaction; when the rule has no more dates (`COUNT` or `UNTIL` reached), none. A task is followed by at most
+         *     one next occurrence: closing it again after reopening, or closing a completed task, creates nothing. Setting a
+         *     new `recurrence` restarts the rule at this task's `due_at`; `recurrence: null` ends the series here.
+         */
+        patch: operations["updateTask"];
+        trace?: never;
+    };
     "/api/users/me": {
         parameters: {
             query?: never;
@@ -105,6 +195,27 @@ export interface components {
             /** @description The key. This is the only time it is shown; store it now. */
             key: string;
         };
+        /** @description One day off. A holiday of several days appears once per day. */
+        Holiday: {
+            /** @example Spring equinox festival and traditional new year; part of a three-day break. */
+            description: string;
+            /**
+             * @description True for the days of a multi-day study break: a run of three or more consecutive public days off
+             *     (weekends do not join runs), such as Russia's New Year holidays or Nauryz.
+             */
+            is_break: boolean;
+            /**
+             * @description The local-language name and the English one, joined by ` / ` (once when they are the same).
+             * @example Наурыз мейрамы / Nauryz
+             */
+            name: string;
+            /**
+             * Format: date
+             * @description The calendar date in the holiday's country.
+             * @example 2026-03-21
+             */
+            on_date: string;
+        };
         NewAccount: {
             country_code?: components["schemas"]["CountryCodeLower"];
             /** Format: email */
@@ -127,6 +238,22 @@ export interface components {
              *     `keys:manage` (a key cannot mint keys unless asked for explicitly).
              */
             scopes?: components["schemas"]["Scope"][];
+        };
+        /**
+         * @description A new task. `title`, `due_at` and `course` are required, as the product contract sends them on creation (`course`
+         *     may be null for a task outside any course); the rest is optional.
+         */
+        NewTask: {
+            course: components["schemas"]["TaskCourse"];
+            /**
+             * Format: date-time
+             * @description An ISO 8601 timestamp; UTC (`Z`) is expected, another offset is converted. Stored to the millisecond.
+             */
+            due_at: string;
+            notes?: components["schemas"]["TaskNotes"];
+            priority?: components["schemas"]["TaskPriority"];
+            recurrence?: components["schemas"]["TaskRecurrence"];
+            title: string;
         };
         /** @description A personal API key, as listed; the key itself is shown only once, at creation. */
         PersonalApiKey: {
@@ -182,7 +309,7 @@ export interface components {
         Problem: {
             /**
              * @description Stable machine-readable code. Values used today: `invalid_request` (400), `unauthorized` (401),
-             *     `forbidden` (403), `insufficient_scope` (403), `not_found` (404), `method_not_allowed` (405),
+             *     `insufficient_scope` (403), `not_found` (404), `method_not_allowed` (405),
              *     `conflict` (409), `payload_too_large` (413), `idempotency_key_reused` (422), `rate_limited` (429),
              *     `internal_error` (500). New codes may be added; clients treat unknown codes by status.
              * @example not_found
@@ -225,11 +352,173 @@ export interface components {
             /** Format: uuid */
             university_id?: string | null;
         };
+        /** @description One week, Monday to Sunday, in the student's time zone. */
+        Schedule: {
+            /**
+             * @description The country whose holidays are shown (the profile's), or null.
+             * @example kz
+             */
+            country_code: string | null;
+            days: components["schemas"]["ScheduleDay"][];
+            /**
+             * Format: date
+             * @description The Sunday.
+             * @example 2026-11-29
+             */
+            end_date: string;
+            /**
+             * Format: date
+             * @description The Monday.
+             * @example 2026-11-23
+             */
+            start_date: string;
+            time_zone: components["schemas"]["TimeZone"];
+            /**
+             * @description The ISO 8601 week.
+             * @example 2026-W48
+             */
+            week: string;
+        };
+        /** @description One day of the week, in the student's time zone. */
+        ScheduleDay: {
+            /**
+             * Format: date
+             * @example 2026-11-23
+             */
+            date: string;
+            /**
+             * @description Decks with cards due for review this day, by title. A card already overdue counts as due today: cards count
+             *     on the later of their `next_due_at` date and today, so a week in the past shows none and the current week
+             *     shows the backlog on today.
+             */
+            decks_due: components["schemas"]["ScheduleDeckDue"][];
+            /** @description Exams this day, by subject. */
+            exams: components["schemas"]["ScheduleExam"][];
+            /** @description Public holidays and study breaks of the student's country (empty when the profile has no country or none is available for it). */
+            holidays: components["schemas"]["Holiday"][];
+            /** @description Tasks due this day (open and completed), by `due_at` then `id`. */
+            tasks: components["schemas"]["Task"][];
+        };
+        /** @description A deck with cards due for review on this day. */
+        ScheduleDeckDue: {
+            /** Format: uuid */
+            deck_id: string;
+            /**
+             * @description How many of the deck's cards are due that day.
+             * @example 12
+             */
+            due_count: number;
+            /** @example Eigenvalues */
+            title: string;
+        };
+        /** @description An exam on this day. */
+        ScheduleExam: {
+            /**
+             * Format: date
+             * @example 2026-11-27
+             */
+            exam_date: string;
+            /** Format: uuid */
+            id: string;
+            /** @example Linear Algebra */
+            subject: string;
+        };
         /**
          * @description An OAuth scope; the list with descriptions is in the OAuth2 security scheme.
          * @enum {string}
          */
         Scope: "profile:read" | "profile:write" | "keys:manage" | "tasks:read" | "tasks:write" | "schedule:read" | "decks:read" | "decks:write" | "exams:read" | "exams:write" | "today:read" | "ai:chat";
+        /**
+         * @description Something the student must do by a time. Closing a recurring task (`status: completed`) creates its next
+         *     occurrence in the same series, once.
+         */
+        Task: {
+            /**
+             * Format: date-time
+             * @description When the task was closed; null while it is open.
+             */
+            completed_at: string | null;
+            course: components["schemas"]["TaskCourse"];
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the task is due, in UTC.
+             * @example 2026-11-23T09:00:00.000Z
+             */
+            due_at: string;
+            /** Format: uuid */
+            id: string;
+            notes: components["schemas"]["TaskNotes"];
+            priority: components["schemas"]["TaskPriority"];
+            recurrence: components["schemas"]["TaskRecurrence"];
+            /**
+             * Format: uuid
+             * @description The same for every occurrence of one recurring task (the `id` of its first occurrence); null for a task that
+             *     never recurred.
+             */
+            series_id: string | null;
+            status: components["schemas"]["TaskStatus"];
+            /** @example Problem set 4 */
+            title: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /**
+         * @description The course the task belongs to, as the student names it; null for a task outside any course.
+         * @example Linear Algebra
+         */
+        TaskCourse: string | null;
+        TaskList: {
+            /** @description Tasks by `due_at`, then `id`. */
+            data: components["schemas"]["Task"][];
+            has_more: boolean;
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        /**
+         * @description Free text for the student; null when there are none.
+         * @example Exercises 3.1 to 3.12, show the working.
+         */
+        TaskNotes: string | null;
+        /**
+         * @description How much the task matters to the student; `normal` when not given.
+         * @example normal
+         * @enum {string}
+         */
+        TaskPriority: "low" | "normal" | "high";
+        /**
+         * @description An iCalendar recurrence rule (RFC 5545 `RRULE` value, with or without the `RRULE:` prefix), or null for a one-off
+         *     task. The rule starts at the task's `due_at` and runs in the student's wall-clock time: `FREQ=WEEKLY;BYDAY=MO` due
+         *     Monday 09:00 in Europe/Berlin stays at 09:00 Berlin time across daylight-saving changes. The time zone is the
+         *     student's profile `time_zone` when the next occurrence is created. Frequencies DAILY, WEEKLY, MONTHLY and YEARLY;
+         *     `DTSTART` and `TZID` are not accepted (`due_at` and the profile give them); `COUNT` counts occurrences from the
+         *     series' first one; `UNTIL` is a UTC instant (`20261231T235959Z`) or a date (`20261231`, through the end of that
+         *     day in the student's time zone). An invalid rule is a `400` that says what is wrong.
+         * @example FREQ=WEEKLY;BYDAY=MO,WE
+         */
+        TaskRecurrence: string | null;
+        /**
+         * @description `open` until the student closes the task; `completed` once closed (PATCH `status: completed`).
+         * @example open
+         * @enum {string}
+         */
+        TaskStatus: "open" | "completed";
+        /**
+         * @description The fields to change (JSON merge semantics: an absent field stays as it is, `null` clears a nullable one).
+         *     `status: completed` closes the task and sets `completed_at`; `status: open` reopens it and clears `completed_at`.
+         *     Closing a task that is already completed changes nothing else and creates nothing.
+         */
+        TaskUpdate: {
+            course?: components["schemas"]["TaskCourse"];
+            /** Format: date-time */
+            due_at?: string;
+            notes?: components["schemas"]["TaskNotes"];
+            priority?: components["schemas"]["TaskPriority"];
+            recurrence?: components["schemas"]["TaskRecurrence"];
+            status?: components["schemas"]["TaskStatus"];
+            title?: string;
+        };
         /**
          * @description An IANA time zone name; days, weeks and "today" are computed in it.
          * @example Asia/Almaty
@@ -321,6 +610,16 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The Idempotency-Key was used before with a different request body. */
+        IdempotencyKeyReused: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description Internal error */
         InternalError: {
             headers: {
@@ -391,7 +690,27 @@ export interface components {
             };
         };
     };
-    parameters: never;
+    parameters: {
+        /**
+         * @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400.
+         * @example eyJrIjpbIjIwMjYtMTEtMjVUMTA6MDA6MDBaIiwiN2Y1YyJdfQ
+         */
+        Cursor: string;
+        /**
+         * @description A key of your choice (a UUID is a good one), 1–255 characters, that makes a create safe to retry. The first
+         *     successful response to a key is stored with a hash of the request body for 24 hours: a retry with the same key and
+         *     body gets that response again (with `Idempotent-Replayed: true`) and creates nothing; the same key with a
+         *     different body is a `422 idempotency_key_reused`; a retry while the first request is still running is a
+         *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
+         * @example 2f1d6c2e-8a0b-4b4e-9d7a-0c5e3b9f1a77
+         */
+        IdempotencyKey: string;
+        /**
+         * @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400.
+         * @example 20
+         */
+        Limit: number;
+    };
     requestBodies: never;
     headers: {
         /**
@@ -399,6 +718,11 @@ export interface components {
          * @example GET
          */
         Allow: string;
+        /**
+         * @description `true` when this response is the stored answer to an earlier request with the same `Idempotency-Key`.
+         * @example true
+         */
+        IdempotentReplayed: "true";
         /**
          * @description Remaining quota of the calling key in each window, per the IETF draft `draft-ietf-httpapi-ratelimit-headers-08`:
          *     one list member per window, `"minute"` and `"day"`, with `r` (requests remaining) and `t` (seconds until the window resets).
@@ -455,6 +779,261 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getSchedule: {
+        parameters: {
+            query?: {
+                /**
+                 * @description A date; the week containing it is shown.
+                 * @example 2026-11-25
+                 */
+                start?: string;
+                /**
+                 * @description An ISO 8601 week, `YYYY-Www`.
+                 * @example 2026-W48
+                 */
+                week?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The week. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listTasks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only tasks of this course (exact, case-sensitive).
+                 * @example Linear Algebra
+                 */
+                course?: string;
+                /**
+                 * @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400.
+                 * @example eyJrIjpbIjIwMjYtMTEtMjVUMTA6MDA6MDBaIiwiN2Y1YyJdfQ
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description Only tasks due at or after this instant.
+                 * @example 2026-11-23T00:00:00Z
+                 */
+                due_from?: string;
+                /**
+                 * @description Only tasks due before this instant.
+                 * @example 2026-11-30T00:00:00Z
+                 */
+                due_to?: string;
+                /**
+                 * @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /** @description Only tasks in this state. */
+                status?: components["schemas"]["TaskStatus"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tasks. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createTask: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key of your choice (a UUID is a good one), 1–255 characters, that makes a create safe to retry. The first
+                 *     successful response to a key is stored with a hash of the request body for 24 hours: a retry with the same key and
+                 *     body gets that response again (with `Idempotent-Replayed: true`) and creates nothing; the same key with a
+                 *     different body is a `422 idempotency_key_reused`; a retry while the first request is still running is a
+                 *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
+                 * @example 2f1d6c2e-8a0b-4b4e-9d7a-0c5e3b9f1a77
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewTask"];
+            };
+        };
+        responses: {
+            /** @description The task created (or, for a retried Idempotency-Key, the task the first request created). */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The task's `id`. Another student's task answers `404`, like an id that does not exist.
+                 * @example 7f5c2a9e-3b1d-4e8f-a6c4-2d9b0e1f3a55
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The task. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The task's `id`. Another student's task answers `404`, like an id that does not exist.
+                 * @example 7f5c2a9e-3b1d-4e8f-a6c4-2d9b0e1f3a55
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The task's `id`. Another student's task answers `404`, like an id that does not exist.
+                 * @example 7f5c2a9e-3b1d-4e8f-a6c4-2d9b0e1f3a55
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskUpdate"];
+            };
+        };
+        responses: {
+            /** @description The task as it is now. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

@@ -2,6 +2,8 @@
 // compile error.
 import { createAccount } from './accounts.ts';
 import { createMyApiKey, getMyProfile, listMyApiKeys, revokeMyApiKey, updateMyProfile } from './profile.ts';
+import { getSchedule } from './schedule.ts';
+import { createTask, deleteTask, getTask, listTasks, updateTask } from './tasks.ts';
 import type { GeneralHandlers } from './types.ts';
 
 export const generalHandlers = {
@@ -11,4 +13,10 @@ export const generalHandlers = {
   listMyApiKeys,
   createMyApiKey,
   revokeMyApiKey,
+  listTasks,
+  createTask,
+  getTask,
+  updateTask,
+  deleteTask,
+  getSchedule,
 } satisfies GeneralHandlers;

@@ -1,0 +1,70 @@
+// What the week view reads: a student's tasks, exams and cards due in a time range, and a country's holidays.
+import { sql } from 'kysely';
+import type { Db } from '../connect.ts';
+import { TASK_COLUMNS } from './tasks.ts';
+
+export async function tasksDueBetween(db: Db, userId: string, from: Date, to: Date) {
+  return db
+    .selectFrom('tasks')
+    .select(TASK_COLUMNS)
+    .where('user_id', '=', userId)
+    .where('due_at', '>=', from)
+    .where('due_at', '<', to)
+    .orderBy('due_at')
+    .orderBy('id')
+    .execute();
+}
+
+export async function examsBetween(db: Db, userId: string, firstDate: string, lastDate: string) {
+  return db
+    .selectFrom('exams')
+    .select(['id', 'subject', 'exam_date'])
+    .where('user_id', '=', userId)
+    .where('exam_date', '>=', firstDate)
+    .where('exam_date', '<=', lastDate)
+    .orderBy('exam_date')
+    .orderBy('subject')
+    .orderBy('id')
+    .execute();
+}
+
+/** Cards due before `to`, counted per deck and local due date in `timeZone` (overdue ones included). */
+export async function cardsDueBefore(db: Db, userId: string, to: Date, timeZone: string) {
+  const due = db
+    .selectFrom('flashcard_cards as c')
+    .innerJoin('flashcard_decks as d', (join) => join.onRef('d.id', '=', 'c.deck_id').onRef('d.user_id', '=', 'c.user_id'))
+    .select(['c.deck_id', 'd.title', sql<string>`(c.next_due_at at time zone ${timeZone})::date`.as('on_date')])
+    .where('c.user_id', '=', userId)
+    .where('c.next_due_at', '<', to)
+    .as('due');
+  return db
+    .selectFrom(due)
+    .select(['deck_id', 'title', 'on_date', (eb) => eb.fn.countAll<number>().as('due_count')])
+    .groupBy(['deck_id', 'title', 'on_date'])
+    .execute();
+}
+
+export async function holidaysBetween(db: Db, countryCode: string, firstDate: string, lastDate: string) {
+  return db
+    .selectFrom('holidays')
+    .select(['on_date', 'name', 'is_break', 'description'])
+    .where('country_code', '=', countryCode)
+    .where('on_date', '>=', firstDate)
+    .where('on_date', '<=', lastDate)
+    .orderBy('on_date')
+    .orderBy('name')
+    .execute();
+}
+
+/** True when any holiday of the country is stored for the year (a year with none stored is not computed yet). */
+export async function holidayYearStored(db: Db, countryCode: string, year: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('holidays')
+    .select('on_date')
+    .where('country_code', '=', countryCode)
+    .where('on_date', '>=', `${year}-01-01`)
+    .where('on_date', '<=', `${year}-12-31`)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}

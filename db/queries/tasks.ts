@@ -1,0 +1,107 @@
+// A student's tasks. Every query takes the user id and filters on it: another student's task is never found.
+import { randomUUID } from 'node:crypto';
+import type { Updateable } from 'kysely';
+import type { Db } from '../connect.ts';
+import type { TasksTable } from '../schema.ts';
+
+/** The columns a task is answered with (series_starts_at and previous_id stay internal). */
+export const TASK_COLUMNS = [
+  'id',
+  'title',
+  'course',
+  'due_at',
+  'status',
+  'completed_at',
+  'notes',
+  'priority',
+  'recurrence',
+  'series_id',
+  'created_at',
+  'updated_at',
+] as const;
+
+export type TaskRow = Awaited<ReturnType<typeof findTask>> & {};
+
+export interface NewTaskRow {
+  user_id: string;
+  title: string;
+  course: string | null;
+  due_at: Date;
+  notes: string | null;
+  priority: 'low' | 'normal' | 'high';
+  recurrence: string | null;
+  series_starts_at: Date | null;
+}
+
+/** Inserts a task; a recurring one starts its own series (series_id = its id), in the same statement. */
+export async function insertTask(db: Db, task: NewTaskRow, now: Date) {
+  const id = randomUUID();
+  return db
+    .insertInto('tasks')
+    .values({ ...task, id, series_id: task.recurrence ? id : null, created_at: now, updated_at: now })
+    .returning(TASK_COLUMNS)
+    .executeTakeFirstOrThrow();
+}
+
+export async function findTask(db: Db, userId: string, id: string) {
+  return db.selectFrom('tasks').select(TASK_COLUMNS).where('user_id', '=', userId).where('id', '=', id).executeTakeFirst();
+}
+
+/** The task with what recurrence needs, locked until the transaction ends, so two closes run one after the other. */
+export async function findTaskForUpdate(trx: Db, userId: string, id: string) {
+  return trx
+    .selectFrom('tasks')
+    .select([...TASK_COLUMNS, 'series_starts_at'])
+    .where('user_id', '=', userId)
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export interface TaskFilters {
+  status?: 'open' | 'completed';
+  course?: string;
+  due_from?: Date;
+  due_to?: Date;
+}
+
+/** One page (plus one row, to tell whether more follow) by (due_at, id), after the cursor's key when given. */
+export async function listTasks(db: Db, userId: string, filters: TaskFilters, after: [Date, string] | undefined, limit: number) {
+  let query = db.selectFrom('tasks').select(TASK_COLUMNS).where('user_id', '=', userId);
+  if (filters.status) query = query.where('status', '=', filters.status);
+  if (filters.course) query = query.where('course', '=', filters.course);
+  if (filters.due_from) query = query.where('due_at', '>=', filters.due_from);
+  if (filters.due_to) query = query.where('due_at', '<', filters.due_to);
+  if (after) query = query.where((eb) => eb(eb.refTuple('due_at', 'id'), '>', eb.tuple(after[0], after[1])));
+  return query.orderBy('due_at').orderBy('id').limit(limit + 1).execute();
+}
+
+export type TaskChanges = Omit<Updateable<TasksTable>, 'id' | 'user_id' | 'created_at' | 'previous_id'>;
+
+export async function updateTask(trx: Db, userId: string, id: string, changes: TaskChanges) {
+  return trx
+    .updateTable('tasks')
+    .set(changes)
+    .where('user_id', '=', userId)
+    .where('id', '=', id)
+    .returning([...TASK_COLUMNS, 'series_starts_at'])
+    .executeTakeFirstOrThrow();
+}
+
+/**
+ * Inserts the occurrence that follows `previousId`, unless one exists already (previous_id is unique): closing an
+ * occurrence twice, or in two racing requests, creates one successor.
+ */
+export async function insertNextOccurrence(trx: Db, task: NewTaskRow & { series_id: string; previous_id: string }, now: Date) {
+  return trx
+    .insertInto('tasks')
+    .values({ ...task, created_at: now, updated_at: now })
+    .onConflict((oc) => oc.column('previous_id').doNothing())
+    .returning('id')
+    .executeTakeFirst();
+}
+
+export async function deleteTask(db: Db, userId: string, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('tasks').where('user_id', '=', userId).where('id', '=', id).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}

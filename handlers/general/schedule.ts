@@ -1,0 +1,72 @@
+import { insertMissingHolidays, isHolidayCountryEnabled } from '../../db/queries/holidays.ts';
+import { cardsDueBefore, examsBetween, holidaysBetween, holidayYearStored, tasksDueBetween } from '../../db/queries/schedule.ts';
+import type { Db } from '../../db/connect.ts';
+import { computeHolidays } from '../../db/seed/holidays.ts';
+import { problems } from '../../server/problems.ts';
+import { taskBody } from './task-body.ts';
+import type { GeneralHandlers, Schemas } from './types.ts';
+import { InvalidWeek, localDate, resolveWeek, type Week } from './week.ts';
+
+/**
+ * The week view. Days are the student's (profile time zone). A card counts on the later of its due date and today,
+ * so the backlog of overdue cards shows on today in the current week and nowhere in other weeks.
+ */
+export const getSchedule: GeneralHandlers['getSchedule'] = async ({ query, principal }, { db, now }) => {
+  if (query.week !== undefined && query.start !== undefined) {
+    throw problems.invalidRequest([{ path: 'query', message: 'give week or start, not both' }]);
+  }
+  const zone = principal.time_zone;
+  const at = now();
+  let week: Week;
+  try {
+    week = resolveWeek(query, at, zone);
+  } catch (error) {
+    if (error instanceof InvalidWeek) throw problems.invalidRequest([{ path: query.week !== undefined ? 'query.week' : 'query.start', message: error.message }]);
+    throw error;
+  }
+  const first = week.dates[0]!;
+  const last = week.dates[6]!;
+  const today = localDate(at, zone);
+  const [tasks, exams, cards, holidays] = await Promise.all([
+    tasksDueBetween(db, principal.user_id, week.starts_at, week.ends_at),
+    examsBetween(db, principal.user_id, first, last),
+    today > last ? Promise.resolve([]) : cardsDueBefore(db, principal.user_id, week.ends_at, zone),
+    principal.country_code ? countryHolidays(db, principal.country_code.toUpperCase(), week) : Promise.resolve([]),
+  ]);
+
+  const days: Schemas['ScheduleDay'][] = week.dates.map((date) => ({ date, tasks: [], exams: [], decks_due: [], holidays: [] }));
+  const day = (date: string) => days.find((d) => d.date === date);
+  for (const task of tasks) day(localDate(task.due_at, zone))?.tasks.push(taskBody(task));
+  for (const exam of exams) day(exam.exam_date)?.exams.push(exam);
+  for (const holiday of holidays) day(holiday.on_date)?.holidays.push(holiday);
+  for (const card of cards) {
+    const target = day(card.on_date < today ? today : card.on_date);
+    if (!target) continue;
+    const deck = target.decks_due.find((d) => d.deck_id === card.deck_id);
+    if (deck) deck.due_count += card.due_count;
+    else target.decks_due.push({ deck_id: card.deck_id, title: card.title, due_count: card.due_count });
+  }
+  for (const d of days) d.decks_due.sort((a, b) => a.title.localeCompare(b.title) || a.deck_id.localeCompare(b.deck_id));
+
+  return {
+    status: 200,
+    body: { week: week.week, start_date: first, end_date: last, time_zone: zone, country_code: principal.country_code, days },
+  };
+};
+
+/**
+ * The week's holidays of an enabled country. The seed stores last year to two years ahead; a year outside that is
+ * computed and stored on first use, as the partner surface's holiday list does.
+ */
+async function countryHolidays(db: Db, countryCode: string, week: Week) {
+  const rows = await holidaysBetween(db, countryCode, week.dates[0]!, week.dates[6]!);
+  if (rows.length > 0 || !(await isHolidayCountryEnabled(db, countryCode))) return rows;
+  const years = [...new Set(week.dates.map((date) => Number(date.slice(0, 4))))];
+  let filled = false;
+  for (const year of years) {
+    if (await holidayYearStored(db, countryCode, year)) continue;
+    await insertMissingHolidays(db, computeHolidays(countryCode, year));
+    filled = true;
+  }
+  return filled ? holidaysBetween(db, countryCode, week.dates[0]!, week.dates[6]!) : rows;
+}

@@ -1,0 +1,127 @@
+import { findTask, findTaskForUpdate, insertNextOccurrence, insertTask, listTasks as listTaskPage, deleteTask as removeTask, updateTask as changeTask, type TaskChanges } from '../../db/queries/tasks.ts';
+import { problems } from '../../server/problems.ts';
+import { decodeCursor, page } from './cursor.ts';
+import { idempotently } from './idempotency.ts';
+import { assertValidRecurrence, InvalidRecurrence, nextOccurrence, normaliseRecurrence } from './recurrence.ts';
+import { taskBody } from './task-body.ts';
+import type { GeneralHandlers } from './types.ts';
+
+export const listTasks: GeneralHandlers['listTasks'] = async ({ query, principal }, { db }) => {
+  const due_from = query.due_from === undefined ? undefined : new Date(query.due_from);
+  const due_to = query.due_to === undefined ? undefined : new Date(query.due_to);
+  if (due_from && due_to && due_from >= due_to) throw problems.invalidRequest([{ path: 'query.due_to', message: 'must be after due_from' }]);
+  const rows = await listTaskPage(db, principal.user_id, { status: query.status, course: query.course, due_from, due_to }, taskCursor(query.cursor), query.limit);
+  const result = page(rows, query.limit, (row) => [row.due_at.toISOString(), row.id]);
+  return { status: 200, body: { ...result, data: result.data.map(taskBody) } };
+};
+
+export const createTask: GeneralHandlers['createTask'] = async ({ headers, body, principal }, { db, now }) => {
+  const recurrence = body.recurrence == null ? null : checkedRecurrence(body.recurrence, 'body.recurrence');
+  const due_at = new Date(body.due_at);
+  const at = now();
+  return idempotently(db, { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'createTask', body, now: at }, async (trx) => {
+    const row = await insertTask(
+      trx,
+      {
+        user_id: principal.user_id,
+        title: body.title,
+        course: body.course,
+        due_at,
+        notes: body.notes ?? null,
+        priority: body.priority ?? 'normal',
+        recurrence,
+        series_starts_at: recurrence ? due_at : null,
+      },
+      at,
+    );
+    // Where a task.completed webhook would be emitted is updateTask's close, not here.
+    return { status: 201 as const, body: taskBody(row) };
+  });
+};
+
+export const getTask: GeneralHandlers['getTask'] = async ({ path, principal }, { db }) => {
+  const row = await findTask(db, principal.user_id, path.id);
+  if (!row) throw taskNotFound();
+  return { status: 200, body: taskBody(row) };
+};
+
+/**
+ * Field changes, closing and reopening in one transaction. Closing an open occurrence of a recurring task inserts
+ * its successor in the same transaction; the row lock and the unique previous_id make that happen at most once.
+ */
+export const updateTask: GeneralHandlers['updateTask'] = async ({ path, body, principal }, { db, now }) => {
+  const recurrence = body.recurrence == null ? body.recurrence : checkedRecurrence(body.recurrence, 'body.recurrence');
+  const at = now();
+  const row = await db.transaction().execute(async (trx) => {
+    const current = await findTaskForUpdate(trx, principal.user_id, path.id);
+    if (!current) throw taskNotFound();
+    const { status, recurrence: _r, due_at, ...fields } = body;
+    const changes: TaskChanges = { ...fields, updated_at: at };
+    if (due_at !== undefined) changes.due_at = new Date(due_at);
+    const closing = status === 'completed' && current.status === 'open';
+    if (closing) Object.assign(changes, { status: 'completed', completed_at: at });
+    if (status === 'open' && current.status === 'completed') Object.assign(changes, { status: 'open', completed_at: null });
+    if (recurrence === null) Object.assign(changes, { recurrence: null, series_starts_at: null });
+    if (recurrence) {
+      // A new rule starts at this occurrence; earlier occurrences stay in the series.
+      Object.assign(changes, { recurrence, series_starts_at: changes.due_at ?? current.due_at, series_id: current.series_id ?? current.id });
+    }
+    const updated = await changeTask(trx, principal.user_id, path.id, changes);
+    if (closing && updated.recurrence && updated.series_id && updated.series_starts_at) {
+      const next = nextOccurrence(updated.recurrence, updated.series_starts_at, updated.due_at, principal.time_zone);
+      if (next) {
+        await insertNextOccurrence(
+          trx,
+          {
+            user_id: principal.user_id,
+            title: updated.title,
+            course: updated.course,
+            due_at: next,
+            notes: updated.notes,
+            priority: updated.priority,
+            recurrence: updated.recurrence,
+            series_id: updated.series_id,
+            series_starts_at: updated.series_starts_at,
+            previous_id: updated.id,
+          },
+          at,
+        );
+      }
+    }
+    // A task.completed webhook would be emitted here, when `closing`, after the transaction commits.
+    return updated;
+  });
+  return { status: 200, body: taskBody(row) };
+};
+
+export const deleteTask: GeneralHandlers['deleteTask'] = async ({ path, principal }, { db }) => {
+  if (!(await removeTask(db, principal.user_id, path.id))) throw taskNotFound();
+  return { status: 204, body: undefined };
+};
+
+/** The same words for an unknown id and another student's, so the answer tells nothing about other students. */
+function taskNotFound() {
+  return problems.notFound('You have no task with this id.');
+}
+
+function checkedRecurrence(rule: string, path: string): string {
+  try {
+    assertValidRecurrence(rule);
+  } catch (error) {
+    if (error instanceof InvalidRecurrence) throw problems.invalidRequest([{ path, message: `is not a valid recurrence rule: ${error.message}` }]);
+    throw error;
+  }
+  return normaliseRecurrence(rule);
+}
+
+/** The (due_at, id) key of a task cursor; anything else is the client's error. */
+function taskCursor(cursor: string | undefined): [Date, string] | undefined {
+  const key = decodeCursor(cursor, 2);
+  if (!key) return undefined;
+  const [dueAt, id] = key;
+  const due = typeof dueAt === 'string' ? new Date(dueAt) : undefined;
+  if (!due || Number.isNaN(due.getTime()) || typeof id !== 'string' || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) {
+    throw problems.invalidRequest([{ path: 'query.cursor', message: 'is not a cursor this list issued' }]);
+  }
+  return [due, id];
+}

@@ -1,0 +1,43 @@
+// Which week the schedule shows, in the student's time zone. Pure: no I/O. Weeks are ISO 8601 weeks (Monday to
+// Sunday, week 1 holds the year's first Thursday); their bounds are local midnights turned into UTC instants.
+import { DateTime } from 'luxon';
+
+export interface Week {
+  /** The ISO week, `2026-W48`. */
+  week: string;
+  /** Monday to Sunday, `YYYY-MM-DD`. */
+  dates: string[];
+  /** Local midnight starting the Monday, and the one after the Sunday (exclusive), as instants. */
+  starts_at: Date;
+  ends_at: Date;
+}
+
+export class InvalidWeek extends Error {}
+
+/** The week named by `week` (`YYYY-Www`), else the one containing `start` (`YYYY-MM-DD`), else the one containing `now`. */
+export function resolveWeek(choice: { week?: string; start?: string }, now: Date, timeZone: string): Week {
+  let monday: DateTime;
+  if (choice.week !== undefined) {
+    const match = /^(\d{4})-W(\d{2})$/.exec(choice.week);
+    const parsed = match ? DateTime.fromObject({ weekYear: Number(match[1]), weekNumber: Number(match[2]), weekday: 1 }, { zone: timeZone }) : undefined;
+    if (!parsed?.isValid || parsed.weekNumber !== Number(match![2])) throw new InvalidWeek(`${choice.week} is not an ISO week (YYYY-Www, weeks 01 to 52 or 53)`);
+    monday = parsed;
+  } else {
+    const day = choice.start !== undefined ? DateTime.fromISO(choice.start, { zone: timeZone }) : DateTime.fromJSDate(now, { zone: timeZone });
+    if (!day.isValid) throw new InvalidWeek(`${choice.start} is not a date`);
+    monday = day.startOf('week');
+  }
+  monday = monday.startOf('day');
+  const dates = Array.from({ length: 7 }, (_, i) => monday.plus({ days: i }).toISODate()!);
+  return {
+    week: monday.toFormat("kkkk-'W'WW"),
+    dates,
+    starts_at: monday.toJSDate(),
+    ends_at: monday.plus({ weeks: 1 }).toJSDate(),
+  };
+}
+
+/** The local date of an instant, `YYYY-MM-DD`. */
+export function localDate(instant: Date, timeZone: string): string {
+  return DateTime.fromJSDate(instant, { zone: timeZone }).toISODate()!;
+}
