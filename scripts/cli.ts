@@ -3,6 +3,7 @@
 import { inspect } from 'node:util';
 import { DEFAULT_KEY_LIMITS } from '../db/queries/api-keys.ts';
 import { DEMO_SEED } from '../db/seed/index.ts';
+import { createClient, createUser } from './cli/accounts.ts';
 import { migrate, seed } from './cli/data.ts';
 import { enable } from './cli/holidays.ts';
 import { create, list, revoke } from './cli/keys.ts';
@@ -16,6 +17,8 @@ const commands = new Map<string, (args: string[]) => Promise<void>>([
   ['keys list', list],
   ['keys revoke', revoke],
   ['holidays enable', enable],
+  ['users create', createUser],
+  ['clients create', createClient],
 ]);
 
 const usage = `Usage: npm run cli -- <command> [options]
@@ -31,6 +34,12 @@ Commands:
   keys revoke PREFIX          revoke the active key with this prefix (svc_live_XXXXXXXX)
   holidays enable CC [--years YYYY|YYYY-YYYY]
                               store the public holidays of country CC (default years: last year to two ahead)
+  users create --email ADDRESS --nickname NAME [--first-name NAME] [--time-zone ZONE] [--country CC]
+                              create a student account; its generated password is the last line of stdout
+  clients create --name NAME --redirect-uri URL [--redirect-uri URL ...] [--scopes "a b"]
+                 [--confidential [--owner EMAIL]]
+                              register an OAuth client (public: PKCE, no secret; --confidential: a secret;
+                              --owner: client credentials acting for that account); id, then secret, on stdout
   help                        show this text
 
 Every command except help migrates the database first.

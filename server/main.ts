@@ -3,8 +3,10 @@
 import { connect, describeTarget } from '../db/connect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { DEMO_SEED, isEmpty, seedDemo, seedReference } from '../db/seed/index.ts';
+import { tutorFromConfig } from '../handlers/general/tutor/index.ts';
 import { createApp } from './app.ts';
 import { accessTokenIssuer, loadSigningKey } from './auth/access-tokens.ts';
+import { createDemoStudent } from './auth/accounts.ts';
 import { issueApiKey } from './auth/api-keys.ts';
 import { loadConfig } from './config.ts';
 import { createLogger } from './logger.ts';
@@ -28,8 +30,10 @@ try {
   // Demo data goes into an embedded database that has no users yet, checked on its own so that a first start
   // interrupted after the reference data still gets its demo data (and its demo key) on the next start.
   let demoKey: string | undefined;
+  let demoStudent: Awaited<ReturnType<typeof createDemoStudent>> | undefined;
   if (embedded && (await seedDemo(db, { seed: DEMO_SEED, now })).users > 0) {
     demoKey = (await issueApiKey(db, { name: 'demo key (first start)' })).key;
+    demoStudent = await createDemoStudent(db);
   }
 
   const signingKey = await loadSigningKey(config.jwtPrivateKey);
@@ -38,17 +42,25 @@ try {
   }
   const tokens = accessTokenIssuer(signingKey, { issuer: config.publicUrl, now: () => new Date() });
   const limitStores = config.redisUrl ? await redisLimitStores(config.redisUrl) : memoryLimitStores();
-  const app = await createApp({ db, logger, limitStores, tokens, config });
+  const tutor = tutorFromConfig(config.ai);
+  const app = await createApp({ db, logger, limitStores, tokens, tutor, config });
   const server = app.listen(config.port, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
-    logger.info({ port, database: describeTarget(config.database), sharedLimits: Boolean(config.redisUrl) }, 'listening');
+    logger.info({ port, database: describeTarget(config.database), sharedLimits: Boolean(config.redisUrl), tutor: tutor.model }, 'listening');
+    const base = `http://localhost:${port}`;
     const lines = [
-      `study-companion-api listening on http://localhost:${port}  (${describeTarget(config.database)})`,
-      `  partner API v1: http://localhost:${port}/api/v1/health`,
+      `study-companion-api listening on ${base}  (${describeTarget(config.database)})`,
+      `  docs: ${base}/docs (general)  ${base}/api/v1/docs (partner)`,
+      `  partner API v1: ${base}/api/v1/health`,
       demoKey
-        ? `  demo partner key (shown once, stored only as a hash):\n    ${demoKey}\n  try: curl -H "X-Service-API-Key: ${demoKey}" http://localhost:${port}/api/v1/universities?limit=3`
+        ? `  demo partner key (shown once, stored only as a hash):\n    ${demoKey}\n  try: curl -H "X-Service-API-Key: ${demoKey}" ${base}/api/v1/universities?limit=3`
         : '  create a partner key: npm run cli -- keys create --name "my key"',
+      demoStudent
+        ? `  demo student ${demoStudent.email}, password ${demoStudent.password} (sign in at ${base}/oauth/authorize)\n` +
+          `  demo student's personal API key, every scope (shown once):\n    ${demoStudent.key}\n` +
+          `  try: curl -H "X-Service-API-Key: ${demoStudent.key}" ${base}/api/today/loop`
+        : '  create a student: npm run cli -- users create --email you@example.com --nickname you',
     ];
     process.stderr.write(lines.join('\n') + '\n');
   });

@@ -1,6 +1,4 @@
-import { violatedConstraint } from '../../db/errors.ts';
-import { insertAccount } from '../../db/queries/profile.ts';
-import { hashPassword } from '../../server/auth/passwords.ts';
+import { AccountTaken, createAccount as insertNewAccount } from '../../server/auth/accounts.ts';
 import { problems } from '../../server/problems.ts';
 import { profileBody } from './profile-body.ts';
 import { assertTimeZone } from './time-zones.ts';
@@ -9,9 +7,9 @@ import type { GeneralHandlers } from './types.ts';
 export const createAccount: GeneralHandlers['createAccount'] = async ({ body }, { db }) => {
   assertTimeZone(body.time_zone, 'body.time_zone');
   try {
-    const row = await insertAccount(db, {
+    const row = await insertNewAccount(db, {
       email: body.email,
-      password_hash: await hashPassword(body.password),
+      password: body.password,
       nickname: body.nickname,
       first_name: body.first_name,
       time_zone: body.time_zone ?? 'UTC',
@@ -19,14 +17,7 @@ export const createAccount: GeneralHandlers['createAccount'] = async ({ body }, 
     });
     return { status: 201, body: profileBody(row) };
   } catch (error) {
-    throw takenField(error) ?? error;
+    if (error instanceof AccountTaken) throw problems.conflict(`${error.message[0]!.toUpperCase()}${error.message.slice(1)}.`);
+    throw error;
   }
 };
-
-/** A unique violation of the e-mail or nickname index as a 409 that says which one. */
-export function takenField(error: unknown) {
-  const constraint = violatedConstraint(error);
-  if (constraint === 'users_email_lower_unique') return problems.conflict('An account with this e-mail exists already.');
-  if (constraint === 'users_nickname_lower_unique') return problems.conflict('This nickname is taken.');
-  return undefined;
-}

@@ -3,7 +3,7 @@ import { insertPersonalKey, listPersonalKeys, revokePersonalKey } from '../../db
 import { insertWithFreshKey } from '../../server/auth/api-keys.ts';
 import { requireScopes } from '../../server/general/scopes.ts';
 import { problems } from '../../server/problems.ts';
-import { takenField } from './accounts.ts';
+import { violatedConstraint } from '../../db/errors.ts';
 import { profileBody } from './profile-body.ts';
 import { assertTimeZone } from './time-zones.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
@@ -24,7 +24,8 @@ export const updateMyProfile: GeneralHandlers['updateMyProfile'] = async ({ body
     if (!row) throw problems.notFound('This account no longer exists.');
     return { status: 200, body: profileBody(row) };
   } catch (error) {
-    throw takenField(error) ?? error;
+    if (violatedConstraint(error) === 'users_nickname_lower_unique') throw problems.conflict(`The nickname ${body.nickname} is taken.`);
+    throw error;
   }
 };
 

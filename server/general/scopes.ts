@@ -1,8 +1,12 @@
 // Scope enforcement: the spec lists, per operation, the scopes its security requirements need; a credential
 // must hold all of them. Tokens and personal keys are judged alike.
+import { readFileSync } from 'node:fs';
 import type { Operation } from 'openapi-backend';
 import { problems } from '../problems.ts';
-import type { GeneralPrincipal } from './principal.ts';
+import type { GeneralPrincipal, Scope } from './principal.ts';
+
+/** Every scope, in the order of the spec's `Scope` enum. */
+export const ALL_SCOPES: readonly Scope[] = JSON.parse(readFileSync(new URL('../../generated/general/openapi.json', import.meta.url), 'utf8')).components.schemas.Scope.enum;
 
 /** The scopes an operation needs: the union of its requirements' lists (the spec gives every scheme the same). */
 export function requiredScopes(operation: Operation): string[] {

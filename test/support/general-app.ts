@@ -3,25 +3,12 @@
 // asked for.
 import { randomUUID } from 'node:crypto';
 import type { Scope } from '../../server/general/principal.ts';
+import { ALL_SCOPES } from '../../server/general/scopes.ts';
 import { contractClient } from './contract.ts';
 import { signIn, registerTestClient } from './oauth-flow.ts';
 import { buildApp } from './partner-app.ts';
 import { testDatabase } from './root-hooks.ts';
 
-export const ALL_SCOPES: Scope[] = [
-  'profile:read',
-  'profile:write',
-  'keys:manage',
-  'tasks:read',
-  'tasks:write',
-  'schedule:read',
-  'decks:read',
-  'decks:write',
-  'exams:read',
-  'exams:write',
-  'today:read',
-  'ai:chat',
-];
 
 export interface Student {
   id: string;
@@ -64,6 +51,6 @@ export async function newStudent(app: App, options: StudentOptions = {}): Promis
 let testClient: Promise<{ client_id: string }> | undefined;
 /** One public client for the run, allowed every scope; each student narrows it at sign-in. */
 function testClientId(): Promise<string> {
-  testClient ??= registerTestClient(ALL_SCOPES);
+  testClient ??= registerTestClient([...ALL_SCOPES]);
   return testClient.then((c) => c.client_id);
 }

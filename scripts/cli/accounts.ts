@@ -1,0 +1,74 @@
+// users create | clients create: student accounts and OAuth clients, for operators. Secrets (a generated password,
+// a client secret) are printed once, as the last lines of stdout, and stored only as hashes.
+import { sql } from 'kysely';
+import { AccountTaken, createAccount, generatePassword } from '../../server/auth/accounts.ts';
+import { ALL_SCOPES } from '../../server/general/scopes.ts';
+import { registerClient } from '../../server/oauth/clients.ts';
+import { parse, UsageError, withDb } from './shared.ts';
+
+export async function createUser(args: string[]): Promise<void> {
+  const { values } = parse(args, {
+    email: { type: 'string' },
+    nickname: { type: 'string' },
+    'first-name': { type: 'string' },
+    'time-zone': { type: 'string' },
+    country: { type: 'string' },
+  });
+  const { email, nickname } = values;
+  if (!email || !/^[^@\s]+@[^@\s]+$/.test(email)) throw new UsageError('--email ADDRESS is required');
+  if (!nickname || !/^[A-Za-z0-9_]{3,30}$/.test(nickname)) throw new UsageError('--nickname is required: 3 to 30 letters, digits or underscores');
+  const country = values.country?.toLowerCase();
+  if (country !== undefined && !/^[a-z]{2}$/.test(country)) throw new UsageError('--country is an ISO alpha-2 code such as KZ');
+  const timeZone = values['time-zone'] ?? 'UTC';
+  try {
+    new Intl.DateTimeFormat('en', { timeZone });
+  } catch {
+    throw new UsageError(`--time-zone must be an IANA zone such as Asia/Almaty, got ${JSON.stringify(timeZone)}`);
+  }
+  // The password is generated, never taken on the command line, where shell history would keep it.
+  const password = generatePassword();
+  const account = await withDb((db) =>
+    createAccount(db, { email, nickname, first_name: values['first-name'] ?? nickname, password, time_zone: timeZone, country_code: country ?? null }).catch((error) => {
+      throw error instanceof AccountTaken ? new Error(error.message) : error;
+    }),
+  );
+  process.stderr.write(`created account ${account.id} (${account.email}, ${account.nickname}); its password is shown once, below\n`);
+  console.log(password);
+}
+
+export async function createClient(args: string[]): Promise<void> {
+  const { values } = parse(args, {
+    name: { type: 'string' },
+    'redirect-uri': { type: 'string', multiple: true },
+    confidential: { type: 'boolean' },
+    owner: { type: 'string' },
+    scopes: { type: 'string' },
+  });
+  const name = values.name?.trim();
+  if (!name) throw new UsageError('--name NAME is required (students see it on the sign-in page)');
+  const redirectUris = values['redirect-uri'] ?? [];
+  for (const uri of redirectUris) {
+    if (!URL.canParse(uri) || !/^https?:$/.test(new URL(uri).protocol)) throw new UsageError(`--redirect-uri must be an absolute http(s) URL, got ${JSON.stringify(uri)}`);
+  }
+  const scopes = values.scopes ? values.scopes.split(/[\s,]+/).filter(Boolean) : [...ALL_SCOPES];
+  const unknown = scopes.filter((s) => !ALL_SCOPES.includes(s as never));
+  if (unknown.length > 0) throw new UsageError(`unknown scope ${unknown.join(', ')}; scopes are: ${ALL_SCOPES.join(' ')}`);
+  if (values.owner && !values.confidential) throw new UsageError('--owner needs --confidential: client credentials require a client secret');
+  if (redirectUris.length === 0 && !values.owner) throw new UsageError('give at least one --redirect-uri (authorization code), or --confidential --owner EMAIL (client credentials)');
+
+  const client = await withDb(async (db) => {
+    let ownerId: string | undefined;
+    if (values.owner) {
+      const owner = await db.selectFrom('users').select('id').where(sql`lower(email)`, '=', values.owner.toLowerCase()).executeTakeFirst();
+      if (!owner) throw new Error(`no account has the e-mail ${values.owner}`);
+      ownerId = owner.id;
+    }
+    return registerClient(db, { name, redirect_uris: redirectUris, scopes, confidential: Boolean(values.confidential), ...(ownerId ? { owner_user_id: ownerId } : {}) });
+  });
+  process.stderr.write(
+    `registered ${values.confidential ? 'confidential' : 'public'} client "${name}" with scopes ${scopes.join(' ')}\n` +
+      (client.client_secret ? 'client_id and client_secret below; the secret is shown once and stored only as a hash\n' : 'client_id below; a public client uses PKCE and has no secret\n'),
+  );
+  console.log(client.client_id);
+  if (client.client_secret) console.log(client.client_secret);
+}
