@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/connect.ts';
 import type { Config } from './config.ts';
 import { docsRoutes } from './docs.ts';
+import type { Tutor } from '../handlers/general/tutor/types.ts';
 import type { AccessTokenIssuer } from './auth/access-tokens.ts';
 import { GENERAL_PREFIX, general } from './general/index.ts';
 import { requestLogging } from './logger.ts';
@@ -19,6 +20,8 @@ export interface AppDeps {
   limitStores: LimitStores;
   /** Signs and verifies the general surface's OAuth access tokens. */
   tokens: AccessTokenIssuer;
+  /** The AI tutor of the general surface; absent: the built-in local tutor. */
+  tutor?: Tutor;
   config: Pick<Config, 'bodyLimitBytes' | 'validateResponses' | 'trustProxy'>;
   now?: () => Date;
 }
@@ -55,9 +58,11 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
 
   const generalSurface = await general({
     db: deps.db,
+    logger,
     limitStores: deps.limitStores,
     tokens: deps.tokens,
     now,
+    ...(deps.tutor ? { tutor: deps.tutor } : {}),
     ...(onContractViolation ? { onContractViolation } : {}),
   });
   app.use((req, res, next) => (isUnder(req.path, GENERAL_PREFIX) ? generalSurface.serve(req, res, next) : next()));

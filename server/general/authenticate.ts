@@ -3,18 +3,21 @@
 // `Authorization: Bearer`, and the key also from `X-Service-API-Key`. Each yields a typed GeneralPrincipal.
 import type { Request } from 'express';
 import { Passport } from 'passport';
+import type { Logger } from 'pino';
 import { Strategy as BearerStrategy } from 'passport-http-bearer';
 import type { Db } from '../../db/connect.ts';
 import { findGrantAccount, findPersonalKeyAccount } from '../../db/queries/principals.ts';
 import type { AccessTokenIssuer } from '../auth/access-tokens.ts';
 import { hashApiKey, looksLikeApiKey } from '../auth/api-keys.ts';
+import { keyUseRecorder } from '../auth/key-use.ts';
 import type { AuthOutcome } from '../surface.ts';
 import { limitsOf } from './plans.ts';
 import type { GeneralPrincipal, Scope } from './principal.ts';
 
 type Verify = (token: string) => Promise<GeneralPrincipal | undefined>;
 
-export function generalAuthenticators(db: Db, tokens: AccessTokenIssuer) {
+export function generalAuthenticators(db: Db, tokens: AccessTokenIssuer, logger: Logger, now: () => Date) {
+  const recordKeyUse = keyUseRecorder(db, logger, now);
   const verifyAccessToken: Verify = async (token) => {
     const claims = await tokens.verify(token);
     if (!claims) return undefined;
@@ -36,6 +39,7 @@ export function generalAuthenticators(db: Db, tokens: AccessTokenIssuer) {
     const account = looksLikeApiKey(key) ? await findPersonalKeyAccount(db, hashApiKey(key)) : undefined;
     if (!account) return undefined;
     const { user_id, plan, time_zone, country_code, key_id, prefix, scopes } = account;
+    recordKeyUse({ id: key_id, prefix });
     return { user_id, plan, limits: limitsOf(account), time_zone, country_code, scopes: scopes as Scope[], credential: { kind: 'api_key', key_id, prefix } };
   };
 

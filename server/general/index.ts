@@ -2,6 +2,7 @@
 // plan, and its handlers.
 import { readFileSync } from 'node:fs';
 import type { Request } from 'express';
+import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
 import type { Tutor } from '../../handlers/general/tutor/types.ts';
 import { generalHandlers } from '../../handlers/general/index.ts';
@@ -25,6 +26,7 @@ export function loadGeneralContract(): Promise<Contract> {
 
 export interface GeneralDeps {
   db: Db;
+  logger: Logger;
   limitStores: LimitStores;
   tokens: AccessTokenIssuer;
   now: () => Date;
@@ -38,7 +40,7 @@ export async function general(deps: GeneralDeps) {
   const limit = planLimiter(deps.limitStores);
   const serve = serveSurface<GeneralPrincipal>({
     contract,
-    authenticators: generalAuthenticators(deps.db, deps.tokens),
+    authenticators: generalAuthenticators(deps.db, deps.tokens, deps.logger, deps.now),
     challenge: (failure) => (failure === 'invalid' ? `${REALM}, error="invalid_token"` : REALM),
     unauthorizedDetail: (failure) =>
       failure === 'missing'
