@@ -1,0 +1,25 @@
+// npm run contract:coverage
+// Runs the whole test suite, then prints which documented statuses of each operation the tests exercised (from the
+// report the root hook writes, .contract-coverage.json). Exits non-zero when the suite failed or any operation or
+// documented status went untested.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { coverageTable, gapMessage, REPORT_FILE, type OperationCoverage } from '../test/support/coverage.ts';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const started = Date.now();
+const env = { ...process.env };
+delete env.CONTRACT_COVERAGE;
+const mocha = spawnSync(process.execPath, [fileURLToPath(new URL('../node_modules/mocha/bin/mocha.js', import.meta.url))], { cwd: root, env, stdio: 'inherit' });
+
+if (!existsSync(REPORT_FILE) || statSync(REPORT_FILE).mtimeMs < started) {
+  console.error('\nThe test run wrote no coverage report (it stopped before its end, or ran only part of the suite).');
+  process.exit(1);
+}
+const rows = (JSON.parse(readFileSync(REPORT_FILE, 'utf8')) as { operations: OperationCoverage[] }).operations;
+console.log(`\nContract coverage (documented statuses × what the tests exercised):\n\n${coverageTable(rows)}\n`);
+const gaps = gapMessage(rows);
+if (gaps) console.error(gaps);
+else console.log(`Every documented status of all ${rows.length} operations was exercised.`);
+process.exit(gaps || mocha.status !== 0 ? 1 : 0);

@@ -1,0 +1,101 @@
+// The statuses every operation documents for reasons outside its own input: a method the path lacks (405), a body
+// over the limit (413), a spent limit (429), a database that is down (500). Each is provoked for real, for every
+// operation of every surface that documents it, so the contract coverage check sees them exercised.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import { connect, type Db } from '../../db/connect.ts';
+import { surfaces } from '../../scripts/surfaces.ts';
+import { operationsOf, validRequest, type GeneratedRequest, type OperationUnderTest } from '../property/requests.ts';
+import { contractClient } from '../support/contract.ts';
+import { ROOMY, surfacesUnderTest, type Client } from '../support/surfaces-under-test.ts';
+
+const OTHER_METHODS = ['post', 'put', 'patch', 'delete', 'get'] as const;
+const BODY_LIMIT = 100 * 1024; // buildApp's bodyLimitBytes
+
+/**
+ * One valid request for the operation (fixed seed: the same request every run), with the spec's first named body
+ * example when it has one, so that rules beyond the schema (a real time zone, say) hold too.
+ */
+function sampleRequest(op: OperationUnderTest, spec: any): GeneratedRequest {
+  const request = fc.sample(validRequest(op), { numRuns: 1, seed: 7 })[0]!;
+  const examples = spec.paths[op.pathTemplate][op.method].requestBody?.content?.['application/json']?.examples;
+  const example = examples && (Object.values(examples)[0] as { value?: unknown }).value;
+  return example === undefined ? request : { ...request, body: example };
+}
+
+function send({ app, credentials }: Client, request: GeneratedRequest) {
+  const call = contractClient(app)[request.method](request.url).set(request.headers).set(credentials);
+  return request.body === undefined ? call : call.set('Content-Type', 'application/json').send(JSON.stringify(request.body));
+}
+
+describe('documented statuses outside the input', () => {
+  // A PostgreSQL URL whose port nothing listens on: the real driver, failing the way an unreachable server fails.
+  let downDb: Db;
+  before(() => {
+    downDb = connect({ databaseUrl: 'postgres://postgres@127.0.0.1:1/unreachable' });
+  });
+  after(() => downDb.destroy());
+
+  for (const surface of surfaces) {
+    const under = surfacesUnderTest[surface];
+    if (!under) continue; // test/property/spec-driven.test.ts fails for a surface without an entry
+    const spec = JSON.parse(readFileSync(new URL(`../../generated/${surface}/openapi.json`, import.meta.url), 'utf8'));
+    describe(surface, () => {
+      // Credentials are costly on some surfaces (a sign-in), so one client serves every test but the 429s.
+      let shared: Client;
+      let onDownDb: Client;
+      before(async () => {
+        shared = await under.client(ROOMY);
+        onDownDb = await under.client(ROOMY, downDb);
+      });
+      for (const op of operationsOf(spec)) {
+        const documents = (status: number) => String(status) in spec.paths[op.pathTemplate][op.method].responses;
+        const anonymous = !op.secured && under.anonymous;
+        const clientFor = async (perMinute: number, db?: Db) =>
+          anonymous ? under.anonymous!(db) : perMinute === ROOMY ? (db ? onDownDb : shared) : under.client(perMinute, db);
+        describe(op.operationId, () => {
+          if (documents(405)) {
+            it('405 with Allow for a method its path lacks', async () => {
+              const methods = Object.keys(spec.paths[op.pathTemplate]);
+              const other = OTHER_METHODS.find((m) => !methods.includes(m))!;
+              const { app, credentials } = await clientFor(ROOMY);
+              const res = await contractClient(app)[other](sampleRequest(op, spec).url).set(credentials).expect(405);
+              assert.equal(res.body.code, 'method_not_allowed');
+              assert.ok(String(res.headers['allow']).split(', ').includes(op.method.toUpperCase()), `Allow: ${res.headers['allow']}`);
+            });
+          }
+
+          if (documents(413)) {
+            it('413 for a body over the limit, before reading it', async () => {
+              const { app, credentials } = await clientFor(ROOMY);
+              const request = sampleRequest(op, spec);
+              const res = await contractClient(app)[op.method](request.url).set(credentials).set('Content-Type', 'application/json').send(`"${'x'.repeat(BODY_LIMIT)}"`).expect(413);
+              assert.equal(res.body.code, 'payload_too_large');
+            });
+          }
+
+          if (documents(429)) {
+            it('429 with Retry-After once its limit is spent', async () => {
+              const client = await clientFor(1);
+              const request = sampleRequest(op, spec);
+              let res = await send(client, request);
+              for (let i = 0; i < 20 && res.status !== 429; i++) res = await send(client, request);
+              assert.equal(res.status, 429, `still ${res.status} after 21 requests`);
+              assert.equal(res.body.code, 'rate_limited');
+              assert.match(String(res.headers['retry-after']), /^\d+$/);
+            });
+          }
+
+          if (documents(500)) {
+            it('500 problem+json when the database is down', async () => {
+              const res = await send(await clientFor(ROOMY, downDb), sampleRequest(op, spec));
+              assert.equal(res.status, 500, `${res.status} ${res.body?.code}: ${res.body?.detail}`);
+              assert.equal(res.body.code, 'internal_error');
+            });
+          }
+        });
+      }
+    });
+  }
+});
