@@ -181,10 +181,12 @@ describe('listTasks', () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const res = await api.get(`/api/tasks?limit=3${cursor ? `&cursor=${cursor}` : ''}`).set(alice.headers).expect(200);
-      seen.push(...res.body.data);
-      cursor = res.body.next_cursor;
-      assert.equal(res.body.has_more, cursor !== null);
+      const body: { data: Array<Record<string, any>>; has_more: boolean; next_cursor: string | null } = (
+        await api.get(`/api/tasks?limit=3${cursor ? `&cursor=${cursor}` : ''}`).set(alice.headers).expect(200)
+      ).body;
+      seen.push(...body.data);
+      cursor = body.next_cursor;
+      assert.equal(body.has_more, cursor !== null);
       pages++;
     } while (cursor);
     assert.equal(pages, 3);
