@@ -33,7 +33,7 @@ export interface ComebackInputs {
 export interface ComebackDay {
   date: string;
   review_cards: number;
-  tasks: ActionItem[];
+  tasks: (ActionItem & { type: 'task' })[];
 }
 
 export interface ComebackPlan {

@@ -12,6 +12,7 @@
 import { DateTime } from 'luxon';
 import { planComeback, type ComebackPlan } from './comeback-plan.ts';
 import { describeSpan, inDays, plural, taskName } from './loop-wording.ts';
+import type { Readiness } from './readiness.ts';
 import { daysBetween, studentDay, type StudentDay } from './student-day.ts';
 
 /** A task due within this many hours outranks due cards. */
@@ -43,8 +44,8 @@ export interface LoopExam {
   /** 'YYYY-MM-DD' in the student's zone. */
   exam_date: string;
   deck_ids: readonly string[];
-  /** Today's readiness, 0..100, computed by readiness.ts (null when it cannot be computed). */
-  readiness_percent: number | null;
+  /** Today's readiness, from readiness.ts. */
+  readiness: Readiness;
 }
 
 export interface LoopInputs {
@@ -87,7 +88,7 @@ export interface ExamReadiness {
   subject: string;
   exam_date: string;
   days_left: number;
-  readiness_percent: number | null;
+  readiness: Readiness;
 }
 
 export interface DailyLoop {
@@ -127,7 +128,7 @@ export function planDailyLoop(inputs: LoopInputs): DailyLoop {
       subject: exam.subject,
       exam_date: exam.exam_date,
       days_left: daysBetween(day.today, exam.exam_date),
-      readiness_percent: exam.readiness_percent,
+      readiness: exam.readiness,
     })),
     comeback_plan: comeback,
   };
@@ -170,13 +171,12 @@ function nextAction(inputs: LoopInputs, day: StudentDay, tasks: readonly LoopTas
   const exam = exams.find((e) => daysBetween(day.today, e.exam_date) <= EXAM_PREP_DAYS);
   if (exam) {
     const days = daysBetween(day.today, exam.exam_date);
-    const readiness = exam.readiness_percent === null ? '' : ` and your readiness is ${exam.readiness_percent}%`;
     return {
       kind: 'prepare_exam',
       item: { type: 'exam', id: exam.id, title: exam.subject },
       card_count: null,
       due_at: null,
-      reason: `Nothing is due, your ${exam.subject} exam is ${inDays(days)}${readiness}: work on its topics or prep tasks.`,
+      reason: `Nothing is due, your ${exam.subject} exam is ${inDays(days)} and your readiness is ${exam.readiness.percent}%: work on its topics or prep tasks.`,
     };
   }
 

@@ -4,6 +4,7 @@ import { createAccount } from './accounts.ts';
 import { createMyApiKey, getMyProfile, listMyApiKeys, revokeMyApiKey, updateMyProfile } from './profile.ts';
 import { getSchedule } from './schedule.ts';
 import { createTask, deleteTask, getTask, listTasks, updateTask } from './tasks.ts';
+import { getTodayLoop } from './today.ts';
 import type { GeneralHandlers } from './types.ts';
 
 export const generalHandlers = {
@@ -19,4 +20,5 @@ export const generalHandlers = {
   updateTask,
   deleteTask,
   getSchedule,
+  getTodayLoop,
 } satisfies GeneralHandlers;

@@ -30,3 +30,8 @@ export function daysBetween(from: string, to: string): number {
 export function addDays(date: string, days: number): string {
   return DateTime.fromISO(date, { zone: 'UTC' }).plus({ days }).toISODate()!;
 }
+
+/** The instant the date ('YYYY-MM-DD') begins in the zone. */
+export function startOfDate(date: string, timeZone: string): Date {
+  return DateTime.fromISO(date, { zone: timeZone }).startOf('day').toJSDate();
+}

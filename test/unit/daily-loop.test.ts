@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { planDailyLoop, type LoopDeck, type LoopExam, type LoopInputs, type LoopTask } from '../../handlers/general/daily-loop.ts';
 import { spread } from '../../handlers/general/comeback-plan.ts';
+import { readiness } from '../../handlers/general/readiness.ts';
 import { studentDay } from '../../handlers/general/student-day.ts';
 
 const NOW = new Date('2026-11-22T10:00:00Z');
@@ -29,8 +30,9 @@ function deck(id: string, due_reviews: number, extra: Partial<LoopDeck> = {}): L
   return { id, title: `Deck ${id}`, due_reviews, overdue_reviews: 0, due_new: 0, ...extra };
 }
 
-function exam(id: string, exam_date: string, deck_ids: string[] = [], readiness_percent: number | null = null): LoopExam {
-  return { id, subject: `Subject ${id}`, exam_date, deck_ids, readiness_percent };
+/** An exam whose readiness comes from `study_days` of the last 14 alone (no cards or tasks linked). */
+function exam(id: string, exam_date: string, deck_ids: string[] = [], study_days = 0): LoopExam {
+  return { id, subject: `Subject ${id}`, exam_date, deck_ids, readiness: readiness({ now: NOW, cards: [], tasks: { total: 0, completed: 0 }, study_days }) };
 }
 
 describe('planDailyLoop', () => {
@@ -88,14 +90,14 @@ describe('planDailyLoop', () => {
           has_material: true,
           streak: 5,
           decks: [deck('big', 50), deck('anatomy', 12, { title: 'Anatomy' })],
-          exams: [exam('bio', '2026-11-24', ['anatomy'], 64)],
+          exams: [exam('bio', '2026-11-24', ['anatomy'], 7)],
         }),
       );
       assert.equal(loop.next_action.kind, 'review_cards');
       assert.deepEqual(loop.next_action.item, { type: 'deck', id: 'anatomy', title: 'Anatomy' });
       assert.equal(loop.next_action.card_count, 12);
       assert.equal(loop.next_action.reason, '12 cards of Anatomy are due and they prepare for your Subject bio exam in 2 days; doing it now keeps your 5-day streak.');
-      assert.deepEqual(loop.readiness, [{ exam_id: 'bio', subject: 'Subject bio', exam_date: '2026-11-24', days_left: 2, readiness_percent: 64 }]);
+      assert.deepEqual(loop.readiness.map((r) => [r.exam_id, r.exam_date, r.days_left, r.readiness.percent]), [['bio', '2026-11-24', 2, 50]]);
     });
 
     it('takes the deck with most due cards when no exam claims one, counting new cards outside a comeback', () => {
@@ -105,10 +107,10 @@ describe('planDailyLoop', () => {
     });
 
     it('suggests preparing for an exam within two weeks when nothing is due, with its readiness', () => {
-      const loop = planDailyLoop(inputs({ has_material: true, exams: [exam('far', '2027-01-20'), exam('near', '2026-11-30', [], 42)] }));
+      const loop = planDailyLoop(inputs({ has_material: true, exams: [exam('far', '2027-01-20'), exam('near', '2026-11-30', [], 6)] }));
       assert.equal(loop.next_action.kind, 'prepare_exam');
       assert.deepEqual(loop.next_action.item, { type: 'exam', id: 'near', title: 'Subject near' });
-      assert.match(loop.next_action.reason, /in 8 days and your readiness is 42%/);
+      assert.match(loop.next_action.reason, /in 8 days and your readiness is 43%/);
       assert.deepEqual(loop.readiness.map((r) => r.exam_id), ['near', 'far']);
     });
 
