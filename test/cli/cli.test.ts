@@ -163,6 +163,31 @@ describe('cli', function () {
     assert.equal(run.stdout, `stored ${rows} holidays of DE for 2026\n`);
   });
 
+  it('users create stores an Argon2id hash of a generated password, printed once as the last line; a taken e-mail fails', async () => {
+    const run = await cli(['users', 'create', '--email', 'kim@example.com', '--nickname', 'kim_cli', '--country', 'KZ', '--time-zone', 'Asia/Almaty'], env);
+    assert.equal(run.code, 0, run.stderr);
+    const password = run.stdout.trimEnd().split('\n').at(-1) ?? '';
+    assert.match(password, /^[\w-]{16}$/);
+    const row = await inspect((db) => db.selectFrom('users').select(['password_hash', 'country_code', 'time_zone']).where('email', '=', 'kim@example.com').executeTakeFirstOrThrow());
+    assert.match(row.password_hash!, /^\$argon2id\$/);
+    assert.deepEqual([row.country_code, row.time_zone], ['kz', 'Asia/Almaty']);
+    const again = await cli(['users', 'create', '--email', 'KIM@example.com', '--nickname', 'kim_other'], env);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /e-mail KIM@example.com exists already/);
+  });
+
+  it('clients create prints a confidential client’s id and secret once, storing only the secret’s hash', async () => {
+    const run = await cli(['clients', 'create', '--name', 'Sync', '--confidential', '--owner', 'kim@example.com', '--scopes', 'tasks:read tasks:write'], env);
+    assert.equal(run.code, 0, run.stderr);
+    const [clientId, secret] = run.stdout.trimEnd().split('\n').slice(-2);
+    const row = await inspect((db) => db.selectFrom('oauth_clients').select(['secret_hash', 'grants', 'scopes']).where('id', '=', clientId!).executeTakeFirstOrThrow());
+    assert.equal(row.secret_hash, createHash('sha256').update(secret!).digest('hex'));
+    assert.deepEqual(row.scopes, ['tasks:read', 'tasks:write']);
+    assert.ok(row.grants.includes('client_credentials'));
+    const unknownScope = await cli(['clients', 'create', '--name', 'X', '--redirect-uri', 'https://a.example/cb', '--scopes', 'root'], env);
+    assert.equal(unknownScope.code, 2);
+  });
+
   it('rejects a bad command line with exit code 2 and one error line, before touching the database', async () => {
     const cases: [string[], RegExp][] = [
       [['keys', 'create'], /^error: keys create: --name NAME is required/],
@@ -201,7 +226,7 @@ describe('cli', function () {
   it('--help lists every command and the environment variables', async () => {
     const run = await cli(['--help'], env);
     assert.equal(run.code, 0, run.stderr);
-    for (const text of ['migrate', 'seed [--demo] [--seed N]', 'keys create --name NAME', 'keys list', 'keys revoke PREFIX', 'holidays enable CC', 'DATABASE_URL', 'DATA_DIR']) {
+    for (const text of ['migrate', 'seed [--demo] [--seed N]', 'keys create --name NAME', 'keys list', 'keys revoke PREFIX', 'holidays enable CC', 'users create', 'clients create', 'DATABASE_URL', 'DATA_DIR']) {
       assert.ok(run.stdout.includes(text), `usage lacks ${text}`);
     }
   });
