@@ -1,6 +1,6 @@
-// What the daily loop reads about one student: open tasks, due cards per deck, upcoming exams with what their
-// readiness needs, and study activity (flashcard reviews and completed tasks). Every query filters on the user id.
-import { sql } from 'kysely';
+// What the daily loop reads about one student: open tasks, due cards per deck, upcoming exams and study activity
+// (flashcard reviews and completed tasks). What readiness needs comes from exams.ts. Every query filters on the
+// user id.
 import type { Db } from '../connect.ts';
 
 export async function findStreak(db: Db, userId: string): Promise<number | undefined> {
@@ -75,49 +75,14 @@ export async function listExamsFrom(db: Db, userId: string, fromDate: string) {
     .execute();
 }
 
-/** The decks linked to these exams. */
-export async function listExamDeckLinks(db: Db, userId: string, examIds: readonly string[]) {
-  if (examIds.length === 0) return [];
-  return db.selectFrom('exam_decks').select(['exam_id', 'deck_id']).where('user_id', '=', userId).where('exam_id', 'in', examIds).execute();
-}
-
-/** The cards of the decks linked to these exams, with what memory retrievability needs. */
-export async function listExamCards(db: Db, userId: string, examIds: readonly string[]) {
-  if (examIds.length === 0) return [];
-  return db
-    .selectFrom('exam_decks as ed')
-    .innerJoin('flashcard_cards as c', 'c.deck_id', 'ed.deck_id')
-    .select(['ed.exam_id', 'c.interval_days', 'c.last_reviewed_at'])
-    .where('ed.user_id', '=', userId)
-    .where('c.user_id', '=', userId)
-    .where('ed.exam_id', 'in', examIds)
-    .execute();
-}
-
-/** Linked prep tasks per exam: how many, and how many are completed. */
-export async function countExamTasks(db: Db, userId: string, examIds: readonly string[]) {
-  if (examIds.length === 0) return [];
-  return db
-    .selectFrom('exam_tasks as et')
-    .innerJoin('tasks as t', 't.id', 'et.task_id')
-    .where('et.user_id', '=', userId)
-    .where('t.user_id', '=', userId)
-    .where('et.exam_id', 'in', examIds)
-    .groupBy('et.exam_id')
-    .select((eb) => ['et.exam_id', eb.fn.countAll<number>().as('total'), eb.fn.countAll<number>().filterWhere('t.status', '=', 'completed').as('completed')])
-    .execute();
-}
-
 export interface StudyActivity {
   /** The latest review or task completion before `todayStart`, or null. */
   last_before_today: Date | null;
   studied_today: boolean;
-  /** Days (in `timeZone`) with activity from `windowStart` on. */
-  study_days: number;
 }
 
-/** Study activity (flashcard reviews and completed tasks) around today, days counted in the student's zone. */
-export async function findStudyActivity(db: Db, userId: string, timeZone: string, windowStart: Date, todayStart: Date): Promise<StudyActivity> {
+/** Study activity (flashcard reviews and completed tasks) before and since `todayStart`. */
+export async function findStudyActivity(db: Db, userId: string, todayStart: Date): Promise<StudyActivity> {
   const activity = db
     .selectFrom('flashcard_reviews')
     .select('reviewed_at as at')
@@ -135,8 +100,7 @@ export async function findStudyActivity(db: Db, userId: string, timeZone: string
     .select((eb) => [
       eb.fn.max('a.at').filterWhere('a.at', '<', todayStart).as('last_before_today'),
       eb.fn.countAll<number>().filterWhere('a.at', '>=', todayStart).as('today'),
-      sql<number>`count(distinct (${eb.ref('a.at')} at time zone ${timeZone})::date) filter (where ${eb.ref('a.at')} >= ${windowStart})`.as('study_days'),
     ])
     .executeTakeFirstOrThrow();
-  return { last_before_today: row.last_before_today, studied_today: Number(row.today) > 0, study_days: Number(row.study_days) };
+  return { last_before_today: row.last_before_today, studied_today: row.today > 0 };
 }
