@@ -122,7 +122,7 @@ export function planDailyLoop(inputs: LoopInputs): DailyLoop {
     generated_at: inputs.now.toISOString(),
     streak: inputs.streak,
     studied_today: inputs.studied_today,
-    next_action: nextAction(inputs, day, tasks, exams, comeback?.new_cards_paused ?? false),
+    next_action: nextAction(inputs, day, tasks, exams, comeback),
     readiness: exams.map((exam) => ({
       exam_id: exam.id,
       subject: exam.subject,
@@ -134,10 +134,12 @@ export function planDailyLoop(inputs: LoopInputs): DailyLoop {
   };
 }
 
-function nextAction(inputs: LoopInputs, day: StudentDay, tasks: readonly LoopTask[], exams: readonly LoopExam[], newCardsPaused: boolean): NextAction {
+function nextAction(inputs: LoopInputs, day: StudentDay, tasks: readonly LoopTask[], exams: readonly LoopExam[], comeback: ComebackPlan | null): NextAction {
   const now = inputs.now;
   const urgentBefore = now.getTime() + URGENT_TASK_HOURS * 3_600_000;
-  const streakNote = streakClause(inputs);
+  const newCardsPaused = comeback?.new_cards_paused ?? false;
+  // After a missed day the streak has already lapsed: there is nothing to keep (the comeback plan restarts it).
+  const streakNote = comeback || inputs.studied_today || inputs.streak === 0 ? '' : `; doing it now keeps your ${inputs.streak}-day streak`;
 
   const urgent = tasks.find((t) => t.due_at.getTime() <= urgentBefore);
   if (urgent) {
@@ -176,14 +178,14 @@ function nextAction(inputs: LoopInputs, day: StudentDay, tasks: readonly LoopTas
       item: { type: 'exam', id: exam.id, title: exam.subject },
       card_count: null,
       due_at: null,
-      reason: `Nothing is due, your ${exam.subject} exam is ${inDays(days)} and your readiness is ${exam.readiness.percent}%: work on its topics or prep tasks.`,
+      reason: `Nothing is due; your ${exam.subject} exam is ${inDays(days)} and your readiness is ${exam.readiness.percent}%: work on its topics or prep tasks.`,
     };
   }
 
   if (!inputs.has_material) {
     return idle('start_something', 'You have no tasks, decks or exams yet: add a task or create a deck to get a plan.');
   }
-  return idle('rest', inputs.studied_today ? 'You have studied today and nothing else is due: rest.' : 'Nothing is due right now: rest, or work ahead on an upcoming task.');
+  return idle('rest', inputs.studied_today ? 'You have studied today and nothing else is due: rest.' : 'Nothing is due right now: rest, or work ahead.');
 }
 
 function taskAction(task: LoopTask, reason: string): NextAction {
@@ -196,12 +198,6 @@ function cardAction(deck: LoopDeck, count: number, reason: string): NextAction {
 
 function idle(kind: 'rest' | 'start_something', reason: string): NextAction {
   return { kind, item: null, card_count: null, due_at: null, reason };
-}
-
-/** "; reviewing them now keeps your 5-day streak" only when today still needs its study activity. */
-function streakClause(inputs: LoopInputs): string {
-  if (inputs.studied_today || inputs.streak === 0) return '';
-  return `; doing it now keeps your ${inputs.streak}-day streak`;
 }
 
 function cardsDue(count: number, deckTitle: string): string {

@@ -160,12 +160,13 @@ describe('planDailyLoop', () => {
       assert.match(done.streak_action.reason, /already counts/);
     });
 
-    it('leaves new cards out of the next action while the backlog lasts', () => {
-      const action = planDailyLoop(comeback).next_action;
+    it('leaves new cards out of the next action while the backlog lasts, and claims no streak to keep', () => {
+      const action = planDailyLoop({ ...comeback, streak: 9 }).next_action;
       assert.equal(action.kind, 'review_cards');
       assert.equal(action.item?.id, 'anatomy');
       assert.equal(action.card_count, 70);
       assert.match(action.reason, /New cards stay paused/);
+      assert.doesNotMatch(action.reason, /streak/);
     });
 
     it('spreads overdue tasks in due order and cards with the remainder first, over 7 days without a near exam', () => {
