@@ -1,9 +1,11 @@
 // The SDK's general client against the real service over HTTP, on a student's whole key life cycle: an account
 // created without credentials, the profile read and changed with an access token, a personal key minted, used
-// by a key-holding client, and revoked. Every response is checked against the spec (checked-fetch.ts).
+// by a key-holding client, and revoked; and the tutor chat read as a stream of events. Every response is checked
+// against the spec (checked-fetch.ts).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { createGeneralClient } from '../../sdk/index.ts';
+import { localTutor } from '../../handlers/general/tutor/local.ts';
+import { createGeneralClient, sseEvents } from '../../sdk/index.ts';
 import { newStudent } from '../support/general-app.ts';
 import { contractCheckedFetch } from './checked-fetch.ts';
 import { listeningApp } from './listening.ts';
@@ -13,7 +15,7 @@ describe('SDK: createGeneralClient', () => {
   let fetch: Awaited<ReturnType<typeof contractCheckedFetch>>;
 
   before(async () => {
-    service = await listeningApp();
+    service = await listeningApp({ tutor: localTutor({ pauseMs: 0 }) });
     fetch = await contractCheckedFetch();
   });
   after(() => service?.close());
@@ -59,5 +61,18 @@ describe('SDK: createGeneralClient', () => {
     const refused = await scripted.GET('/api/users/me');
     assert.equal(refused.response.status, 401);
     assert.equal(refused.error?.code, 'unauthorized');
+  });
+
+  it('streamTutorChat: sseEvents reads the reply as it streams, from message.started to message.completed', async () => {
+    const student = await newStudent(service.app);
+    const client = createGeneralClient({ baseUrl: service.baseUrl, fetch, accessToken: student.token });
+    const { response } = await client.POST('/api/ai/chat', { body: { message: 'Can you explain the Krebs cycle?' }, parseAs: 'stream' });
+    const events: Array<{ name: string | undefined; data: { conversation_id?: string } }> = [];
+    for await (const event of sseEvents(response)) events.push({ name: event.event, data: JSON.parse(event.data) });
+    assert.equal(events[0]?.name, 'message.started');
+    assert.equal(events.at(-1)?.name, 'message.completed');
+    const deltas = events.filter((e) => e.name === 'message.delta');
+    assert.ok(deltas.length > 0, 'the reply arrives in pieces');
+    assert.ok(events.every((e) => e.data.conversation_id === undefined || e.data.conversation_id === events[0]!.data.conversation_id));
   });
 });
