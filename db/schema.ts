@@ -105,6 +105,60 @@ export interface FlashcardDecksTable {
   user_id: string;
   title: string;
   created_at: CreatedAt;
+  description: Generated<string>;
+  course: string | null;
+  updated_at: Generated<Date>;
+}
+
+/** A card with its SM-2 parameters; `ease` is a double, returned exactly as stored. */
+export interface FlashcardCardsTable {
+  id: Generated<string>;
+  deck_id: string;
+  user_id: string;
+  front: string;
+  back: string;
+  ease: Generated<number>;
+  repetitions: Generated<number>;
+  interval_days: Generated<number>;
+  next_due_at: Timestamp;
+  last_reviewed_at: Timestamp | null;
+  created_at: CreatedAt;
+  updated_at: Generated<Date>;
+}
+
+/** One graded review and the SM-2 parameters it produced; card_id is null once the card is deleted. */
+export interface FlashcardReviewsTable {
+  id: Generated<string>;
+  card_id: string | null;
+  user_id: string;
+  grade: number;
+  reviewed_at: Timestamp;
+  ease: number;
+  repetitions: number;
+  interval_days: number;
+  next_due_at: Timestamp;
+}
+
+export interface ExamsTable {
+  id: Generated<string>;
+  user_id: string;
+  subject: string;
+  exam_date: DateOnly;
+  notes: Generated<string>;
+  created_at: CreatedAt;
+  updated_at: Generated<Date>;
+}
+
+export interface ExamDecksTable {
+  exam_id: string;
+  deck_id: string;
+  user_id: string;
+}
+
+export interface ExamTasksTable {
+  exam_id: string;
+  task_id: string;
+  user_id: string;
 }
 
 /** A task: one-off, or one occurrence of a recurring series (recurrence + series_starts_at, series_id). */
@@ -180,6 +234,11 @@ export interface Database {
   users: UsersTable;
   api_keys: ApiKeysTable;
   flashcard_decks: FlashcardDecksTable;
+  flashcard_cards: FlashcardCardsTable;
+  flashcard_reviews: FlashcardReviewsTable;
+  exams: ExamsTable;
+  exam_decks: ExamDecksTable;
+  exam_tasks: ExamTasksTable;
   ai_messages: AiMessagesTable;
   study_rooms: StudyRoomsTable;
   tasks: TasksTable;

@@ -22,6 +22,194 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/exams": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The student's exam plans
+         * @description The current student's exams, soonest first, each with its readiness. Cursor-paginated.
+         */
+        get: operations["listExams"];
+        put?: never;
+        /**
+         * Plan an exam
+         * @description Plans an exam for a subject on a date, with the student's decks and tasks that prepare for it. Linking a deck or
+         *     task that is not the student's (or does not exist) is a `400` naming it.
+         */
+        post: operations["createExam"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exams/{exam_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One exam plan
+         * @description One of the student's exams with its linked decks and tasks and its readiness, computed now.
+         */
+        get: operations["getExam"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an exam plan
+         * @description Deletes the exam and its links; the decks and tasks stay.
+         */
+        delete: operations["deleteExam"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an exam plan
+         * @description Changes the fields sent; `deck_ids` and `task_ids` replace the linked sets. Linking a deck or task that is not
+         *     the student's is a `400`.
+         */
+        patch: operations["updateExam"];
+        trace?: never;
+    };
+    "/api/flashcards/cards/{card_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One flashcard
+         * @description One of the student's cards with its SM-2 parameters exactly as stored.
+         */
+        get: operations["getCard"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a flashcard
+         * @description Deletes the card. Its past reviews stay counted as study days.
+         */
+        delete: operations["deleteCard"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a flashcard's text
+         * @description Changes the front or back; the SM-2 parameters change only through reviews.
+         */
+        patch: operations["updateCard"];
+        trace?: never;
+    };
+    "/api/flashcards/cards/{card_id}/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record a graded review
+         * @description Records the student's grade (0 to 5) for the card and moves its SM-2 parameters as SM-2 prescribes: a grade of
+         *     3 or more advances `repetitions` and sets the interval to 1 day, then 6, then the previous interval times the ease
+         *     (rounded to the nearest day); a grade below 3 restarts at `repetitions` 0 and 1 day. The ease moves by
+         *     0.1 - (5 - grade) × (0.08 + (5 - grade) × 0.02), never below 1.3. `next_due_at` is the review time plus the
+         *     interval in days, in the student's time zone. The review and the card change are written together.
+         *
+         *     Retries: send an `Idempotency-Key`; a retry with the same key and grade gets the first response again and
+         *     records nothing, so a review lost to a dropped connection is never counted twice.
+         */
+        post: operations["reviewCard"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/flashcards/decks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The student's flashcard decks
+         * @description The current student's decks, newest first, each with its card count and how many cards are due now.
+         *     Cursor-paginated.
+         */
+        get: operations["listDecks"];
+        put?: never;
+        /**
+         * Create a flashcard deck
+         * @description Creates an empty deck; add cards with `POST /api/flashcards/decks/{deck_id}/cards`. Send an `Idempotency-Key`
+         *     to retry safely.
+         */
+        post: operations["createDeck"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/flashcards/decks/{deck_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One flashcard deck
+         * @description One of the student's decks with the spaced-repetition summary of its cards.
+         */
+        get: operations["getDeck"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a flashcard deck
+         * @description Deletes the deck with its cards and unlinks it from exams. Past reviews stay counted as study days.
+         */
+        delete: operations["deleteDeck"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a flashcard deck
+         * @description Changes the fields sent; the cards stay as they are.
+         */
+        patch: operations["updateDeck"];
+        trace?: never;
+    };
+    "/api/flashcards/decks/{deck_id}/cards": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The cards of a deck
+         * @description The cards of one of the student's decks, in the order they were added, with their SM-2 parameters.
+         *     `due=true` keeps only the cards due now (a review session). Cursor-paginated.
+         */
+        get: operations["listCards"];
+        put?: never;
+        /**
+         * Add a card to a deck
+         * @description Adds a card to one of the student's decks. A new card has ease 2.5, no repetitions and is due at once.
+         */
+        post: operations["createCard"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/schedule": {
         parameters: {
             query?: never;
@@ -112,6 +300,29 @@ export interface paths {
         patch: operations["updateTask"];
         trace?: never;
     };
+    "/api/today/loop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What to do now
+         * @description The daily loop for the student behind the credentials, computed for now in their time zone: the next action
+         *     (what, which deck, task or exam, and why), today's readiness per upcoming exam (the formula of `Readiness`), and
+         *     a comeback plan when days were missed since the last study day (`null` otherwise). The answer is deterministic:
+         *     the same data at the same moment gives the same result. See `TodayLoop` for the priority order.
+         */
+        get: operations["getTodayLoop"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/users/me": {
         parameters: {
             query?: never;
@@ -187,6 +398,104 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
+         * @description A flashcard with its SM-2 parameters, returned exactly as stored: `ease` (the E-Factor, at least 1.3, 2.5 for a
+         *     new card), `repetitions` (successful reviews in a row), `interval_days` (the last interval SM-2 chose) and
+         *     `next_due_at` (the last review plus `interval_days` days, in the student's time zone; the creation time for a new
+         *     card, so it is due at once).
+         */
+        Card: {
+            /** @example Bimolecular nucleophilic substitution. */
+            back: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            deck_id: string;
+            /** @example 2.5 */
+            ease: number;
+            /** @example What does SN2 stand for? */
+            front: string;
+            /** Format: uuid */
+            id: string;
+            interval_days: number;
+            /** Format: date-time */
+            last_reviewed_at: string | null;
+            /** Format: date-time */
+            next_due_at: string;
+            repetitions: number;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        CardList: {
+            /** @description Cards in the order they were added. */
+            data: components["schemas"]["Card"][];
+            has_more: boolean;
+            /** @description Pass as `cursor` for the next page; `null` on the last page. */
+            next_cursor: string | null;
+        };
+        /** @description The text to change; the SM-2 parameters change only through reviews. */
+        CardUpdate: {
+            back?: string;
+            front?: string;
+        };
+        /**
+         * @description How to catch up after missed days. A missed day is a day (in the student's time zone) with no study activity (a
+         *     flashcard review or a completed task) between the last day with activity and today; one missed day is enough for
+         *     a plan. The backlog (cards of reviewed decks and open tasks that fell due before today began; tasks due before
+         *     now) is spread over the days left: up to the day before the nearest exam after today when it is at most 7 days
+         *     away, else 7 days from today. Cards and tasks are each split as evenly as whole numbers allow, the remainder on
+         *     the earliest days, tasks in order of due date; days with nothing to do are left out. New cards (never reviewed)
+         *     are paused until the backlog is planned to be cleared.
+         */
+        ComebackPlan: {
+            backlog: {
+                overdue_cards: number;
+                overdue_tasks: number;
+            };
+            /** @description The share of the backlog for each day, from today. */
+            days: {
+                /** Format: date */
+                date: string;
+                /** @description Overdue cards to review that day, on top of the cards that fall due that day. */
+                review_cards: number;
+                /** @description Overdue tasks to close that day. */
+                tasks: {
+                    /** Format: uuid */
+                    id: string;
+                    title: string;
+                    /** @constant */
+                    type: "task";
+                }[];
+            }[];
+            /**
+             * Format: uuid
+             * @description The exam that sets `plan_until`, or null when the default 7-day horizon does.
+             */
+            exam_id: string | null;
+            /**
+             * Format: date
+             * @description The last day with study activity before today.
+             */
+            last_study_date: string;
+            /** @example 3 */
+            missed_days: number;
+            /** @description True while there is a backlog; new cards are left out of the next action until `new_cards_resume_on`. */
+            new_cards_paused: boolean;
+            /**
+             * Format: date
+             * @description The first day new cards come back; null when nothing is paused.
+             */
+            new_cards_resume_on: string | null;
+            /**
+             * Format: date
+             * @description The last day the plan may use.
+             */
+            plan_until: string;
+            /** @description The smallest action that makes today a study day; kind `rest` once today already counts. */
+            streak_action: components["schemas"]["LoopAction"];
+            /** @example You missed 3 days. 90 overdue cards are spread over the 5 days before your Biology exam on 2026-11-27 (up to 18 cards a day); new cards are paused until 2026-11-27. */
+            summary: string;
+        };
+        /**
          * @description Lower-case ISO 3166-1 alpha-2 code of the student's country; its public holidays appear in the schedule.
          * @example kz
          */
@@ -194,6 +503,89 @@ export interface components {
         CreatedPersonalApiKey: components["schemas"]["PersonalApiKey"] & {
             /** @description The key. This is the only time it is shown; store it now. */
             key: string;
+        };
+        /**
+         * @description A flashcard deck of the current student, with a summary of its cards' spaced-repetition state. `due_count`
+         *     counts the cards whose `next_due_at` has passed (new cards are due at once); `next_due_at` is the earliest
+         *     `next_due_at` of its cards (`null` for an empty deck).
+         */
+        Deck: {
+            card_count: number;
+            /**
+             * @description The course the deck belongs to, as the student names it (the same names as tasks' `course`).
+             * @example CHEM 201
+             */
+            course: string | null;
+            /** Format: date-time */
+            created_at: string;
+            description: string;
+            /** @description Cards due for review now. */
+            due_count: number;
+            /** Format: uuid */
+            id: string;
+            /** @description Cards never reviewed. */
+            new_count: number;
+            /**
+             * Format: date-time
+             * @description When the next card falls due (in the past when cards are due now).
+             */
+            next_due_at: string | null;
+            /** @example Organic chemistry — reactions */
+            title: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        DeckList: {
+            /** @description Decks, newest first. */
+            data: components["schemas"]["Deck"][];
+            has_more: boolean;
+            /** @description Pass as `cursor` for the next page; `null` on the last page. */
+            next_cursor: string | null;
+        };
+        /** @description The fields to change; send only those. `course` may be `null` to clear it. */
+        DeckUpdate: {
+            course?: string | null;
+            description?: string;
+            title?: string;
+        };
+        /** @description An exam of the current student, the decks and tasks that prepare for it, and the readiness for it now. */
+        Exam: {
+            /** Format: date-time */
+            created_at: string;
+            /** @description Days from today (the student's time zone) to `exam_date`; 0 on the day, negative once past. */
+            days_left: number;
+            /** @description The linked decks. */
+            deck_ids: string[];
+            /** Format: date */
+            exam_date: string;
+            /** Format: uuid */
+            id: string;
+            notes: string;
+            readiness: components["schemas"]["Readiness"];
+            /** @example Organic chemistry */
+            subject: string;
+            /** @description The linked prep tasks. */
+            task_ids: string[];
+            /** Format: date-time */
+            updated_at: string;
+        };
+        ExamList: {
+            /** @description Exams by date, soonest first. */
+            data: components["schemas"]["Exam"][];
+            has_more: boolean;
+            /** @description Pass as `cursor` for the next page; `null` on the last page. */
+            next_cursor: string | null;
+        };
+        /** @description The fields to change; send only those. `deck_ids` and `task_ids` replace the linked sets. */
+        ExamUpdate: {
+            /** @description Decks of the student that prepare for the exam; replaces the linked set. A deck that is not the student's is a `400`. */
+            deck_ids?: string[];
+            /** Format: date */
+            exam_date?: string;
+            notes?: string;
+            subject?: string;
+            /** @description Tasks of the student that prepare for the exam; replaces the linked set. A task that is not the student's is a `400`. */
+            task_ids?: string[];
         };
         /** @description One day off. A holiday of several days appears once per day. */
         Holiday: {
@@ -216,6 +608,42 @@ export interface components {
              */
             on_date: string;
         };
+        /**
+         * @description One thing to do, with the item it concerns and a sentence that says why. `kind`:
+         *     - `review_cards`: review `card_count` due cards of the deck in `item`;
+         *     - `do_task`: work on (and close) the task in `item`, due at `due_at`;
+         *     - `prepare_exam`: prepare for the exam in `item`;
+         *     - `rest`: nothing is due (or, as a streak action, today already counts as a study day);
+         *     - `start_something`: the student has nothing yet (or, as a streak action, any review or completed task will do).
+         */
+        LoopAction: {
+            /** @description For `review_cards`, how many cards to review; null otherwise. */
+            card_count: number | null;
+            /**
+             * Format: date-time
+             * @description For `do_task`, when the task is due (UTC); null otherwise.
+             */
+            due_at: string | null;
+            /** @description The deck, task or exam the action is about; null for `rest` and `start_something`. */
+            item: {
+                /** Format: uuid */
+                id: string;
+                /** @description The deck's or task's title, or the exam's subject. */
+                title: string;
+                /** @enum {string} */
+                type: "deck" | "task" | "exam";
+            } | null;
+            /**
+             * @example review_cards
+             * @enum {string}
+             */
+            kind: "review_cards" | "do_task" | "prepare_exam" | "rest" | "start_something";
+            /**
+             * @description Why this, now, in a sentence a student can read.
+             * @example 12 cards of Anatomy are due and they prepare for your Biology exam in 2 days; doing it now keeps your 5-day streak.
+             */
+            reason: string;
+        };
         NewAccount: {
             country_code?: components["schemas"]["CountryCodeLower"];
             /** Format: email */
@@ -225,6 +653,26 @@ export interface components {
             /** @description At least 10 characters. Stored only as an Argon2id hash. */
             password: string;
             time_zone?: components["schemas"]["TimeZone"];
+        };
+        NewCard: {
+            back: string;
+            front: string;
+        };
+        NewDeck: {
+            course?: string | null;
+            /** @description Empty when absent. */
+            description?: string;
+            title: string;
+        };
+        NewExam: {
+            /** @description Decks of the student that prepare for the exam; replaces the linked set. A deck that is not the student's is a `400`. */
+            deck_ids?: string[];
+            /** Format: date */
+            exam_date: string;
+            notes?: string;
+            subject: string;
+            /** @description Tasks of the student that prepare for the exam; replaces the linked set. A task that is not the student's is a `400`. */
+            task_ids?: string[];
         };
         /**
          * @description 3 to 30 letters, digits or underscores; unique regardless of case.
@@ -238,6 +686,13 @@ export interface components {
              *     `keys:manage` (a key cannot mint keys unless asked for explicitly).
              */
             scopes?: components["schemas"]["Scope"][];
+        };
+        NewReview: {
+            /**
+             * @description SM-2 quality of the answer: 5 perfect, 4 correct after hesitation, 3 correct with serious difficulty,
+             *     2 wrong but the answer seemed easy, 1 wrong but remembered on seeing it, 0 blackout. Below 3 restarts the card.
+             */
+            grade: number;
         };
         /**
          * @description A new task. `title`, `due_at` and `course` are required, as the product contract sends them on creation (`course`
@@ -351,6 +806,59 @@ export interface components {
             time_zone?: components["schemas"]["TimeZone"];
             /** Format: uuid */
             university_id?: string | null;
+        };
+        /**
+         * @description How ready the student is for an exam, with the parts it is made of:
+         *
+         *     - `memory`: the mean estimated retrievability of the cards of the linked decks, R = exp(-t/S) per card, where t
+         *       is the days since the card's last review and S its SM-2 `interval_days`; a card never reviewed counts 0.
+         *       `null` when no linked deck has cards.
+         *     - `coverage`: completed prep tasks / linked prep tasks; `null` when no task is linked.
+         *     - `consistency`: study days among the last 14 (today included, in the student's time zone) / 14; a study day
+         *       is a day with a flashcard review or a completed task, for any subject.
+         *
+         *     `percent` = round(100 × (0.5 × memory + 0.3 × coverage + 0.2 × consistency)). When a component is `null` its
+         *     weight is left out and the others are scaled up to sum to 1; `weights` shows the weights used.
+         */
+        Readiness: {
+            consistency: number;
+            coverage: number | null;
+            /** @description The counts behind the components. */
+            details: {
+                cards: number;
+                cards_reviewed: number;
+                study_days: number;
+                tasks: number;
+                tasks_completed: number;
+                window_days: number;
+            };
+            memory: number | null;
+            /** @example 64 */
+            percent: number;
+            weights: {
+                consistency: number;
+                coverage: number;
+                memory: number;
+            };
+        };
+        /** @description One graded review and the SM-2 parameters it gave the card. */
+        Review: {
+            /** Format: uuid */
+            card_id: string;
+            ease: number;
+            grade: number;
+            /** Format: uuid */
+            id: string;
+            interval_days: number;
+            /** Format: date-time */
+            next_due_at: string;
+            repetitions: number;
+            /** Format: date-time */
+            reviewed_at: string;
+        };
+        ReviewResult: {
+            card: components["schemas"]["Card"];
+            review: components["schemas"]["Review"];
         };
         /** @description One week, Monday to Sunday, in the student's time zone. */
         Schedule: {
@@ -525,6 +1033,52 @@ export interface components {
          */
         TimeZone: string;
         /**
+         * @description What the student should do now, how ready they are for their exams today, and a comeback plan after missed days.
+         *     Computed for "now" in the student's time zone (profile `time_zone`) by a deterministic planner: the same data at
+         *     the same moment always gives the same answer (ties are broken by id).
+         *
+         *     `next_action` is the first match of:
+         *     1. an open task overdue or due within 6 hours (earliest due first) → `do_task`;
+         *     2. due cards of a deck linked to an upcoming exam (nearest exam first, then the deck with most due cards) →
+         *        `review_cards`;
+         *     3. due cards of any other deck (most due first) → `review_cards`;
+         *     4. an open task due later today → `do_task`;
+         *     5. an exam within 14 days (nearest first) → `prepare_exam`;
+         *     6. otherwise `rest`, or `start_something` when the student has no tasks, decks or exams at all.
+         *
+         *     While a comeback plan has a backlog, new (never reviewed) cards do not count as due.
+         */
+        TodayLoop: {
+            /** @description Present (not null) only when at least one day was missed since the last day with study activity. */
+            comeback_plan: components["schemas"]["ComebackPlan"] | null;
+            /**
+             * Format: date-time
+             * @description The moment the loop was computed for (UTC).
+             */
+            generated_at: string;
+            next_action: components["schemas"]["LoopAction"];
+            /** @description Today's readiness for each exam from today on, nearest first. */
+            readiness: {
+                days_left: number;
+                /** Format: date */
+                exam_date: string;
+                /** Format: uuid */
+                exam_id: string;
+                readiness: components["schemas"]["Readiness"];
+                subject: string;
+            }[];
+            /** @description The student's streak of study days, as on the profile. */
+            streak: number;
+            /** @description Whether today already has study activity (a flashcard review or a completed task). */
+            studied_today: boolean;
+            time_zone: components["schemas"]["TimeZone"];
+            /**
+             * Format: date
+             * @description Today in the student's time zone.
+             */
+            today: string;
+        };
+        /**
          * @description The current student's own profile. `nickname`, `first_name`, `avatar_url`, `bio`, `xp` and `premium_tier`
          *     are the same values the partner surface shows in the public profile (`joined_at` too).
          */
@@ -692,10 +1246,30 @@ export interface components {
     };
     parameters: {
         /**
+         * @description The card's `id`. Another student's card answers `404`, like one that does not exist.
+         * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
+         */
+        CardId: string;
+        /**
          * @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400.
          * @example eyJrIjpbIjIwMjYtMTEtMjVUMTA6MDA6MDBaIiwiN2Y1YyJdfQ
          */
         Cursor: string;
+        /**
+         * @description The deck's `id`. Another student's deck answers `404`, like one that does not exist.
+         * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
+         */
+        DeckId: string;
+        /**
+         * @description `true`: only the cards due for review now; `false` or absent: all cards.
+         * @example true
+         */
+        DueFilter: boolean;
+        /**
+         * @description The exam's `id`. Another student's exam answers `404`, like one that does not exist.
+         * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
+         */
+        ExamId: string;
         /**
          * @description A key of your choice (a UUID is a good one), 1–255 characters, that makes a create safe to retry. The first
          *     successful response to a key is stored with a hash of the request body for 24 hours: a retry with the same key and
@@ -780,6 +1354,673 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listExams: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400.
+                 * @example eyJrIjpbIjIwMjYtMTEtMjVUMTA6MDA6MDBaIiwiN2Y1YyJdfQ
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of exams. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExamList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createExam: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key of your choice (a UUID is a good one), 1–255 characters, that makes a create safe to retry. The first
+                 *     successful response to a key is stored with a hash of the request body for 24 hours: a retry with the same key and
+                 *     body gets that response again (with `Idempotent-Replayed: true`) and creates nothing; the same key with a
+                 *     different body is a `422 idempotency_key_reused`; a retry while the first request is still running is a
+                 *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
+                 * @example 2f1d6c2e-8a0b-4b4e-9d7a-0c5e3b9f1a77
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewExam"];
+            };
+        };
+        responses: {
+            /** @description The exam plan (or, for a retried Idempotency-Key, the first response). */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Exam"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getExam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The exam's `id`. Another student's exam answers `404`, like one that does not exist.
+                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
+                 */
+                exam_id: components["parameters"]["ExamId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The exam plan. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Exam"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteExam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The exam's `id`. Another student's exam answers `404`, like one that does not exist.
+                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
+                 */
+                exam_id: components["parameters"]["ExamId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateExam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The exam's `id`. Another student's exam answers `404`, like one that does not exist.
+                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
+                 */
+                exam_id: components["parameters"]["ExamId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExamUpdate"];
+            };
+        };
+        responses: {
+            /** @description The changed exam plan. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Exam"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getCard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The card's `id`. Another student's card answers `404`, like one that does not exist.
+                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
+                 */
+                card_id: components["parameters"]["CardId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The card. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Card"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteCard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The card's `id`. Another student's card answers `404`, like one that does not exist.
+                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
+                 */
+                card_id: components["parameters"]["CardId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateCard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The card's `id`. Another student's card answers `404`, like one that does not exist.
+                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
+                 */
+                card_id: components["parameters"]["CardId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CardUpdate"];
+            };
+        };
+        responses: {
+            /** @description The changed card. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Card"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    reviewCard: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key of your choice (a UUID is a good one), 1–255 characters, that makes a create safe to retry. The first
+                 *     successful response to a key is stored with a hash of the request body for 24 hours: a retry with the same key and
+                 *     body gets that response again (with `Idempotent-Replayed: true`) and creates nothing; the same key with a
+                 *     different body is a `422 idempotency_key_reused`; a retry while the first request is still running is a
+                 *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
+                 * @example 2f1d6c2e-8a0b-4b4e-9d7a-0c5e3b9f1a77
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The card's `id`. Another student's card answers `404`, like one that does not exist.
+                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
+                 */
+                card_id: components["parameters"]["CardId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewReview"];
+            };
+        };
+        responses: {
+            /** @description The review, recorded, and the card with its new SM-2 parameters. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listDecks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400.
+                 * @example eyJrIjpbIjIwMjYtMTEtMjVUMTA6MDA6MDBaIiwiN2Y1YyJdfQ
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of decks. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeckList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createDeck: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key of your choice (a UUID is a good one), 1–255 characters, that makes a create safe to retry. The first
+                 *     successful response to a key is stored with a hash of the request body for 24 hours: a retry with the same key and
+                 *     body gets that response again (with `Idempotent-Replayed: true`) and creates nothing; the same key with a
+                 *     different body is a `422 idempotency_key_reused`; a retry while the first request is still running is a
+                 *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
+                 * @example 2f1d6c2e-8a0b-4b4e-9d7a-0c5e3b9f1a77
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewDeck"];
+            };
+        };
+        responses: {
+            /** @description The new deck (or, for a retried Idempotency-Key, the first response). */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deck"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getDeck: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The deck's `id`. Another student's deck answers `404`, like one that does not exist.
+                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
+                 */
+                deck_id: components["parameters"]["DeckId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deck. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deck"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteDeck: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The deck's `id`. Another student's deck answers `404`, like one that does not exist.
+                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
+                 */
+                deck_id: components["parameters"]["DeckId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateDeck: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The deck's `id`. Another student's deck answers `404`, like one that does not exist.
+                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
+                 */
+                deck_id: components["parameters"]["DeckId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeckUpdate"];
+            };
+        };
+        responses: {
+            /** @description The changed deck. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deck"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listCards: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400.
+                 * @example eyJrIjpbIjIwMjYtMTEtMjVUMTA6MDA6MDBaIiwiN2Y1YyJdfQ
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description `true`: only the cards due for review now; `false` or absent: all cards.
+                 * @example true
+                 */
+                due?: components["parameters"]["DueFilter"];
+                /**
+                 * @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The deck's `id`. Another student's deck answers `404`, like one that does not exist.
+                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
+                 */
+                deck_id: components["parameters"]["DeckId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of cards. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CardList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createCard: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key of your choice (a UUID is a good one), 1–255 characters, that makes a create safe to retry. The first
+                 *     successful response to a key is stored with a hash of the request body for 24 hours: a retry with the same key and
+                 *     body gets that response again (with `Idempotent-Replayed: true`) and creates nothing; the same key with a
+                 *     different body is a `422 idempotency_key_reused`; a retry while the first request is still running is a
+                 *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
+                 * @example 2f1d6c2e-8a0b-4b4e-9d7a-0c5e3b9f1a77
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The deck's `id`. Another student's deck answers `404`, like one that does not exist.
+                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
+                 */
+                deck_id: components["parameters"]["DeckId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewCard"];
+            };
+        };
+        responses: {
+            /** @description The new card (or, for a retried Idempotency-Key, the first response). */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Card"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -1035,6 +2276,34 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getTodayLoop: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The daily loop. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TodayLoop"];
+                };
+            };
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

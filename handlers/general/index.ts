@@ -1,6 +1,8 @@
 // Every operation of spec/general, by operationId. `satisfies` makes a missing, extra or misspelled handler a
 // compile error.
 import { createAccount } from './accounts.ts';
+import { createExam, deleteExam, getExam, listExams, updateExam } from './exams.ts';
+import { createCard, createDeck, deleteCard, deleteDeck, getCard, getDeck, listCards, listDecks, reviewCard, updateCard, updateDeck } from './flashcards.ts';
 import { createMyApiKey, getMyProfile, listMyApiKeys, revokeMyApiKey, updateMyProfile } from './profile.ts';
 import { getSchedule } from './schedule.ts';
 import { createTask, deleteTask, getTask, listTasks, updateTask } from './tasks.ts';
@@ -21,4 +23,20 @@ export const generalHandlers = {
   deleteTask,
   getSchedule,
   getTodayLoop,
+  listDecks,
+  createDeck,
+  getDeck,
+  updateDeck,
+  deleteDeck,
+  listCards,
+  createCard,
+  getCard,
+  updateCard,
+  deleteCard,
+  reviewCard,
+  listExams,
+  createExam,
+  getExam,
+  updateExam,
+  deleteExam,
 } satisfies GeneralHandlers;

@@ -1,0 +1,162 @@
+// Flashcard decks, cards and reviews of one student. Every query is scoped to the owner: another student's deck or
+// card id finds nothing, exactly like an unknown one.
+import { sql, type ExpressionBuilder } from 'kysely';
+import type { Db } from '../connect.ts';
+import type { Database } from '../schema.ts';
+
+const CARD_COLUMNS = ['id', 'deck_id', 'front', 'back', 'ease', 'repetitions', 'interval_days', 'next_due_at', 'last_reviewed_at', 'created_at', 'updated_at'] as const;
+const REVIEW_COLUMNS = ['id', 'card_id', 'grade', 'reviewed_at', 'ease', 'repetitions', 'interval_days', 'next_due_at'] as const;
+
+export type DeckRow = NonNullable<Awaited<ReturnType<typeof findDeck>>>;
+export type CardRow = NonNullable<Awaited<ReturnType<typeof findCard>>>;
+export type ReviewRow = Awaited<ReturnType<typeof insertReview>>;
+/** The sort key of a page: decks newest first, cards oldest first, each broken by id. */
+export interface AfterKey {
+  created_at: Date;
+  id: string;
+}
+
+/** Decks with the spaced-repetition summary of their cards at `now`. */
+function decksWithSummary(db: Db, userId: string, now: Date) {
+  return db
+    .selectFrom('flashcard_decks as d')
+    .leftJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom('flashcard_cards as c')
+          .whereRef('c.deck_id', '=', 'd.id')
+          .select((cards) => [
+            cards.fn.countAll<number>().as('card_count'),
+            sql<number>`count(*) filter (where c.next_due_at <= ${now})`.as('due_count'),
+            sql<number>`count(*) filter (where c.last_reviewed_at is null)`.as('new_count'),
+            cards.fn.min('c.next_due_at').as('next_due_at'),
+          ])
+          .as('s'),
+      (join) => join.onTrue(),
+    )
+    .select(['d.id', 'd.title', 'd.description', 'd.course', 'd.created_at', 'd.updated_at', 's.card_count', 's.due_count', 's.new_count', 's.next_due_at'])
+    .$narrowType<{ card_count: number; due_count: number; new_count: number }>()
+    .where('d.user_id', '=', userId);
+}
+
+export async function listDecks(db: Db, userId: string, now: Date, options: { limit: number; after?: AfterKey }) {
+  let query = decksWithSummary(db, userId, now);
+  if (options.after) {
+    const { created_at, id } = options.after;
+    query = query.where((eb) => eb(eb.refTuple('d.created_at', 'd.id'), '<', eb.tuple(created_at, id)));
+  }
+  return query.orderBy('d.created_at', 'desc').orderBy('d.id', 'desc').limit(options.limit + 1).execute();
+}
+
+export async function findDeck(db: Db, userId: string, deckId: string, now: Date) {
+  return decksWithSummary(db, userId, now).where('d.id', '=', deckId).executeTakeFirst();
+}
+
+export interface NewDeckRow {
+  user_id: string;
+  title: string;
+  description?: string;
+  course?: string | null;
+}
+
+/** `now` stamps created_at and updated_at, at the millisecond precision cursors carry. */
+export async function insertDeck(db: Db, deck: NewDeckRow, now: Date): Promise<string> {
+  const row = await db.insertInto('flashcard_decks').values({ ...deck, created_at: now, updated_at: now }).returning('id').executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export type DeckChanges = Partial<{ title: string; description: string; course: string | null }>;
+
+/** False when the student has no deck with this id. */
+export async function updateDeck(db: Db, userId: string, deckId: string, changes: DeckChanges, now: Date): Promise<boolean> {
+  const result = await db
+    .updateTable('flashcard_decks')
+    .set({ ...changes, updated_at: now })
+    .where('id', '=', deckId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Deletes the deck; its cards and exam links go with it (foreign keys). False when there is no such deck. */
+export async function deleteDeck(db: Db, userId: string, deckId: string): Promise<boolean> {
+  const result = await db.deleteFrom('flashcard_decks').where('id', '=', deckId).where('user_id', '=', userId).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+export async function listCards(db: Db, userId: string, deckId: string, options: { limit: number; dueAt?: Date; after?: AfterKey }) {
+  let query = db.selectFrom('flashcard_cards').select(CARD_COLUMNS).where('user_id', '=', userId).where('deck_id', '=', deckId);
+  if (options.dueAt) query = query.where('next_due_at', '<=', options.dueAt);
+  if (options.after) {
+    const { created_at, id } = options.after;
+    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(created_at, id)));
+  }
+  return query.orderBy('created_at').orderBy('id').limit(options.limit + 1).execute();
+}
+
+/** Locks the student's deck row until the transaction ends; false when there is no such deck. */
+export async function lockDeck(trx: Db, userId: string, deckId: string): Promise<boolean> {
+  const row = await trx.selectFrom('flashcard_decks').select('id').where('id', '=', deckId).where('user_id', '=', userId).forUpdate().executeTakeFirst();
+  return row !== undefined;
+}
+
+/** A new card is due at once: next_due_at is its creation time. */
+export async function insertCard(db: Db, card: { user_id: string; deck_id: string; front: string; back: string }, now: Date) {
+  return db
+    .insertInto('flashcard_cards')
+    .values({ ...card, next_due_at: now, created_at: now, updated_at: now })
+    .returning(CARD_COLUMNS)
+    .executeTakeFirstOrThrow();
+}
+
+function ownCard(eb: ExpressionBuilder<Database, 'flashcard_cards'>, userId: string, cardId: string) {
+  return eb.and([eb('id', '=', cardId), eb('user_id', '=', userId)]);
+}
+
+export async function findCard(db: Db, userId: string, cardId: string) {
+  return db.selectFrom('flashcard_cards').select(CARD_COLUMNS).where((eb) => ownCard(eb, userId, cardId)).executeTakeFirst();
+}
+
+/** The card, locked until the transaction ends, so concurrent reviews of one card apply one after the other. */
+export async function lockCard(trx: Db, userId: string, cardId: string) {
+  return trx.selectFrom('flashcard_cards').select(CARD_COLUMNS).where((eb) => ownCard(eb, userId, cardId)).forUpdate().executeTakeFirst();
+}
+
+export async function updateCardText(db: Db, userId: string, cardId: string, changes: Partial<{ front: string; back: string }>, now: Date) {
+  return db
+    .updateTable('flashcard_cards')
+    .set({ ...changes, updated_at: now })
+    .where((eb) => ownCard(eb, userId, cardId))
+    .returning(CARD_COLUMNS)
+    .executeTakeFirst();
+}
+
+export async function deleteCard(db: Db, userId: string, cardId: string): Promise<boolean> {
+  const result = await db.deleteFrom('flashcard_cards').where((eb) => ownCard(eb, userId, cardId)).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+export interface ReviewOutcome {
+  grade: number;
+  reviewed_at: Date;
+  ease: number;
+  repetitions: number;
+  interval_days: number;
+  next_due_at: Date;
+}
+
+/** Sets the card's SM-2 parameters from a review; call inside the transaction that records the review. */
+export async function applyReviewToCard(trx: Db, userId: string, cardId: string, outcome: ReviewOutcome) {
+  const { ease, repetitions, interval_days, next_due_at, reviewed_at } = outcome;
+  return trx
+    .updateTable('flashcard_cards')
+    .set({ ease, repetitions, interval_days, next_due_at, last_reviewed_at: reviewed_at, updated_at: reviewed_at })
+    .where((eb) => ownCard(eb, userId, cardId))
+    .returning(CARD_COLUMNS)
+    .executeTakeFirstOrThrow();
+}
+
+/** Records a review; call inside the transaction that applies it to the card. */
+export async function insertReview(trx: Db, review: ReviewOutcome & { card_id: string; user_id: string }) {
+  return trx.insertInto('flashcard_reviews').values(review).returning(REVIEW_COLUMNS).$narrowType<{ card_id: string }>().executeTakeFirstOrThrow();
+}

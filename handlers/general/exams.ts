@@ -1,0 +1,119 @@
+// Exam plans: an exam per subject and date, the decks and tasks that prepare for it, and the readiness for it
+// (readiness.ts), computed at read time from the student's cards, tasks and study days.
+import { DateTime } from 'luxon';
+import type { Db } from '../../db/connect.ts';
+import {
+  deckLinks,
+  deleteExam as deleteExamRow,
+  findExam,
+  insertExam,
+  linkedCards,
+  listExams as listExamRows,
+  ownedDeckIds,
+  ownedTaskIds,
+  replaceDeckLinks,
+  replaceTaskLinks,
+  studyDays,
+  taskLinks,
+  updateExam as updateExamRow,
+  type ExamRow,
+} from '../../db/queries/exams.ts';
+import type { GeneralPrincipal } from '../../server/general/principal.ts';
+import { problems, type FieldError } from '../../server/problems.ts';
+import { page } from './cursor.ts';
+import { idempotently } from './idempotency.ts';
+import { dateIdCursor } from './keyset-cursors.ts';
+import { CONSISTENCY_WINDOW_DAYS, readiness } from './readiness.ts';
+import type { GeneralHandlers, Schemas } from './types.ts';
+
+const noExam = () => problems.notFound('You have no exam with this id.');
+
+export const listExams: GeneralHandlers['listExams'] = async ({ query, principal }, { db, now }) => {
+  const rows = await listExamRows(db, principal.user_id, { limit: query.limit, after: dateIdCursor(query.cursor) });
+  const result = page(rows, query.limit, (row) => [row.exam_date, row.id]);
+  return { status: 200, body: { ...result, data: await examBodies(db, principal, result.data, now()) } };
+};
+
+export const createExam: GeneralHandlers['createExam'] = async ({ headers, body, principal }, { db, now }) => {
+  const at = now();
+  return idempotently(db, { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'createExam', body, now: at }, async (trx) => {
+    await assertOwnLinks(trx, principal.user_id, body);
+    const row = await insertExam(trx, { user_id: principal.user_id, subject: body.subject, exam_date: body.exam_date, notes: body.notes }, at);
+    await replaceDeckLinks(trx, principal.user_id, row.id, body.deck_ids ?? []);
+    await replaceTaskLinks(trx, principal.user_id, row.id, body.task_ids ?? []);
+    const [exam] = await examBodies(trx, principal, [row], at);
+    return { status: 201 as const, body: exam! };
+  });
+};
+
+export const getExam: GeneralHandlers['getExam'] = async ({ path, principal }, { db, now }) => {
+  const row = await findExam(db, principal.user_id, path.exam_id);
+  if (!row) throw noExam();
+  const [exam] = await examBodies(db, principal, [row], now());
+  return { status: 200, body: exam! };
+};
+
+export const updateExam: GeneralHandlers['updateExam'] = async ({ path, body, principal }, { db, now }) => {
+  const at = now();
+  const { deck_ids, task_ids, ...fields } = body;
+  return db.transaction().execute(async (trx) => {
+    const row = await updateExamRow(trx, principal.user_id, path.exam_id, fields, at);
+    if (!row) throw noExam();
+    await assertOwnLinks(trx, principal.user_id, body);
+    if (deck_ids) await replaceDeckLinks(trx, principal.user_id, row.id, deck_ids);
+    if (task_ids) await replaceTaskLinks(trx, principal.user_id, row.id, task_ids);
+    const [exam] = await examBodies(trx, principal, [row], at);
+    return { status: 200 as const, body: exam! };
+  });
+};
+
+export const deleteExam: GeneralHandlers['deleteExam'] = async ({ path, principal }, { db }) => {
+  if (!(await deleteExamRow(db, principal.user_id, path.exam_id))) throw noExam();
+  return { status: 204, body: undefined };
+};
+
+/**
+ * A deck or task that is not the student's is refused as invalid input (400), naming each: the exam in the path is
+ * fine, the body is not. An unknown id and another student's id get the same answer.
+ */
+async function assertOwnLinks(db: Db, userId: string, body: { deck_ids?: string[]; task_ids?: string[] }): Promise<void> {
+  const decks = await ownedDeckIds(db, userId, body.deck_ids ?? []);
+  const tasks = await ownedTaskIds(db, userId, body.task_ids ?? []);
+  const errors: FieldError[] = [
+    ...(body.deck_ids ?? []).flatMap((id, i) => (decks.has(id) ? [] : [{ path: `body.deck_ids.${i}`, message: `names no deck of yours (${id})` }])),
+    ...(body.task_ids ?? []).flatMap((id, i) => (tasks.has(id) ? [] : [{ path: `body.task_ids.${i}`, message: `names no task of yours (${id})` }])),
+  ];
+  if (errors.length > 0) throw problems.invalidRequest(errors);
+}
+
+/** The exams as the API shows them, with readiness computed from a few queries for the whole page. */
+async function examBodies(db: Db, principal: GeneralPrincipal, rows: ExamRow[], now: Date): Promise<Schemas['Exam'][]> {
+  const ids = rows.map((row) => row.id);
+  const today = DateTime.fromJSDate(now, { zone: principal.time_zone }).startOf('day');
+  const decks = await deckLinks(db, principal.user_id, ids);
+  const tasks = await taskLinks(db, principal.user_id, ids);
+  const cards = await linkedCards(db, principal.user_id, ids);
+  const study_days = await studyDays(db, principal.user_id, principal.time_zone, today.minus({ days: CONSISTENCY_WINDOW_DAYS - 1 }).toJSDate());
+  return rows.map((row) => {
+    const examTasks = tasks.filter((task) => task.exam_id === row.id);
+    return {
+      ...row,
+      days_left: daysBetween(today.toISODate()!, row.exam_date),
+      deck_ids: decks.filter((link) => link.exam_id === row.id).map((link) => link.deck_id),
+      task_ids: examTasks.map((task) => task.task_id),
+      readiness: readiness({
+        now,
+        cards: cards.filter((card) => card.exam_id === row.id),
+        tasks: { total: examTasks.length, completed: examTasks.filter((task) => task.completed).length },
+        study_days,
+      }),
+      created_at: row.created_at.toISOString(),
+      updated_at: row.updated_at.toISOString(),
+    };
+  });
+}
+
+/** Whole days from one calendar date to another (negative when `to` is earlier), free of DST. */
+function daysBetween(from: string, to: string): number {
+  return DateTime.fromISO(to, { zone: 'utc' }).diff(DateTime.fromISO(from, { zone: 'utc' }), 'days').days;
+}
