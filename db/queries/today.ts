@@ -81,26 +81,28 @@ export interface StudyActivity {
   studied_today: boolean;
 }
 
-/** Study activity (flashcard reviews and completed tasks) before and since `todayStart`. */
+/**
+ * Study activity (flashcard reviews and completed tasks) before and since `todayStart`. Each part is its own
+ * subquery so that the reviews are read through their (user_id, reviewed_at) index, not scanned in full.
+ */
 export async function findStudyActivity(db: Db, userId: string, todayStart: Date): Promise<StudyActivity> {
-  const activity = db
-    .selectFrom('flashcard_reviews')
-    .select('reviewed_at as at')
-    .where('user_id', '=', userId)
-    .unionAll(
-      db
-        .selectFrom('tasks')
-        .select('completed_at as at')
-        .where('user_id', '=', userId)
-        .where('status', '=', 'completed')
-        .$narrowType<{ at: Date }>(),
-    );
+  const reviews = db.selectFrom('flashcard_reviews').where('user_id', '=', userId);
+  const completions = db.selectFrom('tasks').where('user_id', '=', userId).where('status', '=', 'completed');
   const row = await db
-    .selectFrom(activity.as('a'))
-    .select((eb) => [
-      eb.fn.max('a.at').filterWhere('a.at', '<', todayStart).as('last_before_today'),
-      eb.fn.countAll<number>().filterWhere('a.at', '>=', todayStart).as('today'),
+    .selectNoFrom((eb) => [
+      reviews.select((r) => r.fn.max('reviewed_at').as('at')).where('reviewed_at', '<', todayStart).as('last_review'),
+      completions.select((t) => t.fn.max('completed_at').as('at')).where('completed_at', '<', todayStart).as('last_completion'),
+      eb
+        .or([
+          eb.exists(reviews.select('id').where('reviewed_at', '>=', todayStart)),
+          eb.exists(completions.select('id').where('completed_at', '>=', todayStart)),
+        ])
+        .as('studied_today'),
     ])
     .executeTakeFirstOrThrow();
-  return { last_before_today: row.last_before_today, studied_today: row.today > 0 };
+  const last = [row.last_review, row.last_completion].filter((at): at is Date => at instanceof Date);
+  return {
+    last_before_today: last.length > 0 ? new Date(Math.max(...last.map((at) => at.getTime()))) : null,
+    studied_today: Boolean(row.studied_today),
+  };
 }

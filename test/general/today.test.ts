@@ -102,6 +102,23 @@ describe('getTodayLoop', () => {
     assert.equal(res.body.comeback_plan.streak_action.kind, 'rest');
   });
 
+  it('counts a completed task as study activity, and its overdue open tasks as backlog', async () => {
+    const { api, db, newStudent } = await generalApp();
+    const alice = await newStudent();
+    const now = Date.now();
+    const at = (days: number) => new Date(now + days * DAY_MS);
+    await db.insertInto('tasks').values([
+      { user_id: alice.id, title: 'Lab report', due_at: at(-3), status: 'completed', completed_at: at(-3), updated_at: at(-3) },
+      { user_id: alice.id, title: 'Reading', due_at: at(-2), updated_at: at(-3) },
+    ]).execute();
+    const res = await api.get('/api/today/loop').set(alice.headers).expect(200);
+    assert.equal(res.body.studied_today, false);
+    assert.equal(res.body.comeback_plan.missed_days, 2);
+    assert.deepEqual(res.body.comeback_plan.backlog, { overdue_cards: 0, overdue_tasks: 1 });
+    assert.equal(res.body.comeback_plan.streak_action.kind, 'do_task');
+    assert.equal(res.body.next_action.item.title, 'Reading');
+  });
+
   it('answers 401 with WWW-Authenticate without credentials', async () => {
     const { api } = await generalApp();
     const res = await api.get('/api/today/loop').expect(401);
