@@ -15,8 +15,8 @@ export const DOCS_PATHS: Record<Surface, string> & Record<string, string> = { ge
 /** Scalar's offline bundle (the package exports no subpath for it, so it is found next to its main entry). */
 export const SCALAR_SCRIPT = join(dirname(createRequire(import.meta.url).resolve('@scalar/api-reference')), 'browser/standalone.js');
 
-/** The mock server's default address (scripts/mock.ts); offered to the try-it console beside the spec's servers. */
-export const MOCK_SERVER = { url: `http://localhost:${process.env.MOCK_PORT ?? 4010}`, description: 'Mock server (`npm run mock`), answers from the examples' };
+/** The mock server at its default port (scripts/mock.ts), offered to the try-it console beside the spec's servers. */
+export const MOCK_SERVER = { url: 'http://localhost:4010', description: 'Mock server (`npm run mock`), answers from the examples' };
 
 export interface ServerEntry {
   url: string;
