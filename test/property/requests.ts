@@ -1,7 +1,7 @@
 // Requests generated from a bundled spec: for each operation, its path, query and header parameters and its JSON
 // request body, as valid requests and as requests with exactly one input broken.
 import fc from 'fast-check';
-import { invalidValue, validValue, type Schema } from './schema-values.ts';
+import { accepts, invalidValue, validValue, type Schema } from './schema-values.ts';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 type Method = (typeof METHODS)[number];
@@ -66,7 +66,7 @@ export function invalidRequest(op: OperationUnderTest): fc.Arbitrary<GeneratedRe
   for (const parameter of op.parameters) {
     const where = `${parameter.in} parameter ${parameter.name}`;
     breakers.push(
-      fc.tuple(validInputs(op), wireSafe(parameter, invalidValue(parameter.schema))).map(([inputs, bad]) => {
+      fc.tuple(validInputs(op), judgedOnTheWire(parameter, invalidValue(parameter.schema), false)).map(([inputs, bad]) => {
         inputs.params.set(parameter, bad);
         return { ...toRequest(op, inputs), broken: `${where} = ${JSON.stringify(bad)}` };
       }),
@@ -83,7 +83,7 @@ export function invalidRequest(op: OperationUnderTest): fc.Arbitrary<GeneratedRe
 
 function validInputs(op: OperationUnderTest): fc.Arbitrary<Inputs> {
   const params = op.parameters.map((p) => {
-    const value = wireSafe(p, validValue(p.schema));
+    const value = judgedOnTheWire(p, validValue(p.schema), true);
     return p.required || p.in === 'path' ? value.map((v) => [p, v] as const) : fc.option(value.map((v) => [p, v] as const), { nil: undefined });
   });
   const body = op.body ? (op.body.required ? validValue(op.body.schema) : fc.option(validValue(op.body.schema), { nil: undefined })) : fc.constant(undefined);
@@ -93,9 +93,14 @@ function validInputs(op: OperationUnderTest): fc.Arbitrary<Inputs> {
   }));
 }
 
-/** Header values must be visible ASCII to be sent at all; other parameters are percent-encoded. */
-function wireSafe(parameter: Parameter, values: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
-  return parameter.in === 'header' ? values.filter((v) => /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(onTheWire(v))) : values;
+/**
+ * A parameter reaches the server as text, so whether a value is (in)valid is judged on that text: `null` sent as
+ * "null" is a fine string. Header values must also be visible ASCII to be sent at all.
+ */
+function judgedOnTheWire(parameter: Parameter, values: fc.Arbitrary<unknown>, valid: boolean): fc.Arbitrary<unknown> {
+  return values.filter(
+    (v) => accepts(parameter.schema, onTheWire(v)) === valid && (parameter.in !== 'header' || /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(onTheWire(v))),
+  );
 }
 
 function toRequest(op: OperationUnderTest, { params, body }: Inputs): GeneratedRequest {
