@@ -207,6 +207,10 @@ export interface AiMessagesTable {
   role: string;
   content: string;
   created_at: CreatedAt;
+  /** Null only for messages from before conversations (demo data). */
+  conversation_id: string | null;
+  /** How a reply ended ('stop' | 'length' | 'interrupted' | 'error'); null for the student's messages. */
+  finish_reason: string | null;
 }
 
 export interface StudyRoomsTable {
@@ -239,6 +243,7 @@ export interface Database {
   exams: ExamsTable;
   exam_decks: ExamDecksTable;
   exam_tasks: ExamTasksTable;
+  ai_conversations: AiConversationsTable;
   ai_messages: AiMessagesTable;
   study_rooms: StudyRoomsTable;
   tasks: TasksTable;

@@ -4,10 +4,12 @@ import * as partnerV1 from './20261122_0001_partner_v1.ts';
 import * as accountsOauth from './20261122_0002_accounts_oauth.ts';
 import * as tasks from './20261122_0003_tasks.ts';
 import * as flashcardsExams from './20261122_0004_flashcards_exams.ts';
+import * as aiConversations from './20261122_0005_ai_conversations.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261122_0001_partner_v1': partnerV1,
   '20261122_0002_accounts_oauth': accountsOauth,
   '20261122_0003_tasks': tasks,
   '20261122_0004_flashcards_exams': flashcardsExams,
+  '20261122_0005_ai_conversations': aiConversations,
 };

@@ -1,0 +1,134 @@
+// The AI tutor's reads and writes: conversations and their messages, and the facts about one student the tutor
+// answers from (due cards per deck, upcoming exams, open tasks). Every query filters on the user id.
+import type { Db } from '../connect.ts';
+
+export type MessageRole = 'user' | 'assistant';
+export type FinishReason = 'stop' | 'length' | 'interrupted' | 'error';
+
+export async function findConversation(db: Db, userId: string, conversationId: string) {
+  return db.selectFrom('ai_conversations').select(['id', 'title']).where('user_id', '=', userId).where('id', '=', conversationId).executeTakeFirst();
+}
+
+export async function createConversation(db: Db, userId: string, title: string, now: Date): Promise<string> {
+  const row = await db
+    .insertInto('ai_conversations')
+    .values({ user_id: userId, title, created_at: now, updated_at: now })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export async function touchConversation(db: Db, userId: string, conversationId: string, now: Date): Promise<void> {
+  await db.updateTable('ai_conversations').set({ updated_at: now }).where('user_id', '=', userId).where('id', '=', conversationId).execute();
+}
+
+export interface NewMessage {
+  /** Chosen by the caller for a reply, whose id is announced before it is stored. */
+  id?: string;
+  user_id: string;
+  conversation_id: string;
+  role: MessageRole;
+  content: string;
+  finish_reason: FinishReason | null;
+  created_at: Date;
+}
+
+export async function insertMessage(db: Db, message: NewMessage): Promise<string> {
+  const row = await db.insertInto('ai_messages').values(message).returning('id').executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** The last `limit` messages of a conversation, oldest first (the turns a model is shown). */
+export async function listRecentMessages(db: Db, userId: string, conversationId: string, limit: number) {
+  const rows = await db
+    .selectFrom('ai_messages')
+    .select(['id', 'role', 'content', 'created_at'])
+    .where('user_id', '=', userId)
+    .where('conversation_id', '=', conversationId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.reverse().map((row) => ({ ...row, role: row.role as MessageRole }));
+}
+
+export async function findFirstName(db: Db, userId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('users').select('first_name').where('id', '=', userId).executeTakeFirst();
+  return row?.first_name;
+}
+
+/** Decks with cards due at `now`, most due first (ties by title, then id). */
+export async function listDueDecks(db: Db, userId: string, now: Date, limit: number) {
+  const rows = await db
+    .selectFrom('flashcard_cards as c')
+    .innerJoin('flashcard_decks as d', 'd.id', 'c.deck_id')
+    .where('c.user_id', '=', userId)
+    .where('d.user_id', '=', userId)
+    .where('c.next_due_at', '<=', now)
+    .groupBy(['d.id', 'd.title'])
+    .select((eb) => ['d.id', 'd.title', eb.fn.countAll<number | string>().as('due')])
+    .orderBy('due', 'desc')
+    .orderBy('d.title')
+    .orderBy('d.id')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({ ...row, due: Number(row.due) })); // count() is a string on pg
+}
+
+/** Exams on or after `fromDate` ('YYYY-MM-DD'), nearest first. */
+export async function listUpcomingExams(db: Db, userId: string, fromDate: string, limit: number) {
+  return db
+    .selectFrom('exams')
+    .select(['id', 'subject', 'exam_date'])
+    .where('user_id', '=', userId)
+    .where('exam_date', '>=', fromDate)
+    .orderBy('exam_date')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+}
+
+/** Open tasks, earliest due first (overdue ones included). */
+export async function listOpenTasks(db: Db, userId: string, limit: number) {
+  return db
+    .selectFrom('tasks')
+    .select(['id', 'title', 'course', 'due_at'])
+    .where('user_id', '=', userId)
+    .where('status', '=', 'open')
+    .orderBy('due_at')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+}
+
+/** One deck of the student with its card count and the cards due at `now`. */
+export async function findDeckFocus(db: Db, userId: string, deckId: string, now: Date) {
+  const row = await db
+    .selectFrom('flashcard_decks as d')
+    .leftJoin('flashcard_cards as c', (join) => join.onRef('c.deck_id', '=', 'd.id').on('c.user_id', '=', userId))
+    .where('d.user_id', '=', userId)
+    .where('d.id', '=', deckId)
+    .groupBy(['d.id', 'd.title'])
+    .select((eb) => [
+      'd.id',
+      'd.title',
+      eb.fn.count<number | string>('c.id').as('cards'),
+      eb.fn.count<number | string>('c.id').filterWhere('c.next_due_at', '<=', now).as('due'),
+    ])
+    .executeTakeFirst();
+  return row && { ...row, cards: Number(row.cards), due: Number(row.due) };
+}
+
+/** One exam of the student with the cards due at `now` in its linked decks. */
+export async function findExamFocus(db: Db, userId: string, examId: string, now: Date) {
+  const row = await db
+    .selectFrom('exams as e')
+    .leftJoin('exam_decks as l', (join) => join.onRef('l.exam_id', '=', 'e.id').on('l.user_id', '=', userId))
+    .leftJoin('flashcard_cards as c', (join) => join.onRef('c.deck_id', '=', 'l.deck_id').on('c.user_id', '=', userId).on('c.next_due_at', '<=', now))
+    .where('e.user_id', '=', userId)
+    .where('e.id', '=', examId)
+    .groupBy(['e.id', 'e.subject', 'e.exam_date'])
+    .select((eb) => ['e.id', 'e.subject', 'e.exam_date', eb.fn.count<number | string>('c.id').as('due')])
+    .executeTakeFirst();
+  return row && { ...row, due: Number(row.due) };
+}
