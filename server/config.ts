@@ -19,9 +19,14 @@ export interface Config {
   publicUrl: string;
   /** ES256 private key (PKCS#8 PEM) that signs access tokens; every process must share it. Absent: one made at start. */
   jwtPrivateKey: string | undefined;
+  /** An OpenAI-compatible chat-completions service for the AI tutor; absent: the built-in local tutor. */
+  ai: { baseUrl: string; apiKey: string; model: string } | undefined;
 }
 
 export class ConfigError extends Error {}
+
+/** The model asked for when AI_MODEL is not set. */
+const DEFAULT_AI_MODEL = 'gpt-4o-mini';
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
@@ -36,7 +41,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     publicUrl: parsePublicUrl(env.PUBLIC_URL || `http://localhost:${port}`),
     jwtPrivateKey: env.JWT_PRIVATE_KEY?.replace(/\\n/g, '\n') || undefined,
+    ai: parseAi(env),
   };
+}
+
+/** AI_BASE_URL and AI_API_KEY go together: one without the other is a mistake worth refusing to start over. */
+function parseAi(env: NodeJS.ProcessEnv): Config['ai'] {
+  const baseUrl = env.AI_BASE_URL || undefined;
+  const apiKey = env.AI_API_KEY || undefined;
+  if (!baseUrl && !apiKey) return undefined;
+  if (!baseUrl || !apiKey) throw new ConfigError('AI_BASE_URL and AI_API_KEY must be set together (or neither, for the built-in tutor)');
+  if (!/^https?:\/\//.test(baseUrl) || !URL.canParse(baseUrl)) throw new ConfigError(`AI_BASE_URL must be an absolute http(s) URL, got "${baseUrl}"`);
+  return { baseUrl, apiKey, model: env.AI_MODEL || DEFAULT_AI_MODEL };
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {

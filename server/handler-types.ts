@@ -3,6 +3,7 @@
 // body that does not match the documented response fails `npm run typecheck`.
 import type { Request, Response } from 'express';
 import type { Db } from '../db/connect.ts';
+import type { Tutor } from '../handlers/general/tutor/types.ts';
 
 interface OperationShape {
   parameters: { query?: unknown; path?: unknown; header?: unknown };
@@ -39,6 +40,8 @@ export interface HandlerContext {
   now: () => Date;
   /** The surface's contract version (`info.version` of its spec). */
   apiVersion: string;
+  /** The general surface's AI tutor (from AI_* settings); absent: the built-in local tutor. */
+  tutor?: Tutor;
 }
 
 export type Handler<O extends OperationShape, Defaulted extends PropertyKey, Principal> = (
