@@ -22,6 +22,44 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/ai/chat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask the AI tutor; the reply streams as server-sent events
+         * @description Sends one message to the AI tutor and streams its reply as `text/event-stream` (server-sent events). The tutor
+         *     answers from the student's own data (due cards, upcoming exams, open tasks) and suggests the next step; send
+         *     `conversation_id` to continue a conversation, `context` to focus on one deck or exam.
+         *
+         *     Refusals come before the stream starts, as problem+json with their own status. Once the status is `200`, the
+         *     body is a sequence of events, each with `event:`, `id:` (1, 2, 3, …) and one `data:` line of JSON:
+         *
+         *     | event | data | when |
+         *     |---|---|---|
+         *     | `message.started` | `{conversation_id, message_id, user_message_id, model}` | first; the student's message is stored |
+         *     | `message.delta` | `{text}` | zero or more; the reply in pieces, in order |
+         *     | `message.completed` | `{message_id, finish_reason, usage}` | last, on success; the whole reply is stored |
+         *     | `error` | `{code, detail}` | last, on failure |
+         *
+         *     Lines starting with `:` are keep-alive comments; ignore them. The server closes the stream after the last
+         *     event. A client that disconnects stops the reply: what was streamed until then is stored as an unfinished
+         *     reply. The JSON Schema of each event's data is under `x-sse-events` of the `200` response, by event name.
+         *
+         *     Limits: on top of the per-minute and per-day limits, `/api/ai/*` counts per hour (`free` 20, `plus` 200).
+         */
+        post: operations["streamTutorChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/exams": {
         parameters: {
             query?: never;
@@ -1078,6 +1116,24 @@ export interface components {
              */
             today: string;
         };
+        /** @description One message from the student to the AI tutor. */
+        TutorChatRequest: {
+            /** @description Focus the answer on one of the student's decks or exams (one of the two). Unknown or another student's is `404`. */
+            context?: {
+                /** Format: uuid */
+                deck_id?: string;
+                /** Format: uuid */
+                exam_id?: string;
+            };
+            /**
+             * Format: uuid
+             * @description Continue this conversation (the `conversation_id` of an earlier `message.started` event); the tutor sees its
+             *     earlier turns. Absent: a new conversation starts. Another student's conversation is `404`.
+             */
+            conversation_id?: string;
+            /** @description The student's question or answer, 1–4000 characters, not only white space. */
+            message: string;
+        };
         /**
          * @description The current student's own profile. `nickname`, `first_name`, `avatar_url`, `bio`, `xp` and `premium_tier`
          *     are the same values the partner surface shows in the public profile (`joined_at` too).
@@ -1353,6 +1409,46 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    streamTutorChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TutorChatRequest"];
+            };
+        };
+        responses: {
+            /** @description The reply, as a stream of server-sent events. */
+            200: {
+                headers: {
+                    /**
+                     * @description The stream is never cached or transformed (compressing proxies would hold events back).
+                     * @example private, no-cache, no-store, no-transform, must-revalidate, max-age=0
+                     */
+                    "Cache-Control": string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

@@ -1,6 +1,7 @@
 // A partner-surface app on the shared test database, with its own in-memory limit counters, and a key for it.
 import { pino, type Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
+import type { Tutor } from '../../handlers/general/tutor/types.ts';
 import { createApp } from '../../server/app.ts';
 import { accessTokenIssuer, loadSigningKey, type AccessTokenIssuer } from '../../server/auth/access-tokens.ts';
 import { issueApiKey } from '../../server/auth/api-keys.ts';
@@ -18,12 +19,13 @@ export function testTokenIssuer(): Promise<AccessTokenIssuer> {
 }
 
 /** `db` replaces the shared test database, e.g. with one that fails, to see how the app answers then. */
-export async function buildApp(options: { limitStores?: LimitStores; logger?: Logger; tokens?: AccessTokenIssuer; db?: Db } = {}) {
+export async function buildApp(options: { limitStores?: LimitStores; logger?: Logger; tokens?: AccessTokenIssuer; db?: Db; tutor?: Tutor } = {}) {
   return createApp({
     db: options.db ?? testDatabase().db,
     logger: options.logger ?? pino({ level: 'silent' }),
     limitStores: options.limitStores ?? memoryLimitStores(),
     tokens: options.tokens ?? (await testTokenIssuer()),
+    ...(options.tutor ? { tutor: options.tutor } : {}),
     config: { bodyLimitBytes: 100 * 1024, validateResponses: false, trustProxy: false },
   });
 }

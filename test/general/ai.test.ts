@@ -1,0 +1,289 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { localTutor } from '../../handlers/general/tutor/local.ts';
+import { openAiCompatibleTutor } from '../../handlers/general/tutor/openai-compatible.ts';
+import type { Tutor } from '../../handlers/general/tutor/types.ts';
+import { startChatCompletionsServer, type ChatCompletionsServer } from '../support/chat-completions-server.ts';
+import { contractClient } from '../support/contract.ts';
+import { newStudent, type Student } from '../support/general-app.ts';
+import { buildApp } from '../support/partner-app.ts';
+import { testDatabase } from '../support/root-hooks.ts';
+import { parseEventStream, type ServerSentEvent } from '../support/sse.ts';
+
+const spec = JSON.parse(readFileSync(new URL('../../generated/general/openapi.json', import.meta.url), 'utf8'));
+const chat = spec.paths['/api/ai/chat'].post;
+const ajv = new Ajv2020({ allErrors: true, strict: false });
+addFormats.default(ajv);
+/** The spec's schema of each event's data (`x-sse-events` of the 200 response), compiled. */
+const eventSchemas = Object.fromEntries(Object.entries(chat.responses['200']['x-sse-events'] as Record<string, object>).map(([name, schema]) => [name, ajv.compile(schema)]));
+
+/** Parses a stream and checks it against the contract: documented event names, JSON data valid for each, ids 1, 2, 3… */
+function eventsOf(body: string): Array<ServerSentEvent & { json: any }> {
+  const events = parseEventStream(body);
+  return events.map((event, i) => {
+    const validate = eventSchemas[event.event];
+    assert.ok(validate, `event ${event.event} is not documented`);
+    const json = JSON.parse(event.data);
+    assert.ok(validate(json), `${event.event} data breaks its schema: ${ajv.errorsText(validate.errors)}`);
+    assert.equal(event.id, String(i + 1));
+    return { ...event, json };
+  });
+}
+
+async function chatApp(tutor: Tutor = localTutor({ pauseMs: 0 })) {
+  const app = await buildApp({ tutor });
+  return { app, api: contractClient(app), db: testDatabase().db, newStudent: (options?: Parameters<typeof newStudent>[1]) => newStudent(app, options) };
+}
+
+async function messagesOf(userId: string) {
+  return testDatabase()
+    .db.selectFrom('ai_messages')
+    .select(['id', 'role', 'content', 'conversation_id', 'finish_reason'])
+    .where('user_id', '=', userId)
+    .orderBy('created_at')
+    .orderBy('role', 'desc') // the student's message and a reply at the same instant: the student's first
+    .execute();
+}
+
+/** A deck with `due` cards due an hour ago and one due tomorrow. */
+async function deckWithDueCards(student: Student, title: string, due: number): Promise<string> {
+  const { db } = testDatabase();
+  const deck = await db.insertInto('flashcard_decks').values({ user_id: student.id, title }).returning('id').executeTakeFirstOrThrow();
+  const at = (hours: number) => new Date(Date.now() + hours * 3_600_000);
+  const cards = [...Array.from({ length: due }, () => at(-1)), at(24)].map((next_due_at, i) => ({ deck_id: deck.id, user_id: student.id, front: `Q${i}`, back: `A${i}`, next_due_at }));
+  await db.insertInto('flashcard_cards').values(cards).execute();
+  return deck.id;
+}
+
+describe('streamTutorChat', () => {
+  it('streams started, deltas and completed, with valid JSON data, answering from the student’s own data', async () => {
+    const { api, newStudent } = await chatApp();
+    const alice = await newStudent();
+    await deckWithDueCards(alice, 'Anatomy', 12);
+    const res = await api.post('/api/ai/chat').set(alice.headers).send({ message: 'Can you explain the Krebs cycle?' }).expect(200);
+    assert.match(String(res.headers['content-type']), /^text\/event-stream/);
+    assert.ok(chat.responses['200'].content['text/event-stream'], 'the spec documents text/event-stream for the 200');
+    assert.match(String(res.headers['cache-control']), /no-cache/);
+    assert.match(String(res.headers['cache-control']), /no-transform/);
+
+    const events = eventsOf(res.text);
+    assert.deepEqual(
+      events.map((e) => e.event),
+      ['message.started', ...Array(events.length - 2).fill('message.delta'), 'message.completed'],
+    );
+    assert.ok(events.length >= 4, 'the reply comes in several pieces');
+    const [started] = events;
+    assert.equal(started!.json.model, 'local-tutor');
+    const reply = events.filter((e) => e.event === 'message.delta').map((e) => e.json.text).join('');
+    assert.match(reply, /the Krebs cycle/);
+    assert.match(reply, /You have 12 cards due in Anatomy/);
+    assert.match(reply, /review the 12 due cards in Anatomy/);
+    assert.deepEqual(events.at(-1)!.json, { message_id: started!.json.message_id, finish_reason: 'stop', usage: { input_tokens: null, output_tokens: null } });
+  });
+
+  it('stores the message and the whole reply under the student, in one conversation that can be continued', async () => {
+    const { api, newStudent } = await chatApp();
+    const [alice, bob] = await Promise.all([newStudent(), newStudent()]);
+    const first = eventsOf((await api.post('/api/ai/chat').set(alice.headers).send({ message: 'What is osmosis?' }).expect(200)).text);
+    const { conversation_id, message_id, user_message_id } = first[0]!.json;
+    const reply = first.filter((e) => e.event === 'message.delta').map((e) => e.json.text).join('');
+
+    const second = eventsOf(
+      (await api.post('/api/ai/chat').set(alice.headers).send({ message: 'And diffusion?', conversation_id }).expect(200)).text,
+    );
+    assert.equal(second[0]!.json.conversation_id, conversation_id);
+    assert.match(second[1]!.json.text, /^Back to diffusion/);
+
+    const stored = await messagesOf(alice.id);
+    assert.deepEqual(
+      stored.map(({ role, conversation_id: c, finish_reason }) => [role, c, finish_reason]),
+      [
+        ['user', conversation_id, null],
+        ['assistant', conversation_id, 'stop'],
+        ['user', conversation_id, null],
+        ['assistant', conversation_id, 'stop'],
+      ],
+    );
+    assert.deepEqual(stored.slice(0, 2).map((m) => [m.id, m.content]), [
+      [user_message_id, 'What is osmosis?'],
+      [message_id, reply],
+    ]);
+    assert.deepEqual(await messagesOf(bob.id), []);
+  });
+
+  it('focuses on a deck or an exam of the student’s when asked to', async () => {
+    const { api, db, newStudent } = await chatApp();
+    const alice = await newStudent({ time_zone: 'Asia/Almaty' });
+    const deckId = await deckWithDueCards(alice, 'Organic chemistry', 3);
+    const examDate = new Date(Date.now() + 5 * 86_400_000).toISOString().slice(0, 10);
+    const exam = await db.insertInto('exams').values({ user_id: alice.id, subject: 'Biology', exam_date: examDate }).returning('id').executeTakeFirstOrThrow();
+
+    const onDeck = eventsOf((await api.post('/api/ai/chat').set(alice.headers).send({ message: 'Quiz me', context: { deck_id: deckId } }).expect(200)).text);
+    const deckReply = onDeck.filter((e) => e.event === 'message.delta').map((e) => e.json.text).join('');
+    assert.match(deckReply, /Organic chemistry has 4 cards, 3 due now/);
+
+    const onExam = eventsOf((await api.post('/api/ai/chat').set(alice.headers).send({ message: 'What first?', context: { exam_id: exam.id } }).expect(200)).text);
+    const examReply = onExam.filter((e) => e.event === 'message.delta').map((e) => e.json.text).join('');
+    assert.match(examReply, new RegExp(`Your Biology exam is in [45] days \\(${examDate}\\)`));
+  });
+
+  it('answers 400 for an empty, blank, missing or too long message, and stores nothing', async () => {
+    const { api, newStudent } = await chatApp();
+    const alice = await newStudent();
+    for (const body of [{ message: '' }, { message: '   \n ' }, {}, { message: 'x'.repeat(4001) }, { message: 'hi', context: {} }]) {
+      const res = await api.post('/api/ai/chat').set(alice.headers).send(body).expect(400);
+      assert.equal(res.body.code, 'invalid_request');
+    }
+    assert.deepEqual(await messagesOf(alice.id), []);
+  });
+
+  it('answers 401 without credentials and 403 without the ai:chat scope', async () => {
+    const { api, newStudent } = await chatApp();
+    await api.post('/api/ai/chat').send({ message: 'Hello' }).expect(401);
+    const narrow = await newStudent({ scopes: ['profile:read', 'decks:read'] });
+    const res = await api.post('/api/ai/chat').set(narrow.headers).send({ message: 'Hello' }).expect(403);
+    assert.equal(res.body.code, 'insufficient_scope');
+    assert.deepEqual(await messagesOf(narrow.id), []);
+  });
+
+  it('answers 404 for another student’s conversation, deck or exam exactly as for an unknown one, and stores nothing', async () => {
+    const { api, db, newStudent } = await chatApp();
+    const [alice, bob] = await Promise.all([newStudent(), newStudent()]);
+    const bobs = eventsOf((await api.post('/api/ai/chat').set(bob.headers).send({ message: 'Hi' }).expect(200)).text)[0]!.json.conversation_id;
+    const bobsDeck = await deckWithDueCards(bob, 'Secret deck', 1);
+    const bobsExam = await db.insertInto('exams').values({ user_id: bob.id, subject: 'Law', exam_date: '2030-01-10' }).returning('id').executeTakeFirstOrThrow();
+    const cases = [
+      [{ conversation_id: bobs }, { conversation_id: randomUUID() }],
+      [{ context: { deck_id: bobsDeck } }, { context: { deck_id: randomUUID() } }],
+      [{ context: { exam_id: bobsExam.id } }, { context: { exam_id: randomUUID() } }],
+    ];
+    for (const [others, unknown] of cases) {
+      const a = await api.post('/api/ai/chat').set(alice.headers).send({ message: 'Continue', ...others }).expect(404);
+      const b = await api.post('/api/ai/chat').set(alice.headers).send({ message: 'Continue', ...unknown }).expect(404);
+      assert.equal(a.body.code, 'not_found');
+      assert.equal(a.body.detail.replace(/[0-9a-f-]{36}/, '<id>'), b.body.detail.replace(/[0-9a-f-]{36}/, '<id>'));
+    }
+    assert.deepEqual(await messagesOf(alice.id), []);
+    assert.equal((await messagesOf(bob.id)).length, 2, "bob's conversation is untouched");
+  });
+
+  it('answers the 21st chat request of a free student within the hour with 429, Retry-After and RateLimit headers', async () => {
+    const { api, newStudent } = await chatApp();
+    const alice = await newStudent();
+    for (let i = 0; i < 20; i++) {
+      const ok = await api.post('/api/ai/chat').set(alice.headers).send({ message: `Question ${i}` }).expect(200);
+      assert.match(String(ok.headers['ratelimit']), new RegExp(`"hour"; r=${19 - i};`));
+    }
+    const refused = await api.post('/api/ai/chat').set(alice.headers).send({ message: 'One more' }).expect(429);
+    assert.equal(refused.body.code, 'rate_limited');
+    assert.match(refused.body.detail, /per-hour limit .* \(20 requests\)/);
+    const retryAfter = Number(refused.headers['retry-after']);
+    assert.ok(retryAfter > 0 && retryAfter <= 3600, `Retry-After: ${refused.headers['retry-after']}`);
+    assert.match(String(refused.headers['ratelimit']), /"hour"; r=0;/);
+    assert.match(String(refused.headers['ratelimit-policy']), /"hour"; q=20; w=3600/);
+    // The hour limit is on /api/ai/* only: other operations still answer.
+    await api.get('/api/users/me').set(alice.headers).expect(200);
+    assert.equal((await messagesOf(alice.id)).length, 40);
+  });
+
+  describe('with an OpenAI-compatible provider (a local chat-completions server)', () => {
+    let upstream: ChatCompletionsServer;
+    before(async () => {
+      upstream = await startChatCompletionsServer();
+    });
+    after(() => upstream.close());
+
+    const providerApp = () => chatApp(openAiCompatibleTutor({ baseUrl: upstream.baseUrl, apiKey: 'sk-test-123', model: 'test-model' }));
+
+    it('relays the provider’s stream, reports its usage and sends it the student’s facts and the conversation', async () => {
+      const { api, newStudent } = await providerApp();
+      const alice = await newStudent();
+      await deckWithDueCards(alice, 'Anatomy', 2);
+      upstream.behave({ kind: 'reply', pieces: ['The Krebs ', 'cycle turns ', 'acetyl-CoA into CO2.'], usage: { prompt_tokens: 120, completion_tokens: 9 } });
+      const first = eventsOf((await api.post('/api/ai/chat').set(alice.headers).send({ message: 'Explain the Krebs cycle' }).expect(200)).text);
+      assert.deepEqual(first.map((e) => e.event), ['message.started', 'message.delta', 'message.delta', 'message.delta', 'message.completed']);
+      assert.equal(first[0]!.json.model, 'test-model');
+      assert.deepEqual(first.at(-1)!.json.usage, { input_tokens: 120, output_tokens: 9 });
+      const sent = upstream.requests.at(-1)!;
+      assert.equal(sent.path, '/v1/chat/completions');
+      assert.equal(sent.headers.authorization, 'Bearer sk-test-123');
+      assert.equal(sent.body.model, 'test-model');
+      assert.equal(sent.body.stream, true);
+      assert.match(sent.body.messages[0]!.content, /flashcard deck "Anatomy": 2 cards due now/);
+      assert.deepEqual(sent.body.messages.slice(1), [{ role: 'user', content: 'Explain the Krebs cycle' }]);
+
+      upstream.behave({ kind: 'reply', pieces: ['Glycolysis first.'], finish_reason: 'length' });
+      const conversation_id = first[0]!.json.conversation_id;
+      const second = eventsOf((await api.post('/api/ai/chat').set(alice.headers).send({ message: 'What comes before?', conversation_id }).expect(200)).text);
+      assert.equal(second.at(-1)!.json.finish_reason, 'length');
+      assert.deepEqual(upstream.requests.at(-1)!.body.messages.slice(1), [
+        { role: 'user', content: 'Explain the Krebs cycle' },
+        { role: 'assistant', content: 'The Krebs cycle turns acetyl-CoA into CO2.' },
+        { role: 'user', content: 'What comes before?' },
+      ]);
+      assert.deepEqual((await messagesOf(alice.id)).map((m) => m.finish_reason), [null, 'stop', null, 'length']);
+    });
+
+    it('ends the stream with a tutor_unavailable error event when the provider fails, keeping the student’s message', async () => {
+      const { api, newStudent } = await providerApp();
+      const alice = await newStudent();
+      upstream.behave({ kind: 'status', status: 503 });
+      const events = eventsOf((await api.post('/api/ai/chat').set(alice.headers).send({ message: 'Anyone there?' }).expect(200)).text);
+      assert.deepEqual(events.map((e) => e.event), ['message.started', 'error']);
+      assert.equal(events[1]!.json.code, 'tutor_unavailable');
+      assert.match(events[1]!.json.detail, /503/);
+      assert.deepEqual((await messagesOf(alice.id)).map((m) => [m.role, m.content]), [['user', 'Anyone there?']]);
+    });
+
+    it('stops generating when the client disconnects, and stores what was streamed as an interrupted reply', async () => {
+      const { app, newStudent } = await providerApp();
+      const alice = await newStudent();
+      upstream.behave({ kind: 'endless', everyMs: 20 });
+      const server = app.listen(0, '127.0.0.1');
+      try {
+        await new Promise((resolve) => server.once('listening', resolve));
+        const { port } = server.address() as AddressInfo;
+        const client = new AbortController();
+        const response = await fetch(`http://127.0.0.1:${port}/api/ai/chat`, {
+          method: 'POST',
+          headers: { ...alice.headers, 'content-type': 'application/json' },
+          body: JSON.stringify({ message: 'Talk forever' }),
+          signal: client.signal,
+        });
+        assert.equal(response.status, 200);
+        const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+        let received = '';
+        while (!/event: ?message\.delta[\s\S]*event: ?message\.delta/.test(received)) {
+          const { done, value } = await reader.read();
+          assert.ok(!done, `the stream ended early: ${received}`);
+          received += value;
+        }
+        client.abort();
+
+        const upstreamRequest = upstream.requests.at(-1)!;
+        assert.equal(await upstreamRequest.ended, 'client_closed', 'the provider request is cancelled');
+        const stored = await eventually(async () => (await messagesOf(alice.id)).find((m) => m.role === 'assistant'));
+        assert.equal(stored.finish_reason, 'interrupted');
+        assert.match(stored.content, /^piece 1\. piece 2\. /);
+      } finally {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    });
+  });
+});
+
+/** Polls until `probe` returns something (the reply is stored just after the disconnect is noticed). */
+async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
