@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import supertest from 'supertest';
 import { surfaces, type Surface } from '../../scripts/surfaces.ts';
 import { loadContract, type Contract } from '../../server/contract.ts';
+import { runState } from './run-state.ts';
 
 type App = Parameters<typeof supertest>[0];
 
@@ -15,23 +16,22 @@ export interface SurfaceContract {
   contract: Contract;
 }
 
-let contracts: SurfaceContract[] | undefined;
 /**
  * The contract of every surface of scripts/surfaces.ts that has been generated, loaded once; root-hooks.ts calls it
  * before any test, since supertest's checks are synchronous.
  */
 export async function loadContracts(): Promise<SurfaceContract[]> {
-  contracts ??= await Promise.all(
+  runState.contracts ??= await Promise.all(
     surfaces
       .map((surface) => ({ surface, file: new URL(`../../generated/${surface}/openapi.json`, import.meta.url) }))
       .filter(({ file }) => existsSync(file))
       .map(async ({ surface, file }) => ({ surface, contract: await loadContract(JSON.parse(readFileSync(file, 'utf8'))) })),
   );
-  return contracts;
+  return runState.contracts;
 }
 
 /** surface → operationId → statuses seen in its responses. */
-export const exercised = new Map<Surface, Map<string, Set<number>>>();
+export const exercised = runState.exercised;
 
 function record(surface: Surface, operationId: string, status: number): void {
   const operations = exercised.get(surface) ?? exercised.set(surface, new Map()).get(surface)!;
@@ -39,6 +39,7 @@ function record(surface: Surface, operationId: string, status: number): void {
 }
 
 function conformsToContract(res: supertest.Response): void {
+  const contracts = runState.contracts;
   assert.ok(contracts, 'contracts are loaded by the root hook before tests run');
   const request = (res as unknown as { req: { method: string; path: string } }).req;
   const method = request.method.toLowerCase();

@@ -5,25 +5,24 @@ import { readdirSync } from 'node:fs';
 import type { Context } from 'mocha';
 import { loadContracts, exercised } from './contract.ts';
 import { contractCoverage, gapMessage, writeCoverageReport } from './coverage.ts';
+import { runState } from './run-state.ts';
 import { createTestDatabase, type TestDatabase } from './test-db.ts';
-
-let database: TestDatabase | undefined;
 
 /** The run's shared, seeded database. Tests that write use their own rows (their own keys, for example). */
 export function testDatabase(): TestDatabase {
-  if (!database) throw new Error('the test database is created by the root beforeAll hook');
-  return database;
+  if (!runState.database) throw new Error('the test database is created by the root beforeAll hook');
+  return runState.database;
 }
 
 export const mochaHooks = {
   async beforeAll(this: Context) {
     this.timeout(180_000);
     await loadContracts();
-    database = await createTestDatabase();
+    const database = (runState.database = await createTestDatabase());
     console.log(`    (tests run on ${database.description}${process.env.REDIS_URL ? ', Redis at ' + new URL(process.env.REDIS_URL).host : ''})`);
   },
   async afterAll(this: Context) {
-    await database?.close();
+    await runState.database?.close();
     if (process.env.CONTRACT_COVERAGE === 'off' || !ranEveryTestFile(this)) return;
     const coverage = contractCoverage(await loadContracts(), exercised);
     writeCoverageReport(coverage);
