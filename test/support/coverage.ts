@@ -2,6 +2,7 @@
 // the tests saw it answer. root-hooks.ts writes the report at the end of a full run and fails the run on a gap;
 // `npm run contract:coverage` prints it as a table.
 import { writeFileSync } from 'node:fs';
+import type { Operation } from 'openapi-backend';
 import type { SurfaceContract } from './contract.ts';
 
 export const REPORT_FILE = new URL('../../.contract-coverage.json', import.meta.url);
@@ -17,10 +18,24 @@ export interface OperationCoverage {
   missing: string[];
 }
 
-export function contractCoverage(contracts: SurfaceContract[], exercised: Map<string, Map<string, Set<number>>>): OperationCoverage[] {
+/**
+ * A 409 for a request whose Idempotency-Key is still in flight needs two requests in the database at once: on
+ * embedded PGlite, which has one connection, the second waits and gets the replay instead. A run on PGlite does not
+ * count that status as a gap; the run on PostgreSQL (CI runs both) must exercise it.
+ */
+function onlyOnServer(operation: Operation, status: string): boolean {
+  const parameters = (operation.parameters ?? []) as Array<{ in?: string; name?: string }>;
+  return status === '409' && parameters.some((p) => p.in === 'header' && p.name?.toLowerCase() === 'idempotency-key');
+}
+
+export function contractCoverage(
+  contracts: SurfaceContract[],
+  exercised: Map<string, Map<string, Set<number>>>,
+  options: { embeddedDatabase: boolean },
+): OperationCoverage[] {
   return contracts.flatMap(({ surface, contract }) =>
     contract.api.router.getOperations().map((operation) => {
-      const documented = Object.keys(operation.responses ?? {});
+      const documented = Object.keys(operation.responses ?? {}).filter((status) => !(options.embeddedDatabase && onlyOnServer(operation, status)));
       const seen = [...(exercised.get(surface)?.get(operation.operationId!) ?? [])].sort((a, b) => a - b);
       const covered = (status: string) => status === 'default' || seen.some((s) => (/^\dXX$/i.test(status) ? String(s)[0] === status[0] : String(s) === status));
       return {

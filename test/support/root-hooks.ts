@@ -24,7 +24,7 @@ export const mochaHooks = {
   async afterAll(this: Context) {
     await runState.database?.close();
     if (process.env.CONTRACT_COVERAGE === 'off' || !ranEveryTestFile(this)) return;
-    const coverage = contractCoverage(await loadContracts(), exercised);
+    const coverage = contractCoverage(await loadContracts(), exercised, { embeddedDatabase: !process.env.DATABASE_URL });
     writeCoverageReport(coverage);
     const gaps = gapMessage(coverage);
     if (gaps) throw new Error(gaps);
