@@ -6,9 +6,9 @@ import { DEMO_SEED, isEmpty, seedDemo, seedReference } from '../db/seed/index.ts
 import { tutorFromConfig } from '../handlers/general/tutor/index.ts';
 import { createApp } from './app.ts';
 import { accessTokenIssuer, loadSigningKey } from './auth/access-tokens.ts';
-import { createDemoStudent } from './auth/accounts.ts';
 import { issueApiKey } from './auth/api-keys.ts';
 import { loadConfig } from './config.ts';
+import { createDemoStudent } from './demo-student.ts';
 import { createLogger } from './logger.ts';
 import { memoryLimitStores, redisLimitStores } from './rate-limits.ts';
 import { closeGracefully } from './shutdown.ts';
@@ -33,7 +33,7 @@ try {
   let demoStudent: Awaited<ReturnType<typeof createDemoStudent>> | undefined;
   if (embedded && (await seedDemo(db, { seed: DEMO_SEED, now })).users > 0) {
     demoKey = (await issueApiKey(db, { name: 'demo key (first start)' })).key;
-    demoStudent = await createDemoStudent(db);
+    demoStudent = await createDemoStudent(db, now);
   }
 
   const signingKey = await loadSigningKey(config.jwtPrivateKey);

@@ -1,5 +1,5 @@
-// `npm start` as a newcomer runs it: a fresh embedded database, a printed demo key that works, and a clean
-// stop on SIGTERM. Runs the real entry point in a child process.
+// `npm start` as a newcomer runs it: a fresh embedded database, printed demo keys (partner, and the demo student's
+// personal key) that work, and a clean stop on SIGTERM. Runs the real entry point in a child process.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -42,6 +42,13 @@ describe('npm start (server/main.ts)', function () {
     assert.equal(health.status, 200);
     const universities = await fetch(`${url}/api/v1/universities?limit=100`, { headers: { Authorization: `Bearer ${key}` } });
     assert.ok(((await universities.json()) as unknown[]).length >= 30);
+    // The demo student's personal key works on the general surface, whose daily loop starts with the overdue task.
+    const personalKey = /personal API key[^\n]*\n\s*(svc_live_[0-9A-Za-z]{32})/.exec(first.output())?.[1];
+    assert.ok(personalKey && personalKey !== key, `a demo student key is printed:\n${first.output()}`);
+    const loop = await fetch(`${url}/api/today/loop`, { headers: { 'X-Service-API-Key': personalKey } });
+    assert.equal(loop.status, 200);
+    const { next_action } = (await loop.json()) as { next_action: { kind: string; item: { title: string } } };
+    assert.deepEqual([next_action.kind, next_action.item.title], ['do_task', 'Lab report: muscle fatigue']);
     first.child.kill('SIGTERM');
     assert.equal(await first.exited, 0);
 
