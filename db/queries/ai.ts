@@ -57,37 +57,6 @@ export async function findFirstName(db: Db, userId: string): Promise<string | un
   return row?.first_name;
 }
 
-/** Decks with cards due at `now`, most due first (ties by title, then id). */
-export async function listDueDecks(db: Db, userId: string, now: Date, limit: number) {
-  const rows = await db
-    .selectFrom('flashcard_cards as c')
-    .innerJoin('flashcard_decks as d', 'd.id', 'c.deck_id')
-    .where('c.user_id', '=', userId)
-    .where('d.user_id', '=', userId)
-    .where('c.next_due_at', '<=', now)
-    .groupBy(['d.id', 'd.title'])
-    .select((eb) => ['d.id', 'd.title', eb.fn.countAll<number | string>().as('due')])
-    .orderBy('due', 'desc')
-    .orderBy('d.title')
-    .orderBy('d.id')
-    .limit(limit)
-    .execute();
-  return rows.map((row) => ({ ...row, due: Number(row.due) })); // count() is a string on pg
-}
-
-/** Exams on or after `fromDate` ('YYYY-MM-DD'), nearest first. */
-export async function listUpcomingExams(db: Db, userId: string, fromDate: string, limit: number) {
-  return db
-    .selectFrom('exams')
-    .select(['id', 'subject', 'exam_date'])
-    .where('user_id', '=', userId)
-    .where('exam_date', '>=', fromDate)
-    .orderBy('exam_date')
-    .orderBy('id')
-    .limit(limit)
-    .execute();
-}
-
 /** Open tasks, earliest due first (overdue ones included). */
 export async function listOpenTasks(db: Db, userId: string, limit: number) {
   return db

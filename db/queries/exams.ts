@@ -16,6 +16,19 @@ export async function listExams(db: Db, userId: string, options: { limit: number
   return query.orderBy('exam_date').orderBy('id').limit(options.limit + 1).execute();
 }
 
+/** Exams on or after `fromDate` ('YYYY-MM-DD'), nearest first; all of them unless `limit` is given. */
+export async function listUpcomingExams(db: Db, userId: string, fromDate: string, limit?: number) {
+  let query = db
+    .selectFrom('exams')
+    .select(['id', 'subject', 'exam_date'])
+    .where('user_id', '=', userId)
+    .where('exam_date', '>=', fromDate)
+    .orderBy('exam_date')
+    .orderBy('id');
+  if (limit !== undefined) query = query.limit(limit);
+  return query.execute();
+}
+
 export async function findExam(db: Db, userId: string, examId: string) {
   return db.selectFrom('exams').select(EXAM_COLUMNS).where('id', '=', examId).where('user_id', '=', userId).executeTakeFirst();
 }

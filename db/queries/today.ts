@@ -63,18 +63,6 @@ export async function hasStudyMaterial(db: Db, userId: string): Promise<boolean>
   return Boolean(row.has);
 }
 
-/** Exams on or after `fromDate` ('YYYY-MM-DD'), nearest first. */
-export async function listExamsFrom(db: Db, userId: string, fromDate: string) {
-  return db
-    .selectFrom('exams')
-    .select(['id', 'subject', 'exam_date'])
-    .where('user_id', '=', userId)
-    .where('exam_date', '>=', fromDate)
-    .orderBy('exam_date')
-    .orderBy('id')
-    .execute();
-}
-
 export interface StudyActivity {
   /** The latest review or task completion before `todayStart`, or null. */
   last_before_today: Date | null;

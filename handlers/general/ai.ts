@@ -12,13 +12,13 @@ import {
   findExamFocus,
   findFirstName,
   insertMessage,
-  listDueDecks,
   listOpenTasks,
   listRecentMessages,
-  listUpcomingExams,
   touchConversation,
   type FinishReason,
 } from '../../db/queries/ai.ts';
+import { listUpcomingExams } from '../../db/queries/exams.ts';
+import { listDueDecks } from '../../db/queries/today.ts';
 import type { GeneralPrincipal } from '../../server/general/principal.ts';
 import { problems } from '../../server/problems.ts';
 import { daysBetween, localDate } from './student-day.ts';
@@ -138,7 +138,7 @@ async function studentFacts(db: Db, principal: GeneralPrincipal, now: Date, cont
   const today = localDate(now, zone);
   const [firstName, dueDecks, exams, tasks, focus] = await Promise.all([
     findFirstName(db, userId),
-    listDueDecks(db, userId, now, FACTS_PER_KIND),
+    listDueDecks(db, userId, now, now).then(mostDueFirst),
     listUpcomingExams(db, userId, today, FACTS_PER_KIND),
     listOpenTasks(db, userId, FACTS_PER_KIND),
     focusOf(db, userId, now, today, context),
@@ -153,6 +153,14 @@ async function studentFacts(db: Db, principal: GeneralPrincipal, now: Date, cont
     tasks,
     focus,
   };
+}
+
+/** The decks with the most cards due (reviews and new cards alike), ties by title then id. */
+function mostDueFirst(decks: Awaited<ReturnType<typeof listDueDecks>>) {
+  return decks
+    .map(({ id, title, due_reviews, due_new }) => ({ id, title, due: Number(due_reviews) + Number(due_new) }))
+    .sort((a, b) => b.due - a.due || a.title.localeCompare(b.title) || a.id.localeCompare(b.id))
+    .slice(0, FACTS_PER_KIND);
 }
 
 async function focusOf(db: Db, userId: string, now: Date, today: string, context: ChatRequest['context']): Promise<Focus | null> {

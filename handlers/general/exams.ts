@@ -1,29 +1,25 @@
 // Exam plans: an exam per subject and date, the decks and tasks that prepare for it, and the readiness for it
 // (readiness.ts), computed at read time from the student's cards, tasks and study days.
-import { DateTime } from 'luxon';
 import type { Db } from '../../db/connect.ts';
 import {
-  deckLinks,
   deleteExam as deleteExamRow,
   findExam,
   insertExam,
-  linkedCards,
   listExams as listExamRows,
   ownedDeckIds,
   ownedTaskIds,
   replaceDeckLinks,
   replaceTaskLinks,
-  studyDays,
-  taskLinks,
   updateExam as updateExamRow,
   type ExamRow,
 } from '../../db/queries/exams.ts';
 import type { GeneralPrincipal } from '../../server/general/principal.ts';
 import { problems, type FieldError } from '../../server/problems.ts';
 import { page } from './cursor.ts';
+import { examPreparation } from './exam-preparation.ts';
 import { idempotently } from './idempotency.ts';
 import { dateIdCursor } from './keyset-cursors.ts';
-import { CONSISTENCY_WINDOW_DAYS, readiness } from './readiness.ts';
+import { daysBetween, localDate } from './student-day.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 
 const noExam = () => problems.notFound('You have no exam with this id.');
@@ -86,34 +82,15 @@ async function assertOwnLinks(db: Db, userId: string, body: { deck_ids?: string[
   if (errors.length > 0) throw problems.invalidRequest(errors);
 }
 
-/** The exams as the API shows them, with readiness computed from a few queries for the whole page. */
+/** The exams as the API shows them, with what prepares for them and the readiness that follows. */
 async function examBodies(db: Db, principal: GeneralPrincipal, rows: ExamRow[], now: Date): Promise<Schemas['Exam'][]> {
-  const ids = rows.map((row) => row.id);
-  const today = DateTime.fromJSDate(now, { zone: principal.time_zone }).startOf('day');
-  const decks = await deckLinks(db, principal.user_id, ids);
-  const tasks = await taskLinks(db, principal.user_id, ids);
-  const cards = await linkedCards(db, principal.user_id, ids);
-  const study_days = await studyDays(db, principal.user_id, principal.time_zone, today.minus({ days: CONSISTENCY_WINDOW_DAYS - 1 }).toJSDate());
-  return rows.map((row) => {
-    const examTasks = tasks.filter((task) => task.exam_id === row.id);
-    return {
-      ...row,
-      days_left: daysBetween(today.toISODate()!, row.exam_date),
-      deck_ids: decks.filter((link) => link.exam_id === row.id).map((link) => link.deck_id),
-      task_ids: examTasks.map((task) => task.task_id),
-      readiness: readiness({
-        now,
-        cards: cards.filter((card) => card.exam_id === row.id),
-        tasks: { total: examTasks.length, completed: examTasks.filter((task) => task.completed).length },
-        study_days,
-      }),
-      created_at: row.created_at.toISOString(),
-      updated_at: row.updated_at.toISOString(),
-    };
-  });
-}
-
-/** Whole days from one calendar date to another (negative when `to` is earlier), free of DST. */
-function daysBetween(from: string, to: string): number {
-  return DateTime.fromISO(to, { zone: 'utc' }).diff(DateTime.fromISO(from, { zone: 'utc' }), 'days').days;
+  const preparation = await examPreparation(db, principal, rows.map((row) => row.id), now);
+  const today = localDate(now, principal.time_zone);
+  return rows.map((row) => ({
+    ...row,
+    ...preparation.get(row.id)!,
+    days_left: daysBetween(today, row.exam_date),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  }));
 }

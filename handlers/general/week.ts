@@ -36,8 +36,3 @@ export function resolveWeek(choice: { week?: string; start?: string }, now: Date
     ends_at: monday.plus({ weeks: 1 }).toJSDate(),
   };
 }
-
-/** The local date of an instant, `YYYY-MM-DD`. */
-export function localDate(instant: Date, timeZone: string): string {
-  return DateTime.fromJSDate(instant, { zone: timeZone }).toISODate()!;
-}
