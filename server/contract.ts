@@ -1,9 +1,12 @@
 // A surface's contract at run time: openapi-backend over the bundled spec, with ajv set up for OpenAPI 3.1
 // (JSON Schema 2020-12, formats). The server routes and validates requests with it; the response check below
 // is shared by VALIDATE_RESPONSES=1 and by every test, so both judge responses by the same rules.
-import { OpenAPIBackend, type Document, type Operation } from 'openapi-backend';
+import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { OpenAPIBackend, type Document, type Operation } from 'openapi-backend';
+import type { Surface } from '../scripts/surfaces.ts';
+import { bundledSpecFile } from './bundled-specs.ts';
 
 // ajv-formats is CommonJS; under ESM its function is the default export's default.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -20,6 +23,11 @@ export interface Contract {
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
+
+/** The contract of a surface, from its bundled spec in generated/. */
+export function loadSurfaceContract(surface: Surface): Promise<Contract> {
+  return loadContract(JSON.parse(readFileSync(bundledSpecFile(surface), 'utf8')));
+}
 
 export async function loadContract(definition: Document): Promise<Contract> {
   const api = new OpenAPIBackend({

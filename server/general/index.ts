@@ -1,13 +1,12 @@
 // The general surface: its spec, token and personal-key authentication, scope checks, per-account limits by
 // plan, and its handlers.
-import { readFileSync } from 'node:fs';
 import type { Request } from 'express';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
 import type { Tutor } from '../../handlers/general/tutor/types.ts';
 import { generalHandlers } from '../../handlers/general/index.ts';
 import type { AccessTokenIssuer } from '../auth/access-tokens.ts';
-import { loadContract, type Contract } from '../contract.ts';
+import { loadSurfaceContract, type Contract } from '../contract.ts';
 import { createLimiter, type LimitStores } from '../rate-limits.ts';
 import { serveSurface } from '../surface.ts';
 import { generalAuthenticators } from './authenticate.ts';
@@ -18,11 +17,6 @@ export const GENERAL_PREFIX = '/api';
 const AI_PREFIX = '/api/ai/';
 /** Accounts created per client address and hour: enough for a classroom behind one NAT, too few for a bot farm. */
 const SIGNUPS_PER_HOUR = 10;
-
-export function loadGeneralContract(): Promise<Contract> {
-  const url = new URL('../../generated/general/openapi.json', import.meta.url);
-  return loadContract(JSON.parse(readFileSync(url, 'utf8')));
-}
 
 export interface GeneralDeps {
   db: Db;
@@ -36,7 +30,7 @@ export interface GeneralDeps {
 }
 
 export async function general(deps: GeneralDeps) {
-  const contract = await loadGeneralContract();
+  const contract = await loadSurfaceContract('general');
   const limit = planLimiter(deps.limitStores);
   const serve = serveSurface<GeneralPrincipal>({
     contract,

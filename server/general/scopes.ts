@@ -2,11 +2,12 @@
 // must hold all of them. Tokens and personal keys are judged alike.
 import { readFileSync } from 'node:fs';
 import type { Operation } from 'openapi-backend';
+import { bundledSpecFile } from '../bundled-specs.ts';
 import { problems } from '../problems.ts';
 import type { GeneralPrincipal, Scope } from './principal.ts';
 
 /** Every scope, in the order of the spec's `Scope` enum. */
-export const ALL_SCOPES: readonly Scope[] = JSON.parse(readFileSync(new URL('../../generated/general/openapi.json', import.meta.url), 'utf8')).components.schemas.Scope.enum;
+export const ALL_SCOPES: readonly Scope[] = JSON.parse(readFileSync(bundledSpecFile('general'), 'utf8')).components.schemas.Scope.enum;
 
 /** The scopes an operation needs: the union of its requirements' lists (the spec gives every scheme the same). */
 export function requiredScopes(operation: Operation): string[] {

@@ -6,7 +6,7 @@
 //   GET  /.well-known/oauth-authorization-server   RFC 8414 metadata
 //   GET  /oauth/jwks.json      the access-token signing keys
 import OAuth2Server, { OAuthError, Request as OAuthRequest, Response as OAuthResponse } from '@node-oauth/oauth2-server';
-import express, { type Request, type Response } from 'express';
+import express, { type Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';

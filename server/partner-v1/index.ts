@@ -1,21 +1,15 @@
 // The partner surface: its spec, its key authentication, its per-key limits and its handlers.
-import { readFileSync } from 'node:fs';
 import type { Request } from 'express';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
 import type { ApiKeyRecord } from '../../db/queries/api-keys.ts';
 import { partnerV1Handlers } from '../../handlers/partner-v1/index.ts';
-import { loadContract, type Contract } from '../contract.ts';
+import { loadSurfaceContract } from '../contract.ts';
 import { createLimiter, type LimitStores } from '../rate-limits.ts';
 import { serveSurface } from '../surface.ts';
 import { partnerKeyAuthenticators } from './authenticate.ts';
 
 export const PARTNER_V1_PREFIX = '/api/v1';
-
-export function loadPartnerV1Contract(): Promise<Contract> {
-  const url = new URL('../../generated/partner-v1/openapi.json', import.meta.url);
-  return loadContract(JSON.parse(readFileSync(url, 'utf8')));
-}
 
 export interface PartnerV1Deps {
   db: Db;
@@ -26,7 +20,7 @@ export interface PartnerV1Deps {
 }
 
 export async function partnerV1(deps: PartnerV1Deps) {
-  const contract = await loadPartnerV1Contract();
+  const contract = await loadSurfaceContract('partner-v1');
   const limitKey = createLimiter<ApiKeyRecord>(
     'partner-v1',
     [

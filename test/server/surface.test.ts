@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import express from 'express';
 import supertest from 'supertest';
 import { partnerV1Handlers } from '../../handlers/partner-v1/index.ts';
-import { loadPartnerV1Contract } from '../../server/partner-v1/index.ts';
+import { loadSurfaceContract } from '../../server/contract.ts';
 import { serveSurface } from '../../server/surface.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 
@@ -12,7 +12,7 @@ async function appWithHealth(body: unknown, violations: string[][]) {
   const app = express();
   app.use(
     serveSurface({
-      contract: await loadPartnerV1Contract(),
+      contract: await loadSurfaceContract('partner-v1'),
       authenticators: { ApiKeyHeader: async () => ({ principal }), ApiKeyBearer: async () => ({ error: 'missing' as const }) },
       challenge: 'Bearer',
       unauthorizedDetail: () => 'no',

@@ -3,9 +3,9 @@
 // contract violation fails the test that caused it. The statuses each operation answered are recorded for the
 // coverage check in root-hooks.ts (see coverage.ts).
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
 import supertest from 'supertest';
-import { surfaces, type Surface } from '../../scripts/surfaces.ts';
+import type { Surface } from '../../scripts/surfaces.ts';
+import { bundledSpecs } from '../../server/bundled-specs.ts';
 import { loadContract, type Contract } from '../../server/contract.ts';
 import { runState } from './run-state.ts';
 
@@ -21,12 +21,7 @@ export interface SurfaceContract {
  * before any test, since supertest's checks are synchronous.
  */
 export async function loadContracts(): Promise<SurfaceContract[]> {
-  runState.contracts ??= await Promise.all(
-    surfaces
-      .map((surface) => ({ surface, file: new URL(`../../generated/${surface}/openapi.json`, import.meta.url) }))
-      .filter(({ file }) => existsSync(file))
-      .map(async ({ surface, file }) => ({ surface, contract: await loadContract(JSON.parse(readFileSync(file, 'utf8'))) })),
-  );
+  runState.contracts ??= await Promise.all(bundledSpecs().map(async ({ surface, definition }) => ({ surface, contract: await loadContract(definition) })));
   return runState.contracts;
 }
 
