@@ -43,6 +43,8 @@ export interface UsersTable {
   contract_per_day: number | null;
   contract_ai_per_hour: number | null;
   updated_at: Generated<Date>;
+  /** The last local date with a review or a completed task; null before the first (seeded streaks keep their value). */
+  last_study_date: DateOnly | null;
 }
 
 export interface ApiKeysTable {

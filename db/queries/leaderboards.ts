@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
+import { currentStreak } from './streak.ts';
 
 /**
  * The top users by xp with competition ranks (equal xp, equal rank). Users without activity since
@@ -13,7 +14,7 @@ export async function topUsersByXp(db: Db, options: { activeSince: Date; limit: 
       eb.case().when('last_active_at', '>=', options.activeSince).then(eb.ref('nickname')).else(null).end().as('nickname'),
       eb.case().when('last_active_at', '>=', options.activeSince).then(eb.ref('first_name')).else(null).end().as('first_name'),
       'xp',
-      'streak',
+      currentStreak.as('streak'),
       'id',
     ]);
   if (options.universityId) ranked = ranked.where('university_id', '=', options.universityId);

@@ -1,6 +1,7 @@
 // The current student's own profile (the general surface's /api/users/me and account creation).
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
+import { currentStreak } from './streak.ts';
 
 const PROFILE_COLUMNS = [
   'id',
@@ -10,7 +11,6 @@ const PROFILE_COLUMNS = [
   'avatar_url',
   'bio',
   'xp',
-  'streak',
   'premium_tier',
   'plan',
   'contract_per_minute',
@@ -23,6 +23,7 @@ const PROFILE_COLUMNS = [
 ] as const;
 // Same expression as the partner surface's public profile, so both show the same date.
 const joinedAt = sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`.as('joined_at');
+const streak = currentStreak.as('streak');
 
 export type ProfileRow = NonNullable<Awaited<ReturnType<typeof findProfile>>>;
 
@@ -30,7 +31,7 @@ export async function findProfile(db: Db, userId: string) {
   return db
     .selectFrom('users')
     .select(PROFILE_COLUMNS)
-    .select(joinedAt)
+    .select([joinedAt, streak])
     .where('id', '=', userId)
     .$narrowType<{ email: string }>()
     .executeTakeFirst();
@@ -51,7 +52,7 @@ export async function insertAccount(db: Db, account: NewAccountRow): Promise<Pro
     .insertInto('users')
     .values(account)
     .returning(PROFILE_COLUMNS)
-    .returning(joinedAt)
+    .returning([joinedAt, streak])
     .$narrowType<{ email: string }>()
     .executeTakeFirstOrThrow();
 }
@@ -72,7 +73,7 @@ export async function updateProfile(db: Db, userId: string, changes: ProfileChan
     .set({ ...changes, updated_at: now })
     .where('id', '=', userId)
     .returning(PROFILE_COLUMNS)
-    .returning(joinedAt)
+    .returning([joinedAt, streak])
     .$narrowType<{ email: string }>()
     .executeTakeFirst();
 }

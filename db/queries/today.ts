@@ -2,9 +2,10 @@
 // (flashcard reviews and completed tasks). What readiness needs comes from exams.ts. Every query filters on the
 // user id.
 import type { Db } from '../connect.ts';
+import { currentStreak } from './streak.ts';
 
 export async function findStreak(db: Db, userId: string): Promise<number | undefined> {
-  const row = await db.selectFrom('users').select('streak').where('id', '=', userId).executeTakeFirst();
+  const row = await db.selectFrom('users').select(currentStreak.as('streak')).where('id', '=', userId).executeTakeFirst();
   return row?.streak;
 }
 

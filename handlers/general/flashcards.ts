@@ -19,11 +19,13 @@ import {
   type ReviewRow,
 } from '../../db/queries/flashcards.ts';
 import type { Db } from '../../db/connect.ts';
+import { recordStudyDay } from '../../db/queries/streak.ts';
 import { problems } from '../../server/problems.ts';
 import { page } from './cursor.ts';
 import { idempotently } from './idempotency.ts';
 import { timeIdCursor } from './keyset-cursors.ts';
 import { nextDueAt, sm2Step, type Grade } from './srs.ts';
+import { localDate } from './student-day.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 
 const noDeck = () => problems.notFound('You have no deck with this id.');
@@ -114,6 +116,7 @@ export const reviewCard: GeneralHandlers['reviewCard'] = async ({ path, headers,
     const outcome = { grade: body.grade, reviewed_at: reviewedAt, ...step, next_due_at: nextDueAt(reviewedAt, step.interval_days, principal.time_zone) };
     const updated = await applyReviewToCard(trx, principal.user_id, path.card_id, outcome);
     const review = await insertReview(trx, { ...outcome, card_id: path.card_id, user_id: principal.user_id });
+    await recordStudyDay(trx, principal.user_id, localDate(reviewedAt, principal.time_zone), reviewedAt);
     return { status: 201 as const, body: { review: reviewBody(review), card: cardBody(updated) } };
   });
 };

@@ -1,8 +1,10 @@
 import { findTask, findTaskForUpdate, insertNextOccurrence, insertTask, listTasks as listTaskPage, deleteTask as removeTask, updateTask as changeTask, type TaskChanges } from '../../db/queries/tasks.ts';
+import { recordStudyDay } from '../../db/queries/streak.ts';
 import { problems } from '../../server/problems.ts';
 import { decodeCursor, page } from './cursor.ts';
 import { idempotently } from './idempotency.ts';
 import { assertValidRecurrence, InvalidRecurrence, nextOccurrence, normaliseRecurrence } from './recurrence.ts';
+import { localDate } from './student-day.ts';
 import { taskBody } from './task-body.ts';
 import type { GeneralHandlers } from './types.ts';
 
@@ -67,6 +69,7 @@ export const updateTask: GeneralHandlers['updateTask'] = async ({ path, body, pr
       Object.assign(changes, { recurrence, series_starts_at: changes.due_at ?? current.due_at, series_id: current.series_id ?? current.id });
     }
     const updated = await changeTask(trx, principal.user_id, path.id, changes);
+    if (closing) await recordStudyDay(trx, principal.user_id, localDate(at, principal.time_zone), at);
     if (closing && updated.recurrence && updated.series_id && updated.series_starts_at) {
       const next = nextOccurrence(updated.recurrence, updated.series_starts_at, updated.due_at, principal.time_zone);
       if (next) {

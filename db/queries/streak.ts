@@ -1,0 +1,28 @@
+// The study streak: consecutive local days with a flashcard review or a completed task. It is written when a study
+// day is recorded and read through one expression everywhere (profile, daily loop, partner leaderboards), so a
+// lapsed streak reads as 0 without a nightly job.
+import { sql } from 'kysely';
+import type { Db } from '../connect.ts';
+
+/**
+ * The streak as of today in the user's own time zone: one whose last study day is before yesterday has lapsed.
+ * Users with no recorded study day (seeded history) keep their stored streak.
+ */
+export const currentStreak = sql<number>`case when last_study_date is null or last_study_date >= (now() at time zone time_zone)::date - 1 then streak else 0 end`;
+
+/**
+ * Counts `today` (the student's local date) as a study day: the streak grows by one when the last study day was
+ * yesterday, stays when it is today, and restarts at 1 otherwise. One statement, so concurrent activity counts the
+ * day once; callers run it in the transaction that records the activity.
+ */
+export async function recordStudyDay(trx: Db, userId: string, today: string, at: Date): Promise<void> {
+  await trx
+    .updateTable('users')
+    .set({
+      streak: sql<number>`case when last_study_date = ${today}::date then streak when last_study_date = ${today}::date - 1 then streak + 1 else 1 end`,
+      last_study_date: today,
+      last_active_at: at,
+    })
+    .where('id', '=', userId)
+    .execute();
+}
