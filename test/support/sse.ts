@@ -1,6 +1,10 @@
-// Reads a text/event-stream body the way a browser's EventSource does (WHATWG HTML, "Server-sent events"):
-// events end at a blank line, `event:`, `id:` and `data:` fields, lines starting with ':' are comments.
+// Reads a whole text/event-stream body (supertest buffers it) with the parser the SDK's `sseEvents` uses
+// (eventsource-parser), so the tests and the SDK cannot disagree on the format.
+// As in a browser, an event without its closing blank line at the end of the body is dropped.
+import { createParser } from 'eventsource-parser';
+
 export interface ServerSentEvent {
+  /** The `event:` field; `message` when the event has none, as EventSource reports it. */
   event: string;
   id: string | undefined;
   data: string;
@@ -8,20 +12,7 @@ export interface ServerSentEvent {
 
 export function parseEventStream(body: string): ServerSentEvent[] {
   const events: ServerSentEvent[] = [];
-  for (const block of body.replace(/\r\n?/g, '\n').split('\n\n')) {
-    let event = 'message';
-    let id: string | undefined;
-    const data: string[] = [];
-    for (const line of block.split('\n')) {
-      if (line === '' || line.startsWith(':')) continue;
-      const colon = line.indexOf(':');
-      const field = colon === -1 ? line : line.slice(0, colon);
-      const value = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
-      if (field === 'event') event = value;
-      else if (field === 'id') id = value;
-      else if (field === 'data') data.push(value);
-    }
-    if (data.length > 0) events.push({ event, id, data: data.join('\n') });
-  }
+  const parser = createParser({ onEvent: ({ event, id, data }) => events.push({ event: event ?? 'message', id, data }) });
+  parser.feed(body);
   return events;
 }
