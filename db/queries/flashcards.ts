@@ -12,7 +12,8 @@ export type CardRow = NonNullable<Awaited<ReturnType<typeof findCard>>>;
 export type ReviewRow = Awaited<ReturnType<typeof insertReview>>;
 /** The sort key of a page: decks newest first, cards oldest first, each broken by id. */
 export interface AfterKey {
-  created_at: Date;
+  /** created_at of the last item. */
+  at: Date;
   id: string;
 }
 
@@ -42,8 +43,8 @@ function decksWithSummary(db: Db, userId: string, now: Date) {
 export async function listDecks(db: Db, userId: string, now: Date, options: { limit: number; after?: AfterKey }) {
   let query = decksWithSummary(db, userId, now);
   if (options.after) {
-    const { created_at, id } = options.after;
-    query = query.where((eb) => eb(eb.refTuple('d.created_at', 'd.id'), '<', eb.tuple(created_at, id)));
+    const { at, id } = options.after;
+    query = query.where((eb) => eb(eb.refTuple('d.created_at', 'd.id'), '<', eb.tuple(at, id)));
   }
   return query.orderBy('d.created_at', 'desc').orderBy('d.id', 'desc').limit(options.limit + 1).execute();
 }
@@ -88,8 +89,8 @@ export async function listCards(db: Db, userId: string, deckId: string, options:
   let query = db.selectFrom('flashcard_cards').select(CARD_COLUMNS).where('user_id', '=', userId).where('deck_id', '=', deckId);
   if (options.dueAt) query = query.where('next_due_at', '<=', options.dueAt);
   if (options.after) {
-    const { created_at, id } = options.after;
-    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(created_at, id)));
+    const { at, id } = options.after;
+    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(at, id)));
   }
   return query.orderBy('created_at').orderBy('id').limit(options.limit + 1).execute();
 }

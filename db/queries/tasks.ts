@@ -66,13 +66,13 @@ export interface TaskFilters {
 }
 
 /** One page (plus one row, to tell whether more follow) by (due_at, id), after the cursor's key when given. */
-export async function listTasks(db: Db, userId: string, filters: TaskFilters, after: [Date, string] | undefined, limit: number) {
+export async function listTasks(db: Db, userId: string, filters: TaskFilters, after: { at: Date; id: string } | undefined, limit: number) {
   let query = db.selectFrom('tasks').select(TASK_COLUMNS).where('user_id', '=', userId);
   if (filters.status) query = query.where('status', '=', filters.status);
   if (filters.course) query = query.where('course', '=', filters.course);
   if (filters.due_from) query = query.where('due_at', '>=', filters.due_from);
   if (filters.due_to) query = query.where('due_at', '<', filters.due_to);
-  if (after) query = query.where((eb) => eb(eb.refTuple('due_at', 'id'), '>', eb.tuple(after[0], after[1])));
+  if (after) query = query.where((eb) => eb(eb.refTuple('due_at', 'id'), '>', eb.tuple(after.at, after.id)));
   return query.orderBy('due_at').orderBy('id').limit(limit + 1).execute();
 }
 

@@ -1,21 +1,14 @@
-// Opaque pagination cursors: the sort key of the last item of a page, as base64url JSON. A cursor that does not
-// decode to the expected shape is the client's error (400), never a 500.
+// Opaque pagination cursors: the sort key of the last item of a page, as base64url JSON. A cursor is checked part
+// by part when it is read: one that does not decode, or that carries a non-date or non-uuid, would otherwise reach
+// PostgreSQL as a cast error, a 500 instead of the client's 400.
+import { DateTime } from 'luxon';
 import { problems } from '../../server/problems.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 export function encodeCursor(key: readonly (string | number)[]): string {
   return Buffer.from(JSON.stringify(key)).toString('base64url');
-}
-
-/** The key a cursor carries, checked to be `length` strings or numbers. */
-export function decodeCursor(cursor: string | undefined, length: number): (string | number)[] | undefined {
-  if (cursor === undefined) return undefined;
-  try {
-    const key: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(key) && key.length === length && key.every((part) => typeof part === 'string' || typeof part === 'number')) return key;
-  } catch {
-    // fall through to the 400
-  }
-  throw problems.invalidRequest([{ path: 'query.cursor', message: 'is not a cursor this list issued' }]);
 }
 
 /** Splits a page fetched with one extra row into the page and its continuation. */
@@ -24,4 +17,40 @@ export function page<T>(rows: T[], limit: number, keyOf: (row: T) => readonly (s
   const data = has_more ? rows.slice(0, limit) : rows;
   const last = data.at(-1);
   return { data, has_more, next_cursor: has_more && last ? encodeCursor(keyOf(last)) : null };
+}
+
+/** The key of a cursor over a (timestamp, id) sort key, e.g. (created_at, id) or (due_at, id). */
+export function timeIdCursor(cursor: string | undefined): { at: Date; id: string } | undefined {
+  const key = decodeCursor(cursor);
+  if (!key) return undefined;
+  const [at, id] = key;
+  const instant = typeof at === 'string' ? new Date(at) : new Date(NaN);
+  if (Number.isNaN(instant.getTime()) || typeof id !== 'string' || !UUID.test(id)) throw notACursor();
+  return { at: instant, id };
+}
+
+/** The key of a cursor over a (date, id) sort key. */
+export function dateIdCursor(cursor: string | undefined): { date: string; id: string } | undefined {
+  const key = decodeCursor(cursor);
+  if (!key) return undefined;
+  const [date, id] = key;
+  // luxon, not Date.parse: V8 reads 2026-02-30 as 2 March, PostgreSQL refuses it.
+  if (typeof date !== 'string' || !DATE.test(date) || !DateTime.fromISO(date).isValid || typeof id !== 'string' || !UUID.test(id)) throw notACursor();
+  return { date, id };
+}
+
+/** The two-part key a cursor carries; anything else is the client's error. */
+function decodeCursor(cursor: string | undefined): unknown[] | undefined {
+  if (cursor === undefined) return undefined;
+  try {
+    const key: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(key) && key.length === 2) return key;
+  } catch {
+    // fall through to the 400
+  }
+  throw notACursor();
+}
+
+function notACursor() {
+  return problems.invalidRequest([{ path: 'query.cursor', message: 'is not a cursor this list issued' }]);
 }

@@ -15,10 +15,9 @@ import {
 } from '../../db/queries/exams.ts';
 import type { GeneralPrincipal } from '../../server/general/principal.ts';
 import { problems, type FieldError } from '../../server/problems.ts';
-import { page } from './cursor.ts';
+import { dateIdCursor, page } from './cursor.ts';
 import { examPreparation } from './exam-preparation.ts';
 import { idempotently } from './idempotency.ts';
-import { dateIdCursor } from './keyset-cursors.ts';
 import { daysBetween, localDate } from './student-day.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 

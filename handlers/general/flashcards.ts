@@ -21,9 +21,8 @@ import {
 import type { Db } from '../../db/connect.ts';
 import { recordStudyDay } from '../../db/queries/streak.ts';
 import { problems } from '../../server/problems.ts';
-import { page } from './cursor.ts';
+import { page, timeIdCursor } from './cursor.ts';
 import { idempotently } from './idempotency.ts';
-import { timeIdCursor } from './keyset-cursors.ts';
 import { nextDueAt, sm2Step, type Grade } from './srs.ts';
 import { localDate } from './student-day.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';

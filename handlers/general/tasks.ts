@@ -1,7 +1,7 @@
 import { findTask, findTaskForUpdate, insertNextOccurrence, insertTask, listTasks as listTaskPage, deleteTask as removeTask, updateTask as changeTask, type TaskChanges } from '../../db/queries/tasks.ts';
 import { recordStudyDay } from '../../db/queries/streak.ts';
 import { problems } from '../../server/problems.ts';
-import { decodeCursor, page } from './cursor.ts';
+import { page, timeIdCursor } from './cursor.ts';
 import { idempotently } from './idempotency.ts';
 import { assertValidRecurrence, InvalidRecurrence, nextOccurrence, normaliseRecurrence } from './recurrence.ts';
 import { localDate } from './student-day.ts';
@@ -12,7 +12,7 @@ export const listTasks: GeneralHandlers['listTasks'] = async ({ query, principal
   const due_from = query.due_from === undefined ? undefined : new Date(query.due_from);
   const due_to = query.due_to === undefined ? undefined : new Date(query.due_to);
   if (due_from && due_to && due_from >= due_to) throw problems.invalidRequest([{ path: 'query.due_to', message: 'must be after due_from' }]);
-  const rows = await listTaskPage(db, principal.user_id, { status: query.status, course: query.course, due_from, due_to }, taskCursor(query.cursor), query.limit);
+  const rows = await listTaskPage(db, principal.user_id, { status: query.status, course: query.course, due_from, due_to }, timeIdCursor(query.cursor), query.limit);
   const result = page(rows, query.limit, (row) => [row.due_at.toISOString(), row.id]);
   return { status: 200, body: { ...result, data: result.data.map(taskBody) } };
 };
@@ -115,16 +115,4 @@ function checkedRecurrence(rule: string, path: string): string {
     throw error;
   }
   return normaliseRecurrence(rule);
-}
-
-/** The (due_at, id) key of a task cursor; anything else is the client's error. */
-function taskCursor(cursor: string | undefined): [Date, string] | undefined {
-  const key = decodeCursor(cursor, 2);
-  if (!key) return undefined;
-  const [dueAt, id] = key;
-  const due = typeof dueAt === 'string' ? new Date(dueAt) : undefined;
-  if (!due || Number.isNaN(due.getTime()) || typeof id !== 'string' || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) {
-    throw problems.invalidRequest([{ path: 'query.cursor', message: 'is not a cursor this list issued' }]);
-  }
-  return [due, id];
 }
