@@ -1,4 +1,5 @@
-// Structured JSON logs. Credentials never reach a log line: the headers that carry them are redacted.
+// Structured JSON logs. Credentials never reach a log line: the headers that carry them are redacted, and so is
+// Location, whose OAuth redirects carry the authorization code (pino-http logs every response header).
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pino, type DestinationStream, type Logger } from 'pino';
@@ -9,7 +10,7 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     {
       level,
       redact: {
-        paths: ['req.headers.authorization', 'req.headers["x-service-api-key"]', 'req.headers.cookie', 'res.headers["set-cookie"]'],
+        paths: ['req.headers.authorization', 'req.headers["x-service-api-key"]', 'req.headers.cookie', 'res.headers["set-cookie"]', 'res.headers.location'],
         censor: '[redacted]',
       },
     },
