@@ -12,7 +12,7 @@ export { sseEvents, StreamRefusedError, type EventSourceMessage } from './sse.ts
 export type { GeneralPaths, GeneralComponents, PartnerPaths, PartnerComponents };
 /** A schema of the partner surface by name, e.g. `PartnerSchema<'University'>`. */
 export type PartnerSchema<Name extends keyof PartnerComponents['schemas']> = PartnerComponents['schemas'][Name];
-/** A schema of the general surface by name, e.g. `GeneralSchema<'Profile'>`. */
+/** A schema of the general surface by name, e.g. `GeneralSchema<'UserProfile'>`. */
 export type GeneralSchema<Name extends keyof GeneralComponents['schemas']> = GeneralComponents['schemas'][Name];
 
 interface Common {
