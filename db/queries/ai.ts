@@ -1,5 +1,6 @@
-// The AI tutor's reads and writes: conversations and their messages, and the facts about one student the tutor
-// answers from (due cards per deck, upcoming exams, open tasks). Every query filters on the user id.
+// The AI tutor's reads and writes: conversations and their messages, and the facts about one student that only the
+// tutor needs (first name, the deck or exam asked about); due decks, upcoming exams and open tasks it reads through
+// the daily loop's queries. Every query filters on the user id.
 import type { Db } from '../connect.ts';
 
 export type MessageRole = 'user' | 'assistant';
@@ -55,19 +56,6 @@ export async function listRecentMessages(db: Db, userId: string, conversationId:
 export async function findFirstName(db: Db, userId: string): Promise<string | undefined> {
   const row = await db.selectFrom('users').select('first_name').where('id', '=', userId).executeTakeFirst();
   return row?.first_name;
-}
-
-/** Open tasks, earliest due first (overdue ones included). */
-export async function listOpenTasks(db: Db, userId: string, limit: number) {
-  return db
-    .selectFrom('tasks')
-    .select(['id', 'title', 'course', 'due_at'])
-    .where('user_id', '=', userId)
-    .where('status', '=', 'open')
-    .orderBy('due_at')
-    .orderBy('id')
-    .limit(limit)
-    .execute();
 }
 
 /** One deck of the student with its card count and the cards due at `now`. */

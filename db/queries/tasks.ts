@@ -76,6 +76,18 @@ export async function listTasks(db: Db, userId: string, filters: TaskFilters, af
   return query.orderBy('due_at').orderBy('id').limit(limit + 1).execute();
 }
 
+/**
+ * Open tasks, earliest due first (overdue ones included): all of them, or those due before `dueBefore`, or the
+ * first `limit`. The daily loop and the tutor read a student's open work through this.
+ */
+export async function listOpenTasks(db: Db, userId: string, options: { dueBefore?: Date; limit?: number } = {}) {
+  let query = db.selectFrom('tasks').select(['id', 'title', 'course', 'due_at']).where('user_id', '=', userId).where('status', '=', 'open');
+  if (options.dueBefore) query = query.where('due_at', '<', options.dueBefore);
+  query = query.orderBy('due_at').orderBy('id');
+  if (options.limit !== undefined) query = query.limit(options.limit);
+  return query.execute();
+}
+
 export type TaskChanges = Omit<Updateable<TasksTable>, 'id' | 'user_id' | 'created_at' | 'previous_id'>;
 
 export async function updateTask(trx: Db, userId: string, id: string, changes: TaskChanges) {

@@ -1,25 +1,12 @@
-// What the daily loop reads about one student: open tasks, due cards per deck, upcoming exams and study activity
-// (flashcard reviews and completed tasks). What readiness needs comes from exams.ts. Every query filters on the
-// user id.
+// What the daily loop reads about one student: due cards per deck, whether there is any material, and study activity
+// (flashcard reviews and completed tasks). Open tasks come from tasks.ts; upcoming exams and what readiness needs
+// from exams.ts. Every query filters on the user id.
 import type { Db } from '../connect.ts';
 import { currentStreak } from './streak.ts';
 
 export async function findStreak(db: Db, userId: string): Promise<number | undefined> {
   const row = await db.selectFrom('users').select(currentStreak.as('streak')).where('id', '=', userId).executeTakeFirst();
   return row?.streak;
-}
-
-/** Open tasks due before `before` (overdue ones included), by due time. */
-export async function listOpenTasksDueBefore(db: Db, userId: string, before: Date) {
-  return db
-    .selectFrom('tasks')
-    .select(['id', 'title', 'course', 'due_at'])
-    .where('user_id', '=', userId)
-    .where('status', '=', 'open')
-    .where('due_at', '<', before)
-    .orderBy('due_at')
-    .orderBy('id')
-    .execute();
 }
 
 /**

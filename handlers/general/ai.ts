@@ -12,12 +12,12 @@ import {
   findExamFocus,
   findFirstName,
   insertMessage,
-  listOpenTasks,
   listRecentMessages,
   touchConversation,
   type FinishReason,
 } from '../../db/queries/ai.ts';
 import { listUpcomingExams } from '../../db/queries/exams.ts';
+import { listOpenTasks } from '../../db/queries/tasks.ts';
 import { listDueDecks } from '../../db/queries/today.ts';
 import type { GeneralPrincipal } from '../../server/general/principal.ts';
 import { problems } from '../../server/problems.ts';
@@ -140,7 +140,7 @@ async function studentFacts(db: Db, principal: GeneralPrincipal, now: Date, cont
     findFirstName(db, userId),
     listDueDecks(db, userId, now, now).then(mostDueFirst),
     listUpcomingExams(db, userId, today, FACTS_PER_KIND),
-    listOpenTasks(db, userId, FACTS_PER_KIND),
+    listOpenTasks(db, userId, { limit: FACTS_PER_KIND }),
     focusOf(db, userId, now, today, context),
   ]);
   if (firstName === undefined) throw problems.notFound('This account no longer exists.');

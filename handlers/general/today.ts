@@ -1,5 +1,6 @@
 import { listUpcomingExams } from '../../db/queries/exams.ts';
-import { findStreak, findStudyActivity, hasStudyMaterial, listDueDecks, listOpenTasksDueBefore } from '../../db/queries/today.ts';
+import { listOpenTasks } from '../../db/queries/tasks.ts';
+import { findStreak, findStudyActivity, hasStudyMaterial, listDueDecks } from '../../db/queries/today.ts';
 import { problems } from '../../server/problems.ts';
 import { planDailyLoop, type LoopExam } from './daily-loop.ts';
 import { examPreparation } from './exam-preparation.ts';
@@ -14,7 +15,7 @@ export const getTodayLoop: GeneralHandlers['getTodayLoop'] = async ({ principal 
 
   const [streak, tasks, decks, hasMaterial, exams, activity] = await Promise.all([
     findStreak(db, userId),
-    listOpenTasksDueBefore(db, userId, day.end),
+    listOpenTasks(db, userId, { dueBefore: day.end }),
     listDueDecks(db, userId, now, day.start),
     hasStudyMaterial(db, userId),
     listUpcomingExams(db, userId, day.today),
