@@ -56,7 +56,7 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
   });
 
   router.get('/oauth/authorize', async (req, res) => {
-    const params = stringParams(req.query);
+    const params = stringParams(req.query, AUTHORIZE_PARAMS);
     const checked = await checkAuthorizationRequest(params);
     if ('page' in checked) return void res.status(400).type('html').send(checked.page);
     if ('redirect' in checked) return void res.redirect(303, checked.redirect);
@@ -64,7 +64,8 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
   });
 
   router.post('/oauth/authorize', form, signInLimit, async (req, res) => {
-    const { email = '', password = '', decision, ...params } = stringParams(req.body);
+    const params = stringParams(req.body, AUTHORIZE_PARAMS);
+    const { email = '', password = '', decision } = stringParams(req.body, SIGN_IN_FIELDS);
     const checked = await checkAuthorizationRequest(params);
     if ('page' in checked) return void res.status(400).type('html').send(checked.page);
     if ('redirect' in checked) return void res.redirect(303, checked.redirect);
@@ -160,13 +161,16 @@ type CheckedRequest =
   | { redirect: string }
   | { client: { name: string; scopes: string[]; redirectUri: string } };
 
+/** The authorization request's parameters: the only ones the sign-in form carries through as hidden fields. */
 const AUTHORIZE_PARAMS = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method'];
+/** What the student types or clicks on the sign-in form: read from the posted form only, never carried as hidden fields. */
+const SIGN_IN_FIELDS = ['email', 'password', 'decision'];
 
-/** The single-valued string parameters of a query or form; repeated or nested values are dropped. */
-function stringParams(source: unknown): Record<string, string> {
+/** The single-valued string parameters among `names` of a query or form; repeated or nested values are dropped. */
+function stringParams(source: unknown, names: readonly string[]): Record<string, string> {
   const params: Record<string, string> = {};
   for (const [name, value] of Object.entries((source ?? {}) as Record<string, unknown>)) {
-    if (typeof value === 'string' && (AUTHORIZE_PARAMS.includes(name) || ['email', 'password', 'decision'].includes(name))) params[name] = value;
+    if (typeof value === 'string' && names.includes(name)) params[name] = value;
   }
   return params;
 }
