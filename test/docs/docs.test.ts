@@ -5,7 +5,6 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
@@ -13,6 +12,7 @@ import supertest from 'supertest';
 import type { Surface } from '../../scripts/surfaces.ts';
 import { bundledSpecs } from '../../server/bundled-specs.ts';
 import { DOCS_PATHS } from '../../server/docs.ts';
+import { listen, type Listening } from '../support/listening.ts';
 import { buildApp } from '../support/partner-app.ts';
 import { foreignOperations, launchOrSkip, missingOperations, operationsOf, serveDirectory, watchPage } from './browser.ts';
 
@@ -72,19 +72,17 @@ describe('npm run docs', function () {
   describe('the docs in a browser', () => {
     let browser: Browser;
     let staticHost: { url: string; server: Server };
-    let service: { url: string; server: Server };
+    let service: Listening;
 
     before(async function () {
       browser = await launchOrSkip(this);
       staticHost = await serveDirectory(outDir);
-      const server = (await buildApp()).listen(0, '127.0.0.1');
-      await new Promise((resolve) => server.once('listening', resolve));
-      service = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+      service = await listen(await buildApp());
     });
     after(async () => {
       await browser?.close();
       staticHost?.server.close();
-      service?.server.close();
+      await service?.close();
     });
 
     for (const spec of specs) {
@@ -95,7 +93,7 @@ describe('npm run docs', function () {
       });
 
       it(`the service's ${DOCS_PATHS[spec.surface]} shows all ${own.length} operations under its content-security policy`, async () => {
-        await expectDocs(`${service.url}${DOCS_PATHS[spec.surface]}`, spec.surface);
+        await expectDocs(`${service.baseUrl}${DOCS_PATHS[spec.surface]}`, spec.surface);
       });
     }
 

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { localTutor } from '../../handlers/general/tutor/local.ts';
@@ -10,6 +9,7 @@ import type { Tutor } from '../../handlers/general/tutor/types.ts';
 import { startChatCompletionsServer, type ChatCompletionsServer } from '../support/chat-completions-server.ts';
 import { contractClient } from '../support/contract.ts';
 import { newStudent, type Student } from '../support/general-app.ts';
+import { listen } from '../support/listening.ts';
 import { buildApp } from '../support/partner-app.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 import { parseEventStream, type ServerSentEvent } from '../support/sse.ts';
@@ -243,12 +243,10 @@ describe('streamTutorChat', () => {
       const { app, newStudent } = await providerApp();
       const alice = await newStudent();
       upstream.behave({ kind: 'endless', everyMs: 20 });
-      const server = app.listen(0, '127.0.0.1');
+      const server = await listen(app);
       try {
-        await new Promise((resolve) => server.once('listening', resolve));
-        const { port } = server.address() as AddressInfo;
         const client = new AbortController();
-        const response = await fetch(`http://127.0.0.1:${port}/api/ai/chat`, {
+        const response = await fetch(`${server.baseUrl}/api/ai/chat`, {
           method: 'POST',
           headers: { ...alice.headers, 'content-type': 'application/json' },
           body: JSON.stringify({ message: 'Talk forever' }),
@@ -270,8 +268,7 @@ describe('streamTutorChat', () => {
         assert.equal(stored.finish_reason, 'interrupted');
         assert.match(stored.content, /^piece 1\. piece 2\. /);
       } finally {
-        server.closeAllConnections();
-        await new Promise((resolve) => server.close(resolve));
+        await server.close();
       }
     });
   });

@@ -8,7 +8,7 @@ import { localTutor } from '../../handlers/general/tutor/local.ts';
 import { createGeneralClient, sseEvents } from '../../sdk/index.ts';
 import { newStudent } from '../support/general-app.ts';
 import { contractCheckedFetch } from './checked-fetch.ts';
-import { listeningApp } from './listening.ts';
+import { listeningApp } from '../support/listening.ts';
 
 describe('SDK: createGeneralClient', () => {
   let service: Awaited<ReturnType<typeof listeningApp>>;

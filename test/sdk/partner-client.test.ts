@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { createPartnerClient, type PartnerSchema } from '../../sdk/index.ts';
 import { issueTestKey } from '../support/partner-app.ts';
 import { contractCheckedFetch } from './checked-fetch.ts';
-import { listeningApp } from './listening.ts';
+import { listeningApp } from '../support/listening.ts';
 
 describe('SDK: createPartnerClient', () => {
   let service: Awaited<ReturnType<typeof listeningApp>>;

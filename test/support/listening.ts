@@ -1,0 +1,27 @@
+// The real app listening on a free port of 127.0.0.1, for tests that call it over the network (the SDK, a client
+// that disconnects mid-stream, the docs in a browser).
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { buildApp } from './partner-app.ts';
+
+type App = Awaited<ReturnType<typeof buildApp>>;
+
+export interface Listening {
+  baseUrl: string;
+  /** Closes the server, open connections (a stream, a keep-alive) included. */
+  close: () => Promise<void>;
+}
+
+export async function listen(app: App): Promise<Listening> {
+  const server: Server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}
+
+export async function listeningApp(options: Parameters<typeof buildApp>[0] = {}): Promise<Listening & { app: App }> {
+  const app = await buildApp(options);
+  return { app, ...(await listen(app)) };
+}
