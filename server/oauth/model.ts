@@ -39,8 +39,9 @@ export function secretMatches(secret: string, secretHash: string): boolean {
   return presented.length === stored.length && timingSafeEqual(presented, stored);
 }
 
-export function toLibraryClient(row: ClientRow): OAuth2Server.Client {
-  return { id: row.id, grants: row.grants, redirectUris: row.redirect_uris, scopes: row.scopes, owner_user_id: row.owner_user_id };
+/** The client as the library wants it, plus its name for the sign-in page and its owner for client credentials. */
+function toLibraryClient(row: ClientRow): OAuth2Server.Client {
+  return { id: row.id, name: row.name, grants: row.grants, redirectUris: row.redirect_uris, scopes: row.scopes, owner_user_id: row.owner_user_id };
 }
 
 export function oauthModel(db: Db, tokens: AccessTokenIssuer, now: () => Date) {

@@ -121,7 +121,7 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
     const client = params.client_id ? await model.getClient(params.client_id, null) : false;
     if (!client) return { page: renderErrorPage('The application that sent you here is not registered.') };
     const redirectUri = params.redirect_uri;
-    if (!redirectUri || !(client.redirectUris as string[]).includes(redirectUri)) {
+    if (!redirectUri || !(await model.validateRedirectUri(redirectUri, client))) {
       return { page: renderErrorPage('The application sent you with a return address it has not registered.') };
     }
     if (params.response_type !== 'code') return { redirect: errorRedirect(params, 'unsupported_response_type', 'Only response_type=code is supported.') };
@@ -130,11 +130,7 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
     }
     const scopes = params.scope ? params.scope.split(' ').filter(Boolean) : (client.scopes as string[]);
     if (!(await model.validateScope({ id: '' }, client, scopes))) return { redirect: errorRedirect(params, 'invalid_scope', 'The scope asks for more than this application may have.') };
-    return { client: { name: (await clientName(client.id)) ?? client.id, scopes, redirectUri } };
-  }
-
-  async function clientName(clientId: string) {
-    return (await db.selectFrom('oauth_clients').select('name').where('id', '=', clientId).executeTakeFirst())?.name;
+    return { client: { name: client.name as string, scopes, redirectUri } };
   }
 
   function sendLoginPage(
