@@ -1,6 +1,6 @@
 // The AI tutor's reads and writes: conversations and their messages, and the facts about one student that only the
-// tutor needs (first name, the deck or exam asked about); due decks, upcoming exams and open tasks it reads through
-// the daily loop's queries. Every query filters on the user id.
+// tutor needs (first name, the exam asked about). The deck asked about, due decks, upcoming exams and open tasks it
+// reads through the flashcards' and the daily loop's queries. Every query filters on the user id.
 import type { Db } from '../connect.ts';
 
 export type MessageRole = 'user' | 'assistant';
@@ -58,34 +58,15 @@ export async function findFirstName(db: Db, userId: string): Promise<string | un
   return row?.first_name;
 }
 
-/** One deck of the student with its card count and the cards due at `now`. */
-export async function findDeckFocus(db: Db, userId: string, deckId: string, now: Date) {
-  const row = await db
-    .selectFrom('flashcard_decks as d')
-    .leftJoin('flashcard_cards as c', (join) => join.onRef('c.deck_id', '=', 'd.id').on('c.user_id', '=', userId))
-    .where('d.user_id', '=', userId)
-    .where('d.id', '=', deckId)
-    .groupBy(['d.id', 'd.title'])
-    .select((eb) => [
-      'd.id',
-      'd.title',
-      eb.fn.count<number | string>('c.id').as('cards'),
-      eb.fn.count<number | string>('c.id').filterWhere('c.next_due_at', '<=', now).as('due'),
-    ])
-    .executeTakeFirst();
-  return row && { ...row, cards: Number(row.cards), due: Number(row.due) };
-}
-
 /** One exam of the student with the cards due at `now` in its linked decks. */
 export async function findExamFocus(db: Db, userId: string, examId: string, now: Date) {
-  const row = await db
+  return db
     .selectFrom('exams as e')
     .leftJoin('exam_decks as l', (join) => join.onRef('l.exam_id', '=', 'e.id').on('l.user_id', '=', userId))
     .leftJoin('flashcard_cards as c', (join) => join.onRef('c.deck_id', '=', 'l.deck_id').on('c.user_id', '=', userId).on('c.next_due_at', '<=', now))
     .where('e.user_id', '=', userId)
     .where('e.id', '=', examId)
     .groupBy(['e.id', 'e.subject', 'e.exam_date'])
-    .select((eb) => ['e.id', 'e.subject', 'e.exam_date', eb.fn.count<number | string>('c.id').as('due')])
+    .select((eb) => ['e.id', 'e.subject', 'e.exam_date', eb.fn.count<number>('c.id').as('due')])
     .executeTakeFirst();
-  return row && { ...row, due: Number(row.due) };
 }

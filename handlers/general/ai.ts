@@ -8,7 +8,6 @@ import type { Db } from '../../db/connect.ts';
 import {
   createConversation,
   findConversation,
-  findDeckFocus,
   findExamFocus,
   findFirstName,
   insertMessage,
@@ -17,12 +16,14 @@ import {
   type FinishReason,
 } from '../../db/queries/ai.ts';
 import { listUpcomingExams } from '../../db/queries/exams.ts';
+import { findDeck } from '../../db/queries/flashcards.ts';
 import { listOpenTasks } from '../../db/queries/tasks.ts';
 import { listDueDecks } from '../../db/queries/today.ts';
 import type { GeneralPrincipal } from '../../server/general/principal.ts';
 import { problems } from '../../server/problems.ts';
 import { daysBetween, localDate } from './student-day.ts';
 import { localTutor } from './tutor/local.ts';
+import { cutAtWord } from './tutor/topic.ts';
 import { TutorUnavailable, type Focus, type StudentFacts, type Turn, type Tutor, type TutorUsage } from './tutor/types.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 
@@ -158,16 +159,16 @@ async function studentFacts(db: Db, principal: GeneralPrincipal, now: Date, cont
 /** The decks with the most cards due (reviews and new cards alike), ties by title then id. */
 function mostDueFirst(decks: Awaited<ReturnType<typeof listDueDecks>>) {
   return decks
-    .map(({ id, title, due_reviews, due_new }) => ({ id, title, due: Number(due_reviews) + Number(due_new) }))
+    .map(({ id, title, due_reviews, due_new }) => ({ id, title, due: due_reviews + due_new }))
     .sort((a, b) => b.due - a.due || a.title.localeCompare(b.title) || a.id.localeCompare(b.id))
     .slice(0, FACTS_PER_KIND);
 }
 
 async function focusOf(db: Db, userId: string, now: Date, today: string, context: ChatRequest['context']): Promise<Focus | null> {
   if (context?.deck_id) {
-    const deck = await findDeckFocus(db, userId, context.deck_id, now);
+    const deck = await findDeck(db, userId, context.deck_id, now);
     if (!deck) throw problems.notFound(`No deck has id ${context.deck_id}.`);
-    return { kind: 'deck', ...deck };
+    return { kind: 'deck', id: deck.id, title: deck.title, cards: deck.card_count, due: deck.due_count };
   }
   if (context?.exam_id) {
     const exam = await findExamFocus(db, userId, context.exam_id, now);
@@ -179,8 +180,5 @@ async function focusOf(db: Db, userId: string, now: Date, today: string, context
 
 /** A new conversation is named after its first message: its first line, cut at a word. */
 function titleOf(message: string): string {
-  const line = message.trim().split('\n')[0]!.trim();
-  if (line.length <= TITLE_CHARS) return line;
-  const cut = line.slice(0, TITLE_CHARS);
-  return `${cut.slice(0, cut.lastIndexOf(' ') > 0 ? cut.lastIndexOf(' ') : TITLE_CHARS)}…`;
+  return cutAtWord(message.trim().split('\n')[0]!.trim(), TITLE_CHARS);
 }

@@ -2,13 +2,12 @@
 // near, which task is next — names the question's topic back and suggests one next step. Deterministic: the same
 // message, history and facts give the same reply. It streams its reply sentence by sentence.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { EXAM_PREP_DAYS } from '../daily-loop.ts';
 import { describeSpan, inDays, plural, taskName } from '../loop-wording.ts';
 import { namedMaterial, topicOf } from './topic.ts';
 import type { StudentFacts, Turn, Tutor, TutorEvent, TutorRequest } from './types.ts';
 
 export const LOCAL_TUTOR_MODEL = 'local-tutor';
-/** An exam this close (days) is worth preparing for when nothing is due. */
-const EXAM_SOON_DAYS = 14;
 
 /** The reply, as the pieces it is streamed in (each ends with a space except the last). */
 export function localReply(message: string, history: readonly Turn[], facts: StudentFacts): string[] {
@@ -54,7 +53,7 @@ function nextStep(facts: StudentFacts, topic: string): string {
   if (overdue) return `Next step: finish ${taskName(overdue)} first, then ${explain}.`;
   const deck = facts.due_decks[0];
   if (deck) return `Next step: review the ${plural(deck.due, 'due card')} in ${deck.title} now, then ${explain}.`;
-  const exam = facts.exams.find((e) => e.days_left <= EXAM_SOON_DAYS);
+  const exam = facts.exams.find((e) => e.days_left <= EXAM_PREP_DAYS);
   if (exam) return `Next step: prepare for ${exam.subject} — ${explain}, then turn it into flashcards.`;
   const task = facts.tasks[0];
   if (task) return `Next step: make a start on ${taskName(task)}, then ${explain}.`;

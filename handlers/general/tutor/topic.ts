@@ -19,7 +19,13 @@ export function namedMaterial(message: string, facts: StudentFacts): string | un
 export function topicOf(message: string): string {
   const sentence = message.trim().replace(GREETINGS, '').split(/[?!\n]|\.\s/)[0]!.trim();
   const topic = sentence.replace(QUESTION_OPENINGS, '').replace(/[.,;:\s]+$/, '') || 'your question';
-  if (topic.length <= MAX_TOPIC_CHARS) return topic;
-  const cut = topic.slice(0, MAX_TOPIC_CHARS);
-  return `${cut.slice(0, cut.lastIndexOf(' ') > 0 ? cut.lastIndexOf(' ') : MAX_TOPIC_CHARS)}…`;
+  return cutAtWord(topic, MAX_TOPIC_CHARS);
+}
+
+/** The text as is when it fits in `max` characters, else cut at the last space before `max`, with an ellipsis. */
+export function cutAtWord(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max);
+  const space = cut.lastIndexOf(' ');
+  return `${space > 0 ? cut.slice(0, space) : cut}…`;
 }
