@@ -51,7 +51,7 @@ function parseAi(env: NodeJS.ProcessEnv): Config['ai'] {
   const apiKey = env.AI_API_KEY || undefined;
   if (!baseUrl && !apiKey) return undefined;
   if (!baseUrl || !apiKey) throw new ConfigError('AI_BASE_URL and AI_API_KEY must be set together (or neither, for the built-in tutor)');
-  if (!/^https?:\/\//.test(baseUrl) || !URL.canParse(baseUrl)) throw new ConfigError(`AI_BASE_URL must be an absolute http(s) URL, got "${baseUrl}"`);
+  httpUrl('AI_BASE_URL', baseUrl);
   return { baseUrl, apiKey, model: env.AI_MODEL || DEFAULT_AI_MODEL };
 }
 
@@ -71,13 +71,14 @@ function parseTrustProxy(raw: string | undefined): boolean | number | string {
   return /^\d+$/.test(raw) ? Number(raw) : raw;
 }
 
+/** Without a trailing slash, so endpoint URLs are `${publicUrl}/oauth/token`. */
 function parsePublicUrl(raw: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(`PUBLIC_URL must be an absolute http(s) URL, got "${raw}"`);
-  }
-  if (!/^https?:$/.test(url.protocol)) throw new ConfigError(`PUBLIC_URL must be an absolute http(s) URL, got "${raw}"`);
+  const url = httpUrl('PUBLIC_URL', raw);
   return url.origin + url.pathname.replace(/\/+$/, '');
+}
+
+function httpUrl(name: string, raw: string): URL {
+  const url = URL.canParse(raw) ? new URL(raw) : undefined;
+  if (!url || !/^https?:$/.test(url.protocol)) throw new ConfigError(`${name} must be an absolute http(s) URL, got "${raw}"`);
+  return url;
 }
