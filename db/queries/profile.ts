@@ -82,6 +82,14 @@ export async function universityExists(db: Db, universityId: string): Promise<bo
   return (await db.selectFrom('universities').select('id').where('id', '=', universityId).executeTakeFirst()) !== undefined;
 }
 
+/** Whether PostgreSQL's zone database knows the name (case-insensitively, as `at time zone` reads it). */
+export async function isKnownTimeZone(db: Db, timeZone: string): Promise<boolean> {
+  const row = await db
+    .selectNoFrom(sql<boolean>`exists (select 1 from pg_timezone_names where lower(name) = lower(${timeZone}))`.as('known'))
+    .executeTakeFirstOrThrow();
+  return row.known;
+}
+
 /** The account with this e-mail (case-insensitive), for signing in. */
 export async function findCredentials(db: Db, email: string) {
   return db

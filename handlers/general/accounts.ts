@@ -5,7 +5,7 @@ import { assertTimeZone } from './time-zones.ts';
 import type { GeneralHandlers } from './types.ts';
 
 export const createAccount: GeneralHandlers['createAccount'] = async ({ body }, { db }) => {
-  assertTimeZone(body.time_zone, 'body.time_zone');
+  await assertTimeZone(db, body.time_zone, 'body.time_zone');
   try {
     const row = await insertNewAccount(db, {
       email: body.email,

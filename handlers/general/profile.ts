@@ -15,7 +15,7 @@ export const getMyProfile: GeneralHandlers['getMyProfile'] = async ({ principal 
 };
 
 export const updateMyProfile: GeneralHandlers['updateMyProfile'] = async ({ body, principal }, { db, now }) => {
-  assertTimeZone(body.time_zone, 'body.time_zone');
+  await assertTimeZone(db, body.time_zone, 'body.time_zone');
   if (body.university_id && !(await universityExists(db, body.university_id))) {
     throw problems.invalidRequest([{ path: 'body.university_id', message: 'names no university' }]);
   }
