@@ -35,7 +35,7 @@ const SIGN_IN_ATTEMPTS = 20;
 export function oauthRoutes(deps: OAuthDeps): express.Router {
   const { db, tokens, now } = deps;
   const model = oauthModel(db, tokens, now);
-  const server = new OAuth2Server({ model: model as never, accessTokenLifetime: ACCESS_TOKEN_TTL_SECONDS });
+  const server = new OAuth2Server({ model: model as never });
   const router = express.Router();
   const form = express.urlencoded({ extended: false, limit: deps.bodyLimitBytes });
   const signInLimit = rateLimit({
