@@ -66,11 +66,18 @@ export async function ownedTaskIds(db: Db, userId: string, taskIds: readonly str
   return new Set(rows.map((row) => row.id));
 }
 
+// An id sent twice in different letter case (uniqueItems compares text, PostgreSQL the uuid) is one link, not a
+// primary-key violation.
+
 /** Replaces the exam's linked decks; call in the transaction that wrote the exam. */
 export async function replaceDeckLinks(trx: Db, userId: string, examId: string, deckIds: readonly string[]): Promise<void> {
   await trx.deleteFrom('exam_decks').where('exam_id', '=', examId).where('user_id', '=', userId).execute();
   if (deckIds.length > 0) {
-    await trx.insertInto('exam_decks').values(deckIds.map((deck_id) => ({ exam_id: examId, deck_id, user_id: userId }))).execute();
+    await trx
+      .insertInto('exam_decks')
+      .values(deckIds.map((deck_id) => ({ exam_id: examId, deck_id, user_id: userId })))
+      .onConflict((oc) => oc.doNothing())
+      .execute();
   }
 }
 
@@ -78,7 +85,11 @@ export async function replaceDeckLinks(trx: Db, userId: string, examId: string, 
 export async function replaceTaskLinks(trx: Db, userId: string, examId: string, taskIds: readonly string[]): Promise<void> {
   await trx.deleteFrom('exam_tasks').where('exam_id', '=', examId).where('user_id', '=', userId).execute();
   if (taskIds.length > 0) {
-    await trx.insertInto('exam_tasks').values(taskIds.map((task_id) => ({ exam_id: examId, task_id, user_id: userId }))).execute();
+    await trx
+      .insertInto('exam_tasks')
+      .values(taskIds.map((task_id) => ({ exam_id: examId, task_id, user_id: userId })))
+      .onConflict((oc) => oc.doNothing())
+      .execute();
   }
 }
 

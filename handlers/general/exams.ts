@@ -69,14 +69,15 @@ export const deleteExam: GeneralHandlers['deleteExam'] = async ({ path, principa
 
 /**
  * A deck or task that is not the student's is refused as invalid input (400), naming each: the exam in the path is
- * fine, the body is not. An unknown id and another student's id get the same answer.
+ * fine, the body is not. An unknown id and another student's id get the same answer. Ids come back from PostgreSQL
+ * in lower case, and a uuid may be sent in either.
  */
 async function assertOwnLinks(db: Db, userId: string, body: { deck_ids?: string[]; task_ids?: string[] }): Promise<void> {
   const decks = await ownedDeckIds(db, userId, body.deck_ids ?? []);
   const tasks = await ownedTaskIds(db, userId, body.task_ids ?? []);
   const errors: FieldError[] = [
-    ...(body.deck_ids ?? []).flatMap((id, i) => (decks.has(id) ? [] : [{ path: `body.deck_ids.${i}`, message: `names no deck of yours (${id})` }])),
-    ...(body.task_ids ?? []).flatMap((id, i) => (tasks.has(id) ? [] : [{ path: `body.task_ids.${i}`, message: `names no task of yours (${id})` }])),
+    ...(body.deck_ids ?? []).flatMap((id, i) => (decks.has(id.toLowerCase()) ? [] : [{ path: `body.deck_ids.${i}`, message: `names no deck of yours (${id})` }])),
+    ...(body.task_ids ?? []).flatMap((id, i) => (tasks.has(id.toLowerCase()) ? [] : [{ path: `body.task_ids.${i}`, message: `names no task of yours (${id})` }])),
   ];
   if (errors.length > 0) throw problems.invalidRequest(errors);
 }
