@@ -87,7 +87,3 @@ export async function rotateRefreshToken(db: Db, tokenHash: string, now: Date): 
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
-
-export async function findGrant(db: Db, grantId: string) {
-  return db.selectFrom('oauth_grants').select(['id', 'client_id', 'revoked_at']).where('id', '=', grantId).executeTakeFirst();
-}
