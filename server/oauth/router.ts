@@ -83,6 +83,9 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
       });
     } catch (error) {
       if (!(error instanceof OAuthError)) throw error;
+      // The library wraps a failure of ours (the database, say) in a ServerError and redirects with server_error;
+      // the app learns of it, so must the log.
+      if (error.code >= 500) req.log.error({ err: error }, 'authorize endpoint failed');
     }
     const location = response.get('location');
     if (location) res.redirect(303, location);
