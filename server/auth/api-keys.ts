@@ -1,10 +1,11 @@
-// API keys: `svc_live_` + 32 base62 characters (about 190 bits of randomness). Only a SHA-256 hash is stored;
-// a fast hash is right here because the key itself is long and random, unlike a password.
+// API keys: `svc_live_` + 32 base62 characters (about 190 bits of randomness). Only their hash is stored
+// (server/auth/secret-hash.ts).
 // The public prefix (`svc_live_` + the first 8 random characters) names a key in listings and in /health.
-import { createHash, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { DEFAULT_KEY_LIMITS, insertApiKey, type ApiKeyRecord } from '../../db/queries/api-keys.ts';
+import { hashSecret } from './secret-hash.ts';
 
 const KEY_PREFIX = 'svc_live_';
 const RANDOM_LENGTH = 32;
@@ -24,11 +25,7 @@ export function generateApiKey(): NewApiKey {
   let random = '';
   for (let i = 0; i < RANDOM_LENGTH; i++) random += ALPHABET[randomInt(ALPHABET.length)];
   const key = KEY_PREFIX + random;
-  return { key, prefix: key.slice(0, PUBLIC_PREFIX_LENGTH), hash: hashApiKey(key) };
-}
-
-export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return { key, prefix: key.slice(0, PUBLIC_PREFIX_LENGTH), hash: hashSecret(key) };
 }
 
 /** Cheap shape check before any database lookup. */

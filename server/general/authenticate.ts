@@ -8,8 +8,9 @@ import { Strategy as BearerStrategy } from 'passport-http-bearer';
 import type { Db } from '../../db/connect.ts';
 import { findGrantAccount, findPersonalKeyAccount } from '../../db/queries/principals.ts';
 import type { AccessTokenIssuer } from '../auth/access-tokens.ts';
-import { hashApiKey, looksLikeApiKey } from '../auth/api-keys.ts';
+import { looksLikeApiKey } from '../auth/api-keys.ts';
 import { keyUseRecorder } from '../auth/key-use.ts';
+import { hashSecret } from '../auth/secret-hash.ts';
 import type { AuthOutcome } from '../surface.ts';
 import { limitsOf } from './plans.ts';
 import type { GeneralPrincipal, Scope } from './principal.ts';
@@ -36,7 +37,7 @@ export function generalAuthenticators(db: Db, tokens: AccessTokenIssuer, logger:
     };
   };
   const verifyPersonalKey: Verify = async (key) => {
-    const account = looksLikeApiKey(key) ? await findPersonalKeyAccount(db, hashApiKey(key)) : undefined;
+    const account = looksLikeApiKey(key) ? await findPersonalKeyAccount(db, hashSecret(key)) : undefined;
     if (!account) return undefined;
     const { user_id, plan, time_zone, country_code, key_id, prefix, scopes } = account;
     recordKeyUse({ id: key_id, prefix });

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
 import { insertClient } from '../../db/queries/oauth.ts';
-import { sha256 } from './model.ts';
+import { hashSecret } from '../auth/secret-hash.ts';
 
 export interface NewClient {
   name: string;
@@ -22,7 +22,7 @@ export async function registerClient(db: Db, client: NewClient): Promise<{ clien
   await insertClient(db, {
     id: client_id,
     name: client.name,
-    secret_hash: client_secret ? sha256(client_secret) : null,
+    secret_hash: client_secret ? hashSecret(client_secret) : null,
     redirect_uris: client.redirect_uris,
     grants,
     scopes: client.scopes,

@@ -2,7 +2,7 @@
 // token, client credentials). The library does the protocol (parameter checks, PKCE verification, RFC 6749 error
 // bodies); this file decides what is stored and adds what the library lacks: every token descends from a grant,
 // PKCE S256 is required, and a replayed refresh token or authorization code revokes its whole grant.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type OAuth2Server from '@node-oauth/oauth2-server';
 import type { Db } from '../../db/connect.ts';
 import {
@@ -18,6 +18,7 @@ import {
   type ClientRow,
 } from '../../db/queries/oauth.ts';
 import type { AccessTokenIssuer } from '../auth/access-tokens.ts';
+import { hashSecret } from '../auth/secret-hash.ts';
 
 export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 60 * 60;
 export const AUTHORIZATION_CODE_TTL_SECONDS = 60;
@@ -28,13 +29,9 @@ export interface GrantUser {
   grant_id?: string;
 }
 
-export function sha256(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
-}
-
 /** Compares a presented client secret with the stored hash without leaking timing. */
 export function secretMatches(secret: string, secretHash: string): boolean {
-  const presented = Buffer.from(sha256(secret), 'hex');
+  const presented = Buffer.from(hashSecret(secret), 'hex');
   const stored = Buffer.from(secretHash, 'hex');
   return presented.length === stored.length && timingSafeEqual(presented, stored);
 }
@@ -77,7 +74,7 @@ export function oauthModel(db: Db, tokens: AccessTokenIssuer, now: () => Date) {
       if (!code.codeChallenge || code.codeChallengeMethod !== 'S256') throw new Error('PKCE S256 is checked before authorize() runs');
       const grant_id = await insertGrant(db, { client_id: client.id, user_id: user.id, scopes: code.scope ?? [] });
       await insertAuthorizationCode(db, {
-        code_hash: sha256(code.authorizationCode),
+        code_hash: hashSecret(code.authorizationCode),
         grant_id,
         redirect_uri: code.redirectUri,
         code_challenge: code.codeChallenge,
@@ -88,7 +85,7 @@ export function oauthModel(db: Db, tokens: AccessTokenIssuer, now: () => Date) {
     },
 
     async getAuthorizationCode(authorizationCode: string) {
-      const row = await findAuthorizationCode(db, sha256(authorizationCode));
+      const row = await findAuthorizationCode(db, hashSecret(authorizationCode));
       if (!row || row.revoked_at) return false;
       if (row.used_at) {
         // RFC 6749 §4.1.2: a code used twice revokes the tokens issued with it.
@@ -108,7 +105,7 @@ export function oauthModel(db: Db, tokens: AccessTokenIssuer, now: () => Date) {
     },
 
     async revokeAuthorizationCode(code: OAuth2Server.AuthorizationCode) {
-      return useAuthorizationCode(db, sha256(code.authorizationCode), now());
+      return useAuthorizationCode(db, hashSecret(code.authorizationCode), now());
     },
 
     /** Client credentials act for the account the client is bound to (`clients create --owner`). */
@@ -127,7 +124,7 @@ export function oauthModel(db: Db, tokens: AccessTokenIssuer, now: () => Date) {
     async saveToken(token: OAuth2Server.Token, client: OAuth2Server.Client, user: GrantUser) {
       if (token.refreshToken) {
         await insertRefreshToken(db, {
-          token_hash: sha256(token.refreshToken),
+          token_hash: hashSecret(token.refreshToken),
           grant_id: user.grant_id!,
           expires_at: token.refreshTokenExpiresAt ?? new Date(now().getTime() + REFRESH_TOKEN_TTL_SECONDS * 1000),
         });
@@ -136,7 +133,7 @@ export function oauthModel(db: Db, tokens: AccessTokenIssuer, now: () => Date) {
     },
 
     async getRefreshToken(refreshToken: string) {
-      const row = await findRefreshToken(db, sha256(refreshToken));
+      const row = await findRefreshToken(db, hashSecret(refreshToken));
       if (!row || row.revoked_at) return false;
       if (row.rotated_at) {
         // A rotated token came back: either the client or a thief has a copy. Revoke the whole grant, so both
@@ -155,7 +152,7 @@ export function oauthModel(db: Db, tokens: AccessTokenIssuer, now: () => Date) {
 
     /** Rotation: the library revokes the presented refresh token before it issues the next one. */
     async revokeToken(token: OAuth2Server.RefreshToken) {
-      return rotateRefreshToken(db, sha256(token.refreshToken), now());
+      return rotateRefreshToken(db, hashSecret(token.refreshToken), now());
     },
   };
 }

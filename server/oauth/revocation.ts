@@ -5,7 +5,8 @@ import type { Request } from 'express';
 import type { Db } from '../../db/connect.ts';
 import { findRefreshToken, revokeGrant } from '../../db/queries/oauth.ts';
 import type { AccessTokenIssuer } from '../auth/access-tokens.ts';
-import { sha256, type oauthModel } from './model.ts';
+import { hashSecret } from '../auth/secret-hash.ts';
+import type { oauthModel } from './model.ts';
 
 export async function revokeToken(
   db: Db,
@@ -27,7 +28,7 @@ export async function revokeToken(
   async function grantOf(value: string) {
     const claims = value.split('.').length === 3 ? await tokens.verify(value) : undefined;
     if (claims) return { grant_id: claims.sid, client_id: claims.client_id };
-    return findRefreshToken(db, sha256(value));
+    return findRefreshToken(db, hashSecret(value));
   }
 }
 

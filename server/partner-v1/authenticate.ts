@@ -3,8 +3,9 @@ import type { Request } from 'express';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
 import { findActiveApiKey, type ApiKeyRecord } from '../../db/queries/api-keys.ts';
-import { hashApiKey, looksLikeApiKey } from '../auth/api-keys.ts';
+import { looksLikeApiKey } from '../auth/api-keys.ts';
 import { keyUseRecorder } from '../auth/key-use.ts';
+import { hashSecret } from '../auth/secret-hash.ts';
 import type { AuthOutcome } from '../surface.ts';
 
 export function partnerKeyAuthenticators(db: Db, logger: Logger, now: () => Date) {
@@ -13,7 +14,7 @@ export function partnerKeyAuthenticators(db: Db, logger: Logger, now: () => Date
   async function verify(key: string | undefined): Promise<AuthOutcome<ApiKeyRecord>> {
     if (!key) return { error: 'missing' };
     // Revocation takes effect at once because every request reads the key's row; there is no cache to expire.
-    const record = looksLikeApiKey(key) ? await findActiveApiKey(db, hashApiKey(key)) : undefined;
+    const record = looksLikeApiKey(key) ? await findActiveApiKey(db, hashSecret(key)) : undefined;
     if (!record) return { error: 'invalid' };
     recordUse(record);
     return { principal: record };
