@@ -9,6 +9,7 @@ import type { Db } from '../../db/connect.ts';
 import { findGrantAccount, findPersonalKeyAccount } from '../../db/queries/principals.ts';
 import type { AccessTokenIssuer } from '../auth/access-tokens.ts';
 import { looksLikeApiKey } from '../auth/api-keys.ts';
+import { bearerToken } from '../auth/bearer-token.ts';
 import { keyUseRecorder } from '../auth/key-use.ts';
 import { hashSecret } from '../auth/secret-hash.ts';
 import type { AuthOutcome } from '../surface.ts';
@@ -55,10 +56,9 @@ export function generalAuthenticators(db: Db, tokens: AccessTokenIssuer, logger:
       )(req, undefined as never, reject);
     });
 
-  // The two bearer schemes share the Authorization header; the token's shape says which one it is meant for.
-  const bearerToken = (req: Request) => /^Bearer +(\S+)\s*$/i.exec(req.get('authorization') ?? '')?.[1];
   const outcome = (principal: GeneralPrincipal | undefined): AuthOutcome<GeneralPrincipal> => (principal ? { principal } : { error: 'invalid' });
 
+  // The two bearer schemes share the Authorization header; the token's shape says which one it is meant for.
   return {
     OAuth2: async (req: Request): Promise<AuthOutcome<GeneralPrincipal>> => {
       const token = bearerToken(req);

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
 import { findActiveApiKey, type ApiKeyRecord } from '../../db/queries/api-keys.ts';
 import { looksLikeApiKey } from '../auth/api-keys.ts';
+import { bearerToken } from '../auth/bearer-token.ts';
 import { keyUseRecorder } from '../auth/key-use.ts';
 import { hashSecret } from '../auth/secret-hash.ts';
 import type { AuthOutcome } from '../surface.ts';
@@ -22,6 +23,6 @@ export function partnerKeyAuthenticators(db: Db, logger: Logger, now: () => Date
 
   return {
     ApiKeyHeader: (req: Request) => verify(req.get('x-service-api-key')),
-    ApiKeyBearer: (req: Request) => verify(/^Bearer +(\S+)\s*$/i.exec(req.get('authorization') ?? '')?.[1]),
+    ApiKeyBearer: (req: Request) => verify(bearerToken(req)),
   };
 }
