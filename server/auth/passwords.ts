@@ -14,8 +14,9 @@ export async function verifyPassword(passwordHash: string, password: string): Pr
   }
 }
 
-/** Spends the time of one verification, so an unknown e-mail cannot be told from a wrong password by timing. */
 let decoy: Promise<string> | undefined;
+
+/** Spends the time of one verification, so an unknown e-mail cannot be told from a wrong password by timing. */
 export async function verifyNothing(password: string): Promise<false> {
   decoy ??= hash('decoy password that matches nothing');
   await verifyPassword(await decoy, password);
