@@ -43,6 +43,8 @@ export async function loadContract(definition: Document): Promise<Contract> {
     customizeAjv: (_ajv, ajvOpts) => {
       const ajv = new Ajv2020({ ...ajvOpts, strict: false });
       addFormats(ajv);
+      // ajv-formats' uuid also accepts a `urn:uuid:` prefix, which PostgreSQL's uuid type refuses (a 500 instead of a 400).
+      ajv.addFormat('uuid', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
       return ajv as never;
     },
   });

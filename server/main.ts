@@ -2,13 +2,14 @@
 // gracefully on SIGTERM/SIGINT.
 import { connect, describeTarget } from '../db/connect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
+import { findCredentials } from '../db/queries/profile.ts';
 import { DEMO_SEED, isEmpty, seedDemo, seedReference } from '../db/seed/index.ts';
 import { tutorFromConfig } from '../handlers/general/tutor/index.ts';
 import { createApp } from './app.ts';
 import { accessTokenIssuer, loadSigningKey } from './auth/access-tokens.ts';
 import { issueApiKey } from './auth/api-keys.ts';
 import { loadConfig } from './config.ts';
-import { createDemoStudent } from './demo-student.ts';
+import { createDemoStudent, DEMO_STUDENT } from './demo-student.ts';
 import { createLogger } from './logger.ts';
 import { memoryLimitStores, redisLimitStores } from './rate-limits.ts';
 import { closeGracefully } from './shutdown.ts';
@@ -27,13 +28,16 @@ try {
   // at once. Later releases' reference data arrives with `npm run cli -- seed`.
   const now = new Date();
   if (await isEmpty(db)) await seedReference(db, { now });
-  // Demo data goes into an embedded database that has no users yet, checked on its own so that a first start
-  // interrupted after the reference data still gets its demo data (and its demo key) on the next start.
+  // Demo data goes into an embedded database that has no users yet; the demo keys and the demo student follow
+  // whenever the demo student is missing, so a first start interrupted at any step completes on the next one.
   let demoKey: string | undefined;
   let demoStudent: Awaited<ReturnType<typeof createDemoStudent>> | undefined;
-  if (embedded && (await seedDemo(db, { seed: DEMO_SEED, now })).users > 0) {
-    demoKey = (await issueApiKey(db, { name: 'demo key (first start)' })).key;
-    demoStudent = await createDemoStudent(db, now);
+  if (embedded) {
+    await seedDemo(db, { seed: DEMO_SEED, now });
+    if (!(await findCredentials(db, DEMO_STUDENT.email))) {
+      demoKey = (await issueApiKey(db, { name: 'demo key (first start)' })).key;
+      demoStudent = await createDemoStudent(db, now);
+    }
   }
 
   const signingKey = await loadSigningKey(config.jwtPrivateKey);

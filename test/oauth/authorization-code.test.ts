@@ -1,8 +1,11 @@
 // The authorization code grant with PKCE, end to end over HTTP: the sign-in page, the code exchange, and the
 // refusals a real app and an attacker would meet.
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
 import supertest from 'supertest';
-import { generalApp } from '../support/general-app.ts';
+import { createLogger } from '../../server/logger.ts';
+import { generalApp, newStudent } from '../support/general-app.ts';
+import { buildApp } from '../support/partner-app.ts';
 import { authorize, exchangeCode, pkcePair, registerTestClient, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';
 
 describe('OAuth authorization code with PKCE', () => {
@@ -111,5 +114,32 @@ describe('OAuth authorization code with PKCE', () => {
     const tokens = await exchangeCode(context.app, { client_id: clientId, code, verifier });
     const res = await context.api.get('/api/users/me').set('authorization', `Bearer ${tokens.access_token}`).expect(403);
     assert.equal(res.body.code, 'insufficient_scope');
+  });
+});
+
+describe('OAuth sign-in page hygiene', () => {
+  it('carries only the authorization request through the form: a link cannot plant a password or a decision', async () => {
+    const { app } = await generalApp();
+    const { client_id } = await registerTestClient(['profile:read']);
+    const res = await supertest(app)
+      .get('/oauth/authorize')
+      .query({ response_type: 'code', client_id, redirect_uri: TEST_REDIRECT_URI, code_challenge: pkcePair().challenge, code_challenge_method: 'S256', password: 'planted', decision: 'deny', email: 'victim@example.com' })
+      .expect(200);
+    assert.doesNotMatch(res.text, /type="hidden" name="(email|password|decision)"/);
+    assert.doesNotMatch(res.text, /planted|victim@example\.com/);
+  });
+
+  it('never writes the authorization code or tokens to the log', async () => {
+    const lines: string[] = [];
+    const logger = createLogger('info', new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) }));
+    const app = await buildApp({ logger });
+    const { client_id } = await registerTestClient(['profile:read']);
+    const student = await newStudent(app);
+    const { code, verifier } = await authorize(app, { client_id, email: student.email, password: student.password, scope: 'profile:read' });
+    const tokens = await exchangeCode(app, { client_id, code, verifier });
+    assert.ok(lines.length > 0, 'requests were logged');
+    for (const secret of [code, tokens.access_token, tokens.refresh_token, student.password]) {
+      assert.ok(!lines.some((line) => line.includes(secret)), 'a credential reached the log');
+    }
   });
 });
