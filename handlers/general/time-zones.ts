@@ -6,9 +6,13 @@ import type { Db } from '../../db/connect.ts';
 import { isKnownTimeZone } from '../../db/queries/profile.ts';
 import { problems } from '../../server/problems.ts';
 
+/** Whether both zone databases know the name. */
+export async function knownTimeZone(db: Db, timeZone: string): Promise<boolean> {
+  return intlKnows(timeZone) && (await isKnownTimeZone(db, timeZone));
+}
+
 export async function assertTimeZone(db: Db, timeZone: string | undefined, path: string): Promise<void> {
-  if (timeZone === undefined) return;
-  if (intlKnows(timeZone) && (await isKnownTimeZone(db, timeZone))) return;
+  if (timeZone === undefined || (await knownTimeZone(db, timeZone))) return;
   throw problems.invalidRequest([{ path, message: `is not an IANA time zone name (e.g. Asia/Almaty), got "${timeZone}"` }]);
 }
 

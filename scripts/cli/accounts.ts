@@ -1,6 +1,7 @@
 // users create | clients create: student accounts and OAuth clients, for operators. Secrets (a generated password,
 // a client secret) are printed once, as the last lines of stdout, and stored only as hashes.
 import { sql } from 'kysely';
+import { knownTimeZone } from '../../handlers/general/time-zones.ts';
 import { AccountTaken, createAccount, generatePassword } from '../../server/auth/accounts.ts';
 import { ALL_SCOPES } from '../../server/general/scopes.ts';
 import { registerClient } from '../../server/oauth/clients.ts';
@@ -20,18 +21,14 @@ export async function createUser(args: string[]): Promise<void> {
   const country = values.country?.toLowerCase();
   if (country !== undefined && !/^[a-z]{2}$/.test(country)) throw new UsageError('--country is an ISO alpha-2 code such as KZ');
   const timeZone = values['time-zone'] ?? 'UTC';
-  try {
-    new Intl.DateTimeFormat('en', { timeZone });
-  } catch {
-    throw new UsageError(`--time-zone must be an IANA zone such as Asia/Almaty, got ${JSON.stringify(timeZone)}`);
-  }
   // The password is generated, never taken on the command line, where shell history would keep it.
   const password = generatePassword();
-  const account = await withDb((db) =>
-    createAccount(db, { email, nickname, first_name: values['first-name'] ?? nickname, password, time_zone: timeZone, country_code: country ?? null }).catch((error) => {
+  const account = await withDb(async (db) => {
+    if (!(await knownTimeZone(db, timeZone))) throw new UsageError(`--time-zone must be an IANA zone such as Asia/Almaty, got ${JSON.stringify(timeZone)}`);
+    return createAccount(db, { email, nickname, first_name: values['first-name'] ?? nickname, password, time_zone: timeZone, country_code: country ?? null }).catch((error) => {
       throw error instanceof AccountTaken ? new Error(error.message) : error;
-    }),
-  );
+    });
+  });
   process.stderr.write(`created account ${account.id} (${account.email}, ${account.nickname}); its password is shown once, below\n`);
   console.log(password);
 }
