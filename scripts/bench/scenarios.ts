@@ -8,19 +8,23 @@ import type { BenchApp } from './setup.ts';
 export interface Scenario {
   name: string;
   path: string;
-  /** Sends the bench key; without it the request takes the 401 path. */
-  authenticated: boolean;
+  /** What the request authenticates with: the partner key, the demo student's OAuth access token, or nothing (401). */
+  credential: 'partner-key' | 'student-token' | 'none';
   expectedStatus: number;
 }
 
 export function scenarios(year: number): Scenario[] {
   return [
-    { name: 'health', path: '/api/v1/health', authenticated: true, expectedStatus: 200 },
-    { name: 'universities', path: '/api/v1/universities?limit=20', authenticated: true, expectedStatus: 200 },
-    { name: 'leaderboard', path: '/api/v1/leaderboards/global?limit=100', authenticated: true, expectedStatus: 200 },
-    { name: 'holidays', path: `/api/v1/holidays/kz?year=${year}`, authenticated: true, expectedStatus: 200 },
-    { name: 'invalid-400', path: '/api/v1/universities?limit=0', authenticated: true, expectedStatus: 400 },
-    { name: 'unauthenticated-401', path: '/api/v1/health', authenticated: false, expectedStatus: 401 },
+    { name: 'health', path: '/api/v1/health', credential: 'partner-key', expectedStatus: 200 },
+    { name: 'universities', path: '/api/v1/universities?limit=20', credential: 'partner-key', expectedStatus: 200 },
+    { name: 'leaderboard', path: '/api/v1/leaderboards/global?limit=100', credential: 'partner-key', expectedStatus: 200 },
+    { name: 'holidays', path: `/api/v1/holidays/kz?year=${year}`, credential: 'partner-key', expectedStatus: 200 },
+    { name: 'invalid-400', path: '/api/v1/universities?limit=0', credential: 'partner-key', expectedStatus: 400 },
+    { name: 'unauthenticated-401', path: '/api/v1/health', credential: 'none', expectedStatus: 401 },
+    // The general surface: an ES256 JWT verified and its grant read on every request, then the student's data.
+    { name: 'profile', path: '/api/users/me', credential: 'student-token', expectedStatus: 200 },
+    { name: 'tasks', path: '/api/tasks?limit=20', credential: 'student-token', expectedStatus: 200 },
+    { name: 'today-loop', path: '/api/today/loop', credential: 'student-token', expectedStatus: 200 },
   ];
 }
 
@@ -53,7 +57,11 @@ export interface ScenarioResult {
 
 export async function runScenario(app: BenchApp, scenario: Scenario, options: RunOptions): Promise<ScenarioResult> {
   const url = app.baseUrl + scenario.path;
-  const headers: Record<string, string> = scenario.authenticated ? { 'x-service-api-key': app.apiKey } : {};
+  const headers: Record<string, string> = {
+    'partner-key': { 'x-service-api-key': app.apiKey },
+    'student-token': { authorization: `Bearer ${app.studentToken}` },
+    none: {},
+  }[scenario.credential];
 
   // One request first: a wrong status shows its body here instead of a bare count after seconds of load.
   const probe = await fetch(url, { headers });

@@ -9,11 +9,15 @@ import { Writable } from 'node:stream';
 import { createClient } from 'redis';
 import { connect, describeTarget, type DbTarget } from '../../db/connect.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
+import { insertGrant } from '../../db/queries/oauth.ts';
 import { DEMO_SEED, seedDemo, seedReference } from '../../db/seed/index.ts';
 import { createThrowawayDatabase } from '../../db/throwaway-database.ts';
 import { createApp } from '../../server/app.ts';
 import { accessTokenIssuer, loadSigningKey } from '../../server/auth/access-tokens.ts';
 import { issueApiKey } from '../../server/auth/api-keys.ts';
+import { createDemoStudent, DEMO_STUDENT } from '../../server/demo-student.ts';
+import { ALL_SCOPES } from '../../server/general/scopes.ts';
+import { registerClient } from '../../server/oauth/clients.ts';
 import { createLogger } from '../../server/logger.ts';
 import { memoryLimitStores, redisLimitStores } from '../../server/rate-limits.ts';
 
@@ -23,6 +27,8 @@ const HUGE_LIMIT = 1_000_000_000;
 export interface BenchApp {
   baseUrl: string;
   apiKey: string;
+  /** An access token of the demo student (15 minutes: longer than a full bench run). */
+  studentToken: string;
   engine: 'pglite' | 'postgresql';
   database: string;
   limitStore: string;
@@ -51,6 +57,17 @@ export async function startBenchApp(env: NodeJS.ProcessEnv = process.env): Promi
     await seedReference(db, { now });
     await seedDemo(db, { seed: DEMO_SEED, now });
     const { key } = await issueApiKey(db, { name: 'bench', per_minute: HUGE_LIMIT, per_day: HUGE_LIMIT });
+    // The demo student, with its tasks, decks and exams, on a contract plan whose limits the bench never reaches.
+    await createDemoStudent(db, now);
+    const student = await db
+      .updateTable('users')
+      .set({ plan: 'contract', contract_per_minute: HUGE_LIMIT, contract_per_day: HUGE_LIMIT, contract_ai_per_hour: HUGE_LIMIT })
+      .where('email', '=', DEMO_STUDENT.email)
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    // A grant as the token endpoint records one; the bench then holds the access token it would issue.
+    const { client_id } = await registerClient(db, { name: 'bench', redirect_uris: ['http://127.0.0.1/callback'], scopes: [...ALL_SCOPES], confidential: false });
+    const grantId = await insertGrant(db, { client_id, user_id: student.id, scopes: [...ALL_SCOPES] });
 
     const redisUrl = env.REDIS_URL;
     const keyPrefix = `rl:bench:${run}:`;
@@ -62,6 +79,7 @@ export async function startBenchApp(env: NodeJS.ProcessEnv = process.env): Promi
     const nullSink = new Writable({ write: (_chunk, _encoding, callback) => callback() });
     const logger = createLogger('info', nullSink);
     const tokens = accessTokenIssuer(await loadSigningKey(undefined), { issuer: 'http://127.0.0.1', now: () => new Date() });
+    const { token: studentToken } = await tokens.issue({ user_id: student.id, client_id, scopes: ALL_SCOPES, grant_id: grantId });
     const app = await createApp({
       db,
       logger,
@@ -76,6 +94,7 @@ export async function startBenchApp(env: NodeJS.ProcessEnv = process.env): Promi
     return {
       baseUrl: `http://127.0.0.1:${port}`,
       apiKey: key,
+      studentToken,
       engine: env.DATABASE_URL ? 'postgresql' : 'pglite',
       database: describeTarget(target),
       limitStore: redisUrl ? `Redis (prefix ${keyPrefix})` : 'in-process memory',
