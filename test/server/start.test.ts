@@ -1,12 +1,10 @@
 // `npm start` as a newcomer runs it: a fresh embedded database, printed demo keys (partner, and the demo student's
 // personal key) that work, and a clean stop on SIGTERM. Runs the real entry point in a child process.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-
-const root = new URL('../../', import.meta.url).pathname;
+import { startServerProcess } from '../support/server-process.ts';
 
 describe('npm start (server/main.ts)', function () {
   this.timeout(180_000);
@@ -14,24 +12,7 @@ describe('npm start (server/main.ts)', function () {
   before(() => (dataDir = mkdtempSync(join(tmpdir(), 'sc-start-'))));
   after(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  function start() {
-    const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
-    delete env.DATABASE_URL;
-    delete env.REDIS_URL;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += chunk));
-    child.stderr.on('data', (chunk) => (output += chunk));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    const listening = new Promise<string>((resolve, reject) => {
-      const poll = setInterval(() => {
-        const url = /listening on (http:\/\/localhost:\d+)/.exec(output)?.[1];
-        if (url) (clearInterval(poll), resolve(url));
-      }, 100);
-      void exited.then((code) => (clearInterval(poll), reject(new Error(`exited with ${code} before listening:\n${output}`))));
-    });
-    return { child, listening, exited, output: () => output };
-  }
+  const start = () => startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: undefined, REDIS_URL: undefined });
 
   it('seeds an empty embedded database, prints a working demo key once, and stops cleanly on SIGTERM', async () => {
     const first = start();

@@ -1,0 +1,41 @@
+// The real entry point (server/main.ts) in a child process, as an operator runs it: for tests of start-up, stops,
+// signals and faults that an in-process app cannot show (exit codes, what survives a kill, what a client sees).
+import { spawn, type ChildProcess } from 'node:child_process';
+
+const root = new URL('../../', import.meta.url).pathname;
+
+export interface ServerProcess {
+  child: ChildProcess;
+  /** The base URL once the server prints its banner; rejects if the process exits first. */
+  listening: Promise<string>;
+  /** The exit code (null when ended by a signal). */
+  exited: Promise<number | null>;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
+}
+
+/**
+ * Starts `node --import tsx server/main.ts` with the test's environment plus `env` (a value of undefined removes
+ * a variable). PORT defaults to 0 (a free port) and LOG_LEVEL to warn.
+ */
+export function startServerProcess(env: Record<string, string | undefined>, args: string[] = []): ServerProcess {
+  const merged: NodeJS.ProcessEnv = { ...process.env, PORT: '0', LOG_LEVEL: 'warn' };
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) delete merged[name];
+    else merged[name] = value;
+  }
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', ...args], { cwd: root, env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const listening = new Promise<string>((resolve, reject) => {
+    const poll = setInterval(() => {
+      const url = /listening on (http:\/\/localhost:\d+)/.exec(output)?.[1];
+      if (url) (clearInterval(poll), resolve(url));
+    }, 50);
+    void exited.then((code) => (clearInterval(poll), reject(new Error(`exited with ${code} before listening:\n${output}`))));
+  });
+  listening.catch(() => {}); // a test that expects a failed start awaits `exited` instead
+  return { child, listening, exited, output: () => output };
+}
