@@ -1,7 +1,7 @@
 // One factory for both engines: PostgreSQL through pg when a URL is given, embedded PGlite otherwise.
 // Both are set up to return the same JS types, so queries never care which one they run on.
 import { mkdirSync } from 'node:fs';
-import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
+import { Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock.ts';
@@ -20,20 +20,51 @@ export type Db = Kysely<Database>;
 
 export type DbTarget = { databaseUrl: string } | { dataDir: string } | { pglite: PGlite };
 
+/** Bounds on every wait for PostgreSQL, so that a server that is down or stuck fails a request instead of hanging it. */
+export interface DatabaseTimeouts {
+  /** Opening a connection, and waiting for a free one when the pool is exhausted. */
+  connectMs: number;
+  /** One statement on the server (statement_timeout); the client gives up on the reply a little later. */
+  statementMs: number;
+}
+
+export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = { connectMs: 5_000, statementMs: 10_000 };
+
+/** What the client waits beyond statement_timeout for the server's own cancellation before it gives up itself. */
+const QUERY_TIMEOUT_MARGIN_MS = 2_000;
+
 export interface ConnectOptions {
-  /** An idle pooled connection failed (server restart, failover, a dropped database); the pool replaces it. */
-  onIdleConnectionError?: (error: Error) => void;
+  timeouts?: DatabaseTimeouts;
+  /**
+   * A pooled connection failed, idle or checked out (server restart, failover, pg_terminate_backend); the pool
+   * drops it and opens a new one on demand. Gets the SQLSTATE and message only: pg hangs the whole client,
+   * connection parameters included, on the error it emits.
+   */
+  onConnectionError?: (error: ConnectionErrorSummary) => void;
+}
+
+export interface ConnectionErrorSummary {
+  code: string | undefined;
+  message: string;
 }
 
 export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
   if ('databaseUrl' in target) {
+    const timeouts = options.timeouts ?? DEFAULT_DATABASE_TIMEOUTS;
     const pool = new pg.Pool({
       connectionString: target.databaseUrl,
       max: 10,
+      connectionTimeoutMillis: timeouts.connectMs,
+      statement_timeout: timeouts.statementMs,
+      query_timeout: timeouts.statementMs + QUERY_TIMEOUT_MARGIN_MS,
       types: { getTypeParser: (oid: number, format?: any) => parsers[oid as keyof typeof parsers] ?? pg.types.getTypeParser(oid, format) },
     });
-    // Without a listener, pg's 'error' event on an idle connection would crash the whole process.
-    pool.on('error', options.onIdleConnectionError ?? (() => {}));
+    const report = (error: Error) => options.onConnectionError?.(summarize(error));
+    // pg emits 'error' on a client whose server went away; without a listener that event ends the process. The pool
+    // listens only while a client is idle, so every client gets a listener of its own for the time it is checked
+    // out (the query in flight fails by itself, and the pool discards the client when it comes back).
+    pool.on('error', report);
+    pool.on('connect', (client) => client.on('error', report));
     return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   }
   const pglite = 'pglite' in target ? target.pglite : openPglite(target.dataDir);
@@ -56,6 +87,37 @@ export function openPglite(dataDir: string): PGlite {
     }
   };
   return pglite;
+}
+
+function summarize(error: Error): ConnectionErrorSummary {
+  const code = (error as { code?: unknown }).code;
+  return { code: typeof code === 'string' ? code : undefined, message: error.message };
+}
+
+/**
+ * Start-up check: one trivial query within the connection timeout, or an Error whose message is one line naming
+ * the database and the reason (unreachable, refused, no such database, bad credentials).
+ */
+export async function assertDatabaseReachable(db: Db, target: DbTarget, timeoutMs = DEFAULT_DATABASE_TIMEOUTS.connectMs): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  const started = Date.now();
+  try {
+    await Promise.race([sql`select 1`.execute(db), timeout]);
+  } catch (error) {
+    // pg reports its own connect timeout as a terminated connection; say what happened instead.
+    const reason = Date.now() - started >= timeoutMs ? `no answer within ${timeoutMs} ms` : messageOf(error);
+    throw new Error(`cannot reach the database (${describeTarget(target)}): ${reason}`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof AggregateError) return error.errors.map(messageOf).join('; ');
+  return error instanceof Error ? error.message || error.name : String(error);
 }
 
 /** Describes where the data lives without printing credentials. */

@@ -11,3 +11,26 @@ export function violatedConstraint(error: unknown): string | undefined {
   const constraint = (error as { constraint?: unknown }).constraint;
   return typeof constraint === 'string' ? constraint : undefined;
 }
+
+/**
+ * SQLSTATEs of a server that is gone, going or overloaded rather than a statement that is wrong: connection
+ * exceptions (class 08), admin/crash shutdown and "cannot connect now" (57P01–57P03), statement timeout or
+ * cancellation (57014), too many connections (53300), a read-only standby after failover (25006).
+ */
+const UNAVAILABLE_SQLSTATES = /^(08...|57P0[123]|57014|53300|25006)$/;
+/** Node's socket errors on the way to the server. */
+const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
+/** pg's and pg-pool's own errors, which carry no code: a dropped socket, a connect or read timeout, an exhausted pool. */
+const UNAVAILABLE_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error)/;
+
+/**
+ * True when the database failed the request for reasons outside it (unreachable, terminated, timed out, out of
+ * connections): worth a 503 and a retry. Any other error is a bug and stays a 500.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  if (error instanceof AggregateError) return error.errors.some(isDatabaseUnavailable); // a refused dual-stack connect
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && (UNAVAILABLE_SQLSTATES.test(code) || UNAVAILABLE_SOCKET_CODES.has(code))) return true;
+  return typeof message === 'string' && UNAVAILABLE_MESSAGES.test(message);
+}

@@ -11,7 +11,7 @@ import { GENERAL_PREFIX, general } from './general/index.ts';
 import { requestLogging } from './logger.ts';
 import { oauthRoutes } from './oauth/router.ts';
 import { PARTNER_V1_PREFIX, partnerV1 } from './partner-v1/index.ts';
-import { Problem, problems, sendProblem } from './problems.ts';
+import { dependencyFailure, logDependencyFailure, Problem, problems, sendProblem } from './problems.ts';
 import type { LimitStores } from './rate-limits.ts';
 
 export interface AppDeps {
@@ -111,9 +111,17 @@ function renderError(bodyLimitBytes: number) {
   };
 }
 
-/** Body-parser errors are the client's; anything else unexpected is ours, logged and answered as a 500. */
+/**
+ * Body-parser errors are the client's; a database that is down, terminated or too slow is a 503 worth retrying;
+ * anything else unexpected is ours, logged and answered as a 500.
+ */
 function toProblem(error: unknown, req: Request, bodyLimitBytes: number): Problem {
   if (error instanceof Problem) return error;
+  const unavailable = dependencyFailure(error);
+  if (unavailable) {
+    logDependencyFailure(req, error);
+    return unavailable;
+  }
   const type = (error as { type?: unknown } | null)?.type;
   if (error instanceof URIError) return problems.invalidRequest([{ path: 'path', message: 'is not valid percent-encoding' }]);
   if (type === 'entity.too.large') return problems.payloadTooLarge(bodyLimitBytes);

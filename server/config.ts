@@ -1,11 +1,18 @@
 // Every setting of the service, read once from the environment. README.md documents each variable.
-import type { DbTarget } from '../db/connect.ts';
+import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts, type DbTarget } from '../db/connect.ts';
+import { DEFAULT_REDIS_KEY_PREFIX, DEFAULT_REDIS_TIMEOUT_MS } from './rate-limits.ts';
 
 export interface Config {
   port: number;
   database: DbTarget;
+  /** Bounds on connecting to PostgreSQL and on each statement (unused on the embedded database). */
+  databaseTimeouts: DatabaseTimeouts;
   /** Redis for rate-limit counters shared by several processes; in-process counters when absent. */
   redisUrl: string | undefined;
+  /** Prepended to every Redis key, so deployments sharing one Redis keep separate counters and lockouts. */
+  redisKeyPrefix: string;
+  /** Bound on connecting to Redis and on each command. */
+  redisTimeoutMs: number;
   logLevel: string;
   /** Check every response against the spec at run time and log violations (always on in tests). */
   validateResponses: boolean;
@@ -33,7 +40,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     port,
     database: env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : { dataDir: env.DATA_DIR || '.data' },
+    databaseTimeouts: {
+      connectMs: integer(env, 'DATABASE_CONNECT_TIMEOUT_MS', DEFAULT_DATABASE_TIMEOUTS.connectMs, 100, 60_000),
+      statementMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', DEFAULT_DATABASE_TIMEOUTS.statementMs, 100, 600_000),
+    },
     redisUrl: env.REDIS_URL || undefined,
+    redisKeyPrefix: env.REDIS_KEY_PREFIX || DEFAULT_REDIS_KEY_PREFIX,
+    redisTimeoutMs: integer(env, 'REDIS_TIMEOUT_MS', DEFAULT_REDIS_TIMEOUT_MS, 50, 60_000),
     logLevel: env.LOG_LEVEL || 'info',
     validateResponses: env.VALIDATE_RESPONSES === '1',
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 100 * 1024, 1, 50 * 1024 * 1024),

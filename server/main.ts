@@ -1,6 +1,6 @@
 // npm start: migrate, load reference data into an empty database (and demo data when it is embedded), serve, and stop
 // gracefully on SIGTERM/SIGINT.
-import { connect, describeTarget } from '../db/connect.ts';
+import { assertDatabaseReachable, connect, describeTarget } from '../db/connect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { findCredentials } from '../db/queries/profile.ts';
 import { DEMO_SEED, isEmpty, seedDemo, seedReference } from '../db/seed/index.ts';
@@ -17,10 +17,16 @@ import { closeGracefully } from './shutdown.ts';
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
 const db = connect(config.database, {
-  onIdleConnectionError: (error) => logger.warn({ err: error }, 'an idle database connection failed; it will be replaced'),
+  timeouts: config.databaseTimeouts,
+  onConnectionError: (error) => logger.warn(error, 'a database connection failed; the pool replaces it'),
 });
 
 try {
+  // Both dependencies are checked first, so an unreachable one stops the start within seconds, with one clear line.
+  await assertDatabaseReachable(db, config.database, config.databaseTimeouts.connectMs);
+  const limitStores = config.redisUrl
+    ? await redisLimitStores(config.redisUrl, { keyPrefix: config.redisKeyPrefix, timeoutMs: config.redisTimeoutMs, logger })
+    : memoryLimitStores();
   const applied = await migrateToLatest(db);
   if (applied.length > 0) logger.info({ migrations: applied }, 'migrated');
   const embedded = !('databaseUrl' in config.database);
@@ -45,7 +51,6 @@ try {
     logger.warn('JWT_PRIVATE_KEY is not set: access tokens are signed with a key made at start-up, so they stop verifying after a restart and in other processes');
   }
   const tokens = accessTokenIssuer(signingKey, { issuer: config.publicUrl, now: () => new Date() });
-  const limitStores = config.redisUrl ? await redisLimitStores(config.redisUrl) : memoryLimitStores();
   const tutor = tutorFromConfig(config.ai);
   const app = await createApp({ db, logger, limitStores, tokens, tutor, config });
   const server = app.listen(config.port, () => {

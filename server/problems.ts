@@ -1,6 +1,7 @@
 // The one catalog of errors. Every error response of the service is built here, as RFC 9457 problem+json
 // with a stable `code` (documented in spec/components/schemas/Problem.yaml).
 import type { Request, Response } from 'express';
+import { isDatabaseUnavailable } from '../db/errors.ts';
 
 export const PROBLEM_TYPE_BASE = 'https://study-companion.example/problems#';
 
@@ -8,6 +9,9 @@ export interface FieldError {
   path: string;
   message: string;
 }
+
+/** What a 503 asks clients to wait: about how long the pool or the Redis client takes to reconnect. */
+export const RETRY_AFTER_SECONDS = 5;
 
 export class Problem extends Error {
   constructor(
@@ -44,8 +48,29 @@ export const problems = {
   idempotencyKeyReused: () =>
     new Problem(422, 'idempotency_key_reused', 'Idempotency key reused', 'This Idempotency-Key was used with a different request; use a new key for a new request.'),
   rateLimited: (detail: string) => new Problem(429, 'rate_limited', 'Too many requests', detail),
+  /** A dependency (the database, the limit counters) failed or timed out: the request may succeed when retried. */
+  serviceUnavailable: (detail = 'A service this request depends on is unavailable or too slow right now.') =>
+    new Problem(503, 'service_unavailable', 'Service unavailable', `${detail} Retry in ${RETRY_AFTER_SECONDS} seconds.`, {
+      headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+    }),
   internal: () => new Problem(500, 'internal_error', 'Internal error', 'Something failed on our side; it has been logged with the request id.'),
 };
+
+/**
+ * The 503 for an error that comes from a dependency (the database down, terminated or too slow; the limit counters
+ * unavailable for a limiter that fails closed), or undefined for any other error, which is a bug (500). The one
+ * place that draws the line, for the Express error handler and for the OAuth endpoints.
+ */
+export function dependencyFailure(error: unknown): Problem | undefined {
+  if (error instanceof Problem) return error.status === 503 ? error : undefined;
+  return isDatabaseUnavailable(error) ? problems.serviceUnavailable() : undefined;
+}
+
+/** Logs a dependency failure by its code and message only: pg errors carry the whole client, settings included. */
+export function logDependencyFailure(req: Request, error: unknown): void {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  req.log.warn({ code, reason: message }, 'a dependency failed: answered 503');
+}
 
 /** Writes a problem as the response; headers set earlier (rate limits, request id) are kept. */
 export function sendProblem(req: Request, res: Response, problem: Problem): void {

@@ -3,7 +3,9 @@
 import type { Request, Response } from 'express';
 import { MemoryStore, rateLimit, type Store } from 'express-rate-limit';
 import { RedisStore } from 'rate-limit-redis';
+import type { Logger } from 'pino';
 import { createClient } from 'redis';
+import { guardStore, StoreFailures, type OnStoreFailure } from './limit-store-guard.ts';
 import { problems } from './problems.ts';
 
 export interface LimitWindow<P> {
@@ -17,24 +19,110 @@ export interface LimitWindow<P> {
 
 /** Makes one counter store per window (express-rate-limit needs a store per limiter). */
 export interface LimitStores {
-  create(scope: string): Store;
+  /** A store for one limiter, which says what happens to a request when the store fails (see limit-store-guard.ts). */
+  create(scope: string, onFailure: OnStoreFailure): Store;
+  /** Requests let through or refused because the store failed, per limiter scope (for metrics). */
+  readonly failures: StoreFailures;
   close(): Promise<void>;
 }
 
 export function memoryLimitStores(): LimitStores {
-  return { create: () => new MemoryStore(), close: async () => {} };
+  return { create: () => new MemoryStore(), failures: new StoreFailures(), close: async () => {} };
 }
 
-export async function redisLimitStores(url: string, keyPrefix = 'rl:'): Promise<LimitStores> {
-  const client = createClient({ url });
+export interface RedisLimitOptions {
+  /** Prepended to every key, so that deployments sharing one Redis keep separate counts. */
+  keyPrefix?: string;
+  /** Bound on connecting and on every command; a command still unanswered then fails (and its limiter decides). */
+  timeoutMs?: number;
+  /** Where a failing store is reported (at most once a minute per limiter). */
+  logger?: Pick<Logger, 'warn'>;
+}
+
+export const DEFAULT_REDIS_KEY_PREFIX = 'rl:';
+export const DEFAULT_REDIS_TIMEOUT_MS = 1_000;
+/** The longest pause between reconnection attempts, so counters are shared again within seconds of Redis's return. */
+const MAX_RECONNECT_DELAY_MS = 1_000;
+
+/**
+ * Counters in Redis, shared by every process. Connecting is bounded: an unreachable Redis throws an Error whose
+ * message is one line naming it. Afterwards the client never queues commands while disconnected (they fail at
+ * once), every command has a deadline, and it reconnects by itself with a short back-off.
+ */
+export async function redisLimitStores(url: string, options: RedisLimitOptions = {}): Promise<LimitStores> {
+  const keyPrefix = options.keyPrefix ?? DEFAULT_REDIS_KEY_PREFIX;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS;
+  let started = false;
+  const client = createClient({
+    url,
+    disableOfflineQueue: true,
+    socket: {
+      connectTimeout: timeoutMs,
+      // At start-up the first failure is final (a clear exit beats a silent wait); later, retry for ever.
+      reconnectStrategy: (retries, cause) => (started ? Math.min(50 * 2 ** retries, MAX_RECONNECT_DELAY_MS) : cause),
+    },
+  });
   client.on('error', () => {}); // failures surface on the commands themselves; avoid an unhandled 'error' event
-  await client.connect();
+  await connectWithin(client, timeoutMs * 2, describeRedis(url));
+  started = true;
+  const failures = new StoreFailures();
+  const warn = options.logger ? options.logger.warn.bind(options.logger) : () => {};
   return {
-    create: (scope) => new RedisStore({ sendCommand: (...args: string[]) => client.sendCommand(args), prefix: `${keyPrefix}${scope}:` }),
+    create: (scope, onFailure) =>
+      guardStore(new RedisStore({ sendCommand: (...args: string[]) => withDeadline(client.sendCommand(args), timeoutMs), prefix: `${keyPrefix}${scope}:` }), {
+        scope,
+        onFailure,
+        failures,
+        warn,
+      }),
+    failures,
     close: async () => {
-      await client.close();
+      await client.close().catch(() => client.destroy());
     },
   };
+}
+
+/** The client's own command timeout ends only the wait to be written; this one also ends the wait for the reply. */
+function withDeadline<T>(command: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  return Promise.race([command, deadline]).finally(() => clearTimeout(timer));
+}
+
+/** Connects, or throws an Error whose message is one line naming Redis and the reason. */
+async function connectWithin(client: ReturnType<typeof createClient>, timeoutMs: number, name: string): Promise<void> {
+  let lastError: unknown;
+  const onError = (error: unknown) => (lastError = error);
+  client.on('error', onError);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      client.connect(),
+      new Promise<never>((_resolve, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+  } catch (error) {
+    if (client.isOpen) client.destroy();
+    throw new Error(`cannot reach Redis (${name}): ${describeError(lastError ?? error)}`);
+  } finally {
+    clearTimeout(timer);
+    client.off('error', onError);
+  }
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof AggregateError) return error.errors.map(describeError).join('; ');
+  if (error instanceof Error) return error.message || (error as { code?: string }).code || error.name;
+  return String(error);
+}
+
+/** Host, port and database of a Redis URL, never its password. */
+function describeRedis(url: string): string {
+  const parsed = URL.canParse(url) ? new URL(url) : undefined;
+  return parsed ? `${parsed.protocol}//${parsed.host}${parsed.pathname}` : 'REDIS_URL';
 }
 
 const PRINCIPAL = Symbol('rate-limited principal');
@@ -44,7 +132,13 @@ const PRINCIPAL = Symbol('rate-limited principal');
  * problem, Retry-After and the IETF draft-8 RateLimit headers (one list member per window). A request refused
  * by an earlier window is not counted by the later ones.
  */
-export function createLimiter<P>(scope: string, windows: LimitWindow<P>[], stores: LimitStores, subject = 'this key') {
+export function createLimiter<P>(
+  scope: string,
+  windows: LimitWindow<P>[],
+  stores: LimitStores,
+  options: { onStoreFailure: OnStoreFailure; subject?: string },
+) {
+  const subject = options.subject ?? 'this key';
   const principalOf = (res: Response) => res.locals[PRINCIPAL as never] as P;
   const middlewares = windows.map((window) =>
     rateLimit({
@@ -54,7 +148,7 @@ export function createLimiter<P>(scope: string, windows: LimitWindow<P>[], store
       identifier: window.name,
       standardHeaders: 'draft-8',
       legacyHeaders: false,
-      store: stores.create(`${scope}:${window.name}`),
+      store: stores.create(`${scope}:${window.name}`, options.onStoreFailure),
       handler: (_req, res, next) => {
         const limit = window.limitOf(principalOf(res));
         const retryAfter = res.getHeader('Retry-After');

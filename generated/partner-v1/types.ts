@@ -263,7 +263,7 @@ export interface components {
              * @description Stable machine-readable code. Values used today: `invalid_request` (400), `unauthorized` (401),
              *     `insufficient_scope` (403), `not_found` (404), `method_not_allowed` (405),
              *     `conflict` (409), `payload_too_large` (413), `idempotency_key_reused` (422), `rate_limited` (429),
-             *     `internal_error` (500). New codes may be added; clients treat unknown codes by status.
+             *     `internal_error` (500), `service_unavailable` (503, with `Retry-After`). New codes may be added; clients treat unknown codes by status.
              * @example not_found
              */
             code: string;
@@ -445,6 +445,20 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description A dependency of the service (its database, or the counters of a limiter that fails closed) is unavailable or
+         *     too slow. Nothing was changed; retry after `Retry-After` seconds (an idempotent retry is always safe).
+         */
+        ServiceUnavailable: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfterUnavailable"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description Too many requests */
         TooManyRequests: {
             headers: {
@@ -536,6 +550,11 @@ export interface components {
          * @example 42
          */
         RetryAfter: number;
+        /**
+         * @description Seconds to wait before retrying; about the time the service takes to reconnect to what it depends on.
+         * @example 5
+         */
+        RetryAfterUnavailable: number;
     };
     pathItems: never;
 }
@@ -567,6 +586,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listHolidays: {
@@ -609,6 +629,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getGlobalLeaderboard: {
@@ -644,6 +665,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getUniversityLeaderboard: {
@@ -686,6 +708,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getStats: {
@@ -714,6 +737,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listUniversities: {
@@ -754,6 +778,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getUniversity: {
@@ -790,6 +815,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getPublicUserProfile: {
@@ -826,6 +852,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }

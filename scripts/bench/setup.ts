@@ -71,7 +71,7 @@ export async function startBenchApp(env: NodeJS.ProcessEnv = process.env): Promi
 
     const redisUrl = env.REDIS_URL;
     const keyPrefix = `rl:bench:${run}:`;
-    const limitStores = redisUrl ? await redisLimitStores(redisUrl, keyPrefix) : memoryLimitStores();
+    const limitStores = redisUrl ? await redisLimitStores(redisUrl, { keyPrefix }) : memoryLimitStores();
     cleanups.push(() => limitStores.close());
     if (redisUrl) cleanups.push(() => deleteRedisKeys(redisUrl, keyPrefix));
 

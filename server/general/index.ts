@@ -59,6 +59,8 @@ function scopeDescriptions(contract: Contract): Record<string, string> {
  * Limits per account by plan: minute and day windows for every request, an hour window on top for /api/ai/*.
  * Contractual accounts count in pools of their own, so a busy standard plan never shares their counters.
  * Operations without security (account creation) are limited per client address.
+ * The plan quotas fail open when the counters are unavailable (the API stays up, uncounted, a warning logged);
+ * the sign-up throttle fails closed (503).
  */
 function planLimiter(stores: LimitStores) {
   const HOUR = 60 * 60_000;
@@ -70,13 +72,13 @@ function planLimiter(stores: LimitStores) {
         { name: 'day', windowMs: 24 * HOUR, limitOf: (p) => p.limits.per_day, keyOf: (p) => p.user_id },
       ],
       stores,
-      'this account',
+      { subject: 'this account', onStoreFailure: 'allow' },
     ),
     ai: createLimiter<GeneralPrincipal>(
       `${pool}-ai`,
       [{ name: 'hour', windowMs: HOUR, limitOf: (p) => p.limits.ai_per_hour, keyOf: (p) => p.user_id }],
       stores,
-      'this account on /api/ai/*',
+      { subject: 'this account on /api/ai/*', onStoreFailure: 'allow' },
     ),
   });
   const pools = { standard: byAccount('general'), contract: byAccount('general-contract') };
@@ -84,7 +86,8 @@ function planLimiter(stores: LimitStores) {
     'general-signup',
     [{ name: 'hour', windowMs: HOUR, limitOf: () => SIGNUPS_PER_HOUR, keyOf: (ip) => ip }],
     stores,
-    'account creation from this address',
+    // A throttle against sign-up floods fails closed: without counters it would not throttle at all.
+    { subject: 'account creation from this address', onStoreFailure: 'refuse' },
   );
 
   return async (req: Request, res: Parameters<typeof signup>[1], principal: GeneralPrincipal | undefined, operation: { security?: unknown[] }) => {

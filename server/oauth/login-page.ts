@@ -51,8 +51,8 @@ export function renderLoginPage(page: LoginPage): string {
 </html>`;
 }
 
-export function renderErrorPage(message: string): string {
+export function renderErrorPage(message: string, heading = 'This sign-in link is not valid'): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Authorization error · Study Companion</title></head>
-<body><h1>This sign-in link is not valid</h1><p>${escape(message)}</p></body></html>`;
+<body><h1>${escape(heading)}</h1><p>${escape(message)}</p></body></html>`;
 }

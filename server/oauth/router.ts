@@ -6,13 +6,14 @@
 //   GET  /.well-known/oauth-authorization-server   RFC 8414 metadata
 //   GET  /oauth/jwks.json      the access-token signing keys
 import OAuth2Server, { OAuthError, Request as OAuthRequest, Response as OAuthResponse } from '@node-oauth/oauth2-server';
-import express, { type Response } from 'express';
+import express, { type NextFunction, type Request, type Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
 import { findCredentials } from '../../db/queries/profile.ts';
 import { ACCESS_TOKEN_TTL_SECONDS, type AccessTokenIssuer } from '../auth/access-tokens.ts';
 import { verifyNothing, verifyPassword } from '../auth/passwords.ts';
+import { dependencyFailure, logDependencyFailure, RETRY_AFTER_SECONDS } from '../problems.ts';
 import type { LimitStores } from '../rate-limits.ts';
 import { renderErrorPage, renderLoginPage } from './login-page.ts';
 import { AUTHORIZATION_CODE_TTL_SECONDS, oauthModel, REFRESH_TOKEN_TTL_SECONDS } from './model.ts';
@@ -29,6 +30,8 @@ export interface OAuthDeps {
   bodyLimitBytes: number;
 }
 
+const UNAVAILABLE_DESCRIPTION = `The service is temporarily unavailable; try again in ${RETRY_AFTER_SECONDS} seconds.`;
+
 /** Failed sign-ins allowed per client address in 15 minutes, against password guessing. */
 const SIGN_IN_ATTEMPTS = 20;
 
@@ -44,7 +47,8 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
     skipSuccessfulRequests: true, // a redirect (302) is a success; a re-rendered page (401) counts
     standardHeaders: 'draft-8',
     legacyHeaders: false,
-    store: deps.limitStores.create('oauth-sign-in'),
+    // Fails closed: a throttle against password guessing that lets everything through while Redis is down is no throttle.
+    store: deps.limitStores.create('oauth-sign-in', 'refuse'),
     handler: (_req, res) => res.status(429).type('html').send(renderErrorPage('Too many sign-in attempts; wait a few minutes and try again.')),
   });
 
@@ -84,7 +88,11 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
     } catch (error) {
       if (!(error instanceof OAuthError)) throw error;
       // The library wraps a failure of ours (the database, say) in a ServerError and redirects with server_error;
-      // the app learns of it, so must the log.
+      // a dependency's failure is temporarily_unavailable instead (RFC 6749 §4.1.2.1), and either way the log learns of it.
+      if (dependencyFailure(innerError(error))) {
+        logDependencyFailure(req, innerError(error));
+        return void res.redirect(303, errorRedirect(params, 'temporarily_unavailable', UNAVAILABLE_DESCRIPTION));
+      }
       if (error.code >= 500) req.log.error({ err: error }, 'authorize endpoint failed');
     }
     const location = response.get('location');
@@ -104,6 +112,7 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
       });
     } catch (error) {
       if (!(error instanceof OAuthError)) throw error;
+      if (dependencyFailure(innerError(error))) throw innerError(error);
       if (error.code >= 500) req.log.error({ err: error }, 'token endpoint failed');
     }
     res.status(response.status ?? 200).set(response.headers).set('Cache-Control', 'no-store').json(response.body);
@@ -117,6 +126,17 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
       return void res.status(401).set('WWW-Authenticate', 'Basic realm="oauth"').json({ error: 'invalid_client', error_description: 'Client authentication failed.' });
     }
     res.status(400).json({ error: 'invalid_request', error_description: 'The token parameter is missing.' });
+  });
+
+  // A dependency that fails (the database, the sign-in throttle's counters) answers 503 in each endpoint's own format:
+  // a page on the authorize endpoint, RFC 6749's error object elsewhere. Anything else is a bug, for the app's 500.
+  router.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
+    const unavailable = dependencyFailure(error);
+    if (!unavailable) return next(error);
+    logDependencyFailure(req, error);
+    res.status(503).set(unavailable.extra.headers);
+    if (req.path === '/oauth/authorize') return void res.type('html').send(renderErrorPage(UNAVAILABLE_DESCRIPTION, 'Sign-in is unavailable right now'));
+    res.set('Cache-Control', 'no-store').json({ error: 'temporarily_unavailable', error_description: UNAVAILABLE_DESCRIPTION });
   });
 
   /** Checks what must be right before the page is shown: a bad client or redirect URI never redirects (RFC 6749 §4.1.2.1). */
@@ -172,6 +192,11 @@ function stringParams(source: unknown, names: readonly string[]): Record<string,
     if (typeof value === 'string' && names.includes(name)) params[name] = value;
   }
   return params;
+}
+
+/** The failure the library wrapped in a ServerError (its `inner`, which its types do not declare). */
+function innerError(error: OAuthError): unknown {
+  return (error as OAuthError & { inner?: unknown }).inner;
 }
 
 function errorRedirect(params: Record<string, string>, error: string, description: string): string {

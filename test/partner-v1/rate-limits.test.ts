@@ -51,7 +51,7 @@ describe('partner rate limits', () => {
       const url = process.env.REDIS_URL;
       if (!url) this.skip(); // needs a real Redis: .ci/run sets REDIS_URL
       const prefix = `rl:test:${randomBytes(4).toString('hex')}:`;
-      const [a, b] = [await redisLimitStores(url!, prefix), await redisLimitStores(url!, prefix)];
+      const [a, b] = [await redisLimitStores(url!, { keyPrefix: prefix }), await redisLimitStores(url!, { keyPrefix: prefix })];
       try {
         assert.deepEqual(await alternate(a, b), [200, 200, 200, 200, 429]);
       } finally {

@@ -1,11 +1,12 @@
 // The statuses every operation documents for reasons outside its own input: a method the path lacks (405), a body
-// over the limit (413), a spent limit (429), a database that is down (500). Each is provoked for real, for every
-// operation of every surface that documents it, so the contract coverage check sees them exercised.
+// over the limit (413), a spent limit (429), a fault of ours (500), a database that is down (503). Each is provoked
+// for real, for every operation of every surface that documents it, so the contract coverage check sees them exercised.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { connect, type Db } from '../../db/connect.ts';
 import { surfaces } from '../../scripts/surfaces.ts';
+import { testDatabase } from '../support/root-hooks.ts';
 import { operationsOf, validRequest, type GeneratedRequest, type OperationUnderTest } from '../property/requests.ts';
 import { contractClient } from '../support/contract.ts';
 import { ROOMY, surfacesUnderTest, type Client } from '../support/surfaces-under-test.ts';
@@ -32,8 +33,12 @@ function send({ app, credentials }: Client, request: GeneratedRequest) {
 describe('documented statuses outside the input', () => {
   // A PostgreSQL URL whose port nothing listens on: the real driver, failing the way an unreachable server fails.
   let downDb: Db;
+  // The test database with every query aimed at a schema that does not exist: the way a bug of ours fails (a
+  // relation missing, say), which must stay a 500, unlike a dependency that is down.
+  let faultyDb: Db;
   before(() => {
     downDb = connect({ databaseUrl: 'postgres://postgres@127.0.0.1:1/unreachable' });
+    faultyDb = testDatabase().db.withSchema('no_such_schema');
   });
   after(() => downDb.destroy());
 
@@ -45,15 +50,18 @@ describe('documented statuses outside the input', () => {
       // Credentials are costly on some surfaces (a sign-in), so one client serves every test but the 429s.
       let shared: Client;
       let onDownDb: Client;
+      let onFaultyDb: Client;
       before(async () => {
         shared = await under.client(ROOMY);
         onDownDb = await under.client(ROOMY, downDb);
+        onFaultyDb = await under.client(ROOMY, faultyDb);
       });
       for (const op of operationsOf(spec)) {
         const documents = (status: number) => String(status) in spec.paths[op.pathTemplate][op.method].responses;
         const anonymous = !op.secured && under.anonymous;
+        const roomy = (db?: Db) => (db === downDb ? onDownDb : db === faultyDb ? onFaultyDb : shared);
         const clientFor = async (perMinute: number, db?: Db) =>
-          anonymous ? under.anonymous!(db) : perMinute === ROOMY ? (db ? onDownDb : shared) : under.client(perMinute, db);
+          anonymous ? under.anonymous!(db) : perMinute === ROOMY ? roomy(db) : under.client(perMinute, db);
         describe(op.operationId, () => {
           if (documents(405)) {
             it('405 with Allow for a method its path lacks', async () => {
@@ -88,10 +96,19 @@ describe('documented statuses outside the input', () => {
           }
 
           if (documents(500)) {
-            it('500 problem+json when the database is down', async () => {
-              const res = await send(await clientFor(ROOMY, downDb), sampleRequest(op, spec));
+            it('500 problem+json when a query fails for a reason of ours', async () => {
+              const res = await send(await clientFor(ROOMY, faultyDb), sampleRequest(op, spec));
               assert.equal(res.status, 500, `${res.status} ${res.body?.code}: ${res.body?.detail}`);
               assert.equal(res.body.code, 'internal_error');
+            });
+          }
+
+          if (documents(503)) {
+            it('503 problem+json with Retry-After when the database is down', async () => {
+              const res = await send(await clientFor(ROOMY, downDb), sampleRequest(op, spec));
+              assert.equal(res.status, 503, `${res.status} ${res.body?.code}: ${res.body?.detail}`);
+              assert.equal(res.body.code, 'service_unavailable');
+              assert.match(String(res.headers['retry-after']), /^\d+$/);
             });
           }
         });
