@@ -1,0 +1,117 @@
+// What every fault test starts from: the real PostgreSQL and Redis of DATABASE_URL and REDIS_URL (required: the
+// suite fails loudly without them), a throwaway database migrated and seeded, a partner key and a student's personal
+// key with limits the load never reaches, and small helpers to load the server and to read its answers.
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { connect, type Db } from '../../../db/connect.ts';
+import { migrateToLatest } from '../../../db/migrate.ts';
+import { seedReference } from '../../../db/seed/index.ts';
+import { createThrowawayDatabase } from '../../../db/throwaway-database.ts';
+import { issueApiKey } from '../../../server/auth/api-keys.ts';
+import { createDemoStudent, DEMO_STUDENT } from '../../../server/demo-student.ts';
+
+export const ROOMY = 1_000_000;
+
+export function requiredEnv(name: 'DATABASE_URL' | 'REDIS_URL'): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`the fault suite needs ${name} (CI: DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379)`);
+  return value;
+}
+
+export interface FaultDatabase {
+  url: string;
+  name: string;
+  db: Db;
+  partnerKey: string;
+  studentKey: string;
+  drop(): Promise<void>;
+}
+
+export async function faultDatabase(): Promise<FaultDatabase> {
+  const throwaway = await createThrowawayDatabase(requiredEnv('DATABASE_URL'), 'sc_fault');
+  const db = connect({ databaseUrl: throwaway.url });
+  await migrateToLatest(db);
+  const now = new Date();
+  await seedReference(db, { now });
+  const { key: partnerKey } = await issueApiKey(db, { name: 'fault suite', per_minute: ROOMY, per_day: ROOMY });
+  const { key: studentKey } = await createDemoStudent(db, now);
+  await db
+    .updateTable('users')
+    .set({ plan: 'contract', contract_per_minute: ROOMY, contract_per_day: ROOMY, contract_ai_per_hour: ROOMY })
+    .where('email', '=', DEMO_STUDENT.email)
+    .execute();
+  return {
+    url: throwaway.url,
+    name: new URL(throwaway.url).pathname.slice(1),
+    db,
+    partnerKey,
+    studentKey,
+    async drop() {
+      await db.destroy();
+      await throwaway.drop();
+    },
+  };
+}
+
+export interface Answer {
+  status: number;
+  contentType: string;
+  headers: Headers;
+  body: any;
+  ms: number;
+}
+
+/** One request with a deadline; a request that gets no answer within it fails the test that sent it. */
+export async function call(url: string, init: RequestInit = {}, deadlineMs = 5_000): Promise<Answer> {
+  const started = performance.now();
+  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(deadlineMs) });
+  const text = await res.text();
+  const contentType = res.headers.get('content-type') ?? '';
+  return { status: res.status, contentType, headers: res.headers, body: contentType.includes('json') ? JSON.parse(text) : text, ms: performance.now() - started };
+}
+
+/** Like `call`, but a request that got no answer at all (refused, reset, timed out) is an Answer of status 0. */
+export async function attempt(url: string, init: RequestInit = {}, deadlineMs = 5_000): Promise<Answer> {
+  const started = performance.now();
+  return call(url, init, deadlineMs).catch((error: Error) => ({
+    status: 0,
+    contentType: '',
+    headers: new Headers(),
+    body: `${error.message}: ${String((error.cause as Error | undefined)?.message ?? '')}`,
+    ms: performance.now() - started,
+  }));
+}
+
+/** The 503 problem every surface answers when a dependency fails. */
+export function assertServiceUnavailable(answer: Answer, what: string): void {
+  assert.equal(answer.status, 503, `${what}: ${answer.status} ${JSON.stringify(answer.body)}`);
+  assert.match(answer.contentType, /^application\/problem\+json/, what);
+  assert.equal(answer.body.code, 'service_unavailable', what);
+  assert.match(answer.headers.get('retry-after') ?? '', /^\d+$/, `${what}: Retry-After`);
+}
+
+/** Polls `attempt` until it returns true; resolves with the milliseconds it took, or rejects after `withinMs`. */
+export async function until(attempt: () => Promise<boolean>, withinMs: number, what: string): Promise<number> {
+  const started = performance.now();
+  let last: unknown;
+  while (performance.now() - started < withinMs) {
+    try {
+      if (await attempt()) return performance.now() - started;
+    } catch (error) {
+      last = error;
+    }
+    await sleep(200);
+  }
+  throw new Error(`${what}: not within ${withinMs} ms${last ? ` (last error: ${String(last)})` : ''}`);
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A local port nothing listens on (bound, then released). */
+export async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
