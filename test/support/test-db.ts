@@ -10,6 +10,8 @@ const TEST_DEMO_SEED = 7;
 
 export interface TestDatabase {
   db: Db;
+  /** The throwaway database's URL on PostgreSQL; undefined on embedded PGlite. */
+  url: string | undefined;
   description: string;
   close(): Promise<void>;
 }
@@ -30,6 +32,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   await seedDemo(db, { seed: TEST_DEMO_SEED, now });
   return {
     db,
+    url: 'databaseUrl' in target ? target.databaseUrl : undefined,
     description: describeTarget(target),
     async close() {
       await db.destroy();

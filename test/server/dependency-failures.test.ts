@@ -1,0 +1,161 @@
+// How the service tells a failing dependency (503, retry) from a bug (500), in process and on the real drivers:
+// the database's failures as pg and PGlite raise them, the OAuth endpoints' own answer, the start-up checks, and the
+// limit stores' fail-open and fail-closed policies with Redis taken away behind a proxy.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import { sql } from 'kysely';
+import supertest from 'supertest';
+import { assertDatabaseReachable, connect, type Db } from '../../db/connect.ts';
+import { isDatabaseUnavailable } from '../../db/errors.ts';
+import { Problem } from '../../server/problems.ts';
+import { redisLimitStores } from '../../server/rate-limits.ts';
+import { buildApp } from '../support/partner-app.ts';
+import { testDatabase } from '../support/root-hooks.ts';
+import { startTcpProxy } from '../support/tcp-proxy.ts';
+
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+const failureOf = (query: Promise<unknown>) => query.then(() => assert.fail('the query succeeded'), (error: unknown) => error);
+
+describe('dependency failures', () => {
+  let downDb: Db;
+  let downUrl: string;
+  before(async () => {
+    downUrl = `postgres://postgres@127.0.0.1:${await closedPort()}/nowhere`;
+    downDb = connect({ databaseUrl: downUrl });
+  });
+  after(() => downDb.destroy());
+
+  describe('isDatabaseUnavailable', () => {
+    it('is true for a server that refuses connections', async () => {
+      assert.equal(isDatabaseUnavailable(await failureOf(sql`select 1`.execute(downDb))), true);
+    });
+
+    it('is false for errors of ours: bad SQL, a missing relation, a division by zero', async () => {
+      const { db } = testDatabase();
+      assert.equal(isDatabaseUnavailable(await failureOf(sql`selec 1`.execute(db))), false);
+      assert.equal(isDatabaseUnavailable(await failureOf(sql`select * from no_such_table`.execute(db))), false);
+      assert.equal(isDatabaseUnavailable(await failureOf(sql`select 1 / 0`.execute(db))), false);
+    });
+
+    it('is true for a statement over the statement timeout, and for an exhausted pool', async function () {
+      const url = testDatabase().url;
+      if (!url) this.skip(); // pg only: PGlite has no pool and no statement_timeout
+      const slow = connect({ databaseUrl: url! }, { timeouts: { connectMs: 5_000, statementMs: 200 } });
+      const small = connect({ databaseUrl: url! }, { timeouts: { connectMs: 300, statementMs: 5_000 } });
+      try {
+        assert.equal(isDatabaseUnavailable(await failureOf(sql`select pg_sleep(2)`.execute(slow))), true);
+        // Ten connections busy (the pool's size): the eleventh request waits for one no longer than connectMs.
+        const busy = Array.from({ length: 10 }, () => sql`select pg_sleep(1)`.execute(small));
+        const exhausted = await failureOf(sql`select 1`.execute(small));
+        await Promise.all(busy);
+        assert.equal(isDatabaseUnavailable(exhausted), true, String(exhausted));
+      } finally {
+        await Promise.all([slow.destroy(), small.destroy()]);
+      }
+    });
+  });
+
+  describe('a connection terminated while checked out', () => {
+    it('is reported by SQLSTATE and message (no client, no settings) instead of ending the process', async function () {
+      const url = testDatabase().url;
+      if (!url) this.skip(); // pg only
+      const reported: unknown[] = [];
+      const db = connect({ databaseUrl: url! }, { onConnectionError: (error) => reported.push(error) });
+      try {
+        const outcome = await db
+          .transaction()
+          .execute(async (trx) => {
+            const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx);
+            await sql`select pg_terminate_backend(${rows[0]!.pid})`.execute(testDatabase().db);
+            await new Promise((resolve) => setTimeout(resolve, 200)); // the client learns of it between two statements
+            await sql`select 1`.execute(trx);
+          })
+          .then(() => 'committed', (error: unknown) => error);
+        assert.equal(isDatabaseUnavailable(outcome), true, String(outcome));
+        assert.deepEqual(reported[0], { code: '57P01', message: 'terminating connection due to administrator command' });
+        assert.equal((await sql<{ one: number }>`select 1 as one`.execute(db)).rows[0]!.one, 1, 'the pool opened a new connection');
+      } finally {
+        await db.destroy();
+      }
+    });
+  });
+
+  describe('the OAuth endpoints on a database that is down', () => {
+    it('answer temporarily_unavailable with Retry-After in their own formats', async () => {
+      const api = supertest(await buildApp({ db: downDb }));
+      const token = await api.post('/oauth/token').type('form').send({ grant_type: 'client_credentials', client_id: 'c', client_secret: 's' }).expect(503);
+      assert.equal(token.body.error, 'temporarily_unavailable');
+      assert.match(String(token.headers['retry-after']), /^\d+$/);
+      const revoke = await api.post('/oauth/revoke').type('form').send({ client_id: 'c', token: 't' }).expect(503);
+      assert.equal(revoke.body.error, 'temporarily_unavailable');
+      const page = await api.get('/oauth/authorize').query({ client_id: 'c', redirect_uri: 'http://127.0.0.1/cb' }).expect(503);
+      assert.match(String(page.headers['content-type']), /^text\/html/);
+      assert.match(String(page.headers['retry-after']), /^\d+$/);
+    });
+  });
+
+  describe('start-up checks', () => {
+    it('assertDatabaseReachable throws one line naming the database and the reason', async () => {
+      const error = await failureOf(assertDatabaseReachable(downDb, { databaseUrl: downUrl }));
+      assert.match((error as Error).message, /^cannot reach the database \(PostgreSQL at 127\.0\.0\.1:\d+\/nowhere\): .*ECONNREFUSED[^\n]*$/);
+    });
+
+    it('redisLimitStores throws one line naming Redis and the reason, at once', async () => {
+      const started = performance.now();
+      const error = await failureOf(redisLimitStores(`redis://127.0.0.1:${await closedPort()}`));
+      assert.match((error as Error).message, /^cannot reach Redis \(redis:\/\/127\.0\.0\.1:\d+\): .*ECONNREFUSED[^\n]*$/);
+      assert.ok(performance.now() - started < 2_000);
+    });
+  });
+
+  describe('limit stores when Redis goes away', () => {
+    it('fail open or closed as each limiter chose, warn once, count each failure, and count again once Redis is back', async function () {
+      const redisUrl = process.env.REDIS_URL;
+      if (!redisUrl) this.skip(); // needs a real Redis: .ci/run sets REDIS_URL
+      const redis = new URL(redisUrl!);
+      const proxy = await startTcpProxy({ host: redis.hostname, port: Number(redis.port || 6379) });
+      const warnings: unknown[] = [];
+      const stores = await redisLimitStores(proxy.urlFor(redisUrl!), {
+        keyPrefix: `rl:test:${randomBytes(4).toString('hex')}:`,
+        timeoutMs: 300,
+        logger: { warn: ((details: unknown) => void warnings.push(details)) as never },
+      });
+      const options = { windowMs: 60_000 } as never;
+      const open = stores.create('quota', 'allow');
+      const closed = stores.create('throttle', 'refuse');
+      try {
+        await Promise.all([open.init?.(options), closed.init?.(options)]);
+        assert.equal((await open.increment('k')).totalHits, 1);
+        assert.equal((await open.increment('k')).totalHits, 2);
+
+        await proxy.stop();
+        for (let i = 0; i < 3; i++) assert.equal((await open.increment('k')).totalHits, 1, 'a fresh window, uncounted');
+        const refusal = await failureOf(Promise.resolve(closed.increment('k')));
+        assert.ok(refusal instanceof Problem && refusal.status === 503 && refusal.code === 'service_unavailable', String(refusal));
+        assert.match(refusal.extra.headers?.['Retry-After'] ?? '', /^\d+$/);
+        assert.deepEqual(Object.fromEntries(stores.failures.byScope), { quota: { allowed: 3, refused: 0 }, throttle: { allowed: 0, refused: 1 } });
+        assert.equal(warnings.length, 2, 'one warning per limiter, not one per request');
+
+        await proxy.start();
+        const started = performance.now();
+        let hits = 0;
+        while (performance.now() - started < 10_000 && hits !== 3) {
+          hits = await Promise.resolve(open.increment('k')).then((r) => r.totalHits, () => 0);
+          if (hits !== 3) await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        assert.equal(hits, 3, 'counting in Redis again, where it left off');
+      } finally {
+        await stores.close();
+        await proxy.close();
+      }
+    });
+  });
+});
