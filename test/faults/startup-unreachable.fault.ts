@@ -2,7 +2,8 @@
 // what it could not reach (before the fix it printed nothing and never listened).
 import assert from 'node:assert/strict';
 import { startServerProcess } from '../support/server-process.ts';
-import { closedPort, faultDatabase, requiredEnv, type FaultDatabase } from './support/fixture.ts';
+import { closedPort } from '../support/tcp-proxy.ts';
+import { faultDatabase, requiredEnv, type FaultDatabase } from './support/fixture.ts';
 
 const EXIT_WITHIN_MS = 10_000;
 

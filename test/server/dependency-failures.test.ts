@@ -3,7 +3,6 @@
 // limit stores' fail-open and fail-closed policies with Redis taken away behind a proxy.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
 import { sql } from 'kysely';
 import supertest from 'supertest';
 import { assertDatabaseReachable, connect, type Db } from '../../db/connect.ts';
@@ -12,15 +11,7 @@ import { Problem } from '../../server/problems.ts';
 import { redisLimitStores } from '../../server/rate-limits.ts';
 import { buildApp } from '../support/partner-app.ts';
 import { testDatabase } from '../support/root-hooks.ts';
-import { startTcpProxy } from '../support/tcp-proxy.ts';
-
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { closedPort, startTcpProxy } from '../support/tcp-proxy.ts';
 
 const failureOf = (query: Promise<unknown>) => query.then(() => assert.fail('the query succeeded'), (error: unknown) => error);
 

@@ -2,7 +2,6 @@
 // suite fails loudly without them), a throwaway database migrated and seeded, a partner key and a student's personal
 // key with limits the load never reaches, and small helpers to load the server and to read its answers.
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { connect, type Db } from '../../../db/connect.ts';
 import { migrateToLatest } from '../../../db/migrate.ts';
 import { seedReference } from '../../../db/seed/index.ts';
@@ -107,11 +106,3 @@ export async function until(attempt: () => Promise<boolean>, withinMs: number, w
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A local port nothing listens on (bound, then released). */
-export async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
