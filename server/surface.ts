@@ -60,7 +60,7 @@ export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
     unauthorizedHandler: (c: Context) => {
       const outcomes = Object.values(c.security ?? {}) as Array<AuthOutcome<P> | undefined>;
       // openapi-backend turns a security handler that threw (the database is down, say) into a failed scheme; that
-      // is our failure, not the client's, so it is rethrown for a 500 rather than answered with a misleading 401.
+      // is our failure, not the client's, so it is rethrown (a 503 or a 500) rather than answered with a misleading 401.
       const thrown = outcomes.find((o) => o && 'error' in o && (o.error as unknown) instanceof Error);
       if (thrown && 'error' in thrown) throw thrown.error;
       const failure = outcomes.some((o) => o && 'error' in o && o.error === 'invalid') ? 'invalid' : 'missing';
