@@ -95,8 +95,9 @@ function summarize(error: Error): ConnectionErrorSummary {
 }
 
 /**
- * Start-up check: one trivial query within the connection timeout, or an Error whose message is one line naming
- * the database and the reason (unreachable, refused, no such database, bad credentials).
+ * Start-up check (server and CLI): one trivial query within the connection timeout, or an Error whose message is
+ * one line naming the database and the reason (unreachable, refused, no such database, bad credentials). Without
+ * it an unreachable server surfaces as a failed migration, which sends operators astray.
  */
 export async function assertDatabaseReachable(db: Db, target: DbTarget, timeoutMs = DEFAULT_DATABASE_TIMEOUTS.connectMs): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
@@ -108,16 +109,18 @@ export async function assertDatabaseReachable(db: Db, target: DbTarget, timeoutM
     await Promise.race([sql`select 1`.execute(db), timeout]);
   } catch (error) {
     // pg reports its own connect timeout as a terminated connection; say what happened instead.
-    const reason = Date.now() - started >= timeoutMs ? `no answer within ${timeoutMs} ms` : messageOf(error);
-    throw new Error(`cannot reach the database (${describeTarget(target)}): ${reason}`);
+    const reason = Date.now() - started >= timeoutMs ? `no answer within ${timeoutMs} ms` : errorMessage(error);
+    throw new Error(`cannot reach ${describeTarget(target)}: ${reason}`);
   } finally {
     clearTimeout(timer);
   }
 }
 
-function messageOf(error: unknown): string {
-  if (error instanceof AggregateError) return error.errors.map(messageOf).join('; ');
-  return error instanceof Error ? error.message || error.name : String(error);
+/** Some errors (AggregateError from a dual-stack connect) carry an empty message; fall back to their parts. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof AggregateError && !error.message) return error.errors.map(errorMessage).join('; ');
+  if (error instanceof Error) return error.message || String((error as { code?: unknown }).code ?? error.name);
+  return String(error);
 }
 
 /** Describes where the data lives without printing credentials. */

@@ -7,7 +7,8 @@ import { createClient, createUser } from './cli/accounts.ts';
 import { migrate, seed } from './cli/data.ts';
 import { enable } from './cli/holidays.ts';
 import { create, list, revoke } from './cli/keys.ts';
-import { errorMessage, UsageError } from './cli/shared.ts';
+import { errorMessage } from '../db/connect.ts';
+import { UsageError } from './cli/shared.ts';
 
 // A Map rather than an object literal, so that "constructor" or "toString" is no command.
 const commands = new Map<string, (args: string[]) => Promise<void>>([

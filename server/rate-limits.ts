@@ -4,6 +4,7 @@ import type { Request, Response } from 'express';
 import { MemoryStore, rateLimit, type Store } from 'express-rate-limit';
 import { RedisStore } from 'rate-limit-redis';
 import type { Logger } from 'pino';
+import { errorMessage } from '../db/connect.ts';
 import { createClient } from 'redis';
 import { guardStore, StoreFailures, type OnStoreFailure } from './limit-store-guard.ts';
 import { problems } from './problems.ts';
@@ -106,23 +107,17 @@ async function connectWithin(client: ReturnType<typeof createClient>, timeoutMs:
     ]);
   } catch (error) {
     if (client.isOpen) client.destroy();
-    throw new Error(`cannot reach Redis (${name}): ${describeError(lastError ?? error)}`);
+    throw new Error(`cannot reach ${name}: ${errorMessage(lastError ?? error)}`);
   } finally {
     clearTimeout(timer);
     client.off('error', onError);
   }
 }
 
-function describeError(error: unknown): string {
-  if (error instanceof AggregateError) return error.errors.map(describeError).join('; ');
-  if (error instanceof Error) return error.message || (error as { code?: string }).code || error.name;
-  return String(error);
-}
-
 /** Host, port and database of a Redis URL, never its password. */
 function describeRedis(url: string): string {
   const parsed = URL.canParse(url) ? new URL(url) : undefined;
-  return parsed ? `${parsed.protocol}//${parsed.host}${parsed.pathname}` : 'REDIS_URL';
+  return parsed ? `Redis at ${parsed.host}${parsed.pathname.replace(/^\/$/, '')}` : 'Redis (REDIS_URL is not a valid URL)';
 }
 
 const PRINCIPAL = Symbol('rate-limited principal');

@@ -1,8 +1,7 @@
 // What every CLI command needs: argument parsing that reports usage errors, and a migrated database that is
 // always closed afterwards.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { sql } from 'kysely';
-import { connect, describeTarget, type Db, type DbTarget } from '../../db/connect.ts';
+import { assertDatabaseReachable, connect, describeTarget, type Db, type DbTarget } from '../../db/connect.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
 import { loadConfig } from '../../server/config.ts';
 
@@ -46,24 +45,13 @@ export async function withDb<T>(use: (db: Db, applied: string[]) => Promise<T>):
   process.stderr.write(`database: ${where}\n`);
   const db = connect(config.database);
   try {
-    try {
-      await sql`select 1`.execute(db);
-    } catch (error) {
-      // Without this probe an unreachable server surfaces as a failed migration, which sends operators astray.
-      throw new Error(`cannot reach ${where}: ${errorMessage(error)}`, { cause: error });
-    }
+    await assertDatabaseReachable(db, config.database);
     return await use(db, await migrateToLatest(db));
   } finally {
     await db.destroy();
   }
 }
 
-/** Some errors (AggregateError from a dual-stack connect) carry an empty message; fall back to their parts. */
-export function errorMessage(error: unknown): string {
-  if (error instanceof AggregateError && !error.message) return error.errors.map(errorMessage).join('; ');
-  if (error instanceof Error) return error.message || String((error as { code?: unknown }).code ?? error.name);
-  return String(error);
-}
 
 function safeDescribe(target: DbTarget): string {
   try {
