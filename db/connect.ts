@@ -100,16 +100,18 @@ function summarize(error: Error): ConnectionErrorSummary {
  * it an unreachable server surfaces as a failed migration, which sends operators astray.
  */
 export async function assertDatabaseReachable(db: Db, target: DbTarget, timeoutMs = DEFAULT_DATABASE_TIMEOUTS.connectMs): Promise<void> {
+  // The embedded database has nothing to reach: its first query waits for it to open, however long that takes.
+  const bounded = 'databaseUrl' in target;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    if (bounded) timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
   });
   const started = Date.now();
   try {
     await Promise.race([sql`select 1`.execute(db), timeout]);
   } catch (error) {
     // pg reports its own connect timeout as a terminated connection; say what happened instead.
-    const reason = Date.now() - started >= timeoutMs ? `no answer within ${timeoutMs} ms` : errorMessage(error);
+    const reason = bounded && Date.now() - started >= timeoutMs ? `no answer within ${timeoutMs} ms` : errorMessage(error);
     throw new Error(`cannot reach ${describeTarget(target)}: ${reason}`);
   } finally {
     clearTimeout(timer);

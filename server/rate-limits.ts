@@ -2,10 +2,10 @@
 // (rate-limit-redis) so that every process behind a load balancer shares one count per key.
 import type { Request, Response } from 'express';
 import { MemoryStore, rateLimit, type Store } from 'express-rate-limit';
-import { RedisStore } from 'rate-limit-redis';
 import type { Logger } from 'pino';
-import { errorMessage } from '../db/connect.ts';
+import { RedisStore } from 'rate-limit-redis';
 import { createClient } from 'redis';
+import { errorMessage } from '../db/connect.ts';
 import { guardStore, StoreFailures, type OnStoreFailure } from './limit-store-guard.ts';
 import { problems } from './problems.ts';
 
@@ -83,13 +83,16 @@ export async function redisLimitStores(url: string, options: RedisLimitOptions =
   };
 }
 
-/** The client's own command timeout ends only the wait to be written; this one also ends the wait for the reply. */
-function withDeadline<T>(command: Promise<T>, timeoutMs: number): Promise<T> {
+/**
+ * `work`, or a rejection once `timeoutMs` has passed. The client's own command timeout ends only the wait to be
+ * written, and its connect() retries for ever: this ends the wait for the reply, and for a connection.
+ */
+function withDeadline<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${timeoutMs} ms`)), timeoutMs);
+    timer = setTimeout(() => reject(new Error(`no answer from Redis within ${timeoutMs} ms`)), timeoutMs);
   });
-  return Promise.race([command, deadline]).finally(() => clearTimeout(timer));
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
 
 /** Connects, or throws an Error whose message is one line naming Redis and the reason. */
@@ -97,19 +100,12 @@ async function connectWithin(client: ReturnType<typeof createClient>, timeoutMs:
   let lastError: unknown;
   const onError = (error: unknown) => (lastError = error);
   client.on('error', onError);
-  let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([
-      client.connect(),
-      new Promise<never>((_resolve, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-      }),
-    ]);
+    await withDeadline(client.connect(), timeoutMs);
   } catch (error) {
     if (client.isOpen) client.destroy();
     throw new Error(`cannot reach ${name}: ${errorMessage(lastError ?? error)}`);
   } finally {
-    clearTimeout(timer);
     client.off('error', onError);
   }
 }
