@@ -5,6 +5,7 @@ import { MemoryStore, rateLimit, type Store } from 'express-rate-limit';
 import { RedisStore } from 'rate-limit-redis';
 import { createClient } from 'redis';
 import { problems } from './problems.ts';
+import { withTimeout } from './timeout.ts';
 
 export interface LimitWindow<P> {
   /** Names the window in the RateLimit headers and in the 429 detail. */
@@ -18,11 +19,15 @@ export interface LimitWindow<P> {
 /** Makes one counter store per window (express-rate-limit needs a store per limiter). */
 export interface LimitStores {
   create(scope: string): Store;
+  /** Whether the counts live in Redis, shared with other processes (REDIS_URL). */
+  readonly shared: boolean;
+  /** Resolves when the counters can be reached within `timeoutMs` (readiness); rejects otherwise. */
+  ping(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
 export function memoryLimitStores(): LimitStores {
-  return { create: () => new MemoryStore(), close: async () => {} };
+  return { create: () => new MemoryStore(), shared: false, ping: async () => {}, close: async () => {} };
 }
 
 export async function redisLimitStores(url: string, keyPrefix = 'rl:'): Promise<LimitStores> {
@@ -30,7 +35,11 @@ export async function redisLimitStores(url: string, keyPrefix = 'rl:'): Promise<
   client.on('error', () => {}); // failures surface on the commands themselves; avoid an unhandled 'error' event
   await client.connect();
   return {
+    shared: true,
     create: (scope) => new RedisStore({ sendCommand: (...args: string[]) => client.sendCommand(args), prefix: `${keyPrefix}${scope}:` }),
+    ping: async (timeoutMs) => {
+      await withTimeout(client.ping(), timeoutMs, 'Redis');
+    },
     close: async () => {
       await client.close();
     },
