@@ -93,6 +93,7 @@ export function gracefulStop(server: Server, lifecycle: LifecycleControl, option
     const clean = (async () => {
       await delay(drainMs);
       const listenerClosed = connections.closeListener();
+      logger.info({ openConnections: connections.open, handlersRunning: lifecycle.running }, 'stopping: listener closed, ending streams and requests in flight');
       lifecycle.endStreams();
       await Promise.all([listenerClosed, lifecycle.idle()]);
       await options.release();
