@@ -247,20 +247,7 @@ describe('streamTutorChat', () => {
       const server = await listen(app);
       try {
         const client = new AbortController();
-        const response = await fetch(`${server.baseUrl}/api/ai/chat`, {
-          method: 'POST',
-          headers: { ...alice.headers, 'content-type': 'application/json' },
-          body: JSON.stringify({ message: 'Talk forever' }),
-          signal: client.signal,
-        });
-        assert.equal(response.status, 200);
-        const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-        let received = '';
-        while (!/event: ?message\.delta[\s\S]*event: ?message\.delta/.test(received)) {
-          const { done, value } = await reader.read();
-          assert.ok(!done, `the stream ended early: ${received}`);
-          received += value;
-        }
+        await streamUntilTwoDeltas(server.baseUrl, alice, 'Talk forever', client.signal);
         client.abort();
 
         const upstreamRequest = upstream.requests.at(-1)!;
@@ -280,19 +267,9 @@ describe('streamTutorChat', () => {
       upstream.behave({ kind: 'endless', everyMs: 20 });
       const server = await listen(app);
       try {
-        const response = await fetch(`${server.baseUrl}/api/ai/chat`, {
-          method: 'POST',
-          headers: { ...alice.headers, 'content-type': 'application/json' },
-          body: JSON.stringify({ message: 'Talk until the deploy' }),
-        });
-        assert.equal(response.status, 200);
-        const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-        let received = '';
-        while (!/event: ?message\.delta[\s\S]*event: ?message\.delta/.test(received)) {
-          const { done, value } = await reader.read();
-          assert.ok(!done, `the stream ended early: ${received}`);
-          received += value;
-        }
+        const stream = await streamUntilTwoDeltas(server.baseUrl, alice, 'Talk until the deploy');
+        let received = stream.received;
+        const reader = stream.reader;
         lifecycle.endStreams();
         for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) received += chunk.value;
 
@@ -311,6 +288,25 @@ describe('streamTutorChat', () => {
     });
   });
 });
+
+/** Starts a chat over the network and reads its stream until two deltas came; the rest is left to the caller. */
+async function streamUntilTwoDeltas(baseUrl: string, student: Student, message: string, signal?: AbortSignal) {
+  const response = await fetch(`${baseUrl}/api/ai/chat`, {
+    method: 'POST',
+    headers: { ...student.headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ message }),
+    ...(signal ? { signal } : {}),
+  });
+  assert.equal(response.status, 200);
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let received = '';
+  while (!/event: ?message\.delta[\s\S]*event: ?message\.delta/.test(received)) {
+    const { done, value } = await reader.read();
+    assert.ok(!done, `the stream ended early: ${received}`);
+    received += value;
+  }
+  return { reader, received };
+}
 
 /** Polls until `probe` returns something (the reply is stored just after the disconnect is noticed). */
 async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
