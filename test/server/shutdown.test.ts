@@ -7,6 +7,7 @@ import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import express from 'express';
 import { pino } from 'pino';
+import { loadConfig, type Config } from '../../server/config.ts';
 import { createLifecycle, gracefulStop } from '../../server/lifecycle.ts';
 
 const silent = pino({ level: 'silent' });
@@ -129,3 +130,17 @@ describe('graceful stop (server/lifecycle.ts)', function () {
     assert.deepEqual(events, ['released', 'exit 0']);
   });
 });
+
+describe('stop settings (SHUTDOWN_DRAIN_SECONDS, SHUTDOWN_GRACE_SECONDS)', () => {
+  it('drains 5 s within a 10 s deadline by default, and refuses a drain that would not end before the deadline', () => {
+    assert.deepEqual(pickStop(loadConfig({})), { shutdownDrainSeconds: 5, shutdownGraceSeconds: 10 });
+    assert.deepEqual(pickStop(loadConfig({ SHUTDOWN_GRACE_SECONDS: '3' })), { shutdownDrainSeconds: 2, shutdownGraceSeconds: 3 });
+    assert.deepEqual(pickStop(loadConfig({ SHUTDOWN_DRAIN_SECONDS: '0', SHUTDOWN_GRACE_SECONDS: '1' })), { shutdownDrainSeconds: 0, shutdownGraceSeconds: 1 });
+    assert.throws(() => loadConfig({ SHUTDOWN_DRAIN_SECONDS: '10' }), /SHUTDOWN_DRAIN_SECONDS \(10\) must be less than SHUTDOWN_GRACE_SECONDS \(10\)/);
+    assert.throws(() => loadConfig({ SHUTDOWN_GRACE_SECONDS: '0' }), /SHUTDOWN_GRACE_SECONDS must be an integer from 1/);
+  });
+});
+
+function pickStop({ shutdownDrainSeconds, shutdownGraceSeconds }: Config) {
+  return { shutdownDrainSeconds, shutdownGraceSeconds };
+}
