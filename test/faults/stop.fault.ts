@@ -5,7 +5,9 @@
 import assert from 'node:assert/strict';
 import { Agent, request } from 'node:http';
 import type { Socket } from 'node:net';
+import { sql } from 'kysely';
 import pg from 'pg';
+import type { Db } from '../../db/connect.ts';
 import { startChatCompletionsServer, type ChatCompletionsServer } from '../support/chat-completions-server.ts';
 import { createFaultDatabase, faultSuiteServers, type FaultDatabase } from '../support/fault-database.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
@@ -181,6 +183,7 @@ describe('stops of the server process (SIGTERM)', function () {
     const app = start({ SHUTDOWN_DRAIN_SECONDS: '0', SHUTDOWN_GRACE_SECONDS: '2' });
     const baseUrl = await app.listening;
     const locker = new pg.Client({ connectionString: database.url });
+    locker.on('error', () => {}); // dropped with the database if the test fails before it lets go of its lock
     await locker.connect();
     try {
       await locker.query('begin');
@@ -190,7 +193,7 @@ describe('stops of the server process (SIGTERM)', function () {
         headers: { 'X-Service-API-Key': database.student.key, 'content-type': 'application/json' },
         body: JSON.stringify({ title: 'Blocked', due_at: '2030-01-01T10:00:00Z', course: null }),
       }).catch((error: Error) => error);
-      await waitForLockWait(locker);
+      await waitForLockWait(database.db);
       const signalledAt = Date.now();
       app.child.kill('SIGTERM');
       const code = await app.exited;
@@ -206,11 +209,14 @@ describe('stops of the server process (SIGTERM)', function () {
   });
 });
 
-/** Waits until some backend of the database waits for a lock (the server's insert behind the test's lock). */
-async function waitForLockWait(client: pg.Client): Promise<void> {
+/**
+ * Waits until some backend of the database waits for a lock (the server's insert behind the test's lock). Asked on
+ * another connection than the lock holder's: inside a transaction, pg_stat_activity is a snapshot taken once.
+ */
+async function waitForLockWait(db: Db): Promise<void> {
   for (;;) {
-    const { rows } = await client.query("select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'");
-    if (rows[0].n > 0) return;
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(db);
+    if (rows[0]!.n > 0) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
