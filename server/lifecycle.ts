@@ -92,10 +92,10 @@ export function gracefulStop(server: Server, lifecycle: LifecycleControl, option
     });
     const clean = (async () => {
       await delay(drainMs);
-      const listenerClosed = connections.closeListener();
+      const { allEnded } = await connections.closeListener();
       logger.info({ openConnections: connections.open, handlersRunning: lifecycle.running }, 'stopping: listener closed, ending streams and requests in flight');
       lifecycle.endStreams();
-      await Promise.all([listenerClosed, lifecycle.idle()]);
+      await Promise.all([allEnded, lifecycle.idle()]);
       await options.release();
       return 0;
     })().catch((error: unknown) => {

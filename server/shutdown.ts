@@ -13,10 +13,11 @@ export interface ConnectionDrain {
   /** From now on every response ends its connection (`Connection: close`, or the socket ended after a stream). */
   closeAfterEachResponse(): void;
   /**
-   * Stops accepting connections and resolves once every connection has ended: a request in flight finishes, a
-   * keep-alive connection without a request is ended, a connection that never sent its request gets a moment to.
+   * Stops accepting connections (resolved once the listener is closed); `allEnded` resolves once every connection
+   * has ended: a request in flight finishes, a keep-alive connection without a request is ended, a connection that
+   * has not sent its request yet gets a moment to.
    */
-  closeListener(): Promise<void>;
+  closeListener(): Promise<{ allEnded: Promise<void> }>;
   /** Ends every connection at once, requests in flight included (the deadline has come). */
   destroyAll(): void;
   /** Connections open now. */
@@ -34,7 +35,6 @@ interface ConnectionState {
 export function drainConnections(server: Server): ConnectionDrain {
   const connections = new Map<Socket, ConnectionState>();
   let draining = false;
-  let listenerClosed = false;
 
   const endIfIdle = (socket: Socket, state: ConnectionState) => {
     if (state.responses.size === 0 && !socket.destroyed) socket.end();
@@ -67,20 +67,18 @@ export function drainConnections(server: Server): ConnectionDrain {
         for (const res of responses) if (!res.headersSent) res.setHeader('Connection', 'close');
       }
     },
-    closeListener() {
+    async closeListener() {
       draining = true;
-      if (listenerClosed) return Promise.resolve();
-      listenerClosed = true;
-      return new Promise<void>((resolve) => {
-        // Ends the keep-alive connections without a request in progress. A connection accepted a moment ago whose
-        // request is still on its way counts as busy (Node 20), so it is served; one that never sends a request
-        // is ended after a while, or it would hold the stop up to the deadline.
-        server.close(() => resolve());
-        const firstRequestWait = setTimeout(() => {
-          for (const [socket, state] of connections) if (!state.used) endIfIdle(socket, state);
-        }, FIRST_REQUEST_WAIT_MS);
-        server.once('close', () => clearTimeout(firstRequestWait));
-      });
+      await afterATurnWithoutConnections(server);
+      // Ends the keep-alive connections without a request in progress. A connection accepted a moment ago whose
+      // request is still on its way counts as busy (Node 20), so it is served; one that never sends a request is
+      // ended after a while, or it would hold the stop up to the deadline.
+      const allEnded = new Promise<void>((resolve) => server.close(() => resolve()));
+      const firstRequestWait = setTimeout(() => {
+        for (const [socket, state] of connections) if (!state.used) endIfIdle(socket, state);
+      }, FIRST_REQUEST_WAIT_MS);
+      void allEnded.then(() => clearTimeout(firstRequestWait));
+      return { allEnded };
     },
     destroyAll() {
       for (const socket of connections.keys()) socket.destroy();
@@ -89,4 +87,24 @@ export function drainConnections(server: Server): ConnectionDrain {
       return connections.size;
     },
   };
+}
+
+/** Event-loop turns a stop waits at most for one that accepts no connection. */
+const MAX_TURNS_BEFORE_CLOSE = 50;
+
+/**
+ * Resolves right after an event-loop turn whose I/O phase accepted no connection. Closing a listening socket makes
+ * the kernel reset the connections it completed but the process has not accepted yet (their clients see
+ * ECONNRESET on a brand-new connection); on a busy loop they wait there for as long as a turn takes. Closing just
+ * after a turn that found the accept queue empty leaves almost nothing there to reset.
+ */
+async function afterATurnWithoutConnections(server: Server): Promise<void> {
+  for (let turn = 0; turn < MAX_TURNS_BEFORE_CLOSE; turn++) {
+    let accepted = false;
+    const mark = () => (accepted = true);
+    server.on('connection', mark);
+    await new Promise((resolve) => setImmediate(resolve));
+    server.off('connection', mark);
+    if (!accepted) return;
+  }
 }
