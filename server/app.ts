@@ -8,9 +8,11 @@ import { docsRoutes } from './docs.ts';
 import type { Tutor } from '../handlers/general/tutor/types.ts';
 import type { AccessTokenIssuer } from './auth/access-tokens.ts';
 import { GENERAL_PREFIX, general } from './general/index.ts';
+import { createLifecycle, type Lifecycle } from './lifecycle.ts';
 import { requestLogging } from './logger.ts';
 import { oauthRoutes } from './oauth/router.ts';
 import { PARTNER_V1_PREFIX, partnerV1 } from './partner-v1/index.ts';
+import { PROBE_PATHS, probeRoutes } from './probes.ts';
 import { dependencyFailure, logDependencyFailure, Problem, problems, sendProblem } from './problems.ts';
 import type { LimitStores } from './rate-limits.ts';
 
@@ -24,6 +26,8 @@ export interface AppDeps {
   tutor?: Tutor;
   config: Pick<Config, 'bodyLimitBytes' | 'validateResponses' | 'trustProxy'>;
   now?: () => Date;
+  /** The process's stop (readiness, streams told to end, work the stop waits for); absent: one that never stops. */
+  lifecycle?: Lifecycle;
 }
 
 /** Methods whose request body means something (RFC 9110); other methods' bodies are never read. */
@@ -34,7 +38,9 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
-  app.use(requestLogging(logger));
+  const lifecycle = deps.lifecycle ?? createLifecycle();
+  app.use(requestLogging(logger, PROBE_PATHS));
+  app.use(probeRoutes({ db: deps.db, limitStores: deps.limitStores, lifecycle }));
   app.use(helmet());
   app.use(refuseLargeBodies(config.bodyLimitBytes));
   const json = express.json({ limit: config.bodyLimitBytes });
@@ -52,6 +58,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     logger,
     limitStores: deps.limitStores,
     now,
+    lifecycle,
     ...(onContractViolation ? { onContractViolation } : {}),
   });
   app.use((req, res, next) => (isUnder(req.path, PARTNER_V1_PREFIX) ? partner(req, res, next) : next()));
@@ -62,6 +69,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     limitStores: deps.limitStores,
     tokens: deps.tokens,
     now,
+    lifecycle,
     ...(deps.tutor ? { tutor: deps.tutor } : {}),
     ...(onContractViolation ? { onContractViolation } : {}),
   });

@@ -18,7 +18,9 @@ export interface Config {
   validateResponses: boolean;
   /** Largest accepted request body, in bytes. */
   bodyLimitBytes: number;
-  /** Seconds SIGTERM waits for in-flight requests before closing anyway. */
+  /** Seconds a stop keeps serving (each response closing its connection) before the listener closes. */
+  shutdownDrainSeconds: number;
+  /** Seconds from SIGTERM/SIGINT after which the process exits whatever still runs (the hard deadline). */
   shutdownGraceSeconds: number;
   /** Express's `trust proxy` setting, for client addresses behind a load balancer. */
   trustProxy: boolean | number | string;
@@ -50,12 +52,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL || 'info',
     validateResponses: env.VALIDATE_RESPONSES === '1',
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 100 * 1024, 1, 50 * 1024 * 1024),
-    shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 0, 600),
+    ...shutdownTimes(env),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     publicUrl: parsePublicUrl(env.PUBLIC_URL || `http://localhost:${port}`),
     jwtPrivateKey: env.JWT_PRIVATE_KEY?.replace(/\\n/g, '\n') || undefined,
     ai: parseAi(env),
   };
+}
+
+/** The drain must end before the deadline, or the deadline would cut every stop short. */
+function shutdownTimes(env: NodeJS.ProcessEnv): Pick<Config, 'shutdownDrainSeconds' | 'shutdownGraceSeconds'> {
+  const shutdownGraceSeconds = integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 1, 600);
+  const shutdownDrainSeconds = integer(env, 'SHUTDOWN_DRAIN_SECONDS', Math.min(5, shutdownGraceSeconds - 1), 0, 599);
+  if (shutdownDrainSeconds >= shutdownGraceSeconds) {
+    throw new ConfigError(`SHUTDOWN_DRAIN_SECONDS (${shutdownDrainSeconds}) must be less than SHUTDOWN_GRACE_SECONDS (${shutdownGraceSeconds})`);
+  }
+  return { shutdownDrainSeconds, shutdownGraceSeconds };
 }
 
 /** AI_BASE_URL and AI_API_KEY go together: one without the other is a mistake worth refusing to start over. */

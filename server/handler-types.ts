@@ -4,6 +4,7 @@
 import type { Request, Response } from 'express';
 import type { Db } from '../db/connect.ts';
 import type { Tutor } from '../handlers/general/tutor/types.ts';
+import type { Lifecycle } from './lifecycle.ts';
 
 interface OperationShape {
   parameters: { query?: unknown; path?: unknown; header?: unknown };
@@ -38,6 +39,8 @@ export interface HandlerInput<O extends OperationShape, Defaulted extends Proper
 export interface HandlerContext {
   db: Db;
   now: () => Date;
+  /** The process's stop: streams end when it says so; every handler is held until it returns. */
+  lifecycle: Lifecycle;
   /** The surface's contract version (`info.version` of its spec). */
   apiVersion: string;
   /** The general surface's AI tutor (from AI_* settings); absent: the built-in local tutor. */

@@ -20,8 +20,11 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
 
 const CLIENT_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
-/** Request logging with an id per request: the client's X-Request-Id when sane, else a new UUID, echoed back. */
-export function requestLogging(logger: Logger) {
+/**
+ * Request logging with an id per request: the client's X-Request-Id when sane, else a new UUID, echoed back.
+ * Requests to `quietPaths` (probes, every few seconds from every balancer) are logged at debug level only.
+ */
+export function requestLogging(logger: Logger, quietPaths: ReadonlySet<string> = new Set()) {
   return pinoHttp({
     logger,
     genReqId(req: IncomingMessage, res: ServerResponse) {
@@ -30,6 +33,7 @@ export function requestLogging(logger: Logger) {
       res.setHeader('X-Request-Id', id);
       return id;
     },
-    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+    customLogLevel: (req, res, err) =>
+      quietPaths.has(req.url?.split('?')[0] ?? '') ? 'debug' : err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
   });
 }

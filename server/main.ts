@@ -1,5 +1,5 @@
 // npm start: migrate, load reference data into an empty database (and demo data when it is embedded), serve, and stop
-// gracefully on SIGTERM/SIGINT.
+// gracefully on SIGTERM/SIGINT (server/lifecycle.ts).
 import { assertDatabaseReachable, connect, describeTarget } from '../db/connect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { findCredentials } from '../db/queries/profile.ts';
@@ -10,9 +10,9 @@ import { accessTokenIssuer, loadSigningKey } from './auth/access-tokens.ts';
 import { issueApiKey } from './auth/api-keys.ts';
 import { loadConfig } from './config.ts';
 import { createDemoStudent, DEMO_STUDENT } from './demo-student.ts';
+import { createLifecycle, stopOnSignals } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
 import { memoryLimitStores, redisLimitStores } from './rate-limits.ts';
-import { closeGracefully } from './shutdown.ts';
 
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
@@ -52,7 +52,8 @@ try {
   }
   const tokens = accessTokenIssuer(signingKey, { issuer: config.publicUrl, now: () => new Date() });
   const tutor = tutorFromConfig(config.ai);
-  const app = await createApp({ db, logger, limitStores, tokens, tutor, config });
+  const lifecycle = createLifecycle();
+  const app = await createApp({ db, logger, limitStores, tokens, tutor, config, lifecycle });
   const server = app.listen(config.port, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
@@ -74,21 +75,12 @@ try {
     process.stderr.write(lines.join('\n') + '\n');
   });
 
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'stopping: finishing requests in flight');
-    void closeGracefully(server, config.shutdownGraceSeconds * 1000)
-      .catch((error) => logger.error({ err: error }, 'closing the server failed'))
-      .then(() => Promise.allSettled([db.destroy(), limitStores.close()]))
-      .then(() => {
-        logger.info('stopped');
-        process.exit(0);
-      });
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  stopOnSignals(server, lifecycle, {
+    drainMs: config.shutdownDrainSeconds * 1000,
+    deadlineMs: config.shutdownGraceSeconds * 1000,
+    logger,
+    release: () => Promise.allSettled([db.destroy(), limitStores.close()]),
+  });
 } catch (error) {
   logger.fatal({ err: error }, 'could not start');
   await db.destroy().catch(() => {});

@@ -8,6 +8,7 @@ import { createClient } from 'redis';
 import { errorMessage } from '../db/connect.ts';
 import { guardStore, StoreFailures, type OnStoreFailure } from './limit-store-guard.ts';
 import { problems } from './problems.ts';
+import { withTimeout } from './timeout.ts';
 
 export interface LimitWindow<P> {
   /** Names the window in the RateLimit headers and in the 429 detail. */
@@ -24,11 +25,15 @@ export interface LimitStores {
   create(scope: string, onFailure: OnStoreFailure): Store;
   /** Requests let through or refused because the store failed, per limiter scope (for metrics). */
   readonly failures: StoreFailures;
+  /** Whether the counts live in Redis, shared with other processes (REDIS_URL). */
+  readonly shared: boolean;
+  /** Resolves when the counters can be reached within `timeoutMs` (readiness); rejects otherwise. */
+  ping(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
 export function memoryLimitStores(): LimitStores {
-  return { create: () => new MemoryStore(), failures: new StoreFailures(), close: async () => {} };
+  return { create: () => new MemoryStore(), failures: new StoreFailures(), shared: false, ping: async () => {}, close: async () => {} };
 }
 
 export interface RedisLimitOptions {
@@ -69,14 +74,18 @@ export async function redisLimitStores(url: string, options: RedisLimitOptions =
   const failures = new StoreFailures();
   const warn = options.logger ? options.logger.warn.bind(options.logger) : () => {};
   return {
+    shared: true,
     create: (scope, onFailure) =>
-      guardStore(new RedisStore({ sendCommand: (...args: string[]) => withDeadline(client.sendCommand(args), timeoutMs), prefix: `${keyPrefix}${scope}:` }), {
+      guardStore(new RedisStore({ sendCommand: (...args: string[]) => withTimeout(client.sendCommand(args), timeoutMs, 'Redis'), prefix: `${keyPrefix}${scope}:` }), {
         scope,
         onFailure,
         failures,
         warn,
       }),
     failures,
+    ping: async (pingTimeoutMs) => {
+      await withTimeout(client.ping(), pingTimeoutMs, 'Redis');
+    },
     close: async () => {
       await client.close().catch(() => client.destroy());
     },
@@ -87,21 +96,13 @@ export async function redisLimitStores(url: string, options: RedisLimitOptions =
  * `work`, or a rejection once `timeoutMs` has passed. The client's own command timeout ends only the wait to be
  * written, and its connect() retries for ever: this ends the wait for the reply, and for a connection.
  */
-function withDeadline<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer from Redis within ${timeoutMs} ms`)), timeoutMs);
-  });
-  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
-}
-
 /** Connects, or throws an Error whose message is one line naming Redis and the reason. */
 async function connectWithin(client: ReturnType<typeof createClient>, timeoutMs: number, name: string): Promise<void> {
   let lastError: unknown;
   const onError = (error: unknown) => (lastError = error);
   client.on('error', onError);
   try {
-    await withDeadline(client.connect(), timeoutMs);
+    await withTimeout(client.connect(), timeoutMs, 'Redis');
   } catch (error) {
     if (client.isOpen) client.destroy();
     throw new Error(`cannot reach ${name}: ${errorMessage(lastError ?? error)}`);

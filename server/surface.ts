@@ -85,7 +85,8 @@ export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
         body: c.request.requestBody,
         principal: principalOf<P>(c),
       };
-      const result = await handler(input, options.context, { req, res });
+      // Held, so that a stop closes the database only after the handler is done with it (its client may be gone).
+      const result = await options.context.lifecycle.hold(handler(input, options.context, { req, res }));
       if (!result) return; // a streaming handler has answered
       res.status(result.status).set(result.headers ?? {});
       if (options.onContractViolation) {

@@ -45,11 +45,12 @@ export interface paths {
          *     | `message.started` | `{conversation_id, message_id, user_message_id, model}` | first; the student's message is stored |
          *     | `message.delta` | `{text}` | zero or more; the reply in pieces, in order |
          *     | `message.completed` | `{message_id, finish_reason, usage}` | last, on success; the whole reply is stored |
-         *     | `error` | `{code, detail}` | last, on failure |
+         *     | `error` | `{code, detail}` | last, on failure; `code` `service_restarting` when the server is stopping |
          *
          *     Lines starting with `:` are keep-alive comments; ignore them. The server closes the stream after the last
          *     event. A client that disconnects stops the reply: what was streamed until then is stored as an unfinished
-         *     reply. The JSON Schema of each event's data is under `x-sse-events` of the `200` response, by event name.
+         *     reply. So does a stop of the server (a deploy, a restart): the stream ends with an `error` event whose code is
+         *     `service_restarting`, and the connection closes; send the request again, on a new connection. The JSON Schema of each event's data is under `x-sse-events` of the `200` response, by event name.
          *
          *     Limits: on top of the per-minute and per-day limits, `/api/ai/*` counts per hour (`free` 20, `plus` 200).
          */

@@ -33,10 +33,11 @@ const HISTORY_MESSAGES = 20;
 const FACTS_PER_KIND = 3;
 const TITLE_CHARS = 80;
 const BUILT_IN_TUTOR = localTutor();
+const RESTARTING = 'The service is restarting; the reply so far is stored (finish_reason interrupted). Send the request again on a new connection.';
 
 type ChatRequest = Schemas['TutorChatRequest'];
 
-export const streamTutorChat: GeneralHandlers['streamTutorChat'] = async ({ body, principal }, { db, now: clock, tutor = BUILT_IN_TUTOR }, { req, res }) => {
+export const streamTutorChat: GeneralHandlers['streamTutorChat'] = async ({ body, principal }, { db, now: clock, lifecycle, tutor = BUILT_IN_TUTOR }, { req, res }) => {
   const userId = principal.user_id;
   const now = clock();
   const conversation = body.conversation_id ? await findConversation(db, userId, body.conversation_id) : undefined;
@@ -53,7 +54,7 @@ export const streamTutorChat: GeneralHandlers['streamTutorChat'] = async ({ body
     return { conversationId, userMessageId };
   });
 
-  await relayReply({ req, res, db, clock, tutor, userId, ...turn, message: body.message, history: history.map(({ role, content }) => ({ role, content })), facts });
+  await relayReply({ req, res, db, clock, tutor, streamsEnd: lifecycle.streamsEnd, userId, ...turn, message: body.message, history: history.map(({ role, content }) => ({ role, content })), facts });
 };
 
 interface Relay {
@@ -62,6 +63,8 @@ interface Relay {
   db: Db;
   clock: () => Date;
   tutor: Tutor;
+  /** Aborted when the process stops: the reply ends early and the client is told to retry. */
+  streamsEnd: AbortSignal;
   userId: string;
   conversationId: string;
   userMessageId: string;
@@ -73,7 +76,8 @@ interface Relay {
 /**
  * Streams the tutor's reply and stores it. A client that disconnects aborts the tutor; what was streamed until then
  * is stored with finish_reason 'interrupted' (nothing when no text came yet), so the conversation shows what the
- * student saw. A provider failure stores the partial text as 'error' and ends the stream with an `error` event.
+ * student saw. A stop of the process does the same, and ends the stream with an `error` event that says to retry.
+ * A provider failure stores the partial text as 'error' and ends the stream with an `error` event.
  */
 async function relayReply(r: Relay): Promise<void> {
   const { req, res } = r;
@@ -91,13 +95,14 @@ async function relayReply(r: Relay): Promise<void> {
     if (session.isConnected && !abort.signal.aborted) session.push(data, event, String(++sequence));
   };
 
+  const stopped = AbortSignal.any([abort.signal, r.streamsEnd]);
   let text = '';
   let finish: { finish_reason: 'stop' | 'length'; usage: TutorUsage } | undefined;
   let failure: unknown;
   try {
     send('message.started', { conversation_id: r.conversationId, message_id: replyId, user_message_id: r.userMessageId, model: r.tutor.model });
-    for await (const event of r.tutor.reply({ message: r.message, history: r.history, facts: r.facts, signal: abort.signal })) {
-      if (abort.signal.aborted) break;
+    for await (const event of r.tutor.reply({ message: r.message, history: r.history, facts: r.facts, signal: stopped })) {
+      if (stopped.aborted) break;
       if (event.type === 'delta') {
         text += event.text;
         send('message.delta', { text: event.text });
@@ -109,10 +114,11 @@ async function relayReply(r: Relay): Promise<void> {
     failure = error;
   }
 
-  const reason: FinishReason = finish ? finish.finish_reason : abort.signal.aborted ? 'interrupted' : 'error';
+  const reason: FinishReason = finish ? finish.finish_reason : stopped.aborted ? 'interrupted' : 'error';
   try {
     if (finish || text) await storeReply(r, replyId, text, reason);
     if (finish) send('message.completed', { message_id: replyId, finish_reason: finish.finish_reason, usage: finish.usage });
+    else if (r.streamsEnd.aborted) send('error', { code: 'service_restarting', detail: RESTARTING });
     else if (!abort.signal.aborted) throw failure ?? new TutorUnavailable('The tutor ended without finishing its reply.');
   } catch (error) {
     const unavailable = error instanceof TutorUnavailable;

@@ -3,6 +3,7 @@
 import type { Request } from 'express';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
+import type { Lifecycle } from '../lifecycle.ts';
 import type { Tutor } from '../../handlers/general/tutor/types.ts';
 import { generalHandlers } from '../../handlers/general/index.ts';
 import type { AccessTokenIssuer } from '../auth/access-tokens.ts';
@@ -24,6 +25,7 @@ export interface GeneralDeps {
   limitStores: LimitStores;
   tokens: AccessTokenIssuer;
   now: () => Date;
+  lifecycle: Lifecycle;
   /** Answers POST /api/ai/chat; absent: the built-in local tutor. */
   tutor?: Tutor;
   onContractViolation?: (req: Request, failures: string[]) => void;
@@ -43,7 +45,7 @@ export async function general(deps: GeneralDeps) {
     authorize: authorizeScopes,
     limit,
     handlers: generalHandlers,
-    context: { db: deps.db, now: deps.now, apiVersion: contract.definition.info.version, ...(deps.tutor ? { tutor: deps.tutor } : {}) },
+    context: { db: deps.db, now: deps.now, lifecycle: deps.lifecycle, apiVersion: contract.definition.info.version, ...(deps.tutor ? { tutor: deps.tutor } : {}) },
     ...(deps.onContractViolation ? { onContractViolation: deps.onContractViolation } : {}),
   });
   return { serve, scopes: scopeDescriptions(contract) };

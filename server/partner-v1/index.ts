@@ -2,6 +2,7 @@
 import type { Request } from 'express';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
+import type { Lifecycle } from '../lifecycle.ts';
 import type { ApiKeyRecord } from '../../db/queries/api-keys.ts';
 import { partnerV1Handlers } from '../../handlers/partner-v1/index.ts';
 import { loadSurfaceContract } from '../contract.ts';
@@ -16,6 +17,7 @@ export interface PartnerV1Deps {
   logger: Logger;
   limitStores: LimitStores;
   now: () => Date;
+  lifecycle: Lifecycle;
   onContractViolation?: (req: Request, failures: string[]) => void;
 }
 
@@ -43,7 +45,7 @@ export async function partnerV1(deps: PartnerV1Deps) {
     limit: async (req, res, key) => (key ? limitKey(req, res, key) : undefined),
     methodNotAllowedReason: '; the partner surface is read-only',
     handlers: partnerV1Handlers,
-    context: { db: deps.db, now: deps.now, apiVersion: contract.definition.info.version },
+    context: { db: deps.db, now: deps.now, lifecycle: deps.lifecycle, apiVersion: contract.definition.info.version },
     ...(deps.onContractViolation ? { onContractViolation: deps.onContractViolation } : {}),
   });
 }

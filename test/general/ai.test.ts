@@ -6,6 +6,7 @@ import addFormats from 'ajv-formats';
 import { localTutor } from '../../handlers/general/tutor/local.ts';
 import { openAiCompatibleTutor } from '../../handlers/general/tutor/openai-compatible.ts';
 import type { Tutor } from '../../handlers/general/tutor/types.ts';
+import { createLifecycle, type Lifecycle } from '../../server/lifecycle.ts';
 import { startChatCompletionsServer, type ChatCompletionsServer } from '../support/chat-completions-server.ts';
 import { contractClient } from '../support/contract.ts';
 import { newStudent, type Student } from '../support/general-app.ts';
@@ -34,8 +35,8 @@ function eventsOf(body: string): Array<ServerSentEvent & { json: any }> {
   });
 }
 
-async function chatApp(tutor: Tutor = localTutor({ pauseMs: 0 })) {
-  const app = await buildApp({ tutor });
+async function chatApp(tutor: Tutor = localTutor({ pauseMs: 0 }), lifecycle?: Lifecycle) {
+  const app = await buildApp({ tutor, ...(lifecycle ? { lifecycle } : {}) });
   return { app, api: contractClient(app), db: testDatabase().db, newStudent: (options?: Parameters<typeof newStudent>[1]) => newStudent(app, options) };
 }
 
@@ -197,7 +198,7 @@ describe('streamTutorChat', () => {
     });
     after(() => upstream.close());
 
-    const providerApp = () => chatApp(openAiCompatibleTutor({ baseUrl: upstream.baseUrl, apiKey: 'sk-test-123', model: 'test-model' }));
+    const providerApp = (lifecycle?: Lifecycle) => chatApp(openAiCompatibleTutor({ baseUrl: upstream.baseUrl, apiKey: 'sk-test-123', model: 'test-model' }), lifecycle);
 
     it('relays the provider’s stream, reports its usage and sends it the student’s facts and the conversation', async () => {
       const { api, newStudent } = await providerApp();
@@ -246,20 +247,7 @@ describe('streamTutorChat', () => {
       const server = await listen(app);
       try {
         const client = new AbortController();
-        const response = await fetch(`${server.baseUrl}/api/ai/chat`, {
-          method: 'POST',
-          headers: { ...alice.headers, 'content-type': 'application/json' },
-          body: JSON.stringify({ message: 'Talk forever' }),
-          signal: client.signal,
-        });
-        assert.equal(response.status, 200);
-        const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-        let received = '';
-        while (!/event: ?message\.delta[\s\S]*event: ?message\.delta/.test(received)) {
-          const { done, value } = await reader.read();
-          assert.ok(!done, `the stream ended early: ${received}`);
-          received += value;
-        }
+        await streamUntilTwoDeltas(server.baseUrl, alice, 'Talk forever', client.signal);
         client.abort();
 
         const upstreamRequest = upstream.requests.at(-1)!;
@@ -271,8 +259,54 @@ describe('streamTutorChat', () => {
         await server.close();
       }
     });
+
+    it('ends the stream with a service_restarting error event when the server stops, and stores the reply so far as interrupted', async () => {
+      const lifecycle = createLifecycle();
+      const { app, newStudent } = await providerApp(lifecycle);
+      const alice = await newStudent();
+      upstream.behave({ kind: 'endless', everyMs: 20 });
+      const server = await listen(app);
+      try {
+        const stream = await streamUntilTwoDeltas(server.baseUrl, alice, 'Talk until the deploy');
+        let received = stream.received;
+        const reader = stream.reader;
+        lifecycle.endStreams();
+        for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) received += chunk.value;
+
+        const events = eventsOf(received);
+        assert.equal(events.at(-1)!.event, 'error');
+        assert.equal(events.at(-1)!.json.code, 'service_restarting');
+        const streamed = events.filter((e) => e.event === 'message.delta').map((e) => e.json.text).join('');
+        // Stored before the stream ended, so before a stop could close the database.
+        const stored = (await messagesOf(alice.id)).find((m) => m.role === 'assistant');
+        assert.equal(stored?.finish_reason, 'interrupted');
+        assert.equal(stored.content, streamed, 'the stored reply is what the student saw');
+        assert.equal(await upstream.requests.at(-1)!.ended, 'client_closed', 'the provider request is cancelled');
+      } finally {
+        await server.close();
+      }
+    });
   });
 });
+
+/** Starts a chat over the network and reads its stream until two deltas came; the rest is left to the caller. */
+async function streamUntilTwoDeltas(baseUrl: string, student: Student, message: string, signal?: AbortSignal) {
+  const response = await fetch(`${baseUrl}/api/ai/chat`, {
+    method: 'POST',
+    headers: { ...student.headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ message }),
+    ...(signal ? { signal } : {}),
+  });
+  assert.equal(response.status, 200);
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let received = '';
+  while (!/event: ?message\.delta[\s\S]*event: ?message\.delta/.test(received)) {
+    const { done, value } = await reader.read();
+    assert.ok(!done, `the stream ended early: ${received}`);
+    received += value;
+  }
+  return { reader, received };
+}
 
 /** Polls until `probe` returns something (the reply is stored just after the disconnect is noticed). */
 async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 5000): Promise<T> {

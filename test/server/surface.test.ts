@@ -4,6 +4,7 @@ import express from 'express';
 import supertest from 'supertest';
 import { partnerV1Handlers } from '../../handlers/partner-v1/index.ts';
 import { loadSurfaceContract } from '../../server/contract.ts';
+import { createLifecycle } from '../../server/lifecycle.ts';
 import { serveSurface } from '../../server/surface.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 
@@ -21,7 +22,7 @@ async function appWithHealth(body: unknown, violations: string[][]) {
         res.set({ RateLimit: '"minute"; r=0; t=1', 'RateLimit-Policy': '"minute"; q=1; w=60', 'X-Request-Id': 'r' });
       },
       handlers: { ...partnerV1Handlers, getHealth: async () => ({ status: 200, body }) },
-      context: { db: testDatabase().db, now: () => new Date(), apiVersion: '1.0.0' },
+      context: { db: testDatabase().db, now: () => new Date(), lifecycle: createLifecycle(), apiVersion: '1.0.0' },
       onContractViolation: (_req, failures) => violations.push(failures),
     }),
   );

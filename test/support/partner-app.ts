@@ -5,6 +5,7 @@ import type { Tutor } from '../../handlers/general/tutor/types.ts';
 import { createApp } from '../../server/app.ts';
 import { accessTokenIssuer, loadSigningKey, type AccessTokenIssuer } from '../../server/auth/access-tokens.ts';
 import { issueApiKey } from '../../server/auth/api-keys.ts';
+import type { Lifecycle } from '../../server/lifecycle.ts';
 import { memoryLimitStores, type LimitStores } from '../../server/rate-limits.ts';
 import { contractClient } from './contract.ts';
 import { testDatabase } from './root-hooks.ts';
@@ -18,14 +19,18 @@ export function testTokenIssuer(): Promise<AccessTokenIssuer> {
   return testTokens;
 }
 
-/** `db` replaces the shared test database, e.g. with one that fails, to see how the app answers then. */
-export async function buildApp(options: { limitStores?: LimitStores; logger?: Logger; tokens?: AccessTokenIssuer; db?: Db; tutor?: Tutor } = {}) {
+/**
+ * `db` replaces the shared test database, e.g. with one that fails, to see how the app answers then; `lifecycle`
+ * lets a test stop it.
+ */
+export async function buildApp(options: { limitStores?: LimitStores; logger?: Logger; tokens?: AccessTokenIssuer; db?: Db; tutor?: Tutor; lifecycle?: Lifecycle } = {}) {
   return createApp({
     db: options.db ?? testDatabase().db,
     logger: options.logger ?? pino({ level: 'silent' }),
     limitStores: options.limitStores ?? memoryLimitStores(),
     tokens: options.tokens ?? (await testTokenIssuer()),
     ...(options.tutor ? { tutor: options.tutor } : {}),
+    ...(options.lifecycle ? { lifecycle: options.lifecycle } : {}),
     config: { bodyLimitBytes: 100 * 1024, validateResponses: false, trustProxy: false },
   });
 }

@@ -12,6 +12,8 @@ export interface ServerProcess {
   exited: Promise<number | null>;
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
+  /** Resolves with the first match of `pattern` in the output (log lines included: set LOG_LEVEL to see them). */
+  waitFor(pattern: RegExp): Promise<RegExpExecArray>;
 }
 
 /**
@@ -29,13 +31,20 @@ export function startServerProcess(env: Record<string, string | undefined>, args
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const listening = new Promise<string>((resolve, reject) => {
-    const poll = setInterval(() => {
-      const url = /listening on (http:\/\/localhost:\d+)/.exec(output)?.[1];
-      if (url) (clearInterval(poll), resolve(url));
-    }, 50);
-    void exited.then((code) => (clearInterval(poll), reject(new Error(`exited with ${code} before listening:\n${output}`))));
-  });
+  const waitFor = (pattern: RegExp) =>
+    new Promise<RegExpExecArray>((resolve, reject) => {
+      const poll = setInterval(() => {
+        const match = pattern.exec(output);
+        if (match) (clearInterval(poll), resolve(match));
+      }, 20);
+      void exited.then((code) => {
+        clearInterval(poll);
+        const match = pattern.exec(output);
+        if (match) resolve(match);
+        else reject(new Error(`exited with ${code} before printing ${pattern}:\n${output}`));
+      });
+    });
+  const listening = waitFor(/listening on (http:\/\/localhost:\d+)/).then((match) => match[1]!);
   listening.catch(() => {}); // a test that expects a failed start awaits `exited` instead
-  return { child, listening, exited, output: () => output };
+  return { child, listening, exited, output: () => output, waitFor };
 }
