@@ -29,6 +29,14 @@ export interface OAuthDeps {
   bodyLimitBytes: number;
 }
 
+/** What a client is told of a failure on our side; the log has the rest, under the request id. */
+const SERVER_ERROR_DESCRIPTION = 'The authorization server failed; try again later.';
+
+/** The RFC 6749 §5.2 error object; an error of ours (5xx) is `server_error` without its internal message. */
+function tokenError(error: OAuthError): { error: string; error_description: string } {
+  return error.code >= 500 ? { error: 'server_error', error_description: SERVER_ERROR_DESCRIPTION } : { error: error.name, error_description: error.message };
+}
+
 /** Failed sign-ins allowed per client address in 15 minutes, against password guessing. */
 const SIGN_IN_ATTEMPTS = 20;
 
@@ -83,9 +91,12 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
       });
     } catch (error) {
       if (!(error instanceof OAuthError)) throw error;
-      // The library wraps a failure of ours (the database, say) in a ServerError and redirects with server_error;
-      // the app learns of it, so must the log.
-      if (error.code >= 500) req.log.error({ err: error }, 'authorize endpoint failed');
+      // The library wraps a failure of ours (the database, say) in a ServerError and redirects with server_error and
+      // the failure's own message; the app learns only that it failed, the log learns why.
+      if (error.code >= 500) {
+        req.log.error({ err: error }, 'authorize endpoint failed');
+        return void res.redirect(303, errorRedirect(params, 'server_error', SERVER_ERROR_DESCRIPTION));
+      }
     }
     const location = response.get('location');
     if (location) res.redirect(303, location);
@@ -105,6 +116,10 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
     } catch (error) {
       if (!(error instanceof OAuthError)) throw error;
       if (error.code >= 500) req.log.error({ err: error }, 'token endpoint failed');
+      // Rendered here, not from the library's response: it fills that only for errors raised after its own request
+      // checks (a JSON, text or empty body left it a 200 `{}`), and with a server error's internal message.
+      response.status = error.code;
+      response.body = tokenError(error);
     }
     res.status(response.status ?? 200).set(response.headers).set('Cache-Control', 'no-store').json(response.body);
   });
