@@ -835,7 +835,10 @@ export interface components {
         };
         /** @description The editable fields of the profile; send only those you change. */
         ProfileUpdate: {
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description An `https` URL of the avatar image, or null for none; other schemes (`http:`, `javascript:`, `data:`, `file:`) are refused.
+             */
             avatar_url?: string | null;
             bio?: string;
             country_code?: components["schemas"]["CountryCodeLower"] | null;
@@ -1139,7 +1142,10 @@ export interface components {
          *     are the same values the partner surface shows in the public profile (`joined_at` too).
          */
         UserProfile: {
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description An `https` URL of the avatar image, or null for none.
+             */
             avatar_url: string | null;
             bio: string;
             country_code: components["schemas"]["CountryCodeLower"] | null;

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import * as avatarHttpsOnly from '../../db/migrations/20261123_0001_avatar_https_only.ts';
 import { generalApp } from '../support/general-app.ts';
 import { partnerApp } from '../support/partner-app.ts';
 
@@ -55,6 +57,38 @@ describe('updateMyProfile', () => {
     await api.patch('/api/users/me').set(bob.headers).send({}).expect(400);
     await api.patch('/api/users/me').set(bob.headers).send({ university_id: '00000000-0000-4000-8000-000000000000' }).expect(400);
     await api.patch('/api/users/me').set(bob.headers).send({ time_zone: 'Not/AZone' }).expect(400);
+  });
+
+  it('takes only https avatar URLs, so partners are never served a javascript: or file: link', async () => {
+    const { api, newStudent } = await generalApp();
+    const alice = await newStudent();
+    for (const avatar_url of ['javascript:alert(1)', 'vbscript:msgbox(1)', 'file:///etc/passwd', 'data:image/png;base64,AAAA', 'http://cdn.example/a.png', 'https://']) {
+      const res = await api.patch('/api/users/me').set(alice.headers).send({ avatar_url }).expect(400);
+      assert.ok(res.body.errors.every((e: { path: string }) => e.path === 'requestBody.avatar_url'), avatar_url);
+    }
+    const set = await api.patch('/api/users/me').set(alice.headers).send({ avatar_url: 'https://cdn.example/a.png' }).expect(200);
+    assert.equal(set.body.avatar_url, 'https://cdn.example/a.png');
+    assert.equal((await api.patch('/api/users/me').set(alice.headers).send({ avatar_url: null }).expect(200)).body.avatar_url, null);
+  });
+
+  it('clears stored avatars of another scheme (migration) and lets the database store none again', async () => {
+    const { db, newStudent } = await generalApp();
+    const alice = await newStudent();
+    const store = (trx: typeof db, avatar_url: string) => trx.updateTable('users').set({ avatar_url }).where('id', '=', alice.id).execute();
+    await assert.rejects(store(db, 'javascript:alert(1)'), /users_avatar_url_https/);
+    const rollback = new Error('rollback');
+    await assert.rejects(
+      db.transaction().execute(async (trx) => {
+        // The state before the migration: no check, a hostile avatar stored.
+        await sql`alter table users drop constraint users_avatar_url_https`.execute(trx);
+        await store(trx, 'javascript:alert(1)');
+        await avatarHttpsOnly.up(trx);
+        const row = await trx.selectFrom('users').select('avatar_url').where('id', '=', alice.id).executeTakeFirstOrThrow();
+        assert.equal(row.avatar_url, null);
+        throw rollback;
+      }),
+      (error) => error === rollback,
+    );
   });
 
   it('needs profile:write', async () => {
