@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
+import supertest from 'supertest';
+import { insertPersonalKey } from '../../db/queries/personal-api-keys.ts';
+import { insertWithFreshKey } from '../../server/auth/api-keys.ts';
 import * as avatarHttpsOnly from '../../db/migrations/20261123_0001_avatar_https_only.ts';
 import { generalApp } from '../support/general-app.ts';
 import { partnerApp } from '../support/partner-app.ts';
@@ -145,6 +148,25 @@ describe('listMyApiKeys / createMyApiKey / revokeMyApiKey', () => {
     assert.equal(refused.body.code, 'insufficient_scope');
     const defaulted = await api.post('/api/users/me/api-keys').set(narrow.headers).send({ name: 'default' }).expect(201);
     assert.deepEqual(defaulted.body.scopes, ['profile:read'], 'by default a key has the creator’s scopes except keys:manage');
+  });
+
+  it('ends the keys an app minted through its grant, and the keys those keys minted, when the grant is revoked', async () => {
+    const { api, app, db, newStudent } = await generalApp();
+    const alice = await newStudent();
+    const minted = (await api.post('/api/users/me/api-keys').set(alice.headers).send({ name: 'by app', scopes: ['profile:read', 'keys:manage'] }).expect(201)).body;
+    const byKey = (await api.post('/api/users/me/api-keys').set('x-service-api-key', minted.key).send({ name: 'by key', scopes: ['profile:read'] }).expect(201)).body;
+    // A key made outside OAuth (the CLI, the demo student) belongs to no grant.
+    const own = await insertWithFreshKey(({ prefix, hash }) =>
+      insertPersonalKey(db, { user_id: alice.id, prefix, key_hash: hash, name: 'own', scopes: ['profile:read', 'keys:manage'] }),
+    );
+    await api.get('/api/users/me').set('x-service-api-key', minted.key).expect(200);
+
+    const { client_id } = JSON.parse(Buffer.from(alice.token.split('.')[1]!, 'base64url').toString());
+    await supertest(app).post('/oauth/revoke').type('form').send({ client_id, token: alice.refresh_token }).expect(200);
+    for (const key of [minted.key, byKey.key]) await api.get('/api/users/me').set('x-service-api-key', key).expect(401);
+    await api.get('/api/users/me').set('x-service-api-key', own.key).expect(200);
+    const listed = await api.get('/api/users/me/api-keys').set('x-service-api-key', own.key).expect(200);
+    assert.deepEqual(listed.body.data.map((k: { id: string }) => k.id), [own.record.id]);
   });
 
   it('revokes a key at once; another student’s key id answers 404 and stays active', async () => {
