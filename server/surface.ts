@@ -3,7 +3,7 @@
 // problem+json built by server/problems.ts; handlers signal their own refusals by throwing a Problem.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Context, Operation } from 'openapi-backend';
-import type { Contract } from './contract.ts';
+import { routedMethod, type Contract } from './contract.ts';
 import type { HandlerContext } from './handler-types.ts';
 import { problems } from './problems.ts';
 
@@ -99,7 +99,7 @@ export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
   }
 
   return (req: Request, res: Response, next: NextFunction) => {
-    const request = { method: req.method, path: req.path, query: req.query as Record<string, string>, headers: req.headers as Record<string, string>, body: req.body };
+    const request = { method: routedMethod(req.method), path: req.path, query: req.query as Record<string, string>, headers: req.headers as Record<string, string>, body: req.body };
     api.handleRequest(request, req, res).catch(next);
   };
 }
