@@ -1355,6 +1355,18 @@ export interface components {
          */
         Allow: string;
         /**
+         * @description `no-store` on a response that carries a secret (a new API key): no cache, private or shared, may keep a copy.
+         * @example no-store
+         */
+        CacheControlNoStore: "no-store";
+        /**
+         * @description `private` on every response to an authenticated request: it answers for one credential, so a shared cache (a proxy,
+         *     a CDN) must not store it or hand it to anyone else. `X-Service-API-Key`, unlike `Authorization`, would not stop a
+         *     shared cache by itself. Responses that carry a secret say `no-store` instead.
+         * @example private
+         */
+        CacheControlPrivate: "private";
+        /**
          * @description `true` when this response is the stored answer to an earlier request with the same `Idempotency-Key`.
          * @example true
          */
@@ -1483,6 +1495,7 @@ export interface operations {
             /** @description A page of exams. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1527,6 +1540,7 @@ export interface operations {
             /** @description The exam plan (or, for a retried Idempotency-Key, the first response). */
             201: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -1566,6 +1580,7 @@ export interface operations {
             /** @description The exam plan. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1603,6 +1618,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1642,6 +1658,7 @@ export interface operations {
             /** @description The changed exam plan. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1679,6 +1696,7 @@ export interface operations {
             /** @description The card. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1716,6 +1734,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1755,6 +1774,7 @@ export interface operations {
             /** @description The changed card. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1806,6 +1826,7 @@ export interface operations {
             /** @description The review, recorded, and the card with its new SM-2 parameters. */
             201: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -1851,6 +1872,7 @@ export interface operations {
             /** @description A page of decks. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1895,6 +1917,7 @@ export interface operations {
             /** @description The new deck (or, for a retried Idempotency-Key, the first response). */
             201: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -1934,6 +1957,7 @@ export interface operations {
             /** @description The deck. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1971,6 +1995,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2010,6 +2035,7 @@ export interface operations {
             /** @description The changed deck. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2063,6 +2089,7 @@ export interface operations {
             /** @description A page of cards. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2114,6 +2141,7 @@ export interface operations {
             /** @description The new card (or, for a retried Idempotency-Key, the first response). */
             201: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -2159,6 +2187,7 @@ export interface operations {
             /** @description The week. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2217,6 +2246,7 @@ export interface operations {
             /** @description A page of tasks. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2261,6 +2291,7 @@ export interface operations {
             /** @description The task created (or, for a retried Idempotency-Key, the task the first request created). */
             201: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -2300,6 +2331,7 @@ export interface operations {
             /** @description The task. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2337,6 +2369,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2376,6 +2409,7 @@ export interface operations {
             /** @description The task as it is now. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2407,6 +2441,7 @@ export interface operations {
             /** @description The daily loop. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2416,6 +2451,7 @@ export interface operations {
                     "application/json": components["schemas"]["TodayLoop"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["TokenUnauthorized"];
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
@@ -2436,6 +2472,7 @@ export interface operations {
             /** @description The profile. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2445,6 +2482,7 @@ export interface operations {
                     "application/json": components["schemas"]["UserProfile"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["TokenUnauthorized"];
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
@@ -2469,6 +2507,7 @@ export interface operations {
             /** @description The changed profile. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2500,6 +2539,7 @@ export interface operations {
             /** @description The keys. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2509,6 +2549,7 @@ export interface operations {
                     "application/json": components["schemas"]["PersonalApiKeyList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["TokenUnauthorized"];
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
@@ -2533,6 +2574,7 @@ export interface operations {
             /** @description The key, shown this once. */
             201: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2566,6 +2608,7 @@ export interface operations {
             /** @description Revoked. */
             204: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];

@@ -43,7 +43,7 @@ export const createMyApiKey: GeneralHandlers['createMyApiKey'] = async ({ body, 
   const { key, record } = await insertWithFreshKey(({ prefix, hash }) =>
     insertPersonalKey(db, { user_id: principal.user_id, prefix, key_hash: hash, name: body.name, scopes, grant_id }),
   );
-  return { status: 201, body: { ...keyBody(record), key } };
+  return { status: 201, body: { ...keyBody(record), key }, headers: { 'Cache-Control': 'no-store' } };
 };
 
 export const revokeMyApiKey: GeneralHandlers['revokeMyApiKey'] = async ({ path, principal }, { db, now }) => {
