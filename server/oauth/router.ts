@@ -13,6 +13,7 @@ import type { Db } from '../../db/connect.ts';
 import { findCredentials } from '../../db/queries/profile.ts';
 import { ACCESS_TOKEN_TTL_SECONDS, type AccessTokenIssuer } from '../auth/access-tokens.ts';
 import { verifyNothing, verifyPassword } from '../auth/passwords.ts';
+import { hashSecret } from '../auth/secret-hash.ts';
 import type { LimitStores } from '../rate-limits.ts';
 import { renderErrorPage, renderLoginPage } from './login-page.ts';
 import { AUTHORIZATION_CODE_TTL_SECONDS, oauthModel, REFRESH_TOKEN_TTL_SECONDS } from './model.ts';
@@ -38,7 +39,13 @@ function tokenError(error: OAuthError): { error: string; error_description: stri
 }
 
 /** Failed sign-ins allowed per client address in 15 minutes, against password guessing. */
-const SIGN_IN_ATTEMPTS = 20;
+const SIGN_IN_ATTEMPTS_PER_ADDRESS = 20;
+/**
+ * Failed sign-ins allowed per account (e-mail) in 15 minutes, from all addresses together. Lower than per address:
+ * the owner mistypes a few times at most; the price is that a stranger can hold an account's sign-in page shut for
+ * 15 minutes (its existing sessions and keys keep working).
+ */
+const SIGN_IN_ATTEMPTS_PER_ACCOUNT = 10;
 
 export function oauthRoutes(deps: OAuthDeps): express.Router {
   const { db, tokens, now } = deps;
@@ -46,15 +53,27 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
   const server = new OAuth2Server({ model: model as never });
   const router = express.Router();
   const form = express.urlencoded({ extended: false, limit: deps.bodyLimitBytes });
-  const signInLimit = rateLimit({
-    windowMs: 15 * 60_000,
-    limit: SIGN_IN_ATTEMPTS,
-    skipSuccessfulRequests: true, // a redirect (302) is a success; a re-rendered page (401) counts
-    standardHeaders: 'draft-8',
-    legacyHeaders: false,
-    store: deps.limitStores.create('oauth-sign-in'),
-    handler: (_req, res) => res.status(429).type('html').send(renderErrorPage('Too many sign-in attempts; wait a few minutes and try again.')),
-  });
+  /** Failed sign-ins in 15 minutes, counted per `key` of the request (`undefined`: not counted here). */
+  const signInThrottle = (scope: string, limit: number, keyOf?: (req: express.Request) => string | undefined) =>
+    rateLimit({
+      windowMs: 15 * 60_000,
+      limit,
+      skipSuccessfulRequests: true, // a redirect (302) is a success; a re-rendered page (401) counts
+      standardHeaders: 'draft-8',
+      legacyHeaders: false,
+      store: deps.limitStores.create(scope),
+      ...(keyOf ? { keyGenerator: (req: express.Request) => keyOf(req)!, skip: (req: express.Request) => keyOf(req) === undefined } : {}),
+      handler: (_req, res) => res.status(429).type('html').send(renderErrorPage('Too many sign-in attempts; wait a few minutes and try again.')),
+    });
+  const signInLimit = [
+    signInThrottle('oauth-sign-in', SIGN_IN_ATTEMPTS_PER_ADDRESS),
+    // Per account too, so a guesser spread over many addresses is slowed as much. The e-mail is hashed: the store
+    // (Redis) holds no address of anyone.
+    signInThrottle('oauth-sign-in-account', SIGN_IN_ATTEMPTS_PER_ACCOUNT, (req) => {
+      const email = (req.body as Record<string, unknown> | undefined)?.email;
+      return typeof email === 'string' && email ? hashSecret(email.trim().toLowerCase()) : undefined;
+    }),
+  ];
 
   router.get('/.well-known/oauth-authorization-server', (_req, res) => {
     res.json(metadata(tokens.issuer, Object.keys(deps.scopes)));
@@ -71,7 +90,7 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
     sendLoginPage(res, 200, checked.client, params);
   });
 
-  router.post('/oauth/authorize', form, signInLimit, async (req, res) => {
+  router.post('/oauth/authorize', form, ...signInLimit, async (req, res) => {
     const params = stringParams(req.body, AUTHORIZE_PARAMS);
     const { email = '', password = '', decision } = stringParams(req.body, SIGN_IN_FIELDS);
     const checked = await checkAuthorizationRequest(params);
