@@ -63,8 +63,8 @@ export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
       if (!c.operation) return; // 404 or 405 follows
       // A response to an authenticated request answers for one credential: no shared cache may keep or pass it on
       // (X-Service-API-Key, unlike Authorization, does not keep shared caches off by itself). A handler whose response
-      // carries a secret sets no-store.
-      if ((c.operation.security ?? []).length > 0) res.setHeader('Cache-Control', 'private');
+      // carries a secret sets no-store; a stream sets its own (better-sse would keep this one instead).
+      if ((c.operation.security ?? []).length > 0 && !streams(c.operation)) res.setHeader('Cache-Control', 'private');
       await options.beforeAuthentication?.(req, res);
     },
     postSecurityHandler: async (c: Context, req: Request, res: Response) => {
@@ -128,6 +128,12 @@ function declaredHeaders(c: Context): Record<string, string> {
     if (typeof value === 'string') headers[parameter.name] = value;
   }
   return headers;
+}
+
+/** Whether the operation answers with a server-sent event stream, which its streaming handler writes itself. */
+function streams(operation: Operation): boolean {
+  const ok = operation.responses?.['200'] as { content?: Record<string, unknown> } | undefined;
+  return ok?.content?.['text/event-stream'] !== undefined;
 }
 
 /** The principal of the first satisfied security scheme. */

@@ -82,6 +82,11 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
     res.set('Cache-Control', 'public, max-age=300').json(tokens.jwks());
   });
 
+  // The sign-in page and its redirects (which carry an authorization code) are never stored by any cache.
+  router.use('/oauth/authorize', (_req, res, next) => {
+    res.set('Cache-Control', 'no-store');
+    next();
+  });
   router.get('/oauth/authorize', async (req, res) => {
     const params = stringParams(req.query, AUTHORIZE_PARAMS);
     const checked = await checkAuthorizationRequest(params);

@@ -1,10 +1,11 @@
 // How the surfaces treat the credentials they are sent, beyond valid and invalid: tokens whose claims have the
 // wrong shapes, more than one credential in a request, and many failed ones from one address.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { accessTokenIssuer, loadSigningKey } from '../../server/auth/access-tokens.ts';
 import { AUTH_FAILURES_PER_WINDOW } from '../../server/auth-failure-limit.ts';
+import { redisLimitStores } from '../../server/rate-limits.ts';
 import { contractClient } from '../support/contract.ts';
 import { generalApp } from '../support/general-app.ts';
 import { listen } from '../support/listening.ts';
@@ -80,6 +81,18 @@ describe('credentials on the surfaces', () => {
   });
 
   describe('failed authentications per address', () => {
+    /** Spends the address's whole allowance of failures (401 each), half on each surface, 50 at a time. */
+    async function failEveryAllowedTime(api: ReturnType<typeof contractClient>) {
+      for (let sent = 0; sent < AUTH_FAILURES_PER_WINDOW; sent += 50) {
+        await Promise.all(
+          Array.from({ length: 50 }, (_, i) => {
+            const path = (sent + i) % 2 === 0 ? '/api/v1/health' : '/api/users/me';
+            return api.get(path).set('X-Service-API-Key', 'svc_live_not_a_key').expect(401);
+          }),
+        );
+      }
+    }
+
     it('refuses an address with 429 after 300 failures in 5 minutes, on both surfaces, valid credentials included', async () => {
       const { app, newStudent } = await generalApp();
       const alice = await newStudent();
@@ -87,14 +100,7 @@ describe('credentials on the surfaces', () => {
       const server = await listen(app);
       try {
         const api = contractClient(server.baseUrl);
-        for (let sent = 0; sent < AUTH_FAILURES_PER_WINDOW; sent += 50) {
-          await Promise.all(
-            Array.from({ length: 50 }, (_, i) => {
-              const path = (sent + i) % 2 === 0 ? '/api/v1/health' : '/api/users/me';
-              return api.get(path).set('X-Service-API-Key', 'svc_live_not_a_key').expect(401);
-            }),
-          );
-        }
+        await failEveryAllowedTime(api);
         const refused = await api.get('/api/v1/health').set('X-Service-API-Key', 'svc_live_not_a_key').expect(429);
         assert.equal(refused.body.code, 'rate_limited');
         assert.match(refused.body.detail, /failed authentications from this address \(300 requests\)/);
@@ -106,6 +112,25 @@ describe('credentials on the surfaces', () => {
         await api.get('/api/users/me').expect(401);
       } finally {
         await server.close();
+      }
+    });
+
+    it('shares the count through Redis: an address refused by one instance is refused by the others', async function () {
+      const url = process.env.REDIS_URL;
+      if (!url) this.skip(); // needs a real Redis: .ci/run sets REDIS_URL
+      const prefix = `rl:test:${randomBytes(4).toString('hex')}:`;
+      const [storesA, storesB] = [await redisLimitStores(url!, prefix), await redisLimitStores(url!, prefix)];
+      const server = await listen(await buildApp({ limitStores: storesA }));
+      try {
+        await failEveryAllowedTime(contractClient(server.baseUrl));
+        const other = contractClient(await buildApp({ limitStores: storesB }));
+        const { key } = await issueTestKey();
+        // The other instance learns it from the shared count at its first failure, and refuses from then on.
+        await other.get('/api/v1/health').set('X-Service-API-Key', 'svc_live_not_a_key').expect(429);
+        await other.get('/api/v1/health').set('X-Service-API-Key', key).expect(429);
+      } finally {
+        await server.close();
+        await Promise.all([storesA.close(), storesB.close()]);
       }
     });
 
