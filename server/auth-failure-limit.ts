@@ -21,10 +21,10 @@ export interface AuthFailureLimit {
   recordFailure(req: Request, res: Response): Promise<void>;
 }
 
-export function authFailureLimit(stores: LimitStores, limit = AUTH_FAILURES_PER_WINDOW): AuthFailureLimit {
+export function authFailureLimit(stores: LimitStores): AuthFailureLimit {
   const count = createLimiter<string>(
     'auth-failures',
-    [{ name: '5-minute', windowMs: WINDOW_MS, limitOf: () => limit, keyOf: (address) => address }],
+    [{ name: '5-minute', windowMs: WINDOW_MS, limitOf: () => AUTH_FAILURES_PER_WINDOW, keyOf: (address) => address }],
     stores,
     'failed authentications from this address',
   );
