@@ -61,6 +61,8 @@ export interface ApiKeysTable {
   /** Personal keys only: the owner and the scopes chosen at creation. */
   user_id: string | null;
   scopes: string[] | null;
+  /** Personal keys minted through an OAuth grant: they end with it. */
+  grant_id: string | null;
 }
 
 export interface OauthClientsTable {

@@ -7,6 +7,7 @@ import type { Config } from './config.ts';
 import { docsRoutes } from './docs.ts';
 import type { Tutor } from '../handlers/general/tutor/types.ts';
 import type { AccessTokenIssuer } from './auth/access-tokens.ts';
+import { authFailureLimit } from './auth-failure-limit.ts';
 import { GENERAL_PREFIX, general } from './general/index.ts';
 import { createLifecycle, type Lifecycle } from './lifecycle.ts';
 import { requestLogging } from './logger.ts';
@@ -50,6 +51,8 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   app.use(docsRoutes());
 
   const now = deps.now ?? (() => new Date());
+  // One count of failed authentications per address for both surfaces: a guesser gains nothing by switching.
+  const authFailures = authFailureLimit(deps.limitStores);
   const onContractViolation = config.validateResponses
     ? (req: Request, failures: string[]) => req.log.error({ failures }, 'response breaks the contract')
     : undefined;
@@ -57,6 +60,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     db: deps.db,
     logger,
     limitStores: deps.limitStores,
+    authFailures,
     now,
     lifecycle,
     ...(onContractViolation ? { onContractViolation } : {}),
@@ -67,6 +71,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     db: deps.db,
     logger,
     limitStores: deps.limitStores,
+    authFailures,
     tokens: deps.tokens,
     now,
     lifecycle,

@@ -29,6 +29,12 @@ export const problems = {
   invalidRequest: (errors: FieldError[]) =>
     new Problem(400, 'invalid_request', 'Invalid request', `The request has ${errors.length} invalid part${errors.length === 1 ? '' : 's'}; see errors.`, { errors }),
   malformedBody: (detail: string) => new Problem(400, 'invalid_request', 'Invalid request', detail, { errors: [{ path: 'body', message: detail }] }),
+  /** RFC 6750 §2 and §3.1: a request uses one method to send its credential; more than one is invalid_request. */
+  severalCredentials: (carriers: string[], challenge: string) =>
+    new Problem(400, 'invalid_request', 'Invalid request', `The request carries credentials in ${carriers.join(' and ')}; send exactly one.`, {
+      errors: carriers.map((name) => ({ path: `header.${name}`, message: 'is one of several credentials; send only one' })),
+      headers: { 'WWW-Authenticate': `${challenge}, error="invalid_request"` },
+    }),
   unauthorized: (detail: string, challenge: string) =>
     new Problem(401, 'unauthorized', 'Unauthorized', detail, { headers: { 'WWW-Authenticate': challenge } }),
   insufficientScope: (required: readonly string[], granted: readonly string[], challenge: string) =>

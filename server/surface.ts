@@ -3,7 +3,7 @@
 // problem+json built by server/problems.ts; handlers signal their own refusals by throwing a Problem.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Context, Operation } from 'openapi-backend';
-import type { Contract } from './contract.ts';
+import { routedMethod, type Contract } from './contract.ts';
 import type { HandlerContext } from './handler-types.ts';
 import { problems } from './problems.ts';
 
@@ -20,6 +20,13 @@ export interface SurfaceOptions<P> {
   /** Sent with 401s; names the scheme and realm (and, per RFC 6750, the error when a credential was sent). */
   challenge: string | ((failure: 'missing' | 'invalid') => string);
   unauthorizedDetail: (failure: 'missing' | 'invalid') => string;
+  /**
+   * Runs once the request is routed to an operation, before any credential is looked up: throws a Problem to refuse
+   * the request as it stands (several credentials at once, an address refused for failing too often).
+   */
+  beforeAuthentication?: (req: Request, res: Response) => Promise<void>;
+  /** Runs when the credentials sent fail (not when none were sent): throws a Problem (429) to refuse instead of 401. */
+  onInvalidCredentials?: (req: Request, res: Response) => Promise<void>;
   /** Runs after authentication, before limits: throws a Problem (403) when the principal may not call the operation. */
   authorize?: (principal: P, operation: Operation) => void;
   /**
@@ -52,18 +59,27 @@ export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
     methodNotAllowed: (_c: Context, req: Request) => {
       throw problems.methodNotAllowed(req.method, req.path, contract.allowedMethods(req.path), options.methodNotAllowedReason);
     },
+    postRoutingHandler: async (c: Context, req: Request, res: Response) => {
+      if (!c.operation) return; // 404 or 405 follows
+      // A response to an authenticated request answers for one credential: no shared cache may keep or pass it on
+      // (X-Service-API-Key, unlike Authorization, does not keep shared caches off by itself). A handler whose response
+      // carries a secret sets no-store; a stream sets its own (better-sse would keep this one instead).
+      if ((c.operation.security ?? []).length > 0 && !streams(c.operation)) res.setHeader('Cache-Control', 'private');
+      await options.beforeAuthentication?.(req, res);
+    },
     postSecurityHandler: async (c: Context, req: Request, res: Response) => {
       const principal = principalOf<P>(c);
       if (principal && options.authorize) options.authorize(principal, c.operation);
       await options.limit(req, res, principal, c.operation);
     },
-    unauthorizedHandler: (c: Context) => {
+    unauthorizedHandler: async (c: Context, req: Request, res: Response) => {
       const outcomes = Object.values(c.security ?? {}) as Array<AuthOutcome<P> | undefined>;
       // openapi-backend turns a security handler that threw (the database is down, say) into a failed scheme; that
       // is our failure, not the client's, so it is rethrown (a 503 or a 500) rather than answered with a misleading 401.
       const thrown = outcomes.find((o) => o && 'error' in o && (o.error as unknown) instanceof Error);
       if (thrown && 'error' in thrown) throw thrown.error;
       const failure = outcomes.some((o) => o && 'error' in o && o.error === 'invalid') ? 'invalid' : 'missing';
+      if (failure === 'invalid') await options.onInvalidCredentials?.(req, res);
       const challenge = typeof options.challenge === 'string' ? options.challenge : options.challenge(failure);
       throw problems.unauthorized(options.unauthorizedDetail(failure), challenge);
     },
@@ -100,7 +116,7 @@ export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
   }
 
   return (req: Request, res: Response, next: NextFunction) => {
-    const request = { method: req.method, path: req.path, query: req.query as Record<string, string>, headers: req.headers as Record<string, string>, body: req.body };
+    const request = { method: routedMethod(req.method), path: req.path, query: req.query as Record<string, string>, headers: req.headers as Record<string, string>, body: req.body };
     api.handleRequest(request, req, res).catch(next);
   };
 }
@@ -113,6 +129,12 @@ function declaredHeaders(c: Context): Record<string, string> {
     if (typeof value === 'string') headers[parameter.name] = value;
   }
   return headers;
+}
+
+/** Whether the operation answers with a server-sent event stream, which its streaming handler writes itself. */
+function streams(operation: Operation): boolean {
+  const ok = operation.responses?.['200'] as { content?: Record<string, unknown> } | undefined;
+  return ok?.content?.['text/event-stream'] !== undefined;
 }
 
 /** The principal of the first satisfied security scheme. */

@@ -1,6 +1,7 @@
 // What authentication needs to know about the student behind a credential, in one query per request: the grant
 // or key must still be active (so revocation takes effect at once), and the plan sets the limits.
 import type { Db } from '../connect.ts';
+import { activePersonalKeys } from './personal-api-keys.ts';
 
 const ACCOUNT_COLUMNS = [
   'users.id as user_id',
@@ -24,15 +25,13 @@ export async function findGrantAccount(db: Db, grantId: string, userId: string) 
     .executeTakeFirst();
 }
 
-/** The personal key with this hash and its account, unless the key was revoked. */
+/** The personal key with this hash and its account, unless the key (or the grant it was minted through) was revoked. */
 export async function findPersonalKeyAccount(db: Db, keyHash: string) {
-  return db
-    .selectFrom('api_keys')
+  return activePersonalKeys(db)
     .innerJoin('users', 'users.id', 'api_keys.user_id')
     .select(ACCOUNT_COLUMNS)
-    .select(['api_keys.id as key_id', 'api_keys.prefix', 'api_keys.scopes'])
+    .select(['api_keys.id as key_id', 'api_keys.prefix', 'api_keys.scopes', 'api_keys.grant_id'])
     .where('api_keys.key_hash', '=', keyHash)
-    .where('api_keys.revoked_at', 'is', null)
     .$narrowType<{ scopes: string[] }>()
     .executeTakeFirst();
 }

@@ -836,7 +836,10 @@ export interface components {
         };
         /** @description The editable fields of the profile; send only those you change. */
         ProfileUpdate: {
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description An `https` URL of the avatar image, or null for none; other schemes (`http:`, `javascript:`, `data:`, `file:`) are refused.
+             */
             avatar_url?: string | null;
             bio?: string;
             country_code?: components["schemas"]["CountryCodeLower"] | null;
@@ -1140,7 +1143,10 @@ export interface components {
          *     are the same values the partner surface shows in the public profile (`joined_at` too).
          */
         UserProfile: {
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description An `https` URL of the avatar image, or null for none.
+             */
             avatar_url: string | null;
             bio: string;
             country_code: components["schemas"]["CountryCodeLower"] | null;
@@ -1364,6 +1370,18 @@ export interface components {
          */
         Allow: string;
         /**
+         * @description `no-store` on a response that carries a secret (a new API key): no cache, private or shared, may keep a copy.
+         * @example no-store
+         */
+        CacheControlNoStore: "no-store";
+        /**
+         * @description `private` on every response to an authenticated request: it answers for one credential, so a shared cache (a proxy,
+         *     a CDN) must not store it or hand it to anyone else. `X-Service-API-Key`, unlike `Authorization`, would not stop a
+         *     shared cache by itself. Responses that carry a secret say `no-store` instead.
+         * @example private
+         */
+        CacheControlPrivate: "private";
+        /**
          * @description `true` when this response is the stored answer to an earlier request with the same `Idempotency-Key`.
          * @example true
          */
@@ -1499,6 +1517,7 @@ export interface operations {
             /** @description A page of exams. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1544,6 +1563,7 @@ export interface operations {
             /** @description The exam plan (or, for a retried Idempotency-Key, the first response). */
             201: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -1584,6 +1604,7 @@ export interface operations {
             /** @description The exam plan. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1622,6 +1643,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1662,6 +1684,7 @@ export interface operations {
             /** @description The changed exam plan. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1700,6 +1723,7 @@ export interface operations {
             /** @description The card. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1738,6 +1762,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1778,6 +1803,7 @@ export interface operations {
             /** @description The changed card. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1830,6 +1856,7 @@ export interface operations {
             /** @description The review, recorded, and the card with its new SM-2 parameters. */
             201: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -1876,6 +1903,7 @@ export interface operations {
             /** @description A page of decks. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1921,6 +1949,7 @@ export interface operations {
             /** @description The new deck (or, for a retried Idempotency-Key, the first response). */
             201: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -1961,6 +1990,7 @@ export interface operations {
             /** @description The deck. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1999,6 +2029,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2039,6 +2070,7 @@ export interface operations {
             /** @description The changed deck. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2093,6 +2125,7 @@ export interface operations {
             /** @description A page of cards. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2145,6 +2178,7 @@ export interface operations {
             /** @description The new card (or, for a retried Idempotency-Key, the first response). */
             201: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -2191,6 +2225,7 @@ export interface operations {
             /** @description The week. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2250,6 +2285,7 @@ export interface operations {
             /** @description A page of tasks. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2295,6 +2331,7 @@ export interface operations {
             /** @description The task created (or, for a retried Idempotency-Key, the task the first request created). */
             201: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -2335,6 +2372,7 @@ export interface operations {
             /** @description The task. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2373,6 +2411,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2413,6 +2452,7 @@ export interface operations {
             /** @description The task as it is now. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2445,6 +2485,7 @@ export interface operations {
             /** @description The daily loop. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2454,6 +2495,7 @@ export interface operations {
                     "application/json": components["schemas"]["TodayLoop"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["TokenUnauthorized"];
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
@@ -2475,6 +2517,7 @@ export interface operations {
             /** @description The profile. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2484,6 +2527,7 @@ export interface operations {
                     "application/json": components["schemas"]["UserProfile"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["TokenUnauthorized"];
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
@@ -2509,6 +2553,7 @@ export interface operations {
             /** @description The changed profile. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2541,6 +2586,7 @@ export interface operations {
             /** @description The keys. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2550,6 +2596,7 @@ export interface operations {
                     "application/json": components["schemas"]["PersonalApiKeyList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["TokenUnauthorized"];
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
@@ -2575,6 +2622,7 @@ export interface operations {
             /** @description The key, shown this once. */
             201: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2609,6 +2657,7 @@ export interface operations {
             /** @description Revoked. */
             204: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];

@@ -528,6 +528,13 @@ export interface components {
          */
         Allow: string;
         /**
+         * @description `private` on every response to an authenticated request: it answers for one credential, so a shared cache (a proxy,
+         *     a CDN) must not store it or hand it to anyone else. `X-Service-API-Key`, unlike `Authorization`, would not stop a
+         *     shared cache by itself. Responses that carry a secret say `no-store` instead.
+         * @example private
+         */
+        CacheControlPrivate: "private";
+        /**
          * @description Remaining quota of the calling key in each window, per the IETF draft `draft-ietf-httpapi-ratelimit-headers-08`:
          *     one list member per window, `"minute"` and `"day"`, with `r` (requests remaining) and `t` (seconds until the window resets).
          * @example "minute"; r=59; t=60, "day"; r=9999; t=86400
@@ -572,6 +579,7 @@ export interface operations {
             /** @description The service is up. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -613,6 +621,7 @@ export interface operations {
             /** @description Holidays of the year, by date. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -650,6 +659,7 @@ export interface operations {
             /** @description Leaderboard entries, best first. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -692,6 +702,7 @@ export interface operations {
             /** @description Leaderboard entries of the university, best first. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -723,6 +734,7 @@ export interface operations {
             /** @description The current statistics. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -763,6 +775,7 @@ export interface operations {
             /** @description Universities, largest first. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -799,6 +812,7 @@ export interface operations {
             /** @description The university. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -836,6 +850,7 @@ export interface operations {
             /** @description The profile. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];

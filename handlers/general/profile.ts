@@ -38,10 +38,12 @@ export const createMyApiKey: GeneralHandlers['createMyApiKey'] = async ({ body, 
   // A key never grants more than the credential that made it (403 insufficient_scope); by default it cannot mint keys.
   const scopes = body.scopes ?? principal.scopes.filter((scope) => scope !== 'keys:manage');
   requireScopes(principal, scopes);
+  // A key minted through an OAuth grant (directly, or by a key that was) ends with that grant.
+  const grant_id = principal.credential.grant_id;
   const { key, record } = await insertWithFreshKey(({ prefix, hash }) =>
-    insertPersonalKey(db, { user_id: principal.user_id, prefix, key_hash: hash, name: body.name, scopes }),
+    insertPersonalKey(db, { user_id: principal.user_id, prefix, key_hash: hash, name: body.name, scopes, grant_id }),
   );
-  return { status: 201, body: { ...keyBody(record), key } };
+  return { status: 201, body: { ...keyBody(record), key }, headers: { 'Cache-Control': 'no-store' } };
 };
 
 export const revokeMyApiKey: GeneralHandlers['revokeMyApiKey'] = async ({ path, principal }, { db, now }) => {

@@ -7,7 +7,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Context, OpenAPIBackend, Operation } from 'openapi-backend';
 import type { Logger } from 'pino';
 import { bundledSpecs, type BundledSpec } from '../../server/bundled-specs.ts';
-import { loadContract, type Contract } from '../../server/contract.ts';
+import { loadContract, routedMethod, type Contract } from '../../server/contract.ts';
 import { requestLogging } from '../../server/logger.ts';
 import { Problem, problems, sendProblem } from '../../server/problems.ts';
 
@@ -31,7 +31,7 @@ export async function createMockApp(logger: Logger, specs: BundledSpec[] = bundl
     const owner = surfaces.find(({ contract }) => contract.allowedMethods(req.path).length > 0);
     if (!owner) return next(problems.notFound(`No operation of ${surfaces.map((s) => s.surface).join(' or ')} exists at ${req.path}.`));
     try {
-      await owner.contract.api.handleRequest({ method: req.method, path: req.path, query: req.query as Record<string, string>, headers: req.headers as Record<string, string>, body: req.body }, req, res);
+      await owner.contract.api.handleRequest({ method: routedMethod(req.method), path: req.path, query: req.query as Record<string, string>, headers: req.headers as Record<string, string>, body: req.body }, req, res);
     } catch (error) {
       next(error);
     }

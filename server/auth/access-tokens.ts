@@ -39,6 +39,25 @@ export interface AccessTokenIssuer {
   jwks(): { keys: JWK[] };
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * A valid signature vouches for who made a token, not for the shape of its claims (a key shared with another
+ * issuer, a bug of ours): `sub` and `sid` go to uuid columns and `scope` is split, so anything else is an invalid token.
+ */
+function hasClaimShapes(payload: Record<string, unknown>): payload is Record<string, unknown> & AccessTokenClaims {
+  const { sub, sid, scope, client_id, jti } = payload;
+  return (
+    typeof sub === 'string' &&
+    UUID.test(sub) &&
+    typeof sid === 'string' &&
+    UUID.test(sid) &&
+    typeof scope === 'string' &&
+    typeof client_id === 'string' &&
+    typeof jti === 'string'
+  );
+}
+
 type SigningKey = { privateKey: CryptoKey | KeyObject; publicKey: CryptoKey | KeyObject | Uint8Array; publicJwk: JWK };
 
 /**
@@ -89,7 +108,7 @@ export function accessTokenIssuer(key: SigningKey, options: { issuer: string; no
           currentDate: options.now(),
           requiredClaims: ['sub', 'exp', 'jti', 'client_id', 'scope', 'sid'],
         });
-        return payload as unknown as AccessTokenClaims;
+        return hasClaimShapes(payload) ? payload : undefined;
       } catch {
         return undefined;
       }

@@ -40,9 +40,10 @@ export function generalAuthenticators(db: Db, tokens: AccessTokenIssuer, logger:
   const verifyPersonalKey: Verify = async (key) => {
     const account = looksLikeApiKey(key) ? await findPersonalKeyAccount(db, hashSecret(key)) : undefined;
     if (!account) return undefined;
-    const { user_id, plan, time_zone, country_code, key_id, prefix, scopes } = account;
+    const { user_id, plan, time_zone, country_code, key_id, prefix, scopes, grant_id } = account;
     recordKeyUse({ id: key_id, prefix });
-    return { user_id, plan, limits: limitsOf(account), time_zone, country_code, scopes: scopes as Scope[], credential: { kind: 'api_key', key_id, prefix } };
+    const credential = { kind: 'api_key', key_id, prefix, grant_id } as const;
+    return { user_id, plan, limits: limitsOf(account), time_zone, country_code, scopes: scopes as Scope[], credential };
   };
 
   // A private passport instance: each app (and each test's app) has its own strategies.

@@ -7,7 +7,10 @@ import type { Lifecycle } from '../lifecycle.ts';
 import type { Tutor } from '../../handlers/general/tutor/types.ts';
 import { generalHandlers } from '../../handlers/general/index.ts';
 import type { AccessTokenIssuer } from '../auth/access-tokens.ts';
+import { credentialCarriers } from '../auth/credential-carriers.ts';
+import type { AuthFailureLimit } from '../auth-failure-limit.ts';
 import { loadSurfaceContract, type Contract } from '../contract.ts';
+import { problems } from '../problems.ts';
 import { createLimiter, type LimitStores } from '../rate-limits.ts';
 import { serveSurface } from '../surface.ts';
 import { generalAuthenticators } from './authenticate.ts';
@@ -23,6 +26,7 @@ export interface GeneralDeps {
   db: Db;
   logger: Logger;
   limitStores: LimitStores;
+  authFailures: AuthFailureLimit;
   tokens: AccessTokenIssuer;
   now: () => Date;
   lifecycle: Lifecycle;
@@ -42,6 +46,13 @@ export async function general(deps: GeneralDeps) {
       failure === 'missing'
         ? 'This request needs an OAuth access token (Authorization: Bearer <token>) or a personal API key (X-Service-API-Key).'
         : 'The access token is expired, revoked or malformed, or the API key is unknown or revoked.',
+    beforeAuthentication: async (req, res) => {
+      // RFC 6750 §2: one method per request. Any two carriers are refused, equal or not, before either is looked up.
+      const carriers = credentialCarriers(req);
+      if (carriers.length > 1) throw problems.severalCredentials(carriers, REALM);
+      await deps.authFailures.check(req, res);
+    },
+    onInvalidCredentials: deps.authFailures.recordFailure,
     authorize: authorizeScopes,
     limit,
     handlers: generalHandlers,

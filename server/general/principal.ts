@@ -6,7 +6,8 @@ export type Scope = components['schemas']['Scope'];
 
 export type Credential =
   | { kind: 'access_token'; client_id: string; grant_id: string }
-  | { kind: 'api_key'; key_id: string; prefix: string };
+  /** `grant_id`: the OAuth grant the key was minted through, which it ends with; null for a key made outside OAuth. */
+  | { kind: 'api_key'; key_id: string; prefix: string; grant_id: string | null };
 
 export interface GeneralPrincipal {
   user_id: string;

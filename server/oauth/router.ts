@@ -14,6 +14,7 @@ import { findCredentials } from '../../db/queries/profile.ts';
 import { ACCESS_TOKEN_TTL_SECONDS, type AccessTokenIssuer } from '../auth/access-tokens.ts';
 import { verifyNothing, verifyPassword } from '../auth/passwords.ts';
 import { dependencyFailure, logDependencyFailure, RETRY_AFTER_SECONDS } from '../problems.ts';
+import { hashSecret } from '../auth/secret-hash.ts';
 import type { LimitStores } from '../rate-limits.ts';
 import { renderErrorPage, renderLoginPage } from './login-page.ts';
 import { AUTHORIZATION_CODE_TTL_SECONDS, oauthModel, REFRESH_TOKEN_TTL_SECONDS } from './model.ts';
@@ -32,8 +33,22 @@ export interface OAuthDeps {
 
 const UNAVAILABLE_DESCRIPTION = `The service is temporarily unavailable; try again in ${RETRY_AFTER_SECONDS} seconds.`;
 
+/** What a client is told of a failure on our side; the log has the rest, under the request id. */
+const SERVER_ERROR_DESCRIPTION = 'The authorization server failed; try again later.';
+
+/** The RFC 6749 §5.2 error object; an error of ours (5xx) is `server_error` without its internal message. */
+function tokenError(error: OAuthError): { error: string; error_description: string } {
+  return error.code >= 500 ? { error: 'server_error', error_description: SERVER_ERROR_DESCRIPTION } : { error: error.name, error_description: error.message };
+}
+
 /** Failed sign-ins allowed per client address in 15 minutes, against password guessing. */
-const SIGN_IN_ATTEMPTS = 20;
+const SIGN_IN_ATTEMPTS_PER_ADDRESS = 20;
+/**
+ * Failed sign-ins allowed per account (e-mail) in 15 minutes, from all addresses together. Lower than per address:
+ * the owner mistypes a few times at most; the price is that a stranger can hold an account's sign-in page shut for
+ * 15 minutes (its existing sessions and keys keep working).
+ */
+const SIGN_IN_ATTEMPTS_PER_ACCOUNT = 10;
 
 export function oauthRoutes(deps: OAuthDeps): express.Router {
   const { db, tokens, now } = deps;
@@ -41,16 +56,28 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
   const server = new OAuth2Server({ model: model as never });
   const router = express.Router();
   const form = express.urlencoded({ extended: false, limit: deps.bodyLimitBytes });
-  const signInLimit = rateLimit({
-    windowMs: 15 * 60_000,
-    limit: SIGN_IN_ATTEMPTS,
-    skipSuccessfulRequests: true, // a redirect (302) is a success; a re-rendered page (401) counts
-    standardHeaders: 'draft-8',
-    legacyHeaders: false,
-    // Fails closed: a throttle against password guessing that lets everything through while Redis is down is no throttle.
-    store: deps.limitStores.create('oauth-sign-in', 'refuse'),
-    handler: (_req, res) => res.status(429).type('html').send(renderErrorPage('Too many sign-in attempts; wait a few minutes and try again.')),
-  });
+  /** Failed sign-ins in 15 minutes, counted per `key` of the request (`undefined`: not counted here). */
+  const signInThrottle = (scope: string, limit: number, keyOf?: (req: express.Request) => string | undefined) =>
+    rateLimit({
+      windowMs: 15 * 60_000,
+      limit,
+      skipSuccessfulRequests: true, // a redirect (302) is a success; a re-rendered page (401) counts
+      standardHeaders: 'draft-8',
+      legacyHeaders: false,
+      // Fails closed: a throttle against password guessing that lets everything through while Redis is down is no throttle.
+      store: deps.limitStores.create(scope, 'refuse'),
+      ...(keyOf ? { keyGenerator: (req: express.Request) => keyOf(req)!, skip: (req: express.Request) => keyOf(req) === undefined } : {}),
+      handler: (_req, res) => res.status(429).type('html').send(renderErrorPage('Too many sign-in attempts; wait a few minutes and try again.')),
+    });
+  const signInLimit = [
+    signInThrottle('oauth-sign-in', SIGN_IN_ATTEMPTS_PER_ADDRESS),
+    // Per account too, so a guesser spread over many addresses is slowed as much. The e-mail is hashed: the store
+    // (Redis) holds no address of anyone.
+    signInThrottle('oauth-sign-in-account', SIGN_IN_ATTEMPTS_PER_ACCOUNT, (req) => {
+      const email = (req.body as Record<string, unknown> | undefined)?.email;
+      return typeof email === 'string' && email ? hashSecret(email.trim().toLowerCase()) : undefined;
+    }),
+  ];
 
   router.get('/.well-known/oauth-authorization-server', (_req, res) => {
     res.json(metadata(tokens.issuer, Object.keys(deps.scopes)));
@@ -59,6 +86,11 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
     res.set('Cache-Control', 'public, max-age=300').json(tokens.jwks());
   });
 
+  // The sign-in page and its redirects (which carry an authorization code) are never stored by any cache.
+  router.use('/oauth/authorize', (_req, res, next) => {
+    res.set('Cache-Control', 'no-store');
+    next();
+  });
   router.get('/oauth/authorize', async (req, res) => {
     const params = stringParams(req.query, AUTHORIZE_PARAMS);
     const checked = await checkAuthorizationRequest(params);
@@ -67,7 +99,7 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
     sendLoginPage(res, 200, checked.client, params);
   });
 
-  router.post('/oauth/authorize', form, signInLimit, async (req, res) => {
+  router.post('/oauth/authorize', form, ...signInLimit, async (req, res) => {
     const params = stringParams(req.body, AUTHORIZE_PARAMS);
     const { email = '', password = '', decision } = stringParams(req.body, SIGN_IN_FIELDS);
     const checked = await checkAuthorizationRequest(params);
@@ -93,7 +125,12 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
         logDependencyFailure(req, innerError(error));
         return void res.redirect(303, errorRedirect(params, 'temporarily_unavailable', UNAVAILABLE_DESCRIPTION));
       }
-      if (error.code >= 500) req.log.error({ err: error }, 'authorize endpoint failed');
+      // The library wraps a failure of ours (the database, say) in a ServerError and redirects with server_error and
+      // the failure's own message; the app learns only that it failed, the log learns why.
+      if (error.code >= 500) {
+        req.log.error({ err: error }, 'authorize endpoint failed');
+        return void res.redirect(303, errorRedirect(params, 'server_error', SERVER_ERROR_DESCRIPTION));
+      }
     }
     const location = response.get('location');
     if (location) res.redirect(303, location);
@@ -114,6 +151,10 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
       if (!(error instanceof OAuthError)) throw error;
       if (dependencyFailure(innerError(error))) throw innerError(error);
       if (error.code >= 500) req.log.error({ err: error }, 'token endpoint failed');
+      // Rendered here, not from the library's response: it fills that only for errors raised after its own request
+      // checks (a JSON, text or empty body left it a 200 `{}`), and with a server error's internal message.
+      response.status = error.code;
+      response.body = tokenError(error);
     }
     res.status(response.status ?? 200).set(response.headers).set('Cache-Control', 'no-store').json(response.body);
   });

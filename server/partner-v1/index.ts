@@ -5,6 +5,7 @@ import type { Db } from '../../db/connect.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import type { ApiKeyRecord } from '../../db/queries/api-keys.ts';
 import { partnerV1Handlers } from '../../handlers/partner-v1/index.ts';
+import type { AuthFailureLimit } from '../auth-failure-limit.ts';
 import { loadSurfaceContract } from '../contract.ts';
 import { createLimiter, type LimitStores } from '../rate-limits.ts';
 import { serveSurface } from '../surface.ts';
@@ -16,6 +17,7 @@ export interface PartnerV1Deps {
   db: Db;
   logger: Logger;
   limitStores: LimitStores;
+  authFailures: AuthFailureLimit;
   now: () => Date;
   lifecycle: Lifecycle;
   onContractViolation?: (req: Request, failures: string[]) => void;
@@ -41,6 +43,8 @@ export async function partnerV1(deps: PartnerV1Deps) {
       failure === 'missing'
         ? 'This request needs an API key, in the X-Service-API-Key header or as Authorization: Bearer <key>.'
         : 'The API key is unknown or revoked.',
+    beforeAuthentication: deps.authFailures.check,
+    onInvalidCredentials: deps.authFailures.recordFailure,
     // Every partner operation needs a key; a request without one is refused with 401 and counts nowhere.
     limit: async (req, res, key) => (key ? limitKey(req, res, key) : undefined),
     methodNotAllowedReason: '; the partner surface is read-only',

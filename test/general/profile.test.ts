@@ -1,4 +1,9 @@
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import supertest from 'supertest';
+import { insertPersonalKey } from '../../db/queries/personal-api-keys.ts';
+import { insertWithFreshKey } from '../../server/auth/api-keys.ts';
+import * as avatarHttpsOnly from '../../db/migrations/20261123_0001_avatar_https_only.ts';
 import { generalApp } from '../support/general-app.ts';
 import { partnerApp } from '../support/partner-app.ts';
 
@@ -57,6 +62,38 @@ describe('updateMyProfile', () => {
     await api.patch('/api/users/me').set(bob.headers).send({ time_zone: 'Not/AZone' }).expect(400);
   });
 
+  it('takes only https avatar URLs, so partners are never served a javascript: or file: link', async () => {
+    const { api, newStudent } = await generalApp();
+    const alice = await newStudent();
+    for (const avatar_url of ['javascript:alert(1)', 'vbscript:msgbox(1)', 'file:///etc/passwd', 'data:image/png;base64,AAAA', 'http://cdn.example/a.png', 'https://']) {
+      const res = await api.patch('/api/users/me').set(alice.headers).send({ avatar_url }).expect(400);
+      assert.ok(res.body.errors.every((e: { path: string }) => e.path === 'requestBody.avatar_url'), avatar_url);
+    }
+    const set = await api.patch('/api/users/me').set(alice.headers).send({ avatar_url: 'https://cdn.example/a.png' }).expect(200);
+    assert.equal(set.body.avatar_url, 'https://cdn.example/a.png');
+    assert.equal((await api.patch('/api/users/me').set(alice.headers).send({ avatar_url: null }).expect(200)).body.avatar_url, null);
+  });
+
+  it('clears stored avatars of another scheme (migration) and lets the database store none again', async () => {
+    const { db, newStudent } = await generalApp();
+    const alice = await newStudent();
+    const store = (trx: typeof db, avatar_url: string) => trx.updateTable('users').set({ avatar_url }).where('id', '=', alice.id).execute();
+    await assert.rejects(store(db, 'javascript:alert(1)'), /users_avatar_url_https/);
+    const rollback = new Error('rollback');
+    await assert.rejects(
+      db.transaction().execute(async (trx) => {
+        // The state before the migration: no check, a hostile avatar stored.
+        await sql`alter table users drop constraint users_avatar_url_https`.execute(trx);
+        await store(trx, 'javascript:alert(1)');
+        await avatarHttpsOnly.up(trx);
+        const row = await trx.selectFrom('users').select('avatar_url').where('id', '=', alice.id).executeTakeFirstOrThrow();
+        assert.equal(row.avatar_url, null);
+        throw rollback;
+      }),
+      (error) => error === rollback,
+    );
+  });
+
   it('needs profile:write', async () => {
     const { api, newStudent } = await generalApp();
     const reader = await newStudent({ scopes: ['profile:read'] });
@@ -111,6 +148,25 @@ describe('listMyApiKeys / createMyApiKey / revokeMyApiKey', () => {
     assert.equal(refused.body.code, 'insufficient_scope');
     const defaulted = await api.post('/api/users/me/api-keys').set(narrow.headers).send({ name: 'default' }).expect(201);
     assert.deepEqual(defaulted.body.scopes, ['profile:read'], 'by default a key has the creator’s scopes except keys:manage');
+  });
+
+  it('ends the keys an app minted through its grant, and the keys those keys minted, when the grant is revoked', async () => {
+    const { api, app, db, newStudent } = await generalApp();
+    const alice = await newStudent();
+    const minted = (await api.post('/api/users/me/api-keys').set(alice.headers).send({ name: 'by app', scopes: ['profile:read', 'keys:manage'] }).expect(201)).body;
+    const byKey = (await api.post('/api/users/me/api-keys').set('x-service-api-key', minted.key).send({ name: 'by key', scopes: ['profile:read'] }).expect(201)).body;
+    // A key made outside OAuth (the CLI, the demo student) belongs to no grant.
+    const own = await insertWithFreshKey(({ prefix, hash }) =>
+      insertPersonalKey(db, { user_id: alice.id, prefix, key_hash: hash, name: 'own', scopes: ['profile:read', 'keys:manage'] }),
+    );
+    await api.get('/api/users/me').set('x-service-api-key', minted.key).expect(200);
+
+    const { client_id } = JSON.parse(Buffer.from(alice.token.split('.')[1]!, 'base64url').toString());
+    await supertest(app).post('/oauth/revoke').type('form').send({ client_id, token: alice.refresh_token }).expect(200);
+    for (const key of [minted.key, byKey.key]) await api.get('/api/users/me').set('x-service-api-key', key).expect(401);
+    await api.get('/api/users/me').set('x-service-api-key', own.key).expect(200);
+    const listed = await api.get('/api/users/me/api-keys').set('x-service-api-key', own.key).expect(200);
+    assert.deepEqual(listed.body.data.map((k: { id: string }) => k.id), [own.record.id]);
   });
 
   it('revokes a key at once; another student’s key id answers 404 and stays active', async () => {

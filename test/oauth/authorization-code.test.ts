@@ -34,6 +34,7 @@ describe('OAuth authorization code with PKCE', () => {
     assert.match(res.text, /tasks:read/);
     assert.match(res.text, /name="code_challenge" value="[\w-]{43}"/);
     assert.match(res.headers['content-security-policy']!, /form-action 'self' http:\/\/127\.0\.0\.1:8765/);
+    assert.equal(res.headers['cache-control'], 'no-store');
   });
 
   it('issues a 15-minute JWT access token and a refresh token for a code and its verifier', async () => {

@@ -30,7 +30,7 @@ describe('getHealth', () => {
   it('refuses a method other than GET with 405 and Allow', async () => {
     const { api, key } = await partnerApp();
     const res = await api.post('/api/v1/health').set('X-Service-API-Key', key).send({}).expect(405);
-    assert.equal(res.headers['allow'], 'GET');
+    assert.equal(res.headers['allow'], 'GET, HEAD');
     assert.equal(res.body.code, 'method_not_allowed');
   });
 });

@@ -1,6 +1,7 @@
 // The statuses every operation documents for reasons outside its own input: a method the path lacks (405), a body
 // over the limit (413), a spent limit (429), a fault of ours (500), a database that is down (503). Each is provoked
 // for real, for every operation of every surface that documents it, so the contract coverage check sees them exercised.
+// Every GET operation is also asked with HEAD, which must answer alike without the body.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
@@ -13,6 +14,8 @@ import { ROOMY, surfacesUnderTest, type Client } from '../support/surfaces-under
 
 const OTHER_METHODS = ['post', 'put', 'patch', 'delete', 'get'] as const;
 const BODY_LIMIT = 100 * 1024; // buildApp's bodyLimitBytes
+/** Headers that describe a GET's representation, which the answer to a HEAD must repeat. */
+const REPRESENTATION_HEADERS = ['content-type', 'content-length', 'cache-control', 'ratelimit-policy'];
 
 /**
  * One valid request for the operation (fixed seed: the same request every run), with the spec's first named body
@@ -70,7 +73,22 @@ describe('documented statuses outside the input', () => {
               const { app, credentials } = await clientFor(ROOMY);
               const res = await contractClient(app)[other](sampleRequest(op, spec).url).set(credentials).expect(405);
               assert.equal(res.body.code, 'method_not_allowed');
-              assert.ok(String(res.headers['allow']).split(', ').includes(op.method.toUpperCase()), `Allow: ${res.headers['allow']}`);
+              const allowed = String(res.headers['allow']).split(', ');
+              assert.ok(allowed.includes(op.method.toUpperCase()), `Allow: ${res.headers['allow']}`);
+              if (op.method === 'get') assert.ok(allowed.includes('HEAD'), `Allow: ${res.headers['allow']}`);
+            });
+          }
+
+          if (op.method === 'get') {
+            // RFC 9110 §9.3.2: HEAD works wherever GET does, with the GET's status and headers and no body.
+            it('HEAD answers like GET, without the body', async () => {
+              const request = sampleRequest(op, spec);
+              const api = contractClient(shared.app);
+              const get = await api.get(request.url).set(request.headers).set(shared.credentials);
+              const head = await api.head(request.url).set(request.headers).set(shared.credentials);
+              assert.equal(head.status, get.status, `GET ${get.status}: ${JSON.stringify(get.body)}`);
+              for (const name of REPRESENTATION_HEADERS) assert.equal(head.headers[name], get.headers[name], name);
+              assert.equal(head.text, undefined, 'a HEAD response has no body');
             });
           }
 

@@ -43,6 +43,8 @@ function conformsToContract(res: supertest.Response): void {
   const operation = owner?.contract.match(method, path);
   if (res.status >= 400) {
     assert.match(String(res.headers['content-type']), /^application\/problem\+json/, `${res.status} must be problem+json`);
+  }
+  if (res.status >= 400 && method !== 'head') {
     assert.equal(res.body.status, res.status, 'problem.status must equal the HTTP status');
     for (const field of ['type', 'title', 'code', 'detail']) assert.equal(typeof res.body[field], 'string', `problem.${field} must be a string`);
   }
@@ -54,9 +56,9 @@ function conformsToContract(res: supertest.Response): void {
     return;
   }
   const { surface, contract } = owner;
-  // supertest reports an empty body as {}; a 204 has none.
+  // supertest reports an empty body as {}; a 204 has none, nor has the answer to a HEAD.
   const body = res.status === 204 ? null : res.body;
-  const failures = contract.checkResponse(operation, { status: res.status, headers: res.headers, body });
+  const failures = contract.checkResponse(operation, { status: res.status, headers: res.headers, body }, { bodiless: method === 'head' });
   assert.deepEqual(failures, [], `${operation.operationId} ${res.status} breaks the contract:\n  ${failures.join('\n  ')}`);
   record(surface, operation.operationId ?? `${method} ${path}`, res.status);
 }
@@ -78,11 +80,12 @@ function recordMethodNotAllowed({ surface, contract }: SurfaceContract, path: st
 export function contractClient(app: App) {
   const agent = supertest(app);
   const checked =
-    (method: 'get' | 'post' | 'put' | 'patch' | 'delete' | 'options') =>
+    (method: 'get' | 'head' | 'post' | 'put' | 'patch' | 'delete' | 'options') =>
     (path: string) =>
       agent[method](path).expect(conformsToContract);
   return {
     get: checked('get'),
+    head: checked('head'),
     post: checked('post'),
     put: checked('put'),
     patch: checked('patch'),

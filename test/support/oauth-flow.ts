@@ -46,6 +46,7 @@ export async function authorize(app: App, input: { client_id: string; email: str
       decision: 'allow',
     })
     .expect(303);
+  assert.equal(res.headers['cache-control'], 'no-store', 'no cache keeps the redirect that carries the code');
   const location = new URL(res.headers.location!);
   const code = location.searchParams.get('code');
   assert.ok(code, `authorize redirected without a code: ${location}`);
