@@ -3,7 +3,7 @@ import type { Db } from '../connect.ts';
 
 const LISTED_COLUMNS = ['id', 'prefix', 'name', 'scopes', 'created_at', 'last_used_at'] as const;
 
-export async function insertPersonalKey(db: Db, key: { user_id: string; prefix: string; key_hash: string; name: string; scopes: string[] }) {
+export async function insertPersonalKey(db: Db, key: { id?: string; user_id: string; prefix: string; key_hash: string; name: string; scopes: string[] }) {
   return db.insertInto('api_keys').values(key).returning(LISTED_COLUMNS).$narrowType<{ scopes: string[] }>().executeTakeFirstOrThrow();
 }
 

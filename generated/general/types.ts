@@ -303,10 +303,7 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The task's `id`. Another student's task answers `404`, like an id that does not exist.
-                 * @example 7f5c2a9e-3b1d-4e8f-a6c4-2d9b0e1f3a55
-                 */
+                /** @description The task's `id`. Another student's task answers `404`, like an id that does not exist. */
                 id: string;
             };
             cookie?: never;
@@ -814,7 +811,7 @@ export interface components {
             errors?: components["schemas"]["ValidationError"][];
             /**
              * @description The request path that produced the problem.
-             * @example /api/v1/universities/0b6e4a4e-6bd5-4c8e-9d8a-3f0d6f1f1c11
+             * @example /api/v1/universities/9f0e8d7c-6b5a-4c3d-8e2f-1a0b9c8d7e6f
              */
             instance?: string;
             /** @description The `X-Request-Id` of the request; quote it when you contact support. */
@@ -1301,30 +1298,15 @@ export interface components {
         };
     };
     parameters: {
-        /**
-         * @description The card's `id`. Another student's card answers `404`, like one that does not exist.
-         * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-         */
+        /** @description The card's `id`. Another student's card answers `404`, like one that does not exist. */
         CardId: string;
-        /**
-         * @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400.
-         * @example eyJrIjpbIjIwMjYtMTEtMjVUMTA6MDA6MDBaIiwiN2Y1YyJdfQ
-         */
+        /** @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400. */
         Cursor: string;
-        /**
-         * @description The deck's `id`. Another student's deck answers `404`, like one that does not exist.
-         * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-         */
+        /** @description The deck's `id`. Another student's deck answers `404`, like one that does not exist. */
         DeckId: string;
-        /**
-         * @description `true`: only the cards due for review now; `false` or absent: all cards.
-         * @example true
-         */
+        /** @description `true`: only the cards due for review now; `false` or absent: all cards. */
         DueFilter: boolean;
-        /**
-         * @description The exam's `id`. Another student's exam answers `404`, like one that does not exist.
-         * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-         */
+        /** @description The exam's `id`. Another student's exam answers `404`, like one that does not exist. */
         ExamId: string;
         /**
          * @description A key of your choice (a UUID is a good one), 1–255 characters, that makes a create safe to retry. The first
@@ -1332,13 +1314,9 @@ export interface components {
          *     body gets that response again (with `Idempotent-Replayed: true`) and creates nothing; the same key with a
          *     different body is a `422 idempotency_key_reused`; a retry while the first request is still running is a
          *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
-         * @example 2f1d6c2e-8a0b-4b4e-9d7a-0c5e3b9f1a77
          */
         IdempotencyKey: string;
-        /**
-         * @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400.
-         * @example 20
-         */
+        /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
         Limit: number;
     };
     requestBodies: never;
@@ -1457,15 +1435,9 @@ export interface operations {
     listExams: {
         parameters: {
             query?: {
-                /**
-                 * @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400.
-                 * @example eyJrIjpbIjIwMjYtMTEtMjVUMTA6MDA6MDBaIiwiN2Y1YyJdfQ
-                 */
+                /** @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400. */
                 cursor?: components["parameters"]["Cursor"];
-                /**
-                 * @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400.
-                 * @example 20
-                 */
+                /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
                 limit?: components["parameters"]["Limit"];
             };
             header?: never;
@@ -1505,7 +1477,6 @@ export interface operations {
                  *     body gets that response again (with `Idempotent-Replayed: true`) and creates nothing; the same key with a
                  *     different body is a `422 idempotency_key_reused`; a retry while the first request is still running is a
                  *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
-                 * @example 2f1d6c2e-8a0b-4b4e-9d7a-0c5e3b9f1a77
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -1547,10 +1518,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The exam's `id`. Another student's exam answers `404`, like one that does not exist.
-                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-                 */
+                /** @description The exam's `id`. Another student's exam answers `404`, like one that does not exist. */
                 exam_id: components["parameters"]["ExamId"];
             };
             cookie?: never;
@@ -1584,10 +1552,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The exam's `id`. Another student's exam answers `404`, like one that does not exist.
-                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-                 */
+                /** @description The exam's `id`. Another student's exam answers `404`, like one that does not exist. */
                 exam_id: components["parameters"]["ExamId"];
             };
             cookie?: never;
@@ -1619,10 +1584,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The exam's `id`. Another student's exam answers `404`, like one that does not exist.
-                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-                 */
+                /** @description The exam's `id`. Another student's exam answers `404`, like one that does not exist. */
                 exam_id: components["parameters"]["ExamId"];
             };
             cookie?: never;
@@ -1660,10 +1622,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The card's `id`. Another student's card answers `404`, like one that does not exist.
-                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-                 */
+                /** @description The card's `id`. Another student's card answers `404`, like one that does not exist. */
                 card_id: components["parameters"]["CardId"];
             };
             cookie?: never;
@@ -1697,10 +1656,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The card's `id`. Another student's card answers `404`, like one that does not exist.
-                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-                 */
+                /** @description The card's `id`. Another student's card answers `404`, like one that does not exist. */
                 card_id: components["parameters"]["CardId"];
             };
             cookie?: never;
@@ -1732,10 +1688,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The card's `id`. Another student's card answers `404`, like one that does not exist.
-                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-                 */
+                /** @description The card's `id`. Another student's card answers `404`, like one that does not exist. */
                 card_id: components["parameters"]["CardId"];
             };
             cookie?: never;
@@ -1778,15 +1731,11 @@ export interface operations {
                  *     body gets that response again (with `Idempotent-Replayed: true`) and creates nothing; the same key with a
                  *     different body is a `422 idempotency_key_reused`; a retry while the first request is still running is a
                  *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
-                 * @example 2f1d6c2e-8a0b-4b4e-9d7a-0c5e3b9f1a77
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /**
-                 * @description The card's `id`. Another student's card answers `404`, like one that does not exist.
-                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-                 */
+                /** @description The card's `id`. Another student's card answers `404`, like one that does not exist. */
                 card_id: components["parameters"]["CardId"];
             };
             cookie?: never;
@@ -1825,15 +1774,9 @@ export interface operations {
     listDecks: {
         parameters: {
             query?: {
-                /**
-                 * @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400.
-                 * @example eyJrIjpbIjIwMjYtMTEtMjVUMTA6MDA6MDBaIiwiN2Y1YyJdfQ
-                 */
+                /** @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400. */
                 cursor?: components["parameters"]["Cursor"];
-                /**
-                 * @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400.
-                 * @example 20
-                 */
+                /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
                 limit?: components["parameters"]["Limit"];
             };
             header?: never;
@@ -1873,7 +1816,6 @@ export interface operations {
                  *     body gets that response again (with `Idempotent-Replayed: true`) and creates nothing; the same key with a
                  *     different body is a `422 idempotency_key_reused`; a retry while the first request is still running is a
                  *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
-                 * @example 2f1d6c2e-8a0b-4b4e-9d7a-0c5e3b9f1a77
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -1915,10 +1857,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The deck's `id`. Another student's deck answers `404`, like one that does not exist.
-                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-                 */
+                /** @description The deck's `id`. Another student's deck answers `404`, like one that does not exist. */
                 deck_id: components["parameters"]["DeckId"];
             };
             cookie?: never;
@@ -1952,10 +1891,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The deck's `id`. Another student's deck answers `404`, like one that does not exist.
-                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-                 */
+                /** @description The deck's `id`. Another student's deck answers `404`, like one that does not exist. */
                 deck_id: components["parameters"]["DeckId"];
             };
             cookie?: never;
@@ -1987,10 +1923,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The deck's `id`. Another student's deck answers `404`, like one that does not exist.
-                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-                 */
+                /** @description The deck's `id`. Another student's deck answers `404`, like one that does not exist. */
                 deck_id: components["parameters"]["DeckId"];
             };
             cookie?: never;
@@ -2026,28 +1959,16 @@ export interface operations {
     listCards: {
         parameters: {
             query?: {
-                /**
-                 * @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400.
-                 * @example eyJrIjpbIjIwMjYtMTEtMjVUMTA6MDA6MDBaIiwiN2Y1YyJdfQ
-                 */
+                /** @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400. */
                 cursor?: components["parameters"]["Cursor"];
-                /**
-                 * @description `true`: only the cards due for review now; `false` or absent: all cards.
-                 * @example true
-                 */
+                /** @description `true`: only the cards due for review now; `false` or absent: all cards. */
                 due?: components["parameters"]["DueFilter"];
-                /**
-                 * @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400.
-                 * @example 20
-                 */
+                /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
                 limit?: components["parameters"]["Limit"];
             };
             header?: never;
             path: {
-                /**
-                 * @description The deck's `id`. Another student's deck answers `404`, like one that does not exist.
-                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-                 */
+                /** @description The deck's `id`. Another student's deck answers `404`, like one that does not exist. */
                 deck_id: components["parameters"]["DeckId"];
             };
             cookie?: never;
@@ -2086,15 +2007,11 @@ export interface operations {
                  *     body gets that response again (with `Idempotent-Replayed: true`) and creates nothing; the same key with a
                  *     different body is a `422 idempotency_key_reused`; a retry while the first request is still running is a
                  *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
-                 * @example 2f1d6c2e-8a0b-4b4e-9d7a-0c5e3b9f1a77
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /**
-                 * @description The deck's `id`. Another student's deck answers `404`, like one that does not exist.
-                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-                 */
+                /** @description The deck's `id`. Another student's deck answers `404`, like one that does not exist. */
                 deck_id: components["parameters"]["DeckId"];
             };
             cookie?: never;
@@ -2133,15 +2050,9 @@ export interface operations {
     getSchedule: {
         parameters: {
             query?: {
-                /**
-                 * @description A date; the week containing it is shown.
-                 * @example 2026-11-25
-                 */
+                /** @description A date; the week containing it is shown. */
                 start?: string;
-                /**
-                 * @description An ISO 8601 week, `YYYY-Www`.
-                 * @example 2026-W48
-                 */
+                /** @description An ISO 8601 week, `YYYY-Www`. */
                 week?: string;
             };
             header?: never;
@@ -2174,30 +2085,15 @@ export interface operations {
     listTasks: {
         parameters: {
             query?: {
-                /**
-                 * @description Only tasks of this course (exact, case-sensitive).
-                 * @example Linear Algebra
-                 */
+                /** @description Only tasks of this course (exact, case-sensitive). */
                 course?: string;
-                /**
-                 * @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400.
-                 * @example eyJrIjpbIjIwMjYtMTEtMjVUMTA6MDA6MDBaIiwiN2Y1YyJdfQ
-                 */
+                /** @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400. */
                 cursor?: components["parameters"]["Cursor"];
-                /**
-                 * @description Only tasks due at or after this instant.
-                 * @example 2026-11-23T00:00:00Z
-                 */
+                /** @description Only tasks due at or after this instant. */
                 due_from?: string;
-                /**
-                 * @description Only tasks due before this instant.
-                 * @example 2026-11-30T00:00:00Z
-                 */
+                /** @description Only tasks due before this instant. */
                 due_to?: string;
-                /**
-                 * @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400.
-                 * @example 20
-                 */
+                /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
                 limit?: components["parameters"]["Limit"];
                 /** @description Only tasks in this state. */
                 status?: components["schemas"]["TaskStatus"];
@@ -2239,7 +2135,6 @@ export interface operations {
                  *     body gets that response again (with `Idempotent-Replayed: true`) and creates nothing; the same key with a
                  *     different body is a `422 idempotency_key_reused`; a retry while the first request is still running is a
                  *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
-                 * @example 2f1d6c2e-8a0b-4b4e-9d7a-0c5e3b9f1a77
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -2281,10 +2176,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The task's `id`. Another student's task answers `404`, like an id that does not exist.
-                 * @example 7f5c2a9e-3b1d-4e8f-a6c4-2d9b0e1f3a55
-                 */
+                /** @description The task's `id`. Another student's task answers `404`, like an id that does not exist. */
                 id: string;
             };
             cookie?: never;
@@ -2318,10 +2210,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The task's `id`. Another student's task answers `404`, like an id that does not exist.
-                 * @example 7f5c2a9e-3b1d-4e8f-a6c4-2d9b0e1f3a55
-                 */
+                /** @description The task's `id`. Another student's task answers `404`, like an id that does not exist. */
                 id: string;
             };
             cookie?: never;
@@ -2353,10 +2242,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The task's `id`. Another student's task answers `404`, like an id that does not exist.
-                 * @example 7f5c2a9e-3b1d-4e8f-a6c4-2d9b0e1f3a55
-                 */
+                /** @description The task's `id`. Another student's task answers `404`, like an id that does not exist. */
                 id: string;
             };
             cookie?: never;
