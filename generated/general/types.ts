@@ -1037,7 +1037,13 @@ export interface components {
          *     student's profile `time_zone` when the next occurrence is created. Frequencies DAILY, WEEKLY, MONTHLY and YEARLY;
          *     `DTSTART` and `TZID` are not accepted (`due_at` and the profile give them); `COUNT` counts occurrences from the
          *     series' first one; `UNTIL` is a UTC instant (`20261231T235959Z`) or a date (`20261231`, through the end of that
-         *     day in the student's time zone). An invalid rule is a `400` that says what is wrong.
+         *     day in the student's time zone).
+         *
+         *     The pattern gives the syntax: upper-case `NAME=VALUE` parts joined by `;`, one `FREQ` among them, and only the
+         *     parts above. Beyond it the server refuses with a `400` that says what is wrong: a part given twice, `COUNT` together with
+         *     `UNTIL`, a number outside RFC 5545's range for its part (`BYMONTH` 1–12, `BYMONTHDAY` ±1–31, `BYYEARDAY` and
+         *     `BYSETPOS` ±1–366, `BYWEEKNO` ±1–53, `BYHOUR` 0–23, `BYMINUTE` 0–59, `BYSECOND` 0–60), and a rule with no
+         *     occurrence it can find.
          * @example FREQ=WEEKLY;BYDAY=MO,WE
          */
         TaskRecurrence: string | null;
@@ -1063,7 +1069,9 @@ export interface components {
             title?: string;
         };
         /**
-         * @description An IANA time zone name; days, weeks and "today" are computed in it.
+         * @description An IANA time zone name (`Asia/Almaty`, `UTC`, `America/Argentina/Buenos_Aires`); days, weeks and "today" are
+         *     computed in it. The name must be known to both zone databases the service reads, the runtime's and PostgreSQL's
+         *     (`select name from pg_timezone_names`; letter case is ignored): another name is a `400` naming the field.
          * @example Asia/Almaty
          */
         TimeZone: string;
@@ -2091,7 +2099,7 @@ export interface operations {
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Only tasks due at or after this instant. */
                 due_from?: string;
-                /** @description Only tasks due before this instant. */
+                /** @description Only tasks due before this instant; it must be after `due_from` when both are given (else a `400`). */
                 due_to?: string;
                 /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
                 limit?: components["parameters"]["Limit"];

@@ -481,7 +481,12 @@ export interface components {
         CountryCodeQuery: string;
         /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
         Limit: number;
-        /** @description The user's nickname, matched case-insensitively. Control characters are never part of one (400). */
+        /**
+         * @description The user's nickname, matched case-insensitively. Control characters are never part of one (400). Nicknames are
+         *     letters, digits, `_` and `.`, 3 to 30 of them (new ones: letters, digits and `_`); any other text answers `404`, as
+         *     no user has it. (v1 1.0.0 released this parameter with the wider pattern; narrowing it would refuse requests that
+         *     partners' clients send today, so the rule is written here rather than in the pattern.)
+         */
         Nickname: string;
         /** @description The university's `id` (UUID). */
         UniId: string;
@@ -755,7 +760,12 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The user's nickname, matched case-insensitively. Control characters are never part of one (400). */
+                /**
+                 * @description The user's nickname, matched case-insensitively. Control characters are never part of one (400). Nicknames are
+                 *     letters, digits, `_` and `.`, 3 to 30 of them (new ones: letters, digits and `_`); any other text answers `404`, as
+                 *     no user has it. (v1 1.0.0 released this parameter with the wider pattern; narrowing it would refuse requests that
+                 *     partners' clients send today, so the rule is written here rather than in the pattern.)
+                 */
                 nickname: components["parameters"]["Nickname"];
             };
             cookie?: never;
