@@ -8,6 +8,7 @@ import * as aiConversations from './20261122_0005_ai_conversations.ts';
 import * as studyStreak from './20261122_0006_study_streak.ts';
 import * as avatarHttpsOnly from './20261123_0001_avatar_https_only.ts';
 import * as personalKeyGrants from './20261123_0002_personal_key_grants.ts';
+import * as stableUniversityIds from './20261123_0003_stable_university_ids.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261122_0001_partner_v1': partnerV1,
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '20261122_0006_study_streak': studyStreak,
   '20261123_0001_avatar_https_only': avatarHttpsOnly,
   '20261123_0002_personal_key_grants': personalKeyGrants,
+  '20261123_0003_stable_university_ids': stableUniversityIds,
 };

@@ -33,7 +33,7 @@ export async function findExam(db: Db, userId: string, examId: string) {
   return db.selectFrom('exams').select(EXAM_COLUMNS).where('id', '=', examId).where('user_id', '=', userId).executeTakeFirst();
 }
 
-export async function insertExam(db: Db, exam: { user_id: string; subject: string; exam_date: string; notes?: string }, now: Date) {
+export async function insertExam(db: Db, exam: { id?: string; user_id: string; subject: string; exam_date: string; notes?: string }, now: Date) {
   return db.insertInto('exams').values({ ...exam, created_at: now, updated_at: now }).returning(EXAM_COLUMNS).executeTakeFirstOrThrow();
 }
 

@@ -54,6 +54,8 @@ export async function findDeck(db: Db, userId: string, deckId: string, now: Date
 }
 
 export interface NewDeckRow {
+  /** A fixed id (the demo data's); a random one when absent. */
+  id?: string;
   user_id: string;
   title: string;
   description?: string;
@@ -102,7 +104,7 @@ export async function lockDeck(trx: Db, userId: string, deckId: string): Promise
 }
 
 /** A new card is due at once: next_due_at is its creation time. */
-export async function insertCard(db: Db, card: { user_id: string; deck_id: string; front: string; back: string }, now: Date) {
+export async function insertCard(db: Db, card: { id?: string; user_id: string; deck_id: string; front: string; back: string }, now: Date) {
   return db
     .insertInto('flashcard_cards')
     .values({ ...card, next_due_at: now, created_at: now, updated_at: now })

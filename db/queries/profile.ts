@@ -38,6 +38,8 @@ export async function findProfile(db: Db, userId: string) {
 }
 
 export interface NewAccountRow {
+  /** A fixed id (the demo student's); a random one when absent. */
+  id?: string;
   email: string;
   password_hash: string;
   nickname: string;

@@ -23,6 +23,8 @@ export const TASK_COLUMNS = [
 export type TaskRow = Awaited<ReturnType<typeof findTask>> & {};
 
 export interface NewTaskRow {
+  /** A fixed id (the demo data's); a random one when absent. */
+  id?: string;
   user_id: string;
   title: string;
   course: string | null;
@@ -35,7 +37,7 @@ export interface NewTaskRow {
 
 /** Inserts a task; a recurring one starts its own series (series_id = its id), in the same statement. */
 export async function insertTask(db: Db, task: NewTaskRow, now: Date) {
-  const id = randomUUID();
+  const id = task.id ?? randomUUID();
   return db
     .insertInto('tasks')
     .values({ ...task, id, series_id: task.recurrence ? id : null, created_at: now, updated_at: now })

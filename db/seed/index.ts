@@ -11,13 +11,19 @@ const HOLIDAY_COUNTRIES = ['KZ', 'RU'];
 /** The demo seed of `npm start` and `cli seed --demo`, so both build the same demo database. */
 export const DEMO_SEED = 20261122;
 
-/** Inserts or updates the universities and stores KZ/RU holidays for last year to two years ahead; safe to repeat. */
+/**
+ * Inserts or updates the universities and stores KZ/RU holidays for last year to two years ahead; safe to repeat.
+ * A university is matched by its stable id (`reference-ids.ts`), so a renamed one keeps its id; holidays are keyed
+ * by country, date and name.
+ */
 export async function seedReference(db: Db, opts: { now: Date }): Promise<{ universities: number; holidays: number }> {
   await db
     .insertInto('universities')
     .values([...universities])
     .onConflict((oc) =>
-      oc.constraint('universities_name_country_unique').doUpdateSet({
+      oc.column('id').doUpdateSet({
+        name: (eb) => eb.ref('excluded.name'),
+        country: (eb) => eb.ref('excluded.country'),
         short_name: (eb) => eb.ref('excluded.short_name'),
         city: (eb) => eb.ref('excluded.city'),
         student_count: (eb) => eb.ref('excluded.student_count'),

@@ -2,8 +2,9 @@
 // Student counts are rounded, plausible figures, all different so a sort by size is stable.
 import type { Insertable } from 'kysely';
 import type { UniversitiesTable } from '../schema.ts';
+import { universityId } from './reference-ids.ts';
 
-export type UniversitySeed = Omit<Insertable<UniversitiesTable>, 'id' | 'created_at'>;
+export type UniversitySeed = Omit<Insertable<UniversitiesTable>, 'created_at'> & { id: string; website: string };
 
 type Row = [name: string, short_name: string, city: string, student_count: number, website: string, founded_year: number];
 
@@ -65,6 +66,7 @@ const unverified = new Set(['TOU', 'EKTU', 'IKTU', 'SibFU', 'Skoltech']);
 
 function build(rows: Row[], country: 'KZ' | 'RU', defaults: Pick<UniversitySeed, 'default_academic_system' | 'default_gpa_scale'>): UniversitySeed[] {
   return rows.map(([name, short_name, city, student_count, website, founded_year]) => ({
+    id: universityId(website),
     name,
     short_name,
     city,

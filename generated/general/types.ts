@@ -304,10 +304,7 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The task's `id`. Another student's task answers `404`, like an id that does not exist.
-                 * @example 7f5c2a9e-3b1d-4e8f-a6c4-2d9b0e1f3a55
-                 */
+                /** @description The task's `id`. Another student's task answers `404`, like an id that does not exist. */
                 id: string;
             };
             cookie?: never;
@@ -815,7 +812,7 @@ export interface components {
             errors?: components["schemas"]["ValidationError"][];
             /**
              * @description The request path that produced the problem.
-             * @example /api/v1/universities/0b6e4a4e-6bd5-4c8e-9d8a-3f0d6f1f1c11
+             * @example /api/v1/universities/9f0e8d7c-6b5a-4c3d-8e2f-1a0b9c8d7e6f
              */
             instance?: string;
             /** @description The `X-Request-Id` of the request; quote it when you contact support. */
@@ -1044,7 +1041,13 @@ export interface components {
          *     student's profile `time_zone` when the next occurrence is created. Frequencies DAILY, WEEKLY, MONTHLY and YEARLY;
          *     `DTSTART` and `TZID` are not accepted (`due_at` and the profile give them); `COUNT` counts occurrences from the
          *     series' first one; `UNTIL` is a UTC instant (`20261231T235959Z`) or a date (`20261231`, through the end of that
-         *     day in the student's time zone). An invalid rule is a `400` that says what is wrong.
+         *     day in the student's time zone).
+         *
+         *     The pattern gives the syntax: upper-case `NAME=VALUE` parts joined by `;`, one `FREQ` among them, and only the
+         *     parts above. Beyond it the server refuses with a `400` that says what is wrong: a part given twice, `COUNT` together with
+         *     `UNTIL`, a number outside RFC 5545's range for its part (`BYMONTH` 1–12, `BYMONTHDAY` ±1–31, `BYYEARDAY` and
+         *     `BYSETPOS` ±1–366, `BYWEEKNO` ±1–53, `BYHOUR` 0–23, `BYMINUTE` 0–59, `BYSECOND` 0–60), and a rule with no
+         *     occurrence it can find.
          * @example FREQ=WEEKLY;BYDAY=MO,WE
          */
         TaskRecurrence: string | null;
@@ -1070,7 +1073,9 @@ export interface components {
             title?: string;
         };
         /**
-         * @description An IANA time zone name; days, weeks and "today" are computed in it.
+         * @description An IANA time zone name (`Asia/Almaty`, `UTC`, `America/Argentina/Buenos_Aires`); days, weeks and "today" are
+         *     computed in it. The name must be known to both zone databases the service reads, the runtime's and PostgreSQL's
+         *     (`select name from pg_timezone_names`; letter case is ignored): another name is a `400` naming the field.
          * @example Asia/Almaty
          */
         TimeZone: string;
@@ -1322,30 +1327,15 @@ export interface components {
         };
     };
     parameters: {
-        /**
-         * @description The card's `id`. Another student's card answers `404`, like one that does not exist.
-         * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-         */
+        /** @description The card's `id`. Another student's card answers `404`, like one that does not exist. */
         CardId: string;
-        /**
-         * @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400.
-         * @example eyJrIjpbIjIwMjYtMTEtMjVUMTA6MDA6MDBaIiwiN2Y1YyJdfQ
-         */
+        /** @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400. */
         Cursor: string;
-        /**
-         * @description The deck's `id`. Another student's deck answers `404`, like one that does not exist.
-         * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-         */
+        /** @description The deck's `id`. Another student's deck answers `404`, like one that does not exist. */
         DeckId: string;
-        /**
-         * @description `true`: only the cards due for review now; `false` or absent: all cards.
-         * @example true
-         */
+        /** @description `true`: only the cards due for review now; `false` or absent: all cards. */
         DueFilter: boolean;
-        /**
-         * @description The exam's `id`. Another student's exam answers `404`, like one that does not exist.
-         * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-         */
+        /** @description The exam's `id`. Another student's exam answers `404`, like one that does not exist. */
         ExamId: string;
         /**
          * @description A key of your choice (a UUID is a good one), 1–255 characters, that makes a create safe to retry. The first
@@ -1353,13 +1343,9 @@ export interface components {
          *     body gets that response again (with `Idempotent-Replayed: true`) and creates nothing; the same key with a
          *     different body is a `422 idempotency_key_reused`; a retry while the first request is still running is a
          *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
-         * @example 2f1d6c2e-8a0b-4b4e-9d7a-0c5e3b9f1a77
          */
         IdempotencyKey: string;
-        /**
-         * @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400.
-         * @example 20
-         */
+        /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
         Limit: number;
     };
     requestBodies: never;
@@ -1497,15 +1483,9 @@ export interface operations {
     listExams: {
         parameters: {
             query?: {
-                /**
-                 * @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400.
-                 * @example eyJrIjpbIjIwMjYtMTEtMjVUMTA6MDA6MDBaIiwiN2Y1YyJdfQ
-                 */
+                /** @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400. */
                 cursor?: components["parameters"]["Cursor"];
-                /**
-                 * @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400.
-                 * @example 20
-                 */
+                /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
                 limit?: components["parameters"]["Limit"];
             };
             header?: never;
@@ -1547,7 +1527,6 @@ export interface operations {
                  *     body gets that response again (with `Idempotent-Replayed: true`) and creates nothing; the same key with a
                  *     different body is a `422 idempotency_key_reused`; a retry while the first request is still running is a
                  *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
-                 * @example 2f1d6c2e-8a0b-4b4e-9d7a-0c5e3b9f1a77
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -1591,10 +1570,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The exam's `id`. Another student's exam answers `404`, like one that does not exist.
-                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-                 */
+                /** @description The exam's `id`. Another student's exam answers `404`, like one that does not exist. */
                 exam_id: components["parameters"]["ExamId"];
             };
             cookie?: never;
@@ -1630,10 +1606,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The exam's `id`. Another student's exam answers `404`, like one that does not exist.
-                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-                 */
+                /** @description The exam's `id`. Another student's exam answers `404`, like one that does not exist. */
                 exam_id: components["parameters"]["ExamId"];
             };
             cookie?: never;
@@ -1667,10 +1640,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The exam's `id`. Another student's exam answers `404`, like one that does not exist.
-                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-                 */
+                /** @description The exam's `id`. Another student's exam answers `404`, like one that does not exist. */
                 exam_id: components["parameters"]["ExamId"];
             };
             cookie?: never;
@@ -1710,10 +1680,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The card's `id`. Another student's card answers `404`, like one that does not exist.
-                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-                 */
+                /** @description The card's `id`. Another student's card answers `404`, like one that does not exist. */
                 card_id: components["parameters"]["CardId"];
             };
             cookie?: never;
@@ -1749,10 +1716,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The card's `id`. Another student's card answers `404`, like one that does not exist.
-                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-                 */
+                /** @description The card's `id`. Another student's card answers `404`, like one that does not exist. */
                 card_id: components["parameters"]["CardId"];
             };
             cookie?: never;
@@ -1786,10 +1750,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The card's `id`. Another student's card answers `404`, like one that does not exist.
-                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-                 */
+                /** @description The card's `id`. Another student's card answers `404`, like one that does not exist. */
                 card_id: components["parameters"]["CardId"];
             };
             cookie?: never;
@@ -1834,15 +1795,11 @@ export interface operations {
                  *     body gets that response again (with `Idempotent-Replayed: true`) and creates nothing; the same key with a
                  *     different body is a `422 idempotency_key_reused`; a retry while the first request is still running is a
                  *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
-                 * @example 2f1d6c2e-8a0b-4b4e-9d7a-0c5e3b9f1a77
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /**
-                 * @description The card's `id`. Another student's card answers `404`, like one that does not exist.
-                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-                 */
+                /** @description The card's `id`. Another student's card answers `404`, like one that does not exist. */
                 card_id: components["parameters"]["CardId"];
             };
             cookie?: never;
@@ -1883,15 +1840,9 @@ export interface operations {
     listDecks: {
         parameters: {
             query?: {
-                /**
-                 * @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400.
-                 * @example eyJrIjpbIjIwMjYtMTEtMjVUMTA6MDA6MDBaIiwiN2Y1YyJdfQ
-                 */
+                /** @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400. */
                 cursor?: components["parameters"]["Cursor"];
-                /**
-                 * @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400.
-                 * @example 20
-                 */
+                /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
                 limit?: components["parameters"]["Limit"];
             };
             header?: never;
@@ -1933,7 +1884,6 @@ export interface operations {
                  *     body gets that response again (with `Idempotent-Replayed: true`) and creates nothing; the same key with a
                  *     different body is a `422 idempotency_key_reused`; a retry while the first request is still running is a
                  *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
-                 * @example 2f1d6c2e-8a0b-4b4e-9d7a-0c5e3b9f1a77
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -1977,10 +1927,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The deck's `id`. Another student's deck answers `404`, like one that does not exist.
-                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-                 */
+                /** @description The deck's `id`. Another student's deck answers `404`, like one that does not exist. */
                 deck_id: components["parameters"]["DeckId"];
             };
             cookie?: never;
@@ -2016,10 +1963,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The deck's `id`. Another student's deck answers `404`, like one that does not exist.
-                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-                 */
+                /** @description The deck's `id`. Another student's deck answers `404`, like one that does not exist. */
                 deck_id: components["parameters"]["DeckId"];
             };
             cookie?: never;
@@ -2053,10 +1997,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The deck's `id`. Another student's deck answers `404`, like one that does not exist.
-                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-                 */
+                /** @description The deck's `id`. Another student's deck answers `404`, like one that does not exist. */
                 deck_id: components["parameters"]["DeckId"];
             };
             cookie?: never;
@@ -2094,28 +2035,16 @@ export interface operations {
     listCards: {
         parameters: {
             query?: {
-                /**
-                 * @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400.
-                 * @example eyJrIjpbIjIwMjYtMTEtMjVUMTA6MDA6MDBaIiwiN2Y1YyJdfQ
-                 */
+                /** @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400. */
                 cursor?: components["parameters"]["Cursor"];
-                /**
-                 * @description `true`: only the cards due for review now; `false` or absent: all cards.
-                 * @example true
-                 */
+                /** @description `true`: only the cards due for review now; `false` or absent: all cards. */
                 due?: components["parameters"]["DueFilter"];
-                /**
-                 * @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400.
-                 * @example 20
-                 */
+                /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
                 limit?: components["parameters"]["Limit"];
             };
             header?: never;
             path: {
-                /**
-                 * @description The deck's `id`. Another student's deck answers `404`, like one that does not exist.
-                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-                 */
+                /** @description The deck's `id`. Another student's deck answers `404`, like one that does not exist. */
                 deck_id: components["parameters"]["DeckId"];
             };
             cookie?: never;
@@ -2156,15 +2085,11 @@ export interface operations {
                  *     body gets that response again (with `Idempotent-Replayed: true`) and creates nothing; the same key with a
                  *     different body is a `422 idempotency_key_reused`; a retry while the first request is still running is a
                  *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
-                 * @example 2f1d6c2e-8a0b-4b4e-9d7a-0c5e3b9f1a77
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /**
-                 * @description The deck's `id`. Another student's deck answers `404`, like one that does not exist.
-                 * @example 7d3c2b1a-9e8f-4a6b-8c5d-4e3f2a1b0c9d
-                 */
+                /** @description The deck's `id`. Another student's deck answers `404`, like one that does not exist. */
                 deck_id: components["parameters"]["DeckId"];
             };
             cookie?: never;
@@ -2205,15 +2130,9 @@ export interface operations {
     getSchedule: {
         parameters: {
             query?: {
-                /**
-                 * @description A date; the week containing it is shown.
-                 * @example 2026-11-25
-                 */
+                /** @description A date; the week containing it is shown. */
                 start?: string;
-                /**
-                 * @description An ISO 8601 week, `YYYY-Www`.
-                 * @example 2026-W48
-                 */
+                /** @description An ISO 8601 week, `YYYY-Www`. */
                 week?: string;
             };
             header?: never;
@@ -2248,30 +2167,15 @@ export interface operations {
     listTasks: {
         parameters: {
             query?: {
-                /**
-                 * @description Only tasks of this course (exact, case-sensitive).
-                 * @example Linear Algebra
-                 */
+                /** @description Only tasks of this course (exact, case-sensitive). */
                 course?: string;
-                /**
-                 * @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400.
-                 * @example eyJrIjpbIjIwMjYtMTEtMjVUMTA6MDA6MDBaIiwiN2Y1YyJdfQ
-                 */
+                /** @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400. */
                 cursor?: components["parameters"]["Cursor"];
-                /**
-                 * @description Only tasks due at or after this instant.
-                 * @example 2026-11-23T00:00:00Z
-                 */
+                /** @description Only tasks due at or after this instant. */
                 due_from?: string;
-                /**
-                 * @description Only tasks due before this instant.
-                 * @example 2026-11-30T00:00:00Z
-                 */
+                /** @description Only tasks due before this instant; it must be after `due_from` when both are given (else a `400`). */
                 due_to?: string;
-                /**
-                 * @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400.
-                 * @example 20
-                 */
+                /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
                 limit?: components["parameters"]["Limit"];
                 /** @description Only tasks in this state. */
                 status?: components["schemas"]["TaskStatus"];
@@ -2315,7 +2219,6 @@ export interface operations {
                  *     body gets that response again (with `Idempotent-Replayed: true`) and creates nothing; the same key with a
                  *     different body is a `422 idempotency_key_reused`; a retry while the first request is still running is a
                  *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
-                 * @example 2f1d6c2e-8a0b-4b4e-9d7a-0c5e3b9f1a77
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -2359,10 +2262,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The task's `id`. Another student's task answers `404`, like an id that does not exist.
-                 * @example 7f5c2a9e-3b1d-4e8f-a6c4-2d9b0e1f3a55
-                 */
+                /** @description The task's `id`. Another student's task answers `404`, like an id that does not exist. */
                 id: string;
             };
             cookie?: never;
@@ -2398,10 +2298,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The task's `id`. Another student's task answers `404`, like an id that does not exist.
-                 * @example 7f5c2a9e-3b1d-4e8f-a6c4-2d9b0e1f3a55
-                 */
+                /** @description The task's `id`. Another student's task answers `404`, like an id that does not exist. */
                 id: string;
             };
             cookie?: never;
@@ -2435,10 +2332,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The task's `id`. Another student's task answers `404`, like an id that does not exist.
-                 * @example 7f5c2a9e-3b1d-4e8f-a6c4-2d9b0e1f3a55
-                 */
+                /** @description The task's `id`. Another student's task answers `404`, like an id that does not exist. */
                 id: string;
             };
             cookie?: never;

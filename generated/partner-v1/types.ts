@@ -273,7 +273,7 @@ export interface components {
             errors?: components["schemas"]["ValidationError"][];
             /**
              * @description The request path that produced the problem.
-             * @example /api/v1/universities/0b6e4a4e-6bd5-4c8e-9d8a-3f0d6f1f1c11
+             * @example /api/v1/universities/9f0e8d7c-6b5a-4c3d-8e2f-1a0b9c8d7e6f
              */
             instance?: string;
             /** @description The `X-Request-Id` of the request; quote it when you contact support. */
@@ -310,7 +310,7 @@ export interface components {
             joined_at: string;
             /**
              * @description Unique, case-insensitive handle; the lookup key.
-             * @example aigerim_s
+             * @example Fevroniya_Gordeeva64
              */
             nickname: string;
             premium_tier: components["schemas"]["PremiumTier"];
@@ -489,35 +489,22 @@ export interface components {
         };
     };
     parameters: {
-        /**
-         * @description ISO 3166-1 alpha-2 code, either case.
-         * @example KZ
-         */
+        /** @description ISO 3166-1 alpha-2 code, either case. */
         CountryCodePath: string;
-        /**
-         * @description Only universities of this country (ISO 3166-1 alpha-2, either case).
-         * @example kz
-         */
+        /** @description Only universities of this country (ISO 3166-1 alpha-2, either case). */
         CountryCodeQuery: string;
-        /**
-         * @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400.
-         * @example 20
-         */
+        /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
         Limit: number;
         /**
-         * @description The user's nickname, matched case-insensitively. Control characters are never part of one (400).
-         * @example aigerim_s
+         * @description The user's nickname, matched case-insensitively. Control characters are never part of one (400). Nicknames are
+         *     letters, digits, `_` and `.`, 3 to 30 of them (new ones: letters, digits and `_`); any other text answers `404`, as
+         *     no user has it. (v1 1.0.0 released this parameter with the wider pattern; narrowing it would refuse requests that
+         *     partners' clients send today, so the rule is written here rather than in the pattern.)
          */
         Nickname: string;
-        /**
-         * @description The university's `id` (UUID).
-         * @example 0b6e4a4e-6bd5-4c8e-9d8a-3f0d6f1f1c11
-         */
+        /** @description The university's `id` (UUID). */
         UniId: string;
-        /**
-         * @description The calendar year, 2000 to 2100; the current year (UTC) when absent.
-         * @example 2026
-         */
+        /** @description The calendar year, 2000 to 2100; the current year (UTC) when absent. */
         Year: number;
     };
     requestBodies: never;
@@ -600,18 +587,12 @@ export interface operations {
     listHolidays: {
         parameters: {
             query?: {
-                /**
-                 * @description The calendar year, 2000 to 2100; the current year (UTC) when absent.
-                 * @example 2026
-                 */
+                /** @description The calendar year, 2000 to 2100; the current year (UTC) when absent. */
                 year?: components["parameters"]["Year"];
             };
             header?: never;
             path: {
-                /**
-                 * @description ISO 3166-1 alpha-2 code, either case.
-                 * @example KZ
-                 */
+                /** @description ISO 3166-1 alpha-2 code, either case. */
                 country_code: components["parameters"]["CountryCodePath"];
             };
             cookie?: never;
@@ -644,10 +625,7 @@ export interface operations {
     getGlobalLeaderboard: {
         parameters: {
             query?: {
-                /**
-                 * @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400.
-                 * @example 20
-                 */
+                /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
                 limit?: components["parameters"]["Limit"];
             };
             header?: never;
@@ -681,18 +659,12 @@ export interface operations {
     getUniversityLeaderboard: {
         parameters: {
             query?: {
-                /**
-                 * @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400.
-                 * @example 20
-                 */
+                /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
                 limit?: components["parameters"]["Limit"];
             };
             header?: never;
             path: {
-                /**
-                 * @description The university's `id` (UUID).
-                 * @example 0b6e4a4e-6bd5-4c8e-9d8a-3f0d6f1f1c11
-                 */
+                /** @description The university's `id` (UUID). */
                 uni_id: components["parameters"]["UniId"];
             };
             cookie?: never;
@@ -755,15 +727,9 @@ export interface operations {
     listUniversities: {
         parameters: {
             query?: {
-                /**
-                 * @description Only universities of this country (ISO 3166-1 alpha-2, either case).
-                 * @example kz
-                 */
+                /** @description Only universities of this country (ISO 3166-1 alpha-2, either case). */
                 country_code?: components["parameters"]["CountryCodeQuery"];
-                /**
-                 * @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400.
-                 * @example 20
-                 */
+                /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
                 limit?: components["parameters"]["Limit"];
             };
             header?: never;
@@ -799,10 +765,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description The university's `id` (UUID).
-                 * @example 0b6e4a4e-6bd5-4c8e-9d8a-3f0d6f1f1c11
-                 */
+                /** @description The university's `id` (UUID). */
                 uni_id: components["parameters"]["UniId"];
             };
             cookie?: never;
@@ -838,8 +801,10 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The user's nickname, matched case-insensitively. Control characters are never part of one (400).
-                 * @example aigerim_s
+                 * @description The user's nickname, matched case-insensitively. Control characters are never part of one (400). Nicknames are
+                 *     letters, digits, `_` and `.`, 3 to 30 of them (new ones: letters, digits and `_`); any other text answers `404`, as
+                 *     no user has it. (v1 1.0.0 released this parameter with the wider pattern; narrowing it would refuse requests that
+                 *     partners' clients send today, so the rule is written here rather than in the pattern.)
                  */
                 nickname: components["parameters"]["Nickname"];
             };

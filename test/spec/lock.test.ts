@@ -2,13 +2,13 @@
 // catch, on edited copies of the released spec; and, end to end, a scratch edit of the YAML in spec/ bundled the way
 // `npm run generate` bundles it, judged by the commands CI runs.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compareSpecs, CURRENT_SPEC, readJson, RELEASED_DIR, releasedVersions, versionProblems } from '../../scripts/spec-diff.ts';
 import { released, unreleasedBody, withUnreleased } from '../../scripts/spec-changelog-text.ts';
+import { runNode } from '../support/run-node.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const latest = releasedVersions().at(-1)!;
@@ -185,11 +185,3 @@ describe('partner v1 lock', () => {
     });
   });
 });
-
-function runNode(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, args, { cwd, timeout: 50_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
-    });
-  });
-}

@@ -1,5 +1,5 @@
-// The database the tests run on: embedded PGlite by default, or a throwaway database on the PostgreSQL server
-// of DATABASE_URL (created for this run and dropped after it, so a developer's own data is never touched).
+// The databases the tests run on: embedded PGlite by default, or throwaway databases on the PostgreSQL server of
+// DATABASE_URL (created for this run and dropped after it, so a developer's own data is never touched).
 import { connect, describeTarget, type Db, type DbTarget } from '../../db/connect.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
 import { seedDemo, seedReference } from '../../db/seed/index.ts';
@@ -16,7 +16,8 @@ export interface TestDatabase {
   close(): Promise<void>;
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
+/** A new, migrated, empty database on the engine the run uses. */
+export async function createFreshDatabase(): Promise<TestDatabase> {
   const serverUrl = process.env.DATABASE_URL;
   let target: DbTarget = { dataDir: 'memory://' };
   let dropDatabase = async () => {};
@@ -27,9 +28,6 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   }
   const db = connect(target);
   await migrateToLatest(db);
-  const now = new Date();
-  await seedReference(db, { now });
-  await seedDemo(db, { seed: TEST_DEMO_SEED, now });
   return {
     db,
     url: 'databaseUrl' in target ? target.databaseUrl : undefined,
@@ -39,4 +37,13 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       await dropDatabase();
     },
   };
+}
+
+/** The run's shared database: reference data and demo data of the test seed. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const database = await createFreshDatabase();
+  const now = new Date();
+  await seedReference(database.db, { now });
+  await seedDemo(database.db, { seed: TEST_DEMO_SEED, now });
+  return database;
 }

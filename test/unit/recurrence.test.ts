@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { assertValidRecurrence, InvalidRecurrence, nextOccurrence, normaliseRecurrence } from '../../handlers/general/recurrence.ts';
 
+const generalSpec = JSON.parse(readFileSync(new URL('../../generated/general/openapi.json', import.meta.url), 'utf8'));
 const at = (iso: string) => new Date(iso);
 const next = (rule: string, start: string, after: string, zone = 'UTC') => nextOccurrence(rule, at(start), at(after), zone)?.toISOString() ?? null;
 
@@ -82,4 +84,14 @@ describe('recurrence: assertValidRecurrence', () => {
   }
 
   it('drops an RRULE: prefix when storing', () => assert.equal(normaliseRecurrence(' RRULE:FREQ=DAILY '), 'FREQ=DAILY'));
+
+  // The spec's pattern is the syntax, the handler the rest: the pattern must let through every upper-case rule the
+  // handler accepts (else the spec refuses what the server would take) and stop the syntax errors before it.
+  it("agrees with the spec's pattern", () => {
+    const pattern = new RegExp((generalSpec.components.schemas.TaskRecurrence as { pattern: string }).pattern, 'u');
+    for (const rule of valid.filter((r) => r === r.toUpperCase())) assert.match(rule, pattern);
+    for (const rule of ['garbage', 'BYDAY=MO', 'FREQ=HOURLY', 'FREQ=DAILY;COUNT=0', 'FREQ=DAILY;UNTIL=tomorrow', 'FREQ=DAILY;TZID=Europe/Berlin', 'FREQ=DAILY;FREQ=WEEKLY']) {
+      assert.doesNotMatch(rule, pattern);
+    }
+  });
 });
