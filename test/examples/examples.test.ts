@@ -8,7 +8,7 @@ import { DEMO_SEED, seedDemo, seedReference } from '../../db/seed/index.ts';
 import { bundledSpecs } from '../../server/bundled-specs.ts';
 import { issueApiKey } from '../../server/auth/api-keys.ts';
 import { createDemoStudent } from '../../server/demo-student.ts';
-import type { LimitStores } from '../../server/rate-limits.ts';
+import { memoryLimitStores, type LimitStores } from '../../server/rate-limits.ts';
 import { contractClient } from '../support/contract.ts';
 import { buildApp } from '../support/partner-app.ts';
 import { createFreshDatabase, type TestDatabase } from '../support/test-db.ts';
@@ -24,7 +24,7 @@ describe('spec examples on a fresh instance', () => {
   // The limits of a fresh instance apply per minute; the run sends more than a minute's worth, so each pair
   // starts with fresh counters, as a tester pacing the examples would see.
   const stores: MemoryStore[] = [];
-  const limitStores: LimitStores = { create: () => stores[stores.push(new MemoryStore()) - 1]!, close: async () => {} };
+  const limitStores: LimitStores = { ...memoryLimitStores(), create: () => stores[stores.push(new MemoryStore()) - 1]! };
 
   before(async function () {
     this.timeout(180_000);
