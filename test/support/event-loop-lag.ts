@@ -17,9 +17,17 @@ export async function longestEventLoopBlock<T>(work: () => Promise<T>): Promise<
   }
 }
 
-/** Asserts that `work` never blocks the event loop longer than the budget; returns what `work` returned. */
-export async function withinEventLoopBudget<T>(what: string, work: () => Promise<T>): Promise<T> {
-  const { result, blockedMs } = await longestEventLoopBlock(work);
-  if (blockedMs > EVENT_LOOP_BUDGET_MS) throw new Error(`${what} blocked the event loop for ${blockedMs.toFixed(0)} ms (budget ${EVENT_LOOP_BUDGET_MS} ms)`);
-  return result;
+/**
+ * Asserts that `work` does not block the event loop longer than the budget; returns what its last run returned. It
+ * runs up to `attempts` times and passes if one run stays within the budget: a hostile request blocks on every run,
+ * a stall of a loaded machine (another process on the core, a GC) rarely twice in a row. `work` must be repeatable.
+ */
+export async function withinEventLoopBudget<T>(what: string, work: () => Promise<T>, attempts = 2): Promise<T> {
+  const blocked: number[] = [];
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    const { result, blockedMs } = await longestEventLoopBlock(work);
+    if (blockedMs <= EVENT_LOOP_BUDGET_MS) return result;
+    blocked.push(blockedMs);
+  }
+  throw new Error(`${what} blocked the event loop for ${blocked.map((ms) => ms.toFixed(0)).join(' ms, then ')} ms (budget ${EVENT_LOOP_BUDGET_MS} ms)`);
 }
