@@ -4,16 +4,15 @@
 // the event loop never blocked longer than the budget (test/support/event-loop-lag.ts).
 // Bounded and seeded for CI; run longer by hand: PROPERTY_RUNS=500 PROPERTY_SEED=$RANDOM npx mocha --grep 'hostile corpus'
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import request from 'supertest';
-import { surfaces } from '../../scripts/surfaces.ts';
 import { withinEventLoopBudget } from '../support/event-loop-lag.ts';
 import { buildApp } from '../support/partner-app.ts';
 import { pkcePair, registerTestClient, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';
-import { ROOMY, surfacesUnderTest, type Client } from '../support/surfaces-under-test.ts';
+import type { Client } from '../support/surfaces-under-test.ts';
+import { describeEveryOperation } from './every-operation.ts';
 import { HOSTILE_HEADER, HOSTILE_JSON, HOSTILE_WIRE } from './hostile-values.ts';
-import { operationsOf, reachesOperation, toRequest, validInputs, validRequest, type Inputs, type OperationUnderTest, type Parameter } from './requests.ts';
+import { reachesOperation, toRequest, validInputs, validRequest, type Inputs, type OperationUnderTest, type Parameter } from './requests.ts';
 
 const runs = Number(process.env.PROPERTY_RUNS ?? 15);
 const seed = Number(process.env.PROPERTY_SEED ?? 20261123);
@@ -86,36 +85,24 @@ function assertNoServerError(res: request.Response, hostile: { broken: string; u
 }
 
 describe(`hostile corpus (${runs} runs each, seed ${seed})`, () => {
-  for (const surface of surfaces) {
-    const under = surfacesUnderTest[surface];
-    if (!under) continue;
-    const spec = JSON.parse(readFileSync(new URL(`../../generated/${surface}/openapi.json`, import.meta.url), 'utf8'));
-    describe(surface, () => {
-      let client: Client;
-      before(async () => {
-        client = await under.client(ROOMY);
-      });
-
-      for (const op of operationsOf(spec)) {
-        const hostile = hostileRequest(op)?.filter(reachesOperation);
-        if (!hostile) continue;
-        it(`${op.operationId}: no 5xx and no blocked event loop, whatever one input holds`, async () => {
-          // Operations without security are limited per address: one app (fresh counters) for the whole run.
-          const target = !op.secured && under.anonymous ? await under.anonymous() : client;
-          // Warm: an operation's first request compiles its validators, once per process.
-          const [warm] = fc.sample(validRequest(op), { numRuns: 1, seed });
-          await send(target, { ...warm!, ...bodyOf(warm!.body), broken: 'nothing' });
-          const check = async (req: HostileRequest) => {
-            const res = await withinEventLoopBudget(req.broken, () => send(target, req));
-            assertNoServerError(res, req);
-            if (res.status >= 400) assert.match(String(res.headers['content-type']), /^application\/problem\+json/, `${res.status} for ${req.broken}`);
-          };
-          for (const req of everySlotWithTheWorst(op).filter(reachesOperation)) await check(req);
-          await fc.assert(fc.asyncProperty(hostile, check), parameters);
-        });
-      }
+  describeEveryOperation((op, under, client) => {
+    const hostile = hostileRequest(op)?.filter(reachesOperation);
+    if (!hostile) return;
+    it(`${op.operationId}: no 5xx and no blocked event loop, whatever one input holds`, async () => {
+      // Operations without security are limited per address: one app (fresh counters) for the whole run.
+      const target = !op.secured && under.anonymous ? await under.anonymous() : client();
+      // Warm: an operation's first request compiles its validators, once per process.
+      const [warm] = fc.sample(validRequest(op), { numRuns: 1, seed });
+      await send(target, { ...warm!, ...bodyOf(warm!.body), broken: 'nothing' });
+      const check = async (req: HostileRequest) => {
+        const res = await withinEventLoopBudget(req.broken, () => send(target, req));
+        assertNoServerError(res, req);
+        if (res.status >= 400) assert.match(String(res.headers['content-type']), /^application\/problem\+json/, `${res.status} for ${req.broken}`);
+      };
+      for (const req of everySlotWithTheWorst(op).filter(reachesOperation)) await check(req);
+      await fc.assert(fc.asyncProperty(hostile, check), parameters);
     });
-  }
+  });
 
   describe('OAuth endpoints', () => {
     let app: Awaited<ReturnType<typeof buildApp>>;
