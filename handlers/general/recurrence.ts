@@ -7,6 +7,7 @@
 // exist on a day (inside a spring-forward gap) moves forward by the gap, as luxon does.
 import { DateTime } from 'luxon';
 import rrule from 'rrule';
+import { LAST_INSTANT } from '../../server/formats.ts';
 import { EXHAUSTED, firstDateAfter, HORIZONS, periodsIn } from './recurrence-search.ts';
 
 const { RRule } = rrule;
@@ -88,7 +89,9 @@ export function nextOccurrence(rule: string, seriesStart: Date, after: Date, tim
     // Without COUNT the series from a later period start is the same series: the walk starts just before `after`.
     next = firstDateAfter(restartedBefore(options, start, from), from, false, horizon + 1);
   }
-  return next instanceof Date ? fromFloating(shifted(next, -years), timeZone) : null;
+  const due = next instanceof Date ? fromFloating(shifted(next, -years), timeZone) : null;
+  // A wall-clock date of 9999 west of UTC is an instant of the year 10000, past what the service keeps.
+  return due && due.getTime() <= LAST_INSTANT ? due : null;
 }
 
 /**

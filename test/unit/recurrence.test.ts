@@ -100,6 +100,9 @@ describe('recurrence: bounded search', () => {
   it('keeps a daily series going decades after its start, and its years 1–99 dates in those years', () => {
     assert.equal(next('FREQ=DAILY;INTERVAL=3', '2026-11-23T09:00:00Z', '2080-01-01T09:00:00Z'), '2080-01-02T09:00:00.000Z');
     assert.equal(next('FREQ=WEEKLY', '0050-03-01T09:00:00Z', '0050-03-01T09:00:00Z'), '0050-03-08T09:00:00.000Z');
+    // 9999-12-31 23:00 in New York is in the year 10000 (UTC): the series ends rather than leave the range.
+    assert.equal(next('FREQ=DAILY', '9999-12-30T04:00:00Z', '9999-12-30T04:00:00Z', 'America/New_York'), '9999-12-31T04:00:00.000Z');
+    assert.equal(next('FREQ=DAILY', '9999-12-31T04:00:00Z', '9999-12-31T04:00:00Z', 'America/New_York'), null);
   });
 
   it('finds what an unbounded rrule finds, for rules that have dates (restarting a series near `after` changes nothing)', () => {
