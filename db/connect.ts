@@ -9,11 +9,16 @@ import type { Database } from './schema.ts';
 
 const INT8 = 20;
 const DATE = 1082;
+const TIMESTAMPTZ = 1184;
 
-/** int8 (count(*), sums) as JS numbers and DATE as the plain 'YYYY-MM-DD' string, on both engines. */
+/**
+ * int8 (count(*), sums) as JS numbers, DATE as the plain 'YYYY-MM-DD' string and timestamptz by pg's parser, on both
+ * engines (PGlite's own reads the years 0001–0099 as 1901–1999 or 2000–2049).
+ */
 const parsers = {
   [INT8]: (value: string) => Number(value),
   [DATE]: (value: string) => value,
+  [TIMESTAMPTZ]: pg.types.getTypeParser(TIMESTAMPTZ) as (value: string) => Date,
 };
 
 export type Db = Kysely<Database>;

@@ -142,6 +142,12 @@ function toProblem(error: unknown, req: Request, bodyLimitBytes: number): Proble
   if ((typeof type === 'string' && type.startsWith('encoding.')) || type === 'charset.unsupported') {
     return problems.malformedBody('The request body uses an unsupported encoding or charset.');
   }
+  // A body that fails to decode as its Content-Encoding says (a plain body sent as gzip): body-parser passes zlib's
+  // error on as a 4xx http-error without a type.
+  const status = (error as { status?: unknown } | null)?.status;
+  if ((error as { expose?: unknown } | null)?.expose === true && typeof status === 'number' && status >= 400 && status < 500) {
+    return problems.malformedBody('The request body does not decode as its Content-Encoding says.');
+  }
   req.log.error({ err: error }, 'unhandled error');
   return problems.internal();
 }

@@ -3,13 +3,10 @@
 // is shared by VALIDATE_RESPONSES=1 and by every test, so both judge responses by the same rules.
 import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import { OpenAPIBackend, type Document, type Operation } from 'openapi-backend';
 import type { Surface } from '../scripts/surfaces.ts';
 import { bundledSpecFile } from './bundled-specs.ts';
-
-// ajv-formats is CommonJS; under ESM its function is the default export's default.
-const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+import { addServiceFormats } from './formats.ts';
 
 export interface Contract {
   api: OpenAPIBackend;
@@ -53,9 +50,7 @@ export async function loadContract(definition: Document): Promise<Contract> {
     ajvOpts: { useDefaults: true, allErrors: true },
     customizeAjv: (_ajv, ajvOpts) => {
       const ajv = new Ajv2020({ ...ajvOpts, strict: false });
-      addFormats(ajv);
-      // ajv-formats' uuid also accepts a `urn:uuid:` prefix, which PostgreSQL's uuid type refuses (a 500 instead of a 400).
-      ajv.addFormat('uuid', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
+      addServiceFormats(ajv);
       return ajv as never;
     },
   });

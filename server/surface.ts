@@ -1,10 +1,11 @@
-// Serves one API surface from its contract: routing (404/405), security (401), limits (429), request
+// Serves one API surface from its contract: routing (404/405), security (401), limits (429), unstorable text and request
 // validation (400) and dispatch to the typed handler of the operationId, in that order. Every refusal is a
 // problem+json built by server/problems.ts; handlers signal their own refusals by throwing a Problem.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Context, Operation } from 'openapi-backend';
 import { routedMethod, type Contract } from './contract.ts';
 import type { HandlerContext } from './handler-types.ts';
+import { unstorableText } from './input-guard.ts';
 import { problems } from './problems.ts';
 
 /**
@@ -71,6 +72,8 @@ export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
       const principal = principalOf<P>(c);
       if (principal && options.authorize) options.authorize(principal, c.operation);
       await options.limit(req, res, principal, c.operation);
+      // openapi-backend calls this before its unauthorizedHandler: an unauthenticated request is left to the 401.
+      if (c.security?.authorized !== false) refuseUnstorableText(c);
     },
     unauthorizedHandler: async (c: Context, req: Request, res: Response) => {
       const outcomes = Object.values(c.security ?? {}) as Array<AuthOutcome<P> | undefined>;
@@ -119,6 +122,19 @@ export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
     const request = { method: routedMethod(req.method), path: req.path, query: req.query as Record<string, string>, headers: req.headers as Record<string, string>, body: req.body };
     api.handleRequest(request, req, res).catch(next);
   };
+}
+
+/**
+ * Before the spec's validation, after limits (so such requests count): text no schema rules out for every string at
+ * once, but PostgreSQL refuses or would alter. One field is named, like a validation error.
+ */
+function refuseUnstorableText(c: Context): void {
+  const unstorable =
+    unstorableText(c.request.params, 'path') ??
+    unstorableText(c.request.query, 'query') ??
+    unstorableText(declaredHeaders(c), 'header') ??
+    unstorableText(c.request.requestBody, 'requestBody');
+  if (unstorable) throw problems.invalidRequest([unstorable]);
 }
 
 /** The header parameters the operation declares, under their spec names (HTTP header names are case-insensitive). */

@@ -434,6 +434,12 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
+         * Format: date
+         * @description An RFC 3339 full-date, `YYYY-MM-DD`, from 0001-01-01 to 9999-12-31.
+         * @example 2026-12-20
+         */
+        CalendarDate: string;
+        /**
          * @description A flashcard with its SM-2 parameters, returned exactly as stored: `ease` (the E-Factor, at least 1.3, 2.5 for a
          *     new card), `repetitions` (successful reviews in a row), `interval_days` (the last interval SM-2 chose) and
          *     `next_due_at` (the last review plus `interval_days` days, in the student's time zone; the creation time for a new
@@ -616,8 +622,7 @@ export interface components {
         ExamUpdate: {
             /** @description Decks of the student that prepare for the exam; replaces the linked set. A deck that is not the student's is a `400`. */
             deck_ids?: string[];
-            /** Format: date */
-            exam_date?: string;
+            exam_date?: components["schemas"]["CalendarDate"];
             notes?: string;
             subject?: string;
             /** @description Tasks of the student that prepare for the exam; replaces the linked set. A task that is not the student's is a `400`. */
@@ -644,6 +649,12 @@ export interface components {
              */
             on_date: string;
         };
+        /**
+         * Format: date-time
+         * @description An RFC 3339 date-time with an offset, from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z once converted to UTC (`9999-12-31T23:00:00-05:00` lies in the year 10000 and is a `400`). A leap second (`23:59:60`) is a `400`: the service counts time without them.
+         * @example 2026-11-23T09:00:00Z
+         */
+        Instant: string;
         /**
          * @description One thing to do, with the item it concerns and a sentence that says why. `kind`:
          *     - `review_cards`: review `card_count` due cards of the deck in `item`;
@@ -703,8 +714,7 @@ export interface components {
         NewExam: {
             /** @description Decks of the student that prepare for the exam; replaces the linked set. A deck that is not the student's is a `400`. */
             deck_ids?: string[];
-            /** Format: date */
-            exam_date: string;
+            exam_date: components["schemas"]["CalendarDate"];
             notes?: string;
             subject: string;
             /** @description Tasks of the student that prepare for the exam; replaces the linked set. A task that is not the student's is a `400`. */
@@ -736,11 +746,8 @@ export interface components {
          */
         NewTask: {
             course: components["schemas"]["TaskCourse"];
-            /**
-             * Format: date-time
-             * @description An ISO 8601 timestamp; UTC (`Z`) is expected, another offset is converted. Stored to the millisecond.
-             */
-            due_at: string;
+            /** @description An RFC 3339 timestamp from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z (UTC); UTC (`Z`) is expected, another offset is converted. Stored to the millisecond; no leap second. */
+            due_at: components["schemas"]["Instant"];
             notes?: components["schemas"]["TaskNotes"];
             priority?: components["schemas"]["TaskPriority"];
             recurrence?: components["schemas"]["TaskRecurrence"];
@@ -1064,8 +1071,7 @@ export interface components {
          */
         TaskUpdate: {
             course?: components["schemas"]["TaskCourse"];
-            /** Format: date-time */
-            due_at?: string;
+            due_at?: components["schemas"]["Instant"];
             notes?: components["schemas"]["TaskNotes"];
             priority?: components["schemas"]["TaskPriority"];
             recurrence?: components["schemas"]["TaskRecurrence"];
@@ -2130,9 +2136,9 @@ export interface operations {
     getSchedule: {
         parameters: {
             query?: {
-                /** @description A date; the week containing it is shown. */
-                start?: string;
-                /** @description An ISO 8601 week, `YYYY-Www`. */
+                /** @description A date; the week containing it is shown, within the same range as `week` (so `9999-12-27` to `9999-12-31`, in 9999-W52, which ends in the year 10000, are a `400`). */
+                start?: components["schemas"]["CalendarDate"];
+                /** @description An ISO 8601 week, `YYYY-Www`, from 0001-W01 to 9999-W51 (9999-W52 ends in the year 10000); `W53` only in a year that has one (a `400` otherwise). The week's bounds, midnights in the student's time zone, must lie within 0001-01-01 to 9999-12-31 (UTC): the first or last week of the range may be a `400` in a zone far from UTC. */
                 week?: string;
             };
             header?: never;
@@ -2172,9 +2178,9 @@ export interface operations {
                 /** @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400. */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Only tasks due at or after this instant. */
-                due_from?: string;
+                due_from?: components["schemas"]["Instant"];
                 /** @description Only tasks due before this instant; it must be after `due_from` when both are given (else a `400`). */
-                due_to?: string;
+                due_to?: components["schemas"]["Instant"];
                 /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
                 limit?: components["parameters"]["Limit"];
                 /** @description Only tasks in this state. */

@@ -7,11 +7,18 @@
 // exist on a day (inside a spring-forward gap) moves forward by the gap, as luxon does.
 import { DateTime } from 'luxon';
 import rrule from 'rrule';
+import { LAST_INSTANT } from '../../server/formats.ts';
+import { EXHAUSTED, firstDateAfter, HORIZONS, periodsIn } from './recurrence-search.ts';
 
 const { RRule } = rrule;
 
+/** A COUNT series is walked from its first date: past this many horizons from there it ends, so a search stays cheap. */
+const COUNTED_SERIES_HORIZONS = 3;
+
 /** Task rules repeat at most daily: a student task that recurs every hour is a reminder, not a task. */
 const FREQUENCIES = new Set(['DAILY', 'WEEKLY', 'MONTHLY', 'YEARLY']);
+/** Each date of a rule costs work to find; a task due more often than hourly is not a task either. */
+const MAX_TIMES_A_DAY = 24;
 /** DTSTART and TZID are not taken: the series' first due time and the student's profile give them. */
 const PARTS = new Set(['FREQ', 'INTERVAL', 'COUNT', 'UNTIL', 'BYDAY', 'BYMONTHDAY', 'BYMONTH', 'BYYEARDAY', 'BYWEEKNO', 'BYSETPOS', 'BYHOUR', 'BYMINUTE', 'BYSECOND', 'WKST']);
 
@@ -40,36 +47,103 @@ export function normaliseRecurrence(rule: string): string {
   return rule.trim().replace(/^RRULE:/i, '');
 }
 
-/** Throws InvalidRecurrence, with a message a student can act on, unless `rule` is a rule tasks accept. */
-export function assertValidRecurrence(rule: string): void {
+/**
+ * Throws InvalidRecurrence, with a message a student can act on, unless `rule` is a rule tasks accept for a series
+ * that starts at `seriesStart` in `timeZone`: among others, it must have a date within the search horizon.
+ */
+export function assertValidRecurrence(rule: string, seriesStart: Date, timeZone: string): void {
   const { options } = parse(rule);
+  const horizon = HORIZONS[options.freq!]!;
+  let first: ReturnType<typeof firstDateAfter>;
   try {
     // rrule reports some mistakes (an unknown weekday, a month 13) only when it builds or expands the rule.
-    const dtstart = new Date(Date.UTC(2026, 0, 1, 9));
-    new RRule({ ...options, dtstart }).after(dtstart, true);
+    const floating = toFloating(seriesStart, timeZone);
+    const dtstart = shifted(floating, rruleYears(floating));
+    first = firstDateAfter({ ...options, dtstart }, dtstart, true, horizon.periods);
   } catch {
     throw new InvalidRecurrence('rrule cannot read it: check the weekdays (MO…SU) and the BY… parts');
   }
+  if (first === EXHAUSTED) throw new InvalidRecurrence(`it has no date in the ${horizon.words} after due_at`);
 }
 
 /**
  * The due time of the occurrence after `after`, for a series whose rule started at `seriesStart`, in the student's
- * `timeZone`; null when the rule has no more dates (COUNT used up, UNTIL passed).
+ * `timeZone`; null when the rule has no more dates (COUNT used up, UNTIL passed) or none within the search horizon.
  */
 export function nextOccurrence(rule: string, seriesStart: Date, after: Date, timeZone: string): Date | null {
   const { options, untilIsDate } = parse(rule);
-  const floating = (instant: Date) => toFloating(instant, timeZone);
+  const years = rruleYears(toFloating(seriesStart, timeZone), toFloating(after, timeZone));
+  const start = shifted(toFloating(seriesStart, timeZone), years);
+  const from = shifted(toFloating(after, timeZone), years);
   if (options.until) {
     // UNTIL=…Z is an instant; a date-only UNTIL is the last local day of the series, included in full.
-    options.until = untilIsDate ? new Date(options.until.getTime() + 86_400_000 - 1) : floating(options.until);
+    options.until = shifted(untilIsDate ? new Date(options.until.getTime() + 86_400_000 - 1) : toFloating(options.until, timeZone), years);
   }
-  const next = new RRule({ ...options, dtstart: floating(seriesStart) }).after(floating(after), false);
-  return next ? fromFloating(next, timeZone) : null;
+  const horizon = HORIZONS[options.freq!]!.periods;
+  let next: ReturnType<typeof firstDateAfter>;
+  if (options.count) {
+    // COUNT counts from the series' first date, so the walk starts there: the periods up to `after`, then the horizon.
+    const elapsed = periodsIn(options.freq!, options.interval ?? 1, (from.getTime() - start.getTime()) / 86_400_000);
+    next = firstDateAfter({ ...options, dtstart: start }, from, false, Math.min(elapsed + horizon, COUNTED_SERIES_HORIZONS * horizon));
+  } else {
+    // Without COUNT the series from a later period start is the same series: the walk starts just before `after`.
+    next = firstDateAfter(restartedBefore(options, start, from), from, false, horizon + 1);
+  }
+  const due = next instanceof Date ? fromFloating(shifted(next, -years), timeZone) : null;
+  // A wall-clock date of 9999 west of UTC is an instant of the year 10000, past what the service keeps.
+  return due && due.getTime() <= LAST_INSTANT ? due : null;
+}
+
+/**
+ * How many years later to search: rrule builds its dates with Date.UTC, which reads the years 0–99 as 1900–1999. The
+ * Gregorian calendar repeats every 400 years (weekdays, leap days, ISO weeks), so a search that involves such a year
+ * is run 400 years later and its result moved back.
+ */
+function rruleYears(...floating: Date[]): number {
+  return floating.some((date) => date.getUTCFullYear() < 100) ? 400 : 0;
+}
+
+function shifted(date: Date, years: number): Date {
+  const moved = new Date(date);
+  moved.setUTCFullYear(moved.getUTCFullYear() + years);
+  return moved;
+}
+
+/**
+ * The rule's options for a series that starts on the first period of its step (INTERVAL) at or before `from`, with
+ * every part rrule would take from the original start (weekday, day of month, time of day) written out.
+ */
+function restartedBefore(options: Partial<rrule.Options>, start: Date, from: Date): Partial<rrule.Options> {
+  const pinned: Partial<rrule.Options> = {
+    ...options,
+    byhour: options.byhour ?? start.getUTCHours(),
+    byminute: options.byminute ?? start.getUTCMinutes(),
+    bysecond: options.bysecond ?? start.getUTCSeconds(),
+  };
+  // rrule's own defaults (parseoptions.ts) when no part picks days.
+  if (options.byweekno == null && options.byyearday == null && options.bymonthday == null && options.byweekday == null) {
+    if (options.freq === RRule.YEARLY) Object.assign(pinned, { bymonth: options.bymonth ?? start.getUTCMonth() + 1, bymonthday: start.getUTCDate() });
+    if (options.freq === RRule.MONTHLY) pinned.bymonthday = start.getUTCDate();
+    if (options.freq === RRule.WEEKLY) pinned.byweekday = (start.getUTCDay() + 6) % 7; // rrule counts MO = 0
+  }
+  const interval = options.interval ?? 1;
+  const steps = (elapsed: number) => Math.floor(elapsed / interval) * interval;
+  const days = Math.floor(from.getTime() / 86_400_000) - Math.floor(start.getTime() / 86_400_000);
+  const months = (from.getUTCFullYear() - start.getUTCFullYear()) * 12 + from.getUTCMonth() - start.getUTCMonth();
+  const base = floatingDate(start.getUTCFullYear(), start.getUTCMonth(), start.getUTCDate());
+  if (options.freq === RRule.DAILY) base.setUTCDate(base.getUTCDate() + steps(days));
+  if (options.freq === RRule.WEEKLY) base.setUTCDate(base.getUTCDate() + 7 * steps(Math.floor(days / 7)));
+  if (options.freq === RRule.MONTHLY) base.setUTCMonth(base.getUTCMonth() + steps(months), 1);
+  if (options.freq === RRule.YEARLY) base.setUTCFullYear(base.getUTCFullYear() + steps(Math.floor(months / 12)), 0, 1);
+  // rrule takes the milliseconds of every date from dtstart's.
+  base.setUTCMilliseconds(start.getUTCMilliseconds());
+  return { ...pinned, dtstart: base > start ? base : start };
 }
 
 function parse(rule: string): ParsedRule {
   const text = normaliseRecurrence(rule);
   const seen = new Set<string>();
+  let timesADay = 1;
   for (const part of text.split(';')) {
     const match = /^([A-Z]+)=([^=;]+)$/i.exec(part);
     if (!match) throw new InvalidRecurrence(`a part is not NAME=VALUE: ${JSON.stringify(part)}`);
@@ -84,10 +158,13 @@ function parse(rule: string): ParsedRule {
     if (range && !value.split(',').every((n) => inRange(n, range))) {
       throw new InvalidRecurrence(`${name} takes numbers from ${range.signed ? `±${range.min}` : range.min} to ${range.signed ? `±${range.max}` : range.max}`);
     }
+    if (name === 'BYHOUR' || name === 'BYMINUTE' || name === 'BYSECOND') timesADay *= value.split(',').length;
     if (name === 'UNTIL' && !/^\d{8}(T\d{6}Z)?$/.test(value)) throw new InvalidRecurrence('UNTIL must be a date (20261231) or a UTC time (20261231T235959Z)');
+    if (name === 'UNTIL' && value < '0100') throw new InvalidRecurrence('UNTIL must lie in the years 0100 to 9999');
   }
   if (!seen.has('FREQ')) throw new InvalidRecurrence('FREQ is missing (DAILY, WEEKLY, MONTHLY or YEARLY)');
   if (seen.has('COUNT') && seen.has('UNTIL')) throw new InvalidRecurrence('COUNT and UNTIL cannot be combined');
+  if (timesADay > MAX_TIMES_A_DAY) throw new InvalidRecurrence(`BYHOUR, BYMINUTE and BYSECOND give more than ${MAX_TIMES_A_DAY} times a day`);
   try {
     return { options: RRule.parseString(text), untilIsDate: /UNTIL=\d{8}(;|$)/i.test(text) };
   } catch (error) {
@@ -104,7 +181,15 @@ function inRange(text: string, range: { min: number; max: number; signed: boolea
 /** The wall-clock time of `instant` in `timeZone`, written into a Date's UTC fields. */
 function toFloating(instant: Date, timeZone: string): Date {
   const local = DateTime.fromJSDate(instant, { zone: timeZone });
-  return new Date(Date.UTC(local.year, local.month - 1, local.day, local.hour, local.minute, local.second, local.millisecond));
+  return floatingDate(local.year, local.month - 1, local.day, local.hour, local.minute, local.second, local.millisecond);
+}
+
+/** Date.UTC, without its reading of years 0–99 as 1900–1999. */
+function floatingDate(year: number, monthIndex: number, day: number, hour = 0, minute = 0, second = 0, millisecond = 0): Date {
+  const date = new Date(0);
+  date.setUTCFullYear(year, monthIndex, day);
+  date.setUTCHours(hour, minute, second, millisecond);
+  return date;
 }
 
 /** The instant at which `timeZone` shows the wall-clock time held in `floating`'s UTC fields. */

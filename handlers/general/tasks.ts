@@ -18,8 +18,8 @@ export const listTasks: GeneralHandlers['listTasks'] = async ({ query, principal
 };
 
 export const createTask: GeneralHandlers['createTask'] = async ({ headers, body, principal }, { db, now }) => {
-  const recurrence = body.recurrence == null ? null : checkedRecurrence(body.recurrence, 'body.recurrence');
   const due_at = new Date(body.due_at);
+  const recurrence = body.recurrence == null ? null : checkedRecurrence(body.recurrence, due_at, principal.time_zone);
   const at = now();
   return idempotently(db, { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'createTask', body, now: at }, async (trx) => {
     const row = await insertTask(
@@ -52,21 +52,22 @@ export const getTask: GeneralHandlers['getTask'] = async ({ path, principal }, {
  * its successor in the same transaction; the row lock and the unique previous_id make that happen at most once.
  */
 export const updateTask: GeneralHandlers['updateTask'] = async ({ path, body, principal }, { db, now }) => {
-  const recurrence = body.recurrence == null ? body.recurrence : checkedRecurrence(body.recurrence, 'body.recurrence');
   const at = now();
   const row = await db.transaction().execute(async (trx) => {
     const current = await findTaskForUpdate(trx, principal.user_id, path.id);
     if (!current) throw taskNotFound();
-    const { status, recurrence: _r, due_at, ...fields } = body;
+    const { status, recurrence, due_at, ...fields } = body;
     const changes: TaskChanges = { ...fields, updated_at: at };
-    if (due_at !== undefined) changes.due_at = new Date(due_at);
+    const dueAt = due_at === undefined ? current.due_at : new Date(due_at);
+    if (due_at !== undefined) changes.due_at = dueAt;
     const closing = status === 'completed' && current.status === 'open';
     if (closing) Object.assign(changes, { status: 'completed', completed_at: at });
     if (status === 'open' && current.status === 'completed') Object.assign(changes, { status: 'open', completed_at: null });
     if (recurrence === null) Object.assign(changes, { recurrence: null, series_starts_at: null });
     if (recurrence) {
       // A new rule starts at this occurrence; earlier occurrences stay in the series.
-      Object.assign(changes, { recurrence, series_starts_at: changes.due_at ?? current.due_at, series_id: current.series_id ?? current.id });
+      const rule = checkedRecurrence(recurrence, dueAt, principal.time_zone);
+      Object.assign(changes, { recurrence: rule, series_starts_at: dueAt, series_id: current.series_id ?? current.id });
     }
     const updated = await changeTask(trx, principal.user_id, path.id, changes);
     if (closing) await recordStudyDay(trx, principal.user_id, localDate(at, principal.time_zone), at);
@@ -107,11 +108,11 @@ function taskNotFound() {
   return problems.notFound('You have no task with this id.');
 }
 
-function checkedRecurrence(rule: string, path: string): string {
+function checkedRecurrence(rule: string, seriesStart: Date, timeZone: string): string {
   try {
-    assertValidRecurrence(rule);
+    assertValidRecurrence(rule, seriesStart, timeZone);
   } catch (error) {
-    if (error instanceof InvalidRecurrence) throw problems.invalidRequest([{ path, message: `is not a valid recurrence rule: ${error.message}` }]);
+    if (error instanceof InvalidRecurrence) throw problems.invalidRequest([{ path: 'body.recurrence', message: `is not a valid recurrence rule: ${error.message}` }]);
     throw error;
   }
   return normaliseRecurrence(rule);

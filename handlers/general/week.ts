@@ -1,6 +1,7 @@
 // Which week the schedule shows, in the student's time zone. Pure: no I/O. Weeks are ISO 8601 weeks (Monday to
 // Sunday, week 1 holds the year's first Thursday); their bounds are local midnights turned into UTC instants.
 import { DateTime } from 'luxon';
+import { FIRST_INSTANT, LAST_INSTANT } from '../../server/formats.ts';
 
 export interface Week {
   /** The ISO week, `2026-W48`. */
@@ -28,11 +29,12 @@ export function resolveWeek(choice: { week?: string; start?: string }, now: Date
     monday = day.startOf('week');
   }
   monday = monday.startOf('day');
+  const starts_at = monday.toJSDate();
+  const ends_at = monday.plus({ weeks: 1 }).toJSDate();
+  // The service keeps instants of the years 0001–9999 (UTC): 9999-W52 ends in the year 10000.
+  if (!(starts_at.getTime() >= FIRST_INSTANT && ends_at.getTime() - 1 <= LAST_INSTANT)) {
+    throw new InvalidWeek('the schedule shows the weeks that lie within 0001-01-01 to 9999-12-31 (UTC): 0001-W01 to 9999-W51 in UTC');
+  }
   const dates = Array.from({ length: 7 }, (_, i) => monday.plus({ days: i }).toISODate()!);
-  return {
-    week: monday.toFormat("kkkk-'W'WW"),
-    dates,
-    starts_at: monday.toJSDate(),
-    ends_at: monday.plus({ weeks: 1 }).toJSDate(),
-  };
+  return { week: monday.toFormat("kkkk-'W'WW"), dates, starts_at, ends_at };
 }

@@ -6,7 +6,7 @@
 //   GET  /.well-known/oauth-authorization-server   RFC 8414 metadata
 //   GET  /oauth/jwks.json      the access-token signing keys
 import OAuth2Server, { OAuthError, Request as OAuthRequest, Response as OAuthResponse } from '@node-oauth/oauth2-server';
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
@@ -15,6 +15,8 @@ import { ACCESS_TOKEN_TTL_SECONDS, type AccessTokenIssuer } from '../auth/access
 import { verifyNothing, verifyPassword } from '../auth/passwords.ts';
 import { dependencyFailure, logDependencyFailure, RETRY_AFTER_SECONDS } from '../problems.ts';
 import { hashSecret } from '../auth/secret-hash.ts';
+import { unstorableText } from '../input-guard.ts';
+import type { FieldError } from '../problems.ts';
 import type { LimitStores } from '../rate-limits.ts';
 import { renderErrorPage, renderLoginPage } from './login-page.ts';
 import { AUTHORIZATION_CODE_TTL_SECONDS, oauthModel, REFRESH_TOKEN_TTL_SECONDS } from './model.ts';
@@ -91,7 +93,7 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
     res.set('Cache-Control', 'no-store');
     next();
   });
-  router.get('/oauth/authorize', async (req, res) => {
+  router.get('/oauth/authorize', refuseUnstorableText(asErrorPage), async (req, res) => {
     const params = stringParams(req.query, AUTHORIZE_PARAMS);
     const checked = await checkAuthorizationRequest(params);
     if ('page' in checked) return void res.status(400).type('html').send(checked.page);
@@ -99,7 +101,7 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
     sendLoginPage(res, 200, checked.client, params);
   });
 
-  router.post('/oauth/authorize', form, ...signInLimit, async (req, res) => {
+  router.post('/oauth/authorize', form, refuseUnstorableText(asErrorPage), ...signInLimit, async (req, res) => {
     const params = stringParams(req.body, AUTHORIZE_PARAMS);
     const { email = '', password = '', decision } = stringParams(req.body, SIGN_IN_FIELDS);
     const checked = await checkAuthorizationRequest(params);
@@ -137,7 +139,7 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
     else res.status(400).type('html').send(renderErrorPage('The authorization request was refused.'));
   });
 
-  router.post('/oauth/token', form, async (req, res) => {
+  router.post('/oauth/token', form, refuseUnstorableText(asOAuthError), async (req, res) => {
     const response = new OAuthResponse(res);
     try {
       await server.token(new OAuthRequest(req), response, {
@@ -159,7 +161,7 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
     res.status(response.status ?? 200).set(response.headers).set('Cache-Control', 'no-store').json(response.body);
   });
 
-  router.post('/oauth/revoke', form, async (req, res) => {
+  router.post('/oauth/revoke', form, refuseUnstorableText(asOAuthError), async (req, res) => {
     const outcome = await revokeToken(db, tokens, model, req, now());
     res.set('Cache-Control', 'no-store');
     if (outcome === 'revoked') return void res.status(200).end();
@@ -220,6 +222,44 @@ type CheckedRequest =
   | { page: string }
   | { redirect: string }
   | { client: { name: string; scopes: string[]; redirectUri: string } };
+
+/**
+ * Refuses a query, form or Basic credentials carrying text PostgreSQL cannot store (server/input-guard.ts, the check
+ * the API surfaces make too), in the endpoint's own format.
+ */
+function refuseUnstorableText(refuse: (res: Response, field: FieldError) => void): RequestHandler {
+  return (req, res, next) => {
+    const unstorable = unstorableText(req.query, '') ?? unstorableText(req.body, '') ?? unstorableText({ authorization: basicCredentials(req) }, '');
+    if (unstorable) refuse(res, unstorable);
+    else next();
+  };
+}
+
+/** The sign-in page's endpoint answers a person: with the error page (RFC 6749 §4.1.2.1: never a redirect here). */
+function asErrorPage(res: Response, { path, message }: FieldError): void {
+  res.status(400).type('html').send(renderErrorPage(`The request's ${path} ${message}.`));
+}
+
+/** RFC 6749 §5.2 error response, as the token and revocation endpoints answer. */
+function asOAuthError(res: Response, { path, message }: FieldError): void {
+  res.status(400).set('Cache-Control', 'no-store').json({ error: 'invalid_request', error_description: `${path} ${message}.` });
+}
+
+/** The client id and secret of HTTP Basic credentials, as the endpoints read them (each part form-urldecoded). */
+function basicCredentials(req: Request): string[] | undefined {
+  const basic = /^Basic +(\S+)$/i.exec(req.get('authorization') ?? '')?.[1];
+  if (!basic) return undefined;
+  return Buffer.from(basic, 'base64')
+    .toString('utf8')
+    .split(':')
+    .map((part) => {
+      try {
+        return decodeURIComponent(part.replace(/\+/g, ' '));
+      } catch {
+        return part;
+      }
+    });
+}
 
 /** The authorization request's parameters: the only ones the sign-in form carries through as hidden fields. */
 const AUTHORIZE_PARAMS = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method'];

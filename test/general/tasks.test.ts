@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { withinEventLoopBudget } from '../support/event-loop-lag.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
 import { describeIdempotentCreate } from '../support/idempotent-create.ts';
 import { assertIdRefusals } from '../support/refusals.ts';
@@ -285,6 +286,39 @@ describe('updateTask', () => {
     await Promise.all([close(), close(), close()]);
     assert.equal((await tasksOf(api, alice)).length, 2);
   });
+
+  // Each of these rules has no date for centuries or ever; unbounded, rrule walked to the year 9999 on the event loop
+  // (26 s for the first), freezing every other request.
+  for (const rule of ['FREQ=DAILY;BYWEEKNO=53;BYMONTH=6', 'FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30', 'FREQ=DAILY;BYSETPOS=366;BYMONTH=2']) {
+    it(`refuses ${rule} as having no date, without blocking other requests`, async () => {
+      const { api, newStudent } = await generalApp();
+      const alice = await newStudent();
+      // Warm: an operation's first request compiles its validators (once per process, not per request).
+      const task = await create(api, alice);
+      await api.patch(`/api/tasks/${task.id}`).set(alice.headers).send({ recurrence: 'FREQ=DAILY' }).expect(200);
+      const created = await withinEventLoopBudget('a create', () => api.post('/api/tasks').set(alice.headers).send(newTask({ recurrence: rule })).expect(400));
+      assert.equal(created.body.errors[0].path, 'body.recurrence');
+      assert.match(created.body.errors[0].message, /no date in the year after due_at/);
+      const changed = await withinEventLoopBudget('a change', () => api.patch(`/api/tasks/${task.id}`).set(alice.headers).send({ recurrence: rule }).expect(400));
+      assert.equal(changed.body.errors[0].path, 'body.recurrence');
+    });
+
+    it(`closes a stored series of ${rule} (moved to the year 9999) without blocking other requests, and ends it`, async () => {
+      const { api, db, newStudent } = await generalApp();
+      const alice = await newStudent();
+      const tasks: string[] = [];
+      for (let i = 0; i < 2; i++) {
+        const task = await create(api, alice, { due_at: '0001-01-01T09:00:00Z', recurrence: 'FREQ=DAILY' });
+        // A rule stored before rules were checked for dates; then the occurrence moved as far as it can go.
+        await db.updateTable('tasks').set({ recurrence: rule }).where('id', '=', task.id).execute();
+        await api.patch(`/api/tasks/${task.id}`).set(alice.headers).send({ due_at: '9999-12-30T09:00:00Z' }).expect(200);
+        tasks.push(task.id);
+      }
+      await withinEventLoopBudget('a close', () => api.patch(`/api/tasks/${tasks.pop()}`).set(alice.headers).send({ status: 'completed' }).expect(200));
+      // The closed one ended its series: only the task not closed (if the first close stayed in budget) is open.
+      assert.deepEqual((await tasksOf(api, alice, '&status=open')).map((t) => t.id), tasks);
+    });
+  }
 
   it('stops when the rule is exhausted (COUNT)', async () => {
     const { api, newStudent } = await generalApp();

@@ -6,7 +6,7 @@ import { accepts, invalidValue, validValue, type Schema } from './schema-values.
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 type Method = (typeof METHODS)[number];
 
-interface Parameter {
+export interface Parameter {
   name: string;
   in: 'path' | 'query' | 'header' | 'cookie';
   required?: boolean;
@@ -53,7 +53,7 @@ export function operationsOf(spec: any): OperationUnderTest[] {
   );
 }
 
-type Inputs = { params: Map<Parameter, unknown>; body: unknown };
+export type Inputs = { params: Map<Parameter, unknown>; body: unknown };
 
 /** Valid requests: every required input present and valid, optional ones sometimes. */
 export function validRequest(op: OperationUnderTest): fc.Arbitrary<GeneratedRequest> {
@@ -81,7 +81,7 @@ export function invalidRequest(op: OperationUnderTest): fc.Arbitrary<GeneratedRe
   return breakers.length > 0 ? fc.oneof(...breakers).filter(reachesOperation) : undefined;
 }
 
-function validInputs(op: OperationUnderTest): fc.Arbitrary<Inputs> {
+export function validInputs(op: OperationUnderTest): fc.Arbitrary<Inputs> {
   const params = op.parameters.map((p) => {
     const value = judgedOnTheWire(p, validValue(p.schema), true);
     return p.required || p.in === 'path' ? value.map((v) => [p, v] as const) : fc.option(value.map((v) => [p, v] as const), { nil: undefined });
@@ -103,7 +103,7 @@ function judgedOnTheWire(parameter: Parameter, values: fc.Arbitrary<unknown>, va
   );
 }
 
-function toRequest(op: OperationUnderTest, { params, body }: Inputs): GeneratedRequest {
+export function toRequest(op: OperationUnderTest, { params, body }: Inputs): GeneratedRequest {
   let url = op.pathTemplate;
   const query = new URLSearchParams();
   const headers: Record<string, string> = {};

@@ -3,11 +3,10 @@
 // formats, type coercion), so "valid" and "invalid" here mean what they mean to the service.
 import fc from 'fast-check';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import { addServiceFormats } from '../../server/formats.ts';
 
-const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 const ajv = new Ajv2020({ strict: false, coerceTypes: true, allErrors: false, validateFormats: true });
-addFormats(ajv);
+addServiceFormats(ajv);
 
 export type Schema = Record<string, any>;
 

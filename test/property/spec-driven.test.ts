@@ -4,12 +4,12 @@
 //   - without credentials, a secured operation answers 401 whatever the input.
 // Bounded and seeded for CI; run longer by hand: PROPERTY_RUNS=2000 PROPERTY_SEED=$RANDOM npx mocha --grep spec-driven
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { surfaces } from '../../scripts/surfaces.ts';
 import { contractClient } from '../support/contract.ts';
-import { ROOMY, surfacesUnderTest, type Client } from '../support/surfaces-under-test.ts';
-import { invalidRequest, operationsOf, reachesAuthentication, validRequest, type GeneratedRequest } from './requests.ts';
+import { surfacesUnderTest, type Client } from '../support/surfaces-under-test.ts';
+import { describeEveryOperation } from './every-operation.ts';
+import { invalidRequest, reachesAuthentication, validRequest, type GeneratedRequest } from './requests.ts';
 
 const runs = Number(process.env.PROPERTY_RUNS ?? 20);
 const seed = Number(process.env.PROPERTY_SEED ?? 20261122);
@@ -30,61 +30,49 @@ describe(`spec-driven properties (${runs} runs each, seed ${seed})`, () => {
     assert.deepEqual(missing, [], `add an entry for ${missing.join(', ')} to test/support/surfaces-under-test.ts`);
   });
 
-  for (const surface of surfaces) {
-    const under = surfacesUnderTest[surface];
-    if (!under) continue;
-    const spec = JSON.parse(readFileSync(new URL(`../../generated/${surface}/openapi.json`, import.meta.url), 'utf8'));
-    describe(surface, () => {
-      let client: Client;
-      before(async () => {
-        client = await under.client(ROOMY);
+  describeEveryOperation((op, under, client) => {
+    describe(op.operationId, () => {
+      const target = () => (!op.secured && under.anonymous ? under.anonymous.bind(under) : client());
+      it('answers valid input with a documented success or refusal, never a 5xx', async () => {
+        await fc.assert(
+          fc.asyncProperty(validRequest(op), async (request) => {
+            const res = await send(target(), request);
+            assert.ok(res.status < 500, `${res.status} for ${JSON.stringify(request)}`);
+            // A 400 can still be right: rules the schema cannot state (an IANA time zone name, say) are the handler's.
+            assert.ok(![401, 429].includes(res.status), `valid input refused with ${res.status} ${res.body?.code}: ${res.body?.detail} (${JSON.stringify(request)})`);
+          }),
+          parameters,
+        );
       });
 
-      for (const op of operationsOf(spec)) {
-        describe(op.operationId, () => {
-          const target = () => (!op.secured && under.anonymous ? under.anonymous.bind(under) : client);
-          it('answers valid input with a documented success or refusal, never a 5xx', async () => {
-            await fc.assert(
-              fc.asyncProperty(validRequest(op), async (request) => {
-                const res = await send(target(), request);
-                assert.ok(res.status < 500, `${res.status} for ${JSON.stringify(request)}`);
-                // A 400 can still be right: rules the schema cannot state (an IANA time zone name, say) are the handler's.
-                assert.ok(![401, 429].includes(res.status), `valid input refused with ${res.status} ${res.body?.code}: ${res.body?.detail} (${JSON.stringify(request)})`);
-              }),
-              parameters,
-            );
-          });
+      const invalid = invalidRequest(op);
+      if (invalid) {
+        it('answers input with one thing wrong with 4xx problem+json, never a 5xx', async () => {
+          await fc.assert(
+            fc.asyncProperty(invalid, async (request) => {
+              const res = await send(target(), request);
+              assert.ok(res.status >= 400 && res.status < 500, `${res.status} for ${request.broken} (${request.url})`);
+              assert.ok(![401, 429].includes(res.status), `${res.status} for ${request.broken}: the credentials are valid`);
+              assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
+            }),
+            parameters,
+          );
+        });
+      }
 
-          const invalid = invalidRequest(op);
-          if (invalid) {
-            it('answers input with one thing wrong with 4xx problem+json, never a 5xx', async () => {
-              await fc.assert(
-                fc.asyncProperty(invalid, async (request) => {
-                  const res = await send(target(), request);
-                  assert.ok(res.status >= 400 && res.status < 500, `${res.status} for ${request.broken} (${request.url})`);
-                  assert.ok(![401, 429].includes(res.status), `${res.status} for ${request.broken}: the credentials are valid`);
-                  assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
-                }),
-                parameters,
-              );
-            });
-          }
-
-          if (op.secured) {
-            it('answers 401 without credentials, whatever the input', async () => {
-              const anyRequest = (invalid ? fc.oneof(validRequest(op), invalid) : validRequest(op)).filter(reachesAuthentication);
-              await fc.assert(
-                fc.asyncProperty(anyRequest, async (request) => {
-                  const res = await send(client, request, false);
-                  assert.equal(res.status, 401, `${res.status} for ${JSON.stringify(request)}`);
-                  assert.equal(res.body.code, 'unauthorized');
-                }),
-                parameters,
-              );
-            });
-          }
+      if (op.secured) {
+        it('answers 401 without credentials, whatever the input', async () => {
+          const anyRequest = (invalid ? fc.oneof(validRequest(op), invalid) : validRequest(op)).filter(reachesAuthentication);
+          await fc.assert(
+            fc.asyncProperty(anyRequest, async (request) => {
+              const res = await send(client(), request, false);
+              assert.equal(res.status, 401, `${res.status} for ${JSON.stringify(request)}`);
+              assert.equal(res.body.code, 'unauthorized');
+            }),
+            parameters,
+          );
         });
       }
     });
-  }
+  });
 });

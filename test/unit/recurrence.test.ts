@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import rrule from 'rrule';
+import { HORIZONS } from '../../handlers/general/recurrence-search.ts';
 import { assertValidRecurrence, InvalidRecurrence, nextOccurrence, normaliseRecurrence } from '../../handlers/general/recurrence.ts';
 
 const generalSpec = JSON.parse(readFileSync(new URL('../../generated/general/openapi.json', import.meta.url), 'utf8'));
@@ -58,9 +61,88 @@ describe('recurrence: nextOccurrence', () => {
   });
 });
 
+describe('recurrence: bounded search', () => {
+  /** Rules with no date for centuries or ever: unbounded, rrule walked each for 10 to 30 s. */
+  const HOSTILE = ['FREQ=DAILY;BYWEEKNO=53;BYMONTH=6', 'FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30', 'FREQ=DAILY;BYSETPOS=366;BYMONTH=2', 'FREQ=WEEKLY;BYMONTH=2;BYMONTHDAY=31', 'FREQ=MONTHLY;BYMONTH=4;BYMONTHDAY=31'];
+  const start = at('2026-11-23T09:00:00Z');
+  const cpuMs = (work: () => void) => {
+    const before = process.cpuUsage();
+    work();
+    const used = process.cpuUsage(before);
+    return (used.user + used.system) / 1000;
+  };
+
+  for (const rule of HOSTILE) {
+    it(`refuses ${rule} as having no date within the horizon, in bounded CPU time`, () => {
+      const ms = cpuMs(() => assert.throws(() => assertValidRecurrence(rule, start, 'UTC'), (e: unknown) => e instanceof InvalidRecurrence && /no date in the (year|4 years) after due_at/.test(e.message)));
+      assert.ok(ms < 40, `${ms.toFixed(1)} ms of CPU`);
+    });
+
+    it(`ends a stored series of ${rule} (closed far from its start) in bounded CPU time`, () => {
+      for (const [from, after] of [['2026-11-23T09:00:00Z', '2026-11-23T09:00:00Z'], ['0001-01-01T09:00:00Z', '9999-06-01T09:00:00Z']]) {
+        const ms = cpuMs(() => assert.equal(next(rule, from!, after!), null));
+        assert.ok(ms < 40, `${ms.toFixed(1)} ms of CPU from ${from} after ${after}`);
+        const counted = cpuMs(() => assert.equal(next(`${rule};COUNT=5`, from!, after!), null));
+        assert.ok(counted < 60, `${counted.toFixed(1)} ms of CPU with COUNT from ${from} after ${after}`);
+      }
+    });
+  }
+
+  it('accepts a rule whose first date is years away, within the horizon (29 February)', () => {
+    assert.doesNotThrow(() => assertValidRecurrence('FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29', at('2097-01-01T09:00:00Z'), 'UTC'));
+    assert.equal(next('FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29', '2097-01-01T09:00:00Z', '2097-01-01T09:00:00Z'), '2104-02-29T09:00:00.000Z');
+    assert.throws(() => assertValidRecurrence('FREQ=DAILY;BYMONTH=2;BYMONTHDAY=29', start, 'UTC'), /no date in the year after due_at/);
+  });
+
+  it('refuses more than 24 times a day', () => {
+    assert.throws(() => assertValidRecurrence('FREQ=DAILY;BYHOUR=8,9,10,11,12;BYMINUTE=0,10,20,30,40,50', start, 'UTC'), /more than 24 times a day/);
+    assert.doesNotThrow(() => assertValidRecurrence('FREQ=DAILY;BYHOUR=8,20;BYMINUTE=0,30', start, 'UTC'));
+  });
+
+  it('keeps a daily series going decades after its start, and its years 1–99 dates in those years', () => {
+    assert.equal(next('FREQ=DAILY;INTERVAL=3', '2026-11-23T09:00:00Z', '2080-01-01T09:00:00Z'), '2080-01-02T09:00:00.000Z');
+    assert.equal(next('FREQ=WEEKLY', '0050-03-01T09:00:00Z', '0050-03-01T09:00:00Z'), '0050-03-08T09:00:00.000Z');
+    // 9999-12-31 23:00 in New York is in the year 10000 (UTC): the series ends rather than leave the range.
+    assert.equal(next('FREQ=DAILY', '9999-12-30T04:00:00Z', '9999-12-30T04:00:00Z', 'America/New_York'), '9999-12-31T04:00:00.000Z');
+    assert.equal(next('FREQ=DAILY', '9999-12-31T04:00:00Z', '9999-12-31T04:00:00Z', 'America/New_York'), null);
+  });
+
+  it('finds what an unbounded rrule finds, for rules that have dates (restarting a series near `after` changes nothing)', () => {
+    const { RRule } = rrule;
+    const parts = fc.record(
+      {
+        FREQ: fc.constantFrom('DAILY', 'WEEKLY', 'MONTHLY', 'YEARLY'),
+        INTERVAL: fc.integer({ min: 1, max: 5 }).map(String),
+        BYDAY: fc.subarray(['MO', 'TU', 'WE', 'TH', 'FR', 'SA', 'SU'], { minLength: 1 }).map((d) => d.join(',')),
+        BYMONTHDAY: fc.subarray([1, 2, 15, 28, -1], { minLength: 1 }).map((d) => d.join(',')),
+        BYHOUR: fc.subarray([0, 9, 23], { minLength: 1 }).map((d) => d.join(',')),
+        BYSETPOS: fc.constantFrom('1', '-1'),
+        COUNT: fc.integer({ min: 1, max: 60 }).map(String),
+      },
+      { requiredKeys: ['FREQ'] },
+    );
+    const instant = fc.date({ min: new Date('2020-01-01'), max: new Date('2035-12-31'), noInvalidDate: true });
+    fc.assert(
+      fc.property(parts, instant, instant, (record, seriesStart, after) => {
+        const rule = Object.entries(record).map(([k, v]) => `${k}=${v}`).join(';');
+        const options = RRule.parseString(rule);
+        const expected = new RRule({ ...options, dtstart: seriesStart }).after(after, false);
+        const actual = nextOccurrence(rule, seriesStart, after, 'UTC');
+        if (actual === null && expected !== null) {
+          // The documented bound: a COUNT series is walked 3 horizons from its start, another one horizon past `after`.
+          const step = [365, 28, 7, 1][options.freq!]! * (options.interval ?? 1) * HORIZONS[options.freq!]!.periods * 86_400_000;
+          const walkedTo = options.count ? seriesStart.getTime() + 3 * step : Math.max(after.getTime(), seriesStart.getTime()) + step;
+          assert.ok(expected.getTime() > walkedTo, `${rule}: no date found, though ${expected.toISOString()} lies within the horizon`);
+        } else assert.equal(actual?.toISOString() ?? null, expected?.toISOString() ?? null, rule);
+      }),
+      { numRuns: Number(process.env.PROPERTY_RUNS ?? 300), seed: Number(process.env.PROPERTY_SEED ?? 20261123) },
+    );
+  });
+});
+
 describe('recurrence: assertValidRecurrence', () => {
   const valid = ['FREQ=WEEKLY', 'RRULE:FREQ=WEEKLY;BYDAY=MO,WE', 'FREQ=MONTHLY;BYMONTHDAY=-1', 'FREQ=DAILY;COUNT=10', 'FREQ=YEARLY;UNTIL=20301231T235959Z', 'freq=daily;interval=2'];
-  for (const rule of valid) it(`accepts ${rule}`, () => assert.doesNotThrow(() => assertValidRecurrence(rule)));
+  for (const rule of valid) it(`accepts ${rule}`, () => assert.doesNotThrow(() => assertValidRecurrence(rule, at('2026-11-23T09:00:00Z'), 'UTC')));
 
   const invalid: [string, RegExp][] = [
     ['garbage', /NAME=VALUE/],
@@ -80,7 +162,7 @@ describe('recurrence: assertValidRecurrence', () => {
     ['FREQ=DAILY;FREQ=WEEKLY', /FREQ appears twice/],
   ];
   for (const [rule, message] of invalid) {
-    it(`refuses ${JSON.stringify(rule)}`, () => assert.throws(() => assertValidRecurrence(rule), (e: unknown) => e instanceof InvalidRecurrence && message.test(e.message)));
+    it(`refuses ${JSON.stringify(rule)}`, () => assert.throws(() => assertValidRecurrence(rule, at('2026-11-23T09:00:00Z'), 'UTC'), (e: unknown) => e instanceof InvalidRecurrence && message.test(e.message)));
   }
 
   it('drops an RRULE: prefix when storing', () => assert.equal(normaliseRecurrence(' RRULE:FREQ=DAILY '), 'FREQ=DAILY'));
