@@ -23,6 +23,8 @@ export type DbTarget = { databaseUrl: string } | { dataDir: string } | { pglite:
 export interface ConnectOptions {
   /** An idle pooled connection failed (server restart, failover, a dropped database); the pool replaces it. */
   onIdleConnectionError?: (error: Error) => void;
+  /** Given the pg pool (PostgreSQL only), for metrics. */
+  observePool?: (pool: pg.Pool) => void;
 }
 
 export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
@@ -34,6 +36,7 @@ export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
     });
     // Without a listener, pg's 'error' event on an idle connection would crash the whole process.
     pool.on('error', options.onIdleConnectionError ?? (() => {}));
+    options.observePool?.(pool);
     return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   }
   const pglite = 'pglite' in target ? target.pglite : openPglite(target.dataDir);
@@ -65,4 +68,17 @@ export function describeTarget(target: DbTarget): string {
     return `PostgreSQL at ${url.host}${url.pathname}`;
   }
   return 'pglite' in target ? 'embedded PGlite (in memory)' : `embedded PGlite in ${target.dataDir}`;
+}
+
+/**
+ * The environment that points `npm run cli` at the same database, for hints printed to operators, e.g.
+ * `DATABASE_URL=postgres://app@db:5432/app `; a password is not printed but named, so the hint stays safe to log.
+ */
+export function cliEnvironmentFor(target: DbTarget): string {
+  if ('databaseUrl' in target) {
+    const url = new URL(target.databaseUrl);
+    if (url.password) url.password = 'PASSWORD';
+    return `DATABASE_URL=${url.toString()} `;
+  }
+  return 'dataDir' in target && target.dataDir !== '.data' ? `DATA_DIR=${target.dataDir} ` : '';
 }

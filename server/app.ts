@@ -9,6 +9,7 @@ import type { Tutor } from '../handlers/general/tutor/types.ts';
 import type { AccessTokenIssuer } from './auth/access-tokens.ts';
 import { GENERAL_PREFIX, general } from './general/index.ts';
 import { requestLogging } from './logger.ts';
+import { requestMetrics } from './metrics.ts';
 import { oauthRoutes } from './oauth/router.ts';
 import { PARTNER_V1_PREFIX, partnerV1 } from './partner-v1/index.ts';
 import { Problem, problems, sendProblem } from './problems.ts';
@@ -34,12 +35,15 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
+  app.use(requestMetrics());
   app.use(requestLogging(logger));
   app.use(helmet());
   app.use(refuseLargeBodies(config.bodyLimitBytes));
   const json = express.json({ limit: config.bodyLimitBytes });
   app.use((req, res, next) => (BODY_METHODS.has(req.method) ? json(req, res, next) : next()));
 
+  // A person who opens the service's address in a browser wants the reference.
+  app.get('/', (_req, res) => res.redirect(302, '/docs'));
   // Before the surfaces: /api/v1/docs lies under the partner prefix, whose router answers everything there.
   app.use(docsRoutes());
 

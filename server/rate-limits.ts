@@ -4,6 +4,7 @@ import type { Request, Response } from 'express';
 import { MemoryStore, rateLimit, type Store } from 'express-rate-limit';
 import { RedisStore } from 'rate-limit-redis';
 import { createClient } from 'redis';
+import { countRateLimitRefusal } from './metrics.ts';
 import { problems } from './problems.ts';
 
 export interface LimitWindow<P> {
@@ -58,6 +59,7 @@ export function createLimiter<P>(scope: string, windows: LimitWindow<P>[], store
       handler: (_req, res, next) => {
         const limit = window.limitOf(principalOf(res));
         const retryAfter = res.getHeader('Retry-After');
+        countRateLimitRefusal(`${scope}:${window.name}`);
         next(problems.rateLimited(`The per-${window.name} limit of ${subject} (${limit} requests) is exhausted; retry in ${retryAfter} seconds.`));
       },
     }),

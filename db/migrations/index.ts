@@ -6,6 +6,7 @@ import * as tasks from './20261122_0003_tasks.ts';
 import * as flashcardsExams from './20261122_0004_flashcards_exams.ts';
 import * as aiConversations from './20261122_0005_ai_conversations.ts';
 import * as studyStreak from './20261122_0006_study_streak.ts';
+import * as signingKeys from './20261123_0007_signing_keys.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261122_0001_partner_v1': partnerV1,
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '20261122_0004_flashcards_exams': flashcardsExams,
   '20261122_0005_ai_conversations': aiConversations,
   '20261122_0006_study_streak': studyStreak,
+  '20261123_0007_signing_keys': signingKeys,
 };
