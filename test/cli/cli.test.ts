@@ -11,8 +11,8 @@ import { connect, type Db, type DbTarget } from '../../db/connect.ts';
 import { migrations } from '../../db/migrations/index.ts';
 import { createThrowawayDatabase } from '../../db/throwaway-database.ts';
 import { accessTokenIssuer } from '../../server/auth/access-tokens.ts';
-import { signingKeyStoreFor } from '../../server/auth/signing-key-store.ts';
-import { storedSigningKeys } from '../../server/auth/signing-keys.ts';
+import { databaseSigningKeyStore, fileSigningKeyStore } from '../../server/auth/signing-key-store.ts';
+import { storedSigningKeys, type SigningKeyStore } from '../../server/auth/signing-keys.ts';
 import { TEST_SECRETS_KEY } from '../support/server-process.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -197,8 +197,11 @@ describe('cli', function () {
   it('keys rotate-signing: the new key signs, and a token signed by the previous one still verifies', async () => {
     // A process of the service, before the rotation: it signs a token with the key it knows.
     const tokenTtlSeconds = 900;
-    const before = await inspect(async (db) => {
-      const keys = await storedSigningKeys(signingKeyStoreFor({ database: target, jwtPrivateKey: undefined, secretsKey: Buffer.from(TEST_SECRETS_KEY, 'base64') }, db)!, { tokenTtlSeconds, now: () => new Date(), onReloadError: () => {} });
+    // The store the CLI and the server use: the file in DATA_DIR, or the table (opened only then: PGlite admits one process).
+    const withStore = <T>(use: (store: SigningKeyStore) => Promise<T>): Promise<T> =>
+      'dataDir' in target ? use(fileSigningKeyStore(target.dataDir)) : inspect((db) => use(databaseSigningKeyStore(db, Buffer.from(TEST_SECRETS_KEY, 'base64'))));
+    const before = await withStore(async (store) => {
+      const keys = await storedSigningKeys(store, { tokenTtlSeconds, now: () => new Date(), onReloadError: () => {} });
       keys.stop();
       const issuer = accessTokenIssuer(keys, { issuer: 'http://cli.test', now: () => new Date() });
       return { kid: keys.signer().kid, token: (await issuer.issue({ user_id: 'u', client_id: 'c', scopes: ['profile:read'], grant_id: 'g' })).token };
@@ -209,8 +212,8 @@ describe('cli', function () {
     assert.ok(kid && kid !== before.kid, run.stdout);
     assert.match(run.stderr, new RegExp(`the previous key ${before.kid} verifies until \\d{4}-`));
     // A process started after the rotation signs with the new key and still accepts the old token; the JWKS has both.
-    await inspect(async (db) => {
-      const keys = await storedSigningKeys(signingKeyStoreFor({ database: target, jwtPrivateKey: undefined, secretsKey: Buffer.from(TEST_SECRETS_KEY, 'base64') }, db)!, { tokenTtlSeconds, now: () => new Date(), onReloadError: () => {} });
+    await withStore(async (store) => {
+      const keys = await storedSigningKeys(store, { tokenTtlSeconds, now: () => new Date(), onReloadError: () => {} });
       keys.stop();
       assert.equal(keys.signer().kid, kid);
       assert.deepEqual(keys.jwks().map((k) => k.kid).sort(), [kid, before.kid].sort());
