@@ -84,7 +84,7 @@ describe('several processes on PostgreSQL and Redis', function () {
     await throwaway?.drop();
   });
 
-  it('migrates and seeds once when two processes start together on an empty database', async () => {
+  it('migrates and seeds once when two processes start together, and their tokens verify on each other and after a restart', async () => {
     const [a, b] = [start({ LOG_LEVEL: 'info' }), start({ LOG_LEVEL: 'info' })];
     await Promise.all([a!.listening, b!.listening]);
     const migratedBy = [a!, b!].filter((p) => p.output().includes('"msg":"migrated"'));
@@ -96,9 +96,22 @@ describe('several processes on PostgreSQL and Redis', function () {
       .select([sql<number>`count(*)`.as('rows'), sql<number>`count(distinct name)`.as('names')])
       .executeTakeFirstOrThrow();
     assert.ok(universities.rows > 0 && universities.rows === universities.names, 'reference data loaded once');
+
+    // Both made or read the same signing keys in the database: a token issued by one verifies on the other, and
+    // after both have stopped, on a process started later.
+    const password = 'correct horse battery staple';
+    const account = await createAccount(db, { email: 'restart@example.com', nickname: 'restart_student', first_name: 'R', password, time_zone: 'UTC', country_code: null });
+    const { client_id } = await registerClient(db, { name: 'restart test', redirect_uris: [TEST_REDIRECT_URI], scopes: ['profile:read'], confidential: false });
+    const { access_token } = await signIn(await a!.listening, { client_id, email: account.email, password, scope: 'profile:read' });
+    const auth = { Authorization: `Bearer ${access_token}` };
+    assert.equal((await get(`${await b!.listening}/api/users/me`, auth)).status, 200);
     a!.child.kill('SIGTERM');
     b!.child.kill('SIGTERM');
     assert.deepEqual(await Promise.all([a!.exited, b!.exited]), [0, 0]);
+    const later = start({});
+    assert.equal((await get(`${await later.listening}/api/users/me`, auth)).status, 200);
+    later.child.kill('SIGTERM');
+    assert.equal(await later.exited, 0);
   });
 
   it('WEB_CONCURRENCY=2: keeps serving when a worker dies, verifies tokens on other processes, shares limits, aggregates metrics', async function () {
