@@ -46,6 +46,8 @@ export interface ConnectOptions {
    * connection parameters included, on the error it emits.
    */
   onConnectionError?: (error: ConnectionErrorSummary) => void;
+  /** Given the pg pool (PostgreSQL only), for metrics. */
+  observePool?: (pool: pg.Pool) => void;
 }
 
 export interface ConnectionErrorSummary {
@@ -70,6 +72,7 @@ export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
     // out (the query in flight fails by itself, and the pool discards the client when it comes back).
     pool.on('error', report);
     pool.on('connect', (client) => client.on('error', report));
+    options.observePool?.(pool);
     return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   }
   const pglite = 'pglite' in target ? target.pglite : openPglite(target.dataDir);
@@ -117,7 +120,7 @@ export async function assertDatabaseReachable(db: Db, target: DbTarget, timeoutM
   } catch (error) {
     // pg reports its own connect timeout as a terminated connection; say what happened instead.
     const reason = bounded && Date.now() - started >= timeoutMs ? `no answer within ${timeoutMs} ms` : errorMessage(error);
-    throw new Error(`cannot reach ${describeTarget(target)}: ${reason}`);
+    throw new Error(`cannot reach ${describeTarget(target)}: ${reason}`, { cause: error }); // the cause's SQLSTATE names the remedy (startup-errors.ts)
   } finally {
     clearTimeout(timer);
   }
@@ -137,4 +140,17 @@ export function describeTarget(target: DbTarget): string {
     return `PostgreSQL at ${url.host}${url.pathname}`;
   }
   return 'pglite' in target ? 'embedded PGlite (in memory)' : `embedded PGlite in ${target.dataDir}`;
+}
+
+/**
+ * The environment that points `npm run cli` at the same database, for hints printed to operators, e.g.
+ * `DATABASE_URL=postgres://app@db:5432/app `; a password is not printed but named, so the hint stays safe to log.
+ */
+export function cliEnvironmentFor(target: DbTarget): string {
+  if ('databaseUrl' in target) {
+    const url = new URL(target.databaseUrl);
+    if (url.password) url.password = 'PASSWORD';
+    return `DATABASE_URL=${url.toString()} `;
+  }
+  return 'dataDir' in target && target.dataDir !== '.data' ? `DATA_DIR=${target.dataDir} ` : '';
 }

@@ -258,4 +258,13 @@ export interface Database {
   oauth_grants: OauthGrantsTable;
   oauth_authorization_codes: OauthAuthorizationCodesTable;
   oauth_refresh_tokens: OauthRefreshTokensTable;
+  signing_keys: SigningKeysTable;
+}
+
+export interface SigningKeysTable {
+  kid: string;
+  /** The private JWK, sealed by server/secret-box.ts under SECRETS_KEY with context `signing-key:<kid>`. */
+  private_key_sealed: string;
+  created_at: CreatedAt;
+  retired_at: ColumnType<Date | null, Date | string | null, Date | string | null>;
 }

@@ -4,11 +4,13 @@ import { inspect } from 'node:util';
 import { DEFAULT_KEY_LIMITS } from '../db/queries/api-keys.ts';
 import { DEMO_SEED } from '../db/seed/index.ts';
 import { createClient, createUser } from './cli/accounts.ts';
+import { check } from './cli/config.ts';
 import { migrate, seed } from './cli/data.ts';
 import { enable } from './cli/holidays.ts';
 import { create, list, revoke } from './cli/keys.ts';
 import { errorMessage } from '../db/connect.ts';
 import { UsageError } from './cli/shared.ts';
+import { rotateSigning } from './cli/signing-keys.ts';
 
 // A Map rather than an object literal, so that "constructor" or "toString" is no command.
 const commands = new Map<string, (args: string[]) => Promise<void>>([
@@ -17,9 +19,11 @@ const commands = new Map<string, (args: string[]) => Promise<void>>([
   ['keys create', create],
   ['keys list', list],
   ['keys revoke', revoke],
+  ['keys rotate-signing', rotateSigning],
   ['holidays enable', enable],
   ['users create', createUser],
   ['clients create', createClient],
+  ['config check', check],
 ]);
 
 const usage = `Usage: npm run cli -- <command> [options]
@@ -33,6 +37,8 @@ Commands:
                               the key is shown once, as the last line of stdout
   keys list                   list API keys by prefix (never the keys themselves)
   keys revoke PREFIX          revoke the active key with this prefix (svc_live_XXXXXXXX)
+  keys rotate-signing         a new key signs OAuth access tokens; the previous one verifies until its tokens
+                              expire (stored in DATA_DIR, or in the database encrypted with SECRETS_KEY)
   holidays enable CC [--years YYYY|YYYY-YYYY]
                               store the public holidays of country CC (default years: last year to two ahead)
   users create --email ADDRESS --nickname NAME [--first-name NAME] [--time-zone ZONE] [--country CC]
@@ -41,14 +47,17 @@ Commands:
                  [--confidential [--owner EMAIL]]
                               register an OAuth client (public: PKCE, no secret; --confidential: a secret;
                               --owner: client credentials acting for that account); id, then secret, on stdout
+  config check                validate the environment npm start reads; print the resolved settings, secrets
+                              masked (opens no database)
   help                        show this text
 
-Every command except help migrates the database first.
+Every command except help and config check migrates the database first.
 
 Environment:
   DATABASE_URL   PostgreSQL to use, postgres://user:password@host:port/database
   DATA_DIR       without DATABASE_URL: the embedded PGlite database's directory (default .data/);
                  only one process may open it at a time, so stop the server first
+  SECRETS_KEY    with DATABASE_URL: the key that encrypts the stored signing keys (keys rotate-signing)
   DEBUG=1        print the stack trace of an error
 
 Exit codes: 0 success, 1 failure while running (e.g. database unreachable), 2 invalid command line.`;

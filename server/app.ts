@@ -11,6 +11,7 @@ import { authFailureLimit } from './auth-failure-limit.ts';
 import { GENERAL_PREFIX, general } from './general/index.ts';
 import { createLifecycle, type Lifecycle } from './lifecycle.ts';
 import { requestLogging } from './logger.ts';
+import { requestMetrics } from './metrics.ts';
 import { oauthRoutes } from './oauth/router.ts';
 import { PARTNER_V1_PREFIX, partnerV1 } from './partner-v1/index.ts';
 import { PROBE_PATHS, probeRoutes } from './probes.ts';
@@ -40,6 +41,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
   const lifecycle = deps.lifecycle ?? createLifecycle();
+  app.use(requestMetrics());
   app.use(requestLogging(logger, PROBE_PATHS));
   app.use(probeRoutes({ db: deps.db, limitStores: deps.limitStores, lifecycle }));
   app.use(helmet());
@@ -47,6 +49,8 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   const json = express.json({ limit: config.bodyLimitBytes });
   app.use((req, res, next) => (BODY_METHODS.has(req.method) ? json(req, res, next) : next()));
 
+  // A person who opens the service's address in a browser wants the reference.
+  app.get('/', (_req, res) => res.redirect(302, '/docs'));
   // Before the surfaces: /api/v1/docs lies under the partner prefix, whose router answers everything there.
   app.use(docsRoutes());
 

@@ -1,6 +1,7 @@
 // Every setting of the service, read once from the environment. README.md documents each variable.
 import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts, type DbTarget } from '../db/connect.ts';
 import { DEFAULT_REDIS_KEY_PREFIX, DEFAULT_REDIS_TIMEOUT_MS } from './rate-limits.ts';
+import { SECRETS_KEY_BYTES } from './secret-box.ts';
 
 export interface Config {
   port: number;
@@ -26,8 +27,14 @@ export interface Config {
   trustProxy: boolean | number | string;
   /** The service's public base URL: the OAuth issuer (`iss`) and the base of the metadata's endpoint URLs. */
   publicUrl: string;
-  /** ES256 private key (PKCS#8 PEM) that signs access tokens; every process must share it. Absent: one made at start. */
+  /** ES256 private key (PKCS#8 PEM) that signs access tokens, alone; absent: keys stored in DATA_DIR or the database. */
   jwtPrivateKey: string | undefined;
+  /** 32 bytes that encrypt secrets stored in the database (signing keys' private halves); required on PostgreSQL. */
+  secretsKey: Buffer | undefined;
+  /** Web processes `npm start` runs (node:cluster) on PostgreSQL; the embedded database allows one. */
+  webConcurrency: number;
+  /** Where GET /metrics answers (Prometheus text); absent: no metrics endpoint. Never on the API's port. */
+  metrics: { port: number; host: string } | undefined;
   /** An OpenAI-compatible chat-completions service for the AI tutor; absent: the built-in local tutor. */
   ai: { baseUrl: string; apiKey: string; model: string } | undefined;
 }
@@ -39,6 +46,12 @@ const DEFAULT_AI_MODEL = 'gpt-4o-mini';
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
+  const webConcurrency = integer(env, 'WEB_CONCURRENCY', 1, 1, 64);
+  // Tokens carry the issuer; processes that default it each to their own idea of their address reject each other's.
+  if (webConcurrency > 1 && env.DATABASE_URL && !env.PUBLIC_URL) {
+    throw new ConfigError('PUBLIC_URL is required with WEB_CONCURRENCY above 1: every process must issue and accept tokens under the same issuer (e.g. PUBLIC_URL=https://api.example.com)');
+  }
+  const metricsPort = env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : undefined;
   return {
     port,
     database: env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : { dataDir: env.DATA_DIR || '.data' },
@@ -56,6 +69,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     publicUrl: parsePublicUrl(env.PUBLIC_URL || `http://localhost:${port}`),
     jwtPrivateKey: env.JWT_PRIVATE_KEY?.replace(/\\n/g, '\n') || undefined,
+    secretsKey: parseSecretsKey(env.SECRETS_KEY),
+    webConcurrency,
+    metrics: metricsPort === undefined ? undefined : { port: metricsPort, host: env.METRICS_HOST || '127.0.0.1' },
     ai: parseAi(env),
   };
 }
@@ -78,6 +94,15 @@ function parseAi(env: NodeJS.ProcessEnv): Config['ai'] {
   if (!baseUrl || !apiKey) throw new ConfigError('AI_BASE_URL and AI_API_KEY must be set together (or neither, for the built-in tutor)');
   httpUrl('AI_BASE_URL', baseUrl);
   return { baseUrl, apiKey, model: env.AI_MODEL || DEFAULT_AI_MODEL };
+}
+
+function parseSecretsKey(raw: string | undefined): Buffer | undefined {
+  if (!raw) return undefined;
+  const key = Buffer.from(raw, 'base64');
+  if (key.length !== SECRETS_KEY_BYTES || key.toString('base64') !== raw.trim()) {
+    throw new ConfigError(`SECRETS_KEY must be ${SECRETS_KEY_BYTES} random bytes in base64 (make one with: openssl rand -base64 32)`);
+  }
+  return key;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {

@@ -1,9 +1,11 @@
-// Structured JSON logs. Credentials never reach a log line: the headers that carry them are redacted, and so is
+// Structured JSON logs (readable lines through pino-pretty when stdout is a terminal: a person is watching, not a
+// log collector). Credentials never reach a log line: the headers that carry them are redacted, and so is
 // Location, whose OAuth redirects carry the authorization code (pino-http logs every response header).
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
+import pretty from 'pino-pretty';
 
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino(
@@ -14,7 +16,7 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
         censor: '[redacted]',
       },
     },
-    destination,
+    destination ?? (process.stdout.isTTY ? pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l' }) : undefined),
   );
 }
 

@@ -7,6 +7,7 @@ import { RedisStore } from 'rate-limit-redis';
 import { createClient } from 'redis';
 import { errorMessage } from '../db/connect.ts';
 import { guardStore, StoreFailures, type OnStoreFailure } from './limit-store-guard.ts';
+import { countRateLimitRefusal } from './metrics.ts';
 import { problems } from './problems.ts';
 import { withTimeout } from './timeout.ts';
 
@@ -144,6 +145,7 @@ export function createLimiter<P>(
       handler: (_req, res, next) => {
         const limit = window.limitOf(principalOf(res));
         const retryAfter = res.getHeader('Retry-After');
+        countRateLimitRefusal(`${scope}:${window.name}`);
         next(problems.rateLimited(`The per-${window.name} limit of ${subject} (${limit} requests) is exhausted; retry in ${retryAfter} seconds.`));
       },
     }),

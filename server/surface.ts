@@ -6,13 +6,14 @@ import type { Context, Operation } from 'openapi-backend';
 import { routedMethod, type Contract } from './contract.ts';
 import type { HandlerContext } from './handler-types.ts';
 import { unstorableText } from './input-guard.ts';
+import { labelOperation } from './metrics.ts';
 import { problems } from './problems.ts';
 
 /**
  * What a security handler found: a principal, or why the credentials it looked at fail. A failure is an
  * `{ error }` object because that is what openapi-backend counts as an unsatisfied scheme.
  */
-export type AuthOutcome<P> = { principal: P } | { error: 'missing' | 'invalid' };
+export type AuthOutcome<P> = { principal: P } | { error: 'missing' | 'invalid'; detail?: string };
 
 export interface SurfaceOptions<P> {
   contract: Contract;
@@ -69,6 +70,7 @@ export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
       await options.beforeAuthentication?.(req, res);
     },
     postSecurityHandler: async (c: Context, req: Request, res: Response) => {
+      labelOperation(res, c.operation.operationId);
       const principal = principalOf<P>(c);
       if (principal && options.authorize) options.authorize(principal, c.operation);
       await options.limit(req, res, principal, c.operation);
@@ -76,6 +78,7 @@ export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
       if (c.security?.authorized !== false) refuseUnstorableText(c);
     },
     unauthorizedHandler: async (c: Context, req: Request, res: Response) => {
+      labelOperation(res, c.operation.operationId);
       const outcomes = Object.values(c.security ?? {}) as Array<AuthOutcome<P> | undefined>;
       // openapi-backend turns a security handler that threw (the database is down, say) into a failed scheme; that
       // is our failure, not the client's, so it is rethrown (a 503 or a 500) rather than answered with a misleading 401.
@@ -84,7 +87,9 @@ export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
       const failure = outcomes.some((o) => o && 'error' in o && o.error === 'invalid') ? 'invalid' : 'missing';
       if (failure === 'invalid') await options.onInvalidCredentials?.(req, res);
       const challenge = typeof options.challenge === 'string' ? options.challenge : options.challenge(failure);
-      throw problems.unauthorized(options.unauthorizedDetail(failure), challenge);
+      // An authenticator that knows more (a key of the other surface) says so instead of the generic detail.
+      const known = outcomes.find((o) => o && 'detail' in o && o.detail);
+      throw problems.unauthorized((known && 'detail' in known && known.detail) || options.unauthorizedDetail(failure), challenge);
     },
     validationFail: (c: Context) => {
       throw problems.invalidRequest(

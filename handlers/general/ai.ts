@@ -20,6 +20,7 @@ import { findDeck } from '../../db/queries/flashcards.ts';
 import { listOpenTasks } from '../../db/queries/tasks.ts';
 import { listDueDecks } from '../../db/queries/today.ts';
 import type { GeneralPrincipal } from '../../server/general/principal.ts';
+import { trackSseStream } from '../../server/metrics.ts';
 import { problems } from '../../server/problems.ts';
 import { daysBetween, localDate } from './student-day.ts';
 import { localTutor } from './tutor/local.ts';
@@ -90,6 +91,7 @@ async function relayReply(r: Relay): Promise<void> {
   };
   res.on('close', onClose);
   const session = await createSession(req, res, { retry: null });
+  trackSseStream(res);
   let sequence = 0;
   const send = (event: string, data: object) => {
     if (session.isConnected && !abort.signal.aborted) session.push(data, event, String(++sequence));

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { knownTimeZone } from '../../handlers/general/time-zones.ts';
 import { AccountTaken, createAccount, generatePassword } from '../../server/auth/accounts.ts';
 import { ALL_SCOPES } from '../../server/general/scopes.ts';
-import { registerClient } from '../../server/oauth/clients.ts';
+import { redirectUriProblem, registerClient } from '../../server/oauth/clients.ts';
 import { parse, UsageError, withDb } from './shared.ts';
 
 export async function createUser(args: string[]): Promise<void> {
@@ -45,7 +45,8 @@ export async function createClient(args: string[]): Promise<void> {
   if (!name) throw new UsageError('--name NAME is required (students see it on the sign-in page)');
   const redirectUris = values['redirect-uri'] ?? [];
   for (const uri of redirectUris) {
-    if (!URL.canParse(uri) || !/^https?:$/.test(new URL(uri).protocol)) throw new UsageError(`--redirect-uri must be an absolute http(s) URL, got ${JSON.stringify(uri)}`);
+    const problem = redirectUriProblem(uri);
+    if (problem) throw new UsageError(`--redirect-uri ${problem}, got ${JSON.stringify(uri)}`);
   }
   const scopes = values.scopes ? values.scopes.split(/[\s,]+/).filter(Boolean) : [...ALL_SCOPES];
   const unknown = scopes.filter((s) => !ALL_SCOPES.includes(s as never));

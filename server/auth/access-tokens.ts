@@ -2,21 +2,10 @@
 // Verification checks signature, type, issuer, audience and expiry; whether the grant behind the token was
 // revoked is checked by the caller against the database (the `sid` claim names the grant).
 import { randomUUID } from 'node:crypto';
-import {
-  calculateJwkThumbprint,
-  exportJWK,
-  generateKeyPair,
-  importJWK,
-  importPKCS8,
-  jwtVerify,
-  SignJWT,
-  type CryptoKey,
-  type JWK,
-  type KeyObject,
-} from 'jose';
+import { jwtVerify, SignJWT, type JWK } from 'jose';
+import { SIGNING_ALGORITHM, type SigningKeys } from './signing-keys.ts';
 
 export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
-const ALGORITHM = 'ES256';
 
 export interface AccessTokenClaims {
   /** The student the token acts for. */
@@ -58,27 +47,7 @@ function hasClaimShapes(payload: Record<string, unknown>): payload is Record<str
   );
 }
 
-type SigningKey = { privateKey: CryptoKey | KeyObject; publicKey: CryptoKey | KeyObject | Uint8Array; publicJwk: JWK };
-
-/**
- * The signing key: `JWT_PRIVATE_KEY` (an ES256 PKCS#8 PEM) when set, which every process of a deployment must share;
- * otherwise a key made at start-up, so tokens issued before a restart stop verifying (refresh tokens still work).
- */
-export async function loadSigningKey(pem: string | undefined): Promise<SigningKey & { generated: boolean }> {
-  if (pem) {
-    const privateKey = await importPKCS8(pem, ALGORITHM, { extractable: true });
-    const { d: _private, ...publicJwk } = await exportJWK(privateKey);
-    return { privateKey, publicKey: await importJWK(publicJwk, ALGORITHM), publicJwk: await withKid(publicJwk), generated: false };
-  }
-  const pair = await generateKeyPair(ALGORITHM, { extractable: true });
-  return { ...pair, publicJwk: await withKid(await exportJWK(pair.publicKey)), generated: true };
-}
-
-async function withKid(jwk: JWK): Promise<JWK> {
-  return { ...jwk, kid: await calculateJwkThumbprint(jwk), alg: ALGORITHM, use: 'sig' };
-}
-
-export function accessTokenIssuer(key: SigningKey, options: { issuer: string; now: () => Date }): AccessTokenIssuer {
+export function accessTokenIssuer(keys: SigningKeys, options: { issuer: string; now: () => Date }): AccessTokenIssuer {
   const audience = `${options.issuer}/api`;
   const seconds = () => Math.floor(options.now().getTime() / 1000);
   return {
@@ -87,24 +56,30 @@ export function accessTokenIssuer(key: SigningKey, options: { issuer: string; no
     async issue({ user_id, client_id, scopes, grant_id }) {
       const issuedAt = seconds();
       const exp = issuedAt + ACCESS_TOKEN_TTL_SECONDS;
+      const signer = keys.signer();
       const token = await new SignJWT({ client_id, scope: scopes.join(' '), sid: grant_id })
-        .setProtectedHeader({ alg: ALGORITHM, typ: 'at+jwt', kid: key.publicJwk.kid! })
+        .setProtectedHeader({ alg: SIGNING_ALGORITHM, typ: 'at+jwt', kid: signer.kid })
         .setIssuer(options.issuer)
         .setAudience(audience)
         .setSubject(user_id)
         .setIssuedAt(issuedAt)
         .setExpirationTime(exp)
         .setJti(randomUUID())
-        .sign(key.privateKey);
+        .sign(signer.privateKey);
       return { token, expiresAt: new Date(exp * 1000) };
     },
     async verify(token) {
       try {
-        const { payload } = await jwtVerify(token, key.publicKey, {
+        const key = async ({ kid }: { kid?: string }) => {
+          const found = await keys.verifier(kid);
+          if (!found) throw new Error('no key of the set has this kid');
+          return found;
+        };
+        const { payload } = await jwtVerify(token, key, {
           issuer: options.issuer,
           audience,
           typ: 'at+jwt',
-          algorithms: [ALGORITHM],
+          algorithms: [SIGNING_ALGORITHM],
           currentDate: options.now(),
           requiredClaims: ['sub', 'exp', 'jti', 'client_id', 'scope', 'sid'],
         });
@@ -113,6 +88,6 @@ export function accessTokenIssuer(key: SigningKey, options: { issuer: string; no
         return undefined;
       }
     },
-    jwks: () => ({ keys: [key.publicJwk] }),
+    jwks: () => ({ keys: keys.jwks() }),
   };
 }

@@ -6,6 +6,7 @@ import { Passport } from 'passport';
 import type { Logger } from 'pino';
 import { Strategy as BearerStrategy } from 'passport-http-bearer';
 import type { Db } from '../../db/connect.ts';
+import { findActiveKeyKind } from '../../db/queries/api-keys.ts';
 import { findGrantAccount, findPersonalKeyAccount } from '../../db/queries/principals.ts';
 import type { AccessTokenIssuer } from '../auth/access-tokens.ts';
 import { looksLikeApiKey } from '../auth/api-keys.ts';
@@ -17,6 +18,9 @@ import { limitsOf } from './plans.ts';
 import type { GeneralPrincipal, Scope } from './principal.ts';
 
 type Verify = (token: string) => Promise<GeneralPrincipal | undefined>;
+
+const PARTNER_KEY_ON_GENERAL_SURFACE =
+  "This is a partner API key: it works on the partner API (/api/v1/...) only. The general surface takes a student's OAuth access token or personal API key.";
 
 export function generalAuthenticators(db: Db, tokens: AccessTokenIssuer, logger: Logger, now: () => Date) {
   const recordKeyUse = keyUseRecorder(db, logger, now);
@@ -58,6 +62,11 @@ export function generalAuthenticators(db: Db, tokens: AccessTokenIssuer, logger:
     });
 
   const outcome = (principal: GeneralPrincipal | undefined): AuthOutcome<GeneralPrincipal> => (principal ? { principal } : { error: 'invalid' });
+  // Both kinds of key look alike (svc_live_…); a partner key sent here is told where it belongs.
+  const keyOutcome = async (key: string, principal: GeneralPrincipal | undefined): Promise<AuthOutcome<GeneralPrincipal>> => {
+    if (principal || !looksLikeApiKey(key) || (await findActiveKeyKind(db, hashSecret(key))) !== 'partner') return outcome(principal);
+    return { error: 'invalid', detail: PARTNER_KEY_ON_GENERAL_SURFACE };
+  };
 
   // The two bearer schemes share the Authorization header; the token's shape says which one it is meant for.
   return {
@@ -69,11 +78,11 @@ export function generalAuthenticators(db: Db, tokens: AccessTokenIssuer, logger:
     PersonalKeyBearer: async (req: Request): Promise<AuthOutcome<GeneralPrincipal>> => {
       const token = bearerToken(req);
       if (!token || !looksLikeApiKey(token)) return { error: 'missing' };
-      return outcome(await viaPassport('personal-key', req));
+      return keyOutcome(token, await viaPassport('personal-key', req));
     },
     PersonalKeyHeader: async (req: Request): Promise<AuthOutcome<GeneralPrincipal>> => {
       const key = req.get('x-service-api-key');
-      return key ? outcome(await verifyPersonalKey(key)) : { error: 'missing' };
+      return key ? keyOutcome(key, await verifyPersonalKey(key)) : { error: 'missing' };
     },
   };
 }

@@ -14,6 +14,22 @@ export interface NewClient {
   owner_user_id?: string;
 }
 
+const LOOPBACK_HOSTS = new Set(['localhost', '[::1]']);
+
+/**
+ * Why `uri` cannot be a redirect URI, or undefined when it can: absolute http(s), no fragment (RFC 6749 §3.1.2),
+ * and plain http only for a loopback host (OAuth 2.1 §2.3.1; a native app's local listener), never across a network
+ * where the authorization code could be read on the way.
+ */
+export function redirectUriProblem(uri: string): string | undefined {
+  const url = URL.canParse(uri) ? new URL(uri) : undefined;
+  if (!url || !/^https?:$/.test(url.protocol)) return 'must be an absolute http(s) URL';
+  if (uri.includes('#')) return 'must not contain a fragment (#…): RFC 6749 §3.1.2';
+  const loopback = LOOPBACK_HOSTS.has(url.hostname) || /^127(\.\d{1,3}){3}$/.test(url.hostname);
+  if (url.protocol === 'http:' && !loopback) return 'must use https unless its host is loopback (localhost, 127.0.0.1, [::1])';
+  return undefined;
+}
+
 export async function registerClient(db: Db, client: NewClient): Promise<{ client_id: string; client_secret?: string }> {
   const client_id = `client_${randomBytes(12).toString('base64url')}`;
   const client_secret = client.confidential ? `secret_${randomBytes(32).toString('base64url')}` : undefined;

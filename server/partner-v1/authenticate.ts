@@ -2,12 +2,15 @@
 import type { Request } from 'express';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
-import { findActiveApiKey, type ApiKeyRecord } from '../../db/queries/api-keys.ts';
+import { findActiveApiKey, findActiveKeyKind, type ApiKeyRecord } from '../../db/queries/api-keys.ts';
 import { looksLikeApiKey } from '../auth/api-keys.ts';
 import { bearerToken } from '../auth/bearer-token.ts';
 import { keyUseRecorder } from '../auth/key-use.ts';
 import { hashSecret } from '../auth/secret-hash.ts';
 import type { AuthOutcome } from '../surface.ts';
+
+const PERSONAL_KEY_ON_PARTNER_SURFACE =
+  "This is a student's personal API key: it works on the general surface (/api/...), not on the partner API (/api/v1/...), which takes a partner key.";
 
 export function partnerKeyAuthenticators(db: Db, logger: Logger, now: () => Date) {
   const recordUse = keyUseRecorder(db, logger, now);
@@ -15,8 +18,9 @@ export function partnerKeyAuthenticators(db: Db, logger: Logger, now: () => Date
   async function verify(key: string | undefined): Promise<AuthOutcome<ApiKeyRecord>> {
     if (!key) return { error: 'missing' };
     // Revocation takes effect at once because every request reads the key's row; there is no cache to expire.
-    const record = looksLikeApiKey(key) ? await findActiveApiKey(db, hashSecret(key)) : undefined;
-    if (!record) return { error: 'invalid' };
+    const hash = looksLikeApiKey(key) ? hashSecret(key) : undefined;
+    const record = hash ? await findActiveApiKey(db, hash) : undefined;
+    if (!record) return hash && (await findActiveKeyKind(db, hash)) === 'personal' ? { error: 'invalid', detail: PERSONAL_KEY_ON_PARTNER_SURFACE } : { error: 'invalid' };
     recordUse(record);
     return { principal: record };
   }

@@ -10,6 +10,10 @@ import { fileURLToPath } from 'node:url';
 import { connect, type Db, type DbTarget } from '../../db/connect.ts';
 import { migrations } from '../../db/migrations/index.ts';
 import { createThrowawayDatabase } from '../../db/throwaway-database.ts';
+import { accessTokenIssuer } from '../../server/auth/access-tokens.ts';
+import { databaseSigningKeyStore, fileSigningKeyStore } from '../../server/auth/signing-key-store.ts';
+import { storedSigningKeys, type SigningKeyStore } from '../../server/auth/signing-keys.ts';
+import { TEST_SECRETS_KEY } from '../support/server-process.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const KEY_SHAPE = /^svc_live_[0-9A-Za-z]{32}$/;
@@ -38,6 +42,8 @@ describe('cli', function () {
   delete env.DATABASE_URL;
   delete env.DATA_DIR;
   delete env.DEBUG;
+  delete env.JWT_PRIVATE_KEY;
+  env.SECRETS_KEY = TEST_SECRETS_KEY;
   let cleanUp = async () => {};
 
   before(async () => {
@@ -188,6 +194,47 @@ describe('cli', function () {
     assert.equal(unknownScope.code, 2);
   });
 
+  it('keys rotate-signing: the new key signs, and a token signed by the previous one still verifies', async () => {
+    // A process of the service, before the rotation: it signs a token with the key it knows.
+    const tokenTtlSeconds = 900;
+    // The store the CLI and the server use: the file in DATA_DIR, or the table (opened only then: PGlite admits one process).
+    const withStore = <T>(use: (store: SigningKeyStore) => Promise<T>): Promise<T> =>
+      'dataDir' in target ? use(fileSigningKeyStore(target.dataDir)) : inspect((db) => use(databaseSigningKeyStore(db, Buffer.from(TEST_SECRETS_KEY, 'base64'))));
+    const before = await withStore(async (store) => {
+      const keys = await storedSigningKeys(store, { tokenTtlSeconds, now: () => new Date(), onReloadError: () => {} });
+      keys.stop();
+      const issuer = accessTokenIssuer(keys, { issuer: 'http://cli.test', now: () => new Date() });
+      return { kid: keys.signer().kid, token: (await issuer.issue({ user_id: 'u', client_id: 'c', scopes: ['profile:read'], grant_id: 'g' })).token };
+    });
+    const run = await cli(['keys', 'rotate-signing'], env);
+    assert.equal(run.code, 0, run.stderr);
+    const kid = /^new signing key (\S+)$/.exec(run.stdout.trim())?.[1];
+    assert.ok(kid && kid !== before.kid, run.stdout);
+    assert.match(run.stderr, new RegExp(`the previous key ${before.kid} verifies until \\d{4}-`));
+    // A process started after the rotation signs with the new key and still accepts the old token; the JWKS has both.
+    await withStore(async (store) => {
+      const keys = await storedSigningKeys(store, { tokenTtlSeconds, now: () => new Date(), onReloadError: () => {} });
+      keys.stop();
+      assert.equal(keys.signer().kid, kid);
+      assert.deepEqual(keys.jwks().map((k) => k.kid).sort(), [kid, before.kid].sort());
+      const issuer = accessTokenIssuer(keys, { issuer: 'http://cli.test', now: () => new Date() });
+      assert.equal((await issuer.verify(before.token))?.sub, 'u');
+    });
+  });
+
+  it('config check prints the resolved settings with secrets masked, and refuses an invalid one in one line', async () => {
+    const secrets = { AI_BASE_URL: 'https://ai.example/v1', AI_API_KEY: 'sk-very-secret', REDIS_URL: 'redis://:redis-pass@127.0.0.1:6379' };
+    const run = await cli(['config', 'check'], { ...env, ...secrets });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^PORT\s+3000$/m);
+    assert.match(run.stdout, /^AI_API_KEY\s+\(set, masked\)$/m);
+    assert.match(run.stdout, /^SECRETS_KEY\s+\(set, masked\)$/m);
+    for (const secret of ['sk-very-secret', 'redis-pass', TEST_SECRETS_KEY]) assert.ok(!run.stdout.includes(secret), `${secret} was printed`);
+    const invalid = await cli(['config', 'check'], { ...env, PORT: 'abc' });
+    assert.equal(invalid.code, 1);
+    assert.equal(invalid.stderr, 'error: PORT must be an integer from 0 to 65535, got "abc"\n');
+  });
+
   it('rejects a bad command line with exit code 2 and one error line, before touching the database', async () => {
     const cases: [string[], RegExp][] = [
       [['keys', 'create'], /^error: keys create: --name NAME is required/],
@@ -197,6 +244,8 @@ describe('cli', function () {
       [['frobnicate'], /^error: unknown command "frobnicate"$/],
       [['keys', 'create', '--name', 'x', '--colour', 'red'], /^error: keys create: Unknown option '--colour'/],
       [['holidays', 'enable', 'xx'], /^error: holidays enable: unsupported country "xx"/],
+      [['clients', 'create', '--name', 'x', '--redirect-uri', 'https://app.example/cb#done'], /^error: clients create: --redirect-uri must not contain a fragment/],
+      [['clients', 'create', '--name', 'x', '--redirect-uri', 'http://app.example/cb'], /^error: clients create: --redirect-uri must use https unless its host is loopback/],
     ];
     const runs = await Promise.all(cases.map(([args]) => cli(args, env)));
     runs.forEach((run, i) => {
@@ -226,7 +275,7 @@ describe('cli', function () {
   it('--help lists every command and the environment variables', async () => {
     const run = await cli(['--help'], env);
     assert.equal(run.code, 0, run.stderr);
-    for (const text of ['migrate', 'seed [--demo] [--seed N]', 'keys create --name NAME', 'keys list', 'keys revoke PREFIX', 'holidays enable CC', 'users create', 'clients create', 'DATABASE_URL', 'DATA_DIR']) {
+    for (const text of ['migrate', 'seed [--demo] [--seed N]', 'keys create --name NAME', 'keys list', 'keys revoke PREFIX', 'holidays enable CC', 'users create', 'clients create', 'keys rotate-signing', 'config check', 'DATABASE_URL', 'DATA_DIR', 'SECRETS_KEY']) {
       assert.ok(run.stdout.includes(text), `usage lacks ${text}`);
     }
   });

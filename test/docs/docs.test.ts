@@ -25,6 +25,10 @@ describe('rendered docs served by the service', () => {
   let api: ReturnType<typeof supertest>;
   before(async () => (api = supertest(await buildApp())));
 
+  it('/ redirects to the general reference, where a person opening the address in a browser wants to land', async () => {
+    await api.get('/').expect(302).expect('Location', DOCS_PATHS.general);
+  });
+
   for (const spec of specs) {
     const path = DOCS_PATHS[spec.surface];
 

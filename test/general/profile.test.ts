@@ -183,13 +183,21 @@ describe('listMyApiKeys / createMyApiKey / revokeMyApiKey', () => {
     assert.deepEqual((await api.get('/api/users/me/api-keys').set(alice.headers).expect(200)).body.data, []);
   });
 
-  it('does not accept a personal key on the partner surface, nor a partner key on the general surface', async () => {
+  it('does not accept a personal key on the partner surface, nor a partner key on the general surface, and says which key it is', async () => {
     const { api, newStudent } = await generalApp();
     const alice = await newStudent();
     const personal = (await api.post('/api/users/me/api-keys').set(alice.headers).send({ name: 'k' }).expect(201)).body.key;
     const partner = await partnerApp();
-    await partner.api.get('/api/v1/health').set('x-service-api-key', personal).expect(401);
-    await api.get('/api/users/me').set('x-service-api-key', partner.key).expect(401);
+    for (const header of ['x-service-api-key', 'authorization'] as const) {
+      const value = (key: string) => (header === 'authorization' ? `Bearer ${key}` : key);
+      const onPartner = await partner.api.get('/api/v1/health').set(header, value(personal)).expect(401);
+      assert.match(onPartner.body.detail, /personal API key: it works on the general surface/);
+      const onGeneral = await api.get('/api/users/me').set(header, value(partner.key)).expect(401);
+      assert.match(onGeneral.body.detail, /partner API key: it works on the partner API \(\/api\/v1\/\.\.\.\) only/);
+    }
+    // An unknown key still gets the generic detail: the hint needs a key that exists.
+    const unknown = await api.get('/api/users/me').set('x-service-api-key', `svc_live_${'x'.repeat(32)}`).expect(401);
+    assert.doesNotMatch(unknown.body.detail, /partner/);
   });
 
   it('needs keys:manage', async () => {

@@ -1,7 +1,8 @@
 // Refresh-token rotation with replay detection, revocation (RFC 7009), expiry, and client credentials.
 import assert from 'node:assert/strict';
 import supertest from 'supertest';
-import { accessTokenIssuer, loadSigningKey } from '../../server/auth/access-tokens.ts';
+import { accessTokenIssuer } from '../../server/auth/access-tokens.ts';
+import { loadSigningKey } from '../../server/auth/signing-keys.ts';
 import { pino } from 'pino';
 import { createApp } from '../../server/app.ts';
 import { memoryLimitStores } from '../../server/rate-limits.ts';

@@ -31,7 +31,7 @@ describe('partner surface', () => {
 
   it('answers 404 problem+json for a path the spec does not have', async () => {
     const { api, key } = await partnerApp();
-    for (const path of ['/api/v1/nope', '/api/v1/universities/x/y', '/api/v2/health', '/']) {
+    for (const path of ['/api/v1/nope', '/api/v1/universities/x/y', '/api/v2/health', '/nope']) {
       const res = await api.get(path).set('X-Service-API-Key', key).expect(404);
       assert.equal(res.body.code, 'not_found', path);
     }

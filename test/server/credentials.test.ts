@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { accessTokenIssuer, loadSigningKey } from '../../server/auth/access-tokens.ts';
+import { accessTokenIssuer } from '../../server/auth/access-tokens.ts';
+import { loadSigningKey } from '../../server/auth/signing-keys.ts';
 import { AUTH_FAILURES_PER_WINDOW } from '../../server/auth-failure-limit.ts';
 import { redisLimitStores } from '../../server/rate-limits.ts';
 import { contractClient } from '../support/contract.ts';
@@ -28,14 +29,14 @@ describe('credentials on the surfaces', () => {
       sid = (await context.db.selectFrom('oauth_grants').select('id').where('user_id', '=', sub).executeTakeFirstOrThrow()).id;
       sign = (claims) =>
         new SignJWT({ client_id: 'test', scope: 'profile:read', sid, ...claims })
-          .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: key.publicJwk.kid! })
+          .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: key.signer().kid })
           .setIssuer(TEST_ISSUER)
           .setAudience(tokens.audience)
           .setSubject(String(claims.sub ?? sub))
           .setIssuedAt()
           .setExpirationTime('5m')
           .setJti(randomUUID())
-          .sign(key.privateKey);
+          .sign(key.signer().privateKey);
     });
 
     it('accepts the well-formed token the bad ones are variations of', async () => {

@@ -1,9 +1,17 @@
 // `npm start` as a newcomer runs it: a fresh embedded database, printed demo keys (partner, and the demo student's
-// personal key) that work, and a clean stop on SIGTERM. Runs the real entry point in a child process.
+// personal key) that work, access tokens that survive a restart, a clean stop on SIGTERM, and start-up errors
+// that say in one line what to fix. Runs the real entry point in a child process.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect } from '../../db/connect.ts';
+import { SIGNING_KEYS_FILE } from '../../server/auth/signing-key-store.ts';
+import { DEMO_STUDENT } from '../../server/demo-student.ts';
+import { registerClient } from '../../server/oauth/clients.ts';
+import { signIn, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';
 import { startServerProcess } from '../support/server-process.ts';
 
 describe('npm start (server/main.ts)', function () {
@@ -12,7 +20,8 @@ describe('npm start (server/main.ts)', function () {
   before(() => (dataDir = mkdtempSync(join(tmpdir(), 'sc-start-'))));
   after(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  const start = () => startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: undefined, REDIS_URL: undefined });
+  // A fixed PUBLIC_URL: tokens name it as their issuer, so it must not follow the free port each start picks.
+  const start = () => startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: undefined, REDIS_URL: undefined, PUBLIC_URL: 'http://localhost:3000' });
 
   it('seeds an empty embedded database, prints a working demo key once, and stops cleanly on SIGTERM', async () => {
     const first = start();
@@ -30,12 +39,21 @@ describe('npm start (server/main.ts)', function () {
     assert.equal(loop.status, 200);
     const { next_action } = (await loop.json()) as { next_action: { kind: string; item: { title: string } } };
     assert.deepEqual([next_action.kind, next_action.item.title], ['do_task', 'Lab report: muscle fatigue']);
+    const password = /demo student \S+, password (\S+)/.exec(first.output())?.[1];
+    assert.ok(password, `the demo student's password is printed:\n${first.output()}`);
     first.child.kill('SIGTERM');
     assert.equal(await first.exited, 0);
+    // The signing key was made once and kept beside the data, readable by its owner only.
+    assert.equal(statSync(join(dataDir, SIGNING_KEYS_FILE)).mode & 0o777, 0o600);
+    const db = connect({ dataDir });
+    const { client_id } = await registerClient(db, { name: 'restart test', redirect_uris: [TEST_REDIRECT_URI], scopes: ['profile:read'], confidential: false });
+    await db.destroy();
 
     // A second start keeps the data, and the key stays secret: it is not printed again.
     const second = start();
     const again = await second.listening;
+    const { access_token } = await signIn(again, { client_id, email: DEMO_STUDENT.email, password, scope: 'profile:read' });
+    assert.equal((await fetch(`${again}/api/users/me`, { headers: { Authorization: `Bearer ${access_token}` } })).status, 200);
     // While it runs, no other process may open the same embedded database (PGlite would lose writes).
     const intruder = start();
     await assert.rejects(intruder.listening, /in use by process/);
@@ -45,5 +63,66 @@ describe('npm start (server/main.ts)', function () {
     assert.equal((await fetch(`${again}/api/v1/health`, { headers: { 'X-Service-API-Key': key } })).status, 200);
     second.child.kill('SIGTERM');
     assert.equal(await second.exited, 0);
+
+    // An access token issued before a restart still verifies after it.
+    const third = start();
+    const restarted = await third.listening;
+    assert.equal((await fetch(`${restarted}/api/users/me`, { headers: { Authorization: `Bearer ${access_token}` } })).status, 200);
+    third.child.kill('SIGTERM');
+    assert.equal(await third.exited, 0);
+  });
+
+  it('exits 1 with one line naming the variable when the port is taken, PORT is not a number or AI_BASE_URL lacks its key', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const cases: Array<[Record<string, string>, RegExp]> = [
+        [{ PORT: String(port) }, new RegExp(`^could not start: PORT ${port} is already in use`)],
+        [{ PORT: 'abc' }, /^could not start: PORT must be an integer from 0 to 65535, got "abc"$/],
+        [{ AI_BASE_URL: 'https://ai.example/v1' }, /^could not start: AI_BASE_URL and AI_API_KEY must be set together/],
+      ];
+      for (const [env, line] of cases) {
+        const run = startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: undefined, REDIS_URL: undefined, AI_API_KEY: undefined, ...env });
+        assert.equal(await run.exited, 1, run.output());
+        assert.deepEqual(run.output().trim().split('\n').length, 1, run.output());
+        assert.match(run.output().trim(), line);
+      }
+    } finally {
+      taken.close();
+    }
+  });
+
+  it('names a PostgreSQL database that does not exist, in one line', async function () {
+    if (!process.env.DATABASE_URL) this.skip(); // needs a PostgreSQL server to ask
+    const url = new URL(process.env.DATABASE_URL);
+    url.pathname = '/sc_no_such_database';
+    const run = startServerProcess({ DATABASE_URL: url.toString(), REDIS_URL: undefined });
+    assert.equal(await run.exited, 1, run.output());
+    assert.match(run.output().trim(), /^could not start: DATABASE_URL names the database "sc_no_such_database", which does not exist on [^\n]+; create it \(createdb [^\n]+\) or fix the URL$/);
+  });
+
+  it('npm start is one process: SIGTERM to the pid npm start gives stops the server', async () => {
+    // What a process manager does: start the command, later send SIGTERM to the pid it started.
+    const child = spawn('npm', ['start', '--silent'], {
+      cwd: new URL('../../', import.meta.url).pathname,
+      env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: dataDir, DATABASE_URL: '', REDIS_URL: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stderr!.on('data', (chunk) => (output += chunk));
+    const url = await new Promise<string>((resolve, reject) => {
+      const poll = setInterval(() => {
+        const found = /listening on (http:\/\/localhost:\d+)/.exec(output)?.[1];
+        if (found) (clearInterval(poll), resolve(found));
+      }, 50);
+      child.once('exit', () => (clearInterval(poll), reject(new Error(output))));
+    });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+    // Nothing is left serving: a wrapper that dies alone would leave the server answering here.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await assert.rejects(fetch(`${url}/docs`), /fetch failed/);
   });
 });

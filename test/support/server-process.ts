@@ -16,12 +16,15 @@ export interface ServerProcess {
   waitFor(pattern: RegExp): Promise<RegExpExecArray>;
 }
 
+/** SECRETS_KEY of the processes tests start (on PostgreSQL it encrypts the stored signing keys). */
+export const TEST_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
+
 /**
  * Starts `node --import tsx server/main.ts` with the test's environment plus `env` (a value of undefined removes
- * a variable). PORT defaults to 0 (a free port) and LOG_LEVEL to warn.
+ * a variable). PORT defaults to 0 (a free port), LOG_LEVEL to warn and SECRETS_KEY to TEST_SECRETS_KEY.
  */
 export function startServerProcess(env: Record<string, string | undefined>, args: string[] = []): ServerProcess {
-  const merged: NodeJS.ProcessEnv = { ...process.env, PORT: '0', LOG_LEVEL: 'warn' };
+  const merged: NodeJS.ProcessEnv = { ...process.env, PORT: '0', LOG_LEVEL: 'warn', SECRETS_KEY: TEST_SECRETS_KEY };
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) delete merged[name];
     else merged[name] = value;

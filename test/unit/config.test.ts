@@ -1,0 +1,33 @@
+// The settings that decide whether several processes can share tokens: refused at start, in one line, when unsafe.
+import assert from 'node:assert/strict';
+import { signingKeySource } from '../../server/auth/signing-key-store.ts';
+import { ConfigError, loadConfig } from '../../server/config.ts';
+
+describe('loadConfig: processes, secrets and metrics', () => {
+  const postgres = { DATABASE_URL: 'postgres://app@db.example:5432/app' };
+  const secretsKey = Buffer.alloc(32, 1).toString('base64');
+
+  it('requires PUBLIC_URL with WEB_CONCURRENCY above 1 on PostgreSQL, not on the embedded database', () => {
+    assert.throws(() => loadConfig({ ...postgres, WEB_CONCURRENCY: '2' }), (e) => e instanceof ConfigError && /^PUBLIC_URL is required with WEB_CONCURRENCY above 1/.test(e.message));
+    assert.equal(loadConfig({ ...postgres, WEB_CONCURRENCY: '2', PUBLIC_URL: 'https://api.example' }).webConcurrency, 2);
+    assert.equal(loadConfig({ WEB_CONCURRENCY: '2' }).webConcurrency, 2); // main.ts says it runs one process
+    assert.throws(() => loadConfig({ WEB_CONCURRENCY: '0' }), /WEB_CONCURRENCY must be an integer from 1 to 64, got "0"/);
+  });
+
+  it('takes SECRETS_KEY as 32 bytes of base64 only, and requires it for keys stored in PostgreSQL', () => {
+    assert.equal(loadConfig({ SECRETS_KEY: secretsKey }).secretsKey?.length, 32);
+    for (const bad of ['short', Buffer.alloc(16).toString('base64'), 'not base64 at all!!']) {
+      assert.throws(() => loadConfig({ SECRETS_KEY: bad }), /SECRETS_KEY must be 32 random bytes in base64/);
+    }
+    assert.throws(() => signingKeySource(loadConfig(postgres)), /^Error: SECRETS_KEY is required with DATABASE_URL/);
+    assert.equal(signingKeySource(loadConfig({ ...postgres, SECRETS_KEY: secretsKey })), 'database');
+    assert.equal(signingKeySource(loadConfig({})), 'DATA_DIR');
+    assert.equal(signingKeySource(loadConfig({ ...postgres, JWT_PRIVATE_KEY: 'pem' })), 'JWT_PRIVATE_KEY');
+  });
+
+  it('serves metrics only when METRICS_PORT is set, on 127.0.0.1 unless METRICS_HOST says otherwise', () => {
+    assert.equal(loadConfig({}).metrics, undefined);
+    assert.deepEqual(loadConfig({ METRICS_PORT: '9464' }).metrics, { port: 9464, host: '127.0.0.1' });
+    assert.deepEqual(loadConfig({ METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' }).metrics, { port: 9464, host: '0.0.0.0' });
+  });
+});
