@@ -45,13 +45,13 @@ describe('OAuth error responses', () => {
     });
   }
 
-  it('answers a token request it cannot serve with a generic server_error (503) and logs the cause', async () => {
+  it('answers a token request whose database is down with temporarily_unavailable (503), no internal text, the cause only in the log', async () => {
     const { lines, logger } = logSink();
     const downDb = connect({ databaseUrl: 'postgres://postgres@127.0.0.1:1/unreachable' });
     try {
       const app = await buildApp({ db: downDb, logger });
       const res = await supertest(app).post('/oauth/token').type('form').send({ grant_type: 'client_credentials', client_id: 'c', client_secret: 's' }).expect(503);
-      assert.deepEqual(res.body, { error: 'server_error', error_description: 'The authorization server failed; try again later.' });
+      assert.deepEqual(res.body, { error: 'temporarily_unavailable', error_description: 'The service is temporarily unavailable; try again in 5 seconds.' });
       assert.ok(lines.some((line) => line.includes('ECONNREFUSED')), 'the cause is in the log');
     } finally {
       await downDb.destroy();
