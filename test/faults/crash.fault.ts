@@ -3,7 +3,7 @@
 // doubled, and no retry answered with a 5xx.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { createFaultDatabase, faultSuiteServers, type FaultDatabase } from '../support/fault-database.ts';
+import { faultDatabase, requiredEnv, type FaultDatabase } from './support/fixture.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 
 /** Requests in flight when the process is killed. */
@@ -18,12 +18,12 @@ interface Attempt {
 
 describe('kill -9 during idempotent POST /api/tasks, then retries', function () {
   this.timeout(60_000);
-  const { redisUrl } = faultSuiteServers();
+  const redisUrl = requiredEnv('REDIS_URL');
   let database: FaultDatabase;
   const servers: ServerProcess[] = [];
 
   before(async () => {
-    database = await createFaultDatabase('sc_fault_crash');
+    database = await faultDatabase('sc_fault_crash');
   });
   after(async () => {
     for (const server of servers) if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
@@ -38,7 +38,7 @@ describe('kill -9 during idempotent POST /api/tasks, then retries', function () 
   const post = (baseUrl: string, attempt: Attempt) =>
     fetch(`${baseUrl}/api/tasks`, {
       method: 'POST',
-      headers: { 'X-Service-API-Key': database.student.key, 'Idempotency-Key': attempt.key, 'content-type': 'application/json' },
+      headers: { 'X-Service-API-Key': database.studentKey, 'Idempotency-Key': attempt.key, 'content-type': 'application/json' },
       body: JSON.stringify({ title: attempt.title, due_at: '2030-06-01T09:00:00Z', course: 'Fault suite' }),
     });
 
@@ -85,7 +85,7 @@ describe('kill -9 during idempotent POST /api/tasks, then retries', function () 
     const stored = await database.db
       .selectFrom('tasks')
       .select(['id', 'title'])
-      .where('user_id', '=', database.student.id)
+      .where('user_id', '=', database.studentId)
       .where('title', 'like', `crash ${run} #%`)
       .execute();
     assert.equal(stored.length, REQUESTS, 'nothing lost, nothing doubled');

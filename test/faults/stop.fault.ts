@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import type { Db } from '../../db/connect.ts';
 import { startChatCompletionsServer, type ChatCompletionsServer } from '../support/chat-completions-server.ts';
-import { createFaultDatabase, faultSuiteServers, type FaultDatabase } from '../support/fault-database.ts';
+import { faultDatabase, requiredEnv, type FaultDatabase } from './support/fixture.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { parseEventStream } from '../support/sse.ts';
 
@@ -56,13 +56,13 @@ const ACCEPT_QUEUE_WINDOW_MS = 100;
 
 describe('stops of the server process (SIGTERM)', function () {
   this.timeout(60_000);
-  const { redisUrl } = faultSuiteServers();
+  const redisUrl = requiredEnv('REDIS_URL');
   let database: FaultDatabase;
   let upstream: ChatCompletionsServer;
   let server: ServerProcess | undefined;
 
   before(async () => {
-    database = await createFaultDatabase('sc_fault_stop');
+    database = await faultDatabase('sc_fault_stop');
     upstream = await startChatCompletionsServer();
   });
   afterEach(() => {
@@ -158,7 +158,7 @@ describe('stops of the server process (SIGTERM)', function () {
     upstream.behave({ kind: 'endless', everyMs: 50 });
     const response = await fetch(`${baseUrl}/api/ai/chat`, {
       method: 'POST',
-      headers: { 'X-Service-API-Key': database.student.key, 'content-type': 'application/json' },
+      headers: { 'X-Service-API-Key': database.studentKey, 'content-type': 'application/json' },
       body: JSON.stringify({ message: 'Explain everything, slowly' }),
     });
     assert.equal(response.status, 200);
@@ -194,7 +194,7 @@ describe('stops of the server process (SIGTERM)', function () {
       await locker.query('lock table tasks in access exclusive mode');
       const stuck = fetch(`${baseUrl}/api/tasks`, {
         method: 'POST',
-        headers: { 'X-Service-API-Key': database.student.key, 'content-type': 'application/json' },
+        headers: { 'X-Service-API-Key': database.studentKey, 'content-type': 'application/json' },
         body: JSON.stringify({ title: 'Blocked', due_at: '2030-01-01T10:00:00Z', course: null }),
       }).catch((error: Error) => error);
       await waitForLockWait(database.db);

@@ -23,28 +23,32 @@ export interface FaultDatabase {
   db: Db;
   partnerKey: string;
   studentKey: string;
+  studentId: string;
   drop(): Promise<void>;
 }
 
-export async function faultDatabase(): Promise<FaultDatabase> {
-  const throwaway = await createThrowawayDatabase(requiredEnv('DATABASE_URL'), 'sc_fault');
+/** `namePrefix` names the throwaway database after the file that uses it, for whoever reads pg_stat_activity. */
+export async function faultDatabase(namePrefix = 'sc_fault'): Promise<FaultDatabase> {
+  const throwaway = await createThrowawayDatabase(requiredEnv('DATABASE_URL'), namePrefix);
   const db = connect({ databaseUrl: throwaway.url });
   await migrateToLatest(db);
   const now = new Date();
   await seedReference(db, { now });
   const { key: partnerKey } = await issueApiKey(db, { name: 'fault suite', per_minute: ROOMY, per_day: ROOMY });
   const { key: studentKey } = await createDemoStudent(db, now);
-  await db
+  const student = await db
     .updateTable('users')
     .set({ plan: 'contract', contract_per_minute: ROOMY, contract_per_day: ROOMY, contract_ai_per_hour: ROOMY })
     .where('email', '=', DEMO_STUDENT.email)
-    .execute();
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return {
     url: throwaway.url,
     name: new URL(throwaway.url).pathname.slice(1),
     db,
     partnerKey,
     studentKey,
+    studentId: student.id,
     async drop() {
       await db.destroy();
       await throwaway.drop();
