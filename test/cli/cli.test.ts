@@ -2,7 +2,7 @@
 // the DATABASE_URL server, else a fresh PGlite directory). The cases run in order, as one operator's session.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -197,14 +197,18 @@ describe('cli', function () {
   it('keys rotate-signing: the new key signs, and a token signed by the previous one still verifies', async () => {
     // A process of the service, before the rotation: it signs a token with the key it knows.
     const tokenTtlSeconds = 900;
+    // Claims of the shape the verifier accepts: uuid subject and grant (a signature alone does not vouch for shapes).
+    const [userId, grantId] = [randomUUID(), randomUUID()];
     // The store the CLI and the server use: the file in DATA_DIR, or the table (opened only then: PGlite admits one process).
     const withStore = <T>(use: (store: SigningKeyStore) => Promise<T>): Promise<T> =>
       'dataDir' in target ? use(fileSigningKeyStore(target.dataDir)) : inspect((db) => use(databaseSigningKeyStore(db, Buffer.from(TEST_SECRETS_KEY, 'base64'))));
+    // Earlier tests of this file migrated the database; run alone (--grep), this one must see a migrated one too.
+    assert.equal((await cli(['migrate'], env)).code, 0);
     const before = await withStore(async (store) => {
       const keys = await storedSigningKeys(store, { tokenTtlSeconds, now: () => new Date(), onReloadError: () => {} });
       keys.stop();
       const issuer = accessTokenIssuer(keys, { issuer: 'http://cli.test', now: () => new Date() });
-      return { kid: keys.signer().kid, token: (await issuer.issue({ user_id: 'u', client_id: 'c', scopes: ['profile:read'], grant_id: 'g' })).token };
+      return { kid: keys.signer().kid, token: (await issuer.issue({ user_id: userId, client_id: 'c', scopes: ['profile:read'], grant_id: grantId })).token };
     });
     const run = await cli(['keys', 'rotate-signing'], env);
     assert.equal(run.code, 0, run.stderr);
@@ -218,7 +222,7 @@ describe('cli', function () {
       assert.equal(keys.signer().kid, kid);
       assert.deepEqual(keys.jwks().map((k) => k.kid).sort(), [kid, before.kid].sort());
       const issuer = accessTokenIssuer(keys, { issuer: 'http://cli.test', now: () => new Date() });
-      assert.equal((await issuer.verify(before.token))?.sub, 'u');
+      assert.equal((await issuer.verify(before.token))?.sub, userId);
     });
   });
 
