@@ -10,6 +10,7 @@ import { createClient } from 'redis';
 import { connect, describeTarget, type DbTarget } from '../../db/connect.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
 import { insertGrant } from '../../db/queries/oauth.ts';
+import { setContractPlan } from '../../db/queries/users.ts';
 import { DEMO_SEED, seedDemo, seedReference } from '../../db/seed/index.ts';
 import { createThrowawayDatabase } from '../../db/throwaway-database.ts';
 import { createApp } from '../../server/app.ts';
@@ -60,15 +61,10 @@ export async function startBenchApp(env: NodeJS.ProcessEnv = process.env): Promi
     const { key } = await issueApiKey(db, { name: 'bench', per_minute: HUGE_LIMIT, per_day: HUGE_LIMIT });
     // The demo student, with its tasks, decks and exams, on a contract plan whose limits the bench never reaches.
     await createDemoStudent(db, now);
-    const student = await db
-      .updateTable('users')
-      .set({ plan: 'contract', contract_per_minute: HUGE_LIMIT, contract_per_day: HUGE_LIMIT, contract_ai_per_hour: HUGE_LIMIT })
-      .where('email', '=', DEMO_STUDENT.email)
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const studentId = (await setContractPlan(db, DEMO_STUDENT.email, { per_minute: HUGE_LIMIT, per_day: HUGE_LIMIT, ai_per_hour: HUGE_LIMIT }))!;
     // A grant as the token endpoint records one; the bench then holds the access token it would issue.
     const { client_id } = await registerClient(db, { name: 'bench', redirect_uris: ['http://127.0.0.1/callback'], scopes: [...ALL_SCOPES], confidential: false });
-    const grantId = await insertGrant(db, { client_id, user_id: student.id, scopes: [...ALL_SCOPES] });
+    const grantId = await insertGrant(db, { client_id, user_id: studentId, scopes: [...ALL_SCOPES] });
 
     const redisUrl = env.REDIS_URL;
     const keyPrefix = `rl:bench:${run}:`;
@@ -80,7 +76,7 @@ export async function startBenchApp(env: NodeJS.ProcessEnv = process.env): Promi
     const nullSink = new Writable({ write: (_chunk, _encoding, callback) => callback() });
     const logger = createLogger('info', nullSink);
     const tokens = accessTokenIssuer(await loadSigningKey(undefined), { issuer: 'http://127.0.0.1', now: () => new Date() });
-    const { token: studentToken } = await tokens.issue({ user_id: student.id, client_id, scopes: ALL_SCOPES, grant_id: grantId });
+    const { token: studentToken } = await tokens.issue({ user_id: studentId, client_id, scopes: ALL_SCOPES, grant_id: grantId });
     const app = await createApp({
       db,
       logger,

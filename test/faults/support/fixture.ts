@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { connect, type Db } from '../../../db/connect.ts';
 import { migrateToLatest } from '../../../db/migrate.ts';
+import { setContractPlan } from '../../../db/queries/users.ts';
 import { seedReference } from '../../../db/seed/index.ts';
 import { createThrowawayDatabase } from '../../../db/throwaway-database.ts';
 import { issueApiKey } from '../../../server/auth/api-keys.ts';
@@ -36,19 +37,14 @@ export async function faultDatabase(namePrefix = 'sc_fault'): Promise<FaultDatab
   await seedReference(db, { now });
   const { key: partnerKey } = await issueApiKey(db, { name: 'fault suite', per_minute: ROOMY, per_day: ROOMY });
   const { key: studentKey } = await createDemoStudent(db, now);
-  const student = await db
-    .updateTable('users')
-    .set({ plan: 'contract', contract_per_minute: ROOMY, contract_per_day: ROOMY, contract_ai_per_hour: ROOMY })
-    .where('email', '=', DEMO_STUDENT.email)
-    .returning('id')
-    .executeTakeFirstOrThrow();
+  const studentId = (await setContractPlan(db, DEMO_STUDENT.email, { per_minute: ROOMY, per_day: ROOMY, ai_per_hour: ROOMY }))!;
   return {
     url: throwaway.url,
     name: new URL(throwaway.url).pathname.slice(1),
     db,
     partnerKey,
     studentKey,
-    studentId: student.id,
+    studentId,
     async drop() {
       await db.destroy();
       await throwaway.drop();
