@@ -430,7 +430,215 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "exam.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An exam plan was created
+         * @description Sent to every enabled endpoint subscribed to `exam.created`: the student's own endpoints, and the endpoint of each
+         *     app the student granted the read scope of this resource. Signed per Standard Webhooks. Answer any 2xx within
+         *     10 seconds to acknowledge; anything else, or no answer, is retried with the same `webhook-id` (see the
+         *     `webhooks` tag).
+         */
+        post: operations["receiveExamCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "exam.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An exam plan was deleted
+         * @description Sent to every enabled endpoint subscribed to `exam.deleted`: the student's own endpoints, and the endpoint of each
+         *     app the student granted the read scope of this resource. Signed per Standard Webhooks. Answer any 2xx within
+         *     10 seconds to acknowledge; anything else, or no answer, is retried with the same `webhook-id` (see the
+         *     `webhooks` tag).
+         */
+        post: operations["receiveExamDeleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "exam.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An exam plan changed (here, its date moved)
+         * @description Sent to every enabled endpoint subscribed to `exam.updated`: the student's own endpoints, and the endpoint of each
+         *     app the student granted the read scope of this resource. Signed per Standard Webhooks. Answer any 2xx within
+         *     10 seconds to acknowledge; anything else, or no answer, is retried with the same `webhook-id` (see the
+         *     `webhooks` tag).
+         */
+        post: operations["receiveExamUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A payment was recorded
+         * @description Sent to every enabled endpoint subscribed to `payment.succeeded`: the student's own endpoints, and the endpoint of each
+         *     app the student granted the read scope of this resource. Signed per Standard Webhooks. Answer any 2xx within
+         *     10 seconds to acknowledge; anything else, or no answer, is retried with the same `webhook-id` (see the
+         *     `webhooks` tag).
+         */
+        post: operations["receivePaymentSucceeded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "task.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A task was closed
+         * @description Sent to every enabled endpoint subscribed to `task.completed`: the student's own endpoints, and the endpoint of each
+         *     app the student granted the read scope of this resource. Signed per Standard Webhooks. Answer any 2xx within
+         *     10 seconds to acknowledge; anything else, or no answer, is retried with the same `webhook-id` (see the
+         *     `webhooks` tag).
+         */
+        post: operations["receiveTaskCompleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "task.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A task was created
+         * @description Sent to every enabled endpoint subscribed to `task.created`: the student's own endpoints, and the endpoint of each
+         *     app the student granted the read scope of this resource. Signed per Standard Webhooks. Answer any 2xx within
+         *     10 seconds to acknowledge; anything else, or no answer, is retried with the same `webhook-id` (see the
+         *     `webhooks` tag).
+         */
+        post: operations["receiveTaskCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "task.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A task was deleted
+         * @description Sent to every enabled endpoint subscribed to `task.deleted`: the student's own endpoints, and the endpoint of each
+         *     app the student granted the read scope of this resource. Signed per Standard Webhooks. Answer any 2xx within
+         *     10 seconds to acknowledge; anything else, or no answer, is retried with the same `webhook-id` (see the
+         *     `webhooks` tag).
+         */
+        post: operations["receiveTaskDeleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "task.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A task changed (here, its deadline moved)
+         * @description Sent to every enabled endpoint subscribed to `task.updated`: the student's own endpoints, and the endpoint of each
+         *     app the student granted the read scope of this resource. Signed per Standard Webhooks. Answer any 2xx within
+         *     10 seconds to acknowledge; anything else, or no answer, is retried with the same `webhook-id` (see the
+         *     `webhooks` tag).
+         */
+        post: operations["receiveTaskUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.warned": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The student was warned
+         * @description Sent to every enabled endpoint subscribed to `user.warned`: the student's own endpoints, and the endpoint of each
+         *     app the student granted the read scope of this resource. Signed per Standard Webhooks. Answer any 2xx within
+         *     10 seconds to acknowledge; anything else, or no answer, is retried with the same `webhook-id` (see the
+         *     `webhooks` tag).
+         */
+        post: operations["receiveUserWarned"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -538,6 +746,11 @@ export interface components {
             summary: string;
         };
         /**
+         * Format: date-time
+         * @description When the task was closed; null while it is open.
+         */
+        completed_at: string | null;
+        /**
          * @description Lower-case ISO 3166-1 alpha-2 code of the student's country; its public holidays appear in the schedule.
          * @example kz
          */
@@ -577,6 +790,8 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        /** @description The linked decks. */
+        deck_ids: string[];
         DeckList: {
             /** @description Decks, newest first. */
             data: components["schemas"]["Deck"][];
@@ -590,6 +805,47 @@ export interface components {
             description?: string;
             title?: string;
         };
+        /**
+         * Format: date-time
+         * @description When the task is due, in UTC.
+         * @example 2026-11-23T09:00:00.000Z
+         */
+        due_at: string;
+        /**
+         * @description What every event has in common (after Standard Webhooks and Stripe events). The body of a webhook delivery is one
+         *     event. `id` is also the `webhook-id` header: it stays the same on every retry and re-send of the event, and on
+         *     every endpoint it is delivered to, so a receiver de-duplicates on it. `data.object` is the resource as it is
+         *     right after the change (for a deletion, as it was just before).
+         */
+        EventEnvelope: {
+            /**
+             * Format: date-time
+             * @description When the change happened (the commit of the transaction that made it), in UTC.
+             */
+            created_at: string;
+            /** @description The resource the event is about, in `object`; for changes, also the previous values in `previous_attributes`. */
+            data: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: uuid
+             * @description The event's id; the `webhook-id` header of its deliveries.
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The student whose data changed; an app's endpoint receives the events of every student who granted it access.
+             */
+            student_id: string;
+            type: components["schemas"]["EventType"];
+        };
+        /**
+         * @description The kind of an event, `<resource>.<change>`. Each kind and its payload is described in the spec's `webhooks`
+         *     section; an endpoint subscribes to the kinds it wants. New kinds may be added in a minor version: a receiver
+         *     ignores kinds it does not know.
+         * @enum {string}
+         */
+        EventType: "task.created" | "task.updated" | "task.completed" | "task.deleted" | "exam.created" | "exam.updated" | "exam.deleted" | "payment.succeeded" | "user.warned";
         /** @description An exam of the current student, the decks and tasks that prepare for it, and the readiness for it now. */
         Exam: {
             /** Format: date-time */
@@ -611,12 +867,38 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        /** Format: date */
+        exam_date: string;
+        /** @description An exam plan was created. */
+        ExamCreatedEvent: components["schemas"]["EventEnvelope"] & {
+            data: {
+                object: components["schemas"]["Exam"];
+            };
+            /** @constant */
+            type: "exam.created";
+        };
+        /** @description An exam plan was deleted (its date leaves the schedule); `data.object` is the exam as it was. */
+        ExamDeletedEvent: components["schemas"]["EventEnvelope"] & {
+            data: {
+                object: components["schemas"]["Exam"];
+            };
+            /** @constant */
+            type: "exam.deleted";
+        };
         ExamList: {
             /** @description Exams by date, soonest first. */
             data: components["schemas"]["Exam"][];
             has_more: boolean;
             /** @description Pass as `cursor` for the next page; `null` on the last page. */
             next_cursor: string | null;
+        };
+        /** @description The values the changed fields had before the change; only changed fields are present. */
+        ExamPreviousAttributes: {
+            deck_ids?: components["schemas"]["deck_ids"];
+            exam_date?: components["schemas"]["exam_date"];
+            notes?: components["schemas"]["notes"];
+            subject?: components["schemas"]["subject"];
+            task_ids?: components["schemas"]["task_ids"];
         };
         /** @description The fields to change; send only those. `deck_ids` and `task_ids` replace the linked sets. */
         ExamUpdate: {
@@ -627,6 +909,15 @@ export interface components {
             subject?: string;
             /** @description Tasks of the student that prepare for the exam; replaces the linked set. A task that is not the student's is a `400`. */
             task_ids?: string[];
+        };
+        /** @description An exam plan's date, subject, notes or linked decks and tasks changed. */
+        ExamUpdatedEvent: components["schemas"]["EventEnvelope"] & {
+            data: {
+                object: components["schemas"]["Exam"];
+                previous_attributes: components["schemas"]["ExamPreviousAttributes"];
+            };
+            /** @constant */
+            type: "exam.updated";
         };
         /** @description One day off. A holiday of several days appears once per day. */
         Holiday: {
@@ -752,6 +1043,40 @@ export interface components {
             priority?: components["schemas"]["TaskPriority"];
             recurrence?: components["schemas"]["TaskRecurrence"];
             title: string;
+        };
+        notes: string;
+        /** @description A payment for a plan, recorded from the payment provider's callback or by an operator. */
+        Payment: {
+            /**
+             * @description In the currency's minor unit (cents, tiyn).
+             * @example 4990
+             */
+            amount: number;
+            /**
+             * @description ISO 4217 code.
+             * @example USD
+             */
+            currency: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            paid_at: string;
+            plan: components["schemas"]["Plan"];
+            /**
+             * @description Who took the payment (`manual` for an operator's record).
+             * @example manual
+             */
+            provider: string;
+            /** @description The provider's id of the event that reported the payment; a payment is recorded once per id. */
+            provider_event_id: string;
+        };
+        /** @description A payment was recorded and the student's plan changed accordingly, effective at once. */
+        PaymentSucceededEvent: components["schemas"]["EventEnvelope"] & {
+            data: {
+                object: components["schemas"]["Payment"];
+            };
+            /** @constant */
+            type: "payment.succeeded";
         };
         /** @description A personal API key, as listed; the key itself is shown only once, at creation. */
         PersonalApiKey: {
@@ -983,6 +1308,14 @@ export interface components {
          */
         Scope: "profile:read" | "profile:write" | "keys:manage" | "tasks:read" | "tasks:write" | "schedule:read" | "decks:read" | "decks:write" | "exams:read" | "exams:write" | "today:read" | "ai:chat";
         /**
+         * Format: uuid
+         * @description The same for every occurrence of one recurring task (the `id` of its first occurrence); null for a task that
+         *     never recurred.
+         */
+        series_id: string | null;
+        /** @example Organic chemistry */
+        subject: string;
+        /**
          * @description Something the student must do by a time. Closing a recurring task (`status: completed`) creates its next
          *     occurrence in the same series, once.
          */
@@ -1018,11 +1351,38 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        /** @description The linked prep tasks. */
+        task_ids: string[];
+        /** @description A task was closed (`status: completed`). Fields changed in the same request are in `previous_attributes` too. */
+        TaskCompletedEvent: components["schemas"]["EventEnvelope"] & {
+            data: {
+                object: components["schemas"]["Task"];
+                previous_attributes: components["schemas"]["TaskPreviousAttributes"];
+            };
+            /** @constant */
+            type: "task.completed";
+        };
         /**
          * @description The course the task belongs to, as the student names it; null for a task outside any course.
          * @example Linear Algebra
          */
         TaskCourse: string | null;
+        /** @description A task was created: by the student, or as the next occurrence of a recurring task when its previous occurrence was closed. */
+        TaskCreatedEvent: components["schemas"]["EventEnvelope"] & {
+            data: {
+                object: components["schemas"]["Task"];
+            };
+            /** @constant */
+            type: "task.created";
+        };
+        /** @description A task was deleted; `data.object` is the task as it was. */
+        TaskDeletedEvent: components["schemas"]["EventEnvelope"] & {
+            data: {
+                object: components["schemas"]["Task"];
+            };
+            /** @constant */
+            type: "task.deleted";
+        };
         TaskList: {
             /** @description Tasks by `due_at`, then `id`. */
             data: components["schemas"]["Task"][];
@@ -1035,6 +1395,18 @@ export interface components {
          * @example Exercises 3.1 to 3.12, show the working.
          */
         TaskNotes: string | null;
+        /** @description The values the changed fields had before the change; only changed fields are present. */
+        TaskPreviousAttributes: {
+            completed_at?: components["schemas"]["completed_at"];
+            course?: components["schemas"]["TaskCourse"];
+            due_at?: components["schemas"]["due_at"];
+            notes?: components["schemas"]["TaskNotes"];
+            priority?: components["schemas"]["TaskPriority"];
+            recurrence?: components["schemas"]["TaskRecurrence"];
+            series_id?: components["schemas"]["series_id"];
+            status?: components["schemas"]["TaskStatus"];
+            title?: components["schemas"]["title"];
+        };
         /**
          * @description How much the task matters to the student; `normal` when not given.
          * @example normal
@@ -1078,6 +1450,15 @@ export interface components {
             status?: components["schemas"]["TaskStatus"];
             title?: string;
         };
+        /** @description A task's fields changed (a moved deadline shows as `previous_attributes.due_at`), or a completed task was reopened. Closing a task is `task.completed` instead. */
+        TaskUpdatedEvent: components["schemas"]["EventEnvelope"] & {
+            data: {
+                object: components["schemas"]["Task"];
+                previous_attributes: components["schemas"]["TaskPreviousAttributes"];
+            };
+            /** @constant */
+            type: "task.updated";
+        };
         /**
          * @description An IANA time zone name (`Asia/Almaty`, `UTC`, `America/Argentina/Buenos_Aires`); days, weeks and "today" are
          *     computed in it. The name must be known to both zone databases the service reads, the runtime's and PostgreSQL's
@@ -1085,6 +1466,8 @@ export interface components {
          * @example Asia/Almaty
          */
         TimeZone: string;
+        /** @example Problem set 4 */
+        title: string;
         /**
          * @description What the student should do now, how ready they are for their exams today, and a comeback plan after missed days.
          *     Computed for "now" in the student's time zone (profile `time_zone`) by a deterministic planner: the same data at
@@ -1189,6 +1572,14 @@ export interface components {
             updated_at: string;
             xp: number;
         };
+        /** @description An operator warned the student; the warning is also on the student's profile. */
+        UserWarnedEvent: components["schemas"]["EventEnvelope"] & {
+            data: {
+                object: components["schemas"]["Warning"];
+            };
+            /** @constant */
+            type: "user.warned";
+        };
         ValidationError: {
             /**
              * @description What is wrong with it.
@@ -1200,6 +1591,15 @@ export interface components {
              * @example query.limit
              */
             path: string;
+        };
+        /** @description A warning an operator gave the student (for example, for abuse of shared resources). */
+        Warning: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            /** @example Repeated automated requests to /api/ai/chat outside the fair-use policy. */
+            reason: string;
         };
     };
     responses: {
@@ -1353,6 +1753,19 @@ export interface components {
         IdempotencyKey: string;
         /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
         Limit: number;
+        /** @description The event's `id` (Standard Webhooks). The same on every retry and re-send of one event: de-duplicate on it. */
+        WebhookId: string;
+        /**
+         * @description Space-separated signatures (Standard Webhooks): `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`
+         *     under the endpoint's secret (`whsec_<base64 key>`; the key is the base64-decoded part after the prefix). During the
+         *     24 hours after a secret rotation there are two, one per secret: accept the delivery when any one verifies.
+         */
+        WebhookSignature: string;
+        /**
+         * @description Unix seconds at which this attempt was signed (Standard Webhooks). Reject a delivery whose timestamp is more than
+         *     5 minutes from your clock: it protects against replays.
+         */
+        WebhookTimestamp: string;
     };
     requestBodies: never;
     headers: {
@@ -2574,6 +2987,330 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    receiveExamCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's `id` (Standard Webhooks). The same on every retry and re-send of one event: de-duplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description Space-separated signatures (Standard Webhooks): `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`
+                 *     under the endpoint's secret (`whsec_<base64 key>`; the key is the base64-decoded part after the prefix). During the
+                 *     24 hours after a secret rotation there are two, one per secret: accept the delivery when any one verifies.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Unix seconds at which this attempt was signed (Standard Webhooks). Reject a delivery whose timestamp is more than
+                 *     5 minutes from your clock: it protects against replays.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExamCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery is done. The body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveExamDeleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's `id` (Standard Webhooks). The same on every retry and re-send of one event: de-duplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description Space-separated signatures (Standard Webhooks): `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`
+                 *     under the endpoint's secret (`whsec_<base64 key>`; the key is the base64-decoded part after the prefix). During the
+                 *     24 hours after a secret rotation there are two, one per secret: accept the delivery when any one verifies.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Unix seconds at which this attempt was signed (Standard Webhooks). Reject a delivery whose timestamp is more than
+                 *     5 minutes from your clock: it protects against replays.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExamDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery is done. The body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveExamUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's `id` (Standard Webhooks). The same on every retry and re-send of one event: de-duplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description Space-separated signatures (Standard Webhooks): `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`
+                 *     under the endpoint's secret (`whsec_<base64 key>`; the key is the base64-decoded part after the prefix). During the
+                 *     24 hours after a secret rotation there are two, one per secret: accept the delivery when any one verifies.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Unix seconds at which this attempt was signed (Standard Webhooks). Reject a delivery whose timestamp is more than
+                 *     5 minutes from your clock: it protects against replays.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExamUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery is done. The body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receivePaymentSucceeded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's `id` (Standard Webhooks). The same on every retry and re-send of one event: de-duplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description Space-separated signatures (Standard Webhooks): `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`
+                 *     under the endpoint's secret (`whsec_<base64 key>`; the key is the base64-decoded part after the prefix). During the
+                 *     24 hours after a secret rotation there are two, one per secret: accept the delivery when any one verifies.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Unix seconds at which this attempt was signed (Standard Webhooks). Reject a delivery whose timestamp is more than
+                 *     5 minutes from your clock: it protects against replays.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentSucceededEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery is done. The body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveTaskCompleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's `id` (Standard Webhooks). The same on every retry and re-send of one event: de-duplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description Space-separated signatures (Standard Webhooks): `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`
+                 *     under the endpoint's secret (`whsec_<base64 key>`; the key is the base64-decoded part after the prefix). During the
+                 *     24 hours after a secret rotation there are two, one per secret: accept the delivery when any one verifies.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Unix seconds at which this attempt was signed (Standard Webhooks). Reject a delivery whose timestamp is more than
+                 *     5 minutes from your clock: it protects against replays.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskCompletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery is done. The body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveTaskCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's `id` (Standard Webhooks). The same on every retry and re-send of one event: de-duplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description Space-separated signatures (Standard Webhooks): `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`
+                 *     under the endpoint's secret (`whsec_<base64 key>`; the key is the base64-decoded part after the prefix). During the
+                 *     24 hours after a secret rotation there are two, one per secret: accept the delivery when any one verifies.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Unix seconds at which this attempt was signed (Standard Webhooks). Reject a delivery whose timestamp is more than
+                 *     5 minutes from your clock: it protects against replays.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery is done. The body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveTaskDeleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's `id` (Standard Webhooks). The same on every retry and re-send of one event: de-duplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description Space-separated signatures (Standard Webhooks): `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`
+                 *     under the endpoint's secret (`whsec_<base64 key>`; the key is the base64-decoded part after the prefix). During the
+                 *     24 hours after a secret rotation there are two, one per secret: accept the delivery when any one verifies.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Unix seconds at which this attempt was signed (Standard Webhooks). Reject a delivery whose timestamp is more than
+                 *     5 minutes from your clock: it protects against replays.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery is done. The body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveTaskUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's `id` (Standard Webhooks). The same on every retry and re-send of one event: de-duplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description Space-separated signatures (Standard Webhooks): `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`
+                 *     under the endpoint's secret (`whsec_<base64 key>`; the key is the base64-decoded part after the prefix). During the
+                 *     24 hours after a secret rotation there are two, one per secret: accept the delivery when any one verifies.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Unix seconds at which this attempt was signed (Standard Webhooks). Reject a delivery whose timestamp is more than
+                 *     5 minutes from your clock: it protects against replays.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery is done. The body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveUserWarned: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's `id` (Standard Webhooks). The same on every retry and re-send of one event: de-duplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description Space-separated signatures (Standard Webhooks): `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`
+                 *     under the endpoint's secret (`whsec_<base64 key>`; the key is the base64-decoded part after the prefix). During the
+                 *     24 hours after a secret rotation there are two, one per secret: accept the delivery when any one verifies.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Unix seconds at which this attempt was signed (Standard Webhooks). Reject a delivery whose timestamp is more than
+                 *     5 minutes from your clock: it protects against replays.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserWarnedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery is done. The body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

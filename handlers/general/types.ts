@@ -1,8 +1,11 @@
 import type { components, operations } from '../../generated/general/types.ts';
-import type { QueryDefaults } from '../../generated/general/operations.ts';
+import type { OperationId, QueryDefaults } from '../../generated/general/operations.ts';
 import type { SurfaceHandlers } from '../../server/handler-types.ts';
 import type { GeneralPrincipal } from '../../server/general/principal.ts';
 
-/** Who calls the general surface: one student, through an access token or a personal key. */
-export type GeneralHandlers = SurfaceHandlers<operations, QueryDefaults, GeneralPrincipal>;
+/**
+ * Who calls the general surface: one student, through an access token or a personal key. Only the operations under
+ * `paths` are served; those under `webhooks` are requests this service sends (server/events/).
+ */
+export type GeneralHandlers = SurfaceHandlers<Pick<operations, OperationId>, QueryDefaults, GeneralPrincipal>;
 export type Schemas = components['schemas'];
