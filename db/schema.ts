@@ -259,6 +259,10 @@ export interface Database {
   oauth_authorization_codes: OauthAuthorizationCodesTable;
   oauth_refresh_tokens: OauthRefreshTokensTable;
   signing_keys: SigningKeysTable;
+  events: EventsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
 export interface SigningKeysTable {
@@ -267,4 +271,58 @@ export interface SigningKeysTable {
   private_key_sealed: string;
   created_at: CreatedAt;
   retired_at: ColumnType<Date | null, Date | string | null, Date | string | null>;
+}
+
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+
+/** The outbox: one row per change worth telling, written in the change's own transaction (server/events/). */
+export interface EventsTable {
+  id: Generated<string>;
+  type: string;
+  user_id: string;
+  /** The envelope's `data`, typed per event kind by the spec's `webhooks` (generated/general/types.ts). */
+  data: ColumnType<unknown, string, string>;
+  created_at: CreatedAt;
+  fanned_out_at: NullableTimestamp;
+}
+
+export interface WebhookEndpointsTable {
+  id: Generated<string>;
+  /** Exactly one of user_id (a student's endpoint) and client_id (an app's) is set. */
+  user_id: string | null;
+  client_id: string | null;
+  url: string;
+  event_types: string[];
+  description: Generated<string>;
+  enabled: Generated<boolean>;
+  /** 'failing' when delivery gave up on the endpoint; null when its owner disabled it. */
+  disabled_reason: string | null;
+  /** Sealed by server/secret-box.ts under SECRETS_KEY. */
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: NullableTimestamp;
+  failing_since: NullableTimestamp;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface WebhookDeliveriesTable {
+  id: Generated<string>;
+  event_id: string;
+  endpoint_id: string;
+  status: ColumnType<'pending' | 'succeeded' | 'failed', 'pending' | 'succeeded' | 'failed' | undefined, 'pending' | 'succeeded' | 'failed'>;
+  attempts: Generated<number>;
+  next_attempt_at: NullableTimestamp;
+  last_attempt_at: NullableTimestamp;
+  succeeded_at: NullableTimestamp;
+  created_at: CreatedAt;
+}
+
+export interface WebhookAttemptsTable {
+  id: Generated<string>;
+  delivery_id: string;
+  started_at: Timestamp;
+  duration_ms: number;
+  response_status: number | null;
+  error: string | null;
 }

@@ -33,6 +33,11 @@ export async function findExam(db: Db, userId: string, examId: string) {
   return db.selectFrom('exams').select(EXAM_COLUMNS).where('id', '=', examId).where('user_id', '=', userId).executeTakeFirst();
 }
 
+/** The exam, locked until the transaction ends, so concurrent changes report their earlier values one after the other. */
+export async function findExamForUpdate(db: Db, userId: string, examId: string) {
+  return db.selectFrom('exams').select(EXAM_COLUMNS).where('id', '=', examId).where('user_id', '=', userId).forUpdate().executeTakeFirst();
+}
+
 export async function insertExam(db: Db, exam: { id?: string; user_id: string; subject: string; exam_date: string; notes?: string }, now: Date) {
   return db.insertInto('exams').values({ ...exam, created_at: now, updated_at: now }).returning(EXAM_COLUMNS).executeTakeFirstOrThrow();
 }
@@ -47,9 +52,8 @@ export async function updateExam(db: Db, userId: string, examId: string, changes
     .executeTakeFirst();
 }
 
-export async function deleteExam(db: Db, userId: string, examId: string): Promise<boolean> {
-  const result = await db.deleteFrom('exams').where('id', '=', examId).where('user_id', '=', userId).executeTakeFirst();
-  return result.numDeletedRows > 0n;
+export async function deleteExam(db: Db, userId: string, examId: string): Promise<void> {
+  await db.deleteFrom('exams').where('id', '=', examId).where('user_id', '=', userId).execute();
 }
 
 /** Those of `deckIds` that are the student's decks. */

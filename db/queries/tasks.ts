@@ -111,11 +111,11 @@ export async function insertNextOccurrence(trx: Db, task: NewTaskRow & { series_
     .insertInto('tasks')
     .values({ ...task, created_at: now, updated_at: now })
     .onConflict((oc) => oc.column('previous_id').doNothing())
-    .returning('id')
+    .returning(TASK_COLUMNS)
     .executeTakeFirst();
 }
 
-export async function deleteTask(db: Db, userId: string, id: string): Promise<boolean> {
-  const result = await db.deleteFrom('tasks').where('user_id', '=', userId).where('id', '=', id).executeTakeFirst();
-  return result.numDeletedRows > 0n;
+/** The deleted task as it was, or undefined when the student has no task with this id. */
+export async function deleteTask(db: Db, userId: string, id: string) {
+  return db.deleteFrom('tasks').where('user_id', '=', userId).where('id', '=', id).returning(TASK_COLUMNS).executeTakeFirst();
 }

@@ -4,6 +4,7 @@ import type { Db } from '../../db/connect.ts';
 import {
   deleteExam as deleteExamRow,
   findExam,
+  findExamForUpdate,
   insertExam,
   listExams as listExamRows,
   ownedDeckIds,
@@ -13,6 +14,8 @@ import {
   updateExam as updateExamRow,
   type ExamRow,
 } from '../../db/queries/exams.ts';
+import { previousAttributes } from '../../server/events/changes.ts';
+import { emitEvent } from '../../server/events/emit.ts';
 import type { GeneralPrincipal } from '../../server/general/principal.ts';
 import { problems, type FieldError } from '../../server/problems.ts';
 import { dateIdCursor, page } from './cursor.ts';
@@ -37,6 +40,7 @@ export const createExam: GeneralHandlers['createExam'] = async ({ headers, body,
     await replaceDeckLinks(trx, principal.user_id, row.id, body.deck_ids ?? []);
     await replaceTaskLinks(trx, principal.user_id, row.id, body.task_ids ?? []);
     const [exam] = await examBodies(trx, principal, [row], at);
+    await emitEvent(trx, { type: 'exam.created', studentId: principal.user_id, data: { object: exam! }, at });
     return { status: 201 as const, body: exam! };
   });
 };
@@ -52,20 +56,34 @@ export const updateExam: GeneralHandlers['updateExam'] = async ({ path, body, pr
   const at = now();
   const { deck_ids, task_ids, ...fields } = body;
   return db.transaction().execute(async (trx) => {
-    const row = await updateExamRow(trx, principal.user_id, path.exam_id, fields, at);
-    if (!row) throw noExam();
+    const current = await findExamForUpdate(trx, principal.user_id, path.exam_id);
+    if (!current) throw noExam();
     await assertOwnLinks(trx, principal.user_id, body);
+    const [before] = await examBodies(trx, principal, [current], at);
+    const row = (await updateExamRow(trx, principal.user_id, path.exam_id, fields, at))!;
     if (deck_ids) await replaceDeckLinks(trx, principal.user_id, row.id, deck_ids);
     if (task_ids) await replaceTaskLinks(trx, principal.user_id, row.id, task_ids);
     const [exam] = await examBodies(trx, principal, [row], at);
+    const previous = previousAttributes(before!, exam!, EXAM_EVENT_FIELDS);
+    if (Object.keys(previous).length > 0) await emitEvent(trx, { type: 'exam.updated', studentId: principal.user_id, data: { object: exam!, previous_attributes: previous }, at });
     return { status: 200 as const, body: exam! };
   });
 };
 
-export const deleteExam: GeneralHandlers['deleteExam'] = async ({ path, principal }, { db }) => {
-  if (!(await deleteExamRow(db, principal.user_id, path.exam_id))) throw noExam();
+export const deleteExam: GeneralHandlers['deleteExam'] = async ({ path, principal }, { db, now }) => {
+  const at = now();
+  await db.transaction().execute(async (trx) => {
+    const current = await findExamForUpdate(trx, principal.user_id, path.exam_id);
+    if (!current) throw noExam();
+    const [exam] = await examBodies(trx, principal, [current], at);
+    await deleteExamRow(trx, principal.user_id, path.exam_id);
+    await emitEvent(trx, { type: 'exam.deleted', studentId: principal.user_id, data: { object: exam! }, at });
+  });
   return { status: 204, body: undefined };
 };
+
+/** The fields an exam.updated event reports the earlier values of (readiness and days_left move without a change). */
+const EXAM_EVENT_FIELDS = ['subject', 'exam_date', 'notes', 'deck_ids', 'task_ids'] as const;
 
 /**
  * A deck or task that is not the student's is refused as invalid input (400), naming each: the exam in the path is

@@ -1,5 +1,7 @@
 import { findTask, findTaskForUpdate, insertNextOccurrence, insertTask, listTasks as listTaskPage, deleteTask as removeTask, updateTask as changeTask, type TaskChanges } from '../../db/queries/tasks.ts';
 import { recordStudyDay } from '../../db/queries/streak.ts';
+import { previousAttributes } from '../../server/events/changes.ts';
+import { emitEvent } from '../../server/events/emit.ts';
 import { problems } from '../../server/problems.ts';
 import { page, timeIdCursor } from './cursor.ts';
 import { idempotently } from './idempotency.ts';
@@ -36,8 +38,9 @@ export const createTask: GeneralHandlers['createTask'] = async ({ headers, body,
       },
       at,
     );
-    // Where a task.completed webhook would be emitted is updateTask's close, not here.
-    return { status: 201 as const, body: taskBody(row) };
+    const task = taskBody(row);
+    await emitEvent(trx, { type: 'task.created', studentId: principal.user_id, data: { object: task }, at });
+    return { status: 201 as const, body: task };
   });
 };
 
@@ -70,11 +73,15 @@ export const updateTask: GeneralHandlers['updateTask'] = async ({ path, body, pr
       Object.assign(changes, { recurrence: rule, series_starts_at: dueAt, series_id: current.series_id ?? current.id });
     }
     const updated = await changeTask(trx, principal.user_id, path.id, changes);
+    const [before, after] = [taskBody(current), taskBody(updated)];
+    const previous = previousAttributes(before, after, TASK_EVENT_FIELDS);
+    if (closing) await emitEvent(trx, { type: 'task.completed', studentId: principal.user_id, data: { object: after, previous_attributes: previous }, at });
+    else if (Object.keys(previous).length > 0) await emitEvent(trx, { type: 'task.updated', studentId: principal.user_id, data: { object: after, previous_attributes: previous }, at });
     if (closing) await recordStudyDay(trx, principal.user_id, localDate(at, principal.time_zone), at);
     if (closing && updated.recurrence && updated.series_id && updated.series_starts_at) {
       const next = nextOccurrence(updated.recurrence, updated.series_starts_at, updated.due_at, principal.time_zone);
       if (next) {
-        await insertNextOccurrence(
+        const successor = await insertNextOccurrence(
           trx,
           {
             user_id: principal.user_id,
@@ -90,18 +97,26 @@ export const updateTask: GeneralHandlers['updateTask'] = async ({ path, body, pr
           },
           at,
         );
+        // The schedule gained a task: the next occurrence is created like any other task.
+        if (successor) await emitEvent(trx, { type: 'task.created', studentId: principal.user_id, data: { object: taskBody(successor) }, at });
       }
     }
-    // A task.completed webhook would be emitted here, when `closing`, after the transaction commits.
     return updated;
   });
   return { status: 200, body: taskBody(row) };
 };
 
-export const deleteTask: GeneralHandlers['deleteTask'] = async ({ path, principal }, { db }) => {
-  if (!(await removeTask(db, principal.user_id, path.id))) throw taskNotFound();
+export const deleteTask: GeneralHandlers['deleteTask'] = async ({ path, principal }, { db, now }) => {
+  await db.transaction().execute(async (trx) => {
+    const removed = await removeTask(trx, principal.user_id, path.id);
+    if (!removed) throw taskNotFound();
+    await emitEvent(trx, { type: 'task.deleted', studentId: principal.user_id, data: { object: taskBody(removed) }, at: now() });
+  });
   return { status: 204, body: undefined };
 };
+
+/** The fields a task.updated or task.completed event reports the earlier values of. */
+const TASK_EVENT_FIELDS = ['title', 'course', 'due_at', 'status', 'completed_at', 'notes', 'priority', 'recurrence', 'series_id'] as const;
 
 /** The same words for an unknown id and another student's, so the answer tells nothing about other students. */
 function taskNotFound() {

@@ -11,9 +11,11 @@ interface RunState {
   contracts: SurfaceContract[] | undefined;
   /** surface → operationId → statuses seen in its responses. */
   exercised: Map<Surface, Map<string, Set<number>>>;
+  /** Event kinds whose payloads were checked against the spec (event-contract.ts). */
+  eventTypesSeen: Set<string>;
 }
 
 const KEY = Symbol.for('study-companion-api/test-run-state');
 const holder = globalThis as typeof globalThis & { [KEY]?: RunState };
 
-export const runState: RunState = (holder[KEY] ??= { database: undefined, contracts: undefined, exercised: new Map() });
+export const runState: RunState = (holder[KEY] ??= { database: undefined, contracts: undefined, exercised: new Map(), eventTypesSeen: new Set() });

@@ -1,0 +1,18 @@
+// The outbox's one write: an event row, inside the transaction of the change it reports.
+import type { Db } from '../connect.ts';
+
+export interface NewEvent {
+  type: string;
+  user_id: string;
+  data: unknown;
+  created_at: Date;
+}
+
+export async function insertEvent(trx: Db, event: NewEvent): Promise<string> {
+  const row = await trx
+    .insertInto('events')
+    .values({ type: event.type, user_id: event.user_id, data: JSON.stringify(event.data), created_at: event.created_at })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
