@@ -30,7 +30,6 @@ export interface UsersTable {
   bio: Generated<string>;
   xp: Generated<number>;
   streak: Generated<number>;
-  premium_tier: Generated<string>;
   university_id: string | null;
   last_active_at: Timestamp | null;
   created_at: CreatedAt;
@@ -38,6 +37,7 @@ export interface UsersTable {
   password_hash: string | null;
   time_zone: Generated<string>;
   country_code: string | null;
+  /** The one record of the plan; partner v1's `premium_tier` is computed from it (server/general/plans.ts). */
   plan: Generated<'free' | 'plus' | 'contract'>;
   contract_per_minute: number | null;
   contract_per_day: number | null;
@@ -263,6 +263,8 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  payments: PaymentsTable;
+  warnings: WarningsTable;
 }
 
 export interface SigningKeysTable {
@@ -325,4 +327,27 @@ export interface WebhookAttemptsTable {
   duration_ms: number;
   response_status: number | null;
   error: string | null;
+}
+
+/** A payment for a plan, once per provider event (unique provider, provider_event_id). */
+export interface PaymentsTable {
+  id: Generated<string>;
+  user_id: string;
+  plan: 'plus' | 'contract';
+  /** In the currency's minor unit. */
+  amount: number;
+  currency: string;
+  /** 'provider': the payment provider's callback; 'manual': an operator's record. */
+  provider: 'provider' | 'manual';
+  provider_event_id: string;
+  paid_at: Timestamp;
+  created_at: CreatedAt;
+}
+
+/** A warning an operator gave a student; shown on their profile. */
+export interface WarningsTable {
+  id: Generated<string>;
+  user_id: string;
+  reason: string;
+  created_at: CreatedAt;
 }

@@ -15,6 +15,7 @@ import { requestMetrics } from './metrics.ts';
 import { oauthRoutes } from './oauth/router.ts';
 import { PARTNER_V1_PREFIX, partnerV1 } from './partner-v1/index.ts';
 import { PROBE_PATHS, probeRoutes } from './probes.ts';
+import { keepRawBody } from './raw-body.ts';
 import { dependencyFailure, logDependencyFailure, Problem, problems, sendProblem } from './problems.ts';
 import type { LimitStores } from './rate-limits.ts';
 
@@ -26,6 +27,8 @@ export interface AppDeps {
   tokens: AccessTokenIssuer;
   /** The AI tutor of the general surface; absent: the built-in local tutor. */
   tutor?: Tutor;
+  /** PAYMENT_PROVIDER_SECRET; absent: payment provider events are refused (503 not_configured). */
+  paymentProviderSecret?: string;
   config: Pick<Config, 'bodyLimitBytes' | 'validateResponses' | 'trustProxy'>;
   now?: () => Date;
   /** The process's stop (readiness, streams told to end, work the stop waits for); absent: one that never stops. */
@@ -46,7 +49,9 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   app.use(probeRoutes({ db: deps.db, limitStores: deps.limitStores, lifecycle }));
   app.use(helmet());
   app.use(refuseLargeBodies(config.bodyLimitBytes));
-  const json = express.json({ limit: config.bodyLimitBytes });
+  // The bytes are kept beside the parsed body: a signature (the payment provider's) is verified over them, not over a
+  // re-serialisation.
+  const json = express.json({ limit: config.bodyLimitBytes, verify: keepRawBody });
   app.use((req, res, next) => (BODY_METHODS.has(req.method) ? json(req, res, next) : next()));
 
   // A person who opens the service's address in a browser wants the reference.
@@ -80,6 +85,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     now,
     lifecycle,
     ...(deps.tutor ? { tutor: deps.tutor } : {}),
+    ...(deps.paymentProviderSecret ? { paymentProviderSecret: deps.paymentProviderSecret } : {}),
     ...(onContractViolation ? { onContractViolation } : {}),
   });
   app.use((req, res, next) => (isUnder(req.path, GENERAL_PREFIX) ? generalSurface.serve(req, res, next) : next()));

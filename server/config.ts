@@ -37,6 +37,8 @@ export interface Config {
   metrics: { port: number; host: string } | undefined;
   /** An OpenAI-compatible chat-completions service for the AI tutor; absent: the built-in local tutor. */
   ai: { baseUrl: string; apiKey: string; model: string } | undefined;
+  /** The Standard Webhooks secret (`whsec_…`) the payment provider signs its events with; absent: none are accepted. */
+  paymentProviderSecret: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -73,6 +75,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webConcurrency,
     metrics: metricsPort === undefined ? undefined : { port: metricsPort, host: env.METRICS_HOST || '127.0.0.1' },
     ai: parseAi(env),
+    paymentProviderSecret: parsePaymentProviderSecret(env.PAYMENT_PROVIDER_SECRET),
   };
 }
 
@@ -94,6 +97,16 @@ function parseAi(env: NodeJS.ProcessEnv): Config['ai'] {
   if (!baseUrl || !apiKey) throw new ConfigError('AI_BASE_URL and AI_API_KEY must be set together (or neither, for the built-in tutor)');
   httpUrl('AI_BASE_URL', baseUrl);
   return { baseUrl, apiKey, model: env.AI_MODEL || DEFAULT_AI_MODEL };
+}
+
+/** Standard Webhooks secrets are `whsec_` and 24 to 64 random bytes in base64; a shorter key is refused. */
+function parsePaymentProviderSecret(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  const key = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(raw)?.[1];
+  if (!key || Buffer.from(key, 'base64').length < 24) {
+    throw new ConfigError('PAYMENT_PROVIDER_SECRET must be the whsec_… secret the payment provider shows (whsec_ and at least 24 bytes in base64)');
+  }
+  return raw;
 }
 
 function parseSecretsKey(raw: string | undefined): Buffer | undefined {

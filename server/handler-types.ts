@@ -33,6 +33,8 @@ export interface HandlerInput<O extends OperationShape, Defaulted extends Proper
   headers: NonNullable<O['parameters']['header']>;
   /** The JSON body, validated by the spec. */
   body: RequestBody<O>;
+  /** The body's bytes as received, for operations that verify a signature over them. */
+  rawBody: Buffer | undefined;
   principal: Principal;
 }
 
@@ -45,6 +47,8 @@ export interface HandlerContext {
   apiVersion: string;
   /** The general surface's AI tutor (from AI_* settings); absent: the built-in local tutor. */
   tutor?: Tutor;
+  /** The secret payment provider events are signed with (PAYMENT_PROVIDER_SECRET); absent: none are accepted. */
+  paymentProviderSecret?: string;
 }
 
 export type Handler<O extends OperationShape, Defaulted extends PropertyKey, Principal> = (

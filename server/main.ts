@@ -100,7 +100,7 @@ async function serve(db: Db, demo: Demo | undefined): Promise<void> {
   const tutor = tutorFromConfig(config.ai);
   collectProcessMetrics();
   const lifecycle = createLifecycle();
-  const app = await createApp({ db, logger, limitStores, tokens, tutor, config, lifecycle });
+  const app = await createApp({ db, logger, limitStores, tokens, tutor, config, lifecycle, ...(config.paymentProviderSecret ? { paymentProviderSecret: config.paymentProviderSecret } : {}) });
   const server = createServer(app);
   // Express's app.listen hands a listen error (EADDRINUSE) to its callback, where it is easily lost; a plain
   // server rejects here instead, and the start fails with one line.

@@ -59,6 +59,12 @@ export const problems = {
     new Problem(503, 'service_unavailable', 'Service unavailable', `${detail} Retry in ${RETRY_AFTER_SECONDS} seconds.`, {
       headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
     }),
+  /** A signed callback whose signature is missing, wrong or too old: the signature is its only credential. */
+  invalidSignature: (detail: string) => new Problem(401, 'invalid_signature', 'Invalid signature', detail),
+  unknownStudent: (detail: string) => new Problem(422, 'unknown_student', 'Unknown student', detail),
+  /** A feature its operator has not set up: the caller (a provider that retries) may try again later. */
+  notConfigured: (detail: string, retryAfterSeconds: number) =>
+    new Problem(503, 'not_configured', 'Not configured', `${detail} Retry in ${retryAfterSeconds} seconds.`, { headers: { 'Retry-After': String(retryAfterSeconds) } }),
   internal: () => new Problem(500, 'internal_error', 'Internal error', 'Something failed on our side; it has been logged with the request id.'),
 };
 

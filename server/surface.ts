@@ -8,6 +8,7 @@ import type { HandlerContext } from './handler-types.ts';
 import { unstorableText } from './input-guard.ts';
 import { labelOperation } from './metrics.ts';
 import { problems } from './problems.ts';
+import { rawBodyOf } from './raw-body.ts';
 
 /**
  * What a security handler found: a principal, or why the credentials it looked at fail. A failure is an
@@ -107,6 +108,7 @@ export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
         query: c.request.query,
         headers: declaredHeaders(c),
         body: c.request.requestBody,
+        rawBody: rawBodyOf(req),
         principal: principalOf<P>(c),
       };
       // Held, so that a stop closes the database only after the handler is done with it (its client may be gone).

@@ -11,7 +11,6 @@ const PROFILE_COLUMNS = [
   'avatar_url',
   'bio',
   'xp',
-  'premium_tier',
   'plan',
   'contract_per_minute',
   'contract_per_day',

@@ -1,11 +1,12 @@
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
+import type { PlanColumns } from '../../server/general/plans.ts';
 
-/** The public fields of a user, found by nickname regardless of case (backed by the lower(nickname) index). */
+/** The public fields of a user (and the plan its tier is shown from), found by nickname regardless of case (backed by the lower(nickname) index). */
 export async function findPublicProfile(db: Db, nickname: string) {
   return db
     .selectFrom('users')
-    .select(['nickname', 'first_name', 'avatar_url', 'bio', 'xp', 'premium_tier'])
+    .select(['nickname', 'first_name', 'avatar_url', 'bio', 'xp', 'plan'])
     .select(sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`.as('joined_at'))
     .where(sql`lower(nickname)`, '=', nickname.toLowerCase())
     .executeTakeFirst();
@@ -20,4 +21,37 @@ export async function setContractPlan(db: Db, email: string, limits: { per_minut
     .returning('id')
     .executeTakeFirst();
   return row?.id;
+}
+
+/** An account's id and plan columns by e-mail (case-insensitive), for operators' commands. */
+export async function findAccountPlan(db: Db, email: string) {
+  return db
+    .selectFrom('users')
+    .select(['id', 'plan', 'contract_per_minute', 'contract_per_day', 'contract_ai_per_hour'])
+    .where(sql`lower(email)`, '=', email.toLowerCase())
+    .executeTakeFirst();
+}
+
+/** An account's id and plan columns by id, locked until the transaction ends (a payment changes the plan). */
+export async function lockAccountPlan(db: Db, userId: string) {
+  return db
+    .selectFrom('users')
+    .select(['id', 'plan', 'contract_per_minute', 'contract_per_day', 'contract_ai_per_hour'])
+    .where('id', '=', userId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+/** Writes the plan columns; the next request of the account sees the new limits (nothing caches them). */
+export async function setPlan(db: Db, userId: string, columns: PlanColumns, now: Date): Promise<void> {
+  await db.updateTable('users').set({ ...columns, updated_at: now }).where('id', '=', userId).execute();
+}
+
+/** The account a payment provider's event names: by id when it gives one, else by e-mail (case-insensitive). */
+export async function findNamedAccount(db: Db, named: { account_id: string } | { email: string }) {
+  return db
+    .selectFrom('users')
+    .select('id')
+    .where((eb) => ('account_id' in named ? eb('id', '=', named.account_id) : eb(sql`lower(email)`, '=', named.email.toLowerCase())))
+    .executeTakeFirst();
 }

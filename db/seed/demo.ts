@@ -29,6 +29,12 @@ const ROOM_FORMATS = ['{course} study group', '{course} exam marathon', 'Late-ni
  * Users, their flashcard decks, tutor chat messages and study rooms, with explicit ids so relations hold.
  * Same options → identical output (faker is seeded, and every date is computed from `now`, never the clock).
  */
+/** A demo contract agrees to the plus plan's limits (the partner surface shows such an account as `pro`). */
+function demoPlan(plan: 'free' | 'plus' | 'contract') {
+  if (plan !== 'contract') return { plan };
+  return { plan, contract_per_minute: 600, contract_per_day: 100_000, contract_ai_per_hour: 200 };
+}
+
 export function generateDemoData(opts: { seed: number; now: Date; universityIds: readonly string[]; userCount?: number }): DemoData {
   const faker = new Faker({ locale: [ru, en, base] });
   faker.seed(opts.seed);
@@ -54,7 +60,7 @@ export function generateDemoData(opts: { seed: number; now: Date; universityIds:
       // Cubing a uniform number skews XP: most users have little, a few have a lot.
       xp: Math.floor(MAX_XP * faker.number.float() ** 3),
       streak: active ? Math.floor(120 * faker.number.float() ** 2) : 0,
-      premium_tier: faker.helpers.weightedArrayElement([{ weight: 80, value: 'free' }, { weight: 14, value: 'plus' }, { weight: 6, value: 'pro' }]),
+      ...demoPlan(faker.helpers.weightedArrayElement([{ weight: 80, value: 'free' }, { weight: 14, value: 'plus' }, { weight: 6, value: 'contract' }] as const)),
       university_id: opts.universityIds.length > 0 && faker.datatype.boolean(0.9) ? faker.helpers.arrayElement(opts.universityIds) : null,
       last_active_at: lastActive,
       created_at: createdAt,

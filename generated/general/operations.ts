@@ -22,6 +22,7 @@ export const operationIds = [
   'listExams',
   'listMyApiKeys',
   'listTasks',
+  'receivePaymentEvent',
   'reviewCard',
   'revokeMyApiKey',
   'streamTutorChat',

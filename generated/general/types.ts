@@ -249,6 +249,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/payments/provider-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a payment provider's event
+         * @description The payment provider's callback: a paid checkout records a payment, puts the student's account on the plan paid
+         *     for at once (the next request counts under its limits) and emits `payment.succeeded`, all in one transaction.
+         *
+         *     The provider signs each delivery per Standard Webhooks under the secret the operator configured
+         *     (`PAYMENT_PROVIDER_SECRET`, `whsec_…`): `webhook-signature` is `v1,<base64 HMAC-SHA256>` of
+         *     `{webhook-id}.{webhook-timestamp}.{body}`, over the body exactly as sent. The signature is the credential, so no
+         *     token or key is needed; a missing or wrong signature, or a timestamp more than 5 minutes from the service's clock,
+         *     is `401 invalid_signature` and nothing is read or written.
+         *
+         *     Idempotent on the event's `id`: a redelivery answers `200` with the payment recorded the first time and changes
+         *     nothing. An event naming no account is `422 unknown_student`. Without `PAYMENT_PROVIDER_SECRET` the service
+         *     accepts no provider events and answers `503 not_configured` with `Retry-After`, so the provider keeps its events
+         *     and retries them once the operator has set it.
+         */
+        post: operations["receivePaymentEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/schedule": {
         parameters: {
             query?: never;
@@ -1061,14 +1093,62 @@ export interface components {
             id: string;
             /** Format: date-time */
             paid_at: string;
-            plan: components["schemas"]["Plan"];
             /**
-             * @description Who took the payment (`manual` for an operator's record).
-             * @example manual
+             * @description The plan paid for. Recording the payment puts the account on it at once; a payment never lowers an account, so a
+             *     `contract` account that pays for `plus` keeps its contract.
+             * @enum {string}
              */
-            provider: string;
-            /** @description The provider's id of the event that reported the payment; a payment is recorded once per id. */
+            plan: "plus" | "contract";
+            /**
+             * @description Who reported the payment; `provider` for the payment provider's callback, `manual` for an operator's record.
+             * @example manual
+             * @enum {string}
+             */
+            provider: "provider" | "manual";
+            /** @description The reporter's id of the event; a payment is recorded once per provider and id. */
             provider_event_id: string;
+        };
+        /**
+         * @description What the payment provider sends when a checkout is paid, modelled on Stripe's `checkout.session.completed` and kept
+         *     small. The provider sells the `plus` plan; contracts are invoiced and recorded by an
+         *     operator (`npm run cli -- payments record`).
+         */
+        PaymentProviderEvent: {
+            data: {
+                object: {
+                    /**
+                     * @description In the currency's minor unit (cents, tiyn).
+                     * @example 4990
+                     */
+                    amount: number;
+                    /**
+                     * @description ISO 4217 code, either case (stored upper-case).
+                     * @example usd
+                     */
+                    currency: string;
+                    paid_at: components["schemas"]["Instant"];
+                    /** @constant */
+                    plan: "plus";
+                    /**
+                     * @description Who paid, one of: the student's account id (the profile's `id`, passed to the checkout as its reference),
+                     *     or the account's e-mail, compared without regard to case.
+                     */
+                    student: {
+                        /** Format: uuid */
+                        account_id: string;
+                    } | {
+                        /** Format: email */
+                        email: string;
+                    };
+                };
+            };
+            /**
+             * @description The provider's id of this event. A payment is recorded once per id, however often it is delivered.
+             * @example evt_1QdX7Y2eZvKYlo2C
+             */
+            id: string;
+            /** @constant */
+            type: "checkout.completed";
         };
         /** @description A payment was recorded and the student's plan changed accordingly, effective at once. */
         PaymentSucceededEvent: components["schemas"]["EventEnvelope"] & {
@@ -1104,7 +1184,8 @@ export interface components {
         };
         /**
          * @description The account's plan, which sets its limits: `free` 60/min, 10,000/day, 20/hour on /api/ai/*; `plus` 600/min,
-         *     100,000/day, 200/hour on /api/ai/*; `contract` limits agreed per account, in a dedicated pool.
+         *     100,000/day, 200/hour on /api/ai/*; `contract` limits agreed per account, in a dedicated pool. The partner
+         *     surface shows the same plan as `premium_tier` (`contract` there is `pro`).
          * @enum {string}
          */
         Plan: "free" | "plus" | "contract";
@@ -1121,7 +1202,8 @@ export interface components {
             per_minute: number;
         };
         /**
-         * @description The user's subscription tier.
+         * @description The user's subscription tier: the account's plan under the partner surface's names. `free` and `plus` are the plans
+         *     of those names; `pro` is the `contract` plan (limits agreed per account).
          * @enum {string}
          */
         PremiumTier: "free" | "plus" | "pro";
@@ -1132,9 +1214,10 @@ export interface components {
         Problem: {
             /**
              * @description Stable machine-readable code. Values used today: `invalid_request` (400), `unauthorized` (401),
-             *     `insufficient_scope` (403), `not_found` (404), `method_not_allowed` (405),
-             *     `conflict` (409), `payload_too_large` (413), `idempotency_key_reused` (422), `rate_limited` (429),
-             *     `internal_error` (500), `service_unavailable` (503, with `Retry-After`). New codes may be added; clients treat unknown codes by status.
+             *     `invalid_signature` (401, a signed callback), `insufficient_scope` (403), `not_found` (404),
+             *     `method_not_allowed` (405), `conflict` (409), `payload_too_large` (413), `idempotency_key_reused` (422),
+             *     `unknown_student` (422), `rate_limited` (429), `internal_error` (500), `service_unavailable` (503, with
+             *     `Retry-After`), `not_configured` (503, with `Retry-After`: a feature the operator has not set up yet). New codes may be added; clients treat unknown codes by status.
              * @example not_found
              */
             code: string;
@@ -1570,6 +1653,8 @@ export interface components {
             university_id: string | null;
             /** Format: date-time */
             updated_at: string;
+            /** @description The warnings operators gave this student, newest first; the 10 newest. */
+            warnings: components["schemas"]["Warning"][];
             xp: number;
         };
         /** @description An operator warned the student; the warning is also on the student's profile. */
@@ -2544,6 +2629,76 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    receivePaymentEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The provider's id of this delivery (Standard Webhooks); signed with the body. */
+                "webhook-id"?: string;
+                /** @description Space-separated `v1,<base64>` signatures; the delivery is accepted when any one verifies. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds at which the provider signed this delivery; more than 5 minutes off is refused. */
+                "webhook-timestamp"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentProviderEvent"];
+            };
+        };
+        responses: {
+            /** @description The payment is recorded (now, or by an earlier delivery of the same event). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description The signature is missing or does not verify, or its timestamp is more than 5 minutes off. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description The event names no account of the service (neither its `client_reference_id` nor its `customer_email`). */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /**
+             * @description The database is unavailable (retry after `Retry-After` seconds; nothing was recorded), or the service has no
+             *     provider secret configured (`not_configured`).
+             */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfterUnavailable"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getSchedule: {

@@ -250,7 +250,8 @@ export interface components {
             xp: number;
         };
         /**
-         * @description The user's subscription tier.
+         * @description The user's subscription tier: the account's plan under the partner surface's names. `free` and `plus` are the plans
+         *     of those names; `pro` is the `contract` plan (limits agreed per account).
          * @enum {string}
          */
         PremiumTier: "free" | "plus" | "pro";
@@ -261,9 +262,10 @@ export interface components {
         Problem: {
             /**
              * @description Stable machine-readable code. Values used today: `invalid_request` (400), `unauthorized` (401),
-             *     `insufficient_scope` (403), `not_found` (404), `method_not_allowed` (405),
-             *     `conflict` (409), `payload_too_large` (413), `idempotency_key_reused` (422), `rate_limited` (429),
-             *     `internal_error` (500), `service_unavailable` (503, with `Retry-After`). New codes may be added; clients treat unknown codes by status.
+             *     `invalid_signature` (401, a signed callback), `insufficient_scope` (403), `not_found` (404),
+             *     `method_not_allowed` (405), `conflict` (409), `payload_too_large` (413), `idempotency_key_reused` (422),
+             *     `unknown_student` (422), `rate_limited` (429), `internal_error` (500), `service_unavailable` (503, with
+             *     `Retry-After`), `not_configured` (503, with `Retry-After`: a feature the operator has not set up yet). New codes may be added; clients treat unknown codes by status.
              * @example not_found
              */
             code: string;

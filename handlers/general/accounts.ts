@@ -15,7 +15,7 @@ export const createAccount: GeneralHandlers['createAccount'] = async ({ body }, 
       time_zone: body.time_zone ?? 'UTC',
       country_code: body.country_code ?? null,
     });
-    return { status: 201, body: profileBody(row) };
+    return { status: 201, body: profileBody(row, []) };
   } catch (error) {
     if (error instanceof AccountTaken) throw problems.conflict(`${error.message[0]!.toUpperCase()}${error.message.slice(1)}.`);
     throw error;

@@ -4,6 +4,7 @@ import { createAccount } from './accounts.ts';
 import { streamTutorChat } from './ai.ts';
 import { createExam, deleteExam, getExam, listExams, updateExam } from './exams.ts';
 import { createCard, createDeck, deleteCard, deleteDeck, getCard, getDeck, listCards, listDecks, reviewCard, updateCard, updateDeck } from './flashcards.ts';
+import { receivePaymentEvent } from './payments.ts';
 import { createMyApiKey, getMyProfile, listMyApiKeys, revokeMyApiKey, updateMyProfile } from './profile.ts';
 import { getSchedule } from './schedule.ts';
 import { createTask, deleteTask, getTask, listTasks, updateTask } from './tasks.ts';
@@ -41,4 +42,5 @@ export const generalHandlers = {
   updateExam,
   deleteExam,
   streamTutorChat,
+  receivePaymentEvent,
 } satisfies GeneralHandlers;

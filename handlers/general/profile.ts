@@ -4,14 +4,15 @@ import { insertWithFreshKey } from '../../server/auth/api-keys.ts';
 import { requireScopes } from '../../server/general/scopes.ts';
 import { problems } from '../../server/problems.ts';
 import { violatedConstraint } from '../../db/errors.ts';
-import { profileBody } from './profile-body.ts';
+import { listRecentWarnings } from '../../db/queries/warnings.ts';
+import { PROFILE_WARNINGS, profileBody } from './profile-body.ts';
 import { assertTimeZone } from './time-zones.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 
 export const getMyProfile: GeneralHandlers['getMyProfile'] = async ({ principal }, { db }) => {
-  const row = await findProfile(db, principal.user_id);
+  const [row, warnings] = await Promise.all([findProfile(db, principal.user_id), listRecentWarnings(db, principal.user_id, PROFILE_WARNINGS)]);
   if (!row) throw problems.notFound('This account no longer exists.');
-  return { status: 200, body: profileBody(row) };
+  return { status: 200, body: profileBody(row, warnings) };
 };
 
 export const updateMyProfile: GeneralHandlers['updateMyProfile'] = async ({ body, principal }, { db, now }) => {
@@ -22,7 +23,7 @@ export const updateMyProfile: GeneralHandlers['updateMyProfile'] = async ({ body
   try {
     const row = await updateProfile(db, principal.user_id, body, now());
     if (!row) throw problems.notFound('This account no longer exists.');
-    return { status: 200, body: profileBody(row) };
+    return { status: 200, body: profileBody(row, await listRecentWarnings(db, principal.user_id, PROFILE_WARNINGS)) };
   } catch (error) {
     if (violatedConstraint(error) === 'users_nickname_lower_unique') throw problems.conflict(`The nickname ${body.nickname} is taken.`);
     throw error;

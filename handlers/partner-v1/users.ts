@@ -1,9 +1,11 @@
 import { findPublicProfile } from '../../db/queries/users.ts';
+import { premiumTierOf } from '../../server/general/plans.ts';
 import { problems } from '../../server/problems.ts';
-import type { PartnerHandlers, Schemas } from './types.ts';
+import type { PartnerHandlers } from './types.ts';
 
 export const getPublicUserProfile: PartnerHandlers['getPublicUserProfile'] = async ({ path }, { db }) => {
   const profile = await findPublicProfile(db, path.nickname);
   if (!profile) throw problems.notFound(`No user has the nickname ${path.nickname}.`);
-  return { status: 200, body: { ...profile, premium_tier: profile.premium_tier as Schemas['PremiumTier'] } };
+  const { plan, ...fields } = profile;
+  return { status: 200, body: { ...fields, premium_tier: premiumTierOf(plan) } };
 };

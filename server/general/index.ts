@@ -32,6 +32,8 @@ export interface GeneralDeps {
   lifecycle: Lifecycle;
   /** Answers POST /api/ai/chat; absent: the built-in local tutor. */
   tutor?: Tutor;
+  /** PAYMENT_PROVIDER_SECRET; absent: payment provider events are refused. */
+  paymentProviderSecret?: string;
   onContractViolation?: (req: Request, failures: string[]) => void;
 }
 
@@ -56,7 +58,7 @@ export async function general(deps: GeneralDeps) {
     authorize: authorizeScopes,
     limit,
     handlers: generalHandlers,
-    context: { db: deps.db, now: deps.now, lifecycle: deps.lifecycle, apiVersion: contract.definition.info.version, ...(deps.tutor ? { tutor: deps.tutor } : {}) },
+    context: { db: deps.db, now: deps.now, lifecycle: deps.lifecycle, apiVersion: contract.definition.info.version, ...(deps.tutor ? { tutor: deps.tutor } : {}), ...(deps.paymentProviderSecret ? { paymentProviderSecret: deps.paymentProviderSecret } : {}) },
     ...(deps.onContractViolation ? { onContractViolation: deps.onContractViolation } : {}),
   });
   return { serve, scopes: scopeDescriptions(contract) };
@@ -71,7 +73,8 @@ function scopeDescriptions(contract: Contract): Record<string, string> {
 /**
  * Limits per account by plan: minute and day windows for every request, an hour window on top for /api/ai/*.
  * Contractual accounts count in pools of their own, so a busy standard plan never shares their counters.
- * Operations without security (account creation) are limited per client address.
+ * Account creation is limited per client address. The payment provider's callback is not limited: its signature is
+ * checked before anything is read, so an unsigned flood costs one HMAC a request, and a limit could drop payments.
  * The plan quotas fail open when the counters are unavailable (the API stays up, uncounted, a warning logged);
  * the sign-up throttle fails closed (503).
  */
@@ -103,10 +106,10 @@ function planLimiter(stores: LimitStores) {
     { subject: 'account creation from this address', onStoreFailure: 'refuse' },
   );
 
-  return async (req: Request, res: Parameters<typeof signup>[1], principal: GeneralPrincipal | undefined, operation: { security?: unknown[] }) => {
+  return async (req: Request, res: Parameters<typeof signup>[1], principal: GeneralPrincipal | undefined, operation: { operationId?: string }) => {
     if (!principal) {
       // Secured operations without a valid credential are refused with 401 and count nowhere.
-      if (operation.security?.length === 0) await signup(req, res, req.ip ?? 'unknown');
+      if (operation.operationId === 'createAccount') await signup(req, res, req.ip ?? 'unknown');
       return;
     }
     const pool = principal.plan === 'contract' ? pools.contract : pools.standard;

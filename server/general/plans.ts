@@ -26,3 +26,48 @@ export function limitsOf(account: PlanColumns): PlanLimits {
     ai_per_hour: account.contract_ai_per_hour ?? STANDARD_PLAN_LIMITS.free.ai_per_hour,
   };
 }
+
+export type PremiumTier = components['schemas']['PremiumTier'];
+
+/**
+ * The one mapping between the two vocabularies: the general surface's `plan` is the record, partner v1 (locked, so its
+ * values stay) shows it as `premium_tier`, with `contract` named `pro`.
+ */
+export function premiumTierOf(plan: Plan): PremiumTier {
+  return plan === 'contract' ? 'pro' : plan;
+}
+
+/** A plan change that cannot be made as asked; the message says what to give instead. */
+export class PlanChangeError extends Error {}
+
+/**
+ * The plan columns after an operator puts an account on `plan`. A contract's limits are agreed, so they are never
+ * invented: each one is given or kept from the account's current contract. Standard plans have fixed limits.
+ */
+export function planChange(current: PlanColumns, plan: Plan, limits: Partial<PlanLimits>): PlanColumns {
+  if (plan !== 'contract') {
+    if (Object.values(limits).some((v) => v !== undefined)) throw new PlanChangeError(`limits are agreed for the contract plan only; ${plan} has fixed limits`);
+    return { plan, contract_per_minute: null, contract_per_day: null, contract_ai_per_hour: null };
+  }
+  const agreed = current.plan === 'contract' ? current : undefined;
+  const columns = {
+    plan,
+    contract_per_minute: limits.per_minute ?? agreed?.contract_per_minute ?? null,
+    contract_per_day: limits.per_day ?? agreed?.contract_per_day ?? null,
+    contract_ai_per_hour: limits.ai_per_hour ?? agreed?.contract_ai_per_hour ?? null,
+  };
+  const missing = Object.entries({ 'per-minute': columns.contract_per_minute, 'per-day': columns.contract_per_day, 'ai-per-hour': columns.contract_ai_per_hour })
+    .filter(([, value]) => value === null)
+    .map(([name]) => `--${name}`);
+  if (missing.length > 0) throw new PlanChangeError(`the contract plan needs its agreed limits: give ${missing.join(', ')} (the account has no contract to keep them from)`);
+  return columns;
+}
+
+/**
+ * The plan columns after a payment for `paid`. A payment never lowers an account: a contract account that pays for
+ * plus stays on its contract. Paying for the contract plan renews the agreed limits, which must exist already.
+ */
+export function planAfterPayment(current: PlanColumns, paid: 'plus' | 'contract'): PlanColumns {
+  if (paid === 'plus' && current.plan === 'contract') return current;
+  return planChange(current, paid, {});
+}

@@ -12,7 +12,8 @@ describe('getPublicUserProfile', () => {
       avatar_url: user.avatar_url,
       bio: user.bio,
       xp: user.xp,
-      premium_tier: user.premium_tier,
+      // v1's names for the plan (contract is pro there).
+      premium_tier: { free: 'free', plus: 'plus', contract: 'pro' }[user.plan],
       joined_at: user.created_at.toISOString().slice(0, 10),
     });
   });

@@ -130,7 +130,8 @@ describe('generateDemoData', () => {
       assert.match(u.nickname, /^[A-Za-z0-9_.]{3,30}$/);
       assert.ok(u.xp !== undefined && u.xp >= 0 && u.xp <= 50_000);
       assert.ok(u.streak !== undefined && u.streak >= 0 && u.streak <= 120);
-      assert.ok(['free', 'plus', 'pro'].includes(String(u.premium_tier)));
+      assert.ok(['free', 'plus', 'contract'].includes(String(u.plan)));
+      assert.equal(u.contract_per_minute != null, u.plan === 'contract', 'a contract carries its limits, no other plan does');
       assert.ok(u.university_id === null || universityIds.includes(u.university_id!));
       const created = dayMs(u.created_at);
       assert.ok(created >= now.getTime() - 730 * DAY_MS && created <= now.getTime());
@@ -141,7 +142,7 @@ describe('generateDemoData', () => {
     }
     assert.ok(active >= 180 && active <= 240, `${active} active users`);
     assert.equal(new Set(users.map((u) => u.nickname.toLowerCase())).size, users.length);
-    assert.ok(users.filter((u) => u.premium_tier === 'free').length > users.length / 2);
+    assert.ok(users.filter((u) => u.plan === 'free').length > users.length / 2);
     assert.ok(new Set(users.map((u) => u.xp)).size > users.length * 0.8, 'xp mostly distinct');
     assert.ok(users.some((u) => u.avatar_url === null) && users.some((u) => u.avatar_url !== null));
   });

@@ -1,0 +1,36 @@
+// Payments for plans: one row per provider event, whoever reports it (the provider's callback, an operator).
+import type { Db } from '../connect.ts';
+
+const PAYMENT_COLUMNS = ['id', 'user_id', 'plan', 'amount', 'currency', 'provider', 'provider_event_id', 'paid_at'] as const;
+
+export interface NewPayment {
+  user_id: string;
+  plan: 'plus' | 'contract';
+  amount: number;
+  currency: string;
+  provider: 'provider' | 'manual';
+  provider_event_id: string;
+  paid_at: Date;
+}
+
+export type PaymentRow = NonNullable<Awaited<ReturnType<typeof findPaymentOfProviderEvent>>>;
+
+/** Inserts the payment unless its provider event is recorded already; undefined then (a redelivery). */
+export async function insertPaymentOnce(trx: Db, payment: NewPayment) {
+  return trx
+    .insertInto('payments')
+    .values(payment)
+    .onConflict((oc) => oc.columns(['provider', 'provider_event_id']).doNothing())
+    .returning(PAYMENT_COLUMNS)
+    .executeTakeFirst();
+}
+
+/** The payment recorded for a provider's event, if any. */
+export async function findPaymentOfProviderEvent(db: Db, provider: NewPayment['provider'], providerEventId: string) {
+  return db
+    .selectFrom('payments')
+    .select(PAYMENT_COLUMNS)
+    .where('provider', '=', provider)
+    .where('provider_event_id', '=', providerEventId)
+    .executeTakeFirst();
+}
