@@ -8,6 +8,8 @@ import { check } from './cli/config.ts';
 import { migrate, seed } from './cli/data.ts';
 import { enable } from './cli/holidays.ts';
 import { create, list, revoke } from './cli/keys.ts';
+import { recordManualPayment } from './cli/payments.ts';
+import { changePlan, warnUser } from './cli/plans.ts';
 import { errorMessage } from '../db/connect.ts';
 import { UsageError } from './cli/shared.ts';
 import { rotateSigning } from './cli/signing-keys.ts';
@@ -22,6 +24,9 @@ const commands = new Map<string, (args: string[]) => Promise<void>>([
   ['keys rotate-signing', rotateSigning],
   ['holidays enable', enable],
   ['users create', createUser],
+  ['users plan', changePlan],
+  ['users warn', warnUser],
+  ['payments record', recordManualPayment],
   ['clients create', createClient],
   ['config check', check],
 ]);
@@ -43,6 +48,15 @@ Commands:
                               store the public holidays of country CC (default years: last year to two ahead)
   users create --email ADDRESS --nickname NAME [--first-name NAME] [--time-zone ZONE] [--country CC]
                               create a student account; its generated password is the last line of stdout
+  users plan EMAIL --plan free|plus|contract [--per-minute N --per-day N --ai-per-hour N]
+                              change the account's plan; the next request counts under its limits. A contract's
+                              limits are agreed: give all three, or those that change on an existing contract
+  users warn EMAIL --reason TEXT
+                              warn the student: shown on their profile, sent as user.warned; prints its id
+  payments record EMAIL --plan plus|contract --amount N --currency CCC [--provider-event-id ID]
+                              record a payment taken outside the provider (amount in minor units): the plan
+                              changes at once, payment.succeeded is sent; the same ID again records nothing
+                              (default: a new manual-<uuid>); prints the payment's id
   clients create --name NAME --redirect-uri URL [--redirect-uri URL ...] [--scopes "a b"]
                  [--confidential [--owner EMAIL]]
                               register an OAuth client (public: PKCE, no secret; --confidential: a secret;

@@ -40,6 +40,7 @@ function resolvedSettings(config: Config, signingKeys: string): Array<[string, s
     ['AI_BASE_URL', config.ai?.baseUrl ?? '(not set: the built-in tutor)'],
     ['AI_API_KEY', config.ai ? '(set, masked)' : '(not set)'],
     ['AI_MODEL', config.ai?.model ?? '(unused)'],
+    ['PAYMENT_PROVIDER_SECRET', config.paymentProviderSecret ? '(set, masked)' : '(not set: provider events answered 503 not_configured)'],
   ];
 }
 

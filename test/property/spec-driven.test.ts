@@ -9,18 +9,20 @@ import { surfaces } from '../../scripts/surfaces.ts';
 import { contractClient } from '../support/contract.ts';
 import { surfacesUnderTest, type Client } from '../support/surfaces-under-test.ts';
 import { describeEveryOperation } from './every-operation.ts';
-import { invalidRequest, reachesAuthentication, validRequest, type GeneratedRequest } from './requests.ts';
+import { withProviderSignature } from '../support/payment-provider.ts';
+import { invalidRequest, reachesAuthentication, validRequest, type GeneratedRequest, type OperationUnderTest } from './requests.ts';
 
 const runs = Number(process.env.PROPERTY_RUNS ?? 20);
 const seed = Number(process.env.PROPERTY_SEED ?? 20261122);
 const parameters = { numRuns: runs, seed, endOnFailure: true };
 
-async function send(client: Client | (() => Promise<Client>), request: GeneratedRequest, withCredentials = true) {
+async function send(client: Client | (() => Promise<Client>), op: OperationUnderTest, request: GeneratedRequest, withCredentials = true) {
   const { app, credentials } = typeof client === 'function' ? await client() : client;
-  let call = contractClient(app)[request.method](request.url).set(request.headers);
-  if (withCredentials) call = call.set(credentials);
   // As JSON text, so that scalars and null are sent as JSON too.
-  if (request.body !== undefined) call = call.set('Content-Type', 'application/json').send(JSON.stringify(request.body));
+  const payload = request.body === undefined ? undefined : JSON.stringify(request.body);
+  let call = contractClient(app)[request.method](request.url).set(withCredentials ? withProviderSignature(op, request, payload) : request.headers);
+  if (withCredentials) call = call.set(credentials);
+  if (payload !== undefined) call = call.set('Content-Type', 'application/json').send(payload);
   return call;
 }
 
@@ -36,7 +38,7 @@ describe(`spec-driven properties (${runs} runs each, seed ${seed})`, () => {
       it('answers valid input with a documented success or refusal, never a 5xx', async () => {
         await fc.assert(
           fc.asyncProperty(validRequest(op), async (request) => {
-            const res = await send(target(), request);
+            const res = await send(target(), op, request);
             assert.ok(res.status < 500, `${res.status} for ${JSON.stringify(request)}`);
             // A 400 can still be right: rules the schema cannot state (an IANA time zone name, say) are the handler's.
             assert.ok(![401, 429].includes(res.status), `valid input refused with ${res.status} ${res.body?.code}: ${res.body?.detail} (${JSON.stringify(request)})`);
@@ -50,7 +52,7 @@ describe(`spec-driven properties (${runs} runs each, seed ${seed})`, () => {
         it('answers input with one thing wrong with 4xx problem+json, never a 5xx', async () => {
           await fc.assert(
             fc.asyncProperty(invalid, async (request) => {
-              const res = await send(target(), request);
+              const res = await send(target(), op, request);
               assert.ok(res.status >= 400 && res.status < 500, `${res.status} for ${request.broken} (${request.url})`);
               assert.ok(![401, 429].includes(res.status), `${res.status} for ${request.broken}: the credentials are valid`);
               assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
@@ -65,7 +67,7 @@ describe(`spec-driven properties (${runs} runs each, seed ${seed})`, () => {
           const anyRequest = (invalid ? fc.oneof(validRequest(op), invalid) : validRequest(op)).filter(reachesAuthentication);
           await fc.assert(
             fc.asyncProperty(anyRequest, async (request) => {
-              const res = await send(client(), request, false);
+              const res = await send(client(), op, request, false);
               assert.equal(res.status, 401, `${res.status} for ${JSON.stringify(request)}`);
               assert.equal(res.body.code, 'unauthorized');
             }),

@@ -10,6 +10,7 @@ import { surfaces } from '../../scripts/surfaces.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 import { operationsOf, validRequest, type GeneratedRequest, type OperationUnderTest } from '../property/requests.ts';
 import { contractClient } from '../support/contract.ts';
+import { withProviderSignature } from '../support/payment-provider.ts';
 import { ROOMY, surfacesUnderTest, type Client } from '../support/surfaces-under-test.ts';
 
 const OTHER_METHODS = ['post', 'put', 'patch', 'delete', 'get'] as const;
@@ -28,9 +29,10 @@ function sampleRequest(op: OperationUnderTest, spec: any): GeneratedRequest {
   return example === undefined ? request : { ...request, body: example };
 }
 
-function send({ app, credentials }: Client, request: GeneratedRequest) {
-  const call = contractClient(app)[request.method](request.url).set(request.headers).set(credentials);
-  return request.body === undefined ? call : call.set('Content-Type', 'application/json').send(JSON.stringify(request.body));
+function send({ app, credentials }: Client, request: GeneratedRequest, op: OperationUnderTest) {
+  const payload = request.body === undefined ? undefined : JSON.stringify(request.body);
+  const call = contractClient(app)[request.method](request.url).set(withProviderSignature(op, request, payload)).set(credentials);
+  return payload === undefined ? call : call.set('Content-Type', 'application/json').send(payload);
 }
 
 describe('documented statuses outside the input', () => {
@@ -105,8 +107,8 @@ describe('documented statuses outside the input', () => {
             it('429 with Retry-After once its limit is spent', async () => {
               const client = await clientFor(1);
               const request = sampleRequest(op, spec);
-              let res = await send(client, request);
-              for (let i = 0; i < 20 && res.status !== 429; i++) res = await send(client, request);
+              let res = await send(client, request, op);
+              for (let i = 0; i < 20 && res.status !== 429; i++) res = await send(client, request, op);
               assert.equal(res.status, 429, `still ${res.status} after 21 requests`);
               assert.equal(res.body.code, 'rate_limited');
               assert.match(String(res.headers['retry-after']), /^\d+$/);
@@ -115,7 +117,7 @@ describe('documented statuses outside the input', () => {
 
           if (documents(500)) {
             it('500 problem+json when a query fails for a reason of ours', async () => {
-              const res = await send(await clientFor(ROOMY, faultyDb), sampleRequest(op, spec));
+              const res = await send(await clientFor(ROOMY, faultyDb), sampleRequest(op, spec), op);
               assert.equal(res.status, 500, `${res.status} ${res.body?.code}: ${res.body?.detail}`);
               assert.equal(res.body.code, 'internal_error');
             });
@@ -123,7 +125,7 @@ describe('documented statuses outside the input', () => {
 
           if (documents(503)) {
             it('503 problem+json with Retry-After when the database is down', async () => {
-              const res = await send(await clientFor(ROOMY, downDb), sampleRequest(op, spec));
+              const res = await send(await clientFor(ROOMY, downDb), sampleRequest(op, spec), op);
               assert.equal(res.status, 503, `${res.status} ${res.body?.code}: ${res.body?.detail}`);
               assert.equal(res.body.code, 'service_unavailable');
               assert.match(String(res.headers['retry-after']), /^\d+$/);

@@ -10,6 +10,7 @@ import type { Lifecycle } from '../../server/lifecycle.ts';
 import { memoryLimitStores, type LimitStores } from '../../server/rate-limits.ts';
 import { contractClient } from './contract.ts';
 import { testDatabase } from './root-hooks.ts';
+import { TEST_PAYMENT_PROVIDER_SECRET } from './payment-provider.ts';
 
 export const TEST_ISSUER = 'http://127.0.0.1:3000';
 
@@ -24,7 +25,11 @@ export function testTokenIssuer(): Promise<AccessTokenIssuer> {
  * `db` replaces the shared test database, e.g. with one that fails, to see how the app answers then; `lifecycle`
  * lets a test stop it.
  */
-export async function buildApp(options: { limitStores?: LimitStores; logger?: Logger; tokens?: AccessTokenIssuer; db?: Db; tutor?: Tutor; lifecycle?: Lifecycle } = {}) {
+/** `paymentProviderSecret`: null for an app without one; absent, the tests' secret (test/support/payment-provider.ts). */
+export async function buildApp(
+  options: { limitStores?: LimitStores; logger?: Logger; tokens?: AccessTokenIssuer; db?: Db; tutor?: Tutor; lifecycle?: Lifecycle; paymentProviderSecret?: string | null } = {},
+) {
+  const paymentProviderSecret = options.paymentProviderSecret === undefined ? TEST_PAYMENT_PROVIDER_SECRET : options.paymentProviderSecret;
   return createApp({
     db: options.db ?? testDatabase().db,
     logger: options.logger ?? pino({ level: 'silent' }),
@@ -32,6 +37,7 @@ export async function buildApp(options: { limitStores?: LimitStores; logger?: Lo
     tokens: options.tokens ?? (await testTokenIssuer()),
     ...(options.tutor ? { tutor: options.tutor } : {}),
     ...(options.lifecycle ? { lifecycle: options.lifecycle } : {}),
+    ...(paymentProviderSecret ? { paymentProviderSecret } : {}),
     config: { bodyLimitBytes: 100 * 1024, validateResponses: false, trustProxy: false },
   });
 }
