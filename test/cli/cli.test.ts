@@ -13,6 +13,12 @@ import { createThrowawayDatabase } from '../../db/throwaway-database.ts';
 import { accessTokenIssuer } from '../../server/auth/access-tokens.ts';
 import { databaseSigningKeyStore, fileSigningKeyStore } from '../../server/auth/signing-key-store.ts';
 import { storedSigningKeys, type SigningKeyStore } from '../../server/auth/signing-keys.ts';
+import { insertPersonalKey } from '../../db/queries/personal-api-keys.ts';
+import { insertWithFreshKey } from '../../server/auth/api-keys.ts';
+import { envelopeOf } from '../../server/events/emit.ts';
+import { contractClient } from '../support/contract.ts';
+import { assertEventConforms } from '../support/event-contract.ts';
+import { buildApp } from '../support/partner-app.ts';
 import { TEST_SECRETS_KEY } from '../support/server-process.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -182,6 +188,102 @@ describe('cli', function () {
     assert.match(again.stderr, /e-mail KIM@example.com exists already/);
   });
 
+  /** What kim's personal key is told by an app on the CLI's database, opened after the CLI has exited. */
+  let kimKey = '';
+  async function kimProfile() {
+    return inspect(async (db) => {
+      const res = await contractClient(await buildApp({ db })).get('/api/users/me').set('X-Service-API-Key', kimKey).expect(200);
+      return { plan: res.body.plan, limits: res.body.limits, warnings: res.body.warnings, policy: String(res.headers['ratelimit-policy']) };
+    });
+  }
+
+  it('users plan changes the plan, and the next request counts under its limits', async () => {
+    kimKey = await inspect(async (db) => {
+      const { id } = await db.selectFrom('users').select('id').where('email', '=', 'kim@example.com').executeTakeFirstOrThrow();
+      const { key } = await insertWithFreshKey(({ prefix, hash }) => insertPersonalKey(db, { user_id: id, prefix, key_hash: hash, name: 'cli test', scopes: ['profile:read'], grant_id: null }));
+      return key;
+    });
+    assert.equal((await kimProfile()).plan, 'free');
+
+    const plus = await cli(['users', 'plan', 'KIM@example.com', '--plan', 'plus'], env);
+    assert.equal(plus.code, 0, plus.stderr);
+    assert.equal(plus.stdout, 'KIM@example.com is on the plus plan: 600 requests a minute, 100000 a day, 200 an hour on /api/ai/*\n');
+    const afterPlus = await kimProfile();
+    assert.deepEqual([afterPlus.plan, afterPlus.limits], ['plus', { per_minute: 600, per_day: 100_000, ai_per_hour: 200 }]);
+    assert.match(afterPlus.policy, /"minute"; q=600;/);
+
+    const contract = await cli(['users', 'plan', 'kim@example.com', '--plan', 'contract', '--per-minute', '1500', '--per-day', '50000', '--ai-per-hour', '90'], env);
+    assert.equal(contract.code, 0, contract.stderr);
+    // A renegotiated contract changes one limit; the others are kept.
+    const renegotiated = await cli(['users', 'plan', 'kim@example.com', '--plan', 'contract', '--per-minute', '2000'], env);
+    assert.equal(renegotiated.code, 0, renegotiated.stderr);
+    const afterContract = await kimProfile();
+    assert.deepEqual([afterContract.plan, afterContract.limits], ['contract', { per_minute: 2000, per_day: 50_000, ai_per_hour: 90 }]);
+    assert.match(afterContract.policy, /"minute"; q=2000;/);
+  });
+
+  it('users plan refuses a contract without agreed limits and an unknown e-mail', async () => {
+    const free = await cli(['users', 'plan', 'kim@example.com', '--plan', 'free'], env);
+    assert.equal(free.code, 0, free.stderr);
+    const noLimits = await cli(['users', 'plan', 'kim@example.com', '--plan', 'contract', '--per-day', '100'], env);
+    assert.equal(noLimits.code, 2);
+    assert.match(noLimits.stderr, /needs its agreed limits: give --per-minute, --ai-per-hour/);
+    const unknown = await cli(['users', 'plan', 'nobody@example.com', '--plan', 'plus'], env);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /no account has the e-mail nobody@example.com/);
+    const after = await kimProfile();
+    assert.deepEqual([after.plan, after.limits], ['free', { per_minute: 60, per_day: 10_000, ai_per_hour: 20 }]);
+  });
+
+  it('users warn stores the warning, shows it on the profile and emits user.warned', async () => {
+    const run = await cli(['users', 'warn', 'kim@example.com', '--reason', '  Repeated automated requests to the tutor.  '], env);
+    assert.equal(run.code, 0, run.stderr);
+    const id = run.stdout.trim();
+    const { warnings } = await kimProfile();
+    assert.equal(warnings.length, 1);
+    assert.deepEqual({ id: warnings[0].id, reason: warnings[0].reason }, { id, reason: 'Repeated automated requests to the tutor.' });
+    const [event] = await kimEvents('user.warned');
+    assert.deepEqual(event!.data.object, warnings[0]);
+  });
+
+  it('payments record changes the plan and emits payment.succeeded once per provider event id', async () => {
+    const run = await cli(['payments', 'record', 'kim@example.com', '--plan', 'plus', '--amount', '4990', '--currency', 'usd', '--provider-event-id', 'inv-2026-0001'], env);
+    assert.equal(run.code, 0, run.stderr);
+    const paymentId = run.stdout.trim();
+    assert.equal((await kimProfile()).plan, 'plus');
+    const again = await cli(['payments', 'record', 'kim@example.com', '--plan', 'plus', '--amount', '4990', '--currency', 'USD', '--provider-event-id', 'inv-2026-0001'], env);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(again.stdout.trim(), paymentId);
+    assert.match(again.stderr, /recorded before; nothing changed/);
+    const generated = await cli(['payments', 'record', 'kim@example.com', '--plan', 'plus', '--amount', '100', '--currency', 'KZT'], env);
+    assert.equal(generated.code, 0, generated.stderr);
+
+    const events = await kimEvents('payment.succeeded');
+    assert.equal(events.length, 2);
+    assert.deepEqual(
+      { ...events[0]!.data.object, paid_at: undefined },
+      { id: paymentId, plan: 'plus', amount: 4990, currency: 'USD', provider: 'manual', provider_event_id: 'inv-2026-0001', paid_at: undefined },
+    );
+    assert.match(String(events[1]!.data.object.provider_event_id), /^manual-[0-9a-f-]{36}$/);
+
+    // A contract is paid for only once its limits are agreed.
+    const contract = await cli(['payments', 'record', 'kim@example.com', '--plan', 'contract', '--amount', '100000', '--currency', 'USD'], env);
+    assert.equal(contract.code, 2);
+    assert.match(contract.stderr, /set them with users plan first/);
+    assert.equal((await kimEvents('payment.succeeded')).length, 2);
+  });
+
+  /** kim's stored events of one kind, oldest first, each checked against the spec. */
+  async function kimEvents(type: string) {
+    const rows = await inspect((db) =>
+      db.selectFrom('events').innerJoin('users', 'users.id', 'events.user_id').select(['events.id', 'events.type', 'events.user_id', 'events.data', 'events.created_at'])
+        .where('users.email', '=', 'kim@example.com').where('events.type', '=', type).orderBy('events.created_at').orderBy('events.id').execute(),
+    );
+    const events = rows.map(envelopeOf);
+    for (const event of events) assertEventConforms(event);
+    return events as Array<{ data: { object: Record<string, unknown> } }>;
+  }
+
   it('clients create prints a confidential client’s id and secret once, storing only the secret’s hash', async () => {
     const run = await cli(['clients', 'create', '--name', 'Sync', '--confidential', '--owner', 'kim@example.com', '--scopes', 'tasks:read tasks:write'], env);
     assert.equal(run.code, 0, run.stderr);
@@ -250,6 +352,13 @@ describe('cli', function () {
       [['holidays', 'enable', 'xx'], /^error: holidays enable: unsupported country "xx"/],
       [['clients', 'create', '--name', 'x', '--redirect-uri', 'https://app.example/cb#done'], /^error: clients create: --redirect-uri must not contain a fragment/],
       [['clients', 'create', '--name', 'x', '--redirect-uri', 'http://app.example/cb'], /^error: clients create: --redirect-uri must use https unless its host is loopback/],
+      [['users', 'plan', 'kim@example.com', '--plan', 'gold'], /^error: users plan: --plan must be one of free, plus, contract$/],
+      [['users', 'plan', '--plan', 'plus'], /^error: users plan: missing EMAIL$/],
+      [['users', 'plan', 'kim@example.com', '--plan', 'plus', '--per-minute', '0'], /^error: users plan: --per-minute must be a whole number from 1 to \d+, got "0"$/],
+      [['users', 'warn', 'kim@example.com', '--reason', '   '], /^error: users warn: --reason is required/],
+      [['payments', 'record', 'kim@example.com', '--plan', 'plus', '--currency', 'USD'], /^error: payments record: --amount is required/],
+      [['payments', 'record', 'kim@example.com', '--plan', 'plus', '--amount', '1', '--currency', 'dollars'], /^error: payments record: --currency is required: an ISO 4217 code/],
+      [['payments', 'record', 'kim@example.com', '--plan', 'free', '--amount', '1', '--currency', 'USD'], /^error: payments record: --plan must be one of plus, contract$/],
     ];
     const runs = await Promise.all(cases.map(([args]) => cli(args, env)));
     runs.forEach((run, i) => {
@@ -261,7 +370,8 @@ describe('cli', function () {
       assert.equal(run.stdout, '');
     });
     const written = await inspect(async (db) => ({
-      keys: await count(db, 'api_keys'),
+      // Partner keys: the personal key of the plan tests is none of these commands' doing.
+      keys: Number((await db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', 'is', null).executeTakeFirstOrThrow()).n),
       xx: await db.selectFrom('holiday_countries').select('country_code').where('country_code', '=', 'XX').executeTakeFirst(),
     }));
     assert.deepEqual(written, { keys: 1, xx: undefined });
@@ -279,7 +389,7 @@ describe('cli', function () {
   it('--help lists every command and the environment variables', async () => {
     const run = await cli(['--help'], env);
     assert.equal(run.code, 0, run.stderr);
-    for (const text of ['migrate', 'seed [--demo] [--seed N]', 'keys create --name NAME', 'keys list', 'keys revoke PREFIX', 'holidays enable CC', 'users create', 'clients create', 'keys rotate-signing', 'config check', 'DATABASE_URL', 'DATA_DIR', 'SECRETS_KEY']) {
+    for (const text of ['migrate', 'seed [--demo] [--seed N]', 'keys create --name NAME', 'keys list', 'keys revoke PREFIX', 'holidays enable CC', 'users create', 'users plan', 'users warn', 'payments record', 'clients create', 'keys rotate-signing', 'config check', 'DATABASE_URL', 'DATA_DIR', 'SECRETS_KEY']) {
       assert.ok(run.stdout.includes(text), `usage lacks ${text}`);
     }
   });
