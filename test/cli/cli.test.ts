@@ -353,11 +353,8 @@ describe('cli', function () {
       [['clients', 'create', '--name', 'x', '--redirect-uri', 'https://app.example/cb#done'], /^error: clients create: --redirect-uri must not contain a fragment/],
       [['clients', 'create', '--name', 'x', '--redirect-uri', 'http://app.example/cb'], /^error: clients create: --redirect-uri must use https unless its host is loopback/],
       [['users', 'plan', 'kim@example.com', '--plan', 'gold'], /^error: users plan: --plan must be one of free, plus, contract$/],
-      [['users', 'plan', '--plan', 'plus'], /^error: users plan: missing EMAIL$/],
-      [['users', 'plan', 'kim@example.com', '--plan', 'plus', '--per-minute', '0'], /^error: users plan: --per-minute must be a whole number from 1 to \d+, got "0"$/],
       [['users', 'warn', 'kim@example.com', '--reason', '   '], /^error: users warn: --reason is required/],
       [['payments', 'record', 'kim@example.com', '--plan', 'plus', '--currency', 'USD'], /^error: payments record: --amount is required/],
-      [['payments', 'record', 'kim@example.com', '--plan', 'plus', '--amount', '1', '--currency', 'dollars'], /^error: payments record: --currency is required: an ISO 4217 code/],
       [['payments', 'record', 'kim@example.com', '--plan', 'free', '--amount', '1', '--currency', 'USD'], /^error: payments record: --plan must be one of plus, contract$/],
     ];
     const runs = await Promise.all(cases.map(([args]) => cli(args, env)));
