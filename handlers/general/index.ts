@@ -1,7 +1,7 @@
 // Every operation of spec/general, by operationId. `satisfies` makes a missing, extra or misspelled handler a
 // compile error.
 import { createAccount } from './accounts.ts';
-import { streamTutorChat } from './ai.ts';
+import { deleteConversation, getConversation, listConversations, streamTutorChat } from './ai.ts';
 import { createExam, deleteExam, getExam, listExams, updateExam } from './exams.ts';
 import { createCard, createDeck, deleteCard, deleteDeck, getCard, getDeck, listCards, listDecks, reviewCard, updateCard, updateDeck } from './flashcards.ts';
 import { createMyApiKey, getMyProfile, listMyApiKeys, revokeMyApiKey, updateMyProfile } from './profile.ts';
@@ -41,4 +41,7 @@ export const generalHandlers = {
   updateExam,
   deleteExam,
   streamTutorChat,
+  listConversations,
+  getConversation,
+  deleteConversation,
 } satisfies GeneralHandlers;

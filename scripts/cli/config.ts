@@ -40,6 +40,8 @@ function resolvedSettings(config: Config, signingKeys: string): Array<[string, s
     ['AI_BASE_URL', config.ai?.baseUrl ?? '(not set: the built-in tutor)'],
     ['AI_API_KEY', config.ai ? '(set, masked)' : '(not set)'],
     ['AI_MODEL', config.ai?.model ?? '(unused)'],
+    ['AI_MAX_CONCURRENCY', `${config.aiQueue.maxConcurrency} per process`],
+    ['AI_MAX_QUEUE', `${config.aiQueue.maxQueue} per process`],
   ];
 }
 

@@ -2,6 +2,7 @@
 import { pino, type Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
 import type { Tutor } from '../../handlers/general/tutor/types.ts';
+import type { AiQueue } from '../../server/ai-queue.ts';
 import { createApp } from '../../server/app.ts';
 import { accessTokenIssuer, type AccessTokenIssuer } from '../../server/auth/access-tokens.ts';
 import { loadSigningKey } from '../../server/auth/signing-keys.ts';
@@ -24,13 +25,14 @@ export function testTokenIssuer(): Promise<AccessTokenIssuer> {
  * `db` replaces the shared test database, e.g. with one that fails, to see how the app answers then; `lifecycle`
  * lets a test stop it.
  */
-export async function buildApp(options: { limitStores?: LimitStores; logger?: Logger; tokens?: AccessTokenIssuer; db?: Db; tutor?: Tutor; lifecycle?: Lifecycle } = {}) {
+export async function buildApp(options: { limitStores?: LimitStores; logger?: Logger; tokens?: AccessTokenIssuer; db?: Db; tutor?: Tutor; aiQueue?: AiQueue; lifecycle?: Lifecycle } = {}) {
   return createApp({
     db: options.db ?? testDatabase().db,
     logger: options.logger ?? pino({ level: 'silent' }),
     limitStores: options.limitStores ?? memoryLimitStores(),
     tokens: options.tokens ?? (await testTokenIssuer()),
     ...(options.tutor ? { tutor: options.tutor } : {}),
+    ...(options.aiQueue ? { aiQueue: options.aiQueue } : {}),
     ...(options.lifecycle ? { lifecycle: options.lifecycle } : {}),
     config: { bodyLimitBytes: 100 * 1024, validateResponses: false, trustProxy: false },
   });
