@@ -50,7 +50,7 @@ export const streamTutorChat: GeneralHandlers['streamTutorChat'] = async (
 ) => {
   const userId = principal.user_id;
   const conversation = body.conversation_id ? await findConversation(db, userId, body.conversation_id) : undefined;
-  if (body.conversation_id && !conversation) throw noConversation(body.conversation_id);
+  if (body.conversation_id && !conversation) throw noConversation();
   const [facts, history] = await Promise.all([
     studentFacts(db, principal, clock(), body.context),
     conversation ? listRecentMessages(db, userId, conversation.id, HISTORY_MESSAGES) : [],
@@ -105,19 +105,19 @@ export const listConversations: GeneralHandlers['listConversations'] = async ({ 
 
 export const getConversation: GeneralHandlers['getConversation'] = async ({ path, query, principal }, { db }) => {
   const conversation = await findConversation(db, principal.user_id, path.conversation_id);
-  if (!conversation) throw noConversation(path.conversation_id);
+  if (!conversation) throw noConversation();
   const rows = await listMessages(db, principal.user_id, conversation.id, timeIdCursor(query.cursor), query.limit);
   const messages = page(rows, query.limit, (row) => [row.created_at.toISOString(), row.id]);
   return { status: 200, body: { ...conversationBody(conversation), messages: { ...messages, data: messages.data.map(messageBody) } } };
 };
 
 export const deleteConversation: GeneralHandlers['deleteConversation'] = async ({ path, principal }, { db }) => {
-  if (!(await deleteConversationRow(db, principal.user_id, path.conversation_id))) throw noConversation(path.conversation_id);
+  if (!(await deleteConversationRow(db, principal.user_id, path.conversation_id))) throw noConversation();
   return { status: 204, body: undefined };
 };
 
-function noConversation(id: string) {
-  return problems.notFound(`No conversation has id ${id}.`);
+function noConversation() {
+  return problems.notFound('You have no conversation with this id.');
 }
 
 function conversationBody(row: { id: string; title: string; created_at: Date; updated_at: Date }): Schemas['Conversation'] {
@@ -139,7 +139,7 @@ async function storeTurn(db: Db, userId: string, conversationId: string | undefi
   return db.transaction().execute(async (trx) => {
     const id = conversationId ?? (await createConversation(trx, userId, titleOf(message), now));
     // Deleted since it was looked up: the same 404 as before.
-    if (conversationId && !(await touchConversation(trx, userId, conversationId, now))) throw noConversation(conversationId);
+    if (conversationId && !(await touchConversation(trx, userId, conversationId, now))) throw noConversation();
     const userMessageId = await insertMessage(trx, { user_id: userId, conversation_id: id, role: 'user', content: message, finish_reason: null, created_at: now });
     return { conversationId: id, userMessageId };
   });
