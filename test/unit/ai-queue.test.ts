@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { createAiQueue, type Admission, type AiQueue, type Slot, type Waiting } from '../../server/ai-queue.ts';
+import { loadConfig } from '../../server/config.ts';
 
 function queued(admission: Admission): Waiting {
   assert.equal(admission.kind, 'queued');
@@ -87,5 +88,12 @@ describe('createAiQueue', () => {
     const waiting = queued(queue.admit(false, AbortSignal.abort()));
     await assert.rejects(waiting.granted);
     assert.equal(queue.waiting, 0);
+  });
+
+  it('takes its limits from AI_MAX_CONCURRENCY (4, at least 1) and AI_MAX_QUEUE (16, 0 allowed)', () => {
+    assert.deepEqual(loadConfig({}).aiQueue, { maxConcurrency: 4, maxQueue: 16 });
+    assert.deepEqual(loadConfig({ AI_MAX_CONCURRENCY: '1', AI_MAX_QUEUE: '0' }).aiQueue, { maxConcurrency: 1, maxQueue: 0 });
+    assert.throws(() => loadConfig({ AI_MAX_CONCURRENCY: '0' }), /AI_MAX_CONCURRENCY must be an integer from 1 to 1000, got "0"/);
+    assert.throws(() => loadConfig({ AI_MAX_QUEUE: '-1' }), /AI_MAX_QUEUE must be an integer from 0 to 10000, got "-1"/);
   });
 });
