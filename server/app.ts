@@ -6,6 +6,7 @@ import type { Db } from '../db/connect.ts';
 import type { Config } from './config.ts';
 import { docsRoutes } from './docs.ts';
 import type { Tutor } from '../handlers/general/tutor/types.ts';
+import type { AiQueue } from './ai-queue.ts';
 import type { AccessTokenIssuer } from './auth/access-tokens.ts';
 import { authFailureLimit } from './auth-failure-limit.ts';
 import { GENERAL_PREFIX, general } from './general/index.ts';
@@ -29,6 +30,8 @@ export interface AppDeps {
   tutor?: Tutor;
   /** PAYMENT_PROVIDER_SECRET; absent: payment provider events are refused (503 not_configured). */
   paymentProviderSecret?: string;
+  /** Generation slots of the AI tutor; absent: the process's default queue. */
+  aiQueue?: AiQueue;
   config: Pick<Config, 'bodyLimitBytes' | 'validateResponses' | 'trustProxy'>;
   now?: () => Date;
   /** The process's stop (readiness, streams told to end, work the stop waits for); absent: one that never stops. */
@@ -86,6 +89,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     lifecycle,
     ...(deps.tutor ? { tutor: deps.tutor } : {}),
     ...(deps.paymentProviderSecret ? { paymentProviderSecret: deps.paymentProviderSecret } : {}),
+    ...(deps.aiQueue ? { aiQueue: deps.aiQueue } : {}),
     ...(onContractViolation ? { onContractViolation } : {}),
   });
   app.use((req, res, next) => (isUnder(req.path, GENERAL_PREFIX) ? generalSurface.serve(req, res, next) : next()));

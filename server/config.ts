@@ -1,4 +1,5 @@
 // Every setting of the service, read once from the environment. README.md documents each variable.
+import { DEFAULT_AI_QUEUE_LIMITS, type AiQueueLimits } from './ai-queue.ts';
 import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts, type DbTarget } from '../db/connect.ts';
 import { DEFAULT_REDIS_KEY_PREFIX, DEFAULT_REDIS_TIMEOUT_MS } from './rate-limits.ts';
 import { SECRETS_KEY_BYTES } from './secret-box.ts';
@@ -39,6 +40,8 @@ export interface Config {
   ai: { baseUrl: string; apiKey: string; model: string } | undefined;
   /** The Standard Webhooks secret (`whsec_…`) the payment provider signs its events with; absent: none are accepted. */
   paymentProviderSecret: string | undefined;
+  /** Replies generated at once by this process, and requests that may wait for a slot (contract accounts first). */
+  aiQueue: AiQueueLimits;
 }
 
 export class ConfigError extends Error {}
@@ -76,6 +79,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: metricsPort === undefined ? undefined : { port: metricsPort, host: env.METRICS_HOST || '127.0.0.1' },
     ai: parseAi(env),
     paymentProviderSecret: parsePaymentProviderSecret(env.PAYMENT_PROVIDER_SECRET),
+    aiQueue: {
+      maxConcurrency: integer(env, 'AI_MAX_CONCURRENCY', DEFAULT_AI_QUEUE_LIMITS.maxConcurrency, 1, 1000),
+      maxQueue: integer(env, 'AI_MAX_QUEUE', DEFAULT_AI_QUEUE_LIMITS.maxQueue, 0, 10_000),
+    },
   };
 }
 

@@ -4,6 +4,7 @@
 import type { Request, Response } from 'express';
 import type { Db } from '../db/connect.ts';
 import type { Tutor } from '../handlers/general/tutor/types.ts';
+import type { AiQueue } from './ai-queue.ts';
 import type { Lifecycle } from './lifecycle.ts';
 
 interface OperationShape {
@@ -49,6 +50,8 @@ export interface HandlerContext {
   tutor?: Tutor;
   /** The secret payment provider events are signed with (PAYMENT_PROVIDER_SECRET); absent: none are accepted. */
   paymentProviderSecret?: string;
+  /** The general surface's AI generation slots (AI_MAX_*); absent: the process's default queue. */
+  aiQueue?: AiQueue;
 }
 
 export type Handler<O extends OperationShape, Defaulted extends PropertyKey, Principal> = (

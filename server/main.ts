@@ -10,6 +10,7 @@ import { findCredentials } from '../db/queries/profile.ts';
 import { DEMO_SEED, isEmpty, seedDemo, seedReference } from '../db/seed/index.ts';
 import { whileHoldingStartupLock } from '../db/startup-lock.ts';
 import { tutorFromConfig } from '../handlers/general/tutor/index.ts';
+import { createAiQueue } from './ai-queue.ts';
 import { createApp } from './app.ts';
 import { accessTokenIssuer } from './auth/access-tokens.ts';
 import { issueApiKey } from './auth/api-keys.ts';
@@ -100,7 +101,7 @@ async function serve(db: Db, demo: Demo | undefined): Promise<void> {
   const tutor = tutorFromConfig(config.ai);
   collectProcessMetrics();
   const lifecycle = createLifecycle();
-  const app = await createApp({ db, logger, limitStores, tokens, tutor, config, lifecycle, ...(config.paymentProviderSecret ? { paymentProviderSecret: config.paymentProviderSecret } : {}) });
+  const app = await createApp({ db, logger, limitStores, tokens, tutor, aiQueue: createAiQueue(config.aiQueue), config, lifecycle, ...(config.paymentProviderSecret ? { paymentProviderSecret: config.paymentProviderSecret } : {}) });
   const server = createServer(app);
   // Express's app.listen hands a listen error (EADDRINUSE) to its callback, where it is easily lost; a plain
   // server rejects here instead, and the start fails with one line.

@@ -6,8 +6,23 @@ import type { Db } from '../connect.ts';
 export type MessageRole = 'user' | 'assistant';
 export type FinishReason = 'stop' | 'length' | 'interrupted' | 'error';
 
+const CONVERSATION_COLUMNS = ['id', 'title', 'created_at', 'updated_at'] as const;
+
 export async function findConversation(db: Db, userId: string, conversationId: string) {
-  return db.selectFrom('ai_conversations').select(['id', 'title']).where('user_id', '=', userId).where('id', '=', conversationId).executeTakeFirst();
+  return db.selectFrom('ai_conversations').select(CONVERSATION_COLUMNS).where('user_id', '=', userId).where('id', '=', conversationId).executeTakeFirst();
+}
+
+/** A page of the student's conversations, the most recently active first; one row more than `limit` tells if more follow. */
+export async function listConversations(db: Db, userId: string, after: { at: Date; id: string } | undefined, limit: number) {
+  let query = db.selectFrom('ai_conversations').select(CONVERSATION_COLUMNS).where('user_id', '=', userId);
+  if (after) query = query.where((eb) => eb(eb.refTuple('updated_at', 'id'), '<', eb.tuple(after.at, after.id)));
+  return query.orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+}
+
+/** Deletes a conversation of the student; its messages go with it (the foreign key cascades). */
+export async function deleteConversation(db: Db, userId: string, conversationId: string): Promise<boolean> {
+  const result = await db.deleteFrom('ai_conversations').where('user_id', '=', userId).where('id', '=', conversationId).executeTakeFirst();
+  return result.numDeletedRows > 0n;
 }
 
 export async function createConversation(db: Db, userId: string, title: string, now: Date): Promise<string> {
@@ -19,8 +34,13 @@ export async function createConversation(db: Db, userId: string, title: string, 
   return row.id;
 }
 
-export async function touchConversation(db: Db, userId: string, conversationId: string, now: Date): Promise<void> {
-  await db.updateTable('ai_conversations').set({ updated_at: now }).where('user_id', '=', userId).where('id', '=', conversationId).execute();
+/**
+ * Marks the conversation active at `now`; false when it no longer exists (deleted meanwhile). Inside a transaction the
+ * row stays locked until the commit, so a message inserted after it cannot outlive a concurrent delete.
+ */
+export async function touchConversation(db: Db, userId: string, conversationId: string, now: Date): Promise<boolean> {
+  const result = await db.updateTable('ai_conversations').set({ updated_at: now }).where('user_id', '=', userId).where('id', '=', conversationId).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 export interface NewMessage {
@@ -51,6 +71,17 @@ export async function listRecentMessages(db: Db, userId: string, conversationId:
     .limit(limit)
     .execute();
   return rows.reverse().map((row) => ({ ...row, role: row.role as MessageRole }));
+}
+
+/** A page of a conversation's messages, oldest first; one row more than `limit` tells if more follow. */
+export async function listMessages(db: Db, userId: string, conversationId: string, after: { at: Date; id: string } | undefined, limit: number) {
+  let query = db
+    .selectFrom('ai_messages')
+    .select(['id', 'role', 'content', 'finish_reason', 'created_at'])
+    .where('user_id', '=', userId)
+    .where('conversation_id', '=', conversationId);
+  if (after) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(after.at, after.id)));
+  return query.orderBy('created_at').orderBy('id').limit(limit + 1).execute();
 }
 
 export async function findFirstName(db: Db, userId: string): Promise<string | undefined> {

@@ -7,10 +7,12 @@ export const operationIds = [
   'createMyApiKey',
   'createTask',
   'deleteCard',
+  'deleteConversation',
   'deleteDeck',
   'deleteExam',
   'deleteTask',
   'getCard',
+  'getConversation',
   'getDeck',
   'getExam',
   'getMyProfile',
@@ -18,6 +20,7 @@ export const operationIds = [
   'getTask',
   'getTodayLoop',
   'listCards',
+  'listConversations',
   'listDecks',
   'listExams',
   'listMyApiKeys',
@@ -36,7 +39,9 @@ export type OperationId = (typeof operationIds)[number];
 
 /** Per operation, the query parameters that validation fills with their schema default. */
 export interface QueryDefaults {
+  getConversation: 'limit';
   listCards: 'due' | 'limit';
+  listConversations: 'limit';
   listDecks: 'limit';
   listExams: 'limit';
   listTasks: 'limit';

@@ -38,24 +38,98 @@ export interface paths {
          *     `conversation_id` to continue a conversation, `context` to focus on one deck or exam.
          *
          *     Refusals come before the stream starts, as problem+json with their own status. Once the status is `200`, the
-         *     body is a sequence of events, each with `event:`, `id:` (1, 2, 3, …) and one `data:` line of JSON:
+         *     body is a sequence of events, each with `event:`, `id:` (1, 2, 3, … within the stream) and one `data:` line of
+         *     JSON:
          *
          *     | event | data | when |
          *     |---|---|---|
-         *     | `message.started` | `{conversation_id, message_id, user_message_id, model}` | first; the student's message is stored |
+         *     | `queued` | `{position}` | first, only when every generation slot is busy; again whenever the position changes |
+         *     | `message.started` | `{conversation_id, message_id, user_message_id, model}` | when the reply begins; the student's message is stored |
          *     | `message.delta` | `{text}` | zero or more; the reply in pieces, in order |
          *     | `message.completed` | `{message_id, finish_reason, usage}` | last, on success; the whole reply is stored |
          *     | `error` | `{code, detail}` | last, on failure; `code` `service_restarting` when the server is stopping |
          *
          *     Lines starting with `:` are keep-alive comments; ignore them. The server closes the stream after the last
          *     event. A client that disconnects stops the reply: what was streamed until then is stored as an unfinished
-         *     reply. So does a stop of the server (a deploy, a restart): the stream ends with an `error` event whose code is
-         *     `service_restarting`, and the connection closes; send the request again, on a new connection. The JSON Schema of each event's data is under `x-sse-events` of the `200` response, by event name.
+         *     reply (`finish_reason` `interrupted`). So does a stop of the server (a deploy, a restart): the stream ends with
+         *     an `error` event whose code is `service_restarting`, and the connection closes; send the request again, on a
+         *     new connection. The JSON Schema of each event's data is under `x-sse-events` of the `200` response, by event
+         *     name.
+         *
+         *     **After a dropped connection.** The stream of a POST cannot be resumed, and `Last-Event-ID` is ignored: the
+         *     event ids only tell a client how far it got. Read the conversation back instead
+         *     (`GET /api/ai/conversations/{conversation_id}`, the id from `message.started`): the reply is there as far as it
+         *     was streamed. A stream that dropped before `message.started` (while `queued`) stored nothing: send the message
+         *     again.
+         *
+         *     **Queue and priority.** Each server process generates a limited number of replies at once
+         *     (`AI_MAX_CONCURRENCY`, 4 by default; with N processes, N times that). Further requests wait in a bounded queue
+         *     (`AI_MAX_QUEUE`, 16 by default) and are told their place by `queued` events; requests of `contract` accounts
+         *     go ahead of every `free` or `plus` one, first come first served within each group. A client that disconnects
+         *     while queued leaves the queue. When the queue is full the answer is `503` with `Retry-After`, before any
+         *     stream starts, and nothing is stored.
          *
          *     Limits: on top of the per-minute and per-day limits, `/api/ai/*` counts per hour (`free` 20, `plus` 200).
          */
         post: operations["streamTutorChat"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/ai/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The student's conversations with the AI tutor
+         * @description The current student's conversations with the tutor, the most recently active first (by `updated_at`, then
+         *     `id`), a page at a time. A conversation that becomes active while you page moves to the top of the first page.
+         *     Read one with its messages at `GET /api/ai/conversations/{conversation_id}`.
+         *
+         *     Like every `/api/ai/*` request, a read counts towards the hourly AI limit.
+         */
+        get: operations["listConversations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/ai/conversations/{conversation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The conversation's `id` (the `conversation_id` of `message.started`). Another student's answers `404`, like one that does not exist. */
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * One conversation with the AI tutor, with its messages
+         * @description The conversation and a page of its messages, oldest first (`limit`, `cursor` page through the messages). Every
+         *     reply is stored when its stream ends, however it ends: a reply whose stream dropped is here, as far as it was
+         *     streamed, with `finish_reason` `interrupted` (or `error` when the model provider failed). This is how a client
+         *     recovers after a lost connection: the stream of `POST /api/ai/chat` cannot be resumed.
+         *
+         *     Like every `/api/ai/*` request, a read counts towards the hourly AI limit.
+         */
+        get: operations["getConversation"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a conversation with the AI tutor
+         * @description Deletes the conversation and all its messages, for good: what a student told the tutor is theirs to erase.
+         *     A reply still streaming in it is not stored.
+         */
+        delete: operations["deleteConversation"];
         options?: never;
         head?: never;
         patch?: never;
@@ -782,6 +856,74 @@ export interface components {
          * @description When the task was closed; null while it is open.
          */
         completed_at: string | null;
+        /** @description A conversation with the AI tutor, started by the first `POST /api/ai/chat` without `conversation_id`. */
+        Conversation: {
+            /**
+             * Format: date-time
+             * @description When the first message was sent.
+             */
+            created_at: string;
+            /**
+             * Format: uuid
+             * @description Send it as `conversation_id` to continue the conversation.
+             */
+            id: string;
+            /**
+             * @description The first line of the conversation's first message, cut at a word after 80 characters (with `…`).
+             * @example Can you explain the Krebs cycle?
+             */
+            title: string;
+            /**
+             * Format: date-time
+             * @description When the last message was sent or the last reply stored; lists are ordered by it.
+             */
+            updated_at: string;
+        };
+        /** @description A conversation with a page of its messages, oldest first. */
+        ConversationDetail: components["schemas"]["Conversation"] & {
+            messages: {
+                /** @description Messages by `created_at`, oldest first, then `id`. */
+                data: components["schemas"]["ConversationMessage"][];
+                has_more: boolean;
+                /** @description Pass as `cursor` for the next page of messages; `null` on the last page. */
+                next_cursor: string | null;
+            };
+        };
+        ConversationList: {
+            /** @description Conversations by `updated_at`, the most recently active first, then `id`. */
+            data: components["schemas"]["Conversation"][];
+            has_more: boolean;
+            /** @description Pass as `cursor` for the next page; `null` on the last page. */
+            next_cursor: string | null;
+        };
+        /**
+         * @description One message of a conversation: the student's (`user`) or the tutor's reply (`assistant`). A reply is stored when
+         *     its stream ends, however it ends, with what was streamed: read a conversation back to recover a reply whose
+         *     stream dropped. A stream that dropped before the first `message.delta` left no reply.
+         */
+        ConversationMessage: {
+            /** @description The message, or the reply as streamed (the concatenation of its `message.delta` texts). */
+            content: string;
+            /**
+             * Format: date-time
+             * @description When the message was stored (a reply, when its stream ended).
+             */
+            created_at: string;
+            /**
+             * @description How a reply ended: `stop` complete; `length` the model reached its output limit; `interrupted` the client
+             *     disconnected or the server stopped mid-reply; `error` the model provider failed mid-reply. `null` for the
+             *     student's messages.
+             * @enum {string|null}
+             */
+            finish_reason: "stop" | "length" | "interrupted" | "error" | null;
+            /**
+             * Format: uuid
+             * @description The `user_message_id` or `message_id` of the stream's `message.started` event.
+             */
+            id: string;
+            /** @enum {string} */
+            role: "user" | "assistant";
+        };
         /**
          * @description Lower-case ISO 3166-1 alpha-2 code of the student's country; its public holidays appear in the schedule.
          * @example kz
@@ -1972,6 +2114,131 @@ export interface operations {
                 content: {
                     "text/event-stream": string;
                 };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            /**
+             * @description A dependency of the service is unavailable or too slow, or every generation slot is busy and the queue is
+             *     full. Nothing was stored; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfterUnavailable"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listConversations: {
+        parameters: {
+            query?: {
+                /** @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of conversations. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getConversation: {
+        parameters: {
+            query?: {
+                /** @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path: {
+                /** @description The conversation's `id` (the `conversation_id` of `message.started`). Another student's answers `404`, like one that does not exist. */
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The conversation and a page of its messages. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The conversation's `id` (the `conversation_id` of `message.started`). Another student's answers `404`, like one that does not exist. */
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["TokenUnauthorized"];

@@ -1,16 +1,18 @@
-// POST /api/ai/chat: the student's message is stored, then the tutor's reply streams as server-sent events and is
-// stored once complete. Refusals (404 for another student's conversation, deck or exam) come before the stream,
-// as problem+json; after the 200, failures are an `error` event.
-import { randomUUID } from 'node:crypto';
-import type { Request, Response } from 'express';
-import { createSession } from 'better-sse';
+// The AI tutor's operations. POST /api/ai/chat: the tutor's reply streams as server-sent events, after a wait in the
+// process's AI queue when every generation slot is busy, and is stored however it ends. Refusals (404 for another
+// student's conversation, deck or exam; 503 when the queue is full) come before the stream, as problem+json; after
+// the 200, failures are an `error` event. The conversations are read back (a reply whose stream dropped included)
+// and deleted through /api/ai/conversations.
 import type { Db } from '../../db/connect.ts';
 import {
   createConversation,
+  deleteConversation as deleteConversationRow,
   findConversation,
   findExamFocus,
   findFirstName,
   insertMessage,
+  listConversations as listConversationRows,
+  listMessages,
   listRecentMessages,
   touchConversation,
   type FinishReason,
@@ -19,13 +21,15 @@ import { listUpcomingExams } from '../../db/queries/exams.ts';
 import { findDeck } from '../../db/queries/flashcards.ts';
 import { listOpenTasks } from '../../db/queries/tasks.ts';
 import { listDueDecks } from '../../db/queries/today.ts';
+import { createAiQueue, type Slot } from '../../server/ai-queue.ts';
 import type { GeneralPrincipal } from '../../server/general/principal.ts';
-import { trackSseStream } from '../../server/metrics.ts';
 import { problems } from '../../server/problems.ts';
+import { page, timeIdCursor } from './cursor.ts';
 import { daysBetween, localDate } from './student-day.ts';
 import { localTutor } from './tutor/local.ts';
+import { clientDisconnect, openReplyStream, relayReply, waitForSlot, type ReplyStream } from './tutor/reply-stream.ts';
 import { cutAtWord } from './tutor/topic.ts';
-import { TutorUnavailable, type Focus, type StudentFacts, type Turn, type Tutor, type TutorUsage } from './tutor/types.ts';
+import type { Focus, StudentFacts } from './tutor/types.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 
 /** Earlier messages of a conversation the tutor is shown (10 exchanges). */
@@ -34,109 +38,118 @@ const HISTORY_MESSAGES = 20;
 const FACTS_PER_KIND = 3;
 const TITLE_CHARS = 80;
 const BUILT_IN_TUTOR = localTutor();
-const RESTARTING = 'The service is restarting; the reply so far is stored (finish_reason interrupted). Send the request again on a new connection.';
+/** The process's generation slots when the app is built without its own (server/main.ts passes the configured one). */
+const PROCESS_QUEUE = createAiQueue();
 
 type ChatRequest = Schemas['TutorChatRequest'];
 
-export const streamTutorChat: GeneralHandlers['streamTutorChat'] = async ({ body, principal }, { db, now: clock, lifecycle, tutor = BUILT_IN_TUTOR }, { req, res }) => {
+export const streamTutorChat: GeneralHandlers['streamTutorChat'] = async (
+  { body, principal },
+  { db, now: clock, lifecycle, tutor = BUILT_IN_TUTOR, aiQueue = PROCESS_QUEUE },
+  { req, res },
+) => {
   const userId = principal.user_id;
-  const now = clock();
   const conversation = body.conversation_id ? await findConversation(db, userId, body.conversation_id) : undefined;
-  if (body.conversation_id && !conversation) throw problems.notFound(`No conversation has id ${body.conversation_id}.`);
+  if (body.conversation_id && !conversation) throw noConversation();
   const [facts, history] = await Promise.all([
-    studentFacts(db, principal, now, body.context),
+    studentFacts(db, principal, clock(), body.context),
     conversation ? listRecentMessages(db, userId, conversation.id, HISTORY_MESSAGES) : [],
   ]);
 
-  const turn = await db.transaction().execute(async (trx) => {
-    const conversationId = conversation?.id ?? (await createConversation(trx, userId, titleOf(body.message), now));
-    if (conversation) await touchConversation(trx, userId, conversation.id, now);
-    const userMessageId = await insertMessage(trx, { user_id: userId, conversation_id: conversationId, role: 'user', content: body.message, finish_reason: null, created_at: now });
-    return { conversationId, userMessageId };
-  });
-
-  await relayReply({ req, res, db, clock, tutor, streamsEnd: lifecycle.streamsEnd, userId, ...turn, message: body.message, history: history.map(({ role, content }) => ({ role, content })), facts });
+  const client = clientDisconnect(res);
+  const admission = aiQueue.admit(principal.plan === 'contract', AbortSignal.any([client.signal, lifecycle.streamsEnd]));
+  let slot: Slot | undefined = admission.kind === 'started' ? admission.slot : undefined;
+  let stream: ReplyStream | undefined;
+  try {
+    if (admission.kind === 'full') {
+      throw problems.serviceUnavailable(`The AI tutor is busy: every generation slot is taken and ${aiQueue.waiting} requests are waiting.`);
+    }
+    if (admission.kind === 'queued') {
+      stream = await openReplyStream(req, res, client.signal);
+      slot = await waitForSlot(admission.waiting, stream, lifecycle.streamsEnd);
+      if (!slot) return;
+    }
+    // The student's message is stored once the reply can start: a request that never left the queue left nothing.
+    // Started at once, that is before the stream, so a database failure is still a 503 problem.
+    let turn: Awaited<ReturnType<typeof storeTurn>>;
+    try {
+      turn = await storeTurn(db, userId, conversation?.id, body.message, clock());
+    } catch (error) {
+      if (!stream) throw error;
+      stream.fail(error);
+      return;
+    }
+    stream ??= await openReplyStream(req, res, client.signal);
+    await relayReply(stream, {
+      tutor,
+      ...turn,
+      message: body.message,
+      history: history.map(({ role, content }) => ({ role, content })),
+      facts,
+      clientGone: client.signal,
+      streamsEnd: lifecycle.streamsEnd,
+      store: (id, content, finishReason) => storeReply(db, userId, turn.conversationId, id, content, finishReason, clock()),
+    });
+  } finally {
+    slot?.release();
+    client.dispose();
+    stream?.end();
+  }
 };
 
-interface Relay {
-  req: Request;
-  res: Response;
-  db: Db;
-  clock: () => Date;
-  tutor: Tutor;
-  /** Aborted when the process stops: the reply ends early and the client is told to retry. */
-  streamsEnd: AbortSignal;
-  userId: string;
-  conversationId: string;
-  userMessageId: string;
-  message: string;
-  history: Turn[];
-  facts: StudentFacts;
+export const listConversations: GeneralHandlers['listConversations'] = async ({ query, principal }, { db }) => {
+  const rows = await listConversationRows(db, principal.user_id, timeIdCursor(query.cursor), query.limit);
+  const result = page(rows, query.limit, (row) => [row.updated_at.toISOString(), row.id]);
+  return { status: 200, body: { ...result, data: result.data.map(conversationBody) } };
+};
+
+export const getConversation: GeneralHandlers['getConversation'] = async ({ path, query, principal }, { db }) => {
+  const conversation = await findConversation(db, principal.user_id, path.conversation_id);
+  if (!conversation) throw noConversation();
+  const rows = await listMessages(db, principal.user_id, conversation.id, timeIdCursor(query.cursor), query.limit);
+  const messages = page(rows, query.limit, (row) => [row.created_at.toISOString(), row.id]);
+  return { status: 200, body: { ...conversationBody(conversation), messages: { ...messages, data: messages.data.map(messageBody) } } };
+};
+
+export const deleteConversation: GeneralHandlers['deleteConversation'] = async ({ path, principal }, { db }) => {
+  if (!(await deleteConversationRow(db, principal.user_id, path.conversation_id))) throw noConversation();
+  return { status: 204, body: undefined };
+};
+
+function noConversation() {
+  return problems.notFound('You have no conversation with this id.');
 }
 
-/**
- * Streams the tutor's reply and stores it. A client that disconnects aborts the tutor; what was streamed until then
- * is stored with finish_reason 'interrupted' (nothing when no text came yet), so the conversation shows what the
- * student saw. A stop of the process does the same, and ends the stream with an `error` event that says to retry.
- * A provider failure stores the partial text as 'error' and ends the stream with an `error` event.
- */
-async function relayReply(r: Relay): Promise<void> {
-  const { req, res } = r;
-  const replyId = randomUUID();
-  const abort = new AbortController();
-  // The response's 'close', not the request's: on Node 20 a POST's request emits 'close' as soon as its body
-  // has been read, long before the client goes away.
-  const onClose = () => {
-    if (!res.writableFinished) abort.abort();
-  };
-  res.on('close', onClose);
-  const session = await createSession(req, res, { retry: null });
-  trackSseStream(res);
-  let sequence = 0;
-  const send = (event: string, data: object) => {
-    if (session.isConnected && !abort.signal.aborted) session.push(data, event, String(++sequence));
-  };
-
-  const stopped = AbortSignal.any([abort.signal, r.streamsEnd]);
-  let text = '';
-  let finish: { finish_reason: 'stop' | 'length'; usage: TutorUsage } | undefined;
-  let failure: unknown;
-  try {
-    send('message.started', { conversation_id: r.conversationId, message_id: replyId, user_message_id: r.userMessageId, model: r.tutor.model });
-    for await (const event of r.tutor.reply({ message: r.message, history: r.history, facts: r.facts, signal: stopped })) {
-      if (stopped.aborted) break;
-      if (event.type === 'delta') {
-        text += event.text;
-        send('message.delta', { text: event.text });
-      } else {
-        finish = event;
-      }
-    }
-  } catch (error) {
-    failure = error;
-  }
-
-  const reason: FinishReason = finish ? finish.finish_reason : stopped.aborted ? 'interrupted' : 'error';
-  try {
-    if (finish || text) await storeReply(r, replyId, text, reason);
-    if (finish) send('message.completed', { message_id: replyId, finish_reason: finish.finish_reason, usage: finish.usage });
-    else if (r.streamsEnd.aborted) send('error', { code: 'service_restarting', detail: RESTARTING });
-    else if (!abort.signal.aborted) throw failure ?? new TutorUnavailable('The tutor ended without finishing its reply.');
-  } catch (error) {
-    const unavailable = error instanceof TutorUnavailable;
-    if (!unavailable) req.log.error({ err: error }, 'the tutor chat failed after its stream started');
-    send('error', unavailable ? { code: 'tutor_unavailable', detail: error.message } : { code: 'internal_error', detail: problems.internal().detail });
-  } finally {
-    res.off('close', onClose);
-    res.end();
-  }
+function conversationBody(row: { id: string; title: string; created_at: Date; updated_at: Date }): Schemas['Conversation'] {
+  return { id: row.id, title: row.title, created_at: row.created_at.toISOString(), updated_at: row.updated_at.toISOString() };
 }
 
-async function storeReply(r: Relay, id: string, content: string, finishReason: FinishReason): Promise<void> {
-  const now = r.clock();
-  await r.db.transaction().execute(async (trx) => {
-    await insertMessage(trx, { id, user_id: r.userId, conversation_id: r.conversationId, role: 'assistant', content, finish_reason: finishReason, created_at: now });
-    await touchConversation(trx, r.userId, r.conversationId, now);
+function messageBody(row: Awaited<ReturnType<typeof listMessages>>[number]): Schemas['ConversationMessage'] {
+  return {
+    id: row.id,
+    role: row.role as Schemas['ConversationMessage']['role'],
+    content: row.content,
+    finish_reason: row.finish_reason as Schemas['ConversationMessage']['finish_reason'],
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+/** Stores the student's message, in a new conversation unless it continues one. */
+async function storeTurn(db: Db, userId: string, conversationId: string | undefined, message: string, now: Date) {
+  return db.transaction().execute(async (trx) => {
+    const id = conversationId ?? (await createConversation(trx, userId, titleOf(message), now));
+    // Deleted since it was looked up: the same 404 as before.
+    if (conversationId && !(await touchConversation(trx, userId, conversationId, now))) throw noConversation();
+    const userMessageId = await insertMessage(trx, { user_id: userId, conversation_id: id, role: 'user', content: message, finish_reason: null, created_at: now });
+    return { conversationId: id, userMessageId };
+  });
+}
+
+/** Stores a reply, unless its conversation was deleted while it streamed. */
+async function storeReply(db: Db, userId: string, conversationId: string, id: string, content: string, finishReason: FinishReason, now: Date): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    if (!(await touchConversation(trx, userId, conversationId, now))) return;
+    await insertMessage(trx, { id, user_id: userId, conversation_id: conversationId, role: 'assistant', content, finish_reason: finishReason, created_at: now });
   });
 }
 

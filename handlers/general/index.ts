@@ -1,7 +1,7 @@
 // Every operation of spec/general, by operationId. `satisfies` makes a missing, extra or misspelled handler a
 // compile error.
 import { createAccount } from './accounts.ts';
-import { streamTutorChat } from './ai.ts';
+import { deleteConversation, getConversation, listConversations, streamTutorChat } from './ai.ts';
 import { createExam, deleteExam, getExam, listExams, updateExam } from './exams.ts';
 import { createCard, createDeck, deleteCard, deleteDeck, getCard, getDeck, listCards, listDecks, reviewCard, updateCard, updateDeck } from './flashcards.ts';
 import { receivePaymentEvent } from './payments.ts';
@@ -43,4 +43,7 @@ export const generalHandlers = {
   deleteExam,
   streamTutorChat,
   receivePaymentEvent,
+  listConversations,
+  getConversation,
+  deleteConversation,
 } satisfies GeneralHandlers;

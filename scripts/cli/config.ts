@@ -41,6 +41,8 @@ function resolvedSettings(config: Config, signingKeys: string): Array<[string, s
     ['AI_API_KEY', config.ai ? '(set, masked)' : '(not set)'],
     ['AI_MODEL', config.ai?.model ?? '(unused)'],
     ['PAYMENT_PROVIDER_SECRET', config.paymentProviderSecret ? '(set, masked)' : '(not set: provider events answered 503 not_configured)'],
+    ['AI_MAX_CONCURRENCY', `${config.aiQueue.maxConcurrency} per process`],
+    ['AI_MAX_QUEUE', `${config.aiQueue.maxQueue} per process`],
   ];
 }
 

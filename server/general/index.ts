@@ -3,6 +3,7 @@
 import type { Request } from 'express';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
+import type { AiQueue } from '../ai-queue.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import type { Tutor } from '../../handlers/general/tutor/types.ts';
 import { generalHandlers } from '../../handlers/general/index.ts';
@@ -34,6 +35,8 @@ export interface GeneralDeps {
   tutor?: Tutor;
   /** PAYMENT_PROVIDER_SECRET; absent: payment provider events are refused. */
   paymentProviderSecret?: string;
+  /** Generation slots for POST /api/ai/chat; absent: the process's default queue. */
+  aiQueue?: AiQueue;
   onContractViolation?: (req: Request, failures: string[]) => void;
 }
 
@@ -58,7 +61,7 @@ export async function general(deps: GeneralDeps) {
     authorize: authorizeScopes,
     limit,
     handlers: generalHandlers,
-    context: { db: deps.db, now: deps.now, lifecycle: deps.lifecycle, apiVersion: contract.definition.info.version, ...(deps.tutor ? { tutor: deps.tutor } : {}), ...(deps.paymentProviderSecret ? { paymentProviderSecret: deps.paymentProviderSecret } : {}) },
+    context: { db: deps.db, now: deps.now, lifecycle: deps.lifecycle, apiVersion: contract.definition.info.version, ...(deps.tutor ? { tutor: deps.tutor } : {}), ...(deps.paymentProviderSecret ? { paymentProviderSecret: deps.paymentProviderSecret } : {}), ...(deps.aiQueue ? { aiQueue: deps.aiQueue } : {}) },
     ...(deps.onContractViolation ? { onContractViolation: deps.onContractViolation } : {}),
   });
   return { serve, scopes: scopeDescriptions(contract) };

@@ -1,8 +1,5 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
 import { localTutor } from '../../handlers/general/tutor/local.ts';
 import { openAiCompatibleTutor } from '../../handlers/general/tutor/openai-compatible.ts';
 import type { Tutor } from '../../handlers/general/tutor/types.ts';
@@ -10,30 +7,11 @@ import { createLifecycle, type Lifecycle } from '../../server/lifecycle.ts';
 import { startChatCompletionsServer, type ChatCompletionsServer } from '../support/chat-completions-server.ts';
 import { contractClient } from '../support/contract.ts';
 import { newStudent, type Student } from '../support/general-app.ts';
+import { assertIdRefusals } from '../support/refusals.ts';
 import { listen } from '../support/listening.ts';
 import { buildApp } from '../support/partner-app.ts';
 import { testDatabase } from '../support/root-hooks.ts';
-import { parseEventStream, type ServerSentEvent } from '../support/sse.ts';
-
-const spec = JSON.parse(readFileSync(new URL('../../generated/general/openapi.json', import.meta.url), 'utf8'));
-const chat = spec.paths['/api/ai/chat'].post;
-const ajv = new Ajv2020({ allErrors: true, strict: false });
-addFormats.default(ajv);
-/** The spec's schema of each event's data (`x-sse-events` of the 200 response), compiled. */
-const eventSchemas = Object.fromEntries(Object.entries(chat.responses['200']['x-sse-events'] as Record<string, object>).map(([name, schema]) => [name, ajv.compile(schema)]));
-
-/** Parses a stream and checks it against the contract: documented event names, JSON data valid for each, ids 1, 2, 3… */
-function eventsOf(body: string): Array<ServerSentEvent & { json: any }> {
-  const events = parseEventStream(body);
-  return events.map((event, i) => {
-    const validate = eventSchemas[event.event];
-    assert.ok(validate, `event ${event.event} is not documented`);
-    const json = JSON.parse(event.data);
-    assert.ok(validate(json), `${event.event} data breaks its schema: ${ajv.errorsText(validate.errors)}`);
-    assert.equal(event.id, String(i + 1));
-    return { ...event, json };
-  });
-}
+import { chatOperation as chat, eventsOf } from '../support/tutor-events.ts';
 
 async function chatApp(tutor: Tutor = localTutor({ pauseMs: 0 }), lifecycle?: Lifecycle) {
   const app = await buildApp({ tutor, ...(lifecycle ? { lifecycle } : {}) });
@@ -260,6 +238,30 @@ describe('streamTutorChat', () => {
       }
     });
 
+    it('keeps a reply whose stream dropped readable: getConversation shows it as streamed, interrupted', async () => {
+      const { app, api, newStudent } = await providerApp();
+      const alice = await newStudent();
+      upstream.behave({ kind: 'endless', everyMs: 20 });
+      const server = await listen(app);
+      try {
+        const client = new AbortController();
+        const { received } = await streamUntilTwoDeltas(server.baseUrl, alice, 'Talk forever', client.signal);
+        client.abort();
+        const started = eventsOf(received)[0]!.json;
+        const reply = await eventually(async () => {
+          const res = await api.get(`/api/ai/conversations/${started.conversation_id}`).set(alice.headers).expect(200);
+          return res.body.messages.data.find((m: { role: string }) => m.role === 'assistant');
+        });
+        assert.equal(reply.id, started.message_id, 'stored under the id message.started announced');
+        assert.equal(reply.finish_reason, 'interrupted');
+        assert.match(reply.content, /^piece 1\. piece 2\. /);
+        const listed = await api.get('/api/ai/conversations').set(alice.headers).expect(200);
+        assert.deepEqual(listed.body.data.map((c: { id: string; title: string }) => [c.id, c.title]), [[started.conversation_id, 'Talk forever']]);
+      } finally {
+        await server.close();
+      }
+    });
+
     it('ends the stream with a service_restarting error event when the server stops, and stores the reply so far as interrupted', async () => {
       const lifecycle = createLifecycle();
       const { app, newStudent } = await providerApp(lifecycle);
@@ -287,6 +289,97 @@ describe('streamTutorChat', () => {
       }
     });
   });
+});
+
+describe('listConversations, getConversation, deleteConversation', () => {
+  /** A chat of `student`'s with the built-in tutor; its `message.started` data. */
+  async function chatOnce(api: ReturnType<typeof contractClient>, student: Student, message: string, conversation_id?: string) {
+    const res = await api.post('/api/ai/chat').set(student.headers).send({ message, ...(conversation_id ? { conversation_id } : {}) }).expect(200);
+    return eventsOf(res.text)[0]!.json as { conversation_id: string; message_id: string; user_message_id: string };
+  }
+
+  it('lists the student’s conversations, most recently active first, a page at a time', async () => {
+    const { api, newStudent } = await chatApp();
+    const [alice, bob] = await Promise.all([newStudent(), newStudent()]);
+    const osmosis = await chatOnce(api, alice, 'What is osmosis?\nI keep mixing it up.');
+    const krebs = await chatOnce(api, alice, 'Explain the Krebs cycle');
+    const mitosis = await chatOnce(api, alice, 'Mitosis phases?');
+    await chatOnce(api, alice, 'And diffusion?', osmosis.conversation_id); // osmosis is now the latest
+    await chatOnce(api, bob, 'Bob asks');
+
+    const all = await api.get('/api/ai/conversations').set(alice.headers).expect(200);
+    assert.deepEqual(all.body.data.map((c: { id: string }) => c.id), [osmosis.conversation_id, mitosis.conversation_id, krebs.conversation_id]);
+    assert.equal(all.body.data[0].title, 'What is osmosis?', 'named after the first line of the first message');
+    assert.ok(all.body.data[0].updated_at > all.body.data[0].created_at);
+    assert.deepEqual([all.body.has_more, all.body.next_cursor], [false, null]);
+
+    const ids: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const res: { body: any } = await api.get('/api/ai/conversations').query({ limit: 2, ...(cursor ? { cursor } : {}) }).set(alice.headers).expect(200);
+      ids.push(...res.body.data.map((c: { id: string }) => c.id));
+      assert.equal(res.body.has_more, res.body.next_cursor !== null);
+      cursor = res.body.next_cursor;
+    } while (cursor);
+    assert.deepEqual(ids, all.body.data.map((c: { id: string }) => c.id));
+
+    const bad = await api.get('/api/ai/conversations').query({ cursor: 'bm90LWEtY3Vyc29y' }).set(alice.headers).expect(400);
+    assert.deepEqual(bad.body.errors.map((e: { path: string }) => e.path), ['query.cursor']);
+  });
+
+  it('reads a conversation with its messages oldest first, paginated, as they were stored', async () => {
+    const { api, newStudent } = await chatApp();
+    const alice = await newStudent();
+    const first = await chatOnce(api, alice, 'What is osmosis?');
+    const second = await chatOnce(api, alice, 'And diffusion?', first.conversation_id);
+    const stored = await messagesOf(alice.id);
+
+    const whole = await api.get(`/api/ai/conversations/${first.conversation_id}`).set(alice.headers).expect(200);
+    assert.equal(whole.body.id, first.conversation_id);
+    assert.equal(whole.body.title, 'What is osmosis?');
+    const messages = whole.body.messages.data as Array<{ id: string; role: string; content: string; finish_reason: string | null }>;
+    assert.deepEqual(messages.map((m) => m.id), [first.user_message_id, first.message_id, second.user_message_id, second.message_id]);
+    assert.deepEqual(messages.map((m) => [m.role, m.content, m.finish_reason]), stored.map((m) => [m.role, m.content, m.finish_reason]));
+    assert.deepEqual([whole.body.messages.has_more, whole.body.messages.next_cursor], [false, null]);
+
+    const firstPage = await api.get(`/api/ai/conversations/${first.conversation_id}`).query({ limit: 3 }).set(alice.headers).expect(200);
+    assert.deepEqual(firstPage.body.messages.data.map((m: { id: string }) => m.id), messages.slice(0, 3).map((m) => m.id));
+    assert.equal(firstPage.body.messages.has_more, true);
+    const rest = await api.get(`/api/ai/conversations/${first.conversation_id}`).query({ limit: 3, cursor: firstPage.body.messages.next_cursor }).set(alice.headers).expect(200);
+    assert.deepEqual(rest.body.messages.data.map((m: { id: string }) => m.id), [second.message_id]);
+    assert.equal(rest.body.messages.next_cursor, null);
+  });
+
+  it('deletes a conversation with its messages; a continued chat in it is then 404', async () => {
+    const { api, newStudent } = await chatApp();
+    const alice = await newStudent();
+    const kept = await chatOnce(api, alice, 'Keep this one');
+    const gone = await chatOnce(api, alice, 'Forget this one');
+    await api.delete(`/api/ai/conversations/${gone.conversation_id}`).set(alice.headers).expect(204);
+    await api.get(`/api/ai/conversations/${gone.conversation_id}`).set(alice.headers).expect(404);
+    await api.delete(`/api/ai/conversations/${gone.conversation_id}`).set(alice.headers).expect(404);
+    await api.post('/api/ai/chat').set(alice.headers).send({ message: 'Still there?', conversation_id: gone.conversation_id }).expect(404);
+    assert.deepEqual([...new Set((await messagesOf(alice.id)).map((m) => m.conversation_id))], [kept.conversation_id]);
+    const listed = await api.get('/api/ai/conversations').set(alice.headers).expect(200);
+    assert.deepEqual(listed.body.data.map((c: { id: string }) => c.id), [kept.conversation_id]);
+  });
+
+  it('answers 401, 403 without ai:chat, and 404 for another student’s conversation on listConversations', async () => {
+    const { api, newStudent } = await chatApp();
+    await api.get('/api/ai/conversations').expect(401);
+    const narrow = await newStudent({ scopes: ['profile:read'] });
+    assert.equal((await api.get('/api/ai/conversations').set(narrow.headers).expect(403)).body.code, 'insufficient_scope');
+  });
+
+  for (const method of ['get', 'delete'] as const) {
+    it(`refuses ${method.toUpperCase()} /api/ai/conversations/{id} without credentials, without ai:chat, for another student and for a malformed id`, () =>
+      assertIdRefusals({
+        method,
+        path: (id) => `/api/ai/conversations/${id}`,
+        otherScope: 'profile:read',
+        create: async (api, owner) => (await chatOnce(api, owner, 'Mine')).conversation_id,
+      }));
+  }
 });
 
 /** Starts a chat over the network and reads its stream until two deltas came; the rest is left to the caller. */

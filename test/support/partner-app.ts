@@ -2,6 +2,7 @@
 import { pino, type Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
 import type { Tutor } from '../../handlers/general/tutor/types.ts';
+import type { AiQueue } from '../../server/ai-queue.ts';
 import { createApp } from '../../server/app.ts';
 import { accessTokenIssuer, type AccessTokenIssuer } from '../../server/auth/access-tokens.ts';
 import { loadSigningKey } from '../../server/auth/signing-keys.ts';
@@ -27,7 +28,7 @@ export function testTokenIssuer(): Promise<AccessTokenIssuer> {
  */
 /** `paymentProviderSecret`: null for an app without one; absent, the tests' secret (test/support/payment-provider.ts). */
 export async function buildApp(
-  options: { limitStores?: LimitStores; logger?: Logger; tokens?: AccessTokenIssuer; db?: Db; tutor?: Tutor; lifecycle?: Lifecycle; paymentProviderSecret?: string | null } = {},
+  options: { limitStores?: LimitStores; logger?: Logger; tokens?: AccessTokenIssuer; db?: Db; tutor?: Tutor; aiQueue?: AiQueue; lifecycle?: Lifecycle; paymentProviderSecret?: string | null } = {},
 ) {
   const paymentProviderSecret = options.paymentProviderSecret === undefined ? TEST_PAYMENT_PROVIDER_SECRET : options.paymentProviderSecret;
   return createApp({
@@ -36,6 +37,7 @@ export async function buildApp(
     limitStores: options.limitStores ?? memoryLimitStores(),
     tokens: options.tokens ?? (await testTokenIssuer()),
     ...(options.tutor ? { tutor: options.tutor } : {}),
+    ...(options.aiQueue ? { aiQueue: options.aiQueue } : {}),
     ...(options.lifecycle ? { lifecycle: options.lifecycle } : {}),
     ...(paymentProviderSecret ? { paymentProviderSecret } : {}),
     config: { bodyLimitBytes: 100 * 1024, validateResponses: false, trustProxy: false },
