@@ -1,7 +1,7 @@
 // Webhook delivery through real processes on PostgreSQL: the app killed (kill -9) while receivers hold requests
 // open, then restarted — every event reaches the receiver, duplicates only as retries of an unacknowledged
 // webhook-id; two worker processes on one queue never make one attempt twice; a receiver that fails several
-// attempts gets the same event until it accepts. Retries are compressed (WEBHOOK_RETRY_SCALE, test-only).
+// attempts gets the same event until it accepts; a worker process stops cleanly on SIGTERM. Retries are compressed (WEBHOOK_RETRY_SCALE, test-only).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { secretBox } from '../../server/secret-box.ts';
@@ -118,6 +118,9 @@ describe('webhook delivery across kills and processes', function () {
     assert.equal(receiver.received.length, 40, 'one request per event');
     assert.deepEqual(receiver.received.map((r) => r.webhookId).sort(), [...events].sort());
     assert.ok((await deliveriesOf(endpoint.id)).every((d) => d.attempts === 1));
+    // A worker-role process stops on SIGTERM like a web one: cleanly, within its deadline.
+    workers[0]!.child.kill('SIGTERM');
+    assert.equal(await workers[0]!.exited, 0);
   });
 
   it('a receiver failing several attempts gets the same event until it accepts', async () => {
