@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { coverageTable, gapMessage, REPORT_FILE, type OperationCoverage } from '../test/support/coverage.ts';
+import { coverageTable, gapMessage, REPORT_FILE, type EventKindCoverage, type OperationCoverage } from '../test/support/coverage.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const started = Date.now();
@@ -17,9 +17,11 @@ if (!existsSync(REPORT_FILE) || statSync(REPORT_FILE).mtimeMs < started) {
   console.error('\nThe test run wrote no coverage report (it stopped before its end, or ran only part of the suite).');
   process.exit(1);
 }
-const rows = (JSON.parse(readFileSync(REPORT_FILE, 'utf8')) as { operations: OperationCoverage[] }).operations;
+const report = JSON.parse(readFileSync(REPORT_FILE, 'utf8')) as { operations: OperationCoverage[]; events: EventKindCoverage[] };
+const rows = report.operations;
 console.log(`\nContract coverage (documented statuses × what the tests exercised):\n\n${coverageTable(rows)}\n`);
-const gaps = gapMessage(rows);
+console.log(`Webhook event kinds: ${report.events.map((e) => `${e.type} ${e.produced ? '✓' : '✗ (no test produced it)'}`).join(', ')}\n`);
+const gaps = gapMessage(rows, report.events);
 if (gaps) console.error(gaps);
 else console.log(`Every documented status of all ${rows.length} operations was exercised.`);
 process.exit(gaps || mocha.status !== 0 ? 1 : 0);

@@ -4,8 +4,9 @@
 // every worker, waits for them to finish their own graceful stop, then exits. It serves the workers' aggregated
 // metrics on METRICS_PORT. It holds no database connection and serves no request itself.
 //
-// Every worker runs the web role today. A second role (webhook delivery, once events exist) would be a second
-// kind of fork here, chosen by an option of main.ts, not a copy of this file.
+// The forks run main.ts with the primary's arguments, so they take its role (server/process-role.ts): `all` (serve
+// and deliver webhooks, the default) or `web`. A `--role worker` process is never clustered: delivery scales by
+// running more worker processes, which share the queue in PostgreSQL.
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';

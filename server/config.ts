@@ -42,6 +42,18 @@ export interface Config {
   paymentProviderSecret: string | undefined;
   /** Replies generated at once by this process, and requests that may wait for a slot (contract accounts first). */
   aiQueue: AiQueueLimits;
+  webhooks: WebhookConfig;
+}
+
+export interface WebhookConfig {
+  /** WEBHOOK_ALLOW_PRIVATE_TARGETS=1: endpoints may be plain http and resolve to private or loopback addresses. */
+  allowPrivateTargets: boolean;
+  /** One attempt, connect to response, in ms (10 s; tests shorten it). */
+  attemptTimeoutMs: number;
+  /** Test-only: multiplies every retry delay and the three days after which a failing endpoint is disabled. */
+  retryScale: number;
+  /** How often a worker looks for due deliveries and new events, in ms. */
+  pollMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -83,6 +95,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxConcurrency: integer(env, 'AI_MAX_CONCURRENCY', DEFAULT_AI_QUEUE_LIMITS.maxConcurrency, 1, 1000),
       maxQueue: integer(env, 'AI_MAX_QUEUE', DEFAULT_AI_QUEUE_LIMITS.maxQueue, 0, 10_000),
     },
+    webhooks: {
+      allowPrivateTargets: env.WEBHOOK_ALLOW_PRIVATE_TARGETS === '1',
+      attemptTimeoutMs: integer(env, 'WEBHOOK_ATTEMPT_TIMEOUT_MS', 10_000, 100, 60_000),
+      retryScale: retryScale(env.WEBHOOK_RETRY_SCALE),
+      pollMs: integer(env, 'WEBHOOK_POLL_MS', 500, 50, 60_000),
+    },
   };
 }
 
@@ -114,6 +132,13 @@ function parsePaymentProviderSecret(raw: string | undefined): string | undefined
     throw new ConfigError('PAYMENT_PROVIDER_SECRET must be the whsec_… secret the payment provider shows (whsec_ and at least 24 bytes in base64)');
   }
   return raw;
+}
+
+function retryScale(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return 1;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0 || value > 1) throw new ConfigError(`WEBHOOK_RETRY_SCALE must be a number above 0 and at most 1, got "${raw}"`);
+  return value;
 }
 
 function parseSecretsKey(raw: string | undefined): Buffer | undefined {

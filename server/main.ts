@@ -1,7 +1,8 @@
 // npm start: migrate, load reference data into an empty database (and demo data when it is embedded), serve, and stop
 // gracefully on SIGTERM/SIGINT. With WEB_CONCURRENCY above 1 on PostgreSQL, this process becomes a cluster primary
 // (server/cluster.ts) that prepares the database once and forks that many workers, each of which runs this file
-// again and only serves. A start-up that fails prints one line saying why and exits 1.
+// again and only serves. `--role web|worker` (server/process-role.ts) splits serving the API from delivering
+// webhooks; the default does both. A start-up that fails prints one line saying why and exits 1.
 import cluster from 'node:cluster';
 import { createServer } from 'node:http';
 import { assertDatabaseReachable, cliEnvironmentFor, connect, describeTarget, type Db } from '../db/connect.ts';
@@ -18,12 +19,16 @@ import { signingKeysFor } from './auth/signing-key-store.ts';
 import { runPrimary } from './cluster.ts';
 import { loadConfig, type Config } from './config.ts';
 import { createDemoStudent, DEMO_STUDENT } from './demo-student.ts';
-import { createLifecycle, stopOnSignals } from './lifecycle.ts';
+import { createLifecycle, stopOnSignals, type LifecycleControl } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
 import { collectProcessMetrics, metricsRegistry, observePool } from './metrics.ts';
 import { metricsUrl, serveMetrics } from './metrics-server.ts';
+import { deliversWebhooks, parseRole, servesHttp, type ProcessRole } from './process-role.ts';
 import { memoryLimitStores, redisLimitStores } from './rate-limits.ts';
+import { secretBox } from './secret-box.ts';
+import { secretsKeyFor } from './secrets-key.ts';
 import { describeStartupError } from './startup-errors.ts';
+import { startDeliveryWorker } from './webhooks/worker.ts';
 
 /** Secrets printed once, on the first start of an embedded database. */
 interface Demo {
@@ -32,14 +37,17 @@ interface Demo {
 }
 
 let config: Config;
+let role: ProcessRole;
 try {
   config = loadConfig();
+  role = parseRole(process.argv.slice(2));
 } catch (error) {
   failStart(describeStartupError(error, {}));
 }
 const logger = createLogger(config.logLevel);
 const embedded = !('databaseUrl' in config.database);
-const clustered = config.webConcurrency > 1 && !embedded;
+// A worker-role process is one process: run more of them to deliver more.
+const clustered = config.webConcurrency > 1 && !embedded && servesHttp(role);
 if (config.webConcurrency > 1 && embedded && cluster.isPrimary) {
   process.stderr.write(`WEB_CONCURRENCY=${config.webConcurrency} ignored: the embedded database serves from one process; set DATABASE_URL (PostgreSQL) to run several\n`);
 }
@@ -57,7 +65,9 @@ try {
     await serve(database, undefined);
   } else {
     const demo = await prepareDatabase(database);
-    if (clustered) {
+    if (!servesHttp(role)) {
+      await deliverOnly(database);
+    } else if (clustered) {
       // The first signing key is made here, once, rather than by workers racing each other.
       (await signingKeysFor(config, database, () => {})).stop();
       await database.destroy();
@@ -101,6 +111,7 @@ async function serve(db: Db, demo: Demo | undefined): Promise<void> {
   const tutor = tutorFromConfig(config.ai);
   collectProcessMetrics();
   const lifecycle = createLifecycle();
+  const worker = deliversWebhooks(role) ? deliveryWorker(db, lifecycle) : undefined;
   const app = await createApp({ db, logger, limitStores, tokens, tutor, aiQueue: createAiQueue(config.aiQueue), config, lifecycle, ...(config.paymentProviderSecret ? { paymentProviderSecret: config.paymentProviderSecret } : {}) });
   const server = createServer(app);
   // Express's app.listen hands a listen error (EADDRINUSE) to its callback, where it is easily lost; a plain
@@ -120,12 +131,48 @@ async function serve(db: Db, demo: Demo | undefined): Promise<void> {
     drainMs: config.shutdownDrainSeconds * 1000,
     deadlineMs: config.shutdownGraceSeconds * 1000,
     logger,
-    release: () => {
+    release: async () => {
       signingKeys.stop();
       metricsServer?.close();
+      await worker?.stop();
       return Promise.allSettled([db.destroy(), limitStores.close()]);
     },
   });
+}
+
+function deliveryWorker(db: Db, lifecycle: LifecycleControl) {
+  return startDeliveryWorker({ db, box: secretBox(secretsKeyFor(config)), config: config.webhooks, logger, lifecycle });
+}
+
+/**
+ * The worker role: webhook delivery without an HTTP listener. A stop stops claiming, lets the attempts in flight
+ * finish (any cut short by the deadline are made again once their lease ends), then closes the database.
+ */
+async function deliverOnly(db: Db): Promise<void> {
+  collectProcessMetrics();
+  const lifecycle = createLifecycle();
+  const worker = deliveryWorker(db, lifecycle);
+  const metricsServer = config.metrics ? await serveMetrics(config.metrics, () => metricsRegistry.metrics(), metricsRegistry.contentType) : undefined;
+  logger.info({ database: describeTarget(config.database) }, 'delivering webhooks');
+  process.stderr.write(`study-companion-api worker: delivering webhooks  (${describeTarget(config.database)})${metricsServer ? `\n  metrics (Prometheus): ${metricsUrl(metricsServer)}` : ''}\n`);
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ reason: signal }, 'stopping: finishing the webhook attempts in flight');
+    lifecycle.beginDrain();
+    setTimeout(() => {
+      logger.error({ attemptsRunning: lifecycle.running }, 'stop deadline reached: exiting; unfinished attempts are made again when their lease ends');
+      process.exit(1);
+    }, config.shutdownGraceSeconds * 1000).unref();
+    await worker.stop();
+    await lifecycle.idle();
+    metricsServer?.close();
+    await db.destroy();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void stop(signal));
 }
 
 /** What a person starting the service reads first: where it listens and how to try it. */

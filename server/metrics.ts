@@ -113,3 +113,28 @@ export function observePool(pool: pg.Pool): void {
     }
   };
 }
+
+const webhookDeliveries = new Counter({
+  name: 'webhook_delivery_attempts_total',
+  help: 'Webhook delivery attempts by outcome: succeeded, retrying (failed, another attempt scheduled), failed (given up), skipped (endpoint disabled or grant gone: not sent)',
+  labelNames: ['outcome'] as const,
+  registers,
+});
+const webhookAttemptDuration = new Histogram({
+  name: 'webhook_attempt_duration_seconds',
+  help: 'Time of one webhook attempt, connect to the end of the response, by result (2xx, other status, or no response)',
+  labelNames: ['result'] as const,
+  registers,
+  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+});
+
+export type DeliveryOutcome = 'succeeded' | 'retrying' | 'failed' | 'skipped';
+
+export function countDeliveryAttempt(outcome: DeliveryOutcome): void {
+  webhookDeliveries.inc({ outcome });
+}
+
+export function observeWebhookAttempt(durationMs: number, status: number | null): void {
+  const result = status === null ? 'no_response' : status >= 200 && status < 300 ? '2xx' : 'other_status';
+  webhookAttemptDuration.observe({ result }, durationMs / 1000);
+}

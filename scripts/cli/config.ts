@@ -43,6 +43,10 @@ function resolvedSettings(config: Config, signingKeys: string): Array<[string, s
     ['PAYMENT_PROVIDER_SECRET', config.paymentProviderSecret ? '(set, masked)' : '(not set: provider events answered 503 not_configured)'],
     ['AI_MAX_CONCURRENCY', `${config.aiQueue.maxConcurrency} per process`],
     ['AI_MAX_QUEUE', `${config.aiQueue.maxQueue} per process`],
+    ['WEBHOOK_ALLOW_PRIVATE_TARGETS', config.webhooks.allowPrivateTargets ? '1 (http and private addresses allowed)' : 'off'],
+    ['WEBHOOK_ATTEMPT_TIMEOUT_MS', String(config.webhooks.attemptTimeoutMs)],
+    ['WEBHOOK_POLL_MS', String(config.webhooks.pollMs)],
+    ['WEBHOOK_RETRY_SCALE', String(config.webhooks.retryScale)],
   ];
 }
 

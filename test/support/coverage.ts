@@ -1,6 +1,7 @@
 // Coverage of the contract: for every operation of every surface, the statuses its spec documents against those
 // the tests saw it answer. root-hooks.ts writes the report at the end of a full run and fails the run on a gap;
-// `npm run contract:coverage` prints it as a table.
+// `npm run contract:coverage` prints it as a table. Webhook event kinds count too: a kind the spec documents that
+// no test produced (and checked against the spec, test/support/event-contract.ts) is a gap like an untested status.
 import { writeFileSync } from 'node:fs';
 import type { Operation } from 'openapi-backend';
 import type { SurfaceContract } from './contract.ts';
@@ -51,9 +52,18 @@ export function contractCoverage(
   );
 }
 
-export function writeCoverageReport(rows: OperationCoverage[]): void {
-  const gaps = rows.reduce((n, row) => n + row.missing.length, 0);
-  writeFileSync(REPORT_FILE, JSON.stringify({ written_at: new Date().toISOString(), gaps, operations: rows }, null, 2) + '\n');
+export interface EventKindCoverage {
+  type: string;
+  produced: boolean;
+}
+
+export function eventKindCoverage(documented: string[], seen: ReadonlySet<string>): EventKindCoverage[] {
+  return documented.map((type) => ({ type, produced: seen.has(type) }));
+}
+
+export function writeCoverageReport(rows: OperationCoverage[], events: EventKindCoverage[]): void {
+  const gaps = rows.reduce((n, row) => n + row.missing.length, 0) + events.filter((e) => !e.produced).length;
+  writeFileSync(REPORT_FILE, JSON.stringify({ written_at: new Date().toISOString(), gaps, operations: rows, events }, null, 2) + '\n');
 }
 
 /** The rows as an aligned text table. */
@@ -66,11 +76,14 @@ export function coverageTable(rows: OperationCoverage[]): string {
 }
 
 /** What a run with gaps fails with: each operation and the statuses no test made it answer. */
-export function gapMessage(rows: OperationCoverage[]): string | undefined {
+export function gapMessage(rows: OperationCoverage[], events: EventKindCoverage[] = []): string | undefined {
   const gaps = rows.filter((r) => r.missing.length > 0);
-  if (gaps.length === 0) return undefined;
-  return (
-    'Documented statuses no test exercised (add tests, or fix the spec if a status cannot happen):\n' +
-    gaps.map((r) => `  ${r.surface} ${r.operationId} (${r.method} ${r.path}): ${r.missing.join(', ')}${r.exercised.length === 0 ? ' — never exercised at all' : ''}`).join('\n')
-  );
+  const unproduced = events.filter((e) => !e.produced).map((e) => e.type);
+  if (gaps.length === 0 && unproduced.length === 0) return undefined;
+  const statuses = gaps.length === 0 ? [] : [
+    'Documented statuses no test exercised (add tests, or fix the spec if a status cannot happen):',
+    ...gaps.map((r) => `  ${r.surface} ${r.operationId} (${r.method} ${r.path}): ${r.missing.join(', ')}${r.exercised.length === 0 ? ' — never exercised at all' : ''}`),
+  ];
+  const kinds = unproduced.length === 0 ? [] : [`Documented webhook event kinds no test produced and checked against the spec: ${unproduced.join(', ')}`];
+  return [...statuses, ...kinds].join('\n');
 }

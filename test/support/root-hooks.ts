@@ -1,10 +1,11 @@
 // Root hooks for the whole run: one seeded test database (see test-db.ts), the loaded contracts, and at the
 // end the coverage check — every documented status of every operation of every spec must have been exercised by
-// some test (test/support/coverage.ts; the report is written to .contract-coverage.json).
+// some test, and every documented webhook event kind produced by one (test/support/coverage.ts; the report is written to .contract-coverage.json).
 import { readdirSync } from 'node:fs';
 import type { Context } from 'mocha';
 import { loadContracts, exercised } from './contract.ts';
-import { contractCoverage, gapMessage, writeCoverageReport } from './coverage.ts';
+import { contractCoverage, eventKindCoverage, gapMessage, writeCoverageReport } from './coverage.ts';
+import { documentedEventTypes } from './event-contract.ts';
 import { runState } from './run-state.ts';
 import { createTestDatabase, type TestDatabase } from './test-db.ts';
 
@@ -25,8 +26,9 @@ export const mochaHooks = {
     await runState.database?.close();
     if (process.env.CONTRACT_COVERAGE === 'off' || !ranEveryTestFile(this)) return;
     const coverage = contractCoverage(await loadContracts(), exercised, { embeddedDatabase: !process.env.DATABASE_URL });
-    writeCoverageReport(coverage);
-    const gaps = gapMessage(coverage);
+    const events = eventKindCoverage(documentedEventTypes(), runState.eventTypesSeen);
+    writeCoverageReport(coverage, events);
+    const gaps = gapMessage(coverage, events);
     if (gaps) throw new Error(gaps);
   },
 };

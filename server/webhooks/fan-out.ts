@@ -1,0 +1,29 @@
+// From the outbox to deliveries: each event not yet fanned out gets one delivery per endpoint that wants it
+// (db/queries/deliveries.ts endpointsForEvent: the student's own subscribed endpoints, and the endpoints of apps
+// whose live grant holds the event's read scope), in one transaction that also marks the event fanned out. The
+// events are locked with SKIP LOCKED, so processes fanning out at once share the work; a process that dies
+// mid-way rolls back and the events wait for the next pass. Nothing is lost and nothing is fanned out twice.
+import type { Db } from '../../db/connect.ts';
+import { endpointsForEvent, lockEventsToFanOut, markFannedOut } from '../../db/queries/deliveries.ts';
+import { scheduleDelivery } from './queue.ts';
+import { readScopeOf } from './read-scopes.ts';
+
+const BATCH = 100;
+
+/** Fans out one batch of events; returns how many events it handled (BATCH means more may be waiting). */
+export async function fanOutEvents(db: Db, now = new Date()): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const events = await lockEventsToFanOut(trx, BATCH);
+    for (const event of events) {
+      for (const endpoint of await endpointsForEvent(trx, event, readScopeOf(event.type))) {
+        await scheduleDelivery(trx, { eventId: event.id, endpointId: endpoint.id }, now);
+      }
+    }
+    await markFannedOut(
+      trx,
+      events.map((event) => event.id),
+      now,
+    );
+    return events.length;
+  });
+}

@@ -1,0 +1,144 @@
+// Webhook delivery through real processes on PostgreSQL: the app killed (kill -9) while receivers hold requests
+// open, then restarted — every event reaches the receiver, duplicates only as retries of an unacknowledged
+// webhook-id; two worker processes on one queue never make one attempt twice; a receiver that fails several
+// attempts gets the same event until it accepts; a worker process stops cleanly on SIGTERM. Retries are compressed (WEBHOOK_RETRY_SCALE, test-only).
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { secretBox } from '../../server/secret-box.ts';
+import { assertEventConforms } from '../support/event-contract.ts';
+import { startServerProcess, TEST_SECRETS_KEY, type ServerProcess } from '../support/server-process.ts';
+import { insertEndpoint } from '../webhooks/fixtures.ts';
+import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
+import { faultDatabase, requiredEnv, until, type FaultDatabase } from './support/fixture.ts';
+
+const box = secretBox(Buffer.from(TEST_SECRETS_KEY, 'base64'));
+const ATTEMPT_TIMEOUT_MS = 2_000;
+
+describe('webhook delivery across kills and processes', function () {
+  this.timeout(120_000);
+  const redisUrl = requiredEnv('REDIS_URL');
+  let database: FaultDatabase;
+  const servers: ServerProcess[] = [];
+  const receivers: Receiver[] = [];
+
+  before(async () => {
+    database = await faultDatabase('sc_fault_webhooks');
+  });
+  afterEach(async () => {
+    for (const server of servers.splice(0)) if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+    await Promise.all(receivers.splice(0).map((r) => r.close()));
+  });
+  after(() => database?.drop());
+
+  const start = (args: string[] = []) => {
+    const server = startServerProcess(
+      {
+        DATABASE_URL: database.url,
+        REDIS_URL: redisUrl,
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
+        WEBHOOK_ATTEMPT_TIMEOUT_MS: String(ATTEMPT_TIMEOUT_MS),
+        WEBHOOK_RETRY_SCALE: '0.001',
+        WEBHOOK_POLL_MS: '100',
+        SHUTDOWN_DRAIN_SECONDS: '0',
+      },
+      args,
+    );
+    servers.push(server);
+    return server;
+  };
+  /** A receiver and an endpoint of the student for `types`, on a fresh run id so tests do not see each other. */
+  const endpointFor = async (types: string[]) => {
+    const receiver = await startReceiver();
+    receivers.push(receiver);
+    const endpoint = await insertEndpoint(database.db, box, { user_id: database.studentId }, { url: receiver.url, event_types: types });
+    receiver.secrets.push(endpoint.secret);
+    return { receiver, endpoint };
+  };
+  const createTasks = async (baseUrl: string, count: number) => {
+    const run = randomUUID().slice(0, 8);
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const response = await fetch(`${baseUrl}/api/tasks`, {
+        method: 'POST',
+        headers: { 'X-Service-API-Key': database.studentKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ title: `hook ${run} #${i}`, due_at: '2030-06-01T09:00:00Z', course: 'Fault suite' }),
+      });
+      assert.equal(response.status, 201);
+      ids.push(((await response.json()) as { id: string }).id);
+    }
+    return ids;
+  };
+  const eventIdsOf = async (taskIds: string[]) => {
+    const rows = await database.db.selectFrom('events').select(['id', 'data']).where('type', '=', 'task.created').where('user_id', '=', database.studentId).execute();
+    return rows.filter((row) => taskIds.includes((row.data as { object: { id: string } }).object.id)).map((row) => row.id);
+  };
+  const deliveriesOf = (endpointId: string) => database.db.selectFrom('webhook_deliveries').select(['id', 'event_id', 'status', 'attempts']).where('endpoint_id', '=', endpointId).execute();
+
+  it('kill -9 mid-delivery, then a restart: every event arrives, repeated only where it was not acknowledged', async () => {
+    const { receiver, endpoint } = await endpointFor(['task.created']);
+    // The first deliveries are acknowledged, the next ones held open: the kill lands while they are in flight.
+    receiver.script([204, 204, 204, 204, 204], 'hang');
+    const first = start();
+    const events = await eventIdsOf(await createTasks(await first.listening, 20));
+    assert.equal(events.length, 20);
+    await receiver.waitFor(8, 30_000);
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    receiver.script([], 204);
+    const second = start();
+    await second.listening;
+    await until(async () => (await deliveriesOf(endpoint.id)).filter((d) => d.status === 'succeeded').length === 20, 60_000, 'every delivery to succeed after the restart');
+
+    const acknowledged = receiver.received.filter((r) => r.status !== 'hang');
+    assert.deepEqual([...new Set(acknowledged.map((r) => r.webhookId))].sort(), [...events].sort(), 'every event was acknowledged');
+    assert.equal(acknowledged.length, 20, 'no event was acknowledged twice');
+    for (const delivery of receiver.received) {
+      assert.equal(delivery.verifiedWith, 0, 'signed with the endpoint secret');
+      assert.equal(delivery.webhookId, delivery.event.id);
+      assertEventConforms(delivery.event);
+    }
+    // A repeated webhook-id is a retry of a request the receiver never answered, not a second delivery.
+    const byId = new Map<string, typeof receiver.received>();
+    for (const request of receiver.received) byId.set(request.webhookId, [...(byId.get(request.webhookId) ?? []), request]);
+    for (const [id, requests] of byId) assert.ok(requests.slice(0, -1).every((r) => r.status === 'hang'), `${id} was repeated after an acknowledgement`);
+    assert.ok([...byId.values()].some((requests) => requests.length > 1), 'some delivery was cut by the kill and retried');
+  });
+
+  it('two worker processes on one queue never make the same attempt twice', async () => {
+    const { receiver, endpoint } = await endpointFor(['task.created']);
+    const web = start(['--role', 'web']);
+    const baseUrl = await web.listening;
+    const workers = [start(['--role', 'worker']), start(['--role', 'worker'])];
+    await Promise.all(workers.map((w) => w.waitFor(/delivering webhooks/)));
+    const events = await eventIdsOf(await createTasks(baseUrl, 40));
+    await receiver.waitFor(40, 60_000);
+    await until(async () => (await deliveriesOf(endpoint.id)).filter((d) => d.status === 'succeeded').length === 40, 30_000, 'every delivery to succeed');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(receiver.received.length, 40, 'one request per event');
+    assert.deepEqual(receiver.received.map((r) => r.webhookId).sort(), [...events].sort());
+    assert.ok((await deliveriesOf(endpoint.id)).every((d) => d.attempts === 1));
+    // A worker-role process stops on SIGTERM like a web one: cleanly, within its deadline.
+    workers[0]!.child.kill('SIGTERM');
+    assert.equal(await workers[0]!.exited, 0);
+  });
+
+  it('a receiver failing several attempts gets the same event until it accepts', async () => {
+    const { receiver, endpoint } = await endpointFor(['task.created']);
+    receiver.script([500, 502, 'hang', 500], 204);
+    const server = start();
+    const [event] = await eventIdsOf(await createTasks(await server.listening, 1));
+    const received = await receiver.waitFor(5, 60_000);
+    assert.deepEqual(
+      received.map((r) => r.webhookId),
+      Array(5).fill(event),
+    );
+    assert.ok(received.every((r) => r.verifiedWith === 0));
+    await until(async () => (await deliveriesOf(endpoint.id))[0]?.status === 'succeeded', 10_000, 'the delivery to succeed');
+    const attempts = await database.db.selectFrom('webhook_attempts').select(['response_status', 'error']).where('delivery_id', '=', (await deliveriesOf(endpoint.id))[0]!.id).orderBy('started_at').execute();
+    assert.deepEqual(
+      attempts.map((a) => a.response_status),
+      [500, 502, null, 500, 204],
+    );
+  });
+});

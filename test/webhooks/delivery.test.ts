@@ -1,0 +1,229 @@
+// Webhook delivery end to end, in process, on a database of its own: events fanned out from the outbox to the
+// endpoints that want them, sent to a real receiver on loopback that verifies every signature with the
+// `standardwebhooks` library, payloads checked against the spec, failures retried with the same webhook-id, a
+// failing endpoint disabled, apps' deliveries bound to their grants, and two workers never making one attempt twice.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import pino from 'pino';
+import type { Db } from '../../db/connect.ts';
+import { revokeGrant } from '../../db/queries/oauth.ts';
+import type { WebhookConfig } from '../../server/config.ts';
+import type { EventType } from '../../server/events/emit.ts';
+import { createLifecycle } from '../../server/lifecycle.ts';
+import { secretBox } from '../../server/secret-box.ts';
+import { fanOutEvents } from '../../server/webhooks/fan-out.ts';
+import { resendDelivery, scheduleDelivery } from '../../server/webhooks/queue.ts';
+import { startDeliveryWorker, type DeliveryWorker } from '../../server/webhooks/worker.ts';
+import { assertEventConforms, documentedEventTypes } from '../support/event-contract.ts';
+import { createFreshDatabase, type TestDatabase } from '../support/test-db.ts';
+import { emitExample, insertAppWithGrant, insertEndpoint, insertStudent } from './fixtures.ts';
+import { startReceiver, type Receiver } from './receiver.ts';
+
+const box = secretBox(randomBytes(32));
+/** Loopback receivers, short attempts, and three days of retries compressed to about a second. */
+const config: WebhookConfig = { allowPrivateTargets: true, attemptTimeoutMs: 500, retryScale: 0.000_01, pollMs: 20 };
+
+describe('webhook delivery', function () {
+  this.timeout(60_000);
+  let database: TestDatabase;
+  let db: Db;
+  const workers: DeliveryWorker[] = [];
+  const receivers: Receiver[] = [];
+
+  before(async function () {
+    this.timeout(180_000);
+    database = await createFreshDatabase();
+    db = database.db;
+  });
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((w) => w.stop()));
+    await Promise.all(receivers.splice(0).map((r) => r.close()));
+  });
+  after(() => database.close());
+
+  const work = (overrides: Partial<WebhookConfig> = {}) => {
+    const worker = startDeliveryWorker({ db, box, config: { ...config, ...overrides }, logger: pino({ level: 'silent' }), lifecycle: createLifecycle() });
+    workers.push(worker);
+    return worker;
+  };
+  const receiver = async () => {
+    const r = await startReceiver();
+    receivers.push(r);
+    return r;
+  };
+  const deliveriesOf = (endpointId: string) =>
+    db.selectFrom('webhook_deliveries').select(['id', 'event_id', 'status', 'attempts', 'succeeded_at']).where('endpoint_id', '=', endpointId).orderBy('created_at').execute();
+  const attemptsOf = (deliveryId: string) =>
+    db.selectFrom('webhook_attempts').select(['response_status', 'error', 'duration_ms']).where('delivery_id', '=', deliveryId).orderBy('started_at').execute();
+  async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = await read();
+      if (done(value)) return value;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
+  it('delivers an event of every documented kind to the student endpoint subscribed to it, signed, as the spec describes', async () => {
+    const studentId = await insertStudent(db);
+    const kinds = documentedEventTypes() as EventType[];
+    // One endpoint wants every kind but exam.deleted: the subscription filters.
+    const hook = await receiver();
+    const endpoint = await insertEndpoint(db, box, { user_id: studentId }, { url: hook.url, event_types: kinds.filter((k) => k !== 'exam.deleted') });
+    hook.secrets.push(endpoint.secret);
+    const other = await receiver();
+    await insertEndpoint(db, box, { user_id: await insertStudent(db) }, { url: other.url, event_types: kinds });
+    const ids = new Map<string, EventType>();
+    for (const kind of kinds) ids.set(await emitExample(db, kind, studentId), kind);
+    work();
+
+    const received = await hook.waitFor(kinds.length - 1);
+    for (const delivery of received) {
+      assert.equal(delivery.verifiedWith, 0, 'the signature verifies with the endpoint secret');
+      assert.equal(delivery.webhookId, delivery.event.id);
+      assert.equal(delivery.headers['content-type'], 'application/json');
+      assertEventConforms(delivery.event);
+      assert.equal(delivery.event.student_id, studentId);
+      assert.equal(ids.get(delivery.event.id), delivery.event.type);
+    }
+    assert.deepEqual(received.map((d) => d.event.type).sort(), kinds.filter((k) => k !== 'exam.deleted').sort());
+    const deliveries = await until('every delivery recorded', () => deliveriesOf(endpoint.id), (rows) => rows.every((d) => d.status === 'succeeded'));
+    assert.equal(deliveries.length, kinds.length - 1);
+    assert.ok(deliveries.every((d) => d.attempts === 1 && d.succeeded_at));
+    assert.equal(other.received.length, 0, "another student's endpoint gets none of them");
+    const events = await db.selectFrom('events').select('fanned_out_at').where('user_id', '=', studentId).execute();
+    assert.ok(events.every((e) => e.fanned_out_at !== null));
+  });
+
+  it('retries a receiver that fails and times out, with the same webhook-id, until it accepts', async () => {
+    const studentId = await insertStudent(db);
+    const hook = await receiver();
+    const endpoint = await insertEndpoint(db, box, { user_id: studentId }, { url: hook.url, event_types: ['task.completed'] });
+    hook.secrets.push(endpoint.secret);
+    hook.script([500, 'hang', 503], 200);
+    const eventId = await emitExample(db, 'task.completed', studentId);
+    work();
+
+    const received = await hook.waitFor(4);
+    assert.deepEqual(
+      received.map((d) => d.webhookId),
+      [eventId, eventId, eventId, eventId],
+    );
+    assert.ok(received.every((d) => d.verifiedWith === 0 && d.body === received[0]!.body), 'every retry is the same signed body');
+    const [delivery] = await until('the delivery to succeed', () => deliveriesOf(endpoint.id), (rows) => rows[0]?.status === 'succeeded');
+    assert.equal(delivery!.attempts, 4);
+    const attempts = await attemptsOf(delivery!.id);
+    assert.deepEqual(
+      attempts.map((a) => a.response_status),
+      [500, null, 503, 200],
+    );
+    assert.match(attempts[1]!.error!, /timed out after 500 ms/);
+    assert.equal(attempts[0]!.error, 'HTTP 500');
+    assert.equal(attempts[3]!.error, null);
+    const row = await db.selectFrom('webhook_endpoints').select(['failing_since', 'enabled']).where('id', '=', endpoint.id).executeTakeFirstOrThrow();
+    assert.equal(row.failing_since, null, 'a success ends the run of failures');
+    assert.equal(row.enabled, true);
+    assert.equal(received.length, 4, 'nothing more is sent after the 2xx');
+  });
+
+  it('disables an endpoint that has failed for three days (compressed) and fails its pending deliveries', async () => {
+    const studentId = await insertStudent(db);
+    const hook = await receiver();
+    hook.script([], 500);
+    const endpoint = await insertEndpoint(db, box, { user_id: studentId }, { url: hook.url, event_types: ['task.created', 'task.updated'] });
+    hook.secrets.push(endpoint.secret);
+    await emitExample(db, 'task.created', studentId);
+    await emitExample(db, 'task.updated', studentId);
+    work({ retryScale: 0.000_02 });
+
+    const row = await until(
+      'the endpoint to be disabled',
+      () => db.selectFrom('webhook_endpoints').select(['enabled', 'disabled_reason', 'failing_since']).where('id', '=', endpoint.id).executeTakeFirstOrThrow(),
+      (r) => !r.enabled,
+    );
+    assert.equal(row.disabled_reason, 'failing');
+    assert.ok(row.failing_since);
+    const deliveries = await until('its deliveries to fail', () => deliveriesOf(endpoint.id), (rows) => rows.every((d) => d.status === 'failed'));
+    assert.equal(deliveries.length, 2);
+    assert.ok(hook.received.length >= 4, `retried before giving up (${hook.received.length} attempts)`);
+    const sentBefore = hook.received.length;
+    await emitExample(db, 'task.created', studentId);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(hook.received.length, sentBefore, 'a disabled endpoint gets nothing new');
+  });
+
+  it("delivers to an app's endpoint only what its live grant's read scopes cover, and stops when the grant is revoked", async () => {
+    const studentId = await insertStudent(db);
+    const { clientId, grantId } = await insertAppWithGrant(db, studentId, ['tasks:read']);
+    const hook = await receiver();
+    const endpoint = await insertEndpoint(db, box, { client_id: clientId }, { url: hook.url, event_types: ['task.created', 'task.updated', 'exam.created'] });
+    hook.secrets.push(endpoint.secret);
+    const taskEvent = await emitExample(db, 'task.created', studentId);
+    await emitExample(db, 'exam.created', studentId); // exams:read is not granted
+    await emitExample(db, 'task.created', await insertStudent(db)); // another student: no grant
+    work();
+    const [first] = await hook.waitFor(1);
+    assert.equal(first!.webhookId, taskEvent);
+    assert.equal(first!.verifiedWith, 0);
+    assertEventConforms(first!.event);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(hook.received.length, 1);
+
+    // Revoked between fan-out and attempt: the attempt is skipped. Revoked before: no delivery at all.
+    await Promise.all(workers.splice(0).map((w) => w.stop()));
+    const updated = await emitExample(db, 'task.updated', studentId);
+    await fanOutEvents(db);
+    assert.equal((await deliveriesOf(endpoint.id)).length, 2);
+    await revokeGrant(db, grantId, 'test', new Date());
+    await emitExample(db, 'task.created', studentId);
+    work();
+    const deliveries = await until('the revoked delivery to fail', () => deliveriesOf(endpoint.id), (rows) => rows.some((d) => d.event_id === updated && d.status === 'failed'));
+    assert.equal(deliveries.length, 2, 'no delivery is made for an event after the revocation');
+    assert.equal(hook.received.length, 1, 'nothing is sent once the grant is revoked');
+  });
+
+  it('signs with both secrets while a rotated-out secret is live, and a re-send repeats the same webhook-id', async () => {
+    const studentId = await insertStudent(db);
+    const old = 'whsec_' + randomBytes(32).toString('base64');
+    const hook = await receiver();
+    const endpoint = await insertEndpoint(db, box, { user_id: studentId }, { url: hook.url, event_types: ['user.warned'], previousSecret: { secret: old, expires_at: new Date(Date.now() + 60_000) } });
+    hook.secrets.push(endpoint.secret);
+    const eventId = await emitExample(db, 'user.warned', studentId);
+    work();
+    const [delivery] = await hook.waitFor(1);
+    assert.equal(delivery!.headers['webhook-signature']!.toString().split(' ').length, 2);
+    // The old secret alone verifies it too: a receiver not yet switched keeps accepting.
+    const { Webhook } = await import('standardwebhooks');
+    const headers = Object.fromEntries(Object.entries(delivery!.headers).map(([k, v]) => [k, String(v)]));
+    assert.doesNotThrow(() => new Webhook(old).verify(delivery!.body, headers));
+    assert.doesNotThrow(() => new Webhook(endpoint.secret).verify(delivery!.body, headers));
+
+    const [row] = await until('the delivery to succeed', () => deliveriesOf(endpoint.id), (rows) => rows[0]?.status === 'succeeded');
+    // scheduleDelivery of the same pair reuses the delivery; a re-send makes one more attempt of it.
+    assert.equal(await db.transaction().execute((trx) => scheduleDelivery(trx, { eventId, endpointId: endpoint.id })), row!.id);
+    assert.equal(await db.transaction().execute((trx) => resendDelivery(trx, row!.id)), true);
+    const received = await hook.waitFor(2);
+    assert.equal(received[1]!.webhookId, eventId);
+    const [again] = await until('the re-send to succeed', () => deliveriesOf(endpoint.id), (rows) => rows[0]?.status === 'succeeded' && rows[0].attempts === 2);
+    assert.equal(again!.id, row!.id);
+  });
+
+  it('two workers on one queue never make the same attempt twice', async () => {
+    const studentId = await insertStudent(db);
+    const hook = await receiver();
+    const endpoint = await insertEndpoint(db, box, { user_id: studentId }, { url: hook.url, event_types: ['task.created'] });
+    hook.secrets.push(endpoint.secret);
+    const ids: string[] = [];
+    for (let i = 0; i < 30; i++) ids.push(await emitExample(db, 'task.created', studentId));
+    work();
+    work();
+    const received = await hook.waitFor(30);
+    await until('every delivery to succeed', () => deliveriesOf(endpoint.id), (rows) => rows.length === 30 && rows.every((d) => d.status === 'succeeded'));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(hook.received.length, 30, 'one request per event');
+    assert.deepEqual(received.map((d) => d.webhookId).sort(), ids.sort());
+    const attempts = await db.selectFrom('webhook_attempts').innerJoin('webhook_deliveries', 'webhook_deliveries.id', 'webhook_attempts.delivery_id').select('webhook_attempts.id').where('endpoint_id', '=', endpoint.id).execute();
+    assert.equal(attempts.length, 30);
+  });
+});
