@@ -44,6 +44,7 @@ if (config.webConcurrency > 1 && embedded && cluster.isPrimary) {
 }
 let db: Db | undefined;
 try {
+  progress(embedded ? `opening the embedded database in ${describeTarget(config.database).replace('embedded PGlite in ', '')} (the first start creates it)` : `connecting to ${describeTarget(config.database)}`);
   const database = connect(config.database, {
     timeouts: config.databaseTimeouts,
     onConnectionError: (error) => logger.warn(error, 'a database connection failed; the pool replaces it'),
@@ -78,14 +79,19 @@ try {
 async function prepareDatabase(db: Db): Promise<Demo | undefined> {
   const now = new Date();
   await whileHoldingStartupLock(db, embedded, async (locked) => {
+    progress('migrating');
     const applied = await migrateToLatest(locked);
     if (applied.length > 0) logger.info({ migrations: applied }, 'migrated');
     // Reference data is loaded on the first start only. Later releases' reference data arrives with `npm run cli -- seed`.
-    if (await isEmpty(locked)) await seedReference(locked, { now });
+    if (await isEmpty(locked)) {
+      progress('loading reference data (universities, holidays)');
+      await seedReference(locked, { now });
+    }
   });
   // Demo data goes into an embedded database that has no users yet; the demo keys and the demo student follow
   // whenever the demo student is missing, so a first start interrupted at any step completes on the next one.
   if (!embedded) return undefined;
+  progress('checking the demo data');
   await seedDemo(db, { seed: DEMO_SEED, now });
   if (await findCredentials(db, DEMO_STUDENT.email)) return undefined;
   return { partnerKey: (await issueApiKey(db, { name: 'demo key (first start)' })).key, student: await createDemoStudent(db, now) };
@@ -100,6 +106,7 @@ async function serve(db: Db, demo: Demo | undefined): Promise<void> {
   const tutor = tutorFromConfig(config.ai);
   collectProcessMetrics();
   const lifecycle = createLifecycle();
+  progress('building the app');
   const app = await createApp({ db, logger, limitStores, tokens, tutor, config, lifecycle });
   const server = createServer(app);
   // Express's app.listen hands a listen error (EADDRINUSE) to its callback, where it is easily lost; a plain
@@ -147,6 +154,14 @@ function banner(port: number, demo: Demo | undefined, metricsAt: string | undefi
         `  try: curl -H "X-Service-API-Key: ${demo.student.key}" ${base}/api/today/loop`
       : `  create a student: ${cli} users create --email you@example.com --nickname you`,
   ].join('\n');
+}
+
+/**
+ * A start-up step, on stderr whatever LOG_LEVEL says: a first start takes seconds, and a newcomer should see it
+ * working. Cluster workers stay quiet (their primary has said it already); the time is since the process began.
+ */
+function progress(step: string): void {
+  if (!cluster.isWorker) process.stderr.write(`starting: ${step}… (${(performance.now() / 1000).toFixed(1)} s)\n`);
 }
 
 function failStart(line: string): never {
