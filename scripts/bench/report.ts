@@ -107,7 +107,7 @@ export function printTable(summary: Summary, profile: TargetProfile | undefined,
   out.push('  baseline: bare Express 5 answering each scenario with the same status and JSON from memory, in the same run');
   out.push(`  CPU µs/req: user + system of the server's processes${s.engine === 'postgresql' ? ' plus its PostgreSQL backends' : ' (PGlite runs inside it)'}, over the measured run`);
   out.push(
-    `  start (embedded default: first npm start on an empty database, then a restart): first ${s.startup.firstStartMs} ms (RSS ${s.startup.firstStartRssMb} MB), restart ${s.startup.restartMs} ms (RSS ${s.startup.restartRssMb} MB)`,
+    `  start (to the first answered request): first start on the empty database ${s.startup.firstStartMs} ms (RSS ${s.startup.firstStartRssMb} MB), restart ${s.startup.restartMs} ms (RSS ${s.startup.restartRssMb} MB)`,
   );
   out.push(`  server RSS: ${s.rss.afterStartMb} MB after start-up, ${s.rss.peakMb} MB at its peak under the bench`);
   out.push('');
