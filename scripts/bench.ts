@@ -11,7 +11,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { describeTarget } from '../db/connect.ts';
+import { connect, describeTarget } from '../db/connect.ts';
+import { BULK_TIMEOUTS, seedScale } from '../db/seed/scale.ts';
 import type { CannedResponse } from './bench/baseline.ts';
 import { corePlan, memoryMb, processTree, startHttpProcess, stopProcess, type Started } from './bench/processes.ts';
 import { loadTargets, missedTargets, printTable, resultJson, writeResults, type ScenarioSummary, type Startup, type Summary } from './bench/report.ts';
@@ -21,6 +22,7 @@ import { BENCH_PUBLIC_URL, createBenchDatabase, deleteRedisKeys, newJwtPrivateKe
 const root = new URL('../', import.meta.url).pathname;
 const args = parseCommandLine();
 const processes = Number(args.processes);
+const scale = Number(args.scale);
 const plan = corePlan(processes);
 const run: Omit<RunOptions, 'loadCores'> = { connections: 10, durationSeconds: args.quick ? 1.5 : 10, warmupSeconds: args.quick ? 0.5 : 2 };
 // Progress goes to stderr so that --json leaves stdout as one parseable object.
@@ -41,6 +43,7 @@ try {
   const serverEnv = environment(database, jwtPrivateKey);
 
   const firstStart = await measureFirstStart(serverEnv);
+  if (scale > 0) await addStudents(database, scale);
   progress('credentials for the requests…');
   const credentials = await prepareCredentials(database, jwtPrivateKey);
 
@@ -89,7 +92,7 @@ try {
     machine: { cpus: cpu.length, cpuModel: cpu[0]?.model.trim() ?? 'unknown', node: process.versions.node, loadAverage: loadavg() },
     engine: database.engine,
     database: describeTarget(database.target),
-    scaleStudents: 0,
+    scaleStudents: scale,
     limitStore: redisUrl ? `Redis (prefix ${redisKeyPrefix})` : 'in-process memory',
     logLevel,
     processes,
@@ -152,6 +155,18 @@ async function measureFirstStart(env: NodeJS.ProcessEnv): Promise<Pick<Startup, 
   return { firstStartMs: started.readyMs, firstStartRssMb: rssMb };
 }
 
+/** `--scale N`: N generated students on top of the demo data, so the leaderboards and lists run at that size. */
+async function addStudents(database: BenchDatabase, students: number): Promise<void> {
+  const db = connect(database.target, { timeouts: BULK_TIMEOUTS });
+  try {
+    const started = performance.now();
+    await seedScale(db, { students, onChunk: (done) => progress(`seeded ${done.students.toLocaleString('en')} / ${students.toLocaleString('en')} students`) });
+    progress(`${students.toLocaleString('en')} students in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  } finally {
+    await db.destroy();
+  }
+}
+
 /** One request first: a wrong status shows its body here instead of a bare count after seconds of load. */
 async function probe(baseUrl: string, scenario: ReturnType<typeof scenarios>[number], headers: Record<string, string>): Promise<CannedResponse> {
   const res = await fetch(baseUrl + scenario.path, { method: scenario.method, headers, body: scenario.body === undefined ? undefined : JSON.stringify(scenario.body) });
@@ -184,13 +199,15 @@ function parseCommandLine() {
         quick: { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
         processes: { type: 'string', default: '1' },
+        scale: { type: 'string', default: '0' },
       },
     });
+    if (!/^\d+$/.test(values.scale)) throw new Error('--scale takes a number of students');
     if (!/^[1-9]\d*$/.test(values.processes)) throw new Error('--processes takes a whole number ≥ 1');
     if (Number(values.processes) > 1 && !process.env.DATABASE_URL) throw new Error('--processes above 1 needs DATABASE_URL: the embedded database serves from one process');
     return values;
   } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\nusage: npm run bench [-- --quick] [-- --json] [-- --processes N]\n`);
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\nusage: npm run bench [-- --quick] [-- --json] [-- --processes N] [-- --scale N]\n`);
     process.exit(2);
   }
 }
