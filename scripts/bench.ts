@@ -24,7 +24,7 @@ const args = parseCommandLine();
 const processes = Number(args.processes);
 const scale = Number(args.scale);
 const plan = corePlan(processes);
-const run: Omit<RunOptions, 'loadCores'> = { connections: 10, durationSeconds: args.quick ? 1.5 : 10, warmupSeconds: args.quick ? 0.5 : 2 };
+const run: Omit<RunOptions, 'loadCores'> = { connections: 10, durationSeconds: args.quick ? 1 : 10, warmupSeconds: args.quick ? 0.5 : 2 };
 // Progress goes to stderr so that --json leaves stdout as one parseable object.
 const progress = (message: string) => process.stderr.write(`bench: ${message}\n`);
 const databaseUrl = process.env.DATABASE_URL;
