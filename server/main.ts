@@ -44,7 +44,7 @@ if (config.webConcurrency > 1 && embedded && cluster.isPrimary) {
 }
 let db: Db | undefined;
 try {
-  progress(embedded ? `opening the embedded database in ${describeTarget(config.database).replace('embedded PGlite in ', '')} (the first start creates it)` : `connecting to ${describeTarget(config.database)}`);
+  progress(`opening ${describeTarget(config.database)}${embedded ? ' (a first start creates it: a few seconds)' : ''}`);
   const database = connect(config.database, {
     timeouts: config.databaseTimeouts,
     onConnectionError: (error) => logger.warn(error, 'a database connection failed; the pool replaces it'),
@@ -157,11 +157,12 @@ function banner(port: number, demo: Demo | undefined, metricsAt: string | undefi
 }
 
 /**
- * A start-up step, on stderr whatever LOG_LEVEL says: a first start takes seconds, and a newcomer should see it
- * working. Cluster workers stay quiet (their primary has said it already); the time is since the process began.
+ * A start-up step, on stderr whatever LOG_LEVEL says, when a person watches a terminal: a first start takes seconds,
+ * and a newcomer should see it working. Not into a pipe or a log, where a failed start stays one line (the banner and
+ * the JSON log say the rest), nor from cluster workers. The time is since the process began.
  */
 function progress(step: string): void {
-  if (!cluster.isWorker) process.stderr.write(`starting: ${step}… (${(performance.now() / 1000).toFixed(1)} s)\n`);
+  if (!cluster.isWorker && process.stderr.isTTY) process.stderr.write(`starting: ${step}… (${(performance.now() / 1000).toFixed(1)} s)\n`);
 }
 
 function failStart(line: string): never {
