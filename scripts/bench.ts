@@ -24,7 +24,9 @@ const args = parseCommandLine();
 const processes = Number(args.processes);
 const scale = Number(args.scale);
 const plan = corePlan(processes);
-const run: Omit<RunOptions, 'loadCores'> = { connections: 10, durationSeconds: args.quick ? 1 : 10, warmupSeconds: args.quick ? 0.5 : 2 };
+const run: Omit<RunOptions, 'loadCores'> = args.quick
+  ? { connections: 10, durationSeconds: 0, warmupSeconds: 0, requests: 100 }
+  : { connections: 10, durationSeconds: 10, warmupSeconds: 2, requests: undefined };
 // Progress goes to stderr so that --json leaves stdout as one parseable object.
 const progress = (message: string) => process.stderr.write(`bench: ${message}\n`);
 const databaseUrl = process.env.DATABASE_URL;
@@ -69,7 +71,7 @@ try {
   const options: RunOptions = { ...run, loadCores: plan?.load };
   const results: ScenarioSummary[] = [];
   for (const scenario of list) {
-    progress(`${scenario.name} (${scenario.method} ${scenario.path}, ${run.durationSeconds} s each: baseline, then the service)…`);
+    progress(`${scenario.name} (${scenario.method} ${scenario.path}, ${run.requests ? `${run.requests} requests` : `${run.durationSeconds} s`} each: baseline, then the service)…`);
     const headers = requestHeaders(scenario, credentials);
     const bare = await measure(baselineTarget, scenario, headers, options);
     const measured = await measure(serviceTarget, scenario, headers, options);

@@ -62,6 +62,8 @@ export interface Summary {
   connections: number;
   durationSeconds: number;
   warmupSeconds: number;
+  /** Quick runs: a number of requests per scenario instead of a duration. */
+  requests: number | undefined;
   startup: Startup;
   /** The measured server (every process of it) after its start and at its peak over all scenarios. */
   rss: { afterStartMb: number; peakMb: number };
@@ -100,7 +102,8 @@ export function missedTargets(summary: Summary, profile: TargetProfile | undefin
 export function printTable(summary: Summary, profile: TargetProfile | undefined, misses: string[], judged: boolean, resultsFile: string | undefined): void {
   const out: string[] = [];
   const s = summary;
-  out.push(`study-companion-api bench (${s.mode}: ${s.connections} connections, ${s.durationSeconds} s per scenario after ${s.warmupSeconds} s warm-up; commit ${s.commit})`);
+  const length = s.requests ? `${s.requests} requests per scenario after ${Math.ceil(s.requests / 5)} to warm up` : `${s.durationSeconds} s per scenario after ${s.warmupSeconds} s warm-up`;
+  out.push(`study-companion-api bench (${s.mode}: ${s.connections} connections, ${length}; commit ${s.commit})`);
   out.push(`  machine: ${s.machine.cpus} × ${s.machine.cpuModel}, Node ${s.machine.node}, load average ${s.machine.loadAverage.map((l) => l.toFixed(1)).join(' ')}`);
   out.push(`  database: ${s.database}${s.scaleStudents ? ` + ${s.scaleStudents.toLocaleString('en')} generated students` : ''}; rate limits: ${s.limitStore}; LOG_LEVEL=${s.logLevel}; ${s.processes} web process(es)`);
   out.push(`  pinning: ${s.pinning ? `server on core(s) ${s.pinning.server}, load generator on core ${s.pinning.load} (taskset)` : 'none (no taskset, or too few cores)'}`);

@@ -63,6 +63,11 @@ export interface RunOptions {
   connections: number;
   durationSeconds: number;
   warmupSeconds: number;
+  /**
+   * Quick runs: this many requests (warm-up: a fifth of them) instead of a duration, so a smoke run checks every
+   * scenario's statuses however slow the machine is that day.
+   */
+  requests: number | undefined;
   /** The load generator's cores (taskset list), or undefined to leave it unpinned. */
   loadCores: string | undefined;
 }
@@ -87,7 +92,10 @@ export async function measure(target: Target, scenario: Scenario, headers: Recor
     body: scenario.body === undefined ? undefined : JSON.stringify(scenario.body),
     connections: options.connections,
   };
-  const { result, cpuMicros } = await runLoad(target, options.loadCores, { ...base, duration: options.warmupSeconds }, { ...base, duration: options.durationSeconds });
+  const [warmup, measured] = options.requests
+    ? [{ ...base, amount: Math.ceil(options.requests / 5) }, { ...base, amount: options.requests }]
+    : [{ ...base, duration: options.warmupSeconds }, { ...base, duration: options.durationSeconds }];
+  const { result, cpuMicros } = await runLoad(target, options.loadCores, warmup, measured);
 
   const statuses = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, stats.count ?? 0]));
   const failures: string[] = [];
