@@ -1,10 +1,14 @@
 // One factory for both engines: PostgreSQL through pg when a URL is given, embedded PGlite otherwise.
 // Both are set up to return the same JS types, so queries never care which one they run on.
-import { mkdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock.ts';
+import { PGLITE_CONF } from './pglite-options.ts';
 import type { Database } from './schema.ts';
 
 const INT8 = 20;
@@ -79,12 +83,22 @@ export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
   return new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
 }
 
+const PGLITE_OPTIONS = { parsers, postgresqlconf: PGLITE_CONF };
+
+const INITDB_SCRIPT = fileURLToPath(new URL('./pglite-initdb.ts', import.meta.url));
+
 /** An embedded database in a directory (locked to this process), or in memory for 'memory://'. */
 export function openPglite(dataDir: string): PGlite {
-  if (dataDir.startsWith('memory://')) return new PGlite(dataDir, { parsers });
+  if (dataDir.startsWith('memory://')) return new PGlite(dataDir, PGLITE_OPTIONS);
   mkdirSync(dataDir, { recursive: true });
   const release = lockDataDir(dataDir);
-  const pglite = new PGlite(dataDir, { parsers });
+  try {
+    if (!existsSync(join(dataDir, 'PG_VERSION'))) initdbInChildProcess(dataDir);
+  } catch (error) {
+    release();
+    throw error;
+  }
+  const pglite = new PGlite(dataDir, PGLITE_OPTIONS);
   // Kysely's destroy() ends in pglite.close(); the lock must end with it, not only when the process exits.
   const close = pglite.close.bind(pglite);
   pglite.close = async () => {
@@ -95,6 +109,16 @@ export function openPglite(dataDir: string): PGlite {
     }
   };
   return pglite;
+}
+
+/**
+ * A new data directory is made by PGlite's initdb, a second WebAssembly instance whose memory the process keeps
+ * long after it is done (~500 MB of RSS for the server's whole life). A short-lived child process pays for it
+ * instead; the server then opens the directory as on any restart. The caller holds the directory's lock.
+ */
+function initdbInChildProcess(dataDir: string): void {
+  const child = spawnSync(process.execPath, [...process.execArgv, INITDB_SCRIPT, dataDir], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  if (child.status !== 0) throw new Error(`could not create the embedded database in ${dataDir}: ${child.stderr.trim() || child.error?.message || `exit ${child.status}`}`);
 }
 
 function summarize(error: Error): ConnectionErrorSummary {

@@ -1,67 +1,215 @@
-// npm run bench [-- --quick] [-- --json]: throughput, latency and memory of the real app under local load.
-// Speed and memory targets live here and in bench/targets.json, never in timed unit tests (too noisy there).
-// Full runs exit 1 on any missed target; --quick runs are too short to judge targets and fail only on wrong
-// statuses. Either run fails when a scenario's responses are not all of the expected status.
-import { cpus } from 'node:os';
+// npm run bench [-- --quick] [-- --json] [-- --processes N] [-- --scale N]: the real service (server/main.ts, its
+// own process) against a bare Express 5 baseline in the same run, each pinned to its own core(s) and the load
+// generator to another where taskset exists. Embedded PGlite in a fresh DATA_DIR by default; PostgreSQL with
+// DATABASE_URL (a throwaway database), Redis limit counters with REDIS_URL. Also measures the start: the first
+// start on an empty database, then a restart (the measured service's own start), and the server's RSS.
+// Full runs exit 1 on any missed target (bench/targets.json, ratios to the baseline); --quick runs (CI) are too
+// short to judge targets and fail only on wrong statuses. Speed targets live here, never in timed unit tests.
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { runScenario, scenarios, toMb, type ScenarioResult } from './bench/scenarios.ts';
-import { loadTargets, missedTargets, printJson, printTable, type Summary } from './bench/report.ts';
-import { startBenchApp } from './bench/setup.ts';
+import { connect, describeTarget } from '../db/connect.ts';
+import { BULK_TIMEOUTS, seedScale } from '../db/seed/scale.ts';
+import type { CannedResponse } from './bench/baseline.ts';
+import { corePlan, memoryMb, processTree, startHttpProcess, stopProcess, type Started } from './bench/processes.ts';
+import { loadTargets, missedTargets, printTable, resultJson, writeResults, type ScenarioSummary, type Startup, type Summary } from './bench/report.ts';
+import { measure, requestHeaders, scenarios, type RunOptions, type Target } from './bench/scenarios.ts';
+import { BENCH_PUBLIC_URL, createBenchDatabase, deleteRedisKeys, newJwtPrivateKey, postgresBackends, prepareCredentials, type BenchDatabase } from './bench/setup.ts';
 
+const root = new URL('../', import.meta.url).pathname;
 const args = parseCommandLine();
-const run = { connections: 10, durationSeconds: args.quick ? 2 : 10, warmupSeconds: 1 };
+const processes = Number(args.processes);
+const scale = Number(args.scale);
+const plan = corePlan(processes);
+const run: Omit<RunOptions, 'loadCores'> = args.quick
+  ? { connections: 10, durationSeconds: 0, warmupSeconds: 0, requests: 100 }
+  : { connections: 10, durationSeconds: 10, warmupSeconds: 2, requests: undefined };
 // Progress goes to stderr so that --json leaves stdout as one parseable object.
-const progress = (message: string) => process.stderr.write(message + '\n');
+const progress = (message: string) => process.stderr.write(`bench: ${message}\n`);
+const databaseUrl = process.env.DATABASE_URL;
+const redisUrl = process.env.REDIS_URL;
+const redisKeyPrefix = `rl:bench:${randomBytes(6).toString('hex')}:`;
+const logLevel = process.env.LOG_LEVEL || 'info';
 
-progress('bench: preparing a fresh database and the app…');
-const app = await startBenchApp();
+const cleanups: Array<() => Promise<unknown>> = [];
 let exitCode = 0;
 try {
-  const startup = process.memoryUsage();
-  const results: ScenarioResult[] = [];
-  for (const scenario of scenarios(new Date().getUTCFullYear())) {
-    progress(`bench: ${scenario.name} (GET ${scenario.path}, ${run.durationSeconds} s)…`);
-    results.push(await runScenario(app, scenario, run));
+  progress(`a fresh ${databaseUrl ? 'PostgreSQL database' : 'embedded database'}…`);
+  const database = await createBenchDatabase(databaseUrl);
+  cleanups.push(() => database.drop());
+  if (redisUrl) cleanups.push(() => deleteRedisKeys(redisUrl, redisKeyPrefix));
+  const jwtPrivateKey = await newJwtPrivateKey();
+  const serverEnv = environment(database, jwtPrivateKey);
+
+  const firstStart = await measureFirstStart(serverEnv);
+  if (scale > 0) await addStudents(database, scale);
+  progress('credentials for the requests…');
+  const credentials = await prepareCredentials(database, jwtPrivateKey);
+
+  progress(`the service (${processes} process(es)) and the bare Express baseline…`);
+  const service = await startHttpProcess(['--import', 'tsx', 'server/main.ts'], { env: { ...serverEnv, WEB_CONCURRENCY: String(processes) }, cores: plan?.server, readyPath: '/livez', deadlineMs: 120_000, cwd: root });
+  cleanups.push(() => stopProcess(service.child));
+  const afterStartMb = memoryMb(processTree(service.child.pid!)).rssMb;
+  // The service's own start is a restart: the first start has made the database already.
+  const startup: Startup = { ...firstStart, restartMs: service.readyMs, restartRssMb: afterStartMb };
+  const backends = database.postgresName ? postgresBackends(databaseUrl!, database.postgresName) : undefined;
+  if (backends) cleanups.push(() => backends.close());
+  const serviceTarget: Target = { baseUrl: service.baseUrl, pids: async () => [...processTree(service.child.pid!), ...((await backends?.pids()) ?? [])] };
+
+  const list = scenarios(new Date().getUTCFullYear());
+  const canned = await Promise.all(list.map((scenario) => probe(service.baseUrl, scenario, requestHeaders(scenario, credentials))));
+  const cannedDir = mkdtempSync(join(tmpdir(), 'bench-baseline-'));
+  cleanups.push(async () => rmSync(cannedDir, { recursive: true, force: true }));
+  writeFileSync(join(cannedDir, 'responses.json'), JSON.stringify(canned));
+  const baseline = await startHttpProcess(['--import', 'tsx', 'scripts/bench/baseline.ts', join(cannedDir, 'responses.json')], { env: process.env, cores: plan?.server, readyPath: '/', deadlineMs: 30_000, cwd: root });
+  cleanups.push(() => stopProcess(baseline.child));
+  const baselineTarget: Target = { baseUrl: baseline.baseUrl, pids: async () => processTree(baseline.child.pid!) };
+
+  const options: RunOptions = { ...run, loadCores: plan?.load };
+  const results: ScenarioSummary[] = [];
+  for (const scenario of list) {
+    progress(`${scenario.name} (${scenario.method} ${scenario.path}, ${run.requests ? `${run.requests} requests` : `${run.durationSeconds} s`} each: baseline, then the service)…`);
+    const headers = requestHeaders(scenario, credentials);
+    const bare = await measure(baselineTarget, scenario, headers, options);
+    const measured = await measure(serviceTarget, scenario, headers, options);
+    results.push({
+      name: scenario.name,
+      method: scenario.method,
+      path: scenario.path,
+      expectedStatus: scenario.expectedStatus,
+      service: measured,
+      baseline: bare,
+      cpuRatio: ratio(measured.cpuUsPerRequest, bare.cpuUsPerRequest),
+      throughputRatio: ratio(measured.requestsPerSec, bare.requestsPerSec),
+    });
   }
 
   const cpu = cpus();
   const summary: Summary = {
-    machine: { cpus: cpu.length, cpuModel: cpu[0]?.model.trim() ?? 'unknown', node: process.versions.node },
-    engine: app.engine,
-    database: app.database,
-    limitStore: app.limitStore,
-    logging: "pino at level 'info' into a null sink (production logs every request, so its cost is included)",
+    commit: commit(),
+    at: new Date().toISOString(),
+    machine: { cpus: cpu.length, cpuModel: cpu[0]?.model.trim() ?? 'unknown', node: process.versions.node, loadAverage: loadavg() },
+    engine: database.engine,
+    database: describeTarget(database.target),
+    scaleStudents: scale,
+    limitStore: redisUrl ? `Redis (prefix ${redisKeyPrefix})` : 'in-process memory',
+    logLevel,
+    processes,
+    pinning: plan ?? null,
     mode: args.quick ? 'quick' : 'full',
     ...run,
-    startup: { rssMb: toMb(startup.rss), heapUsedMb: toMb(startup.heapUsed) },
+    startup,
+    rss: { afterStartMb, peakMb: memoryMb(processTree(service.child.pid!)).peakRssMb },
     scenarios: results,
   };
-  const profile = loadTargets(app.engine);
+  const profile = loadTargets(database.engine);
   const misses = missedTargets(summary, profile);
   const judged = !args.quick;
-  const statusesOk = results.every((r) => r.failures.length === 0);
+  const statusesOk = results.every((r) => r.service.failures.length === 0 && r.baseline.failures.length === 0);
   const ok = statusesOk && (!judged || misses.length === 0);
-  if (args.json) printJson(summary, profile, misses, judged, ok);
-  else printTable(summary, profile, misses, judged);
+  const file = writeResults(summary, profile, misses, judged, ok);
+  if (args.json) console.log(JSON.stringify(resultJson(summary, profile, misses, judged, ok), null, 2));
+  else printTable(summary, profile, misses, judged, file);
   exitCode = ok ? 0 : 1;
 } catch (error) {
-  progress(`bench failed: ${error instanceof Error ? error.message : String(error)}`);
+  progress(`failed: ${error instanceof Error ? error.message : String(error)}`);
   exitCode = 1;
 } finally {
-  await app.close();
+  // Last started, first stopped: the processes before the database they use.
+  for (const cleanup of cleanups.reverse()) await cleanup().catch((error) => progress(`cleanup: ${String(error)}`));
 }
 process.exitCode = exitCode;
 // Everything is closed, so the process should end by itself now; if a handle leaked, say so instead of hanging CI.
 setTimeout(() => {
-  progress('bench: something still holds the event loop 5 s after shutdown; exiting anyway');
+  progress('something still holds the event loop 5 s after shutdown; exiting anyway');
   process.exit(exitCode || 1);
 }, 5000).unref();
 
+/** The server's variables: the caller's, pointed at the bench's database, key and Redis prefix, on a free port. */
+function environment(database: BenchDatabase, jwtPrivateKey: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of ['DATABASE_URL', 'DATA_DIR', 'WEB_CONCURRENCY', 'METRICS_PORT', 'AI_BASE_URL', 'AI_API_KEY']) delete env[name];
+  return {
+    ...env,
+    ...database.env,
+    PORT: '0',
+    PUBLIC_URL: BENCH_PUBLIC_URL,
+    JWT_PRIVATE_KEY: jwtPrivateKey,
+    LOG_LEVEL: logLevel,
+    REDIS_KEY_PREFIX: redisKeyPrefix,
+    // Stops between phases need no drain: no request is in flight then.
+    SHUTDOWN_DRAIN_SECONDS: '0',
+  };
+}
+
+/**
+ * `npm start` as a newcomer runs it, on the still empty database: the time to its first answered request and its
+ * RSS then. One process, so on PostgreSQL too the figures are one web process's.
+ */
+async function measureFirstStart(env: NodeJS.ProcessEnv): Promise<Pick<Startup, 'firstStartMs' | 'firstStartRssMb'>> {
+  progress('first start of the service, on the empty database…');
+  const started: Started = await startHttpProcess(['--import', 'tsx', 'server/main.ts'], { env, cores: plan?.server, readyPath: '/livez', deadlineMs: 120_000, cwd: root });
+  const { rssMb } = memoryMb(processTree(started.child.pid!));
+  await stopProcess(started.child);
+  return { firstStartMs: started.readyMs, firstStartRssMb: rssMb };
+}
+
+/** `--scale N`: N generated students on top of the demo data, so the leaderboards and lists run at that size. */
+async function addStudents(database: BenchDatabase, students: number): Promise<void> {
+  const db = connect(database.target, { timeouts: BULK_TIMEOUTS });
+  try {
+    const started = performance.now();
+    await seedScale(db, { students, onChunk: (done) => progress(`seeded ${done.students.toLocaleString('en')} / ${students.toLocaleString('en')} students`) });
+    progress(`${students.toLocaleString('en')} students in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** One request first: a wrong status shows its body here instead of a bare count after seconds of load. */
+async function probe(baseUrl: string, scenario: ReturnType<typeof scenarios>[number], headers: Record<string, string>): Promise<CannedResponse> {
+  const res = await fetch(baseUrl + scenario.path, { method: scenario.method, headers, body: scenario.body === undefined ? undefined : JSON.stringify(scenario.body) });
+  const body = await res.text();
+  if (res.status !== scenario.expectedStatus) {
+    throw new Error(`${scenario.name}: ${scenario.method} ${scenario.path} answered ${res.status}, expected ${scenario.expectedStatus}: ${body.slice(0, 500)}`);
+  }
+  const credentialHeader = Object.keys(headers).find((name) => name === 'x-service-api-key' || name === 'authorization');
+  return { method: scenario.method, url: scenario.path, credentialHeader, status: res.status, contentType: res.headers.get('content-type') ?? 'application/json', body };
+}
+
+function ratio(service: number, baseline: number): number {
+  return baseline > 0 ? Math.round((service / baseline) * 100) / 100 : 0;
+}
+
+function commit(): string {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root, encoding: 'utf8' }).trim() !== '';
+    return dirty ? `${head}+changes` : head;
+  } catch {
+    return 'unknown';
+  }
+}
+
 function parseCommandLine() {
   try {
-    return parseArgs({ options: { quick: { type: 'boolean', default: false }, json: { type: 'boolean', default: false } } }).values;
+    const { values } = parseArgs({
+      options: {
+        quick: { type: 'boolean', default: false },
+        json: { type: 'boolean', default: false },
+        processes: { type: 'string', default: '1' },
+        scale: { type: 'string', default: '0' },
+      },
+    });
+    if (!/^\d+$/.test(values.scale)) throw new Error('--scale takes a number of students');
+    if (!/^[1-9]\d*$/.test(values.processes)) throw new Error('--processes takes a whole number ≥ 1');
+    if (Number(values.processes) > 1 && !process.env.DATABASE_URL) throw new Error('--processes above 1 needs DATABASE_URL: the embedded database serves from one process');
+    return values;
   } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\nusage: npm run bench [-- --quick] [-- --json]\n`);
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\nusage: npm run bench [-- --quick] [-- --json] [-- --processes N] [-- --scale N]\n`);
     process.exit(2);
   }
 }

@@ -36,7 +36,9 @@ const usage = `Usage: npm run cli -- <command> [options]
 Commands:
   migrate                     apply pending database migrations
   seed [--demo] [--seed N]    load reference data (universities, KZ/RU holidays); --demo also adds demo
-                              users and their activity when there are no users yet (seed N, default ${DEMO_SEED})
+       [--scale N]            users and their activity when there are no users yet (seed N, default ${DEMO_SEED});
+                              --scale adds N generated students with tasks, decks and reviews (a progress bar;
+                              ~1,000,000 in under 3 minutes on PostgreSQL), e.g. for npm run bench
   keys create --name NAME [--per-minute N] [--per-day N]
                               issue a partner API key (default limits ${DEFAULT_KEY_LIMITS.per_minute} per minute, ${DEFAULT_KEY_LIMITS.per_day} per day);
                               the key is shown once, as the last line of stdout

@@ -53,6 +53,7 @@ if (config.webConcurrency > 1 && embedded && cluster.isPrimary) {
 }
 let db: Db | undefined;
 try {
+  progress(`opening ${describeTarget(config.database)}${embedded ? ' (a first start creates it: a few seconds)' : ''}`);
   const database = connect(config.database, {
     timeouts: config.databaseTimeouts,
     onConnectionError: (error) => logger.warn(error, 'a database connection failed; the pool replaces it'),
@@ -89,14 +90,19 @@ try {
 async function prepareDatabase(db: Db): Promise<Demo | undefined> {
   const now = new Date();
   await whileHoldingStartupLock(db, embedded, async (locked) => {
+    progress('migrating');
     const applied = await migrateToLatest(locked);
     if (applied.length > 0) logger.info({ migrations: applied }, 'migrated');
     // Reference data is loaded on the first start only. Later releases' reference data arrives with `npm run cli -- seed`.
-    if (await isEmpty(locked)) await seedReference(locked, { now });
+    if (await isEmpty(locked)) {
+      progress('loading reference data (universities, holidays)');
+      await seedReference(locked, { now });
+    }
   });
   // Demo data goes into an embedded database that has no users yet; the demo keys and the demo student follow
   // whenever the demo student is missing, so a first start interrupted at any step completes on the next one.
   if (!embedded) return undefined;
+  progress('checking the demo data');
   await seedDemo(db, { seed: DEMO_SEED, now });
   if (await findCredentials(db, DEMO_STUDENT.email)) return undefined;
   return { partnerKey: (await issueApiKey(db, { name: 'demo key (first start)' })).key, student: await createDemoStudent(db, now) };
@@ -112,6 +118,7 @@ async function serve(db: Db, demo: Demo | undefined): Promise<void> {
   collectProcessMetrics();
   const lifecycle = createLifecycle();
   const worker = deliversWebhooks(role) ? deliveryWorker(db, lifecycle) : undefined;
+  progress('building the app');
   const app = await createApp({ db, logger, limitStores, tokens, tutor, aiQueue: createAiQueue(config.aiQueue), config, lifecycle, ...(config.paymentProviderSecret ? { paymentProviderSecret: config.paymentProviderSecret } : {}) });
   const server = createServer(app);
   // Express's app.listen hands a listen error (EADDRINUSE) to its callback, where it is easily lost; a plain
@@ -195,6 +202,15 @@ function banner(port: number, demo: Demo | undefined, metricsAt: string | undefi
         `  try: curl -H "X-Service-API-Key: ${demo.student.key}" ${base}/api/today/loop`
       : `  create a student: ${cli} users create --email you@example.com --nickname you`,
   ].join('\n');
+}
+
+/**
+ * A start-up step, on stderr whatever LOG_LEVEL says, when a person watches a terminal: a first start takes seconds,
+ * and a newcomer should see it working. Not into a pipe or a log, where a failed start stays one line (the banner and
+ * the JSON log say the rest), nor from cluster workers. The time is since the process began.
+ */
+function progress(step: string): void {
+  if (!cluster.isWorker && process.stderr.isTTY) process.stderr.write(`starting: ${step}… (${(performance.now() / 1000).toFixed(1)} s)\n`);
 }
 
 function failStart(line: string): never {

@@ -1,77 +1,101 @@
-// What the bench measures: one request shape per scenario, driven by autocannon over loopback, every response
-// required to carry the expected status (a fast wrong answer is not a result).
-import { fork } from 'node:child_process';
+// What the bench measures: one request shape per scenario, driven by autocannon from its own process over loopback,
+// every response required to carry the expected status (a fast wrong answer is not a result).
+import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type autocannon from 'autocannon';
-import type { BenchApp } from './setup.ts';
+import { cpuMicros, cpuSpent, pinned } from './processes.ts';
 
 export interface Scenario {
   name: string;
+  method: 'GET' | 'POST';
   path: string;
+  body?: unknown;
   /** What the request authenticates with: the partner key, the demo student's OAuth access token, or nothing (401). */
   credential: 'partner-key' | 'student-token' | 'none';
   expectedStatus: number;
 }
 
+/** The issue's scenarios first (partner v1's hot reads, then the general surface with a JWT), then the refusals. */
 export function scenarios(year: number): Scenario[] {
   return [
-    { name: 'health', path: '/api/v1/health', credential: 'partner-key', expectedStatus: 200 },
-    { name: 'universities', path: '/api/v1/universities?limit=20', credential: 'partner-key', expectedStatus: 200 },
-    { name: 'leaderboard', path: '/api/v1/leaderboards/global?limit=100', credential: 'partner-key', expectedStatus: 200 },
-    { name: 'holidays', path: `/api/v1/holidays/kz?year=${year}`, credential: 'partner-key', expectedStatus: 200 },
-    { name: 'invalid-400', path: '/api/v1/universities?limit=0', credential: 'partner-key', expectedStatus: 400 },
-    { name: 'unauthenticated-401', path: '/api/v1/health', credential: 'none', expectedStatus: 401 },
+    { name: 'v1-universities', method: 'GET', path: '/api/v1/universities?country_code=kz&limit=20', credential: 'partner-key', expectedStatus: 200 },
+    { name: 'v1-leaderboard', method: 'GET', path: '/api/v1/leaderboards/global?limit=100', credential: 'partner-key', expectedStatus: 200 },
+    { name: 'v1-health', method: 'GET', path: '/api/v1/health', credential: 'partner-key', expectedStatus: 200 },
+    { name: 'v1-holidays', method: 'GET', path: `/api/v1/holidays/kz?year=${year}`, credential: 'partner-key', expectedStatus: 200 },
     // The general surface: an ES256 JWT verified and its grant read on every request, then the student's data.
-    { name: 'profile', path: '/api/users/me', credential: 'student-token', expectedStatus: 200 },
-    { name: 'tasks', path: '/api/tasks?limit=20', credential: 'student-token', expectedStatus: 200 },
-    { name: 'today-loop', path: '/api/today/loop', credential: 'student-token', expectedStatus: 200 },
+    { name: 'list-tasks', method: 'GET', path: '/api/tasks?limit=20', credential: 'student-token', expectedStatus: 200 },
+    {
+      name: 'create-task',
+      method: 'POST',
+      path: '/api/tasks',
+      body: { title: 'Problem set 4', due_at: `${year + 1}-01-15T09:00:00Z`, course: 'Linear Algebra' },
+      credential: 'student-token',
+      expectedStatus: 201,
+    },
+    { name: 'today-loop', method: 'GET', path: '/api/today/loop', credential: 'student-token', expectedStatus: 200 },
+    { name: 'v1-invalid-400', method: 'GET', path: '/api/v1/universities?limit=0', credential: 'partner-key', expectedStatus: 400 },
+    { name: 'v1-unauthenticated-401', method: 'GET', path: '/api/v1/health', credential: 'none', expectedStatus: 401 },
   ];
+}
+
+export interface Credentials {
+  apiKey: string;
+  studentToken: string;
+}
+
+export function requestHeaders(scenario: Scenario, credentials: Credentials): Record<string, string> {
+  const byCredential: Record<Scenario['credential'], Record<string, string>> = {
+    'partner-key': { 'x-service-api-key': credentials.apiKey },
+    'student-token': { authorization: `Bearer ${credentials.studentToken}` },
+    none: {},
+  };
+  const auth = byCredential[scenario.credential];
+  return scenario.body === undefined ? auth : { ...auth, 'content-type': 'application/json' };
+}
+
+/** What is measured: a base URL, and the processes whose CPU the requests cost (found again at each reading). */
+export interface Target {
+  baseUrl: string;
+  pids(): Promise<number[]>;
 }
 
 export interface RunOptions {
   connections: number;
   durationSeconds: number;
   warmupSeconds: number;
+  /**
+   * Quick runs: this many requests (warm-up: a fifth of them) instead of a duration, so a smoke run checks every
+   * scenario's statuses however slow the machine is that day.
+   */
+  requests: number | undefined;
+  /** The load generator's cores (taskset list), or undefined to leave it unpinned. */
+  loadCores: string | undefined;
 }
 
-export interface ScenarioResult {
-  name: string;
-  path: string;
-  expectedStatus: number;
+export interface Measurement {
   requests: number;
   requestsPerSec: number;
-  latencyMs: { p50: number; p97_5: number; p99: number };
-  /**
-   * CPU time (user + system, all threads) of the server process per response: steadier than req/s when the
-   * machine is shared. With PGlite it includes the database's work; a PostgreSQL server's is not counted.
-   */
+  latencyMs: { p50: number; p99: number };
+  /** CPU (user + system, every thread) of the target's processes per response, PostgreSQL's backends included. */
   cpuUsPerRequest: number;
   /** Response count by status code, as autocannon saw them. */
   statuses: Record<string, number>;
-  /** Server process memory once the scenario is over. */
-  rssMb: number;
-  heapUsedMb: number;
-  /** Why the scenario's responses cannot be trusted (wrong status, socket errors); empty when fine. */
+  /** Why the responses cannot be trusted (wrong status, socket errors); empty when fine. */
   failures: string[];
 }
 
-export async function runScenario(app: BenchApp, scenario: Scenario, options: RunOptions): Promise<ScenarioResult> {
-  const url = app.baseUrl + scenario.path;
-  const headers: Record<string, string> = {
-    'partner-key': { 'x-service-api-key': app.apiKey },
-    'student-token': { authorization: `Bearer ${app.studentToken}` },
-    none: {},
-  }[scenario.credential];
-
-  // One request first: a wrong status shows its body here instead of a bare count after seconds of load.
-  const probe = await fetch(url, { headers });
-  const probeBody = await probe.text();
-  if (probe.status !== scenario.expectedStatus) {
-    throw new Error(`${scenario.name}: GET ${scenario.path} answered ${probe.status}, expected ${scenario.expectedStatus}: ${probeBody.slice(0, 500)}`);
-  }
-
-  const base = { url, headers, connections: options.connections };
-  const { result, cpuMicros } = await runLoad({ ...base, duration: options.warmupSeconds }, { ...base, duration: options.durationSeconds });
+export async function measure(target: Target, scenario: Scenario, headers: Record<string, string>, options: RunOptions): Promise<Measurement> {
+  const base = {
+    url: target.baseUrl + scenario.path,
+    method: scenario.method,
+    headers,
+    body: scenario.body === undefined ? undefined : JSON.stringify(scenario.body),
+    connections: options.connections,
+  };
+  const [warmup, measured] = options.requests
+    ? [{ ...base, amount: Math.ceil(options.requests / 5) }, { ...base, amount: options.requests }]
+    : [{ ...base, duration: options.warmupSeconds }, { ...base, duration: options.durationSeconds }];
+  const { result, cpuMicros } = await runLoad(target, options.loadCores, warmup, measured);
 
   const statuses = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, stats.count ?? 0]));
   const failures: string[] = [];
@@ -82,25 +106,14 @@ export async function runScenario(app: BenchApp, scenario: Scenario, options: Ru
   if (result.errors > 0) failures.push(`${result.errors} connection errors`);
   if (result.timeouts > 0) failures.push(`${result.timeouts} timeouts`);
   if (result.requests.total === 0) failures.push('no responses');
-
-  const memory = process.memoryUsage();
   return {
-    name: scenario.name,
-    path: scenario.path,
-    expectedStatus: scenario.expectedStatus,
     requests: result.requests.total,
-    requestsPerSec: result.requests.average,
-    latencyMs: { p50: result.latency.p50, p97_5: result.latency.p97_5, p99: result.latency.p99 },
+    requestsPerSec: Math.round(result.requests.average),
+    latencyMs: { p50: result.latency.p50, p99: result.latency.p99 },
     cpuUsPerRequest: result.requests.total > 0 ? Math.round(cpuMicros / result.requests.total) : 0,
     statuses,
-    rssMb: toMb(memory.rss),
-    heapUsedMb: toMb(memory.heapUsed),
     failures,
   };
-}
-
-export function toMb(bytes: number): number {
-  return Math.round(bytes / 1024 / 1024);
 }
 
 const LOAD_SCRIPT = fileURLToPath(new URL('./load.ts', import.meta.url));
@@ -108,24 +121,25 @@ const LOAD_SCRIPT = fileURLToPath(new URL('./load.ts', import.meta.url));
 type LoadMessage = { measuring: true } | { result: autocannon.Result } | { error: string };
 
 /**
- * Runs the warm-up (discarded) and then the measured run in a child process (see load.ts for why), and the CPU
- * time this process spent during the measured run.
+ * Runs the warm-up (discarded) and then the measured run in a child process (see load.ts for why), and the CPU the
+ * target's processes spent during the measured run.
  */
-function runLoad(warmup: autocannon.Options, measured: autocannon.Options): Promise<{ result: autocannon.Result; cpuMicros: number }> {
+function runLoad(target: Target, cores: string | undefined, warmup: autocannon.Options, measured: autocannon.Options): Promise<{ result: autocannon.Result; cpuMicros: number }> {
   return new Promise((resolve, reject) => {
-    // The child inherits tsx's loader through process.execArgv, so it can be TypeScript too.
-    const child = fork(LOAD_SCRIPT, { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    // The child runs with this process's flags (tsx's loader), pinned like a process of its own.
+    const [command, args] = pinned(cores, process.execPath, [...process.execArgv, LOAD_SCRIPT]);
+    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     let answered = false;
-    let cpuAtStart = process.cpuUsage();
+    let atStart: Promise<Map<number, number>> = Promise.resolve(new Map());
     child.on('message', (message: LoadMessage) => {
       if ('measuring' in message) {
-        cpuAtStart = process.cpuUsage();
+        atStart = target.pids().then(cpuMicros);
         return;
       }
       answered = true;
       if ('result' in message) {
-        const cpu = process.cpuUsage(cpuAtStart);
-        resolve({ result: message.result, cpuMicros: cpu.user + cpu.system });
+        const atEnd = target.pids().then(cpuMicros);
+        Promise.all([atStart, atEnd]).then(([start, end]) => resolve({ result: message.result, cpuMicros: cpuSpent(start, end) }), reject);
       } else reject(new Error(`load generator: ${message.error}`));
     });
     child.once('error', reject);

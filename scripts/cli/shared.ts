@@ -1,7 +1,7 @@
 // What every CLI command needs: argument parsing that reports usage errors, and a migrated database that is
 // always closed afterwards.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { assertDatabaseReachable, connect, describeTarget, type Db, type DbTarget } from '../../db/connect.ts';
+import { assertDatabaseReachable, connect, describeTarget, type DatabaseTimeouts, type Db, type DbTarget } from '../../db/connect.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
 import { loadConfig } from '../../server/config.ts';
 
@@ -39,13 +39,13 @@ export function integerOption(option: string, raw: string | undefined, min: numb
  * Opens the database the server would use (DATABASE_URL, else PGlite in DATA_DIR), migrates it, runs `use`
  * and closes it whatever happens. `applied` lists the migrations this call applied.
  */
-export async function withDb<T>(use: (db: Db, applied: string[]) => Promise<T>): Promise<T> {
+export async function withDb<T>(use: (db: Db, applied: string[]) => Promise<T>, timeouts?: DatabaseTimeouts): Promise<T> {
   const config = loadConfig();
   const where = safeDescribe(config.database);
   process.stderr.write(`database: ${where}\n`);
-  const db = connect(config.database);
+  const db = connect(config.database, { timeouts });
   try {
-    await assertDatabaseReachable(db, config.database);
+    await assertDatabaseReachable(db, config.database, timeouts?.connectMs);
     return await use(db, await migrateToLatest(db));
   } finally {
     await db.destroy();
