@@ -76,7 +76,16 @@ export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
     return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   }
   const pglite = 'pglite' in target ? target.pglite : openPglite(target.dataDir);
-  return new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
+  const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
+  embedded.set(db, pglite);
+  return db;
+}
+
+/** The PGlite behind each embedded Db, for what Kysely does not reach (LISTEN, server/events/notifications.ts). */
+const embedded = new WeakMap<Db, PGlite>();
+
+export function embeddedDatabaseOf(db: Db): PGlite | undefined {
+  return embedded.get(db);
 }
 
 /** An embedded database in a directory (locked to this process), or in memory for 'memory://'. */

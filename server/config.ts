@@ -1,6 +1,7 @@
 // Every setting of the service, read once from the environment. README.md documents each variable.
 import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts, type DbTarget } from '../db/connect.ts';
 import { DEFAULT_REDIS_KEY_PREFIX, DEFAULT_REDIS_TIMEOUT_MS } from './rate-limits.ts';
+import { DEFAULT_STREAM_SETTINGS, type StreamSettings } from './events/readiness-stream.ts';
 import { SECRETS_KEY_BYTES } from './secret-box.ts';
 
 export interface Config {
@@ -35,6 +36,8 @@ export interface Config {
   webConcurrency: number;
   /** Where GET /metrics answers (Prometheus text); absent: no metrics endpoint. Never on the API's port. */
   metrics: { port: number; host: string } | undefined;
+  /** The readiness stream's heartbeat interval and longest duration (server/events/readiness-stream.ts). */
+  streams: StreamSettings;
   /** An OpenAI-compatible chat-completions service for the AI tutor; absent: the built-in local tutor. */
   ai: { baseUrl: string; apiKey: string; model: string } | undefined;
 }
@@ -72,6 +75,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretsKey: parseSecretsKey(env.SECRETS_KEY),
     webConcurrency,
     metrics: metricsPort === undefined ? undefined : { port: metricsPort, host: env.METRICS_HOST || '127.0.0.1' },
+    streams: {
+      heartbeatMs: integer(env, 'SSE_HEARTBEAT_MS', DEFAULT_STREAM_SETTINGS.heartbeatMs, 100, 600_000),
+      maxDurationMs: integer(env, 'SSE_MAX_DURATION_MS', DEFAULT_STREAM_SETTINGS.maxDurationMs, 1_000, 24 * 3_600_000),
+    },
     ai: parseAi(env),
   };
 }

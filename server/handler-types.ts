@@ -4,6 +4,8 @@
 import type { Request, Response } from 'express';
 import type { Db } from '../db/connect.ts';
 import type { Tutor } from '../handlers/general/tutor/types.ts';
+import type { Notifications } from './events/notifications.ts';
+import type { StreamSettings } from './events/readiness-stream.ts';
 import type { Lifecycle } from './lifecycle.ts';
 
 interface OperationShape {
@@ -45,6 +47,8 @@ export interface HandlerContext {
   apiVersion: string;
   /** The general surface's AI tutor (from AI_* settings); absent: the built-in local tutor. */
   tutor?: Tutor;
+  /** The general surface's live streams: the notification path between processes and the streams' timing. */
+  streams?: { notifications: Notifications; settings: StreamSettings };
 }
 
 export type Handler<O extends OperationShape, Defaulted extends PropertyKey, Principal> = (

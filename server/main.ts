@@ -17,6 +17,7 @@ import { signingKeysFor } from './auth/signing-key-store.ts';
 import { runPrimary } from './cluster.ts';
 import { loadConfig, type Config } from './config.ts';
 import { createDemoStudent, DEMO_STUDENT } from './demo-student.ts';
+import { notificationsFor } from './events/notifications.ts';
 import { createLifecycle, stopOnSignals } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
 import { collectProcessMetrics, metricsRegistry, observePool } from './metrics.ts';
@@ -100,7 +101,10 @@ async function serve(db: Db, demo: Demo | undefined): Promise<void> {
   const tutor = tutorFromConfig(config.ai);
   collectProcessMetrics();
   const lifecycle = createLifecycle();
-  const app = await createApp({ db, logger, limitStores, tokens, tutor, config, lifecycle });
+  // Readiness moves reach this process's streams over it, whichever process made them.
+  const databaseUrl = 'databaseUrl' in config.database ? config.database.databaseUrl : undefined;
+  const notifications = notificationsFor(db, databaseUrl, { logger, timeoutMs: config.databaseTimeouts.connectMs });
+  const app = await createApp({ db, logger, limitStores, tokens, tutor, config, lifecycle, notifications, streamSettings: config.streams });
   const server = createServer(app);
   // Express's app.listen hands a listen error (EADDRINUSE) to its callback, where it is easily lost; a plain
   // server rejects here instead, and the start fails with one line.
@@ -122,7 +126,7 @@ async function serve(db: Db, demo: Demo | undefined): Promise<void> {
     release: () => {
       signingKeys.stop();
       metricsServer?.close();
-      return Promise.allSettled([db.destroy(), limitStores.close()]);
+      return Promise.allSettled([notifications.close(), db.destroy(), limitStores.close()]);
     },
   });
 }

@@ -24,6 +24,7 @@ export const operationIds = [
   'listTasks',
   'reviewCard',
   'revokeMyApiKey',
+  'streamExamReadiness',
   'streamTutorChat',
   'updateCard',
   'updateDeck',

@@ -115,6 +115,52 @@ export interface paths {
         patch: operations["updateExam"];
         trace?: never;
     };
+    "/api/exams/readiness/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the readiness of every upcoming exam as server-sent events
+         * @description One stream per student for all their exams from today on (in the student's time zone, nearest first, at most
+         *     100), the way a dashboard shows them: it opens with a `snapshot` and then sends a `readiness` event each time a
+         *     change moves the readiness of one or more exams — a flashcard review, a task completed, reopened or deleted, a
+         *     card or deck created or deleted, an exam created, deleted or given other links or another date — whichever
+         *     process of the service made the change. Only the exams that moved are sent. Readiness is computed as in
+         *     `Readiness`; between moves it is not re-sent (the memory part decays slowly with time; read an exam for the
+         *     exact value now).
+         *
+         *     Refusals come before the stream starts, as problem+json with their own status. Once the status is `200`, the
+         *     body is a sequence of events, each with `event:`, `id:` and one `data:` line of JSON:
+         *
+         *     | event | data | when |
+         *     |---|---|---|
+         *     | `snapshot` | `ReadinessSnapshot` | first on a new connection, or when a `Last-Event-ID` cannot be resumed from (`missed: true`) |
+         *     | `readiness` | `ReadinessMoved` | at each move, in order |
+         *     | `error` | `ReadinessStreamError` | last: the server ends the stream (a restart, the longest stream time, the database down) |
+         *
+         *     **Ids and resumption.** Ids are the numbers of the student's readiness moves, increasing; the `snapshot` carries
+         *     the number of the last move it includes. A client that reconnects with `Last-Event-ID` (EventSource does so by
+         *     itself, after the `retry` time the stream sets) gets, instead of a snapshot, the exams that moved since that id,
+         *     each in its latest state, grouped by move in order, and the stream goes on; nothing missed is left out, even
+         *     when the reconnection reaches another process. An id the server never sent gets a snapshot with `missed: true`.
+         *
+         *     **Heartbeats.** A comment line (`:`) every 15 seconds keeps proxies from closing an idle stream; ignore it.
+         *     The server ends a stream after 15 minutes (`error` with `max_duration_reached`) and when it stops
+         *     (`service_restarting`): reconnect with `Last-Event-ID`. The JSON Schema of each event's data is under
+         *     `x-sse-events` of the `200` response, by event name.
+         */
+        get: operations["streamExamReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/flashcards/cards/{card_id}": {
         parameters: {
             query?: never;
@@ -1751,6 +1797,11 @@ export interface components {
          *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
          */
         IdempotencyKey: string;
+        /**
+         * @description The `id` of the last event received, sent by a reconnecting client (EventSource sends it by itself): the stream
+         *     then starts with what moved since, instead of a snapshot. Ids are the numbers the stream sent.
+         */
+        LastEventId: string;
         /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
         Limit: number;
         /** @description The event's `id` (Standard Webhooks). The same on every retry and re-send of one event: de-duplicate on it. */
@@ -2089,6 +2140,47 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    streamExamReadiness: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `id` of the last event received, sent by a reconnecting client (EventSource sends it by itself): the stream
+                 *     then starts with what moved since, instead of a snapshot. Ids are the numbers the stream sent.
+                 */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The readiness of the student's upcoming exams, as a stream of server-sent events. */
+            200: {
+                headers: {
+                    /**
+                     * @description The stream is never cached or transformed (compressing proxies would hold events back).
+                     * @example private, no-cache, no-store, no-transform, must-revalidate, max-age=0
+                     */
+                    "Cache-Control": string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

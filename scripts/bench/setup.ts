@@ -14,6 +14,7 @@ import { setContractPlan } from '../../db/queries/users.ts';
 import { DEMO_SEED, seedDemo, seedReference } from '../../db/seed/index.ts';
 import { createThrowawayDatabase } from '../../db/throwaway-database.ts';
 import { createApp } from '../../server/app.ts';
+import { notificationsFor } from '../../server/events/notifications.ts';
 import { accessTokenIssuer } from '../../server/auth/access-tokens.ts';
 import { loadSigningKey } from '../../server/auth/signing-keys.ts';
 import { issueApiKey } from '../../server/auth/api-keys.ts';
@@ -77,11 +78,14 @@ export async function startBenchApp(env: NodeJS.ProcessEnv = process.env): Promi
     const logger = createLogger('info', nullSink);
     const tokens = accessTokenIssuer(await loadSigningKey(undefined), { issuer: 'http://127.0.0.1', now: () => new Date() });
     const { token: studentToken } = await tokens.issue({ user_id: studentId, client_id, scopes: ALL_SCOPES, grant_id: grantId });
+    const notifications = notificationsFor(db, 'databaseUrl' in target ? target.databaseUrl : undefined, { logger, timeoutMs: 5_000 });
+    cleanups.push(() => notifications.close());
     const app = await createApp({
       db,
       logger,
       limitStores,
       tokens,
+      notifications,
       config: { bodyLimitBytes: 100 * 1024, validateResponses: false, trustProxy: false },
     });
     const server = await listen(app.listen.bind(app));
