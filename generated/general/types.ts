@@ -946,6 +946,15 @@ export interface components {
             subject?: components["schemas"]["subject"];
             task_ids?: components["schemas"]["task_ids"];
         };
+        /** @description One exam as the readiness stream shows it, with its readiness at the time of the event. */
+        ExamReadinessState: {
+            exam_date: components["schemas"]["CalendarDate"];
+            /** Format: uuid */
+            exam_id: string;
+            readiness: components["schemas"]["Readiness"];
+            /** @example Biology */
+            subject: string;
+        };
         /** @description The fields to change; send only those. `deck_ids` and `task_ids` replace the linked sets. */
         ExamUpdate: {
             /** @description Decks of the student that prepare for the exam; replaces the linked set. A deck that is not the student's is a `400`. */
@@ -1257,6 +1266,41 @@ export interface components {
                 coverage: number;
                 memory: number;
             };
+        };
+        /**
+         * @description Data of the `readiness` event: one move of the student's readiness (a review, a task completed or reopened, a card
+         *     or deck deleted, an exam's links or date changed), with only the exams whose readiness, subject or date changed.
+         *     `at` is when the move was committed; the readiness shown is the one computed then. An exam deleted, or moved
+         *     before today, is listed in `removed_exam_ids`.
+         */
+        ReadinessMoved: {
+            at: components["schemas"]["Instant"];
+            exams: components["schemas"]["ExamReadinessState"][];
+            removed_exam_ids: string[];
+        };
+        /**
+         * @description Data of the `snapshot` event: the readiness of every exam the stream covers (the student's exams from today on, in
+         *     their time zone, nearest first, at most 100), computed when the event is sent. It comes first on a new connection,
+         *     and on a reconnection whose `Last-Event-ID` the server cannot resume from; then `missed` is `true` and the
+         *     snapshot replaces whatever the client held.
+         */
+        ReadinessSnapshot: {
+            at: components["schemas"]["Instant"];
+            exams: components["schemas"]["ExamReadinessState"][];
+            /** @description `true`: the client sent a `Last-Event-ID` this server could not resume from; the moves it missed are not sent one by one, and this snapshot is the state now. */
+            missed: boolean;
+        };
+        /**
+         * @description Data of the `error` event, the last of a readiness stream; the connection closes after it. Each code means:
+         *     reconnect (after the `retry` time the stream set) with `Last-Event-ID`, and the moves missed meanwhile follow.
+         *     `service_restarting`: this server process is stopping (a deploy, a restart); `max_duration_reached`: the stream
+         *     was open as long as one stream may be (15 minutes by default), so that connections spread over the processes
+         *     that serve now; `service_unavailable`: the database did not answer.
+         */
+        ReadinessStreamError: {
+            /** @enum {string} */
+            code: "service_restarting" | "max_duration_reached" | "service_unavailable";
+            detail: string;
         };
         /** @description One graded review and the SM-2 parameters it gave the card. */
         Review: {
