@@ -40,6 +40,8 @@ function resolvedSettings(config: Config, signingKeys: string): Array<[string, s
     ['AI_BASE_URL', config.ai?.baseUrl ?? '(not set: the built-in tutor)'],
     ['AI_API_KEY', config.ai ? '(set, masked)' : '(not set)'],
     ['AI_MODEL', config.ai?.model ?? '(unused)'],
+    ['SSE_HEARTBEAT_MS', String(config.streams.heartbeatMs)],
+    ['SSE_MAX_DURATION_MS', String(config.streams.maxDurationMs)],
   ];
 }
 
