@@ -114,8 +114,9 @@ function postgresNotifications(databaseUrl: string, options: ListenOptions): Not
 
   const hub = channelHub(async (channel) => {
     ensureConnected();
-    // Not yet connected: the connection LISTENs on every channel once it is, and then tells the subscribers.
-    const current = client && !connecting ? client : undefined;
+    // A connection being opened LISTENs on every channel subscribed to by then, this one included.
+    if (connecting) return connecting;
+    const current = client;
     if (current) await listenOn(current, channel).catch((error: unknown) => lost(current, error));
   }, logger);
 
