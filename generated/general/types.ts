@@ -1270,8 +1270,8 @@ export interface components {
         /**
          * @description Data of the `readiness` event: one move of the student's readiness (a review, a task completed or reopened, a card
          *     or deck deleted, an exam's links or date changed), with only the exams whose readiness, subject or date changed.
-         *     `at` is when the move was committed; the readiness shown is the one computed then. An exam deleted, or moved
-         *     before today, is listed in `removed_exam_ids`.
+         *     `at` is when the move was committed; the readiness shown is the one computed then. An exam that left the stream
+         *     (deleted, dated before today, or no longer among the 100 nearest) is listed in `removed_exam_ids`.
          */
         ReadinessMoved: {
             at: components["schemas"]["Instant"];
