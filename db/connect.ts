@@ -80,7 +80,20 @@ export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
     return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   }
   const pglite = 'pglite' in target ? target.pglite : openPglite(target.dataDir);
-  return new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
+  const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
+  embedded.set(db, pglite);
+  return db;
+}
+
+/**
+ * The PGlite behind each embedded Db, for what Kysely does not reach (LISTEN, server/events/notifications.ts). Kept on
+ * globalThis: a test run may load this module twice (once per module system), and both copies must find it.
+ */
+const EMBEDDED = Symbol.for('study-companion-api/embedded-databases');
+const embedded: WeakMap<Db, PGlite> = ((globalThis as { [EMBEDDED]?: WeakMap<Db, PGlite> })[EMBEDDED] ??= new WeakMap());
+
+export function embeddedDatabaseOf(db: Db): PGlite | undefined {
+  return embedded.get(db);
 }
 
 const PGLITE_OPTIONS = { parsers, postgresqlconf: PGLITE_CONF };

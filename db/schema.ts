@@ -265,6 +265,8 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   payments: PaymentsTable;
   warnings: WarningsTable;
+  readiness_versions: ReadinessVersionsTable;
+  exam_readiness: ExamReadinessTable;
 }
 
 export interface SigningKeysTable {
@@ -350,4 +352,20 @@ export interface WarningsTable {
   user_id: string;
   reason: string;
   created_at: CreatedAt;
+}
+
+/** How often a student's readiness moved; its row also orders concurrent moves (server/events/readiness.ts). */
+export interface ReadinessVersionsTable {
+  user_id: string;
+  /** int8, read as a number (db/connect.ts). */
+  version: number;
+}
+
+/** Per exam, the state the readiness stream last pushed and the version that pushed it; `state` null: removed. */
+export interface ExamReadinessTable {
+  exam_id: string;
+  user_id: string;
+  version: number;
+  state: ColumnType<unknown, string | null, string | null>;
+  moved_at: Timestamp;
 }

@@ -16,7 +16,7 @@ const root = new URL('..', import.meta.url).pathname;
 async function outputsFor(surface: string): Promise<Record<string, string>> {
   const bundlePath = join(mkdtempSync(join(tmpdir(), 'bundle-')), 'openapi.json');
   execFileSync(join(root, 'node_modules/.bin/redocly'), ['bundle', surface, '--output', bundlePath], { cwd: root, stdio: 'pipe' });
-  const spec = JSON.parse(readFileSync(bundlePath, 'utf8'));
+  const spec = linkStreamEventSchemas(JSON.parse(readFileSync(bundlePath, 'utf8')));
   const types = astToString(await openapiTS(spec, { alphabetize: true, rootTypes: false }));
   const operations = listOperations(spec);
   const operationIds = operations.map((op) => op.operationId);
@@ -36,6 +36,30 @@ async function outputsFor(surface: string): Promise<Record<string, string>> {
       '/** Per operation, the query parameters that validation fills with their schema default. */\n' +
       `export interface QueryDefaults {\n${queryDefaults}}\n`,
   };
+}
+
+/**
+ * Redocly inlines the schemas an `x-sse-events` extension refers to, but leaves the `$ref`s inside them relative to
+ * their files (`./Instant.yaml`), which resolve nowhere in the bundle. Each becomes a reference to the component of
+ * that name, which the root's `components.schemas` must declare (the bundle then has it).
+ */
+function linkStreamEventSchemas(spec: any): any {
+  const link = (node: unknown, where: string): void => {
+    if (!node || typeof node !== 'object') return;
+    const object = node as Record<string, unknown>;
+    const file = typeof object.$ref === 'string' ? /^\.\/(\w+)\.yaml$/.exec(object.$ref) : null;
+    if (file) {
+      if (!spec.components?.schemas?.[file[1]!]) throw new Error(`${where}: ${object.$ref} is not among the root's components.schemas`);
+      object.$ref = `#/components/schemas/${file[1]}`;
+    }
+    for (const value of Object.values(object)) link(value, where);
+  };
+  for (const [path, item] of Object.entries(spec.paths ?? {}) as Array<[string, Record<string, any>]>) {
+    for (const method of HTTP_METHODS) {
+      for (const response of Object.values(item[method]?.responses ?? {}) as any[]) link(response['x-sse-events'], `${method} ${path}`);
+    }
+  }
+  return spec;
 }
 
 type Parameter = { name: string; in: string; schema?: { default?: unknown } } | { $ref: string };

@@ -5,6 +5,8 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/connect.ts';
 import type { Config } from './config.ts';
 import { docsRoutes } from './docs.ts';
+import type { Notifications } from './events/notifications.ts';
+import { DEFAULT_STREAM_SETTINGS, type StreamSettings } from './events/readiness-stream.ts';
 import type { Tutor } from '../handlers/general/tutor/types.ts';
 import type { AiQueue } from './ai-queue.ts';
 import type { AccessTokenIssuer } from './auth/access-tokens.ts';
@@ -36,6 +38,10 @@ export interface AppDeps {
   now?: () => Date;
   /** The process's stop (readiness, streams told to end, work the stop waits for); absent: one that never stops. */
   lifecycle?: Lifecycle;
+  /** The notification path between processes (server/events/notifications.ts), which the readiness stream follows. */
+  notifications: Notifications;
+  /** Heartbeat and longest duration of the readiness stream; absent: DEFAULT_STREAM_SETTINGS. */
+  streamSettings?: StreamSettings;
 }
 
 /** Methods whose request body means something (RFC 9110); other methods' bodies are never read. */
@@ -87,6 +93,8 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     tokens: deps.tokens,
     now,
     lifecycle,
+    notifications: deps.notifications,
+    streamSettings: deps.streamSettings ?? DEFAULT_STREAM_SETTINGS,
     ...(deps.tutor ? { tutor: deps.tutor } : {}),
     ...(deps.paymentProviderSecret ? { paymentProviderSecret: deps.paymentProviderSecret } : {}),
     ...(deps.aiQueue ? { aiQueue: deps.aiQueue } : {}),

@@ -2,6 +2,7 @@
 import { DEFAULT_AI_QUEUE_LIMITS, type AiQueueLimits } from './ai-queue.ts';
 import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts, type DbTarget } from '../db/connect.ts';
 import { DEFAULT_REDIS_KEY_PREFIX, DEFAULT_REDIS_TIMEOUT_MS } from './rate-limits.ts';
+import { DEFAULT_STREAM_SETTINGS, type StreamSettings } from './events/readiness-stream.ts';
 import { SECRETS_KEY_BYTES } from './secret-box.ts';
 
 export interface Config {
@@ -36,6 +37,8 @@ export interface Config {
   webConcurrency: number;
   /** Where GET /metrics answers (Prometheus text); absent: no metrics endpoint. Never on the API's port. */
   metrics: { port: number; host: string } | undefined;
+  /** The readiness stream's heartbeat interval and longest duration (server/events/readiness-stream.ts). */
+  streams: StreamSettings;
   /** An OpenAI-compatible chat-completions service for the AI tutor; absent: the built-in local tutor. */
   ai: { baseUrl: string; apiKey: string; model: string } | undefined;
   /** The Standard Webhooks secret (`whsec_…`) the payment provider signs its events with; absent: none are accepted. */
@@ -89,6 +92,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretsKey: parseSecretsKey(env.SECRETS_KEY),
     webConcurrency,
     metrics: metricsPort === undefined ? undefined : { port: metricsPort, host: env.METRICS_HOST || '127.0.0.1' },
+    streams: {
+      heartbeatMs: integer(env, 'SSE_HEARTBEAT_MS', DEFAULT_STREAM_SETTINGS.heartbeatMs, 100, 600_000),
+      maxDurationMs: integer(env, 'SSE_MAX_DURATION_MS', DEFAULT_STREAM_SETTINGS.maxDurationMs, 1_000, 24 * 3_600_000),
+    },
     ai: parseAi(env),
     paymentProviderSecret: parsePaymentProviderSecret(env.PAYMENT_PROVIDER_SECRET),
     aiQueue: {

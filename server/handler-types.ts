@@ -5,6 +5,8 @@ import type { Request, Response } from 'express';
 import type { Db } from '../db/connect.ts';
 import type { Tutor } from '../handlers/general/tutor/types.ts';
 import type { AiQueue } from './ai-queue.ts';
+import type { Notifications } from './events/notifications.ts';
+import type { StreamSettings } from './events/readiness-stream.ts';
 import type { Lifecycle } from './lifecycle.ts';
 
 interface OperationShape {
@@ -52,6 +54,8 @@ export interface HandlerContext {
   paymentProviderSecret?: string;
   /** The general surface's AI generation slots (AI_MAX_*); absent: the process's default queue. */
   aiQueue?: AiQueue;
+  /** The general surface's live streams: the notification path between processes and the streams' timing. */
+  streams?: { notifications: Notifications; settings: StreamSettings };
 }
 
 export type Handler<O extends OperationShape, Defaulted extends PropertyKey, Principal> = (

@@ -19,6 +19,7 @@ import { signingKeysFor } from './auth/signing-key-store.ts';
 import { runPrimary } from './cluster.ts';
 import { loadConfig, type Config } from './config.ts';
 import { createDemoStudent, DEMO_STUDENT } from './demo-student.ts';
+import { notificationsFor } from './events/notifications.ts';
 import { createLifecycle, stopOnSignals, type LifecycleControl } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
 import { collectProcessMetrics, metricsRegistry, observePool } from './metrics.ts';
@@ -118,8 +119,11 @@ async function serve(db: Db, demo: Demo | undefined): Promise<void> {
   collectProcessMetrics();
   const lifecycle = createLifecycle();
   const worker = deliversWebhooks(role) ? deliveryWorker(db, lifecycle) : undefined;
+  // Readiness moves reach this process's streams over it, whichever process made them.
+  const databaseUrl = 'databaseUrl' in config.database ? config.database.databaseUrl : undefined;
+  const notifications = notificationsFor(db, databaseUrl, { logger, timeoutMs: config.databaseTimeouts.connectMs });
   progress('building the app');
-  const app = await createApp({ db, logger, limitStores, tokens, tutor, aiQueue: createAiQueue(config.aiQueue), config, lifecycle, ...(config.paymentProviderSecret ? { paymentProviderSecret: config.paymentProviderSecret } : {}) });
+  const app = await createApp({ db, logger, limitStores, tokens, tutor, aiQueue: createAiQueue(config.aiQueue), config, lifecycle, notifications, streamSettings: config.streams, ...(config.paymentProviderSecret ? { paymentProviderSecret: config.paymentProviderSecret } : {}) });
   const server = createServer(app);
   // Express's app.listen hands a listen error (EADDRINUSE) to its callback, where it is easily lost; a plain
   // server rejects here instead, and the start fails with one line.
@@ -142,7 +146,7 @@ async function serve(db: Db, demo: Demo | undefined): Promise<void> {
       signingKeys.stop();
       metricsServer?.close();
       await worker?.stop();
-      return Promise.allSettled([db.destroy(), limitStores.close()]);
+      return Promise.allSettled([notifications.close(), db.destroy(), limitStores.close()]);
     },
   });
 }

@@ -13,6 +13,7 @@ import * as signingKeys from './20261123_0004_signing_keys.ts';
 import * as eventsWebhooks from './20261123_0005_events_webhooks.ts';
 import * as webhookDeliveryQueue from './20261123_0006_webhook_delivery_queue.ts';
 import * as paymentsWarnings from './20261123_0010_payments_warnings.ts';
+import * as examReadiness from './20261123_0011_exam_readiness.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261122_0001_partner_v1': partnerV1,
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '20261123_0005_events_webhooks': eventsWebhooks,
   '20261123_0006_webhook_delivery_queue': webhookDeliveryQueue,
   '20261123_0010_payments_warnings': paymentsWarnings,
+  '20261123_0011_exam_readiness': examReadiness,
 };

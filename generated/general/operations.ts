@@ -28,6 +28,7 @@ export const operationIds = [
   'receivePaymentEvent',
   'reviewCard',
   'revokeMyApiKey',
+  'streamExamReadiness',
   'streamTutorChat',
   'updateCard',
   'updateDeck',

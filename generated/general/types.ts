@@ -189,6 +189,52 @@ export interface paths {
         patch: operations["updateExam"];
         trace?: never;
     };
+    "/api/exams/readiness/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the readiness of every upcoming exam as server-sent events
+         * @description One stream per student for all their exams from today on (in the student's time zone, nearest first, at most
+         *     100), the way a dashboard shows them: it opens with a `snapshot` and then sends a `readiness` event each time a
+         *     change moves the readiness of one or more exams — a flashcard review, a task completed, reopened or deleted, a
+         *     card or deck created or deleted, an exam created, deleted or given other links or another date — whichever
+         *     process of the service made the change. Only the exams that moved are sent. Readiness is computed as in
+         *     `Readiness`; between moves it is not re-sent (the memory part decays slowly with time; read an exam for the
+         *     exact value now).
+         *
+         *     Refusals come before the stream starts, as problem+json with their own status. Once the status is `200`, the
+         *     body is a sequence of events, each with `event:`, `id:` and one `data:` line of JSON:
+         *
+         *     | event | data | when |
+         *     |---|---|---|
+         *     | `snapshot` | `ReadinessSnapshot` | first on a new connection, or when a `Last-Event-ID` cannot be resumed from (`missed: true`) |
+         *     | `readiness` | `ReadinessMoved` | at each move, in order |
+         *     | `error` | `ReadinessStreamError` | last: the server ends the stream (a restart, the longest stream time, the database down) |
+         *
+         *     **Ids and resumption.** Ids are the numbers of the student's readiness moves, increasing; the `snapshot` carries
+         *     the number of the last move it includes. A client that reconnects with `Last-Event-ID` (EventSource does so by
+         *     itself, after the `retry` time the stream sets) gets, instead of a snapshot, the exams that moved since that id,
+         *     each in its latest state, grouped by move in order, and the stream goes on; nothing missed is left out, even
+         *     when the reconnection reaches another process. An id the server never sent gets a snapshot with `missed: true`.
+         *
+         *     **Heartbeats.** A comment line (`:`) every 15 seconds keeps proxies from closing an idle stream; ignore it.
+         *     The server ends a stream after 15 minutes (`error` with `max_duration_reached`) and when it stops
+         *     (`service_restarting`): reconnect with `Last-Event-ID`. The JSON Schema of each event's data is under
+         *     `x-sse-events` of the `200` response, by event name.
+         */
+        get: operations["streamExamReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/flashcards/cards/{card_id}": {
         parameters: {
             query?: never;
@@ -1074,6 +1120,15 @@ export interface components {
             subject?: components["schemas"]["subject"];
             task_ids?: components["schemas"]["task_ids"];
         };
+        /** @description One exam as the readiness stream shows it, with its readiness at the time of the event. */
+        ExamReadinessState: {
+            exam_date: components["schemas"]["CalendarDate"];
+            /** Format: uuid */
+            exam_id: string;
+            readiness: components["schemas"]["Readiness"];
+            /** @example Biology */
+            subject: string;
+        };
         /** @description The fields to change; send only those. `deck_ids` and `task_ids` replace the linked sets. */
         ExamUpdate: {
             /** @description Decks of the student that prepare for the exam; replaces the linked set. A deck that is not the student's is a `400`. */
@@ -1436,6 +1491,41 @@ export interface components {
                 coverage: number;
                 memory: number;
             };
+        };
+        /**
+         * @description Data of the `readiness` event: one move of the student's readiness (a review, a task completed or reopened, a card
+         *     or deck deleted, an exam's links or date changed), with only the exams whose readiness, subject or date changed.
+         *     `at` is when the move was committed; the readiness shown is the one computed then. An exam that left the stream
+         *     (deleted, dated before today, or no longer among the 100 nearest) is listed in `removed_exam_ids`.
+         */
+        ReadinessMoved: {
+            at: components["schemas"]["Instant"];
+            exams: components["schemas"]["ExamReadinessState"][];
+            removed_exam_ids: string[];
+        };
+        /**
+         * @description Data of the `snapshot` event: the readiness of every exam the stream covers (the student's exams from today on, in
+         *     their time zone, nearest first, at most 100), computed when the event is sent. It comes first on a new connection,
+         *     and on a reconnection whose `Last-Event-ID` the server cannot resume from; then `missed` is `true` and the
+         *     snapshot replaces whatever the client held.
+         */
+        ReadinessSnapshot: {
+            at: components["schemas"]["Instant"];
+            exams: components["schemas"]["ExamReadinessState"][];
+            /** @description `true`: the client sent a `Last-Event-ID` this server could not resume from; the moves it missed are not sent one by one, and this snapshot is the state now. */
+            missed: boolean;
+        };
+        /**
+         * @description Data of the `error` event, the last of a readiness stream; the connection closes after it. Each code means:
+         *     reconnect (after the `retry` time the stream set) with `Last-Event-ID`, and the moves missed meanwhile follow.
+         *     `service_restarting`: this server process is stopping (a deploy, a restart); `max_duration_reached`: the stream
+         *     was open as long as one stream may be (15 minutes by default), so that connections spread over the processes
+         *     that serve now; `service_unavailable`: the database did not answer.
+         */
+        ReadinessStreamError: {
+            /** @enum {string} */
+            code: "service_restarting" | "max_duration_reached" | "service_unavailable";
+            detail: string;
         };
         /** @description One graded review and the SM-2 parameters it gave the card. */
         Review: {
@@ -1978,6 +2068,11 @@ export interface components {
          *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
          */
         IdempotencyKey: string;
+        /**
+         * @description The `id` of the last event received, sent by a reconnecting client (EventSource sends it by itself): the stream
+         *     then starts with what moved since, instead of a snapshot. Ids are the numbers the stream sent.
+         */
+        LastEventId: string;
         /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
         Limit: number;
         /** @description The event's `id` (Standard Webhooks). The same on every retry and re-send of one event: de-duplicate on it. */
@@ -2441,6 +2536,47 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    streamExamReadiness: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `id` of the last event received, sent by a reconnecting client (EventSource sends it by itself): the stream
+                 *     then starts with what moved since, instead of a snapshot. Ids are the numbers the stream sent.
+                 */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The readiness of the student's upcoming exams, as a stream of server-sent events. */
+            200: {
+                headers: {
+                    /**
+                     * @description The stream is never cached or transformed (compressing proxies would hold events back).
+                     * @example private, no-cache, no-store, no-transform, must-revalidate, max-age=0
+                     */
+                    "Cache-Control": string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

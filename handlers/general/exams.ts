@@ -16,6 +16,8 @@ import {
 } from '../../db/queries/exams.ts';
 import { previousAttributes } from '../../server/events/changes.ts';
 import { emitEvent } from '../../server/events/emit.ts';
+import { readinessMoved } from '../../server/events/readiness.ts';
+import { streamReadiness } from '../../server/events/readiness-stream.ts';
 import type { GeneralPrincipal } from '../../server/general/principal.ts';
 import { problems, type FieldError } from '../../server/problems.ts';
 import { dateIdCursor, page } from './cursor.ts';
@@ -41,6 +43,7 @@ export const createExam: GeneralHandlers['createExam'] = async ({ headers, body,
     await replaceTaskLinks(trx, principal.user_id, row.id, body.task_ids ?? []);
     const [exam] = await examBodies(trx, principal, [row], at);
     await emitEvent(trx, { type: 'exam.created', studentId: principal.user_id, data: { object: exam! }, at });
+    await readinessMoved(trx, principal, at);
     return { status: 201 as const, body: exam! };
   });
 };
@@ -66,6 +69,7 @@ export const updateExam: GeneralHandlers['updateExam'] = async ({ path, body, pr
     const [exam] = await examBodies(trx, principal, [row], at);
     const previous = previousAttributes(before!, exam!, EXAM_EVENT_FIELDS);
     if (Object.keys(previous).length > 0) await emitEvent(trx, { type: 'exam.updated', studentId: principal.user_id, data: { object: exam!, previous_attributes: previous }, at });
+    await readinessMoved(trx, principal, at);
     return { status: 200 as const, body: exam! };
   });
 };
@@ -78,8 +82,26 @@ export const deleteExam: GeneralHandlers['deleteExam'] = async ({ path, principa
     const [exam] = await examBodies(trx, principal, [current], at);
     await deleteExamRow(trx, principal.user_id, path.exam_id);
     await emitEvent(trx, { type: 'exam.deleted', studentId: principal.user_id, data: { object: exam! }, at });
+    await readinessMoved(trx, principal, at);
   });
   return { status: 204, body: undefined };
+};
+
+/** The readiness of every upcoming exam, live (server/events/readiness-stream.ts). */
+export const streamExamReadiness: GeneralHandlers['streamExamReadiness'] = async ({ headers, principal }, { db, now, lifecycle, streams }, { req, res }) => {
+  if (!streams) throw new Error('the general surface serves streams with its notifications');
+  await streamReadiness({
+    req,
+    res,
+    db,
+    notifications: streams.notifications,
+    settings: streams.settings,
+    student: principal,
+    lastEventId: headers['Last-Event-ID'],
+    now,
+    streamsEnd: lifecycle.streamsEnd,
+    onError: (error) => req.log.warn({ err: error }, 'the readiness stream could not read the moves; it ends, the client reconnects'),
+  });
 };
 
 /** The fields an exam.updated event reports the earlier values of (readiness and days_left move without a change). */

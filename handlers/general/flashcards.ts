@@ -20,6 +20,7 @@ import {
 } from '../../db/queries/flashcards.ts';
 import type { Db } from '../../db/connect.ts';
 import { recordStudyDay } from '../../db/queries/streak.ts';
+import { readinessMoved } from '../../server/events/readiness.ts';
 import { problems } from '../../server/problems.ts';
 import { page, timeIdCursor } from './cursor.ts';
 import { idempotently } from './idempotency.ts';
@@ -54,8 +55,11 @@ export const updateDeck: GeneralHandlers['updateDeck'] = async ({ path, body, pr
   return { status: 200, body: deckBody(await deckOrThrow(db, principal.user_id, path.deck_id, at)) };
 };
 
-export const deleteDeck: GeneralHandlers['deleteDeck'] = async ({ path, principal }, { db }) => {
-  if (!(await deleteDeckRow(db, principal.user_id, path.deck_id))) throw noDeck();
+export const deleteDeck: GeneralHandlers['deleteDeck'] = async ({ path, principal }, { db, now }) => {
+  await db.transaction().execute(async (trx) => {
+    if (!(await deleteDeckRow(trx, principal.user_id, path.deck_id))) throw noDeck();
+    await readinessMoved(trx, principal, now());
+  });
   return { status: 204, body: undefined };
 };
 
@@ -79,6 +83,7 @@ export const createCard: GeneralHandlers['createCard'] = async ({ path, headers,
     // Locked, so the deck cannot be deleted between this check and the insert.
     if (!(await lockDeck(trx, principal.user_id, path.deck_id))) throw noDeck();
     const row = await insertCard(trx, { user_id: principal.user_id, deck_id: path.deck_id, front: body.front, back: body.back }, at);
+    await readinessMoved(trx, principal, at);
     return { status: 201 as const, body: cardBody(row) };
   });
 };
@@ -95,8 +100,11 @@ export const updateCard: GeneralHandlers['updateCard'] = async ({ path, body, pr
   return { status: 200, body: cardBody(row) };
 };
 
-export const deleteCard: GeneralHandlers['deleteCard'] = async ({ path, principal }, { db }) => {
-  if (!(await deleteCardRow(db, principal.user_id, path.card_id))) throw noCard();
+export const deleteCard: GeneralHandlers['deleteCard'] = async ({ path, principal }, { db, now }) => {
+  await db.transaction().execute(async (trx) => {
+    if (!(await deleteCardRow(trx, principal.user_id, path.card_id))) throw noCard();
+    await readinessMoved(trx, principal, now());
+  });
   return { status: 204, body: undefined };
 };
 
@@ -116,6 +124,7 @@ export const reviewCard: GeneralHandlers['reviewCard'] = async ({ path, headers,
     const updated = await applyReviewToCard(trx, principal.user_id, path.card_id, outcome);
     const review = await insertReview(trx, { ...outcome, card_id: path.card_id, user_id: principal.user_id });
     await recordStudyDay(trx, principal.user_id, localDate(reviewedAt, principal.time_zone), reviewedAt);
+    await readinessMoved(trx, principal, reviewedAt);
     return { status: 201 as const, body: { review: reviewBody(review), card: cardBody(updated) } };
   });
 };

@@ -2,7 +2,7 @@
 // compile error.
 import { createAccount } from './accounts.ts';
 import { deleteConversation, getConversation, listConversations, streamTutorChat } from './ai.ts';
-import { createExam, deleteExam, getExam, listExams, updateExam } from './exams.ts';
+import { createExam, deleteExam, getExam, listExams, streamExamReadiness, updateExam } from './exams.ts';
 import { createCard, createDeck, deleteCard, deleteDeck, getCard, getDeck, listCards, listDecks, reviewCard, updateCard, updateDeck } from './flashcards.ts';
 import { receivePaymentEvent } from './payments.ts';
 import { createMyApiKey, getMyProfile, listMyApiKeys, revokeMyApiKey, updateMyProfile } from './profile.ts';
@@ -39,6 +39,7 @@ export const generalHandlers = {
   listExams,
   createExam,
   getExam,
+  streamExamReadiness,
   updateExam,
   deleteExam,
   streamTutorChat,

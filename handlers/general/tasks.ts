@@ -2,6 +2,7 @@ import { findTask, findTaskForUpdate, insertNextOccurrence, insertTask, listTask
 import { recordStudyDay } from '../../db/queries/streak.ts';
 import { previousAttributes } from '../../server/events/changes.ts';
 import { emitEvent } from '../../server/events/emit.ts';
+import { readinessMoved } from '../../server/events/readiness.ts';
 import { problems } from '../../server/problems.ts';
 import { page, timeIdCursor } from './cursor.ts';
 import { idempotently } from './idempotency.ts';
@@ -78,6 +79,7 @@ export const updateTask: GeneralHandlers['updateTask'] = async ({ path, body, pr
     if (closing) await emitEvent(trx, { type: 'task.completed', studentId: principal.user_id, data: { object: after, previous_attributes: previous }, at });
     else if (Object.keys(previous).length > 0) await emitEvent(trx, { type: 'task.updated', studentId: principal.user_id, data: { object: after, previous_attributes: previous }, at });
     if (closing) await recordStudyDay(trx, principal.user_id, localDate(at, principal.time_zone), at);
+    await readinessMoved(trx, principal, at);
     if (closing && updated.recurrence && updated.series_id && updated.series_starts_at) {
       const next = nextOccurrence(updated.recurrence, updated.series_starts_at, updated.due_at, principal.time_zone);
       if (next) {
@@ -110,7 +112,9 @@ export const deleteTask: GeneralHandlers['deleteTask'] = async ({ path, principa
   await db.transaction().execute(async (trx) => {
     const removed = await removeTask(trx, principal.user_id, path.id);
     if (!removed) throw taskNotFound();
-    await emitEvent(trx, { type: 'task.deleted', studentId: principal.user_id, data: { object: taskBody(removed) }, at: now() });
+    const at = now();
+    await emitEvent(trx, { type: 'task.deleted', studentId: principal.user_id, data: { object: taskBody(removed) }, at });
+    await readinessMoved(trx, principal, at);
   });
   return { status: 204, body: undefined };
 };

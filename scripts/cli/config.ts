@@ -47,6 +47,8 @@ function resolvedSettings(config: Config, signingKeys: string): Array<[string, s
     ['WEBHOOK_ATTEMPT_TIMEOUT_MS', String(config.webhooks.attemptTimeoutMs)],
     ['WEBHOOK_POLL_MS', String(config.webhooks.pollMs)],
     ['WEBHOOK_RETRY_SCALE', String(config.webhooks.retryScale)],
+    ['SSE_HEARTBEAT_MS', String(config.streams.heartbeatMs)],
+    ['SSE_MAX_DURATION_MS', String(config.streams.maxDurationMs)],
   ];
 }
 

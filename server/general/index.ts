@@ -4,6 +4,8 @@ import type { Request } from 'express';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
 import type { AiQueue } from '../ai-queue.ts';
+import type { Notifications } from '../events/notifications.ts';
+import type { StreamSettings } from '../events/readiness-stream.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import type { Tutor } from '../../handlers/general/tutor/types.ts';
 import { generalHandlers } from '../../handlers/general/index.ts';
@@ -37,6 +39,9 @@ export interface GeneralDeps {
   paymentProviderSecret?: string;
   /** Generation slots for POST /api/ai/chat; absent: the process's default queue. */
   aiQueue?: AiQueue;
+  /** Carries readiness moves between processes to the readiness streams. */
+  notifications: Notifications;
+  streamSettings: StreamSettings;
   onContractViolation?: (req: Request, failures: string[]) => void;
 }
 
@@ -61,7 +66,7 @@ export async function general(deps: GeneralDeps) {
     authorize: authorizeScopes,
     limit,
     handlers: generalHandlers,
-    context: { db: deps.db, now: deps.now, lifecycle: deps.lifecycle, apiVersion: contract.definition.info.version, ...(deps.tutor ? { tutor: deps.tutor } : {}), ...(deps.paymentProviderSecret ? { paymentProviderSecret: deps.paymentProviderSecret } : {}), ...(deps.aiQueue ? { aiQueue: deps.aiQueue } : {}) },
+    context: { db: deps.db, now: deps.now, lifecycle: deps.lifecycle, apiVersion: contract.definition.info.version, streams: { notifications: deps.notifications, settings: deps.streamSettings }, ...(deps.tutor ? { tutor: deps.tutor } : {}), ...(deps.paymentProviderSecret ? { paymentProviderSecret: deps.paymentProviderSecret } : {}), ...(deps.aiQueue ? { aiQueue: deps.aiQueue } : {}) },
     ...(deps.onContractViolation ? { onContractViolation: deps.onContractViolation } : {}),
   });
   return { serve, scopes: scopeDescriptions(contract) };

@@ -4,6 +4,8 @@ import type { Db } from '../../db/connect.ts';
 import type { Tutor } from '../../handlers/general/tutor/types.ts';
 import type { AiQueue } from '../../server/ai-queue.ts';
 import { createApp } from '../../server/app.ts';
+import { notificationsFor, type Notifications } from '../../server/events/notifications.ts';
+import type { StreamSettings } from '../../server/events/readiness-stream.ts';
 import { accessTokenIssuer, type AccessTokenIssuer } from '../../server/auth/access-tokens.ts';
 import { loadSigningKey } from '../../server/auth/signing-keys.ts';
 import { issueApiKey } from '../../server/auth/api-keys.ts';
@@ -12,6 +14,7 @@ import { memoryLimitStores, type LimitStores } from '../../server/rate-limits.ts
 import { contractClient } from './contract.ts';
 import { testDatabase } from './root-hooks.ts';
 import { TEST_PAYMENT_PROVIDER_SECRET } from './payment-provider.ts';
+import { runState } from './run-state.ts';
 
 export const TEST_ISSUER = 'http://127.0.0.1:3000';
 
@@ -22,13 +25,26 @@ export function testTokenIssuer(): Promise<AccessTokenIssuer> {
   return testTokens;
 }
 
+/** The notification path of the run's database, one for the whole run as one process has one. */
+export function testNotifications(): Notifications {
+  const { db, url } = testDatabase();
+  runState.notifications ??= notificationsFor(db, url, { logger: pino({ level: 'silent' }), timeoutMs: 5_000 });
+  return runState.notifications;
+}
+
+/**
+ * Readiness streams of test apps end after 100 ms, so that tests which call every operation (documented statuses,
+ * properties, examples) read a whole response; the stream's own tests choose their settings.
+ */
+const SHORT_STREAMS: StreamSettings = { heartbeatMs: 15_000, maxDurationMs: 100 };
+
 /**
  * `db` replaces the shared test database, e.g. with one that fails, to see how the app answers then; `lifecycle`
  * lets a test stop it.
  */
 /** `paymentProviderSecret`: null for an app without one; absent, the tests' secret (test/support/payment-provider.ts). */
 export async function buildApp(
-  options: { limitStores?: LimitStores; logger?: Logger; tokens?: AccessTokenIssuer; db?: Db; tutor?: Tutor; aiQueue?: AiQueue; lifecycle?: Lifecycle; paymentProviderSecret?: string | null } = {},
+  options: { limitStores?: LimitStores; logger?: Logger; tokens?: AccessTokenIssuer; db?: Db; tutor?: Tutor; aiQueue?: AiQueue; lifecycle?: Lifecycle; streamSettings?: StreamSettings; paymentProviderSecret?: string | null } = {},
 ) {
   const paymentProviderSecret = options.paymentProviderSecret === undefined ? TEST_PAYMENT_PROVIDER_SECRET : options.paymentProviderSecret;
   return createApp({
@@ -40,6 +56,8 @@ export async function buildApp(
     ...(options.aiQueue ? { aiQueue: options.aiQueue } : {}),
     ...(options.lifecycle ? { lifecycle: options.lifecycle } : {}),
     ...(paymentProviderSecret ? { paymentProviderSecret } : {}),
+    notifications: testNotifications(),
+    streamSettings: options.streamSettings ?? SHORT_STREAMS,
     config: { bodyLimitBytes: 100 * 1024, validateResponses: false, trustProxy: false },
   });
 }

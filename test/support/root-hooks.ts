@@ -23,6 +23,7 @@ export const mochaHooks = {
     console.log(`    (tests run on ${database.description}${process.env.REDIS_URL ? ', Redis at ' + new URL(process.env.REDIS_URL).host : ''})`);
   },
   async afterAll(this: Context) {
+    await runState.notifications?.close();
     await runState.database?.close();
     if (process.env.CONTRACT_COVERAGE === 'off' || !ranEveryTestFile(this)) return;
     const coverage = contractCoverage(await loadContracts(), exercised, { embeddedDatabase: !process.env.DATABASE_URL });

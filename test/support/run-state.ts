@@ -3,11 +3,14 @@
 // support module may exist twice in one run: once per module system. Both copies must see the same database,
 // contracts and coverage records.
 import type { Surface } from '../../scripts/surfaces.ts';
+import type { Notifications } from '../../server/events/notifications.ts';
 import type { SurfaceContract } from './contract.ts';
 import type { TestDatabase } from './test-db.ts';
 
 interface RunState {
   database: TestDatabase | undefined;
+  /** The notification path of the run's database, opened by the first app that needs it (partner-app.ts). */
+  notifications: Notifications | undefined;
   contracts: SurfaceContract[] | undefined;
   /** surface → operationId → statuses seen in its responses. */
   exercised: Map<Surface, Map<string, Set<number>>>;
@@ -18,4 +21,4 @@ interface RunState {
 const KEY = Symbol.for('study-companion-api/test-run-state');
 const holder = globalThis as typeof globalThis & { [KEY]?: RunState };
 
-export const runState: RunState = (holder[KEY] ??= { database: undefined, contracts: undefined, exercised: new Map(), eventTypesSeen: new Set() });
+export const runState: RunState = (holder[KEY] ??= { database: undefined, notifications: undefined, contracts: undefined, exercised: new Map(), eventTypesSeen: new Set() });

@@ -25,6 +25,13 @@ describe('loadConfig: processes, secrets and metrics', () => {
     assert.equal(signingKeySource(loadConfig({ ...postgres, JWT_PRIVATE_KEY: 'pem' })), 'JWT_PRIVATE_KEY');
   });
 
+  it('times the readiness stream: a heartbeat every 15 s and 15 minutes at most by default, each settable within bounds', () => {
+    assert.deepEqual(loadConfig({}).streams, { heartbeatMs: 15_000, maxDurationMs: 900_000 });
+    assert.deepEqual(loadConfig({ SSE_HEARTBEAT_MS: '500', SSE_MAX_DURATION_MS: '60000' }).streams, { heartbeatMs: 500, maxDurationMs: 60_000 });
+    assert.throws(() => loadConfig({ SSE_HEARTBEAT_MS: '10' }), /SSE_HEARTBEAT_MS must be an integer from 100 to 600000, got "10"/);
+    assert.throws(() => loadConfig({ SSE_MAX_DURATION_MS: 'forever' }), /SSE_MAX_DURATION_MS must be an integer/);
+  });
+
   it('serves metrics only when METRICS_PORT is set, on 127.0.0.1 unless METRICS_HOST says otherwise', () => {
     assert.equal(loadConfig({}).metrics, undefined);
     assert.deepEqual(loadConfig({ METRICS_PORT: '9464' }).metrics, { port: 9464, host: '127.0.0.1' });

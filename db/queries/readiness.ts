@@ -1,0 +1,50 @@
+// The readiness stream's memory: the count of each student's readiness moves and, per exam, the state last pushed.
+import { sql } from 'kysely';
+import type { Db } from '../connect.ts';
+
+/**
+ * The student's next version, counted up; the row stays locked until the transaction ends, so the moves of one
+ * student are computed one after the other, each seeing what the one before it committed.
+ */
+export async function nextReadinessVersion(trx: Db, userId: string): Promise<number> {
+  const row = await trx
+    .insertInto('readiness_versions')
+    .values({ user_id: userId, version: 1 })
+    .onConflict((oc) => oc.column('user_id').doUpdateSet({ version: sql<number>`readiness_versions.version + 1` }))
+    .returning('version')
+    .executeTakeFirstOrThrow();
+  return row.version;
+}
+
+/** The version the student's readiness is at now; 0 before its first move. */
+export async function currentReadinessVersion(db: Db, userId: string): Promise<number> {
+  const row = await db.selectFrom('readiness_versions').select('version').where('user_id', '=', userId).executeTakeFirst();
+  return row?.version ?? 0;
+}
+
+/** The state last pushed of each exam the stream shows now (tombstones left out). */
+export async function pushedReadiness(trx: Db, userId: string) {
+  return trx.selectFrom('exam_readiness').select(['exam_id', 'state']).where('user_id', '=', userId).where('state', 'is not', null).execute();
+}
+
+/** Records a pushed state (null: the exam left the stream) under `version`. */
+export async function recordReadiness(trx: Db, row: { exam_id: string; user_id: string; version: number; state: unknown; moved_at: Date }): Promise<void> {
+  const values = { ...row, state: row.state === null ? null : JSON.stringify(row.state) };
+  await trx
+    .insertInto('exam_readiness')
+    .values(values)
+    .onConflict((oc) => oc.column('exam_id').doUpdateSet({ version: values.version, state: values.state, moved_at: values.moved_at }))
+    .execute();
+}
+
+/** What moved after `version`, oldest move first: each exam once, in the state of its latest move. */
+export async function readinessMovedSince(db: Db, userId: string, version: number) {
+  return db
+    .selectFrom('exam_readiness')
+    .select(['exam_id', 'version', 'state', 'moved_at'])
+    .where('user_id', '=', userId)
+    .where('version', '>', version)
+    .orderBy('version')
+    .orderBy('exam_id')
+    .execute();
+}
