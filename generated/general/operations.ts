@@ -6,10 +6,12 @@ export const operationIds = [
   'createExam',
   'createMyApiKey',
   'createTask',
+  'createWebhookEndpoint',
   'deleteCard',
   'deleteDeck',
   'deleteExam',
   'deleteTask',
+  'deleteWebhookEndpoint',
   'getCard',
   'getDeck',
   'getExam',
@@ -17,19 +19,26 @@ export const operationIds = [
   'getSchedule',
   'getTask',
   'getTodayLoop',
+  'getWebhookEndpoint',
   'listCards',
   'listDecks',
   'listExams',
   'listMyApiKeys',
   'listTasks',
+  'listWebhookDeliveries',
+  'listWebhookEndpoints',
+  'resendWebhookDelivery',
   'reviewCard',
   'revokeMyApiKey',
+  'rotateWebhookEndpointSecret',
+  'sendWebhookTestEvent',
   'streamTutorChat',
   'updateCard',
   'updateDeck',
   'updateExam',
   'updateMyProfile',
-  'updateTask'
+  'updateTask',
+  'updateWebhookEndpoint'
 ] as const;
 export type OperationId = (typeof operationIds)[number];
 
@@ -39,4 +48,5 @@ export interface QueryDefaults {
   listDecks: 'limit';
   listExams: 'limit';
   listTasks: 'limit';
+  listWebhookDeliveries: 'limit';
 }
