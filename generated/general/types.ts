@@ -446,7 +446,7 @@ export interface paths {
          * Register a webhook endpoint
          * @description Registers an `https` URL to receive the kinds of event listed. The response carries the endpoint's signing
          *     secret (`whsec_…`): this is the only time it is shown. The URL must resolve to public addresses only, else `400`
-         *     naming `body.url`; subscribing to a kind needs the read scope of its resource (`403` otherwise). A student has
+         *     naming `body.url` with a `webhook_url_…` code; subscribing to a kind needs the read scope of its resource (`403` otherwise). A student has
          *     at most 10 endpoints: an eleventh is `409 endpoint_limit_reached`.
          */
         post: operations["createWebhookEndpoint"];
@@ -1310,7 +1310,8 @@ export interface components {
          */
         Problem: {
             /**
-             * @description Stable machine-readable code. Values used today: `invalid_request` (400), `unauthorized` (401),
+             * @description Stable machine-readable code. Values used today: `invalid_request` (400), `webhook_url_invalid`, `webhook_url_not_https`, `webhook_url_not_public` and
+             *     `webhook_url_unresolvable` (400, a webhook endpoint's URL), `unauthorized` (401),
              *     `insufficient_scope` (403), `not_found` (404), `method_not_allowed` (405),
              *     `conflict` (409), `endpoint_limit_reached` and `endpoint_disabled` (409, webhook endpoints), `payload_too_large` (413), `idempotency_key_reused` (422), `rate_limited` (429),
              *     `internal_error` (500), `service_unavailable` (503, with `Retry-After`). New codes may be added; clients treat unknown codes by status.
@@ -1887,9 +1888,11 @@ export interface components {
         };
         /**
          * Format: uri
-         * @description Where deliveries are POSTed: an `https` URL whose host resolves to public addresses only (checked now and again on
-         *     each delivery). A URL the service cannot deliver to (loopback, private or link-local addresses, a host that does
-         *     not resolve, credentials in the URL) is a `400` naming `body.url`.
+         * @description Where deliveries are POSTed: an `https` URL whose host resolves to public addresses only, checked now and again on
+         *     the address each delivery connects to. A URL the service cannot deliver to is a `400` naming `body.url`, with the
+         *     reason in `code`: `webhook_url_invalid` (not an absolute URL, or credentials in it), `webhook_url_not_https`,
+         *     `webhook_url_not_public` (a loopback, private, link-local or otherwise non-public address),
+         *     `webhook_url_unresolvable` (the host does not resolve).
          * @example https://receiver.example.com/study-companion/events
          */
         WebhookEndpointUrl: string;
