@@ -37,6 +37,18 @@ export interface Config {
   metrics: { port: number; host: string } | undefined;
   /** An OpenAI-compatible chat-completions service for the AI tutor; absent: the built-in local tutor. */
   ai: { baseUrl: string; apiKey: string; model: string } | undefined;
+  webhooks: WebhookConfig;
+}
+
+export interface WebhookConfig {
+  /** WEBHOOK_ALLOW_PRIVATE_TARGETS=1: endpoints may be plain http and resolve to private or loopback addresses. */
+  allowPrivateTargets: boolean;
+  /** One attempt, connect to response, in ms (10 s; tests shorten it). */
+  attemptTimeoutMs: number;
+  /** Test-only: multiplies every retry delay and the three days after which a failing endpoint is disabled. */
+  retryScale: number;
+  /** How often a worker looks for due deliveries and new events, in ms. */
+  pollMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -73,6 +85,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webConcurrency,
     metrics: metricsPort === undefined ? undefined : { port: metricsPort, host: env.METRICS_HOST || '127.0.0.1' },
     ai: parseAi(env),
+    webhooks: {
+      allowPrivateTargets: env.WEBHOOK_ALLOW_PRIVATE_TARGETS === '1',
+      attemptTimeoutMs: integer(env, 'WEBHOOK_ATTEMPT_TIMEOUT_MS', 10_000, 100, 60_000),
+      retryScale: retryScale(env.WEBHOOK_RETRY_SCALE),
+      pollMs: integer(env, 'WEBHOOK_POLL_MS', 500, 50, 60_000),
+    },
   };
 }
 
@@ -94,6 +112,13 @@ function parseAi(env: NodeJS.ProcessEnv): Config['ai'] {
   if (!baseUrl || !apiKey) throw new ConfigError('AI_BASE_URL and AI_API_KEY must be set together (or neither, for the built-in tutor)');
   httpUrl('AI_BASE_URL', baseUrl);
   return { baseUrl, apiKey, model: env.AI_MODEL || DEFAULT_AI_MODEL };
+}
+
+function retryScale(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return 1;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0 || value > 1) throw new ConfigError(`WEBHOOK_RETRY_SCALE must be a number above 0 and at most 1, got "${raw}"`);
+  return value;
 }
 
 function parseSecretsKey(raw: string | undefined): Buffer | undefined {

@@ -11,6 +11,7 @@ import * as personalKeyGrants from './20261123_0002_personal_key_grants.ts';
 import * as stableUniversityIds from './20261123_0003_stable_university_ids.ts';
 import * as signingKeys from './20261123_0004_signing_keys.ts';
 import * as eventsWebhooks from './20261123_0005_events_webhooks.ts';
+import * as webhookDeliveryQueue from './20261123_0006_webhook_delivery_queue.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261122_0001_partner_v1': partnerV1,
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '20261123_0003_stable_university_ids': stableUniversityIds,
   '20261123_0004_signing_keys': signingKeys,
   '20261123_0005_events_webhooks': eventsWebhooks,
+  '20261123_0006_webhook_delivery_queue': webhookDeliveryQueue,
 };

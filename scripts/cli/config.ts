@@ -40,6 +40,10 @@ function resolvedSettings(config: Config, signingKeys: string): Array<[string, s
     ['AI_BASE_URL', config.ai?.baseUrl ?? '(not set: the built-in tutor)'],
     ['AI_API_KEY', config.ai ? '(set, masked)' : '(not set)'],
     ['AI_MODEL', config.ai?.model ?? '(unused)'],
+    ['WEBHOOK_ALLOW_PRIVATE_TARGETS', config.webhooks.allowPrivateTargets ? '1 (http and private addresses allowed)' : 'off'],
+    ['WEBHOOK_ATTEMPT_TIMEOUT_MS', String(config.webhooks.attemptTimeoutMs)],
+    ['WEBHOOK_POLL_MS', String(config.webhooks.pollMs)],
+    ['WEBHOOK_RETRY_SCALE', String(config.webhooks.retryScale)],
   ];
 }
 

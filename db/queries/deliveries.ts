@@ -1,0 +1,202 @@
+// Webhook delivery: the fan-out of events to endpoints, the due-delivery queue (webhook_deliveries is the queue:
+// a pending row with next_attempt_at is a scheduled attempt), attempts and their outcomes.
+import { sql } from 'kysely';
+import type { Db } from '../connect.ts';
+
+/** Events not yet fanned out, oldest first, locked for this transaction (another process skips them). */
+export async function lockEventsToFanOut(trx: Db, limit: number) {
+  return trx
+    .selectFrom('events')
+    .select(['id', 'type', 'user_id'])
+    .where('fanned_out_at', 'is', null)
+    .orderBy('created_at')
+    .limit(limit)
+    .forUpdate()
+    .skipLocked()
+    .execute();
+}
+
+export async function markFannedOut(trx: Db, eventIds: string[], at: Date): Promise<void> {
+  if (eventIds.length === 0) return;
+  await trx.updateTable('events').set({ fanned_out_at: at }).where('id', 'in', eventIds).execute();
+}
+
+/**
+ * The endpoints an event goes to: the student's own enabled endpoints subscribed to its kind, and the endpoint of
+ * every app (OAuth client) whose live grant from the student holds `readScope`.
+ */
+export async function endpointsForEvent(trx: Db, event: { type: string; user_id: string }, readScope: string) {
+  return trx
+    .selectFrom('webhook_endpoints as e')
+    .select('e.id')
+    .where('e.enabled', '=', true)
+    .where(sql<boolean>`${event.type} = any(e.event_types)`)
+    .where((eb) =>
+      eb.or([
+        eb('e.user_id', '=', event.user_id),
+        eb.exists(
+          eb
+            .selectFrom('oauth_grants as g')
+            .select('g.id')
+            .whereRef('g.client_id', '=', 'e.client_id')
+            .where('g.user_id', '=', event.user_id)
+            .where('g.revoked_at', 'is', null)
+            .where(sql<boolean>`${readScope} = any(g.scopes)`),
+        ),
+      ]),
+    )
+    .execute();
+}
+
+/** Whether an app still has a live grant from the student that holds `readScope` (checked before each attempt). */
+export async function appMayReceive(db: Db, clientId: string, userId: string, readScope: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('oauth_grants')
+    .select('id')
+    .where('client_id', '=', clientId)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .where(sql<boolean>`${readScope} = any(scopes)`)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The delivery of an event to an endpoint, created pending and due at `at`, or the one that exists already. */
+export async function upsertDelivery(trx: Db, delivery: { event_id: string; endpoint_id: string; at: Date }): Promise<{ id: string; created: boolean }> {
+  const inserted = await trx
+    .insertInto('webhook_deliveries')
+    .values({ event_id: delivery.event_id, endpoint_id: delivery.endpoint_id, status: 'pending', next_attempt_at: delivery.at, created_at: delivery.at })
+    .onConflict((oc) => oc.columns(['event_id', 'endpoint_id']).doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  if (inserted) return { id: inserted.id, created: true };
+  const existing = await trx
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('event_id', '=', delivery.event_id)
+    .where('endpoint_id', '=', delivery.endpoint_id)
+    .executeTakeFirstOrThrow();
+  return { id: existing.id, created: false };
+}
+
+/** Makes a delivery pending again, due at `at`; false when there is no such delivery. */
+export async function makeDeliveryDue(trx: Db, deliveryId: string, at: Date): Promise<boolean> {
+  const row = await trx.updateTable('webhook_deliveries').set({ status: 'pending', next_attempt_at: at }).where('id', '=', deliveryId).returning('id').executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * Claims up to `limit` due deliveries: each one's next_attempt_at moves to `leaseUntil` in the same statement that
+ * locks it (SKIP LOCKED), so another process neither waits for nor takes it, and a process that dies mid-attempt
+ * leaves a delivery that falls due again when the lease ends. The returned `lease` identifies this claim.
+ */
+export async function claimDueDeliveries(db: Db, now: Date, leaseUntil: Date, limit: number): Promise<Array<{ id: string; lease: Date }>> {
+  const rows = await db
+    .updateTable('webhook_deliveries')
+    .set({ next_attempt_at: leaseUntil })
+    .where(
+      'id',
+      'in',
+      db
+        .selectFrom('webhook_deliveries')
+        .select('id')
+        .where('status', '=', 'pending')
+        .where('next_attempt_at', '<=', now)
+        .orderBy('next_attempt_at')
+        .limit(limit)
+        .forUpdate()
+        .skipLocked(),
+    )
+    .returning(['id', 'next_attempt_at'])
+    .execute();
+  return rows.map((row) => ({ id: row.id, lease: row.next_attempt_at! }));
+}
+
+/** What an attempt needs: the delivery, its event and its endpoint. */
+export async function findDeliveryForAttempt(db: Db, deliveryId: string) {
+  return db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('events as ev', 'ev.id', 'd.event_id')
+    .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+    .select([
+      'd.id',
+      'd.status',
+      'd.attempts',
+      'd.next_attempt_at',
+      'ev.id as event_id',
+      'ev.type as event_type',
+      'ev.user_id as event_user_id',
+      'ev.data as event_data',
+      'ev.created_at as event_created_at',
+      'e.id as endpoint_id',
+      'e.url',
+      'e.user_id as endpoint_user_id',
+      'e.client_id as endpoint_client_id',
+      'e.enabled',
+      'e.secret_sealed',
+      'e.previous_secret_sealed',
+      'e.previous_secret_expires_at',
+      'e.failing_since',
+    ])
+    .where('d.id', '=', deliveryId)
+    .executeTakeFirst();
+}
+
+export interface AttemptRecord {
+  delivery_id: string;
+  started_at: Date;
+  duration_ms: number;
+  response_status: number | null;
+  error: string | null;
+}
+
+export async function insertAttempt(trx: Db, attempt: AttemptRecord): Promise<void> {
+  await trx.insertInto('webhook_attempts').values(attempt).execute();
+}
+
+/**
+ * Records the outcome of a claimed attempt, only while the claim still holds (next_attempt_at = lease): a process
+ * whose lease ran out and was re-claimed by another records nothing. False when the claim was lost.
+ */
+export async function finishDelivery(
+  trx: Db,
+  claim: { id: string; lease: Date },
+  outcome: { status: 'pending' | 'succeeded' | 'failed'; next_attempt_at: Date | null; attempted_at: Date | null; succeeded_at: Date | null },
+): Promise<boolean> {
+  const row = await trx
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({
+      status: outcome.status,
+      next_attempt_at: outcome.next_attempt_at,
+      succeeded_at: outcome.succeeded_at,
+      ...(outcome.attempted_at ? { attempts: eb('attempts', '+', 1), last_attempt_at: outcome.attempted_at } : {}),
+    }))
+    .where('id', '=', claim.id)
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '=', claim.lease)
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** After a 2xx: the endpoint is no longer failing. */
+export async function clearEndpointFailing(trx: Db, endpointId: string): Promise<void> {
+  await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', endpointId).where('failing_since', 'is not', null).execute();
+}
+
+/** After a failed attempt: the start of the endpoint's run of failures (kept if it had started already). */
+export async function markEndpointFailing(trx: Db, endpointId: string, at: Date): Promise<Date> {
+  const row = await trx
+    .updateTable('webhook_endpoints')
+    .set((eb) => ({ failing_since: eb.fn.coalesce('failing_since', eb.val(at)) }))
+    .where('id', '=', endpointId)
+    .returning('failing_since')
+    .executeTakeFirstOrThrow();
+  return row.failing_since!;
+}
+
+/** Delivery gave up on the endpoint: disabled (its owner re-enables it) and its pending deliveries failed. */
+export async function disableFailingEndpoint(trx: Db, endpointId: string, at: Date): Promise<void> {
+  await trx.updateTable('webhook_endpoints').set({ enabled: false, disabled_reason: 'failing', updated_at: at }).where('id', '=', endpointId).execute();
+  await trx.updateTable('webhook_deliveries').set({ status: 'failed', next_attempt_at: null }).where('endpoint_id', '=', endpointId).where('status', '=', 'pending').execute();
+}
