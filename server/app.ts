@@ -7,6 +7,7 @@ import type { Config } from './config.ts';
 import { docsRoutes } from './docs.ts';
 import type { Tutor } from '../handlers/general/tutor/types.ts';
 import type { AccessTokenIssuer } from './auth/access-tokens.ts';
+import type { WebhookEndpointSettings } from './handler-types.ts';
 import { authFailureLimit } from './auth-failure-limit.ts';
 import { GENERAL_PREFIX, general } from './general/index.ts';
 import { createLifecycle, type Lifecycle } from './lifecycle.ts';
@@ -26,6 +27,7 @@ export interface AppDeps {
   tokens: AccessTokenIssuer;
   /** The AI tutor of the general surface; absent: the built-in local tutor. */
   tutor?: Tutor;
+  webhooks: WebhookEndpointSettings;
   config: Pick<Config, 'bodyLimitBytes' | 'validateResponses' | 'trustProxy'>;
   now?: () => Date;
   /** The process's stop (readiness, streams told to end, work the stop waits for); absent: one that never stops. */
@@ -79,6 +81,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     tokens: deps.tokens,
     now,
     lifecycle,
+    webhooks: deps.webhooks,
     ...(deps.tutor ? { tutor: deps.tutor } : {}),
     ...(onContractViolation ? { onContractViolation } : {}),
   });

@@ -5,6 +5,8 @@ import type { Request, Response } from 'express';
 import type { Db } from '../db/connect.ts';
 import type { Tutor } from '../handlers/general/tutor/types.ts';
 import type { Lifecycle } from './lifecycle.ts';
+import type { SecretBox } from './secret-box.ts';
+import type { TargetOptions } from './webhooks/target-address.ts';
 
 interface OperationShape {
   parameters: { query?: unknown; path?: unknown; header?: unknown };
@@ -45,6 +47,14 @@ export interface HandlerContext {
   apiVersion: string;
   /** The general surface's AI tutor (from AI_* settings); absent: the built-in local tutor. */
   tutor?: Tutor;
+  /** The general surface's webhook endpoint settings; the partner surface has none. */
+  webhooks?: WebhookEndpointSettings;
+}
+
+/** What managing webhook endpoints needs: the box that seals their signing secrets, and where they may point. */
+export interface WebhookEndpointSettings {
+  secrets: SecretBox;
+  targets: TargetOptions;
 }
 
 export type Handler<O extends OperationShape, Defaulted extends PropertyKey, Principal> = (

@@ -22,6 +22,8 @@ import { createLogger } from './logger.ts';
 import { collectProcessMetrics, metricsRegistry, observePool } from './metrics.ts';
 import { metricsUrl, serveMetrics } from './metrics-server.ts';
 import { memoryLimitStores, redisLimitStores } from './rate-limits.ts';
+import { secretBox } from './secret-box.ts';
+import { secretsKeyFor } from './secrets-key.ts';
 import { describeStartupError } from './startup-errors.ts';
 
 /** Secrets printed once, on the first start of an embedded database. */
@@ -100,7 +102,8 @@ async function serve(db: Db, demo: Demo | undefined): Promise<void> {
   const tutor = tutorFromConfig(config.ai);
   collectProcessMetrics();
   const lifecycle = createLifecycle();
-  const app = await createApp({ db, logger, limitStores, tokens, tutor, config, lifecycle });
+  const webhooks = { secrets: secretBox(secretsKeyFor(config)), targets: { allowPrivate: config.webhooks.allowPrivateTargets } };
+  const app = await createApp({ db, logger, limitStores, tokens, tutor, webhooks, config, lifecycle });
   const server = createServer(app);
   // Express's app.listen hands a listen error (EADDRINUSE) to its callback, where it is easily lost; a plain
   // server rejects here instead, and the start fails with one line.

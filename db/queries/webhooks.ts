@@ -56,7 +56,16 @@ export async function findClientEndpoint(db: Db, clientId: string) {
   return db.selectFrom('webhook_endpoints').select(ENDPOINT_COLUMNS).where('client_id', '=', clientId).executeTakeFirst();
 }
 
-/** The endpoint with its sealed secrets, locked until the transaction ends (a rotation reads and replaces them). */
+/** Holds the student's row until the transaction ends, so creates of one student count their endpoints in turn. */
+export async function lockEndpointsOf(trx: Db, userId: string): Promise<void> {
+  await trx.selectFrom('users').select('id').where('id', '=', userId).forNoKeyUpdate().execute();
+}
+
+export async function findEndpointSecret(db: Db, owner: EndpointOwner, endpointId: string) {
+  return db.selectFrom('webhook_endpoints').select('secret_sealed').where(ownerColumn(owner), '=', ownerId(owner)).where('id', '=', endpointId).executeTakeFirst();
+}
+
+/** The endpoint's current sealed secret, locked until the transaction ends (a rotation reads and replaces it). */
 export async function findEndpointSecretsForUpdate(db: Db, owner: EndpointOwner, endpointId: string) {
   return db
     .selectFrom('webhook_endpoints')
@@ -76,13 +85,19 @@ export async function insertEndpoint(db: Db, owner: EndpointOwner, endpoint: New
 }
 
 /**
- * Changes the fields given. Enabling clears why it was disabled and the failing run it was disabled for, so the
- * three days of failures count afresh; disabling records that the owner did it (`disabled_reason` null).
+ * Changes the fields given. Enabling a disabled endpoint clears why it was disabled and the failing run it was
+ * disabled for, so three days of failures count afresh; disabling records that the owner did it (`disabled_reason` null).
  */
 export async function updateEndpoint(db: Db, owner: EndpointOwner, endpointId: string, changes: EndpointChanges, now: Date) {
   return db
     .updateTable('webhook_endpoints')
-    .set({ ...changes, ...(changes.enabled !== undefined ? { disabled_reason: null, failing_since: null } : {}), updated_at: now })
+    .set((eb) => ({
+      ...changes,
+      ...(changes.enabled !== undefined ? { disabled_reason: null } : {}),
+      // Only a disabled endpoint that is enabled starts afresh; enabling one already on keeps its failing run.
+      ...(changes.enabled === true ? { failing_since: eb.case().when('enabled', '=', true).then(eb.ref('failing_since')).else(null).end() } : {}),
+      updated_at: now,
+    }))
     .where(ownerColumn(owner), '=', ownerId(owner))
     .where('id', '=', endpointId)
     .returning(ENDPOINT_COLUMNS)

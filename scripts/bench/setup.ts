@@ -22,6 +22,7 @@ import { ALL_SCOPES } from '../../server/general/scopes.ts';
 import { registerClient } from '../../server/oauth/clients.ts';
 import { createLogger } from '../../server/logger.ts';
 import { memoryLimitStores, redisLimitStores } from '../../server/rate-limits.ts';
+import { secretBox, SECRETS_KEY_BYTES } from '../../server/secret-box.ts';
 
 /** Far above any request count a bench reaches, and within the integer columns (max 2,147,483,647). */
 const HUGE_LIMIT = 1_000_000_000;
@@ -82,6 +83,7 @@ export async function startBenchApp(env: NodeJS.ProcessEnv = process.env): Promi
       logger,
       limitStores,
       tokens,
+      webhooks: { secrets: secretBox(randomBytes(SECRETS_KEY_BYTES)), targets: { allowPrivate: false } },
       config: { bodyLimitBytes: 100 * 1024, validateResponses: false, trustProxy: false },
     });
     const server = await listen(app.listen.bind(app));

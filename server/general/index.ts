@@ -9,6 +9,7 @@ import { generalHandlers } from '../../handlers/general/index.ts';
 import type { AccessTokenIssuer } from '../auth/access-tokens.ts';
 import { credentialCarriers } from '../auth/credential-carriers.ts';
 import type { AuthFailureLimit } from '../auth-failure-limit.ts';
+import type { WebhookEndpointSettings } from '../handler-types.ts';
 import { loadSurfaceContract, type Contract } from '../contract.ts';
 import { problems } from '../problems.ts';
 import { createLimiter, type LimitStores } from '../rate-limits.ts';
@@ -32,6 +33,7 @@ export interface GeneralDeps {
   lifecycle: Lifecycle;
   /** Answers POST /api/ai/chat; absent: the built-in local tutor. */
   tutor?: Tutor;
+  webhooks: WebhookEndpointSettings;
   onContractViolation?: (req: Request, failures: string[]) => void;
 }
 
@@ -56,7 +58,7 @@ export async function general(deps: GeneralDeps) {
     authorize: authorizeScopes,
     limit,
     handlers: generalHandlers,
-    context: { db: deps.db, now: deps.now, lifecycle: deps.lifecycle, apiVersion: contract.definition.info.version, ...(deps.tutor ? { tutor: deps.tutor } : {}) },
+    context: { db: deps.db, now: deps.now, lifecycle: deps.lifecycle, apiVersion: contract.definition.info.version, webhooks: deps.webhooks, ...(deps.tutor ? { tutor: deps.tutor } : {}) },
     ...(deps.onContractViolation ? { onContractViolation: deps.onContractViolation } : {}),
   });
   return { serve, scopes: scopeDescriptions(contract) };
