@@ -1310,10 +1310,9 @@ export interface components {
          */
         Problem: {
             /**
-             * @description Stable machine-readable code. Values used today: `invalid_request` (400), `webhook_url_invalid`, `webhook_url_not_https`, `webhook_url_not_public` and
-             *     `webhook_url_unresolvable` (400, a webhook endpoint's URL), `unauthorized` (401),
+             * @description Stable machine-readable code. Values used today: `invalid_request` (400), `unauthorized` (401),
              *     `insufficient_scope` (403), `not_found` (404), `method_not_allowed` (405),
-             *     `conflict` (409), `endpoint_limit_reached` and `endpoint_disabled` (409, webhook endpoints), `payload_too_large` (413), `idempotency_key_reused` (422), `rate_limited` (429),
+             *     `conflict` (409), `payload_too_large` (413), `idempotency_key_reused` (422), `rate_limited` (429),
              *     `internal_error` (500), `service_unavailable` (503, with `Retry-After`). New codes may be added; clients treat unknown codes by status.
              * @example not_found
              */
