@@ -138,8 +138,10 @@ describe('listWebhookEndpoints', () => {
     assert.deepEqual(data.map((e: { id: string }) => e.id), [first.id, second.id]);
   });
 
-  it('answers 401 without credentials and 403 without webhooks:manage', async () => {
+  it('answers 400 for two credentials at once, 401 without credentials and 403 without webhooks:manage', async () => {
     const { api, newStudent } = await generalApp();
+    const alice = await newStudent();
+    assert.equal((await api.get(PATH).set(alice.headers).set('X-Service-API-Key', 'svc_live_x').expect(400)).body.code, 'invalid_request');
     await api.get(PATH).expect(401);
     await api.get(PATH).set((await newStudent({ scopes: ['tasks:read'] })).headers).expect(403);
   });
