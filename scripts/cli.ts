@@ -4,6 +4,7 @@ import { inspect } from 'node:util';
 import { DEFAULT_KEY_LIMITS } from '../db/queries/api-keys.ts';
 import { DEMO_SEED } from '../db/seed/index.ts';
 import { createClient, createUser } from './cli/accounts.ts';
+import { removeClientWebhook, rotateClientWebhook, setClientWebhook, showClientWebhook } from './cli/client-webhooks.ts';
 import { check } from './cli/config.ts';
 import { migrate, seed } from './cli/data.ts';
 import { enable } from './cli/holidays.ts';
@@ -28,6 +29,10 @@ const commands = new Map<string, (args: string[]) => Promise<void>>([
   ['users warn', warnUser],
   ['payments record', recordManualPayment],
   ['clients create', createClient],
+  ['clients webhook set', setClientWebhook],
+  ['clients webhook show', showClientWebhook],
+  ['clients webhook rotate', rotateClientWebhook],
+  ['clients webhook remove', removeClientWebhook],
   ['config check', check],
 ]);
 
@@ -63,6 +68,16 @@ Commands:
                  [--confidential [--owner EMAIL]]
                               register an OAuth client (public: PKCE, no secret; --confidential: a secret;
                               --owner: client credentials acting for that account); id, then secret, on stdout
+  clients webhook set CLIENT_ID --url URL [--events "task.created exam.updated …"] [--description TEXT]
+                              the app's one webhook endpoint (default: every kind); it gets the events of each
+                              student whose grant holds the kind's read scope; a new endpoint's signing secret
+                              is the last line of stdout, shown once
+  clients webhook show CLIENT_ID
+                              the app's endpoint: URL, kinds, status (never the secret)
+  clients webhook rotate CLIENT_ID
+                              a new signing secret, the last line of stdout; the previous one signs 24 h more
+  clients webhook remove CLIENT_ID
+                              remove the app's endpoint
   config check                validate the environment npm start reads; print the resolved settings, secrets
                               masked (opens no database)
   help                        show this text
@@ -73,19 +88,26 @@ Environment:
   DATABASE_URL   PostgreSQL to use, postgres://user:password@host:port/database
   DATA_DIR       without DATABASE_URL: the embedded PGlite database's directory (default .data/);
                  only one process may open it at a time, so stop the server first
-  SECRETS_KEY    with DATABASE_URL: the key that encrypts the stored signing keys (keys rotate-signing)
+  SECRETS_KEY    with DATABASE_URL: the key that encrypts the stored signing keys (keys rotate-signing) and
+                 webhook secrets (clients webhook); without DATABASE_URL, a key file in DATA_DIR
+  WEBHOOK_ALLOW_PRIVATE_TARGETS=1
+                 clients webhook set: allow http and private or loopback addresses (development only)
   DEBUG=1        print the stack trace of an error
 
 Exit codes: 0 success, 1 failure while running (e.g. database unreachable), 2 invalid command line.`;
 
-/** The command named by the first one or two words of `argv`. */
+/** The command named by the first one, two or three words of `argv`. */
 function resolve(argv: string[]): string {
-  const [first = '', second = ''] = argv;
-  if (commands.has(`${first} ${second}`)) return `${first} ${second}`;
-  if (commands.has(first)) return first;
-  const subcommands = [...commands.keys()].filter((name) => name.startsWith(`${first} `)).map((name) => name.slice(first.length + 1));
-  if (subcommands.length === 0) throw new UsageError(`unknown command ${JSON.stringify(first)}`);
-  throw new UsageError(second ? `unknown ${first} command ${JSON.stringify(second)}; expected ${subcommands.join(', ')}` : `${first} needs a command: ${subcommands.join(', ')}`);
+  for (const words of [3, 2, 1]) {
+    const name = argv.slice(0, words).join(' ');
+    if (argv.length >= words && commands.has(name)) return name;
+  }
+  // The longest start of the command line that some commands share names what is missing or unknown after it.
+  const group = [2, 1].map((words) => argv.slice(0, words).join(' ')).find((start) => [...commands.keys()].some((name) => name.startsWith(`${start} `)));
+  if (group === undefined) throw new UsageError(`unknown command ${JSON.stringify(argv[0] ?? '')}`);
+  const subcommands = [...commands.keys()].filter((name) => name.startsWith(`${group} `)).map((name) => name.slice(group.length + 1));
+  const next = argv[group.split(' ').length];
+  throw new UsageError(next ? `unknown ${group} command ${JSON.stringify(next)}; expected ${subcommands.join(', ')}` : `${group} needs a command: ${subcommands.join(', ')}`);
 }
 
 const argv = process.argv.slice(2);

@@ -10,6 +10,7 @@ import { DEFAULT_STREAM_SETTINGS, type StreamSettings } from './events/readiness
 import type { Tutor } from '../handlers/general/tutor/types.ts';
 import type { AiQueue } from './ai-queue.ts';
 import type { AccessTokenIssuer } from './auth/access-tokens.ts';
+import type { WebhookEndpointSettings } from './handler-types.ts';
 import { authFailureLimit } from './auth-failure-limit.ts';
 import { GENERAL_PREFIX, general } from './general/index.ts';
 import { createLifecycle, type Lifecycle } from './lifecycle.ts';
@@ -34,6 +35,7 @@ export interface AppDeps {
   paymentProviderSecret?: string;
   /** Generation slots of the AI tutor; absent: the process's default queue. */
   aiQueue?: AiQueue;
+  webhooks: WebhookEndpointSettings;
   config: Pick<Config, 'bodyLimitBytes' | 'validateResponses' | 'trustProxy'>;
   now?: () => Date;
   /** The process's stop (readiness, streams told to end, work the stop waits for); absent: one that never stops. */
@@ -95,6 +97,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     lifecycle,
     notifications: deps.notifications,
     streamSettings: deps.streamSettings ?? DEFAULT_STREAM_SETTINGS,
+    webhooks: deps.webhooks,
     ...(deps.tutor ? { tutor: deps.tutor } : {}),
     ...(deps.paymentProviderSecret ? { paymentProviderSecret: deps.paymentProviderSecret } : {}),
     ...(deps.aiQueue ? { aiQueue: deps.aiQueue } : {}),

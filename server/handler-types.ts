@@ -8,6 +8,8 @@ import type { AiQueue } from './ai-queue.ts';
 import type { Notifications } from './events/notifications.ts';
 import type { StreamSettings } from './events/readiness-stream.ts';
 import type { Lifecycle } from './lifecycle.ts';
+import type { SecretBox } from './secret-box.ts';
+import type { TargetOptions } from './webhooks/target-address.ts';
 
 interface OperationShape {
   parameters: { query?: unknown; path?: unknown; header?: unknown };
@@ -56,6 +58,14 @@ export interface HandlerContext {
   aiQueue?: AiQueue;
   /** The general surface's live streams: the notification path between processes and the streams' timing. */
   streams?: { notifications: Notifications; settings: StreamSettings };
+  /** The general surface's webhook endpoint settings; the partner surface has none. */
+  webhooks?: WebhookEndpointSettings;
+}
+
+/** What managing webhook endpoints needs: the box that seals their signing secrets, and where they may point. */
+export interface WebhookEndpointSettings {
+  secrets: SecretBox;
+  targets: TargetOptions;
 }
 
 export type Handler<O extends OperationShape, Defaulted extends PropertyKey, Principal> = (

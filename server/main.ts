@@ -26,7 +26,7 @@ import { collectProcessMetrics, metricsRegistry, observePool } from './metrics.t
 import { metricsUrl, serveMetrics } from './metrics-server.ts';
 import { deliversWebhooks, parseRole, servesHttp, type ProcessRole } from './process-role.ts';
 import { memoryLimitStores, redisLimitStores } from './rate-limits.ts';
-import { secretBox } from './secret-box.ts';
+import { secretBox, type SecretBox } from './secret-box.ts';
 import { secretsKeyFor } from './secrets-key.ts';
 import { describeStartupError } from './startup-errors.ts';
 import { startDeliveryWorker } from './webhooks/worker.ts';
@@ -118,12 +118,15 @@ async function serve(db: Db, demo: Demo | undefined): Promise<void> {
   const tutor = tutorFromConfig(config.ai);
   collectProcessMetrics();
   const lifecycle = createLifecycle();
-  const worker = deliversWebhooks(role) ? deliveryWorker(db, lifecycle) : undefined;
+  // One box seals and opens the webhook secrets for the endpoint API and for delivery.
+  const secrets = secretBox(secretsKeyFor(config));
+  const worker = deliversWebhooks(role) ? deliveryWorker(db, lifecycle, secrets) : undefined;
   // Readiness moves reach this process's streams over it, whichever process made them.
   const databaseUrl = 'databaseUrl' in config.database ? config.database.databaseUrl : undefined;
   const notifications = notificationsFor(db, databaseUrl, { logger, timeoutMs: config.databaseTimeouts.connectMs });
+  const webhooks = { secrets, targets: { allowPrivate: config.webhooks.allowPrivateTargets } };
   progress('building the app');
-  const app = await createApp({ db, logger, limitStores, tokens, tutor, aiQueue: createAiQueue(config.aiQueue), config, lifecycle, notifications, streamSettings: config.streams, ...(config.paymentProviderSecret ? { paymentProviderSecret: config.paymentProviderSecret } : {}) });
+  const app = await createApp({ db, logger, limitStores, tokens, tutor, webhooks, aiQueue: createAiQueue(config.aiQueue), config, lifecycle, notifications, streamSettings: config.streams, ...(config.paymentProviderSecret ? { paymentProviderSecret: config.paymentProviderSecret } : {}) });
   const server = createServer(app);
   // Express's app.listen hands a listen error (EADDRINUSE) to its callback, where it is easily lost; a plain
   // server rejects here instead, and the start fails with one line.
@@ -151,8 +154,8 @@ async function serve(db: Db, demo: Demo | undefined): Promise<void> {
   });
 }
 
-function deliveryWorker(db: Db, lifecycle: LifecycleControl) {
-  return startDeliveryWorker({ db, box: secretBox(secretsKeyFor(config)), config: config.webhooks, logger, lifecycle });
+function deliveryWorker(db: Db, lifecycle: LifecycleControl, box: SecretBox) {
+  return startDeliveryWorker({ db, box, config: config.webhooks, logger, lifecycle });
 }
 
 /**
@@ -162,7 +165,7 @@ function deliveryWorker(db: Db, lifecycle: LifecycleControl) {
 async function deliverOnly(db: Db): Promise<void> {
   collectProcessMetrics();
   const lifecycle = createLifecycle();
-  const worker = deliveryWorker(db, lifecycle);
+  const worker = deliveryWorker(db, lifecycle, secretBox(secretsKeyFor(config)));
   const metricsServer = config.metrics ? await serveMetrics(config.metrics, () => metricsRegistry.metrics(), metricsRegistry.contentType) : undefined;
   logger.info({ database: describeTarget(config.database) }, 'delivering webhooks');
   process.stderr.write(`study-companion-api worker: delivering webhooks  (${describeTarget(config.database)})${metricsServer ? `\n  metrics (Prometheus): ${metricsUrl(metricsServer)}` : ''}\n`);

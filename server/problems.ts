@@ -47,6 +47,13 @@ export const problems = {
     ),
   notFound: (detail: string) => new Problem(404, 'not_found', 'Not found', detail),
   conflict: (detail: string) => new Problem(409, 'conflict', 'Conflict', detail),
+  /** A webhook endpoint's URL the service will not deliver to; `code` says why (server/webhooks/target-address.ts). */
+  undeliverableUrl: (code: string, reason: string) =>
+    new Problem(400, code, 'Webhook URL refused', `Webhooks cannot be sent to this URL: ${reason}.`, { errors: [{ path: 'body.url', message: reason }] }),
+  endpointLimitReached: (max: number) =>
+    new Problem(409, 'endpoint_limit_reached', 'Endpoint limit reached', `You have ${max} webhook endpoints, the most a student may have; delete one first.`),
+  endpointDisabled: () =>
+    new Problem(409, 'endpoint_disabled', 'Endpoint disabled', 'This endpoint is disabled; enable it (PATCH {"enabled":true}) before sending to it.'),
   methodNotAllowed: (method: string, path: string, allow: string[], why = '') =>
     new Problem(405, 'method_not_allowed', 'Method not allowed', `${method} is not allowed on ${path}${why}.`, { headers: { Allow: allow.join(', ') } }),
   payloadTooLarge: (limitBytes: number) =>

@@ -6,12 +6,14 @@ export interface NewEvent {
   user_id: string;
   data: unknown;
   created_at: Date;
+  /** Null: the fan-out sends it to every endpoint that wants it. */
+  fanned_out_at: Date | null;
 }
 
 export async function insertEvent(trx: Db, event: NewEvent): Promise<string> {
   const row = await trx
     .insertInto('events')
-    .values({ type: event.type, user_id: event.user_id, data: JSON.stringify(event.data), created_at: event.created_at })
+    .values({ type: event.type, user_id: event.user_id, data: JSON.stringify(event.data), created_at: event.created_at, fanned_out_at: event.fanned_out_at })
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;

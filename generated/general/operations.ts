@@ -6,11 +6,13 @@ export const operationIds = [
   'createExam',
   'createMyApiKey',
   'createTask',
+  'createWebhookEndpoint',
   'deleteCard',
   'deleteConversation',
   'deleteDeck',
   'deleteExam',
   'deleteTask',
+  'deleteWebhookEndpoint',
   'getCard',
   'getConversation',
   'getDeck',
@@ -19,22 +21,29 @@ export const operationIds = [
   'getSchedule',
   'getTask',
   'getTodayLoop',
+  'getWebhookEndpoint',
   'listCards',
   'listConversations',
   'listDecks',
   'listExams',
   'listMyApiKeys',
   'listTasks',
+  'listWebhookDeliveries',
+  'listWebhookEndpoints',
   'receivePaymentEvent',
+  'resendWebhookDelivery',
   'reviewCard',
   'revokeMyApiKey',
+  'rotateWebhookEndpointSecret',
+  'sendWebhookTestEvent',
   'streamExamReadiness',
   'streamTutorChat',
   'updateCard',
   'updateDeck',
   'updateExam',
   'updateMyProfile',
-  'updateTask'
+  'updateTask',
+  'updateWebhookEndpoint'
 ] as const;
 export type OperationId = (typeof operationIds)[number];
 
@@ -46,4 +55,5 @@ export interface QueryDefaults {
   listDecks: 'limit';
   listExams: 'limit';
   listTasks: 'limit';
+  listWebhookDeliveries: 'limit';
 }

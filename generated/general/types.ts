@@ -581,6 +581,153 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/webhooks/endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The student's webhook endpoints
+         * @description The current student's endpoints, oldest first (at most 10, so the list comes whole); never their secrets.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description Registers an `https` URL to receive the kinds of event listed. The response carries the endpoint's signing
+         *     secret (`whsec_…`): this is the only time it is shown. The URL must resolve to public addresses only, else `400`
+         *     naming `body.url` with a `webhook_url_…` code; subscribing to a kind needs the read scope of its resource (`403` otherwise). A student has
+         *     at most 10 endpoints: an eleventh is `409 endpoint_limit_reached`.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/endpoints/{endpoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id`. Another student's endpoint answers `404`, like one that does not exist. */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * One webhook endpoint
+         * @description One of the student's endpoints, with its status; never its secret.
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a webhook endpoint
+         * @description Removes the endpoint with its deliveries; nothing more is sent to it, and attempts already running are its last.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description Changes the fields sent: the URL (checked like at registration), the kinds, the description, or `enabled`.
+         *     Enabling an endpoint the service disabled for failing clears `failing_since`; its status becomes `enabled`.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/api/webhooks/endpoints/{endpoint_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An endpoint's recent deliveries
+         * @description The deliveries to one endpoint, newest first, with the number of attempts, the last one's outcome and when the next
+         *     is due. Cursor-paginated.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/endpoints/{endpoint_id}/deliveries/{delivery_id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-send a delivery
+         * @description Queues the event for this endpoint again, at once, with the same `webhook-id` (a receiver that got it before
+         *     de-duplicates it), and a fresh round of retries if it fails. A delivery still pending is simply attempted now. A
+         *     disabled endpoint gets nothing: `409`, enable it first.
+         */
+        post: operations["resendWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/endpoints/{endpoint_id}/secret/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate an endpoint's signing secret
+         * @description Makes a new signing secret and returns it, shown this once. For 24 hours (`previous_secret_expires_at`) every
+         *     delivery carries two signatures in `webhook-signature`, one per secret, so the receiver can switch to the new
+         *     secret without refusing a delivery; then only the new one signs. Rotating again within those 24 hours drops the
+         *     oldest secret at once.
+         */
+        post: operations["rotateWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/endpoints/{endpoint_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to an endpoint
+         * @description Stores a `webhook.test` event and queues its delivery to this endpoint only, through the same queue, signatures
+         *     and retries as every other event; follow it in the endpoint's deliveries. A disabled endpoint gets nothing:
+         *     `409`, enable it first.
+         */
+        post: operations["sendWebhookTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "exam.created": {
@@ -784,6 +931,27 @@ export interface webhooks {
          *     `webhooks` tag).
          */
         post: operations["receiveUserWarned"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A test delivery
+         * @description Sent when the endpoint's owner asks for one (`POST /api/webhooks/endpoints/{endpoint_id}/test`), to that endpoint
+         *     only, through the same queue, signatures and retries as every other event. Answer any 2xx within 10 seconds.
+         */
+        post: operations["receiveWebhookTest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1065,7 +1233,7 @@ export interface components {
          *     ignores kinds it does not know.
          * @enum {string}
          */
-        EventType: "task.created" | "task.updated" | "task.completed" | "task.deleted" | "exam.created" | "exam.updated" | "exam.deleted" | "payment.succeeded" | "user.warned";
+        EventType: "task.created" | "task.updated" | "task.completed" | "task.deleted" | "exam.created" | "exam.updated" | "exam.deleted" | "payment.succeeded" | "user.warned" | "webhook.test";
         /** @description An exam of the current student, the decks and tasks that prepare for it, and the readiness for it now. */
         Exam: {
             /** Format: date-time */
@@ -1272,6 +1440,17 @@ export interface components {
             priority?: components["schemas"]["TaskPriority"];
             recurrence?: components["schemas"]["TaskRecurrence"];
             title: string;
+        };
+        NewWebhookEndpoint: {
+            /** @default  */
+            description: string;
+            /**
+             * @description `false` registers it turned off: nothing is delivered until it is enabled.
+             * @default true
+             */
+            enabled: boolean;
+            event_types: components["schemas"]["WebhookEndpointEventTypes"];
+            url: components["schemas"]["WebhookEndpointUrl"];
         };
         notes: string;
         /** @description A payment for a plan, recorded from the payment provider's callback or by an operator. */
@@ -1621,7 +1800,7 @@ export interface components {
          * @description An OAuth scope; the list with descriptions is in the OAuth2 security scheme.
          * @enum {string}
          */
-        Scope: "profile:read" | "profile:write" | "keys:manage" | "tasks:read" | "tasks:write" | "schedule:read" | "decks:read" | "decks:write" | "exams:read" | "exams:write" | "today:read" | "ai:chat";
+        Scope: "profile:read" | "profile:write" | "keys:manage" | "tasks:read" | "tasks:write" | "schedule:read" | "decks:read" | "decks:write" | "exams:read" | "exams:write" | "today:read" | "ai:chat" | "webhooks:manage";
         /**
          * Format: uuid
          * @description The same for every occurrence of one recurring task (the `id` of its first occurrence); null for a task that
@@ -1918,6 +2097,141 @@ export interface components {
             /** @example Repeated automated requests to /api/ai/chat outside the fair-use policy. */
             reason: string;
         };
+        /** @description One event's delivery to one endpoint, with its attempts so far. */
+        WebhookDelivery: {
+            /** @description Attempts made so far. */
+            attempts: number;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: uuid
+             * @description The event's `id`, sent as `webhook-id` on every attempt.
+             */
+            event_id: string;
+            event_type: components["schemas"]["EventType"];
+            /** Format: uuid */
+            id: string;
+            /** @description The latest attempt; `null` before the first. */
+            last_attempt: components["schemas"]["WebhookDeliveryAttempt"] | null;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due; `null` unless pending.
+             */
+            next_attempt_at: string | null;
+            /**
+             * @description `pending`: an attempt is due or running; `succeeded`: a 2xx answered; `failed`: retries are over (re-send it to try again).
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed";
+            /** Format: date-time */
+            succeeded_at: string | null;
+        };
+        WebhookDeliveryAttempt: {
+            duration_ms: number;
+            /** @description Why the attempt failed without a status (a timeout, a refused connection, an address not allowed), or `null`. */
+            error: string | null;
+            /** @description The receiver's HTTP status; `null` when no response came (see `error`). */
+            response_status: number | null;
+            /** Format: date-time */
+            started_at: string;
+        };
+        WebhookDeliveryList: {
+            /** @description Deliveries to the endpoint, newest first. */
+            data: components["schemas"]["WebhookDelivery"][];
+            has_more: boolean;
+            /** @description Pass as `cursor` for the next page; `null` on the last page. */
+            next_cursor: string | null;
+        };
+        /**
+         * @description An endpoint of the student's that events are delivered to (after Stripe's and GitHub's webhook endpoints). Its
+         *     signing secret is shown only when it is made: at creation and at each rotation.
+         */
+        WebhookEndpoint: {
+            /** Format: date-time */
+            created_at: string;
+            /** @description A note of the student's, to recognise the endpoint. */
+            description: string;
+            event_types: components["schemas"]["WebhookEndpointEventTypes"];
+            /**
+             * Format: date-time
+             * @description When deliveries to it began to fail without a success since; `null` while it answers.
+             */
+            failing_since: string | null;
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: date-time
+             * @description After a rotation, until when the previous secret also signs (each delivery then carries two signatures); `null` otherwise.
+             */
+            previous_secret_expires_at: string | null;
+            /**
+             * @description `enabled`: events are delivered. `disabled`: turned off by the student; events that happen meanwhile are not
+             *     delivered to it. `disabled_failing`: turned off by the service after three days of failed deliveries; enable it
+             *     again (`PATCH {"enabled": true}`) once the receiver works.
+             * @enum {string}
+             */
+            status: "enabled" | "disabled" | "disabled_failing";
+            /** Format: date-time */
+            updated_at: string;
+            url: components["schemas"]["WebhookEndpointUrl"];
+        };
+        /**
+         * @description The kinds of event delivered to the endpoint, at least one. Subscribing to a kind needs the read scope of its
+         *     resource (`tasks:read` for `task.*`, `exams:read` for `exam.*`, `profile:read` for `payment.*` and `user.*`), else
+         *     `403 insufficient_scope`. `webhook.test` is sent on request only (`POST …/test`), whether listed or not.
+         * @example [
+         *       "task.created",
+         *       "task.updated",
+         *       "task.completed",
+         *       "exam.updated"
+         *     ]
+         */
+        WebhookEndpointEventTypes: components["schemas"]["EventType"][];
+        WebhookEndpointList: {
+            /** @description The student's endpoints, oldest first (at most 10). */
+            data: components["schemas"]["WebhookEndpoint"][];
+        };
+        /** @description The fields to change; the others keep their values. */
+        WebhookEndpointUpdate: {
+            description?: string;
+            /**
+             * @description `false` turns it off; `true` turns it on, also after the service disabled it for failing (which clears
+             *     `failing_since`). Deliveries already given up are not retried: re-send them one by one.
+             */
+            enabled?: boolean;
+            event_types?: components["schemas"]["WebhookEndpointEventTypes"];
+            url?: components["schemas"]["WebhookEndpointUrl"];
+        };
+        /**
+         * Format: uri
+         * @description Where deliveries are POSTed: an `https` URL whose host resolves to public addresses only, checked now and again on
+         *     the address each delivery connects to. A URL the service cannot deliver to is a `400` naming `body.url`, with the
+         *     reason in `code`: `webhook_url_invalid` (not an absolute URL, or credentials in it), `webhook_url_not_https`,
+         *     `webhook_url_not_public` (a loopback, private, link-local or otherwise non-public address),
+         *     `webhook_url_unresolvable` (the host does not resolve).
+         * @example https://receiver.example.com/study-companion/events
+         */
+        WebhookEndpointUrl: string;
+        /** @description An endpoint with its current signing secret, shown this once (at creation and at each rotation). */
+        WebhookEndpointWithSecret: components["schemas"]["WebhookEndpoint"] & {
+            /**
+             * @description The signing secret (Standard Webhooks: `whsec_` and 24 to 64 random bytes in base64). This is the only time it
+             *     is shown; store it where the receiver verifies signatures.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        /**
+         * @description A test, sent on request (`POST /api/webhooks/endpoints/{endpoint_id}/test`) to that one endpoint only, whatever its
+         *     `event_types`: check that the receiver gets and verifies deliveries. `data.object` is the endpoint as it is.
+         */
+        WebhookTestEvent: components["schemas"]["EventEnvelope"] & {
+            data: {
+                object: components["schemas"]["WebhookEndpoint"];
+            };
+            /** @constant */
+            type: "webhook.test";
+        };
     };
     responses: {
         /** @description Invalid request */
@@ -2048,6 +2362,16 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The endpoint is disabled; enable it first. */
+        WebhookEndpointDisabled: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
     };
     parameters: {
         /** @description The card's `id`. Another student's card answers `404`, like one that does not exist. */
@@ -2075,6 +2399,10 @@ export interface components {
         LastEventId: string;
         /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
         Limit: number;
+        /** @description The delivery's `id`, from the endpoint's list of deliveries. */
+        WebhookDeliveryId: string;
+        /** @description The endpoint's `id`. Another student's endpoint answers `404`, like one that does not exist. */
+        WebhookEndpointId: string;
         /** @description The event's `id` (Standard Webhooks). The same on every retry and re-send of one event: de-duplicate on it. */
         WebhookId: string;
         /**
@@ -3547,6 +3875,358 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoints. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key of your choice (a UUID is a good one), 1–255 characters, that makes a create safe to retry. The first
+                 *     successful response to a key is stored with a hash of the request body for 24 hours: a retry with the same key and
+                 *     body gets that response again (with `Idempotent-Replayed: true`) and creates nothing; the same key with a
+                 *     different body is a `422 idempotency_key_reused`; a retry while the first request is still running is a
+                 *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewWebhookEndpoint"];
+            };
+        };
+        responses: {
+            /** @description The endpoint and its signing secret, shown this once (or, for a retried Idempotency-Key, the first response). */
+            201: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description The student has 10 endpoints already, or a request with the same Idempotency-Key is still running. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id`. Another student's endpoint answers `404`, like one that does not exist. */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id`. Another student's endpoint answers `404`, like one that does not exist. */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id`. Another student's endpoint answers `404`, like one that does not exist. */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointUpdate"];
+            };
+        };
+        responses: {
+            /** @description The changed endpoint. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path: {
+                /** @description The endpoint's `id`. Another student's endpoint answers `404`, like one that does not exist. */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resendWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The delivery's `id`, from the endpoint's list of deliveries. */
+                delivery_id: components["parameters"]["WebhookDeliveryId"];
+                /** @description The endpoint's `id`. Another student's endpoint answers `404`, like one that does not exist. */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued again. */
+            202: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["WebhookEndpointDisabled"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id`. Another student's endpoint answers `404`, like one that does not exist. */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint with its new secret, shown this once. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    sendWebhookTestEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id`. Another student's endpoint answers `404`, like one that does not exist. */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued; the delivery is in the endpoint's list. */
+            202: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["WebhookEndpointDisabled"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     receiveExamCreated: {
         parameters: {
             query?: never;
@@ -3859,6 +4539,42 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["UserWarnedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery is done. The body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveWebhookTest: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's `id` (Standard Webhooks). The same on every retry and re-send of one event: de-duplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description Space-separated signatures (Standard Webhooks): `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`
+                 *     under the endpoint's secret (`whsec_<base64 key>`; the key is the base64-decoded part after the prefix). During the
+                 *     24 hours after a secret rotation there are two, one per secret: accept the delivery when any one verifies.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Unix seconds at which this attempt was signed (Standard Webhooks). Reject a delivery whose timestamp is more than
+                 *     5 minutes from your clock: it protects against replays.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookTestEvent"];
             };
         };
         responses: {

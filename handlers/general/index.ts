@@ -10,6 +10,17 @@ import { getSchedule } from './schedule.ts';
 import { createTask, deleteTask, getTask, listTasks, updateTask } from './tasks.ts';
 import { getTodayLoop } from './today.ts';
 import type { GeneralHandlers } from './types.ts';
+import {
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  getWebhookEndpoint,
+  listWebhookDeliveries,
+  listWebhookEndpoints,
+  resendWebhookDelivery,
+  rotateWebhookEndpointSecret,
+  sendWebhookTestEvent,
+  updateWebhookEndpoint,
+} from './webhooks.ts';
 
 export const generalHandlers = {
   createAccount,
@@ -47,4 +58,13 @@ export const generalHandlers = {
   listConversations,
   getConversation,
   deleteConversation,
+  listWebhookEndpoints,
+  createWebhookEndpoint,
+  getWebhookEndpoint,
+  updateWebhookEndpoint,
+  deleteWebhookEndpoint,
+  rotateWebhookEndpointSecret,
+  sendWebhookTestEvent,
+  listWebhookDeliveries,
+  resendWebhookDelivery,
 } satisfies GeneralHandlers;

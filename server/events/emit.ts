@@ -18,11 +18,13 @@ export interface EmittedEvent<T extends EventType> {
   data: EventData<T>;
   /** When the change happened: the same instant the change itself records. */
   at: Date;
+  /** Sent only where the caller schedules it (a test to one endpoint): stored as fanned out already, so the fan-out passes it by. */
+  direct?: boolean;
 }
 
 /** Stores the event in the caller's transaction; returns its id (the envelope's `id` and the `webhook-id`). */
 export async function emitEvent<T extends EventType>(trx: Db, event: EmittedEvent<T>): Promise<string> {
-  return insertEvent(trx, { type: event.type, user_id: event.studentId, data: event.data, created_at: event.at });
+  return insertEvent(trx, { type: event.type, user_id: event.studentId, data: event.data, created_at: event.at, fanned_out_at: event.direct ? event.at : null });
 }
 
 /** The envelope a receiver gets, from a stored event. */

@@ -12,6 +12,7 @@ import { generalHandlers } from '../../handlers/general/index.ts';
 import type { AccessTokenIssuer } from '../auth/access-tokens.ts';
 import { credentialCarriers } from '../auth/credential-carriers.ts';
 import type { AuthFailureLimit } from '../auth-failure-limit.ts';
+import type { WebhookEndpointSettings } from '../handler-types.ts';
 import { loadSurfaceContract, type Contract } from '../contract.ts';
 import { problems } from '../problems.ts';
 import { createLimiter, type LimitStores } from '../rate-limits.ts';
@@ -42,6 +43,7 @@ export interface GeneralDeps {
   /** Carries readiness moves between processes to the readiness streams. */
   notifications: Notifications;
   streamSettings: StreamSettings;
+  webhooks: WebhookEndpointSettings;
   onContractViolation?: (req: Request, failures: string[]) => void;
 }
 
@@ -66,7 +68,7 @@ export async function general(deps: GeneralDeps) {
     authorize: authorizeScopes,
     limit,
     handlers: generalHandlers,
-    context: { db: deps.db, now: deps.now, lifecycle: deps.lifecycle, apiVersion: contract.definition.info.version, streams: { notifications: deps.notifications, settings: deps.streamSettings }, ...(deps.tutor ? { tutor: deps.tutor } : {}), ...(deps.paymentProviderSecret ? { paymentProviderSecret: deps.paymentProviderSecret } : {}), ...(deps.aiQueue ? { aiQueue: deps.aiQueue } : {}) },
+    context: { db: deps.db, now: deps.now, lifecycle: deps.lifecycle, apiVersion: contract.definition.info.version, webhooks: deps.webhooks, streams: { notifications: deps.notifications, settings: deps.streamSettings }, ...(deps.tutor ? { tutor: deps.tutor } : {}), ...(deps.paymentProviderSecret ? { paymentProviderSecret: deps.paymentProviderSecret } : {}), ...(deps.aiQueue ? { aiQueue: deps.aiQueue } : {}) },
     ...(deps.onContractViolation ? { onContractViolation: deps.onContractViolation } : {}),
   });
   return { serve, scopes: scopeDescriptions(contract) };

@@ -13,10 +13,10 @@ import {
   markEndpointFailing,
 } from '../../db/queries/deliveries.ts';
 import type { WebhookConfig } from '../config.ts';
-import { envelopeOf } from '../events/emit.ts';
+import { envelopeOf, type EventType } from '../events/emit.ts';
 import { countDeliveryAttempt, observeWebhookAttempt, type DeliveryOutcome } from '../metrics.ts';
 import type { SecretBox } from '../secret-box.ts';
-import { readScopeOf } from './read-scopes.ts';
+import { readScopeOf } from '../events/read-scopes.ts';
 import { endpointFailingTooLong, retryDelayMs } from './retry-schedule.ts';
 import { signingSecrets } from './secrets.ts';
 import { sendWebhook } from './send.ts';
@@ -42,7 +42,7 @@ export async function attemptDelivery(context: AttemptContext, claim: Claim): Pr
 
   const covered =
     delivery.enabled &&
-    (delivery.endpoint_client_id === null || (await appMayReceive(db, delivery.endpoint_client_id, delivery.event_user_id, readScopeOf(delivery.event_type))));
+    (delivery.endpoint_client_id === null || (await appMayReceive(db, delivery.endpoint_client_id, delivery.event_user_id, readScopeOf(delivery.event_type as EventType))));
   if (!covered) {
     const recorded = await finishDelivery(db, claim, { status: 'failed', next_attempt_at: null, attempted_at: null, succeeded_at: null });
     return count(recorded ? 'skipped' : 'lost');

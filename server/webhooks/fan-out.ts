@@ -6,7 +6,8 @@
 import type { Db } from '../../db/connect.ts';
 import { endpointsForEvent, lockEventsToFanOut, markFannedOut } from '../../db/queries/deliveries.ts';
 import { scheduleDelivery } from './queue.ts';
-import { readScopeOf } from './read-scopes.ts';
+import type { EventType } from '../events/emit.ts';
+import { readScopeOf } from '../events/read-scopes.ts';
 
 const BATCH = 100;
 
@@ -15,7 +16,7 @@ export async function fanOutEvents(db: Db, now = new Date()): Promise<number> {
   return db.transaction().execute(async (trx) => {
     const events = await lockEventsToFanOut(trx, BATCH);
     for (const event of events) {
-      for (const endpoint of await endpointsForEvent(trx, event, readScopeOf(event.type))) {
+      for (const endpoint of await endpointsForEvent(trx, event, readScopeOf(event.type as EventType))) {
         await scheduleDelivery(trx, { eventId: event.id, endpointId: endpoint.id }, now);
       }
     }

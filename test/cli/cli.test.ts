@@ -19,6 +19,8 @@ import { envelopeOf } from '../../server/events/emit.ts';
 import { contractClient } from '../support/contract.ts';
 import { assertEventConforms } from '../support/event-contract.ts';
 import { buildApp } from '../support/partner-app.ts';
+import { secretBox } from '../../server/secret-box.ts';
+import { signingSecrets } from '../../server/webhooks/secrets.ts';
 import { TEST_SECRETS_KEY } from '../support/server-process.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -296,6 +298,56 @@ describe('cli', function () {
     assert.equal(unknownScope.code, 2);
   });
 
+  it('clients webhook set|show|rotate|remove manage an app’s one endpoint; its secret is printed once and stored sealed', async () => {
+    const created = await cli(['clients', 'create', '--name', 'Planner', '--redirect-uri', 'https://planner.example/cb'], env);
+    const clientId = created.stdout.trimEnd().split('\n').at(-1)!;
+    const box = secretBox(Buffer.from(TEST_SECRETS_KEY, 'base64'));
+    const endpointRow = () => inspect((db) => db.selectFrom('webhook_endpoints').selectAll().where('client_id', '=', clientId).executeTakeFirst());
+
+    const loopback = await cli(['clients', 'webhook', 'set', clientId, '--url', 'https://127.0.0.1/hooks'], env);
+    assert.equal(loopback.code, 2);
+    assert.match(loopback.stderr, /^error: clients webhook set: --url .*not a public address \(webhook_url_not_public\)$/m);
+    const allowed = { ...env, WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' };
+    const set = await cli(['clients', 'webhook', 'set', clientId, '--url', 'http://127.0.0.1:9/hooks', '--events', 'task.created task.completed'], allowed);
+    assert.equal(set.code, 0, set.stderr);
+    const secret = set.stdout.trimEnd().split('\n').at(-1)!;
+    assert.match(secret, /^whsec_/);
+    let row = (await endpointRow())!;
+    assert.deepEqual([row.url, row.event_types, row.enabled, row.user_id], ['http://127.0.0.1:9/hooks', ['task.created', 'task.completed'], true, null]);
+    assert.ok(!JSON.stringify(row).includes(secret.slice(6)), 'the secret is stored sealed');
+    assert.deepEqual(signingSecrets(box, row, new Date()), [secret]);
+
+    const changed = await cli(['clients', 'webhook', 'set', clientId, '--url', 'http://127.0.0.1:9/other'], allowed);
+    assert.equal(changed.code, 0, changed.stderr);
+    assert.doesNotMatch(changed.stdout, /whsec_/);
+    row = (await endpointRow())!;
+    assert.equal(row.url, 'http://127.0.0.1:9/other');
+    assert.ok(row.event_types.includes('exam.updated') && !row.event_types.includes('webhook.test'), 'without --events: every kind an app can receive');
+    assert.deepEqual(signingSecrets(box, row, new Date()), [secret], 'set on an existing endpoint keeps its secret');
+
+    const shown = await cli(['clients', 'webhook', 'show', clientId], env);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(shown.stdout, /^url\s+http:\/\/127\.0\.0\.1:9\/other$/m);
+    assert.match(shown.stdout, /^status\s+enabled$/m);
+    assert.doesNotMatch(shown.stdout, /whsec_/);
+
+    const rotated = await cli(['clients', 'webhook', 'rotate', clientId], env);
+    assert.equal(rotated.code, 0, rotated.stderr);
+    const newSecret = rotated.stdout.trimEnd().split('\n').at(-1)!;
+    assert.deepEqual(signingSecrets(box, (await endpointRow())!, new Date()), [newSecret, secret], 'both sign during the overlap');
+
+    const removed = await cli(['clients', 'webhook', 'remove', clientId], env);
+    assert.equal(removed.code, 0, removed.stderr);
+    assert.equal(await endpointRow(), undefined);
+    const gone = await cli(['clients', 'webhook', 'show', clientId], env);
+    assert.equal(gone.code, 1);
+    assert.match(gone.stderr, /has no webhook endpoint/);
+    assert.equal((await cli(['clients', 'webhook', 'set', 'no-such-client', '--url', 'http://127.0.0.1:9/hooks'], allowed)).code, 1);
+    const incomplete = await cli(['clients', 'webhook'], env);
+    assert.equal(incomplete.code, 2);
+    assert.match(incomplete.stderr, /^error: clients webhook needs a command: set, show, rotate, remove$/m);
+  });
+
   it('keys rotate-signing: the new key signs, and a token signed by the previous one still verifies', async () => {
     // A process of the service, before the rotation: it signs a token with the key it knows.
     const tokenTtlSeconds = 900;
@@ -386,7 +438,7 @@ describe('cli', function () {
   it('--help lists every command and the environment variables', async () => {
     const run = await cli(['--help'], env);
     assert.equal(run.code, 0, run.stderr);
-    for (const text of ['migrate', 'seed [--demo] [--seed N]', 'keys create --name NAME', 'keys list', 'keys revoke PREFIX', 'holidays enable CC', 'users create', 'users plan', 'users warn', 'payments record', 'clients create', 'keys rotate-signing', 'config check', 'DATABASE_URL', 'DATA_DIR', 'SECRETS_KEY']) {
+    for (const text of ['migrate', 'seed [--demo] [--seed N]', 'keys create --name NAME', 'keys list', 'keys revoke PREFIX', 'holidays enable CC', 'users create', 'users plan', 'users warn', 'payments record', 'clients create', 'clients webhook set', 'clients webhook rotate', 'keys rotate-signing', 'config check', 'DATABASE_URL', 'DATA_DIR', 'SECRETS_KEY']) {
       assert.ok(run.stdout.includes(text), `usage lacks ${text}`);
     }
   });

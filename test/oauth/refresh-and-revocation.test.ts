@@ -9,7 +9,7 @@ import { memoryLimitStores } from '../../server/rate-limits.ts';
 import { contractClient } from '../support/contract.ts';
 import { generalApp } from '../support/general-app.ts';
 import { refresh, registerTestClient, signIn } from '../support/oauth-flow.ts';
-import { TEST_ISSUER, testNotifications } from '../support/partner-app.ts';
+import { TEST_ISSUER, testNotifications, testWebhookSettings } from '../support/partner-app.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 
 describe('OAuth refresh tokens, revocation and client credentials', () => {
@@ -85,6 +85,7 @@ describe('OAuth refresh tokens, revocation and client credentials', () => {
       limitStores: memoryLimitStores(),
       notifications: testNotifications(),
       tokens: accessTokenIssuer(key, { issuer: TEST_ISSUER, now: () => new Date() }),
+      webhooks: testWebhookSettings(),
       config: { bodyLimitBytes: 100 * 1024, validateResponses: false, trustProxy: false },
     });
     const student = await context.newStudent();

@@ -7,7 +7,7 @@ import { createApp } from '../../server/app.ts';
 import { memoryLimitStores } from '../../server/rate-limits.ts';
 import { newStudent } from '../support/general-app.ts';
 import { pkcePair, registerTestClient, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';
-import { testNotifications, testTokenIssuer } from '../support/partner-app.ts';
+import { testNotifications, testTokenIssuer, testWebhookSettings } from '../support/partner-app.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 
 describe('OAuth sign-in throttle', () => {
@@ -24,6 +24,7 @@ describe('OAuth sign-in throttle', () => {
       limitStores: memoryLimitStores(),
       notifications: testNotifications(),
       tokens: await testTokenIssuer(),
+      webhooks: testWebhookSettings(),
       config: { bodyLimitBytes: 100 * 1024, validateResponses: false, trustProxy: 1 },
     });
   }

@@ -29,8 +29,9 @@ export interface StudentOptions {
 
 export type App = Awaited<ReturnType<typeof buildApp>>;
 
-export async function generalApp() {
-  const app = await buildApp();
+/** `options` as for buildApp, e.g. `allowPrivateWebhookTargets` for a webhook receiver on loopback. */
+export async function generalApp(options: Parameters<typeof buildApp>[0] = {}) {
+  const app = await buildApp(options);
   const api = contractClient(app);
   return { app, api, db: testDatabase().db, newStudent: (options: StudentOptions = {}) => newStudent(app, options) };
 }

@@ -19,12 +19,14 @@ export interface IdempotentCreate {
   otherBody: Record<string, unknown>;
   /** How many things the operation created so far for the student. */
   count: (api: Api, student: Student, path: string) => Promise<number>;
+  /** The app to call; the default general app unless the operation needs other settings. */
+  app?: () => ReturnType<typeof generalApp>;
 }
 
 export function describeIdempotentCreate(operation: IdempotentCreate): void {
   describe('with an Idempotency-Key', () => {
     it('replays the first response for a retry and creates nothing more', async () => {
-      const { api, newStudent } = await generalApp();
+      const { api, newStudent } = await (operation.app ?? generalApp)();
       const alice = await newStudent();
       const path = await operation.prepare(api, alice);
       const key = randomUUID();
@@ -36,7 +38,7 @@ export function describeIdempotentCreate(operation: IdempotentCreate): void {
     });
 
     it('answers 422 idempotency_key_reused for the same key with another body', async () => {
-      const { api, newStudent } = await generalApp();
+      const { api, newStudent } = await (operation.app ?? generalApp)();
       const alice = await newStudent();
       const path = await operation.prepare(api, alice);
       const key = randomUUID();
@@ -47,7 +49,7 @@ export function describeIdempotentCreate(operation: IdempotentCreate): void {
     });
 
     it('answers 409 while the key is held by a request still running (PostgreSQL), else replays', async () => {
-      const { api, db, newStudent } = await generalApp();
+      const { api, db, newStudent } = await (operation.app ?? generalApp)();
       const alice = await newStudent();
       const path = await operation.prepare(api, alice);
       const key = randomUUID();

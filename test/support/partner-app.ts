@@ -1,4 +1,5 @@
 // A partner-surface app on the shared test database, with its own in-memory limit counters, and a key for it.
+import { randomBytes } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
 import type { Tutor } from '../../handlers/general/tutor/types.ts';
@@ -10,6 +11,7 @@ import { accessTokenIssuer, type AccessTokenIssuer } from '../../server/auth/acc
 import { loadSigningKey } from '../../server/auth/signing-keys.ts';
 import { issueApiKey } from '../../server/auth/api-keys.ts';
 import type { Lifecycle } from '../../server/lifecycle.ts';
+import { secretBox, SECRETS_KEY_BYTES } from '../../server/secret-box.ts';
 import { memoryLimitStores, type LimitStores } from '../../server/rate-limits.ts';
 import { contractClient } from './contract.ts';
 import { testDatabase } from './root-hooks.ts';
@@ -38,13 +40,31 @@ export function testNotifications(): Notifications {
  */
 const SHORT_STREAMS: StreamSettings = { heartbeatMs: 15_000, maxDurationMs: 100 };
 
+/** One secrets key per test run, as one process has on an in-memory database. */
+export const testSecrets = secretBox(randomBytes(SECRETS_KEY_BYTES));
+
+export function testWebhookSettings(allowPrivateTargets = false) {
+  return { secrets: testSecrets, targets: { allowPrivate: allowPrivateTargets } };
+}
+
 /**
  * `db` replaces the shared test database, e.g. with one that fails, to see how the app answers then; `lifecycle`
- * lets a test stop it.
+ * lets a test stop it; `allowPrivateWebhookTargets` lets webhook endpoints point at a receiver on loopback;
+ * `paymentProviderSecret`: null for an app without one; absent, the tests' secret (test/support/payment-provider.ts).
  */
-/** `paymentProviderSecret`: null for an app without one; absent, the tests' secret (test/support/payment-provider.ts). */
 export async function buildApp(
-  options: { limitStores?: LimitStores; logger?: Logger; tokens?: AccessTokenIssuer; db?: Db; tutor?: Tutor; aiQueue?: AiQueue; lifecycle?: Lifecycle; streamSettings?: StreamSettings; paymentProviderSecret?: string | null } = {},
+  options: {
+    limitStores?: LimitStores;
+    logger?: Logger;
+    tokens?: AccessTokenIssuer;
+    db?: Db;
+    tutor?: Tutor;
+    aiQueue?: AiQueue;
+    lifecycle?: Lifecycle;
+    streamSettings?: StreamSettings;
+    paymentProviderSecret?: string | null;
+    allowPrivateWebhookTargets?: boolean;
+  } = {},
 ) {
   const paymentProviderSecret = options.paymentProviderSecret === undefined ? TEST_PAYMENT_PROVIDER_SECRET : options.paymentProviderSecret;
   return createApp({
@@ -58,6 +78,7 @@ export async function buildApp(
     ...(paymentProviderSecret ? { paymentProviderSecret } : {}),
     notifications: testNotifications(),
     streamSettings: options.streamSettings ?? SHORT_STREAMS,
+    webhooks: testWebhookSettings(options.allowPrivateWebhookTargets),
     config: { bodyLimitBytes: 100 * 1024, validateResponses: false, trustProxy: false },
   });
 }
