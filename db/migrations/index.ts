@@ -12,8 +12,8 @@ import * as stableUniversityIds from './20261123_0003_stable_university_ids.ts';
 import * as signingKeys from './20261123_0004_signing_keys.ts';
 import * as eventsWebhooks from './20261123_0005_events_webhooks.ts';
 import * as webhookDeliveryQueue from './20261123_0006_webhook_delivery_queue.ts';
-import * as paymentsWarnings from './20261123_0010_payments_warnings.ts';
-import * as examReadiness from './20261123_0011_exam_readiness.ts';
+import * as paymentsWarnings from './20261123_0007_payments_warnings.ts';
+import * as examReadiness from './20261123_0008_exam_readiness.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261122_0001_partner_v1': partnerV1,
@@ -28,6 +28,6 @@ export const migrations: Record<string, Migration> = {
   '20261123_0004_signing_keys': signingKeys,
   '20261123_0005_events_webhooks': eventsWebhooks,
   '20261123_0006_webhook_delivery_queue': webhookDeliveryQueue,
-  '20261123_0010_payments_warnings': paymentsWarnings,
-  '20261123_0011_exam_readiness': examReadiness,
+  '20261123_0007_payments_warnings': paymentsWarnings,
+  '20261123_0008_exam_readiness': examReadiness,
 };
