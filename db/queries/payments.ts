@@ -1,17 +1,11 @@
 // Payments for plans: one row per provider event, whoever reports it (the provider's callback, an operator).
+import type { Insertable } from 'kysely';
 import type { Db } from '../connect.ts';
+import type { PaymentsTable } from '../schema.ts';
 
 const PAYMENT_COLUMNS = ['id', 'user_id', 'plan', 'amount', 'currency', 'provider', 'provider_event_id', 'paid_at'] as const;
 
-export interface NewPayment {
-  user_id: string;
-  plan: 'plus' | 'contract';
-  amount: number;
-  currency: string;
-  provider: 'provider' | 'manual';
-  provider_event_id: string;
-  paid_at: Date;
-}
+export type NewPayment = Omit<Insertable<PaymentsTable>, 'id' | 'created_at'>;
 
 export type PaymentRow = NonNullable<Awaited<ReturnType<typeof findPaymentOfProviderEvent>>>;
 
