@@ -37,9 +37,14 @@ function listeningPids(primary: ServerProcess): number[] {
   return [...primary.output().matchAll(/^\{"level":30,"time":\d+,"pid":(\d+)[^\n]*"msg":"listening"\}$/gm)].map((m) => Number(m[1]));
 }
 
+/** The primary's node children: tsx's esbuild service is a child of it too, at times, and is no worker. */
 function workerPids(primary: ServerProcess): number[] {
   try {
-    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(primary.child.pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+    return execFileSync('ps', ['-o', 'pid=,comm=', '--ppid', String(primary.child.pid)], { encoding: 'utf8' })
+      .split('\n')
+      .map((line) => line.trim().split(/\s+/))
+      .filter(([pid, command]) => pid && command === 'node')
+      .map(([pid]) => Number(pid));
   } catch {
     return []; // ps exits 1 when there are none
   }
