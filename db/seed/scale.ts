@@ -53,13 +53,14 @@ async function seedChunk(db: Db, c: { from: number; to: number; tag: string; uni
     with numbered as (
       select i, random() as recency, random() as skill from generate_series(${c.from}::int, ${c.to}::int) as i
     ), students as (
-      insert into users (nickname, first_name, xp, streak, premium_tier, university_id, last_active_at, last_study_date, created_at, country_code)
+      insert into users (nickname, first_name, xp, streak, plan, contract_per_minute, contract_per_day, contract_ai_per_hour, university_id, last_active_at, last_study_date, created_at, country_code)
       select
         's' || ${c.tag} || '_' || i,
         (${names})[1 + i % cardinality(${names})],
         floor(${MAX_XP} * skill ^ 3)::int,
         case when recency < 0.7 then floor(60 * random() ^ 2)::int else 0 end,
-        case when i % 20 = 0 then 'pro' when i % 7 = 0 then 'plus' else 'free' end,
+        case when i % 20 = 0 then 'contract' when i % 7 = 0 then 'plus' else 'free' end,
+        case when i % 20 = 0 then 2000 end, case when i % 20 = 0 then 500000 end, case when i % 20 = 0 then 500 end,
         case when cardinality(${universities}) = 0 or i % 10 = 0 then null else (${universities})[1 + i % cardinality(${universities})] end,
         case when recency < 0.7 then now() - random() * interval '30 days'
              when recency < 0.95 then now() - interval '31 days' - random() * interval '365 days' end,
