@@ -1,4 +1,4 @@
-// Stored first responses of idempotent requests (see handlers/general/idempotency.ts). Every function runs inside
+// Stored first responses of idempotent requests (see server/http/idempotency.ts). Every function runs inside
 // the request's transaction.
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';

@@ -3,8 +3,8 @@
 // so they always agree.
 import type { Db } from '../../db/connect.ts';
 import { deckLinks, linkedCards, studyDays, taskLinks } from '../../db/queries/exams.ts';
-import { CONSISTENCY_WINDOW_DAYS, readiness, type Readiness } from './readiness.ts';
-import { addDays, localDate, startOfDate } from './student-day.ts';
+import { CONSISTENCY_WINDOW_DAYS, readiness, type Readiness } from '../../domain/readiness.ts';
+import { addDays, localDate, startOfDate } from '../../domain/student-day.ts';
 
 export interface ExamPreparation {
   deck_ids: string[];

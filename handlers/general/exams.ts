@@ -20,10 +20,10 @@ import { readinessMoved } from '../../server/events/readiness.ts';
 import { streamReadiness } from '../../server/events/readiness-stream.ts';
 import type { GeneralPrincipal } from '../../server/general/principal.ts';
 import { problems, type FieldError } from '../../server/problems.ts';
-import { dateIdCursor, page } from './cursor.ts';
+import { dateIdCursor, page } from '../../server/http/cursor.ts';
 import { examPreparation } from './exam-preparation.ts';
-import { idempotently } from './idempotency.ts';
-import { daysBetween, localDate } from './student-day.ts';
+import { idempotently } from '../../server/http/idempotency.ts';
+import { daysBetween, localDate } from '../../domain/student-day.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 
 const noExam = () => problems.notFound('You have no exam with this id.');

@@ -22,10 +22,10 @@ import type { Db } from '../../db/connect.ts';
 import { recordStudyDay } from '../../db/queries/streak.ts';
 import { readinessMoved } from '../../server/events/readiness.ts';
 import { problems } from '../../server/problems.ts';
-import { page, timeIdCursor } from './cursor.ts';
-import { idempotently } from './idempotency.ts';
-import { nextDueAt, sm2Step, type Grade } from './srs.ts';
-import { localDate } from './student-day.ts';
+import { page, timeIdCursor } from '../../server/http/cursor.ts';
+import { idempotently } from '../../server/http/idempotency.ts';
+import { nextDueAt, sm2Step, type Grade } from '../../domain/srs.ts';
+import { localDate } from '../../domain/student-day.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 
 const noDeck = () => problems.notFound('You have no deck with this id.');

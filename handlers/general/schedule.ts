@@ -5,8 +5,8 @@ import { computeHolidays } from '../../db/seed/holidays.ts';
 import { problems } from '../../server/problems.ts';
 import { taskBody } from './task-body.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
-import { localDate } from './student-day.ts';
-import { InvalidWeek, resolveWeek, type Week } from './week.ts';
+import { localDate } from '../../domain/student-day.ts';
+import { InvalidWeek, resolveWeek, type Week } from '../../domain/week.ts';
 
 /**
  * The week view. Days are the student's (profile time zone). A card counts on the later of its due date and today,

@@ -4,10 +4,10 @@ import { previousAttributes } from '../../server/events/changes.ts';
 import { emitEvent } from '../../server/events/emit.ts';
 import { readinessMoved } from '../../server/events/readiness.ts';
 import { problems } from '../../server/problems.ts';
-import { page, timeIdCursor } from './cursor.ts';
-import { idempotently } from './idempotency.ts';
-import { assertValidRecurrence, InvalidRecurrence, nextOccurrence, normaliseRecurrence } from './recurrence.ts';
-import { localDate } from './student-day.ts';
+import { page, timeIdCursor } from '../../server/http/cursor.ts';
+import { idempotently } from '../../server/http/idempotency.ts';
+import { assertValidRecurrence, InvalidRecurrence, nextOccurrence, normaliseRecurrence } from '../../domain/recurrence.ts';
+import { localDate } from '../../domain/student-day.ts';
 import { taskBody } from './task-body.ts';
 import type { GeneralHandlers } from './types.ts';
 

@@ -2,9 +2,9 @@ import { listUpcomingExams } from '../../db/queries/exams.ts';
 import { listOpenTasks } from '../../db/queries/tasks.ts';
 import { findStreak, findStudyActivity, hasStudyMaterial, listDueDecks } from '../../db/queries/today.ts';
 import { problems } from '../../server/problems.ts';
-import { planDailyLoop, type LoopExam } from './daily-loop.ts';
+import { planDailyLoop, type LoopExam } from '../../domain/daily-loop.ts';
 import { examPreparation } from './exam-preparation.ts';
-import { studentDay } from './student-day.ts';
+import { studentDay } from '../../domain/student-day.ts';
 import type { GeneralHandlers } from './types.ts';
 
 export const getTodayLoop: GeneralHandlers['getTodayLoop'] = async ({ principal }, { db, now: clock }) => {

@@ -28,8 +28,8 @@ import { problems } from '../../server/problems.ts';
 import { resendDelivery, scheduleDelivery } from '../../server/webhooks/queue.ts';
 import { createWebhookSecret, openEndpointSecret, sealEndpointSecret, SECRET_ROTATION_OVERLAP_MS } from '../../server/webhooks/secrets.ts';
 import { assertDeliverableUrl, UndeliverableUrlError, type TargetOptions } from '../../server/webhooks/target-address.ts';
-import { page, timeIdCursor } from './cursor.ts';
-import { idempotently } from './idempotency.ts';
+import { page, timeIdCursor } from '../../server/http/cursor.ts';
+import { idempotently } from '../../server/http/idempotency.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 
 /** Endpoints per student: enough for a few integrations, few enough that one change fans out to a handful. */

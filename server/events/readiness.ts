@@ -8,8 +8,8 @@ import type { Db } from '../../db/connect.ts';
 import { listUpcomingExams } from '../../db/queries/exams.ts';
 import { nextReadinessVersion, pushedReadiness, readinessMovedSince, recordReadiness } from '../../db/queries/readiness.ts';
 import { examPreparation } from '../../handlers/general/exam-preparation.ts';
-import type { Readiness } from '../../handlers/general/readiness.ts';
-import { localDate } from '../../handlers/general/student-day.ts';
+import type { Readiness } from '../../domain/readiness.ts';
+import { localDate } from '../../domain/student-day.ts';
 import { notifyOnCommit } from './notifications.ts';
 
 /** The notification channel of readiness moves; the payload is `<user id>:<version>`. */

@@ -1,11 +1,11 @@
-// The Idempotency-Key behaviour every creating operation shares (handlers/general/idempotency.ts), checked per
+// The Idempotency-Key behaviour every creating operation shares (server/http/idempotency.ts), checked per
 // operation: a retry replays the first response and creates nothing, another body with the same key is 422, and a
 // key held by a request still running elsewhere is 409 (PostgreSQL; PGlite's single connection serialises the two,
 // so there the second one replays).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { tryLockIdempotencyKey } from '../../db/queries/idempotency.ts';
-import { idempotencyLockId } from '../../handlers/general/idempotency.ts';
+import { idempotencyLockId } from '../../server/http/idempotency.ts';
 import type { Student } from './general-app.ts';
 import { generalApp } from './general-app.ts';
 import { testDatabase } from './root-hooks.ts';

@@ -1,9 +1,9 @@
 // The daily loop's planner on scenarios: pure inputs in, the whole plan out, no database.
 import assert from 'node:assert/strict';
-import { planDailyLoop, type LoopDeck, type LoopExam, type LoopInputs, type LoopTask } from '../../handlers/general/daily-loop.ts';
-import { spread } from '../../handlers/general/comeback-plan.ts';
-import { readiness } from '../../handlers/general/readiness.ts';
-import { studentDay } from '../../handlers/general/student-day.ts';
+import { planDailyLoop, type LoopDeck, type LoopExam, type LoopInputs, type LoopTask } from '../../domain/daily-loop.ts';
+import { spread } from '../../domain/comeback-plan.ts';
+import { readiness } from '../../domain/readiness.ts';
+import { studentDay } from '../../domain/student-day.ts';
 
 const NOW = new Date('2026-11-22T10:00:00Z');
 

@@ -1,6 +1,6 @@
-// Readiness scenarios worked by hand from the formula in handlers/general/readiness.ts.
+// Readiness scenarios worked by hand from the formula in domain/readiness.ts.
 import assert from 'node:assert/strict';
-import { readiness, retrievability, type ReadinessInput } from '../../handlers/general/readiness.ts';
+import { readiness, retrievability, type ReadinessInput } from '../../domain/readiness.ts';
 
 const NOW = new Date('2026-11-22T12:00:00Z');
 const daysAgo = (days: number) => new Date(NOW.getTime() - days * 86_400_000);

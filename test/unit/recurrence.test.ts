@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import rrule from 'rrule';
-import { HORIZONS } from '../../handlers/general/recurrence-search.ts';
-import { assertValidRecurrence, InvalidRecurrence, nextOccurrence, normaliseRecurrence } from '../../handlers/general/recurrence.ts';
+import { HORIZONS } from '../../domain/recurrence-search.ts';
+import { assertValidRecurrence, InvalidRecurrence, nextOccurrence, normaliseRecurrence } from '../../domain/recurrence.ts';
 
 const generalSpec = JSON.parse(readFileSync(new URL('../../generated/general/openapi.json', import.meta.url), 'utf8'));
 const at = (iso: string) => new Date(iso);

@@ -1,9 +1,9 @@
 // SM-2 vectors worked out by hand from Piotr Wozniak's published description of SM-2 (SuperMemo 2, 1990):
 // I(1) = 1, I(2) = 6, I(n) = I(n-1) × EF; EF' = EF + (0.1 - (5 - q)(0.08 + (5 - q) 0.02)), never below 1.3;
 // q < 3 starts the repetitions again. The rows are chosen where the description leaves no room for reading; the
-// two places where the library reads it its own way are pinned separately below (see handlers/general/srs.ts).
+// two places where the library reads it its own way are pinned separately below (see domain/srs.ts).
 import assert from 'node:assert/strict';
-import { NEW_CARD, nextDueAt, sm2Step, type Grade, type SrsState } from '../../handlers/general/srs.ts';
+import { NEW_CARD, nextDueAt, sm2Step, type Grade, type SrsState } from '../../domain/srs.ts';
 
 /** Eases are binary doubles (2.7 + 0.1 is 2.8000000000000003); compare them to the decimal worked by hand. */
 function assertState(actual: SrsState, expected: SrsState, label: string): void {

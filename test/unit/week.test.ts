@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { localDate } from '../../handlers/general/student-day.ts';
-import { InvalidWeek, resolveWeek } from '../../handlers/general/week.ts';
+import { localDate } from '../../domain/student-day.ts';
+import { InvalidWeek, resolveWeek } from '../../domain/week.ts';
 
 const now = new Date('2026-11-25T12:00:00Z'); // a Wednesday
 

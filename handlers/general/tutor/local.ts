@@ -2,8 +2,8 @@
 // near, which task is next — names the question's topic back and suggests one next step. Deterministic: the same
 // message, history and facts give the same reply. It streams its reply sentence by sentence.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EXAM_PREP_DAYS } from '../daily-loop.ts';
-import { describeSpan, inDays, plural, taskName } from '../loop-wording.ts';
+import { EXAM_PREP_DAYS } from '../../../domain/daily-loop.ts';
+import { describeSpan, inDays, plural, taskName } from '../../../domain/loop-wording.ts';
 import { namedMaterial, topicOf } from './topic.ts';
 import type { StudentFacts, Turn, Tutor, TutorEvent, TutorRequest } from './types.ts';
 

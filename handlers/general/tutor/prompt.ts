@@ -1,6 +1,6 @@
 // The instructions a language model gets: who it is, and the student's situation as plain facts, so a model
 // answers from the same data the built-in tutor uses.
-import { localDate } from '../student-day.ts';
+import { localDate } from '../../../domain/student-day.ts';
 import type { StudentFacts } from './types.ts';
 
 export function systemPrompt(facts: StudentFacts): string {
