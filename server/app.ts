@@ -83,6 +83,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     authFailures,
     now,
     lifecycle,
+    notifications: deps.notifications,
     ...(onContractViolation ? { onContractViolation } : {}),
   });
   app.use((req, res, next) => (isUnder(req.path, PARTNER_V1_PREFIX) ? partner(req, res, next) : next()));

@@ -19,6 +19,8 @@ export interface Subscriber {
   message(payload: string): void;
   /** Messages may have been lost (the listening connection was (re)established): read the state again. */
   missed(): void;
+  /** Messages stop arriving until the next `missed` (the listening connection is lost): trust nothing kept till then. */
+  lost?(): void;
 }
 
 export interface Notifications {
@@ -69,15 +71,22 @@ function channelHub(listen: (channel: string, deliver: (payload: string) => void
   const missed = (channel: string) => {
     for (const subscriber of subscribers.get(channel) ?? []) subscriber.missed();
   };
+  const lost = (channel: string) => {
+    for (const subscriber of subscribers.get(channel) ?? []) subscriber.lost?.();
+  };
   const startListening = (channel: string) =>
     listen(channel, (payload) => dispatch(channel, payload)).then(
       () => missed(channel),
-      (error: unknown) => logger.warn({ err: error, channel }, 'could not listen for notifications; streams fall back to what they read'),
+      (error: unknown) => {
+        logger.warn({ err: error, channel }, 'could not listen for notifications; streams fall back to what they read');
+        lost(channel);
+      },
     );
   return {
     subscribers,
     dispatch,
     missed,
+    lost,
     subscribe(channel: string, subscriber: Subscriber) {
       if (!CHANNEL.test(channel)) throw new Error(`not a notification channel name: ${channel}`);
       let set = subscribers.get(channel);
@@ -155,7 +164,10 @@ function postgresNotifications(databaseUrl: string, options: ListenOptions): Not
     candidate.removeAllListeners('end');
     candidate.on('error', () => {}); // a second error of a dead client must not end the process
     void candidate.end().catch(() => {});
-    if (client === candidate) client = undefined;
+    if (client === candidate) {
+      client = undefined;
+      for (const channel of hub.subscribers.keys()) hub.lost(channel);
+    }
     if (closed || retry) return;
     failures++;
     const backoff = Math.min(maxBackoffMs, (maxBackoffMs / 10) * 2 ** (failures - 1));

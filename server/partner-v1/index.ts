@@ -2,6 +2,7 @@
 import type { Request } from 'express';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
+import type { Notifications } from '../events/notifications.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import type { ApiKeyRecord } from '../../db/queries/api-keys.ts';
 import { partnerV1Handlers } from '../../handlers/partner-v1/index.ts';
@@ -20,6 +21,8 @@ export interface PartnerV1Deps {
   authFailures: AuthFailureLimit;
   now: () => Date;
   lifecycle: Lifecycle;
+  /** Drops the keys each process keeps when one is revoked anywhere. */
+  notifications: Notifications;
   onContractViolation?: (req: Request, failures: string[]) => void;
 }
 
@@ -37,7 +40,7 @@ export async function partnerV1(deps: PartnerV1Deps) {
   );
   return serveSurface<ApiKeyRecord>({
     contract,
-    authenticators: partnerKeyAuthenticators(deps.db, deps.logger, deps.now),
+    authenticators: partnerKeyAuthenticators(deps.db, deps.logger, deps.now, deps.notifications),
     challenge: 'Bearer realm="partner-v1"',
     unauthorizedDetail: (failure) =>
       failure === 'missing'
