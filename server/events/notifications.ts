@@ -65,13 +65,17 @@ export function notificationsFor(db: Db, databaseUrl: string | undefined, option
  */
 function channelHub(listen: (channel: string, deliver: (payload: string) => void) => Promise<void>, logger: Logger) {
   const subscribers = new Map<string, Set<Subscriber>>();
+  // Channels whose LISTEN is in place now: a later subscriber is told so at once (its `missed`), like the first ones.
+  const listening = new Set<string>();
   const dispatch = (channel: string, payload: string) => {
     for (const subscriber of subscribers.get(channel) ?? []) subscriber.message(payload);
   };
   const missed = (channel: string) => {
+    listening.add(channel);
     for (const subscriber of subscribers.get(channel) ?? []) subscriber.missed();
   };
   const lost = (channel: string) => {
+    listening.delete(channel);
     for (const subscriber of subscribers.get(channel) ?? []) subscriber.lost?.();
   };
   const startListening = (channel: string) =>
@@ -93,12 +97,15 @@ function channelHub(listen: (channel: string, deliver: (payload: string) => void
       if (!set) {
         subscribers.set(channel, (set = new Set()));
         void startListening(channel);
+      } else if (listening.has(channel)) {
+        queueMicrotask(() => set!.has(subscriber) && listening.has(channel) && subscriber.missed());
       }
       set.add(subscriber);
       return () => void set.delete(subscriber);
     },
     async close() {
       subscribers.clear();
+      listening.clear();
     },
   };
 }

@@ -5,6 +5,7 @@ import type { Db } from '../../db/connect.ts';
 import type { Notifications } from '../events/notifications.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import type { ApiKeyRecord } from '../../db/queries/api-keys.ts';
+import { keepUniversitiesInMemory } from '../../db/queries/universities.ts';
 import { partnerV1Handlers } from '../../handlers/partner-v1/index.ts';
 import type { AuthFailureLimit } from '../auth-failure-limit.ts';
 import { loadSurfaceContract } from '../contract.ts';
@@ -28,6 +29,7 @@ export interface PartnerV1Deps {
 
 export async function partnerV1(deps: PartnerV1Deps) {
   const contract = await loadSurfaceContract('partner-v1');
+  keepUniversitiesInMemory(deps.db, deps.notifications);
   const limitKey = createLimiter<ApiKeyRecord>(
     'partner-v1',
     [
