@@ -2,7 +2,7 @@
 // log collector). Credentials never reach a log line: the headers that carry them are redacted, and so is
 // Location, whose OAuth redirects carry the authorization code (every response header is logged).
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { IncomingMessage, type ServerResponse } from 'node:http';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import pretty from 'pino-pretty';
 
@@ -39,14 +39,12 @@ const CLIENT_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
  * hot read path's CPU for lines never written.
  */
 export function requestLogging(logger: Logger, quietPaths: ReadonlySet<string> = new Set()) {
-  const { req: serializeReq, res: serializeRes } = pino.stdSerializers;
   return (req: IncomingMessage, res: ServerResponse, next: () => void) => {
     const sent = req.headers['x-request-id'];
     const id = typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent) ? sent : randomUUID();
     res.setHeader('X-Request-Id', id);
     req.id = id;
-    let bound: Logger | undefined;
-    Object.defineProperty(req, 'log', { configurable: true, enumerable: false, get: () => (bound ??= logger.child({ req: serializeReq(req) })) });
+    (req as Logged)[REQUEST_LOGGER] = logger;
     const started = Date.now();
     res.once('close', () => {
       const quiet = quietPaths.has(req.url?.split('?')[0] ?? '');
@@ -58,3 +56,19 @@ export function requestLogging(logger: Logger, quietPaths: ReadonlySet<string> =
     next();
   };
 }
+
+const { req: serializeReq, res: serializeRes } = pino.stdSerializers;
+const REQUEST_LOGGER = Symbol('request logger');
+const BOUND_LOGGER = Symbol('bound request logger');
+type Logged = IncomingMessage & { [REQUEST_LOGGER]?: Logger; [BOUND_LOGGER]?: Logger };
+
+// `req.log`, bound to the request on first use. A getter on the prototype, defined once: a property defined on each
+// request object would cost more than the logger it defers.
+Object.defineProperty(IncomingMessage.prototype, 'log', {
+  configurable: true,
+  get(this: Logged) {
+    const logger = this[REQUEST_LOGGER];
+    if (!logger) return undefined;
+    return (this[BOUND_LOGGER] ??= logger.child({ req: serializeReq(this) }));
+  },
+});
