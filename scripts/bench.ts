@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --json] [-- --processes N] [-- --scale N]: the real service (server/main.ts, its
+// npm run bench [-- --quick] [-- --json] [-- --processes N] [-- --scale N] [-- --only a,b]: the real service (server/main.ts, its
 // own process) against a bare Express 5 baseline in the same run, each pinned to its own core(s) and the load
 // generator to another where taskset exists. Embedded PGlite in a fresh DATA_DIR by default; PostgreSQL with
 // DATABASE_URL (a throwaway database), Redis limit counters with REDIS_URL. Also measures the start: the first
@@ -23,6 +23,8 @@ const root = new URL('../', import.meta.url).pathname;
 const args = parseCommandLine();
 const processes = Number(args.processes);
 const scale = Number(args.scale);
+/** `--only a,b`: just these scenarios (names as the table prints them), to measure one change quickly. */
+const only = args.only ? args.only.split(',') : undefined;
 const plan = corePlan(processes);
 const run: Omit<RunOptions, 'loadCores'> = args.quick
   ? { connections: 10, durationSeconds: 0, warmupSeconds: 0, requests: 100 }
@@ -59,7 +61,7 @@ try {
   if (backends) cleanups.push(() => backends.close());
   const serviceTarget: Target = { baseUrl: service.baseUrl, pids: async () => [...processTree(service.child.pid!), ...((await backends?.pids()) ?? [])] };
 
-  const list = scenarios(new Date().getUTCFullYear());
+  const list = scenarios(new Date().getUTCFullYear()).filter((scenario) => !only || only.includes(scenario.name));
   const canned = await Promise.all(list.map((scenario) => probe(service.baseUrl, scenario, requestHeaders(scenario, credentials))));
   const cannedDir = mkdtempSync(join(tmpdir(), 'bench-baseline-'));
   cleanups.push(async () => rmSync(cannedDir, { recursive: true, force: true }));
@@ -138,6 +140,8 @@ function environment(database: BenchDatabase, jwtPrivateKey: string): NodeJS.Pro
     PORT: '0',
     PUBLIC_URL: BENCH_PUBLIC_URL,
     JWT_PRIVATE_KEY: jwtPrivateKey,
+    // Required with DATABASE_URL (it seals stored secrets); a throwaway database gets a throwaway key.
+    ...(database.postgresName ? { SECRETS_KEY: process.env.SECRETS_KEY || randomBytes(32).toString('base64') } : {}),
     LOG_LEVEL: logLevel,
     REDIS_KEY_PREFIX: redisKeyPrefix,
     // Stops between phases need no drain: no request is in flight then.
@@ -202,14 +206,18 @@ function parseCommandLine() {
         json: { type: 'boolean', default: false },
         processes: { type: 'string', default: '1' },
         scale: { type: 'string', default: '0' },
+        only: { type: 'string' },
       },
     });
+    const known = scenarios(0).map((scenario) => scenario.name);
+    const unknown = values.only?.split(',').filter((name) => !known.includes(name)) ?? [];
+    if (unknown.length > 0) throw new Error(`--only: no scenario ${unknown.join(', ')} (scenarios: ${known.join(', ')})`);
     if (!/^\d+$/.test(values.scale)) throw new Error('--scale takes a number of students');
     if (!/^[1-9]\d*$/.test(values.processes)) throw new Error('--processes takes a whole number ≥ 1');
     if (Number(values.processes) > 1 && !process.env.DATABASE_URL) throw new Error('--processes above 1 needs DATABASE_URL: the embedded database serves from one process');
     return values;
   } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\nusage: npm run bench [-- --quick] [-- --json] [-- --processes N] [-- --scale N]\n`);
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\nusage: npm run bench [-- --quick] [-- --json] [-- --processes N] [-- --scale N] [-- --only a,b]\n`);
     process.exit(2);
   }
 }

@@ -58,7 +58,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   app.use(requestMetrics());
   app.use(requestLogging(logger, PROBE_PATHS));
   app.use(probeRoutes({ db: deps.db, limitStores: deps.limitStores, lifecycle }));
-  app.use(helmet());
+  app.use(securityHeaders());
   app.use(refuseLargeBodies(config.bodyLimitBytes));
   // The bytes are kept beside the parsed body: a signature (the payment provider's) is verified over them, not over a
   // re-serialisation.
@@ -83,6 +83,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     authFailures,
     now,
     lifecycle,
+    notifications: deps.notifications,
     ...(onContractViolation ? { onContractViolation } : {}),
   });
   app.use((req, res, next) => (isUnder(req.path, PARTNER_V1_PREFIX) ? partner(req, res, next) : next()));
@@ -119,6 +120,20 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   app.use((req: Request, res: Response) => sendProblem(req, res, problems.notFound(`No operation exists at ${req.path}.`)));
   app.use(renderError(config.bodyLimitBytes));
   return app;
+}
+
+/**
+ * helmet's headers, which depend on nothing in the request with its defaults: helmet computes them once here, and each
+ * response gets them in one loop instead of through helmet's thirteen chained middlewares.
+ */
+function securityHeaders() {
+  const headers: Array<[string, string]> = [];
+  const recorder = { setHeader: (name: string, value: string) => headers.push([name, value]), removeHeader: () => {} };
+  helmet()({} as Request, recorder as unknown as Response, () => {});
+  return (_req: Request, res: Response, next: NextFunction) => {
+    for (const [name, value] of headers) res.setHeader(name, value);
+    next();
+  };
 }
 
 function isUnder(path: string, prefix: string): boolean {

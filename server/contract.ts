@@ -58,6 +58,7 @@ export async function loadContract(definition: Document): Promise<Contract> {
   // openapi-backend rebuilds this list on every routed request; the definition never changes, so build it once.
   const operations = api.router.getOperations();
   api.router.getOperations = () => operations;
+  parseOncePerRequest(api);
 
   const match = (method: string, path: string) => api.router.matchOperation({ method: routedMethod(method), path, headers: {}, query: {} }) ?? undefined;
   return {
@@ -85,3 +86,28 @@ export async function loadContract(definition: Document): Promise<Contract> {
     },
   };
 }
+
+/**
+ * openapi-backend parses a request four times (each a header copy, a deep clone of the query, a compiled path
+ * template): before routing, after it, inside validation, and with the coerced values after it. Here the first one
+ * is a shallow view (nothing reads it: its 404/405 handlers take the path from the request), and validation reuses
+ * the parse made after routing of the same request instead of making its own. Validation coerces that parse in
+ * place, which is what it did to its own copy; the request the handlers get is still parsed from the coerced values.
+ */
+function parseOncePerRequest(api: OpenAPIBackend): void {
+  const router = api.router;
+  const parse = router.parseRequest.bind(router);
+  const routed = new WeakMap<object, { operation: Operation; parsed: ReturnType<typeof parse> }>();
+  router.parseRequest = (req, operation) => {
+    if (!operation) return { ...req, params: {}, query: {}, headers: {}, cookies: {}, requestBody: req.body };
+    const kept = routed.get(req);
+    if (kept?.operation === operation) {
+      routed.delete(req); // once: the third parse of this request was the last of this operation on this request object
+      return kept.parsed;
+    }
+    const parsed = parse(req, operation);
+    routed.set(req, { operation, parsed });
+    return parsed;
+  };
+}
+

@@ -121,6 +121,8 @@ export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
         if (failures.length > 0) options.onContractViolation(req, failures);
       }
       if (result.body === undefined) res.end();
+      // Express sets a weak ETag on a JSON body and answers a matching If-None-Match with 304 and no body (its default
+      // `etag` setting): partner v1 documents it for polling.
       else res.json(result.body);
     });
   }

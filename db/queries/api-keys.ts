@@ -1,4 +1,8 @@
+import { notifyOnCommit } from '../../server/events/notifications.ts';
 import type { Db } from '../connect.ts';
+
+/** Notified (payload: the key's prefix) when a partner key is revoked: processes drop the keys they keep. */
+export const PARTNER_KEYS_CHANNEL = 'partner_keys';
 
 export interface ApiKeyRecord {
   id: string;
@@ -51,15 +55,19 @@ export async function listApiKeys(db: Db) {
     .execute();
 }
 
-/** Revokes the key with this prefix; false when no active key has it. */
+/** Revokes the key with this prefix, and tells every process once it is done; false when no active key has it. */
 export async function revokeApiKey(db: Db, prefix: string): Promise<boolean> {
-  const result = await db
-    .updateTable('api_keys')
-    .set({ revoked_at: new Date() })
-    .where('prefix', '=', prefix)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  return db.transaction().execute(async (trx) => {
+    const result = await trx
+      .updateTable('api_keys')
+      .set({ revoked_at: new Date() })
+      .where('prefix', '=', prefix)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (result.numUpdatedRows === 0n) return false;
+    await notifyOnCommit(trx, PARTNER_KEYS_CHANNEL, prefix);
+    return true;
+  });
 }
 
 export async function markApiKeyUsed(db: Db, id: string, at: Date): Promise<void> {

@@ -1,5 +1,10 @@
 import { sql } from 'kysely';
+import { invalidatedCache, type InvalidatedCache } from '../../server/auth/invalidated-cache.ts';
+import { notifyOnCommit, type Notifications } from '../../server/events/notifications.ts';
 import type { Db } from '../connect.ts';
+
+/** Notified when the universities (reference data, written by the reference seed only) change. */
+export const UNIVERSITIES_CHANNEL = 'universities';
 
 const LIST_COLUMNS = [
   'universities.id',
@@ -14,10 +19,36 @@ const LIST_COLUMNS = [
 ] as const;
 
 /** Largest first; the name breaks ties so pages are stable. */
-export async function listUniversities(db: Db, filter: { country?: string | undefined; limit: number }) {
-  let query = db.selectFrom('universities').select(LIST_COLUMNS);
+export async function listUniversities(db: Db, filter: { country?: string | undefined; limit: number }): Promise<ListedUniversity[]> {
+  const kept = keptLists.get(db);
+  if (kept) {
+    // Every university, in the database's order; filtering keeps that order, so a page is what the query would give.
+    const all = await kept.get('all', () => orderedUniversities(db).execute());
+    if (all) return all.filter((u) => !filter.country || u.country === filter.country).slice(0, filter.limit);
+  }
+  let query = orderedUniversities(db);
   if (filter.country) query = query.where('universities.country', '=', filter.country);
-  return query.orderBy('universities.student_count', 'desc').orderBy('universities.name').limit(filter.limit).execute();
+  return query.limit(filter.limit).execute();
+}
+
+function orderedUniversities(db: Db) {
+  return db.selectFrom('universities').select(LIST_COLUMNS).orderBy('universities.student_count', 'desc').orderBy('universities.name');
+}
+
+type ListedUniversity = Awaited<ReturnType<ReturnType<typeof orderedUniversities>['execute']>>[number];
+const keptLists = new WeakMap<Db, InvalidatedCache<ListedUniversity[]>>();
+
+/**
+ * Serves listUniversities of `db` from memory from now on: a few dozen rows of reference data that partners poll,
+ * read once and again after each change (notifyUniversitiesChanged), by the cache's rules (server/auth/invalidated-cache.ts).
+ */
+export function keepUniversitiesInMemory(db: Db, notifications: Notifications): void {
+  keptLists.set(db, invalidatedCache(notifications, UNIVERSITIES_CHANNEL, { maxEntries: 1 }));
+}
+
+/** Tells every process, when `trx` commits, that the universities changed. */
+export async function notifyUniversitiesChanged(trx: Db): Promise<void> {
+  await notifyOnCommit(trx, UNIVERSITIES_CHANNEL, '');
 }
 
 /** One university with its figures on the service; `activeSince` marks a student as active. */

@@ -1,6 +1,7 @@
 // Seeding entry points: reference data (universities, holidays) and demo data (users and their activity).
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
+import { notifyUniversitiesChanged } from '../queries/universities.ts';
 import { generateDemoData } from './demo.ts';
 import { storeHolidays } from './holiday-store.ts';
 import { universities } from './universities.ts';
@@ -17,6 +18,20 @@ export const DEMO_SEED = 20261122;
  * by country, date and name.
  */
 export async function seedReference(db: Db, opts: { now: Date }): Promise<{ universities: number; holidays: number }> {
+  // Processes keep the universities in memory: they are told once this commits.
+  await db.transaction().execute(async (trx) => {
+    await upsertUniversities(trx);
+    await notifyUniversitiesChanged(trx);
+  });
+
+  const year = opts.now.getUTCFullYear();
+  const years = [year - 1, year, year + 1, year + 2];
+  let holidays = 0;
+  for (const country of HOLIDAY_COUNTRIES) holidays += await storeHolidays(db, country, years);
+  return { universities: universities.length, holidays };
+}
+
+async function upsertUniversities(db: Db): Promise<void> {
   await db
     .insertInto('universities')
     .values([...universities])
@@ -35,12 +50,6 @@ export async function seedReference(db: Db, opts: { now: Date }): Promise<{ univ
       }),
     )
     .execute();
-
-  const year = opts.now.getUTCFullYear();
-  const years = [year - 1, year, year + 1, year + 2];
-  let holidays = 0;
-  for (const country of HOLIDAY_COUNTRIES) holidays += await storeHolidays(db, country, years);
-  return { universities: universities.length, holidays };
 }
 
 /**

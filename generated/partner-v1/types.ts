@@ -437,6 +437,18 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The body is unchanged since the `ETag` sent in `If-None-Match`: keep using the one you hold. No body. */
+        NotModified: {
+            headers: {
+                "Cache-Control": components["headers"]["CacheControlPrivate"];
+                ETag: components["headers"]["ETag"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description Payload too large */
         PayloadTooLarge: {
             headers: {
@@ -495,6 +507,12 @@ export interface components {
         CountryCodePath: string;
         /** @description Only universities of this country (ISO 3166-1 alpha-2, either case). */
         CountryCodeQuery: string;
+        /**
+         * @description The `ETag` of a response you hold (or several, comma-separated). When the body would be the same, the answer is
+         *     `304 Not Modified` without a body; otherwise the usual answer. Such a request needs a key and counts against its
+         *     limits like any other.
+         */
+        IfNoneMatch: string;
         /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
         Limit: number;
         /**
@@ -523,6 +541,12 @@ export interface components {
          * @example private
          */
         CacheControlPrivate: "private";
+        /**
+         * @description A validator of this response's body (a weak entity tag, RFC 9110 §8.8.3). Send it back in `If-None-Match` to poll
+         *     cheaply: while the body is the same, the answer is `304 Not Modified` without a body.
+         * @example W/"5a1-Qm9vdGhJbkFuZE91dA"
+         */
+        ETag: string;
         /**
          * @description Remaining quota of the calling key in each window, per the IETF draft `draft-ietf-httpapi-ratelimit-headers-08`:
          *     one list member per window, `"minute"` and `"day"`, with `r` (requests remaining) and `t` (seconds until the window resets).
@@ -592,7 +616,14 @@ export interface operations {
                 /** @description The calendar year, 2000 to 2100; the current year (UTC) when absent. */
                 year?: components["parameters"]["Year"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of a response you hold (or several, comma-separated). When the body would be the same, the answer is
+                 *     `304 Not Modified` without a body; otherwise the usual answer. Such a request needs a key and counts against its
+                 *     limits like any other.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /** @description ISO 3166-1 alpha-2 code, either case. */
                 country_code: components["parameters"]["CountryCodePath"];
@@ -605,6 +636,7 @@ export interface operations {
             200: {
                 headers: {
                     "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    ETag: components["headers"]["ETag"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -614,6 +646,7 @@ export interface operations {
                     "application/json": components["schemas"]["Holiday"][];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
@@ -630,7 +663,14 @@ export interface operations {
                 /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
                 limit?: components["parameters"]["Limit"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of a response you hold (or several, comma-separated). When the body would be the same, the answer is
+                 *     `304 Not Modified` without a body; otherwise the usual answer. Such a request needs a key and counts against its
+                 *     limits like any other.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -640,6 +680,7 @@ export interface operations {
             200: {
                 headers: {
                     "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    ETag: components["headers"]["ETag"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -649,6 +690,7 @@ export interface operations {
                     "application/json": components["schemas"]["LeaderboardEntry"][];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
@@ -664,7 +706,14 @@ export interface operations {
                 /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
                 limit?: components["parameters"]["Limit"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of a response you hold (or several, comma-separated). When the body would be the same, the answer is
+                 *     `304 Not Modified` without a body; otherwise the usual answer. Such a request needs a key and counts against its
+                 *     limits like any other.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /** @description The university's `id` (UUID). */
                 uni_id: components["parameters"]["UniId"];
@@ -677,6 +726,7 @@ export interface operations {
             200: {
                 headers: {
                     "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    ETag: components["headers"]["ETag"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -686,6 +736,7 @@ export interface operations {
                     "application/json": components["schemas"]["LeaderboardEntry"][];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
@@ -734,7 +785,14 @@ export interface operations {
                 /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
                 limit?: components["parameters"]["Limit"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of a response you hold (or several, comma-separated). When the body would be the same, the answer is
+                 *     `304 Not Modified` without a body; otherwise the usual answer. Such a request needs a key and counts against its
+                 *     limits like any other.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -744,6 +802,7 @@ export interface operations {
             200: {
                 headers: {
                     "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    ETag: components["headers"]["ETag"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -753,6 +812,7 @@ export interface operations {
                     "application/json": components["schemas"]["University"][];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
@@ -765,7 +825,14 @@ export interface operations {
     getUniversity: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of a response you hold (or several, comma-separated). When the body would be the same, the answer is
+                 *     `304 Not Modified` without a body; otherwise the usual answer. Such a request needs a key and counts against its
+                 *     limits like any other.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /** @description The university's `id` (UUID). */
                 uni_id: components["parameters"]["UniId"];
@@ -778,6 +845,7 @@ export interface operations {
             200: {
                 headers: {
                     "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    ETag: components["headers"]["ETag"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -787,6 +855,7 @@ export interface operations {
                     "application/json": components["schemas"]["UniversityDetail"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
@@ -800,7 +869,14 @@ export interface operations {
     getPublicUserProfile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of a response you hold (or several, comma-separated). When the body would be the same, the answer is
+                 *     `304 Not Modified` without a body; otherwise the usual answer. Such a request needs a key and counts against its
+                 *     limits like any other.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /**
                  * @description The user's nickname, matched case-insensitively. Control characters are never part of one (400). Nicknames are
@@ -818,6 +894,7 @@ export interface operations {
             200: {
                 headers: {
                     "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    ETag: components["headers"]["ETag"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -827,6 +904,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicUserProfile"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];

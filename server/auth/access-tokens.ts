@@ -47,9 +47,23 @@ function hasClaimShapes(payload: Record<string, unknown>): payload is Record<str
   );
 }
 
+/**
+ * Tokens whose signature and claims checked out, kept so that a client's next requests skip the ES256 verification
+ * (~15% of a general-surface read's CPU). What is kept never changes: a token is valid from its signature until its
+ * `exp` (a retired signing key still verifies until the last token it signed expires), so a kept token is only
+ * checked against the clock again. Revocation is the grant's, read by the caller on every request.
+ */
+const KEPT_TOKENS = 10_000;
+
 export function accessTokenIssuer(keys: SigningKeys, options: { issuer: string; now: () => Date }): AccessTokenIssuer {
   const audience = `${options.issuer}/api`;
   const seconds = () => Math.floor(options.now().getTime() / 1000);
+  const verified = new Map<string, AccessTokenClaims>();
+  const keep = (token: string, claims: AccessTokenClaims) => {
+    // Oldest first out: a Map iterates in insertion order.
+    if (verified.size >= KEPT_TOKENS) verified.delete(verified.keys().next().value!);
+    verified.set(token, claims);
+  };
   return {
     issuer: options.issuer,
     audience,
@@ -69,6 +83,13 @@ export function accessTokenIssuer(keys: SigningKeys, options: { issuer: string; 
       return { token, expiresAt: new Date(exp * 1000) };
     },
     async verify(token) {
+      const kept = verified.get(token);
+      if (kept) {
+        // jose's rule: a token is expired from its `exp` second on.
+        if (seconds() < kept.exp) return kept;
+        verified.delete(token);
+        return undefined;
+      }
       try {
         const key = async ({ kid }: { kid?: string }) => {
           const found = await keys.verifier(kid);
@@ -83,7 +104,9 @@ export function accessTokenIssuer(keys: SigningKeys, options: { issuer: string; 
           currentDate: options.now(),
           requiredClaims: ['sub', 'exp', 'jti', 'client_id', 'scope', 'sid'],
         });
-        return hasClaimShapes(payload) ? payload : undefined;
+        if (!hasClaimShapes(payload)) return undefined;
+        keep(token, payload);
+        return payload;
       } catch {
         return undefined;
       }

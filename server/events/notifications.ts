@@ -19,6 +19,8 @@ export interface Subscriber {
   message(payload: string): void;
   /** Messages may have been lost (the listening connection was (re)established): read the state again. */
   missed(): void;
+  /** Messages stop arriving until the next `missed` (the listening connection is lost): trust nothing kept till then. */
+  lost?(): void;
 }
 
 export interface Notifications {
@@ -63,33 +65,47 @@ export function notificationsFor(db: Db, databaseUrl: string | undefined, option
  */
 function channelHub(listen: (channel: string, deliver: (payload: string) => void) => Promise<void>, logger: Logger) {
   const subscribers = new Map<string, Set<Subscriber>>();
+  // Channels whose LISTEN is in place now: a later subscriber is told so at once (its `missed`), like the first ones.
+  const listening = new Set<string>();
   const dispatch = (channel: string, payload: string) => {
     for (const subscriber of subscribers.get(channel) ?? []) subscriber.message(payload);
   };
   const missed = (channel: string) => {
+    listening.add(channel);
     for (const subscriber of subscribers.get(channel) ?? []) subscriber.missed();
+  };
+  const lost = (channel: string) => {
+    listening.delete(channel);
+    for (const subscriber of subscribers.get(channel) ?? []) subscriber.lost?.();
   };
   const startListening = (channel: string) =>
     listen(channel, (payload) => dispatch(channel, payload)).then(
       () => missed(channel),
-      (error: unknown) => logger.warn({ err: error, channel }, 'could not listen for notifications; streams fall back to what they read'),
+      (error: unknown) => {
+        logger.warn({ err: error, channel }, 'could not listen for notifications; streams fall back to what they read');
+        lost(channel);
+      },
     );
   return {
     subscribers,
     dispatch,
     missed,
+    lost,
     subscribe(channel: string, subscriber: Subscriber) {
       if (!CHANNEL.test(channel)) throw new Error(`not a notification channel name: ${channel}`);
       let set = subscribers.get(channel);
       if (!set) {
         subscribers.set(channel, (set = new Set()));
         void startListening(channel);
+      } else if (listening.has(channel)) {
+        queueMicrotask(() => set!.has(subscriber) && listening.has(channel) && subscriber.missed());
       }
       set.add(subscriber);
       return () => void set.delete(subscriber);
     },
     async close() {
       subscribers.clear();
+      listening.clear();
     },
   };
 }
@@ -155,7 +171,10 @@ function postgresNotifications(databaseUrl: string, options: ListenOptions): Not
     candidate.removeAllListeners('end');
     candidate.on('error', () => {}); // a second error of a dead client must not end the process
     void candidate.end().catch(() => {});
-    if (client === candidate) client = undefined;
+    if (client === candidate) {
+      client = undefined;
+      for (const channel of hub.subscribers.keys()) hub.lost(channel);
+    }
     if (closed || retry) return;
     failures++;
     const backoff = Math.min(maxBackoffMs, (maxBackoffMs / 10) * 2 ** (failures - 1));

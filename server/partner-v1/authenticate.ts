@@ -2,9 +2,11 @@
 import type { Request } from 'express';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
-import { findActiveApiKey, findActiveKeyKind, type ApiKeyRecord } from '../../db/queries/api-keys.ts';
+import { findActiveApiKey, findActiveKeyKind, PARTNER_KEYS_CHANNEL, type ApiKeyRecord } from '../../db/queries/api-keys.ts';
+import type { Notifications } from '../events/notifications.ts';
 import { looksLikeApiKey } from '../auth/api-keys.ts';
 import { bearerToken } from '../auth/bearer-token.ts';
+import { invalidatedCache } from '../auth/invalidated-cache.ts';
 import { keyUseRecorder } from '../auth/key-use.ts';
 import { hashSecret } from '../auth/secret-hash.ts';
 import type { AuthOutcome } from '../surface.ts';
@@ -12,14 +14,18 @@ import type { AuthOutcome } from '../surface.ts';
 const PERSONAL_KEY_ON_PARTNER_SURFACE =
   "This is a student's personal API key: it works on the general surface (/api/...), not on the partner API (/api/v1/...), which takes a partner key.";
 
-export function partnerKeyAuthenticators(db: Db, logger: Logger, now: () => Date) {
+/** Partner keys kept per process: far more than there are partners, few enough to stay small (~200 bytes each). */
+const KEPT_KEYS = 10_000;
+
+export function partnerKeyAuthenticators(db: Db, logger: Logger, now: () => Date, notifications: Notifications) {
   const recordUse = keyUseRecorder(db, logger, now);
+  // Active keys by hash, dropped in every process when any key is revoked (revokeApiKey notifies).
+  const activeKeys = invalidatedCache<ApiKeyRecord>(notifications, PARTNER_KEYS_CHANNEL, { maxEntries: KEPT_KEYS });
 
   async function verify(key: string | undefined): Promise<AuthOutcome<ApiKeyRecord>> {
     if (!key) return { error: 'missing' };
-    // Revocation takes effect at once because every request reads the key's row; there is no cache to expire.
     const hash = looksLikeApiKey(key) ? hashSecret(key) : undefined;
-    const record = hash ? await findActiveApiKey(db, hash) : undefined;
+    const record = hash ? await activeKeys.get(hash, () => findActiveApiKey(db, hash)) : undefined;
     if (!record) return hash && (await findActiveKeyKind(db, hash)) === 'personal' ? { error: 'invalid', detail: PERSONAL_KEY_ON_PARTNER_SURFACE } : { error: 'invalid' };
     recordUse(record);
     return { principal: record };

@@ -2,8 +2,10 @@
 import type { Request } from 'express';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
+import type { Notifications } from '../events/notifications.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import type { ApiKeyRecord } from '../../db/queries/api-keys.ts';
+import { keepUniversitiesInMemory } from '../../db/queries/universities.ts';
 import { partnerV1Handlers } from '../../handlers/partner-v1/index.ts';
 import type { AuthFailureLimit } from '../auth-failure-limit.ts';
 import { loadSurfaceContract } from '../contract.ts';
@@ -20,11 +22,14 @@ export interface PartnerV1Deps {
   authFailures: AuthFailureLimit;
   now: () => Date;
   lifecycle: Lifecycle;
+  /** Drops the keys each process keeps when one is revoked anywhere. */
+  notifications: Notifications;
   onContractViolation?: (req: Request, failures: string[]) => void;
 }
 
 export async function partnerV1(deps: PartnerV1Deps) {
   const contract = await loadSurfaceContract('partner-v1');
+  keepUniversitiesInMemory(deps.db, deps.notifications);
   const limitKey = createLimiter<ApiKeyRecord>(
     'partner-v1',
     [
@@ -37,7 +42,7 @@ export async function partnerV1(deps: PartnerV1Deps) {
   );
   return serveSurface<ApiKeyRecord>({
     contract,
-    authenticators: partnerKeyAuthenticators(deps.db, deps.logger, deps.now),
+    authenticators: partnerKeyAuthenticators(deps.db, deps.logger, deps.now, deps.notifications),
     challenge: 'Bearer realm="partner-v1"',
     unauthorizedDetail: (failure) =>
       failure === 'missing'

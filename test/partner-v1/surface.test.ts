@@ -1,16 +1,21 @@
 // Behaviour shared by every partner operation: authentication, unknown paths, limits on input, logs.
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import { revokeApiKey } from '../../db/queries/api-keys.ts';
+import { PARTNER_KEYS_CHANNEL, revokeApiKey } from '../../db/queries/api-keys.ts';
 import { createLogger } from '../../server/logger.ts';
 import { contractClient } from '../support/contract.ts';
-import { buildApp, issueTestKey, partnerApp } from '../support/partner-app.ts';
+import { buildApp, issueTestKey, partnerApp, testNotifications } from '../support/partner-app.ts';
 
 describe('partner surface', () => {
   it('refuses a revoked key at once', async () => {
     const { api, key, record, db } = await partnerApp();
     await api.get('/api/v1/stats').set('X-Service-API-Key', key).expect(200);
+    // The key is kept in the process until the revocation's notification arrives (test/partner-v1/key-cache.test.ts).
+    const delivered = new Promise<void>((resolve) => {
+      const stop = testNotifications().subscribe(PARTNER_KEYS_CHANNEL, { message: () => (stop(), resolve()), missed: () => {} });
+    });
     assert.equal(await revokeApiKey(db, record.prefix), true);
+    await delivered;
     const res = await api.get('/api/v1/stats').set('X-Service-API-Key', key).expect(401);
     assert.match(res.body.detail, /unknown or revoked/);
   });

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { partnerApp } from '../support/partner-app.ts';
+import { notifyUniversitiesChanged, UNIVERSITIES_CHANNEL } from '../../db/queries/universities.ts';
+import { seedReference } from '../../db/seed/index.ts';
+import { partnerApp, testNotifications } from '../support/partner-app.ts';
 
 describe('listUniversities', () => {
   it('lists 20 universities by default, largest first', async () => {
@@ -63,5 +65,42 @@ describe('getUniversity', () => {
     assert.equal(missing.body.code, 'not_found');
     const malformed = await api.get('/api/v1/universities/not-a-uuid').set('X-Service-API-Key', key).expect(400);
     assert.equal(malformed.body.errors[0].path, 'path.uni_id');
+  });
+});
+
+describe('listUniversities from memory', () => {
+  /** Resolves on the channel's next `missed` (listening is in place) or message; the app's cache, subscribed first, has seen it by then. */
+  const next = (kind: 'missed' | 'message') =>
+    new Promise<void>((resolve) => {
+      const stop = testNotifications().subscribe(UNIVERSITIES_CHANNEL, {
+        message: () => kind === 'message' && (stop(), resolve()),
+        missed: () => kind === 'missed' && (stop(), resolve()),
+      });
+    });
+
+  it('serves the list from memory, and the new list once a change of the universities is notified', async () => {
+    const { api, key, db } = await partnerApp();
+    await next('missed');
+    const path = '/api/v1/universities?country_code=kz&limit=100';
+    const before = await api.get(path).set('X-Service-API-Key', key).expect(200);
+    const largest = before.body[0] as { id: string; student_count: number };
+    try {
+      await db.updateTable('universities').set({ student_count: 0 }).where('id', '=', largest.id).execute();
+      // Nobody was told: the list kept in memory still answers.
+      assert.deepEqual((await api.get(path).set('X-Service-API-Key', key).expect(200)).body, before.body);
+
+      const delivered = next('message');
+      await db.transaction().execute((trx) => notifyUniversitiesChanged(trx));
+      await delivered;
+      const after = await api.get(path).set('X-Service-API-Key', key).expect(200);
+      assert.equal(after.body.at(-1).id, largest.id, 'the emptied university is last now');
+      assert.equal(after.body.at(-1).student_count, 0);
+    } finally {
+      // The reference seed puts the row back, and tells the processes so.
+      const delivered = next('message');
+      await seedReference(db, { now: new Date() });
+      await delivered;
+    }
+    assert.deepEqual((await api.get(path).set('X-Service-API-Key', key).expect(200)).body, before.body);
   });
 });

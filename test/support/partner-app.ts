@@ -50,7 +50,8 @@ export function testWebhookSettings(allowPrivateTargets = false) {
 /**
  * `db` replaces the shared test database, e.g. with one that fails, to see how the app answers then; `lifecycle`
  * lets a test stop it; `allowPrivateWebhookTargets` lets webhook endpoints point at a receiver on loopback;
- * `paymentProviderSecret`: null for an app without one; absent, the tests' secret (test/support/payment-provider.ts).
+ * `paymentProviderSecret`: null for an app without one; absent, the tests' secret (test/support/payment-provider.ts);
+ * `notifications`: the app's own notification path (a second process's), for caches kept per process.
  */
 export async function buildApp(
   options: {
@@ -64,6 +65,8 @@ export async function buildApp(
     streamSettings?: StreamSettings;
     paymentProviderSecret?: string | null;
     allowPrivateWebhookTargets?: boolean;
+    /** Its own notification path, as a second process has; absent: the run's one. */
+    notifications?: Notifications;
   } = {},
 ) {
   const paymentProviderSecret = options.paymentProviderSecret === undefined ? TEST_PAYMENT_PROVIDER_SECRET : options.paymentProviderSecret;
@@ -76,7 +79,7 @@ export async function buildApp(
     ...(options.aiQueue ? { aiQueue: options.aiQueue } : {}),
     ...(options.lifecycle ? { lifecycle: options.lifecycle } : {}),
     ...(paymentProviderSecret ? { paymentProviderSecret } : {}),
-    notifications: testNotifications(),
+    notifications: options.notifications ?? testNotifications(),
     streamSettings: options.streamSettings ?? SHORT_STREAMS,
     webhooks: testWebhookSettings(options.allowPrivateWebhookTargets),
     config: { bodyLimitBytes: 100 * 1024, validateResponses: false, trustProxy: false },
