@@ -581,6 +581,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/users/me/authorizations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The apps the student has authorized
+         * @description The apps (OAuth clients) holding a live grant of the current student, with their scopes, when they were granted
+         *     and when they last obtained a token. Revoked grants are not listed. Personal API keys are listed at
+         *     `/api/users/me/api-keys`.
+         */
+        get: operations["listMyAuthorizations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/me/authorizations/{client_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an app's access
+         * @description Revokes every live grant of the current student to this app at once: its access and refresh tokens stop working
+         *     on the next request (`401`), the personal API keys it created stop with them, and its webhook endpoint no longer
+         *     receives the student's events. The app must ask for consent again to come back. An app the student has not
+         *     authorized (or has revoked already) answers `404`.
+         */
+        delete: operations["revokeMyAuthorization"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/webhooks/endpoints": {
         parameters: {
             query?: never;
@@ -961,6 +1006,36 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /**
+         * @description An app (OAuth client) the student has authorized and not revoked: every live grant of the student to that client,
+         *     taken together (one per sign-in, e.g. a phone and a laptop).
+         */
+        AuthorizedApp: {
+            /**
+             * @description The app's OAuth client id; the `client_id` of `DELETE /api/users/me/authorizations/{client_id}`.
+             * @example client_kx8Q2mWc1nB7eZ0a
+             */
+            client_id: string;
+            /** @example Flashcards for iOS */
+            client_name: string;
+            /**
+             * Format: date-time
+             * @description When the student first authorized the app among the grants still live.
+             */
+            granted_at: string;
+            /**
+             * Format: date-time
+             * @description When the app last obtained a token for the student (sign-in or refresh). Access tokens live 15 minutes, so the
+             *     app has not called the API for the student since 15 minutes after this time.
+             */
+            last_used_at: string;
+            /** @description The scopes the app holds, across its live grants. */
+            scopes: components["schemas"]["Scope"][];
+        };
+        AuthorizedAppList: {
+            /** @description The authorized apps, most recently used first. */
+            data: components["schemas"]["AuthorizedApp"][];
+        };
         /**
          * Format: date
          * @description An RFC 3339 full-date, `YYYY-MM-DD`, from 0001-01-01 to 9999-12-31.
@@ -3848,6 +3923,72 @@ export interface operations {
             path: {
                 /** @description The key's `id`. */
                 key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMyAuthorizations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The authorized apps. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthorizedAppList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeMyAuthorization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The app's `client_id`, as listed. */
+                client_id: string;
             };
             cookie?: never;
         };

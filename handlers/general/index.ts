@@ -5,7 +5,7 @@ import { deleteConversation, getConversation, listConversations, streamTutorChat
 import { createExam, deleteExam, getExam, listExams, streamExamReadiness, updateExam } from './exams.ts';
 import { createCard, createDeck, deleteCard, deleteDeck, getCard, getDeck, listCards, listDecks, reviewCard, updateCard, updateDeck } from './flashcards.ts';
 import { receivePaymentEvent } from './payments.ts';
-import { createMyApiKey, getMyProfile, listMyApiKeys, revokeMyApiKey, updateMyProfile } from './profile.ts';
+import { createMyApiKey, getMyProfile, listMyApiKeys, listMyAuthorizations, revokeMyApiKey, revokeMyAuthorization, updateMyProfile } from './profile.ts';
 import { getSchedule } from './schedule.ts';
 import { createTask, deleteTask, getTask, listTasks, updateTask } from './tasks.ts';
 import { getTodayLoop } from './today.ts';
@@ -29,6 +29,8 @@ export const generalHandlers = {
   listMyApiKeys,
   createMyApiKey,
   revokeMyApiKey,
+  listMyAuthorizations,
+  revokeMyAuthorization,
   listTasks,
   createTask,
   getTask,
