@@ -75,6 +75,8 @@ export async function findRefreshToken(db: Db, tokenHash: string) {
     .select(['t.grant_id', 't.expires_at', 't.rotated_at'])
     .select(['g.client_id', 'g.user_id', 'g.scopes', 'g.revoked_at'])
     .where('t.token_hash', '=', tokenHash)
+    // A token a password change ended is unknown from then on (not a replay: its grant and keys live on).
+    .where('t.revoked_at', 'is', null)
     .executeTakeFirst();
 }
 
@@ -123,4 +125,31 @@ export async function revokeClientGrants(db: Db, userId: string, clientId: strin
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
+}
+
+/**
+ * Ends the unexchanged refresh tokens of the student's sign-ins other than `keptGrantId` (null: all of them). The
+ * grants stay, so the keys minted through them keep working; the apps sign in again to get new tokens.
+ */
+export async function revokeRefreshTokensOfOtherGrants(db: Db, userId: string, keptGrantId: string | null, now: Date): Promise<void> {
+  let grants = db.selectFrom('oauth_grants').select('id').where('user_id', '=', userId);
+  if (keptGrantId) grants = grants.where('id', '!=', keptGrantId);
+  await db
+    .updateTable('oauth_refresh_tokens')
+    .set({ revoked_at: now })
+    .where('grant_id', 'in', grants)
+    .where('revoked_at', 'is', null)
+    .where('rotated_at', 'is', null)
+    .execute();
+}
+
+/** When the student last typed their password for this grant: its sign-in (authorization code) time; null for other grants. */
+export async function findSignInTime(db: Db, grantId: string): Promise<Date | null> {
+  const row = await db
+    .selectFrom('oauth_grants as g')
+    .innerJoin('oauth_authorization_codes as c', 'c.grant_id', 'g.id')
+    .select('g.created_at')
+    .where('g.id', '=', grantId)
+    .executeTakeFirst();
+  return row?.created_at ?? null;
 }

@@ -626,6 +626,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/users/me/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the student's password
+         * @description Sets a new password, given the current one (else `403 reauthentication_required`). The refresh tokens of the
+         *     student's other sign-ins stop working at once, so every other device and app signs in again within 15 minutes
+         *     (when its access token expires); the sign-in making this request, the apps' grants themselves, and personal
+         *     API keys are kept. Failed attempts count against the credential's rate limits.
+         */
+        post: operations["changeMyPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/webhooks/endpoints": {
         parameters: {
             query?: never;
@@ -1528,6 +1551,12 @@ export interface components {
             url: components["schemas"]["WebhookEndpointUrl"];
         };
         notes: string;
+        PasswordChange: {
+            /** @description The account's password now; a wrong one is `403 reauthentication_required`. */
+            current_password: string;
+            /** @description At least 10 characters. Stored only as an Argon2id hash. */
+            new_password: string;
+        };
         /** @description A payment for a plan, recorded from the payment provider's callback or by an operator. */
         Payment: {
             /**
@@ -1665,7 +1694,7 @@ export interface components {
         Problem: {
             /**
              * @description Stable machine-readable code. Values used today: `invalid_request` (400), `unauthorized` (401),
-             *     `invalid_signature` (401, a signed callback), `insufficient_scope` (403), `not_found` (404),
+             *     `invalid_signature` (401, a signed callback), `insufficient_scope` (403), `reauthentication_required` (403, a password or fresh sign-in needed), `not_found` (404),
              *     `method_not_allowed` (405), `conflict` (409), `payload_too_large` (413), `idempotency_key_reused` (422),
              *     `unknown_student` (422), `rate_limited` (429), `internal_error` (500), `service_unavailable` (503, with
              *     `Retry-After`), `not_configured` (503, with `Retry-After`: a feature the operator has not set up yet). New codes may be added; clients treat unknown codes by status.
@@ -2388,6 +2417,21 @@ export interface components {
         /** @description Payload too large */
         PayloadTooLarge: {
             headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description Forbidden — the operation needs the student's password (wrong or missing here), or for account deletion a fresh
+         *     sign-in instead (`code: reauthentication_required`); or the token or key lacks a scope (`insufficient_scope`).
+         */
+        ReauthenticationRequired: {
+            headers: {
+                /** @description With `insufficient_scope` only, RFC 6750's challenge naming the scopes the operation needs. */
+                "WWW-Authenticate"?: string;
                 "X-Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
@@ -4009,6 +4053,40 @@ export interface operations {
             401: components["responses"]["TokenUnauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    changeMyPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordChange"];
+            };
+        };
+        responses: {
+            /** @description Changed. */
+            204: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["ReauthenticationRequired"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];

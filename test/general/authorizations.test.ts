@@ -1,6 +1,7 @@
 // Authorized apps: the student lists the apps holding a live grant and revokes one; its tokens and the keys it
 // minted stop on the next request, other apps keep working.
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import supertest from 'supertest';
 import { generalApp } from '../support/general-app.ts';
 import { refresh, registerTestClient, signIn } from '../support/oauth-flow.ts';
@@ -51,7 +52,7 @@ describe('listMyAuthorizations and revokeMyAuthorization', () => {
     const lastUsed = async () =>
       (await context.api.get('/api/users/me/authorizations').set(student.headers).expect(200)).body.data.find((a: { client_id: string }) => a.client_id === client);
     const before = await lastUsed();
-    await context.db.updateTable('oauth_refresh_tokens').set({ created_at: new Date('2026-01-01T00:00:00Z') }).where('grant_id', 'in', context.db.selectFrom('oauth_grants').select('id').where('client_id', '=', client)).execute();
+    await context.db.updateTable('oauth_refresh_tokens').set({ created_at: sql`'2026-01-01T00:00:00Z'` }).where('grant_id', 'in', context.db.selectFrom('oauth_grants').select('id').where('client_id', '=', client)).execute();
     assert.equal((await lastUsed()).last_used_at, '2026-01-01T00:00:00.000Z');
     await refresh(context.app, { client_id: client, refresh_token: tokens.refresh_token }).expect(200);
     const after = await lastUsed();
