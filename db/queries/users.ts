@@ -65,3 +65,12 @@ export async function findPasswordHash(db: Db, userId: string): Promise<string |
 export async function setPasswordHash(db: Db, userId: string, passwordHash: string, now: Date): Promise<void> {
   await db.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', userId).execute();
 }
+
+/**
+ * Deletes the account; the foreign keys erase everything of the student at once (on delete cascade) but payments,
+ * which they keep without the link (on delete set null). False when it was gone already.
+ */
+export async function deleteAccount(db: Db, userId: string): Promise<boolean> {
+  const result = await db.deleteFrom('users').where('id', '=', userId).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}

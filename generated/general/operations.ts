@@ -12,6 +12,7 @@ export const operationIds = [
   'deleteConversation',
   'deleteDeck',
   'deleteExam',
+  'deleteMyAccount',
   'deleteTask',
   'deleteWebhookEndpoint',
   'getCard',

@@ -525,7 +525,25 @@ export interface paths {
         get: operations["getMyProfile"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete the student's account
+         * @description Deletes the account for good. It needs an access token from a **fresh sign-in**: the authorization code flow,
+         *     where the student typed the password, at most 5 minutes ago (after GitHub's sudo mode). Refreshing a token keeps
+         *     its sign-in time; personal API keys and client credentials never qualify. Anything else is
+         *     `403 reauthentication_required`: the app sends the student through sign-in again, then deletes. (The password
+         *     travels to the sign-in page only, never in a DELETE body, which this service does not read.)
+         *
+         *     **Retention policy.** At once, in one transaction: the profile (e-mail, names, bio, avatar, password hash),
+         *     tasks, decks, cards and reviews, exams, AI conversations, warnings, the study streak and xp, webhook endpoints and
+         *     their deliveries, undelivered events, every OAuth grant with its codes and tokens, every personal API key, and
+         *     the OAuth clients bound to the account. The nickname leaves the partner leaderboards and its public profile
+         *     answers `404` from the next request; the nickname and e-mail can be registered again. Kept: payments, for
+         *     accounting and tax law (plan, amount, currency, provider reference, dates), anonymised (no link to any person
+         *     remains in the service). Request logs hold ids, never personal fields, and roll over with their retention.
+         *
+         *     No event is sent: the apps and endpoints that could receive one end with the account.
+         */
+        delete: operations["deleteMyAccount"];
         options?: never;
         head?: never;
         /**
@@ -3848,6 +3866,36 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["TokenUnauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteMyAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. Every credential of the account answers `401` from now on. */
+            204: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["ReauthenticationRequired"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];

@@ -1,8 +1,8 @@
 import { revokeRefreshTokensOfOtherGrants } from '../../db/queries/oauth.ts';
-import { setPasswordHash } from '../../db/queries/users.ts';
+import { deleteAccount, setPasswordHash } from '../../db/queries/users.ts';
 import { AccountTaken, createAccount as insertNewAccount } from '../../server/auth/accounts.ts';
 import { hashPassword } from '../../server/auth/passwords.ts';
-import { passwordConfirmed } from '../../server/auth/reauthentication.ts';
+import { passwordConfirmed, signedInFreshly } from '../../server/auth/reauthentication.ts';
 import { problems } from '../../server/problems.ts';
 import { profileBody } from './profile-body.ts';
 import { assertTimeZone } from './time-zones.ts';
@@ -40,5 +40,17 @@ export const changeMyPassword: GeneralHandlers['changeMyPassword'] = async ({ bo
     await setPasswordHash(trx, principal.user_id, passwordHash, now());
     await revokeRefreshTokensOfOtherGrants(trx, principal.user_id, keptGrant, now());
   });
+  return { status: 204, body: undefined };
+};
+
+/**
+ * Erases the account by the retention policy in the spec (deleteMyAccount), for a fresh sign-in only: the student
+ * typed the password at most 5 minutes ago.
+ */
+export const deleteMyAccount: GeneralHandlers['deleteMyAccount'] = async ({ principal }, { db, now }) => {
+  if (!(await signedInFreshly(db, principal.credential, now()))) {
+    throw problems.reauthenticationRequired('Sign in again: only a sign-in at most 5 minutes old can delete the account.');
+  }
+  if (!(await deleteAccount(db, principal.user_id))) throw problems.notFound('This account no longer exists.');
   return { status: 204, body: undefined };
 };

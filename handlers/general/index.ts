@@ -1,6 +1,6 @@
 // Every operation of spec/general, by operationId. `satisfies` makes a missing, extra or misspelled handler a
 // compile error.
-import { changeMyPassword, createAccount } from './accounts.ts';
+import { changeMyPassword, createAccount, deleteMyAccount } from './accounts.ts';
 import { deleteConversation, getConversation, listConversations, streamTutorChat } from './ai.ts';
 import { createExam, deleteExam, getExam, listExams, streamExamReadiness, updateExam } from './exams.ts';
 import { createCard, createDeck, deleteCard, deleteDeck, getCard, getDeck, listCards, listDecks, reviewCard, updateCard, updateDeck } from './flashcards.ts';
@@ -25,6 +25,7 @@ import {
 export const generalHandlers = {
   createAccount,
   changeMyPassword,
+  deleteMyAccount,
   getMyProfile,
   updateMyProfile,
   listMyApiKeys,
