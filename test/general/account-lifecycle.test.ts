@@ -74,6 +74,8 @@ describe('account lifecycle', () => {
       const res = await context.api.delete('/api/users/me').set(student.headers).expect(403);
       assert.equal(res.body.code, 'reauthentication_required');
       await context.api.get('/api/users/me').set(student.headers).expect(200);
+      // Two credentials are refused before either is looked up (400), as on every operation.
+      await context.api.delete('/api/users/me').set({ ...student.headers, 'x-service-api-key': key }).expect(400);
       // Signing in again (typing the password) makes the new token fresh.
       const again = await signInAs(student);
       await context.api.delete('/api/users/me').set(bearer(again.access_token)).expect(204);

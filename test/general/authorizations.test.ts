@@ -2,7 +2,6 @@
 // minted stop on the next request, other apps keep working.
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import supertest from 'supertest';
 import { generalApp } from '../support/general-app.ts';
 import { refresh, registerTestClient, signIn } from '../support/oauth-flow.ts';
 
@@ -71,9 +70,12 @@ describe('listMyAuthorizations and revokeMyAuthorization', () => {
     await context.api.delete('/api/users/me/authorizations/no_such_client').set(student.headers).expect(404);
   });
 
-  it('needs keys:manage (403 insufficient_scope)', async () => {
+  it('needs keys:manage (403 insufficient_scope) and one credential (400)', async () => {
     const student = await context.newStudent({ scopes: ['profile:read'] });
-    const res = await supertest(context.app).get('/api/users/me/authorizations').set(student.headers).expect(403);
+    const res = await context.api.get('/api/users/me/authorizations').set(student.headers).expect(403);
     assert.equal(res.body.code, 'insufficient_scope');
+    await context.api.delete('/api/users/me/authorizations/client_x').set(student.headers).expect(403);
+    const two = { ...student.headers, 'x-service-api-key': 'svc_live_x' };
+    assert.equal((await context.api.get('/api/users/me/authorizations').set(two).expect(400)).body.code, 'invalid_request');
   });
 });
