@@ -102,6 +102,8 @@ export interface OauthRefreshTokensTable {
   expires_at: Timestamp;
   created_at: CreatedAt;
   rotated_at: Timestamp | null;
+  /** Set when a password change ends the other sign-ins' refresh tokens; the grant itself stays. */
+  revoked_at: Timestamp | null;
 }
 
 export interface FlashcardDecksTable {
@@ -334,7 +336,8 @@ export interface WebhookAttemptsTable {
 /** A payment for a plan, once per provider event (unique provider, provider_event_id). */
 export interface PaymentsTable {
   id: Generated<string>;
-  user_id: string;
+  /** Null once the student deleted the account (by the foreign key): the payment is kept for accounting, anonymised. */
+  user_id: ColumnType<string | null, string, never>;
   plan: 'plus' | 'contract';
   /** In the currency's minor unit. */
   amount: number;

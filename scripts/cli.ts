@@ -3,7 +3,7 @@
 import { inspect } from 'node:util';
 import { DEFAULT_KEY_LIMITS } from '../db/queries/api-keys.ts';
 import { DEMO_SEED } from '../db/seed/index.ts';
-import { createClient, createUser } from './cli/accounts.ts';
+import { createClient, createUser, resetPassword } from './cli/accounts.ts';
 import { removeClientWebhook, rotateClientWebhook, setClientWebhook, showClientWebhook } from './cli/client-webhooks.ts';
 import { check } from './cli/config.ts';
 import { migrate, seed } from './cli/data.ts';
@@ -27,6 +27,7 @@ const commands = new Map<string, (args: string[]) => Promise<void>>([
   ['users create', createUser],
   ['users plan', changePlan],
   ['users warn', warnUser],
+  ['users reset-password', resetPassword],
   ['payments record', recordManualPayment],
   ['clients create', createClient],
   ['clients webhook set', setClientWebhook],
@@ -60,6 +61,8 @@ Commands:
                               limits are agreed: give all three, or those that change on an existing contract
   users warn EMAIL --reason TEXT
                               warn the student: shown on their profile, sent as user.warned; prints its id
+  users reset-password EMAIL  give the account a generated password, the last line of stdout (shown once); every
+                              sign-in's refresh tokens end; grants and personal keys are kept
   payments record EMAIL --plan plus|contract --amount N --currency CCC [--provider-event-id ID]
                               record a payment taken outside the provider (amount in minor units): the plan
                               changes at once, payment.succeeded is sent; the same ID again records nothing

@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { apiCompare } from 'api-smart-diff';
 import { describeChange, type JsonPath } from './spec-describe.ts';
+import type { Surface } from './surfaces.ts';
 
 export type ChangeClass = 'breaking' | 'non-breaking' | 'deprecated';
 export interface SpecChange {
@@ -87,8 +88,14 @@ function typeChangeClass(path: JsonPath, before: unknown, after: unknown): Class
   return ok ? 'non-breaking' : 'breaking';
 }
 
-export const RELEASED_DIR = new URL('../spec/partner-v1/released/', import.meta.url);
-export const CURRENT_SPEC = new URL('../generated/partner-v1/openapi.json', import.meta.url);
+/** Where a surface's released snapshots live, and its current bundled spec. */
+export const releasedDirOf = (surface: Surface) => new URL(`../spec/${surface}/released/`, import.meta.url);
+export const currentSpecOf = (surface: Surface) => new URL(`../generated/${surface}/openapi.json`, import.meta.url);
+/** Each surface's generated changelog: partner v1's is the project's CHANGELOG.md. */
+export const changelogOf = (surface: Surface) => new URL(surface === 'partner-v1' ? '../CHANGELOG.md' : `../CHANGELOG-${surface}.md`, import.meta.url);
+
+export const RELEASED_DIR = releasedDirOf('partner-v1');
+export const CURRENT_SPEC = currentSpecOf('partner-v1');
 
 /** The released snapshots by version, oldest first (files are named openapi-<semver>.json). */
 export function releasedVersions(dir: URL = RELEASED_DIR): string[] {
@@ -109,7 +116,7 @@ export function readJson(file: string | URL): any {
   return JSON.parse(readFileSync(file, 'utf8'));
 }
 
-/** Problems with the current spec's info.version against the last release: v1 stays 1.x and never goes back. */
+/** Problems with the current spec's info.version against the last release: a locked surface keeps its major version and never goes back. */
 export function versionProblems(released: string, current: string): string[] {
   if (!/^\d+\.\d+\.\d+$/.test(current)) return [`info.version ${current} is not a plain MAJOR.MINOR.PATCH version`];
   if (current.split('.')[0] !== released.split('.')[0]) return [`info.version ${current} leaves major version ${released.split('.')[0]} of the locked surface`];

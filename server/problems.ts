@@ -45,6 +45,8 @@ export const problems = {
       `This operation needs the scope ${required.join(' ')}; the credential has ${granted.length > 0 ? granted.join(' ') : 'none'}.`,
       { headers: { 'WWW-Authenticate': `${challenge}, error="insufficient_scope", scope="${required.join(' ')}"` } },
     ),
+  /** A sensitive account operation whose caller did not prove again who they are (server/auth/reauthentication.ts). */
+  reauthenticationRequired: (detail: string) => new Problem(403, 'reauthentication_required', 'Reauthentication required', detail),
   notFound: (detail: string) => new Problem(404, 'not_found', 'Not found', detail),
   conflict: (detail: string) => new Problem(409, 'conflict', 'Conflict', detail),
   /** A webhook endpoint's URL the service will not deliver to; `code` says why (server/webhooks/target-address.ts). */

@@ -1,5 +1,6 @@
 // The OAuth authorization server's records: clients, grants, authorization codes and refresh tokens. Codes and
 // refresh tokens are stored as SHA-256 hashes only (they are long random strings, like API keys).
+import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
 
 export async function findClient(db: Db, clientId: string) {
@@ -74,6 +75,8 @@ export async function findRefreshToken(db: Db, tokenHash: string) {
     .select(['t.grant_id', 't.expires_at', 't.rotated_at'])
     .select(['g.client_id', 'g.user_id', 'g.scopes', 'g.revoked_at'])
     .where('t.token_hash', '=', tokenHash)
+    // A token a password change ended is unknown from then on (not a replay: its grant and keys live on).
+    .where('t.revoked_at', 'is', null)
     .executeTakeFirst();
 }
 
@@ -86,4 +89,67 @@ export async function rotateRefreshToken(db: Db, tokenHash: string, now: Date): 
     .where('rotated_at', 'is', null)
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
+}
+
+/**
+ * The apps a student has authorized: their live grants, one row per client. "Last used" is the newest token the
+ * app obtained (a refresh token per sign-in and per refresh), which costs no write per request.
+ */
+export async function listAuthorizedApps(db: Db, userId: string) {
+  return db
+    .selectFrom('oauth_grants as g')
+    .innerJoin('oauth_clients as c', 'c.id', 'g.client_id')
+    .leftJoin('oauth_refresh_tokens as t', 't.grant_id', 'g.id')
+    .select(['c.id as client_id', 'c.name as client_name'])
+    .select((eb) => [
+      eb.fn.min('g.created_at').as('granted_at'),
+      eb.fn.coalesce(eb.fn.max('t.created_at'), eb.fn.max('g.created_at')).as('last_used_at'),
+      // Scope lists of different lengths cannot be array_agg'ed into one array: unnest them first.
+      sql<string[]>`array(select distinct scope from unnest(array_agg(array_to_string(g.scopes, ' '))) as lists(list), unnest(string_to_array(list, ' ')) as scope)`.as('scopes'),
+    ])
+    .where('g.user_id', '=', userId)
+    .where('g.revoked_at', 'is', null)
+    .groupBy(['c.id', 'c.name'])
+    .orderBy('last_used_at', 'desc')
+    .orderBy('c.id')
+    .execute();
+}
+
+/** Revokes every live grant of the student to the client; the number revoked (0: the app holds none). */
+export async function revokeClientGrants(db: Db, userId: string, clientId: string, reason: string, now: Date): Promise<number> {
+  const result = await db
+    .updateTable('oauth_grants')
+    .set({ revoked_at: now, revoked_reason: reason })
+    .where('user_id', '=', userId)
+    .where('client_id', '=', clientId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/**
+ * Ends the unexchanged refresh tokens of the student's sign-ins other than `keptGrantId` (null: all of them). The
+ * grants stay, so the keys minted through them keep working; the apps sign in again to get new tokens.
+ */
+export async function revokeRefreshTokensOfOtherGrants(db: Db, userId: string, keptGrantId: string | null, now: Date): Promise<void> {
+  let grants = db.selectFrom('oauth_grants').select('id').where('user_id', '=', userId);
+  if (keptGrantId) grants = grants.where('id', '!=', keptGrantId);
+  await db
+    .updateTable('oauth_refresh_tokens')
+    .set({ revoked_at: now })
+    .where('grant_id', 'in', grants)
+    .where('revoked_at', 'is', null)
+    .where('rotated_at', 'is', null)
+    .execute();
+}
+
+/** When the student last typed their password for this grant: its sign-in (authorization code) time; null for other grants. */
+export async function findSignInTime(db: Db, grantId: string): Promise<Date | null> {
+  const row = await db
+    .selectFrom('oauth_grants as g')
+    .innerJoin('oauth_authorization_codes as c', 'c.grant_id', 'g.id')
+    .select('g.created_at')
+    .where('g.id', '=', grantId)
+    .executeTakeFirst();
+  return row?.created_at ?? null;
 }

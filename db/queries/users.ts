@@ -55,3 +55,22 @@ export async function findNamedAccount(db: Db, named: { account_id: string } | {
     .where((eb) => ('account_id' in named ? eb('id', '=', named.account_id) : eb(sql`lower(email)`, '=', named.email.toLowerCase())))
     .executeTakeFirst();
 }
+
+/** The stored password hash of an account, to confirm the student's password before a sensitive change. */
+export async function findPasswordHash(db: Db, userId: string): Promise<string | null | undefined> {
+  const row = await db.selectFrom('users').select('password_hash').where('id', '=', userId).executeTakeFirst();
+  return row?.password_hash;
+}
+
+export async function setPasswordHash(db: Db, userId: string, passwordHash: string, now: Date): Promise<void> {
+  await db.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', userId).execute();
+}
+
+/**
+ * Deletes the account; the foreign keys erase everything of the student at once (on delete cascade) but payments,
+ * which they keep without the link (on delete set null). False when it was gone already.
+ */
+export async function deleteAccount(db: Db, userId: string): Promise<boolean> {
+  const result = await db.deleteFrom('users').where('id', '=', userId).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}

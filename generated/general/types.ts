@@ -525,7 +525,25 @@ export interface paths {
         get: operations["getMyProfile"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete the student's account
+         * @description Deletes the account for good. It needs an access token from a **fresh sign-in**: the authorization code flow,
+         *     where the student typed the password, at most 5 minutes ago (after GitHub's sudo mode). Refreshing a token keeps
+         *     its sign-in time; personal API keys and client credentials never qualify. Anything else is
+         *     `403 reauthentication_required`: the app sends the student through sign-in again, then deletes. (The password
+         *     travels to the sign-in page only, never in a DELETE body, which this service does not read.)
+         *
+         *     **Retention policy.** At once, in one transaction: the profile (e-mail, names, bio, avatar, password hash),
+         *     tasks, decks, cards and reviews, exams, AI conversations, warnings, the study streak and xp, webhook endpoints and
+         *     their deliveries, undelivered events, every OAuth grant with its codes and tokens, every personal API key, and
+         *     the OAuth clients bound to the account. The nickname leaves the partner leaderboards and its public profile
+         *     answers `404` from the next request; the nickname and e-mail can be registered again. Kept: payments, for
+         *     accounting and tax law (plan, amount, currency, provider reference, dates), anonymised (no link to any person
+         *     remains in the service). Request logs hold ids, never personal fields, and roll over with their retention.
+         *
+         *     No event is sent: the apps and endpoints that could receive one end with the account.
+         */
+        delete: operations["deleteMyAccount"];
         options?: never;
         head?: never;
         /**
@@ -576,6 +594,74 @@ export interface paths {
          * @description Revokes the key at once; the next request made with it gets `401`. Another student's key id answers `404`.
          */
         delete: operations["revokeMyApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/me/authorizations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The apps the student has authorized
+         * @description The apps (OAuth clients) holding a live grant of the current student, with their scopes, when they were granted
+         *     and when they last obtained a token. Revoked grants are not listed. Personal API keys are listed at
+         *     `/api/users/me/api-keys`.
+         */
+        get: operations["listMyAuthorizations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/me/authorizations/{client_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an app's access
+         * @description Revokes every live grant of the current student to this app at once: its access and refresh tokens stop working
+         *     on the next request (`401`), the personal API keys it created stop with them, and its webhook endpoint no longer
+         *     receives the student's events. The app must ask for consent again to come back. An app the student has not
+         *     authorized (or has revoked already) answers `404`.
+         */
+        delete: operations["revokeMyAuthorization"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/me/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the student's password
+         * @description Sets a new password, given the current one (else `403 reauthentication_required`). The refresh tokens of the
+         *     student's other sign-ins stop working at once, so every other device and app signs in again within 15 minutes
+         *     (when its access token expires); the sign-in making this request, the apps' grants themselves, and personal
+         *     API keys are kept. Failed attempts count against the credential's rate limits.
+         */
+        post: operations["changeMyPassword"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -961,6 +1047,36 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /**
+         * @description An app (OAuth client) the student has authorized and not revoked: every live grant of the student to that client,
+         *     taken together (one per sign-in, e.g. a phone and a laptop).
+         */
+        AuthorizedApp: {
+            /**
+             * @description The app's OAuth client id; the `client_id` of `DELETE /api/users/me/authorizations/{client_id}`.
+             * @example client_kx8Q2mWc1nB7eZ0a
+             */
+            client_id: string;
+            /** @example Flashcards for iOS */
+            client_name: string;
+            /**
+             * Format: date-time
+             * @description When the student first authorized the app among the grants still live.
+             */
+            granted_at: string;
+            /**
+             * Format: date-time
+             * @description When the app last obtained a token for the student (sign-in or refresh). Access tokens live 15 minutes, so the
+             *     app has not called the API for the student since 15 minutes after this time.
+             */
+            last_used_at: string;
+            /** @description The scopes the app holds, across its live grants. */
+            scopes: components["schemas"]["Scope"][];
+        };
+        AuthorizedAppList: {
+            /** @description The authorized apps, most recently used first. */
+            data: components["schemas"]["AuthorizedApp"][];
+        };
         /**
          * Format: date
          * @description An RFC 3339 full-date, `YYYY-MM-DD`, from 0001-01-01 to 9999-12-31.
@@ -1453,6 +1569,12 @@ export interface components {
             url: components["schemas"]["WebhookEndpointUrl"];
         };
         notes: string;
+        PasswordChange: {
+            /** @description The account's password now; a wrong one is `403 reauthentication_required`. */
+            current_password: string;
+            /** @description At least 10 characters. Stored only as an Argon2id hash. */
+            new_password: string;
+        };
         /** @description A payment for a plan, recorded from the payment provider's callback or by an operator. */
         Payment: {
             /**
@@ -1590,7 +1712,7 @@ export interface components {
         Problem: {
             /**
              * @description Stable machine-readable code. Values used today: `invalid_request` (400), `unauthorized` (401),
-             *     `invalid_signature` (401, a signed callback), `insufficient_scope` (403), `not_found` (404),
+             *     `invalid_signature` (401, a signed callback), `insufficient_scope` (403), `reauthentication_required` (403, a password or fresh sign-in needed), `not_found` (404),
              *     `method_not_allowed` (405), `conflict` (409), `payload_too_large` (413), `idempotency_key_reused` (422),
              *     `unknown_student` (422), `rate_limited` (429), `internal_error` (500), `service_unavailable` (503, with
              *     `Retry-After`), `not_configured` (503, with `Retry-After`: a feature the operator has not set up yet). New codes may be added; clients treat unknown codes by status.
@@ -2313,6 +2435,21 @@ export interface components {
         /** @description Payload too large */
         PayloadTooLarge: {
             headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description Forbidden — the operation needs the student's password (wrong or missing here), or for account deletion a fresh
+         *     sign-in instead (`code: reauthentication_required`); or the token or key lacks a scope (`insufficient_scope`).
+         */
+        ReauthenticationRequired: {
+            headers: {
+                /** @description With `insufficient_scope` only, RFC 6750's challenge naming the scopes the operation needs. */
+                "WWW-Authenticate"?: string;
                 "X-Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
@@ -3736,6 +3873,36 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    deleteMyAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. Every credential of the account answers `401` from now on. */
+            204: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["ReauthenticationRequired"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     updateMyProfile: {
         parameters: {
             query?: never;
@@ -3868,6 +4035,106 @@ export interface operations {
             401: components["responses"]["TokenUnauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMyAuthorizations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The authorized apps. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthorizedAppList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeMyAuthorization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The app's `client_id`, as listed. */
+                client_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    changeMyPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordChange"];
+            };
+        };
+        responses: {
+            /** @description Changed. */
+            204: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["ReauthenticationRequired"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];

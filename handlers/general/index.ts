@@ -1,11 +1,11 @@
 // Every operation of spec/general, by operationId. `satisfies` makes a missing, extra or misspelled handler a
 // compile error.
-import { createAccount } from './accounts.ts';
+import { changeMyPassword, createAccount, deleteMyAccount } from './accounts.ts';
 import { deleteConversation, getConversation, listConversations, streamTutorChat } from './ai.ts';
 import { createExam, deleteExam, getExam, listExams, streamExamReadiness, updateExam } from './exams.ts';
 import { createCard, createDeck, deleteCard, deleteDeck, getCard, getDeck, listCards, listDecks, reviewCard, updateCard, updateDeck } from './flashcards.ts';
 import { receivePaymentEvent } from './payments.ts';
-import { createMyApiKey, getMyProfile, listMyApiKeys, revokeMyApiKey, updateMyProfile } from './profile.ts';
+import { createMyApiKey, getMyProfile, listMyApiKeys, listMyAuthorizations, revokeMyApiKey, revokeMyAuthorization, updateMyProfile } from './profile.ts';
 import { getSchedule } from './schedule.ts';
 import { createTask, deleteTask, getTask, listTasks, updateTask } from './tasks.ts';
 import { getTodayLoop } from './today.ts';
@@ -24,11 +24,15 @@ import {
 
 export const generalHandlers = {
   createAccount,
+  changeMyPassword,
+  deleteMyAccount,
   getMyProfile,
   updateMyProfile,
   listMyApiKeys,
   createMyApiKey,
   revokeMyApiKey,
+  listMyAuthorizations,
+  revokeMyAuthorization,
   listTasks,
   createTask,
   getTask,

@@ -1,7 +1,8 @@
 import { findProfile, universityExists, updateProfile } from '../../db/queries/profile.ts';
 import { insertPersonalKey, listPersonalKeys, revokePersonalKey } from '../../db/queries/personal-api-keys.ts';
 import { insertWithFreshKey } from '../../server/auth/api-keys.ts';
-import { requireScopes } from '../../server/general/scopes.ts';
+import { ALL_SCOPES, requireScopes } from '../../server/general/scopes.ts';
+import { listAuthorizedApps, revokeClientGrants } from '../../db/queries/oauth.ts';
 import { problems } from '../../server/problems.ts';
 import { violatedConstraint } from '../../db/errors.ts';
 import { listRecentWarnings } from '../../db/queries/warnings.ts';
@@ -49,6 +50,25 @@ export const createMyApiKey: GeneralHandlers['createMyApiKey'] = async ({ body, 
 
 export const revokeMyApiKey: GeneralHandlers['revokeMyApiKey'] = async ({ path, principal }, { db, now }) => {
   if (!(await revokePersonalKey(db, principal.user_id, path.key_id, now()))) throw problems.notFound('You have no active key with this id.');
+  return { status: 204, body: undefined };
+};
+
+export const listMyAuthorizations: GeneralHandlers['listMyAuthorizations'] = async ({ principal }, { db }) => {
+  const apps = await listAuthorizedApps(db, principal.user_id);
+  const data = apps.map((app) => ({
+    client_id: app.client_id,
+    client_name: app.client_name,
+    scopes: ALL_SCOPES.filter((scope) => app.scopes.includes(scope)),
+    granted_at: new Date(app.granted_at).toISOString(),
+    last_used_at: new Date(app.last_used_at).toISOString(),
+  }));
+  return { status: 200, body: { data } };
+};
+
+/** Ends the app's grants; their tokens, the keys minted through them and the app's webhooks for the student stop with them. */
+export const revokeMyAuthorization: GeneralHandlers['revokeMyAuthorization'] = async ({ path, principal }, { db, now }) => {
+  const revoked = await revokeClientGrants(db, principal.user_id, path.client_id, 'revoked_by_student', now());
+  if (revoked === 0) throw problems.notFound('You have not authorized an app with this client id.');
   return { status: 204, body: undefined };
 };
 

@@ -1,8 +1,11 @@
-// users create | clients create: student accounts and OAuth clients, for operators. Secrets (a generated password,
+// users create | users reset-password | clients create: student accounts and OAuth clients, for operators. Secrets (a generated password,
 // a client secret) are printed once, as the last lines of stdout, and stored only as hashes.
 import { sql } from 'kysely';
+import { revokeRefreshTokensOfOtherGrants } from '../../db/queries/oauth.ts';
+import { findNamedAccount, setPasswordHash } from '../../db/queries/users.ts';
 import { knownTimeZone } from '../../handlers/general/time-zones.ts';
 import { AccountTaken, createAccount, generatePassword } from '../../server/auth/accounts.ts';
+import { hashPassword } from '../../server/auth/passwords.ts';
 import { ALL_SCOPES } from '../../server/general/scopes.ts';
 import { redirectUriProblem, registerClient } from '../../server/oauth/clients.ts';
 import { parse, UsageError, withDb } from './shared.ts';
@@ -30,6 +33,31 @@ export async function createUser(args: string[]): Promise<void> {
     });
   });
   process.stderr.write(`created account ${account.id} (${account.email}, ${account.nickname}); its password is shown once, below\n`);
+  console.log(password);
+}
+
+/**
+ * A student who lost their password gets a generated one from an operator. Every sign-in's refresh tokens end, as
+ * after a password change (whoever knew the old password signs in no more); grants and personal keys are kept. The
+ * new password is not forced to change: no step of the service could force it (the sign-in page serves whichever
+ * app the student uses), so the operator hands it over by a channel they trust and the student changes it with
+ * POST /api/users/me/password.
+ */
+export async function resetPassword(args: string[]): Promise<void> {
+  const { positionals } = parse(args, {}, ['EMAIL']);
+  const email = positionals[0]!;
+  const password = generatePassword();
+  const passwordHash = await hashPassword(password);
+  await withDb(async (db) => {
+    const account = await findNamedAccount(db, { email });
+    if (!account) throw new Error(`no account has the e-mail ${email}`);
+    await db.transaction().execute(async (trx) => {
+      const now = new Date();
+      await setPasswordHash(trx, account.id, passwordHash, now);
+      await revokeRefreshTokensOfOtherGrants(trx, account.id, null, now);
+    });
+  });
+  process.stderr.write(`reset the password of ${email}; every sign-in of the account ends when its access token expires. The new password is shown once, below\n`);
   console.log(password);
 }
 

@@ -71,7 +71,13 @@ export async function general(deps: GeneralDeps) {
     context: { db: deps.db, now: deps.now, lifecycle: deps.lifecycle, apiVersion: contract.definition.info.version, webhooks: deps.webhooks, streams: { notifications: deps.notifications, settings: deps.streamSettings }, ...(deps.tutor ? { tutor: deps.tutor } : {}), ...(deps.paymentProviderSecret ? { paymentProviderSecret: deps.paymentProviderSecret } : {}), ...(deps.aiQueue ? { aiQueue: deps.aiQueue } : {}) },
     ...(deps.onContractViolation ? { onContractViolation: deps.onContractViolation } : {}),
   });
-  return { serve, scopes: scopeDescriptions(contract) };
+  // The spec version each response was produced under (documented in the spec's Versioning section), errors included.
+  const apiVersion = contract.definition.info.version;
+  const serveVersioned: typeof serve = (req, res, next) => {
+    res.setHeader('API-Version', apiVersion);
+    return serve(req, res, next);
+  };
+  return { serve: serveVersioned, scopes: scopeDescriptions(contract) };
 }
 
 /** Scope → description, as the spec's OAuth2 security scheme declares them (shown on the consent page). */

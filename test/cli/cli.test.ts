@@ -14,6 +14,9 @@ import { accessTokenIssuer } from '../../server/auth/access-tokens.ts';
 import { databaseSigningKeyStore, fileSigningKeyStore } from '../../server/auth/signing-key-store.ts';
 import { storedSigningKeys, type SigningKeyStore } from '../../server/auth/signing-keys.ts';
 import { insertPersonalKey } from '../../db/queries/personal-api-keys.ts';
+import { insertGrant, insertRefreshToken } from '../../db/queries/oauth.ts';
+import { verifyPassword } from '../../server/auth/passwords.ts';
+import { registerClient } from '../../server/oauth/clients.ts';
 import { insertWithFreshKey } from '../../server/auth/api-keys.ts';
 import { envelopeOf } from '../../server/events/emit.ts';
 import { contractClient } from '../support/contract.ts';
@@ -248,6 +251,31 @@ describe('cli', function () {
     assert.deepEqual(event!.data.object, warnings[0]);
   });
 
+  it('users reset-password prints a new password once, ends every sign-in’s refresh tokens and keeps personal keys', async () => {
+    const before = await inspect(async (db) => {
+      const { id } = await db.selectFrom('users').select('id').where('email', '=', 'kim@example.com').executeTakeFirstOrThrow();
+      const client = await registerClient(db, { name: 'Phone app', redirect_uris: ['https://app.example/cb'], scopes: ['profile:read'], confidential: false });
+      const grant_id = await insertGrant(db, { client_id: client.client_id, user_id: id, scopes: ['profile:read'] });
+      await insertRefreshToken(db, { token_hash: 'phone-refresh-token-hash', grant_id, expires_at: new Date(Date.now() + 86_400_000) });
+      return (await db.selectFrom('users').select('password_hash').where('id', '=', id).executeTakeFirstOrThrow()).password_hash!;
+    });
+    const run = await cli(['users', 'reset-password', 'KIM@example.com'], env);
+    assert.equal(run.code, 0, run.stderr);
+    const password = run.stdout.trimEnd().split('\n').at(-1) ?? '';
+    assert.match(password, /^[\w-]{16}$/);
+    const after = await inspect(async (db) => ({
+      hash: (await db.selectFrom('users').select('password_hash').where('email', '=', 'kim@example.com').executeTakeFirstOrThrow()).password_hash!,
+      refresh: await db.selectFrom('oauth_refresh_tokens').select('revoked_at').where('token_hash', '=', 'phone-refresh-token-hash').executeTakeFirstOrThrow(),
+    }));
+    assert.notEqual(after.hash, before);
+    assert.equal(await verifyPassword(after.hash, password), true);
+    assert.notEqual(after.refresh.revoked_at, null);
+    assert.equal((await kimProfile()).plan, 'free', 'the personal key still works');
+    const unknown = await cli(['users', 'reset-password', 'nobody@example.com'], env);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /no account has the e-mail nobody@example.com/);
+  });
+
   it('payments record changes the plan and emits payment.succeeded once per provider event id', async () => {
     const run = await cli(['payments', 'record', 'kim@example.com', '--plan', 'plus', '--amount', '4990', '--currency', 'usd', '--provider-event-id', 'inv-2026-0001'], env);
     assert.equal(run.code, 0, run.stderr);
@@ -438,7 +466,7 @@ describe('cli', function () {
   it('--help lists every command and the environment variables', async () => {
     const run = await cli(['--help'], env);
     assert.equal(run.code, 0, run.stderr);
-    for (const text of ['migrate', 'seed [--demo] [--seed N]', 'keys create --name NAME', 'keys list', 'keys revoke PREFIX', 'holidays enable CC', 'users create', 'users plan', 'users warn', 'payments record', 'clients create', 'clients webhook set', 'clients webhook rotate', 'keys rotate-signing', 'config check', 'DATABASE_URL', 'DATA_DIR', 'SECRETS_KEY']) {
+    for (const text of ['migrate', 'seed [--demo] [--seed N]', 'keys create --name NAME', 'keys list', 'keys revoke PREFIX', 'holidays enable CC', 'users create', 'users plan', 'users warn', 'users reset-password', 'payments record', 'clients create', 'clients webhook set', 'clients webhook rotate', 'keys rotate-signing', 'config check', 'DATABASE_URL', 'DATA_DIR', 'SECRETS_KEY']) {
       assert.ok(run.stdout.includes(text), `usage lacks ${text}`);
     }
   });

@@ -1,6 +1,7 @@
 // How the spec-driven tests (test/property/, test/server/documented-statuses.test.ts) get, for each surface of
 // scripts/surfaces.ts, an app and valid credentials. They iterate over the surfaces, so a new surface needs one
 // entry here; a test fails for any surface without one.
+import { sql } from 'kysely';
 import type { Surface } from '../../scripts/surfaces.ts';
 import type { Db } from '../../db/connect.ts';
 import { newStudent } from './general-app.ts';
@@ -43,6 +44,9 @@ export const surfacesUnderTest: Partial<Record<Surface, SurfaceUnderTest>> = {
       const app = await buildApp();
       const student = await newStudent(app);
       await onContractPlan(testDatabase().db, student.id, perMinute);
+      // A sign-in older than 5 minutes cannot delete the account (deleteMyAccount answers 403), so no generated request
+      // ends the student every operation's requests share. test/general/account-lifecycle.test.ts deletes for real.
+      await testDatabase().db.updateTable('oauth_grants').set({ created_at: sql`now() - interval '6 minutes'` }).where('user_id', '=', student.id).execute();
       return { app: db ? await buildApp({ db }) : app, credentials: student.headers };
     },
     // Account creation allows 10 an hour per address; every test request comes from 127.0.0.1, so each gets a fresh
