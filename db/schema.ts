@@ -141,6 +141,8 @@ export interface FlashcardReviewsTable {
   repetitions: number;
   interval_days: number;
   next_due_at: Timestamp;
+  /** False for an offline review older than the card's last one: logged, counted, but the card did not move. */
+  applied: Generated<boolean>;
 }
 
 export interface ExamsTable {
@@ -267,6 +269,17 @@ export interface Database {
   warnings: WarningsTable;
   readiness_versions: ReadinessVersionsTable;
   exam_readiness: ExamReadinessTable;
+  xp_awards: XpAwardsTable;
+}
+
+/** The ledger behind users.xp (domain/xp.ts): one row per awarded thing, keyed so it is awarded once. */
+export interface XpAwardsTable {
+  user_id: string;
+  award_key: string;
+  source: 'review' | 'task' | 'readiness';
+  amount: number;
+  local_date: DateOnly;
+  awarded_at: Timestamp;
 }
 
 export interface SigningKeysTable {

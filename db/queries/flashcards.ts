@@ -1,11 +1,12 @@
 // Flashcard decks, cards and reviews of one student. Every query is scoped to the owner: another student's deck or
 // card id finds nothing, exactly like an unknown one.
+import { randomUUID } from 'node:crypto';
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { Db } from '../connect.ts';
 import type { Database } from '../schema.ts';
 
 const CARD_COLUMNS = ['id', 'deck_id', 'front', 'back', 'ease', 'repetitions', 'interval_days', 'next_due_at', 'last_reviewed_at', 'created_at', 'updated_at'] as const;
-const REVIEW_COLUMNS = ['id', 'card_id', 'grade', 'reviewed_at', 'ease', 'repetitions', 'interval_days', 'next_due_at'] as const;
+const REVIEW_COLUMNS = ['id', 'card_id', 'grade', 'reviewed_at', 'ease', 'repetitions', 'interval_days', 'next_due_at', 'applied'] as const;
 
 export type DeckRow = NonNullable<Awaited<ReturnType<typeof findDeck>>>;
 export type CardRow = NonNullable<Awaited<ReturnType<typeof findCard>>>;
@@ -103,13 +104,42 @@ export async function lockDeck(trx: Db, userId: string, deckId: string): Promise
   return row !== undefined;
 }
 
+export interface NewCardRow {
+  id?: string;
+  user_id: string;
+  deck_id: string;
+  front: string;
+  back: string;
+}
+
 /** A new card is due at once: next_due_at is its creation time. */
-export async function insertCard(db: Db, card: { id?: string; user_id: string; deck_id: string; front: string; back: string }, now: Date) {
+export async function insertCard(db: Db, card: NewCardRow, now: Date) {
   return db
     .insertInto('flashcard_cards')
     .values({ ...card, next_due_at: now, created_at: now, updated_at: now })
     .returning(CARD_COLUMNS)
     .executeTakeFirstOrThrow();
+}
+
+/**
+ * Several new cards in one statement, returned in the order given. They share created_at, so their list order (by
+ * created_at, id) is by id: ids are drawn here in ascending order to keep the request's order in the deck.
+ */
+export async function insertCards(db: Db, cards: NewCardRow[], now: Date) {
+  const ids = cards.map(() => randomUUID()).sort();
+  const rows = await db
+    .insertInto('flashcard_cards')
+    .values(cards.map((card, i) => ({ ...card, id: ids[i], next_due_at: now, created_at: now, updated_at: now })))
+    .returning(CARD_COLUMNS)
+    .execute();
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return ids.map((id) => byId.get(id)!);
+}
+
+/** The student's cards among `cardIds`, each locked until the transaction ends (in id order, so batches never deadlock). */
+export async function lockCards(trx: Db, userId: string, cardIds: string[]) {
+  if (cardIds.length === 0) return [];
+  return trx.selectFrom('flashcard_cards').select(CARD_COLUMNS).where('user_id', '=', userId).where('id', 'in', cardIds).orderBy('id').forUpdate().execute();
 }
 
 function ownCard(eb: ExpressionBuilder<Database, 'flashcard_cards'>, userId: string, cardId: string) {
@@ -146,14 +176,16 @@ export interface ReviewOutcome {
   repetitions: number;
   interval_days: number;
   next_due_at: Date;
+  /** False for a late offline review that is logged without moving the card (domain/srs.ts reviewStep). */
+  applied: boolean;
 }
 
 /** Sets the card's SM-2 parameters from a review; call inside the transaction that records the review. */
-export async function applyReviewToCard(trx: Db, userId: string, cardId: string, outcome: ReviewOutcome) {
+export async function applyReviewToCard(trx: Db, userId: string, cardId: string, outcome: ReviewOutcome, now: Date) {
   const { ease, repetitions, interval_days, next_due_at, reviewed_at } = outcome;
   return trx
     .updateTable('flashcard_cards')
-    .set({ ease, repetitions, interval_days, next_due_at, last_reviewed_at: reviewed_at, updated_at: reviewed_at })
+    .set({ ease, repetitions, interval_days, next_due_at, last_reviewed_at: reviewed_at, updated_at: now })
     .where((eb) => ownCard(eb, userId, cardId))
     .returning(CARD_COLUMNS)
     .executeTakeFirstOrThrow();

@@ -2,6 +2,7 @@
 export const operationIds = [
   'createAccount',
   'createCard',
+  'createCards',
   'createDeck',
   'createExam',
   'createMyApiKey',
@@ -33,6 +34,7 @@ export const operationIds = [
   'receivePaymentEvent',
   'resendWebhookDelivery',
   'reviewCard',
+  'reviewCards',
   'revokeMyApiKey',
   'rotateWebhookEndpointSecret',
   'sendWebhookTestEvent',

@@ -369,6 +369,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/flashcards/decks/{deck_id}/cards/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add up to 500 cards to a deck at once
+         * @description Adds many cards to one of the student's decks in one request (an import), all or none: one transaction, and a
+         *     card the schema refuses fails the whole request with `400`, whose `errors[].path` names the card by its index
+         *     (`requestBody.cards.3.front`). Each card is as `createCard` makes it (ease 2.5, no repetitions, due at once).
+         *     The cards keep the order they were sent in.
+         *
+         *     Retries: send an `Idempotency-Key`; a retry with the same key and body gets the first response again and adds
+         *     nothing, so an import lost to a dropped connection is never added twice.
+         */
+        post: operations["createCards"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/flashcards/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record a batch of reviews (offline sync)
+         * @description Records up to 500 graded reviews of the student's cards at once, typically the reviews of an offline session
+         *     synced on reconnect, each with its `reviewed_at`. All or none: one transaction; an unknown card or a
+         *     `reviewed_at` out of range fails the whole batch with `400`, whose `errors[].path` names the review by its
+         *     index (`body.reviews.3.card_id`).
+         *
+         *     Order: the reviews are applied in the order of `reviewed_at` (the order sent among equal times), whatever order
+         *     they were sent in, so a card reviewed twice offline ends where the second review puts it, as in Anki's and
+         *     RemNote's sync. A review dated before the card's last review (one synced late, after a later review from another
+         *     device) is logged and counts for its day's streak and xp, but does not move the card: `applied: false`, and
+         *     the card's parameters as they were. Replaying it would recompute the card from a past state and overwrite what
+         *     the later review did; keeping the later review is deterministic and loses no scheduling information that matters.
+         *     A batch endpoint, rather than many single reviews, because a sync is one unit: it succeeds or it can be retried
+         *     whole with the same `Idempotency-Key`, and the server, not the client's send order, decides the order.
+         *
+         *     The streak counts forward only: a study day before the student's last recorded one does not change it.
+         */
+        post: operations["reviewCards"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/payments/provider-events": {
         parameters: {
             query?: never;
@@ -995,6 +1055,10 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        CardBatch: {
+            /** @description The new cards, in the order they were sent (which is also their order in the deck). */
+            data: components["schemas"]["Card"][];
+        };
         CardList: {
             /** @description Cards in the order they were added. */
             data: components["schemas"]["Card"][];
@@ -1393,6 +1457,13 @@ export interface components {
             back: string;
             front: string;
         };
+        NewCardBatch: {
+            /**
+             * @description The new cards, each as for `createCard`. The body is still bound by the server's body limit (100 KiB by
+             *     default, `BODY_LIMIT_BYTES`; a larger body is `413`).
+             */
+            cards: components["schemas"]["NewCard"][];
+        };
         NewDeck: {
             course?: string | null;
             /** @description Empty when absent. */
@@ -1427,6 +1498,29 @@ export interface components {
              *     2 wrong but the answer seemed easy, 1 wrong but remembered on seeing it, 0 blackout. Below 3 restarts the card.
              */
             grade: number;
+            /**
+             * Format: date-time
+             * @description When the review happened, for a review done offline; now when absent. At most 7 days back and not in the
+             *     future (else `400` with code `reviewed_at_out_of_range`). The card's next review is counted from this time,
+             *     and the study day (streak) and the review's xp are those of this time's local date. A review dated before the
+             *     card's last review is logged but does not move the card (`applied: false`): see `reviewCards`.
+             */
+            reviewed_at?: string;
+        };
+        NewReviewBatch: {
+            /** @description The reviews to record, in any order; they are applied in the order of `reviewed_at`. */
+            reviews: components["schemas"]["NewReviewBatchItem"][];
+        };
+        NewReviewBatchItem: {
+            /** Format: uuid */
+            card_id: string;
+            /** @description As in `NewReview`. */
+            grade: number;
+            /**
+             * Format: date-time
+             * @description As in `NewReview` (at most 7 days back, not in the future; now when absent).
+             */
+            reviewed_at?: string;
         };
         /**
          * @description A new task. `title`, `due_at` and `course` are required, as the product contract sends them on creation (`course`
@@ -1591,6 +1685,7 @@ export interface components {
             /**
              * @description Stable machine-readable code. Values used today: `invalid_request` (400), `unauthorized` (401),
              *     `invalid_signature` (401, a signed callback), `insufficient_scope` (403), `not_found` (404),
+             *     `reviewed_at_out_of_range` (400, a review dated in the future or more than 7 days back),
              *     `method_not_allowed` (405), `conflict` (409), `payload_too_large` (413), `idempotency_key_reused` (422),
              *     `unknown_student` (422), `rate_limited` (429), `internal_error` (500), `service_unavailable` (503, with
              *     `Retry-After`), `not_configured` (503, with `Retry-After`: a feature the operator has not set up yet). New codes may be added; clients treat unknown codes by status.
@@ -1708,6 +1803,11 @@ export interface components {
         };
         /** @description One graded review and the SM-2 parameters it gave the card. */
         Review: {
+            /**
+             * @description Whether this review moved the card. False only for an offline review dated before the card's last review: it
+             *     is logged (and counts for its day's streak and xp) but leaves the card's parameters as they were.
+             */
+            applied: boolean;
             /** Format: uuid */
             card_id: string;
             ease: number;
@@ -1720,6 +1820,13 @@ export interface components {
             repetitions: number;
             /** Format: date-time */
             reviewed_at: string;
+        };
+        ReviewBatchResult: {
+            /**
+             * @description One result per review, in the order they were sent. A card reviewed several times appears with the state each
+             *     review left it in; its last result in time order is its current state.
+             */
+            data: components["schemas"]["ReviewResult"][];
         };
         ReviewResult: {
             card: components["schemas"]["Card"];
@@ -2066,6 +2173,18 @@ export interface components {
             updated_at: string;
             /** @description The warnings operators gave this student, newest first; the 10 newest. */
             warnings: components["schemas"]["Warning"][];
+            /**
+             * @description Experience points, also shown on the partner surface's leaderboards. Earned, in the transaction of the action:
+             *
+             *     | action | xp | at most |
+             *     |---|---|---|
+             *     | a card review, grade 0–2 / 3 / 4–5 | 1 / 2 / 3 | once per card per local day (further reviews of it that day earn 0) |
+             *     | a task completed no later than its due time | 10 | once per task, ever (reopening and closing again earns 0; late earns 0) |
+             *     | an exam's readiness reaching 50 / 75 / 90 % | 20 / 30 / 50 | once per exam and milestone, ever |
+             *
+             *     Reviews and tasks together earn at most 150 xp per local day of the student; milestones are outside that cap.
+             *     An offline review (`reviewed_at`) counts on its own local day.
+             */
             xp: number;
         };
         /** @description An operator warned the student; the warning is also on the student's profile. */
@@ -3353,6 +3472,106 @@ export interface operations {
             401: components["responses"]["TokenUnauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createCards: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key of your choice (a UUID is a good one), 1–255 characters, that makes a create safe to retry. The first
+                 *     successful response to a key is stored with a hash of the request body for 24 hours: a retry with the same key and
+                 *     body gets that response again (with `Idempotent-Replayed: true`) and creates nothing; the same key with a
+                 *     different body is a `422 idempotency_key_reused`; a retry while the first request is still running is a
+                 *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The deck's `id`. Another student's deck answers `404`, like one that does not exist. */
+                deck_id: components["parameters"]["DeckId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewCardBatch"];
+            };
+        };
+        responses: {
+            /** @description The new cards, in the order sent (or, for a retried Idempotency-Key, the first response). */
+            201: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CardBatch"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    reviewCards: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key of your choice (a UUID is a good one), 1–255 characters, that makes a create safe to retry. The first
+                 *     successful response to a key is stored with a hash of the request body for 24 hours: a retry with the same key and
+                 *     body gets that response again (with `Idempotent-Replayed: true`) and creates nothing; the same key with a
+                 *     different body is a `422 idempotency_key_reused`; a retry while the first request is still running is a
+                 *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewReviewBatch"];
+            };
+        };
+        responses: {
+            /** @description One result per review, in the order sent (or, for a retried Idempotency-Key, the first response). */
+            201: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewBatchResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];

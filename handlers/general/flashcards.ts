@@ -11,6 +11,8 @@ import {
   listCards as listCardRows,
   listDecks as listDeckRows,
   lockCard,
+  lockCards,
+  insertCards,
   lockDeck,
   updateCardText,
   updateDeck as updateDeckRow,
@@ -24,8 +26,11 @@ import { readinessMoved } from '../../server/events/readiness.ts';
 import { problems } from '../../server/problems.ts';
 import { page, timeIdCursor } from '../../server/http/cursor.ts';
 import { idempotently } from '../../server/http/idempotency.ts';
-import { nextDueAt, sm2Step, type Grade } from '../../domain/srs.ts';
+import { isWithinOfflineWindow, OFFLINE_REVIEW_WINDOW_DAYS, reviewStep, type Grade } from '../../domain/srs.ts';
+import { reviewClaim } from '../../domain/xp.ts';
+import { awardXp } from '../../db/queries/xp.ts';
 import { localDate } from '../../domain/student-day.ts';
+import type { GeneralPrincipal } from '../../server/general/principal.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 
 const noDeck = () => problems.notFound('You have no deck with this id.');
@@ -88,6 +93,18 @@ export const createCard: GeneralHandlers['createCard'] = async ({ path, headers,
   });
 };
 
+/** Up to 500 cards in one statement: the spec refuses a batch with any bad card (naming its index), so none is added. */
+export const createCards: GeneralHandlers['createCards'] = async ({ path, headers, body, principal }, { db, now }) => {
+  const at = now();
+  const request = { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'createCards', body: { deck_id: path.deck_id, ...body }, now: at };
+  return idempotently(db, request, async (trx) => {
+    if (!(await lockDeck(trx, principal.user_id, path.deck_id))) throw noDeck();
+    const rows = await insertCards(trx, body.cards.map((card) => ({ user_id: principal.user_id, deck_id: path.deck_id, front: card.front, back: card.back })), at);
+    await readinessMoved(trx, principal, at);
+    return { status: 201 as const, body: { data: rows.map(cardBody) } };
+  });
+};
+
 export const getCard: GeneralHandlers['getCard'] = async ({ path, principal }, { db }) => {
   const row = await findCard(db, principal.user_id, path.card_id);
   if (!row) throw noCard();
@@ -111,23 +128,63 @@ export const deleteCard: GeneralHandlers['deleteCard'] = async ({ path, principa
 /**
  * One transaction: lock the card, compute the SM-2 step, update the card and record the review, so a crash leaves
  * both or neither and concurrent reviews of one card apply one after the other. A retry with the same
- * Idempotency-Key gets the stored first response and records nothing.
+ * Idempotency-Key gets the stored first response and records nothing. `reviewed_at` dates an offline review.
  */
 export const reviewCard: GeneralHandlers['reviewCard'] = async ({ path, headers, body, principal }, { db, now }) => {
-  const reviewedAt = now();
-  const request = { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'reviewCard', body: { card_id: path.card_id, ...body }, now: reviewedAt };
+  const at = now();
+  const reviewedAt = reviewTime(body.reviewed_at, at, 'body.reviewed_at');
+  const request = { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'reviewCard', body: { card_id: path.card_id, ...body }, now: at };
   return idempotently(db, request, async (trx) => {
     const card = await lockCard(trx, principal.user_id, path.card_id);
     if (!card) throw noCard();
-    const step = sm2Step(card, body.grade as Grade);
-    const outcome = { grade: body.grade, reviewed_at: reviewedAt, ...step, next_due_at: nextDueAt(reviewedAt, step.interval_days, principal.time_zone) };
-    const updated = await applyReviewToCard(trx, principal.user_id, path.card_id, outcome);
-    const review = await insertReview(trx, { ...outcome, card_id: path.card_id, user_id: principal.user_id });
-    await recordStudyDay(trx, principal.user_id, localDate(reviewedAt, principal.time_zone), reviewedAt);
-    await readinessMoved(trx, principal, reviewedAt);
-    return { status: 201 as const, body: { review: reviewBody(review), card: cardBody(updated) } };
+    const result = await recordReview(trx, principal, card, body.grade as Grade, reviewedAt, at);
+    await readinessMoved(trx, principal, at);
+    return { status: 201 as const, body: result };
   });
 };
+
+/**
+ * A batch of reviews (offline study synced at once), all or none, applied in the order they happened: sorted by
+ * reviewed_at (the request's order among equal times), whatever order they were sent in.
+ */
+export const reviewCards: GeneralHandlers['reviewCards'] = async ({ headers, body, principal }, { db, now }) => {
+  const at = now();
+  const reviews = body.reviews.map((review, index) => ({ ...review, index, at: reviewTime(review.reviewed_at, at, `body.reviews.${index}.reviewed_at`) }));
+  const request = { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'reviewCards', body, now: at };
+  return idempotently(db, request, async (trx) => {
+    const cards = new Map((await lockCards(trx, principal.user_id, [...new Set(reviews.map((r) => r.card_id))])).map((card) => [card.id, card]));
+    const unknown = reviews.filter((r) => !cards.has(r.card_id));
+    if (unknown.length > 0) throw problems.invalidRequest(unknown.map((r) => ({ path: `body.reviews.${r.index}.card_id`, message: 'is not one of your cards' })));
+    const results: Schemas['ReviewResult'][] = new Array(reviews.length);
+    for (const review of [...reviews].sort((a, b) => a.at.getTime() - b.at.getTime() || a.index - b.index)) {
+      const result = await recordReview(trx, principal, cards.get(review.card_id)!, review.grade as Grade, review.at, at);
+      cards.set(review.card_id, result.updatedRow);
+      results[review.index] = { review: result.review, card: result.card };
+    }
+    await readinessMoved(trx, principal, at);
+    return { status: 201 as const, body: { data: results } };
+  });
+};
+
+/** Applies one review to a locked card (domain/srs.ts reviewStep), logs it, and counts the study day and its xp. */
+async function recordReview(trx: Db, principal: GeneralPrincipal, card: CardRow, grade: Grade, reviewedAt: Date, at: Date) {
+  const step = reviewStep(card, grade, reviewedAt, principal.time_zone);
+  const outcome = { grade, reviewed_at: reviewedAt, ...step };
+  const updated = step.applied ? await applyReviewToCard(trx, principal.user_id, card.id, outcome, at) : card;
+  const review = await insertReview(trx, { ...outcome, card_id: card.id, user_id: principal.user_id });
+  const day = localDate(reviewedAt, principal.time_zone);
+  await recordStudyDay(trx, principal.user_id, day, reviewedAt);
+  await awardXp(trx, principal.user_id, reviewClaim(card.id, grade, day), at);
+  return { review: reviewBody(review), card: cardBody(updated), updatedRow: updated };
+}
+
+/** The time a review happened: now, or the client's `reviewed_at` when it is inside the offline window. */
+function reviewTime(reviewedAt: string | undefined, now: Date, path: string): Date {
+  if (reviewedAt === undefined) return now;
+  const at = new Date(reviewedAt);
+  if (!isWithinOfflineWindow(at, now)) throw problems.reviewedAtOutOfRange(path, OFFLINE_REVIEW_WINDOW_DAYS);
+  return at;
+}
 
 async function deckOrThrow(db: Db, userId: string, deckId: string, at: Date): Promise<DeckRow> {
   const row = await findDeck(db, userId, deckId, at);
