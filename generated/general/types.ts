@@ -1733,6 +1733,30 @@ export interface components {
             university_id?: string | null;
         };
         /**
+         * @description A future occurrence of a recurring task, shown by the week view before it exists, as calendars show the repeats
+         *     of an event. It has no `id`: it becomes a task (with one) when the occurrence before it is completed. Its
+         *     `occurrence_key` (`<series_id>/<due_at>`) is stable, to key it in a client's list.
+         */
+        ProjectedTask: {
+            course: components["schemas"]["TaskCourse"];
+            /**
+             * Format: date-time
+             * @description When the occurrence will be due, in UTC (the rule's wall-clock time in the student's time zone).
+             */
+            due_at: string;
+            /** @example 4a7b1c2d-0e9f-4a8b-9c7d-6e5f4a3b2c1d/2026-11-30T09:00:00.000Z */
+            occurrence_key: string;
+            priority: components["schemas"]["TaskPriority"];
+            /** @constant */
+            projected: true;
+            /** @description The series' rule. */
+            recurrence: string;
+            /** Format: uuid */
+            series_id: string;
+            /** @example Review lecture notes */
+            title: string;
+        };
+        /**
          * @description How ready the student is for an exam, with the parts it is made of:
          *
          *     - `memory`: the mean estimated retrievability of the cards of the linked decks, R = exp(-t/S) per card, where t
@@ -1876,6 +1900,12 @@ export interface components {
             exams: components["schemas"]["ScheduleExam"][];
             /** @description Public holidays and study breaks of the student's country (empty when the profile has no country or none is available for it). */
             holidays: components["schemas"]["Holiday"][];
+            /**
+             * @description Future occurrences of the student's recurring tasks due this day that do not exist yet (each series' next
+             *     ones after its open occurrence, by its rule in the student's time zone, so across a daylight-saving change
+             *     they stay at the same wall-clock time), by `due_at` then `series_id`. At most 200 per series and week.
+             */
+            projected_tasks: components["schemas"]["ProjectedTask"][];
             /** @description Tasks due this day (open and completed), by `due_at` then `id`. */
             tasks: components["schemas"]["Task"][];
         };
