@@ -137,7 +137,7 @@ export const reviewCard: GeneralHandlers['reviewCard'] = async ({ path, headers,
   return idempotently(db, request, async (trx) => {
     const card = await lockCard(trx, principal.user_id, path.card_id);
     if (!card) throw noCard();
-    const result = await recordReview(trx, principal, card, body.grade as Grade, reviewedAt, at);
+    const { result } = await recordReview(trx, principal, card, body.grade as Grade, reviewedAt, at);
     await readinessMoved(trx, principal, at);
     return { status: 201 as const, body: result };
   });
@@ -157,9 +157,9 @@ export const reviewCards: GeneralHandlers['reviewCards'] = async ({ headers, bod
     if (unknown.length > 0) throw problems.invalidRequest(unknown.map((r) => ({ path: `body.reviews.${r.index}.card_id`, message: 'is not one of your cards' })));
     const results: Schemas['ReviewResult'][] = new Array(reviews.length);
     for (const review of [...reviews].sort((a, b) => a.at.getTime() - b.at.getTime() || a.index - b.index)) {
-      const result = await recordReview(trx, principal, cards.get(review.card_id)!, review.grade as Grade, review.at, at);
-      cards.set(review.card_id, result.updatedRow);
-      results[review.index] = { review: result.review, card: result.card };
+      const { result, card } = await recordReview(trx, principal, cards.get(review.card_id)!, review.grade as Grade, review.at, at);
+      cards.set(review.card_id, card);
+      results[review.index] = result;
     }
     await readinessMoved(trx, principal, at);
     return { status: 201 as const, body: { data: results } };
@@ -175,7 +175,7 @@ async function recordReview(trx: Db, principal: GeneralPrincipal, card: CardRow,
   const day = localDate(reviewedAt, principal.time_zone);
   await recordStudyDay(trx, principal.user_id, day, reviewedAt);
   await awardXp(trx, principal.user_id, reviewClaim(card.id, grade, day), at);
-  return { review: reviewBody(review), card: cardBody(updated), updatedRow: updated };
+  return { result: { review: reviewBody(review), card: cardBody(updated) } satisfies Schemas['ReviewResult'], card: updated };
 }
 
 /** The time a review happened: now, or the client's `reviewed_at` when it is inside the offline window. */
