@@ -112,6 +112,10 @@ export interface FlashcardDecksTable {
   description: Generated<string>;
   course: string | null;
   updated_at: Generated<Date>;
+  /** Which scheduler reviews of its cards use (domain/fsrs.ts for 'fsrs'). */
+  scheduler: Generated<'sm2' | 'fsrs'>;
+  /** The deck's FSRS parameters as stored (domain/fsrs.ts FsrsParameters); null until set. */
+  fsrs_parameters: ColumnType<unknown, string | null | undefined, string | null>;
 }
 
 /** A card with its SM-2 parameters; `ease` is a double, returned exactly as stored. */
@@ -128,6 +132,8 @@ export interface FlashcardCardsTable {
   last_reviewed_at: Timestamp | null;
   created_at: CreatedAt;
   updated_at: Generated<Date>;
+  /** The card's FSRS memory (domain/fsrs.ts FsrsCardState); null until its first FSRS review. */
+  fsrs_state: ColumnType<unknown, string | null | undefined, string | null>;
 }
 
 /** One graded review and the SM-2 parameters it produced; card_id is null once the card is deleted. */

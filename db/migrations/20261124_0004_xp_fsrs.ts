@@ -4,7 +4,10 @@
 // what is awarded: `review:<card>:<local date>`, `task:<task>`, `readiness:<exam>:<milestone>`. `local_date` is the
 // student's day of the action, which the daily cap sums over. Rows go with the user (another helper deletes accounts).
 // A review may now be recorded without moving its card (an offline review older than the card's last one):
-// `flashcard_reviews.applied` says which. (This file's name was reserved for FSRS decks too; they are not in it.)
+// `flashcard_reviews.applied` says which.
+// FSRS per deck: `flashcard_decks.scheduler` ('sm2', the default, or 'fsrs') and the deck's FSRS parameters as the
+// student set them (jsonb, null until set); `flashcard_cards.fsrs_state`, the card's FSRS memory (null until its
+// first FSRS review), kept beside its SM-2 columns so switching a deck's scheduler back and forth loses neither.
 import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
@@ -20,9 +23,17 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('xp_awards_user_date_idx').on('xp_awards').columns(['user_id', 'local_date']).execute();
   await db.schema.alterTable('flashcard_reviews').addColumn('applied', 'boolean', (c) => c.notNull().defaultTo(true)).execute();
+  await db.schema
+    .alterTable('flashcard_decks')
+    .addColumn('scheduler', 'text', (c) => c.notNull().defaultTo('sm2').check(sql`scheduler in ('sm2', 'fsrs')`))
+    .addColumn('fsrs_parameters', 'jsonb')
+    .execute();
+  await db.schema.alterTable('flashcard_cards').addColumn('fsrs_state', 'jsonb').execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('flashcard_cards').dropColumn('fsrs_state').execute();
+  await db.schema.alterTable('flashcard_decks').dropColumn('fsrs_parameters').dropColumn('scheduler').execute();
   await db.schema.alterTable('flashcard_reviews').dropColumn('applied').execute();
   await db.schema.dropTable('xp_awards').execute();
 }
