@@ -1,5 +1,6 @@
 // Kysely's view of the database. Column names are the API's field names (snake_case end to end).
 import type { ColumnType, Generated } from 'kysely';
+import type { FsrsCardState, FsrsParameters } from '../domain/fsrs.ts';
 
 /** A timestamp column: read as Date, written as Date or ISO string, defaulted by the database. */
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
@@ -115,7 +116,7 @@ export interface FlashcardDecksTable {
   /** Which scheduler reviews of its cards use (domain/fsrs.ts for 'fsrs'). */
   scheduler: Generated<'sm2' | 'fsrs'>;
   /** The deck's FSRS parameters as stored (domain/fsrs.ts FsrsParameters); null until set. */
-  fsrs_parameters: ColumnType<unknown, string | null | undefined, string | null>;
+  fsrs_parameters: ColumnType<FsrsParameters | null, string | null | undefined, string | null>;
 }
 
 /** A card with its SM-2 parameters; `ease` is a double, returned exactly as stored. */
@@ -133,7 +134,7 @@ export interface FlashcardCardsTable {
   created_at: CreatedAt;
   updated_at: Generated<Date>;
   /** The card's FSRS memory (domain/fsrs.ts FsrsCardState); null until its first FSRS review. */
-  fsrs_state: ColumnType<unknown, string | null | undefined, string | null>;
+  fsrs_state: ColumnType<FsrsCardState | null, string | null | undefined, string | null>;
 }
 
 /** One graded review and the SM-2 parameters it produced; card_id is null once the card is deleted. */

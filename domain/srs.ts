@@ -9,6 +9,7 @@
 //   15 × 2.8000000000000003 = 42.00000000000001 into 43 days; rounding to nearest never moves a day for float noise.
 import { DateTime } from 'luxon';
 import { supermemo, type SuperMemoGrade } from 'supermemo';
+import { fsrsStep, type FsrsCardState, type FsrsParameters } from './fsrs.ts';
 
 export type Grade = SuperMemoGrade;
 
@@ -48,12 +49,15 @@ export function isWithinOfflineWindow(reviewedAt: Date, now: Date): boolean {
 export interface ReviewedCard extends SrsState {
   next_due_at: Date;
   last_reviewed_at: Date | null;
+  /** The card's FSRS memory (domain/fsrs.ts); null before its first FSRS review. */
+  fsrs_state: FsrsCardState | null;
 }
 
 /** What one review does to a card: the parameters it leaves, and whether it moved the card at all. */
 export interface ReviewStep extends SrsState {
   next_due_at: Date;
   applied: boolean;
+  fsrs_state: FsrsCardState | null;
 }
 
 /**
@@ -61,12 +65,13 @@ export interface ReviewStep extends SrsState {
  * RemNote's sync do): one dated before the card's last review arrived late, after a later one already moved the
  * card, so replaying it would rewrite history with the wrong interval. It is logged (and counts for the streak and
  * xp of its day) but leaves the card as it is: `applied` false, the card's current parameters. A review at the same
- * instant as the last one applies.
+ * instant as the last one applies. `fsrs` (the deck's FSRS parameters) schedules the card with FSRS instead of SM-2:
+ * its FSRS memory moves, its SM-2 ease and repetitions stay as they were (see domain/fsrs.ts on switching).
  */
-export function reviewStep(card: ReviewedCard, grade: Grade, reviewedAt: Date, timeZone: string): ReviewStep {
-  if (card.last_reviewed_at && reviewedAt < card.last_reviewed_at) {
-    return { ease: card.ease, repetitions: card.repetitions, interval_days: card.interval_days, next_due_at: card.next_due_at, applied: false };
-  }
+export function reviewStep(card: ReviewedCard, grade: Grade, reviewedAt: Date, timeZone: string, fsrs?: FsrsParameters): ReviewStep {
+  const { ease, repetitions, interval_days, next_due_at, fsrs_state } = card;
+  if (card.last_reviewed_at && reviewedAt < card.last_reviewed_at) return { ease, repetitions, interval_days, next_due_at, fsrs_state, applied: false };
+  if (fsrs) return { ease, repetitions, ...fsrsStep(fsrs_state, grade, reviewedAt, fsrs), applied: true };
   const step = sm2Step(card, grade);
-  return { ...step, next_due_at: nextDueAt(reviewedAt, step.interval_days, timeZone), applied: true };
+  return { ...step, next_due_at: nextDueAt(reviewedAt, step.interval_days, timeZone), fsrs_state, applied: true };
 }

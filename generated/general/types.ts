@@ -278,7 +278,9 @@ export interface paths {
          *     3 or more advances `repetitions` and sets the interval to 1 day, then 6, then the previous interval times the ease
          *     (rounded to the nearest day); a grade below 3 restarts at `repetitions` 0 and 1 day. The ease moves by
          *     0.1 - (5 - grade) × (0.08 + (5 - grade) × 0.02), never below 1.3. `next_due_at` is the review time plus the
-         *     interval in days, in the student's time zone. The review and the card change are written together.
+         *     interval in days, in the student's time zone. The review and the card change are written together. In a deck
+         *     whose `scheduler` is `fsrs`, FSRS schedules the card instead (see `DeckScheduler`): `interval_days`,
+         *     `next_due_at` and `fsrs` move, `ease` and `repetitions` stay.
          *
          *     Retries: send an `Idempotency-Key`; a retry with the same key and grade gets the first response again and
          *     records nothing, so a review lost to a dropped connection is never counted twice.
@@ -1031,7 +1033,8 @@ export interface components {
          * @description A flashcard with its SM-2 parameters, returned exactly as stored: `ease` (the E-Factor, at least 1.3, 2.5 for a
          *     new card), `repetitions` (successful reviews in a row), `interval_days` (the last interval SM-2 chose) and
          *     `next_due_at` (the last review plus `interval_days` days, in the student's time zone; the creation time for a new
-         *     card, so it is due at once).
+         *     card, so it is due at once). In an FSRS deck, `interval_days` and `next_due_at` are the FSRS schedule's and `fsrs`
+         *     holds the card's FSRS memory.
          */
         Card: {
             /** @example Bimolecular nucleophilic substitution. */
@@ -1044,6 +1047,7 @@ export interface components {
             ease: number;
             /** @example What does SN2 stand for? */
             front: string;
+            fsrs: components["schemas"]["CardFsrsState"];
             /** Format: uuid */
             id: string;
             interval_days: number;
@@ -1059,6 +1063,20 @@ export interface components {
             /** @description The new cards, in the order they were sent (which is also their order in the deck). */
             data: components["schemas"]["Card"][];
         };
+        /** @description The card's FSRS memory, as stored; null until its first review in an FSRS deck. */
+        CardFsrsState: {
+            difficulty: number;
+            lapses: number;
+            /** Format: date-time */
+            last_review: string | null;
+            learning_steps: number;
+            reps: number;
+            scheduled_days: number;
+            /** @description Days until recall probability falls to 90 %. */
+            stability: number;
+            /** @enum {string} */
+            state: "new" | "learning" | "review" | "relearning";
+        } | null;
         CardList: {
             /** @description Cards in the order they were added. */
             data: components["schemas"]["Card"][];
@@ -1228,6 +1246,8 @@ export interface components {
             description: string;
             /** @description Cards due for review now. */
             due_count: number;
+            /** @description The deck's FSRS parameters as stored; null until the deck is first switched to `fsrs` or given parameters. */
+            fsrs_parameters: components["schemas"]["FsrsParameters"] | null;
             /** Format: uuid */
             id: string;
             /** @description Cards never reviewed. */
@@ -1237,6 +1257,7 @@ export interface components {
              * @description When the next card falls due (in the past when cards are due now).
              */
             next_due_at: string | null;
+            scheduler: components["schemas"]["DeckScheduler"];
             /** @example Organic chemistry — reactions */
             title: string;
             /** Format: date-time */
@@ -1251,10 +1272,21 @@ export interface components {
             /** @description Pass as `cursor` for the next page; `null` on the last page. */
             next_cursor: string | null;
         };
+        /**
+         * @description Which scheduler grades of this deck's cards move: `sm2` (the default; see `reviewCard`) or `fsrs` (FSRS-6 through
+         *     ts-fsrs 5.4.2, with the deck's `fsrs_parameters`; grades 0–2 are Again, 3 Hard, 4 Good, 5 Easy). Each card keeps
+         *     both its SM-2 parameters and its FSRS memory (`fsrs`), so switching loses neither: under FSRS, a card with no FSRS
+         *     memory yet starts as a new FSRS card at its next review (its SM-2 history is not converted) and keeps its due date
+         *     until then; FSRS reviews leave `ease` and `repetitions` as they were, so back under SM-2 a card continues from them.
+         * @enum {string}
+         */
+        DeckScheduler: "sm2" | "fsrs";
         /** @description The fields to change; send only those. `course` may be `null` to clear it. */
         DeckUpdate: {
             course?: string | null;
             description?: string;
+            fsrs_parameters?: components["schemas"]["FsrsParametersUpdate"];
+            scheduler?: components["schemas"]["DeckScheduler"];
             title?: string;
         };
         /**
@@ -1380,6 +1412,24 @@ export interface components {
             /** @constant */
             type: "exam.updated";
         };
+        /**
+         * @description The FSRS parameters of a deck, as stored: what the student set, the defaults of ts-fsrs 5.4.2 (FSRS-6) for the
+         *     rest. Reviews are scheduled without fuzz, so the same review gives the same interval.
+         */
+        FsrsParameters: {
+            /** @description The longest interval, in days (default 36500). */
+            maximum_interval: number;
+            /** @description The recall probability the schedule aims for when a card falls due (default 0.9). */
+            request_retention: number;
+            /** @description The 21 FSRS-6 model weights (default the ts-fsrs defaults), e.g. from an optimizer run on the student's own review history. */
+            w: number[];
+        };
+        /** @description FSRS parameters to set; the ones left out take the defaults (see `FsrsParameters`). */
+        FsrsParametersUpdate: {
+            maximum_interval?: number;
+            request_retention?: number;
+            w?: number[];
+        };
         /** @description One day off. A holiday of several days appears once per day. */
         Holiday: {
             /** @example Spring equinox festival and traditional new year; part of a three-day break. */
@@ -1468,6 +1518,8 @@ export interface components {
             course?: string | null;
             /** @description Empty when absent. */
             description?: string;
+            fsrs_parameters?: components["schemas"]["FsrsParametersUpdate"];
+            scheduler?: components["schemas"]["DeckScheduler"];
             title: string;
         };
         NewExam: {

@@ -12,6 +12,7 @@ import {
   listDecks as listDeckRows,
   lockCard,
   lockCards,
+  deckSchedulers,
   insertCards,
   lockDeck,
   updateCardText,
@@ -28,6 +29,7 @@ import { page, timeIdCursor } from '../../server/http/cursor.ts';
 import { idempotently } from '../../server/http/idempotency.ts';
 import { isWithinOfflineWindow, OFFLINE_REVIEW_WINDOW_DAYS, reviewStep, type Grade } from '../../domain/srs.ts';
 import { reviewClaim } from '../../domain/xp.ts';
+import { fsrsParameters, type FsrsParameters } from '../../domain/fsrs.ts';
 import { awardXp } from '../../db/queries/xp.ts';
 import { localDate } from '../../domain/student-day.ts';
 import type { GeneralPrincipal } from '../../server/general/principal.ts';
@@ -45,7 +47,10 @@ export const listDecks: GeneralHandlers['listDecks'] = async ({ query, principal
 export const createDeck: GeneralHandlers['createDeck'] = async ({ headers, body, principal }, { db, now }) => {
   const at = now();
   return idempotently(db, { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'createDeck', body, now: at }, async (trx) => {
-    const id = await insertDeck(trx, { user_id: principal.user_id, ...body }, at);
+    const { fsrs_parameters, ...fields } = body;
+    // Parameters are stored complete (defaults filled in) once given or once the deck uses FSRS, and returned as stored.
+    const stored = fsrs_parameters || body.scheduler === 'fsrs' ? fsrsParameters(fsrs_parameters) : null;
+    const id = await insertDeck(trx, { user_id: principal.user_id, ...fields, fsrs_parameters: stored }, at);
     return { status: 201 as const, body: deckBody(await deckOrThrow(trx, principal.user_id, id, at)) };
   });
 };
@@ -56,7 +61,11 @@ export const getDeck: GeneralHandlers['getDeck'] = async ({ path, principal }, {
 
 export const updateDeck: GeneralHandlers['updateDeck'] = async ({ path, body, principal }, { db, now }) => {
   const at = now();
-  if (!(await updateDeckRow(db, principal.user_id, path.deck_id, body, at))) throw noDeck();
+  const { fsrs_parameters, ...fields } = body;
+  const current = await deckOrThrow(db, principal.user_id, path.deck_id, at);
+  // Switching to FSRS without parameters stores the defaults, so the deck always shows the ones its reviews use.
+  const stored = fsrs_parameters ? fsrsParameters(fsrs_parameters) : body.scheduler === 'fsrs' && !current.fsrs_parameters ? fsrsParameters(null) : undefined;
+  if (!(await updateDeckRow(db, principal.user_id, path.deck_id, { ...fields, ...(stored ? { fsrs_parameters: stored } : {}) }, at))) throw noDeck();
   return { status: 200, body: deckBody(await deckOrThrow(db, principal.user_id, path.deck_id, at)) };
 };
 
@@ -137,7 +146,8 @@ export const reviewCard: GeneralHandlers['reviewCard'] = async ({ path, headers,
   return idempotently(db, request, async (trx) => {
     const card = await lockCard(trx, principal.user_id, path.card_id);
     if (!card) throw noCard();
-    const { result } = await recordReview(trx, principal, card, body.grade as Grade, reviewedAt, at);
+    const schedulers = await deckSchedulers(trx, principal.user_id, [card.deck_id]);
+    const { result } = await recordReview(trx, principal, card, fsrsOf(schedulers, card.deck_id), body.grade as Grade, reviewedAt, at);
     await readinessMoved(trx, principal, at);
     return { status: 201 as const, body: result };
   });
@@ -155,9 +165,11 @@ export const reviewCards: GeneralHandlers['reviewCards'] = async ({ headers, bod
     const cards = new Map((await lockCards(trx, principal.user_id, [...new Set(reviews.map((r) => r.card_id))])).map((card) => [card.id, card]));
     const unknown = reviews.filter((r) => !cards.has(r.card_id));
     if (unknown.length > 0) throw problems.invalidRequest(unknown.map((r) => ({ path: `body.reviews.${r.index}.card_id`, message: 'is not one of your cards' })));
+    const schedulers = await deckSchedulers(trx, principal.user_id, [...new Set([...cards.values()].map((card) => card.deck_id))]);
     const results: Schemas['ReviewResult'][] = new Array(reviews.length);
     for (const review of [...reviews].sort((a, b) => a.at.getTime() - b.at.getTime() || a.index - b.index)) {
-      const { result, card } = await recordReview(trx, principal, cards.get(review.card_id)!, review.grade as Grade, review.at, at);
+      const current = cards.get(review.card_id)!;
+      const { result, card } = await recordReview(trx, principal, current, fsrsOf(schedulers, current.deck_id), review.grade as Grade, review.at, at);
       cards.set(review.card_id, card);
       results[review.index] = result;
     }
@@ -167,8 +179,8 @@ export const reviewCards: GeneralHandlers['reviewCards'] = async ({ headers, bod
 };
 
 /** Applies one review to a locked card (domain/srs.ts reviewStep), logs it, and counts the study day and its xp. */
-async function recordReview(trx: Db, principal: GeneralPrincipal, card: CardRow, grade: Grade, reviewedAt: Date, at: Date) {
-  const step = reviewStep(card, grade, reviewedAt, principal.time_zone);
+async function recordReview(trx: Db, principal: GeneralPrincipal, card: CardRow, fsrs: FsrsParameters | undefined, grade: Grade, reviewedAt: Date, at: Date) {
+  const step = reviewStep(card, grade, reviewedAt, principal.time_zone, fsrs);
   const outcome = { grade, reviewed_at: reviewedAt, ...step };
   const updated = step.applied ? await applyReviewToCard(trx, principal.user_id, card.id, outcome, at) : card;
   const review = await insertReview(trx, { ...outcome, card_id: card.id, user_id: principal.user_id });
@@ -176,6 +188,12 @@ async function recordReview(trx: Db, principal: GeneralPrincipal, card: CardRow,
   await recordStudyDay(trx, principal.user_id, day, reviewedAt);
   await awardXp(trx, principal.user_id, reviewClaim(card.id, grade, day), at);
   return { result: { review: reviewBody(review), card: cardBody(updated) } satisfies Schemas['ReviewResult'], card: updated };
+}
+
+/** The FSRS parameters a review of a card of `deckId` schedules with, or undefined for an SM-2 deck. */
+function fsrsOf(schedulers: Awaited<ReturnType<typeof deckSchedulers>>, deckId: string): FsrsParameters | undefined {
+  const deck = schedulers.get(deckId);
+  return deck?.scheduler === 'fsrs' ? fsrsParameters(deck.fsrs_parameters) : undefined;
 }
 
 /** The time a review happened: now, or the client's `reviewed_at` when it is inside the offline window. */
@@ -197,8 +215,10 @@ function deckBody(row: DeckRow): Schemas['Deck'] {
 }
 
 function cardBody(row: CardRow): Schemas['Card'] {
+  const { fsrs_state, ...fields } = row;
   return {
-    ...row,
+    ...fields,
+    fsrs: fsrs_state,
     next_due_at: row.next_due_at.toISOString(),
     last_reviewed_at: row.last_reviewed_at?.toISOString() ?? null,
     created_at: row.created_at.toISOString(),

@@ -76,7 +76,7 @@ describe('nextDueAt', () => {
 describe('reviewStep (reviews applied in the order they happened)', () => {
   const timeZone = 'Europe/Berlin';
   const lastReview = new Date('2026-11-20T10:00:00Z');
-  const card = { ease: 2.6, repetitions: 1, interval_days: 1, next_due_at: new Date('2026-11-21T10:00:00Z'), last_reviewed_at: lastReview };
+  const card = { ease: 2.6, repetitions: 1, interval_days: 1, next_due_at: new Date('2026-11-21T10:00:00Z'), last_reviewed_at: lastReview, fsrs_state: null };
 
   it('applies a review at or after the last one, counting the interval from its own time', () => {
     const later = new Date('2026-11-21T09:00:00Z');
@@ -89,7 +89,7 @@ describe('reviewStep (reviews applied in the order they happened)', () => {
 
   it('logs a review older than the last one without moving the card', () => {
     const step = reviewStep(card, 0, new Date(lastReview.getTime() - 1), timeZone);
-    assert.deepEqual(step, { ease: 2.6, repetitions: 1, interval_days: 1, next_due_at: card.next_due_at, applied: false });
+    assert.deepEqual(step, { ease: 2.6, repetitions: 1, interval_days: 1, next_due_at: card.next_due_at, fsrs_state: null, applied: false });
   });
 
   it('accepts reviewed_at from 7 days back up to now, nothing in the future', () => {
