@@ -167,9 +167,10 @@ export const reviewCards: GeneralHandlers['reviewCards'] = async ({ headers, bod
     if (unknown.length > 0) throw problems.invalidRequest(unknown.map((r) => ({ path: `body.reviews.${r.index}.card_id`, message: 'is not one of your cards' })));
     const schedulers = await deckSchedulers(trx, principal.user_id, [...new Set([...cards.values()].map((card) => card.deck_id))]);
     const results: Schemas['ReviewResult'][] = new Array(reviews.length);
+    const studyDays = new Set<string>();
     for (const review of [...reviews].sort((a, b) => a.at.getTime() - b.at.getTime() || a.index - b.index)) {
       const current = cards.get(review.card_id)!;
-      const { result, card } = await recordReview(trx, principal, current, fsrsOf(schedulers, current.deck_id), review.grade as Grade, review.at, at);
+      const { result, card } = await recordReview(trx, principal, current, fsrsOf(schedulers, current.deck_id), review.grade as Grade, review.at, at, studyDays);
       cards.set(review.card_id, card);
       results[review.index] = result;
     }
@@ -178,14 +179,27 @@ export const reviewCards: GeneralHandlers['reviewCards'] = async ({ headers, bod
   });
 };
 
-/** Applies one review to a locked card (domain/srs.ts reviewStep), logs it, and counts the study day and its xp. */
-async function recordReview(trx: Db, principal: GeneralPrincipal, card: CardRow, fsrs: FsrsParameters | undefined, grade: Grade, reviewedAt: Date, at: Date) {
+/**
+ * Applies one review to a locked card (domain/srs.ts reviewStep), logs it, and counts the study day and its xp.
+ * `studyDays` are the days this request recorded already (a batch records each of its days once, in time order).
+ */
+async function recordReview(
+  trx: Db,
+  principal: GeneralPrincipal,
+  card: CardRow,
+  fsrs: FsrsParameters | undefined,
+  grade: Grade,
+  reviewedAt: Date,
+  at: Date,
+  studyDays = new Set<string>(),
+) {
   const step = reviewStep(card, grade, reviewedAt, principal.time_zone, fsrs);
   const outcome = { grade, reviewed_at: reviewedAt, ...step };
   const updated = step.applied ? await applyReviewToCard(trx, principal.user_id, card.id, outcome, at) : card;
   const review = await insertReview(trx, { ...outcome, card_id: card.id, user_id: principal.user_id });
   const day = localDate(reviewedAt, principal.time_zone);
-  await recordStudyDay(trx, principal.user_id, day, reviewedAt);
+  if (!studyDays.has(day)) await recordStudyDay(trx, principal.user_id, day, reviewedAt);
+  studyDays.add(day);
   await awardXp(trx, principal.user_id, reviewClaim(card.id, grade, day), at);
   return { result: { review: reviewBody(review), card: cardBody(updated) } satisfies Schemas['ReviewResult'], card: updated };
 }
