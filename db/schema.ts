@@ -1,5 +1,6 @@
 // Kysely's view of the database. Column names are the API's field names (snake_case end to end).
 import type { ColumnType, Generated } from 'kysely';
+import type { FsrsCardState, FsrsParameters } from '../domain/fsrs.ts';
 
 /** A timestamp column: read as Date, written as Date or ISO string, defaulted by the database. */
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
@@ -114,6 +115,10 @@ export interface FlashcardDecksTable {
   description: Generated<string>;
   course: string | null;
   updated_at: Generated<Date>;
+  /** Which scheduler reviews of its cards use (domain/fsrs.ts for 'fsrs'). */
+  scheduler: Generated<'sm2' | 'fsrs'>;
+  /** The deck's FSRS parameters as stored (domain/fsrs.ts FsrsParameters); null until set. */
+  fsrs_parameters: ColumnType<FsrsParameters | null, string | null | undefined, string | null>;
 }
 
 /** A card with its SM-2 parameters; `ease` is a double, returned exactly as stored. */
@@ -130,6 +135,8 @@ export interface FlashcardCardsTable {
   last_reviewed_at: Timestamp | null;
   created_at: CreatedAt;
   updated_at: Generated<Date>;
+  /** The card's FSRS memory (domain/fsrs.ts FsrsCardState); null until its first FSRS review. */
+  fsrs_state: ColumnType<FsrsCardState | null, string | null | undefined, string | null>;
 }
 
 /** One graded review and the SM-2 parameters it produced; card_id is null once the card is deleted. */
@@ -143,6 +150,8 @@ export interface FlashcardReviewsTable {
   repetitions: number;
   interval_days: number;
   next_due_at: Timestamp;
+  /** False for an offline review older than the card's last one: logged, counted, but the card did not move. */
+  applied: Generated<boolean>;
 }
 
 export interface ExamsTable {
@@ -269,6 +278,17 @@ export interface Database {
   warnings: WarningsTable;
   readiness_versions: ReadinessVersionsTable;
   exam_readiness: ExamReadinessTable;
+  xp_awards: XpAwardsTable;
+}
+
+/** The ledger behind users.xp (domain/xp.ts): one row per awarded thing, keyed so it is awarded once. */
+export interface XpAwardsTable {
+  user_id: string;
+  award_key: string;
+  source: 'review' | 'task' | 'readiness';
+  amount: number;
+  local_date: DateOnly;
+  awarded_at: Timestamp;
 }
 
 export interface SigningKeysTable {

@@ -207,3 +207,23 @@ function fromFloating(floating: Date, timeZone: string): Date {
     { zone: timeZone },
   ).toJSDate();
 }
+
+/** At most this many projected occurrences of one series in one range (24 a day for a week, with room). */
+export const MAX_PROJECTED = 200;
+
+/**
+ * The due times of a series' occurrences after `after` (its latest real occurrence) that fall in [from, to), at most
+ * MAX_PROJECTED: what a calendar shows of the series' future before those occurrences exist. The search starts at
+ * the later of `after` and `from`, so a far week costs one bounded search, not a walk through every week between.
+ */
+export function occurrencesBetween(rule: string, seriesStart: Date, after: Date, from: Date, to: Date, timeZone: string): Date[] {
+  const dates: Date[] = [];
+  let previous = after > from ? after : new Date(from.getTime() - 1);
+  while (dates.length < MAX_PROJECTED) {
+    const next = nextOccurrence(rule, seriesStart, previous, timeZone);
+    if (!next || next >= to) break;
+    dates.push(next);
+    previous = next;
+  }
+  return dates;
+}

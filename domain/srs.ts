@@ -9,6 +9,7 @@
 //   15 × 2.8000000000000003 = 42.00000000000001 into 43 days; rounding to nearest never moves a day for float noise.
 import { DateTime } from 'luxon';
 import { supermemo, type SuperMemoGrade } from 'supermemo';
+import { fsrsStep, type FsrsCardState, type FsrsParameters } from './fsrs.ts';
 
 export type Grade = SuperMemoGrade;
 
@@ -34,4 +35,43 @@ export function sm2Step(state: SrsState, grade: Grade): SrsState {
  */
 export function nextDueAt(reviewedAt: Date, intervalDays: number, timeZone: string): Date {
   return DateTime.fromJSDate(reviewedAt, { zone: timeZone }).plus({ days: intervalDays }).toJSDate();
+}
+
+/** How far back an offline review may be dated (spec: NewReview.reviewed_at). */
+export const OFFLINE_REVIEW_WINDOW_DAYS = 7;
+
+/** Whether `reviewedAt` is inside the offline window ending at `now` (not in the future, at most 7 days back). */
+export function isWithinOfflineWindow(reviewedAt: Date, now: Date): boolean {
+  return reviewedAt <= now && now.getTime() - reviewedAt.getTime() <= OFFLINE_REVIEW_WINDOW_DAYS * 86_400_000;
+}
+
+/** A card as a review sees it: its SM-2 parameters, when it is due and when it was last reviewed. */
+export interface ReviewedCard extends SrsState {
+  next_due_at: Date;
+  last_reviewed_at: Date | null;
+  /** The card's FSRS memory (domain/fsrs.ts); null before its first FSRS review. */
+  fsrs_state: FsrsCardState | null;
+}
+
+/** What one review does to a card: the parameters it leaves, and whether it moved the card at all. */
+export interface ReviewStep extends SrsState {
+  next_due_at: Date;
+  applied: boolean;
+  fsrs_state: FsrsCardState | null;
+}
+
+/**
+ * The review of `card` graded `grade` at `reviewedAt`. Reviews apply in the order they happened (as Anki's and
+ * RemNote's sync do): one dated before the card's last review arrived late, after a later one already moved the
+ * card, so replaying it would rewrite history with the wrong interval. It is logged (and counts for the streak and
+ * xp of its day) but leaves the card as it is: `applied` false, the card's current parameters. A review at the same
+ * instant as the last one applies. `fsrs` (the deck's FSRS parameters) schedules the card with FSRS instead of SM-2:
+ * its FSRS memory moves, its SM-2 ease and repetitions stay as they were (see domain/fsrs.ts on switching).
+ */
+export function reviewStep(card: ReviewedCard, grade: Grade, reviewedAt: Date, timeZone: string, fsrs?: FsrsParameters): ReviewStep {
+  const { ease, repetitions, interval_days, next_due_at, fsrs_state } = card;
+  if (card.last_reviewed_at && reviewedAt < card.last_reviewed_at) return { ease, repetitions, interval_days, next_due_at, fsrs_state, applied: false };
+  if (fsrs) return { ease, repetitions, ...fsrsStep(fsrs_state, grade, reviewedAt, fsrs), applied: true };
+  const step = sm2Step(card, grade);
+  return { ...step, next_due_at: nextDueAt(reviewedAt, step.interval_days, timeZone), fsrs_state, applied: true };
 }

@@ -62,6 +62,11 @@ export const problems = {
     new Problem(413, 'payload_too_large', 'Payload too large', `The request body exceeds ${Math.floor(limitBytes / 1024)} KiB.`),
   idempotencyKeyReused: () =>
     new Problem(422, 'idempotency_key_reused', 'Idempotency key reused', 'This Idempotency-Key was used with a different request; use a new key for a new request.'),
+  /** A review dated in the future or before the offline window (domain/srs.ts OFFLINE_REVIEW_WINDOW_DAYS). */
+  reviewedAtOutOfRange: (path: string, days: number) =>
+    new Problem(400, 'reviewed_at_out_of_range', 'Review time out of range', `reviewed_at must be within the past ${days} days and not in the future.`, {
+      errors: [{ path, message: `must be within the past ${days} days and not in the future` }],
+    }),
   rateLimited: (detail: string) => new Problem(429, 'rate_limited', 'Too many requests', detail),
   /** A dependency (the database, the limit counters) failed or timed out: the request may succeed when retried. */
   serviceUnavailable: (detail = 'A service this request depends on is unavailable or too slow right now.') =>

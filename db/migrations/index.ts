@@ -15,6 +15,7 @@ import * as webhookDeliveryQueue from './20261123_0006_webhook_delivery_queue.ts
 import * as paymentsWarnings from './20261123_0007_payments_warnings.ts';
 import * as examReadiness from './20261123_0008_exam_readiness.ts';
 import * as accountLifecycleInstitutions from './20261124_0003_account_lifecycle_institutions.ts';
+import * as xpFsrs from './20261124_0004_xp_fsrs.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261122_0001_partner_v1': partnerV1,
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '20261123_0007_payments_warnings': paymentsWarnings,
   '20261123_0008_exam_readiness': examReadiness,
   '20261124_0003_account_lifecycle_institutions': accountLifecycleInstitutions,
+  '20261124_0004_xp_fsrs': xpFsrs,
 };

@@ -1,11 +1,13 @@
 // Flashcard decks, cards and reviews of one student. Every query is scoped to the owner: another student's deck or
 // card id finds nothing, exactly like an unknown one.
+import { randomUUID } from 'node:crypto';
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { Db } from '../connect.ts';
 import type { Database } from '../schema.ts';
+import type { FsrsCardState, FsrsParameters } from '../../domain/fsrs.ts';
 
-const CARD_COLUMNS = ['id', 'deck_id', 'front', 'back', 'ease', 'repetitions', 'interval_days', 'next_due_at', 'last_reviewed_at', 'created_at', 'updated_at'] as const;
-const REVIEW_COLUMNS = ['id', 'card_id', 'grade', 'reviewed_at', 'ease', 'repetitions', 'interval_days', 'next_due_at'] as const;
+const CARD_COLUMNS = ['id', 'deck_id', 'front', 'back', 'ease', 'repetitions', 'interval_days', 'next_due_at', 'last_reviewed_at', 'fsrs_state', 'created_at', 'updated_at'] as const;
+const REVIEW_COLUMNS = ['id', 'card_id', 'grade', 'reviewed_at', 'ease', 'repetitions', 'interval_days', 'next_due_at', 'applied'] as const;
 
 export type DeckRow = NonNullable<Awaited<ReturnType<typeof findDeck>>>;
 export type CardRow = NonNullable<Awaited<ReturnType<typeof findCard>>>;
@@ -35,7 +37,7 @@ function decksWithSummary(db: Db, userId: string, now: Date) {
           .as('s'),
       (join) => join.onTrue(),
     )
-    .select(['d.id', 'd.title', 'd.description', 'd.course', 'd.created_at', 'd.updated_at', 's.card_count', 's.due_count', 's.new_count', 's.next_due_at'])
+    .select(['d.id', 'd.title', 'd.description', 'd.course', 'd.scheduler', 'd.fsrs_parameters', 'd.created_at', 'd.updated_at', 's.card_count', 's.due_count', 's.new_count', 's.next_due_at'])
     .$narrowType<{ card_count: number; due_count: number; new_count: number }>()
     .where('d.user_id', '=', userId);
 }
@@ -60,21 +62,40 @@ export interface NewDeckRow {
   title: string;
   description?: string;
   course?: string | null;
+  scheduler?: 'sm2' | 'fsrs';
+  /** domain/fsrs.ts FsrsParameters, stored as given. */
+  fsrs_parameters?: FsrsParameters | null;
 }
 
 /** `now` stamps created_at and updated_at, at the millisecond precision cursors carry. */
 export async function insertDeck(db: Db, deck: NewDeckRow, now: Date): Promise<string> {
-  const row = await db.insertInto('flashcard_decks').values({ ...deck, created_at: now, updated_at: now }).returning('id').executeTakeFirstOrThrow();
+  const { fsrs_parameters, ...fields } = deck;
+  const row = await db
+    .insertInto('flashcard_decks')
+    .values({ ...fields, fsrs_parameters: jsonOrNull(fsrs_parameters), created_at: now, updated_at: now })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return row.id;
 }
 
-export type DeckChanges = Partial<{ title: string; description: string; course: string | null }>;
+export type DeckChanges = Partial<{ title: string; description: string; course: string | null; scheduler: 'sm2' | 'fsrs'; fsrs_parameters: FsrsParameters }>;
+
+/** Each deck's scheduler and FSRS parameters, by deck id (the decks whose cards a review is about to move). */
+export async function deckSchedulers(db: Db, userId: string, deckIds: string[]) {
+  const rows = await db.selectFrom('flashcard_decks').select(['id', 'scheduler', 'fsrs_parameters']).where('user_id', '=', userId).where('id', 'in', deckIds).execute();
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
+function jsonOrNull(value: unknown): string | null {
+  return value === undefined || value === null ? null : JSON.stringify(value);
+}
 
 /** False when the student has no deck with this id. */
 export async function updateDeck(db: Db, userId: string, deckId: string, changes: DeckChanges, now: Date): Promise<boolean> {
+  const { fsrs_parameters, ...fields } = changes;
   const result = await db
     .updateTable('flashcard_decks')
-    .set({ ...changes, updated_at: now })
+    .set({ ...fields, ...(fsrs_parameters ? { fsrs_parameters: JSON.stringify(fsrs_parameters) } : {}), updated_at: now })
     .where('id', '=', deckId)
     .where('user_id', '=', userId)
     .executeTakeFirst();
@@ -103,13 +124,42 @@ export async function lockDeck(trx: Db, userId: string, deckId: string): Promise
   return row !== undefined;
 }
 
+export interface NewCardRow {
+  id?: string;
+  user_id: string;
+  deck_id: string;
+  front: string;
+  back: string;
+}
+
 /** A new card is due at once: next_due_at is its creation time. */
-export async function insertCard(db: Db, card: { id?: string; user_id: string; deck_id: string; front: string; back: string }, now: Date) {
+export async function insertCard(db: Db, card: NewCardRow, now: Date) {
   return db
     .insertInto('flashcard_cards')
     .values({ ...card, next_due_at: now, created_at: now, updated_at: now })
     .returning(CARD_COLUMNS)
     .executeTakeFirstOrThrow();
+}
+
+/**
+ * Several new cards in one statement, returned in the order given. They share created_at, so their list order (by
+ * created_at, id) is by id: ids are drawn here in ascending order to keep the request's order in the deck.
+ */
+export async function insertCards(db: Db, cards: NewCardRow[], now: Date) {
+  const ids = cards.map(() => randomUUID()).sort();
+  const rows = await db
+    .insertInto('flashcard_cards')
+    .values(cards.map((card, i) => ({ ...card, id: ids[i], next_due_at: now, created_at: now, updated_at: now })))
+    .returning(CARD_COLUMNS)
+    .execute();
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return ids.map((id) => byId.get(id)!);
+}
+
+/** The student's cards among `cardIds`, each locked until the transaction ends (in id order, so batches never deadlock). */
+export async function lockCards(trx: Db, userId: string, cardIds: string[]) {
+  if (cardIds.length === 0) return [];
+  return trx.selectFrom('flashcard_cards').select(CARD_COLUMNS).where('user_id', '=', userId).where('id', 'in', cardIds).orderBy('id').forUpdate().execute();
 }
 
 function ownCard(eb: ExpressionBuilder<Database, 'flashcard_cards'>, userId: string, cardId: string) {
@@ -146,14 +196,18 @@ export interface ReviewOutcome {
   repetitions: number;
   interval_days: number;
   next_due_at: Date;
+  /** False for a late offline review that is logged without moving the card (domain/srs.ts reviewStep). */
+  applied: boolean;
+  /** The card's FSRS memory after the review (unchanged under SM-2). */
+  fsrs_state: FsrsCardState | null;
 }
 
 /** Sets the card's SM-2 parameters from a review; call inside the transaction that records the review. */
-export async function applyReviewToCard(trx: Db, userId: string, cardId: string, outcome: ReviewOutcome) {
-  const { ease, repetitions, interval_days, next_due_at, reviewed_at } = outcome;
+export async function applyReviewToCard(trx: Db, userId: string, cardId: string, outcome: ReviewOutcome, now: Date) {
+  const { ease, repetitions, interval_days, next_due_at, reviewed_at, fsrs_state } = outcome;
   return trx
     .updateTable('flashcard_cards')
-    .set({ ease, repetitions, interval_days, next_due_at, last_reviewed_at: reviewed_at, updated_at: reviewed_at })
+    .set({ ease, repetitions, interval_days, next_due_at, last_reviewed_at: reviewed_at, fsrs_state: jsonOrNull(fsrs_state), updated_at: now })
     .where((eb) => ownCard(eb, userId, cardId))
     .returning(CARD_COLUMNS)
     .executeTakeFirstOrThrow();
@@ -161,5 +215,6 @@ export async function applyReviewToCard(trx: Db, userId: string, cardId: string,
 
 /** Records a review; call inside the transaction that applies it to the card. */
 export async function insertReview(trx: Db, review: ReviewOutcome & { card_id: string; user_id: string }) {
-  return trx.insertInto('flashcard_reviews').values(review).returning(REVIEW_COLUMNS).$narrowType<{ card_id: string }>().executeTakeFirstOrThrow();
+  const { fsrs_state: _memory, ...row } = review;
+  return trx.insertInto('flashcard_reviews').values(row).returning(REVIEW_COLUMNS).$narrowType<{ card_id: string }>().executeTakeFirstOrThrow();
 }

@@ -15,6 +15,25 @@ export async function tasksDueBetween(db: Db, userId: string, from: Date, to: Da
     .execute();
 }
 
+/**
+ * The latest occurrence of each recurring series that is still open and due before `to`: the occurrences after it
+ * do not exist yet (closing it creates the next), so the week view projects them from it.
+ */
+export async function openSeriesHeads(db: Db, userId: string, to: Date) {
+  return db
+    .selectFrom('tasks as t')
+    .select(['t.series_id', 't.title', 't.course', 't.priority', 't.recurrence', 't.due_at', 't.series_starts_at'])
+    .where('t.user_id', '=', userId)
+    .where('t.status', '=', 'open')
+    .where('t.recurrence', 'is not', null)
+    .where('t.due_at', '<', to)
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('tasks as s').select('s.id').whereRef('s.previous_id', '=', 't.id'))))
+    .$narrowType<{ series_id: string; recurrence: string; series_starts_at: Date }>()
+    .orderBy('t.due_at')
+    .orderBy('t.id')
+    .execute();
+}
+
 export async function examsBetween(db: Db, userId: string, firstDate: string, lastDate: string) {
   return db
     .selectFrom('exams')

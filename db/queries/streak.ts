@@ -13,7 +13,9 @@ export const currentStreak = sql<number>`case when last_study_date is null or la
 /**
  * Counts `today` (the student's local date) as a study day: the streak grows by one when the last study day was
  * yesterday, stays when it is today, and restarts at 1 otherwise. One statement, so concurrent activity counts the
- * day once; callers run it in the transaction that records the activity.
+ * day once; callers run it in the transaction that records the activity. A day before the last recorded study day (an
+ * offline review synced after later study) changes nothing: the streak only counts forward, so offline days synced in
+ * time order extend it as if they had been online.
  */
 export async function recordStudyDay(trx: Db, userId: string, today: string, at: Date): Promise<void> {
   await trx
@@ -24,5 +26,6 @@ export async function recordStudyDay(trx: Db, userId: string, today: string, at:
       last_active_at: at,
     })
     .where('id', '=', userId)
+    .where((eb) => eb.or([eb('last_study_date', 'is', null), eb('last_study_date', '<=', today)]))
     .execute();
 }

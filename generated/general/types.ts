@@ -278,7 +278,9 @@ export interface paths {
          *     3 or more advances `repetitions` and sets the interval to 1 day, then 6, then the previous interval times the ease
          *     (rounded to the nearest day); a grade below 3 restarts at `repetitions` 0 and 1 day. The ease moves by
          *     0.1 - (5 - grade) × (0.08 + (5 - grade) × 0.02), never below 1.3. `next_due_at` is the review time plus the
-         *     interval in days, in the student's time zone. The review and the card change are written together.
+         *     interval in days, in the student's time zone. The review and the card change are written together. In a deck
+         *     whose `scheduler` is `fsrs`, FSRS schedules the card instead (see `DeckScheduler`): `interval_days`,
+         *     `next_due_at` and `fsrs` move, `ease` and `repetitions` stay.
          *
          *     Retries: send an `Idempotency-Key`; a retry with the same key and grade gets the first response again and
          *     records nothing, so a review lost to a dropped connection is never counted twice.
@@ -363,6 +365,66 @@ export interface paths {
          * @description Adds a card to one of the student's decks. A new card has ease 2.5, no repetitions and is due at once.
          */
         post: operations["createCard"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/flashcards/decks/{deck_id}/cards/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add up to 500 cards to a deck at once
+         * @description Adds many cards to one of the student's decks in one request (an import), all or none: one transaction, and a
+         *     card the schema refuses fails the whole request with `400`, whose `errors[].path` names the card by its index
+         *     (`requestBody.cards.3.front`). Each card is as `createCard` makes it (ease 2.5, no repetitions, due at once).
+         *     The cards keep the order they were sent in.
+         *
+         *     Retries: send an `Idempotency-Key`; a retry with the same key and body gets the first response again and adds
+         *     nothing, so an import lost to a dropped connection is never added twice.
+         */
+        post: operations["createCards"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/flashcards/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record a batch of reviews (offline sync)
+         * @description Records up to 500 graded reviews of the student's cards at once, typically the reviews of an offline session
+         *     synced on reconnect, each with its `reviewed_at`. All or none: one transaction; an unknown card or a
+         *     `reviewed_at` out of range fails the whole batch with `400`, whose `errors[].path` names the review by its
+         *     index (`body.reviews.3.card_id`).
+         *
+         *     Order: the reviews are applied in the order of `reviewed_at` (the order sent among equal times), whatever order
+         *     they were sent in, so a card reviewed twice offline ends where the second review puts it, as in Anki's and
+         *     RemNote's sync. A review dated before the card's last review (one synced late, after a later review from another
+         *     device) is logged and counts for its day's streak and xp, but does not move the card: `applied: false`, and
+         *     the card's parameters as they were. Replaying it would recompute the card from a past state and overwrite what
+         *     the later review did; keeping the later review is deterministic and loses no scheduling information that matters.
+         *     A batch endpoint, rather than many single reviews, because a sync is one unit: it succeeds or it can be retried
+         *     whole with the same `Idempotency-Key`, and the server, not the client's send order, decides the order.
+         *
+         *     The streak counts forward only: a study day before the student's last recorded one does not change it.
+         */
+        post: operations["reviewCards"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1087,7 +1149,8 @@ export interface components {
          * @description A flashcard with its SM-2 parameters, returned exactly as stored: `ease` (the E-Factor, at least 1.3, 2.5 for a
          *     new card), `repetitions` (successful reviews in a row), `interval_days` (the last interval SM-2 chose) and
          *     `next_due_at` (the last review plus `interval_days` days, in the student's time zone; the creation time for a new
-         *     card, so it is due at once).
+         *     card, so it is due at once). In an FSRS deck, `interval_days` and `next_due_at` are the FSRS schedule's and `fsrs`
+         *     holds the card's FSRS memory.
          */
         Card: {
             /** @example Bimolecular nucleophilic substitution. */
@@ -1100,6 +1163,7 @@ export interface components {
             ease: number;
             /** @example What does SN2 stand for? */
             front: string;
+            fsrs: components["schemas"]["CardFsrsState"];
             /** Format: uuid */
             id: string;
             interval_days: number;
@@ -1111,6 +1175,24 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        CardBatch: {
+            /** @description The new cards, in the order they were sent (which is also their order in the deck). */
+            data: components["schemas"]["Card"][];
+        };
+        /** @description The card's FSRS memory, as stored; null until its first review in an FSRS deck. */
+        CardFsrsState: {
+            difficulty: number;
+            lapses: number;
+            /** Format: date-time */
+            last_review: string | null;
+            learning_steps: number;
+            reps: number;
+            scheduled_days: number;
+            /** @description Days until recall probability falls to 90 %. */
+            stability: number;
+            /** @enum {string} */
+            state: "new" | "learning" | "review" | "relearning";
+        } | null;
         CardList: {
             /** @description Cards in the order they were added. */
             data: components["schemas"]["Card"][];
@@ -1280,6 +1362,8 @@ export interface components {
             description: string;
             /** @description Cards due for review now. */
             due_count: number;
+            /** @description The deck's FSRS parameters as stored; null until the deck is first switched to `fsrs` or given parameters. */
+            fsrs_parameters: components["schemas"]["FsrsParameters"] | null;
             /** Format: uuid */
             id: string;
             /** @description Cards never reviewed. */
@@ -1289,6 +1373,7 @@ export interface components {
              * @description When the next card falls due (in the past when cards are due now).
              */
             next_due_at: string | null;
+            scheduler: components["schemas"]["DeckScheduler"];
             /** @example Organic chemistry — reactions */
             title: string;
             /** Format: date-time */
@@ -1303,10 +1388,21 @@ export interface components {
             /** @description Pass as `cursor` for the next page; `null` on the last page. */
             next_cursor: string | null;
         };
+        /**
+         * @description Which scheduler grades of this deck's cards move: `sm2` (the default; see `reviewCard`) or `fsrs` (FSRS-6 through
+         *     ts-fsrs 5.4.2, with the deck's `fsrs_parameters`; grades 0–2 are Again, 3 Hard, 4 Good, 5 Easy). Each card keeps
+         *     both its SM-2 parameters and its FSRS memory (`fsrs`), so switching loses neither: under FSRS, a card with no FSRS
+         *     memory yet starts as a new FSRS card at its next review (its SM-2 history is not converted) and keeps its due date
+         *     until then; FSRS reviews leave `ease` and `repetitions` as they were, so back under SM-2 a card continues from them.
+         * @enum {string}
+         */
+        DeckScheduler: "sm2" | "fsrs";
         /** @description The fields to change; send only those. `course` may be `null` to clear it. */
         DeckUpdate: {
             course?: string | null;
             description?: string;
+            fsrs_parameters?: components["schemas"]["FsrsParametersUpdate"];
+            scheduler?: components["schemas"]["DeckScheduler"];
             title?: string;
         };
         /**
@@ -1432,6 +1528,24 @@ export interface components {
             /** @constant */
             type: "exam.updated";
         };
+        /**
+         * @description The FSRS parameters of a deck, as stored: what the student set, the defaults of ts-fsrs 5.4.2 (FSRS-6) for the
+         *     rest. Reviews are scheduled without fuzz, so the same review gives the same interval.
+         */
+        FsrsParameters: {
+            /** @description The longest interval, in days (default 36500). */
+            maximum_interval: number;
+            /** @description The recall probability the schedule aims for when a card falls due (default 0.9). */
+            request_retention: number;
+            /** @description The 21 FSRS-6 model weights (default the ts-fsrs defaults), e.g. from an optimizer run on the student's own review history. */
+            w: number[];
+        };
+        /** @description FSRS parameters to set; the ones left out take the defaults (see `FsrsParameters`). */
+        FsrsParametersUpdate: {
+            maximum_interval?: number;
+            request_retention?: number;
+            w?: number[];
+        };
         /** @description One day off. A holiday of several days appears once per day. */
         Holiday: {
             /** @example Spring equinox festival and traditional new year; part of a three-day break. */
@@ -1509,10 +1623,19 @@ export interface components {
             back: string;
             front: string;
         };
+        NewCardBatch: {
+            /**
+             * @description The new cards, each as for `createCard`. The body is still bound by the server's body limit (100 KiB by
+             *     default, `BODY_LIMIT_BYTES`; a larger body is `413`).
+             */
+            cards: components["schemas"]["NewCard"][];
+        };
         NewDeck: {
             course?: string | null;
             /** @description Empty when absent. */
             description?: string;
+            fsrs_parameters?: components["schemas"]["FsrsParametersUpdate"];
+            scheduler?: components["schemas"]["DeckScheduler"];
             title: string;
         };
         NewExam: {
@@ -1543,6 +1666,29 @@ export interface components {
              *     2 wrong but the answer seemed easy, 1 wrong but remembered on seeing it, 0 blackout. Below 3 restarts the card.
              */
             grade: number;
+            /**
+             * Format: date-time
+             * @description When the review happened, for a review done offline; now when absent. At most 7 days back and not in the
+             *     future (else `400` with code `reviewed_at_out_of_range`). The card's next review is counted from this time,
+             *     and the study day (streak) and the review's xp are those of this time's local date. A review dated before the
+             *     card's last review is logged but does not move the card (`applied: false`): see `reviewCards`.
+             */
+            reviewed_at?: string;
+        };
+        NewReviewBatch: {
+            /** @description The reviews to record, in any order; they are applied in the order of `reviewed_at`. */
+            reviews: components["schemas"]["NewReviewBatchItem"][];
+        };
+        NewReviewBatchItem: {
+            /** Format: uuid */
+            card_id: string;
+            /** @description As in `NewReview`. */
+            grade: number;
+            /**
+             * Format: date-time
+             * @description As in `NewReview` (at most 7 days back, not in the future; now when absent).
+             */
+            reviewed_at?: string;
         };
         /**
          * @description A new task. `title`, `due_at` and `course` are required, as the product contract sends them on creation (`course`
@@ -1713,6 +1859,7 @@ export interface components {
             /**
              * @description Stable machine-readable code. Values used today: `invalid_request` (400), `unauthorized` (401),
              *     `invalid_signature` (401, a signed callback), `insufficient_scope` (403), `reauthentication_required` (403, a password or fresh sign-in needed), `not_found` (404),
+             *     `reviewed_at_out_of_range` (400, a review dated in the future or more than 7 days back),
              *     `method_not_allowed` (405), `conflict` (409), `payload_too_large` (413), `idempotency_key_reused` (422),
              *     `unknown_student` (422), `rate_limited` (429), `internal_error` (500), `service_unavailable` (503, with
              *     `Retry-After`), `not_configured` (503, with `Retry-After`: a feature the operator has not set up yet). New codes may be added; clients treat unknown codes by status.
@@ -1758,6 +1905,30 @@ export interface components {
             time_zone?: components["schemas"]["TimeZone"];
             /** Format: uuid */
             university_id?: string | null;
+        };
+        /**
+         * @description A future occurrence of a recurring task, shown by the week view before it exists, as calendars show the repeats
+         *     of an event. It has no `id`: it becomes a task (with one) when the occurrence before it is completed. Its
+         *     `occurrence_key` (`<series_id>/<due_at>`) is stable, to key it in a client's list.
+         */
+        ProjectedTask: {
+            course: components["schemas"]["TaskCourse"];
+            /**
+             * Format: date-time
+             * @description When the occurrence will be due, in UTC (the rule's wall-clock time in the student's time zone).
+             */
+            due_at: string;
+            /** @example 4a7b1c2d-0e9f-4a8b-9c7d-6e5f4a3b2c1d/2026-11-30T09:00:00.000Z */
+            occurrence_key: string;
+            priority: components["schemas"]["TaskPriority"];
+            /** @constant */
+            projected: true;
+            /** @description The series' rule. */
+            recurrence: string;
+            /** Format: uuid */
+            series_id: string;
+            /** @example Review lecture notes */
+            title: string;
         };
         /**
          * @description How ready the student is for an exam, with the parts it is made of:
@@ -1830,6 +2001,11 @@ export interface components {
         };
         /** @description One graded review and the SM-2 parameters it gave the card. */
         Review: {
+            /**
+             * @description Whether this review moved the card. False only for an offline review dated before the card's last review: it
+             *     is logged (and counts for its day's streak and xp) but leaves the card's parameters as they were.
+             */
+            applied: boolean;
             /** Format: uuid */
             card_id: string;
             ease: number;
@@ -1842,6 +2018,13 @@ export interface components {
             repetitions: number;
             /** Format: date-time */
             reviewed_at: string;
+        };
+        ReviewBatchResult: {
+            /**
+             * @description One result per review, in the order they were sent. A card reviewed several times appears with the state each
+             *     review left it in; its last result in time order is its current state.
+             */
+            data: components["schemas"]["ReviewResult"][];
         };
         ReviewResult: {
             card: components["schemas"]["Card"];
@@ -1891,6 +2074,12 @@ export interface components {
             exams: components["schemas"]["ScheduleExam"][];
             /** @description Public holidays and study breaks of the student's country (empty when the profile has no country or none is available for it). */
             holidays: components["schemas"]["Holiday"][];
+            /**
+             * @description Future occurrences of the student's recurring tasks due this day that do not exist yet (each series' next
+             *     ones after its open occurrence, by its rule in the student's time zone, so across a daylight-saving change
+             *     they stay at the same wall-clock time), by `due_at` then `series_id`. At most 200 per series and week.
+             */
+            projected_tasks: components["schemas"]["ProjectedTask"][];
             /** @description Tasks due this day (open and completed), by `due_at` then `id`. */
             tasks: components["schemas"]["Task"][];
         };
@@ -2188,6 +2377,18 @@ export interface components {
             updated_at: string;
             /** @description The warnings operators gave this student, newest first; the 10 newest. */
             warnings: components["schemas"]["Warning"][];
+            /**
+             * @description Experience points, also shown on the partner surface's leaderboards. Earned, in the transaction of the action:
+             *
+             *     | action | xp | at most |
+             *     |---|---|---|
+             *     | a card review, grade 0–2 / 3 / 4–5 | 1 / 2 / 3 | once per card per local day (further reviews of it that day earn 0) |
+             *     | a task completed no later than its due time | 10 | once per task, ever (reopening and closing again earns 0; late earns 0) |
+             *     | an exam's readiness reaching 50 / 75 / 90 % | 20 / 30 / 50 | once per exam and milestone, ever |
+             *
+             *     Reviews and tasks together earn at most 150 xp per local day of the student; milestones are outside that cap.
+             *     An offline review (`reviewed_at`) counts on its own local day.
+             */
             xp: number;
         };
         /** @description An operator warned the student; the warning is also on the student's profile. */
@@ -3490,6 +3691,106 @@ export interface operations {
             401: components["responses"]["TokenUnauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createCards: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key of your choice (a UUID is a good one), 1–255 characters, that makes a create safe to retry. The first
+                 *     successful response to a key is stored with a hash of the request body for 24 hours: a retry with the same key and
+                 *     body gets that response again (with `Idempotent-Replayed: true`) and creates nothing; the same key with a
+                 *     different body is a `422 idempotency_key_reused`; a retry while the first request is still running is a
+                 *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The deck's `id`. Another student's deck answers `404`, like one that does not exist. */
+                deck_id: components["parameters"]["DeckId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewCardBatch"];
+            };
+        };
+        responses: {
+            /** @description The new cards, in the order sent (or, for a retried Idempotency-Key, the first response). */
+            201: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CardBatch"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    reviewCards: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key of your choice (a UUID is a good one), 1–255 characters, that makes a create safe to retry. The first
+                 *     successful response to a key is stored with a hash of the request body for 24 hours: a retry with the same key and
+                 *     body gets that response again (with `Idempotent-Replayed: true`) and creates nothing; the same key with a
+                 *     different body is a `422 idempotency_key_reused`; a retry while the first request is still running is a
+                 *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewReviewBatch"];
+            };
+        };
+        responses: {
+            /** @description One result per review, in the order sent (or, for a retried Idempotency-Key, the first response). */
+            201: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewBatchResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];

@@ -11,6 +11,9 @@ import {
   listCards as listCardRows,
   listDecks as listDeckRows,
   lockCard,
+  lockCards,
+  deckSchedulers,
+  insertCards,
   lockDeck,
   updateCardText,
   updateDeck as updateDeckRow,
@@ -24,8 +27,12 @@ import { readinessMoved } from '../../server/events/readiness.ts';
 import { problems } from '../../server/problems.ts';
 import { page, timeIdCursor } from '../../server/http/cursor.ts';
 import { idempotently } from '../../server/http/idempotency.ts';
-import { nextDueAt, sm2Step, type Grade } from '../../domain/srs.ts';
+import { isWithinOfflineWindow, OFFLINE_REVIEW_WINDOW_DAYS, reviewStep, type Grade } from '../../domain/srs.ts';
+import { reviewClaim } from '../../domain/xp.ts';
+import { fsrsParameters, type FsrsParameters } from '../../domain/fsrs.ts';
+import { awardXp } from '../../db/queries/xp.ts';
 import { localDate } from '../../domain/student-day.ts';
+import type { GeneralPrincipal } from '../../server/general/principal.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 
 const noDeck = () => problems.notFound('You have no deck with this id.');
@@ -40,7 +47,10 @@ export const listDecks: GeneralHandlers['listDecks'] = async ({ query, principal
 export const createDeck: GeneralHandlers['createDeck'] = async ({ headers, body, principal }, { db, now }) => {
   const at = now();
   return idempotently(db, { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'createDeck', body, now: at }, async (trx) => {
-    const id = await insertDeck(trx, { user_id: principal.user_id, ...body }, at);
+    const { fsrs_parameters, ...fields } = body;
+    // Parameters are stored complete (defaults filled in) once given or once the deck uses FSRS, and returned as stored.
+    const stored = fsrs_parameters || body.scheduler === 'fsrs' ? fsrsParameters(fsrs_parameters) : null;
+    const id = await insertDeck(trx, { user_id: principal.user_id, ...fields, fsrs_parameters: stored }, at);
     return { status: 201 as const, body: deckBody(await deckOrThrow(trx, principal.user_id, id, at)) };
   });
 };
@@ -51,7 +61,11 @@ export const getDeck: GeneralHandlers['getDeck'] = async ({ path, principal }, {
 
 export const updateDeck: GeneralHandlers['updateDeck'] = async ({ path, body, principal }, { db, now }) => {
   const at = now();
-  if (!(await updateDeckRow(db, principal.user_id, path.deck_id, body, at))) throw noDeck();
+  const { fsrs_parameters, ...fields } = body;
+  const current = await deckOrThrow(db, principal.user_id, path.deck_id, at);
+  // Switching to FSRS without parameters stores the defaults, so the deck always shows the ones its reviews use.
+  const stored = fsrs_parameters ? fsrsParameters(fsrs_parameters) : body.scheduler === 'fsrs' && !current.fsrs_parameters ? fsrsParameters(null) : undefined;
+  if (!(await updateDeckRow(db, principal.user_id, path.deck_id, { ...fields, ...(stored ? { fsrs_parameters: stored } : {}) }, at))) throw noDeck();
   return { status: 200, body: deckBody(await deckOrThrow(db, principal.user_id, path.deck_id, at)) };
 };
 
@@ -88,6 +102,18 @@ export const createCard: GeneralHandlers['createCard'] = async ({ path, headers,
   });
 };
 
+/** Up to 500 cards in one statement: the spec refuses a batch with any bad card (naming its index), so none is added. */
+export const createCards: GeneralHandlers['createCards'] = async ({ path, headers, body, principal }, { db, now }) => {
+  const at = now();
+  const request = { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'createCards', body: { deck_id: path.deck_id, ...body }, now: at };
+  return idempotently(db, request, async (trx) => {
+    if (!(await lockDeck(trx, principal.user_id, path.deck_id))) throw noDeck();
+    const rows = await insertCards(trx, body.cards.map((card) => ({ user_id: principal.user_id, deck_id: path.deck_id, front: card.front, back: card.back })), at);
+    await readinessMoved(trx, principal, at);
+    return { status: 201 as const, body: { data: rows.map(cardBody) } };
+  });
+};
+
 export const getCard: GeneralHandlers['getCard'] = async ({ path, principal }, { db }) => {
   const row = await findCard(db, principal.user_id, path.card_id);
   if (!row) throw noCard();
@@ -111,23 +137,86 @@ export const deleteCard: GeneralHandlers['deleteCard'] = async ({ path, principa
 /**
  * One transaction: lock the card, compute the SM-2 step, update the card and record the review, so a crash leaves
  * both or neither and concurrent reviews of one card apply one after the other. A retry with the same
- * Idempotency-Key gets the stored first response and records nothing.
+ * Idempotency-Key gets the stored first response and records nothing. `reviewed_at` dates an offline review.
  */
 export const reviewCard: GeneralHandlers['reviewCard'] = async ({ path, headers, body, principal }, { db, now }) => {
-  const reviewedAt = now();
-  const request = { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'reviewCard', body: { card_id: path.card_id, ...body }, now: reviewedAt };
+  const at = now();
+  const reviewedAt = reviewTime(body.reviewed_at, at, 'body.reviewed_at');
+  const request = { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'reviewCard', body: { card_id: path.card_id, ...body }, now: at };
   return idempotently(db, request, async (trx) => {
     const card = await lockCard(trx, principal.user_id, path.card_id);
     if (!card) throw noCard();
-    const step = sm2Step(card, body.grade as Grade);
-    const outcome = { grade: body.grade, reviewed_at: reviewedAt, ...step, next_due_at: nextDueAt(reviewedAt, step.interval_days, principal.time_zone) };
-    const updated = await applyReviewToCard(trx, principal.user_id, path.card_id, outcome);
-    const review = await insertReview(trx, { ...outcome, card_id: path.card_id, user_id: principal.user_id });
-    await recordStudyDay(trx, principal.user_id, localDate(reviewedAt, principal.time_zone), reviewedAt);
-    await readinessMoved(trx, principal, reviewedAt);
-    return { status: 201 as const, body: { review: reviewBody(review), card: cardBody(updated) } };
+    const schedulers = await deckSchedulers(trx, principal.user_id, [card.deck_id]);
+    const { result } = await recordReview(trx, principal, card, fsrsOf(schedulers, card.deck_id), body.grade as Grade, reviewedAt, at);
+    await readinessMoved(trx, principal, at);
+    return { status: 201 as const, body: result };
   });
 };
+
+/**
+ * A batch of reviews (offline study synced at once), all or none, applied in the order they happened: sorted by
+ * reviewed_at (the request's order among equal times), whatever order they were sent in.
+ */
+export const reviewCards: GeneralHandlers['reviewCards'] = async ({ headers, body, principal }, { db, now }) => {
+  const at = now();
+  const reviews = body.reviews.map((review, index) => ({ ...review, index, at: reviewTime(review.reviewed_at, at, `body.reviews.${index}.reviewed_at`) }));
+  const request = { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'reviewCards', body, now: at };
+  return idempotently(db, request, async (trx) => {
+    const cards = new Map((await lockCards(trx, principal.user_id, [...new Set(reviews.map((r) => r.card_id))])).map((card) => [card.id, card]));
+    const unknown = reviews.filter((r) => !cards.has(r.card_id));
+    if (unknown.length > 0) throw problems.invalidRequest(unknown.map((r) => ({ path: `body.reviews.${r.index}.card_id`, message: 'is not one of your cards' })));
+    const schedulers = await deckSchedulers(trx, principal.user_id, [...new Set([...cards.values()].map((card) => card.deck_id))]);
+    const results: Schemas['ReviewResult'][] = new Array(reviews.length);
+    const studyDays = new Set<string>();
+    for (const review of [...reviews].sort((a, b) => a.at.getTime() - b.at.getTime() || a.index - b.index)) {
+      const current = cards.get(review.card_id)!;
+      const { result, card } = await recordReview(trx, principal, current, fsrsOf(schedulers, current.deck_id), review.grade as Grade, review.at, at, studyDays);
+      cards.set(review.card_id, card);
+      results[review.index] = result;
+    }
+    await readinessMoved(trx, principal, at);
+    return { status: 201 as const, body: { data: results } };
+  });
+};
+
+/**
+ * Applies one review to a locked card (domain/srs.ts reviewStep), logs it, and counts the study day and its xp.
+ * `studyDays` are the days this request recorded already (a batch records each of its days once, in time order).
+ */
+async function recordReview(
+  trx: Db,
+  principal: GeneralPrincipal,
+  card: CardRow,
+  fsrs: FsrsParameters | undefined,
+  grade: Grade,
+  reviewedAt: Date,
+  at: Date,
+  studyDays = new Set<string>(),
+) {
+  const step = reviewStep(card, grade, reviewedAt, principal.time_zone, fsrs);
+  const outcome = { grade, reviewed_at: reviewedAt, ...step };
+  const updated = step.applied ? await applyReviewToCard(trx, principal.user_id, card.id, outcome, at) : card;
+  const review = await insertReview(trx, { ...outcome, card_id: card.id, user_id: principal.user_id });
+  const day = localDate(reviewedAt, principal.time_zone);
+  if (!studyDays.has(day)) await recordStudyDay(trx, principal.user_id, day, reviewedAt);
+  studyDays.add(day);
+  await awardXp(trx, principal.user_id, reviewClaim(card.id, grade, day), at);
+  return { result: { review: reviewBody(review), card: cardBody(updated) } satisfies Schemas['ReviewResult'], card: updated };
+}
+
+/** The FSRS parameters a review of a card of `deckId` schedules with, or undefined for an SM-2 deck. */
+function fsrsOf(schedulers: Awaited<ReturnType<typeof deckSchedulers>>, deckId: string): FsrsParameters | undefined {
+  const deck = schedulers.get(deckId);
+  return deck?.scheduler === 'fsrs' ? fsrsParameters(deck.fsrs_parameters) : undefined;
+}
+
+/** The time a review happened: now, or the client's `reviewed_at` when it is inside the offline window. */
+function reviewTime(reviewedAt: string | undefined, now: Date, path: string): Date {
+  if (reviewedAt === undefined) return now;
+  const at = new Date(reviewedAt);
+  if (!isWithinOfflineWindow(at, now)) throw problems.reviewedAtOutOfRange(path, OFFLINE_REVIEW_WINDOW_DAYS);
+  return at;
+}
 
 async function deckOrThrow(db: Db, userId: string, deckId: string, at: Date): Promise<DeckRow> {
   const row = await findDeck(db, userId, deckId, at);
@@ -140,8 +229,10 @@ function deckBody(row: DeckRow): Schemas['Deck'] {
 }
 
 function cardBody(row: CardRow): Schemas['Card'] {
+  const { fsrs_state, ...fields } = row;
   return {
-    ...row,
+    ...fields,
+    fsrs: fsrs_state,
     next_due_at: row.next_due_at.toISOString(),
     last_reviewed_at: row.last_reviewed_at?.toISOString() ?? null,
     created_at: row.created_at.toISOString(),

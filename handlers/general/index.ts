@@ -3,7 +3,7 @@
 import { changeMyPassword, createAccount, deleteMyAccount } from './accounts.ts';
 import { deleteConversation, getConversation, listConversations, streamTutorChat } from './ai.ts';
 import { createExam, deleteExam, getExam, listExams, streamExamReadiness, updateExam } from './exams.ts';
-import { createCard, createDeck, deleteCard, deleteDeck, getCard, getDeck, listCards, listDecks, reviewCard, updateCard, updateDeck } from './flashcards.ts';
+import { createCard, createDeck, deleteCard, deleteDeck, getCard, getDeck, listCards, listDecks, reviewCard, updateCard, updateDeck, createCards, reviewCards } from './flashcards.ts';
 import { receivePaymentEvent } from './payments.ts';
 import { createMyApiKey, getMyProfile, listMyApiKeys, listMyAuthorizations, revokeMyApiKey, revokeMyAuthorization, updateMyProfile } from './profile.ts';
 import { getSchedule } from './schedule.ts';
@@ -51,6 +51,8 @@ export const generalHandlers = {
   updateCard,
   deleteCard,
   reviewCard,
+  createCards,
+  reviewCards,
   listExams,
   createExam,
   getExam,

@@ -1,5 +1,5 @@
 import { insertMissingHolidays, isHolidayCountryEnabled } from '../../db/queries/holidays.ts';
-import { cardsDueBefore, examsBetween, holidaysBetween, holidayYearStored, tasksDueBetween } from '../../db/queries/schedule.ts';
+import { cardsDueBefore, examsBetween, holidaysBetween, holidayYearStored, openSeriesHeads, tasksDueBetween } from '../../db/queries/schedule.ts';
 import type { Db } from '../../db/connect.ts';
 import { computeHolidays } from '../../db/seed/holidays.ts';
 import { problems } from '../../server/problems.ts';
@@ -7,6 +7,7 @@ import { taskBody } from './task-body.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 import { localDate } from '../../domain/student-day.ts';
 import { InvalidWeek, resolveWeek, type Week } from '../../domain/week.ts';
+import { occurrencesBetween } from '../../domain/recurrence.ts';
 
 /**
  * The week view. Days are the student's (profile time zone). A card counts on the later of its due date and today,
@@ -28,16 +29,25 @@ export const getSchedule: GeneralHandlers['getSchedule'] = async ({ query, princ
   const first = week.dates[0]!;
   const last = week.dates[6]!;
   const today = localDate(at, zone);
-  const [tasks, exams, cards, holidays] = await Promise.all([
+  const [tasks, heads, exams, cards, holidays] = await Promise.all([
     tasksDueBetween(db, principal.user_id, week.starts_at, week.ends_at),
+    openSeriesHeads(db, principal.user_id, week.ends_at),
     examsBetween(db, principal.user_id, first, last),
     today > last ? Promise.resolve([]) : cardsDueBefore(db, principal.user_id, week.ends_at, zone),
     principal.country_code ? countryHolidays(db, principal.country_code.toUpperCase(), week) : Promise.resolve([]),
   ]);
 
-  const days: Schemas['ScheduleDay'][] = week.dates.map((date) => ({ date, tasks: [], exams: [], decks_due: [], holidays: [] }));
+  const days: Schemas['ScheduleDay'][] = week.dates.map((date) => ({ date, tasks: [], projected_tasks: [], exams: [], decks_due: [], holidays: [] }));
   const day = (date: string) => days.find((d) => d.date === date);
   for (const task of tasks) day(localDate(task.due_at, zone))?.tasks.push(taskBody(task));
+  for (const head of heads) {
+    for (const due of occurrencesBetween(head.recurrence, head.series_starts_at, head.due_at, week.starts_at, week.ends_at, zone)) {
+      const due_at = due.toISOString();
+      const { series_id, title, course, priority, recurrence } = head;
+      day(localDate(due, zone))?.projected_tasks.push({ projected: true, occurrence_key: `${series_id}/${due_at}`, series_id, title, course, due_at, priority, recurrence });
+    }
+  }
+  for (const d of days) d.projected_tasks.sort((a, b) => a.due_at.localeCompare(b.due_at) || a.series_id.localeCompare(b.series_id));
   for (const exam of exams) day(exam.exam_date)?.exams.push(exam);
   for (const holiday of holidays) day(holiday.on_date)?.holidays.push(holiday);
   for (const card of cards) {

@@ -1,5 +1,6 @@
 import { findTask, findTaskForUpdate, insertNextOccurrence, insertTask, listTasks as listTaskPage, deleteTask as removeTask, updateTask as changeTask, type TaskChanges } from '../../db/queries/tasks.ts';
 import { recordStudyDay } from '../../db/queries/streak.ts';
+import { awardXp } from '../../db/queries/xp.ts';
 import { previousAttributes } from '../../server/events/changes.ts';
 import { emitEvent } from '../../server/events/emit.ts';
 import { readinessMoved } from '../../server/events/readiness.ts';
@@ -8,6 +9,7 @@ import { page, timeIdCursor } from '../../server/http/cursor.ts';
 import { idempotently } from '../../server/http/idempotency.ts';
 import { assertValidRecurrence, InvalidRecurrence, nextOccurrence, normaliseRecurrence } from '../../domain/recurrence.ts';
 import { localDate } from '../../domain/student-day.ts';
+import { taskClaim } from '../../domain/xp.ts';
 import { taskBody } from './task-body.ts';
 import type { GeneralHandlers } from './types.ts';
 
@@ -78,7 +80,12 @@ export const updateTask: GeneralHandlers['updateTask'] = async ({ path, body, pr
     const previous = previousAttributes(before, after, TASK_EVENT_FIELDS);
     if (closing) await emitEvent(trx, { type: 'task.completed', studentId: principal.user_id, data: { object: after, previous_attributes: previous }, at });
     else if (Object.keys(previous).length > 0) await emitEvent(trx, { type: 'task.updated', studentId: principal.user_id, data: { object: after, previous_attributes: previous }, at });
-    if (closing) await recordStudyDay(trx, principal.user_id, localDate(at, principal.time_zone), at);
+    if (closing) {
+      const today = localDate(at, principal.time_zone);
+      await recordStudyDay(trx, principal.user_id, today, at);
+      // Once per task, ever: reopening and closing again finds its ledger key taken (domain/xp.ts).
+      await awardXp(trx, principal.user_id, taskClaim(updated.id, current.due_at, at, today), at);
+    }
     await readinessMoved(trx, principal, at);
     if (closing && updated.recurrence && updated.series_id && updated.series_starts_at) {
       const next = nextOccurrence(updated.recurrence, updated.series_starts_at, updated.due_at, principal.time_zone);

@@ -6,10 +6,12 @@
 // streams cheap and makes every process send the same events with the same ids.
 import type { Db } from '../../db/connect.ts';
 import { listUpcomingExams } from '../../db/queries/exams.ts';
+import { awardXp, lockStudentXp } from '../../db/queries/xp.ts';
 import { nextReadinessVersion, pushedReadiness, readinessMovedSince, recordReadiness } from '../../db/queries/readiness.ts';
 import { examPreparation } from '../../handlers/general/exam-preparation.ts';
 import type { Readiness } from '../../domain/readiness.ts';
 import { localDate } from '../../domain/student-day.ts';
+import { readinessClaims } from '../../domain/xp.ts';
 import { notifyOnCommit } from './notifications.ts';
 
 /** The notification channel of readiness moves; the payload is `<user id>:<version>`. */
@@ -51,9 +53,11 @@ export async function upcomingReadiness(db: Db, student: Student, now: Date): Pr
 /**
  * Call inside the transaction of every change that may move the student's readiness. Takes the student's version
  * row first: concurrent moves of one student wait here for each other, so each compares with what the one before
- * recorded and sees its committed changes.
+ * recorded and sees its committed changes. An exam that moved up to a readiness milestone earns its xp here, once
+ * (domain/xp.ts); the student's xp lock is taken before the version lock, the order every xp-awarding writer uses.
  */
 export async function readinessMoved(trx: Db, student: Student, at: Date): Promise<void> {
+  await lockStudentXp(trx, student.user_id);
   const version = await nextReadinessVersion(trx, student.user_id);
   const current = await upcomingReadiness(trx, student, at);
   const pushed = new Map((await pushedReadiness(trx, student.user_id)).map((row) => [row.exam_id, row.state as ExamReadinessState]));
@@ -62,6 +66,11 @@ export async function readinessMoved(trx: Db, student: Student, at: Date): Promi
   const removed = [...pushed.keys()].filter((examId) => !shown.has(examId));
   for (const state of moved) await recordReadiness(trx, { exam_id: state.exam_id, user_id: student.user_id, version, state, moved_at: at });
   for (const examId of removed) await recordReadiness(trx, { exam_id: examId, user_id: student.user_id, version, state: null, moved_at: at });
+  // Only exams that moved can have reached a milestone: the usual move (or none) costs no ledger query.
+  const today = localDate(at, student.time_zone);
+  for (const state of moved) {
+    for (const claim of readinessClaims(state.exam_id, state.readiness.percent, today)) await awardXp(trx, student.user_id, claim, at);
+  }
   if (moved.length + removed.length > 0) await notifyOnCommit(trx, READINESS_CHANNEL, `${student.user_id}:${version}`);
 }
 

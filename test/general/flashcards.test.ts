@@ -273,7 +273,7 @@ describe('reviewCard', () => {
       assert.equal(after.last_reviewed_at, recorded.reviewed_at);
       assert.equal(new Date(after.next_due_at).getTime() - new Date(recorded.reviewed_at).getTime(), step.interval_days * DAY_MS);
       assert.deepEqual({ ...recorded, id: undefined, reviewed_at: undefined, grade: undefined }, {
-        id: undefined, reviewed_at: undefined, grade: undefined, card_id: card.id, ...step, next_due_at: after.next_due_at,
+        id: undefined, reviewed_at: undefined, grade: undefined, card_id: card.id, ...step, next_due_at: after.next_due_at, applied: true,
       });
       assert.deepEqual((await api.get(`/api/flashcards/cards/${card.id}`).set(alice.headers).expect(200)).body, after);
     }

@@ -70,7 +70,8 @@ function generate(schema: Schema): fc.Arbitrary<unknown> {
     case 'number':
       return fc.double({ noNaN: true, noDefaultInfinity: true, min: schema.minimum ?? -1e6, max: schema.maximum ?? 1e6 });
     case 'array':
-      return fc.array(generate(schema.items ?? {}), { minLength: schema.minItems ?? 0, maxLength: Math.min(schema.maxItems ?? 5, 5) });
+      // At most 5 items, unless the schema needs more (FSRS weights: exactly 21).
+      return fc.array(generate(schema.items ?? {}), { minLength: schema.minItems ?? 0, maxLength: Math.max(schema.minItems ?? 0, Math.min(schema.maxItems ?? 5, 5)) });
     case 'object':
       return objectOf(schema);
     case 'string':

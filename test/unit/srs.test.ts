@@ -3,7 +3,7 @@
 // q < 3 starts the repetitions again. The rows are chosen where the description leaves no room for reading; the
 // two places where the library reads it its own way are pinned separately below (see domain/srs.ts).
 import assert from 'node:assert/strict';
-import { NEW_CARD, nextDueAt, sm2Step, type Grade, type SrsState } from '../../domain/srs.ts';
+import { isWithinOfflineWindow, NEW_CARD, nextDueAt, OFFLINE_REVIEW_WINDOW_DAYS, reviewStep, sm2Step, type Grade, type SrsState } from '../../domain/srs.ts';
 
 /** Eases are binary doubles (2.7 + 0.1 is 2.8000000000000003); compare them to the decimal worked by hand. */
 function assertState(actual: SrsState, expected: SrsState, label: string): void {
@@ -70,5 +70,33 @@ describe('nextDueAt', () => {
     // Berlin leaves summer time on 25 October 2026: 09:30 CEST (07:30Z) + 1 day is 09:30 CET (08:30Z).
     assert.equal(nextDueAt(new Date('2026-10-24T07:30:00Z'), 1, 'Europe/Berlin').toISOString(), '2026-10-25T08:30:00.000Z');
     assert.equal(nextDueAt(new Date('2026-11-22T09:30:00Z'), 16, 'Asia/Almaty').toISOString(), '2026-12-08T09:30:00.000Z');
+  });
+});
+
+describe('reviewStep (reviews applied in the order they happened)', () => {
+  const timeZone = 'Europe/Berlin';
+  const lastReview = new Date('2026-11-20T10:00:00Z');
+  const card = { ease: 2.6, repetitions: 1, interval_days: 1, next_due_at: new Date('2026-11-21T10:00:00Z'), last_reviewed_at: lastReview, fsrs_state: null };
+
+  it('applies a review at or after the last one, counting the interval from its own time', () => {
+    const later = new Date('2026-11-21T09:00:00Z');
+    const step = reviewStep(card, 5, later, timeZone);
+    assert.equal(step.applied, true);
+    assert.deepEqual([step.repetitions, step.interval_days], [2, 6]);
+    assert.equal(step.next_due_at.toISOString(), '2026-11-27T09:00:00.000Z');
+    assert.equal(reviewStep(card, 5, lastReview, timeZone).applied, true);
+  });
+
+  it('logs a review older than the last one without moving the card', () => {
+    const step = reviewStep(card, 0, new Date(lastReview.getTime() - 1), timeZone);
+    assert.deepEqual(step, { ease: 2.6, repetitions: 1, interval_days: 1, next_due_at: card.next_due_at, fsrs_state: null, applied: false });
+  });
+
+  it('accepts reviewed_at from 7 days back up to now, nothing in the future', () => {
+    const now = new Date('2026-11-23T12:00:00Z');
+    assert.equal(isWithinOfflineWindow(now, now), true);
+    assert.equal(isWithinOfflineWindow(new Date(now.getTime() - OFFLINE_REVIEW_WINDOW_DAYS * 86_400_000), now), true);
+    assert.equal(isWithinOfflineWindow(new Date(now.getTime() - OFFLINE_REVIEW_WINDOW_DAYS * 86_400_000 - 1), now), false);
+    assert.equal(isWithinOfflineWindow(new Date(now.getTime() + 1), now), false);
   });
 });

@@ -1,0 +1,55 @@
+// The week view's projected occurrences of recurring tasks, over HTTP, across a DST change.
+import assert from 'node:assert/strict';
+import { generalApp, type Student } from '../support/general-app.ts';
+
+type Api = Awaited<ReturnType<typeof generalApp>>['api'];
+type Projected = { projected: true; occurrence_key: string; series_id: string; title: string; due_at: string };
+type Day = { date: string; tasks: Array<{ id: string; due_at: string }>; projected_tasks: Projected[] };
+
+async function weekOf(api: Api, student: Student, week: string): Promise<Day[]> {
+  return (await api.get(`/api/schedule?week=${week}`).set(student.headers).expect(200)).body.days;
+}
+
+describe('getSchedule: projected occurrences', () => {
+  it('shows the future occurrences of a recurring task, marked projected, at the same wall-clock time across DST', async () => {
+    const { api, newStudent } = await generalApp();
+    const alice = await newStudent({ time_zone: 'Europe/Berlin' });
+    // Daily at 09:00 in Berlin from Monday 19 October 2026; clocks go back on Sunday 25 October.
+    const task = (await api.post('/api/tasks').set(alice.headers).send({ title: 'Vocabulary', course: null, due_at: '2026-10-19T07:00:00Z', recurrence: 'FREQ=DAILY' }).expect(201)).body;
+
+    const w43 = await weekOf(api, alice, '2026-W43');
+    assert.deepEqual(w43[0]!.tasks.map((t) => t.id), [task.id], 'the open occurrence is a real task');
+    assert.deepEqual(w43[0]!.projected_tasks, []);
+    const projected = w43.slice(1).map((d) => d.projected_tasks.map((p) => p.due_at));
+    assert.deepEqual(projected, [
+      ['2026-10-20T07:00:00.000Z'],
+      ['2026-10-21T07:00:00.000Z'],
+      ['2026-10-22T07:00:00.000Z'],
+      ['2026-10-23T07:00:00.000Z'],
+      ['2026-10-24T07:00:00.000Z'],
+      ['2026-10-25T08:00:00.000Z'],
+    ]);
+    const first = w43[1]!.projected_tasks[0]!;
+    assert.deepEqual(first, { ...first, projected: true, series_id: task.series_id, title: 'Vocabulary', occurrence_key: `${task.series_id}/2026-10-20T07:00:00.000Z` });
+    assert.ok(!('id' in first), 'a projected occurrence has no id');
+
+    const w44 = await weekOf(api, alice, '2026-W44');
+    assert.deepEqual(w44.map((d) => d.projected_tasks.map((p) => p.due_at.slice(11, 16))), [['08:00'], ['08:00'], ['08:00'], ['08:00'], ['08:00'], ['08:00'], ['08:00']]);
+    assert.ok((await weekOf(api, alice, '2026-W42')).every((d) => d.projected_tasks.length === 0), 'nothing before the series');
+  });
+
+  it('moves the projection on when the open occurrence is completed, and drops it when the rule is removed', async () => {
+    const { api, newStudent } = await generalApp();
+    const alice = await newStudent();
+    const task = (await api.post('/api/tasks').set(alice.headers).send({ title: 'Gym', course: null, due_at: '2026-11-02T18:00:00Z', recurrence: 'FREQ=WEEKLY;BYDAY=MO,TH' }).expect(201)).body;
+    const before = await weekOf(api, alice, '2026-W45');
+    assert.deepEqual(before.flatMap((d) => d.projected_tasks.map((p) => p.due_at)), ['2026-11-05T18:00:00.000Z']);
+    await api.patch(`/api/tasks/${task.id}`).set(alice.headers).send({ status: 'completed' }).expect(200);
+    const after = await weekOf(api, alice, '2026-W45');
+    assert.deepEqual(after.flatMap((d) => d.tasks.map((t) => t.due_at)), ['2026-11-02T18:00:00.000Z', '2026-11-05T18:00:00.000Z'], 'Thursday is now a real task');
+    assert.deepEqual(after.flatMap((d) => d.projected_tasks), []);
+    const thursday = after[3]!.tasks[0]!;
+    await api.patch(`/api/tasks/${thursday.id}`).set(alice.headers).send({ recurrence: null }).expect(200);
+    assert.deepEqual((await weekOf(api, alice, '2026-W46')).flatMap((d) => d.projected_tasks), []);
+  });
+});
