@@ -106,7 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       allowPrivateTargets: env.WEBHOOK_ALLOW_PRIVATE_TARGETS === '1',
       attemptTimeoutMs: integer(env, 'WEBHOOK_ATTEMPT_TIMEOUT_MS', 10_000, 100, 60_000),
       retryScale: retryScale(env.WEBHOOK_RETRY_SCALE),
-      pollMs: integer(env, 'WEBHOOK_POLL_MS', 500, 50, 60_000),
+      pollMs: integer(env, 'WEBHOOK_POLL_MS', 500, 500, 60_000),
     },
   };
 }

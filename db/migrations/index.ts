@@ -14,6 +14,7 @@ import * as eventsWebhooks from './20261123_0005_events_webhooks.ts';
 import * as webhookDeliveryQueue from './20261123_0006_webhook_delivery_queue.ts';
 import * as paymentsWarnings from './20261123_0007_payments_warnings.ts';
 import * as examReadiness from './20261123_0008_exam_readiness.ts';
+import * as webhookJobs from './20261124_0001_webhook_jobs.ts';
 import * as accountLifecycle from './20261124_0003_account_lifecycle.ts';
 import * as xpFsrs from './20261124_0004_xp_fsrs.ts';
 
@@ -32,6 +33,7 @@ export const migrations: Record<string, Migration> = {
   '20261123_0006_webhook_delivery_queue': webhookDeliveryQueue,
   '20261123_0007_payments_warnings': paymentsWarnings,
   '20261123_0008_exam_readiness': examReadiness,
+  '20261124_0001_webhook_jobs': webhookJobs,
   '20261124_0003_account_lifecycle': accountLifecycle,
   '20261124_0004_xp_fsrs': xpFsrs,
 };

@@ -1,5 +1,5 @@
-// Webhook delivery: the fan-out of events to endpoints, the due-delivery queue (webhook_deliveries is the queue:
-// a pending row with next_attempt_at is a scheduled attempt), attempts and their outcomes.
+// Webhook delivery: the fan-out of events to endpoints, deliveries (their attempts are jobs of the job engine:
+// server/webhooks/queue.ts), attempts and their outcomes.
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
 
@@ -85,33 +85,6 @@ export async function makeDeliveryDue(trx: Db, deliveryId: string, at: Date): Pr
   return row !== undefined;
 }
 
-/**
- * Claims up to `limit` due deliveries: each one's next_attempt_at moves to `leaseUntil` in the same statement that
- * locks it (SKIP LOCKED), so another process neither waits for nor takes it, and a process that dies mid-attempt
- * leaves a delivery that falls due again when the lease ends. The returned `lease` identifies this claim.
- */
-export async function claimDueDeliveries(db: Db, now: Date, leaseUntil: Date, limit: number): Promise<Array<{ id: string; lease: Date }>> {
-  const rows = await db
-    .updateTable('webhook_deliveries')
-    .set({ next_attempt_at: leaseUntil })
-    .where(
-      'id',
-      'in',
-      db
-        .selectFrom('webhook_deliveries')
-        .select('id')
-        .where('status', '=', 'pending')
-        .where('next_attempt_at', '<=', now)
-        .orderBy('next_attempt_at')
-        .limit(limit)
-        .forUpdate()
-        .skipLocked(),
-    )
-    .returning(['id', 'next_attempt_at'])
-    .execute();
-  return rows.map((row) => ({ id: row.id, lease: row.next_attempt_at! }));
-}
-
 /** What an attempt needs: the delivery, its event and its endpoint. */
 export async function findDeliveryForAttempt(db: Db, deliveryId: string) {
   return db
@@ -154,26 +127,31 @@ export async function insertAttempt(trx: Db, attempt: AttemptRecord): Promise<vo
   await trx.insertInto('webhook_attempts').values(attempt).execute();
 }
 
+/** An attempt was made: counted, whatever became of the delivery meanwhile. */
+export async function countAttempt(trx: Db, deliveryId: string, at: Date): Promise<void> {
+  await trx
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({ attempts: eb('attempts', '+', 1), last_attempt_at: at }))
+    .where('id', '=', deliveryId)
+    .execute();
+}
+
 /**
- * Records the outcome of a claimed attempt, only while the claim still holds (next_attempt_at = lease): a process
- * whose lease ran out and was re-claimed by another records nothing. False when the claim was lost.
+ * The delivery's new state after the attempt that was due at `due`, only while that attempt is still the one the
+ * delivery waits for (pending, next_attempt_at = due): one re-sent or given up meanwhile keeps its state. False
+ * when it was superseded.
  */
 export async function finishDelivery(
   trx: Db,
-  claim: { id: string; lease: Date },
-  outcome: { status: 'pending' | 'succeeded' | 'failed'; next_attempt_at: Date | null; attempted_at: Date | null; succeeded_at: Date | null },
+  attempt: { id: string; due: Date },
+  outcome: { status: 'pending' | 'succeeded' | 'failed'; next_attempt_at: Date | null; succeeded_at: Date | null },
 ): Promise<boolean> {
   const row = await trx
     .updateTable('webhook_deliveries')
-    .set((eb) => ({
-      status: outcome.status,
-      next_attempt_at: outcome.next_attempt_at,
-      succeeded_at: outcome.succeeded_at,
-      ...(outcome.attempted_at ? { attempts: eb('attempts', '+', 1), last_attempt_at: outcome.attempted_at } : {}),
-    }))
-    .where('id', '=', claim.id)
+    .set(outcome)
+    .where('id', '=', attempt.id)
     .where('status', '=', 'pending')
-    .where('next_attempt_at', '=', claim.lease)
+    .where('next_attempt_at', '=', attempt.due)
     .returning('id')
     .executeTakeFirst();
   return row !== undefined;

@@ -1,12 +1,15 @@
-// One attempt of a claimed delivery (worker.ts claims it under a lease): load it with its event and endpoint, send
-// it unless the endpoint was disabled or the app's grant no longer covers the event, and record the outcome in one
-// transaction — the attempt row, the delivery's new state, the endpoint's run of failures. The record is made only
-// while the claim still holds, so an attempt is recorded once even if a stalled process wakes up late.
+// One attempt of a delivery, run by the job that scheduled it (worker.ts): load the delivery with its event and
+// endpoint, send it unless the endpoint was disabled or the app's grant no longer covers the event, and record the
+// outcome in one transaction — the attempt row, the delivery's new state, the endpoint's run of failures, the job of
+// the next attempt, and the completion of this job. The record is made only while this job is still active, so an
+// attempt is recorded once even if a stalled process wakes up after pg-boss gave its job to another worker.
 import type { Db } from '../../db/connect.ts';
+import { jobEngine, WEBHOOK_DELIVERY_QUEUE } from '../../db/job-queue.ts';
 import {
   appMayReceive,
   clearEndpointFailing,
   disableFailingEndpoint,
+  countAttempt,
   findDeliveryForAttempt,
   finishDelivery,
   insertAttempt,
@@ -19,6 +22,7 @@ import type { SecretBox } from '../secret-box.ts';
 import { readScopeOf } from '../events/read-scopes.ts';
 import { endpointFailingTooLong, retryDelayMs } from './retry-schedule.ts';
 import { signingSecrets } from './secrets.ts';
+import { scheduleAttempt } from './queue.ts';
 import { sendWebhook } from './send.ts';
 
 export interface AttemptContext {
@@ -28,24 +32,36 @@ export interface AttemptContext {
   now?: () => Date;
 }
 
-export interface Claim {
-  id: string;
-  lease: Date;
+/** The job of an attempt: its id, the delivery, and the next_attempt_at it was scheduled for. */
+export interface AttemptRun {
+  jobId: string;
+  deliveryId: string;
+  due: Date;
 }
 
-/** Makes the claimed attempt; returns what became of it ('lost' when the claim no longer held). */
-export async function attemptDelivery(context: AttemptContext, claim: Claim): Promise<DeliveryOutcome | 'lost'> {
+/**
+ * What became of the attempt's job: an outcome of an attempt; 'superseded' when the delivery no longer waits for it
+ * (re-sent, retried or given up since); 'lost' when pg-boss no longer counted the job as this worker's.
+ */
+export type AttemptResult = DeliveryOutcome | 'superseded' | 'lost';
+
+export async function attemptDelivery(context: AttemptContext, run: AttemptRun): Promise<AttemptResult> {
   const { db, config } = context;
   const now = context.now ?? (() => new Date());
-  const delivery = await findDeliveryForAttempt(db, claim.id);
-  if (!delivery || delivery.status !== 'pending' || delivery.next_attempt_at?.getTime() !== claim.lease.getTime()) return 'lost';
+  const delivery = await findDeliveryForAttempt(db, run.deliveryId);
+  if (!delivery || delivery.status !== 'pending' || delivery.next_attempt_at?.getTime() !== run.due.getTime()) return 'superseded';
+  const attempt = { id: delivery.id, due: run.due };
 
   const covered =
     delivery.enabled &&
     (delivery.endpoint_client_id === null || (await appMayReceive(db, delivery.endpoint_client_id, delivery.event_user_id, readScopeOf(delivery.event_type as EventType))));
   if (!covered) {
-    const recorded = await finishDelivery(db, claim, { status: 'failed', next_attempt_at: null, attempted_at: null, succeeded_at: null });
-    return count(recorded ? 'skipped' : 'lost');
+    const skipped = await db.transaction().execute(async (trx): Promise<AttemptResult> => {
+      if (!(await completeJob(trx, run.jobId))) return 'lost';
+      await finishDelivery(trx, attempt, { status: 'failed', next_attempt_at: null, succeeded_at: null });
+      return 'skipped';
+    });
+    return count(skipped);
   }
 
   const startedAt = now();
@@ -64,18 +80,16 @@ export async function attemptDelivery(context: AttemptContext, claim: Claim): Pr
   observeWebhookAttempt(response.durationMs, response.status);
   const succeeded = response.status !== null && response.status >= 200 && response.status < 300;
 
-  const outcome = await db.transaction().execute(async (trx): Promise<DeliveryOutcome | 'lost'> => {
+  const outcome = await db.transaction().execute(async (trx): Promise<AttemptResult> => {
+    if (!(await completeJob(trx, run.jobId))) return 'lost';
     const finishedAt = now();
+    await insertAttempt(trx, { delivery_id: delivery.id, started_at: startedAt, duration_ms: response.durationMs, response_status: response.status, error: response.error });
+    await countAttempt(trx, delivery.id, startedAt);
     const delay = succeeded ? undefined : retryDelayMs(delivery.attempts + 1, config.retryScale);
     const result: DeliveryOutcome = succeeded ? 'succeeded' : delay === undefined ? 'failed' : 'retrying';
-    const recorded = await finishDelivery(trx, claim, {
-      status: result === 'retrying' ? 'pending' : result,
-      next_attempt_at: delay === undefined ? null : new Date(finishedAt.getTime() + delay),
-      attempted_at: startedAt,
-      succeeded_at: succeeded ? finishedAt : null,
-    });
-    if (!recorded) return 'lost';
-    await insertAttempt(trx, { delivery_id: delivery.id, started_at: startedAt, duration_ms: response.durationMs, response_status: response.status, error: response.error });
+    const next = delay === undefined ? null : new Date(finishedAt.getTime() + delay);
+    const current = await finishDelivery(trx, attempt, { status: result === 'retrying' ? 'pending' : result, next_attempt_at: next, succeeded_at: succeeded ? finishedAt : null });
+    if (current && next) await scheduleAttempt(trx, delivery.id, next, { later: true });
     if (succeeded) {
       await clearEndpointFailing(trx, delivery.endpoint_id);
     } else {
@@ -90,7 +104,14 @@ export async function attemptDelivery(context: AttemptContext, claim: Claim): Pr
   return count(outcome);
 }
 
-function count(outcome: DeliveryOutcome | 'lost'): DeliveryOutcome | 'lost' {
-  if (outcome !== 'lost') countDeliveryAttempt(outcome);
-  return outcome;
+/** Completes the job in `trx` (pg-boss's own completion after the handler then finds it done); false if it was no longer active. */
+async function completeJob(trx: Db, jobId: string): Promise<boolean> {
+  // pg-boss 10 resolves with { affected } although its types say void.
+  const result = (await jobEngine(trx).complete(WEBHOOK_DELIVERY_QUEUE, jobId)) as unknown as { affected: number };
+  return result.affected === 1;
+}
+
+function count(result: AttemptResult): AttemptResult {
+  if (result !== 'lost' && result !== 'superseded') countDeliveryAttempt(result);
+  return result;
 }

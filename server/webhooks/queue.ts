@@ -1,29 +1,60 @@
-// Scheduling webhook deliveries. The queue is the webhook_deliveries table itself, in the database of record: a
-// delivery is scheduled by the write that creates or updates its row, inside the caller's transaction, so an
+// Scheduling webhook deliveries. webhook_deliveries holds what the API reads (status, attempts, next_attempt_at);
+// each attempt is a job of the job engine (pg-boss, db/job-queue.ts), sent inside the caller's transaction, so an
 // attempt is scheduled exactly when the change that calls for it commits, on PostgreSQL and on the embedded
-// database alike. Workers (server/webhooks/worker.ts) claim due rows with a lease (SKIP LOCKED), so two processes
-// never make the same attempt, and a process killed mid-attempt leaves a row that falls due again.
+// database alike. pg-boss hands each job to one worker (SKIP LOCKED), runs at most one job of a delivery at a time
+// (singleton key), and gives the job of a process killed mid-attempt to another worker once it expires.
+//
+// A job carries the delivery's next_attempt_at it was scheduled for (`due`): a job whose delivery has been
+// rescheduled since (re-sent, retried, given up) finds another `due` there and makes no attempt.
 //
 // A delivery's status:
-//   pending    an attempt is due at next_attempt_at (or running, under a lease that ends then);
+//   pending    an attempt is due at next_attempt_at (or running);
 //   succeeded  the endpoint answered 2xx (succeeded_at); nothing more is sent unless it is re-sent;
 //   failed     delivery gave up: the retries ran out, the endpoint was disabled (by its owner, or after three
 //              days of failures) or the app's grant no longer covers the event. A re-send makes it pending again.
 import type { Db } from '../../db/connect.ts';
+import { jobEngine, WEBHOOK_DELIVERY_QUEUE } from '../../db/job-queue.ts';
 import { makeDeliveryDue, upsertDelivery } from '../../db/queries/deliveries.ts';
+
+/** What an attempt job carries. */
+export interface AttemptJob {
+  delivery_id: string;
+  /** The next_attempt_at (ISO) the job was scheduled for. */
+  due: string;
+}
+
+/**
+ * Fetch order is priority first: a re-send (which may wait for an attempt of the same delivery in flight) comes
+ * after the ready attempts of other deliveries, so it never holds them up.
+ */
+const RESEND_PRIORITY = -1;
+
+/**
+ * Sends, in `trx`, the job of the attempt due at `due`. It starts at once unless `later` (a retry) makes it wait
+ * for `due`: a first attempt or a re-send never waits on a caller's `now`, which may be a test's fixed instant.
+ */
+export async function scheduleAttempt(trx: Db, deliveryId: string, due: Date, options: { later?: boolean; priority?: number } = {}): Promise<void> {
+  const job: AttemptJob = { delivery_id: deliveryId, due: due.toISOString() };
+  await jobEngine(trx).send(WEBHOOK_DELIVERY_QUEUE, job, { singletonKey: deliveryId, priority: options.priority ?? 0, ...(options.later ? { startAfter: due } : {}) });
+}
 
 /**
  * The delivery of an event to an endpoint, its first attempt due now; an existing delivery of the pair (unique)
  * is returned as it is. Returns the delivery's id.
  */
 export async function scheduleDelivery(trx: Db, delivery: { eventId: string; endpointId: string }, now = new Date()): Promise<string> {
-  return (await upsertDelivery(trx, { event_id: delivery.eventId, endpoint_id: delivery.endpointId, at: now })).id;
+  const { id, created } = await upsertDelivery(trx, { event_id: delivery.eventId, endpoint_id: delivery.endpointId, at: now });
+  if (created) await scheduleAttempt(trx, id, now);
+  return id;
 }
 
 /**
  * One more attempt of an existing delivery, due now, with the same event (the same webhook-id): the delivery
- * becomes pending again, whatever it was. False when there is no such delivery.
+ * becomes pending again, whatever it was. An attempt of it in flight finishes first. False when there is no such
+ * delivery.
  */
 export async function resendDelivery(trx: Db, deliveryId: string, now = new Date()): Promise<boolean> {
-  return makeDeliveryDue(trx, deliveryId, now);
+  if (!(await makeDeliveryDue(trx, deliveryId, now))) return false;
+  await scheduleAttempt(trx, deliveryId, now, { priority: RESEND_PRIORITY });
+  return true;
 }

@@ -38,7 +38,7 @@ describe('webhook delivery across kills and processes', function () {
         WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
         WEBHOOK_ATTEMPT_TIMEOUT_MS: String(ATTEMPT_TIMEOUT_MS),
         WEBHOOK_RETRY_SCALE: '0.001',
-        WEBHOOK_POLL_MS: '100',
+        WEBHOOK_POLL_MS: '500',
         SHUTDOWN_DRAIN_SECONDS: '0',
       },
       args,

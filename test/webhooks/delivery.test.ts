@@ -21,7 +21,7 @@ import { startReceiver, type Receiver } from './receiver.ts';
 
 const box = secretBox(randomBytes(32));
 /** Loopback receivers, short attempts, and three days of retries compressed to about a second. */
-const config: WebhookConfig = { allowPrivateTargets: true, attemptTimeoutMs: 500, retryScale: 0.000_01, pollMs: 20 };
+const config: WebhookConfig = { allowPrivateTargets: true, attemptTimeoutMs: 500, retryScale: 0.000_01, pollMs: 500 };
 
 describe('webhook delivery', function () {
   this.timeout(60_000);
