@@ -1,6 +1,7 @@
 // Offline reviews: reviewCard with reviewed_at, and reviewCards, a synced batch applied in time order.
 import assert from 'node:assert/strict';
 import { generalApp, type Student } from '../support/general-app.ts';
+import { whileKeyHeld } from '../support/idempotent-create.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 
 type Api = Awaited<ReturnType<typeof generalApp>>['api'];
@@ -113,5 +114,21 @@ describe('reviewCards', () => {
     assert.equal(Number(n), 2);
     const other = await api.post('/api/flashcards/reviews').set(alice.headers).set('Idempotency-Key', 'sync-1').send({ reviews: [{ card_id: cardId, grade: 1 }] }).expect(422);
     assert.equal(other.body.code, 'idempotency_key_reused');
+  });
+
+  it('answers 409 while the key is held by a sync still running (PostgreSQL), else replays', async () => {
+    const { api, newStudent } = await generalApp();
+    const alice = await newStudent();
+    const body = { reviews: [{ card_id: await cardOf(api, alice), grade: 4 }] };
+    const send = () => api.post('/api/flashcards/reviews').set(alice.headers).set('Idempotency-Key', 'sync-held').send(body);
+    if (testDatabase().description.startsWith('PostgreSQL')) {
+      await whileKeyHeld(alice.id, 'sync-held', async () => assert.equal((await send().expect(409)).body.code, 'conflict'));
+      await send().expect(201);
+    } else {
+      const [a, b] = await Promise.all([send().expect(201), send().expect(201)]);
+      assert.deepEqual(a.body, b.body);
+    }
+    const { n } = await testDatabase().db.selectFrom('flashcard_reviews').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', alice.id).executeTakeFirstOrThrow();
+    assert.equal(Number(n), 1);
   });
 });
