@@ -47,7 +47,7 @@ export interface paths {
          *     | `message.started` | `{conversation_id, message_id, user_message_id, model}` | when the reply begins; the student's message is stored |
          *     | `message.delta` | `{text}` | zero or more; the reply in pieces, in order |
          *     | `message.completed` | `{message_id, finish_reason, usage}` | last, on success; the whole reply is stored |
-         *     | `error` | `{code, detail}` | last, on failure; `code` `service_restarting` when the server is stopping |
+         *     | `error` | `{code, detail}` | last, on failure; `code` `service_restarting` when the server is stopping, `conversation_deleted` when the conversation was deleted meanwhile |
          *
          *     Lines starting with `:` are keep-alive comments; ignore them. The server closes the stream after the last
          *     event. A client that disconnects stops the reply: what was streamed until then is stored as an unfinished

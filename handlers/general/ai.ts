@@ -145,11 +145,12 @@ async function storeTurn(db: Db, userId: string, conversationId: string | undefi
   });
 }
 
-/** Stores a reply, unless its conversation was deleted while it streamed. */
-async function storeReply(db: Db, userId: string, conversationId: string, id: string, content: string, finishReason: FinishReason, now: Date): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    if (!(await touchConversation(trx, userId, conversationId, now))) return;
+/** Stores a reply, unless its conversation was deleted while it streamed (false). */
+async function storeReply(db: Db, userId: string, conversationId: string, id: string, content: string, finishReason: FinishReason, now: Date): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    if (!(await touchConversation(trx, userId, conversationId, now))) return false;
     await insertMessage(trx, { id, user_id: userId, conversation_id: conversationId, role: 'assistant', content, finish_reason: finishReason, created_at: now });
+    return true;
   });
 }
 

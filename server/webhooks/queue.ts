@@ -14,7 +14,7 @@
 //              days of failures) or the app's grant no longer covers the event. A re-send makes it pending again.
 import type { Db } from '../../db/connect.ts';
 import { jobEngine, WEBHOOK_DELIVERY_QUEUE } from '../../db/job-queue.ts';
-import { makeDeliveryDue, upsertDelivery } from '../../db/queries/deliveries.ts';
+import { listPendingDeliveriesWithoutJob, makeDeliveryDue, upsertDelivery } from '../../db/queries/deliveries.ts';
 
 /** What an attempt job carries. */
 export interface AttemptJob {
@@ -57,4 +57,19 @@ export async function resendDelivery(trx: Db, deliveryId: string, now = new Date
   if (!(await makeDeliveryDue(trx, deliveryId, now))) return false;
   await scheduleAttempt(trx, deliveryId, now, { priority: RESEND_PRIORITY });
   return true;
+}
+
+/**
+ * Gives a job, due at its next_attempt_at, to every pending delivery that has none: deliveries made before attempts
+ * were jobs, and those whose job pg-boss gave up on (its retries for want of the database ran out). A delivering
+ * process does this when it starts, so a pending delivery is never left without an attempt. Two processes doing it
+ * at once may both send a job for one delivery: the second finds the delivery's `due` moved on and makes no attempt.
+ * Returns how many deliveries got a job.
+ */
+export async function adoptDeliveriesWithoutJob(db: Db): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const orphans = await listPendingDeliveriesWithoutJob(trx, WEBHOOK_DELIVERY_QUEUE);
+    for (const delivery of orphans) await scheduleAttempt(trx, delivery.id, delivery.next_attempt_at, { later: true });
+    return orphans.length;
+  });
 }

@@ -5,6 +5,7 @@
 //     a batch of due attempt jobs, made at once (attempt.ts). pg-boss hands each job to one worker (SKIP LOCKED) and
 //     one job of a delivery at a time (singleton key). This process also runs pg-boss's maintenance, which gives a
 //     job whose process died (kill -9, power loss) to another worker once it expires.
+// Before its first fetch, it gives a job to any pending delivery left without one (queue.ts).
 // Each attempt is held by the process lifecycle, so a stop (SIGTERM) stops fetching, lets the attempts in flight
 // finish and record, then closes the database. A failing database is logged and retried; it never ends the process.
 import type { Logger } from 'pino';
@@ -15,7 +16,7 @@ import type { Lifecycle } from '../lifecycle.ts';
 import type { SecretBox } from '../secret-box.ts';
 import { attemptDelivery } from './attempt.ts';
 import { fanOutEvents } from './fan-out.ts';
-import type { AttemptJob } from './queue.ts';
+import { adoptDeliveriesWithoutJob, type AttemptJob } from './queue.ts';
 
 /** Attempt jobs fetched per poll, made concurrently. */
 const BATCH = 10;
@@ -42,6 +43,8 @@ export function startDeliveryWorker(options: { db: Db; box: SecretBox; config: W
     await boss.start();
     // The queue's expiry follows this process's attempt timeout (the processes of one deployment share it).
     await boss.updateQueue(WEBHOOK_DELIVERY_QUEUE, { ...WEBHOOK_DELIVERY_QUEUE_OPTIONS, ...JOB_RETRIES, expireInSeconds });
+    const adopted = await adoptDeliveriesWithoutJob(db);
+    if (adopted > 0) logger.info({ deliveries: adopted }, 'pending webhook deliveries without a job were given one');
     await boss.work<AttemptJob>(WEBHOOK_DELIVERY_QUEUE, { batchSize: BATCH, pollingIntervalSeconds: config.pollMs / 1000 }, async (jobs) => {
       const results = await Promise.allSettled(
         jobs.map((job) => lifecycle.hold(attemptDelivery({ db, box: options.box, config }, { jobId: job.id, deliveryId: job.data.delivery_id, due: new Date(job.data.due) }))),

@@ -364,6 +364,33 @@ describe('listConversations, getConversation, deleteConversation', () => {
     assert.deepEqual(listed.body.data.map((c: { id: string }) => c.id), [kept.conversation_id]);
   });
 
+  it('ends a reply whose conversation is deleted while it streams with an error event, and stores nothing', async () => {
+    let midStream = async () => {};
+    const deletingTutor: Tutor = {
+      model: 'deleting-tutor',
+      async *reply() {
+        yield { type: 'delta', text: 'Half a thought' };
+        await midStream();
+        yield { type: 'delta', text: ', and the rest.' };
+        yield { type: 'finish', finish_reason: 'stop', usage: { input_tokens: null, output_tokens: null } };
+      },
+    };
+    const { api, newStudent, db } = await chatApp(deletingTutor);
+    const alice = await newStudent();
+    midStream = async () => {
+      const { id } = await db.selectFrom('ai_conversations').select('id').where('user_id', '=', alice.id).executeTakeFirstOrThrow();
+      await api.delete(`/api/ai/conversations/${id}`).set(alice.headers).expect(204);
+    };
+    const events = eventsOf((await api.post('/api/ai/chat').set(alice.headers).send({ message: 'Tell me everything' }).expect(200)).text);
+    assert.deepEqual(
+      events.map((e) => e.event),
+      ['message.started', 'message.delta', 'message.delta', 'error'],
+    );
+    assert.equal(events.at(-1)!.json.code, 'conversation_deleted');
+    assert.deepEqual(await messagesOf(alice.id), []);
+    assert.equal((await db.selectFrom('ai_conversations').select('id').where('user_id', '=', alice.id).execute()).length, 0);
+  });
+
   it('answers 401, 403 without ai:chat, and 404 for another student’s conversation on listConversations', async () => {
     const { api, newStudent } = await chatApp();
     await api.get('/api/ai/conversations').expect(401);

@@ -12,6 +12,7 @@ import { TutorUnavailable, type StudentFacts, type Turn, type Tutor, type TutorU
 
 const RESTARTING = 'The service is restarting; the reply so far is stored (finish_reason interrupted). Send the request again on a new connection.';
 const RESTARTING_WHILE_QUEUED = 'The service is restarting; nothing was stored. Send the request again on a new connection.';
+const DELETED = 'The conversation was deleted while the reply streamed; the reply was not stored.';
 
 /** Aborts when the client goes away. The response's 'close', not the request's: on Node 20 a POST's request emits
  * 'close' as soon as its body has been read, long before the client goes away. */
@@ -76,15 +77,17 @@ export interface Reply {
   clientGone: AbortSignal;
   /** Aborted when the process stops: the reply ends early and the client is told to retry. */
   streamsEnd: AbortSignal;
-  /** Stores the reply as streamed, under the id announced in `message.started`. */
-  store(id: string, content: string, finishReason: FinishReason): Promise<void>;
+  /** Stores the reply as streamed, under the id announced in `message.started`; false when its conversation is gone. */
+  store(id: string, content: string, finishReason: FinishReason): Promise<boolean>;
 }
 
 /**
  * Streams the tutor's reply and stores it. A client that disconnects aborts the tutor; what was streamed until then
  * is stored with finish_reason 'interrupted' (nothing when no text came yet), so the conversation shows what the
  * student saw. A stop of the process does the same, and ends the stream with an `error` event that says to retry.
- * A provider failure stores the partial text as 'error' and ends the stream with an `error` event.
+ * A provider failure stores the partial text as 'error' and ends the stream with an `error` event. A conversation
+ * deleted while its reply streamed stores nothing, and the stream ends with an `error` event that says so rather
+ * than a `message.completed` that points at a message no one can read.
  */
 export async function relayReply(stream: ReplyStream, r: Reply): Promise<void> {
   const replyId = randomUUID();
@@ -109,8 +112,9 @@ export async function relayReply(stream: ReplyStream, r: Reply): Promise<void> {
 
   const reason: FinishReason = finish ? finish.finish_reason : stopped.aborted ? 'interrupted' : 'error';
   try {
-    if (finish || text) await r.store(replyId, text, reason);
-    if (finish) stream.send('message.completed', { message_id: replyId, finish_reason: finish.finish_reason, usage: finish.usage });
+    const stored = finish || text ? await r.store(replyId, text, reason) : true;
+    if (!stored) stream.send('error', { code: 'conversation_deleted', detail: DELETED });
+    else if (finish) stream.send('message.completed', { message_id: replyId, finish_reason: finish.finish_reason, usage: finish.usage });
     else if (r.streamsEnd.aborted) stream.send('error', { code: 'service_restarting', detail: RESTARTING });
     else if (!r.clientGone.aborted) throw failure ?? new TutorUnavailable('The tutor ended without finishing its reply.');
   } catch (error) {
