@@ -7,11 +7,34 @@ import type { Db } from '../connect.ts';
 /** Notified (payload: the account's id) when a grant, personal key, plan, time zone or country of an account changes. */
 export const PRINCIPALS_CHANNEL = 'general_principals';
 
+type Listener = (userId: string) => void;
+const committedHere = new WeakMap<Db, Set<Listener>>();
+
+/**
+ * Calls `listener` with each account a transaction of `changingPrincipals` on `db` changed, as soon as it commits
+ * here: the process that made a change (a student revoking a grant) drops it before it answers, without waiting for
+ * its own NOTIFY, so the student's next request is refused even if it overtakes the notification.
+ */
+export function onPrincipalsCommitted(db: Db, listener: Listener): () => void {
+  const listeners = committedHere.get(db) ?? new Set();
+  committedHere.set(db, listeners.add(listener));
+  return () => void listeners.delete(listener);
+}
+
 /**
  * Runs `change` in `db`'s transaction (or a new one) and, for each account it reports through `changed`, notifies
- * PRINCIPALS_CHANNEL within that transaction: sent with its commit, never for a rollback.
+ * PRINCIPALS_CHANNEL within that transaction: sent with its commit, never for a rollback. In a transaction of its
+ * own it also tells this process's listeners once it has committed; in the caller's, the NOTIFY alone carries it.
  */
 export async function changingPrincipals<T>(db: Db, change: (trx: Db, changed: (userId: string) => Promise<void>) => Promise<T>): Promise<T> {
-  const run = (trx: Db) => change(trx, (userId) => notifyOnCommit(trx, PRINCIPALS_CHANNEL, userId));
-  return db.isTransaction ? run(db) : db.transaction().execute(run);
+  const run = (trx: Db, accounts: string[]) =>
+    change(trx, async (userId) => {
+      accounts.push(userId);
+      await notifyOnCommit(trx, PRINCIPALS_CHANNEL, userId);
+    });
+  if (db.isTransaction) return run(db, []);
+  const accounts: string[] = [];
+  const result = await db.transaction().execute((trx) => run(trx, accounts));
+  for (const listener of committedHere.get(db) ?? []) for (const userId of accounts) listener(userId);
+  return result;
 }

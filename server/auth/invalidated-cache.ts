@@ -17,6 +17,8 @@ export interface InvalidatedCache<V> {
   get(key: string, load: () => Promise<V | undefined>): Promise<V | undefined>;
   /** Whether kept values are being served now (false: listening is not in place, every read goes to `load`). */
   readonly serving: boolean;
+  /** Drops `owner`'s values now (everything without `ownerOf`): a change this process committed, ahead of its NOTIFY. */
+  dropOwner(owner: string): void;
 }
 
 export interface CacheOptions<V> {
@@ -67,6 +69,7 @@ export function invalidatedCache<V>(notifications: Notifications, channel: strin
     get serving() {
       return listening;
     },
+    dropOwner: (owner) => (options.ownerOf ? dropOwner(owner) : drop()),
     async get(key, load) {
       if (listening) {
         const kept = entries.get(key);

@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import { Strategy as BearerStrategy } from 'passport-http-bearer';
 import type { Db } from '../../db/connect.ts';
 import { findActiveKeyKind } from '../../db/queries/api-keys.ts';
-import { PRINCIPALS_CHANNEL } from '../../db/queries/principal-changes.ts';
+import { onPrincipalsCommitted, PRINCIPALS_CHANNEL } from '../../db/queries/principal-changes.ts';
 import { findGrantAccount, findPersonalKeyAccount } from '../../db/queries/principals.ts';
 import type { AccessTokenIssuer } from '../auth/access-tokens.ts';
 import { looksLikeApiKey } from '../auth/api-keys.ts';
@@ -44,6 +44,10 @@ export function generalAuthenticators(db: Db, tokens: AccessTokenIssuer, logger:
   const ownerOf = (value: { user_id: string }) => value.user_id;
   const grantAccounts = invalidatedCache<Account>(notifications, PRINCIPALS_CHANNEL, { maxEntries: KEPT_PRINCIPALS, ownerOf });
   const keyPrincipals = invalidatedCache<KeyPrincipal>(notifications, PRINCIPALS_CHANNEL, { maxEntries: KEPT_PRINCIPALS, ownerOf });
+  onPrincipalsCommitted(db, (userId) => {
+    grantAccounts.dropOwner(userId);
+    keyPrincipals.dropOwner(userId);
+  });
 
   const verifyAccessToken: Verify = async (token) => {
     const claims = await tokens.verify(token);
