@@ -3,11 +3,12 @@
 // notification path of its own, stand for two processes; on PostgreSQL the second also has a connection pool of its
 // own, so that nothing but the commit's NOTIFY can tell it about a change made through the first.
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { pino } from 'pino';
 import { connect, type Db } from '../../db/connect.ts';
 import { PRINCIPALS_CHANNEL } from '../../db/queries/principal-changes.ts';
 import { setPlan } from '../../db/queries/users.ts';
-import { notificationsFor, type Notifications } from '../../server/events/notifications.ts';
+import { LISTENER_APPLICATION_NAME, notificationsFor, type Notifications } from '../../server/events/notifications.ts';
 import { contractClient } from '../support/contract.ts';
 import { newStudent } from '../support/general-app.ts';
 import { registerTestClient, signIn } from '../support/oauth-flow.ts';
@@ -107,6 +108,26 @@ describe('general principals kept per process', () => {
     told = delivered(two);
     await setPlan(testDatabase().db, student.id, { plan: 'plus', contract_per_minute: null, contract_per_day: null, contract_ai_per_hour: null }, new Date());
     await told;
+    await two.api.get('/api/tasks').set(student.headers).expect(401);
+  });
+
+  it('reads every principal from the database while its listening connection is lost', async function () {
+    const { db, url } = testDatabase();
+    if (!url) this.skip(); // the embedded database listens in process: there is no connection to lose
+    const listeners = async () =>
+      (await sql<{ pid: number }>`select pid from pg_stat_activity where application_name = ${LISTENER_APPLICATION_NAME} and datname = current_database()`.execute(db)).rows.map((r) => r.pid);
+    const before = await listeners();
+    const two = await process({ ownPool: true });
+    const own = (await listeners()).filter((pid) => !before.includes(pid));
+    assert.equal(own.length, 1, 'one new listening connection');
+    const student = await newStudent(two.app);
+    await two.api.get('/api/tasks').set(student.headers).expect(200);
+
+    const lost = two.events.next('lost');
+    await sql`select pg_terminate_backend(${own[0]!})`.execute(db);
+    await lost;
+    // Revoked without a notification, as if it had been sent while nobody listened: the next request reads the grant.
+    await db.updateTable('oauth_grants').set({ revoked_at: new Date() }).where('user_id', '=', student.id).execute();
     await two.api.get('/api/tasks').set(student.headers).expect(401);
   });
 });
