@@ -15,10 +15,8 @@ const committedHere = new WeakMap<Db, Set<Listener>>();
  * here: the process that made a change (a student revoking a grant) drops it before it answers, without waiting for
  * its own NOTIFY, so the student's next request is refused even if it overtakes the notification.
  */
-export function onPrincipalsCommitted(db: Db, listener: Listener): () => void {
-  const listeners = committedHere.get(db) ?? new Set();
-  committedHere.set(db, listeners.add(listener));
-  return () => void listeners.delete(listener);
+export function onPrincipalsCommitted(db: Db, listener: Listener): void {
+  committedHere.set(db, (committedHere.get(db) ?? new Set<Listener>()).add(listener));
 }
 
 /**

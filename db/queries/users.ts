@@ -80,7 +80,8 @@ export async function setPasswordHash(db: Db, userId: string, passwordHash: stri
 export async function deleteAccount(db: Db, userId: string): Promise<boolean> {
   return changingPrincipals(db, async (trx, changed) => {
     const result = await trx.deleteFrom('users').where('id', '=', userId).executeTakeFirst();
+    if (result.numDeletedRows === 0n) return false;
     await changed(userId);
-    return result.numDeletedRows > 0n;
+    return true;
   });
 }
