@@ -52,7 +52,7 @@ try {
   const credentials = await prepareCredentials(database, jwtPrivateKey);
 
   progress(`the service (${processes} process(es)) and the bare Express baseline…`);
-  const service = await startHttpProcess(['--import', 'tsx', 'server/main.ts'], { env: { ...serverEnv, WEB_CONCURRENCY: String(processes) }, cores: plan?.server, readyPath: '/livez', deadlineMs: 120_000, cwd: root });
+  const service = await startHttpProcess([...profiling(), '--import', 'tsx', 'server/main.ts'], { env: { ...serverEnv, WEB_CONCURRENCY: String(processes) }, cores: plan?.server, readyPath: '/livez', deadlineMs: 120_000, cwd: root });
   cleanups.push(() => stopProcess(service.child));
   const afterStartMb = memoryMb(processTree(service.child.pid!)).rssMb;
   // The service's own start is a restart: the first start has made the database already.
@@ -159,6 +159,12 @@ async function measureFirstStart(env: NodeJS.ProcessEnv): Promise<Pick<Startup, 
   const { rssMb } = memoryMb(processTree(started.child.pid!));
   await stopProcess(started.child);
   return { firstStartMs: started.readyMs, firstStartRssMb: rssMb };
+}
+
+/** BENCH_CPU_PROF=DIR: the measured service writes a V8 CPU profile into DIR when it stops (NODE_OPTIONS refuses --cpu-prof). */
+function profiling(): string[] {
+  const dir = process.env.BENCH_CPU_PROF;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
 }
 
 /** `--scale N`: N generated students on top of the demo data, so the leaderboards and lists run at that size. */

@@ -1,5 +1,6 @@
 import { notifyOnCommit } from '../../server/events/notifications.ts';
 import type { Db } from '../connect.ts';
+import { changingPrincipals } from './principal-changes.ts';
 
 /** Notified (payload: the key's prefix) when a partner key is revoked: processes drop the keys they keep. */
 export const PARTNER_KEYS_CHANNEL = 'partner_keys';
@@ -55,17 +56,22 @@ export async function listApiKeys(db: Db) {
     .execute();
 }
 
-/** Revokes the key with this prefix, and tells every process once it is done; false when no active key has it. */
+/**
+ * Revokes the key with this prefix, and tells every process once it is done; false when no active key has it. A
+ * student's personal key with this prefix is revoked too (operators may stop one), and its account's principals dropped.
+ */
 export async function revokeApiKey(db: Db, prefix: string): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
-    const result = await trx
+  return changingPrincipals(db, async (trx, changed) => {
+    const row = await trx
       .updateTable('api_keys')
       .set({ revoked_at: new Date() })
       .where('prefix', '=', prefix)
       .where('revoked_at', 'is', null)
+      .returning('user_id')
       .executeTakeFirst();
-    if (result.numUpdatedRows === 0n) return false;
-    await notifyOnCommit(trx, PARTNER_KEYS_CHANNEL, prefix);
+    if (!row) return false;
+    if (row.user_id) await changed(row.user_id);
+    else await notifyOnCommit(trx, PARTNER_KEYS_CHANNEL, prefix);
     return true;
   });
 }

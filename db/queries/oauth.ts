@@ -2,6 +2,7 @@
 // refresh tokens are stored as SHA-256 hashes only (they are long random strings, like API keys).
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
+import { changingPrincipals } from './principal-changes.ts';
 
 export async function findClient(db: Db, clientId: string) {
   return db
@@ -25,13 +26,17 @@ export async function insertGrant(db: Db, grant: { client_id: string; user_id: s
 
 /** Revokes a grant, which ends every token descending from it; false when it was revoked already. */
 export async function revokeGrant(db: Db, grantId: string, reason: string, now: Date): Promise<boolean> {
-  const result = await db
-    .updateTable('oauth_grants')
-    .set({ revoked_at: now, revoked_reason: reason })
-    .where('id', '=', grantId)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  return changingPrincipals(db, async (trx, changed) => {
+    const row = await trx
+      .updateTable('oauth_grants')
+      .set({ revoked_at: now, revoked_reason: reason })
+      .where('id', '=', grantId)
+      .where('revoked_at', 'is', null)
+      .returning('user_id')
+      .executeTakeFirst();
+    if (row) await changed(row.user_id);
+    return row !== undefined;
+  });
 }
 
 export async function insertAuthorizationCode(
@@ -117,14 +122,17 @@ export async function listAuthorizedApps(db: Db, userId: string) {
 
 /** Revokes every live grant of the student to the client; the number revoked (0: the app holds none). */
 export async function revokeClientGrants(db: Db, userId: string, clientId: string, reason: string, now: Date): Promise<number> {
-  const result = await db
-    .updateTable('oauth_grants')
-    .set({ revoked_at: now, revoked_reason: reason })
-    .where('user_id', '=', userId)
-    .where('client_id', '=', clientId)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+  return changingPrincipals(db, async (trx, changed) => {
+    const result = await trx
+      .updateTable('oauth_grants')
+      .set({ revoked_at: now, revoked_reason: reason })
+      .where('user_id', '=', userId)
+      .where('client_id', '=', clientId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (result.numUpdatedRows > 0n) await changed(userId);
+    return Number(result.numUpdatedRows);
+  });
 }
 
 /**

@@ -1,5 +1,6 @@
 // A student's personal API keys. Every query is scoped to the owner: another student's key id finds nothing.
 import type { Db } from '../connect.ts';
+import { changingPrincipals } from './principal-changes.ts';
 
 const LISTED_COLUMNS = ['id', 'prefix', 'name', 'scopes', 'created_at', 'last_used_at'] as const;
 
@@ -34,12 +35,16 @@ export async function listPersonalKeys(db: Db, userId: string) {
 
 /** False when the student has no active key with this id. */
 export async function revokePersonalKey(db: Db, userId: string, keyId: string, now: Date): Promise<boolean> {
-  const result = await db
-    .updateTable('api_keys')
-    .set({ revoked_at: now })
-    .where('id', '=', keyId)
-    .where('user_id', '=', userId)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  return changingPrincipals(db, async (trx, changed) => {
+    const result = await trx
+      .updateTable('api_keys')
+      .set({ revoked_at: now })
+      .where('id', '=', keyId)
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (result.numUpdatedRows === 0n) return false;
+    await changed(userId);
+    return true;
+  });
 }

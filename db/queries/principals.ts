@@ -1,5 +1,6 @@
-// What authentication needs to know about the student behind a credential, in one query per request: the grant
-// or key must still be active (so revocation takes effect at once), and the plan sets the limits.
+// What authentication needs to know about the student behind a credential: the grant or key must still be active
+// (so revocation takes effect at once), and the plan sets the limits. Each process keeps what these queries found
+// until a change to any of it commits: every writer of these rows and columns notifies (principal-changes.ts).
 import type { Db } from '../connect.ts';
 import { activePersonalKeys } from './personal-api-keys.ts';
 

@@ -1,6 +1,7 @@
 // The current student's own profile (the general surface's /api/users/me and account creation).
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
+import { changingPrincipals } from './principal-changes.ts';
 import { currentStreak } from './streak.ts';
 
 const PROFILE_COLUMNS = [
@@ -68,15 +69,23 @@ export type ProfileChanges = Partial<{
   university_id: string | null;
 }>;
 
+/** A change of time zone or country drops the account's kept principals, which carry both. */
 export async function updateProfile(db: Db, userId: string, changes: ProfileChanges, now: Date): Promise<ProfileRow | undefined> {
-  return db
-    .updateTable('users')
-    .set({ ...changes, updated_at: now })
-    .where('id', '=', userId)
-    .returning(PROFILE_COLUMNS)
-    .returning([joinedAt, streak])
-    .$narrowType<{ email: string }>()
-    .executeTakeFirst();
+  const update = (trx: Db) =>
+    trx
+      .updateTable('users')
+      .set({ ...changes, updated_at: now })
+      .where('id', '=', userId)
+      .returning(PROFILE_COLUMNS)
+      .returning([joinedAt, streak])
+      .$narrowType<{ email: string }>()
+      .executeTakeFirst();
+  if (!('time_zone' in changes) && !('country_code' in changes)) return update(db);
+  return changingPrincipals(db, async (trx, changed) => {
+    const row = await update(trx);
+    if (row) await changed(userId);
+    return row;
+  });
 }
 
 export async function universityExists(db: Db, universityId: string): Promise<boolean> {

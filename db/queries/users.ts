@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
 import type { PlanColumns } from '../../server/general/plans.ts';
+import { changingPrincipals } from './principal-changes.ts';
 
 /** The public fields of a user (and the plan its tier is shown from), found by nickname regardless of case (backed by the lower(nickname) index). */
 export async function findPublicProfile(db: Db, nickname: string) {
@@ -14,13 +15,16 @@ export async function findPublicProfile(db: Db, nickname: string) {
 
 /** Puts an account on the contract plan with its own limits; returns its id (undefined: no such e-mail). */
 export async function setContractPlan(db: Db, email: string, limits: { per_minute: number; per_day: number; ai_per_hour: number }) {
-  const row = await db
-    .updateTable('users')
-    .set({ plan: 'contract', contract_per_minute: limits.per_minute, contract_per_day: limits.per_day, contract_ai_per_hour: limits.ai_per_hour })
-    .where('email', '=', email)
-    .returning('id')
-    .executeTakeFirst();
-  return row?.id;
+  return changingPrincipals(db, async (trx, changed) => {
+    const row = await trx
+      .updateTable('users')
+      .set({ plan: 'contract', contract_per_minute: limits.per_minute, contract_per_day: limits.per_day, contract_ai_per_hour: limits.ai_per_hour })
+      .where('email', '=', email)
+      .returning('id')
+      .executeTakeFirst();
+    if (row) await changed(row.id);
+    return row?.id;
+  });
 }
 
 /** An account's id and plan columns by e-mail (case-insensitive), for operators' commands. */
@@ -42,9 +46,12 @@ export async function lockAccountPlan(db: Db, userId: string) {
     .executeTakeFirst();
 }
 
-/** Writes the plan columns; the next request of the account sees the new limits (nothing caches them). */
+/** Writes the plan columns; the next request of the account sees the new limits (the commit drops kept principals). */
 export async function setPlan(db: Db, userId: string, columns: PlanColumns, now: Date): Promise<void> {
-  await db.updateTable('users').set({ ...columns, updated_at: now }).where('id', '=', userId).execute();
+  await changingPrincipals(db, async (trx, changed) => {
+    await trx.updateTable('users').set({ ...columns, updated_at: now }).where('id', '=', userId).execute();
+    await changed(userId);
+  });
 }
 
 /** The account a payment provider's event names: by id when it gives one, else by e-mail (case-insensitive). */
@@ -71,6 +78,10 @@ export async function setPasswordHash(db: Db, userId: string, passwordHash: stri
  * which they keep without the link (on delete set null). False when it was gone already.
  */
 export async function deleteAccount(db: Db, userId: string): Promise<boolean> {
-  const result = await db.deleteFrom('users').where('id', '=', userId).executeTakeFirst();
-  return result.numDeletedRows > 0n;
+  return changingPrincipals(db, async (trx, changed) => {
+    const result = await trx.deleteFrom('users').where('id', '=', userId).executeTakeFirst();
+    if (result.numDeletedRows === 0n) return false;
+    await changed(userId);
+    return true;
+  });
 }

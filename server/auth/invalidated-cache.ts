@@ -7,6 +7,9 @@
 // moment the listening connection is lost until it is back, every read goes to the database (fail safe: slower,
 // never stale). A read that overlaps a notification is answered but not kept, so a value read just before a
 // revocation's commit cannot outlive it. Misses are never kept: a new key needs no notification.
+//
+// A message drops everything kept, unless the cache knows whose each value is (`ownerOf`) and the message names an
+// owner (its payload): then only that owner's values go, so that one student's change does not empty every process.
 import type { Notifications } from '../events/notifications.ts';
 
 export interface InvalidatedCache<V> {
@@ -14,19 +17,44 @@ export interface InvalidatedCache<V> {
   get(key: string, load: () => Promise<V | undefined>): Promise<V | undefined>;
   /** Whether kept values are being served now (false: listening is not in place, every read goes to `load`). */
   readonly serving: boolean;
+  /** Drops `owner`'s values now (everything without `ownerOf`): a change this process committed, ahead of its NOTIFY. */
+  dropOwner(owner: string): void;
 }
 
-export function invalidatedCache<V>(notifications: Notifications, channel: string, options: { maxEntries: number }): InvalidatedCache<V> {
+export interface CacheOptions<V> {
+  maxEntries: number;
+  /** Whose a value is: a message whose payload names an owner drops that owner's values only (else all). */
+  ownerOf?: (value: V) => string;
+}
+
+export function invalidatedCache<V>(notifications: Notifications, channel: string, options: CacheOptions<V>): InvalidatedCache<V> {
   const entries = new Map<string, V>();
+  // The keys kept per owner, when values have owners: what a message naming that owner drops.
+  const keysByOwner = new Map<string, Set<string>>();
   let listening = false;
   // Bumped by every invalidation: a read that started under another generation may be stale.
   let generation = 0;
   const drop = () => {
     generation++;
     entries.clear();
+    keysByOwner.clear();
+  };
+  const forget = (key: string) => {
+    const value = entries.get(key);
+    if (value === undefined) return;
+    entries.delete(key);
+    const owner = options.ownerOf?.(value);
+    const keys = owner === undefined ? undefined : keysByOwner.get(owner);
+    keys?.delete(key);
+    if (keys?.size === 0) keysByOwner.delete(owner!);
+  };
+  const dropOwner = (owner: string) => {
+    generation++;
+    for (const key of keysByOwner.get(owner) ?? []) entries.delete(key);
+    keysByOwner.delete(owner);
   };
   notifications.subscribe(channel, {
-    message: drop,
+    message: (payload) => (options.ownerOf && payload ? dropOwner(payload) : drop()),
     missed: () => {
       drop();
       listening = true;
@@ -41,6 +69,7 @@ export function invalidatedCache<V>(notifications: Notifications, channel: strin
     get serving() {
       return listening;
     },
+    dropOwner: (owner) => (options.ownerOf ? dropOwner(owner) : drop()),
     async get(key, load) {
       if (listening) {
         const kept = entries.get(key);
@@ -50,8 +79,11 @@ export function invalidatedCache<V>(notifications: Notifications, channel: strin
       const value = await load();
       if (value !== undefined && listening && started === generation) {
         // Oldest first out: a Map iterates in insertion order.
-        if (entries.size >= options.maxEntries) entries.delete(entries.keys().next().value!);
+        if (entries.size >= options.maxEntries) forget(entries.keys().next().value!);
+        forget(key);
         entries.set(key, value);
+        const owner = options.ownerOf?.(value);
+        if (owner !== undefined) keysByOwner.set(owner, (keysByOwner.get(owner) ?? new Set()).add(key));
       }
       return value;
     },

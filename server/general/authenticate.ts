@@ -1,53 +1,81 @@
 // Authentication of the general surface, one function per security scheme of spec/general: OAuth access tokens
 // (JWT) and personal API keys, both verified through passport + passport-http-bearer when they come as
 // `Authorization: Bearer`, and the key also from `X-Service-API-Key`. Each yields a typed GeneralPrincipal.
+//
+// What a credential stands for (its grant or key still active, the account's plan, zone and country) is kept per
+// process, by grant or by key hash, and dropped in every process when a change to any of it commits
+// (db/queries/principal-changes.ts): the hot path costs no database round trip, and a revocation or a new plan
+// still holds from the next request on. While the process cannot hear notifications every request reads the database.
 import type { Request } from 'express';
 import { Passport } from 'passport';
 import type { Logger } from 'pino';
 import { Strategy as BearerStrategy } from 'passport-http-bearer';
 import type { Db } from '../../db/connect.ts';
 import { findActiveKeyKind } from '../../db/queries/api-keys.ts';
+import { onPrincipalsCommitted, PRINCIPALS_CHANNEL } from '../../db/queries/principal-changes.ts';
 import { findGrantAccount, findPersonalKeyAccount } from '../../db/queries/principals.ts';
 import type { AccessTokenIssuer } from '../auth/access-tokens.ts';
 import { looksLikeApiKey } from '../auth/api-keys.ts';
 import { bearerToken } from '../auth/bearer-token.ts';
+import { invalidatedCache } from '../auth/invalidated-cache.ts';
+import type { Notifications } from '../events/notifications.ts';
 import { keyUseRecorder } from '../auth/key-use.ts';
 import { hashSecret } from '../auth/secret-hash.ts';
 import type { AuthOutcome } from '../surface.ts';
 import { limitsOf } from './plans.ts';
-import type { GeneralPrincipal, Scope } from './principal.ts';
+import type { Credential, GeneralPrincipal, Scope } from './principal.ts';
 
 type Verify = (token: string) => Promise<GeneralPrincipal | undefined>;
+
+/** The account part of a principal, as kept per grant. */
+type Account = Omit<GeneralPrincipal, 'scopes' | 'credential'>;
+/** A personal key's principal, as kept per key hash. */
+type KeyPrincipal = GeneralPrincipal & { credential: Extract<Credential, { kind: 'api_key' }> };
+
+/** Principals kept per process (by grant, by key): ~400 bytes each, so at most ~20 MB. */
+const KEPT_PRINCIPALS = 50_000;
 
 const PARTNER_KEY_ON_GENERAL_SURFACE =
   "This is a partner API key: it works on the partner API (/api/v1/...) only. The general surface takes a student's OAuth access token or personal API key.";
 
-export function generalAuthenticators(db: Db, tokens: AccessTokenIssuer, logger: Logger, now: () => Date) {
+export function generalAuthenticators(db: Db, tokens: AccessTokenIssuer, logger: Logger, now: () => Date, notifications: Notifications) {
   const recordKeyUse = keyUseRecorder(db, logger, now);
+  // Dropped per account: every writer names the account whose grant, key, plan, zone or country it changed.
+  const ownerOf = (value: { user_id: string }) => value.user_id;
+  const grantAccounts = invalidatedCache<Account>(notifications, PRINCIPALS_CHANNEL, { maxEntries: KEPT_PRINCIPALS, ownerOf });
+  const keyPrincipals = invalidatedCache<KeyPrincipal>(notifications, PRINCIPALS_CHANNEL, { maxEntries: KEPT_PRINCIPALS, ownerOf });
+  onPrincipalsCommitted(db, (userId) => {
+    grantAccounts.dropOwner(userId);
+    keyPrincipals.dropOwner(userId);
+  });
+
   const verifyAccessToken: Verify = async (token) => {
     const claims = await tokens.verify(token);
     if (!claims) return undefined;
-    // One indexed read per request: a revoked grant (logout, refresh-token replay) stops its tokens at once.
-    const account = await findGrantAccount(db, claims.sid, claims.sub);
+    // A revoked grant (logout, refresh-token replay) stops its tokens from the next request on.
+    const account = await grantAccounts.get(`${claims.sid}:${claims.sub}`, async () => {
+      const row = await findGrantAccount(db, claims.sid, claims.sub);
+      return row && { user_id: row.user_id, plan: row.plan, limits: limitsOf(row), time_zone: row.time_zone, country_code: row.country_code };
+    });
     if (!account) return undefined;
-    const { user_id, plan, time_zone, country_code } = account;
     return {
-      user_id,
-      plan,
-      limits: limitsOf(account),
-      time_zone,
-      country_code,
+      ...account,
       scopes: claims.scope.split(' ').filter(Boolean) as Scope[],
       credential: { kind: 'access_token', client_id: claims.client_id, grant_id: claims.sid },
     };
   };
   const verifyPersonalKey: Verify = async (key) => {
-    const account = looksLikeApiKey(key) ? await findPersonalKeyAccount(db, hashSecret(key)) : undefined;
-    if (!account) return undefined;
-    const { user_id, plan, time_zone, country_code, key_id, prefix, scopes, grant_id } = account;
-    recordKeyUse({ id: key_id, prefix });
-    const credential = { kind: 'api_key', key_id, prefix, grant_id } as const;
-    return { user_id, plan, limits: limitsOf(account), time_zone, country_code, scopes: scopes as Scope[], credential };
+    if (!looksLikeApiKey(key)) return undefined;
+    const hash = hashSecret(key);
+    const principal = await keyPrincipals.get(hash, async () => {
+      const row = await findPersonalKeyAccount(db, hash);
+      if (!row) return undefined;
+      const { user_id, plan, time_zone, country_code, key_id, prefix, scopes, grant_id } = row;
+      const credential = { kind: 'api_key', key_id, prefix, grant_id } as const;
+      return { user_id, plan, limits: limitsOf(row), time_zone, country_code, scopes: scopes as Scope[], credential };
+    });
+    if (principal) recordKeyUse({ id: principal.credential.key_id, prefix: principal.credential.prefix });
+    return principal;
   };
 
   // A private passport instance: each app (and each test's app) has its own strategies.

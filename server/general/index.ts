@@ -40,7 +40,7 @@ export interface GeneralDeps {
   paymentProviderSecret?: string;
   /** Generation slots for POST /api/ai/chat; absent: the process's default queue. */
   aiQueue?: AiQueue;
-  /** Carries readiness moves between processes to the readiness streams. */
+  /** Carries readiness moves between processes to the readiness streams, and principal changes to the kept principals. */
   notifications: Notifications;
   streamSettings: StreamSettings;
   webhooks: WebhookEndpointSettings;
@@ -52,7 +52,7 @@ export async function general(deps: GeneralDeps) {
   const limit = planLimiter(deps.limitStores);
   const serve = serveSurface<GeneralPrincipal>({
     contract,
-    authenticators: generalAuthenticators(deps.db, deps.tokens, deps.logger, deps.now),
+    authenticators: generalAuthenticators(deps.db, deps.tokens, deps.logger, deps.now, deps.notifications),
     challenge: (failure) => (failure === 'invalid' ? `${REALM}, error="invalid_token"` : REALM),
     unauthorizedDetail: (failure) =>
       failure === 'missing'

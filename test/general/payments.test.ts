@@ -1,6 +1,7 @@
 // The payment provider's callback over HTTP, with bodies signed by the `standardwebhooks` library: a paid checkout
 // records a payment, changes the plan before the next request and emits payment.succeeded; a redelivery changes
 // nothing; bad, stale or missing signatures, unknown students and a service without a provider secret are refused.
+import { setPlan } from '../../db/queries/users.ts';
 import assert from 'node:assert/strict';
 import { envelopeOf } from '../../server/events/emit.ts';
 import { contractClient } from '../support/contract.ts';
@@ -87,7 +88,7 @@ describe('receivePaymentEvent', () => {
   it('keeps a contract account on its contract when it pays for plus', async () => {
     const ctx = await generalApp();
     const alice = await ctx.newStudent();
-    await ctx.db.updateTable('users').set({ plan: 'contract', contract_per_minute: 5000, contract_per_day: 500_000, contract_ai_per_hour: 900 }).where('id', '=', alice.id).execute();
+    await setPlan(ctx.db, alice.id, { plan: 'contract', contract_per_minute: 5000, contract_per_day: 500_000, contract_ai_per_hour: 900 }, new Date());
     await deliver(ctx, paidCheckout({ account_id: alice.id })).expect(200);
     const profile = (await ctx.api.get('/api/users/me').set(alice.headers).expect(200)).body;
     assert.equal(profile.plan, 'contract');
@@ -152,7 +153,7 @@ describe('plan vocabulary', () => {
   it('shows a contract account as pro on partner v1 and on the profile, from the one plan column', async () => {
     const ctx = await generalApp();
     const alice = await ctx.newStudent();
-    await ctx.db.updateTable('users').set({ plan: 'contract', contract_per_minute: 100, contract_per_day: 1000, contract_ai_per_hour: 10 }).where('id', '=', alice.id).execute();
+    await setPlan(ctx.db, alice.id, { plan: 'contract', contract_per_minute: 100, contract_per_day: 1000, contract_ai_per_hour: 10 }, new Date());
     const { key } = await issueTestKey();
     const v1 = await ctx.api.get(`/api/v1/users/${alice.nickname}/public`).set('X-Service-API-Key', key).expect(200);
     assert.equal(v1.body.premium_tier, 'pro');

@@ -1,3 +1,4 @@
+import { setPlan } from '../../db/queries/users.ts';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import supertest from 'supertest';
@@ -105,7 +106,7 @@ describe('plans and limits', () => {
   it('gives a contractual account its own limits, in a pool of its own', async () => {
     const { api, db, newStudent } = await generalApp();
     const corp = await newStudent();
-    await db.updateTable('users').set({ plan: 'contract', contract_per_minute: 5000, contract_per_day: 2_000_000, contract_ai_per_hour: 1000 }).where('id', '=', corp.id).execute();
+    await setPlan(db, corp.id, { plan: 'contract', contract_per_minute: 5000, contract_per_day: 2_000_000, contract_ai_per_hour: 1000 }, new Date());
     const res = await api.get('/api/users/me').set(corp.headers).expect(200);
     assert.deepEqual(res.body.limits, { per_minute: 5000, per_day: 2_000_000, ai_per_hour: 1000 });
     assert.match(String(res.headers['ratelimit-policy']), /"minute"; q=5000;/);

@@ -1,6 +1,7 @@
 // How the spec-driven tests (test/property/, test/server/documented-statuses.test.ts) get, for each surface of
 // scripts/surfaces.ts, an app and valid credentials. They iterate over the surfaces, so a new surface needs one
 // entry here; a test fails for any surface without one.
+import { setPlan } from '../../db/queries/users.ts';
 import { sql } from 'kysely';
 import type { Surface } from '../../scripts/surfaces.ts';
 import type { Db } from '../../db/connect.ts';
@@ -57,9 +58,5 @@ export const surfacesUnderTest: Partial<Record<Surface, SurfaceUnderTest>> = {
 
 /** A contractual plan carries its own limits, so a test can set them. */
 async function onContractPlan(db: Db, userId: string, perMinute: number): Promise<void> {
-  await db
-    .updateTable('users')
-    .set({ plan: 'contract', contract_per_minute: perMinute, contract_per_day: ROOMY, contract_ai_per_hour: ROOMY })
-    .where('id', '=', userId)
-    .execute();
+  await setPlan(db, userId, { plan: 'contract', contract_per_minute: perMinute, contract_per_day: ROOMY, contract_ai_per_hour: ROOMY }, new Date());
 }
