@@ -138,7 +138,8 @@ describe('institutions: token exchange for one consenting student', () => {
   it('refuses a request that does not name the student our way with invalid_request', async () => {
     const student = await context.newStudent();
     await consent(student, 'profile:read');
-    for (const extra of [{ subject_token_type: 'urn:ietf:params:oauth:token-type:access_token' }, { requested_token_type: 'urn:ietf:params:oauth:token-type:refresh_token' }, { actor_token: 'x' }]) {
+    const wrong: Record<string, string>[] = [{ subject_token_type: 'urn:ietf:params:oauth:token-type:access_token' }, { requested_token_type: 'urn:ietf:params:oauth:token-type:refresh_token' }, { actor_token: 'x' }];
+    for (const extra of wrong) {
       assert.equal((await exchange(student.id, extra).expect(400)).body.error, 'invalid_request', JSON.stringify(extra));
     }
     const noSubject = await supertest(context.app).post('/oauth/token').type('form').send({ grant_type: TOKEN_EXCHANGE_GRANT, ...institution, subject_token_type: STUDENT_ID_TOKEN_TYPE }).expect(400);
