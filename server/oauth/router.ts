@@ -151,7 +151,8 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
         // Public clients (no secret) authenticate by PKCE and their client_id; confidential ones always by secret.
         requireClientAuthentication: { authorization_code: false, refresh_token: false },
         // Token exchange answers `issued_token_type` (RFC 8693 §2.2.1), an attribute beyond RFC 6749's. Other grants
-        // keep them off: the library would otherwise copy whatever else their token objects carry into the answer.
+        // keep them off: the library would otherwise copy all their token objects carry into the answer (the
+        // authorization code grant's carries the code).
         allowExtendedTokenAttributes: req.body?.grant_type === TOKEN_EXCHANGE_GRANT,
       });
     } catch (error) {
