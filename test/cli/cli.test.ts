@@ -376,17 +376,22 @@ describe('cli', function () {
     assert.match(incomplete.stderr, /^error: clients webhook needs a command: set, show, rotate, remove$/m);
   });
 
-  it('institutions create|list|revoke: the secret is printed once; revoke refuses the credential and ends every student’s grant', async () => {
+  /** The institution the next two cases share (one operator's session): its client id, and one student's grant to it. */
+  const school = { clientId: '', secret: '', grantId: '' };
+  const schoolClient = () =>
+    inspect((db) => db.selectFrom('oauth_clients').select(['secret_hash', 'grants', 'scopes', 'kind', 'disabled_at', 'owner_user_id']).where('id', '=', school.clientId).executeTakeFirstOrThrow());
+
+  it('institutions create|list: the secret is printed once and stored only as a hash; the list counts consenting students', async () => {
     const created = await cli(['institutions', 'create', '--name', 'Almaty School 42', '--redirect-uri', 'https://school42.example/consented', '--scopes', 'profile:read tasks:read'], env);
     assert.equal(created.code, 0, created.stderr);
     const [clientId, secret] = created.stdout.trimEnd().split('\n').slice(-2) as [string, string];
-    const client = () => inspect((db) => db.selectFrom('oauth_clients').select(['secret_hash', 'grants', 'scopes', 'kind', 'disabled_at', 'owner_user_id']).where('id', '=', clientId).executeTakeFirstOrThrow());
-    const row = await client();
+    Object.assign(school, { clientId, secret });
+    const row = await schoolClient();
     assert.equal(row.secret_hash, createHash('sha256').update(secret).digest('hex'));
     assert.deepEqual([row.kind, row.scopes, row.owner_user_id, row.disabled_at], ['institution', ['profile:read', 'tasks:read'], null, null]);
     assert.ok(row.grants.includes('urn:ietf:params:oauth:grant-type:token-exchange'));
     // One student consented (the grant row is what the consent page leaves).
-    const grantId = await inspect(async (db) => {
+    school.grantId = await inspect(async (db) => {
       const kim = await db.selectFrom('users').select('id').where('email', '=', 'kim@example.com').executeTakeFirstOrThrow();
       return insertGrant(db, { client_id: clientId, user_id: kim.id, scopes: ['profile:read'] });
     });
@@ -395,10 +400,13 @@ describe('cli', function () {
     assert.equal(listed.code, 0, listed.stderr);
     assert.match(listed.stdout, new RegExp(`^${clientId}\\s+Almaty School 42\\s+1\\s+\\S+\\s+active\\s+profile:read tasks:read$`, 'm'));
     assert.ok(!listed.stdout.includes(secret));
+  });
 
+  it('institutions revoke refuses the credential for good and ends every student’s grant to it', async () => {
+    const { clientId, grantId } = school;
     const revoked = await cli(['institutions', 'revoke', clientId], env);
     assert.equal(revoked.code, 0, revoked.stderr);
-    assert.ok((await client()).disabled_at);
+    assert.ok((await schoolClient()).disabled_at);
     const grant = await inspect((db) => db.selectFrom('oauth_grants').select(['revoked_at', 'revoked_reason']).where('id', '=', grantId).executeTakeFirstOrThrow());
     assert.ok(grant.revoked_at);
     assert.equal(grant.revoked_reason, 'client_disabled');
@@ -406,7 +414,6 @@ describe('cli', function () {
     const again = await cli(['institutions', 'revoke', clientId], env);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /^error: no active institution has the client id/m);
-
   });
 
   it('institutions create and revoke refuse a bad command line with exit code 2', async () => {
