@@ -75,6 +75,10 @@ export interface OauthClientsTable {
   scopes: string[];
   owner_user_id: string | null;
   created_at: CreatedAt;
+  /** 'institution': may exchange its credential for one consenting student's token (RFC 8693). */
+  kind: Generated<'app' | 'institution'>;
+  /** Set by `institutions revoke`: the client is unknown to the authorization server from then on. */
+  disabled_at: Timestamp | null;
 }
 
 export interface OauthGrantsTable {

@@ -8,6 +8,7 @@ import { removeClientWebhook, rotateClientWebhook, setClientWebhook, showClientW
 import { check } from './cli/config.ts';
 import { migrate, seed } from './cli/data.ts';
 import { enable } from './cli/holidays.ts';
+import { createInstitution, listAllInstitutions, revokeInstitution } from './cli/institutions.ts';
 import { create, list, revoke } from './cli/keys.ts';
 import { recordManualPayment } from './cli/payments.ts';
 import { changePlan, warnUser } from './cli/plans.ts';
@@ -34,6 +35,9 @@ const commands = new Map<string, (args: string[]) => Promise<void>>([
   ['clients webhook show', showClientWebhook],
   ['clients webhook rotate', rotateClientWebhook],
   ['clients webhook remove', removeClientWebhook],
+  ['institutions create', createInstitution],
+  ['institutions list', listAllInstitutions],
+  ['institutions revoke', revokeInstitution],
   ['config check', check],
 ]);
 
@@ -81,6 +85,14 @@ Commands:
                               a new signing secret, the last line of stdout; the previous one signs 24 h more
   clients webhook remove CLIENT_ID
                               remove the app's endpoint
+  institutions create --name NAME --redirect-uri URL [--redirect-uri URL ...] [--scopes "a b"]
+                              register an institution: a confidential client that exchanges its credential for a
+                              10-minute token of one student who consented to it (RFC 8693 token exchange);
+                              client_id, then client_secret (shown once), on stdout
+  institutions list           institutions with their number of consenting students and status (never secrets)
+  institutions revoke CLIENT_ID
+                              end an institution for good: its credential is refused, every student's grant to
+                              it is revoked and its tokens stop at once
   config check                validate the environment npm start reads; print the resolved settings, secrets
                               masked (opens no database)
   help                        show this text

@@ -18,6 +18,7 @@ import * as webhookJobs from './20261124_0001_webhook_jobs.ts';
 import * as accountLifecycle from './20261124_0003_account_lifecycle.ts';
 import * as xpFsrs from './20261124_0004_xp_fsrs.ts';
 import * as pendingDeliveries from './20261124_0005_pending_deliveries.ts';
+import * as institutions from './20261124_0006_institutions.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261122_0001_partner_v1': partnerV1,
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   '20261124_0003_account_lifecycle': accountLifecycle,
   '20261124_0004_xp_fsrs': xpFsrs,
   '20261124_0005_pending_deliveries': pendingDeliveries,
+  '20261124_0006_institutions': institutions,
 };

@@ -4,20 +4,87 @@ import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
 import { changingPrincipals } from './principal-changes.ts';
 
+/** A client the authorization server knows: a disabled one (`institutions revoke`) is no client any more. */
 export async function findClient(db: Db, clientId: string) {
   return db
     .selectFrom('oauth_clients')
     .select(['id', 'name', 'secret_hash', 'redirect_uris', 'grants', 'scopes', 'owner_user_id'])
     .where('id', '=', clientId)
+    .where('disabled_at', 'is', null)
     .executeTakeFirst();
 }
 export type ClientRow = NonNullable<Awaited<ReturnType<typeof findClient>>>;
 
 export async function insertClient(
   db: Db,
-  client: { id: string; name: string; secret_hash: string | null; redirect_uris: string[]; grants: string[]; scopes: string[]; owner_user_id: string | null },
+  client: {
+    id: string;
+    name: string;
+    secret_hash: string | null;
+    redirect_uris: string[];
+    grants: string[];
+    scopes: string[];
+    owner_user_id: string | null;
+    /** Default 'app'. */
+    kind?: 'app' | 'institution';
+  },
 ) {
   await db.insertInto('oauth_clients').values(client).execute();
+}
+
+/**
+ * The student's live grants to the client, newest first: what a token exchange may act on. `studentId` must be a
+ * uuid (the column's type); the caller checks it.
+ */
+export async function findLiveGrants(db: Db, clientId: string, studentId: string) {
+  return db
+    .selectFrom('oauth_grants')
+    .select(['id', 'scopes'])
+    .where('client_id', '=', clientId)
+    .where('user_id', '=', studentId)
+    .where('revoked_at', 'is', null)
+    .orderBy('created_at', 'desc')
+    .orderBy('id')
+    .execute();
+}
+
+/** Every institution, newest first, with how many students hold a live grant to it. */
+export async function listInstitutions(db: Db) {
+  return db
+    .selectFrom('oauth_clients as c')
+    .leftJoin('oauth_grants as g', (join) => join.onRef('g.client_id', '=', 'c.id').on('g.revoked_at', 'is', null))
+    .select(['c.id', 'c.name', 'c.scopes', 'c.created_at', 'c.disabled_at'])
+    .select((eb) => eb.fn.count<number | string>('g.user_id').distinct().as('students'))
+    .where('c.kind', '=', 'institution')
+    .groupBy(['c.id', 'c.name', 'c.scopes', 'c.created_at', 'c.disabled_at'])
+    .orderBy('c.created_at', 'desc')
+    .orderBy('c.id')
+    .execute();
+}
+
+/**
+ * Disables an institution for good and revokes every grant students gave it, in one transaction: its credential is
+ * refused from then on and its exchanged tokens stop on their next request. False when no enabled institution has
+ * this id.
+ */
+export async function disableInstitution(db: Db, clientId: string, now: Date): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const disabled = await trx
+      .updateTable('oauth_clients')
+      .set({ disabled_at: now })
+      .where('id', '=', clientId)
+      .where('kind', '=', 'institution')
+      .where('disabled_at', 'is', null)
+      .executeTakeFirst();
+    if (disabled.numUpdatedRows === 0n) return false;
+    await trx
+      .updateTable('oauth_grants')
+      .set({ revoked_at: now, revoked_reason: 'client_disabled' })
+      .where('client_id', '=', clientId)
+      .where('revoked_at', 'is', null)
+      .execute();
+    return true;
+  });
 }
 
 export async function insertGrant(db: Db, grant: { client_id: string; user_id: string; scopes: string[] }): Promise<string> {

@@ -1,7 +1,7 @@
 // keys create | list | revoke: partner API keys. A key is printed once, at creation; listings show prefixes only.
 import { DEFAULT_KEY_LIMITS, listApiKeys, revokeApiKey } from '../../db/queries/api-keys.ts';
 import { issueApiKey, PUBLIC_PREFIX_SHAPE } from '../../server/auth/api-keys.ts';
-import { integerOption, parse, UsageError, withDb } from './shared.ts';
+import { integerOption, parse, printable, table, timestamp, UsageError, withDb } from './shared.ts';
 
 /** The limit columns are PostgreSQL `integer`s. */
 const MAX_LIMIT = 2_147_483_647;
@@ -50,18 +50,4 @@ export async function revoke(args: string[]): Promise<void> {
   const revoked = await withDb((db) => revokeApiKey(db, prefix));
   if (!revoked) throw new Error(`no active API key has the prefix ${prefix} (see: npm run cli -- keys list)`);
   console.log(`revoked ${prefix}`);
-}
-
-/** Control characters in a name would break the table or drive the terminal. */
-function printable(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
-}
-
-function timestamp(date: Date): string {
-  return date.toISOString().replace(/\.\d+Z$/, 'Z');
-}
-
-function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  return [header, ...rows].map((cells) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
 }

@@ -1,5 +1,5 @@
-// What every CLI command needs: argument parsing that reports usage errors, and a migrated database that is
-// always closed afterwards.
+// What every CLI command needs: argument parsing that reports usage errors, a migrated database that is always
+// closed afterwards, and the plain-text tables of the listings.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { assertDatabaseReachable, connect, describeTarget, type DatabaseTimeouts, type Db, type DbTarget } from '../../db/connect.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
@@ -60,4 +60,18 @@ function safeDescribe(target: DbTarget): string {
     // URL parsing failed; the value itself may hold a password, so it is not repeated.
     throw new Error('DATABASE_URL is not a valid URL (expected postgres://user:password@host:port/database)');
   }
+}
+
+/** Control characters in a name would break the table or drive the terminal. */
+export function printable(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+}
+
+export function timestamp(date: Date): string {
+  return date.toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+export function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  return [header, ...rows].map((cells) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
 }

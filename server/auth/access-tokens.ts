@@ -22,7 +22,8 @@ export interface AccessTokenClaims {
 export interface AccessTokenIssuer {
   issuer: string;
   audience: string;
-  issue(claims: { user_id: string; client_id: string; scopes: readonly string[]; grant_id: string }): Promise<{ token: string; expiresAt: Date }>;
+  /** `lifetime_seconds`: shorter than the default for exchanged tokens (RFC 8693, server/oauth/token-exchange.ts). */
+  issue(claims: { user_id: string; client_id: string; scopes: readonly string[]; grant_id: string; lifetime_seconds?: number }): Promise<{ token: string; expiresAt: Date }>;
   verify(token: string): Promise<AccessTokenClaims | undefined>;
   /** The public key set served at /oauth/jwks.json. */
   jwks(): { keys: JWK[] };
@@ -67,9 +68,9 @@ export function accessTokenIssuer(keys: SigningKeys, options: { issuer: string; 
   return {
     issuer: options.issuer,
     audience,
-    async issue({ user_id, client_id, scopes, grant_id }) {
+    async issue({ user_id, client_id, scopes, grant_id, lifetime_seconds = ACCESS_TOKEN_TTL_SECONDS }) {
       const issuedAt = seconds();
-      const exp = issuedAt + ACCESS_TOKEN_TTL_SECONDS;
+      const exp = issuedAt + lifetime_seconds;
       const signer = keys.signer();
       const token = await new SignJWT({ client_id, scope: scopes.join(' '), sid: grant_id })
         .setProtectedHeader({ alg: SIGNING_ALGORITHM, typ: 'at+jwt', kid: signer.kid })

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
 import { insertClient } from '../../db/queries/oauth.ts';
 import { hashSecret } from '../auth/secret-hash.ts';
+import { TOKEN_EXCHANGE_GRANT } from './token-exchange.ts';
 
 export interface NewClient {
   name: string;
@@ -12,6 +13,11 @@ export interface NewClient {
   /** Confidential clients get a secret; with an owner they may also use client credentials, acting for the owner. */
   confidential: boolean;
   owner_user_id?: string;
+  /**
+   * An institution: a confidential client that may also exchange its credential for a token of one student who
+   * consented to it (RFC 8693, server/oauth/token-exchange.ts). It has no owner: it acts for nobody by itself.
+   */
+  institution?: boolean;
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '[::1]']);
@@ -31,11 +37,14 @@ export function redirectUriProblem(uri: string): string | undefined {
 }
 
 export async function registerClient(db: Db, client: NewClient): Promise<{ client_id: string; client_secret?: string }> {
+  if (client.institution && (!client.confidential || client.owner_user_id)) throw new Error('an institution is a confidential client without an owner');
   const client_id = `client_${randomBytes(12).toString('base64url')}`;
   const client_secret = client.confidential ? `secret_${randomBytes(32).toString('base64url')}` : undefined;
   const grants = ['authorization_code', 'refresh_token'];
   if (client.confidential && client.owner_user_id) grants.push('client_credentials');
+  if (client.institution) grants.push(TOKEN_EXCHANGE_GRANT);
   await insertClient(db, {
+    kind: client.institution ? 'institution' : 'app',
     id: client_id,
     name: client.name,
     secret_hash: client_secret ? hashSecret(client_secret) : null,

@@ -1,7 +1,8 @@
 // The OAuth 2.0 authorization server's endpoints, outside the OpenAPI paths because their wire format is OAuth's
 // own (form bodies, RFC 6749 error objects); the general spec describes them in its OAuth2 security scheme.
 //   GET/POST /oauth/authorize  sign-in and consent page; authorization code with PKCE S256 (required)
-//   POST /oauth/token          authorization_code, refresh_token (rotating), client_credentials
+//   POST /oauth/token          authorization_code, refresh_token (rotating), client_credentials, and for
+//                              institutions token exchange (RFC 8693, token-exchange.ts)
 //   POST /oauth/revoke         RFC 7009
 //   GET  /.well-known/oauth-authorization-server   RFC 8414 metadata
 //   GET  /oauth/jwks.json      the access-token signing keys
@@ -21,6 +22,7 @@ import type { LimitStores } from '../rate-limits.ts';
 import { renderErrorPage, renderLoginPage } from './login-page.ts';
 import { AUTHORIZATION_CODE_TTL_SECONDS, oauthModel, REFRESH_TOKEN_TTL_SECONDS } from './model.ts';
 import { revokeToken } from './revocation.ts';
+import { TOKEN_EXCHANGE_GRANT, tokenExchangeGrantType } from './token-exchange.ts';
 
 export interface OAuthDeps {
   db: Db;
@@ -55,7 +57,7 @@ const SIGN_IN_ATTEMPTS_PER_ACCOUNT = 10;
 export function oauthRoutes(deps: OAuthDeps): express.Router {
   const { db, tokens, now } = deps;
   const model = oauthModel(db, tokens, now);
-  const server = new OAuth2Server({ model: model as never });
+  const server = new OAuth2Server({ model: model as never, extendedGrantTypes: { [TOKEN_EXCHANGE_GRANT]: tokenExchangeGrantType(db, tokens) } });
   const router = express.Router();
   const form = express.urlencoded({ extended: false, limit: deps.bodyLimitBytes });
   /** Failed sign-ins in 15 minutes, counted per `key` of the request (`undefined`: not counted here). */
@@ -148,6 +150,10 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
         alwaysIssueNewRefreshToken: true,
         // Public clients (no secret) authenticate by PKCE and their client_id; confidential ones always by secret.
         requireClientAuthentication: { authorization_code: false, refresh_token: false },
+        // Token exchange answers `issued_token_type` (RFC 8693 §2.2.1), an attribute beyond RFC 6749's. Other grants
+        // keep them off: the library would otherwise copy all their token objects carry into the answer (the
+        // authorization code grant's carries the code).
+        allowExtendedTokenAttributes: req.body?.grant_type === TOKEN_EXCHANGE_GRANT,
       });
     } catch (error) {
       if (!(error instanceof OAuthError)) throw error;
@@ -297,7 +303,8 @@ function metadata(issuer: string, scopes: string[]) {
     jwks_uri: `${issuer}/oauth/jwks.json`,
     scopes_supported: scopes,
     response_types_supported: ['code'],
-    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+    // Token exchange is for institutions only (`institutions create`); other clients get unauthorized_client.
+    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', TOKEN_EXCHANGE_GRANT],
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],

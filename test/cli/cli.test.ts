@@ -376,6 +376,55 @@ describe('cli', function () {
     assert.match(incomplete.stderr, /^error: clients webhook needs a command: set, show, rotate, remove$/m);
   });
 
+  /** The institution the next two cases share (one operator's session): its client id, and one student's grant to it. */
+  const school = { clientId: '', secret: '', grantId: '' };
+  const schoolClient = () =>
+    inspect((db) => db.selectFrom('oauth_clients').select(['secret_hash', 'grants', 'scopes', 'kind', 'disabled_at', 'owner_user_id']).where('id', '=', school.clientId).executeTakeFirstOrThrow());
+
+  it('institutions create|list: the secret is printed once and stored only as a hash; the list counts consenting students', async () => {
+    const created = await cli(['institutions', 'create', '--name', 'Almaty School 42', '--redirect-uri', 'https://school42.example/consented', '--scopes', 'profile:read tasks:read'], env);
+    assert.equal(created.code, 0, created.stderr);
+    const [clientId, secret] = created.stdout.trimEnd().split('\n').slice(-2) as [string, string];
+    Object.assign(school, { clientId, secret });
+    const row = await schoolClient();
+    assert.equal(row.secret_hash, createHash('sha256').update(secret).digest('hex'));
+    assert.deepEqual([row.kind, row.scopes, row.owner_user_id, row.disabled_at], ['institution', ['profile:read', 'tasks:read'], null, null]);
+    assert.ok(row.grants.includes('urn:ietf:params:oauth:grant-type:token-exchange'));
+    // One student consented (the grant row is what the consent page leaves).
+    school.grantId = await inspect(async (db) => {
+      const kim = await db.selectFrom('users').select('id').where('email', '=', 'kim@example.com').executeTakeFirstOrThrow();
+      return insertGrant(db, { client_id: clientId, user_id: kim.id, scopes: ['profile:read'] });
+    });
+
+    const listed = await cli(['institutions', 'list'], env);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stdout, new RegExp(`^${clientId}\\s+Almaty School 42\\s+1\\s+\\S+\\s+active\\s+profile:read tasks:read$`, 'm'));
+    assert.ok(!listed.stdout.includes(secret));
+  });
+
+  it('institutions revoke refuses the credential for good and ends every student’s grant to it', async () => {
+    const { clientId, grantId } = school;
+    const revoked = await cli(['institutions', 'revoke', clientId], env);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.ok((await schoolClient()).disabled_at);
+    const grant = await inspect((db) => db.selectFrom('oauth_grants').select(['revoked_at', 'revoked_reason']).where('id', '=', grantId).executeTakeFirstOrThrow());
+    assert.ok(grant.revoked_at);
+    assert.equal(grant.revoked_reason, 'client_disabled');
+    assert.match((await cli(['institutions', 'list'], env)).stdout, new RegExp(`^${clientId}\\s+Almaty School 42\\s+0\\s+\\S+\\s+revoked `, 'm'));
+    const again = await cli(['institutions', 'revoke', clientId], env);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /^error: no active institution has the client id/m);
+  });
+
+  it('institutions create and revoke refuse a bad command line with exit code 2', async () => {
+    const cases = [['institutions', 'create', '--name', 'X'], ['institutions', 'create', '--name', 'X', '--redirect-uri', 'https://x.example/cb', '--scopes', 'root'], ['institutions', 'revoke']];
+    const runs = await Promise.all(cases.map((args) => cli(args, env)));
+    runs.forEach((run, i) => {
+      assert.equal(run.code, 2, `${cases[i]!.join(' ')}: ${run.stderr}`);
+      assert.match(run.stderr, /^error: institutions (create|revoke): /);
+    });
+  });
+
   it('keys rotate-signing: the new key signs, and a token signed by the previous one still verifies', async () => {
     // A process of the service, before the rotation: it signs a token with the key it knows.
     const tokenTtlSeconds = 900;
@@ -466,7 +515,7 @@ describe('cli', function () {
   it('--help lists every command and the environment variables', async () => {
     const run = await cli(['--help'], env);
     assert.equal(run.code, 0, run.stderr);
-    for (const text of ['migrate', 'seed [--demo] [--seed N]', 'keys create --name NAME', 'keys list', 'keys revoke PREFIX', 'holidays enable CC', 'users create', 'users plan', 'users warn', 'users reset-password', 'payments record', 'clients create', 'clients webhook set', 'clients webhook rotate', 'keys rotate-signing', 'config check', 'DATABASE_URL', 'DATA_DIR', 'SECRETS_KEY']) {
+    for (const text of ['migrate', 'seed [--demo] [--seed N]', 'keys create --name NAME', 'keys list', 'keys revoke PREFIX', 'holidays enable CC', 'users create', 'users plan', 'users warn', 'users reset-password', 'payments record', 'clients create', 'clients webhook set', 'clients webhook rotate', 'institutions create', 'institutions list', 'institutions revoke', 'keys rotate-signing', 'config check', 'DATABASE_URL', 'DATA_DIR', 'SECRETS_KEY']) {
       assert.ok(run.stdout.includes(text), `usage lacks ${text}`);
     }
   });

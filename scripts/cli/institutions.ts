@@ -1,0 +1,58 @@
+// institutions create | list | revoke: institutions (schools, tutoring services) that reach the data of the students
+// who consent to them, by token exchange (server/oauth/token-exchange.ts). An institution is a confidential OAuth
+// client of its own kind; its secret is printed once, as the last line of stdout, and stored only as a hash.
+import { disableInstitution, listInstitutions } from '../../db/queries/oauth.ts';
+import { ALL_SCOPES } from '../../server/general/scopes.ts';
+import { redirectUriProblem, registerClient } from '../../server/oauth/clients.ts';
+import { parse, printable, table, timestamp, UsageError, withDb } from './shared.ts';
+
+export async function createInstitution(args: string[]): Promise<void> {
+  const { values } = parse(args, { name: { type: 'string' }, 'redirect-uri': { type: 'string', multiple: true }, scopes: { type: 'string' } });
+  const name = values.name?.trim();
+  if (!name) throw new UsageError('--name NAME is required (students see it on the consent page)');
+  // Where the consent page sends the student back to: the institution's own page (the code it carries may be ignored).
+  const redirectUris = values['redirect-uri'] ?? [];
+  if (redirectUris.length === 0) throw new UsageError('give at least one --redirect-uri: students come back there after consenting');
+  for (const uri of redirectUris) {
+    const problem = redirectUriProblem(uri);
+    if (problem) throw new UsageError(`--redirect-uri ${problem}, got ${JSON.stringify(uri)}`);
+  }
+  const scopes = values.scopes ? values.scopes.split(/[\s,]+/).filter(Boolean) : [...ALL_SCOPES];
+  const unknown = scopes.filter((s) => !ALL_SCOPES.includes(s as never));
+  if (unknown.length > 0) throw new UsageError(`unknown scope ${unknown.join(', ')}; scopes are: ${ALL_SCOPES.join(' ')}`);
+
+  const client = await withDb((db) => registerClient(db, { name, redirect_uris: redirectUris, scopes, confidential: true, institution: true }));
+  process.stderr.write(
+    `created institution "${name}" with scopes ${scopes.join(' ')}\n` +
+      'client_id and client_secret below; the secret is shown once and stored only as a hash\n',
+  );
+  console.log(client.client_id);
+  console.log(client.client_secret);
+}
+
+export async function listAllInstitutions(args: string[]): Promise<void> {
+  parse(args, {});
+  const institutions = await withDb((db) => listInstitutions(db));
+  if (institutions.length === 0) {
+    console.log('no institutions yet; create one with: npm run cli -- institutions create --name NAME --redirect-uri URL');
+    return;
+  }
+  const rows = institutions.map((i) => [
+    i.id,
+    printable(i.name),
+    String(i.students),
+    timestamp(i.created_at),
+    i.disabled_at ? `revoked ${timestamp(i.disabled_at)}` : 'active',
+    i.scopes.join(' '),
+  ]);
+  console.log(table(['CLIENT ID', 'NAME', 'STUDENTS', 'CREATED', 'STATUS', 'SCOPES'], rows));
+}
+
+/** For good: the credential is refused, every student's grant to it is revoked and its tokens stop at once. */
+export async function revokeInstitution(args: string[]): Promise<void> {
+  const { positionals } = parse(args, {}, ['CLIENT_ID (see institutions list)']);
+  const clientId = positionals[0]!;
+  const revoked = await withDb((db) => disableInstitution(db, clientId, new Date()));
+  if (!revoked) throw new Error(`no active institution has the client id ${printable(clientId)} (see: npm run cli -- institutions list)`);
+  console.log(`revoked ${clientId}`);
+}
