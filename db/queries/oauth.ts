@@ -68,7 +68,7 @@ export async function listInstitutions(db: Db) {
  * this id.
  */
 export async function disableInstitution(db: Db, clientId: string, now: Date): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
+  return changingPrincipals(db, async (trx, changed) => {
     const disabled = await trx
       .updateTable('oauth_clients')
       .set({ disabled_at: now })
@@ -77,12 +77,15 @@ export async function disableInstitution(db: Db, clientId: string, now: Date): P
       .where('disabled_at', 'is', null)
       .executeTakeFirst();
     if (disabled.numUpdatedRows === 0n) return false;
-    await trx
+    const revoked = await trx
       .updateTable('oauth_grants')
       .set({ revoked_at: now, revoked_reason: 'client_disabled' })
       .where('client_id', '=', clientId)
       .where('revoked_at', 'is', null)
+      .returning('user_id')
       .execute();
+    // Every consenting student's kept principals go, in every process, so the institution's tokens stop at once.
+    for (const userId of new Set(revoked.map((grant) => grant.user_id))) await changed(userId);
     return true;
   });
 }
