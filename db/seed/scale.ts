@@ -5,14 +5,17 @@
 // (most students have little), 70% active within 30 days, 90% at a university.
 import { sql } from 'kysely';
 import type { DatabaseTimeouts, Db } from '../connect.ts';
+import { deferIndexesAndForeignKeys } from './bulk-load.ts';
 
-/** Students per chunk: one transaction each, and one step of the progress bar. */
+/** Students per chunk: one bulk statement each, and one step of the progress bar. */
 export const SCALE_CHUNK = 20_000;
 /**
  * A chunk is one bulk statement: far longer than the service's per-statement bound, still bounded. Open the
  * connection that seeds with these timeouts.
  */
 export const BULK_TIMEOUTS: DatabaseTimeouts = { connectMs: 5_000, statementMs: 120_000 };
+/** The tables the seed fills; on an empty database their indexes and foreign keys are built after the load. */
+const SEEDED_TABLES = ['users', 'tasks', 'flashcard_decks', 'flashcard_cards', 'flashcard_reviews'] as const;
 const MAX_XP = 50_000;
 const COURSES = ['Linear Algebra', 'Calculus I', 'Algorithms', 'Databases', 'Microeconomics', 'Organic Chemistry', 'History of Kazakhstan', 'Physics: Mechanics'];
 const FIRST_NAMES = ['Айдана', 'Нурсултан', 'Арман', 'Аружан', 'Мадина', 'Alex', 'Maria', 'Иван', 'Анна', 'Данияр', 'Sofia', 'Тимур'];
@@ -25,22 +28,45 @@ export interface ScaleCounts {
   reviews: number;
 }
 
+export interface ScaleProgress {
+  /** After each chunk, the running totals. */
+  onChunk?: (done: ScaleCounts) => void;
+  /** Before each step after the last chunk (rebuilding indexes, analyzing), what it does. */
+  onStep?: (what: string) => void;
+}
+
 /**
- * Adds `students` students in chunks; `onChunk` hears the running totals after each one. Nicknames carry a tag of
- * this run (`s<tag>_<n>`), so repeated runs add students instead of colliding.
+ * Adds `students` students in chunks, all in one transaction: a seed that fails leaves nothing behind. On a database
+ * without students the seeded tables' secondary indexes and foreign keys are dropped for the load and rebuilt after
+ * it (db/seed/bulk-load.ts), which makes a million students several times faster; on one with students (demo data,
+ * an earlier seed) they stay and each row maintains them. Nicknames carry a tag of this run (`s<tag>_<n>`), so
+ * repeated runs add students instead of colliding. The stats counters follow by their statement-level triggers: one
+ * delta row per table and chunk.
  */
-export async function seedScale(db: Db, opts: { students: number; onChunk?: (done: ScaleCounts) => void }): Promise<ScaleCounts> {
+export async function seedScale(db: Db, opts: { students: number } & ScaleProgress): Promise<ScaleCounts> {
   const universityIds = (await db.selectFrom('universities').select('id').orderBy('id').execute()).map((u) => u.id);
   const tag = Date.now().toString(36);
   const totals: ScaleCounts = { students: 0, tasks: 0, decks: 0, cards: 0, reviews: 0 };
-  for (let from = 1; from <= opts.students; from += SCALE_CHUNK) {
-    const to = Math.min(opts.students, from + SCALE_CHUNK - 1);
-    const counts = await db.transaction().execute((trx) => seedChunk(trx, { from, to, tag, universityIds }));
-    for (const key of Object.keys(totals) as (keyof ScaleCounts)[]) totals[key] += counts[key];
-    opts.onChunk?.({ ...totals });
-  }
-  // Fresh statistics, so the planner sees a million rows and not the empty tables it last analyzed.
-  await sql`analyze users, tasks, flashcard_decks, flashcard_cards, flashcard_reviews`.execute(db);
+  await db.transaction().execute(async (trx) => {
+    // Index builds sort in memory up to this bound (the server's default, 64 MB, spills a million keys to disk).
+    await sql`set local maintenance_work_mem = '256MB'`.execute(trx);
+    const empty = (await trx.selectFrom('users').select('id').limit(1).execute()).length === 0;
+    const deferred = empty ? await deferIndexesAndForeignKeys(trx, SEEDED_TABLES) : undefined;
+    for (let from = 1; from <= opts.students; from += SCALE_CHUNK) {
+      const to = Math.min(opts.students, from + SCALE_CHUNK - 1);
+      const counts = await seedChunk(trx, { from, to, tag, universityIds });
+      for (const key of Object.keys(totals) as (keyof ScaleCounts)[]) totals[key] += counts[key];
+      opts.onChunk?.({ ...totals });
+    }
+    if (deferred) {
+      opts.onStep?.(`building ${deferred.indexes} indexes and checking ${deferred.foreignKeys} foreign keys`);
+      await deferred.restore();
+    }
+  });
+  // Fresh statistics, so the planner sees a million rows and not the empty tables it last analyzed; vacuum too, so
+  // the visibility map is set and count(*) over an index range (/stats' active users) reads the index alone.
+  opts.onStep?.('vacuum analyze');
+  await sql`vacuum analyze ${sql.raw(SEEDED_TABLES.join(', '))}`.execute(db);
   return totals;
 }
 
