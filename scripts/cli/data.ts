@@ -42,7 +42,10 @@ async function seedAtScale(db: Db, students: number): Promise<void> {
   const bar = progressBar(students, started);
   // A step after the bar: on a terminal below it (the bar has no newline of its own), in a log a line of its own.
   const tty = process.stderr.isTTY;
-  const step = (what: string) => process.stderr.write(tty ? `\n${what} …` : `${what} …\n`);
+  const step = (what: string) => {
+    const line = `${what} … (from ${((performance.now() - started) / 1000).toFixed(1)} s)`;
+    process.stderr.write(tty ? `\n${line}` : `${line}\n`);
+  };
   const counts = await seedScale(db, { students, onChunk: bar, onStep: step });
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   process.stderr.write(tty ? '\n' : '');
