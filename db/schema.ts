@@ -283,6 +283,7 @@ export interface Database {
   readiness_versions: ReadinessVersionsTable;
   exam_readiness: ExamReadinessTable;
   xp_awards: XpAwardsTable;
+  stat_counter_deltas: StatCounterDeltasTable;
 }
 
 /** The ledger behind users.xp (domain/xp.ts): one row per awarded thing, keyed so it is awarded once. */
@@ -395,4 +396,12 @@ export interface ExamReadinessTable {
   version: number;
   state: ColumnType<unknown, string | null, string | null>;
   moved_at: Timestamp;
+}
+
+/** Appended by triggers on the counted tables, summed and folded by /api/v1/stats (db/migrations/20261124_0007_stats_counters.ts). */
+export interface StatCounterDeltasTable {
+  /** The counted table's name. */
+  counter: string;
+  /** int8, read as a number (db/connect.ts). */
+  delta: number;
 }

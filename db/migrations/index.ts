@@ -19,6 +19,7 @@ import * as accountLifecycle from './20261124_0003_account_lifecycle.ts';
 import * as xpFsrs from './20261124_0004_xp_fsrs.ts';
 import * as pendingDeliveries from './20261124_0005_pending_deliveries.ts';
 import * as institutions from './20261124_0006_institutions.ts';
+import * as statsCounters from './20261124_0007_stats_counters.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261122_0001_partner_v1': partnerV1,
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '20261124_0004_xp_fsrs': xpFsrs,
   '20261124_0005_pending_deliveries': pendingDeliveries,
   '20261124_0006_institutions': institutions,
+  '20261124_0007_stats_counters': statsCounters,
 };

@@ -1,24 +1,42 @@
+import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
 
 type CountedTable = 'users' | 'universities' | 'flashcard_decks' | 'ai_messages' | 'study_rooms';
 
-/** All counts of /stats in one round trip. */
+/**
+ * Past this many delta rows a read folds them into one per table. Below it, a read only sums (and writes nothing, so
+ * polling partners cost no commit); above it, the rows appended since the last fold stay a few dozen to sum.
+ */
+export const FOLD_ABOVE = 64;
+
+/**
+ * All counts of /stats in one statement, so they are one snapshot. The five totals are sums of the delta rows the
+ * counted tables' triggers append (db/migrations/20261124_0007_stats_counters.ts); `active_users_30d` is a range
+ * on users_last_active_idx. When the deltas have piled up the same statement folds them: it deletes the rows it can
+ * lock (SKIP LOCKED: a concurrent fold keeps the rows it took, and neither waits) and appends their sums. The sums
+ * it answers are read from the statement's snapshot, which holds the deltas as they were before the fold, once each.
+ */
 export async function getServiceStats(db: Db, activeSince: Date) {
-  return db
-    .selectNoFrom((eb) => {
-      // A scalar subquery is nullable to the type system; a count never is, hence the coalesce.
-      const count = (table: CountedTable, activeOnly = false) => {
-        const rows = eb.selectFrom(table).select(eb.fn.countAll<number>().as('n'));
-        return eb.fn.coalesce(activeOnly ? rows.where('last_active_at', '>=', activeSince) : rows, eb.lit(0));
-      };
-      return [
-        count('users').as('total_users'),
-        count('users', true).as('active_users_30d'),
-        count('universities').as('universities_count'),
-        count('flashcard_decks').as('flashcard_decks'),
-        count('ai_messages').as('ai_messages_total'),
-        count('study_rooms').as('study_rooms_total'),
-      ];
-    })
-    .executeTakeFirstOrThrow();
+  const { rows } = await sql<{ counter: CountedTable | 'active_users_30d'; n: number }>`
+    with folded as (
+      delete from stat_counter_deltas
+      where (select count(*) from stat_counter_deltas) > ${FOLD_ABOVE}
+        and ctid = any (array(select ctid from stat_counter_deltas for update skip locked))
+      returning counter, delta
+    ), refolded as (
+      insert into stat_counter_deltas (counter, delta) select counter, sum(delta) from folded group by counter
+    )
+    select counter, sum(delta)::int8 as n from stat_counter_deltas group by counter
+    union all
+    select 'active_users_30d', count(*) from users where last_active_at >= ${activeSince}
+  `.execute(db);
+  const count = (counter: CountedTable | 'active_users_30d') => rows.find((r) => r.counter === counter)?.n ?? 0;
+  return {
+    total_users: count('users'),
+    active_users_30d: count('active_users_30d'),
+    universities_count: count('universities'),
+    flashcard_decks: count('flashcard_decks'),
+    ai_messages_total: count('ai_messages'),
+    study_rooms_total: count('study_rooms'),
+  };
 }

@@ -40,9 +40,15 @@ export async function seed(args: string[]): Promise<void> {
 async function seedAtScale(db: Db, students: number): Promise<void> {
   const started = performance.now();
   const bar = progressBar(students, started);
-  const counts = await seedScale(db, { students, onChunk: bar });
+  // A step after the bar: on a terminal below it (the bar has no newline of its own), in a log a line of its own.
+  const tty = process.stderr.isTTY;
+  const step = (what: string) => {
+    const line = `${what} … (from ${((performance.now() - started) / 1000).toFixed(1)} s)`;
+    process.stderr.write(tty ? `\n${line}` : `${line}\n`);
+  };
+  const counts = await seedScale(db, { students, onChunk: bar, onStep: step });
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
-  process.stderr.write(process.stderr.isTTY ? '\n' : '');
+  process.stderr.write(tty ? '\n' : '');
   console.log(
     `scale data: ${fmt(counts.students)} students, ${fmt(counts.tasks)} tasks, ${fmt(counts.decks)} decks, ${fmt(counts.cards)} cards, ${fmt(counts.reviews)} reviews in ${seconds} s`,
   );

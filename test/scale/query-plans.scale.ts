@@ -15,6 +15,7 @@ import { listPersonalKeys } from '../../db/queries/personal-api-keys.ts';
 import { cardsDueBefore, examsBetween, tasksDueBetween } from '../../db/queries/schedule.ts';
 import { listOpenTasks, listTasks } from '../../db/queries/tasks.ts';
 import { findStudyActivity, listDueDecks } from '../../db/queries/today.ts';
+import { getServiceStats } from '../../db/queries/stats.ts';
 import { getUniversity } from '../../db/queries/universities.ts';
 import { findPublicProfile } from '../../db/queries/users.ts';
 import type { Database } from '../../db/schema.ts';
@@ -74,6 +75,8 @@ describe(`query plans on ${STUDENTS.toLocaleString('en')} generated students`, f
     ['v1 leaderboard, global (topUsersByXp)', (db) => topUsersByXp(db, { activeSince: monthAgo, limit: 100 })],
     ['v1 leaderboard, one university (topUsersByXp)', (db) => topUsersByXp(db, { activeSince: monthAgo, limit: 100, universityId: student.university_id })],
     ['v1 university with its counts (getUniversity)', (db) => getUniversity(db, student.university_id, monthAgo)],
+    // Five counters summed from a few delta rows, and the active users as a range on users_last_active_idx.
+    ['v1 stats (getServiceStats)', (db) => getServiceStats(db, monthAgo)],
     ['v1 public profile (findPublicProfile)', (db) => findPublicProfile(db, student.nickname)],
     ['tasks, first page (listTasks)', (db) => listTasks(db, student.id, {}, undefined, 20)],
     ['tasks, open, due this week (listTasks)', (db) => listTasks(db, student.id, { status: 'open', due_from: now, due_to: nextWeek }, undefined, 20)],
@@ -108,6 +111,18 @@ describe(`query plans on ${STUDENTS.toLocaleString('en')} generated students`, f
       }
     });
   }
+
+  it('the stats counters equal count(*) after the seed', async () => {
+    const { rows } = await sql<Record<string, number>>`select
+      (select count(*) from users) as total_users,
+      (select count(*) from users where last_active_at >= ${monthAgo}) as active_users_30d,
+      (select count(*) from universities) as universities_count,
+      (select count(*) from flashcard_decks) as flashcard_decks,
+      (select count(*) from ai_messages) as ai_messages_total,
+      (select count(*) from study_rooms) as study_rooms_total`.execute(seeded);
+    assert.deepEqual(await getServiceStats(seeded, monthAgo), rows[0]);
+    assert.equal(rows[0]!.total_users, STUDENTS);
+  });
 
   async function explain(query: CompiledQuery): Promise<PlanNode> {
     const { rows } = await pool.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`explain (format json) ${query.sql}`, query.parameters as unknown[]);
