@@ -326,7 +326,9 @@ describe('cli', function () {
     assert.equal(unknownScope.code, 2);
   });
 
-  it('clients webhook set|show|rotate|remove manage an app’s one endpoint; its secret is printed once and stored sealed', async () => {
+  it('clients webhook set|show|rotate|remove manage an app’s one endpoint; its secret is printed once and stored sealed', async function () {
+    // Ten CLI processes, each opening the database: ~110 s on the embedded one when the machine is loaded.
+    this.timeout(300_000);
     const created = await cli(['clients', 'create', '--name', 'Planner', '--redirect-uri', 'https://planner.example/cb'], env);
     const clientId = created.stdout.trimEnd().split('\n').at(-1)!;
     const box = secretBox(Buffer.from(TEST_SECRETS_KEY, 'base64'));
