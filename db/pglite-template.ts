@@ -10,10 +10,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGLITE_CONF } from './pglite-options.ts';
 
+// From db/ or from the compiled server (dist/server.mjs, server/start.mjs) alike: both lie one level below the root.
 const root = fileURLToPath(new URL('../', import.meta.url));
 const CACHE = join(root, 'node_modules', '.cache', 'study-companion-api');
 const PREFIX = 'pglite-template-';
-const INITDB_SCRIPT = fileURLToPath(new URL('./pglite-initdb.ts', import.meta.url));
+const INITDB_SCRIPT = join(root, 'db', 'pglite-initdb.ts');
 
 /**
  * Makes `dataDir` (new, locked by the caller) a migrated database: a copy of the template, made first when missing.
@@ -54,7 +55,8 @@ export function cachedTemplate(): string | undefined {
  * RSS for the server's whole life): a short-lived child process pays for it (db/pglite-initdb.ts).
  */
 function buildInChildProcess(dataDir: string): void {
-  const child = spawnSync(process.execPath, [...process.execArgv, INITDB_SCRIPT, dataDir], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  // Through tsx whether or not this process runs compiled; from the root, where `--import tsx` resolves.
+  const child = spawnSync(process.execPath, ['--import', 'tsx', INITDB_SCRIPT, dataDir], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
   if (child.status !== 0) throw new Error(`could not create the embedded database in ${dataDir}: ${child.stderr.trim() || child.error?.message || `exit ${child.status}`}`);
 }
 
