@@ -16,7 +16,13 @@ const bundle = join(root, 'dist', 'server.mjs');
 /** Each source file of the bundle, relative to the root, with the size and mtime it had when it was built. */
 const inputsFile = join(root, 'dist', 'server.inputs.json');
 
-if (!upToDate()) build();
+try {
+  if (!upToDate()) build();
+} catch (error) {
+  // One line, as every failed start says what to fix (server/main.ts); esbuild has printed the details above it.
+  process.stderr.write(`could not start: could not compile the server into dist/ (${error instanceof Error ? error.message.split('\n')[0] : error})\n`);
+  process.exit(1);
+}
 if (!process.argv.includes('--build-only')) {
   // Stack traces name the TypeScript sources (dist/server.mjs.map).
   process.setSourceMapsEnabled(true);
