@@ -75,8 +75,6 @@ try {
     if (!servesHttp(role)) {
       await deliverOnly(database);
     } else if (clustered) {
-      // The first signing key is made here, once, rather than by workers racing each other.
-      (await signingKeysFor(config, database, () => {})).stop();
       await database.destroy();
       await runPrimary({ config, logger, banner: (port, metricsUrl) => banner(port, undefined, metricsUrl) });
     } else {
@@ -103,6 +101,10 @@ async function prepareDatabase(db: Db): Promise<Demo | undefined> {
       progress('loading reference data (universities, holidays)');
       await seedReference(locked, { now });
     }
+    // The first stored signing key (PostgreSQL) is made here, once, rather than by processes racing each other: each
+    // would make its own and refuse the other's tokens until it re-reads the set (at most every 5 s on an unknown
+    // kid). A start that takes a second or less reaches its first request well inside that time.
+    if (!embedded) (await signingKeysFor(config, locked, () => {})).stop();
   });
   // Demo data goes into an embedded database that has no users yet; the demo keys and the demo student follow
   // whenever the demo student is missing, so a first start interrupted at any step completes on the next one.
