@@ -1,14 +1,13 @@
 // One factory for both engines: PostgreSQL through pg when a URL is given, embedded PGlite otherwise.
 // Both are set up to return the same JS types, so queries never care which one they run on.
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock.ts';
 import { PGLITE_CONF } from './pglite-options.ts';
+import { createDataDir } from './pglite-template.ts';
 import type { Database } from './schema.ts';
 
 const INT8 = 20;
@@ -96,9 +95,8 @@ export function embeddedDatabaseOf(db: Db): PGlite | undefined {
   return embedded.get(db);
 }
 
-const PGLITE_OPTIONS = { parsers, postgresqlconf: PGLITE_CONF };
-
-const INITDB_SCRIPT = fileURLToPath(new URL('./pglite-initdb.ts', import.meta.url));
+/** For every PGlite of the project, the template's builder (pglite-initdb.ts) included. */
+export const PGLITE_OPTIONS = { parsers, postgresqlconf: PGLITE_CONF };
 
 /** An embedded database in a directory (locked to this process), or in memory for 'memory://'. */
 export function openPglite(dataDir: string): PGlite {
@@ -106,7 +104,7 @@ export function openPglite(dataDir: string): PGlite {
   mkdirSync(dataDir, { recursive: true });
   const release = lockDataDir(dataDir);
   try {
-    if (!existsSync(join(dataDir, 'PG_VERSION'))) initdbInChildProcess(dataDir);
+    if (!existsSync(join(dataDir, 'PG_VERSION'))) createDataDir(dataDir);
   } catch (error) {
     release();
     throw error;
@@ -122,16 +120,6 @@ export function openPglite(dataDir: string): PGlite {
     }
   };
   return pglite;
-}
-
-/**
- * A new data directory is made by PGlite's initdb, a second WebAssembly instance whose memory the process keeps
- * long after it is done (~500 MB of RSS for the server's whole life). A short-lived child process pays for it
- * instead; the server then opens the directory as on any restart. The caller holds the directory's lock.
- */
-function initdbInChildProcess(dataDir: string): void {
-  const child = spawnSync(process.execPath, [...process.execArgv, INITDB_SCRIPT, dataDir], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
-  if (child.status !== 0) throw new Error(`could not create the embedded database in ${dataDir}: ${child.stderr.trim() || child.error?.message || `exit ${child.status}`}`);
 }
 
 function summarize(error: Error): ConnectionErrorSummary {

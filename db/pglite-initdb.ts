@@ -1,13 +1,22 @@
-// Run by openPglite (db/connect.ts) in a child process: creates the embedded database's data directory given as
-// the only argument, and exits, taking initdb's memory with it. The parent holds the directory's lock meanwhile.
+// Run in a child process by db/pglite-template.ts: creates the embedded database's data directory given as the only
+// argument and migrates it, then exits, taking initdb's memory with it. The parent holds the directory meanwhile.
+// Without an argument (npm's postinstall) it makes the cached template that new data directories are copied from.
 import { PGlite } from '@electric-sql/pglite';
-import { PGLITE_CONF } from './pglite-options.ts';
+import { connect, PGLITE_OPTIONS } from './connect.ts';
+import { migrateToLatest } from './migrate.ts';
+import { cachedTemplate } from './pglite-template.ts';
 
 const dataDir = process.argv[2];
-if (!dataDir) {
-  process.stderr.write('usage: pglite-initdb.ts DATA_DIR\n');
-  process.exit(2);
+if (dataDir) {
+  const pglite = new PGlite(dataDir, PGLITE_OPTIONS);
+  const db = connect({ pglite });
+  await migrateToLatest(db);
+  await db.destroy(); // closes the PGlite too
+} else {
+  try {
+    process.stdout.write(`embedded database template: ${cachedTemplate() ?? 'not cached (node_modules/.cache is not writable)'}\n`);
+  } catch (error) {
+    // Never fails an install: without a template the first start builds the database itself.
+    process.stderr.write(`embedded database template not made (the first start makes it): ${error instanceof Error ? error.message : String(error)}\n`);
+  }
 }
-const pglite = new PGlite(dataDir, { postgresqlconf: PGLITE_CONF });
-await pglite.waitReady;
-await pglite.close();

@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --json] [-- --processes N] [-- --scale N] [-- --only a,b]: the real service (server/main.ts, its
+// npm run bench [-- --quick] [-- --json] [-- --processes N] [-- --scale N] [-- --only a,b]: the real service (server/start.mjs, as npm start runs it, its
 // own process) against a bare Express 5 baseline in the same run, each pinned to its own core(s) and the load
 // generator to another where taskset exists. Embedded PGlite in a fresh DATA_DIR by default; PostgreSQL with
 // DATABASE_URL (a throwaway database), Redis limit counters with REDIS_URL. Also measures the start: the first
@@ -52,7 +52,7 @@ try {
   const credentials = await prepareCredentials(database, jwtPrivateKey);
 
   progress(`the service (${processes} process(es)) and the bare Express baseline…`);
-  const service = await startHttpProcess([...profiling(), '--import', 'tsx', 'server/main.ts'], { env: { ...serverEnv, WEB_CONCURRENCY: String(processes) }, cores: plan?.server, readyPath: '/livez', deadlineMs: 120_000, cwd: root });
+  const service = await startHttpProcess([...profiling(), 'server/start.mjs'], { env: { ...serverEnv, WEB_CONCURRENCY: String(processes) }, cores: plan?.server, readyPath: '/livez', deadlineMs: 120_000, cwd: root });
   cleanups.push(() => stopProcess(service.child));
   const afterStartMb = memoryMb(processTree(service.child.pid!)).rssMb;
   // The service's own start is a restart: the first start has made the database already.
@@ -155,7 +155,7 @@ function environment(database: BenchDatabase, jwtPrivateKey: string): NodeJS.Pro
  */
 async function measureFirstStart(env: NodeJS.ProcessEnv): Promise<Pick<Startup, 'firstStartMs' | 'firstStartRssMb'>> {
   progress('first start of the service, on the empty database…');
-  const started: Started = await startHttpProcess(['--import', 'tsx', 'server/main.ts'], { env, cores: plan?.server, readyPath: '/livez', deadlineMs: 120_000, cwd: root });
+  const started: Started = await startHttpProcess(['server/start.mjs'], { env, cores: plan?.server, readyPath: '/livez', deadlineMs: 120_000, cwd: root });
   const { rssMb } = memoryMb(processTree(started.child.pid!));
   await stopProcess(started.child);
   return { firstStartMs: started.readyMs, firstStartRssMb: rssMb };

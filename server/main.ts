@@ -4,7 +4,9 @@
 // again and only serves. `--role web|worker` (server/process-role.ts) splits serving the API from delivering
 // webhooks; the default does both. A start-up that fails prints one line saying why and exits 1.
 import cluster from 'node:cluster';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { join } from 'node:path';
 import { assertDatabaseReachable, cliEnvironmentFor, connect, describeTarget, type Db } from '../db/connect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { findCredentials } from '../db/queries/profile.ts';
@@ -52,9 +54,12 @@ const clustered = config.webConcurrency > 1 && !embedded && servesHttp(role);
 if (config.webConcurrency > 1 && embedded && cluster.isPrimary) {
   process.stderr.write(`WEB_CONCURRENCY=${config.webConcurrency} ignored: the embedded database serves from one process; set DATABASE_URL (PostgreSQL) to run several\n`);
 }
+// A new data directory: the start says what it does at each step, where a restart says one line.
+const dataDir = 'dataDir' in config.database ? config.database.dataDir : undefined;
+const firstStart = dataDir !== undefined && !existsSync(join(dataDir, 'PG_VERSION'));
 let db: Db | undefined;
 try {
-  progress(`opening ${describeTarget(config.database)}${embedded ? ' (a first start creates it: a few seconds)' : ''}`);
+  progress(firstStart ? `creating the embedded database in ${dataDir}/ (first start only)` : `opening ${describeTarget(config.database)}`);
   const database = connect(config.database, {
     timeouts: config.databaseTimeouts,
     onConnectionError: (error) => logger.warn(error, 'a database connection failed; the pool replaces it'),
@@ -70,8 +75,6 @@ try {
     if (!servesHttp(role)) {
       await deliverOnly(database);
     } else if (clustered) {
-      // The first signing key is made here, once, rather than by workers racing each other.
-      (await signingKeysFor(config, database, () => {})).stop();
       await database.destroy();
       await runPrimary({ config, logger, banner: (port, metricsUrl) => banner(port, undefined, metricsUrl) });
     } else {
@@ -91,19 +94,22 @@ try {
 async function prepareDatabase(db: Db): Promise<Demo | undefined> {
   const now = new Date();
   await whileHoldingStartupLock(db, embedded, async (locked) => {
-    progress('migrating');
-    const applied = await migrateToLatest(locked);
+    const applied = await migrateToLatest(locked, (name, index, pending) => progress(`applying migration ${index}/${pending} (${name})`));
     if (applied.length > 0) logger.info({ migrations: applied }, 'migrated');
     // Reference data is loaded on the first start only. Later releases' reference data arrives with `npm run cli -- seed`.
     if (await isEmpty(locked)) {
       progress('loading reference data (universities, holidays)');
       await seedReference(locked, { now });
     }
+    // The first stored signing key (PostgreSQL) is made here, once, rather than by processes racing each other: each
+    // would make its own and refuse the other's tokens until it re-reads the set (at most every 5 s on an unknown
+    // kid). A start that takes a second or less reaches its first request well inside that time.
+    if (!embedded) (await signingKeysFor(config, locked, () => {})).stop();
   });
   // Demo data goes into an embedded database that has no users yet; the demo keys and the demo student follow
   // whenever the demo student is missing, so a first start interrupted at any step completes on the next one.
   if (!embedded) return undefined;
-  progress('checking the demo data');
+  if (firstStart) progress('seeding demo data');
   await seedDemo(db, { seed: DEMO_SEED, now });
   if (await findCredentials(db, DEMO_STUDENT.email)) return undefined;
   return { partnerKey: (await issueApiKey(db, { name: 'demo key (first start)' })).key, student: await createDemoStudent(db, now) };
@@ -125,7 +131,6 @@ async function serve(db: Db, demo: Demo | undefined): Promise<void> {
   const databaseUrl = 'databaseUrl' in config.database ? config.database.databaseUrl : undefined;
   const notifications = notificationsFor(db, databaseUrl, { logger, timeoutMs: config.databaseTimeouts.connectMs });
   const webhooks = { secrets, targets: { allowPrivate: config.webhooks.allowPrivateTargets } };
-  progress('building the app');
   const app = await createApp({ db, logger, limitStores, tokens, tutor, webhooks, aiQueue: createAiQueue(config.aiQueue), config, lifecycle, notifications, streamSettings: config.streams, ...(config.paymentProviderSecret ? { paymentProviderSecret: config.paymentProviderSecret } : {}) });
   const server = createServer(app);
   // Express's app.listen hands a listen error (EADDRINUSE) to its callback, where it is easily lost; a plain
@@ -212,12 +217,11 @@ function banner(port: number, demo: Demo | undefined, metricsAt: string | undefi
 }
 
 /**
- * A start-up step, on stderr whatever LOG_LEVEL says, when a person watches a terminal: a first start takes seconds,
- * and a newcomer should see it working. Not into a pipe or a log, where a failed start stays one line (the banner and
- * the JSON log say the rest), nor from cluster workers. The time is since the process began.
+ * A start-up step, logged at info like the rest of the start (readable lines in a terminal, JSON in a log): a first
+ * start takes seconds, and a newcomer should see it working. Cluster workers leave it to their primary.
  */
 function progress(step: string): void {
-  if (!cluster.isWorker && process.stderr.isTTY) process.stderr.write(`starting: ${step}… (${(performance.now() / 1000).toFixed(1)} s)\n`);
+  if (!cluster.isWorker) logger.info(`${step}…`);
 }
 
 function failStart(line: string): never {

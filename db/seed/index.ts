@@ -1,8 +1,9 @@
 // Seeding entry points: reference data (universities, holidays) and demo data (users and their activity).
+// The demo generator (faker: ~0.2 s and ~40 MB of RSS to load) is imported only when there is demo data to write,
+// so that a restart, which calls seedDemo and finds its users in place (server/main.ts), never loads it.
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
 import { notifyUniversitiesChanged } from '../queries/universities.ts';
-import { generateDemoData } from './demo.ts';
 import { storeHolidays } from './holiday-store.ts';
 import { universities } from './universities.ts';
 
@@ -64,6 +65,7 @@ export async function seedDemo(
     await sql`lock table users in share row exclusive mode`.execute(trx);
     if (await trx.selectFrom('users').select('id').limit(1).executeTakeFirst()) return { users: 0, decks: 0, aiMessages: 0, studyRooms: 0 };
 
+    const { generateDemoData } = await import('./demo.ts');
     const universityIds = (await trx.selectFrom('universities').select('id').orderBy('name').orderBy('country').execute()).map((u) => u.id);
     const data = generateDemoData({ ...opts, universityIds });
     for (const rows of chunks(data.users)) await trx.insertInto('users').values(rows).execute();

@@ -37,7 +37,7 @@ export interface ScenarioSummary {
 
 export interface Startup {
   /**
-   * From spawning `node --import tsx server/main.ts` on an empty database to its first answered request; the
+   * From spawning `node server/start.mjs` (what npm start runs) on an empty database to its first answered request; the
    * restart is the measured service's start on the same database.
    */
   firstStartMs: number;
