@@ -11,6 +11,7 @@ import { ALL_SCOPES } from '../../server/general/scopes.ts';
 import { warnStudent } from '../../server/warnings.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
 import { listen, type Listening } from '../support/listening.ts';
+import { testDatabase } from '../support/root-hooks.ts';
 
 type Ctx = Awaited<ReturnType<typeof generalApp>>;
 
@@ -166,7 +167,7 @@ describe('exportMyAccount', () => {
       if (onPostgres) {
         // The last section (study_rooms) cannot be read while another session holds its table: the first bytes can
         // only arrive before the export's end if the document is written as it is read.
-        const locker = new pg.Client({ connectionString: process.env.DATABASE_URL });
+        const locker = new pg.Client({ connectionString: testDatabase().url });
         await locker.connect();
         try {
           await locker.query('begin');
