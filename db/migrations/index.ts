@@ -17,6 +17,7 @@ import * as examReadiness from './20261123_0008_exam_readiness.ts';
 import * as webhookJobs from './20261124_0001_webhook_jobs.ts';
 import * as accountLifecycle from './20261124_0003_account_lifecycle.ts';
 import * as xpFsrs from './20261124_0004_xp_fsrs.ts';
+import * as exportKeysetIndexes from './20261124_0005_export_keyset_indexes.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261122_0001_partner_v1': partnerV1,
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '20261124_0001_webhook_jobs': webhookJobs,
   '20261124_0003_account_lifecycle': accountLifecycle,
   '20261124_0004_xp_fsrs': xpFsrs,
+  '20261124_0005_export_keyset_indexes': exportKeysetIndexes,
 };
