@@ -734,7 +734,8 @@ export interface paths {
          *     **Failures.** A refusal or a database that is unavailable before the document starts is a problem+json with its
          *     status (`503` with `Retry-After`). Once the `200` has started, a failure cannot change the status: the server
          *     closes the connection before the document is complete, so the client sees a truncated transfer (and JSON that
-         *     does not parse) rather than a complete-looking document. Retry the whole export.
+         *     does not parse) rather than a complete-looking document; so does a client that reads nothing for 60 seconds
+         *     (on PostgreSQL the export holds a connection and a snapshot while it waits). Retry the whole export.
          */
         get: operations["exportMyAccount"];
         put?: never;
