@@ -138,11 +138,13 @@ describe('exportMyAccount', () => {
     assert.ok(!text.includes('whsec_'), 'no signing secret of any form');
   });
 
-  it('needs account:export, which no other scope implies; a personal key with it works', async () => {
+  it('needs account:export, which no other scope implies, and one credential; a personal key with it works', async () => {
     const everythingElse = await ctx.newStudent({ scopes: ALL_SCOPES.filter((s) => s !== 'account:export') });
     const res = await ctx.api.get(PATH).set(everythingElse.headers).expect(403);
     assert.equal(res.body.code, 'insufficient_scope');
     await ctx.api.get(PATH).expect(401);
+    const two = { ...everythingElse.headers, 'x-service-api-key': 'svc_live_x' };
+    assert.equal((await ctx.api.get(PATH).set(two).expect(400)).body.code, 'invalid_request', 'one credential per request');
     const owner = await ctx.newStudent();
     const key = (await ctx.api.post('/api/users/me/api-keys').set(owner.headers).send({ name: 'backup', scopes: ['account:export'] }).expect(201)).body.key;
     const doc = (await ctx.api.get(PATH).set({ 'x-service-api-key': key }).expect(200)).body;
