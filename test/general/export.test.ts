@@ -63,6 +63,27 @@ function pausedExport(server: Listening, student: Student) {
   });
 }
 
+/**
+ * The sessions of this test database waiting inside an export's snapshot: idle in a transaction that has read `tasks`
+ * (the lock lasts until the transaction ends, whatever statement the session ran last).
+ */
+async function exportSessions(ctx: Ctx, action: 'count' | 'terminate'): Promise<number> {
+  const pids = sql`select a.pid from pg_stat_activity a join pg_locks l on l.pid = a.pid join pg_class c on c.oid = l.relation
+    where a.datname = current_database() and a.state like 'idle in transaction%' and c.relname = 'tasks' and a.pid <> pg_backend_pid()`;
+  const query = action === 'count' ? sql<{ n: number }>`select count(*)::int as n from (${pids}) p` : sql<{ n: number }>`select count(pg_terminate_backend(pid))::int as n from (${pids}) p`;
+  return (await query.execute(ctx.db)).rows[0]!.n;
+}
+
+/** Polls `check` until it holds (at most `attempts` times, 100 ms apart); the last value is returned for an assertion. */
+async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, attempts = 100): Promise<T> {
+  let value = await read();
+  for (let i = 1; i < attempts && !check(value); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    value = await read();
+  }
+  return value;
+}
+
 describe('exportMyAccount', () => {
   let ctx: Ctx;
   before(async () => {
@@ -212,11 +233,7 @@ describe('exportMyAccount', () => {
       await ctx.api.get('/api/users/me').set(alice.headers).expect(200);
       if (onPostgres) {
         // The exports end when the server sees each close; none stays open in its transaction.
-        let open = -1;
-        for (let i = 0; i < 100 && open !== 0; i++) {
-          if (i > 0) await new Promise((r) => setTimeout(r, 100));
-          open = (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%' and (query like '%from "tasks"%' or query like '%from "study_rooms"%')`.execute(ctx.db)).rows[0]!.n;
-        }
+        const open = await eventually(() => exportSessions(ctx, 'count'), (n) => n === 0);
         assert.equal(open, 0, 'no export transaction left open');
       }
       const doc = (await ctx.api.get(PATH).set(alice.headers).expect(200)).body;
@@ -229,8 +246,8 @@ describe('exportMyAccount', () => {
       const { rest } = await pausedExport(server, alice);
       // The export waits for this client inside its snapshot transaction; its session goes away (a failover, an
       // operator's pg_terminate_backend).
-      const terminated = await sql<{ n: number }>`select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%' and query like '%from "tasks"%'`.execute(ctx.db);
-      assert.equal(terminated.rows[0]!.n, 1);
+      assert.equal(await eventually(() => exportSessions(ctx, 'count'), (n) => n === 1), 1, 'the export waits in its snapshot');
+      assert.equal(await exportSessions(ctx, 'terminate'), 1);
       const { body, complete } = await rest();
       assert.equal(complete, false, 'the transfer ends without its last chunk');
       assert.throws(() => JSON.parse(body), SyntaxError);
