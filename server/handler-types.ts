@@ -73,14 +73,21 @@ export type Handler<O extends OperationShape, Defaulted extends PropertyKey, Pri
   context: HandlerContext,
 ) => Promise<HandlerResult<O>>;
 
-/** Streaming operations (a `text/event-stream` 200) write the response themselves, and only they may. */
+/**
+ * Streaming operations write the response themselves, and only they may: a `text/event-stream` 200, or a download (a
+ * 200 with `Content-Disposition`), whose document is written as it is read rather than built in memory first.
+ */
 export type StreamingHandler<O extends OperationShape, Defaulted extends PropertyKey, Principal> = (
   input: HandlerInput<O, Defaulted, Principal>,
   context: HandlerContext,
   http: { req: Request; res: Response },
 ) => Promise<void>;
 
-type IsStreaming<O extends OperationShape> = O['responses'] extends { 200: { content: { 'text/event-stream': unknown } } } ? true : false;
+type IsStreaming<O extends OperationShape> = O['responses'] extends
+  | { 200: { content: { 'text/event-stream': unknown } } }
+  | { 200: { headers: { 'Content-Disposition': unknown } } }
+  ? true
+  : false;
 
 export type SurfaceHandlers<Operations extends { [K in keyof Operations]: OperationShape }, QueryDefaults, Principal> = {
   [K in keyof Operations]: IsStreaming<Operations[K]> extends true

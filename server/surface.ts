@@ -66,7 +66,7 @@ export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
       if (!c.operation) return; // 404 or 405 follows
       // A response to an authenticated request answers for one credential: no shared cache may keep or pass it on
       // (X-Service-API-Key, unlike Authorization, does not keep shared caches off by itself). A handler whose response
-      // carries a secret sets no-store; a stream sets its own (better-sse would keep this one instead).
+      // carries a secret sets no-store; a stream or a download sets its own (better-sse would keep this one instead).
       if ((c.operation.security ?? []).length > 0 && !streams(c.operation)) res.setHeader('Cache-Control', 'private');
       await options.beforeAuthentication?.(req, res);
     },
@@ -156,10 +156,13 @@ function declaredHeaders(c: Context): Record<string, string> {
   return headers;
 }
 
-/** Whether the operation answers with a server-sent event stream, which its streaming handler writes itself. */
+/**
+ * Whether the operation's streaming handler writes its response itself (server/handler-types.ts): a server-sent event
+ * stream, or a download (Content-Disposition).
+ */
 function streams(operation: Operation): boolean {
-  const ok = operation.responses?.['200'] as { content?: Record<string, unknown> } | undefined;
-  return ok?.content?.['text/event-stream'] !== undefined;
+  const ok = operation.responses?.['200'] as { content?: Record<string, unknown>; headers?: Record<string, unknown> } | undefined;
+  return ok?.content?.['text/event-stream'] !== undefined || ok?.headers?.['Content-Disposition'] !== undefined;
 }
 
 /** The principal of the first satisfied security scheme. */

@@ -20,6 +20,7 @@ import * as xpFsrs from './20261124_0004_xp_fsrs.ts';
 import * as pendingDeliveries from './20261124_0005_pending_deliveries.ts';
 import * as institutions from './20261124_0006_institutions.ts';
 import * as statsCounters from './20261124_0007_stats_counters.ts';
+import * as exportKeysetIndexes from './20261124_0008_export_keyset_indexes.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261122_0001_partner_v1': partnerV1,
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '20261124_0005_pending_deliveries': pendingDeliveries,
   '20261124_0006_institutions': institutions,
   '20261124_0007_stats_counters': statsCounters,
+  '20261124_0008_export_keyset_indexes': exportKeysetIndexes,
 };

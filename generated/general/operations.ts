@@ -16,6 +16,7 @@ export const operationIds = [
   'deleteMyAccount',
   'deleteTask',
   'deleteWebhookEndpoint',
+  'exportMyAccount',
   'getCard',
   'getConversation',
   'getDeck',

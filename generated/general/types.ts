@@ -706,6 +706,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/users/me/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download every record of the student as one JSON document
+         * @description The account export (GDPR Art. 20, data portability; after GitHub's account data export and Google Takeout's
+         *     JSON): one JSON document, `AccountExport`, with the profile and every task, exam, deck, card, review, xp award,
+         *     AI conversation and message, webhook endpoint, personal API key, app authorization and payment of the student.
+         *     What is left out, and why, is in the schema's description; secrets, password and token hashes never are in it.
+         *
+         *     **Who may call it.** Only a credential holding the scope `account:export`, which no other operation needs and
+         *     no read scope implies: an app must ask for it by name, so the consent page says "download a copy of all your
+         *     data", and a token granted for tasks alone cannot take everything. A personal API key made with that scope works
+         *     as well (the student's own scripts). The response carries `Cache-Control: no-store`: no cache keeps a copy.
+         *
+         *     **Streamed.** The document is written as it is read (chunked transfer, pages of a few hundred rows), so it starts
+         *     at once and its size is not bounded by the server's memory; save the body to a file. On PostgreSQL every array
+         *     is read in one read-only REPEATABLE READ transaction, a snapshot as of `exported_at`; on the embedded database
+         *     (one process) pages are read one at a time so that a slow download does not hold every other request, and a
+         *     change made during the export may appear in one array and not in another.
+         *
+         *     **Failures.** A refusal or a database that is unavailable before the document starts is a problem+json with its
+         *     status (`503` with `Retry-After`). Once the `200` has started, a failure cannot change the status: the server
+         *     closes the connection before the document is complete, so the client sees a truncated transfer (and JSON that
+         *     does not parse) rather than a complete-looking document; so does a client that reads nothing for 60 seconds
+         *     (on PostgreSQL the export holds a connection and a snapshot while it waits). Retry the whole export.
+         */
+        get: operations["exportMyAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/users/me/password": {
         parameters: {
             query?: never;
@@ -1109,6 +1149,301 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /**
+         * @description Every record the service holds of one student, as one JSON document (the account export of
+         *     `GET /api/users/me/export`), after GitHub's account data export and Google Takeout: `format_version`,
+         *     `exported_at`, the `user`, then one array per kind of record, each in a stable order (by id or key). Fields are
+         *     the API's (snake_case), timestamps are UTC, dates are the student's local dates. Records link by id
+         *     (`flashcard_cards[].deck_id` → `flashcard_decks[].id`, `ai_messages[].conversation_id` →
+         *     `ai_conversations[].id`, …), so the document can be imported elsewhere (GDPR Art. 20, data portability).
+         *
+         *     **Never in it**: the password hash, personal API keys and their hashes, webhook signing secrets, OAuth client
+         *     secrets, authorization codes and refresh tokens (credentials, stored only as hashes: they identify nothing of
+         *     the student's own).
+         *
+         *     **Left out on purpose** (none is a record the student made or that says something the arrays do not):
+         *     the schedule (computed from tasks, exams and holidays at each request, never stored); stored replies to
+         *     `Idempotency-Key` retries (copies of responses, kept 24 hours); the outbox of events and the webhook delivery log
+         *     (copies of changes already in the arrays, and the service's attempts to send them; the log is readable at
+         *     `/api/webhooks/endpoints/{endpoint_id}/deliveries`); the readiness move counter (a number that orders the
+         *     readiness stream). The student's xp and streak are in `user`; each xp award is in `xp_awards`.
+         */
+        AccountExport: {
+            /** @description Every conversation with the AI tutor; their messages are in `ai_messages`. */
+            ai_conversations: {
+                /** Format: date-time */
+                created_at: string;
+                /** Format: uuid */
+                id: string;
+                title: string;
+                /** Format: date-time */
+                updated_at: string;
+            }[];
+            /** @description Every message to and from the tutor, the student's and the replies as stored however their stream ended. */
+            ai_messages: {
+                content: string;
+                /**
+                 * Format: uuid
+                 * @description Null for messages from before conversations existed.
+                 */
+                conversation_id: string | null;
+                /** Format: date-time */
+                created_at: string;
+                /**
+                 * @description How a reply ended; null for the student's messages.
+                 * @enum {string|null}
+                 */
+                finish_reason: "stop" | "length" | "interrupted" | "error" | null;
+                /** Format: uuid */
+                id: string;
+                /** @enum {string} */
+                role: "user" | "assistant";
+            }[];
+            /** @description Every OAuth grant the student gave an app (one per consent), revoked ones too, without its tokens. */
+            authorizations: {
+                client_id: string;
+                client_name: string;
+                /** Format: date-time */
+                granted_at: string;
+                /** Format: uuid */
+                id: string;
+                /** Format: date-time */
+                revoked_at: string | null;
+                /** @description Why the grant ended (sign-out, revocation by the student, a replayed refresh token). */
+                revoked_reason: string | null;
+                scopes: components["schemas"]["Scope"][];
+            }[];
+            /** @description Every exam plan with its links to the student's decks and tasks. */
+            exams: {
+                /** Format: date-time */
+                created_at: string;
+                /** @description The linked decks (`flashcard_decks[].id`). */
+                deck_ids: string[];
+                /** Format: date */
+                exam_date: string;
+                /** Format: uuid */
+                id: string;
+                notes: string;
+                subject: string;
+                /** @description The linked preparation tasks (`tasks[].id`). */
+                task_ids: string[];
+                /** Format: date-time */
+                updated_at: string;
+            }[];
+            /** @description When the export began; on PostgreSQL every array is read as of this moment (one snapshot). */
+            exported_at: components["schemas"]["Instant"];
+            /** @description Every card with its spaced-repetition state (SM-2, and FSRS once reviewed in an FSRS deck). */
+            flashcard_cards: {
+                back: string;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: uuid */
+                deck_id: string;
+                /** @description The SM-2 ease factor, as stored. */
+                ease: number;
+                front: string;
+                fsrs: components["schemas"]["CardFsrsState"];
+                /** Format: uuid */
+                id: string;
+                interval_days: number;
+                /** Format: date-time */
+                last_reviewed_at: string | null;
+                /** Format: date-time */
+                next_due_at: string;
+                repetitions: number;
+                /** Format: date-time */
+                updated_at: string;
+            }[];
+            /** @description Every deck with its scheduler settings. */
+            flashcard_decks: {
+                course: string | null;
+                /** Format: date-time */
+                created_at: string;
+                description: string;
+                fsrs_parameters: components["schemas"]["FsrsParameters"] | null;
+                /** Format: uuid */
+                id: string;
+                scheduler: components["schemas"]["DeckScheduler"];
+                title: string;
+                /** Format: date-time */
+                updated_at: string;
+            }[];
+            /** @description Every graded review and the schedule it produced, including reviews of cards deleted since. */
+            flashcard_reviews: {
+                /** @description False for an offline review older than the card's last one (logged, not applied). */
+                applied: boolean;
+                /**
+                 * Format: uuid
+                 * @description Null once the card was deleted.
+                 */
+                card_id: string | null;
+                ease: number;
+                grade: number;
+                /** Format: uuid */
+                id: string;
+                interval_days: number;
+                /** Format: date-time */
+                next_due_at: string;
+                repetitions: number;
+                /** Format: date-time */
+                reviewed_at: string;
+            }[];
+            /**
+             * @description The version of this document's layout; a layout that removes or changes a field gets a new one.
+             * @constant
+             */
+            format_version: "1";
+            /** @description The server-to-server OAuth clients an operator bound to the account (client credentials), without their secrets. */
+            oauth_clients: {
+                /** Format: date-time */
+                created_at: string;
+                grants: string[];
+                /** @description The client_id. */
+                id: string;
+                name: string;
+                redirect_uris: string[];
+                scopes: components["schemas"]["Scope"][];
+            }[];
+            /** @description Every payment for a plan. */
+            payments: components["schemas"]["Payment"][];
+            /** @description Every personal API key, revoked ones too, without the key or its hash. */
+            personal_api_keys: {
+                /** Format: date-time */
+                created_at: string;
+                /** Format: uuid */
+                id: string;
+                /** Format: date-time */
+                last_used_at: string | null;
+                name: string;
+                /** @description The first characters of the key, to recognise it. */
+                prefix: string;
+                /** Format: date-time */
+                revoked_at: string | null;
+                scopes: components["schemas"]["Scope"][];
+            }[];
+            /**
+             * @description Per exam, the readiness the service last computed and pushed to the readiness stream, and when it moved. Only
+             *     the latest state is stored, not a history; `state` is null for an exam that left the stream (deleted or past).
+             */
+            readiness: {
+                /** Format: uuid */
+                exam_id: string;
+                /** Format: date-time */
+                moved_at: string;
+                state: components["schemas"]["ExamReadinessState"] | null;
+            }[];
+            /** @description The study rooms the student created. */
+            study_rooms: {
+                /** Format: date-time */
+                created_at: string;
+                /** Format: uuid */
+                id: string;
+                name: string;
+            }[];
+            /** @description Every task, open and completed, one-off and each occurrence of a recurring series. */
+            tasks: {
+                /**
+                 * Format: date-time
+                 * @description When it was completed; the completions of a series are its occurrences' `completed_at`.
+                 */
+                completed_at: string | null;
+                course: string | null;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                due_at: string;
+                /** Format: uuid */
+                id: string;
+                notes: string | null;
+                /**
+                 * Format: uuid
+                 * @description The occurrence whose completion created this one.
+                 */
+                previous_id: string | null;
+                priority: components["schemas"]["TaskPriority"];
+                /** @description The RRULE of the series (evaluated in `user.time_zone`); null for a one-off task. */
+                recurrence: string | null;
+                /**
+                 * Format: uuid
+                 * @description The series the occurrence belongs to; null for a one-off task.
+                 */
+                series_id: string | null;
+                /**
+                 * Format: date-time
+                 * @description The DTSTART of `recurrence`.
+                 */
+                series_starts_at: string | null;
+                status: components["schemas"]["TaskStatus"];
+                title: string;
+                /** Format: date-time */
+                updated_at: string;
+            }[];
+            /** @description The profile as stored, with the plan and the warnings an operator gave. */
+            user: {
+                avatar_url: string | null;
+                bio: string;
+                /** @description ISO 3166-1 alpha-2, lower case, for holidays. */
+                country_code: string | null;
+                /** Format: date-time */
+                created_at: string;
+                /** @description The sign-in e-mail; null for accounts made before sign-in existed (demo data). */
+                email: string | null;
+                first_name: string;
+                /** Format: uuid */
+                id: string;
+                /** Format: date-time */
+                last_active_at: string | null;
+                /**
+                 * Format: date
+                 * @description The last local date with a review or a completed task.
+                 */
+                last_study_date: string | null;
+                /** @description The public name on partner leaderboards. */
+                nickname: string;
+                plan: components["schemas"]["Plan"];
+                /** @description Consecutive local study days up to `last_study_date`. */
+                streak: number;
+                /** @description IANA zone name; local dates in this document are in it. */
+                time_zone: string;
+                /** Format: uuid */
+                university_id: string | null;
+                /** Format: date-time */
+                updated_at: string;
+                /** @description The warnings an operator gave the student, oldest first. */
+                warnings: components["schemas"]["Warning"][];
+                /** @description The sum of `xp_awards` (plus any seeded xp from before the ledger). */
+                xp: number;
+            };
+            /** @description The student's own webhook endpoints, without their signing secrets. */
+            webhook_endpoints: {
+                /** Format: date-time */
+                created_at: string;
+                description: string;
+                /** @description `failing` when delivery gave up on it; null when enabled or disabled by the student. */
+                disabled_reason: string | null;
+                enabled: boolean;
+                event_types: string[];
+                /** Format: date-time */
+                failing_since: string | null;
+                /** Format: uuid */
+                id: string;
+                /** Format: date-time */
+                updated_at: string;
+                url: string;
+            }[];
+            /** @description The xp ledger, one row per awarded thing (the rules are under `UserProfile.xp`). */
+            xp_awards: {
+                amount: number;
+                /** @description What was awarded, once (a card and day, a task, an exam milestone). */
+                award_key: string;
+                /** Format: date-time */
+                awarded_at: string;
+                /** Format: date */
+                local_date: string;
+                /** @enum {string} */
+                source: "review" | "task" | "readiness";
+            }[];
+        };
         /**
          * @description An app (OAuth client) the student has authorized and not revoked: every live grant of the student to that client,
          *     taken together (one per sign-in, e.g. a phone and a laptop).
@@ -2111,7 +2446,7 @@ export interface components {
          * @description An OAuth scope; the list with descriptions is in the OAuth2 security scheme.
          * @enum {string}
          */
-        Scope: "profile:read" | "profile:write" | "keys:manage" | "tasks:read" | "tasks:write" | "schedule:read" | "decks:read" | "decks:write" | "exams:read" | "exams:write" | "today:read" | "ai:chat" | "webhooks:manage";
+        Scope: "profile:read" | "profile:write" | "keys:manage" | "tasks:read" | "tasks:write" | "schedule:read" | "decks:read" | "decks:write" | "exams:read" | "exams:write" | "today:read" | "ai:chat" | "webhooks:manage" | "account:export";
         /**
          * Format: uuid
          * @description The same for every occurrence of one recurring task (the `id` of its first occurrence); null for a task that
@@ -4402,6 +4737,47 @@ export interface operations {
             401: components["responses"]["TokenUnauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportMyAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The whole export, streamed. */
+            200: {
+                headers: {
+                    /**
+                     * @description `no-store`: the document holds all of the student's data; no cache, private or shared, may keep a copy.
+                     * @example no-store
+                     */
+                    "Cache-Control": "no-store";
+                    /**
+                     * @description An attachment, named after the service and the date of the export (UTC), for browsers to save.
+                     * @example attachment; filename="study-companion-export-2026-11-24.json"
+                     */
+                    "Content-Disposition": string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];

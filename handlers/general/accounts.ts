@@ -1,8 +1,10 @@
+import { EXPORT_SECTIONS, exportPages, exportUser, inExportSnapshot } from '../../db/queries/export.ts';
 import { revokeRefreshTokensOfOtherGrants } from '../../db/queries/oauth.ts';
 import { deleteAccount, setPasswordHash } from '../../db/queries/users.ts';
 import { AccountTaken, createAccount as insertNewAccount } from '../../server/auth/accounts.ts';
 import { hashPassword } from '../../server/auth/passwords.ts';
 import { passwordConfirmed, signedInFreshly } from '../../server/auth/reauthentication.ts';
+import { DownloadStopped, downloadWriter } from '../../server/http/download.ts';
 import { problems } from '../../server/problems.ts';
 import { profileBody } from './profile-body.ts';
 import { assertTimeZone } from './time-zones.ts';
@@ -53,4 +55,48 @@ export const deleteMyAccount: GeneralHandlers['deleteMyAccount'] = async ({ prin
   }
   if (!(await deleteAccount(db, principal.user_id))) throw problems.notFound('This account no longer exists.');
   return { status: 204, body: undefined };
+};
+
+/** The layout version of the export document (AccountExport.format_version). */
+const EXPORT_FORMAT_VERSION = '1';
+/** A client that reads nothing for this long loses its export: on PostgreSQL it holds a connection and a snapshot. */
+const EXPORT_STALL_MS = 60_000;
+
+/**
+ * The account export (AccountExport in the spec), streamed: the profile is read before the first byte, so a database
+ * that is down is still a 503 problem; then each section is read page by page and written as it is read. Once the 200
+ * has started, any failure ends the connection without the transfer's last chunk, and is logged.
+ */
+export const exportMyAccount: GeneralHandlers['exportMyAccount'] = async ({ principal }, { db, now, lifecycle }, { req, res }) => {
+  const exportedAt = now();
+  try {
+    await inExportSnapshot(db, async (reader) => {
+      const user = await exportUser(reader, principal.user_id);
+      if (!user) throw problems.notFound('This account no longer exists.');
+      res.status(200).set({
+        'Content-Type': 'application/json; charset=utf-8',
+        'Content-Disposition': `attachment; filename="study-companion-export-${exportedAt.toISOString().slice(0, 10)}.json"`,
+        'Cache-Control': 'no-store',
+      });
+      if (req.method === 'HEAD') return void res.end();
+      const out = downloadWriter(res, { stallMs: EXPORT_STALL_MS, stop: lifecycle.streamsEnd });
+      await out.write(`{"format_version":"${EXPORT_FORMAT_VERSION}","exported_at":${JSON.stringify(exportedAt)},"user":${JSON.stringify(user)}`);
+      for (const section of EXPORT_SECTIONS) {
+        await out.write(`,"${section.name}":[`);
+        let separator = '';
+        for await (const rows of exportPages(section, reader, principal.user_id)) {
+          await out.write(separator + rows.map((row) => JSON.stringify(row)).join(','));
+          separator = ',';
+        }
+        await out.write(']');
+      }
+      await out.write('}');
+      out.end();
+    });
+  } catch (error) {
+    if (!res.headersSent) throw error; // a problem (503, 500, 404) while nothing is sent yet
+    if (error instanceof DownloadStopped) req.log.info({ reason: error.reason }, 'the account export stopped before its end');
+    else req.log.error({ err: error }, 'the account export failed after it started; the connection is closed so the client sees it truncated');
+    res.destroy();
+  }
 };

@@ -1,6 +1,6 @@
 // Every operation of spec/general, by operationId. `satisfies` makes a missing, extra or misspelled handler a
 // compile error.
-import { changeMyPassword, createAccount, deleteMyAccount } from './accounts.ts';
+import { changeMyPassword, createAccount, deleteMyAccount, exportMyAccount } from './accounts.ts';
 import { deleteConversation, getConversation, listConversations, streamTutorChat } from './ai.ts';
 import { createExam, deleteExam, getExam, listExams, streamExamReadiness, updateExam } from './exams.ts';
 import { createCard, createDeck, deleteCard, deleteDeck, getCard, getDeck, listCards, listDecks, reviewCard, updateCard, updateDeck, createCards, reviewCards } from './flashcards.ts';
@@ -26,6 +26,7 @@ export const generalHandlers = {
   createAccount,
   changeMyPassword,
   deleteMyAccount,
+  exportMyAccount,
   getMyProfile,
   updateMyProfile,
   listMyApiKeys,
