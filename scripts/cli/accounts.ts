@@ -6,8 +6,8 @@ import { findNamedAccount, setPasswordHash } from '../../db/queries/users.ts';
 import { knownTimeZone } from '../../handlers/general/time-zones.ts';
 import { AccountTaken, createAccount, generatePassword } from '../../server/auth/accounts.ts';
 import { hashPassword } from '../../server/auth/passwords.ts';
-import { ALL_SCOPES } from '../../server/general/scopes.ts';
-import { redirectUriProblem, registerClient } from '../../server/oauth/clients.ts';
+import { registerClient } from '../../server/oauth/clients.ts';
+import { redirectUrisOption, scopesOption } from './client-options.ts';
 import { parse, UsageError, withDb } from './shared.ts';
 
 export async function createUser(args: string[]): Promise<void> {
@@ -71,14 +71,8 @@ export async function createClient(args: string[]): Promise<void> {
   });
   const name = values.name?.trim();
   if (!name) throw new UsageError('--name NAME is required (students see it on the sign-in page)');
-  const redirectUris = values['redirect-uri'] ?? [];
-  for (const uri of redirectUris) {
-    const problem = redirectUriProblem(uri);
-    if (problem) throw new UsageError(`--redirect-uri ${problem}, got ${JSON.stringify(uri)}`);
-  }
-  const scopes = values.scopes ? values.scopes.split(/[\s,]+/).filter(Boolean) : [...ALL_SCOPES];
-  const unknown = scopes.filter((s) => !ALL_SCOPES.includes(s as never));
-  if (unknown.length > 0) throw new UsageError(`unknown scope ${unknown.join(', ')}; scopes are: ${ALL_SCOPES.join(' ')}`);
+  const redirectUris = redirectUrisOption(values['redirect-uri']);
+  const scopes = scopesOption(values.scopes);
   if (values.owner && !values.confidential) throw new UsageError('--owner needs --confidential: client credentials require a client secret');
   if (redirectUris.length === 0 && !values.owner) throw new UsageError('give at least one --redirect-uri (authorization code), or --confidential --owner EMAIL (client credentials)');
 

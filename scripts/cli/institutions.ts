@@ -2,8 +2,8 @@
 // who consent to them, by token exchange (server/oauth/token-exchange.ts). An institution is a confidential OAuth
 // client of its own kind; its secret is printed once, as the last line of stdout, and stored only as a hash.
 import { disableInstitution, listInstitutions } from '../../db/queries/oauth.ts';
-import { ALL_SCOPES } from '../../server/general/scopes.ts';
-import { redirectUriProblem, registerClient } from '../../server/oauth/clients.ts';
+import { registerClient } from '../../server/oauth/clients.ts';
+import { redirectUrisOption, scopesOption } from './client-options.ts';
 import { parse, printable, table, timestamp, UsageError, withDb } from './shared.ts';
 
 export async function createInstitution(args: string[]): Promise<void> {
@@ -11,15 +11,9 @@ export async function createInstitution(args: string[]): Promise<void> {
   const name = values.name?.trim();
   if (!name) throw new UsageError('--name NAME is required (students see it on the consent page)');
   // Where the consent page sends the student back to: the institution's own page (the code it carries may be ignored).
-  const redirectUris = values['redirect-uri'] ?? [];
+  const redirectUris = redirectUrisOption(values['redirect-uri']);
   if (redirectUris.length === 0) throw new UsageError('give at least one --redirect-uri: students come back there after consenting');
-  for (const uri of redirectUris) {
-    const problem = redirectUriProblem(uri);
-    if (problem) throw new UsageError(`--redirect-uri ${problem}, got ${JSON.stringify(uri)}`);
-  }
-  const scopes = values.scopes ? values.scopes.split(/[\s,]+/).filter(Boolean) : [...ALL_SCOPES];
-  const unknown = scopes.filter((s) => !ALL_SCOPES.includes(s as never));
-  if (unknown.length > 0) throw new UsageError(`unknown scope ${unknown.join(', ')}; scopes are: ${ALL_SCOPES.join(' ')}`);
+  const scopes = scopesOption(values.scopes);
 
   const client = await withDb((db) => registerClient(db, { name, redirect_uris: redirectUris, scopes, confidential: true, institution: true }));
   process.stderr.write(

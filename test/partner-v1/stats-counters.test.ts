@@ -8,24 +8,13 @@ import pg from 'pg';
 import type { Db } from '../../db/connect.ts';
 import type { Database } from '../../db/schema.ts';
 import { FOLD_ABOVE, getServiceStats } from '../../db/queries/stats.ts';
+import { statsByCounting } from '../support/stats-by-counting.ts';
 import { createFreshDatabase, type TestDatabase } from '../support/test-db.ts';
 
 const LONG_AGO = new Date('2000-01-01T00:00:00Z');
 
-/** What the stats would be if the tables were counted whole, as /stats did before the counters. */
-async function counted(db: Db) {
-  const { rows } = await sql<Record<string, number>>`select
-    (select count(*) from users) as total_users,
-    (select count(*) from users where last_active_at >= ${LONG_AGO}) as active_users_30d,
-    (select count(*) from universities) as universities_count,
-    (select count(*) from flashcard_decks) as flashcard_decks,
-    (select count(*) from ai_messages) as ai_messages_total,
-    (select count(*) from study_rooms) as study_rooms_total`.execute(db);
-  return rows[0]!;
-}
-
 async function assertCountersMatch(db: Db) {
-  assert.deepEqual(await getServiceStats(db, LONG_AGO), await counted(db));
+  assert.deepEqual(await getServiceStats(db, LONG_AGO), await statsByCounting(db, LONG_AGO));
 }
 
 /** A student with a deck, a conversation of two messages and a study room; returns the student's id. */
