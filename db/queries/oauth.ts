@@ -77,15 +77,8 @@ export async function disableInstitution(db: Db, clientId: string, now: Date): P
       .where('disabled_at', 'is', null)
       .executeTakeFirst();
     if (disabled.numUpdatedRows === 0n) return false;
-    const revoked = await trx
-      .updateTable('oauth_grants')
-      .set({ revoked_at: now, revoked_reason: 'client_disabled' })
-      .where('client_id', '=', clientId)
-      .where('revoked_at', 'is', null)
-      .returning('user_id')
-      .execute();
     // Every consenting student's kept principals go, in every process, so the institution's tokens stop at once.
-    for (const userId of new Set(revoked.map((grant) => grant.user_id))) await changed(userId);
+    await revokeLiveGrants(trx, { client_id: clientId }, 'client_disabled', now, changed);
     return true;
   });
 }
@@ -96,17 +89,28 @@ export async function insertGrant(db: Db, grant: { client_id: string; user_id: s
 
 /** Revokes a grant, which ends every token descending from it; false when it was revoked already. */
 export async function revokeGrant(db: Db, grantId: string, reason: string, now: Date): Promise<boolean> {
-  return changingPrincipals(db, async (trx, changed) => {
-    const row = await trx
-      .updateTable('oauth_grants')
-      .set({ revoked_at: now, revoked_reason: reason })
-      .where('id', '=', grantId)
-      .where('revoked_at', 'is', null)
-      .returning('user_id')
-      .executeTakeFirst();
-    if (row) await changed(row.user_id);
-    return row !== undefined;
-  });
+  return changingPrincipals(db, async (trx, changed) => (await revokeLiveGrants(trx, { id: grantId }, reason, now, changed)) > 0);
+}
+
+/**
+ * Revokes the live grants `which` selects, in `trx`, and reports each account that lost one to `changed` (its kept
+ * principals go in every process); returns how many were revoked. The one write of a grant's revocation.
+ */
+async function revokeLiveGrants(
+  trx: Db,
+  which: { id?: string; user_id?: string; client_id?: string },
+  reason: string,
+  now: Date,
+  changed: (userId: string) => Promise<void>,
+): Promise<number> {
+  if (which.id === undefined && which.user_id === undefined && which.client_id === undefined) throw new Error('revokeLiveGrants: nothing selects the grants');
+  let update = trx.updateTable('oauth_grants').set({ revoked_at: now, revoked_reason: reason }).where('revoked_at', 'is', null);
+  if (which.id !== undefined) update = update.where('id', '=', which.id);
+  if (which.user_id !== undefined) update = update.where('user_id', '=', which.user_id);
+  if (which.client_id !== undefined) update = update.where('client_id', '=', which.client_id);
+  const revoked = await update.returning('user_id').execute();
+  for (const userId of new Set(revoked.map((grant) => grant.user_id))) await changed(userId);
+  return revoked.length;
 }
 
 export async function insertAuthorizationCode(
@@ -192,17 +196,7 @@ export async function listAuthorizedApps(db: Db, userId: string) {
 
 /** Revokes every live grant of the student to the client; the number revoked (0: the app holds none). */
 export async function revokeClientGrants(db: Db, userId: string, clientId: string, reason: string, now: Date): Promise<number> {
-  return changingPrincipals(db, async (trx, changed) => {
-    const result = await trx
-      .updateTable('oauth_grants')
-      .set({ revoked_at: now, revoked_reason: reason })
-      .where('user_id', '=', userId)
-      .where('client_id', '=', clientId)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    if (result.numUpdatedRows > 0n) await changed(userId);
-    return Number(result.numUpdatedRows);
-  });
+  return changingPrincipals(db, (trx, changed) => revokeLiveGrants(trx, { user_id: userId, client_id: clientId }, reason, now, changed));
 }
 
 /**
