@@ -19,14 +19,18 @@ const redisUrl = process.env.REDIS_URL;
 /** One GET on a connection of its own, so that the cluster's round-robin spreads requests over its workers. */
 function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { agent: false, headers }, (res) => {
+    // A connection the primary handed to a worker as it died may never be answered: give up on it, as a client would.
+    const req = request(url, { agent: false, headers, signal: AbortSignal.timeout(5_000) }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk) => (body += chunk));
       res.on('end', () => resolve({ status: res.statusCode!, body }));
+      // A worker killed mid-response cuts the body short: node then ends the response with neither 'end' nor (with
+      // no listener) 'error', only 'close' on an incomplete message.
+      res.on('close', () => {
+        if (!res.complete) reject(new Error('connection closed mid-response'));
+      });
     });
-    // A connection the primary handed to a worker as it died may never be answered: give up on it, as a client would.
-    req.setTimeout(5_000, () => req.destroy(new Error('no answer within 5 s')));
     req.on('error', reject);
     req.end();
   });
