@@ -284,6 +284,7 @@ export interface Database {
   exam_readiness: ExamReadinessTable;
   xp_awards: XpAwardsTable;
   stat_counter_deltas: StatCounterDeltasTable;
+  activity_hour_deltas: ActivityHourDeltasTable;
 }
 
 /** The ledger behind users.xp (domain/xp.ts): one row per awarded thing, keyed so it is awarded once. */
@@ -402,6 +403,13 @@ export interface ExamReadinessTable {
 export interface StatCounterDeltasTable {
   /** The counted table's name. */
   counter: string;
+  /** int8, read as a number (db/connect.ts). */
+  delta: number;
+}
+
+/** Students per hour (UTC) of their last activity, appended by triggers on users, summed and folded by /api/v1/stats (db/migrations/20261125_0401_activity_hours.ts). */
+export interface ActivityHourDeltasTable {
+  hour: Timestamp;
   /** int8, read as a number (db/connect.ts). */
   delta: number;
 }

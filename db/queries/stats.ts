@@ -4,19 +4,26 @@ import type { Db } from '../connect.ts';
 type CountedTable = 'users' | 'universities' | 'flashcard_decks' | 'ai_messages' | 'study_rooms';
 
 /**
- * Past this many delta rows a read folds them into one per table. Below it, a read only sums (and writes nothing, so
- * polling partners cost no commit); above it, the rows appended since the last fold stay a few dozen to sum.
+ * Past this many delta rows a read folds them into one per table (or per hour). Below it, a read only sums (and
+ * writes nothing, so polling partners cost no commit); above it, the rows appended since the last fold stay a few
+ * dozen to sum.
  */
 export const FOLD_ABOVE = 64;
 
+const HOUR_MS = 3_600_000;
+
 /**
  * All counts of /stats in one statement, so they are one snapshot. The five totals are sums of the delta rows the
- * counted tables' triggers append (db/migrations/20261124_0007_stats_counters.ts); `active_users_30d` is a range
- * on users_last_active_idx. When the deltas have piled up the same statement folds them: it deletes the rows it can
- * lock (SKIP LOCKED: a concurrent fold keeps the rows it took, and neither waits) and appends their sums. The sums
- * it answers are read from the statement's snapshot, which holds the deltas as they were before the fold, once each.
+ * counted tables' triggers append (db/migrations/20261124_0007_stats_counters.ts). `active_users_30d` sums the
+ * students per hour of last activity (db/migrations/20261125_0401_activity_hours.ts) over the window's whole hours,
+ * and counts on users_last_active_idx only the students of its first, partial hour. When the rows have piled up the
+ * same statement folds them: it deletes the rows it can lock (SKIP LOCKED: a concurrent fold keeps the rows it took,
+ * and neither waits) and appends their sums. The sums it answers are read from the statement's snapshot, which holds
+ * the rows as they were before the fold, once each.
  */
 export async function getServiceStats(db: Db, activeSince: Date) {
+  // The first whole hour of the window (hours are cut from 2000-01-01T00:00Z, as the triggers cut them).
+  const wholeHoursFrom = new Date(Math.floor(activeSince.getTime() / HOUR_MS) * HOUR_MS + HOUR_MS);
   const { rows } = await sql<{ counter: CountedTable | 'active_users_30d'; n: number }>`
     with folded as (
       delete from stat_counter_deltas
@@ -25,10 +32,22 @@ export async function getServiceStats(db: Db, activeSince: Date) {
       returning counter, delta
     ), refolded as (
       insert into stat_counter_deltas (counter, delta) select counter, sum(delta) from folded group by counter
+    ), hours_folded as (
+      -- Judged on the window's rows (an index range), folding every hour: rows of hours the window has left are
+      -- never summed again, but students who come back append -1 rows to them.
+      delete from activity_hour_deltas
+      where (select count(*) - count(distinct hour) from activity_hour_deltas where hour >= ${wholeHoursFrom}) > ${FOLD_ABOVE}
+        and ctid = any (array(select ctid from activity_hour_deltas for update skip locked))
+      returning hour, delta
+    ), hours_refolded as (
+      insert into activity_hour_deltas (hour, delta) select hour, sum(delta) from hours_folded group by hour having sum(delta) <> 0
     )
     select counter, sum(delta)::int8 as n from stat_counter_deltas group by counter
     union all
-    select 'active_users_30d', count(*) from users where last_active_at >= ${activeSince}
+    select 'active_users_30d', (
+      (select coalesce(sum(delta), 0) from activity_hour_deltas where hour >= ${wholeHoursFrom})
+      + (select count(*) from users where last_active_at >= ${activeSince} and last_active_at < ${wholeHoursFrom})
+    )::int8
   `.execute(db);
   const count = (counter: CountedTable | 'active_users_30d') => rows.find((r) => r.counter === counter)?.n ?? 0;
   return {

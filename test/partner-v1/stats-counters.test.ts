@@ -12,10 +12,25 @@ import { statsByCounting } from '../support/stats-by-counting.ts';
 import { createFreshDatabase, type TestDatabase } from '../support/test-db.ts';
 
 const LONG_AGO = new Date('2000-01-01T00:00:00Z');
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+/**
+ * Windows of activity to check: everything; the last 30 days (what /stats asks); one starting on a whole hour; and
+ * windows whose first hour is cut in the middle, where the partial hour is counted on the index.
+ */
+function windowsAround(now: Date): Date[] {
+  const onTheHour = Math.floor(now.getTime() / HOUR) * HOUR;
+  return [LONG_AGO, new Date(now.getTime() - 30 * 24 * HOUR), new Date(onTheHour - 5 * HOUR), new Date(onTheHour - 90 * MINUTE + 17_000), new Date(now.getTime() - 7 * MINUTE)];
+}
 
 async function assertCountersMatch(db: Db) {
-  assert.deepEqual(await getServiceStats(db, LONG_AGO), await statsByCounting(db, LONG_AGO));
+  for (const since of windowsAround(new Date())) {
+    assert.deepEqual(await getServiceStats(db, since), await statsByCounting(db, since), `active since ${since.toISOString()}`);
+  }
 }
+
+const hourRows = async (db: Db) => Number((await sql<{ n: number }>`select count(*) as n from activity_hour_deltas`.execute(db)).rows[0]!.n);
 
 /** A student with a deck, a conversation of two messages and a study room; returns the student's id. */
 async function addStudent(db: Db, nickname: string): Promise<string> {
@@ -98,6 +113,39 @@ describe('stats counters', () => {
     await assertCountersMatch(db);
   });
 
+  it('count the students active in any window as their last activity moves between hours, and fold per hour', async () => {
+    const { db } = database;
+    // 400 students whose last activity is spread over the last 40 days, a few minutes apart, some never active.
+    await sql`insert into users (nickname, first_name, last_active_at)
+      select 'spread_' || i, 'Spread', case when i % 9 = 0 then null else now() - (i * 143 || ' minutes')::interval end
+      from generate_series(1, 400) as i`.execute(db);
+    await assertCountersMatch(db);
+    // Moves: back to now (into the current hour), into the past, within the same hour (nothing to append), to none.
+    await sql`update users set last_active_at = now() where nickname like 'spread_1%'`.execute(db);
+    await sql`update users set last_active_at = last_active_at - interval '3 days' where nickname like 'spread_2%'`.execute(db);
+    const before = await hourRows(db);
+    await sql`update users set last_active_at = date_bin('1 hour', last_active_at, timestamptz '2000-01-01 00:00:00+00') + interval '1 minute'
+      where nickname like 'spread_3%' and last_active_at is not null`.execute(db);
+    await sql`update users set xp = xp + 1 where nickname like 'spread_%'`.execute(db);
+    assert.equal(await hourRows(db), before, 'moves within an hour, and updates of other columns, append nothing');
+    await sql`update users set last_active_at = null where nickname like 'spread_4%'`.execute(db);
+    await db.deleteFrom('users').where('nickname', 'like', 'spread_5%').execute();
+    await assertCountersMatch(db);
+
+    // Each statement that moves a student to another hour appends rows; past the threshold a read folds them.
+    const surplus = async () => Number((await sql<{ n: number }>`select count(*) - count(distinct hour) as n from activity_hour_deltas`.execute(db)).rows[0]!.n);
+    for (let i = 0; (await surplus()) <= FOLD_ABOVE; i++) {
+      await sql`update users set last_active_at = now() - (${i % 48} || ' hours')::interval where nickname = ${`spread_${(i % 40) + 60}`}`.execute(db);
+    }
+    const piled = await hourRows(db);
+    await assertCountersMatch(db);
+    const folded = await hourRows(db);
+    assert.ok(folded < piled, `folded ${piled} rows into ${folded}`);
+    const distinctHours = Number((await sql<{ n: number }>`select count(distinct hour) as n from activity_hour_deltas`.execute(db)).rows[0]!.n);
+    assert.equal(folded, distinctHours, 'one row per hour after a fold');
+    await assertCountersMatch(db);
+  });
+
   it('equal count(*) after twenty connections wrote and read at once (PostgreSQL)', async function () {
     if (!database.url) this.skip(); // one embedded database has one connection: no concurrency to test
     this.timeout(120_000);
@@ -114,6 +162,7 @@ describe('stats counters', () => {
             const id = await addStudent(shared, name);
             if (round % 3 === 0) await shared.deleteFrom('users').where('id', '=', id).execute();
             if (round % 4 === 1) await shared.deleteFrom('flashcard_decks').where('user_id', '=', id).execute();
+            if (round % 4 === 2) await sql`update users set last_active_at = now() - (${worker * 7 + round} || ' hours')::interval where id = ${id}`.execute(shared);
             if (round % 5 === 2) {
               // Half the work of a transaction that then fails: none of it may count.
               await shared.transaction().execute(async (trx) => {

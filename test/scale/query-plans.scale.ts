@@ -76,7 +76,8 @@ describe(`query plans on ${STUDENTS.toLocaleString('en')} generated students`, f
     ['v1 leaderboard, global (topUsersByXp)', (db) => topUsersByXp(db, { activeSince: monthAgo, limit: 100 })],
     ['v1 leaderboard, one university (topUsersByXp)', (db) => topUsersByXp(db, { activeSince: monthAgo, limit: 100, universityId: student.university_id })],
     ['v1 university with its counts (getUniversity)', (db) => getUniversity(db, student.university_id, monthAgo)],
-    // Five counters summed from a few delta rows, and the active users as a range on users_last_active_idx.
+    // Five counters summed from a few delta rows, the active users summed per hour of last activity (the window's
+    // first, partial hour counted on users_last_active_idx).
     ['v1 stats (getServiceStats)', (db) => getServiceStats(db, monthAgo)],
     ['v1 public profile (findPublicProfile)', (db) => findPublicProfile(db, student.nickname)],
     ['tasks, first page (listTasks)', (db) => listTasks(db, student.id, {}, undefined, 20)],
