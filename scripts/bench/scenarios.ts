@@ -22,6 +22,8 @@ export function scenarios(year: number): Scenario[] {
     { name: 'v1-leaderboard', method: 'GET', path: '/api/v1/leaderboards/global?limit=100', credential: 'partner-key', expectedStatus: 200 },
     { name: 'v1-health', method: 'GET', path: '/api/v1/health', credential: 'partner-key', expectedStatus: 200 },
     { name: 'v1-holidays', method: 'GET', path: `/api/v1/holidays/kz?year=${year}`, credential: 'partner-key', expectedStatus: 200 },
+    // Counters and active students per hour of last activity: constant work however many students there are.
+    { name: 'v1-stats', method: 'GET', path: '/api/v1/stats', credential: 'partner-key', expectedStatus: 200 },
     // The general surface: an ES256 JWT verified and its grant read on every request, then the student's data.
     { name: 'list-tasks', method: 'GET', path: '/api/tasks?limit=20', credential: 'student-token', expectedStatus: 200 },
     {
