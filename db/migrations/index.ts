@@ -21,6 +21,7 @@ import * as pendingDeliveries from './20261124_0005_pending_deliveries.ts';
 import * as institutions from './20261124_0006_institutions.ts';
 import * as statsCounters from './20261124_0007_stats_counters.ts';
 import * as exportKeysetIndexes from './20261124_0008_export_keyset_indexes.ts';
+import * as completedTasksIndex from './20261125_0201_completed_tasks_index.ts';
 import * as activityHours from './20261125_0401_activity_hours.ts';
 
 export const migrations: Record<string, Migration> = {
@@ -45,5 +46,6 @@ export const migrations: Record<string, Migration> = {
   '20261124_0006_institutions': institutions,
   '20261124_0007_stats_counters': statsCounters,
   '20261124_0008_export_keyset_indexes': exportKeysetIndexes,
+  '20261125_0201_completed_tasks_index': completedTasksIndex,
   '20261125_0401_activity_hours': activityHours,
 };

@@ -1,7 +1,10 @@
 // Exam plans of one student, their links to decks and tasks, and the facts readiness is computed from. Every query
 // is scoped to the owner; links carry user_id so the database refuses a link across students.
-import { sql } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { Db } from '../connect.ts';
+import type { Database } from '../schema.ts';
+import { instantMs } from './json-instants.ts';
 
 const EXAM_COLUMNS = ['id', 'subject', 'exam_date', 'notes', 'created_at', 'updated_at'] as const;
 
@@ -18,15 +21,14 @@ export async function listExams(db: Db, userId: string, options: { limit: number
 
 /** Exams on or after `fromDate` ('YYYY-MM-DD'), nearest first; all of them unless `limit` is given. */
 export async function listUpcomingExams(db: Db, userId: string, fromDate: string, limit?: number) {
-  let query = db
-    .selectFrom('exams')
-    .select(['id', 'subject', 'exam_date'])
-    .where('user_id', '=', userId)
-    .where('exam_date', '>=', fromDate)
-    .orderBy('exam_date')
-    .orderBy('id');
+  return upcomingExams(db, userId, fromDate, limit).select(['id', 'subject', 'exam_date']).execute();
+}
+
+/** The query of listUpcomingExams without its columns, to select what a caller needs or to embed in one statement. */
+function upcomingExams(db: Db, userId: string, fromDate: string, limit?: number) {
+  let query = db.selectFrom('exams').where('user_id', '=', userId).where('exam_date', '>=', fromDate).orderBy('exam_date').orderBy('id');
   if (limit !== undefined) query = query.limit(limit);
-  return query.execute();
+  return query;
 }
 
 export async function findExam(db: Db, userId: string, examId: string) {
@@ -97,63 +99,82 @@ export async function replaceTaskLinks(trx: Db, userId: string, examId: string, 
   }
 }
 
-export async function deckLinks(db: Db, userId: string, examIds: readonly string[]) {
-  if (examIds.length === 0) return [];
-  return db
-    .selectFrom('exam_decks')
-    .select(['exam_id', 'deck_id'])
-    .where('user_id', '=', userId)
-    .where('exam_id', 'in', examIds)
-    .orderBy('exam_id')
-    .orderBy('deck_id')
-    .execute();
-}
-
-/** The linked tasks with whether each is completed. */
-export async function taskLinks(db: Db, userId: string, examIds: readonly string[]) {
-  if (examIds.length === 0) return [];
-  return db
-    .selectFrom('exam_tasks as l')
-    .innerJoin('tasks as t', 't.id', 'l.task_id')
-    .select(['l.exam_id', 'l.task_id', sql<boolean>`t.status = 'completed'`.as('completed')])
-    .where('l.user_id', '=', userId)
-    .where('l.exam_id', 'in', examIds)
-    .orderBy('l.exam_id')
-    .orderBy('l.task_id')
-    .execute();
-}
-
-/** The memory facts of every card of every linked deck. */
-export async function linkedCards(db: Db, userId: string, examIds: readonly string[]) {
-  if (examIds.length === 0) return [];
-  return db
-    .selectFrom('exam_decks as l')
-    .innerJoin('flashcard_cards as c', 'c.deck_id', 'l.deck_id')
-    .select(['l.exam_id', 'c.interval_days', 'c.last_reviewed_at'])
-    .where('l.user_id', '=', userId)
-    .where('l.exam_id', 'in', examIds)
-    .execute();
+/** The window readiness counts study days in: days in `zone`, from the start of the day `since` falls on. */
+export interface StudyWindow {
+  zone: string;
+  since: Date;
 }
 
 /**
- * Distinct days, in `timeZone`, with a flashcard review or a completed task at or after `since` (the start of the
- * first day of the window, as an instant).
+ * What readiness is computed from, per exam, as correlated subqueries of a query on `exams`: the linked decks' ids,
+ * the linked tasks with whether each is completed, and the memory facts of every card of the linked decks. JSON has
+ * no timestamps, so a card's last review comes as epoch milliseconds (instantMs).
  */
-export async function studyDays(db: Db, userId: string, timeZone: string, since: Date): Promise<number> {
+function preparationFacts(userId: string) {
+  return (eb: ExpressionBuilder<Database, 'exams'>) => [
+    jsonArrayFrom(
+      eb.selectFrom('exam_decks as l').select('l.deck_id').where('l.user_id', '=', userId).whereRef('l.exam_id', '=', 'exams.id').orderBy('l.deck_id'),
+    ).as('decks'),
+    jsonArrayFrom(
+      eb
+        .selectFrom('exam_tasks as l')
+        .innerJoin('tasks as t', 't.id', 'l.task_id')
+        .select(['l.task_id', sql<boolean>`t.status = 'completed'`.as('completed')])
+        .where('l.user_id', '=', userId)
+        .whereRef('l.exam_id', '=', 'exams.id')
+        .orderBy('l.task_id'),
+    ).as('tasks'),
+    jsonArrayFrom(
+      eb
+        .selectFrom('exam_decks as l')
+        .innerJoin('flashcard_cards as c', 'c.deck_id', 'l.deck_id')
+        .select(['c.interval_days', instantMs<number | null>('c.last_reviewed_at').as('last_reviewed_ms')])
+        .where('l.user_id', '=', userId)
+        .whereRef('l.exam_id', '=', 'exams.id'),
+    ).as('cards'),
+  ];
+}
+
+/** Those of `examIds` that are the student's, each with what prepares it, and the study days of the window: one statement. */
+export async function findExamPreparation(db: Db, userId: string, examIds: readonly string[], window: StudyWindow) {
+  const exams = db.selectFrom('exams').select('id').select(preparationFacts(userId)).where('user_id', '=', userId).where('id', 'in', examIds);
+  return db
+    .selectNoFrom([jsonArrayFrom(exams).as('exams'), studyDays(db, userId, window).as('study_days')])
+    .executeTakeFirstOrThrow();
+}
+
+/**
+ * The exams on or after `fromDate`, nearest first (at most `limit`), each with what prepares it: to embed, with
+ * studyDays, in a statement that reads readiness (findUpcomingPreparation, the daily loop's).
+ */
+export function upcomingPreparation(db: Db, userId: string, fromDate: string, limit?: number) {
+  return jsonArrayFrom(upcomingExams(db, userId, fromDate, limit).select(['id', 'subject', 'exam_date']).select(preparationFacts(userId)));
+}
+
+/** The upcoming exams with what prepares each, and the study days of the window: one statement. */
+export async function findUpcomingPreparation(db: Db, userId: string, fromDate: string, window: StudyWindow, limit?: number) {
+  return db
+    .selectNoFrom([upcomingPreparation(db, userId, fromDate, limit).as('exams'), studyDays(db, userId, window).as('study_days')])
+    .executeTakeFirstOrThrow();
+}
+
+/**
+ * The number of distinct days, in the window's zone, with a flashcard review or a completed task at or after its
+ * start: a scalar subquery, to embed.
+ */
+export function studyDays(db: Db, userId: string, window: StudyWindow) {
+  const { zone, since } = window;
   const reviews = db
     .selectFrom('flashcard_reviews')
-    .select(sql<string>`(reviewed_at at time zone ${timeZone})::date`.as('day'))
+    .select(sql<string>`(reviewed_at at time zone ${zone})::date`.as('day'))
     .where('user_id', '=', userId)
     .where('reviewed_at', '>=', since);
   const completions = db
     .selectFrom('tasks')
-    .select(sql<string>`(completed_at at time zone ${timeZone})::date`.as('day'))
+    .select(sql<string>`(completed_at at time zone ${zone})::date`.as('day'))
     .where('user_id', '=', userId)
     .where('status', '=', 'completed')
     .where('completed_at', '>=', since);
-  const row = await db
-    .selectFrom(reviews.union(completions).as('days'))
-    .select((eb) => eb.fn.countAll<number>().as('days'))
-    .executeTakeFirstOrThrow();
-  return row.days;
+  // A count always has its one row: the subquery is never null.
+  return sql<number>`(${db.selectFrom(reviews.union(completions).as('days')).select((eb) => eb.fn.countAll<number>().as('days'))})`;
 }

@@ -83,11 +83,16 @@ export async function listTasks(db: Db, userId: string, filters: TaskFilters, af
  * first `limit`. The daily loop and the tutor read a student's open work through this.
  */
 export async function listOpenTasks(db: Db, userId: string, options: { dueBefore?: Date; limit?: number } = {}) {
-  let query = db.selectFrom('tasks').select(['id', 'title', 'course', 'due_at']).where('user_id', '=', userId).where('status', '=', 'open');
+  return openTasks(db, userId, options).select(['id', 'title', 'course', 'due_at']).execute();
+}
+
+/** The query of listOpenTasks without its columns, to select what a caller needs or to embed in one statement. */
+export function openTasks(db: Db, userId: string, options: { dueBefore?: Date; limit?: number } = {}) {
+  let query = db.selectFrom('tasks').where('user_id', '=', userId).where('status', '=', 'open');
   if (options.dueBefore) query = query.where('due_at', '<', options.dueBefore);
   query = query.orderBy('due_at').orderBy('id');
   if (options.limit !== undefined) query = query.limit(options.limit);
-  return query.execute();
+  return query;
 }
 
 export type TaskChanges = Omit<Updateable<TasksTable>, 'id' | 'user_id' | 'created_at' | 'previous_id'>;

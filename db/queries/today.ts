@@ -1,19 +1,23 @@
-// What the daily loop reads about one student: due cards per deck, whether there is any material, and study activity
-// (flashcard reviews and completed tasks). Open tasks come from tasks.ts; upcoming exams and what readiness needs
-// from exams.ts. Every query filters on the user id.
+// What the daily loop reads about one student, in one statement: the streak, open tasks due by the end of today, due
+// cards per deck, whether there is any material, study activity (flashcard reviews and completed tasks) and the
+// upcoming exams with what readiness needs (exams.ts). Every part filters on the user id. One statement instead of
+// ten: the loop was ten round trips, each parsed and planned on its own, and most of its cost.
 import type { Db } from '../connect.ts';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
+import { studyDays, upcomingPreparation, type StudyWindow } from './exams.ts';
+import { fromInstantMs, instantMs } from './json-instants.ts';
 import { currentStreak } from './streak.ts';
-
-export async function findStreak(db: Db, userId: string): Promise<number | undefined> {
-  const row = await db.selectFrom('users').select(currentStreak.as('streak')).where('id', '=', userId).executeTakeFirst();
-  return row?.streak;
-}
+import { openTasks } from './tasks.ts';
 
 /**
  * Decks with cards due at `now`: reviewed cards due (and, of those, the ones already due before `todayStart`) and
  * new cards (never reviewed) due.
  */
 export async function listDueDecks(db: Db, userId: string, now: Date, todayStart: Date) {
+  return dueDecks(db, userId, now, todayStart).execute();
+}
+
+function dueDecks(db: Db, userId: string, now: Date, todayStart: Date) {
   return db
     .selectFrom('flashcard_cards as c')
     .innerJoin('flashcard_decks as d', 'd.id', 'c.deck_id')
@@ -31,54 +35,59 @@ export async function listDueDecks(db: Db, userId: string, now: Date, todayStart
         .as('overdue_reviews'),
       eb.fn.countAll<number>().filterWhere('c.last_reviewed_at', 'is', null).as('due_new'),
     ])
-    .orderBy('d.id')
-    .execute();
+    .orderBy('d.id');
 }
 
-/** Whether the student has any task, deck or exam at all. */
-export async function hasStudyMaterial(db: Db, userId: string): Promise<boolean> {
-  const row = await db
-    .selectNoFrom((eb) =>
-      eb
-        .or([
-          eb.exists(eb.selectFrom('tasks').select('id').where('user_id', '=', userId)),
-          eb.exists(eb.selectFrom('flashcard_decks').select('id').where('user_id', '=', userId)),
-          eb.exists(eb.selectFrom('exams').select('id').where('user_id', '=', userId)),
-        ])
-        .as('has'),
-    )
-    .executeTakeFirstOrThrow();
-  return Boolean(row.has);
-}
-
-export interface StudyActivity {
-  /** The latest review or task completion before `todayStart`, or null. */
-  last_before_today: Date | null;
-  studied_today: boolean;
+export interface LoopDay {
+  now: Date;
+  /** The student's local date ('YYYY-MM-DD') and its start and end as instants. */
+  today: string;
+  start: Date;
+  end: Date;
 }
 
 /**
- * Study activity (flashcard reviews and completed tasks) before and since `todayStart`. Each part is its own
- * subquery so that the reviews are read through their (user_id, reviewed_at) index, not scanned in full.
+ * Everything the loop plans from, or undefined when the account no longer exists. The activity parts are subqueries
+ * of their own, so that reviews are read through their (user_id, reviewed_at) index and completed tasks through
+ * tasks_user_completed_idx, not scanned in full.
  */
-export async function findStudyActivity(db: Db, userId: string, todayStart: Date): Promise<StudyActivity> {
+export async function findDailyLoopFacts(db: Db, userId: string, day: LoopDay, window: StudyWindow) {
   const reviews = db.selectFrom('flashcard_reviews').where('user_id', '=', userId);
   const completions = db.selectFrom('tasks').where('user_id', '=', userId).where('status', '=', 'completed');
   const row = await db
     .selectNoFrom((eb) => [
-      reviews.select((r) => r.fn.max('reviewed_at').as('at')).where('reviewed_at', '<', todayStart).as('last_review'),
-      completions.select((t) => t.fn.max('completed_at').as('at')).where('completed_at', '<', todayStart).as('last_completion'),
+      db.selectFrom('users').select(currentStreak.as('streak')).where('id', '=', userId).as('streak'),
+      jsonArrayFrom(openTasks(db, userId, { dueBefore: day.end }).select(['id', 'title', 'course', instantMs('due_at').as('due_at_ms')])).as('tasks'),
+      jsonArrayFrom(dueDecks(db, userId, day.now, day.start)).as('decks'),
       eb
         .or([
-          eb.exists(reviews.select('id').where('reviewed_at', '>=', todayStart)),
-          eb.exists(completions.select('id').where('completed_at', '>=', todayStart)),
+          eb.exists(db.selectFrom('tasks').select('id').where('user_id', '=', userId)),
+          eb.exists(db.selectFrom('flashcard_decks').select('id').where('user_id', '=', userId)),
+          eb.exists(db.selectFrom('exams').select('id').where('user_id', '=', userId)),
+        ])
+        .as('has_material'),
+      reviews.select((r) => r.fn.max('reviewed_at').as('at')).where('reviewed_at', '<', day.start).as('last_review'),
+      completions.select((t) => t.fn.max('completed_at').as('at')).where('completed_at', '<', day.start).as('last_completion'),
+      eb
+        .or([
+          eb.exists(reviews.select('id').where('reviewed_at', '>=', day.start)),
+          eb.exists(completions.select('id').where('completed_at', '>=', day.start)),
         ])
         .as('studied_today'),
+      upcomingPreparation(db, userId, day.today).as('exams'),
+      studyDays(db, userId, window).as('study_days'),
     ])
     .executeTakeFirstOrThrow();
+  if (row.streak === null) return undefined;
   const last = [row.last_review, row.last_completion].filter((at): at is Date => at instanceof Date);
   return {
+    streak: row.streak,
+    tasks: row.tasks.map(({ due_at_ms, ...task }) => ({ ...task, due_at: fromInstantMs(due_at_ms) })),
+    decks: row.decks,
+    has_material: Boolean(row.has_material),
     last_before_today: last.length > 0 ? new Date(Math.max(...last.map((at) => at.getTime()))) : null,
     studied_today: Boolean(row.studied_today),
+    exams: row.exams,
+    study_days: row.study_days,
   };
 }

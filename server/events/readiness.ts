@@ -5,10 +5,10 @@
 // reconnects with that version as Last-Event-ID gets the same. Computing once per move, in the writer, keeps
 // streams cheap and makes every process send the same events with the same ids.
 import type { Db } from '../../db/connect.ts';
-import { listUpcomingExams } from '../../db/queries/exams.ts';
+import { findUpcomingPreparation } from '../../db/queries/exams.ts';
 import { awardXp, lockStudentXp } from '../../db/queries/xp.ts';
 import { nextReadinessVersion, pushedReadiness, readinessMovedSince, recordReadiness } from '../../db/queries/readiness.ts';
-import { examPreparation } from '../../handlers/general/exam-preparation.ts';
+import { preparationOf, studyWindow } from '../../handlers/general/exam-preparation.ts';
 import type { Readiness } from '../../domain/readiness.ts';
 import { localDate } from '../../domain/student-day.ts';
 import { readinessClaims } from '../../domain/xp.ts';
@@ -42,12 +42,10 @@ export interface ReadinessMove {
   removed_exam_ids: string[];
 }
 
-/** The readiness of the student's exams from today on, nearest first, computed for `now`. */
+/** The readiness of the student's exams from today on, nearest first, computed for `now` (one statement). */
 export async function upcomingReadiness(db: Db, student: Student, now: Date): Promise<ExamReadinessState[]> {
-  const exams = await listUpcomingExams(db, student.user_id, localDate(now, student.time_zone), STREAMED_EXAMS);
-  if (exams.length === 0) return [];
-  const preparation = await examPreparation(db, student, exams.map((exam) => exam.id), now);
-  return exams.map((exam) => ({ exam_id: exam.id, subject: exam.subject, exam_date: exam.exam_date, readiness: preparation.get(exam.id)!.readiness }));
+  const { exams, study_days } = await findUpcomingPreparation(db, student.user_id, localDate(now, student.time_zone), studyWindow(now, student.time_zone), STREAMED_EXAMS);
+  return exams.map(({ id, subject, exam_date, ...facts }) => ({ exam_id: id, subject, exam_date, readiness: preparationOf(facts, study_days, now).readiness }));
 }
 
 /**

@@ -8,13 +8,13 @@ import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { migrateToLatest } from '../../db/migrate.ts';
 import { listRecentMessages } from '../../db/queries/ai.ts';
-import { listExams, listUpcomingExams } from '../../db/queries/exams.ts';
+import { findExamPreparation, findUpcomingPreparation, listExams, listUpcomingExams } from '../../db/queries/exams.ts';
 import { listCards, listDecks } from '../../db/queries/flashcards.ts';
 import { topUsersByXp } from '../../db/queries/leaderboards.ts';
 import { listPersonalKeys } from '../../db/queries/personal-api-keys.ts';
 import { cardsDueBefore, examsBetween, tasksDueBetween } from '../../db/queries/schedule.ts';
 import { listOpenTasks, listTasks } from '../../db/queries/tasks.ts';
-import { findStudyActivity, listDueDecks } from '../../db/queries/today.ts';
+import { findDailyLoopFacts, listDueDecks } from '../../db/queries/today.ts';
 import { getServiceStats } from '../../db/queries/stats.ts';
 import { getUniversity } from '../../db/queries/universities.ts';
 import { findPublicProfile } from '../../db/queries/users.ts';
@@ -72,6 +72,9 @@ describe(`query plans on ${STUDENTS.toLocaleString('en')} generated students`, f
   const monthAgo = new Date(now.getTime() - 30 * DAY_MS);
   const nextWeek = new Date(now.getTime() + 7 * DAY_MS);
   const today = now.toISOString().slice(0, 10);
+  const dayStart = new Date(`${today}T00:00:00Z`);
+  const dayEnd = new Date(dayStart.getTime() + DAY_MS);
+  const window = { zone: 'UTC', since: new Date(dayStart.getTime() - 13 * DAY_MS) };
   const cases: Array<[string, (db: Db) => Promise<unknown>]> = [
     ['v1 leaderboard, global (topUsersByXp)', (db) => topUsersByXp(db, { activeSince: monthAgo, limit: 100 })],
     ['v1 leaderboard, one university (topUsersByXp)', (db) => topUsersByXp(db, { activeSince: monthAgo, limit: 100, universityId: student.university_id })],
@@ -88,8 +91,10 @@ describe(`query plans on ${STUDENTS.toLocaleString('en')} generated students`, f
     ['due cards of a deck (listCards)', (db) => listCards(db, student.id, student.deck_id, { limit: 20, dueAt: now })],
     ['exams (listExams)', (db) => listExams(db, student.id, { limit: 20 })],
     ['upcoming exams (listUpcomingExams)', (db) => listUpcomingExams(db, student.id, today, 5)],
-    ['daily loop: due decks (listDueDecks)', (db) => listDueDecks(db, student.id, now, new Date(`${today}T00:00:00Z`))],
-    ['daily loop: study activity (findStudyActivity)', (db) => findStudyActivity(db, student.id, new Date(`${today}T00:00:00Z`))],
+    ['due decks (listDueDecks)', (db) => listDueDecks(db, student.id, now, dayStart)],
+    ['daily loop, one statement (findDailyLoopFacts)', (db) => findDailyLoopFacts(db, student.id, { now, today, start: dayStart, end: dayEnd }, window)],
+    ['exam preparation (findExamPreparation)', (db) => findExamPreparation(db, student.id, ['00000000-0000-4000-8000-000000000000'], window)],
+    ['readiness of upcoming exams (findUpcomingPreparation)', (db) => findUpcomingPreparation(db, student.id, today, window, 100)],
     ['schedule: tasks due (tasksDueBetween)', (db) => tasksDueBetween(db, student.id, now, nextWeek)],
     ['schedule: exams (examsBetween)', (db) => examsBetween(db, student.id, today, nextWeek.toISOString().slice(0, 10))],
     ['schedule: cards due (cardsDueBefore)', (db) => cardsDueBefore(db, student.id, nextWeek, 'Asia/Almaty')],
