@@ -23,30 +23,24 @@ export async function markFannedOut(trx: Db, eventIds: string[], at: Date): Prom
 }
 
 /**
- * The endpoints an event goes to: the student's own enabled endpoints subscribed to its kind, and the endpoint of
- * every app (OAuth client) whose live grant from the student holds `readScope`.
+ * The endpoints each event of a batch goes to, as (event, endpoint) pairs in the batch's order: the student's own
+ * enabled endpoints subscribed to its kind, and the endpoint of every app (OAuth client) whose live grant from the
+ * student holds the event's read scope. One statement per batch, not one per event: fan-out runs beside every write
+ * that emits an event, and a query per event cost as much as the write's own insert.
  */
-export async function endpointsForEvent(trx: Db, event: { type: string; user_id: string }, readScope: string) {
-  return trx
-    .selectFrom('webhook_endpoints as e')
-    .select('e.id')
-    .where('e.enabled', '=', true)
-    .where(sql<boolean>`${event.type} = any(e.event_types)`)
-    .where((eb) =>
-      eb.or([
-        eb('e.user_id', '=', event.user_id),
-        eb.exists(
-          eb
-            .selectFrom('oauth_grants as g')
-            .select('g.id')
-            .whereRef('g.client_id', '=', 'e.client_id')
-            .where('g.user_id', '=', event.user_id)
-            .where('g.revoked_at', 'is', null)
-            .where(sql<boolean>`${readScope} = any(g.scopes)`),
-        ),
-      ]),
-    )
-    .execute();
+export async function endpointsForEvents(trx: Db, events: Array<{ id: string; type: string; user_id: string; read_scope: string }>) {
+  if (events.length === 0) return [];
+  // The batch travels as one JSON parameter (arrays of uuids are not parameters both drivers bind alike).
+  const batch = JSON.stringify(events.map((event, n) => ({ ...event, n })));
+  const { rows } = await sql<{ event_id: string; endpoint_id: string }>`
+    select ev.id as event_id, e.id as endpoint_id
+    from jsonb_to_recordset(${batch}::jsonb) as ev(id uuid, type text, user_id uuid, read_scope text, n int)
+    join webhook_endpoints as e on e.enabled and ev.type = any(e.event_types)
+      and (e.user_id = ev.user_id or exists (
+        select 1 from oauth_grants as g
+        where g.client_id = e.client_id and g.user_id = ev.user_id and g.revoked_at is null and ev.read_scope = any(g.scopes)))
+    order by ev.n, e.id`.execute(trx);
+  return rows;
 }
 
 /** Whether an app still has a live grant from the student that holds `readScope` (checked before each attempt). */
