@@ -1,22 +1,44 @@
 // Structured JSON logs (readable lines through pino-pretty when stdout is a terminal: a person is watching, not a
-// log collector). Credentials never reach a log line: the headers that carry them are redacted, and so is
+// log collector). Credentials never reach a log line: the headers that carry them are censored, and so is
 // Location, whose OAuth redirects carry the authorization code (every response header is logged).
 import { randomUUID } from 'node:crypto';
-import { IncomingMessage, type ServerResponse } from 'node:http';
+import { IncomingMessage, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import pretty from 'pino-pretty';
 
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino(
-    {
-      level,
-      redact: {
-        paths: ['req.headers.authorization', 'req.headers["x-service-api-key"]', 'req.headers.cookie', 'res.headers["set-cookie"]', 'res.headers.location'],
-        censor: '[redacted]',
-      },
-    },
+    { level },
     destination ?? (process.stdout.isTTY ? pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l' }) : undefined),
   );
+}
+
+// `req` and `res` are logged only here (the request line, `req.log`'s binding), through these serializers, which censor
+// the headers that carry credentials as they copy them. pino's `redact` did the same on every line with a `req` or
+// `res` by cloning the paths it censors: about 40% of the CPU of writing the request line.
+const CENSORED = '[redacted]';
+const CREDENTIAL_REQUEST_HEADERS = ['authorization', 'x-service-api-key', 'cookie'] as const;
+const CREDENTIAL_RESPONSE_HEADERS = ['set-cookie', 'location'] as const;
+
+/** pino's standard request fields, with the headers that carry credentials censored in a copy of the headers. */
+function serializeRequest(req: IncomingMessage) {
+  const line = pino.stdSerializers.req(req);
+  let headers: IncomingHttpHeaders | undefined;
+  for (const name of CREDENTIAL_REQUEST_HEADERS) {
+    if (req.headers[name] === undefined) continue;
+    headers ??= { ...req.headers };
+    headers[name] = CENSORED;
+  }
+  if (headers) line.headers = headers as Record<string, string>;
+  return line;
+}
+
+/** pino's standard response fields; their headers are already a copy (getHeaders()), censored in place. */
+function serializeResponse(res: ServerResponse) {
+  const line = pino.stdSerializers.res(res);
+  const headers = line.headers as OutgoingHttpHeaders;
+  for (const name of CREDENTIAL_RESPONSE_HEADERS) if (headers[name] !== undefined) headers[name] = CENSORED;
+  return line;
 }
 
 declare module 'node:http' {
@@ -50,14 +72,13 @@ export function requestLogging(logger: Logger, quietPaths: ReadonlySet<string> =
       const quiet = quietPaths.has(req.url?.split('?')[0] ?? '');
       const level = quiet ? 'debug' : res.statusCode >= 500 ? 'error' : res.statusCode >= 400 || !res.writableFinished ? 'warn' : 'info';
       if (!logger.isLevelEnabled(level)) return;
-      const line = { req: serializeReq(req), res: serializeRes(res), responseTime: Date.now() - started };
+      const line = { req: serializeRequest(req), res: serializeResponse(res), responseTime: Date.now() - started };
       logger[level](line, res.writableFinished ? 'request completed' : 'request aborted');
     });
     next();
   };
 }
 
-const { req: serializeReq, res: serializeRes } = pino.stdSerializers;
 // Registered symbols: a module loaded twice in one process (mocha loads some both as CommonJS and as ESM) must read
 // what the other copy's middleware wrote.
 const REQUEST_LOGGER = Symbol.for('study-companion.request-logger');
@@ -71,6 +92,6 @@ Object.defineProperty(IncomingMessage.prototype, 'log', {
   get(this: Logged) {
     const logger = this[REQUEST_LOGGER];
     if (!logger) return undefined;
-    return (this[BOUND_LOGGER] ??= logger.child({ req: serializeReq(this) }));
+    return (this[BOUND_LOGGER] ??= logger.child({ req: serializeRequest(this) }));
   },
 });
