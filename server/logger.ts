@@ -7,10 +7,40 @@ import { pino, type DestinationStream, type Logger } from 'pino';
 import pretty from 'pino-pretty';
 
 export function createLogger(level: string, destination?: DestinationStream): Logger {
-  return pino(
-    { level },
-    destination ?? (process.stdout.isTTY ? pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l' }) : undefined),
-  );
+  return pino({ level }, destination ?? (process.stdout.isTTY ? pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l' }) : batchedLines(process.stdout.fd)));
+}
+
+/** Request lines held before a write; any other line is written at once, with the request lines before it. */
+const BATCH_BYTES = 4096;
+const BATCH_MAX_WAIT_MS = 1000;
+let writingRequestLine = false;
+
+/**
+ * Where the JSON lines go: pino's own destination (sonic-boom, asynchronous writes) on `fd`, except that request lines
+ * are held until 4 KB of them are waiting or a second has passed, and go out in one write. One write per request line
+ * cost ~30 µs of CPU each (the write and its thread-pool round trip), about a tenth of a hot read. Lines stay in
+ * order; every other line (start-up, warnings, errors) is written at once. pino writes what is held when the process
+ * exits (also after an uncaught exception); a kill -9 or a crash of the runtime loses the request lines of the last
+ * second, at most 4 KB.
+ */
+export function batchedLines(fd: number): DestinationStream {
+  const out = pino.destination({ dest: fd, minLength: BATCH_BYTES, periodicFlush: BATCH_MAX_WAIT_MS });
+  // A flush while a write is under way does nothing, and the end of that write leaves what is held below 4 KB: the
+  // line would wait for the timer. So the flush is made again when that write is done.
+  let flushAfterWrite = false;
+  out.on('drain', () => {
+    if (!flushAfterWrite) return;
+    flushAfterWrite = false;
+    out.flush();
+  });
+  return {
+    write(line: string) {
+      out.write(line);
+      if (writingRequestLine) return;
+      flushAfterWrite = true;
+      out.flush();
+    },
+  };
 }
 
 // `req` and `res` are logged only here (the request line, `req.log`'s binding), through these serializers, which censor
@@ -73,7 +103,12 @@ export function requestLogging(logger: Logger, quietPaths: ReadonlySet<string> =
       const level = quiet ? 'debug' : res.statusCode >= 500 ? 'error' : res.statusCode >= 400 || !res.writableFinished ? 'warn' : 'info';
       if (!logger.isLevelEnabled(level)) return;
       const line = { req: serializeRequest(req), res: serializeResponse(res), responseTime: Date.now() - started };
-      logger[level](line, res.writableFinished ? 'request completed' : 'request aborted');
+      writingRequestLine = true; // pino writes within the call (batchedLines)
+      try {
+        logger[level](line, res.writableFinished ? 'request completed' : 'request aborted');
+      } finally {
+        writingRequestLine = false;
+      }
     });
     next();
   };

@@ -1,9 +1,12 @@
 // The request line: pino's standard req/res fields, with every header that carries a credential censored, in the
-// line and in `req.log`'s binding, and the request's own headers left as they were.
+// line and in `req.log`'s binding, and the request's own headers left as they were; request lines written in batches.
 import assert from 'node:assert/strict';
+import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import express from 'express';
 import supertest from 'supertest';
-import { createLogger, requestLogging } from '../../server/logger.ts';
+import { batchedLines, createLogger, requestLogging } from '../../server/logger.ts';
 
 function loggedApp() {
   const lines: Array<Record<string, any>> = [];
@@ -57,3 +60,57 @@ describe('requestLogging', () => {
     assert.equal(lines[1]!.req.headers.authorization, undefined, 'an absent header is not added');
   });
 });
+
+describe('batchedLines', () => {
+  it('holds request lines until another line is written, and keeps the order', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'batched-lines-'));
+    const file = join(dir, 'log');
+    const fd = openSync(file, 'w');
+    try {
+      const logger = createLogger('info', batchedLines(fd));
+      const app = express();
+      app.use(requestLogging(logger));
+      app.get('/', (_req, res) => void res.json({}));
+      logger.info('first');
+      await until(() => readFileSync(file, 'utf8').includes('"first"'));
+      for (let i = 0; i < 3; i++) await supertest(app).get('/').set('X-Request-Id', `held-${i}`).expect(200);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.doesNotMatch(readFileSync(file, 'utf8'), /held-/, 'request lines are held');
+      logger.warn('second');
+      await until(() => readFileSync(file, 'utf8').includes('"second"'));
+      const messages = readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { msg: string; req?: { id: string } });
+      assert.deepEqual(
+        messages.map((m) => m.req?.id ?? m.msg),
+        ['first', 'held-0', 'held-1', 'held-2', 'second'],
+      );
+    } finally {
+      // The fd stays open: the destination's timer flushes on it for as long as the process runs.
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('batchedLines, when no other line comes', () => {
+  it('writes the request lines it holds within a second', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'batched-lines-'));
+    const file = join(dir, 'log');
+    const fd = openSync(file, 'w'); // stays open: the destination's timer flushes on it for as long as the process runs
+    try {
+      const app = express();
+      app.use(requestLogging(createLogger('info', batchedLines(fd))));
+      app.get('/', (_req, res) => void res.json({}));
+      await supertest(app).get('/').set('X-Request-Id', 'timed-0').expect(200);
+      await until(() => readFileSync(file, 'utf8').includes('timed-0'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+async function until(condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 2_000;
+  while (!condition()) {
+    assert.ok(Date.now() < deadline, 'not written within 2 s');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
