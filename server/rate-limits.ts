@@ -121,10 +121,6 @@ export async function redisLimitStores(url: string, options: RedisLimitOptions =
   };
 }
 
-/**
- * `work`, or a rejection once `timeoutMs` has passed. The client's own command timeout ends only the wait to be
- * written, and its connect() retries for ever: this ends the wait for the reply, and for a connection.
- */
 /** What connecting needs of a client (whatever scripts it was created with). */
 interface RedisConnection {
   connect(): Promise<unknown>;
@@ -134,6 +130,10 @@ interface RedisConnection {
   destroy(): void;
 }
 
+/**
+ * `work`, or a rejection once `timeoutMs` has passed. The client's own command timeout ends only the wait to be
+ * written, and its connect() retries for ever: this ends the wait for the reply, and for a connection.
+ */
 /** Connects, or throws an Error whose message is one line naming Redis and the reason. */
 async function connectWithin(client: RedisConnection, timeoutMs: number, name: string): Promise<void> {
   let lastError: unknown;
