@@ -4,8 +4,10 @@
 //   'refuse' (fail closed): a 503 problem. For throttles that guard against abuse (password guessing, sign-up
 //            floods), where letting everything through while the counters are gone is the attack.
 // Either way the failure is counted (for metrics) and logged at most once per interval per limiter.
+// Guarded are express-rate-limit stores (one window each) and window counters (all the windows of a limiter at once).
 import type { IncrementResponse, Options, Store } from 'express-rate-limit';
 import { problems } from './problems.ts';
+import type { WindowCounter } from './window-counters.ts';
 
 export type OnStoreFailure = 'allow' | 'refuse';
 
@@ -36,14 +38,17 @@ export interface GuardOptions {
   warnIntervalMs?: number;
 }
 
-export function guardStore(store: Store, options: GuardOptions): Store {
+/**
+ * One limiter's store failures: `warn` logs at most once per interval; `fail` also counts the request and decides
+ * its fate: it returns for 'allow' (the caller goes on as in a fresh window) and throws a 503 problem for 'refuse'.
+ */
+function failureHandling(options: GuardOptions) {
   const { scope, onFailure, failures } = options;
   const warnIntervalMs = options.warnIntervalMs ?? 60_000;
-  let windowMs = 60_000;
   let lastWarning = -Infinity;
   let unwarned = 0;
 
-  const failed = (error: unknown) => {
+  const warn = (error: unknown) => {
     unwarned += 1;
     const now = Date.now();
     if (now - lastWarning < warnIntervalMs) return;
@@ -56,6 +61,23 @@ export function guardStore(store: Store, options: GuardOptions): Store {
     unwarned = 0;
   };
 
+  /** `scopes`: where the request counts in the failure metrics (the windows it would have been counted in). */
+  const fail = (error: unknown, scopes: readonly string[] = [scope]) => {
+    warn(error);
+    if (onFailure === 'refuse') {
+      failures.record(scopes[0]!, 'refused');
+      throw problems.serviceUnavailable('The request limiter is unavailable.');
+    }
+    for (const each of scopes) failures.record(each, 'allowed');
+  };
+
+  return { warn, fail };
+}
+
+export function guardStore(store: Store, options: GuardOptions): Store {
+  const { warn, fail } = failureHandling(options);
+  let windowMs = 60_000;
+
   return {
     ...(store.prefix === undefined ? {} : { prefix: store.prefix }),
     ...(store.localKeys === undefined ? {} : { localKeys: store.localKeys }),
@@ -67,21 +89,36 @@ export function guardStore(store: Store, options: GuardOptions): Store {
       try {
         return await store.increment(key);
       } catch (error) {
-        failed(error);
-        if (onFailure === 'refuse') {
-          failures.record(scope, 'refused');
-          throw problems.serviceUnavailable('The request limiter is unavailable.');
-        }
-        failures.record(scope, 'allowed');
+        fail(error);
         return { totalHits: 1, resetTime: new Date(Date.now() + windowMs) };
       }
     },
     // Corrections after the response (skipFailedRequests, skipSuccessfulRequests): the request is already answered.
     async decrement(key: string) {
-      await Promise.resolve(store.decrement(key)).catch(failed);
+      await Promise.resolve(store.decrement(key)).catch(warn);
     },
     async resetKey(key: string) {
-      await Promise.resolve(store.resetKey(key)).catch(failed);
+      await Promise.resolve(store.resetKey(key)).catch(warn);
+    },
+  };
+}
+
+/**
+ * The same for a limiter's window counter: the windows are named `${scope}:${name}` in the failure metrics, as their
+ * stores were when each window had its own; the warning names the limiter.
+ */
+export function guardCounter(counter: WindowCounter, windows: readonly { name: string; windowMs: number }[], options: GuardOptions): WindowCounter {
+  const { fail } = failureHandling(options);
+  const scopes = windows.map((window) => `${options.scope}:${window.name}`);
+  return {
+    async hit(keys, limits) {
+      try {
+        return await counter.hit(keys, limits);
+      } catch (error) {
+        fail(error, scopes);
+        const now = Date.now();
+        return windows.map((window) => ({ totalHits: 1, resetTime: now + window.windowMs }));
+      }
     },
   };
 }

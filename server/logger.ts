@@ -1,22 +1,74 @@
 // Structured JSON logs (readable lines through pino-pretty when stdout is a terminal: a person is watching, not a
-// log collector). Credentials never reach a log line: the headers that carry them are redacted, and so is
+// log collector). Credentials never reach a log line: the headers that carry them are censored, and so is
 // Location, whose OAuth redirects carry the authorization code (every response header is logged).
 import { randomUUID } from 'node:crypto';
-import { IncomingMessage, type ServerResponse } from 'node:http';
+import { IncomingMessage, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import pretty from 'pino-pretty';
 
 export function createLogger(level: string, destination?: DestinationStream): Logger {
-  return pino(
-    {
-      level,
-      redact: {
-        paths: ['req.headers.authorization', 'req.headers["x-service-api-key"]', 'req.headers.cookie', 'res.headers["set-cookie"]', 'res.headers.location'],
-        censor: '[redacted]',
-      },
+  return pino({ level }, destination ?? (process.stdout.isTTY ? pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l' }) : batchedLines(process.stdout.fd)));
+}
+
+/** Request lines held before a write; any other line is written at once, with the request lines before it. */
+const BATCH_BYTES = 4096;
+const BATCH_MAX_WAIT_MS = 1000;
+let writingRequestLine = false;
+
+/**
+ * Where the JSON lines go: pino's own destination (sonic-boom, asynchronous writes) on `fd`, except that request lines
+ * are held until 4 KB of them are waiting or a second has passed, and go out in one write. One write per request line
+ * cost ~30 µs of CPU each (the write and its thread-pool round trip), about a tenth of a hot read. Lines stay in
+ * order; every other line (start-up, warnings, errors) is written at once. pino writes what is held when the process
+ * exits (also after an uncaught exception); a kill -9 or a crash of the runtime loses the request lines of the last
+ * second, at most 4 KB.
+ */
+export function batchedLines(fd: number): DestinationStream {
+  const out = pino.destination({ dest: fd, minLength: BATCH_BYTES, periodicFlush: BATCH_MAX_WAIT_MS });
+  // A flush while a write is under way does nothing, and the end of that write leaves what is held below 4 KB: the
+  // line would wait for the timer. So the flush is made again when that write is done.
+  let flushAfterWrite = false;
+  out.on('drain', () => {
+    if (!flushAfterWrite) return;
+    flushAfterWrite = false;
+    out.flush();
+  });
+  return {
+    write(line: string) {
+      out.write(line);
+      if (writingRequestLine) return;
+      flushAfterWrite = true;
+      out.flush();
     },
-    destination ?? (process.stdout.isTTY ? pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l' }) : undefined),
-  );
+  };
+}
+
+// `req` and `res` are logged only here (the request line, `req.log`'s binding), through these serializers, which censor
+// the headers that carry credentials as they copy them. pino's `redact` did the same on every line with a `req` or
+// `res` by cloning the paths it censors: about 40% of the CPU of writing the request line.
+const CENSORED = '[redacted]';
+const CREDENTIAL_REQUEST_HEADERS = ['authorization', 'x-service-api-key', 'cookie'] as const;
+const CREDENTIAL_RESPONSE_HEADERS = ['set-cookie', 'location'] as const;
+
+/** pino's standard request fields, with the headers that carry credentials censored in a copy of the headers. */
+function serializeRequest(req: IncomingMessage) {
+  const line = pino.stdSerializers.req(req);
+  let headers: IncomingHttpHeaders | undefined;
+  for (const name of CREDENTIAL_REQUEST_HEADERS) {
+    if (req.headers[name] === undefined) continue;
+    headers ??= { ...req.headers };
+    headers[name] = CENSORED;
+  }
+  if (headers) line.headers = headers as Record<string, string>;
+  return line;
+}
+
+/** pino's standard response fields; their headers are already a copy (getHeaders()), censored in place. */
+function serializeResponse(res: ServerResponse) {
+  const line = pino.stdSerializers.res(res);
+  const headers = line.headers as OutgoingHttpHeaders;
+  for (const name of CREDENTIAL_RESPONSE_HEADERS) if (headers[name] !== undefined) headers[name] = CENSORED;
+  return line;
 }
 
 declare module 'node:http' {
@@ -50,14 +102,18 @@ export function requestLogging(logger: Logger, quietPaths: ReadonlySet<string> =
       const quiet = quietPaths.has(req.url?.split('?')[0] ?? '');
       const level = quiet ? 'debug' : res.statusCode >= 500 ? 'error' : res.statusCode >= 400 || !res.writableFinished ? 'warn' : 'info';
       if (!logger.isLevelEnabled(level)) return;
-      const line = { req: serializeReq(req), res: serializeRes(res), responseTime: Date.now() - started };
-      logger[level](line, res.writableFinished ? 'request completed' : 'request aborted');
+      const line = { req: serializeRequest(req), res: serializeResponse(res), responseTime: Date.now() - started };
+      writingRequestLine = true; // pino writes within the call (batchedLines)
+      try {
+        logger[level](line, res.writableFinished ? 'request completed' : 'request aborted');
+      } finally {
+        writingRequestLine = false;
+      }
     });
     next();
   };
 }
 
-const { req: serializeReq, res: serializeRes } = pino.stdSerializers;
 // Registered symbols: a module loaded twice in one process (mocha loads some both as CommonJS and as ESM) must read
 // what the other copy's middleware wrote.
 const REQUEST_LOGGER = Symbol.for('study-companion.request-logger');
@@ -71,6 +127,6 @@ Object.defineProperty(IncomingMessage.prototype, 'log', {
   get(this: Logged) {
     const logger = this[REQUEST_LOGGER];
     if (!logger) return undefined;
-    return (this[BOUND_LOGGER] ??= logger.child({ req: serializeReq(this) }));
+    return (this[BOUND_LOGGER] ??= logger.child({ req: serializeRequest(this) }));
   },
 });

@@ -1,15 +1,19 @@
-// Per-key rate limits: fixed windows counted by express-rate-limit, in process memory by default or in Redis
-// (rate-limit-redis) so that every process behind a load balancer shares one count per key.
+// Per-key rate limits: fixed windows counted in process memory by default or in Redis so that every process behind a
+// load balancer shares one count per key. The limiters of the surfaces count all their windows in one step
+// (server/window-counters.ts: one Redis round trip a request); the OAuth sign-in throttles are express-rate-limit
+// middlewares on stores made here (rate-limit-redis).
+import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
-import { MemoryStore, rateLimit, type Store } from 'express-rate-limit';
+import { MemoryStore, type Store } from 'express-rate-limit';
 import type { Logger } from 'pino';
 import { RedisStore } from 'rate-limit-redis';
 import { createClient } from 'redis';
 import { errorMessage } from '../db/connect.ts';
-import { guardStore, StoreFailures, type OnStoreFailure } from './limit-store-guard.ts';
+import { guardCounter, guardStore, StoreFailures, type OnStoreFailure } from './limit-store-guard.ts';
 import { countRateLimitRefusal } from './metrics.ts';
 import { problems } from './problems.ts';
 import { withTimeout } from './timeout.ts';
+import { COUNT_WINDOWS_SCRIPT, memoryWindowCounter, redisWindowCounter, type WindowCounter } from './window-counters.ts';
 
 export interface LimitWindow<P> {
   /** Names the window in the RateLimit headers and in the 429 detail. */
@@ -20,10 +24,12 @@ export interface LimitWindow<P> {
   keyOf: (principal: P) => string;
 }
 
-/** Makes one counter store per window (express-rate-limit needs a store per limiter). */
+/** Makes the counters of limiters. */
 export interface LimitStores {
-  /** A store for one limiter, which says what happens to a request when the store fails (see limit-store-guard.ts). */
+  /** An express-rate-limit store for one window, which says what happens to a request when the store fails (see limit-store-guard.ts). */
   create(scope: string, onFailure: OnStoreFailure): Store;
+  /** The counter of all the windows of one limiter (see window-counters.ts), with the same choice on failure. */
+  counter(scope: string, windows: readonly WindowShape[], onFailure: OnStoreFailure): WindowCounter;
   /** Requests let through or refused because the store failed, per limiter scope (for metrics). */
   readonly failures: StoreFailures;
   /** Whether the counts live in Redis, shared with other processes (REDIS_URL). */
@@ -33,8 +39,17 @@ export interface LimitStores {
   close(): Promise<void>;
 }
 
+type WindowShape = Pick<LimitWindow<unknown>, 'name' | 'windowMs'>;
+
 export function memoryLimitStores(): LimitStores {
-  return { create: () => new MemoryStore(), failures: new StoreFailures(), shared: false, ping: async () => {}, close: async () => {} };
+  return {
+    create: () => new MemoryStore(),
+    counter: (_scope, windows) => memoryWindowCounter(windows.map((window) => window.windowMs)),
+    failures: new StoreFailures(),
+    shared: false,
+    ping: async () => {},
+    close: async () => {},
+  };
 }
 
 export interface RedisLimitOptions {
@@ -62,6 +77,7 @@ export async function redisLimitStores(url: string, options: RedisLimitOptions =
   let started = false;
   const client = createClient({
     url,
+    scripts: { countWindows: COUNT_WINDOWS_SCRIPT },
     disableOfflineQueue: true,
     socket: {
       connectTimeout: timeoutMs,
@@ -74,6 +90,7 @@ export async function redisLimitStores(url: string, options: RedisLimitOptions =
   started = true;
   const failures = new StoreFailures();
   const warn = options.logger ? options.logger.warn.bind(options.logger) : () => {};
+  const countWindows = (keys: string[], args: string[]) => withTimeout(client.countWindows(keys, args), timeoutMs, 'Redis');
   return {
     shared: true,
     create: (scope, onFailure) =>
@@ -83,6 +100,17 @@ export async function redisLimitStores(url: string, options: RedisLimitOptions =
         failures,
         warn,
       }),
+    // Each window's keys are where a store of create(`${scope}:${name}`) keeps them.
+    counter: (scope, windows, onFailure) =>
+      guardCounter(
+        redisWindowCounter(
+          windows.map((window) => `${keyPrefix}${scope}:${window.name}:`),
+          windows.map((window) => window.windowMs),
+          countWindows,
+        ),
+        windows,
+        { scope, onFailure, failures, warn },
+      ),
     failures,
     ping: async (pingTimeoutMs) => {
       await withTimeout(client.ping(), pingTimeoutMs, 'Redis');
@@ -93,12 +121,21 @@ export async function redisLimitStores(url: string, options: RedisLimitOptions =
   };
 }
 
+/** What connecting needs of a client (whatever scripts it was created with). */
+interface RedisConnection {
+  connect(): Promise<unknown>;
+  on(event: 'error', listener: (error: unknown) => void): unknown;
+  off(event: 'error', listener: (error: unknown) => void): unknown;
+  readonly isOpen: boolean;
+  destroy(): void;
+}
+
 /**
  * `work`, or a rejection once `timeoutMs` has passed. The client's own command timeout ends only the wait to be
  * written, and its connect() retries for ever: this ends the wait for the reply, and for a connection.
  */
 /** Connects, or throws an Error whose message is one line naming Redis and the reason. */
-async function connectWithin(client: ReturnType<typeof createClient>, timeoutMs: number, name: string): Promise<void> {
+async function connectWithin(client: RedisConnection, timeoutMs: number, name: string): Promise<void> {
   let lastError: unknown;
   const onError = (error: unknown) => (lastError = error);
   client.on('error', onError);
@@ -118,12 +155,11 @@ function describeRedis(url: string): string {
   return parsed ? `Redis at ${parsed.host}${parsed.pathname.replace(/^\/$/, '')}` : 'Redis (REDIS_URL is not a valid URL)';
 }
 
-const PRINCIPAL = Symbol('rate-limited principal');
-
 /**
- * Builds the limiter of a surface: its windows run in order and the first exhausted one refuses with a 429
- * problem, Retry-After and the IETF draft-8 RateLimit headers (one list member per window). A request refused
- * by an earlier window is not counted by the later ones.
+ * Builds the limiter of a surface: its windows are counted in order and the first exhausted one refuses with a 429
+ * problem, Retry-After and the IETF draft-8 RateLimit headers (one list member per window counted), as
+ * express-rate-limit's `standardHeaders: 'draft-8'` writes them. A request refused by an earlier window is not
+ * counted by the later ones.
  */
 export function createLimiter<P>(
   scope: string,
@@ -132,30 +168,44 @@ export function createLimiter<P>(
   options: { onStoreFailure: OnStoreFailure; subject?: string },
 ) {
   const subject = options.subject ?? 'this key';
-  const principalOf = (res: Response) => res.locals[PRINCIPAL as never] as P;
-  const middlewares = windows.map((window) =>
-    rateLimit({
-      windowMs: window.windowMs,
-      limit: (_req, res) => window.limitOf(principalOf(res)),
-      keyGenerator: (_req, res) => window.keyOf(principalOf(res)),
-      identifier: window.name,
-      standardHeaders: 'draft-8',
-      legacyHeaders: false,
-      store: stores.create(`${scope}:${window.name}`, options.onStoreFailure),
-      handler: (_req, res, next) => {
-        const limit = window.limitOf(principalOf(res));
-        const retryAfter = res.getHeader('Retry-After');
-        countRateLimitRefusal(`${scope}:${window.name}`);
-        next(problems.rateLimited(`The per-${window.name} limit of ${subject} (${limit} requests) is exhausted; retry in ${retryAfter} seconds.`));
-      },
-    }),
-  );
-  return async (req: Request, res: Response, principal: P): Promise<void> => {
-    res.locals[PRINCIPAL as never] = principal as never;
-    for (const middleware of middlewares) {
-      await new Promise<void>((resolve, reject) => {
-        void middleware(req, res, (error?: unknown) => (error ? reject(error) : resolve()));
-      });
+  const counter = stores.counter(scope, windows, options.onStoreFailure);
+  const windowSeconds = windows.map((window) => Math.ceil(window.windowMs / 1000));
+  return async (_req: Request, res: Response, principal: P): Promise<void> => {
+    const keys = windows.map((window) => window.keyOf(principal));
+    const limits = windows.map((window) => window.limitOf(principal));
+    const counted = await counter.hit(keys, limits);
+    for (let i = 0; i < counted.length; i++) {
+      const { name } = windows[i]!;
+      const limit = limits[i]!;
+      const { totalHits, resetTime } = counted[i]!;
+      const resetSeconds = Math.max(0, Math.ceil((resetTime - Date.now()) / 1000));
+      if (!res.headersSent) {
+        res.append('RateLimit', `"${name}"; r=${Math.max(limit - totalHits, 0)}; t=${resetSeconds}`);
+        res.append('RateLimit-Policy', `"${name}"; q=${limit}; w=${windowSeconds[i]}; pk=:${partitionKey(keys[i]!)}:`);
+      }
+      if (totalHits > limit) {
+        if (!res.headersSent) res.setHeader('Retry-After', String(resetSeconds));
+        countRateLimitRefusal(`${scope}:${name}`);
+        throw problems.rateLimited(`The per-${name} limit of ${subject} (${limit} requests) is exhausted; retry in ${resetSeconds} seconds.`);
+      }
     }
   };
+}
+
+/** Partition keys already computed: as many as there are keys and accounts in use, bounded. */
+const partitionKeys = new Map<string, string>();
+const KEPT_PARTITION_KEYS = 10_000;
+
+/**
+ * The `pk` of a RateLimit-Policy member: express-rate-limit's, which names the key without revealing it (the first
+ * 12 hex digits of its SHA-256, in base64). Kept per key: the same few keys ask again and again.
+ */
+function partitionKey(key: string): string {
+  let pk = partitionKeys.get(key);
+  if (pk === undefined) {
+    if (partitionKeys.size >= KEPT_PARTITION_KEYS) partitionKeys.clear();
+    pk = Buffer.from(createHash('sha256').update(key).digest('hex').slice(0, 12)).toString('base64');
+    partitionKeys.set(key, pk);
+  }
+  return pk;
 }

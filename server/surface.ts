@@ -5,6 +5,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Context, Operation } from 'openapi-backend';
 import { routedMethod, type Contract } from './contract.ts';
 import type { HandlerContext } from './handler-types.ts';
+import { isFrozenBody, sendFrozenJson } from './http/frozen-json.ts';
 import { unstorableText } from './input-guard.ts';
 import { labelOperation } from './metrics.ts';
 import { problems } from './problems.ts';
@@ -122,7 +123,8 @@ export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
       }
       if (result.body === undefined) res.end();
       // Express sets a weak ETag on a JSON body and answers a matching If-None-Match with 304 and no body (its default
-      // `etag` setting): partner v1 documents it for polling.
+      // `etag` setting): partner v1 documents it for polling. A frozen body (kept reference data) was serialized once.
+      else if (isFrozenBody(result.body)) sendFrozenJson(res, result.body);
       else res.json(result.body);
     });
   }

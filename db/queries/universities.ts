@@ -18,13 +18,17 @@ const LIST_COLUMNS = [
   'universities.default_gpa_scale',
 ] as const;
 
-/** Largest first; the name breaks ties so pages are stable. */
-export async function listUniversities(db: Db, filter: { country?: string | undefined; limit: number }): Promise<ListedUniversity[]> {
+/**
+ * Largest first; the name breaks ties so pages are stable. A page served from memory (keepUniversitiesInMemory) is
+ * frozen and the same array for the same filter until the universities change, so that what is made of it can be
+ * kept as long (server/http/frozen-json.ts).
+ */
+export async function listUniversities(db: Db, filter: { country?: string | undefined; limit: number }): Promise<readonly ListedUniversity[]> {
   const kept = keptLists.get(db);
   if (kept) {
     // Every university, in the database's order; filtering keeps that order, so a page is what the query would give.
     const all = await kept.get('all', () => orderedUniversities(db).execute());
-    if (all) return all.filter((u) => !filter.country || u.country === filter.country).slice(0, filter.limit);
+    if (all) return keptPage(all, filter);
   }
   let query = orderedUniversities(db);
   if (filter.country) query = query.where('universities.country', '=', filter.country);
@@ -37,6 +41,24 @@ function orderedUniversities(db: Db) {
 
 type ListedUniversity = Awaited<ReturnType<ReturnType<typeof orderedUniversities>['execute']>>[number];
 const keptLists = new WeakMap<Db, InvalidatedCache<ListedUniversity[]>>();
+
+/** Pages cut from each kept list, by filter; they go with the list when a change drops it. */
+const pagesOf = new WeakMap<ListedUniversity[], Map<string, readonly ListedUniversity[]>>();
+/** Far more than the countries × page sizes partners ask for; any country code passes the spec, so it is bounded. */
+const KEPT_PAGES = 1_000;
+
+function keptPage(all: ListedUniversity[], filter: { country?: string | undefined; limit: number }): readonly ListedUniversity[] {
+  let pages = pagesOf.get(all);
+  if (!pages) pagesOf.set(all, (pages = new Map()));
+  const key = `${filter.country ?? ''}/${filter.limit}`;
+  let page = pages.get(key);
+  if (!page) {
+    if (pages.size >= KEPT_PAGES) pages.clear();
+    page = Object.freeze(all.filter((u) => !filter.country || u.country === filter.country).slice(0, filter.limit).map((u) => Object.freeze(u)));
+    pages.set(key, page);
+  }
+  return page;
+}
 
 /**
  * Serves listUniversities of `db` from memory from now on: a few dozen rows of reference data that partners poll,

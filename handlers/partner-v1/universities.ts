@@ -15,9 +15,19 @@ function toUniversity(row: UniversityRow): Schemas['University'] {
   };
 }
 
+/** Pages mapped once from the frozen pages the query keeps (until the universities change), frozen in turn. */
+const mappedPages = new WeakMap<readonly UniversityRow[], Schemas['University'][]>();
+
 export const listUniversities: PartnerHandlers['listUniversities'] = async ({ query }, { db }) => {
   const rows = await queries.listUniversities(db, { country: query.country_code?.toUpperCase(), limit: query.limit });
-  return { status: 200, body: rows.map(toUniversity) };
+  if (!Object.isFrozen(rows)) return { status: 200, body: rows.map(toUniversity) };
+  let body = mappedPages.get(rows);
+  if (!body) {
+    // Frozen: sent as bytes serialized once (server/http/frozen-json.ts).
+    body = Object.freeze(rows.map((row) => Object.freeze(toUniversity(row)))) as Schemas['University'][];
+    mappedPages.set(rows, body);
+  }
+  return { status: 200, body };
 };
 
 export const getUniversity: PartnerHandlers['getUniversity'] = async ({ path }, { db, now }) => {

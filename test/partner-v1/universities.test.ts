@@ -86,8 +86,10 @@ describe('listUniversities from memory', () => {
     const largest = before.body[0] as { id: string; student_count: number };
     try {
       await db.updateTable('universities').set({ student_count: 0 }).where('id', '=', largest.id).execute();
-      // Nobody was told: the list kept in memory still answers.
-      assert.deepEqual((await api.get(path).set('X-Service-API-Key', key).expect(200)).body, before.body);
+      // Nobody was told: the list kept in memory still answers, as the same bytes.
+      const kept = await api.get(path).set('X-Service-API-Key', key).expect(200);
+      assert.deepEqual(kept.body, before.body);
+      assert.equal(kept.headers.etag, before.headers.etag);
 
       const delivered = next('message');
       await db.transaction().execute((trx) => notifyUniversitiesChanged(trx));
@@ -95,6 +97,8 @@ describe('listUniversities from memory', () => {
       const after = await api.get(path).set('X-Service-API-Key', key).expect(200);
       assert.equal(after.body.at(-1).id, largest.id, 'the emptied university is last now');
       assert.equal(after.body.at(-1).student_count, 0);
+      assert.notEqual(after.headers.etag, before.headers.etag, 'the new list is serialized anew');
+      await api.get(path).set('X-Service-API-Key', key).set('If-None-Match', before.headers.etag as string).expect(200);
     } finally {
       // The reference seed puts the row back, and tells the processes so.
       const delivered = next('message');

@@ -148,5 +148,59 @@ describe('dependency failures', () => {
         await proxy.close();
       }
     });
+
+    it('window counters fail the same way, for all the windows of a limiter at once, and count again once Redis is back', async function () {
+      const redisUrl = process.env.REDIS_URL;
+      if (!redisUrl) this.skip(); // needs a real Redis: .ci/run sets REDIS_URL
+      const redis = new URL(redisUrl!);
+      const proxy = await startTcpProxy({ host: redis.hostname, port: Number(redis.port || 6379) });
+      const warnings: unknown[] = [];
+      const stores = await redisLimitStores(proxy.urlFor(redisUrl!), {
+        keyPrefix: `rl:test:${randomBytes(4).toString('hex')}:`,
+        timeoutMs: 300,
+        logger: { warn: ((details: unknown) => void warnings.push(details)) as never },
+      });
+      const windows = [
+        { name: 'minute', windowMs: 60_000 },
+        { name: 'day', windowMs: 24 * 60 * 60_000 },
+      ];
+      const open = stores.counter('quota', windows, 'allow');
+      const closed = stores.counter('throttle', windows, 'refuse');
+      const hitsOf = async (counter: typeof open) => (await counter.hit(['k', 'k'], [50, 50])).map((window) => window.totalHits);
+      try {
+        assert.deepEqual(await hitsOf(open), [1, 1]);
+
+        await proxy.stop();
+        for (let i = 0; i < 3; i++) {
+          const counted = await open.hit(['k', 'k'], [50, 50]);
+          assert.deepEqual(
+            counted.map((window) => window.totalHits),
+            [1, 1],
+            'fresh windows, uncounted',
+          );
+          assert.ok(counted[1]!.resetTime - Date.now() > 60_000, 'each window as long as its own');
+        }
+        const refusal = await failureOf(closed.hit(['k', 'k'], [50, 50]));
+        assert.ok(refusal instanceof Problem && refusal.status === 503 && refusal.code === 'service_unavailable', String(refusal));
+        assert.deepEqual(Object.fromEntries(stores.failures.byScope), {
+          'quota:minute': { allowed: 3, refused: 0 },
+          'quota:day': { allowed: 3, refused: 0 },
+          'throttle:minute': { allowed: 0, refused: 1 },
+        });
+        assert.equal(warnings.length, 2, 'one warning per limiter, not one per request');
+
+        await proxy.start();
+        const started = performance.now();
+        let hits: number[] = [];
+        while (performance.now() - started < 10_000 && hits[0] !== 2) {
+          hits = await hitsOf(open).catch(() => []);
+          if (hits[0] !== 2) await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        assert.deepEqual(hits, [2, 2], 'counting in Redis again, where it left off');
+      } finally {
+        await stores.close();
+        await proxy.close();
+      }
+    });
   });
 });

@@ -1,21 +1,22 @@
-// The limiter's window mechanics, on express-rate-limit's real stores, with windows short enough to watch one
-// reset (the partner windows are a minute and a day; the mechanism is the same).
+// The limiter's window mechanics, on its real counters (in memory, and in Redis when REDIS_URL is set), with windows
+// short enough to watch one reset (the partner windows are a minute and a day; the mechanism is the same).
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import express from 'express';
 import supertest from 'supertest';
 import { Problem } from '../../server/problems.ts';
-import { createLimiter, memoryLimitStores } from '../../server/rate-limits.ts';
+import { createLimiter, memoryLimitStores, redisLimitStores, type LimitStores } from '../../server/rate-limits.ts';
 
 type Caller = { id: string; short: number; long: number };
 
-function appWith(caller: Caller) {
+function appWith(stores: LimitStores, caller: Caller) {
   const limit = createLimiter<Caller>(
     'unit',
     [
       { name: 'short', windowMs: 1000, limitOf: (c) => c.short, keyOf: (c) => c.id },
       { name: 'long', windowMs: 60_000, limitOf: (c) => c.long, keyOf: (c) => c.id },
     ],
-    memoryLimitStores(),
+    stores,
     { onStoreFailure: 'allow' },
   );
   const app = express();
@@ -26,24 +27,47 @@ function appWith(caller: Caller) {
   return supertest(app);
 }
 
-describe('createLimiter', () => {
-  it('does not count a request refused by an earlier window against the later ones', async () => {
-    const api = appWith({ id: 'a', short: 2, long: 10 });
-    await api.get('/').expect(200);
-    await api.get('/').expect(200);
-    const refused = await api.get('/').expect(429);
-    assert.equal(refused.body.code, 'rate_limited');
-    assert.match(refused.body.detail, /per-short limit/);
-    await api.get('/').expect(429);
-    await new Promise((resolve) => setTimeout(resolve, 1100)); // let the short window reset
-    const next = await api.get('/').expect(200);
-    // 3 counted of 10: the two refused requests were not.
-    assert.match(String(next.headers['ratelimit']), /"long"; r=7;/);
-  });
+for (const kind of ['memory', 'Redis'] as const) {
+  describe(`createLimiter, counting in ${kind}`, function () {
+    let stores: LimitStores;
+    before(async function () {
+      if (kind === 'memory') return void (stores = memoryLimitStores());
+      if (!process.env.REDIS_URL) this.skip(); // needs a real Redis: .ci/run sets REDIS_URL
+      stores = await redisLimitStores(process.env.REDIS_URL!, { keyPrefix: `rl:test:${randomBytes(4).toString('hex')}:` });
+    });
+    after(() => stores?.close());
 
-  it('reports each window in the RateLimit and RateLimit-Policy headers', async () => {
-    const res = await appWith({ id: 'b', short: 5, long: 50 }).get('/').expect(200);
-    assert.match(String(res.headers['ratelimit']), /^"short"; r=4; t=\d+, "long"; r=49; t=\d+$/);
-    assert.match(String(res.headers['ratelimit-policy']), /^"short"; q=5; w=1; pk=:[^:]+:, "long"; q=50; w=60; pk=:[^:]+:$/);
+    it('does not count a request refused by an earlier window against the later ones', async () => {
+      const api = appWith(stores, { id: 'a', short: 2, long: 10 });
+      await api.get('/').expect(200);
+      await api.get('/').expect(200);
+      const refused = await api.get('/').expect(429);
+      assert.equal(refused.body.code, 'rate_limited');
+      assert.match(refused.body.detail, /per-short limit/);
+      assert.match(String(refused.headers['retry-after']), /^[01]$/);
+      assert.match(String(refused.headers['ratelimit']), /^"short"; r=0; t=[01]$/, 'the windows after the refusing one are not reported');
+      await api.get('/').expect(429);
+      await new Promise((resolve) => setTimeout(resolve, 1100)); // let the short window reset
+      const next = await api.get('/').expect(200);
+      // 3 counted of 10: the two refused requests were not.
+      assert.match(String(next.headers['ratelimit']), /"long"; r=7;/);
+    });
+
+    it('refuses in a later window once an earlier one lets the request through, and names it', async () => {
+      const api = appWith(stores, { id: 'c', short: 5, long: 2 });
+      await api.get('/').expect(200);
+      await api.get('/').expect(200);
+      const refused = await api.get('/').expect(429);
+      assert.match(refused.body.detail, /per-long limit of this key \(2 requests\) is exhausted; retry in (59|60) seconds/);
+      assert.match(String(refused.headers['retry-after']), /^(59|60)$/);
+      assert.match(String(refused.headers['ratelimit']), /^"short"; r=2; t=[01], "long"; r=0; t=(59|60)$/);
+    });
+
+    it('reports each window in the RateLimit and RateLimit-Policy headers', async () => {
+      const res = await appWith(stores, { id: 'b', short: 5, long: 50 }).get('/').expect(200);
+      assert.match(String(res.headers['ratelimit']), /^"short"; r=4; t=[01], "long"; r=49; t=(59|60)$/);
+      // pk: express-rate-limit's partition key of the key "b" (base64 of the first 12 hex digits of its SHA-256).
+      assert.equal(res.headers['ratelimit-policy'], '"short"; q=5; w=1; pk=:M2UyM2U4MTYwMDM5:, "long"; q=50; w=60; pk=:M2UyM2U4MTYwMDM5:');
+    });
   });
-});
+}

@@ -1,0 +1,49 @@
+// A frozen body is sent as res.json sends it (bytes, Content-Type, Content-Length, ETag, 304, HEAD), from JSON
+// serialized once per body object.
+import assert from 'node:assert/strict';
+import express from 'express';
+import supertest from 'supertest';
+import { isFrozenBody, sendFrozenJson } from '../../server/http/frozen-json.ts';
+
+const frozen = Object.freeze([Object.freeze({ id: 1, name: 'Ünïcode — 大学' }), Object.freeze({ id: 2, name: 'b' })]);
+
+function app(body: object) {
+  const served = express();
+  served.get('/json', (_req, res) => void res.json(body));
+  served.get('/frozen', (_req, res) => sendFrozenJson(res, body));
+  return supertest(served);
+}
+
+describe('sendFrozenJson', () => {
+  it('sends what res.json sends', async () => {
+    const api = app(frozen);
+    const [json, sent] = [await api.get('/json').expect(200), await api.get('/frozen').expect(200)];
+    for (const header of ['content-type', 'content-length', 'etag']) assert.equal(sent.headers[header], json.headers[header], header);
+    assert.equal(sent.text, json.text);
+    assert.deepEqual(sent.body, frozen);
+  });
+
+  it('answers a matching If-None-Match with 304 and no body, and HEAD without a body', async () => {
+    const api = app(frozen);
+    const { etag } = (await api.get('/frozen').expect(200)).headers;
+    const unchanged = await api.get('/frozen').set('If-None-Match', etag as string).expect(304);
+    assert.equal(unchanged.text ?? '', '');
+    assert.equal(unchanged.headers.etag, etag);
+    const head = await api.head('/frozen').expect(200);
+    assert.equal(head.headers['content-length'], String(Buffer.byteLength(JSON.stringify(frozen))));
+  });
+
+  it('serializes each body object on its own', async () => {
+    const other = Object.freeze([Object.freeze({ id: 3 })]);
+    const [a, b] = [await app(frozen).get('/frozen'), await app(other).get('/frozen')];
+    assert.notEqual(a.headers.etag, b.headers.etag);
+    assert.deepEqual(b.body, other);
+  });
+
+  it('takes only frozen objects as such', () => {
+    assert.equal(isFrozenBody(frozen), true);
+    assert.equal(isFrozenBody([1]), false);
+    assert.equal(isFrozenBody(null), false);
+    assert.equal(isFrozenBody(Object.freeze('text')), false);
+  });
+});
