@@ -1,19 +1,14 @@
-// Per-key rate limits: fixed windows counted in process memory by default or in Redis so that every process behind a
-// load balancer shares one count per key. The limiters of the surfaces count all their windows in one step
-// (server/window-counters.ts: one Redis round trip a request); the OAuth sign-in throttles are express-rate-limit
-// middlewares on stores made here (rate-limit-redis).
+// Per-key rate limits: fixed windows counted in process memory by default or in Redis (server/redis-limit-stores.ts)
+// so that every process behind a load balancer shares one count per key. The limiters of the surfaces count all
+// their windows in one step (server/window-counters.ts: one Redis round trip a request); the OAuth sign-in throttles
+// are express-rate-limit middlewares on the stores LimitStores makes.
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { MemoryStore, type Store } from 'express-rate-limit';
-import type { Logger } from 'pino';
-import { RedisStore } from 'rate-limit-redis';
-import { createClient } from 'redis';
-import { errorMessage } from '../db/connect.ts';
-import { guardCounter, guardStore, StoreFailures, type OnStoreFailure } from './limit-store-guard.ts';
+import { StoreFailures, type OnStoreFailure } from './limit-store-guard.ts';
 import { countRateLimitRefusal } from './metrics.ts';
 import { problems } from './problems.ts';
-import { withTimeout } from './timeout.ts';
-import { COUNT_WINDOWS_SCRIPT, memoryWindowCounter, redisWindowCounter, type WindowCounter } from './window-counters.ts';
+import { memoryWindowCounter, type WindowCounter } from './window-counters.ts';
 
 export interface LimitWindow<P> {
   /** Names the window in the RateLimit headers and in the 429 detail. */
@@ -52,108 +47,8 @@ export function memoryLimitStores(): LimitStores {
   };
 }
 
-export interface RedisLimitOptions {
-  /** Prepended to every key, so that deployments sharing one Redis keep separate counts. */
-  keyPrefix?: string;
-  /** Bound on connecting and on every command; a command still unanswered then fails (and its limiter decides). */
-  timeoutMs?: number;
-  /** Where a failing store is reported (at most once a minute per limiter). */
-  logger?: Pick<Logger, 'warn'>;
-}
-
 export const DEFAULT_REDIS_KEY_PREFIX = 'rl:';
 export const DEFAULT_REDIS_TIMEOUT_MS = 1_000;
-/** The longest pause between reconnection attempts, so counters are shared again within seconds of Redis's return. */
-const MAX_RECONNECT_DELAY_MS = 1_000;
-
-/**
- * Counters in Redis, shared by every process. Connecting is bounded: an unreachable Redis throws an Error whose
- * message is one line naming it. Afterwards the client never queues commands while disconnected (they fail at
- * once), every command has a deadline, and it reconnects by itself with a short back-off.
- */
-export async function redisLimitStores(url: string, options: RedisLimitOptions = {}): Promise<LimitStores> {
-  const keyPrefix = options.keyPrefix ?? DEFAULT_REDIS_KEY_PREFIX;
-  const timeoutMs = options.timeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS;
-  let started = false;
-  const client = createClient({
-    url,
-    scripts: { countWindows: COUNT_WINDOWS_SCRIPT },
-    disableOfflineQueue: true,
-    socket: {
-      connectTimeout: timeoutMs,
-      // At start-up the first failure is final (a clear exit beats a silent wait); later, retry for ever.
-      reconnectStrategy: (retries, cause) => (started ? Math.min(50 * 2 ** retries, MAX_RECONNECT_DELAY_MS) : cause),
-    },
-  });
-  client.on('error', () => {}); // failures surface on the commands themselves; avoid an unhandled 'error' event
-  await connectWithin(client, timeoutMs * 2, describeRedis(url));
-  started = true;
-  const failures = new StoreFailures();
-  const warn = options.logger ? options.logger.warn.bind(options.logger) : () => {};
-  const countWindows = (keys: string[], args: string[]) => withTimeout(client.countWindows(keys, args), timeoutMs, 'Redis');
-  return {
-    shared: true,
-    create: (scope, onFailure) =>
-      guardStore(new RedisStore({ sendCommand: (...args: string[]) => withTimeout(client.sendCommand(args), timeoutMs, 'Redis'), prefix: `${keyPrefix}${scope}:` }), {
-        scope,
-        onFailure,
-        failures,
-        warn,
-      }),
-    // Each window's keys are where a store of create(`${scope}:${name}`) keeps them.
-    counter: (scope, windows, onFailure) =>
-      guardCounter(
-        redisWindowCounter(
-          windows.map((window) => `${keyPrefix}${scope}:${window.name}:`),
-          windows.map((window) => window.windowMs),
-          countWindows,
-        ),
-        windows,
-        { scope, onFailure, failures, warn },
-      ),
-    failures,
-    ping: async (pingTimeoutMs) => {
-      await withTimeout(client.ping(), pingTimeoutMs, 'Redis');
-    },
-    close: async () => {
-      await client.close().catch(() => client.destroy());
-    },
-  };
-}
-
-/** What connecting needs of a client (whatever scripts it was created with). */
-interface RedisConnection {
-  connect(): Promise<unknown>;
-  on(event: 'error', listener: (error: unknown) => void): unknown;
-  off(event: 'error', listener: (error: unknown) => void): unknown;
-  readonly isOpen: boolean;
-  destroy(): void;
-}
-
-/**
- * `work`, or a rejection once `timeoutMs` has passed. The client's own command timeout ends only the wait to be
- * written, and its connect() retries for ever: this ends the wait for the reply, and for a connection.
- */
-/** Connects, or throws an Error whose message is one line naming Redis and the reason. */
-async function connectWithin(client: RedisConnection, timeoutMs: number, name: string): Promise<void> {
-  let lastError: unknown;
-  const onError = (error: unknown) => (lastError = error);
-  client.on('error', onError);
-  try {
-    await withTimeout(client.connect(), timeoutMs, 'Redis');
-  } catch (error) {
-    if (client.isOpen) client.destroy();
-    throw new Error(`cannot reach ${name}: ${errorMessage(lastError ?? error)}`);
-  } finally {
-    client.off('error', onError);
-  }
-}
-
-/** Host, port and database of a Redis URL, never its password. */
-function describeRedis(url: string): string {
-  const parsed = URL.canParse(url) ? new URL(url) : undefined;
-  return parsed ? `Redis at ${parsed.host}${parsed.pathname.replace(/^\/$/, '')}` : 'Redis (REDIS_URL is not a valid URL)';
-}
 
 /**
  * Builds the limiter of a surface: its windows are counted in order and the first exhausted one refuses with a 429

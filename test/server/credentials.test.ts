@@ -6,7 +6,7 @@ import { SignJWT } from 'jose';
 import { accessTokenIssuer } from '../../server/auth/access-tokens.ts';
 import { loadSigningKey } from '../../server/auth/signing-keys.ts';
 import { AUTH_FAILURES_PER_WINDOW } from '../../server/auth-failure-limit.ts';
-import { redisLimitStores } from '../../server/rate-limits.ts';
+import { redisLimitStores } from '../../server/redis-limit-stores.ts';
 import { contractClient } from '../support/contract.ts';
 import { generalApp } from '../support/general-app.ts';
 import { listen } from '../support/listening.ts';

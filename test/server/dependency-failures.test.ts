@@ -8,7 +8,7 @@ import supertest from 'supertest';
 import { assertDatabaseReachable, connect, type Db } from '../../db/connect.ts';
 import { isDatabaseUnavailable } from '../../db/errors.ts';
 import { Problem } from '../../server/problems.ts';
-import { redisLimitStores } from '../../server/rate-limits.ts';
+import { redisLimitStores } from '../../server/redis-limit-stores.ts';
 import { buildApp } from '../support/partner-app.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 import { closedPort, startTcpProxy } from '../support/tcp-proxy.ts';

@@ -6,7 +6,8 @@ import { connect } from '../../db/connect.ts';
 import { createThrowawayDatabase } from '../../db/throwaway-database.ts';
 import { createLifecycle } from '../../server/lifecycle.ts';
 import { createLogger } from '../../server/logger.ts';
-import { memoryLimitStores, redisLimitStores } from '../../server/rate-limits.ts';
+import { memoryLimitStores } from '../../server/rate-limits.ts';
+import { redisLimitStores } from '../../server/redis-limit-stores.ts';
 import { buildApp } from '../support/partner-app.ts';
 
 /** A PostgreSQL address where nothing listens: connections are refused at once. */

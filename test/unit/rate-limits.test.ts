@@ -5,7 +5,8 @@ import { randomBytes } from 'node:crypto';
 import express from 'express';
 import supertest from 'supertest';
 import { Problem } from '../../server/problems.ts';
-import { createLimiter, memoryLimitStores, redisLimitStores, type LimitStores } from '../../server/rate-limits.ts';
+import { createLimiter, memoryLimitStores, type LimitStores } from '../../server/rate-limits.ts';
+import { redisLimitStores } from '../../server/redis-limit-stores.ts';
 
 type Caller = { id: string; short: number; long: number };
 
