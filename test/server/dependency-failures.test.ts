@@ -108,17 +108,22 @@ describe('dependency failures', () => {
   });
 
   describe('limit stores when Redis goes away', () => {
-    it('fail open or closed as each limiter chose, warn once, count each failure, and count again once Redis is back', async function () {
-      const redisUrl = process.env.REDIS_URL;
-      if (!redisUrl) this.skip(); // needs a real Redis: .ci/run sets REDIS_URL
-      const redis = new URL(redisUrl!);
+    /** Limit stores on the real Redis through a TCP proxy the test stops and starts; their warnings collected. */
+    async function storesBehindProxy(redisUrl: string) {
+      const redis = new URL(redisUrl);
       const proxy = await startTcpProxy({ host: redis.hostname, port: Number(redis.port || 6379) });
       const warnings: unknown[] = [];
-      const stores = await redisLimitStores(proxy.urlFor(redisUrl!), {
+      const stores = await redisLimitStores(proxy.urlFor(redisUrl), {
         keyPrefix: `rl:test:${randomBytes(4).toString('hex')}:`,
         timeoutMs: 300,
         logger: { warn: ((details: unknown) => void warnings.push(details)) as never },
       });
+      return { proxy, stores, warnings };
+    }
+
+    it('fail open or closed as each limiter chose, warn once, count each failure, and count again once Redis is back', async function () {
+      if (!process.env.REDIS_URL) this.skip(); // needs a real Redis: .ci/run sets REDIS_URL
+      const { proxy, stores, warnings } = await storesBehindProxy(process.env.REDIS_URL!);
       const options = { windowMs: 60_000 } as never;
       const open = stores.create('quota', 'allow');
       const closed = stores.create('throttle', 'refuse');
@@ -150,16 +155,8 @@ describe('dependency failures', () => {
     });
 
     it('window counters fail the same way, for all the windows of a limiter at once, and count again once Redis is back', async function () {
-      const redisUrl = process.env.REDIS_URL;
-      if (!redisUrl) this.skip(); // needs a real Redis: .ci/run sets REDIS_URL
-      const redis = new URL(redisUrl!);
-      const proxy = await startTcpProxy({ host: redis.hostname, port: Number(redis.port || 6379) });
-      const warnings: unknown[] = [];
-      const stores = await redisLimitStores(proxy.urlFor(redisUrl!), {
-        keyPrefix: `rl:test:${randomBytes(4).toString('hex')}:`,
-        timeoutMs: 300,
-        logger: { warn: ((details: unknown) => void warnings.push(details)) as never },
-      });
+      if (!process.env.REDIS_URL) this.skip(); // needs a real Redis: .ci/run sets REDIS_URL
+      const { proxy, stores, warnings } = await storesBehindProxy(process.env.REDIS_URL!);
       const windows = [
         { name: 'minute', windowMs: 60_000 },
         { name: 'day', windowMs: 24 * 60 * 60_000 },
