@@ -85,7 +85,7 @@ export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
 }
 
 /**
- * The PGlite behind each embedded Db, for what Kysely does not reach (LISTEN, server/events/notifications.ts). Kept on
+ * The PGlite behind each embedded Db, for what Kysely does not reach (LISTEN, db/notifications.ts). Kept on
  * globalThis: a test run may load this module twice (once per module system), and both copies must find it.
  */
 const EMBEDDED = Symbol.for('study-companion-api/embedded-databases');

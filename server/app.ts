@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/connect.ts';
 import type { Config } from './config.ts';
 import { docsRoutes } from './docs.ts';
-import type { Notifications } from './events/notifications.ts';
+import type { Notifications } from '../db/notifications.ts';
 import { DEFAULT_STREAM_SETTINGS, type StreamSettings } from './events/readiness-stream.ts';
 import type { Tutor } from '../handlers/general/tutor/types.ts';
 import type { AiQueue } from './ai-queue.ts';
@@ -40,7 +40,7 @@ export interface AppDeps {
   now?: () => Date;
   /** The process's stop (readiness, streams told to end, work the stop waits for); absent: one that never stops. */
   lifecycle?: Lifecycle;
-  /** The notification path between processes (server/events/notifications.ts), which the readiness stream follows. */
+  /** The notification path between processes (db/notifications.ts), which the readiness stream follows. */
   notifications: Notifications;
   /** Heartbeat and longest duration of the readiness stream; absent: DEFAULT_STREAM_SETTINGS. */
   streamSettings?: StreamSettings;

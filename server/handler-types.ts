@@ -5,7 +5,7 @@ import type { Request, Response } from 'express';
 import type { Db } from '../db/connect.ts';
 import type { Tutor } from '../handlers/general/tutor/types.ts';
 import type { AiQueue } from './ai-queue.ts';
-import type { Notifications } from './events/notifications.ts';
+import type { Notifications } from '../db/notifications.ts';
 import type { StreamSettings } from './events/readiness-stream.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import type { SecretBox } from './secret-box.ts';

@@ -21,7 +21,7 @@ import { signingKeysFor } from './auth/signing-key-store.ts';
 import { runPrimary } from './cluster.ts';
 import { loadConfig, type Config } from './config.ts';
 import { createDemoStudent, DEMO_STUDENT } from './demo-student.ts';
-import { notificationsFor } from './events/notifications.ts';
+import { notificationsFor } from '../db/notifications.ts';
 import { createLifecycle, stopOnSignals, type LifecycleControl } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
 import { collectProcessMetrics, metricsRegistry, observePool } from './metrics.ts';

@@ -1,4 +1,4 @@
-import { notifyOnCommit } from '../../server/events/notifications.ts';
+import { notifyOnCommit } from '../notifications.ts';
 import type { Db } from '../connect.ts';
 import { changingPrincipals } from './principal-changes.ts';
 

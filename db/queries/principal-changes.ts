@@ -1,7 +1,7 @@
 // The notification every writer of what a general principal is read from (db/queries/principals.ts: grants,
 // personal keys, an account's plan, time zone and country) sends with its commit, so that every process drops the
 // principals it keeps of that account (server/general/authenticate.ts) before its next request.
-import { notifyOnCommit } from '../../server/events/notifications.ts';
+import { notifyOnCommit } from '../notifications.ts';
 import type { Db } from '../connect.ts';
 
 /** Notified (payload: the account's id) when a grant, personal key, plan, time zone or country of an account changes. */

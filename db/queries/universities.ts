@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { invalidatedCache, type InvalidatedCache } from '../../server/auth/invalidated-cache.ts';
-import { notifyOnCommit, type Notifications } from '../../server/events/notifications.ts';
+import { notifyOnCommit, type Notifications } from '../notifications.ts';
 import type { Db } from '../connect.ts';
 
 /** Notified when the universities (reference data, written by the reference seed only) change. */

@@ -1,6 +1,6 @@
 // What authentication reads on every request (a key's row, the account behind it), kept in process so that the hot
 // path costs no database round trip, and dropped whenever a notification on its channel says that any of it changed
-// (server/events/notifications.ts: sent by the changing transaction's commit, to every process). Revocation so takes
+// (db/notifications.ts: sent by the changing transaction's commit, to every process). Revocation so takes
 // effect in every process as soon as the commit's NOTIFY reaches it (well under a millisecond on one network).
 //
 // The cache trusts only what it read while it was listening: until the channel's LISTEN is in place, and from the
@@ -10,7 +10,7 @@
 //
 // A message drops everything kept, unless the cache knows whose each value is (`ownerOf`) and the message names an
 // owner (its payload): then only that owner's values go, so that one student's change does not empty every process.
-import type { Notifications } from '../events/notifications.ts';
+import type { Notifications } from '../../db/notifications.ts';
 
 export interface InvalidatedCache<V> {
   /** The value of `key`: kept, or read by `load` (and kept when the cache may). */

@@ -7,7 +7,7 @@ import { createSession, type Session } from 'better-sse';
 import type { Db } from '../../db/connect.ts';
 import { currentReadinessVersion } from '../../db/queries/readiness.ts';
 import { trackSseStream } from '../metrics.ts';
-import type { Notifications } from './notifications.ts';
+import type { Notifications } from '../../db/notifications.ts';
 import { movesSince, parseMove, READINESS_CHANNEL, upcomingReadiness, type Student } from './readiness.ts';
 
 export interface StreamSettings {

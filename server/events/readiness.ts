@@ -12,7 +12,7 @@ import { preparationOf, studyWindow } from '../../handlers/general/exam-preparat
 import type { Readiness } from '../../domain/readiness.ts';
 import { localDate } from '../../domain/student-day.ts';
 import { readinessClaims } from '../../domain/xp.ts';
-import { notifyOnCommit } from './notifications.ts';
+import { notifyOnCommit } from '../../db/notifications.ts';
 
 /** The notification channel of readiness moves; the payload is `<user id>:<version>`. */
 export const READINESS_CHANNEL = 'readiness_moved';

@@ -18,7 +18,7 @@ import type { AccessTokenIssuer } from '../auth/access-tokens.ts';
 import { looksLikeApiKey } from '../auth/api-keys.ts';
 import { bearerToken } from '../auth/bearer-token.ts';
 import { invalidatedCache } from '../auth/invalidated-cache.ts';
-import type { Notifications } from '../events/notifications.ts';
+import type { Notifications } from '../../db/notifications.ts';
 import { keyUseRecorder } from '../auth/key-use.ts';
 import { hashSecret } from '../auth/secret-hash.ts';
 import type { AuthOutcome } from '../surface.ts';

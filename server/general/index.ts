@@ -4,7 +4,7 @@ import type { Request } from 'express';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
 import type { AiQueue } from '../ai-queue.ts';
-import type { Notifications } from '../events/notifications.ts';
+import type { Notifications } from '../../db/notifications.ts';
 import type { StreamSettings } from '../events/readiness-stream.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import type { Tutor } from '../../handlers/general/tutor/types.ts';

@@ -3,7 +3,7 @@ import type { Request } from 'express';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
 import { findActiveApiKey, findActiveKeyKind, PARTNER_KEYS_CHANNEL, type ApiKeyRecord } from '../../db/queries/api-keys.ts';
-import type { Notifications } from '../events/notifications.ts';
+import type { Notifications } from '../../db/notifications.ts';
 import { looksLikeApiKey } from '../auth/api-keys.ts';
 import { bearerToken } from '../auth/bearer-token.ts';
 import { invalidatedCache } from '../auth/invalidated-cache.ts';

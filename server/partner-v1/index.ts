@@ -2,7 +2,7 @@
 import type { Request } from 'express';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
-import type { Notifications } from '../events/notifications.ts';
+import type { Notifications } from '../../db/notifications.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import type { ApiKeyRecord } from '../../db/queries/api-keys.ts';
 import { keepUniversitiesInMemory } from '../../db/queries/universities.ts';

@@ -3,7 +3,7 @@
 // get their channel's messages only, and stop getting them once unsubscribed.
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { notificationsFor, notifyOnCommit, type Notifications } from '../../server/events/notifications.ts';
+import { notificationsFor, notifyOnCommit, type Notifications } from '../../db/notifications.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 
 describe('notifications', () => {

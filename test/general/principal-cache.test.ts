@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { connect, type Db } from '../../db/connect.ts';
 import { PRINCIPALS_CHANNEL } from '../../db/queries/principal-changes.ts';
 import { setPlan } from '../../db/queries/users.ts';
-import { LISTENER_APPLICATION_NAME, notificationsFor, type Notifications } from '../../server/events/notifications.ts';
+import { LISTENER_APPLICATION_NAME, notificationsFor, type Notifications } from '../../db/notifications.ts';
 import { contractClient } from '../support/contract.ts';
 import { newStudent } from '../support/general-app.ts';
 import { registerTestClient, signIn } from '../support/oauth-flow.ts';

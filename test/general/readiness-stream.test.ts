@@ -8,7 +8,7 @@ import { newStudent, type Student } from '../support/general-app.ts';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { sql } from 'kysely';
-import { LISTENER_APPLICATION_NAME } from '../../server/events/notifications.ts';
+import { LISTENER_APPLICATION_NAME } from '../../db/notifications.ts';
 import { createLifecycle, type LifecycleControl } from '../../server/lifecycle.ts';
 import type { StreamSettings } from '../../server/events/readiness-stream.ts';
 import { contractClient } from '../support/contract.ts';

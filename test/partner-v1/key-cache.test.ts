@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { pino } from 'pino';
 import { PARTNER_KEYS_CHANNEL, revokeApiKey } from '../../db/queries/api-keys.ts';
-import { LISTENER_APPLICATION_NAME, notificationsFor, type Notifications } from '../../server/events/notifications.ts';
+import { LISTENER_APPLICATION_NAME, notificationsFor, type Notifications } from '../../db/notifications.ts';
 import { contractClient } from '../support/contract.ts';
 import { buildApp, issueTestKey } from '../support/partner-app.ts';
 import { testDatabase } from '../support/root-hooks.ts';

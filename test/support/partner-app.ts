@@ -5,7 +5,7 @@ import type { Db } from '../../db/connect.ts';
 import type { Tutor } from '../../handlers/general/tutor/types.ts';
 import type { AiQueue } from '../../server/ai-queue.ts';
 import { createApp } from '../../server/app.ts';
-import { notificationsFor, type Notifications } from '../../server/events/notifications.ts';
+import { notificationsFor, type Notifications } from '../../db/notifications.ts';
 import type { StreamSettings } from '../../server/events/readiness-stream.ts';
 import { accessTokenIssuer, type AccessTokenIssuer } from '../../server/auth/access-tokens.ts';
 import { loadSigningKey } from '../../server/auth/signing-keys.ts';

@@ -3,7 +3,7 @@
 // support module may exist twice in one run: once per module system. Both copies must see the same database,
 // contracts and coverage records.
 import type { Surface } from '../../scripts/surfaces.ts';
-import type { Notifications } from '../../server/events/notifications.ts';
+import type { Notifications } from '../../db/notifications.ts';
 import type { SurfaceContract } from './contract.ts';
 import type { TestDatabase } from './test-db.ts';
 

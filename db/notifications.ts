@@ -12,7 +12,7 @@
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { embeddedDatabaseOf, type Db } from '../../db/connect.ts';
+import { embeddedDatabaseOf, type Db } from './connect.ts';
 
 export interface Subscriber {
   /** A message published on the channel. */
