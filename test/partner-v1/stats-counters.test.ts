@@ -152,7 +152,9 @@ describe('stats counters', () => {
     // Twenty connections: more than connect()'s pool opens. Its clients may still be closing when the database is
     // dropped after the test, which terminates them: like connect(), listen, or the 'error' event ends the process.
     const pool = new pg.Pool({ connectionString: database.url, max: 20 });
+    // pg-pool also re-emits an idle client's error on the pool itself, which throws without a listener there.
     pool.on('connect', (client) => client.on('error', () => {}));
+    pool.on('error', () => {});
     const shared = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     try {
       await Promise.all(
