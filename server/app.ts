@@ -1,10 +1,9 @@
 // The HTTP application: shared middleware, the surfaces, and the last-resort 404 and error handlers.
-import express, { type NextFunction, type Request, type Response } from 'express';
-import helmet from 'helmet';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { Db } from '../db/connect.ts';
 import type { Config } from './config.ts';
-import { docsRoutes } from './docs.ts';
+import { DOCS_PATHS, docsRoutes } from './docs.ts';
 import type { Notifications } from '../db/notifications.ts';
 import { DEFAULT_STREAM_SETTINGS, type StreamSettings } from './events/readiness-stream.ts';
 import type { Tutor } from '../handlers/general/tutor/types.ts';
@@ -20,6 +19,7 @@ import { oauthRoutes } from './oauth/router.ts';
 import { PARTNER_V1_PREFIX, partnerV1 } from './partner-v1/index.ts';
 import { PROBE_PATHS, probeRoutes } from './probes.ts';
 import { keepRawBody } from './raw-body.ts';
+import { SECURITY_HEADERS, securityHeaders } from './http/security-headers.ts';
 import { dependencyFailure, logDependencyFailure, Problem, problems, sendProblem } from './problems.ts';
 import type { LimitStores } from './rate-limits.ts';
 
@@ -56,8 +56,8 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   app.set('trust proxy', config.trustProxy);
   const lifecycle = deps.lifecycle ?? createLifecycle();
   app.use(requestMetrics());
-  app.use(requestLogging(logger, PROBE_PATHS));
-  app.use(probeRoutes({ db: deps.db, limitStores: deps.limitStores, lifecycle }));
+  app.use(requestLogging(logger, { quietPaths: PROBE_PATHS, sameOnEveryResponse: SECURITY_HEADERS }));
+  app.use(onlyUnder([...PROBE_PATHS], probeRoutes({ db: deps.db, limitStores: deps.limitStores, lifecycle })));
   app.use(securityHeaders());
   app.use(refuseLargeBodies(config.bodyLimitBytes));
   // The bytes are kept beside the parsed body: a signature (the payment provider's) is verified over them, not over a
@@ -68,7 +68,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   // A person who opens the service's address in a browser wants the reference.
   app.get('/', (_req, res) => res.redirect(302, '/docs'));
   // Before the surfaces: /api/v1/docs lies under the partner prefix, whose router answers everything there.
-  app.use(docsRoutes());
+  app.use(onlyUnder(Object.values(DOCS_PATHS), docsRoutes()));
 
   const now = deps.now ?? (() => new Date());
   // One count of failed authentications per address for both surfaces: a guesser gains nothing by switching.
@@ -123,16 +123,14 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
 }
 
 /**
- * helmet's headers, which depend on nothing in the request with its defaults: helmet computes them once here, and each
- * response gets them in one loop instead of through helmet's thirteen chained middlewares.
+ * A router that serves only paths under `prefixes` is entered only for them: Express walks every layer of a router it
+ * enters, matching each against the path, which cost every API request the probes' and the docs' routes. Express
+ * matches paths case-insensitively (and with or without a trailing slash), and so does this.
  */
-function securityHeaders() {
-  const headers: Array<[string, string]> = [];
-  const recorder = { setHeader: (name: string, value: string) => headers.push([name, value]), removeHeader: () => {} };
-  helmet()({} as Request, recorder as unknown as Response, () => {});
-  return (_req: Request, res: Response, next: NextFunction) => {
-    for (const [name, value] of headers) res.setHeader(name, value);
-    next();
+function onlyUnder(prefixes: string[], router: RequestHandler): RequestHandler {
+  return (req, res, next) => {
+    const path = req.path.toLowerCase();
+    return prefixes.some((prefix) => isUnder(path, prefix)) ? router(req, res, next) : next();
   };
 }
 

@@ -40,6 +40,7 @@ describe('rendered docs served by the service', () => {
       const spec_ = await api.get(`${path}/openapi.json`).expect(200).expect('Content-Type', /json/);
       assert.deepEqual(spec_.body, spec.definition, `${path}/openapi.json is the bundled ${spec.surface} spec`);
       await api.get(`${path}/standalone.js`).expect(200).expect('Content-Type', /javascript/).expect('Cache-Control', 'public, max-age=86400');
+      await api.get(`${path.toUpperCase()}/`).expect(200).expect('Content-Type', /^text\/html/); // routed as Express routes: any case, a trailing slash
     });
 
     it(`${path} relaxes the content-security policy for Scalar and the try-it servers only`, async () => {

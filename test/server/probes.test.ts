@@ -21,6 +21,7 @@ describe('probes (/livez, /readyz)', function () {
     const live = await app.get('/livez').expect(200);
     assert.deepEqual(live.body, { status: 'ok' });
     assert.equal(live.headers['cache-control'], 'no-store');
+    await app.get('/LIVEZ/').expect(200); // routed as Express routes: any case, a trailing slash
     const ready = await app.get('/readyz').expect(200);
     assert.deepEqual(ready.body, { status: 'ready', checks: { accepting: 'ok', database: 'ok', migrations: 'ok', redis: 'not_configured' } });
   });

@@ -53,6 +53,29 @@ describe('requestLogging', () => {
     assert.ok(!JSON.stringify(lines).includes('secret'), 'no credential in any line');
   });
 
+  it('leaves out the headers every response carries with the same value, and logs one set to another value', async () => {
+    const lines: Array<Record<string, any>> = [];
+    const logger = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const app = express();
+    const sameOnEveryResponse = [['X-Frame-Options', 'SAMEORIGIN'], ['Content-Security-Policy', "default-src 'self'"]] as const;
+    app.use(requestLogging(logger, { sameOnEveryResponse }));
+    app.use((_req, res, next) => {
+      for (const [name, value] of sameOnEveryResponse) res.setHeader(name, value);
+      next();
+    });
+    app.get('/page', (_req, res) => void res.setHeader('Content-Security-Policy', "form-action 'self'").json({}));
+    app.get('/', (_req, res) => void res.json({}));
+    await supertest(app).get('/').expect(200);
+    await supertest(app).get('/page').expect(200);
+    await new Promise((resolve) => setImmediate(resolve));
+    const [plain, page] = lines.map((line) => line.res.headers);
+    assert.equal(plain['x-frame-options'], undefined);
+    assert.equal(plain['content-security-policy'], undefined);
+    assert.match(plain['content-type'], /application\/json/, 'the other headers are logged');
+    assert.equal(page['x-frame-options'], undefined);
+    assert.equal(page['content-security-policy'], "form-action 'self'");
+  });
+
   it('adds no censored header the request did not send', async () => {
     const { app, lines } = loggedApp();
     await supertest(app).get('/').set('X-Service-API-Key', 'svc_live_secret').expect(302);
