@@ -8,6 +8,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock.ts';
 import { PGLITE_CONF } from './pglite-options.ts';
 import { createDataDir } from './pglite-template.ts';
+import { PreparingClient } from './prepared-statements.ts';
 import type { Database } from './schema.ts';
 
 const INT8 = 20;
@@ -62,6 +63,7 @@ export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
   if ('databaseUrl' in target) {
     const timeouts = options.timeouts ?? DEFAULT_DATABASE_TIMEOUTS;
     const pool = new pg.Pool({
+      Client: PreparingClient,
       connectionString: target.databaseUrl,
       max: 10,
       connectionTimeoutMillis: timeouts.connectMs,
