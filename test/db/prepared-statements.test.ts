@@ -1,8 +1,9 @@
-// Named prepared statements (db/prepared-statements.ts): the same rows as an unnamed statement on both engines; on
-// PostgreSQL a statement prepared once per connection, which outlives a migration that changes a column's type.
+// Named prepared statements (db/prepared-statements.ts), on both engines: the same rows as an unnamed statement, a
+// statement prepared once per connection, which outlives a migration that changes a column's type.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
+import { embeddedDatabaseOf } from '../../db/connect.ts';
 import { executePrepared } from '../../db/prepared-statements.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 
@@ -11,6 +12,13 @@ describe('prepared statements', () => {
   // A table of this test's own, outside the schema's types.
   const db = () => testDatabase().db as unknown as Kysely<Record<string, { id: number; value: number | string }>>;
   const byValue = (value: number) => db().selectFrom(table).select(['id', 'value']).where('value', '>=', value).orderBy('id');
+
+  // PGlite's own on PGlite (Kysely takes turns on its one connection by itself), a Kysely one on PostgreSQL.
+  const transaction = async (body: (exec: (text: string) => Promise<unknown>) => Promise<void>) => {
+    const pglite = embeddedDatabaseOf(testDatabase().db);
+    if (pglite) await pglite.transaction((tx) => body((text) => tx.exec(text)));
+    else await db().transaction().execute((trx) => body((text) => sql.raw(text).execute(trx)));
+  };
 
   before(async () => {
     await sql`create table ${sql.table(table)} (id int primary key, value int not null)`.execute(db());
@@ -24,8 +32,29 @@ describe('prepared statements', () => {
     assert.deepEqual(await executePrepared(db(), byValue(40)), []);
   });
 
-  it('is prepared once per connection on PostgreSQL, by name', async function () {
-    if (!testDatabase().url) this.skip(); // PGlite runs the statement unnamed
+  it('fails as the unnamed statement does, and runs again after the failure', async () => {
+    const failing = () => db().selectFrom(table).select(sql<number>`1 / value`.as('share')).where('value', '>=', 0);
+    await sql`insert into ${sql.table(table)} values (4, 0)`.execute(db());
+    try {
+      await assert.rejects(executePrepared(db(), failing()), { code: '22012' }); // division by zero
+    } finally {
+      await sql`delete from ${sql.table(table)} where id = 4`.execute(db());
+    }
+    assert.equal((await executePrepared(db(), failing())).length, 3);
+  });
+
+  it('never runs inside an open transaction of another caller (one PGlite session serves both)', async () => {
+    let read: Promise<unknown[]> | undefined;
+    await transaction(async (exec) => {
+      await exec(`insert into ${table} values (5, 50)`);
+      read = executePrepared(db(), byValue(50));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await exec(`delete from ${table} where id = 5`);
+    });
+    assert.deepEqual(await read, []);
+  });
+
+  it('is prepared once per connection, by name', async () => {
     await db()
       .connection()
       .execute(async (connection) => {
