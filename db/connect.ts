@@ -8,6 +8,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock.ts';
 import { PGLITE_CONF } from './pglite-options.ts';
 import { createDataDir } from './pglite-template.ts';
+import { prepareStatementsOn, PreparingClient } from './prepared-statements.ts';
 import type { Database } from './schema.ts';
 
 const INT8 = 20;
@@ -62,6 +63,7 @@ export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
   if ('databaseUrl' in target) {
     const timeouts = options.timeouts ?? DEFAULT_DATABASE_TIMEOUTS;
     const pool = new pg.Pool({
+      Client: PreparingClient,
       connectionString: target.databaseUrl,
       max: 10,
       connectionTimeoutMillis: timeouts.connectMs,
@@ -79,6 +81,10 @@ export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
     return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   }
   const pglite = 'pglite' in target ? target.pglite : openPglite(target.dataDir);
+  if (!preparing.has(pglite)) {
+    prepareStatementsOn(pglite);
+    preparing.add(pglite);
+  }
   const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
   embedded.set(db, pglite);
   return db;
@@ -90,6 +96,9 @@ export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
  */
 const EMBEDDED = Symbol.for('study-companion-api/embedded-databases');
 const embedded: WeakMap<Db, PGlite> = ((globalThis as { [EMBEDDED]?: WeakMap<Db, PGlite> })[EMBEDDED] ??= new WeakMap());
+
+/** The PGlite instances whose query runs prepared statements already (a test may connect twice to one). */
+const preparing = new WeakSet<PGlite>();
 
 export function embeddedDatabaseOf(db: Db): PGlite | undefined {
   return embedded.get(db);

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Updateable } from 'kysely';
 import type { Db } from '../connect.ts';
+import { executePrepared } from '../prepared-statements.ts';
 import type { TasksTable } from '../schema.ts';
 
 /** The columns a task is answered with (series_starts_at and previous_id stay internal). */
@@ -67,7 +68,10 @@ export interface TaskFilters {
   due_to?: Date;
 }
 
-/** One page (plus one row, to tell whether more follow) by (due_at, id), after the cursor's key when given. */
+/**
+ * One page (plus one row, to tell whether more follow) by (due_at, id), after the cursor's key when given. Prepared:
+ * it is the general surface's hot read (GET /api/tasks).
+ */
 export async function listTasks(db: Db, userId: string, filters: TaskFilters, after: { at: Date; id: string } | undefined, limit: number) {
   let query = db.selectFrom('tasks').select(TASK_COLUMNS).where('user_id', '=', userId);
   if (filters.status) query = query.where('status', '=', filters.status);
@@ -75,7 +79,7 @@ export async function listTasks(db: Db, userId: string, filters: TaskFilters, af
   if (filters.due_from) query = query.where('due_at', '>=', filters.due_from);
   if (filters.due_to) query = query.where('due_at', '<', filters.due_to);
   if (after) query = query.where((eb) => eb(eb.refTuple('due_at', 'id'), '>', eb.tuple(after.at, after.id)));
-  return query.orderBy('due_at').orderBy('id').limit(limit + 1).execute();
+  return executePrepared(db, query.orderBy('due_at').orderBy('id').limit(limit + 1));
 }
 
 /**

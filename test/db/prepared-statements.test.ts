@@ -1,0 +1,80 @@
+// Named prepared statements (db/prepared-statements.ts), on both engines: the same rows as an unnamed statement, a
+// statement prepared once per connection, which outlives a migration that changes a column's type.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import { embeddedDatabaseOf } from '../../db/connect.ts';
+import { executePrepared } from '../../db/prepared-statements.ts';
+import { testDatabase } from '../support/root-hooks.ts';
+
+describe('prepared statements', () => {
+  const table = `prepared_statement_test_${randomBytes(4).toString('hex')}`;
+  // A table of this test's own, outside the schema's types.
+  const db = () => testDatabase().db as unknown as Kysely<Record<string, { id: number; value: number | string }>>;
+  const byValue = (value: number) => db().selectFrom(table).select(['id', 'value']).where('value', '>=', value).orderBy('id');
+
+  // PGlite's own on PGlite (Kysely takes turns on its one connection by itself), a Kysely one on PostgreSQL.
+  const transaction = async (body: (exec: (text: string) => Promise<unknown>) => Promise<void>) => {
+    const pglite = embeddedDatabaseOf(testDatabase().db);
+    if (pglite) await pglite.transaction((tx) => body((text) => tx.exec(text)));
+    else await db().transaction().execute((trx) => body((text) => sql.raw(text).execute(trx)));
+  };
+
+  before(async () => {
+    await sql`create table ${sql.table(table)} (id int primary key, value int not null)`.execute(db());
+    await sql`insert into ${sql.table(table)} values (1, 10), (2, 20), (3, 30)`.execute(db());
+  });
+  after(() => sql`drop table ${sql.table(table)}`.execute(db()));
+
+  it('answers what the unnamed statement answers, with each execution its own values', async () => {
+    assert.deepEqual(await executePrepared(db(), byValue(20)), await byValue(20).execute());
+    assert.deepEqual(await executePrepared(db(), byValue(30)), [{ id: 3, value: 30 }]);
+    assert.deepEqual(await executePrepared(db(), byValue(40)), []);
+  });
+
+  it('fails as the unnamed statement does, and runs again after the failure', async () => {
+    const failing = () => db().selectFrom(table).select(sql<number>`1 / value`.as('share')).where('value', '>=', 0);
+    await sql`insert into ${sql.table(table)} values (4, 0)`.execute(db());
+    try {
+      await assert.rejects(executePrepared(db(), failing()), { code: '22012' }); // division by zero
+    } finally {
+      await sql`delete from ${sql.table(table)} where id = 4`.execute(db());
+    }
+    assert.equal((await executePrepared(db(), failing())).length, 3);
+  });
+
+  it('never runs inside an open transaction of another caller (one PGlite session serves both)', async () => {
+    let read: Promise<unknown[]> | undefined;
+    await transaction(async (exec) => {
+      await exec(`insert into ${table} values (5, 50)`);
+      read = executePrepared(db(), byValue(50));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await exec(`delete from ${table} where id = 5`);
+    });
+    assert.deepEqual(await read, []);
+  });
+
+  it('is prepared once per connection, by name', async () => {
+    await db()
+      .connection()
+      .execute(async (connection) => {
+        await executePrepared(connection, byValue(10));
+        await executePrepared(connection, byValue(20));
+        const text = byValue(10).compile().sql;
+        const { rows } = await sql<{ name: string }>`select name from pg_prepared_statements where statement = ${text}`.execute(connection);
+        assert.equal(rows.length, 1);
+        assert.match(rows[0]!.name, /^prepared_\d+$/);
+      });
+  });
+
+  it('runs again after a column under it changed type (a migration), instead of failing on that connection', async () => {
+    await db()
+      .connection()
+      .execute(async (connection) => {
+        const all = () => connection.selectFrom(table).select(['id', 'value']).orderBy('id');
+        assert.deepEqual((await executePrepared(connection, all())).at(-1), { id: 3, value: 30 });
+        await sql`alter table ${sql.table(table)} alter column value type text`.execute(connection);
+        assert.deepEqual((await executePrepared(connection, all())).at(-1), { id: 3, value: '30' });
+      });
+  });
+});
