@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
+import { executePrepared } from '../prepared-statements.ts';
 import { currentStreak } from './streak.ts';
 
 /**
@@ -22,5 +23,6 @@ export async function topUsersByXp(db: Db, options: { activeSince: Date; limit: 
   // One level, ordered and limited where the window runs: PostgreSQL reads users_xp_idx (or users_university_xp_idx)
   // in order and stops after `limit` rows. With the window in a subquery and the limit outside it, the planner ranked
   // every user first (a sequential scan and a sort of the whole table; test/scale/query-plans.scale.ts).
-  return query.orderBy('xp', 'desc').orderBy('id').limit(options.limit).execute();
+  // A named prepared statement (db/prepared-statements.ts): partners poll the same few pages.
+  return executePrepared(db, query.orderBy('xp', 'desc').orderBy('id').limit(options.limit));
 }
