@@ -11,9 +11,8 @@
 // PGlite's query outside transactions (prepareStatementsOn). Through a transaction-mode connection pooler this needs
 // one that keeps prepared statements per client (PgBouncer >= 1.21).
 import { parse as pgliteResults, protocol, type PGlite, type Results } from '@electric-sql/pglite';
-import type { Compilable } from 'kysely';
+import type { Compilable, Kysely, RawBuilder } from 'kysely';
 import pg from 'pg';
-import type { Db } from './connect.ts';
 
 /** Far above the shapes of the opted-in queries (the task list has 32, one per combination of filters). */
 const MAX_NAMED_STATEMENTS = 500;
@@ -24,9 +23,9 @@ const names = new Map<string, string>();
 /** SQLSTATE 0A000 with this message: a table's columns changed type under a prepared statement (a migration). */
 const RESULT_TYPE_CHANGED = 'cached plan must not change result type';
 
-/** Runs `query` as a named prepared statement and returns its rows. */
-export async function executePrepared<R>(db: Pick<Db, 'executeQuery'>, query: Compilable<R>): Promise<R[]> {
-  const compiled = query.compile();
+/** Runs `query` (a query builder's, or a raw `sql` template's) as a named prepared statement and returns its rows. */
+export async function executePrepared<R>(db: Pick<Kysely<any>, 'executeQuery' | 'getExecutor'>, query: Compilable<R> | RawBuilder<R>): Promise<R[]> {
+  const compiled = 'isRawBuilder' in query ? query.compile(db) : query.compile();
   if (!names.has(compiled.sql) && names.size < MAX_NAMED_STATEMENTS) names.set(compiled.sql, `prepared_${names.size + 1}`);
   return (await db.executeQuery(compiled)).rows;
 }

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
+import { executePrepared } from '../prepared-statements.ts';
 
 type CountedTable = 'users' | 'universities' | 'flashcard_decks' | 'ai_messages' | 'study_rooms';
 
@@ -24,7 +25,10 @@ const HOUR_MS = 3_600_000;
 export async function getServiceStats(db: Db, activeSince: Date) {
   // The first whole hour of the window (hours are cut from 2000-01-01T00:00Z, as the triggers cut them).
   const wholeHoursFrom = new Date(Math.floor(activeSince.getTime() / HOUR_MS) * HOUR_MS + HOUR_MS);
-  const { rows } = await sql<{ counter: CountedTable | 'active_users_30d'; n: number }>`
+  // A named prepared statement (db/prepared-statements.ts): partners poll it, and its plan is not small.
+  const rows = await executePrepared(
+    db,
+    sql<{ counter: CountedTable | 'active_users_30d'; n: number }>`
     with folded as (
       delete from stat_counter_deltas
       where (select count(*) from stat_counter_deltas) > ${FOLD_ABOVE}
@@ -48,7 +52,8 @@ export async function getServiceStats(db: Db, activeSince: Date) {
       (select coalesce(sum(delta), 0) from activity_hour_deltas where hour >= ${wholeHoursFrom})
       + (select count(*) from users where last_active_at >= ${activeSince} and last_active_at < ${wholeHoursFrom})
     )::int8
-  `.execute(db);
+  `,
+  );
   const count = (counter: CountedTable | 'active_users_30d') => rows.find((r) => r.counter === counter)?.n ?? 0;
   return {
     total_users: count('users'),
