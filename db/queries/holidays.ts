@@ -1,22 +1,25 @@
 import type { Insertable } from 'kysely';
 import type { Db } from '../connect.ts';
+import { executePrepared } from '../prepared-statements.ts';
 import type { HolidaysTable } from '../schema.ts';
 
 export async function isHolidayCountryEnabled(db: Db, countryCode: string): Promise<boolean> {
-  const row = await db.selectFrom('holiday_countries').select('country_code').where('country_code', '=', countryCode).executeTakeFirst();
-  return row !== undefined;
+  const rows = await executePrepared(db, db.selectFrom('holiday_countries').select('country_code').where('country_code', '=', countryCode));
+  return rows.length > 0;
 }
 
 export async function listHolidays(db: Db, countryCode: string, year: number) {
-  return db
-    .selectFrom('holidays')
-    .select(['on_date', 'name', 'is_break', 'description'])
-    .where('country_code', '=', countryCode)
-    .where('on_date', '>=', `${year}-01-01`)
-    .where('on_date', '<=', `${year}-12-31`)
-    .orderBy('on_date')
-    .orderBy('name')
-    .execute();
+  return executePrepared(
+    db,
+    db
+      .selectFrom('holidays')
+      .select(['on_date', 'name', 'is_break', 'description'])
+      .where('country_code', '=', countryCode)
+      .where('on_date', '>=', `${year}-01-01`)
+      .where('on_date', '<=', `${year}-12-31`)
+      .orderBy('on_date')
+      .orderBy('name'),
+  );
 }
 
 /** Adds rows that are not stored yet; safe when two requests fill the same year at once. */

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { invalidatedCache, type InvalidatedCache } from '../../server/auth/invalidated-cache.ts';
 import { notifyOnCommit, type Notifications } from '../notifications.ts';
 import type { Db } from '../connect.ts';
+import { executePrepared } from '../prepared-statements.ts';
 
 /** Notified when the universities (reference data, written by the reference seed only) change. */
 export const UNIVERSITIES_CHANNEL = 'universities';
@@ -75,20 +76,23 @@ export async function notifyUniversitiesChanged(trx: Db): Promise<void> {
 
 /** One university with its figures on the service; `activeSince` marks a student as active. */
 export async function getUniversity(db: Db, id: string, activeSince: Date) {
-  return db
-    .selectFrom('universities')
-    .leftJoin('users', 'users.university_id', 'universities.id')
-    .select(LIST_COLUMNS)
-    .select(['universities.website', 'universities.founded_year'])
-    .select((eb) => [
-      eb.fn.count<number>('users.id').filterWhere('users.last_active_at', '>=', activeSince).as('active_students_30d'),
-      sql<number>`coalesce(sum(${eb.ref('users.xp')}), 0)::int8`.as('total_xp'),
-    ])
-    .where('universities.id', '=', id)
-    .groupBy('universities.id')
-    .executeTakeFirst();
+  const [university] = await executePrepared(
+    db,
+    db
+      .selectFrom('universities')
+      .leftJoin('users', 'users.university_id', 'universities.id')
+      .select(LIST_COLUMNS)
+      .select(['universities.website', 'universities.founded_year'])
+      .select((eb) => [
+        eb.fn.count<number>('users.id').filterWhere('users.last_active_at', '>=', activeSince).as('active_students_30d'),
+        sql<number>`coalesce(sum(${eb.ref('users.xp')}), 0)::int8`.as('total_xp'),
+      ])
+      .where('universities.id', '=', id)
+      .groupBy('universities.id'),
+  );
+  return university;
 }
 
 export async function universityExists(db: Db, id: string): Promise<boolean> {
-  return (await db.selectFrom('universities').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+  return (await executePrepared(db, db.selectFrom('universities').select('id').where('id', '=', id))).length > 0;
 }

@@ -1,16 +1,20 @@
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
+import { executePrepared } from '../prepared-statements.ts';
 import type { PlanColumns } from '../../server/general/plans.ts';
 import { changingPrincipals } from './principal-changes.ts';
 
 /** The public fields of a user (and the plan its tier is shown from), found by nickname regardless of case (backed by the lower(nickname) index). */
 export async function findPublicProfile(db: Db, nickname: string) {
-  return db
-    .selectFrom('users')
-    .select(['nickname', 'first_name', 'avatar_url', 'bio', 'xp', 'plan'])
-    .select(sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`.as('joined_at'))
-    .where(sql`lower(nickname)`, '=', nickname.toLowerCase())
-    .executeTakeFirst();
+  const [profile] = await executePrepared(
+    db,
+    db
+      .selectFrom('users')
+      .select(['nickname', 'first_name', 'avatar_url', 'bio', 'xp', 'plan'])
+      .select(sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`.as('joined_at'))
+      .where(sql`lower(nickname)`, '=', nickname.toLowerCase()),
+  );
+  return profile;
 }
 
 /** Puts an account on the contract plan with its own limits; returns its id (undefined: no such e-mail). */
