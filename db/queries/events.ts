@@ -1,5 +1,6 @@
 // The outbox's one write: an event row, inside the transaction of the change it reports.
 import type { Db } from '../connect.ts';
+import { executePrepared } from '../prepared-statements.ts';
 
 export interface NewEvent {
   type: string;
@@ -11,10 +12,12 @@ export interface NewEvent {
 }
 
 export async function insertEvent(trx: Db, event: NewEvent): Promise<string> {
-  const row = await trx
-    .insertInto('events')
-    .values({ type: event.type, user_id: event.user_id, data: JSON.stringify(event.data), created_at: event.created_at, fanned_out_at: event.fanned_out_at })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return row.id;
+  const [row] = await executePrepared(
+    trx,
+    trx
+      .insertInto('events')
+      .values({ type: event.type, user_id: event.user_id, data: JSON.stringify(event.data), created_at: event.created_at, fanned_out_at: event.fanned_out_at })
+      .returning('id'),
+  );
+  return row!.id;
 }

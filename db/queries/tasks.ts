@@ -39,11 +39,14 @@ export interface NewTaskRow {
 /** Inserts a task; a recurring one starts its own series (series_id = its id), in the same statement. */
 export async function insertTask(db: Db, task: NewTaskRow, now: Date) {
   const id = task.id ?? randomUUID();
-  return db
-    .insertInto('tasks')
-    .values({ ...task, id, series_id: task.recurrence ? id : null, created_at: now, updated_at: now })
-    .returning(TASK_COLUMNS)
-    .executeTakeFirstOrThrow();
+  const [row] = await executePrepared(
+    db,
+    db
+      .insertInto('tasks')
+      .values({ ...task, id, series_id: task.recurrence ? id : null, created_at: now, updated_at: now })
+      .returning(TASK_COLUMNS),
+  );
+  return row!;
 }
 
 export async function findTask(db: Db, userId: string, id: string) {
