@@ -17,21 +17,30 @@ const BATCH_MAX_WAIT_MS = 1000;
 let writingRequestLine = false;
 
 /**
- * Where the JSON lines go: pino's own destination (sonic-boom) on `fd`, written synchronously as pino's default
- * destination does, except that request lines are held until 4 KB of them are waiting or a second has passed, and go
- * out in one write. Lines stay in order; every other line (start-up, warnings, errors) is written at once, with the
- * request lines before it. Measured per line (2026-11-25, 0.6 KB lines to /dev/null): one write each ~5 µs; held for
- * asynchronous 4 KB writes ~7 µs (each write a thread-pool round trip, whose CPU the process pays too); held for
- * synchronous 4 KB writes ~3 µs (larger batches cost more: sonic-boom measures what it holds on every line). pino
- * writes what is held when the process exits (also after an uncaught exception); a kill -9 or a crash of the runtime
- * loses the request lines of the last second, at most 4 KB.
+ * Where the JSON lines go: pino's own destination (sonic-boom, asynchronous writes) on `fd`, except that request lines
+ * are held until 4 KB of them are waiting or a second has passed, and go out in one write. One write per request line
+ * cost ~30 µs of CPU each (the write and its thread-pool round trip), about a tenth of a hot read. Lines stay in
+ * order; every other line (start-up, warnings, errors) is written at once. pino writes what is held when the process
+ * exits (also after an uncaught exception); a kill -9 or a crash of the runtime loses the request lines of the last
+ * second, at most 4 KB. Synchronous writes cost ~3 µs a line less (measured 2026-11-25), but a log reader that stops
+ * reading (a stalled log driver) would then stop the event loop with it; asynchronous, it only holds lines back.
  */
 export function batchedLines(fd: number): DestinationStream {
-  const out = pino.destination({ dest: fd, sync: true, minLength: BATCH_BYTES, periodicFlush: BATCH_MAX_WAIT_MS });
+  const out = pino.destination({ dest: fd, minLength: BATCH_BYTES, periodicFlush: BATCH_MAX_WAIT_MS });
+  // A flush while a write is under way does nothing, and the end of that write leaves what is held below 4 KB: the
+  // line would wait for the timer. So the flush is made again when that write is done.
+  let flushAfterWrite = false;
+  out.on('drain', () => {
+    if (!flushAfterWrite) return;
+    flushAfterWrite = false;
+    out.flush();
+  });
   return {
     write(line: string) {
       out.write(line);
-      if (!writingRequestLine) out.flush();
+      if (writingRequestLine) return;
+      flushAfterWrite = true;
+      out.flush();
     },
   };
 }
