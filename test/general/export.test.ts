@@ -64,12 +64,14 @@ function pausedExport(server: Listening, student: Student) {
 }
 
 /**
- * The sessions of this test database waiting inside an export's snapshot: idle in a transaction that has read `tasks`
- * (the lock lasts until the transaction ends, whatever statement the session ran last).
+ * The sessions of this test database waiting inside an export's snapshot: in a transaction that has read `tasks` (the
+ * lock lasts until the transaction ends, whatever statement the session ran last), and idle there (waiting for its
+ * client to read) or waiting for a lock another session holds.
  */
 async function exportSessions(ctx: Ctx, action: 'count' | 'terminate'): Promise<number> {
   const pids = sql`select a.pid from pg_stat_activity a join pg_locks l on l.pid = a.pid join pg_class c on c.oid = l.relation
-    where a.datname = current_database() and a.state like 'idle in transaction%' and c.relname = 'tasks' and a.pid <> pg_backend_pid()`;
+    where a.datname = current_database() and (a.state like 'idle in transaction%' or a.wait_event_type = 'Lock') and c.relname = 'tasks'
+      and a.pid <> pg_backend_pid()`;
   const query = action === 'count' ? sql<{ n: number }>`select count(*)::int as n from (${pids}) p` : sql<{ n: number }>`select count(pg_terminate_backend(pid))::int as n from (${pids}) p`;
   return (await query.execute(ctx.db)).rows[0]!.n;
 }
@@ -243,11 +245,21 @@ describe('exportMyAccount', () => {
     it('a database failure mid-stream ends the connection abnormally: the client never gets a complete document', async function () {
       if (!onPostgres) this.skip(); // PGlite runs in this process: no connection of it can fail on its own
       this.timeout(120_000);
-      const { rest } = await pausedExport(server, alice);
-      // The export waits for this client inside its snapshot transaction; its session goes away (a failover, an
-      // operator's pg_terminate_backend).
-      assert.equal(await eventually(() => exportSessions(ctx, 'count'), (n) => n === 1), 1, 'the export waits in its snapshot');
-      assert.equal(await exportSessions(ctx, 'terminate'), 1);
+      // The export is held inside its snapshot, after its first sections, by a lock on its last section's table: a
+      // paused client alone does not hold it, since the kernel's socket buffers can take the whole document.
+      const locker = new pg.Client({ connectionString: testDatabase().url });
+      await locker.connect();
+      let rest: Awaited<ReturnType<typeof pausedExport>>['rest'];
+      try {
+        await locker.query('begin');
+        await locker.query('lock table study_rooms in access exclusive mode');
+        ({ rest } = await pausedExport(server, alice));
+        // Its session goes away (a failover, an operator's pg_terminate_backend).
+        assert.equal(await eventually(() => exportSessions(ctx, 'count'), (n) => n === 1), 1, 'the export waits in its snapshot');
+        assert.equal(await exportSessions(ctx, 'terminate'), 1);
+      } finally {
+        await locker.end();
+      }
       const { body, complete } = await rest();
       assert.equal(complete, false, 'the transfer ends without its last chunk');
       assert.throws(() => JSON.parse(body), SyntaxError);
