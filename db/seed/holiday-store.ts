@@ -1,6 +1,5 @@
 // Stores computed holidays: the one place that writes holiday_countries and holidays.
 import type { Db } from '../connect.ts';
-import { computeHolidays } from './holidays.ts';
 
 /**
  * Enables `countryCode` and replaces its holidays of `years` in one transaction, so running it again
@@ -9,6 +8,7 @@ import { computeHolidays } from './holidays.ts';
 export async function storeHolidays(db: Db, countryCode: string, years: number[]): Promise<number> {
   const code = countryCode.toUpperCase();
   years = [...new Set(years)];
+  const { computeHolidays } = await import('./holidays.ts');
   const rows = years.flatMap((year) => computeHolidays(code, year)); // validates before anything is written
   return db.transaction().execute(async (trx) => {
     await trx.insertInto('holiday_countries').values({ country_code: code }).onConflict((oc) => oc.column('country_code').doNothing()).execute();

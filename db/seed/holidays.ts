@@ -1,4 +1,6 @@
 // Public holidays (days off) of a country and year, computed from date-holidays: no I/O, no database.
+// Its callers in the server load it on demand (import()): date-holidays and the time-zone data it brings are ~2.2 MB
+// of the server's bundle, which every start would otherwise compile and run, for a year that is rarely missing.
 import Holidays, { type HolidaysTypes } from 'date-holidays';
 
 export interface HolidaySeed {

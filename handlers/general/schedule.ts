@@ -1,7 +1,6 @@
 import { insertMissingHolidays, isHolidayCountryEnabled } from '../../db/queries/holidays.ts';
 import { cardsDueBefore, examsBetween, holidaysBetween, holidayYearStored, openSeriesHeads, tasksDueBetween } from '../../db/queries/schedule.ts';
 import type { Db } from '../../db/connect.ts';
-import { computeHolidays } from '../../db/seed/holidays.ts';
 import { problems } from '../../server/problems.ts';
 import { taskBody } from './task-body.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
@@ -76,6 +75,7 @@ async function countryHolidays(db: Db, countryCode: string, week: Week) {
   let filled = false;
   for (const year of years) {
     if (await holidayYearStored(db, countryCode, year)) continue;
+    const { computeHolidays } = await import('../../db/seed/holidays.ts');
     await insertMissingHolidays(db, computeHolidays(countryCode, year));
     filled = true;
   }

@@ -1,5 +1,4 @@
 import { insertMissingHolidays, isHolidayCountryEnabled, listHolidays as storedHolidays } from '../../db/queries/holidays.ts';
-import { computeHolidays } from '../../db/seed/holidays.ts';
 import { problems } from '../../server/problems.ts';
 import type { PartnerHandlers } from './types.ts';
 
@@ -12,6 +11,7 @@ export const listHolidays: PartnerHandlers['listHolidays'] = async ({ path, quer
   let rows = await storedHolidays(db, country, year);
   if (rows.length === 0) {
     // The seed stores a few years around today; any other year of an enabled country is computed once, on first use.
+    const { computeHolidays } = await import('../../db/seed/holidays.ts');
     await insertMissingHolidays(db, computeHolidays(country, year));
     rows = await storedHolidays(db, country, year);
   }
