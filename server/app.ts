@@ -1,4 +1,6 @@
-// The HTTP application: shared middleware, the surfaces, and the last-resort 404 and error handlers.
+// The HTTP application: the API surfaces, served without Express (server/http/api-requests.ts), and an Express app for
+// every other path (OAuth, the docs, the probes), with the same middleware in front of both and the same problems.
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { Db } from '../db/connect.ts';
@@ -11,6 +13,9 @@ import type { AiQueue } from './ai-queue.ts';
 import type { AccessTokenIssuer } from './auth/access-tokens.ts';
 import type { WebhookEndpointSettings } from './handler-types.ts';
 import { authFailureLimit } from './auth-failure-limit.ts';
+import { apiRequests } from './http/api-requests.ts';
+import { clientAddressBy } from './http/client-address.ts';
+import { requestPath } from './http/request-target.ts';
 import { GENERAL_PREFIX, general } from './general/index.ts';
 import { createLifecycle, type Lifecycle } from './lifecycle.ts';
 import { requestLogging } from './logger.ts';
@@ -49,32 +54,36 @@ export interface AppDeps {
 /** Methods whose request body means something (RFC 9110); other methods' bodies are never read. */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
-export async function createApp(deps: AppDeps): Promise<express.Express> {
+export async function createApp(deps: AppDeps): Promise<RequestListener> {
   const { logger, config } = deps;
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
   const lifecycle = deps.lifecycle ?? createLifecycle();
-  app.use(requestMetrics());
-  app.use(requestLogging(logger, { quietPaths: PROBE_PATHS, sameOnEveryResponse: SECURITY_HEADERS }));
-  app.use(onlyUnder([...PROBE_PATHS], probeRoutes({ db: deps.db, limitStores: deps.limitStores, lifecycle })));
-  app.use(securityHeaders());
-  app.use(refuseLargeBodies(config.bodyLimitBytes));
+  const metrics = requestMetrics();
+  const logging = requestLogging(logger, { quietPaths: PROBE_PATHS, sameOnEveryResponse: SECURITY_HEADERS });
+  const headers = securityHeaders();
+  const bodyLimit = refuseLargeBodies(config.bodyLimitBytes);
   // The bytes are kept beside the parsed body: a signature (the payment provider's) is verified over them, not over a
   // re-serialisation.
   const json = express.json({ limit: config.bodyLimitBytes, verify: keepRawBody });
-  app.use((req, res, next) => (BODY_METHODS.has(req.method) ? json(req, res, next) : next()));
+  const renderError = errorRenderer(config.bodyLimitBytes);
 
+  app.use(metrics, logging);
+  app.use(onlyUnder([...PROBE_PATHS], probeRoutes({ db: deps.db, limitStores: deps.limitStores, lifecycle })));
+  app.use(headers, bodyLimit);
+  app.use((req, res, next) => (BODY_METHODS.has(req.method) ? json(req, res, next) : next()));
   // A person who opens the service's address in a browser wants the reference.
   app.get('/', (_req, res) => res.redirect(302, '/docs'));
-  // Before the surfaces: /api/v1/docs lies under the partner prefix, whose router answers everything there.
   app.use(onlyUnder(Object.values(DOCS_PATHS), docsRoutes()));
 
   const now = deps.now ?? (() => new Date());
+  // TRUST_PROXY means the same on every path: Express's compiled setting decides the API surfaces' client addresses too.
+  const clientAddress = clientAddressBy(app.get('trust proxy fn'));
   // One count of failed authentications per address for both surfaces: a guesser gains nothing by switching.
-  const authFailures = authFailureLimit(deps.limitStores);
+  const authFailures = authFailureLimit(deps.limitStores, clientAddress);
   const onContractViolation = config.validateResponses
-    ? (req: Request, failures: string[]) => req.log.error({ failures }, 'response breaks the contract')
+    ? (req: IncomingMessage, failures: string[]) => req.log.error({ failures }, 'response breaks the contract')
     : undefined;
   const partner = await partnerV1({
     db: deps.db,
@@ -86,13 +95,12 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     notifications: deps.notifications,
     ...(onContractViolation ? { onContractViolation } : {}),
   });
-  app.use((req, res, next) => (isUnder(req.path, PARTNER_V1_PREFIX) ? partner(req, res, next) : next()));
-
   const generalSurface = await general({
     db: deps.db,
     logger,
     limitStores: deps.limitStores,
     authFailures,
+    clientAddress,
     tokens: deps.tokens,
     now,
     lifecycle,
@@ -104,7 +112,6 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     ...(deps.aiQueue ? { aiQueue: deps.aiQueue } : {}),
     ...(onContractViolation ? { onContractViolation } : {}),
   });
-  app.use((req, res, next) => (isUnder(req.path, GENERAL_PREFIX) ? generalSurface.serve(req, res, next) : next()));
   app.use(
     oauthRoutes({
       db: deps.db,
@@ -116,10 +123,25 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
       bodyLimitBytes: config.bodyLimitBytes,
     }),
   );
-
   app.use((req: Request, res: Response) => sendProblem(req, res, problems.notFound(`No operation exists at ${req.path}.`)));
-  app.use(renderError(config.bodyLimitBytes));
-  return app;
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => renderError(error, req, res));
+
+  const api = apiRequests({
+    prepare: [metrics, logging, headers, bodyLimit],
+    parseBody: json,
+    surfaces: [
+      { prefix: PARTNER_V1_PREFIX, serve: partner },
+      { prefix: GENERAL_PREFIX, serve: generalSurface.serve },
+    ],
+    renderError,
+  });
+  const docsPaths = Object.values(DOCS_PATHS);
+  return (req, res) => {
+    const path = requestPath(req);
+    // The docs of the partner surface lie under its prefix; Express serves them, as it does any path not under /api.
+    if (!isUnder(path, GENERAL_PREFIX) || docsPaths.some((prefix) => isUnder(path.toLowerCase(), prefix))) app(req, res);
+    else api(req, res, path);
+  };
 }
 
 /**
@@ -140,8 +162,8 @@ function isUnder(path: string, prefix: string): boolean {
 
 /** Refuses a declared body over the limit before anything reads it, whatever the method. */
 function refuseLargeBodies(limitBytes: number) {
-  return (req: Request, res: Response, next: NextFunction) => {
-    const declared = Number(req.get('content-length') ?? 0);
+  return (req: IncomingMessage, res: ServerResponse, next: () => void) => {
+    const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > limitBytes) {
       res.setHeader('Connection', 'close'); // the unread body makes the connection unusable
       sendProblem(req, res, problems.payloadTooLarge(limitBytes));
@@ -151,8 +173,8 @@ function refuseLargeBodies(limitBytes: number) {
   };
 }
 
-function renderError(bodyLimitBytes: number) {
-  return (error: unknown, req: Request, res: Response, _next: NextFunction) => {
+function errorRenderer(bodyLimitBytes: number) {
+  return (error: unknown, req: IncomingMessage, res: ServerResponse) => {
     if (res.headersSent) {
       req.log.error({ err: error }, 'error after the response started');
       res.end();
@@ -166,7 +188,7 @@ function renderError(bodyLimitBytes: number) {
  * Body-parser errors are the client's; a database that is down, terminated or too slow is a 503 worth retrying;
  * anything else unexpected is ours, logged and answered as a 500.
  */
-function toProblem(error: unknown, req: Request, bodyLimitBytes: number): Problem {
+function toProblem(error: unknown, req: IncomingMessage, bodyLimitBytes: number): Problem {
   if (error instanceof Problem) return error;
   const unavailable = dependencyFailure(error);
   if (unavailable) {

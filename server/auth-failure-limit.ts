@@ -2,8 +2,9 @@
 // an address that fails too often is refused with 429, before any lookup, until its window ends. The count lives in
 // the limit stores (Redis: shared by every process); which addresses are refused is remembered by each process as it
 // learns it from that count on a failure, so a request that authenticates pays no extra store call.
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { credentialCarriers } from './auth/credential-carriers.ts';
+import type { ClientAddress } from './http/client-address.ts';
 import { Problem } from './problems.ts';
 import { createLimiter, type LimitStores } from './rate-limits.ts';
 
@@ -16,12 +17,13 @@ const WINDOW_MS = 5 * 60_000;
 
 export interface AuthFailureLimit {
   /** Before authentication: refuses (429) a request with credentials from an address over its limit. */
-  check(req: Request, res: Response): Promise<void>;
+  check(req: IncomingMessage, res: ServerResponse): Promise<void>;
   /** After credentials failed: counts the failure; the one over the limit is refused with 429 instead of 401. */
-  recordFailure(req: Request, res: Response): Promise<void>;
+  recordFailure(req: IncomingMessage, res: ServerResponse): Promise<void>;
 }
 
-export function authFailureLimit(stores: LimitStores): AuthFailureLimit {
+/** `clientAddress`: the request's client address under the `trust proxy` setting (server/http/client-address.ts). */
+export function authFailureLimit(stores: LimitStores, clientAddress: ClientAddress): AuthFailureLimit {
   const count = createLimiter<string>(
     'auth-failures',
     [{ name: '5-minute', windowMs: WINDOW_MS, limitOf: () => AUTH_FAILURES_PER_WINDOW, keyOf: (address) => address }],
@@ -32,7 +34,7 @@ export function authFailureLimit(stores: LimitStores): AuthFailureLimit {
   );
   const refusedUntil = new Map<string, number>();
 
-  async function countFailure(req: Request, res: Response, address: string): Promise<void> {
+  async function countFailure(req: IncomingMessage, res: ServerResponse, address: string): Promise<void> {
     try {
       await count(req, res, address);
     } catch (error) {
@@ -43,7 +45,8 @@ export function authFailureLimit(stores: LimitStores): AuthFailureLimit {
 
   return {
     async check(req, res) {
-      const address = addressOf(req);
+      if (refusedUntil.size === 0) return; // nobody refused: the common case costs no address lookup
+      const address = clientAddress(req);
       const until = refusedUntil.get(address);
       if (until === undefined || credentialCarriers(req).length === 0) return;
       if (until <= Date.now()) return void refusedUntil.delete(address);
@@ -51,10 +54,6 @@ export function authFailureLimit(stores: LimitStores): AuthFailureLimit {
       await countFailure(req, res, address);
       refusedUntil.delete(address);
     },
-    recordFailure: (req, res) => countFailure(req, res, addressOf(req)),
+    recordFailure: (req, res) => countFailure(req, res, clientAddress(req)),
   };
-}
-
-function addressOf(req: Request): string {
-  return req.ip ?? 'unknown';
 }

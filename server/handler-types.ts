@@ -1,7 +1,7 @@
 // The types that tie handlers to the spec. A surface's handler map must satisfy `SurfaceHandlers`, built from
 // the operations openapi-typescript generated: a missing handler, an extra one, a wrong parameter name or a
 // body that does not match the documented response fails `npm run typecheck`.
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Db } from '../db/connect.ts';
 import type { Tutor } from '../handlers/general/tutor/types.ts';
 import type { AiQueue } from './ai-queue.ts';
@@ -80,7 +80,7 @@ export type Handler<O extends OperationShape, Defaulted extends PropertyKey, Pri
 export type StreamingHandler<O extends OperationShape, Defaulted extends PropertyKey, Principal> = (
   input: HandlerInput<O, Defaulted, Principal>,
   context: HandlerContext,
-  http: { req: Request; res: Response },
+  http: { req: IncomingMessage; res: ServerResponse },
 ) => Promise<void>;
 
 type IsStreaming<O extends OperationShape> = O['responses'] extends

@@ -3,7 +3,7 @@
 // metrics), open SSE streams. Label values are operationIds, route patterns and limiter names, never raw paths
 // or ids, so the number of series stays bounded. Served on METRICS_PORT only (server/metrics-server.ts).
 import cluster from 'node:cluster';
-import type { NextFunction, Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type pg from 'pg';
 import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
@@ -64,7 +64,7 @@ export function collectProcessMetrics(): void {
 
 /** Counts and times every response, labelled by the operationId the surface routed to, else the Express route. */
 export function requestMetrics() {
-  return (req: Request, res: Response, next: NextFunction) => {
+  return (req: IncomingMessage, res: ServerResponse, next: () => void) => {
     const end = requestDuration.startTimer();
     res.once('finish', () => {
       const labels = { operation: operationLabel(req, res), status: String(res.statusCode) };
@@ -76,16 +76,18 @@ export function requestMetrics() {
 }
 
 const OPERATION = Symbol('operationId');
+type Labelled = ServerResponse & { [OPERATION]?: string };
 
 /** Called by a surface once openapi-backend has matched the request to an operation. */
-export function labelOperation(res: Response, operationId: string | undefined): void {
-  if (operationId) res.locals[OPERATION as never] = operationId as never;
+export function labelOperation(res: ServerResponse, operationId: string | undefined): void {
+  if (operationId) (res as Labelled)[OPERATION] = operationId;
 }
 
-function operationLabel(req: Request, res: Response): string {
-  const operationId = res.locals[OPERATION as never] as string | undefined;
+function operationLabel(req: IncomingMessage, res: ServerResponse): string {
+  const operationId = (res as Labelled)[OPERATION];
   if (operationId) return operationId;
-  const route = (req.route as { path?: unknown } | undefined)?.path;
+  // Set by Express on the requests it routes (OAuth, docs, probes).
+  const route = (req as { route?: { path?: unknown } }).route?.path;
   return typeof route === 'string' ? route : 'unmatched';
 }
 
@@ -94,7 +96,7 @@ export function countRateLimitRefusal(limiter: string): void {
 }
 
 /** Marks an SSE stream open until its response closes. */
-export function trackSseStream(res: Response): void {
+export function trackSseStream(res: ServerResponse): void {
   sseStreams.inc();
   res.once('close', () => sseStreams.dec());
 }

@@ -1,7 +1,9 @@
 // The one catalog of errors. Every error response of the service is built here, as RFC 9457 problem+json
 // with a stable `code` (documented in spec/components/schemas/Problem.yaml).
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isDatabaseUnavailable } from '../db/errors.ts';
+import { requestPath } from './http/request-target.ts';
+import { sendBody, serialize } from './http/send-body.ts';
 
 export const PROBLEM_TYPE_BASE = 'https://study-companion.example/problems#';
 
@@ -93,27 +95,23 @@ export function dependencyFailure(error: unknown): Problem | undefined {
 }
 
 /** Logs a dependency failure by its code and message only: pg errors carry the whole client, settings included. */
-export function logDependencyFailure(req: Request, error: unknown): void {
+export function logDependencyFailure(req: IncomingMessage, error: unknown): void {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
   req.log.warn({ code, reason: message }, 'a dependency failed: answered 503');
 }
 
 /** Writes a problem as the response; headers set earlier (rate limits, request id) are kept. */
-export function sendProblem(req: Request, res: Response, problem: Problem): void {
+export function sendProblem(req: IncomingMessage, res: ServerResponse, problem: Problem): void {
   for (const [name, value] of Object.entries(problem.extra.headers ?? {})) res.setHeader(name, value);
-  res
-    .status(problem.status)
-    .type('application/problem+json')
-    .send(
-      JSON.stringify({
-        type: PROBLEM_TYPE_BASE + problem.code,
-        title: problem.title,
-        status: problem.status,
-        code: problem.code,
-        detail: problem.detail,
-        instance: req.path,
-        request_id: String(req.id),
-        ...(problem.extra.errors ? { errors: problem.extra.errors } : {}),
-      }),
-    );
+  const body = {
+    type: PROBLEM_TYPE_BASE + problem.code,
+    title: problem.title,
+    status: problem.status,
+    code: problem.code,
+    detail: problem.detail,
+    instance: requestPath(req),
+    request_id: String(req.id),
+    ...(problem.extra.errors ? { errors: problem.extra.errors } : {}),
+  };
+  sendBody(req, res, problem.status, 'application/problem+json; charset=utf-8', serialize(JSON.stringify(body)));
 }

@@ -3,7 +3,7 @@
 // their windows in one step (server/window-counters.ts: one Redis round trip a request); the OAuth sign-in throttles
 // are express-rate-limit middlewares on the stores LimitStores makes.
 import { createHash } from 'node:crypto';
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MemoryStore, type Store } from 'express-rate-limit';
 import { StoreFailures, type OnStoreFailure } from './limit-store-guard.ts';
 import { countRateLimitRefusal } from './metrics.ts';
@@ -65,7 +65,7 @@ export function createLimiter<P>(
   const subject = options.subject ?? 'this key';
   const counter = stores.counter(scope, windows, options.onStoreFailure);
   const windowSeconds = windows.map((window) => Math.ceil(window.windowMs / 1000));
-  return async (_req: Request, res: Response, principal: P): Promise<void> => {
+  return async (_req: IncomingMessage, res: ServerResponse, principal: P): Promise<void> => {
     const keys = windows.map((window) => window.keyOf(principal));
     const limits = windows.map((window) => window.limitOf(principal));
     const counted = await counter.hit(keys, limits);
@@ -75,8 +75,8 @@ export function createLimiter<P>(
       const { totalHits, resetTime } = counted[i]!;
       const resetSeconds = Math.max(0, Math.ceil((resetTime - Date.now()) / 1000));
       if (!res.headersSent) {
-        res.append('RateLimit', `"${name}"; r=${Math.max(limit - totalHits, 0)}; t=${resetSeconds}`);
-        res.append('RateLimit-Policy', `"${name}"; q=${limit}; w=${windowSeconds[i]}; pk=:${partitionKey(keys[i]!)}:`);
+        res.appendHeader('RateLimit', `"${name}"; r=${Math.max(limit - totalHits, 0)}; t=${resetSeconds}`);
+        res.appendHeader('RateLimit-Policy', `"${name}"; q=${limit}; w=${windowSeconds[i]}; pk=:${partitionKey(keys[i]!)}:`);
       }
       if (totalHits > limit) {
         if (!res.headersSent) res.setHeader('Retry-After', String(resetSeconds));

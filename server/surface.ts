@@ -1,11 +1,14 @@
 // Serves one API surface from its contract: routing (404/405), security (401), limits (429), unstorable text and request
 // validation (400) and dispatch to the typed handler of the operationId, in that order. Every refusal is a
 // problem+json built by server/problems.ts; handlers signal their own refusals by throwing a Problem.
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseQuery } from 'node:querystring';
 import type { Context, Operation } from 'openapi-backend';
 import { routedMethod, type Contract } from './contract.ts';
 import type { HandlerContext } from './handler-types.ts';
 import { isFrozenBody, sendFrozenJson } from './http/frozen-json.ts';
+import { requestPath } from './http/request-target.ts';
+import { sendJson } from './http/send-body.ts';
 import { unstorableText } from './input-guard.ts';
 import { labelOperation } from './metrics.ts';
 import { problems } from './problems.ts';
@@ -20,7 +23,7 @@ export type AuthOutcome<P> = { principal: P } | { error: 'missing' | 'invalid'; 
 export interface SurfaceOptions<P> {
   contract: Contract;
   /** One function per security scheme of the spec, by scheme name. */
-  authenticators: Record<string, (req: Request) => Promise<AuthOutcome<P>>>;
+  authenticators: Record<string, (req: IncomingMessage) => Promise<AuthOutcome<P>>>;
   /** Sent with 401s; names the scheme and realm (and, per RFC 6750, the error when a credential was sent). */
   challenge: string | ((failure: 'missing' | 'invalid') => string);
   unauthorizedDetail: (failure: 'missing' | 'invalid') => string;
@@ -28,42 +31,49 @@ export interface SurfaceOptions<P> {
    * Runs once the request is routed to an operation, before any credential is looked up: throws a Problem to refuse
    * the request as it stands (several credentials at once, an address refused for failing too often).
    */
-  beforeAuthentication?: (req: Request, res: Response) => Promise<void>;
+  beforeAuthentication?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   /** Runs when the credentials sent fail (not when none were sent): throws a Problem (429) to refuse instead of 401. */
-  onInvalidCredentials?: (req: Request, res: Response) => Promise<void>;
+  onInvalidCredentials?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   /** Runs after authentication, before limits: throws a Problem (403) when the principal may not call the operation. */
   authorize?: (principal: P, operation: Operation) => void;
   /**
    * Runs once the request is authenticated (or, for an operation without security, with no principal), before
    * validation, so invalid requests count too; throws a Problem (429) to refuse.
    */
-  limit: (req: Request, res: Response, principal: P | undefined, operation: Operation) => Promise<void>;
+  limit: (req: IncomingMessage, res: ServerResponse, principal: P | undefined, operation: Operation) => Promise<void>;
   /** Why a method is refused on an existing path (appended to the 405 detail). */
   methodNotAllowedReason?: string;
-  handlers: Record<string, (input: any, context: HandlerContext, http: { req: Request; res: Response }) => Promise<HandlerOutcome>>;
+  handlers: Record<string, (input: any, context: HandlerContext, http: { req: IncomingMessage; res: ServerResponse }) => Promise<HandlerOutcome>>;
   context: HandlerContext;
   /** Called with each response that breaks the contract, when response validation is on. */
-  onContractViolation?: (req: Request, failures: string[]) => void;
+  onContractViolation?: (req: IncomingMessage, failures: string[]) => void;
 }
 
 /** A JSON result, or nothing when a streaming handler wrote the response itself. */
 type HandlerOutcome = { status: number; body: unknown; headers?: Record<string, string> } | void;
 
-export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
+/**
+ * Serves a request of the surface on Node's own request and response (server/http/api-requests.ts calls it; Express is
+ * not in the way). Rejects with the error to render as a problem: a Problem, a dependency failure, or a bug.
+ */
+export type SurfaceHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
+export function serveSurface<P>(options: SurfaceOptions<P>): SurfaceHandler {
   const { contract } = options;
   const api = contract.api;
 
   for (const [scheme, authenticate] of Object.entries(options.authenticators)) {
-    api.registerSecurityHandler(scheme, (_c: Context, req: Request) => authenticate(req));
+    api.registerSecurityHandler(scheme, (_c: Context, req: IncomingMessage) => authenticate(req));
   }
   api.register({
-    notFound: (_c: Context, req: Request) => {
-      throw problems.notFound(`No operation exists at ${req.path}.`);
+    notFound: (_c: Context, req: IncomingMessage) => {
+      throw problems.notFound(`No operation exists at ${requestPath(req)}.`);
     },
-    methodNotAllowed: (_c: Context, req: Request) => {
-      throw problems.methodNotAllowed(req.method, req.path, contract.allowedMethods(req.path), options.methodNotAllowedReason);
+    methodNotAllowed: (_c: Context, req: IncomingMessage) => {
+      const path = requestPath(req);
+      throw problems.methodNotAllowed(req.method ?? 'GET', path, contract.allowedMethods(path), options.methodNotAllowedReason);
     },
-    postRoutingHandler: async (c: Context, req: Request, res: Response) => {
+    postRoutingHandler: async (c: Context, req: IncomingMessage, res: ServerResponse) => {
       if (!c.operation) return; // 404 or 405 follows
       // A response to an authenticated request answers for one credential: no shared cache may keep or pass it on
       // (X-Service-API-Key, unlike Authorization, does not keep shared caches off by itself). A handler whose response
@@ -71,7 +81,7 @@ export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
       if ((c.operation.security ?? []).length > 0 && !streams(c.operation)) res.setHeader('Cache-Control', 'private');
       await options.beforeAuthentication?.(req, res);
     },
-    postSecurityHandler: async (c: Context, req: Request, res: Response) => {
+    postSecurityHandler: async (c: Context, req: IncomingMessage, res: ServerResponse) => {
       labelOperation(res, c.operation.operationId);
       const principal = principalOf<P>(c);
       if (principal && options.authorize) options.authorize(principal, c.operation);
@@ -79,7 +89,7 @@ export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
       // openapi-backend calls this before its unauthorizedHandler: an unauthenticated request is left to the 401.
       if (c.security?.authorized !== false) refuseUnstorableText(c);
     },
-    unauthorizedHandler: async (c: Context, req: Request, res: Response) => {
+    unauthorizedHandler: async (c: Context, req: IncomingMessage, res: ServerResponse) => {
       labelOperation(res, c.operation.operationId);
       const outcomes = Object.values(c.security ?? {}) as Array<AuthOutcome<P> | undefined>;
       // openapi-backend turns a security handler that threw (the database is down, say) into a failed scheme; that
@@ -103,7 +113,7 @@ export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
     },
   });
   for (const [operationId, handler] of Object.entries(options.handlers)) {
-    api.register(operationId, async (c: Context, req: Request, res: Response) => {
+    api.register(operationId, async (c: Context, req: IncomingMessage, res: ServerResponse) => {
       const input = {
         path: c.request.params,
         query: c.request.query,
@@ -115,23 +125,33 @@ export function serveSurface<P>(options: SurfaceOptions<P>): RequestHandler {
       // Held, so that a stop closes the database only after the handler is done with it (its client may be gone).
       const result = await options.context.lifecycle.hold(handler(input, options.context, { req, res }));
       if (!result) return; // a streaming handler has answered
-      res.status(result.status).set(result.headers ?? {});
+      res.statusCode = result.status;
+      for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
       if (options.onContractViolation) {
         const headers = Object.fromEntries(Object.entries(res.getHeaders()).map(([k, v]) => [k.toLowerCase(), v]));
         const failures = contract.checkResponse(c.operation, { status: result.status, headers, body: result.body });
         if (failures.length > 0) options.onContractViolation(req, failures);
       }
       if (result.body === undefined) res.end();
-      // Express sets a weak ETag on a JSON body and answers a matching If-None-Match with 304 and no body (its default
-      // `etag` setting): partner v1 documents it for polling. A frozen body (kept reference data) was serialized once.
-      else if (isFrozenBody(result.body)) sendFrozenJson(res, result.body);
-      else res.json(result.body);
+      // A weak ETag on a JSON body, and 304 to a matching If-None-Match (partner v1 documents it for polling). A frozen
+      // body (kept reference data) was serialized once.
+      else if (isFrozenBody(result.body)) sendFrozenJson(req, res, result.status, result.body);
+      else sendJson(req, res, result.status, result.body);
     });
   }
 
-  return (req: Request, res: Response, next: NextFunction) => {
-    const request = { method: routedMethod(req.method), path: req.path, query: req.query as Record<string, string>, headers: req.headers as Record<string, string>, body: req.body };
-    api.handleRequest(request, req, res).catch(next);
+  return async (req, res) => {
+    const url = req.url ?? '/';
+    const queryStart = url.indexOf('?');
+    const request = {
+      method: routedMethod(req.method ?? 'GET'),
+      path: queryStart === -1 ? url : url.slice(0, queryStart),
+      // Parsed as Express's default ("simple") query parser does: strings, and arrays of strings for repeated names.
+      query: (queryStart === -1 ? {} : parseQuery(url.slice(queryStart + 1))) as Record<string, string>,
+      headers: req.headers as Record<string, string>,
+      body: (req as { body?: unknown }).body,
+    };
+    await api.handleRequest(request, req, res);
   };
 }
 

@@ -73,11 +73,10 @@ export const exportMyAccount: GeneralHandlers['exportMyAccount'] = async ({ prin
     await inExportSnapshot(db, async (reader) => {
       const user = await exportUser(reader, principal.user_id);
       if (!user) throw problems.notFound('This account no longer exists.');
-      res.status(200).set({
-        'Content-Type': 'application/json; charset=utf-8',
-        'Content-Disposition': `attachment; filename="study-companion-export-${exportedAt.toISOString().slice(0, 10)}.json"`,
-        'Cache-Control': 'no-store',
-      });
+      res.statusCode = 200;
+      res.setHeader('Content-Type', 'application/json; charset=utf-8');
+      res.setHeader('Content-Disposition', `attachment; filename="study-companion-export-${exportedAt.toISOString().slice(0, 10)}.json"`);
+      res.setHeader('Cache-Control', 'no-store');
       if (req.method === 'HEAD') return void res.end();
       const out = downloadWriter(res, { stallMs: EXPORT_STALL_MS, stop: lifecycle.streamsEnd });
       await out.write(`{"format_version":"${EXPORT_FORMAT_VERSION}","exported_at":${JSON.stringify(exportedAt)},"user":${JSON.stringify(user)}`);

@@ -2,7 +2,7 @@
 // then each move of the student's readiness as the notification path announces it, read from the database after the
 // last version sent. A notification is only a wake-up call: one that is lost (the listening connection dropped) is
 // made up for when the listener says so, and the stream never sends a move twice or out of order.
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createSession, type Session } from 'better-sse';
 import type { Db } from '../../db/connect.ts';
 import { currentReadinessVersion } from '../../db/queries/readiness.ts';
@@ -29,8 +29,8 @@ const ENDINGS = {
 } as const;
 
 export interface ReadinessStream {
-  req: Request;
-  res: Response;
+  req: IncomingMessage;
+  res: ServerResponse;
   db: Db;
   notifications: Notifications;
   settings: StreamSettings;

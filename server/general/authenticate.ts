@@ -6,7 +6,7 @@
 // process, by grant or by key hash, and dropped in every process when a change to any of it commits
 // (db/queries/principal-changes.ts): the hot path costs no database round trip, and a revocation or a new plan
 // still holds from the next request on. While the process cannot hear notifications every request reads the database.
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
 import { Passport } from 'passport';
 import type { Logger } from 'pino';
 import { Strategy as BearerStrategy } from 'passport-http-bearer';
@@ -17,6 +17,7 @@ import { findGrantAccount, findPersonalKeyAccount } from '../../db/queries/princ
 import type { AccessTokenIssuer } from '../auth/access-tokens.ts';
 import { looksLikeApiKey } from '../auth/api-keys.ts';
 import { bearerToken } from '../auth/bearer-token.ts';
+import { headerValue } from '../http/request-target.ts';
 import { invalidatedCache } from '../auth/invalidated-cache.ts';
 import type { Notifications } from '../../db/notifications.ts';
 import { keyUseRecorder } from '../auth/key-use.ts';
@@ -82,7 +83,7 @@ export function generalAuthenticators(db: Db, tokens: AccessTokenIssuer, logger:
   const passport = new Passport();
   passport.use('access-token', bearerStrategy(verifyAccessToken));
   passport.use('personal-key', bearerStrategy(verifyPersonalKey));
-  const viaPassport = (strategy: string, req: Request) =>
+  const viaPassport = (strategy: string, req: IncomingMessage) =>
     new Promise<GeneralPrincipal | undefined>((resolve, reject) => {
       passport.authenticate(strategy, { session: false }, (error: unknown, principal: GeneralPrincipal | false) =>
         error ? reject(error) : resolve(principal || undefined),
@@ -98,18 +99,18 @@ export function generalAuthenticators(db: Db, tokens: AccessTokenIssuer, logger:
 
   // The two bearer schemes share the Authorization header; the token's shape says which one it is meant for.
   return {
-    OAuth2: async (req: Request): Promise<AuthOutcome<GeneralPrincipal>> => {
+    OAuth2: async (req: IncomingMessage): Promise<AuthOutcome<GeneralPrincipal>> => {
       const token = bearerToken(req);
       if (!token || looksLikeApiKey(token)) return { error: 'missing' };
       return outcome(await viaPassport('access-token', req));
     },
-    PersonalKeyBearer: async (req: Request): Promise<AuthOutcome<GeneralPrincipal>> => {
+    PersonalKeyBearer: async (req: IncomingMessage): Promise<AuthOutcome<GeneralPrincipal>> => {
       const token = bearerToken(req);
       if (!token || !looksLikeApiKey(token)) return { error: 'missing' };
       return keyOutcome(token, await viaPassport('personal-key', req));
     },
-    PersonalKeyHeader: async (req: Request): Promise<AuthOutcome<GeneralPrincipal>> => {
-      const key = req.get('x-service-api-key');
+    PersonalKeyHeader: async (req: IncomingMessage): Promise<AuthOutcome<GeneralPrincipal>> => {
+      const key = headerValue(req, 'x-service-api-key');
       return key ? keyOutcome(key, await verifyPersonalKey(key)) : { error: 'missing' };
     },
   };

@@ -1,6 +1,6 @@
 // The general surface: its spec, token and personal-key authentication, scope checks, per-account limits by
 // plan, and its handlers.
-import type { Request } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
 import type { AiQueue } from '../ai-queue.ts';
@@ -13,7 +13,9 @@ import type { AccessTokenIssuer } from '../auth/access-tokens.ts';
 import { credentialCarriers } from '../auth/credential-carriers.ts';
 import type { AuthFailureLimit } from '../auth-failure-limit.ts';
 import type { WebhookEndpointSettings } from '../handler-types.ts';
+import type { ClientAddress } from '../http/client-address.ts';
 import { loadSurfaceContract, type Contract } from '../contract.ts';
+import { requestPath } from '../http/request-target.ts';
 import { problems } from '../problems.ts';
 import { createLimiter, type LimitStores } from '../rate-limits.ts';
 import { serveSurface } from '../surface.ts';
@@ -44,12 +46,14 @@ export interface GeneralDeps {
   notifications: Notifications;
   streamSettings: StreamSettings;
   webhooks: WebhookEndpointSettings;
-  onContractViolation?: (req: Request, failures: string[]) => void;
+  onContractViolation?: (req: IncomingMessage, failures: string[]) => void;
+  /** The request's client address (server/http/client-address.ts), which sign-ups are limited by. */
+  clientAddress: ClientAddress;
 }
 
 export async function general(deps: GeneralDeps) {
   const contract = await loadSurfaceContract('general');
-  const limit = planLimiter(deps.limitStores);
+  const limit = planLimiter(deps.limitStores, deps.clientAddress);
   const serve = serveSurface<GeneralPrincipal>({
     contract,
     authenticators: generalAuthenticators(deps.db, deps.tokens, deps.logger, deps.now, deps.notifications),
@@ -73,9 +77,9 @@ export async function general(deps: GeneralDeps) {
   });
   // The spec version each response was produced under (documented in the spec's Versioning section), errors included.
   const apiVersion = contract.definition.info.version;
-  const serveVersioned: typeof serve = (req, res, next) => {
+  const serveVersioned: typeof serve = (req, res) => {
     res.setHeader('API-Version', apiVersion);
-    return serve(req, res, next);
+    return serve(req, res);
   };
   return { serve: serveVersioned, scopes: scopeDescriptions(contract) };
 }
@@ -94,7 +98,7 @@ function scopeDescriptions(contract: Contract): Record<string, string> {
  * The plan quotas fail open when the counters are unavailable (the API stays up, uncounted, a warning logged);
  * the sign-up throttle fails closed (503).
  */
-function planLimiter(stores: LimitStores) {
+function planLimiter(stores: LimitStores, clientAddress: ClientAddress) {
   const HOUR = 60 * 60_000;
   const byAccount = (pool: string) => ({
     all: createLimiter<GeneralPrincipal>(
@@ -122,14 +126,14 @@ function planLimiter(stores: LimitStores) {
     { subject: 'account creation from this address', onStoreFailure: 'refuse' },
   );
 
-  return async (req: Request, res: Parameters<typeof signup>[1], principal: GeneralPrincipal | undefined, operation: { operationId?: string }) => {
+  return async (req: IncomingMessage, res: ServerResponse, principal: GeneralPrincipal | undefined, operation: { operationId?: string }) => {
     if (!principal) {
       // Secured operations without a valid credential are refused with 401 and count nowhere.
-      if (operation.operationId === 'createAccount') await signup(req, res, req.ip ?? 'unknown');
+      if (operation.operationId === 'createAccount') await signup(req, res, clientAddress(req));
       return;
     }
     const pool = principal.plan === 'contract' ? pools.contract : pools.standard;
     await pool.all(req, res, principal);
-    if (req.path.startsWith(AI_PREFIX)) await pool.ai(req, res, principal);
+    if (requestPath(req).startsWith(AI_PREFIX)) await pool.ai(req, res, principal);
   };
 }

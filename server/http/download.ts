@@ -1,7 +1,7 @@
 // Writing a large response as it is produced (a download: the account export), with the HTTP mechanics a producer
 // must not forget: wait while the client's socket is full (memory stays bounded by one chunk), stop at once when the
 // client goes away or stops reading, stop when the process stops, and end a failed response so the client can tell.
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 
 /** Why a download stopped before its end; none is the client's fault in the HTTP sense (the status is already sent). */
 export class DownloadStopped extends Error {
@@ -25,7 +25,7 @@ export interface DownloadOptions {
   stop: AbortSignal;
 }
 
-export function downloadWriter(res: Response, options: DownloadOptions): DownloadWriter {
+export function downloadWriter(res: ServerResponse, options: DownloadOptions): DownloadWriter {
   const stopped = (): DownloadStopped | undefined =>
     res.destroyed || res.writableEnded ? new DownloadStopped('client_gone') : options.stop.aborted ? new DownloadStopped('service_stopping') : undefined;
   return {

@@ -1,11 +1,12 @@
 // Partner keys, from `X-Service-API-Key` or `Authorization: Bearer`: the two security schemes of the spec.
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
 import { findActiveApiKey, findActiveKeyKind, PARTNER_KEYS_CHANNEL, type ApiKeyRecord } from '../../db/queries/api-keys.ts';
 import type { Notifications } from '../../db/notifications.ts';
 import { looksLikeApiKey } from '../auth/api-keys.ts';
 import { bearerToken } from '../auth/bearer-token.ts';
+import { headerValue } from '../http/request-target.ts';
 import { invalidatedCache } from '../auth/invalidated-cache.ts';
 import { keyUseRecorder } from '../auth/key-use.ts';
 import { hashSecret } from '../auth/secret-hash.ts';
@@ -32,7 +33,7 @@ export function partnerKeyAuthenticators(db: Db, logger: Logger, now: () => Date
   }
 
   return {
-    ApiKeyHeader: (req: Request) => verify(req.get('x-service-api-key')),
-    ApiKeyBearer: (req: Request) => verify(bearerToken(req)),
+    ApiKeyHeader: (req: IncomingMessage) => verify(headerValue(req, 'x-service-api-key')),
+    ApiKeyBearer: (req: IncomingMessage) => verify(bearerToken(req)),
   };
 }

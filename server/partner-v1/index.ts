@@ -1,5 +1,5 @@
 // The partner surface: its spec, its key authentication, its per-key limits and its handlers.
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
 import type { Notifications } from '../../db/notifications.ts';
@@ -24,7 +24,7 @@ export interface PartnerV1Deps {
   lifecycle: Lifecycle;
   /** Drops the keys each process keeps when one is revoked anywhere. */
   notifications: Notifications;
-  onContractViolation?: (req: Request, failures: string[]) => void;
+  onContractViolation?: (req: IncomingMessage, failures: string[]) => void;
 }
 
 export async function partnerV1(deps: PartnerV1Deps) {

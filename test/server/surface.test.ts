@@ -1,6 +1,6 @@
 // serveSurface's run-time response check (VALIDATE_RESPONSES=1): a handler answering off the contract is reported.
 import assert from 'node:assert/strict';
-import express from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import supertest from 'supertest';
 import { partnerV1Handlers } from '../../handlers/partner-v1/index.ts';
 import { loadSurfaceContract } from '../../server/contract.ts';
@@ -10,23 +10,22 @@ import { testDatabase } from '../support/root-hooks.ts';
 
 async function appWithHealth(body: unknown, violations: string[][]) {
   const principal = { id: 'k', prefix: 'svc_live_Ab3dE6gH', name: 'n', per_minute: 1, per_day: 1 };
-  const app = express();
-  app.use(
-    serveSurface({
-      contract: await loadSurfaceContract('partner-v1'),
-      authenticators: { ApiKeyHeader: async () => ({ principal }), ApiKeyBearer: async () => ({ error: 'missing' as const }) },
-      challenge: 'Bearer',
-      unauthorizedDetail: () => 'no',
-      // Headers the contract requires on 200s, set in the real app by the limiter and the request logger.
-      limit: async (_req, res) => {
-        res.set({ RateLimit: '"minute"; r=0; t=1', 'RateLimit-Policy': '"minute"; q=1; w=60', 'X-Request-Id': 'r' });
-      },
-      handlers: { ...partnerV1Handlers, getHealth: async () => ({ status: 200, body }) },
-      context: { db: testDatabase().db, now: () => new Date(), lifecycle: createLifecycle(), apiVersion: '1.0.0' },
-      onContractViolation: (_req, failures) => violations.push(failures),
-    }),
-  );
-  return supertest(app);
+  const serve = serveSurface({
+    contract: await loadSurfaceContract('partner-v1'),
+    authenticators: { ApiKeyHeader: async () => ({ principal }), ApiKeyBearer: async () => ({ error: 'missing' as const }) },
+    challenge: 'Bearer',
+    unauthorizedDetail: () => 'no',
+    // Headers the contract requires on 200s, set in the real app by the limiter and the request logger.
+    limit: async (_req, res) => {
+      for (const [name, value] of Object.entries({ RateLimit: '"minute"; r=0; t=1', 'RateLimit-Policy': '"minute"; q=1; w=60', 'X-Request-Id': 'r' })) {
+        res.setHeader(name, value);
+      }
+    },
+    handlers: { ...partnerV1Handlers, getHealth: async () => ({ status: 200, body }) },
+    context: { db: testDatabase().db, now: () => new Date(), lifecycle: createLifecycle(), apiVersion: '1.0.0' },
+    onContractViolation: (_req, failures) => violations.push(failures),
+  });
+  return supertest((req: IncomingMessage, res: ServerResponse) => void serve(req, res).catch((error: unknown) => res.writeHead(500).end(String(error))));
 }
 
 describe('serveSurface response check', () => {

@@ -1,6 +1,6 @@
 // The real app listening on a free port of 127.0.0.1, for tests that call it over the network (the SDK, a client
 // that disconnects mid-stream, the docs in a browser).
-import type { Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildApp } from './partner-app.ts';
 
@@ -13,7 +13,7 @@ export interface Listening {
 }
 
 export async function listen(app: App): Promise<Listening> {
-  const server: Server = app.listen(0, '127.0.0.1');
+  const server = createServer(app).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   return {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,

@@ -4,34 +4,41 @@ import assert from 'node:assert/strict';
 import express from 'express';
 import supertest from 'supertest';
 import { isFrozenBody, sendFrozenJson } from '../../server/http/frozen-json.ts';
+import { sendJson } from '../../server/http/send-body.ts';
 
 const frozen = Object.freeze([Object.freeze({ id: 1, name: 'Ünïcode — 大学' }), Object.freeze({ id: 2, name: 'b' })]);
 
 function app(body: object) {
   const served = express();
   served.get('/json', (_req, res) => void res.json(body));
-  served.get('/frozen', (_req, res) => sendFrozenJson(res, body));
+  served.get('/frozen', (req, res) => sendFrozenJson(req, res, 200, body));
+  served.get('/sent', (req, res) => sendJson(req, res, 200, body));
   return supertest(served);
 }
 
-describe('sendFrozenJson', () => {
-  it('sends what res.json sends', async () => {
-    const api = app(frozen);
-    const [json, sent] = [await api.get('/json').expect(200), await api.get('/frozen').expect(200)];
-    for (const header of ['content-type', 'content-length', 'etag']) assert.equal(sent.headers[header], json.headers[header], header);
-    assert.equal(sent.text, json.text);
-    assert.deepEqual(sent.body, frozen);
-  });
+describe('sendJson and sendFrozenJson', () => {
+  for (const path of ['/sent', '/frozen']) {
+    it(`${path}: sends what res.json sends`, async () => {
+      const api = app(frozen);
+      const [json, sent] = [await api.get('/json').expect(200), await api.get(path).expect(200)];
+      for (const header of ['content-type', 'content-length', 'etag']) assert.equal(sent.headers[header], json.headers[header], header);
+      assert.equal(sent.text, json.text);
+      assert.deepEqual(sent.body, frozen);
+    });
 
-  it('answers a matching If-None-Match with 304 and no body, and HEAD without a body', async () => {
-    const api = app(frozen);
-    const { etag } = (await api.get('/frozen').expect(200)).headers;
-    const unchanged = await api.get('/frozen').set('If-None-Match', etag as string).expect(304);
-    assert.equal(unchanged.text ?? '', '');
-    assert.equal(unchanged.headers.etag, etag);
-    const head = await api.head('/frozen').expect(200);
-    assert.equal(head.headers['content-length'], String(Buffer.byteLength(JSON.stringify(frozen))));
-  });
+    it(`${path}: answers a matching If-None-Match with 304 and no body, and HEAD without a body`, async () => {
+      const api = app(frozen);
+      const { etag } = (await api.get(path).expect(200)).headers;
+      const unchanged = await api.get(path).set('If-None-Match', etag as string).expect(304);
+      assert.equal(unchanged.text ?? '', '');
+      assert.equal(unchanged.headers.etag, etag);
+      assert.equal(unchanged.headers['content-type'], undefined);
+      await api.get(path).set('If-None-Match', 'W/"other"').expect(200);
+      const head = await api.head(path).expect(200);
+      assert.equal(head.headers['content-length'], String(Buffer.byteLength(JSON.stringify(frozen))));
+      assert.equal(head.text ?? '', '');
+    });
+  }
 
   it('serializes each body object on its own', async () => {
     const other = Object.freeze([Object.freeze({ id: 3 })]);

@@ -2,7 +2,7 @@
 // relaying the tutor's reply while storing it. Every event carries an id (1, 2, 3, … within the stream) so a client
 // can tell how far it got; a POST cannot be resumed, so the client reads the conversation back instead.
 import { randomUUID } from 'node:crypto';
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createSession } from 'better-sse';
 import type { Slot, Waiting } from '../../../server/ai-queue.ts';
 import { trackSseStream } from '../../../server/metrics.ts';
@@ -16,7 +16,7 @@ const DELETED = 'The conversation was deleted while the reply streamed; the repl
 
 /** Aborts when the client goes away. The response's 'close', not the request's: on Node 20 a POST's request emits
  * 'close' as soon as its body has been read, long before the client goes away. */
-export function clientDisconnect(res: Response): { signal: AbortSignal; dispose(): void } {
+export function clientDisconnect(res: ServerResponse): { signal: AbortSignal; dispose(): void } {
   const abort = new AbortController();
   const onClose = () => {
     if (!res.writableFinished) abort.abort();
@@ -33,7 +33,7 @@ export interface ReplyStream {
 }
 
 /** Starts the 200 event stream; events are dropped once the client is gone. */
-export async function openReplyStream(req: Request, res: Response, clientGone: AbortSignal): Promise<ReplyStream> {
+export async function openReplyStream(req: IncomingMessage, res: ServerResponse, clientGone: AbortSignal): Promise<ReplyStream> {
   const session = await createSession(req, res, { retry: null });
   trackSseStream(res);
   let sequence = 0;
