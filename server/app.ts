@@ -13,7 +13,7 @@ import type { AiQueue } from './ai-queue.ts';
 import type { AccessTokenIssuer } from './auth/access-tokens.ts';
 import type { WebhookEndpointSettings } from './handler-types.ts';
 import { authFailureLimit } from './auth-failure-limit.ts';
-import { apiRequests } from './http/api-requests.ts';
+import { apiRequests, BODY_METHODS } from './http/api-requests.ts';
 import { clientAddressBy } from './http/client-address.ts';
 import { requestPath } from './http/request-target.ts';
 import { GENERAL_PREFIX, general } from './general/index.ts';
@@ -50,9 +50,6 @@ export interface AppDeps {
   /** Heartbeat and longest duration of the readiness stream; absent: DEFAULT_STREAM_SETTINGS. */
   streamSettings?: StreamSettings;
 }
-
-/** Methods whose request body means something (RFC 9110); other methods' bodies are never read. */
-const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 export async function createApp(deps: AppDeps): Promise<RequestListener> {
   const { logger, config } = deps;

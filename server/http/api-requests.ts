@@ -22,7 +22,8 @@ export interface ApiRequestsOptions {
   renderError: (error: unknown, req: IncomingMessage, res: ServerResponse) => void;
 }
 
-const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+/** Methods whose request body means something (RFC 9110); other methods' bodies are never read. */
+export const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH']);
 
 export function apiRequests(options: ApiRequestsOptions): (req: IncomingMessage, res: ServerResponse, path: string) => void {
   const { prepare, parseBody, surfaces, renderError } = options;
@@ -30,10 +31,14 @@ export function apiRequests(options: ApiRequestsOptions): (req: IncomingMessage,
     const fail = (error: unknown) => renderError(error, req, res);
     let answered = true;
     const next = () => void (answered = false);
-    for (const step of prepare) {
-      answered = true;
-      step(req, res, next);
-      if (answered) return; // the step answered (a body over the limit)
+    try {
+      for (const step of prepare) {
+        answered = true;
+        step(req, res, next);
+        if (answered) return; // the step answered (a body over the limit)
+      }
+    } catch (error) {
+      return fail(error); // as Express would: a step that throws must not take the process down
     }
     const surface = surfaces.find(({ prefix }) => path === prefix || path.startsWith(prefix + '/'));
     if (!surface) return fail(new Error(`no surface serves ${path}`));
