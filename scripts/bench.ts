@@ -16,7 +16,7 @@ import { BULK_TIMEOUTS, seedScale } from '../db/seed/scale.ts';
 import type { CannedResponse } from './bench/baseline.ts';
 import { corePlan, memoryMb, processTree, startHttpProcess, stopProcess, type Started } from './bench/processes.ts';
 import { loadTargets, missedTargets, printTable, resultJson, writeResults, type ScenarioSummary, type Startup, type Summary } from './bench/report.ts';
-import { measure, requestHeaders, scenarios, type RunOptions, type Target } from './bench/scenarios.ts';
+import { compare, requestHeaders, scenarios, type RunOptions, type Target } from './bench/scenarios.ts';
 import { BENCH_PUBLIC_URL, createBenchDatabase, deleteRedisKeys, newJwtPrivateKey, postgresBackends, prepareCredentials, type BenchDatabase } from './bench/setup.ts';
 
 const root = new URL('../', import.meta.url).pathname;
@@ -27,8 +27,8 @@ const scale = Number(args.scale);
 const only = args.only ? args.only.split(',') : undefined;
 const plan = corePlan(processes);
 const run: Omit<RunOptions, 'loadCores'> = args.quick
-  ? { connections: 10, durationSeconds: 0, warmupSeconds: 0, requests: 100 }
-  : { connections: 10, durationSeconds: 10, warmupSeconds: 2, requests: undefined };
+  ? { connections: 10, rounds: 1, durationSeconds: 0, warmupSeconds: 1, requests: 100 }
+  : { connections: 10, rounds: 5, durationSeconds: 2, warmupSeconds: 2, requests: undefined };
 // Progress goes to stderr so that --json leaves stdout as one parseable object.
 const progress = (message: string) => process.stderr.write(`bench: ${message}\n`);
 const databaseUrl = process.env.DATABASE_URL;
@@ -73,19 +73,15 @@ try {
   const options: RunOptions = { ...run, loadCores: plan?.load };
   const results: ScenarioSummary[] = [];
   for (const scenario of list) {
-    progress(`${scenario.name} (${scenario.method} ${scenario.path}, ${run.requests ? `${run.requests} requests` : `${run.durationSeconds} s`} each: baseline, then the service)…`);
-    const headers = requestHeaders(scenario, credentials);
-    const bare = await measure(baselineTarget, scenario, headers, options);
-    const measured = await measure(serviceTarget, scenario, headers, options);
+    progress(`${scenario.name} (${scenario.method} ${scenario.path}, ${run.rounds} round(s) of ${run.requests ? `${run.requests} requests` : `${run.durationSeconds} s`} on the baseline, then on the service)…`);
+    const compared = await compare(serviceTarget, baselineTarget, scenario, requestHeaders(scenario, credentials), options);
     results.push({
       name: scenario.name,
       method: scenario.method,
       path: scenario.path,
       expectedStatus: scenario.expectedStatus,
-      service: measured,
-      baseline: bare,
-      cpuRatio: ratio(measured.cpuUsPerRequest, bare.cpuUsPerRequest),
-      throughputRatio: ratio(measured.requestsPerSec, bare.requestsPerSec),
+      ...compared,
+      throughputRatio: ratio(compared.service.requestsPerSec, compared.baseline.requestsPerSec),
     });
   }
 

@@ -29,8 +29,10 @@ export interface ScenarioSummary {
   expectedStatus: number;
   service: Measurement;
   baseline: Measurement;
-  /** Service CPU per request ÷ baseline CPU per request. */
+  /** Service CPU per request ÷ baseline CPU per request: the median of the rounds' ratios. */
   cpuRatio: number;
+  /** The lowest and the highest round's ratio. */
+  cpuRatioRange: [number, number];
   /** Service req/s ÷ baseline req/s. */
   throughputRatio: number;
 }
@@ -60,6 +62,8 @@ export interface Summary {
   pinning: { server: string; load: string } | null;
   mode: 'full' | 'quick';
   connections: number;
+  /** Alternating rounds (baseline, then service) per scenario, each of `durationSeconds` or `requests`. */
+  rounds: number;
   durationSeconds: number;
   warmupSeconds: number;
   /** Quick runs: a number of requests per scenario instead of a duration. */
@@ -102,19 +106,21 @@ export function missedTargets(summary: Summary, profile: TargetProfile | undefin
 export function printTable(summary: Summary, profile: TargetProfile | undefined, misses: string[], judged: boolean, resultsFile: string | undefined): void {
   const out: string[] = [];
   const s = summary;
-  const length = s.requests ? `${s.requests} requests per scenario after ${Math.ceil(s.requests / 5)} to warm up` : `${s.durationSeconds} s per scenario after ${s.warmupSeconds} s warm-up`;
+  const each = s.requests ? `${s.requests} requests` : `${s.durationSeconds} s`;
+  const length = `${s.rounds} round(s) per scenario of ${each} on the baseline then ${each} on the service, after a warm-up`;
   out.push(`study-companion-api bench (${s.mode}: ${s.connections} connections, ${length}; commit ${s.commit})`);
   out.push(`  machine: ${s.machine.cpus} × ${s.machine.cpuModel}, Node ${s.machine.node}, load average ${s.machine.loadAverage.map((l) => l.toFixed(1)).join(' ')}`);
   out.push(`  database: ${s.database}${s.scaleStudents ? ` + ${s.scaleStudents.toLocaleString('en')} generated students` : ''}; rate limits: ${s.limitStore}; LOG_LEVEL=${s.logLevel}; ${s.processes} web process(es)`);
   out.push(`  pinning: ${s.pinning ? `server on core(s) ${s.pinning.server}, load generator on core ${s.pinning.load} (taskset)` : 'none (no taskset, or too few cores)'}`);
   out.push('  baseline: bare Express 5 answering each scenario with the same status and JSON from memory, in the same run');
-  out.push(`  CPU µs/req: user + system of the server's processes${s.engine === 'postgresql' ? ' plus its PostgreSQL backends' : ' (PGlite runs inside it)'}, over the measured run`);
+  out.push(`  CPU µs/req: user + system of the server's processes${s.engine === 'postgresql' ? ' plus its PostgreSQL backends' : ' (PGlite runs inside it)'}, over the measured runs`);
+  out.push("  CPU ratio: the median of the rounds' ratios (each round: the baseline, then the service, seconds apart), and their range");
   out.push(
     `  start (to the first answered request): first start on the empty database ${s.startup.firstStartMs} ms (RSS ${s.startup.firstStartRssMb} MB), restart ${s.startup.restartMs} ms (RSS ${s.startup.restartRssMb} MB)`,
   );
   out.push(`  server RSS: ${s.rss.afterStartMb} MB after start-up, ${s.rss.peakMb} MB at its peak under the bench`);
   out.push('');
-  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'bare req/s', 'bare µs/req', 'CPU ratio', 'target', 'statuses'];
+  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'bare req/s', 'bare µs/req', 'CPU ratio', 'rounds', 'target', 'statuses'];
   const rows = s.scenarios.map((r) => {
     const target = profile?.scenarios[r.name];
     return [
@@ -126,6 +132,7 @@ export function printTable(summary: Summary, profile: TargetProfile | undefined,
       String(r.baseline.requestsPerSec),
       String(r.baseline.cpuUsPerRequest),
       `${r.cpuRatio}×`,
+      `${r.cpuRatioRange[0]}–${r.cpuRatioRange[1]}×`,
       target ? `≤ ${target.maxCpuRatio}×${target.maxP99Ms !== undefined ? `, p99 ≤ ${target.maxP99Ms}` : ''}` : '-',
       Object.entries(r.service.statuses).map(([code, count]) => `${code}×${count}`).join(' ') + (r.service.failures.length + r.baseline.failures.length > 0 ? '  ✗' : ''),
     ];

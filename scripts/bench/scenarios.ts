@@ -63,7 +63,15 @@ export interface Target {
 
 export interface RunOptions {
   connections: number;
+  /**
+   * Rounds per scenario, each a run of the baseline then one of the service: a shared host's speed drifts within
+   * seconds (bare Express measured 128-225 µs a request within one run, 2026-11-26), so each round's ratio compares
+   * two runs a few seconds apart, and the scenario's ratio is the median of the rounds'.
+   */
+  rounds: number;
+  /** Length of each measured run (each side, each round). */
   durationSeconds: number;
+  /** Warm-up before the first round only (discarded). */
   warmupSeconds: number;
   /**
    * Quick runs: this many requests (warm-up: a fifth of them) instead of a duration, so a smoke run checks every
@@ -86,7 +94,56 @@ export interface Measurement {
   failures: string[];
 }
 
-export async function measure(target: Target, scenario: Scenario, headers: Record<string, string>, options: RunOptions): Promise<Measurement> {
+export interface Compared {
+  service: Measurement;
+  baseline: Measurement;
+  /** Median over the rounds of the service's CPU per request ÷ the baseline's. */
+  cpuRatio: number;
+  /** The lowest and highest round's ratio: how far to trust the median on this host today. */
+  cpuRatioRange: [number, number];
+}
+
+/** The scenario on the baseline and on the service, in alternating rounds (RunOptions.rounds). */
+export async function compare(service: Target, baseline: Target, scenario: Scenario, headers: Record<string, string>, options: RunOptions): Promise<Compared> {
+  const rounds: Array<{ service: Measurement; baseline: Measurement }> = [];
+  for (let round = 0; round < options.rounds; round++) {
+    const runOptions = round === 0 ? options : { ...options, warmupSeconds: 0 };
+    const bare = await measure(baseline, scenario, headers, runOptions);
+    rounds.push({ baseline: bare, service: await measure(service, scenario, headers, runOptions) });
+  }
+  const ratios = rounds.map((r) => (r.baseline.cpuUsPerRequest > 0 ? r.service.cpuUsPerRequest / r.baseline.cpuUsPerRequest : 0)).sort((a, b) => a - b);
+  const round2 = (x: number) => Math.round(x * 100) / 100;
+  return {
+    service: combine(rounds.map((r) => r.service)),
+    baseline: combine(rounds.map((r) => r.baseline)),
+    cpuRatio: round2(median(ratios)),
+    cpuRatioRange: [round2(ratios[0] ?? 0), round2(ratios[ratios.length - 1] ?? 0)],
+  };
+}
+
+/** The rounds of one side as one measurement: counts and CPU added up, rates averaged, latencies the rounds' median. */
+function combine(rounds: Measurement[]): Measurement {
+  const requests = rounds.reduce((sum, r) => sum + r.requests, 0);
+  const cpuMicros = rounds.reduce((sum, r) => sum + r.cpuUsPerRequest * r.requests, 0);
+  const statuses: Record<string, number> = {};
+  for (const r of rounds) for (const [code, count] of Object.entries(r.statuses)) statuses[code] = (statuses[code] ?? 0) + count;
+  return {
+    requests,
+    requestsPerSec: Math.round(rounds.reduce((sum, r) => sum + r.requestsPerSec, 0) / rounds.length),
+    latencyMs: { p50: median(rounds.map((r) => r.latencyMs.p50)), p99: median(rounds.map((r) => r.latencyMs.p99)) },
+    cpuUsPerRequest: requests > 0 ? Math.round(cpuMicros / requests) : 0,
+    statuses,
+    failures: [...new Set(rounds.flatMap((r) => r.failures))],
+  };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+}
+
+async function measure(target: Target, scenario: Scenario, headers: Record<string, string>, options: RunOptions): Promise<Measurement> {
   const base = {
     url: target.baseUrl + scenario.path,
     method: scenario.method,
@@ -97,7 +154,8 @@ export async function measure(target: Target, scenario: Scenario, headers: Recor
   const [warmup, measured] = options.requests
     ? [{ ...base, amount: Math.ceil(options.requests / 5) }, { ...base, amount: options.requests }]
     : [{ ...base, duration: options.warmupSeconds }, { ...base, duration: options.durationSeconds }];
-  const { result, cpuMicros } = await runLoad(target, options.loadCores, warmup, measured);
+  // Quick runs warm up on a fifth of their requests; later rounds of a full run are warm already.
+  const { result, cpuMicros } = await runLoad(target, options.loadCores, options.warmupSeconds > 0 ? warmup : undefined, measured);
 
   const statuses = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, stats.count ?? 0]));
   const failures: string[] = [];
@@ -126,7 +184,7 @@ type LoadMessage = { measuring: true } | { result: autocannon.Result } | { error
  * Runs the warm-up (discarded) and then the measured run in a child process (see load.ts for why), and the CPU the
  * target's processes spent during the measured run.
  */
-function runLoad(target: Target, cores: string | undefined, warmup: autocannon.Options, measured: autocannon.Options): Promise<{ result: autocannon.Result; cpuMicros: number }> {
+function runLoad(target: Target, cores: string | undefined, warmup: autocannon.Options | undefined, measured: autocannon.Options): Promise<{ result: autocannon.Result; cpuMicros: number }> {
   return new Promise((resolve, reject) => {
     // The child runs with this process's flags (tsx's loader), pinned like a process of its own.
     const [command, args] = pinned(cores, process.execPath, [...process.execArgv, LOAD_SCRIPT]);
