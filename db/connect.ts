@@ -9,6 +9,7 @@ import { lockDataDir } from './data-dir-lock.ts';
 import { PGLITE_CONF } from './pglite-options.ts';
 import { createDataDir } from './pglite-template.ts';
 import { prepareStatementsOn, PreparingClient } from './prepared-statements.ts';
+import { parseTimestamp } from './timestamps.ts';
 import type { Database } from './schema.ts';
 
 const INT8 = 20;
@@ -16,13 +17,14 @@ const DATE = 1082;
 const TIMESTAMPTZ = 1184;
 
 /**
- * int8 (count(*), sums) as JS numbers, DATE as the plain 'YYYY-MM-DD' string and timestamptz by pg's parser, on both
- * engines (PGlite's own reads the years 0001–0099 as 1901–1999 or 2000–2049).
+ * int8 (count(*), sums) as JS numbers, DATE as the plain 'YYYY-MM-DD' string and timestamptz as Dates that keep their
+ * ISO form (db/timestamps.ts, pg's parser for other forms), on both engines (PGlite's own reads the years 0001–0099 as
+ * 1901–1999 or 2000–2049).
  */
 const parsers = {
   [INT8]: (value: string) => Number(value),
   [DATE]: (value: string) => value,
-  [TIMESTAMPTZ]: pg.types.getTypeParser(TIMESTAMPTZ) as (value: string) => Date,
+  [TIMESTAMPTZ]: parseTimestamp,
 };
 
 export type Db = Kysely<Database>;
