@@ -116,6 +116,22 @@ describe('credentials on the surfaces', () => {
       }
     });
 
+    it('counts per client address as TRUST_PROXY says: behind a trusted proxy, the address X-Forwarded-For names', async () => {
+      const server = await listen(await buildApp({ trustProxy: 1 }));
+      try {
+        const api = contractClient(server.baseUrl);
+        const from = (address: string) => ({ 'X-Forwarded-For': address, 'X-Service-API-Key': 'svc_live_not_a_key' });
+        for (let sent = 0; sent < AUTH_FAILURES_PER_WINDOW; sent += 50) {
+          await Promise.all(Array.from({ length: 50 }, () => api.get('/api/v1/health').set(from('198.51.100.7')).expect(401)));
+        }
+        await api.get('/api/users/me').set(from('198.51.100.7')).expect(429);
+        // Another client behind the same proxy (the same socket address) keeps its own allowance.
+        await api.get('/api/users/me').set(from('203.0.113.9')).expect(401);
+      } finally {
+        await server.close();
+      }
+    });
+
     it('shares the count through Redis: an address refused by one instance is refused by the others', async function () {
       const url = process.env.REDIS_URL;
       if (!url) this.skip(); // needs a real Redis: .ci/run sets REDIS_URL

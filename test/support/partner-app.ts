@@ -67,6 +67,8 @@ export async function buildApp(
     allowPrivateWebhookTargets?: boolean;
     /** Its own notification path, as a second process has; absent: the run's one. */
     notifications?: Notifications;
+    /** TRUST_PROXY: behind a proxy it trusts, a request comes from the address its X-Forwarded-For names. */
+    trustProxy?: boolean | number;
   } = {},
 ) {
   const paymentProviderSecret = options.paymentProviderSecret === undefined ? TEST_PAYMENT_PROVIDER_SECRET : options.paymentProviderSecret;
@@ -82,7 +84,7 @@ export async function buildApp(
     notifications: options.notifications ?? testNotifications(),
     streamSettings: options.streamSettings ?? SHORT_STREAMS,
     webhooks: testWebhookSettings(options.allowPrivateWebhookTargets),
-    config: { bodyLimitBytes: 100 * 1024, validateResponses: false, trustProxy: false },
+    config: { bodyLimitBytes: 100 * 1024, validateResponses: false, trustProxy: options.trustProxy ?? false },
   });
 }
 
