@@ -27,7 +27,8 @@ const scale = Number(args.scale);
 const only = args.only ? args.only.split(',') : undefined;
 const plan = corePlan(processes);
 const run: Omit<RunOptions, 'loadCores'> = args.quick
-  ? { connections: 10, rounds: 1, durationSeconds: 0, warmupSeconds: 1, requests: 100 }
+  ? // Quick runs count requests, not seconds: any warm-up means a fifth of them first (scripts/bench/scenarios.ts).
+    { connections: 10, rounds: 1, durationSeconds: 0, warmupSeconds: 1, requests: 100 }
   : { connections: 10, rounds: 5, durationSeconds: 2, warmupSeconds: 2, requests: undefined };
 // Progress goes to stderr so that --json leaves stdout as one parseable object.
 const progress = (message: string) => process.stderr.write(`bench: ${message}\n`);
