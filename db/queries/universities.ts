@@ -93,6 +93,9 @@ export async function getUniversity(db: Db, id: string, activeSince: Date) {
   return university;
 }
 
+/** Whether `id` is a university's: from the universities kept in memory when they are (a board's check before its query). */
 export async function universityExists(db: Db, id: string): Promise<boolean> {
+  const all = await keptLists.get(db)?.get('all', () => orderedUniversities(db).execute());
+  if (all) return all.some((university) => university.id === id);
   return (await executePrepared(db, db.selectFrom('universities').select('id').where('id', '=', id))).length > 0;
 }

@@ -13,8 +13,11 @@
 import type { Notifications } from '../../db/notifications.ts';
 
 export interface InvalidatedCache<V> {
-  /** The value of `key`: kept, or read by `load` (and kept when the cache may). */
-  get(key: string, load: () => Promise<V | undefined>): Promise<V | undefined>;
+  /**
+   * The value of `key`: kept, or read by `load` (and kept when the cache may). A kept value that `usable` refuses (one
+   * that has aged, say) is read again and replaced.
+   */
+  get(key: string, load: () => Promise<V | undefined>, usable?: (kept: V) => boolean): Promise<V | undefined>;
   /** Whether kept values are being served now (false: listening is not in place, every read goes to `load`). */
   readonly serving: boolean;
   /** Drops `owner`'s values now (everything without `ownerOf`): a change this process committed, ahead of its NOTIFY. */
@@ -70,10 +73,10 @@ export function invalidatedCache<V>(notifications: Notifications, channel: strin
       return listening;
     },
     dropOwner: (owner) => (options.ownerOf ? dropOwner(owner) : drop()),
-    async get(key, load) {
+    async get(key, load, usable) {
       if (listening) {
         const kept = entries.get(key);
-        if (kept !== undefined) return kept;
+        if (kept !== undefined && (!usable || usable(kept))) return kept;
       }
       const started = generation;
       const value = await load();

@@ -5,6 +5,7 @@ import type { Db } from '../../db/connect.ts';
 import type { Notifications } from '../../db/notifications.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import type { ApiKeyRecord } from '../../db/queries/api-keys.ts';
+import { keepLeaderboardsInMemory } from '../../db/queries/leaderboards.ts';
 import { keepUniversitiesInMemory } from '../../db/queries/universities.ts';
 import { partnerV1Handlers } from '../../handlers/partner-v1/index.ts';
 import type { AuthFailureLimit } from '../auth-failure-limit.ts';
@@ -22,7 +23,7 @@ export interface PartnerV1Deps {
   authFailures: AuthFailureLimit;
   now: () => Date;
   lifecycle: Lifecycle;
-  /** Drops the keys each process keeps when one is revoked anywhere. */
+  /** Drops what each process keeps (keys, universities, leaderboards) when it changes anywhere. */
   notifications: Notifications;
   onContractViolation?: (req: IncomingMessage, failures: string[]) => void;
 }
@@ -30,6 +31,7 @@ export interface PartnerV1Deps {
 export async function partnerV1(deps: PartnerV1Deps) {
   const contract = await loadSurfaceContract('partner-v1');
   keepUniversitiesInMemory(deps.db, deps.notifications);
+  keepLeaderboardsInMemory(deps.db, deps.notifications);
   const limitKey = createLimiter<ApiKeyRecord>(
     'partner-v1',
     [

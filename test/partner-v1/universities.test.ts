@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { notifyUniversitiesChanged, UNIVERSITIES_CHANNEL } from '../../db/queries/universities.ts';
 import { seedReference } from '../../db/seed/index.ts';
-import { partnerApp, testNotifications } from '../support/partner-app.ts';
+import { nextNotification } from '../support/next-notification.ts';
+import { partnerApp } from '../support/partner-app.ts';
 
 describe('listUniversities', () => {
   it('lists 20 universities by default, largest first', async () => {
@@ -69,14 +70,7 @@ describe('getUniversity', () => {
 });
 
 describe('listUniversities from memory', () => {
-  /** Resolves on the channel's next `missed` (listening is in place) or message; the app's cache, subscribed first, has seen it by then. */
-  const next = (kind: 'missed' | 'message') =>
-    new Promise<void>((resolve) => {
-      const stop = testNotifications().subscribe(UNIVERSITIES_CHANNEL, {
-        message: () => kind === 'message' && (stop(), resolve()),
-        missed: () => kind === 'missed' && (stop(), resolve()),
-      });
-    });
+  const next = (kind: 'missed' | 'message') => nextNotification(UNIVERSITIES_CHANNEL, kind);
 
   it('serves the list from memory, and the new list once a change of the universities is notified', async () => {
     const { api, key, db } = await partnerApp();
