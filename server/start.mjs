@@ -7,6 +7,7 @@
 // node_modules/.package-lock.json): checking each of their ~1,700 files took ~60 ms of every start. dist/ sits beside
 // server/ and db/, so that the paths the sources resolve from import.meta.url (../generated/, ../node_modules/) stay
 // the same. `--build-only` builds without starting (npm's postinstall).
+import { spawnSync } from 'node:child_process';
 import { setFlagsFromString } from 'node:v8';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,14 +20,12 @@ const inputsFile = join(root, 'dist', 'server.inputs.json');
 /** What the bundle depends on besides its sources: how it is built, and the installed packages. */
 const BUILD_INPUTS = ['server/start.mjs', 'server/build.mjs', 'node_modules/.package-lock.json'];
 
-try {
-  if (!upToDate()) await build();
-} catch (error) {
-  // One line, as every failed start says what to fix (server/main.ts); esbuild has printed the details above it.
-  process.stderr.write(`could not start: could not compile the server into dist/ (${error instanceof Error ? error.message.split('\n')[0] : error})\n`);
-  process.exit(1);
+const buildOnly = process.argv.includes('--build-only');
+if (!upToDate()) {
+  if (buildOnly) await buildOrExit();
+  else buildInAnotherProcess();
 }
-if (!process.argv.includes('--build-only')) {
+if (!buildOnly) {
   // Stack traces name the TypeScript sources (dist/server.mjs.map).
   process.setSourceMapsEnabled(true);
   if (!process.env.DATABASE_URL) tierUpPgliteLater();
@@ -67,6 +66,26 @@ function upToDate() {
   if (!existsSync(bundle) || !existsSync(inputsFile)) return false;
   const inputs = JSON.parse(readFileSync(inputsFile, 'utf8'));
   return Object.entries(inputs).every(([path, stamp]) => stampOf(join(root, path)) === stamp);
+}
+
+async function buildOrExit() {
+  try {
+    await build();
+  } catch (error) {
+    // One line, as every failed start says what to fix (server/main.ts); esbuild has printed the details above it.
+    process.stderr.write(`could not start: could not compile the server into dist/ (${error instanceof Error ? error.message.split('\n')[0] : error})\n`);
+    process.exit(1);
+  }
+}
+
+/**
+ * Building holds esbuild's output and the source maps it rewrites in memory, ~700 MB of RSS that a server process
+ * would keep long after (its heap had grown to hold them). A process of its own returns it when it exits.
+ */
+function buildInAnotherProcess() {
+  const built = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--build-only'], { stdio: 'inherit' });
+  // It has said why it failed.
+  if (built.status !== 0) process.exit(1);
 }
 
 async function build() {
