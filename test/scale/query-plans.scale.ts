@@ -27,7 +27,7 @@ import { statsByCounting } from '../support/stats-by-counting.ts';
 
 /** Tables whose size grows with students: a sequential scan of one of them is a full scan of the service's data. */
 const GROWING = new Set(['users', 'tasks', 'flashcard_decks', 'flashcard_cards', 'flashcard_reviews', 'exams', 'ai_messages', 'ai_conversations', 'api_keys']);
-const STUDENTS = Number(process.env.SCALE_STUDENTS || 20_000);
+const STUDENTS = Number(process.env.SCALE_STUDENTS || 50_000);
 const DAY_MS = 86_400_000;
 
 interface PlanNode {
@@ -45,6 +45,7 @@ describe(`query plans on ${STUDENTS.toLocaleString('en')} generated students`, f
   let logged: Kysely<Database>;
   const captured: CompiledQuery[] = [];
   let student: { id: string; university_id: string; nickname: string; deck_id: string };
+  let activityRowsAfterSeed: { rows: number; hours: number };
 
   before(async () => {
     const serverUrl = process.env.DATABASE_URL;
@@ -54,6 +55,9 @@ describe(`query plans on ${STUDENTS.toLocaleString('en')} generated students`, f
     await migrateToLatest(seeded);
     await seedReference(seeded, { now: new Date() });
     await seedScale(seeded, { students: STUDENTS });
+    // Read before any test's read of /stats could fold the rows.
+    activityRowsAfterSeed = (await sql<{ rows: number; hours: number }>`
+      select count(*)::int as rows, count(distinct hour)::int as hours from activity_hour_deltas`.execute(seeded)).rows[0]!;
     student = (await sql<typeof student>`
       select u.id, u.university_id, u.nickname, d.id as deck_id from users u join flashcard_decks d on d.user_id = u.id
       where u.university_id is not null order by u.xp desc limit 1`.execute(seeded)).rows[0]!;
@@ -118,6 +122,11 @@ describe(`query plans on ${STUDENTS.toLocaleString('en')} generated students`, f
       }
     });
   }
+
+  it('the seed leaves one activity row per hour, so that /stats sums no more than the window has hours', () => {
+    assert.ok(activityRowsAfterSeed.hours > 24, 'the students were active over many hours');
+    assert.equal(activityRowsAfterSeed.rows, activityRowsAfterSeed.hours);
+  });
 
   it('the stats counters equal count(*) after the seed', async () => {
     const counted = await statsByCounting(seeded, monthAgo);
