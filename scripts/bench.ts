@@ -7,7 +7,7 @@
 // short to judge targets and fail only on wrong statuses. Speed targets live here, never in timed unit tests.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -20,6 +20,8 @@ import { compare, requestHeaders, scenarios, type RunOptions, type Target } from
 import { BENCH_PUBLIC_URL, createBenchDatabase, deleteRedisKeys, newJwtPrivateKey, postgresBackends, prepareCredentials, type BenchDatabase } from './bench/setup.ts';
 
 const root = new URL('../', import.meta.url).pathname;
+/** What `npm start` runs after `node` (package.json): its flags, then server/start.mjs. */
+const startArgs = npmStartArgs();
 const args = parseCommandLine();
 const processes = Number(args.processes);
 const scale = Number(args.scale);
@@ -53,7 +55,7 @@ try {
   const credentials = await prepareCredentials(database, jwtPrivateKey);
 
   progress(`the service (${processes} process(es)) and the bare Express baseline…`);
-  const service = await startHttpProcess([...profiling(), 'server/start.mjs'], { env: { ...serverEnv, WEB_CONCURRENCY: String(processes) }, cores: plan?.server, readyPath: '/livez', deadlineMs: 120_000, cwd: root });
+  const service = await startHttpProcess([...profiling(), ...startArgs], { env: { ...serverEnv, WEB_CONCURRENCY: String(processes) }, cores: plan?.server, readyPath: '/livez', deadlineMs: 120_000, cwd: root });
   cleanups.push(() => stopProcess(service.child));
   const afterStartMb = memoryMb(processTree(service.child.pid!)).rssMb;
   // The service's own start is a restart: the first start has made the database already.
@@ -156,10 +158,23 @@ async function measureFirstStart(env: NodeJS.ProcessEnv): Promise<Pick<Startup, 
   progress('the server bundle, if a source changed…');
   execFileSync(process.execPath, ['server/start.mjs', '--build-only'], { cwd: root, stdio: 'inherit' });
   progress('first start of the service, on the empty database…');
-  const started: Started = await startHttpProcess(['server/start.mjs'], { env, cores: plan?.server, readyPath: '/livez', deadlineMs: 120_000, cwd: root });
+  const started: Started = await startHttpProcess(startArgs, { env, cores: plan?.server, readyPath: '/livez', deadlineMs: 120_000, cwd: root });
   const { rssMb } = memoryMb(processTree(started.child.pid!));
   await stopProcess(started.child);
   return { firstStartMs: started.readyMs, firstStartRssMb: rssMb };
+}
+
+/**
+ * The arguments `npm start` gives node (its script is `exec node <flags> server/start.mjs`), so that the bench measures
+ * the process a newcomer runs, with the same V8 flags, without npm's own process around it.
+ */
+function npmStartArgs(): string[] {
+  const script: string = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start;
+  const words = script.split(/\s+/);
+  if (words[0] !== 'exec' || words[1] !== 'node' || words.at(-1) !== 'server/start.mjs') {
+    throw new Error(`package.json's start script is not "exec node [flags] server/start.mjs": ${script}`);
+  }
+  return words.slice(2);
 }
 
 /** BENCH_CPU_PROF=DIR: the measured service writes a V8 CPU profile into DIR when it stops (NODE_OPTIONS refuses --cpu-prof). */
