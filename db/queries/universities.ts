@@ -25,12 +25,9 @@ const LIST_COLUMNS = [
  * kept as long (server/http/frozen-json.ts).
  */
 export async function listUniversities(db: Db, filter: { country?: string | undefined; limit: number }): Promise<readonly ListedUniversity[]> {
-  const kept = keptLists.get(db);
-  if (kept) {
-    // Every university, in the database's order; filtering keeps that order, so a page is what the query would give.
-    const all = await kept.get('all', () => orderedUniversities(db).execute());
-    if (all) return keptPage(all, filter);
-  }
+  // Filtering the kept list keeps the database's order, so a page is what the query would give.
+  const all = await keptUniversities(db);
+  if (all) return keptPage(all, filter);
   let query = orderedUniversities(db);
   if (filter.country) query = query.where('universities.country', '=', filter.country);
   return query.limit(filter.limit).execute();
@@ -42,6 +39,11 @@ function orderedUniversities(db: Db) {
 
 type ListedUniversity = Awaited<ReturnType<ReturnType<typeof orderedUniversities>['execute']>>[number];
 const keptLists = new WeakMap<Db, InvalidatedCache<ListedUniversity[]>>();
+
+/** Every university in the database's order, from memory once keepUniversitiesInMemory was called for `db`; else undefined. */
+async function keptUniversities(db: Db): Promise<ListedUniversity[] | undefined> {
+  return keptLists.get(db)?.get('all', () => orderedUniversities(db).execute());
+}
 
 /** Pages cut from each kept list, by filter; they go with the list when a change drops it. */
 const pagesOf = new WeakMap<ListedUniversity[], Map<string, readonly ListedUniversity[]>>();
@@ -95,7 +97,7 @@ export async function getUniversity(db: Db, id: string, activeSince: Date) {
 
 /** Whether `id` is a university's: from the universities kept in memory when they are (a board's check before its query). */
 export async function universityExists(db: Db, id: string): Promise<boolean> {
-  const all = await keptLists.get(db)?.get('all', () => orderedUniversities(db).execute());
+  const all = await keptUniversities(db);
   if (all) return all.some((university) => university.id === id);
   return (await executePrepared(db, db.selectFrom('universities').select('id').where('id', '=', id))).length > 0;
 }
