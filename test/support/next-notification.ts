@@ -1,6 +1,7 @@
 // Waiting for the notification path (db/notifications.ts) in tests: caches subscribed before the test did, so once a
 // test's subscriber has seen a message or `missed`, the app's caches on the same path have seen it too.
-import type { Notifications } from '../../db/notifications.ts';
+import type { Db } from '../../db/connect.ts';
+import { notifyOnCommit, type Notifications } from '../../db/notifications.ts';
 import { testNotifications } from './partner-app.ts';
 
 /**
@@ -15,3 +16,16 @@ export function nextNotification(channel: string, kind: 'message' | 'missed', no
     });
   });
 }
+
+/**
+ * Whether `change` sends anything on the channel: it runs, then a marker is sent in a transaction of its own, and
+ * messages arrive in commit order, so the first to arrive is the change's if it sent one.
+ */
+export async function notifies(db: Db, channel: string, change: () => Promise<unknown>): Promise<boolean> {
+  const first = nextNotification(channel, 'message');
+  await change();
+  await db.transaction().execute((trx) => notifyOnCommit(trx, channel, MARKER));
+  return (await first) !== MARKER;
+}
+
+const MARKER = 'test-marker';
