@@ -152,7 +152,7 @@ function environment(database: BenchDatabase, jwtPrivateKey: string): NodeJS.Pro
  * `npm start` as a newcomer runs it, on the still empty database: the time to its first answered request and its
  * RSS then. One process, so on PostgreSQL too the figures are one web process's. The server's bundle is brought up to
  * date first, as `npm ci` does (server/start.mjs): after an edit, the first start would otherwise include compiling
- * it (~2-4 s, and the RSS of esbuild's own process, which the measure counts).
+ * it (~2-4 s).
  */
 async function measureFirstStart(env: NodeJS.ProcessEnv): Promise<Pick<Startup, 'firstStartMs' | 'firstStartRssMb'>> {
   progress('the server bundle, if a source changed…');
