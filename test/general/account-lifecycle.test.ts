@@ -6,7 +6,7 @@ import { LEADERBOARDS_CHANNEL } from '../../db/queries/leaderboards.ts';
 import { recordPayment } from '../../server/payments/record-payment.ts';
 import { ALL_SCOPES } from '../../server/general/scopes.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
-import { nextNotification } from '../support/next-notification.ts';
+import { changeNotified } from '../support/next-notification.ts';
 import { issueTestKey } from '../support/partner-app.ts';
 import { pkcePair, refresh, registerTestClient, signIn, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';
 
@@ -91,15 +91,14 @@ describe('account lifecycle', () => {
       await context.api.post('/api/tasks').set(student.headers).send({ title: 'Anatomy', due_at: '2030-01-01T10:00:00Z', course: null }).expect(201);
       const { payment } = await recordPayment(context.db, { user_id: student.id, plan: 'plus', amount: 1990, currency: 'KZT', provider: 'manual', provider_event_id: `manual-${student.id}`, paid_at: new Date() }, new Date());
       // Boards kept in memory show a change once its notification arrives (db/queries/leaderboards.ts).
-      const promoted = nextNotification(LEADERBOARDS_CHANNEL, 'message');
-      await context.db.updateTable('users').set({ xp: 2_000_000_000, last_active_at: new Date() }).where('id', '=', student.id).execute();
-      await promoted;
+      await changeNotified(LEADERBOARDS_CHANNEL, () =>
+        context.db.updateTable('users').set({ xp: 2_000_000_000, last_active_at: new Date() }).where('id', '=', student.id).execute(),
+      );
       await v1(`/api/v1/users/${student.nickname}/public`).expect(200);
       assert.equal((await v1('/api/v1/leaderboards/global').expect(200)).body[0].nickname, student.nickname);
 
-      const erased = nextNotification(LEADERBOARDS_CHANNEL, 'message');
-      await context.api.delete('/api/users/me').set(student.headers).expect(204); // newStudent signed in just now
-      await erased;
+      // newStudent signed in just now
+      await changeNotified(LEADERBOARDS_CHANNEL, async () => context.api.delete('/api/users/me').set(student.headers).expect(204));
 
       await context.api.get('/api/users/me').set(student.headers).expect(401);
       await v1(`/api/v1/users/${student.nickname}/public`).expect(404);

@@ -2,7 +2,7 @@
 // gave, and the full answer to any other one. Each request goes through the contract client (status, headers, body).
 import assert from 'node:assert/strict';
 import { LEADERBOARDS_CHANNEL } from '../../db/queries/leaderboards.ts';
-import { nextNotification } from '../support/next-notification.ts';
+import { changeNotified } from '../support/next-notification.ts';
 import { partnerApp } from '../support/partner-app.ts';
 
 describe('conditional requests (partner v1)', () => {
@@ -39,9 +39,7 @@ describe('conditional requests (partner v1)', () => {
     const before = await api.get(path).set('X-Service-API-Key', key).expect(200);
     const top = await db.selectFrom('users').select(['id', 'xp']).orderBy('xp', 'desc').executeTakeFirstOrThrow();
     // Boards kept in memory show a change once its notification arrives (db/queries/leaderboards.ts).
-    const changed = nextNotification(LEADERBOARDS_CHANNEL, 'message');
-    await db.updateTable('users').set({ xp: top.xp + 1 }).where('id', '=', top.id).execute();
-    await changed;
+    await changeNotified(LEADERBOARDS_CHANNEL, () => db.updateTable('users').set({ xp: top.xp + 1 }).where('id', '=', top.id).execute());
     try {
       const after = await api.get(path).set('X-Service-API-Key', key).set('If-None-Match', before.headers.etag as string).expect(200);
       assert.notEqual(after.headers.etag, before.headers.etag);

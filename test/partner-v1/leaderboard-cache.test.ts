@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import { DateTime } from 'luxon';
 import type { Db } from '../../db/connect.ts';
 import { keepLeaderboardsInMemory, LEADERBOARDS_CHANNEL, readLeaderboard, topUsersByXp } from '../../db/queries/leaderboards.ts';
-import { nextNotification, notifies } from '../support/next-notification.ts';
+import { changeNotified, nextNotification, notifies } from '../support/next-notification.ts';
 import { partnerApp, testNotifications } from '../support/partner-app.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 
@@ -16,14 +16,10 @@ const SHOWN = ['id', 'nickname', 'xp', 'streak', 'last_study_date', 'last_active
 describe('leaderboards kept in memory', () => {
   const topStudent = (db: Db) => db.selectFrom('users').select(SHOWN).orderBy('xp', 'desc').orderBy('id').executeTakeFirstOrThrow();
 
-  /** Runs `change`, waits until its notification has dropped the kept boards, and puts the student back afterwards. */
-  async function changed(db: Db, change: () => Promise<unknown>) {
-    const notified = nextNotification(LEADERBOARDS_CHANNEL, 'message');
-    await change();
-    await notified;
-  }
+  /** Runs `change` and waits until its notification has dropped the kept boards. */
+  const changed = (change: () => Promise<unknown>) => changeNotified(LEADERBOARDS_CHANNEL, change);
 
-  let restore: (() => Promise<void>) | undefined;
+  let restore: (() => Promise<unknown>) | undefined;
   afterEach(async () => {
     await restore?.();
     restore = undefined;
@@ -31,7 +27,7 @@ describe('leaderboards kept in memory', () => {
 
   function putBack(db: Db, student: Awaited<ReturnType<typeof topStudent>>) {
     const { id, ...shown } = student;
-    restore = () => changed(db, () => db.updateTable('users').set(shown).where('id', '=', id).execute());
+    restore = () => changed(() => db.updateTable('users').set(shown).where('id', '=', id).execute());
   }
 
   it('serves a board from memory until a committed change to the students is notified', async () => {
@@ -51,7 +47,7 @@ describe('leaderboards kept in memory', () => {
     assert.deepEqual(kept.body, before.body);
     assert.equal(kept.headers.etag, before.headers.etag);
 
-    await changed(db, () => db.updateTable('users').set({ xp: top.xp + 2 }).where('id', '=', top.id).execute());
+    await changed(() => db.updateTable('users').set({ xp: top.xp + 2 }).where('id', '=', top.id).execute());
     const after = await api.get(path).set('X-Service-API-Key', key).set('If-None-Match', before.headers.etag as string).expect(200);
     assert.equal(after.body[0].xp, top.xp + 2);
     assert.notEqual(after.headers.etag, before.headers.etag);
@@ -73,7 +69,7 @@ describe('leaderboards kept in memory', () => {
     const top = await topStudent(db);
     putBack(db, top);
     const lastActive = new Date(Date.UTC(2026, 10, 20, 12));
-    await changed(db, () => db.updateTable('users').set({ last_active_at: lastActive }).where('id', '=', top.id).execute());
+    await changed(() => db.updateTable('users').set({ last_active_at: lastActive }).where('id', '=', top.id).execute());
     const board = (activeSince: number) => topUsersByXp(db, { activeSince: new Date(activeSince), limit: 1 });
 
     const named = await board(lastActive.getTime() - DAY_MS);
@@ -93,14 +89,14 @@ describe('leaderboards kept in memory', () => {
     putBack(db, top);
     const zone = 'Pacific/Kiritimati'; // UTC+14: its dates are ahead of the server's
     const yesterday = DateTime.now().setZone(zone).minus({ days: 1 }).toISODate()!;
-    await changed(db, () =>
+    await changed(() =>
       db.updateTable('users').set({ streak: 4, last_study_date: yesterday, time_zone: zone }).where('id', '=', top.id).execute(),
     );
     const board = await readLeaderboard(db, { activeSince: new Date(0), limit: 1 });
     assert.equal(board.entries[0]!.streak, 4);
     assert.equal(board.streaksUntil, DateTime.fromISO(yesterday, { zone }).plus({ days: 2 }).toMillis(), 'the start of the day after today, there');
 
-    await changed(db, () => db.updateTable('users').set({ streak: 0 }).where('id', '=', top.id).execute());
+    await changed(() => db.updateTable('users').set({ streak: 0 }).where('id', '=', top.id).execute());
     assert.equal((await readLeaderboard(db, { activeSince: new Date(0), limit: 1 })).streaksUntil, Infinity, 'no streak shown, none to lapse');
   });
 });

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { getServiceStats, keepStatsInMemory, STATS_CHANNEL } from '../../db/queries/stats.ts';
-import { nextNotification, notifies } from '../support/next-notification.ts';
+import { changeNotified, nextNotification, notifies } from '../support/next-notification.ts';
 import { partnerApp, testNotifications } from '../support/partner-app.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 import { statsByCounting } from '../support/stats-by-counting.ts';
@@ -28,14 +28,11 @@ describe('stats kept in memory', () => {
       });
       assert.equal((await stats()).study_rooms_total, before.study_rooms_total, 'the kept counts');
 
-      const notified = nextNotification(STATS_CHANNEL, 'message');
-      rooms.push((await db.insertInto('study_rooms').values({ created_by: owner.id, name: 'Told' }).returning('id').executeTakeFirstOrThrow()).id);
-      await notified;
+      const told = await changeNotified(STATS_CHANNEL, () => db.insertInto('study_rooms').values({ created_by: owner.id, name: 'Told' }).returning('id').executeTakeFirstOrThrow());
+      rooms.push(told.id);
       assert.equal((await stats()).study_rooms_total, before.study_rooms_total + 2, 'read again: both rooms');
     } finally {
-      const removed = nextNotification(STATS_CHANNEL, 'message');
-      await db.deleteFrom('study_rooms').where('id', 'in', rooms).execute();
-      await removed;
+      await changeNotified(STATS_CHANNEL, () => db.deleteFrom('study_rooms').where('id', 'in', rooms).execute());
     }
     assert.equal((await stats()).study_rooms_total, before.study_rooms_total);
   });

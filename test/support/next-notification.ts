@@ -17,6 +17,14 @@ export function nextNotification(channel: string, kind: 'message' | 'missed', no
   });
 }
 
+/** Runs `change` and resolves once its notification on the channel has arrived (so every cache on the path has dropped what it moved). */
+export async function changeNotified<T>(channel: string, change: () => Promise<T>): Promise<T> {
+  const notified = nextNotification(channel, 'message');
+  const result = await change();
+  await notified;
+  return result;
+}
+
 /**
  * Whether `change` sends anything on the channel: it runs, then a marker is sent in a transaction of its own, and
  * messages arrive in commit order, so the first to arrive is the change's if it sent one.
