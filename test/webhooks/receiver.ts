@@ -15,6 +15,7 @@ export interface Received {
   /** Which of the receiver's secrets verified it (its index), or -1 for none. */
   verifiedWith: number;
   status: Reply;
+  receivedAt: Date;
 }
 
 export interface Receiver {
@@ -53,7 +54,7 @@ export async function startReceiver(secrets: string[] = []): Promise<Receiver> {
         }
       });
       const status = replies.shift() ?? otherwise;
-      received.push({ webhookId: String(req.headers['webhook-id']), headers: req.headers, body, event: JSON.parse(body), verifiedWith, status });
+      received.push({ webhookId: String(req.headers['webhook-id']), headers: req.headers, body, event: JSON.parse(body), verifiedWith, status, receivedAt: new Date() });
       for (const wake of waiters) wake();
       state.inFlight++;
       state.mostAtOnce = Math.max(state.mostAtOnce, state.inFlight);
