@@ -7,8 +7,10 @@
 // attempt is recorded once even if a stalled process wakes up after pg-boss gave its job to another worker.
 import type { Db } from '../../db/connect.ts';
 import { jobEngine, WEBHOOK_DELIVERY_QUEUE } from '../../db/job-queue.ts';
+import { lockAccountGates } from '../../db/queries/endpoint-gates.ts';
 import {
   appMayReceive,
+  attemptStillDue,
   clearEndpointFailing,
   disableFailingEndpoint,
   countAttempt,
@@ -76,6 +78,10 @@ export async function attemptDelivery(context: AttemptContext, run: AttemptRun):
 
   const account = accountOf(delivery);
   const admission = await db.transaction().execute(async (trx) => {
+    // Read again under the account's lock: another job of this delivery (a hand-over, a re-send) may have made the
+    // attempt since the read above, and released the endpoint's lease in the transaction that recorded it.
+    await lockAccountGates(trx, account);
+    if (!(await attemptStillDue(trx, delivery.id, run.due))) return 'superseded' as const;
     const verdict = await admitAttempt(trx, { endpointId: delivery.endpoint_id, account, jobId: run.jobId, now: now(), leaseMs: context.leaseMs, limits: context.limits });
     if (verdict.admitted) return verdict;
     // Postponed: this job completes and the same attempt (same `due`) starts when the gate may let it through.
@@ -84,7 +90,7 @@ export async function attemptDelivery(context: AttemptContext, run: AttemptRun):
     await scheduleAttempt(trx, delivery.id, run.due, { startAfter: new Date(verdict.until.getTime() + jitterMs) });
     return verdict;
   });
-  if (admission === 'lost') return 'lost';
+  if (admission === 'lost' || admission === 'superseded') return admission;
   if (!admission.admitted) return admission.reason;
 
   const startedAt = now();
@@ -106,13 +112,7 @@ export async function attemptDelivery(context: AttemptContext, run: AttemptRun):
   const outcome = await db.transaction().execute(async (trx): Promise<AttemptResult> => {
     if (!(await completeJob(trx, run.jobId))) return 'lost';
     const finishedAt = now();
-    await insertAttempt(trx, { delivery_id: delivery.id, started_at: startedAt, duration_ms: response.durationMs, response_status: response.status, error: response.error });
-    await countAttempt(trx, delivery.id, startedAt);
-    const delay = succeeded ? undefined : retryDelayMs(delivery.attempts + 1, config.retryScale);
-    const result: DeliveryOutcome = succeeded ? 'succeeded' : delay === undefined ? 'failed' : 'retrying';
-    const next = delay === undefined ? null : new Date(finishedAt.getTime() + delay);
-    const current = await finishDelivery(trx, attempt, { status: result === 'retrying' ? 'pending' : result, next_attempt_at: next, succeeded_at: succeeded ? finishedAt : null });
-    if (current && next) await scheduleAttempt(trx, delivery.id, next, { startAfter: next });
+    // The gate first: its account lock comes before any row this transaction locks, as in admitAttempt.
     const gate = await settleAttempt(trx, {
       endpointId: delivery.endpoint_id,
       account,
@@ -126,6 +126,13 @@ export async function attemptDelivery(context: AttemptContext, run: AttemptRun):
     // The place this attempt held goes to the account's delivery that has waited longest (its own job, if it was
     // postponed, finds it attempted and stands down).
     if (gate.next) await scheduleAttempt(trx, gate.next.id, gate.next.next_attempt_at);
+    await insertAttempt(trx, { delivery_id: delivery.id, started_at: startedAt, duration_ms: response.durationMs, response_status: response.status, error: response.error });
+    await countAttempt(trx, delivery.id, startedAt);
+    const delay = succeeded ? undefined : retryDelayMs(delivery.attempts + 1, config.retryScale);
+    const result: DeliveryOutcome = succeeded ? 'succeeded' : delay === undefined ? 'failed' : 'retrying';
+    const next = delay === undefined ? null : new Date(finishedAt.getTime() + delay);
+    const current = await finishDelivery(trx, attempt, { status: result === 'retrying' ? 'pending' : result, next_attempt_at: next, succeeded_at: succeeded ? finishedAt : null });
+    if (current && next) await scheduleAttempt(trx, delivery.id, next, { startAfter: next });
     if (succeeded) {
       await clearEndpointFailing(trx, delivery.endpoint_id);
     } else {

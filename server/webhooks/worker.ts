@@ -44,6 +44,7 @@ export function startDeliveryWorker(options: { db: Db; box: SecretBox; config: W
   const boss = jobEngine(db, { supervise: true, maintenanceIntervalSeconds: expireInSeconds });
   boss.on('error', (error) => logger.warn({ err: error }, 'webhook delivery could not reach the database; trying again'));
   let stopped = false;
+  const workerIds: string[] = [];
   const stopping = () => stopped || lifecycle.draining;
 
   const started = (async () => {
@@ -65,6 +66,7 @@ export function startDeliveryWorker(options: { db: Db; box: SecretBox; config: W
         // More jobs are likely waiting: look again at once rather than after the polling interval.
         if (!stopping()) boss.notifyWorker(workerId);
       });
+      workerIds.push(workerId);
     }
   })();
   started.catch((error: unknown) => logger.error({ err: error }, 'webhook delivery could not start'));
@@ -77,7 +79,11 @@ export function startDeliveryWorker(options: { db: Db; box: SecretBox; config: W
       // Held, so a stop waits for the pass before the database closes.
       relay = lifecycle.hold(
         fanOutEvents(db).then(
-          (handled) => scheduleRelay(handled > 0 ? 0 : config.pollMs),
+          (handled) => {
+            // New deliveries' first attempts are queued: idle workers look now rather than at their next poll.
+            if (handled > 0 && !stopping()) for (const id of workerIds) boss.notifyWorker(id);
+            scheduleRelay(handled > 0 ? 0 : config.pollMs);
+          },
           (error: unknown) => {
             logger.warn({ err: error }, 'webhook fan-out could not reach the database; trying again');
             scheduleRelay(config.pollMs);
