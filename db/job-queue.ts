@@ -14,10 +14,12 @@ import { embeddedDatabaseOf, type Db } from './connect.ts';
 export const WEBHOOK_DELIVERY_QUEUE = 'webhook-delivery';
 
 /**
- * 'singleton': at most one active job per singleton key, so two attempts of one delivery never run at once
- * (a re-send while an attempt is in flight waits for it).
+ * 'standard': the singleton key only names the delivery (liveJobExists). One attempt at a time per endpoint, hence
+ * per delivery, is the endpoint's gate's work (server/webhooks/gate.ts), not pg-boss's: in pg-boss 10 a job whose
+ * singleton key is already active, once it is next in line, makes every fetch of the queue fail (a unique
+ * violation) until that job ends, so one slow receiver would stall every delivery.
  */
-export const WEBHOOK_DELIVERY_QUEUE_OPTIONS = { name: WEBHOOK_DELIVERY_QUEUE, policy: 'singleton' } as const;
+export const WEBHOOK_DELIVERY_QUEUE_OPTIONS = { name: WEBHOOK_DELIVERY_QUEUE, policy: 'standard' } as const;
 
 export type JobExecutor = PgBoss.Db;
 

@@ -278,6 +278,7 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  webhook_endpoint_gates: WebhookEndpointGatesTable;
   payments: PaymentsTable;
   warnings: WarningsTable;
   readiness_versions: ReadinessVersionsTable;
@@ -348,6 +349,18 @@ export interface WebhookDeliveriesTable {
   last_attempt_at: NullableTimestamp;
   succeeded_at: NullableTimestamp;
   created_at: CreatedAt;
+}
+
+/** Fair delivery to an endpoint (server/webhooks/gate.ts): the lease of its one attempt in flight, and its circuit breaker. */
+export interface WebhookEndpointGatesTable {
+  endpoint_id: string;
+  /** The endpoint's owner: 'user:<id>' or 'client:<id>'. */
+  account: string;
+  lease_job: string | null;
+  lease_until: NullableTimestamp;
+  /** Consecutive failed attempts; 0 after a success. */
+  failures: Generated<number>;
+  open_until: NullableTimestamp;
 }
 
 export interface WebhookAttemptsTable {

@@ -92,6 +92,12 @@ export async function listPendingDeliveriesWithoutJob(db: Db, queue: string) {
     .execute();
 }
 
+/** Whether the delivery still waits for the attempt that was due at `due` (pending, next_attempt_at = due). */
+export async function attemptStillDue(db: Db, deliveryId: string, due: Date): Promise<boolean> {
+  const row = await db.selectFrom('webhook_deliveries').select('id').where('id', '=', deliveryId).where('status', '=', 'pending').where('next_attempt_at', '=', due).executeTakeFirst();
+  return row !== undefined;
+}
+
 /** What an attempt needs: the delivery, its event and its endpoint. */
 export async function findDeliveryForAttempt(db: Db, deliveryId: string) {
   return db

@@ -2773,7 +2773,7 @@ export interface components {
             last_attempt: components["schemas"]["WebhookDeliveryAttempt"] | null;
             /**
              * Format: date-time
-             * @description When the next attempt is due; `null` unless pending.
+             * @description When the next attempt is due; `null` unless pending. A delivery held back at its endpoint (see Fair share) keeps this time, which may then be past.
              */
             next_attempt_at: string | null;
             /**

@@ -1,12 +1,16 @@
 // One attempt of a delivery, run by the job that scheduled it (worker.ts): load the delivery with its event and
-// endpoint, send it unless the endpoint was disabled or the app's grant no longer covers the event, and record the
-// outcome in one transaction — the attempt row, the delivery's new state, the endpoint's run of failures, the job of
-// the next attempt, and the completion of this job. The record is made only while this job is still active, so an
+// endpoint, skip it if the endpoint was disabled or the app's grant no longer covers the event, pass the endpoint's
+// gate (gate.ts: one attempt in flight per endpoint and a few per account, a circuit breaker; a job held back is
+// postponed), send it, and record the outcome in one transaction — the attempt row, the delivery's new state, the
+// endpoint's run of failures and its gate, the job of the next attempt, the job of the delivery this attempt hands
+// its place to, and the completion of this job. The record is made only while this job is still active, so an
 // attempt is recorded once even if a stalled process wakes up after pg-boss gave its job to another worker.
 import type { Db } from '../../db/connect.ts';
 import { jobEngine, WEBHOOK_DELIVERY_QUEUE } from '../../db/job-queue.ts';
+import { lockAccountGates } from '../../db/queries/endpoint-gates.ts';
 import {
   appMayReceive,
+  attemptStillDue,
   clearEndpointFailing,
   disableFailingEndpoint,
   countAttempt,
@@ -20,6 +24,7 @@ import { envelopeOf, type EventType } from '../events/emit.ts';
 import { countDeliveryAttempt, observeWebhookAttempt, type DeliveryOutcome } from '../metrics.ts';
 import type { SecretBox } from '../secret-box.ts';
 import { readScopeOf } from '../events/read-scopes.ts';
+import { accountOf, admitAttempt, settleAttempt, type DeliveryLimits, type GateRefusal } from './gate.ts';
 import { endpointFailingTooLong, retryDelayMs } from './retry-schedule.ts';
 import { signingSecrets } from './secrets.ts';
 import { scheduleAttempt } from './queue.ts';
@@ -29,6 +34,9 @@ export interface AttemptContext {
   db: Db;
   box: SecretBox;
   config: WebhookConfig;
+  limits: DeliveryLimits;
+  /** How long an admitted attempt holds its endpoint's lease: longer than the attempt, shorter than its job's expiry. */
+  leaseMs: number;
   now?: () => Date;
 }
 
@@ -41,9 +49,13 @@ export interface AttemptRun {
 
 /**
  * What became of the attempt's job: an outcome of an attempt; 'superseded' when the delivery no longer waits for it
- * (re-sent, retried or given up since); 'lost' when pg-boss no longer counted the job as this worker's.
+ * (re-sent, retried or given up since); a GateRefusal when the endpoint's gate held it back (postponed); 'lost'
+ * when pg-boss no longer counted the job as this worker's.
  */
-export type AttemptResult = DeliveryOutcome | 'superseded' | 'lost';
+export type AttemptResult = DeliveryOutcome | GateRefusal | 'superseded' | 'lost';
+
+/** Jobs held back by an open breaker start spread over this much after it closes, not in one burst. */
+const POSTPONE_SPREAD_MS = 1_000;
 
 export async function attemptDelivery(context: AttemptContext, run: AttemptRun): Promise<AttemptResult> {
   const { db, config } = context;
@@ -64,6 +76,23 @@ export async function attemptDelivery(context: AttemptContext, run: AttemptRun):
     return count(skipped);
   }
 
+  const account = accountOf(delivery);
+  const admission = await db.transaction().execute(async (trx) => {
+    // Read again under the account's lock: another job of this delivery (a hand-over, a re-send) may have made the
+    // attempt since the read above, and released the endpoint's lease in the transaction that recorded it.
+    await lockAccountGates(trx, account);
+    if (!(await attemptStillDue(trx, delivery.id, run.due))) return 'superseded' as const;
+    const verdict = await admitAttempt(trx, { endpointId: delivery.endpoint_id, account, jobId: run.jobId, now: now(), leaseMs: context.leaseMs, limits: context.limits });
+    if (verdict.admitted) return verdict;
+    // Postponed: this job completes and the same attempt (same `due`) starts when the gate may let it through.
+    if (!(await completeJob(trx, run.jobId))) return 'lost' as const;
+    const jitterMs = verdict.reason === 'circuit_open' ? Math.random() * POSTPONE_SPREAD_MS : 0;
+    await scheduleAttempt(trx, delivery.id, run.due, { startAfter: new Date(verdict.until.getTime() + jitterMs) });
+    return verdict;
+  });
+  if (admission === 'lost' || admission === 'superseded') return admission;
+  if (!admission.admitted) return admission.reason;
+
   const startedAt = now();
   const payload = JSON.stringify(
     envelopeOf({ id: delivery.event_id, type: delivery.event_type, user_id: delivery.event_user_id, data: delivery.event_data, created_at: delivery.event_created_at }),
@@ -83,13 +112,27 @@ export async function attemptDelivery(context: AttemptContext, run: AttemptRun):
   const outcome = await db.transaction().execute(async (trx): Promise<AttemptResult> => {
     if (!(await completeJob(trx, run.jobId))) return 'lost';
     const finishedAt = now();
+    // The gate first: its account lock comes before any row this transaction locks, as in admitAttempt.
+    const gate = await settleAttempt(trx, {
+      endpointId: delivery.endpoint_id,
+      account,
+      jobId: run.jobId,
+      deliveryId: delivery.id,
+      succeeded,
+      now: finishedAt,
+      limits: context.limits,
+      scale: config.retryScale,
+    });
+    // The place this attempt held goes to the account's delivery that has waited longest (its own job, if it was
+    // postponed, finds it attempted and stands down).
+    if (gate.next) await scheduleAttempt(trx, gate.next.id, gate.next.next_attempt_at);
     await insertAttempt(trx, { delivery_id: delivery.id, started_at: startedAt, duration_ms: response.durationMs, response_status: response.status, error: response.error });
     await countAttempt(trx, delivery.id, startedAt);
     const delay = succeeded ? undefined : retryDelayMs(delivery.attempts + 1, config.retryScale);
     const result: DeliveryOutcome = succeeded ? 'succeeded' : delay === undefined ? 'failed' : 'retrying';
     const next = delay === undefined ? null : new Date(finishedAt.getTime() + delay);
     const current = await finishDelivery(trx, attempt, { status: result === 'retrying' ? 'pending' : result, next_attempt_at: next, succeeded_at: succeeded ? finishedAt : null });
-    if (current && next) await scheduleAttempt(trx, delivery.id, next, { later: true });
+    if (current && next) await scheduleAttempt(trx, delivery.id, next, { startAfter: next });
     if (succeeded) {
       await clearEndpointFailing(trx, delivery.endpoint_id);
     } else {
@@ -112,6 +155,6 @@ async function completeJob(trx: Db, jobId: string): Promise<boolean> {
 }
 
 function count(result: AttemptResult): AttemptResult {
-  if (result !== 'lost' && result !== 'superseded') countDeliveryAttempt(result);
+  if (result === 'succeeded' || result === 'retrying' || result === 'failed' || result === 'skipped') countDeliveryAttempt(result);
   return result;
 }

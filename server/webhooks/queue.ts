@@ -1,14 +1,16 @@
 // Scheduling webhook deliveries. webhook_deliveries holds what the API reads (status, attempts, next_attempt_at);
 // each attempt is a job of the job engine (pg-boss, db/job-queue.ts), sent inside the caller's transaction, so an
 // attempt is scheduled exactly when the change that calls for it commits, on PostgreSQL and on the embedded
-// database alike. pg-boss hands each job to one worker (SKIP LOCKED), runs at most one job of a delivery at a time
-// (singleton key), and gives the job of a process killed mid-attempt to another worker once it expires.
+// database alike. pg-boss hands each job to one worker (SKIP LOCKED) and gives the job of a process killed
+// mid-attempt to another worker once it expires; the endpoint's gate (gate.ts) lets one attempt at a time through
+// to an endpoint, hence one at a time of a delivery.
 //
 // A job carries the delivery's next_attempt_at it was scheduled for (`due`): a job whose delivery has been
-// rescheduled since (re-sent, retried, given up) finds another `due` there and makes no attempt.
+// rescheduled since (re-sent, retried, given up) finds another `due` there and makes no attempt. A job the gate
+// holds back is sent again with the same `due`, to start later.
 //
 // A delivery's status:
-//   pending    an attempt is due at next_attempt_at (or running);
+//   pending    an attempt is due at next_attempt_at (or running, or waiting at its endpoint's gate);
 //   succeeded  the endpoint answered 2xx (succeeded_at); nothing more is sent unless it is re-sent;
 //   failed     delivery gave up: the retries ran out, the endpoint was disabled (by its owner, or after three
 //              days of failures) or the app's grant no longer covers the event. A re-send makes it pending again.
@@ -24,18 +26,13 @@ export interface AttemptJob {
 }
 
 /**
- * Fetch order is priority first: a re-send (which may wait for an attempt of the same delivery in flight) comes
- * after the ready attempts of other deliveries, so it never holds them up.
+ * Sends, in `trx`, the job of the attempt due at `due`. It starts at once, unless `startAfter` says when (a retry
+ * waits for its `due`, a job the gate held back for the gate): a first attempt or a re-send never waits on a
+ * caller's `now`, which may be a test's fixed instant.
  */
-const RESEND_PRIORITY = -1;
-
-/**
- * Sends, in `trx`, the job of the attempt due at `due`. It starts at once unless `later` (a retry) makes it wait
- * for `due`: a first attempt or a re-send never waits on a caller's `now`, which may be a test's fixed instant.
- */
-export async function scheduleAttempt(trx: Db, deliveryId: string, due: Date, options: { later?: boolean; priority?: number } = {}): Promise<void> {
+export async function scheduleAttempt(trx: Db, deliveryId: string, due: Date, options: { startAfter?: Date } = {}): Promise<void> {
   const job: AttemptJob = { delivery_id: deliveryId, due: due.toISOString() };
-  await jobEngine(trx).send(WEBHOOK_DELIVERY_QUEUE, job, { singletonKey: deliveryId, priority: options.priority ?? 0, ...(options.later ? { startAfter: due } : {}) });
+  await jobEngine(trx).send(WEBHOOK_DELIVERY_QUEUE, job, { singletonKey: deliveryId, ...(options.startAfter ? { startAfter: options.startAfter } : {}) });
 }
 
 /**
@@ -50,12 +47,12 @@ export async function scheduleDelivery(trx: Db, delivery: { eventId: string; end
 
 /**
  * One more attempt of an existing delivery, due now, with the same event (the same webhook-id): the delivery
- * becomes pending again, whatever it was. An attempt of it in flight finishes first. False when there is no such
- * delivery.
+ * becomes pending again, whatever it was. An attempt of it in flight finishes first (the endpoint's gate lets one
+ * through at a time). False when there is no such delivery.
  */
 export async function resendDelivery(trx: Db, deliveryId: string, now = new Date()): Promise<boolean> {
   if (!(await makeDeliveryDue(trx, deliveryId, now))) return false;
-  await scheduleAttempt(trx, deliveryId, now, { priority: RESEND_PRIORITY });
+  await scheduleAttempt(trx, deliveryId, now);
   return true;
 }
 
@@ -69,7 +66,7 @@ export async function resendDelivery(trx: Db, deliveryId: string, now = new Date
 export async function adoptDeliveriesWithoutJob(db: Db): Promise<number> {
   return db.transaction().execute(async (trx) => {
     const orphans = await listPendingDeliveriesWithoutJob(trx, WEBHOOK_DELIVERY_QUEUE);
-    for (const delivery of orphans) await scheduleAttempt(trx, delivery.id, delivery.next_attempt_at, { later: true });
+    for (const delivery of orphans) await scheduleAttempt(trx, delivery.id, delivery.next_attempt_at, { startAfter: delivery.next_attempt_at });
     return orphans.length;
   });
 }

@@ -1,6 +1,6 @@
 // One HTTP attempt of a webhook: a JSON POST signed with the Standard Webhooks scheme (the `standardwebhooks`
 // library: webhook-id, webhook-timestamp, and one `v1,<signature>` per live secret in webhook-signature), bounded
-// to `timeoutMs` from connect to the end of the response, on a connection whose address was checked
+// to `timeoutMs` from the lookup to the end of the response body, on a connection whose address was checked
 // (target-address.ts: the agent's lookup, or the literal address). Redirects are not followed (node:http does
 // not): a 3xx is a failed attempt. The receiver's body is read and dropped.
 import http from 'node:http';
@@ -65,11 +65,19 @@ export async function sendWebhook(request: WebhookRequest): Promise<WebhookRespo
       agent: false,
       lookup: checkedLookup({ allowPrivate: request.allowPrivate }) as never,
     });
-    const timer = setTimeout(() => req.destroy(new Error(`timed out after ${request.timeoutMs} ms`)), request.timeoutMs);
+    let settled = false;
     const finish = (response: WebhookResponse) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       resolve(response);
     };
+    // One bound for the whole exchange, a trickling response body included: at the deadline the attempt ends as
+    // timed out whatever the socket does next.
+    const timer = setTimeout(() => {
+      finish(done(null, `timed out after ${request.timeoutMs} ms`));
+      req.destroy();
+    }, request.timeoutMs);
     req.on('error', (error) => finish(done(null, describe(error))));
     req.on('response', (res) => {
       res.on('error', (error) => finish(done(null, describe(error))));

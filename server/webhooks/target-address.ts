@@ -3,8 +3,9 @@
 // multicast, reserved…), so an endpoint cannot point the service at its own network. The check runs twice: at
 // registration (assertDeliverableUrl) and on the address each delivery actually connects to (checkedLookup, the
 // HTTP agent's DNS lookup), so a name that resolved to a public address at registration and to 127.0.0.1 later
-// (DNS rebinding) is refused at the moment it matters. WEBHOOK_ALLOW_PRIVATE_TARGETS=1 lifts both rules (plain http
-// and private addresses), for development and tests only.
+// (DNS rebinding) is refused at the moment it matters. An IPv6 address that carries an IPv4 address is judged by
+// the IPv4 host it reaches, or refused outright for the deprecated forms and tunnels (isPublicAddress).
+// WEBHOOK_ALLOW_PRIVATE_TARGETS=1 lifts both rules (plain http and private addresses), for development and tests only.
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
@@ -31,9 +32,34 @@ export interface TargetOptions {
   dnsTimeoutMs?: number;
 }
 
+/**
+ * IPv6 forms that carry an IPv4 address in their last 32 bits and reach the host it names (IPv4-mapped, the
+ * RFC 6145 translated form, the NAT64 well-known prefix 64:ff9b::/96 a DNS64 resolver answers with): public exactly
+ * when that IPv4 address is.
+ */
+const CARRIES_IPV4_IN_LAST_32_BITS = new Set(['ipv4Mapped', 'rfc6145', 'rfc6052']);
+const NAT64_WELL_KNOWN = ipaddr.parseCIDR('64:ff9b::/96');
+/** IPv4-compatible ::a.b.c.d (deprecated by RFC 4291): ipaddr.js calls it unicast, yet it carries an IPv4 address. */
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
+
 export function isPublicAddress(address: string): boolean {
-  // process() turns an IPv4-mapped IPv6 address (::ffff:127.0.0.1) into the IPv4 address it carries.
-  return ipaddr.isValid(address) && ipaddr.process(address).range() === 'unicast';
+  if (!ipaddr.isValid(address)) return false;
+  // ipaddr.js reads the dotted tail of `::a.b.c.d` as IPv4-mapped (::ffff:a.b.c.d); the URL parser, like the socket,
+  // reads it as the IPv4-compatible ::a.b.c.d, so the address is judged in the URL parser's canonical form.
+  const parsed = ipaddr.parse(isIP(address) === 6 ? new URL(`http://[${address}]/`).hostname.slice(1, -1) : address);
+  if (parsed.kind() === 'ipv4') return parsed.range() === 'unicast';
+  const ipv6 = parsed as ipaddr.IPv6;
+  // The tunnels that embed an IPv4 address elsewhere (6to4 2002::/16, Teredo 2001::/32), the IPv4-compatible form
+  // and the local-use NAT64 prefix (64:ff9b:1::/48, where the operator chooses the IPv4 address's place) are
+  // refused whatever they carry: a receiver has a native address, and each can lead to an address of our network.
+  if (ipv6.match(IPV4_COMPATIBLE)) return false;
+  const range = ipv6.range();
+  if (CARRIES_IPV4_IN_LAST_32_BITS.has(range)) {
+    if (range === 'rfc6052' && !ipv6.match(NAT64_WELL_KNOWN)) return false;
+    const bytes = ipv6.toByteArray().slice(12);
+    return new ipaddr.IPv4(bytes).range() === 'unicast';
+  }
+  return range === 'unicast';
 }
 
 /** The URL, parsed, when webhooks may be sent to it now; an UndeliverableUrlError otherwise. */

@@ -1,10 +1,14 @@
 // The delivery worker of a process in the worker role (the default role runs it beside the web server). Two loops:
 //   - the outbox relay: every WEBHOOK_POLL_MS it fans new events out to deliveries (fan-out.ts), whose first
 //     attempts become jobs in the same transaction;
-//   - pg-boss's worker on the delivery queue, polling every WEBHOOK_POLL_MS (at least 500, pg-boss's floor):
-//     a batch of due attempt jobs, made at once (attempt.ts). pg-boss hands each job to one worker (SKIP LOCKED) and
-//     one job of a delivery at a time (singleton key). This process also runs pg-boss's maintenance, which gives a
-//     job whose process died (kill -9, power loss) to another worker once it expires.
+//   - pg-boss workers on the delivery queue, `attemptsPerProcess` of them (gate.ts), each taking one attempt job
+//     at a time (batchSize 1; each work() call is a polling worker of its own, the way pg-boss 10 runs jobs
+//     concurrently), so an attempt finishes on its own and a slow receiver holds one worker, never a batch. A worker
+//     that got a job looks for the next at once; an idle one polls every WEBHOOK_POLL_MS (at least 500, pg-boss's
+//     floor). pg-boss hands each job to one worker (SKIP LOCKED); the endpoint's gate (gate.ts) lets one attempt
+//     through to an endpoint at a time, a few to an account, none while its breaker is open. This process also
+//     runs pg-boss's maintenance, which gives a job whose process died (kill -9, power loss) to another worker once
+//     it expires.
 // Before its first fetch, it gives a job to any pending delivery left without one (queue.ts).
 // Each attempt is held by the process lifecycle, so a stop (SIGTERM) stops fetching, lets the attempts in flight
 // finish and record, then closes the database. A failing database is logged and retried; it never ends the process.
@@ -15,11 +19,10 @@ import type { WebhookConfig } from '../config.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import type { SecretBox } from '../secret-box.ts';
 import { attemptDelivery } from './attempt.ts';
+import { DELIVERY_LIMITS, type DeliveryLimits } from './gate.ts';
 import { fanOutEvents } from './fan-out.ts';
 import { adoptDeliveriesWithoutJob, type AttemptJob } from './queue.ts';
 
-/** Attempt jobs fetched per poll, made concurrently. */
-const BATCH = 10;
 /** Beyond the attempt's own timeout, time to load and record it before its job expires and goes to another worker. */
 const EXPIRY_MARGIN_MS = 5_000;
 /** A job that failed for want of the database (not an attempt that failed: that one is recorded) is tried again. */
@@ -30,13 +33,18 @@ export interface DeliveryWorker {
   stop(): Promise<void>;
 }
 
-export function startDeliveryWorker(options: { db: Db; box: SecretBox; config: WebhookConfig; logger: Logger; lifecycle: Lifecycle }): DeliveryWorker {
+export function startDeliveryWorker(options: { db: Db; box: SecretBox; config: WebhookConfig; logger: Logger; lifecycle: Lifecycle; limits?: Partial<DeliveryLimits> }): DeliveryWorker {
   const { db, config, logger, lifecycle } = options;
+  const limits: DeliveryLimits = { ...DELIVERY_LIMITS, ...options.limits };
   const expireInSeconds = Math.ceil((2 * config.attemptTimeoutMs + EXPIRY_MARGIN_MS) / 1000);
+  // An endpoint's lease outlasts its attempt and the recording of it, and ends before the job expires, so the job
+  // pg-boss gives back after a process died finds the endpoint free (or its own lease: it keeps its id).
+  const leaseMs = config.attemptTimeoutMs + EXPIRY_MARGIN_MS;
   // Maintenance (expiring the jobs of dead processes) runs as often as a job can expire, in one process at a time.
   const boss = jobEngine(db, { supervise: true, maintenanceIntervalSeconds: expireInSeconds });
   boss.on('error', (error) => logger.warn({ err: error }, 'webhook delivery could not reach the database; trying again'));
   let stopped = false;
+  const workerIds: string[] = [];
   const stopping = () => stopped || lifecycle.draining;
 
   const started = (async () => {
@@ -45,16 +53,21 @@ export function startDeliveryWorker(options: { db: Db; box: SecretBox; config: W
     await boss.updateQueue(WEBHOOK_DELIVERY_QUEUE, { ...WEBHOOK_DELIVERY_QUEUE_OPTIONS, ...JOB_RETRIES, expireInSeconds });
     const adopted = await adoptDeliveriesWithoutJob(db);
     if (adopted > 0) logger.info({ deliveries: adopted }, 'pending webhook deliveries without a job were given one');
-    await boss.work<AttemptJob>(WEBHOOK_DELIVERY_QUEUE, { batchSize: BATCH, pollingIntervalSeconds: config.pollMs / 1000 }, async (jobs) => {
-      const results = await Promise.allSettled(
-        jobs.map((job) => lifecycle.hold(attemptDelivery({ db, box: options.box, config }, { jobId: job.id, deliveryId: job.data.delivery_id, due: new Date(job.data.due) }))),
-      );
-      const failed = results.find((result) => result.status === 'rejected');
-      if (!failed) return;
-      logger.warn({ err: failed.reason }, 'a webhook attempt could not be recorded; its job is tried again');
-      // pg-boss then fails the jobs of this batch not yet completed, and retries them.
-      throw failed.reason;
-    });
+    for (let n = 0; n < limits.attemptsPerProcess; n++) {
+      const workerId: string = await boss.work<AttemptJob>(WEBHOOK_DELIVERY_QUEUE, { batchSize: 1, pollingIntervalSeconds: config.pollMs / 1000 }, async ([job]) => {
+        if (!job) return;
+        try {
+          await lifecycle.hold(attemptDelivery({ db, box: options.box, config, limits, leaseMs }, { jobId: job.id, deliveryId: job.data.delivery_id, due: new Date(job.data.due) }));
+        } catch (error) {
+          // pg-boss then fails the job, and retries it.
+          logger.warn({ err: error }, 'a webhook attempt could not be recorded; its job is tried again');
+          throw error;
+        }
+        // More jobs are likely waiting: look again at once rather than after the polling interval.
+        if (!stopping()) boss.notifyWorker(workerId);
+      });
+      workerIds.push(workerId);
+    }
   })();
   started.catch((error: unknown) => logger.error({ err: error }, 'webhook delivery could not start'));
 
@@ -66,7 +79,11 @@ export function startDeliveryWorker(options: { db: Db; box: SecretBox; config: W
       // Held, so a stop waits for the pass before the database closes.
       relay = lifecycle.hold(
         fanOutEvents(db).then(
-          (handled) => scheduleRelay(handled > 0 ? 0 : config.pollMs),
+          (handled) => {
+            // New deliveries' first attempts are queued: idle workers look now rather than at their next poll.
+            if (handled > 0 && !stopping()) for (const id of workerIds) boss.notifyWorker(id);
+            scheduleRelay(handled > 0 ? 0 : config.pollMs);
+          },
           (error: unknown) => {
             logger.warn({ err: error }, 'webhook fan-out could not reach the database; trying again');
             scheduleRelay(config.pollMs);
@@ -83,7 +100,7 @@ export function startDeliveryWorker(options: { db: Db; box: SecretBox; config: W
       clearTimeout(relayTimer);
       await relay;
       await started.catch(() => {});
-      // Stops fetching and waits for the batch in flight; the database is ours to close, not pg-boss's.
+      // Stops fetching and waits for the attempts in flight; the database is ours to close, not pg-boss's.
       await boss.stop({ close: false, graceful: true, wait: true, timeout: 2 * config.attemptTimeoutMs + EXPIRY_MARGIN_MS });
     },
   };

@@ -1,11 +1,11 @@
 // A webhook receiver on loopback for tests (and the fault tests' child processes): answers each request as its
-// script says (a status, or 'hang' to never answer), verifies every delivery's signature with the
+// script says (a status, 'hang' to never answer, or 'trickle': a 200 whose body never ends, a byte at a time), verifies every delivery's signature with the
 // `standardwebhooks` library as a real receiver would, and keeps what it got.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 
-export type Reply = number | 'hang';
+export type Reply = number | 'hang' | 'trickle';
 
 export interface Received {
   webhookId: string;
@@ -15,6 +15,7 @@ export interface Received {
   /** Which of the receiver's secrets verified it (its index), or -1 for none. */
   verifiedWith: number;
   status: Reply;
+  receivedAt: Date;
 }
 
 export interface Receiver {
@@ -22,6 +23,9 @@ export interface Receiver {
   /** The secrets signatures are verified with; add an endpoint's once it is made. */
   secrets: string[];
   received: Received[];
+  /** Requests being answered right now (the most seen at once: `mostAtOnce`). */
+  inFlight: number;
+  mostAtOnce: number;
   /** Replies to the next requests, in order; after them every request gets `otherwise`. */
   script(replies: Reply[], otherwise?: Reply): void;
   /** Resolves once `count` requests have arrived (within `timeoutMs`). */
@@ -34,6 +38,7 @@ export async function startReceiver(secrets: string[] = []): Promise<Receiver> {
   let replies: Reply[] = [];
   let otherwise: Reply = 204;
   const waiters = new Set<() => void>();
+  const state = { inFlight: 0, mostAtOnce: 0 };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -49,9 +54,18 @@ export async function startReceiver(secrets: string[] = []): Promise<Receiver> {
         }
       });
       const status = replies.shift() ?? otherwise;
-      received.push({ webhookId: String(req.headers['webhook-id']), headers: req.headers, body, event: JSON.parse(body), verifiedWith, status });
+      received.push({ webhookId: String(req.headers['webhook-id']), headers: req.headers, body, event: JSON.parse(body), verifiedWith, status, receivedAt: new Date() });
       for (const wake of waiters) wake();
+      state.inFlight++;
+      state.mostAtOnce = Math.max(state.mostAtOnce, state.inFlight);
+      res.on('close', () => state.inFlight--);
       if (status === 'hang') return;
+      if (status === 'trickle') {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        const drip = setInterval(() => res.write('.'), 100);
+        res.on('close', () => clearInterval(drip));
+        return;
+      }
       res.writeHead(status).end();
     });
   });
@@ -61,6 +75,12 @@ export async function startReceiver(secrets: string[] = []): Promise<Receiver> {
     url: `http://127.0.0.1:${port}/hooks`,
     secrets,
     received,
+    get inFlight() {
+      return state.inFlight;
+    },
+    get mostAtOnce() {
+      return state.mostAtOnce;
+    },
     script(next, after = 204) {
       replies = [...next];
       otherwise = after;

@@ -17,6 +17,24 @@ describe('webhook target addresses', () => {
     }
   });
 
+  it('judges every IPv6 form that carries an IPv4 address by what it can reach', async () => {
+    // The deprecated forms and the tunnels are refused whatever they carry: IPv4-compatible ::a.b.c.d, 6to4
+    // 2002::/16, Teredo 2001::/32, and the local-use NAT64 prefix 64:ff9b:1::/48 (its IPv4 address sits where the
+    // operator chose).
+    for (const address of ['::127.0.0.1', '::7f00:1', '::8.8.8.8', '::10.0.0.1', '2002:7f00:1::1', '2002:808:808::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001::7f00:1', '64:ff9b:1::808:808']) {
+      assert.ok(!isPublicAddress(address), address);
+    }
+    for (const url of ['https://[::127.0.0.1]/', 'https://[::7f00:1]/hook', 'https://[64:ff9b::7f00:1]/', 'https://[2002:7f00:1::1]/', 'https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/']) {
+      await assert.rejects(assertDeliverableUrl(url, strict), refusal('webhook_url_not_public'), url);
+    }
+    // Mapped, translated and NAT64 (well-known prefix, what a DNS64 resolver answers) reach the IPv4 host they carry.
+    for (const address of ['::ffff:8.8.8.8', '::ffff:0:8.8.8.8', '64:ff9b::8.8.8.8', '64:ff9b::808:808']) assert.ok(isPublicAddress(address), address);
+    for (const address of ['::ffff:127.0.0.1', '::ffff:0:10.0.0.1', '64:ff9b::127.0.0.1', '64:ff9b::a9fe:a9fe', '64:ff9b::192.168.0.1']) assert.ok(!isPublicAddress(address), address);
+    // Nor does a delivery connect to one, whatever the endpoint's row says.
+    const sent = await sendWebhook({ url: 'https://[::127.0.0.1]:9/hook', id: 'msg_1', payload: '{}', secrets: ['whsec_' + Buffer.alloc(32, 1).toString('base64')], timeoutMs: 2000, allowPrivate: false });
+    assert.match(sent.error!, /address not allowed/);
+  });
+
   it('refuses at registration what is not https, not public or not resolvable', async () => {
     await assert.rejects(assertDeliverableUrl('http://8.8.8.8/hook', strict), refusal('webhook_url_not_https'));
     await assert.rejects(assertDeliverableUrl('ftp://example.com/hook', strict), refusal('webhook_url_invalid'));
