@@ -4,13 +4,15 @@
 import { sql } from 'kysely';
 import { embeddedDatabaseOf, type Db } from '../connect.ts';
 
-/** Rows per page: one page is one write to the client, a few hundred KB at most for long tutor replies. */
+/** Rows per page: one page is one write of the document, a few hundred KB at most for long tutor replies. */
 export const EXPORT_PAGE_SIZE = 200;
 
 /**
  * Runs `read` on a snapshot: on PostgreSQL one read-only REPEATABLE READ transaction, so every array is as of the
- * same moment. PGlite (one process, one connection) runs everything else of the process behind an open transaction,
- * and a download may last as long as the client takes to read it: there each page is read on its own instead.
+ * same moment. The caller reads at the database's speed (into a temporary file, not at the client's), so the
+ * transaction lasts the read time. PGlite (one process, one connection) runs everything else of the process behind an
+ * open transaction, and a large account takes seconds to read: there each page is read on its own instead, so other
+ * requests go between the pages.
  */
 export async function inExportSnapshot<T>(db: Db, read: (reader: Db) => Promise<T>): Promise<T> {
   if (embeddedDatabaseOf(db)) return read(db);
