@@ -168,6 +168,9 @@ describe('exportMyAccount shares the service', () => {
       assert.equal(res.body.code, 'export_in_progress');
       const retryAfter = Number(res.headers['retry-after']);
       assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${res.headers['retry-after']}`);
+      // Another process (an app of its own on the same database) refuses it too.
+      const secondProcess = await generalApp({ exports: createExportLimits() });
+      assert.equal((await secondProcess.api.get(PATH).set(attacker.headers).expect(429)).body.code, 'export_in_progress');
       const other = await ctx.newStudent();
       await ctx.api.get(PATH).set(other.headers).expect(200); // per account: another student exports meanwhile
     } finally {
