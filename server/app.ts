@@ -10,6 +10,7 @@ import type { Notifications } from '../db/notifications.ts';
 import { DEFAULT_STREAM_SETTINGS, type StreamSettings } from './events/readiness-stream.ts';
 import type { Tutor } from '../handlers/general/tutor/types.ts';
 import type { AiQueue } from './ai-queue.ts';
+import type { ExportLimits } from './export-limits.ts';
 import type { AccessTokenIssuer } from './auth/access-tokens.ts';
 import type { WebhookEndpointSettings } from './handler-types.ts';
 import { authFailureLimit } from './auth-failure-limit.ts';
@@ -40,6 +41,8 @@ export interface AppDeps {
   paymentProviderSecret?: string;
   /** Generation slots of the AI tutor; absent: the process's default queue. */
   aiQueue?: AiQueue;
+  /** The account export's bounds (EXPORT_MAX_READING); absent: the process's defaults. */
+  exports?: ExportLimits;
   webhooks: WebhookEndpointSettings;
   config: Pick<Config, 'bodyLimitBytes' | 'validateResponses' | 'trustProxy'>;
   now?: () => Date;
@@ -107,6 +110,7 @@ export async function createApp(deps: AppDeps): Promise<RequestListener> {
     ...(deps.tutor ? { tutor: deps.tutor } : {}),
     ...(deps.paymentProviderSecret ? { paymentProviderSecret: deps.paymentProviderSecret } : {}),
     ...(deps.aiQueue ? { aiQueue: deps.aiQueue } : {}),
+    ...(deps.exports ? { exports: deps.exports } : {}),
     ...(onContractViolation ? { onContractViolation } : {}),
   });
   app.use(

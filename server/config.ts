@@ -1,5 +1,6 @@
 // Every setting of the service, read once from the environment. README.md documents each variable.
 import { DEFAULT_AI_QUEUE_LIMITS, type AiQueueLimits } from './ai-queue.ts';
+import { DEFAULT_EXPORT_SETTINGS, type ExportSettings } from './export-limits.ts';
 import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts, type DbTarget } from '../db/connect.ts';
 import { DEFAULT_REDIS_KEY_PREFIX, DEFAULT_REDIS_TIMEOUT_MS } from './rate-limits.ts';
 import { DEFAULT_STREAM_SETTINGS, type StreamSettings } from './events/readiness-stream.ts';
@@ -45,6 +46,8 @@ export interface Config {
   paymentProviderSecret: string | undefined;
   /** Replies generated at once by this process, and requests that may wait for a slot (contract accounts first). */
   aiQueue: AiQueueLimits;
+  /** Account exports reading the database at once in this process (server/export-limits.ts). */
+  exports: Pick<ExportSettings, 'maxReading'>;
   webhooks: WebhookConfig;
 }
 
@@ -102,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxConcurrency: integer(env, 'AI_MAX_CONCURRENCY', DEFAULT_AI_QUEUE_LIMITS.maxConcurrency, 1, 1000),
       maxQueue: integer(env, 'AI_MAX_QUEUE', DEFAULT_AI_QUEUE_LIMITS.maxQueue, 0, 10_000),
     },
+    exports: { maxReading: integer(env, 'EXPORT_MAX_READING', DEFAULT_EXPORT_SETTINGS.maxReading, 1, 100) },
     webhooks: {
       allowPrivateTargets: env.WEBHOOK_ALLOW_PRIVATE_TARGETS === '1',
       attemptTimeoutMs: integer(env, 'WEBHOOK_ATTEMPT_TIMEOUT_MS', 10_000, 100, 60_000),

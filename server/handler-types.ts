@@ -7,6 +7,7 @@ import type { Tutor } from '../handlers/general/tutor/types.ts';
 import type { AiQueue } from './ai-queue.ts';
 import type { Notifications } from '../db/notifications.ts';
 import type { StreamSettings } from './events/readiness-stream.ts';
+import type { ExportLimits } from './export-limits.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import type { SecretBox } from './secret-box.ts';
 import type { TargetOptions } from './webhooks/target-address.ts';
@@ -56,6 +57,8 @@ export interface HandlerContext {
   paymentProviderSecret?: string;
   /** The general surface's AI generation slots (AI_MAX_*); absent: the process's default queue. */
   aiQueue?: AiQueue;
+  /** The account export's bounds (EXPORT_*); absent: the process's defaults. */
+  exports?: ExportLimits;
   /** The general surface's live streams: the notification path between processes and the streams' timing. */
   streams?: { notifications: Notifications; settings: StreamSettings };
   /** The general surface's webhook endpoint settings; the partner surface has none. */

@@ -70,6 +70,11 @@ export const problems = {
       errors: [{ path, message: `must be within the past ${days} days and not in the future` }],
     }),
   rateLimited: (detail: string) => new Problem(429, 'rate_limited', 'Too many requests', detail),
+  /** A second account export of one student while the first still runs (server/export-limits.ts). */
+  exportInProgress: (retryAfterSeconds: number) =>
+    new Problem(429, 'export_in_progress', 'Export in progress', `An export of this account is already running; one runs at a time. Retry in ${retryAfterSeconds} seconds.`, {
+      headers: { 'Retry-After': String(retryAfterSeconds) },
+    }),
   /** A dependency (the database, the limit counters) failed or timed out: the request may succeed when retried. */
   serviceUnavailable: (detail = 'A service this request depends on is unavailable or too slow right now.') =>
     new Problem(503, 'service_unavailable', 'Service unavailable', `${detail} Retry in ${RETRY_AFTER_SECONDS} seconds.`, {

@@ -4,13 +4,21 @@
 import { sql } from 'kysely';
 import { embeddedDatabaseOf, type Db } from '../connect.ts';
 
-/** Rows per page: one page is one write to the client, a few hundred KB at most for long tutor replies. */
+/** Rows per page: one page is one write of the document, a few hundred KB at most for long tutor replies. */
 export const EXPORT_PAGE_SIZE = 200;
+/**
+ * Rows per page on the embedded database, which runs each query on the event loop's thread: a page of 200 tasks with
+ * the longest notes (5,000 characters) blocks every other request for longer than the event-loop budget (100 ms, the
+ * tests' guard); a quarter of it stays well under, whatever the student stored.
+ */
+export const EMBEDDED_EXPORT_PAGE_SIZE = 50;
 
 /**
  * Runs `read` on a snapshot: on PostgreSQL one read-only REPEATABLE READ transaction, so every array is as of the
- * same moment. PGlite (one process, one connection) runs everything else of the process behind an open transaction,
- * and a download may last as long as the client takes to read it: there each page is read on its own instead.
+ * same moment. The caller reads at the database's speed (into a temporary file, not at the client's), so the
+ * transaction lasts the read time. PGlite (one process, one connection) runs everything else of the process behind an
+ * open transaction, and a large account takes seconds to read: there each page is read on its own instead, so other
+ * requests go between the pages.
  */
 export async function inExportSnapshot<T>(db: Db, read: (reader: Db) => Promise<T>): Promise<T> {
   if (embeddedDatabaseOf(db)) return read(db);
@@ -255,7 +263,12 @@ export const EXPORT_SECTIONS: readonly ExportSection[] = [
 ];
 
 /** The section's rows page by page, each page once read; the caller writes one before the next is read. */
-export async function* exportPages(section: ExportSection, db: Db, userId: string, limit = EXPORT_PAGE_SIZE): AsyncGenerator<Array<Record<string, unknown>>> {
+export async function* exportPages(
+  section: ExportSection,
+  db: Db,
+  userId: string,
+  limit = embeddedDatabaseOf(db) ? EMBEDDED_EXPORT_PAGE_SIZE : EXPORT_PAGE_SIZE,
+): AsyncGenerator<Array<Record<string, unknown>>> {
   let after: string | undefined;
   for (;;) {
     const read = (reader: Db) => section.page(reader, userId, after, limit);

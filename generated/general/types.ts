@@ -726,16 +726,26 @@ export interface paths {
          *     as well (the student's own scripts). The response carries `Cache-Control: no-store`: no cache keeps a copy.
          *
          *     **Streamed.** The document is written as it is read (chunked transfer, pages of a few hundred rows), so it starts
-         *     at once and its size is not bounded by the server's memory; save the body to a file. On PostgreSQL every array
-         *     is read in one read-only REPEATABLE READ transaction, a snapshot as of `exported_at`; on the embedded database
-         *     (one process) pages are read one at a time so that a slow download does not hold every other request, and a
-         *     change made during the export may appear in one array and not in another.
+         *     at once and its size is not bounded by the server's memory; save the body to a file. The server reads the
+         *     database at its own speed into a temporary file and sends you that file as it grows, so a slow download holds
+         *     no database connection. On PostgreSQL every array is read in one read-only REPEATABLE READ transaction, a
+         *     snapshot as of `exported_at`; on the embedded database (one process) pages are read one at a time so that the
+         *     export does not hold every other request, and a change made during the export may appear in one array and not
+         *     in another.
+         *
+         *     **Limits.** One export per account at a time, across every server process (after GitHub, which builds one
+         *     migration archive of an account at a time): a second one while the first is still being downloaded is refused
+         *     with `429` and the code `export_in_progress`, with `Retry-After`. The export counts as running from the request
+         *     until its download ends, however it ends (complete, the client gone or cut off); a server that stops abruptly
+         *     keeps it for at most 60 seconds. Each server process reads a few exports from the database at once (2 by default,
+         *     `EXPORT_MAX_READING`); when all of them are reading, a new export is refused with `503` and `Retry-After`. A
+         *     client that reads nothing for 60 seconds, or has not finished after 30 minutes, is cut off.
          *
          *     **Failures.** A refusal or a database that is unavailable before the document starts is a problem+json with its
          *     status (`503` with `Retry-After`). Once the `200` has started, a failure cannot change the status: the server
          *     closes the connection before the document is complete, so the client sees a truncated transfer (and JSON that
-         *     does not parse) rather than a complete-looking document; so does a client that reads nothing for 60 seconds
-         *     (on PostgreSQL the export holds a connection and a snapshot while it waits). Retry the whole export.
+         *     does not parse) rather than a complete-looking document; so does a client that is cut off. Retry the whole
+         *     export.
          */
         get: operations["exportMyAccount"];
         put?: never;
@@ -2196,7 +2206,7 @@ export interface components {
              *     `invalid_signature` (401, a signed callback), `insufficient_scope` (403), `reauthentication_required` (403, a password or fresh sign-in needed), `not_found` (404),
              *     `reviewed_at_out_of_range` (400, a review dated in the future or more than 7 days back),
              *     `method_not_allowed` (405), `conflict` (409), `payload_too_large` (413), `idempotency_key_reused` (422),
-             *     `unknown_student` (422), `rate_limited` (429), `internal_error` (500), `service_unavailable` (503, with
+             *     `unknown_student` (422), `rate_limited` (429), `export_in_progress` (429, with `Retry-After`: one account export at a time), `internal_error` (500), `service_unavailable` (503, with
              *     `Retry-After`), `not_configured` (503, with `Retry-After`: a feature the operator has not set up yet). New codes may be added; clients treat unknown codes by status.
              * @example not_found
              */
@@ -4780,9 +4790,41 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
-            429: components["responses"]["TooManyRequests"];
+            /**
+             * @description The key's rate limit is exhausted (`rate_limited`), or an export of this account is already running
+             *     (`export_in_progress`: one at a time per account). Retry after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /**
+                     * @description Seconds to wait before the window resets, or at most until the running export's lease expires.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            /**
+             * @description A dependency of the service is unavailable or too slow, or this server process is already reading as many
+             *     exports as it reads at once. Nothing was started; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfterUnavailable"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     changeMyPassword: {

@@ -1,10 +1,14 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Db } from '../../db/connect.ts';
 import { EXPORT_SECTIONS, exportPages, exportUser, inExportSnapshot } from '../../db/queries/export.ts';
 import { revokeRefreshTokensOfOtherGrants } from '../../db/queries/oauth.ts';
 import { deleteAccount, setPasswordHash } from '../../db/queries/users.ts';
 import { AccountTaken, createAccount as insertNewAccount } from '../../server/auth/accounts.ts';
 import { hashPassword } from '../../server/auth/passwords.ts';
 import { passwordConfirmed, signedInFreshly } from '../../server/auth/reauthentication.ts';
+import { createExportLimits, holdExportLease, type ExportSettings } from '../../server/export-limits.ts';
 import { DownloadStopped, downloadWriter } from '../../server/http/download.ts';
+import { openSpool, type Spool } from '../../server/http/spool.ts';
 import { problems } from '../../server/problems.ts';
 import { profileBody } from './profile-body.ts';
 import { assertTimeZone } from './time-zones.ts';
@@ -59,43 +63,104 @@ export const deleteMyAccount: GeneralHandlers['deleteMyAccount'] = async ({ prin
 
 /** The layout version of the export document (AccountExport.format_version). */
 const EXPORT_FORMAT_VERSION = '1';
-/** A client that reads nothing for this long loses its export: on PostgreSQL it holds a connection and a snapshot. */
-const EXPORT_STALL_MS = 60_000;
+
+/** The process's export bounds when the app is given none (server/export-limits.ts). */
+const PROCESS_EXPORTS = createExportLimits();
 
 /**
- * The account export (AccountExport in the spec), streamed: the profile is read before the first byte, so a database
- * that is down is still a 503 problem; then each section is read page by page and written as it is read. Once the 200
- * has started, any failure ends the connection without the transfer's last chunk, and is logged.
+ * The account export (AccountExport in the spec), streamed. One per student at a time (the lease, taken first), a few
+ * per process reading the database at once (a reading slot). The database is read into a temporary file at its own
+ * speed, so the pool connection is given back when the reading ends, not when the client has downloaded; the client
+ * is sent the file as it grows. The profile is read before the first byte, so a database that is down is still a 503
+ * problem; once the 200 has started, any failure ends the connection without the transfer's last chunk, and is logged.
  */
-export const exportMyAccount: GeneralHandlers['exportMyAccount'] = async ({ principal }, { db, now, lifecycle }, { req, res }) => {
-  const exportedAt = now();
+export const exportMyAccount: GeneralHandlers['exportMyAccount'] = async ({ principal }, { db, now, lifecycle, exports = PROCESS_EXPORTS }, { req, res }) => {
+  const { settings } = exports;
+  const lease = await holdExportLease(db, principal.user_id, settings.leaseSeconds, req.log);
+  if ('retryAfterSeconds' in lease) throw problems.exportInProgress(lease.retryAfterSeconds);
   try {
-    await inExportSnapshot(db, async (reader) => {
-      const user = await exportUser(reader, principal.user_id);
-      if (!user) throw problems.notFound('This account no longer exists.');
-      res.statusCode = 200;
-      res.setHeader('Content-Type', 'application/json; charset=utf-8');
-      res.setHeader('Content-Disposition', `attachment; filename="study-companion-export-${exportedAt.toISOString().slice(0, 10)}.json"`);
-      res.setHeader('Cache-Control', 'no-store');
-      if (req.method === 'HEAD') return void res.end();
-      const out = downloadWriter(res, { stallMs: EXPORT_STALL_MS, stop: lifecycle.streamsEnd });
-      await out.write(`{"format_version":"${EXPORT_FORMAT_VERSION}","exported_at":${JSON.stringify(exportedAt)},"user":${JSON.stringify(user)}`);
-      for (const section of EXPORT_SECTIONS) {
-        await out.write(`,"${section.name}":[`);
-        let separator = '';
-        for await (const rows of exportPages(section, reader, principal.user_id)) {
-          await out.write(separator + rows.map((row) => JSON.stringify(row)).join(','));
-          separator = ',';
-        }
-        await out.write(']');
+    const slot = exports.tryRead();
+    if (!slot) throw problems.serviceUnavailable(`Every export slot of this server is reading (${settings.maxReading} at once).`);
+    let spool: Spool;
+    try {
+      spool = await openSpool(settings.spoolMaxBytes);
+    } catch (error) {
+      slot.release();
+      throw error;
+    }
+    const exportedAt = now();
+    const reading = writeExport(db, principal.user_id, exportedAt, spool)
+      .then(
+        (found) => (found ? spool.end() : spool.fail(problems.notFound('This account no longer exists.'))),
+        (error: unknown) => spool.fail(error),
+      )
+      .finally(() => slot.release());
+    // Everything is freed before the client sees the end, so a next export sent at once finds the account's free.
+    const free = async () => {
+      await spool.close(); // a reading still under way stops at its next write
+      await reading;
+      await lease.release();
+    };
+    try {
+      await sendExport(spool, exportedAt, settings, lifecycle.streamsEnd, free, req, res);
+    } finally {
+      await free();
+    }
+  } finally {
+    await lease.release();
+  }
+};
+
+/** Writes the document to `out` from one snapshot (db/queries/export.ts); false when the account no longer exists. */
+function writeExport(db: Db, userId: string, exportedAt: Date, out: Pick<Spool, 'write'>): Promise<boolean> {
+  return inExportSnapshot(db, async (reader) => {
+    const user = await exportUser(reader, userId);
+    if (!user) return false;
+    await out.write(`{"format_version":"${EXPORT_FORMAT_VERSION}","exported_at":${JSON.stringify(exportedAt)},"user":${JSON.stringify(user)}`);
+    for (const section of EXPORT_SECTIONS) {
+      await out.write(`,"${section.name}":[`);
+      let separator = '';
+      for await (const rows of exportPages(section, reader, userId)) {
+        await out.write(separator + rows.map((row) => JSON.stringify(row)).join(','));
+        separator = ',';
       }
-      await out.write('}');
-      out.end();
-    });
+      await out.write(']');
+    }
+    await out.write('}');
+    return true;
+  });
+}
+
+/**
+ * Sends what the spool holds as it grows: a problem if the reading failed before its first byte, else the 200, whose
+ * end waits for `beforeEnd`.
+ */
+async function sendExport(
+  spool: Spool,
+  exportedAt: Date,
+  settings: ExportSettings,
+  stop: AbortSignal,
+  beforeEnd: () => Promise<void>,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  await spool.started(); // a problem (404, 503, 500) while nothing is sent yet
+  res.statusCode = 200;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Disposition', `attachment; filename="study-companion-export-${exportedAt.toISOString().slice(0, 10)}.json"`);
+  res.setHeader('Cache-Control', 'no-store');
+  if (req.method === 'HEAD') {
+    await beforeEnd();
+    return void res.end();
+  }
+  const out = downloadWriter(res, { stallMs: settings.stallMs, maxDurationMs: settings.maxDurationMs, stop });
+  try {
+    for await (const chunk of spool.chunks()) await out.write(chunk);
+    await beforeEnd();
+    out.end();
   } catch (error) {
-    if (!res.headersSent) throw error; // a problem (503, 500, 404) while nothing is sent yet
     if (error instanceof DownloadStopped) req.log.info({ reason: error.reason }, 'the account export stopped before its end');
     else req.log.error({ err: error }, 'the account export failed after it started; the connection is closed so the client sees it truncated');
     res.destroy();
   }
-};
+}

@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
 import type { AiQueue } from '../ai-queue.ts';
+import type { ExportLimits } from '../export-limits.ts';
 import type { Notifications } from '../../db/notifications.ts';
 import type { StreamSettings } from '../events/readiness-stream.ts';
 import type { Lifecycle } from '../lifecycle.ts';
@@ -42,6 +43,8 @@ export interface GeneralDeps {
   paymentProviderSecret?: string;
   /** Generation slots for POST /api/ai/chat; absent: the process's default queue. */
   aiQueue?: AiQueue;
+  /** The account export's bounds; absent: the process's defaults. */
+  exports?: ExportLimits;
   /** Carries readiness moves between processes to the readiness streams, and principal changes to the kept principals. */
   notifications: Notifications;
   streamSettings: StreamSettings;
@@ -72,7 +75,7 @@ export async function general(deps: GeneralDeps) {
     authorize: authorizeScopes,
     limit,
     handlers: generalHandlers,
-    context: { db: deps.db, now: deps.now, lifecycle: deps.lifecycle, apiVersion: contract.definition.info.version, webhooks: deps.webhooks, streams: { notifications: deps.notifications, settings: deps.streamSettings }, ...(deps.tutor ? { tutor: deps.tutor } : {}), ...(deps.paymentProviderSecret ? { paymentProviderSecret: deps.paymentProviderSecret } : {}), ...(deps.aiQueue ? { aiQueue: deps.aiQueue } : {}) },
+    context: { db: deps.db, now: deps.now, lifecycle: deps.lifecycle, apiVersion: contract.definition.info.version, webhooks: deps.webhooks, streams: { notifications: deps.notifications, settings: deps.streamSettings }, ...(deps.tutor ? { tutor: deps.tutor } : {}), ...(deps.paymentProviderSecret ? { paymentProviderSecret: deps.paymentProviderSecret } : {}), ...(deps.aiQueue ? { aiQueue: deps.aiQueue } : {}), ...(deps.exports ? { exports: deps.exports } : {}) },
     ...(deps.onContractViolation ? { onContractViolation: deps.onContractViolation } : {}),
   });
   // The spec version each response was produced under (documented in the spec's Versioning section), errors included.

@@ -5,14 +5,14 @@ import type { ServerResponse } from 'node:http';
 
 /** Why a download stopped before its end; none is the client's fault in the HTTP sense (the status is already sent). */
 export class DownloadStopped extends Error {
-  constructor(readonly reason: 'client_gone' | 'client_stalled' | 'service_stopping') {
+  constructor(readonly reason: 'client_gone' | 'client_stalled' | 'too_long' | 'service_stopping') {
     super(`the download stopped: ${reason}`);
   }
 }
 
 export interface DownloadWriter {
   /** Writes `chunk`, then waits until the socket can take more; throws DownloadStopped when the download must stop. */
-  write(chunk: string): Promise<void>;
+  write(chunk: string | Uint8Array): Promise<void>;
   /** Ends the response complete. A failed download is ended with `res.destroy()` instead: the connection closes
    * without the chunked transfer's last chunk, so the client sees a truncated transfer, never a complete-looking body. */
   end(): void;
@@ -21,13 +21,22 @@ export interface DownloadWriter {
 export interface DownloadOptions {
   /** How long the client may read nothing while the socket is full before the download stops (it holds a snapshot). */
   stallMs: number;
+  /** How long the whole download may last: a client that reads, but too slowly to ever finish, is cut off too. */
+  maxDurationMs: number;
   /** Aborted when the process stops (Lifecycle.streamsEnd). */
   stop: AbortSignal;
 }
 
 export function downloadWriter(res: ServerResponse, options: DownloadOptions): DownloadWriter {
+  const deadline = Date.now() + options.maxDurationMs;
   const stopped = (): DownloadStopped | undefined =>
-    res.destroyed || res.writableEnded ? new DownloadStopped('client_gone') : options.stop.aborted ? new DownloadStopped('service_stopping') : undefined;
+    res.destroyed || res.writableEnded
+      ? new DownloadStopped('client_gone')
+      : options.stop.aborted
+        ? new DownloadStopped('service_stopping')
+        : Date.now() >= deadline
+          ? new DownloadStopped('too_long')
+          : undefined;
   return {
     async write(chunk) {
       const before = stopped();
@@ -45,7 +54,8 @@ export function downloadWriter(res: ServerResponse, options: DownloadOptions): D
         const drained = () => finish();
         const closed = () => finish(new DownloadStopped('client_gone'));
         const stopping = () => finish(new DownloadStopped('service_stopping'));
-        const timer = setTimeout(() => finish(new DownloadStopped('client_stalled')), options.stallMs);
+        const left = deadline - Date.now();
+        const timer = setTimeout(() => finish(new DownloadStopped(left < options.stallMs ? 'too_long' : 'client_stalled')), Math.min(options.stallMs, left));
         res.once('drain', drained);
         res.once('close', closed);
         options.stop.addEventListener('abort', stopping, { once: true });

@@ -76,6 +76,11 @@ async function exportSessions(ctx: Ctx, action: 'count' | 'terminate'): Promise<
   return (await query.execute(ctx.db)).rows[0]!.n;
 }
 
+/** The student's export leases: 1 while an export of the account runs. */
+async function exportLeases(ctx: Ctx, student: Student): Promise<number> {
+  return (await ctx.db.selectFrom('export_leases').select('user_id').where('user_id', '=', student.id).execute()).length;
+}
+
 /** Polls `check` until it holds (at most `attempts` times, 100 ms apart); the last value is returned for an assertion. */
 async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, attempts = 100): Promise<T> {
   let value = await read();
@@ -230,7 +235,10 @@ describe('exportMyAccount', () => {
       // More exports than the PostgreSQL pool has connections (10): a leaked connection per export would leave none.
       for (let i = 0; i < 12; i++) {
         const { res } = await pausedExport(server, alice);
+        assert.equal(res.statusCode, 200);
         res.destroy();
+        // One export per account at a time: the next waits until the server has seen this client go.
+        assert.equal(await eventually(() => exportLeases(ctx, alice), (n) => n === 0), 0, 'the export ends with its client');
       }
       await ctx.api.get('/api/users/me').set(alice.headers).expect(200);
       if (onPostgres) {

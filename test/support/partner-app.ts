@@ -4,6 +4,7 @@ import { pino, type Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
 import type { Tutor } from '../../handlers/general/tutor/types.ts';
 import type { AiQueue } from '../../server/ai-queue.ts';
+import type { ExportLimits } from '../../server/export-limits.ts';
 import { createApp } from '../../server/app.ts';
 import { notificationsFor, type Notifications } from '../../db/notifications.ts';
 import type { StreamSettings } from '../../server/events/readiness-stream.ts';
@@ -61,6 +62,8 @@ export async function buildApp(
     db?: Db;
     tutor?: Tutor;
     aiQueue?: AiQueue;
+    /** The account export's bounds; absent: the process's defaults. */
+    exports?: ExportLimits;
     lifecycle?: Lifecycle;
     streamSettings?: StreamSettings;
     paymentProviderSecret?: string | null;
@@ -79,6 +82,7 @@ export async function buildApp(
     tokens: options.tokens ?? (await testTokenIssuer()),
     ...(options.tutor ? { tutor: options.tutor } : {}),
     ...(options.aiQueue ? { aiQueue: options.aiQueue } : {}),
+    ...(options.exports ? { exports: options.exports } : {}),
     ...(options.lifecycle ? { lifecycle: options.lifecycle } : {}),
     ...(paymentProviderSecret ? { paymentProviderSecret } : {}),
     notifications: options.notifications ?? testNotifications(),

@@ -32,6 +32,12 @@ describe('loadConfig: processes, secrets and metrics', () => {
     assert.throws(() => loadConfig({ SSE_MAX_DURATION_MS: 'forever' }), /SSE_MAX_DURATION_MS must be an integer/);
   });
 
+  it('reads 2 account exports from the database at once per process by default, EXPORT_MAX_READING within 1 to 100', () => {
+    assert.deepEqual(loadConfig({}).exports, { maxReading: 2 });
+    assert.deepEqual(loadConfig({ EXPORT_MAX_READING: '4' }).exports, { maxReading: 4 });
+    assert.throws(() => loadConfig({ EXPORT_MAX_READING: '0' }), /EXPORT_MAX_READING must be an integer from 1 to 100, got "0"/);
+  });
+
   it('serves metrics only when METRICS_PORT is set, on 127.0.0.1 unless METRICS_HOST says otherwise', () => {
     assert.equal(loadConfig({}).metrics, undefined);
     assert.deepEqual(loadConfig({ METRICS_PORT: '9464' }).metrics, { port: 9464, host: '127.0.0.1' });
