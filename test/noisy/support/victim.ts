@@ -1,0 +1,197 @@
+// The victim's side of a scenario and its verdict. The victim keeps a light, open-loop load (a request every
+// INTERVAL_MS whatever the previous one is doing, so a stalled server shows as many slow requests rather than a
+// paused load): its task list, its daily loop, and a partner's read of /api/v1 with the partner key; a probe reads
+// /livez meanwhile. The scenario measures the victim's baseline first, then runs the attack (which ends when the
+// attacker stops), then watches the victim return to its baseline.
+//
+// The bounds are generous on purpose: the machine that runs the suite has 2 cores shared with other work, so a
+// latency a few times the baseline can be noise; what the suite catches is a service that one account can take
+// from the others (503s, requests of seconds, a frozen event loop, a victim that stays slow after the attack).
+import assert from 'node:assert/strict';
+import { longestEventLoopBlock } from '../../support/event-loop-lag.ts';
+import { attempt, sleep } from '../../faults/support/fixture.ts';
+import { describeCounts, describeSpread, ms, percentile, spread, type Spread } from './latency.ts';
+import type { Neighbourhood } from './neighbourhood.ts';
+
+/** One victim request every 250 ms: 4 requests a second. */
+const INTERVAL_MS = 250;
+const LIVEZ_EVERY_MS = 200;
+/**
+ * The victim gives up on a request after this long (it counts as unanswered: status 0): longer than the server's
+ * own wait for a pool connection (DATABASE_CONNECT_TIMEOUT_MS, 5 s), so that its 503 shows.
+ */
+const VICTIM_DEADLINE_MS = 8_000;
+const WARM_UP_MS = 1_500;
+const BASELINE_MS = 6_000;
+
+/** No victim request may take longer, under attack or not. */
+export const VICTIM_MAX_MS = 2_000;
+export const LIVEZ_MAX_MS = 250;
+/** The victim must be back to its baseline within this long after the attacker stops. */
+export const RECOVERY_WITHIN_MS = 10_000;
+/** Consecutive victim requests that show it is back to its baseline. */
+const RECOVERY_WINDOW = 8;
+
+/** The highest p99 allowed under attack: 5 × the baseline's, or the baseline's + 250 ms, whichever is larger. */
+export const attackBound = (baseline: Spread) => Math.max(5 * baseline.p99, baseline.p99 + 250);
+/** Back to baseline: a window whose median is near the baseline's and whose every request is near its p99. */
+const recoveredMedianBound = (baseline: Spread) => Math.max(2 * baseline.p50, baseline.p50 + 25);
+const recoveredEachBound = (baseline: Spread) => Math.max(3 * baseline.p99, baseline.p99 + 100);
+
+type Phase = 'warm-up' | 'baseline' | 'attack' | 'recovery';
+
+interface Sample {
+  what: string;
+  phase: Phase;
+  sentAt: number;
+  status: number;
+  ms: number;
+}
+
+/** What the attack reports about itself: lines of pressure, printed with the verdict. */
+export interface Pressure {
+  note(line: string): void;
+}
+
+export interface Verdict {
+  baseline: Spread;
+  underAttack: Spread;
+  /** Milliseconds from the attacker's stop to the first of RECOVERY_WINDOW requests back at baseline; undefined: never. */
+  recoveredAfterMs: number | undefined;
+  livezMaxMs: number;
+  /** Every broken promise, in words; empty when the victim was unharmed. */
+  failures: string[];
+}
+
+/**
+ * Runs `attack` (which must stop the attacker before it resolves) between a baseline and a recovery of the victim's
+ * load, prints what was applied and what the victim saw, and returns the verdict. Assert with `assertUnharmed`.
+ */
+export async function victimUnderAttack(n: Neighbourhood, scenario: string, attack: (pressure: Pressure) => Promise<void>): Promise<Verdict> {
+  const notes: string[] = [];
+  const samples: Sample[] = [];
+  const livez: Sample[] = [];
+  const inFlight = new Set<Promise<void>>();
+  let phase: Phase = 'warm-up';
+  let stoppedAt = 0;
+  let running = true;
+
+  const victimRequests = [
+    { what: 'GET /api/tasks', path: '/api/tasks', key: n.victim.key },
+    { what: 'GET /api/today/loop', path: '/api/today/loop', key: n.victim.key },
+    { what: 'GET /api/v1/universities (partner)', path: '/api/v1/universities?limit=20', key: n.victim.partnerKey },
+  ];
+  const measure = (into: Sample[], what: string, path: string, headers: Record<string, string>, deadlineMs: number) => {
+    const sent = { phase, sentAt: performance.now() };
+    const done = attempt(n.base + path, { headers }, deadlineMs).then((answer) => void into.push({ what, ...sent, status: answer.status, ms: answer.ms }));
+    inFlight.add(done);
+    void done.finally(() => inFlight.delete(done));
+  };
+  const every = async (intervalMs: number, send: (i: number) => void) => {
+    const started = performance.now();
+    for (let i = 0; running; i++) {
+      send(i);
+      await sleep(Math.max(0, started + (i + 1) * intervalMs - performance.now()));
+    }
+  };
+  const victimLoad = every(INTERVAL_MS, (i) => {
+    const request = victimRequests[i % victimRequests.length]!;
+    measure(samples, request.what, request.path, { 'X-Service-API-Key': request.key }, VICTIM_DEADLINE_MS);
+  });
+  const livezProbe = every(LIVEZ_EVERY_MS, () => measure(livez, 'GET /livez', '/livez', {}, VICTIM_DEADLINE_MS));
+
+  const ofPhase = (...phases: Phase[]) => samples.filter((s) => phases.includes(s.phase));
+  const baselineOf = () => spread(ofPhase('baseline').map((s) => s.ms));
+  /** The first window of RECOVERY_WINDOW requests sent after the stop that is back at baseline, as ms after the stop. */
+  const recovery = (): number | undefined => {
+    const baseline = baselineOf();
+    const after = ofPhase('recovery').sort((a, b) => a.sentAt - b.sentAt);
+    for (let i = 0; i + RECOVERY_WINDOW <= after.length; i++) {
+      const window = after.slice(i, i + RECOVERY_WINDOW);
+      if (window[0]!.sentAt - stoppedAt > RECOVERY_WITHIN_MS) return undefined;
+      const ok = window.every((s) => s.status === 200 && s.ms <= recoveredEachBound(baseline)) && percentile(window.map((s) => s.ms), 50) <= recoveredMedianBound(baseline);
+      if (ok) return window[0]!.sentAt - stoppedAt;
+    }
+    return undefined;
+  };
+
+  let clientBlockMs = 0;
+  let recoveredAfterMs: number | undefined;
+  try {
+    await sleep(WARM_UP_MS);
+    phase = 'baseline';
+    await sleep(BASELINE_MS);
+    phase = 'attack';
+    const attacked = await longestEventLoopBlock(() => attack({ note: (line) => notes.push(line) }));
+    clientBlockMs = attacked.blockedMs;
+    phase = 'recovery';
+    stoppedAt = performance.now();
+    // Long enough for a window that starts at the deadline to complete, each of its requests at its own deadline.
+    const watchUntil = stoppedAt + RECOVERY_WITHIN_MS + RECOVERY_WINDOW * INTERVAL_MS + VICTIM_DEADLINE_MS;
+    while ((recoveredAfterMs = recovery()) === undefined && performance.now() < watchUntil) await sleep(INTERVAL_MS);
+  } finally {
+    running = false;
+    await Promise.all([victimLoad, livezProbe]);
+    await Promise.all(inFlight);
+  }
+
+  const baseline = baselineOf();
+  const attacked = ofPhase('attack');
+  const underAttack = spread(attacked.map((s) => s.ms));
+  // /livez is judged from the attack on; the baseline's is printed, as a measure of how busy the machine was already.
+  const watched = livez.filter((s) => s.phase === 'attack' || s.phase === 'recovery');
+  const livezBefore = spread(livez.filter((s) => s.phase === 'baseline').map((s) => s.ms));
+  const livezMaxMs = Math.max(0, ...watched.map((s) => s.ms));
+  const failures: string[] = [];
+  const statuses = (of: Sample[]) => describeCounts(count(of.map((s) => `${s.status}`)));
+  const unanswered = attacked.filter((s) => s.status !== 200);
+  if (baseline.n < 10) failures.push(`the baseline has ${baseline.n} answers only`);
+  if (ofPhase('baseline').some((s) => s.status !== 200)) failures.push(`the victim's baseline was not all 200: ${statuses(ofPhase('baseline'))}`);
+  if (unanswered.length > 0) failures.push(`under attack the victim got ${statuses(attacked)} (${describeFirst(unanswered)})`);
+  const slow = attacked.filter((s) => s.ms > VICTIM_MAX_MS);
+  if (slow.length > 0) failures.push(`${slow.length} victim requests under attack took over ${ms(VICTIM_MAX_MS)} (${describeFirst(slow)})`);
+  if (underAttack.p99 > attackBound(baseline)) failures.push(`the victim's p99 under attack ${ms(underAttack.p99)} > ${ms(attackBound(baseline))} (max(5 × baseline p99, baseline p99 + 250 ms))`);
+  const badLivez = watched.filter((s) => s.status !== 200 || s.ms > LIVEZ_MAX_MS);
+  if (badLivez.length > 0) failures.push(`${badLivez.length} of ${watched.length} /livez probes were not a 200 within ${ms(LIVEZ_MAX_MS)} (worst ${ms(livezMaxMs)}, ${describeFirst(badLivez)})`);
+  if (recoveredAfterMs === undefined) failures.push(`the victim was not back to its baseline within ${ms(RECOVERY_WITHIN_MS)} of the attacker's stop (${describeSpread(spread(ofPhase('recovery').map((s) => s.ms)))}, ${statuses(ofPhase('recovery'))})`);
+
+  console.log(
+    [
+      `      [${scenario}]`,
+      ...notes.map((line) => `      pressure: ${line}`),
+      `      victim baseline:     ${describeSpread(baseline)}`,
+      `      victim under attack: ${describeSpread(underAttack)}, statuses ${statuses(attacked)} (bound: p99 ≤ ${ms(attackBound(baseline))}, each ≤ ${ms(VICTIM_MAX_MS)})`,
+      `      victim back to baseline ${recoveredAfterMs === undefined ? 'NOT within' : `${ms(recoveredAfterMs)} after the stop (bound`} ${ms(RECOVERY_WITHIN_MS)}${recoveredAfterMs === undefined ? '' : ')'}`,
+      `      /livez from the attack on: ${describeSpread(spread(watched.map((s) => s.ms)))}, statuses ${statuses(watched)} (bound ${ms(LIVEZ_MAX_MS)}; in the baseline: ${describeSpread(livezBefore)})`,
+      `      this test process's own event loop was blocked at most ${ms(clientBlockMs)} during the attack (a client-side share of any slow number above)`,
+      ...failures.map((failure) => `      FAILED: ${failure}`),
+    ].join('\n'),
+  );
+  return { baseline, underAttack, recoveredAfterMs, livezMaxMs, failures };
+}
+
+/** A scenario's own promise: nothing when kept, its words when broken (for `assertUnharmed`). */
+export function unless(kept: boolean, broken: string): string[] {
+  return kept ? [] : [broken];
+}
+
+/**
+ * Fails with every broken promise at once, the verdict's and the scenario's own (`unless`), so that a run against a
+ * service without the bounds says everything that went wrong, not only the first.
+ */
+export function assertUnharmed(verdict: Verdict, scenario: string[] = []): void {
+  for (const failure of scenario) console.log(`      FAILED: ${failure}`);
+  const failures = [...verdict.failures, ...scenario];
+  assert.ok(failures.length === 0, `${failures.length} broken:\n- ${failures.join('\n- ')}`);
+}
+
+function count(values: string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const value of values) counts.set(value, (counts.get(value) ?? 0) + 1);
+  return counts;
+}
+
+function describeFirst(samples: Sample[]): string {
+  const shown = samples.slice(0, 3).map((s) => `${s.what} ${s.status || 'no answer'} in ${ms(s.ms)} (${s.phase})`);
+  return `${shown.join('; ')}${samples.length > 3 ? '; …' : ''}`;
+}
