@@ -29,10 +29,12 @@ describe('noisy neighbour: dense recurrences projected a year ahead', function (
       const until = performance.now() + ATTACK_MS;
       const dueAt = new Date(Date.now() + 86_400_000);
       dueAt.setUTCHours(0, 0, 0, 0);
+      pressure.step('creates series');
       for (let i = 0; i < SERIES && performance.now() < until; i++) {
         await attacker.call('POST /api/tasks (hourly series)', 'POST', '/api/tasks', { title: `Every hour ${i}`, due_at: dueAt.toISOString(), course: 'Dense', recurrence: EVERY_HOUR }, until - performance.now());
       }
       const aYearLater = new Date(dueAt.getTime() + 365 * 86_400_000).toISOString().slice(0, 10);
+      pressure.step('reads the schedule');
       // The rest of the minute's budget on the schedule, one request at a time, each cut at the attack's end.
       while (attacker.sent < FREE_PER_MINUTE && performance.now() < until - 50) {
         const sentAt = performance.now();

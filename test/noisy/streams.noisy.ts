@@ -43,6 +43,7 @@ describe('noisy neighbour: readiness streams on one key', function () {
     const streams: Held[] = [];
     let serverOpen: number | undefined;
     const verdict = await victimUnderAttack(n, 'readiness streams', async (pressure) => {
+      pressure.step('opens streams');
       for (let tried = 0; tried < ATTEMPTS; ) {
         const burst = Math.min(FREE_PER_MINUTE, ATTEMPTS - tried);
         streams.push(...(await Promise.all(Array.from({ length: burst }, () => attacker.hold(`GET ${STREAM}`, STREAM, { read: 'drain', countEvents: 'readiness' })))));
@@ -52,6 +53,7 @@ describe('noisy neighbour: readiness streams on one key', function () {
       }
       serverOpen = await n.metric('sse_streams_open');
       const admitted = streams.filter((s) => s.status === 200).length;
+      pressure.step('moves readiness');
       for (let i = 0; i < CHANGES; i++) {
         const sentAt = performance.now();
         await attacker.call('PATCH /api/tasks/{id} (complete, reopen)', 'PATCH', `/api/tasks/${taskId}`, { status: i % 2 === 0 ? 'completed' : 'open' });
