@@ -90,7 +90,7 @@ describe('noisy neighbour: the AI queue filled by one account', function () {
       pressure.note(`${CHATS} chats sent at once to a model that replies a piece every 250 ms, held ${HOLD_MS / 1000} s: admitted ${held.filter((h) => h.status === 200).length}, of which the upstream was asked for ${generating} replies (${deltas} pieces streamed to the attacker)`);
       pressure.note(`the victim's chats: ${victims.map((v) => `${v.status}${v.code ? ` ${v.code}` : ''}${v.firstEvent ? ` (${v.firstEvent})` : ''} in ${ms(v.ms)}`).join(', ')}`);
       pressure.note(attacker.describe());
-    });
+    }, [{ method: 'POST', path: '/api/ai/chat', body: { message: 'Hello' } }]);
 
     assertUnharmed(verdict, [
       ...victims

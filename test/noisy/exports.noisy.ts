@@ -58,7 +58,7 @@ describe('noisy neighbour: exports held open and never read', function () {
       pressure.note(`exports admitted ${held.filter((h) => h.status === 200).length}, still in flight at the end of the hold ${stillOpen}`);
       pressure.note(`server: at most ${inTransaction} backends in a transaction, at most ${poolWaiting} requests waiting for the pool`);
       pressure.note(attacker.describe());
-    });
+    }, [{ method: 'GET', path: '/api/users/me/export' }]);
 
     const admitted = attacker.answered('GET /api/users/me/export', 200);
     const refused = attacker.answered('GET /api/users/me/export', 429);

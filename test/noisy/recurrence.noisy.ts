@@ -46,7 +46,10 @@ describe('noisy neighbour: dense recurrences projected a year ahead', function (
       pressure.note(`${SERIES} tasks recurring ${EVERY_HOUR.replace(/BYHOUR=.*/, 'BYHOUR=0,…,23')}, then the schedule a year later for the rest of ${ATTACK_MS / 1000} s`);
       pressure.note(`schedule answers to the attacker: ${describeSpread(spread(scheduleTimes))}`);
       pressure.note(attacker.describe());
-    });
+    }, [
+      { method: 'POST', path: '/api/tasks', body: { title: 'Seminar', due_at: new Date(Date.now() + 86_400_000).toISOString(), course: null, recurrence: 'FREQ=WEEKLY;BYDAY=MO' } },
+      { method: 'GET', path: '/api/schedule' },
+    ]);
 
     assertUnharmed(verdict, [
       // The attack was made (series exist), and the attacker itself was answered every time, in words.

@@ -6,6 +6,7 @@
 // minute, it holds up to 900 at once. The suite has no quarter of an hour to spare, so it stands for those minutes:
 // the opens go in bursts of at most 60, and between bursts the attacker's minute window is ended in Redis (as the
 // passing of the minute would end it). The task changes then get a minute of their own.
+import { randomUUID } from 'node:crypto';
 import { insertExam, replaceTaskLinks } from '../../db/queries/exams.ts';
 import { insertTask } from '../../db/queries/tasks.ts';
 import { sleep } from '../faults/support/fixture.ts';
@@ -68,7 +69,10 @@ describe('noisy neighbour: readiness streams on one key', function () {
       pressure.note(`streams open on the server (sse_streams_open) after the opens: ${serverOpen ?? 'not reported'}; still open after the changes: ${stillOpen}`);
       pressure.note(`${CHANGES} task changes moving readiness, ${events} readiness events delivered to the attacker's streams`);
       pressure.note(attacker.describe());
-    });
+    }, [
+      { method: 'GET', path: STREAM },
+      { method: 'PATCH', path: `/api/tasks/${randomUUID()}`, body: { status: 'completed' } },
+    ]);
 
     assertUnharmed(verdict, [
       // The attack was made: streams were open when readiness moved, their events arrived, and every refusal was in words.

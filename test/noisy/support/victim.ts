@@ -73,11 +73,21 @@ export interface Verdict {
   failures: string[];
 }
 
+/** One operation the attack will use, sent once by the victim during the warm-up (see `victimUnderAttack`). */
+export interface WarmUp {
+  method: 'GET' | 'POST' | 'PATCH';
+  path: string;
+  body?: unknown;
+}
+
 /**
  * Runs `attack` (which must stop the attacker before it resolves) between a baseline and a recovery of the victim's
  * load, prints what was applied and what the victim saw, and returns the verdict. Assert with `assertUnharmed`.
+ * `warmUp` names the operations of the attack: the server compiles an operation's validators on its first request
+ * (openapi-backend's `quick`), which a server in service has long done, so the victim sends each once before the
+ * baseline and that compile is not charged to the attack.
  */
-export async function victimUnderAttack(n: Neighbourhood, scenario: string, attack: (pressure: Pressure) => Promise<void>): Promise<Verdict> {
+export async function victimUnderAttack(n: Neighbourhood, scenario: string, attack: (pressure: Pressure) => Promise<void>, warmUp: WarmUp[] = []): Promise<Verdict> {
   const notes: string[] = [];
   const samples: Sample[] = [];
   const livez: Sample[] = [];
@@ -134,7 +144,9 @@ export async function victimUnderAttack(n: Neighbourhood, scenario: string, atta
   let clientBlockMs = 0;
   let recoveredAfterMs: number | undefined;
   try {
-    await sleep(WARM_UP_MS);
+    const warmUpEnds = performance.now() + WARM_UP_MS;
+    for (const operation of warmUp) await sendOnce(n, operation);
+    await sleep(Math.max(0, warmUpEnds - performance.now()));
     phase = 'baseline';
     await sleep(BASELINE_MS);
     phase = 'attack';
@@ -213,6 +225,21 @@ export function assertUnharmed(verdict: Verdict, scenario: string[] = []): void 
   for (const failure of scenario) console.log(`      FAILED: ${failure}`);
   const failures = [...verdict.failures, ...scenario];
   assert.ok(failures.length === 0, `${failures.length} broken:\n- ${failures.join('\n- ')}`);
+}
+
+/** Sends `operation` as the victim and hangs up once the answer's head is in (a stream or a download included). */
+async function sendOnce(n: Neighbourhood, operation: WarmUp): Promise<void> {
+  const abort = new AbortController();
+  const deadline = setTimeout(() => abort.abort(), VICTIM_DEADLINE_MS);
+  try {
+    const body = operation.body === undefined ? {} : { body: JSON.stringify(operation.body) };
+    await fetch(n.base + operation.path, { method: operation.method, headers: { 'X-Service-API-Key': n.victim.key, 'Content-Type': 'application/json' }, ...body, signal: abort.signal });
+  } catch {
+    // a warm-up that fails warms nothing more; the baseline that follows shows it
+  } finally {
+    clearTimeout(deadline);
+    abort.abort();
+  }
 }
 
 function count(values: string[]): Map<string, number> {
