@@ -1,0 +1,254 @@
+// The victim's side of a scenario and its verdict. The victim keeps a light, open-loop load (a request every
+// INTERVAL_MS whatever the previous one is doing, so a stalled server shows as many slow requests rather than a
+// paused load): its task list, its daily loop, and a partner's read of /api/v1 with the partner key; a probe reads
+// /livez meanwhile. The scenario measures the victim's baseline first, then runs the attack (which ends when the
+// attacker stops), then watches the victim return to its baseline.
+//
+// The bounds are generous on purpose: the machine that runs the suite has 2 cores shared with other work, so a
+// latency a few times the baseline can be noise; what the suite catches is a service that one account can take
+// from the others (503s, requests of seconds, a frozen event loop, a victim that stays slow after the attack). The
+// machine's own noise is measured too, on a control server in a process of its own probed beside /livez: its extra
+// delay under attack is added to the victim's p99 bound, and a slow /livez probe whose control probe was as slow is a
+// stall of the machine, not of the service (the 2 s bound on every victim request stays absolute).
+import assert from 'node:assert/strict';
+import { longestEventLoopBlock } from '../../support/event-loop-lag.ts';
+import { attempt, sleep } from '../../faults/support/fixture.ts';
+import { startControlServer } from './control-server.ts';
+import { describeCounts, describeSpread, ms, percentile, spread, type Spread } from './latency.ts';
+import type { Neighbourhood } from './neighbourhood.ts';
+
+/** One victim request every 250 ms: 4 requests a second. */
+const INTERVAL_MS = 250;
+const LIVEZ_EVERY_MS = 200;
+/**
+ * The victim gives up on a request after this long (it counts as unanswered: status 0): longer than the server's
+ * own wait for a pool connection (DATABASE_CONNECT_TIMEOUT_MS, 5 s), so that its 503 shows.
+ */
+const VICTIM_DEADLINE_MS = 8_000;
+const WARM_UP_MS = 1_500;
+const BASELINE_MS = 6_000;
+
+/** No victim request may take longer, under attack or not. */
+export const VICTIM_MAX_MS = 2_000;
+export const LIVEZ_MAX_MS = 250;
+/** The victim must be back to its baseline within this long after the attacker stops. */
+export const RECOVERY_WITHIN_MS = 10_000;
+/** Consecutive victim requests that show it is back to its baseline. */
+const RECOVERY_WINDOW = 8;
+
+/** The highest p99 allowed under attack: 5 × the baseline's, or the baseline's + 250 ms, whichever is larger. */
+export const attackBound = (baseline: Spread) => Math.max(5 * baseline.p99, baseline.p99 + 250);
+/** Back to baseline: a window whose median is near the baseline's and whose every request is near its p99. */
+const recoveredMedianBound = (baseline: Spread) => Math.max(2 * baseline.p50, baseline.p50 + 25);
+const recoveredEachBound = (baseline: Spread) => Math.max(3 * baseline.p99, baseline.p99 + 100);
+
+type Phase = 'warm-up' | 'baseline' | 'attack' | 'recovery';
+
+interface Sample {
+  what: string;
+  phase: Phase;
+  /** The attack's step when it was sent (see Pressure.step). */
+  step: string;
+  /** The probe round it belongs to, pairing a /livez probe with its control probe. */
+  round: number;
+  sentAt: number;
+  status: number;
+  ms: number;
+}
+
+/** What the attack reports about itself: lines of pressure, printed with the verdict. */
+export interface Pressure {
+  note(line: string): void;
+  /** Names what the attacker does from now on; the victim's latency is printed per step. */
+  step(name: string): void;
+}
+
+export interface Verdict {
+  baseline: Spread;
+  underAttack: Spread;
+  /** Milliseconds from the attacker's stop to the first of RECOVERY_WINDOW requests back at baseline; undefined: never. */
+  recoveredAfterMs: number | undefined;
+  livezMaxMs: number;
+  /** Every broken promise, in words; empty when the victim was unharmed. */
+  failures: string[];
+}
+
+/** One operation the attack will use, sent once by the victim during the warm-up (see `victimUnderAttack`). */
+export interface WarmUp {
+  method: 'GET' | 'POST' | 'PATCH';
+  path: string;
+  body?: unknown;
+}
+
+/**
+ * Runs `attack` (which must stop the attacker before it resolves) between a baseline and a recovery of the victim's
+ * load, prints what was applied and what the victim saw, and returns the verdict. Assert with `assertUnharmed`.
+ * `warmUp` names the operations of the attack: the server compiles an operation's validators on its first request
+ * (openapi-backend's `quick`), which a server in service has long done, so the victim sends each once before the
+ * baseline and that compile is not charged to the attack.
+ */
+export async function victimUnderAttack(n: Neighbourhood, scenario: string, attack: (pressure: Pressure) => Promise<void>, warmUp: WarmUp[] = []): Promise<Verdict> {
+  const notes: string[] = [];
+  const samples: Sample[] = [];
+  const livez: Sample[] = [];
+  const control: Sample[] = [];
+  const inFlight = new Set<Promise<void>>();
+  const controlServer = await startControlServer();
+  let phase: Phase = 'warm-up';
+  let step = '';
+  let stoppedAt = 0;
+  let running = true;
+
+  const victimRequests = [
+    { what: 'GET /api/tasks', path: '/api/tasks', key: n.victim.key },
+    { what: 'GET /api/today/loop', path: '/api/today/loop', key: n.victim.key },
+    { what: 'GET /api/v1/universities (partner)', path: '/api/v1/universities?limit=20', key: n.victim.partnerKey },
+  ];
+  const measure = (into: Sample[], what: string, url: string, headers: Record<string, string>, round: number) => {
+    const sent = { phase, step, round, sentAt: performance.now() };
+    const done = attempt(url, { headers }, VICTIM_DEADLINE_MS).then((answer) => void into.push({ what, ...sent, status: answer.status, ms: answer.ms }));
+    inFlight.add(done);
+    void done.finally(() => inFlight.delete(done));
+  };
+  const every = async (intervalMs: number, send: (i: number) => void) => {
+    const started = performance.now();
+    for (let i = 0; running; i++) {
+      send(i);
+      await sleep(Math.max(0, started + (i + 1) * intervalMs - performance.now()));
+    }
+  };
+  const victimLoad = every(INTERVAL_MS, (i) => {
+    const request = victimRequests[i % victimRequests.length]!;
+    measure(samples, request.what, n.base + request.path, { 'X-Service-API-Key': request.key }, i);
+  });
+  const livezProbe = every(LIVEZ_EVERY_MS, (i) => {
+    measure(livez, 'GET /livez', `${n.base}/livez`, {}, i);
+    measure(control, 'GET control', controlServer.url, {}, i);
+  });
+
+  const ofPhase = (...phases: Phase[]) => samples.filter((s) => phases.includes(s.phase));
+  const baselineOf = () => spread(ofPhase('baseline').map((s) => s.ms));
+  /** The first window of RECOVERY_WINDOW requests sent after the stop that is back at baseline, as ms after the stop. */
+  const recovery = (): number | undefined => {
+    const baseline = baselineOf();
+    const after = ofPhase('recovery').sort((a, b) => a.sentAt - b.sentAt);
+    for (let i = 0; i + RECOVERY_WINDOW <= after.length; i++) {
+      const window = after.slice(i, i + RECOVERY_WINDOW);
+      if (window[0]!.sentAt - stoppedAt > RECOVERY_WITHIN_MS) return undefined;
+      const ok = window.every((s) => s.status === 200 && s.ms <= recoveredEachBound(baseline)) && percentile(window.map((s) => s.ms), 50) <= recoveredMedianBound(baseline);
+      if (ok) return window[0]!.sentAt - stoppedAt;
+    }
+    return undefined;
+  };
+
+  let clientBlockMs = 0;
+  let recoveredAfterMs: number | undefined;
+  try {
+    const warmUpEnds = performance.now() + WARM_UP_MS;
+    for (const operation of warmUp) await sendOnce(n, operation);
+    await sleep(Math.max(0, warmUpEnds - performance.now()));
+    phase = 'baseline';
+    await sleep(BASELINE_MS);
+    phase = 'attack';
+    const attacked = await longestEventLoopBlock(() => attack({ note: (line) => notes.push(line), step: (name) => void (step = name) }));
+    clientBlockMs = attacked.blockedMs;
+    phase = 'recovery';
+    stoppedAt = performance.now();
+    // Long enough for a window that starts at the deadline to complete, each of its requests at its own deadline.
+    const watchUntil = stoppedAt + RECOVERY_WITHIN_MS + RECOVERY_WINDOW * INTERVAL_MS + VICTIM_DEADLINE_MS;
+    while ((recoveredAfterMs = recovery()) === undefined && performance.now() < watchUntil) await sleep(INTERVAL_MS);
+  } finally {
+    running = false;
+    await Promise.all([victimLoad, livezProbe]);
+    await Promise.all(inFlight);
+    controlServer.close();
+  }
+
+  const baseline = baselineOf();
+  const attacked = ofPhase('attack');
+  const underAttack = spread(attacked.map((s) => s.ms));
+  const inPhase = (of: Sample[], ...phases: Phase[]) => of.filter((s) => phases.includes(s.phase));
+  // The machine's own extra delay while the attack ran, as the control server saw it.
+  const controlBefore = spread(inPhase(control, 'baseline').map((s) => s.ms));
+  const controlDuring = spread(inPhase(control, 'attack').map((s) => s.ms));
+  const machineExcessMs = Math.max(0, controlDuring.p99 - controlBefore.p99);
+  const p99Bound = attackBound(baseline) + machineExcessMs;
+  // /livez is judged from the attack on; the baseline's is printed, as a measure of how busy the machine was already.
+  const watched = inPhase(livez, 'attack', 'recovery');
+  const livezBefore = spread(inPhase(livez, 'baseline').map((s) => s.ms));
+  const livezMaxMs = Math.max(0, ...watched.map((s) => s.ms));
+  const controlOfRound = new Map(control.map((s) => [s.round, s]));
+  const machineStalled = (probe: Sample) => (controlOfRound.get(probe.round)?.ms ?? 0) > LIVEZ_MAX_MS;
+  const slowLivez = watched.filter((s) => s.status !== 200 || s.ms > LIVEZ_MAX_MS);
+  const badLivez = slowLivez.filter((s) => s.status !== 200 || !machineStalled(s));
+
+  const failures: string[] = [];
+  const statuses = (of: Sample[]) => describeCounts(count(of.map((s) => `${s.status}`)));
+  const unanswered = attacked.filter((s) => s.status !== 200);
+  if (baseline.n < 10) failures.push(`the baseline has ${baseline.n} answers only`);
+  if (ofPhase('baseline').some((s) => s.status !== 200)) failures.push(`the victim's baseline was not all 200: ${statuses(ofPhase('baseline'))}`);
+  if (unanswered.length > 0) failures.push(`under attack the victim got ${statuses(attacked)} (${describeFirst(unanswered)})`);
+  const slow = attacked.filter((s) => s.ms > VICTIM_MAX_MS);
+  if (slow.length > 0) failures.push(`${slow.length} victim requests under attack took over ${ms(VICTIM_MAX_MS)} (${describeFirst(slow)})`);
+  if (underAttack.p99 > p99Bound) failures.push(`the victim's p99 under attack ${ms(underAttack.p99)} > ${ms(p99Bound)} (max(5 × baseline p99, baseline p99 + 250 ms) + the machine's extra ${ms(machineExcessMs)})`);
+  if (badLivez.length > 0) failures.push(`${badLivez.length} of ${watched.length} /livez probes were not a 200 within ${ms(LIVEZ_MAX_MS)} while the control answered in time (worst ${ms(livezMaxMs)}, ${describeFirst(badLivez)})`);
+  if (recoveredAfterMs === undefined) failures.push(`the victim was not back to its baseline within ${ms(RECOVERY_WITHIN_MS)} of the attacker's stop (${describeSpread(spread(ofPhase('recovery').map((s) => s.ms)))}, ${statuses(ofPhase('recovery'))})`);
+
+  const steps = [...new Set(attacked.map((s) => s.step))].filter((name) => name !== '');
+  console.log(
+    [
+      `      [${scenario}]`,
+      ...notes.map((line) => `      pressure: ${line.replace(/\n/g, '\n                ')}`),
+      `      victim baseline:     ${describeSpread(baseline)}`,
+      `      victim under attack: ${describeSpread(underAttack)}, statuses ${statuses(attacked)} (bound: p99 ≤ ${ms(p99Bound)}, each ≤ ${ms(VICTIM_MAX_MS)})`,
+      ...steps.map((name) => `        while the attacker ${name}: ${describeSpread(spread(attacked.filter((s) => s.step === name).map((s) => s.ms)))}`),
+      `      victim back to baseline ${recoveredAfterMs === undefined ? 'NOT within' : `${ms(recoveredAfterMs)} after the stop (bound`} ${ms(RECOVERY_WITHIN_MS)}${recoveredAfterMs === undefined ? '' : ')'}`,
+      `      /livez from the attack on: ${describeSpread(spread(watched.map((s) => s.ms)))}, statuses ${statuses(watched)} (bound ${ms(LIVEZ_MAX_MS)}; ${slowLivez.length - badLivez.length} slow probes excused: the control was as slow; in the baseline: ${describeSpread(livezBefore)})`,
+      `      the machine (control server): baseline ${describeSpread(controlBefore)}; under attack ${describeSpread(controlDuring)}`,
+      `      this test process's own event loop was blocked at most ${ms(clientBlockMs)} during the attack (a client-side share of any slow number above)`,
+      ...failures.map((failure) => `      FAILED: ${failure}`),
+    ].join('\n'),
+  );
+  return { baseline, underAttack, recoveredAfterMs, livezMaxMs, failures };
+}
+
+/** A scenario's own promise: nothing when kept, its words when broken (for `assertUnharmed`). */
+export function unless(kept: boolean, broken: string): string[] {
+  return kept ? [] : [broken];
+}
+
+/**
+ * Fails with every broken promise at once, the verdict's and the scenario's own (`unless`), so that a run against a
+ * service without the bounds says everything that went wrong, not only the first.
+ */
+export function assertUnharmed(verdict: Verdict, scenario: string[] = []): void {
+  for (const failure of scenario) console.log(`      FAILED: ${failure}`);
+  const failures = [...verdict.failures, ...scenario];
+  assert.ok(failures.length === 0, `${failures.length} broken:\n- ${failures.join('\n- ')}`);
+}
+
+/** Sends `operation` as the victim and hangs up once the answer's head is in (a stream or a download included). */
+async function sendOnce(n: Neighbourhood, operation: WarmUp): Promise<void> {
+  const abort = new AbortController();
+  const deadline = setTimeout(() => abort.abort(), VICTIM_DEADLINE_MS);
+  try {
+    const body = operation.body === undefined ? {} : { body: JSON.stringify(operation.body) };
+    await fetch(n.base + operation.path, { method: operation.method, headers: { 'X-Service-API-Key': n.victim.key, 'Content-Type': 'application/json' }, ...body, signal: abort.signal });
+  } catch {
+    // a warm-up that fails warms nothing more; the baseline that follows shows it
+  } finally {
+    clearTimeout(deadline);
+    abort.abort();
+  }
+}
+
+function count(values: string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const value of values) counts.set(value, (counts.get(value) ?? 0) + 1);
+  return counts;
+}
+
+function describeFirst(samples: Sample[]): string {
+  const shown = samples.slice(0, 3).map((s) => `${s.what} ${s.status || 'no answer'} in ${ms(s.ms)} (${s.phase})`);
+  return `${shown.join('; ')}${samples.length > 3 ? '; …' : ''}`;
+}
