@@ -70,6 +70,11 @@ export const problems = {
       errors: [{ path, message: `must be within the past ${days} days and not in the future` }],
     }),
   rateLimited: (detail: string) => new Problem(429, 'rate_limited', 'Too many requests', detail),
+  /** An account (or one of its conversations) already has as many AI replies queued or generating as it may. */
+  tooManyConcurrentReplies: (detail: string, retryAfterSeconds: number) =>
+    new Problem(429, 'too_many_concurrent_replies', 'Too many concurrent replies', `${detail} Retry in ${retryAfterSeconds} seconds.`, {
+      headers: { 'Retry-After': String(retryAfterSeconds) },
+    }),
   /** A dependency (the database, the limit counters) failed or timed out: the request may succeed when retried. */
   serviceUnavailable: (detail = 'A service this request depends on is unavailable or too slow right now.') =>
     new Problem(503, 'service_unavailable', 'Service unavailable', `${detail} Retry in ${RETRY_AFTER_SECONDS} seconds.`, {
