@@ -25,6 +25,9 @@ export type AccountPlan = 'free' | 'plus' | 'contract';
  */
 export const REPLIES_IN_FLIGHT: Readonly<Record<AccountPlan, number>> = { free: 2, plus: 2, contract: 3 };
 
+/** The scope of the accounts' reply leases among the shared counters (Redis keys `<REDIS_KEY_PREFIX>ai-replies:<user id>`). */
+export const AI_REPLY_LEASES = 'ai-replies';
+
 /** What a refused client is asked to wait: about the length of one reply, after which a place is likely free. */
 export const REPLY_RETRY_AFTER_SECONDS = 10;
 

@@ -3,7 +3,11 @@
 import assert from 'node:assert/strict';
 import { setContractPlan } from '../../db/queries/users.ts';
 import type { Tutor } from '../../handlers/general/tutor/types.ts';
-import { createAiQueue } from '../../server/ai-queue.ts';
+import { randomBytes } from 'node:crypto';
+import { memoryLeases, type AccountLeases } from '../../server/account-leases.ts';
+import { AI_REPLY_LEASES, createAiQueue } from '../../server/ai-queue.ts';
+import type { LimitStores } from '../../server/rate-limits.ts';
+import { redisLimitStores } from '../../server/redis-limit-stores.ts';
 import { createLifecycle, type Lifecycle } from '../../server/lifecycle.ts';
 import { contractClient } from '../support/contract.ts';
 import { newStudent, type Student } from '../support/general-app.ts';
@@ -39,9 +43,18 @@ interface Chat {
   abort(): void;
 }
 
-async function queueApp(limits: { maxQueue: number; maxConcurrency?: number }, lifecycle?: Lifecycle) {
+/** The accounts' places as a process counts them: in Redis with REDIS_URL (under the test's own prefix), else in memory. */
+async function testLeases(keyPrefix: string): Promise<AccountLeases> {
+  if (!process.env.REDIS_URL) return memoryLeases();
+  const stores = await redisLimitStores(process.env.REDIS_URL, { keyPrefix });
+  openStores.push(stores);
+  return stores.leases(AI_REPLY_LEASES);
+}
+const openStores: LimitStores[] = [];
+
+async function queueApp(limits: { maxQueue: number; maxConcurrency?: number }, lifecycle?: Lifecycle, keyPrefix = `ai-queue-test:${randomBytes(4).toString('hex')}:`) {
   const { tutor, finish } = heldTutor();
-  const queue = createAiQueue({ maxConcurrency: 1, ...limits });
+  const queue = createAiQueue({ maxConcurrency: 1, ...limits }, await testLeases(keyPrefix));
   const app = await buildApp({ tutor, aiQueue: queue, ...(lifecycle ? { lifecycle } : {}) });
   const server = await listen(app);
   const chat = async (student: Student, message: string): Promise<Chat> => {
@@ -102,6 +115,7 @@ describe('streamTutorChat in the AI queue (AI_MAX_CONCURRENCY=1)', () => {
   afterEach(async () => {
     await server?.close();
     server = undefined;
+    await Promise.all(openStores.splice(0).map((stores) => stores.close()));
   });
 
   it('lets a contract account’s request overtake waiting free ones, telling each waiting stream its position', async () => {
@@ -300,5 +314,22 @@ describe('streamTutorChat in the AI queue (AI_MAX_CONCURRENCY=1)', () => {
     app.finish('elsewhere');
     await Promise.all([followUp.chat!.events.ended, elsewhere.chat!.events.ended]);
     assert.deepEqual((await messagesOf(student)).filter((m) => m.role === 'user').map((m) => m.content), ['first', 'follow-up', 'elsewhere']);
+  });
+
+  it('holds the account’s 2 across processes sharing Redis: 20 requests spread over two servers admit 2', async function () {
+    if (!process.env.REDIS_URL) this.skip(); // needs a real Redis: .ci/run sets REDIS_URL
+    const keyPrefix = `ai-queue-test:${randomBytes(4).toString('hex')}:`;
+    const [one, two] = [await queueApp({ maxConcurrency: 4, maxQueue: 16 }, undefined, keyPrefix), await queueApp({ maxConcurrency: 4, maxQueue: 16 }, undefined, keyPrefix)];
+    server = { close: async () => void (await Promise.all([one.server.close(), two.server.close()])) } as Listening;
+    const attacker = await one.newStudent();
+    const messages = Array.from({ length: 20 }, (_, i) => `spread ${i}`);
+    const answers = await Promise.all(messages.map((message, i) => (i % 2 ? one : two).attempt(attacker, message)));
+    assert.equal(answers.filter((answer) => answer.status === 200).length, 2);
+    assert.deepEqual(new Set(answers.filter((answer) => answer.status !== 200).map((answer) => answer.problem!.code)), new Set(['too_many_concurrent_replies']));
+    for (const message of messages) {
+      one.finish(message);
+      two.finish(message);
+    }
+    await Promise.all(answers.flatMap((answer) => (answer.chat ? [answer.chat.events.ended] : [])));
   });
 });
