@@ -70,10 +70,14 @@ export interface paths {
          *     stream starts, and nothing is stored.
          *
          *     **Replies in flight per account.** An account may have at most 2 replies queued or generating at once
-         *     (`free` and `plus`; `contract` 3), counted across every server process, and a conversation one. A request
-         *     beyond that is refused with `429` and code `too_many_concurrent_replies`, with `Retry-After`, before any stream
-         *     starts and before anything is stored: wait for a reply to end (its `message.completed` or `error` event, or the
-         *     client closing the stream) and send it again. So one account cannot fill the queue, whatever it sends.
+         *     (`free` and `plus`; `contract` 3), counted across every server process that shares the service's Redis (per
+         *     process without it), and a conversation one. A request beyond that is refused with `429` and code
+         *     `too_many_concurrent_replies`, with `Retry-After`, before any stream starts and before anything is stored: wait
+         *     for a reply to end (its `message.completed` or `error` event, or the client closing the stream) and send it
+         *     again. So one account cannot fill the queue, whatever it sends.
+         *
+         *     **Reply length.** The model is asked for at most 2,000 tokens, and a reply is cut at 16,000 characters
+         *     whatever the model does; either way it ends with `finish_reason` `length`.
          *
          *     Limits: on top of the per-minute and per-day limits, `/api/ai/*` counts per hour (`free` 20, `plus` 200);
          *     a refused request counts there too.
@@ -1664,9 +1668,9 @@ export interface components {
              */
             created_at: string;
             /**
-             * @description How a reply ended: `stop` complete; `length` the model reached its output limit; `interrupted` the client
-             *     disconnected or the server stopped mid-reply; `error` the model provider failed mid-reply. `null` for the
-             *     student's messages.
+             * @description How a reply ended: `stop` complete; `length` the reply reached its length limit (2,000 tokens, 16,000
+             *     characters); `interrupted` the client disconnected or the server stopped mid-reply; `error` the model
+             *     provider failed mid-reply. `null` for the student's messages.
              * @enum {string|null}
              */
             finish_reason: "stop" | "length" | "interrupted" | "error" | null;
