@@ -76,8 +76,9 @@ export interface paths {
          *     for a reply to end (its `message.completed` or `error` event, or the client closing the stream) and send it
          *     again. So one account cannot fill the queue, whatever it sends.
          *
-         *     **Reply length.** The model is asked for at most 2,000 tokens, and a reply is cut at 16,000 characters
-         *     whatever the model does; either way it ends with `finish_reason` `length`.
+         *     **Reply length and context.** The model is asked for at most 2,000 tokens, and a reply is cut at 16,000
+         *     characters whatever the model does; either way it ends with `finish_reason` `length`. Of a continued
+         *     conversation the tutor sees the most recent messages only: at most 20, and at most 24,000 characters.
          *
          *     Limits: on top of the per-minute and per-day limits, `/api/ai/*` counts per hour (`free` 20, `plus` 200);
          *     a refused request counts there too.

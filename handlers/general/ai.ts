@@ -27,13 +27,14 @@ import type { GeneralPrincipal } from '../../server/general/principal.ts';
 import { problems } from '../../server/problems.ts';
 import { page, timeIdCursor } from '../../server/http/cursor.ts';
 import { daysBetween, localDate } from '../../domain/student-day.ts';
+import { recentTurns } from './tutor/history.ts';
 import { localTutor } from './tutor/local.ts';
 import { clientDisconnect, openReplyStream, relayReply, waitForSlot, type ReplyStream } from './tutor/reply-stream.ts';
 import { cutAtWord } from './tutor/topic.ts';
 import type { Focus, StudentFacts } from './tutor/types.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 
-/** Earlier messages of a conversation the tutor is shown (10 exchanges). */
+/** Earlier messages of a conversation the tutor is shown (10 exchanges), within HISTORY_CHARS (tutor/history.ts). */
 const HISTORY_MESSAGES = 20;
 /** Decks, exams and tasks the tutor is told about, each. */
 const FACTS_PER_KIND = 3;
@@ -100,7 +101,7 @@ async function queueAndReply(
       tutor,
       ...turn,
       message: body.message,
-      history: history.map(({ role, content }) => ({ role, content })),
+      history: recentTurns(history.map(({ role, content }) => ({ role, content }))),
       facts,
       clientGone: client.signal,
       streamsEnd: lifecycle.streamsEnd,

@@ -222,6 +222,29 @@ describe('streamTutorChat', () => {
       assert.deepEqual([stored?.content.length, stored?.finish_reason], [16_000, 'length']);
     });
 
+    it('shows the model the most recent turns only, within 24,000 characters, however long the conversation', async () => {
+      const { api, newStudent } = await providerApp();
+      const alice = await newStudent();
+      upstream.behave({ kind: 'reply', pieces: ['a'.repeat(16_000)] });
+      const first = eventsOf((await api.post('/api/ai/chat').set(alice.headers).send({ message: 'one' }).expect(200)).text);
+      const conversation_id = first[0]!.json.conversation_id;
+      upstream.behave({ kind: 'reply', pieces: ['b'.repeat(16_000)] });
+      await api.post('/api/ai/chat').set(alice.headers).send({ message: 'two', conversation_id }).expect(200);
+      upstream.behave({ kind: 'reply', pieces: ['Short.'] });
+      await api.post('/api/ai/chat').set(alice.headers).send({ message: 'three', conversation_id }).expect(200);
+
+      const shown = upstream.requests.at(-1)!.body.messages.slice(1);
+      assert.deepEqual(
+        shown.map((m) => [m.role, m.content.slice(0, 3), m.content.length]),
+        [
+          ['user', 'two', 3],
+          ['assistant', 'bbb', 16_000],
+          ['user', 'thr', 5],
+        ],
+        'the first exchange does not fit beside the second',
+      );
+    });
+
     it('ends the stream with a tutor_unavailable error event when the provider fails, keeping the student’s message', async () => {
       const { api, newStudent } = await providerApp();
       const alice = await newStudent();
