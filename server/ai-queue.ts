@@ -7,9 +7,11 @@
 // when the leases are shared (Redis). So one account can hold at most its few places of the queue, however many
 // requests it sends, and the queue stays first come first served between accounts rather than between requests.
 //
-// Per process on purpose: N processes generate at most N × maxConcurrency replies. A shared (Redis) queue would
-// add a network hop and a failure mode to every chat for a limit whose point is to protect this process and its
-// provider connection.
+// The slots are per process on purpose: N processes generate at most N × maxConcurrency replies. A shared (Redis)
+// queue would put a network hop and a failure mode on every move of the queue for a limit whose point is to protect
+// this process and its provider connection. The accounts' places are shared, because their point is fairness between
+// accounts wherever their requests land: one lease round trip per chat, and a Redis outage falls back to counting in
+// this process (server/redis-leases.ts).
 //
 // A small module rather than p-queue 8: p-queue has priorities and abortable waits, but does not say where a
 // waiting task stands or when it moves, which the `queued` events of the stream need.
