@@ -1,5 +1,6 @@
-// The AI queue seen from clients: with AI_MAX_CONCURRENCY=1, real streams over the network, read as they arrive by
-// eventsource-parser. The tutor holds each reply until the test lets it finish, so who holds the slot is certain.
+// The AI queue seen from clients: small queues (most with AI_MAX_CONCURRENCY=1), real streams over the network, read
+// as they arrive by eventsource-parser; the accounts' places counted in Redis when REDIS_URL is set. The tutor holds
+// each reply until the test lets it finish, so who holds the slot is certain.
 import assert from 'node:assert/strict';
 import { setContractPlan } from '../../db/queries/users.ts';
 import type { Tutor } from '../../handlers/general/tutor/types.ts';
@@ -110,7 +111,7 @@ async function until(probe: () => boolean, what: string): Promise<void> {
   }
 }
 
-describe('streamTutorChat in the AI queue (AI_MAX_CONCURRENCY=1)', () => {
+describe('streamTutorChat in the AI queue', () => {
   let server: Listening | undefined;
   afterEach(async () => {
     await server?.close();
