@@ -13,7 +13,7 @@ import { findCredentials } from '../db/queries/profile.ts';
 import { DEMO_SEED, isEmpty, seedDemo, seedReference } from '../db/seed/index.ts';
 import { whileHoldingStartupLock } from '../db/startup-lock.ts';
 import { tutorFromConfig } from '../handlers/general/tutor/index.ts';
-import { createAiQueue } from './ai-queue.ts';
+import { AI_REPLY_LEASES, createAiQueue } from './ai-queue.ts';
 import { createExportLimits } from './export-limits.ts';
 import { createApp } from './app.ts';
 import { accessTokenIssuer } from './auth/access-tokens.ts';
@@ -134,7 +134,7 @@ async function serve(db: Db, demo: Demo | undefined): Promise<void> {
   const databaseUrl = 'databaseUrl' in config.database ? config.database.databaseUrl : undefined;
   const notifications = notificationsFor(db, databaseUrl, { logger, timeoutMs: config.databaseTimeouts.connectMs });
   const webhooks = { secrets, targets: { allowPrivate: config.webhooks.allowPrivateTargets } };
-  const app = await createApp({ db, logger, limitStores, tokens, tutor, webhooks, aiQueue: createAiQueue(config.aiQueue), exports: createExportLimits(config.exports), config, lifecycle, notifications, streamSettings: config.streams, ...(config.paymentProviderSecret ? { paymentProviderSecret: config.paymentProviderSecret } : {}) });
+  const app = await createApp({ db, logger, limitStores, tokens, tutor, webhooks, aiQueue: createAiQueue(config.aiQueue, limitStores.leases(AI_REPLY_LEASES)), exports: createExportLimits(config.exports), config, lifecycle, notifications, streamSettings: config.streams, ...(config.paymentProviderSecret ? { paymentProviderSecret: config.paymentProviderSecret } : {}) });
   const server = createServer(app);
   // Express's app.listen hands a listen error (EADDRINUSE) to its callback, where it is easily lost; a plain
   // server rejects here instead, and the start fails with one line.

@@ -75,6 +75,11 @@ export const problems = {
     new Problem(429, 'export_in_progress', 'Export in progress', `An export of this account is already running; one runs at a time. Retry in ${retryAfterSeconds} seconds.`, {
       headers: { 'Retry-After': String(retryAfterSeconds) },
     }),
+  /** An account (or one of its conversations) already has as many AI replies queued or generating as it may. */
+  tooManyConcurrentReplies: (detail: string, retryAfterSeconds: number) =>
+    new Problem(429, 'too_many_concurrent_replies', 'Too many concurrent replies', `${detail} Retry in ${retryAfterSeconds} seconds.`, {
+      headers: { 'Retry-After': String(retryAfterSeconds) },
+    }),
   /** A dependency (the database, the limit counters) failed or timed out: the request may succeed when retried. */
   serviceUnavailable: (detail = 'A service this request depends on is unavailable or too slow right now.') =>
     new Problem(503, 'service_unavailable', 'Service unavailable', `${detail} Retry in ${RETRY_AFTER_SECONDS} seconds.`, {

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MemoryStore, type Store } from 'express-rate-limit';
+import { memoryLeases, type AccountLeases } from './account-leases.ts';
 import { StoreFailures, type OnStoreFailure } from './limit-store-guard.ts';
 import { countRateLimitRefusal } from './metrics.ts';
 import { problems } from './problems.ts';
@@ -25,6 +26,11 @@ export interface LimitStores {
   create(scope: string, onFailure: OnStoreFailure): Store;
   /** The counter of all the windows of one limiter (see window-counters.ts), with the same choice on failure. */
   counter(scope: string, windows: readonly WindowShape[], onFailure: OnStoreFailure): WindowCounter;
+  /**
+   * How many of one account's requests hold a resource at once (server/account-leases.ts), under `scope`. `ttlMs`:
+   * how long a shared lease outlives a holder that stopped renewing it (server/redis-leases.ts LEASE_TTL_MS).
+   */
+  leases(scope: string, ttlMs?: number): AccountLeases;
   /** Requests let through or refused because the store failed, per limiter scope (for metrics). */
   readonly failures: StoreFailures;
   /** Whether the counts live in Redis, shared with other processes (REDIS_URL). */
@@ -40,6 +46,7 @@ export function memoryLimitStores(): LimitStores {
   return {
     create: () => new MemoryStore(),
     counter: (_scope, windows) => memoryWindowCounter(windows.map((window) => window.windowMs)),
+    leases: () => memoryLeases(),
     failures: new StoreFailures(),
     shared: false,
     ping: async () => {},

@@ -8,6 +8,7 @@ import { RedisStore } from 'rate-limit-redis';
 import { createClient, defineScript } from 'redis';
 import { errorMessage } from '../db/connect.ts';
 import { guardCounter, guardStore, StoreFailures } from './limit-store-guard.ts';
+import { ACQUIRE_LEASE_SCRIPT, redisLeases, RENEW_LEASE_SCRIPT, type LeaseCommands } from './redis-leases.ts';
 import { DEFAULT_REDIS_KEY_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, type LimitStores } from './rate-limits.ts';
 import { withTimeout } from './timeout.ts';
 import type { CountedWindow, WindowCounter } from './window-counters.ts';
@@ -35,7 +36,7 @@ export async function redisLimitStores(url: string, options: RedisLimitOptions =
   let started = false;
   const client = createClient({
     url,
-    scripts: { countWindows: COUNT_WINDOWS_SCRIPT },
+    scripts: { countWindows: COUNT_WINDOWS_SCRIPT, acquireLease: ACQUIRE_LEASE_SCRIPT, renewLease: RENEW_LEASE_SCRIPT },
     disableOfflineQueue: true,
     socket: {
       connectTimeout: timeoutMs,
@@ -49,6 +50,12 @@ export async function redisLimitStores(url: string, options: RedisLimitOptions =
   const failures = new StoreFailures();
   const warn = options.logger ? options.logger.warn.bind(options.logger) : () => {};
   const countWindows = (keys: string[], args: string[]) => withTimeout(client.countWindows(keys, args), timeoutMs, 'Redis');
+  const leaseCommands: LeaseCommands = {
+    acquire: (key, member, group, limit, ttlMs) => withTimeout(client.acquireLease(key, member, group, limit, ttlMs), timeoutMs, 'Redis'),
+    renew: (key, member, ttlMs) => withTimeout(client.renewLease(key, member, ttlMs), timeoutMs, 'Redis'),
+    release: (key, member) => withTimeout(client.zRem(key, member), timeoutMs, 'Redis'),
+    count: (key) => withTimeout(client.zCount(key, Date.now(), '+inf'), timeoutMs, 'Redis'),
+  };
   return {
     shared: true,
     create: (scope, onFailure) =>
@@ -69,6 +76,8 @@ export async function redisLimitStores(url: string, options: RedisLimitOptions =
         windows,
         { scope, onFailure, failures, warn },
       ),
+    // Counted in this process while Redis fails (server/redis-leases.ts): reported like a limiter that fails open.
+    leases: (scope, ttlMs) => redisLeases(leaseCommands, `${keyPrefix}${scope}:`, leaseFailureReporter(scope, failures, warn), ttlMs),
     failures,
     ping: async (pingTimeoutMs) => {
       await withTimeout(client.ping(), pingTimeoutMs, 'Redis');
@@ -76,6 +85,17 @@ export async function redisLimitStores(url: string, options: RedisLimitOptions =
     close: async () => {
       await client.close().catch(() => client.destroy());
     },
+  };
+}
+
+/** Counts each lease taken in this process because Redis failed, and warns at most once a minute per scope. */
+function leaseFailureReporter(scope: string, failures: StoreFailures, warn: (details: object, message: string) => void) {
+  let lastWarning = -Infinity;
+  return (error: unknown) => {
+    failures.record(scope, 'allowed');
+    if (Date.now() - lastWarning < 60_000) return;
+    lastWarning = Date.now();
+    warn({ scope, reason: errorMessage(error) }, 'lease store failed: leases are counted in this process only');
   };
 }
 

@@ -69,7 +69,19 @@ export interface paths {
          *     while queued leaves the queue. When the queue is full the answer is `503` with `Retry-After`, before any
          *     stream starts, and nothing is stored.
          *
-         *     Limits: on top of the per-minute and per-day limits, `/api/ai/*` counts per hour (`free` 20, `plus` 200).
+         *     **Replies in flight per account.** An account may have at most 2 replies queued or generating at once
+         *     (`free` and `plus`; `contract` 3), counted across every server process that shares the service's Redis (per
+         *     process without it), and a conversation one. A request beyond that is refused with `429` and code
+         *     `too_many_concurrent_replies`, with `Retry-After`, before any stream starts and before anything is stored: wait
+         *     for a reply to end (its `message.completed` or `error` event, or the client closing the stream) and send it
+         *     again. So one account cannot fill the queue, whatever it sends.
+         *
+         *     **Reply length and context.** The model is asked for at most 2,000 tokens, and a reply is cut at 16,000
+         *     characters whatever the model does; either way it ends with `finish_reason` `length`. Of a continued
+         *     conversation the tutor sees the most recent messages only: at most 20, and at most 24,000 characters.
+         *
+         *     Limits: on top of the per-minute and per-day limits, `/api/ai/*` counts per hour (`free` 20, `plus` 200);
+         *     a refused request counts there too.
          */
         post: operations["streamTutorChat"];
         delete?: never;
@@ -1667,9 +1679,9 @@ export interface components {
              */
             created_at: string;
             /**
-             * @description How a reply ended: `stop` complete; `length` the model reached its output limit; `interrupted` the client
-             *     disconnected or the server stopped mid-reply; `error` the model provider failed mid-reply. `null` for the
-             *     student's messages.
+             * @description How a reply ended: `stop` complete; `length` the reply reached its length limit (2,000 tokens, 16,000
+             *     characters); `interrupted` the client disconnected or the server stopped mid-reply; `error` the model
+             *     provider failed mid-reply. `null` for the student's messages.
              * @enum {string|null}
              */
             finish_reason: "stop" | "length" | "interrupted" | "error" | null;
@@ -2206,7 +2218,8 @@ export interface components {
              *     `invalid_signature` (401, a signed callback), `insufficient_scope` (403), `reauthentication_required` (403, a password or fresh sign-in needed), `not_found` (404),
              *     `reviewed_at_out_of_range` (400, a review dated in the future or more than 7 days back),
              *     `method_not_allowed` (405), `conflict` (409), `payload_too_large` (413), `idempotency_key_reused` (422),
-             *     `unknown_student` (422), `rate_limited` (429), `export_in_progress` (429, with `Retry-After`: one account export at a time), `internal_error` (500), `service_unavailable` (503, with
+             *     `unknown_student` (422), `rate_limited` (429), `export_in_progress` (429, with `Retry-After`: one account export at a time),
+             *     `too_many_concurrent_replies` (429, with `Retry-After`: an account's AI replies already in flight), `internal_error` (500), `service_unavailable` (503, with
              *     `Retry-After`), `not_configured` (503, with `Retry-After`: a feature the operator has not set up yet). New codes may be added; clients treat unknown codes by status.
              * @example not_found
              */
@@ -3227,7 +3240,23 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
-            429: components["responses"]["TooManyRequests"];
+            /**
+             * @description Too many requests: a rate limit of the key or account is exhausted (`rate_limited`), or the account (or
+             *     this conversation) already has as many replies queued or generating as it may (`too_many_concurrent_replies`).
+             *     Nothing was stored; retry after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             500: components["responses"]["InternalError"];
             /**
              * @description A dependency of the service is unavailable or too slow, or every generation slot is busy and the queue is

@@ -1,8 +1,9 @@
 // The AI tutor's operations. POST /api/ai/chat: the tutor's reply streams as server-sent events, after a wait in the
 // process's AI queue when every generation slot is busy, and is stored however it ends. Refusals (404 for another
 // student's conversation, deck or exam; 503 when the queue is full) come before the stream, as problem+json; after
-// the 200, failures are an `error` event. The conversations are read back (a reply whose stream dropped included)
-// and deleted through /api/ai/conversations.
+// the 200, failures are an `error` event. An account has a few places for replies in flight (REPLIES_IN_FLIGHT, one
+// per conversation); a request beyond them is a 429 before anything is read or stored. The conversations are read
+// back (a reply whose stream dropped included) and deleted through /api/ai/conversations.
 import type { Db } from '../../db/connect.ts';
 import {
   createConversation,
@@ -21,18 +22,19 @@ import { listUpcomingExams } from '../../db/queries/exams.ts';
 import { findDeck } from '../../db/queries/flashcards.ts';
 import { listOpenTasks } from '../../db/queries/tasks.ts';
 import { listDueDecks } from '../../db/queries/today.ts';
-import { createAiQueue, type Slot } from '../../server/ai-queue.ts';
+import { createAiQueue, REPLY_RETRY_AFTER_SECONDS, type AiQueue, type Reservation, type Slot } from '../../server/ai-queue.ts';
 import type { GeneralPrincipal } from '../../server/general/principal.ts';
 import { problems } from '../../server/problems.ts';
 import { page, timeIdCursor } from '../../server/http/cursor.ts';
 import { daysBetween, localDate } from '../../domain/student-day.ts';
+import { recentTurns } from './tutor/history.ts';
 import { localTutor } from './tutor/local.ts';
 import { clientDisconnect, openReplyStream, relayReply, waitForSlot, type ReplyStream } from './tutor/reply-stream.ts';
 import { cutAtWord } from './tutor/topic.ts';
 import type { Focus, StudentFacts } from './tutor/types.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 
-/** Earlier messages of a conversation the tutor is shown (10 exchanges). */
+/** Earlier messages of a conversation the tutor is shown (10 exchanges), within HISTORY_CHARS (tutor/history.ts). */
 const HISTORY_MESSAGES = 20;
 /** Decks, exams and tasks the tutor is told about, each. */
 const FACTS_PER_KIND = 3;
@@ -43,11 +45,26 @@ const PROCESS_QUEUE = createAiQueue();
 
 type ChatRequest = Schemas['TutorChatRequest'];
 
-export const streamTutorChat: GeneralHandlers['streamTutorChat'] = async (
-  { body, principal },
-  { db, now: clock, lifecycle, tutor = BUILT_IN_TUTOR, aiQueue = PROCESS_QUEUE },
-  { req, res },
-) => {
+type ChatArguments = Parameters<GeneralHandlers['streamTutorChat']>;
+
+export const streamTutorChat: GeneralHandlers['streamTutorChat'] = async (input, context, io) => {
+  const aiQueue = context.aiQueue ?? PROCESS_QUEUE;
+  // The account's place comes first, before any read: a refused request costs one count and stores nothing.
+  const reservation = await aiQueue.reserve({ account: input.principal.user_id, plan: input.principal.plan, conversation: input.body.conversation_id });
+  if (reservation.kind === 'refused') throw tooManyReplies(reservation);
+  try {
+    await queueAndReply(input, { ...context, aiQueue }, io);
+  } finally {
+    reservation.lease.release();
+  }
+};
+
+/** Waits for a generation slot (telling the client its place), then streams the reply and stores both messages. */
+async function queueAndReply(
+  { body, principal }: ChatArguments[0],
+  { db, now: clock, lifecycle, tutor = BUILT_IN_TUTOR, aiQueue }: ChatArguments[1] & { aiQueue: AiQueue },
+  { req, res }: ChatArguments[2],
+): Promise<void> {
   const userId = principal.user_id;
   const conversation = body.conversation_id ? await findConversation(db, userId, body.conversation_id) : undefined;
   if (body.conversation_id && !conversation) throw noConversation();
@@ -84,7 +101,7 @@ export const streamTutorChat: GeneralHandlers['streamTutorChat'] = async (
       tutor,
       ...turn,
       message: body.message,
-      history: history.map(({ role, content }) => ({ role, content })),
+      history: recentTurns(history.map(({ role, content }) => ({ role, content }))),
       facts,
       clientGone: client.signal,
       streamsEnd: lifecycle.streamsEnd,
@@ -95,7 +112,15 @@ export const streamTutorChat: GeneralHandlers['streamTutorChat'] = async (
     client.dispose();
     stream?.end();
   }
-};
+}
+
+function tooManyReplies(refusal: Extract<Reservation, { kind: 'refused' }>) {
+  const detail =
+    refusal.reason === 'conversation'
+      ? 'This conversation already has a reply queued or generating; wait for it to end before sending the next message.'
+      : `You already have ${refusal.limit} replies queued or generating, the most your plan allows at once; wait for one to end.`;
+  return problems.tooManyConcurrentReplies(detail, REPLY_RETRY_AFTER_SECONDS);
+}
 
 export const listConversations: GeneralHandlers['listConversations'] = async ({ query, principal }, { db }) => {
   const rows = await listConversationRows(db, principal.user_id, timeIdCursor(query.cursor), query.limit);

@@ -1,9 +1,14 @@
-// The AI queue seen from clients: with AI_MAX_CONCURRENCY=1, real streams over the network, read as they arrive by
-// eventsource-parser. The tutor holds each reply until the test lets it finish, so who holds the slot is certain.
+// The AI queue seen from clients: small queues (most with AI_MAX_CONCURRENCY=1), real streams over the network, read
+// as they arrive by eventsource-parser; the accounts' places counted in Redis when REDIS_URL is set. The tutor holds
+// each reply until the test lets it finish, so who holds the slot is certain.
 import assert from 'node:assert/strict';
 import { setContractPlan } from '../../db/queries/users.ts';
 import type { Tutor } from '../../handlers/general/tutor/types.ts';
-import { createAiQueue } from '../../server/ai-queue.ts';
+import { randomBytes } from 'node:crypto';
+import { memoryLeases, type AccountLeases } from '../../server/account-leases.ts';
+import { AI_REPLY_LEASES, createAiQueue } from '../../server/ai-queue.ts';
+import type { LimitStores } from '../../server/rate-limits.ts';
+import { redisLimitStores } from '../../server/redis-limit-stores.ts';
 import { createLifecycle, type Lifecycle } from '../../server/lifecycle.ts';
 import { contractClient } from '../support/contract.ts';
 import { newStudent, type Student } from '../support/general-app.ts';
@@ -39,9 +44,18 @@ interface Chat {
   abort(): void;
 }
 
-async function queueApp(limits: { maxQueue: number }, lifecycle?: Lifecycle) {
+/** The accounts' places as a process counts them: in Redis with REDIS_URL (under the test's own prefix), else in memory. */
+async function testLeases(keyPrefix: string): Promise<AccountLeases> {
+  if (!process.env.REDIS_URL) return memoryLeases();
+  const stores = await redisLimitStores(process.env.REDIS_URL, { keyPrefix });
+  openStores.push(stores);
+  return stores.leases(AI_REPLY_LEASES);
+}
+const openStores: LimitStores[] = [];
+
+async function queueApp(limits: { maxQueue: number; maxConcurrency?: number }, lifecycle?: Lifecycle, keyPrefix = `ai-queue-test:${randomBytes(4).toString('hex')}:`) {
   const { tutor, finish } = heldTutor();
-  const queue = createAiQueue({ maxConcurrency: 1, ...limits });
+  const queue = createAiQueue({ maxConcurrency: 1, ...limits }, await testLeases(keyPrefix));
   const app = await buildApp({ tutor, aiQueue: queue, ...(lifecycle ? { lifecycle } : {}) });
   const server = await listen(app);
   const chat = async (student: Student, message: string): Promise<Chat> => {
@@ -55,7 +69,19 @@ async function queueApp(limits: { maxQueue: number }, lifecycle?: Lifecycle) {
     assert.equal(response.status, 200, await (response.status === 200 ? '' : response.text()));
     return { events: readEvents(response.body!), abort: () => client.abort() };
   };
-  return { app, api: contractClient(app), queue, server, finish, chat, newStudent: () => newStudent(app) };
+  /** A chat whose status is not asserted: the 200's events, or the refusal's problem and Retry-After. */
+  const attempt = async (student: Student, message: string, conversationId?: string) => {
+    const client = new AbortController();
+    const response = await fetch(`${server.baseUrl}/api/ai/chat`, {
+      method: 'POST',
+      headers: { ...student.headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ message, ...(conversationId ? { conversation_id: conversationId } : {}) }),
+      signal: client.signal,
+    });
+    if (response.status === 200) return { status: 200, chat: { events: readEvents(response.body!), abort: () => client.abort() } as Chat };
+    return { status: response.status, problem: (await response.json()) as { code: string; detail: string }, retryAfter: response.headers.get('retry-after') };
+  };
+  return { app, api: contractClient(app), queue, server, finish, chat, attempt, newStudent: () => newStudent(app) };
 }
 
 async function next(chat: Chat): Promise<Pick<TutorEvent, 'event' | 'json'>> {
@@ -85,11 +111,12 @@ async function until(probe: () => boolean, what: string): Promise<void> {
   }
 }
 
-describe('streamTutorChat in the AI queue (AI_MAX_CONCURRENCY=1)', () => {
+describe('streamTutorChat in the AI queue', () => {
   let server: Listening | undefined;
   afterEach(async () => {
     await server?.close();
     server = undefined;
+    await Promise.all(openStores.splice(0).map((stores) => stores.close()));
   });
 
   it('lets a contract account’s request overtake waiting free ones, telling each waiting stream its position', async () => {
@@ -194,5 +221,116 @@ describe('streamTutorChat in the AI queue (AI_MAX_CONCURRENCY=1)', () => {
     assert.equal(holding.events.received.at(-1)!.json.code, 'service_restarting', 'the running reply ends too');
     assert.deepEqual([app.queue.running, app.queue.waiting], [0, 0]);
     assert.deepEqual(await messagesOf(waiter), []);
+  });
+
+  it('admits at most 2 replies of one free account at once (queued or generating); the rest are 429 too_many_concurrent_replies, stored nothing, and another student still gets a slot', async () => {
+    const app = await queueApp({ maxConcurrency: 4, maxQueue: 16 });
+    server = app.server;
+    const [attacker, victim] = await Promise.all([app.newStudent(), app.newStudent()]);
+    const messages = Array.from({ length: 20 }, (_, i) => `attack ${i}`);
+    const answers = await Promise.all(messages.map((message) => app.attempt(attacker, message)));
+
+    const admitted = messages.filter((_, i) => answers[i]!.status === 200);
+    const refused = answers.filter((answer) => answer.status !== 200);
+    assert.equal(admitted.length, 2, `admitted ${admitted.length} of 20`);
+    assert.deepEqual(new Set(refused.map((answer) => answer.status)), new Set([429]));
+    for (const answer of refused) {
+      assert.equal(answer.problem!.code, 'too_many_concurrent_replies');
+      assert.match(answer.problem!.detail, /2 replies/);
+      assert.ok(Number(answer.retryAfter) > 0, `Retry-After: ${answer.retryAfter}`);
+    }
+    for (const answer of answers.filter((a) => a.status === 200)) assert.equal((await next(answer.chat!)).event, 'message.started');
+    assert.deepEqual([app.queue.running, app.queue.waiting], [2, 0]);
+
+    const other = await app.chat(victim, 'my turn');
+    assert.equal((await next(other)).event, 'message.started', 'a free generation slot, at once');
+    const stored = await messagesOf(attacker);
+    assert.deepEqual(stored.map((m) => m.content).sort(), [...admitted].sort(), 'nothing stored for the refused requests');
+
+    for (const message of [...admitted, 'my turn']) app.finish(message);
+    await Promise.all([...answers.flatMap((a) => (a.chat ? [a.chat.events.ended] : [])), other.events.ended]);
+    assert.deepEqual([app.queue.running, app.queue.waiting], [0, 0]);
+    // The account's hourly budget (20) is spent: its places are checked on the queue itself.
+    const places = [await app.queue.reserve({ account: attacker.id, plan: 'free' }), await app.queue.reserve({ account: attacker.id, plan: 'free' })];
+    assert.deepEqual(places.map((place) => place.kind), ['reserved', 'reserved'], 'the account’s places are free again');
+    for (const place of places) if (place.kind === 'reserved') place.lease.release();
+  });
+
+  it('counts queued and generating replies alike per account; a contract account gets 3 and still overtakes', async () => {
+    const app = await queueApp({ maxConcurrency: 1, maxQueue: 8 });
+    server = app.server;
+    const [greedy, free] = await Promise.all([app.newStudent(), app.newStudent()]);
+    const boss = await contractStudent(app);
+
+    const g1 = await app.chat(greedy, 'g1');
+    assert.equal((await next(g1)).event, 'message.started');
+    const g2 = await app.chat(greedy, 'g2');
+    assert.deepEqual(await next(g2), queuedAt(1));
+    const g3 = await app.attempt(greedy, 'g3');
+    assert.equal(g3.status, 429, 'one generating and one waiting: the account holds its 2');
+    assert.equal(g3.problem!.code, 'too_many_concurrent_replies');
+    const f1 = await app.chat(free, 'f1');
+    assert.deepEqual(await next(f1), queuedAt(2));
+
+    const contract = [];
+    for (const [i, message] of ['c1', 'c2', 'c3'].entries()) {
+      const c = await app.chat(boss, message);
+      assert.deepEqual(await next(c), queuedAt(i + 1), `${message} goes ahead of every free request`);
+      contract.push(c);
+    }
+    const c4 = await app.attempt(boss, 'c4');
+    assert.equal(c4.status, 429, 'a contract account holds 3 at most');
+    assert.equal(c4.problem!.code, 'too_many_concurrent_replies');
+    assert.deepEqual([app.queue.running, app.queue.waiting], [1, 5]);
+
+    for (const message of ['g1', 'c1', 'c2', 'c3', 'g2', 'f1']) app.finish(message);
+    await Promise.all([g1, g2, f1, ...contract].map((c) => c.events.ended));
+    assert.equal(contract[0]!.events.received.at(-1)!.event, 'message.completed');
+    const order = (await testDatabase().db.selectFrom('ai_messages').select('content').where('role', '=', 'user').where('user_id', 'in', [greedy.id, free.id, boss.id]).orderBy('created_at').execute()).map((m) => m.content);
+    assert.deepEqual(order, ['g1', 'c1', 'c2', 'c3', 'g2', 'f1'], 'started in this order');
+    assert.deepEqual(await messagesOf(greedy).then((rows) => rows.filter((m) => m.role === 'user').map((m) => m.content)), ['g1', 'g2']);
+  });
+
+  it('generates one reply at a time per conversation: a second concurrent message to it is refused', async () => {
+    const app = await queueApp({ maxConcurrency: 4, maxQueue: 16 });
+    server = app.server;
+    const student = await app.newStudent();
+    const first = await app.chat(student, 'first');
+    const started = await next(first);
+    app.finish('first');
+    await first.events.ended;
+    const conversationId = started.json.conversation_id as string;
+
+    const followUp = await app.attempt(student, 'follow-up', conversationId);
+    assert.equal(followUp.status, 200);
+    assert.equal((await next(followUp.chat!)).event, 'message.started');
+    const meanwhile = await app.attempt(student, 'meanwhile', conversationId);
+    assert.equal(meanwhile.status, 429);
+    assert.equal(meanwhile.problem!.code, 'too_many_concurrent_replies');
+    assert.match(meanwhile.problem!.detail, /conversation/);
+    const elsewhere = await app.attempt(student, 'elsewhere');
+    assert.equal(elsewhere.status, 200, 'a new conversation is within the account’s 2');
+
+    app.finish('follow-up');
+    app.finish('elsewhere');
+    await Promise.all([followUp.chat!.events.ended, elsewhere.chat!.events.ended]);
+    assert.deepEqual((await messagesOf(student)).filter((m) => m.role === 'user').map((m) => m.content), ['first', 'follow-up', 'elsewhere']);
+  });
+
+  it('holds the account’s 2 across processes sharing Redis: 20 requests spread over two servers admit 2', async function () {
+    if (!process.env.REDIS_URL) this.skip(); // needs a real Redis: .ci/run sets REDIS_URL
+    const keyPrefix = `ai-queue-test:${randomBytes(4).toString('hex')}:`;
+    const [one, two] = [await queueApp({ maxConcurrency: 4, maxQueue: 16 }, undefined, keyPrefix), await queueApp({ maxConcurrency: 4, maxQueue: 16 }, undefined, keyPrefix)];
+    server = { close: async () => void (await Promise.all([one.server.close(), two.server.close()])) } as Listening;
+    const attacker = await one.newStudent();
+    const messages = Array.from({ length: 20 }, (_, i) => `spread ${i}`);
+    const answers = await Promise.all(messages.map((message, i) => (i % 2 ? one : two).attempt(attacker, message)));
+    assert.equal(answers.filter((answer) => answer.status === 200).length, 2);
+    assert.deepEqual(new Set(answers.filter((answer) => answer.status !== 200).map((answer) => answer.problem!.code)), new Set(['too_many_concurrent_replies']));
+    for (const message of messages) {
+      one.finish(message);
+      two.finish(message);
+    }
+    await Promise.all(answers.flatMap((answer) => (answer.chat ? [answer.chat.events.ended] : [])));
   });
 });

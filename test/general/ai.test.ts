@@ -207,6 +207,44 @@ describe('streamTutorChat', () => {
       assert.deepEqual((await messagesOf(alice.id)).map((m) => m.finish_reason), [null, 'stop', null, 'length']);
     });
 
+    it('asks the provider for at most 2,000 tokens and cuts a longer reply at 16,000 characters, streamed and stored as length', async () => {
+      const { api, newStudent } = await providerApp();
+      const alice = await newStudent();
+      // A provider that ignores max_tokens: 20 pieces of 1,000 characters, then a normal end.
+      upstream.behave({ kind: 'reply', pieces: Array.from({ length: 20 }, (_, i) => String(i % 10).repeat(1_000)) });
+      const events = eventsOf((await api.post('/api/ai/chat').set(alice.headers).send({ message: 'Talk a lot' }).expect(200)).text);
+      assert.equal(upstream.requests.at(-1)!.body.max_tokens, 2_000);
+      const streamed = events.filter((e) => e.event === 'message.delta').map((e) => e.json.text).join('');
+      assert.equal(streamed.length, 16_000);
+      assert.equal(events.filter((e) => e.event === 'message.delta').length, 16, 'nothing sent past the bound');
+      assert.deepEqual(events.at(-1)!.json, { message_id: events[0]!.json.message_id, finish_reason: 'length', usage: { input_tokens: null, output_tokens: null } });
+      const stored = (await messagesOf(alice.id)).find((m) => m.role === 'assistant');
+      assert.deepEqual([stored?.content.length, stored?.finish_reason], [16_000, 'length']);
+    });
+
+    it('shows the model the most recent turns only, within 24,000 characters, however long the conversation', async () => {
+      const { api, newStudent } = await providerApp();
+      const alice = await newStudent();
+      upstream.behave({ kind: 'reply', pieces: ['a'.repeat(16_000)] });
+      const first = eventsOf((await api.post('/api/ai/chat').set(alice.headers).send({ message: 'one' }).expect(200)).text);
+      const conversation_id = first[0]!.json.conversation_id;
+      upstream.behave({ kind: 'reply', pieces: ['b'.repeat(16_000)] });
+      await api.post('/api/ai/chat').set(alice.headers).send({ message: 'two', conversation_id }).expect(200);
+      upstream.behave({ kind: 'reply', pieces: ['Short.'] });
+      await api.post('/api/ai/chat').set(alice.headers).send({ message: 'three', conversation_id }).expect(200);
+
+      const shown = upstream.requests.at(-1)!.body.messages.slice(1);
+      assert.deepEqual(
+        shown.map((m) => [m.role, m.content.slice(0, 3), m.content.length]),
+        [
+          ['user', 'two', 3],
+          ['assistant', 'bbb', 16_000],
+          ['user', 'thr', 5],
+        ],
+        'the first exchange does not fit beside the second',
+      );
+    });
+
     it('ends the stream with a tutor_unavailable error event when the provider fails, keeping the student’s message', async () => {
       const { api, newStudent } = await providerApp();
       const alice = await newStudent();

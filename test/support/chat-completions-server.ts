@@ -12,7 +12,7 @@ export type Behaviour =
 export interface RecordedRequest {
   path: string;
   headers: IncomingMessage['headers'];
-  body: { model: string; stream: boolean; messages: Array<{ role: string; content: string }> };
+  body: { model: string; stream: boolean; max_tokens?: number; messages: Array<{ role: string; content: string }> };
   /** Resolves when the client closed the connection before the reply ended, or when the reply ended. */
   ended: Promise<'client_closed' | 'finished'>;
 }

@@ -13,6 +13,12 @@ export interface OpenAiCompatibleOptions {
   timeoutMs?: number;
 }
 
+/**
+ * Tokens a reply may use (`max_tokens`, the parameter every OpenAI-compatible server knows): a tutor answers briefly,
+ * and a student's request must not cost an unbounded generation. About 8,000 characters of English.
+ */
+export const REPLY_MAX_TOKENS = 2_000;
+
 interface CompletionChunk {
   choices?: Array<{ delta?: { content?: string | null }; finish_reason?: string | null }>;
   usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
@@ -30,7 +36,7 @@ export function openAiCompatibleTutor(options: OpenAiCompatibleOptions): Tutor {
         response = await fetch(endpoint, {
           method: 'POST',
           headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${options.apiKey}` },
-          body: JSON.stringify({ model: options.model, messages, stream: true, stream_options: { include_usage: true } }),
+          body: JSON.stringify({ model: options.model, messages, max_tokens: REPLY_MAX_TOKENS, stream: true, stream_options: { include_usage: true } }),
           signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
         });
       } catch (error) {

@@ -10,6 +10,13 @@ import { problems } from '../../../server/problems.ts';
 import type { FinishReason } from '../../../db/queries/ai.ts';
 import { TutorUnavailable, type StudentFacts, type Turn, type Tutor, type TutorUsage } from './types.ts';
 
+/**
+ * The most of a reply that is streamed and stored, whatever the model does with its token limit
+ * (openai-compatible.ts REPLY_MAX_TOKENS): a reply is held in memory while it streams, stored whole and sent back to
+ * the model as history, so its size is bounded here. A longer reply ends at this length as `length`.
+ */
+export const MAX_REPLY_CHARS = 16_000;
+
 const RESTARTING = 'The service is restarting; the reply so far is stored (finish_reason interrupted). Send the request again on a new connection.';
 const RESTARTING_WHILE_QUEUED = 'The service is restarting; nothing was stored. Send the request again on a new connection.';
 const DELETED = 'The conversation was deleted while the reply streamed; the reply was not stored.';
@@ -92,18 +99,26 @@ export interface Reply {
 export async function relayReply(stream: ReplyStream, r: Reply): Promise<void> {
   const replyId = randomUUID();
   const stopped = AbortSignal.any([r.clientGone, r.streamsEnd]);
+  const tooLong = new AbortController();
   let text = '';
   let finish: { finish_reason: 'stop' | 'length'; usage: TutorUsage } | undefined;
   let failure: unknown;
   try {
     stream.send('message.started', { conversation_id: r.conversationId, message_id: replyId, user_message_id: r.userMessageId, model: r.tutor.model });
-    for await (const event of r.tutor.reply({ message: r.message, history: r.history, facts: r.facts, signal: stopped })) {
+    const signal = AbortSignal.any([stopped, tooLong.signal]);
+    for await (const event of r.tutor.reply({ message: r.message, history: r.history, facts: r.facts, signal })) {
       if (stopped.aborted) break;
-      if (event.type === 'delta') {
-        text += event.text;
-        stream.send('message.delta', { text: event.text });
-      } else {
+      if (event.type === 'finish') {
         finish = event;
+        continue;
+      }
+      const piece = event.text.slice(0, MAX_REPLY_CHARS - text.length);
+      text += piece;
+      if (piece) stream.send('message.delta', { text: piece });
+      if (text.length >= MAX_REPLY_CHARS) {
+        finish = { finish_reason: 'length', usage: { input_tokens: null, output_tokens: null } };
+        tooLong.abort();
+        break;
       }
     }
   } catch (error) {
