@@ -89,6 +89,8 @@ export interface OauthGrantsTable {
   created_at: CreatedAt;
   revoked_at: Timestamp | null;
   revoked_reason: string | null;
+  /** When the student typed the password for this grant (sign-in and consent); null for client credentials. */
+  authenticated_at: Timestamp | null;
 }
 
 export interface OauthAuthorizationCodesTable {
@@ -338,6 +340,8 @@ export interface WebhookEndpointsTable {
   failing_since: NullableTimestamp;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  /** A student's endpoint registered through an app's or institution's grant: it ends with the grant. Null: the student's own. */
+  grant_id: string | null;
 }
 
 export interface WebhookDeliveriesTable {

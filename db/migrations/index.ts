@@ -25,6 +25,7 @@ import * as completedTasksIndex from './20261125_0201_completed_tasks_index.ts';
 import * as activityHours from './20261125_0401_activity_hours.ts';
 import * as leaderboardChanges from './20261126_0001_leaderboard_changes.ts';
 import * as statsChanges from './20261126_0002_stats_changes.ts';
+import * as grantOwnedEndpoints from './20261127_0101_grant_owned_endpoints.ts';
 import * as exportLeases from './20261127_0201_export_leases.ts';
 import * as webhookEndpointGates from './20261127_0501_webhook_endpoint_gates.ts';
 
@@ -54,6 +55,7 @@ export const migrations: Record<string, Migration> = {
   '20261125_0401_activity_hours': activityHours,
   '20261126_0001_leaderboard_changes': leaderboardChanges,
   '20261126_0002_stats_changes': statsChanges,
+  '20261127_0101_grant_owned_endpoints': grantOwnedEndpoints,
   '20261127_0201_export_leases': exportLeases,
   '20261127_0501_webhook_endpoint_gates': webhookEndpointGates,
 };

@@ -2,6 +2,7 @@
 // refresh tokens are stored as SHA-256 hashes only (they are long random strings, like API keys).
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
+import { GRANT_ARTIFACTS } from './grant-artifacts.ts';
 import { changingPrincipals } from './principal-changes.ts';
 
 /** A client the authorization server knows: a disabled one (`institutions revoke`) is no client any more. */
@@ -83,7 +84,7 @@ export async function disableInstitution(db: Db, clientId: string, now: Date): P
   });
 }
 
-export async function insertGrant(db: Db, grant: { client_id: string; user_id: string; scopes: string[] }): Promise<string> {
+export async function insertGrant(db: Db, grant: { client_id: string; user_id: string; scopes: string[]; authenticated_at?: Date | null }): Promise<string> {
   return (await db.insertInto('oauth_grants').values(grant).returning('id').executeTakeFirstOrThrow()).id;
 }
 
@@ -92,13 +93,22 @@ export async function revokeGrant(db: Db, grantId: string, reason: string, now: 
   return changingPrincipals(db, async (trx, changed) => (await revokeLiveGrants(trx, { id: grantId }, reason, now, changed)) > 0);
 }
 
+/** Which live grants a revocation ends: one grant, a student's, a client's, or both; `except` keeps one of them. */
+export interface GrantSelection {
+  id?: string;
+  user_id?: string;
+  client_id?: string;
+  except?: string | null;
+}
+
 /**
- * Revokes the live grants `which` selects, in `trx`, and reports each account that lost one to `changed` (its kept
- * principals go in every process); returns how many were revoked. The one write of a grant's revocation.
+ * Revokes the live grants `which` selects, in `trx`, ends everything they own (GRANT_ARTIFACTS, in this same
+ * transaction) and reports each account that lost one to `changed` (its kept principals go in every process);
+ * returns how many were revoked. The one write of a grant's revocation.
  */
-async function revokeLiveGrants(
+export async function revokeLiveGrants(
   trx: Db,
-  which: { id?: string; user_id?: string; client_id?: string },
+  which: GrantSelection,
   reason: string,
   now: Date,
   changed: (userId: string) => Promise<void>,
@@ -108,9 +118,23 @@ async function revokeLiveGrants(
   if (which.id !== undefined) update = update.where('id', '=', which.id);
   if (which.user_id !== undefined) update = update.where('user_id', '=', which.user_id);
   if (which.client_id !== undefined) update = update.where('client_id', '=', which.client_id);
-  const revoked = await update.returning('user_id').execute();
+  if (which.except) update = update.where('id', '!=', which.except);
+  const revoked = await update.returning(['id', 'user_id']).execute();
+  if (revoked.length === 0) return 0;
+  const grantIds = revoked.map((grant) => grant.id);
+  for (const artifact of GRANT_ARTIFACTS) await artifact.end?.(trx, grantIds, now);
   for (const userId of new Set(revoked.map((grant) => grant.user_id))) await changed(userId);
   return revoked.length;
+}
+
+/**
+ * Holds the grant until the transaction ends, if it is live: what a credential of the grant creates in that
+ * transaction (a webhook endpoint) is then either seen by a revocation that commits after it, or refused because
+ * the revocation committed first. False when the grant is revoked.
+ */
+export async function lockLiveGrant(trx: Db, grantId: string): Promise<boolean> {
+  const row = await trx.selectFrom('oauth_grants').select('id').where('id', '=', grantId).where('revoked_at', 'is', null).forShare().executeTakeFirst();
+  return row !== undefined;
 }
 
 export async function insertAuthorizationCode(
@@ -154,7 +178,7 @@ export async function findRefreshToken(db: Db, tokenHash: string) {
     .select(['t.grant_id', 't.expires_at', 't.rotated_at'])
     .select(['g.client_id', 'g.user_id', 'g.scopes', 'g.revoked_at'])
     .where('t.token_hash', '=', tokenHash)
-    // A token a password change ended is unknown from then on (not a replay: its grant and keys live on).
+    // A token its grant's revocation ended is unknown from then on.
     .where('t.revoked_at', 'is', null)
     .executeTakeFirst();
 }
@@ -200,28 +224,33 @@ export async function revokeClientGrants(db: Db, userId: string, clientId: strin
 }
 
 /**
- * Ends the unexchanged refresh tokens of the student's sign-ins other than `keptGrantId` (null: all of them). The
- * grants stay, so the keys minted through them keep working; the apps sign in again to get new tokens.
+ * Ends every sign-in of the student but `keptGrantId` (null: all of them), with everything each owns: what a password
+ * change or reset does, so that a credential taken before it keeps nothing (an access token minting a key, say).
+ * Runs in the caller's transaction, with the caller's `changed` (changingPrincipals).
  */
-export async function revokeRefreshTokensOfOtherGrants(db: Db, userId: string, keptGrantId: string | null, now: Date): Promise<void> {
-  let grants = db.selectFrom('oauth_grants').select('id').where('user_id', '=', userId);
-  if (keptGrantId) grants = grants.where('id', '!=', keptGrantId);
-  await db
-    .updateTable('oauth_refresh_tokens')
-    .set({ revoked_at: now })
-    .where('grant_id', 'in', grants)
-    .where('revoked_at', 'is', null)
-    .where('rotated_at', 'is', null)
-    .execute();
+export async function revokeOtherSignIns(
+  trx: Db,
+  userId: string,
+  keptGrantId: string | null,
+  reason: string,
+  now: Date,
+  changed: (userId: string) => Promise<void>,
+): Promise<number> {
+  return revokeLiveGrants(trx, { user_id: userId, except: keptGrantId }, reason, now, changed);
 }
 
-/** When the student last typed their password for this grant: its sign-in (authorization code) time; null for other grants. */
+/**
+ * When the student last typed their password for this grant (the sign-in and consent page), or null: a grant no
+ * password stands behind (client credentials), and any grant of an institution, whose tokens are exchanged ones
+ * (RFC 8693): an institution acts for the student, it is never the student at the keyboard.
+ */
 export async function findSignInTime(db: Db, grantId: string): Promise<Date | null> {
   const row = await db
     .selectFrom('oauth_grants as g')
-    .innerJoin('oauth_authorization_codes as c', 'c.grant_id', 'g.id')
-    .select('g.created_at')
+    .innerJoin('oauth_clients as c', 'c.id', 'g.client_id')
+    .select('g.authenticated_at')
     .where('g.id', '=', grantId)
+    .where('c.kind', '!=', 'institution')
     .executeTakeFirst();
-  return row?.created_at ?? null;
+  return row?.authenticated_at ?? null;
 }

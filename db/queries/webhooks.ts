@@ -29,6 +29,8 @@ export interface NewEndpoint {
   description: string;
   enabled: boolean;
   secret_sealed: string;
+  /** The grant whose credential registered it (it ends with the grant: grant-artifacts.ts); null for the student's own. */
+  grant_id?: string | null;
 }
 
 export interface EndpointChanges {
@@ -36,6 +38,8 @@ export interface EndpointChanges {
   event_types?: string[];
   description?: string;
   enabled?: boolean;
+  /** Set with a new `url`: the grant of the credential that chose it (null: the student's own). */
+  grant_id?: string | null;
 }
 
 export async function listEndpoints(db: Db, userId: string) {

@@ -602,8 +602,10 @@ export interface paths {
         /**
          * Delete the student's account
          * @description Deletes the account for good. It needs an access token from a **fresh sign-in**: the authorization code flow,
-         *     where the student typed the password, at most 5 minutes ago (after GitHub's sudo mode). Refreshing a token keeps
-         *     its sign-in time; personal API keys and client credentials never qualify. Anything else is
+         *     where the student typed the password, at most 5 minutes ago (after GitHub's sudo mode), counted from the moment
+         *     the sign-in page checked the password. Refreshing a token keeps its sign-in time; personal API keys, client
+         *     credentials and an institution's tokens (exchanged for the student, never the student at the keyboard) never
+         *     qualify. Anything else is
          *     `403 reauthentication_required`: the app sends the student through sign-in again, then deletes. (The password
          *     travels to the sign-in page only, never in a DELETE body, which this service does not read.)
          *
@@ -707,10 +709,13 @@ export interface paths {
         post?: never;
         /**
          * Revoke an app's access
-         * @description Revokes every live grant of the current student to this app at once: its access and refresh tokens stop working
-         *     on the next request (`401`), the personal API keys it created stop with them, and its webhook endpoint no longer
-         *     receives the student's events. The app must ask for consent again to come back. An app the student has not
-         *     authorized (or has revoked already) answers `404`.
+         * @description Revokes every live grant of the current student to this app at once, and everything the app holds through them,
+         *     in one transaction: its access and refresh tokens stop working on the next request (`401`) in every process, the
+         *     personal API keys it created stop with them, the webhook endpoints it registered for the student are deleted
+         *     with their pending deliveries, its open streams end, and its own webhook endpoint no longer receives the
+         *     student's events. The same holds for an institution: its exchanged tokens stop and its next exchange is
+         *     `400 invalid_grant`. The app must ask for consent again to come back. An app the student has not authorized
+         *     (or has revoked already) answers `404`.
          */
         delete: operations["revokeMyAuthorization"];
         options?: never;
@@ -779,10 +784,12 @@ export interface paths {
         put?: never;
         /**
          * Change the student's password
-         * @description Sets a new password, given the current one (else `403 reauthentication_required`). The refresh tokens of the
-         *     student's other sign-ins stop working at once, so every other device and app signs in again within 15 minutes
-         *     (when its access token expires); the sign-in making this request, the apps' grants themselves, and personal
-         *     API keys are kept. Failed attempts count against the credential's rate limits.
+         * @description Sets a new password, given the current one (else `403 reauthentication_required`). Every other sign-in ends at
+         *     once with everything it holds, as if the student revoked it: its access and refresh tokens (`401` on the next
+         *     request), the personal API keys minted through it, the webhook endpoints registered through it; apps' and
+         *     institutions' grants included, so a credential taken before the change keeps nothing. Kept: the credential
+         *     making this request (its sign-in, or the key it was minted through), and the personal API keys and webhook
+         *     endpoints made outside any sign-in. Failed attempts count against the credential's rate limits.
          */
         post: operations["changeMyPassword"];
         delete?: never;
@@ -810,6 +817,12 @@ export interface paths {
          *     secret (`whsec_…`): this is the only time it is shown. The URL must resolve to public addresses only, else `400`
          *     naming `body.url` with a `webhook_url_…` code; subscribing to a kind needs the read scope of its resource (`403` otherwise). A student has
          *     at most 10 endpoints: an eleventh is `409 endpoint_limit_reached`.
+         *
+         *     **Whose it is.** An endpoint registered with an app's or institution's access token, or with a personal key
+         *     minted through one, belongs to that grant: it is deleted, with its pending deliveries, when the grant ends
+         *     (the student revokes the app, the app revokes its token, a password change, the operator disables an
+         *     institution), in the same transaction. One registered with a personal key made outside any sign-in is the
+         *     student's own and lives until the student removes it.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -846,6 +859,8 @@ export interface paths {
          * Change a webhook endpoint
          * @description Changes the fields sent: the URL (checked like at registration), the kinds, the description, or `enabled`.
          *     Enabling an endpoint the service disabled for failing clears `failing_since`; its status becomes `enabled`.
+         *     A new URL makes the endpoint belong to the credential that set it, as at registration: to an app's grant
+         *     (it ends with the grant), or to the student when set with a key made outside any sign-in.
          */
         patch: operations["updateWebhookEndpoint"];
         trace?: never;

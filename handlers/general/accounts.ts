@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Db } from '../../db/connect.ts';
 import { EXPORT_SECTIONS, exportPages, exportUser, inExportSnapshot } from '../../db/queries/export.ts';
-import { revokeRefreshTokensOfOtherGrants } from '../../db/queries/oauth.ts';
+import { revokeOtherSignIns } from '../../db/queries/oauth.ts';
+import { changingPrincipals } from '../../db/queries/principal-changes.ts';
 import { deleteAccount, setPasswordHash } from '../../db/queries/users.ts';
 import { AccountTaken, createAccount as insertNewAccount } from '../../server/auth/accounts.ts';
 import { hashPassword } from '../../server/auth/passwords.ts';
@@ -33,18 +34,20 @@ export const createAccount: GeneralHandlers['createAccount'] = async ({ body }, 
 };
 
 /**
- * A new password, given the current one. The other sign-ins' refresh tokens end (those devices sign in again); their
- * grants, the keys minted through them and the caller's own sign-in are kept.
+ * A new password, given the current one. Every other sign-in ends with everything it owns (GRANT_ARTIFACTS: its
+ * tokens, the keys minted and the webhook endpoints registered through it), apps' and institutions' included: a
+ * credential taken before the change keeps nothing. Kept: the credential making the change (its grant, or the
+ * student's own key) and the student's own keys and endpoints, made outside any grant.
  */
 export const changeMyPassword: GeneralHandlers['changeMyPassword'] = async ({ body, principal }, { db, now }) => {
   if (!(await passwordConfirmed(db, principal.user_id, body.current_password))) {
     throw problems.reauthenticationRequired("The password does not match; send the account's current password.");
   }
   const passwordHash = await hashPassword(body.new_password);
-  const keptGrant = principal.credential.kind === 'access_token' ? principal.credential.grant_id : null;
-  await db.transaction().execute(async (trx) => {
-    await setPasswordHash(trx, principal.user_id, passwordHash, now());
-    await revokeRefreshTokensOfOtherGrants(trx, principal.user_id, keptGrant, now());
+  const at = now();
+  await changingPrincipals(db, async (trx, changed) => {
+    await setPasswordHash(trx, principal.user_id, passwordHash, at);
+    await revokeOtherSignIns(trx, principal.user_id, principal.credential.grant_id, 'password_changed', at, changed);
   });
   return { status: 204, body: undefined };
 };

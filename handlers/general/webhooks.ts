@@ -22,7 +22,9 @@ import {
 } from '../../db/queries/webhooks.ts';
 import { emitEvent, type EventType } from '../../server/events/emit.ts';
 import { readScopesOf } from '../../server/events/read-scopes.ts';
-import { requireScopes } from '../../server/general/scopes.ts';
+import { lockLiveGrant } from '../../db/queries/oauth.ts';
+import type { GeneralPrincipal } from '../../server/general/principal.ts';
+import { REALM, requireScopes } from '../../server/general/scopes.ts';
 import type { HandlerContext, WebhookEndpointSettings } from '../../server/handler-types.ts';
 import { problems } from '../../server/problems.ts';
 import { resendDelivery, scheduleDelivery } from '../../server/webhooks/queue.ts';
@@ -56,10 +58,12 @@ export const createWebhookEndpoint: GeneralHandlers['createWebhookEndpoint'] = a
   const created = await idempotently(db, request, async (trx): Promise<{ status: 201; body: Schemas['WebhookEndpoint']; headers?: Record<string, string> }> => {
     // Two creates at once must not both see nine endpoints.
     await lockEndpointsOf(trx, principal.user_id);
+    const grant_id = await liveGrantOf(trx, principal);
     if ((await countEndpoints(trx, principal.user_id)) >= MAX_ENDPOINTS_PER_STUDENT) throw problems.endpointLimitReached(MAX_ENDPOINTS_PER_STUDENT);
     const id = randomUUID();
     const secret_sealed = sealEndpointSecret(secrets, id, createWebhookSecret());
-    const row = await insertEndpoint(trx, owner, { id, url: body.url, event_types: body.event_types, description: body.description ?? '', enabled: body.enabled ?? true, secret_sealed }, at);
+    const fields = { id, url: body.url, event_types: body.event_types, description: body.description ?? '', enabled: body.enabled ?? true, secret_sealed, grant_id };
+    const row = await insertEndpoint(trx, owner, fields, at);
     return { status: 201, body: endpointBody(row) };
   });
   const secret = await currentSecret(db, secrets, owner, created.body.id);
@@ -76,7 +80,13 @@ export const updateWebhookEndpoint: GeneralHandlers['updateWebhookEndpoint'] = a
   const { targets } = webhookSettings(context);
   if (body.event_types) requireScopes(principal, readScopesOf(body.event_types));
   if (body.url !== undefined) await assertUrl(body.url, targets);
-  const row = await updateEndpoint(context.db, { user_id: principal.user_id }, path.endpoint_id, body, context.now());
+  const row = await context.db.transaction().execute(async (trx) => {
+    // Whoever chooses where an endpoint sends owns it: a new URL set through an app's grant ends with that grant (an
+    // app cannot point the student's own endpoint at itself and keep it past revocation); set with the student's
+    // own key, it is the student's again.
+    const changes = body.url === undefined ? body : { ...body, grant_id: await liveGrantOf(trx, principal) };
+    return updateEndpoint(trx, { user_id: principal.user_id }, path.endpoint_id, changes, context.now());
+  });
   if (!row) throw noEndpoint();
   return { status: 200, body: endpointBody(row) };
 };
@@ -151,6 +161,18 @@ async function currentSecret(db: Db, secrets: WebhookEndpointSettings['secrets']
   // Removed between its creation and a replay of that creation: it is gone, like any other removed endpoint.
   if (!row) throw noEndpoint();
   return openEndpointSecret(secrets, endpointId, row.secret_sealed);
+}
+
+/**
+ * The grant an endpoint made or redirected by this credential belongs to (GRANT_ARTIFACTS): the access token's, or the
+ * one a personal key was minted through; null for the student's own key. Holds the grant until the transaction
+ * ends, so that a revocation committing meanwhile either sees the endpoint and deletes it or, having committed
+ * first, makes this request a 401.
+ */
+async function liveGrantOf(trx: Db, principal: GeneralPrincipal): Promise<string | null> {
+  const grantId = principal.credential.grant_id;
+  if (grantId !== null && !(await lockLiveGrant(trx, grantId))) throw problems.unauthorized('The credential was revoked.', REALM);
+  return grantId;
 }
 
 /** Sending to a disabled endpoint would queue what delivery then refuses: the owner enables it first. */

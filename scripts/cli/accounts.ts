@@ -1,7 +1,8 @@
 // users create | users reset-password | clients create: student accounts and OAuth clients, for operators. Secrets (a generated password,
 // a client secret) are printed once, as the last lines of stdout, and stored only as hashes.
 import { sql } from 'kysely';
-import { revokeRefreshTokensOfOtherGrants } from '../../db/queries/oauth.ts';
+import { revokeOtherSignIns } from '../../db/queries/oauth.ts';
+import { changingPrincipals } from '../../db/queries/principal-changes.ts';
 import { findNamedAccount, setPasswordHash } from '../../db/queries/users.ts';
 import { knownTimeZone } from '../../handlers/general/time-zones.ts';
 import { AccountTaken, createAccount, generatePassword } from '../../server/auth/accounts.ts';
@@ -37,8 +38,8 @@ export async function createUser(args: string[]): Promise<void> {
 }
 
 /**
- * A student who lost their password gets a generated one from an operator. Every sign-in's refresh tokens end, as
- * after a password change (whoever knew the old password signs in no more); grants and personal keys are kept. The
+ * A student who lost their password gets a generated one from an operator. Every sign-in ends with all it owns, as
+ * after a password change (whoever knew the old password keeps nothing); the student's own personal keys are kept. The
  * new password is not forced to change: no step of the service could force it (the sign-in page serves whichever
  * app the student uses), so the operator hands it over by a channel they trust and the student changes it with
  * POST /api/users/me/password.
@@ -51,13 +52,13 @@ export async function resetPassword(args: string[]): Promise<void> {
   await withDb(async (db) => {
     const account = await findNamedAccount(db, { email });
     if (!account) throw new Error(`no account has the e-mail ${email}`);
-    await db.transaction().execute(async (trx) => {
+    await changingPrincipals(db, async (trx, changed) => {
       const now = new Date();
       await setPasswordHash(trx, account.id, passwordHash, now);
-      await revokeRefreshTokensOfOtherGrants(trx, account.id, null, now);
+      await revokeOtherSignIns(trx, account.id, null, 'password_reset', now, changed);
     });
   });
-  process.stderr.write(`reset the password of ${email}; every sign-in of the account ends when its access token expires. The new password is shown once, below\n`);
+  process.stderr.write(`reset the password of ${email}; every sign-in of the account has ended. The new password is shown once, below\n`);
   console.log(password);
 }
 

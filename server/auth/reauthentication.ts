@@ -18,9 +18,10 @@ export async function passwordConfirmed(db: Db, userId: string, password: string
 }
 
 /**
- * Whether the credential is an access token whose sign-in (the authorization code flow, where the student typed
- * the password) happened at most FRESH_SIGN_IN_SECONDS ago. Refreshing keeps the sign-in time; client credentials
- * and personal keys never qualify.
+ * Whether the credential is an access token of a sign-in where the student typed the password at most
+ * FRESH_SIGN_IN_SECONDS ago (the grant's `authenticated_at`, set by the sign-in page). Refreshing keeps the sign-in
+ * time; client credentials, personal keys and an institution's tokens (exchanged for the student, RFC 8693: the
+ * institution acts for the student, it is not the student at the keyboard) never qualify.
  */
 export async function signedInFreshly(db: Db, credential: Credential, now: Date): Promise<boolean> {
   if (credential.kind !== 'access_token') return false;

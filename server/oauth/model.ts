@@ -19,6 +19,7 @@ import {
 } from '../../db/queries/oauth.ts';
 import type { AccessTokenIssuer } from '../auth/access-tokens.ts';
 import { hashSecret } from '../auth/secret-hash.ts';
+import { defaultScopes } from './default-scopes.ts';
 
 export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 60 * 60;
 export const AUTHORIZATION_CODE_TTL_SECONDS = 60;
@@ -27,6 +28,8 @@ export const AUTHORIZATION_CODE_TTL_SECONDS = 60;
 export interface GrantUser {
   id: string;
   grant_id?: string;
+  /** When the student typed the password on the sign-in page: the grant's re-authentication time (reauthentication.ts). */
+  authenticated_at?: Date;
 }
 
 /** Compares a presented client secret with the stored hash without leaking timing. */
@@ -59,10 +62,13 @@ export function oauthModel(db: Db, tokens: AccessTokenIssuer, now: () => Date) {
       return (client.redirectUris as string[]).includes(redirectUri); // exact match, as OAuth 2.1 requires
     },
 
-    /** The scopes asked for, all of which the client must be allowed; none asked for means all the client has. */
+    /**
+     * The scopes asked for, all of which the client must be allowed; none asked for means all the client has but those
+     * an app must ask for by name (default-scopes.ts).
+     */
     async validateScope(_user: GrantUser, client: OAuth2Server.Client, scope?: string[]) {
       const allowed = client.scopes as string[];
-      if (!scope || scope.length === 0) return allowed;
+      if (!scope || scope.length === 0) return defaultScopes(allowed);
       return scope.every((s) => allowed.includes(s)) ? scope : false;
     },
 
@@ -72,7 +78,7 @@ export function oauthModel(db: Db, tokens: AccessTokenIssuer, now: () => Date) {
       user: GrantUser,
     ) {
       if (!code.codeChallenge || code.codeChallengeMethod !== 'S256') throw new Error('PKCE S256 is checked before authorize() runs');
-      const grant_id = await insertGrant(db, { client_id: client.id, user_id: user.id, scopes: code.scope ?? [] });
+      const grant_id = await insertGrant(db, { client_id: client.id, user_id: user.id, scopes: code.scope ?? [], authenticated_at: user.authenticated_at ?? null });
       await insertAuthorizationCode(db, {
         code_hash: hashSecret(code.authorizationCode),
         grant_id,

@@ -20,7 +20,7 @@ import { unstorableText } from '../input-guard.ts';
 import type { FieldError } from '../problems.ts';
 import type { LimitStores } from '../rate-limits.ts';
 import { renderErrorPage, renderLoginPage } from './login-page.ts';
-import { AUTHORIZATION_CODE_TTL_SECONDS, oauthModel, REFRESH_TOKEN_TTL_SECONDS } from './model.ts';
+import { AUTHORIZATION_CODE_TTL_SECONDS, oauthModel, REFRESH_TOKEN_TTL_SECONDS, type GrantUser } from './model.ts';
 import { revokeToken } from './revocation.ts';
 import { TOKEN_EXCHANGE_GRANT, tokenExchangeGrantType } from './token-exchange.ts';
 
@@ -119,10 +119,12 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
     const valid = account?.password_hash ? await verifyPassword(account.password_hash, password) : await verifyNothing(password);
     if (!account || !valid) return void sendLoginPage(res, 401, checked.client, params, { email, error: 'The e-mail or password is wrong.' });
 
+    // The moment the password was checked: what the 5-minute re-authentication window counts from.
+    const authenticatedAt = now();
     const response = new OAuthResponse(res);
     try {
       await server.authorize(new OAuthRequest(req), response, {
-        authenticateHandler: { handle: () => ({ id: account.id }) },
+        authenticateHandler: { handle: (): GrantUser => ({ id: account.id, authenticated_at: authenticatedAt }) },
         authorizationCodeLifetime: AUTHORIZATION_CODE_TTL_SECONDS,
       });
     } catch (error) {
@@ -204,8 +206,8 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
     if (!params.code_challenge || params.code_challenge_method !== 'S256') {
       return { redirect: errorRedirect(params, 'invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256.') };
     }
-    const scopes = params.scope ? params.scope.split(' ').filter(Boolean) : (client.scopes as string[]);
-    if (!(await model.validateScope({ id: '' }, client, scopes))) return { redirect: errorRedirect(params, 'invalid_scope', 'The scope asks for more than this application may have.') };
+    const scopes = await model.validateScope({ id: '' }, client, params.scope ? params.scope.split(' ').filter(Boolean) : undefined);
+    if (!scopes) return { redirect: errorRedirect(params, 'invalid_scope', 'The scope asks for more than this application may have.') };
     return { client: { name: client.name as string, scopes, redirectUri } };
   }
 

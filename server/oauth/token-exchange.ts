@@ -10,7 +10,7 @@
 // authorizes the exchange is the client's own credential plus the student's consent grant. The token issued names
 // that grant (`sid`), as every access token does, so revoking the grant (DELETE /api/users/me/authorizations/{id},
 // or `institutions revoke`) stops it on its next request.
-import OAuth2Server, { AbstractGrantType, InvalidGrantError, InvalidRequestError, InvalidScopeError } from '@node-oauth/oauth2-server';
+import OAuth2Server, { AbstractGrantType, InvalidGrantError, InvalidRequestError, InvalidScopeError, OAuthError } from '@node-oauth/oauth2-server';
 import type { Db } from '../../db/connect.ts';
 import { findLiveGrants } from '../../db/queries/oauth.ts';
 import type { AccessTokenIssuer } from '../auth/access-tokens.ts';
@@ -31,6 +31,24 @@ const NOT_GRANTED = 'The subject has not granted this client access, or revoked 
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** RFC 8693 §2.2.2's error for a `resource` or `audience` the server does not know. */
+export class InvalidTargetError extends OAuthError {
+  constructor(message: string) {
+    super(message, { code: 400, name: 'invalid_target' });
+  }
+}
+
+/**
+ * The first `audience` or `resource` value (each may be repeated, RFC 8693 §2.1) that names anything but this API:
+ * an audience is the tokens' own (`aud`, the issuer's /api) or the issuer; a resource is an absolute URI at the API.
+ */
+function unknownTargetOf(body: Record<string, unknown>, tokens: AccessTokenIssuer): string | undefined {
+  const values = (name: string) => [body[name]].flat().filter((value) => value !== undefined).map(String);
+  const audiences = new Set([tokens.audience, tokens.issuer]);
+  const atApi = (uri: string) => uri === tokens.audience || uri.startsWith(`${tokens.audience}/`);
+  return values('audience').find((audience) => !audiences.has(audience)) ?? values('resource').find((resource) => !atApi(resource));
+}
+
 /** The grant type class the library instantiates per request, bound to the database and the token issuer. */
 export function tokenExchangeGrantType(db: Db, tokens: AccessTokenIssuer): typeof AbstractGrantType {
   return class TokenExchangeGrantType extends AbstractGrantType {
@@ -46,6 +64,10 @@ export function tokenExchangeGrantType(db: Db, tokens: AccessTokenIssuer): typeo
       }
       // Delegation (an actor acting for the subject) is not offered: the client itself is the only actor.
       if (body.actor_token !== undefined) throw new InvalidRequestError('Invalid parameter: `actor_token` is not supported');
+      // RFC 8693 §2.2.2: a target the server does not know is `invalid_target`, never silently ignored (the client
+      // would believe its token limited to, or valid at, a service it named).
+      const unknownTarget = unknownTargetOf(body, tokens);
+      if (unknownTarget) throw new InvalidTargetError(`Invalid target: \`${unknownTarget}\` is not this API; the only audience is ${tokens.audience}`);
 
       const requested = this.getScope(request);
       // Checked before the student is looked up, so that this answer too says nothing about the student.

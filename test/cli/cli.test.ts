@@ -253,7 +253,7 @@ describe('cli', function () {
     assert.deepEqual(event!.data.object, warnings[0]);
   });
 
-  it('users reset-password prints a new password once, ends every sign-in’s refresh tokens and keeps personal keys', async () => {
+  it('users reset-password prints a new password once, ends every sign-in (its refresh tokens too) and keeps the own personal keys', async () => {
     const before = await inspect(async (db) => {
       const { id } = await db.selectFrom('users').select('id').where('email', '=', 'kim@example.com').executeTakeFirstOrThrow();
       const client = await registerClient(db, { name: 'Phone app', redirect_uris: ['https://app.example/cb'], scopes: ['profile:read'], confidential: false });
@@ -268,10 +268,17 @@ describe('cli', function () {
     const after = await inspect(async (db) => ({
       hash: (await db.selectFrom('users').select('password_hash').where('email', '=', 'kim@example.com').executeTakeFirstOrThrow()).password_hash!,
       refresh: await db.selectFrom('oauth_refresh_tokens').select('revoked_at').where('token_hash', '=', 'phone-refresh-token-hash').executeTakeFirstOrThrow(),
+      grant: await db
+        .selectFrom('oauth_grants')
+        .innerJoin('oauth_refresh_tokens', 'oauth_refresh_tokens.grant_id', 'oauth_grants.id')
+        .select('oauth_grants.revoked_reason')
+        .where('oauth_refresh_tokens.token_hash', '=', 'phone-refresh-token-hash')
+        .executeTakeFirstOrThrow(),
     }));
     assert.notEqual(after.hash, before);
     assert.equal(await verifyPassword(after.hash, password), true);
     assert.notEqual(after.refresh.revoked_at, null);
+    assert.equal(after.grant.revoked_reason, 'password_reset', 'the sign-in itself ends, not only its refresh tokens');
     assert.equal((await kimProfile()).plan, 'free', 'the personal key still works');
     const unknown = await cli(['users', 'reset-password', 'nobody@example.com'], env);
     assert.equal(unknown.code, 1);

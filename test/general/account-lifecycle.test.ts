@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import supertest from 'supertest';
 import { LEADERBOARDS_CHANNEL } from '../../db/queries/leaderboards.ts';
+import { insertPersonalKey } from '../../db/queries/personal-api-keys.ts';
+import { insertWithFreshKey } from '../../server/auth/api-keys.ts';
 import { recordPayment } from '../../server/payments/record-payment.ts';
 import { ALL_SCOPES } from '../../server/general/scopes.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
@@ -18,6 +20,9 @@ describe('account lifecycle', () => {
     clientId = (await registerTestClient([...ALL_SCOPES])).client_id;
   });
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+  /** A personal key made outside any sign-in (as an operator or the seed makes one): the student's own. */
+  const ownPersonalKey = async (userId: string) =>
+    (await insertWithFreshKey(({ prefix, hash }) => insertPersonalKey(context.db, { user_id: userId, prefix, key_hash: hash, name: 'own', scopes: ['profile:read'], grant_id: null }))).key;
   const signInAs = (student: Pick<Student, 'email' | 'password'>, password = student.password) =>
     signIn(context.app, { client_id: clientId, email: student.email, password, scope: ALL_SCOPES.join(' ') });
   /** The sign-in form's answer to these credentials: 303 (signed in) or 401 (re-rendered). */
@@ -37,22 +42,36 @@ describe('account lifecycle', () => {
       assert.equal(await signInStatus(student.email, student.password), 303);
     });
 
-    it("ends the other sign-ins' refresh tokens, keeps this sign-in, grants and personal keys, and swaps the password", async () => {
+    it('ends every other sign-in with its access tokens and the keys minted through it; keeps this sign-in and the own keys', async () => {
       const student = await context.newStudent();
       const phone = await signInAs(student);
       const laptop = await signInAs(student);
-      const key = (await context.api.post('/api/users/me/api-keys').set(bearer(laptop.access_token)).send({ name: 'laptop script', scopes: ['profile:read'] }).expect(201)).body.key;
+      const minted = (await context.api.post('/api/users/me/api-keys').set(bearer(laptop.access_token)).send({ name: 'laptop script', scopes: ['profile:read'] }).expect(201)).body.key;
+      const ownKey = await ownPersonalKey(student.id);
       const newPassword = 'a brand new password';
       await context.api.post('/api/users/me/password').set(bearer(phone.access_token)).send({ current_password: student.password, new_password: newPassword }).expect(204);
 
       assert.equal((await refresh(context.app, { client_id: clientId, refresh_token: laptop.refresh_token }).expect(400)).body.error, 'invalid_grant');
-      // The grant lives on: the key minted through it works, and so does the laptop's access token until it expires.
-      await context.api.get('/api/users/me').set({ 'x-service-api-key': key }).expect(200);
-      await context.api.get('/api/users/me').set(bearer(laptop.access_token)).expect(200);
-      // The sign-in that changed the password keeps refreshing.
+      // What was taken before the change keeps nothing: the laptop's access token (minutes left) cannot mint a key,
+      // and the key it minted before is refused too.
+      await context.api.post('/api/users/me/api-keys').set(bearer(laptop.access_token)).send({ name: 'after the change' }).expect(401);
+      await context.api.get('/api/users/me').set({ 'x-service-api-key': minted }).expect(401);
+      // Kept: the sign-in that changed the password, and the student's own key (made outside any sign-in).
+      await context.api.get('/api/users/me').set(bearer(phone.access_token)).expect(200);
       await refresh(context.app, { client_id: clientId, refresh_token: phone.refresh_token }).expect(200);
+      await context.api.get('/api/users/me').set({ 'x-service-api-key': ownKey }).expect(200);
       assert.equal(await signInStatus(student.email, student.password), 401);
       assert.equal(await signInStatus(student.email, newPassword), 303);
+    });
+
+    it('made with a key minted through a sign-in, keeps that sign-in (its key) and ends the others', async () => {
+      const student = await context.newStudent();
+      const other = await signInAs(student);
+      const key = (await context.api.post('/api/users/me/api-keys').set(student.headers).send({ name: 'changer', scopes: ['profile:read', 'profile:write'] }).expect(201)).body.key;
+      await context.api.post('/api/users/me/password').set({ 'x-service-api-key': key }).send({ current_password: student.password, new_password: 'a brand new password' }).expect(204);
+      await context.api.get('/api/users/me').set({ 'x-service-api-key': key }).expect(200);
+      await context.api.get('/api/users/me').set(student.headers).expect(200);
+      await context.api.get('/api/users/me').set(bearer(other.access_token)).expect(401);
     });
 
     it('refuses a short new password with 400 and keeps the old one', async () => {
@@ -64,9 +83,9 @@ describe('account lifecycle', () => {
   });
 
   describe('deleteMyAccount', () => {
-    /** Moves the student's sign-ins back in time, so their tokens are no longer fresh. */
+    /** Moves the moment the student typed the password back in time, so their tokens are no longer fresh. */
     const ageSignIns = (student: Student, minutes: number) =>
-      context.db.updateTable('oauth_grants').set({ created_at: sql`now() - make_interval(mins => ${minutes})` }).where('user_id', '=', student.id).execute();
+      context.db.updateTable('oauth_grants').set({ authenticated_at: sql`now() - make_interval(mins => ${minutes})` }).where('user_id', '=', student.id).execute();
 
     it('needs a sign-in at most 5 minutes old: an older one or a personal key gets 403 and deletes nothing', async () => {
       const student = await context.newStudent();

@@ -7,6 +7,9 @@ import { Webhook } from 'standardwebhooks';
 import { envelopeOf } from '../../server/events/emit.ts';
 import { signingSecrets } from '../../server/webhooks/secrets.ts';
 import { MAX_ENDPOINTS_PER_STUDENT } from '../../handlers/general/webhooks.ts';
+import { insertPersonalKey } from '../../db/queries/personal-api-keys.ts';
+import { insertWithFreshKey } from '../../server/auth/api-keys.ts';
+import { registerTestClient, signIn } from '../support/oauth-flow.ts';
 import { assertEventConforms } from '../support/event-contract.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
 import { describeIdempotentCreate } from '../support/idempotent-create.ts';
@@ -208,6 +211,36 @@ describe('updateWebhookEndpoint', () => {
 
   it('answers 401, 403, 404 (unknown and another student’s endpoint), 400 for a malformed id', () =>
     assertIdRefusals({ method: 'patch', path: (id) => `${PATH}/${id}`, body: { description: 'x' }, otherScope: 'tasks:read', create: endpointOf }));
+});
+
+describe('whose an endpoint is (it ends with the grant it was made or redirected through)', () => {
+  it('keeps the endpoints the student made with an own key; ends those an app made, or pointed elsewhere, with its grant', async () => {
+    const { api, db, newStudent, app } = await loopbackApp();
+    const alice = await newStudent();
+    const made = await insertWithFreshKey(({ prefix, hash }) =>
+      insertPersonalKey(db, { user_id: alice.id, prefix, key_hash: hash, name: 'own', scopes: ['tasks:read', 'webhooks:manage'], grant_id: null }),
+    );
+    const own = { 'x-service-api-key': made.key };
+    const kept = (await api.post(PATH).set(own).send({ url: RECEIVER, event_types: ['task.created'] }).expect(201)).body;
+    const redirected = (await api.post(PATH).set(own).send({ url: RECEIVER, event_types: ['task.created'] }).expect(201)).body;
+    const reclaimed = (await api.post(PATH).set(own).send({ url: RECEIVER, event_types: ['task.created'] }).expect(201)).body;
+
+    const client = (await registerTestClient(['tasks:read', 'webhooks:manage'])).client_id;
+    const tokens = await signIn(app, { client_id: client, email: alice.email, password: alice.password, scope: 'tasks:read webhooks:manage' });
+    const asApp = { authorization: `Bearer ${tokens.access_token}` };
+    const appMade = (await api.post(PATH).set(asApp).send({ url: RECEIVER, event_types: ['task.created'] }).expect(201)).body;
+    // The app points the student's own endpoint at a receiver of its choosing: the endpoint is the app's from now on.
+    await api.patch(`${PATH}/${redirected.id}`).set(asApp).send({ url: 'http://127.0.0.1:9/app-receiver' }).expect(200);
+    // One the app pointed elsewhere and the student pointed back is the student's again; a rename changes no owner.
+    await api.patch(`${PATH}/${reclaimed.id}`).set(asApp).send({ url: 'http://127.0.0.1:9/app-receiver' }).expect(200);
+    await api.patch(`${PATH}/${reclaimed.id}`).set(own).send({ url: RECEIVER }).expect(200);
+    await api.patch(`${PATH}/${kept.id}`).set(asApp).send({ description: 'renamed by the app' }).expect(200);
+
+    await api.delete(`/api/users/me/authorizations/${client}`).set(alice.headers).expect(204);
+    const left = (await api.get(PATH).set(own).expect(200)).body.data.map((endpoint: { id: string }) => endpoint.id);
+    assert.deepEqual(left.sort(), [kept.id, reclaimed.id].sort());
+    assert.ok(!left.includes(appMade.id) && !left.includes(redirected.id));
+  });
 });
 
 describe('deleteWebhookEndpoint', () => {

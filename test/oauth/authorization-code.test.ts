@@ -51,6 +51,21 @@ describe('OAuth authorization code with PKCE', () => {
     assert.equal(me.body.id, student.id);
   });
 
+  it('grants what the client may have when the request names no scope, except account:export, which is asked for by name only', async () => {
+    const exporter = (await registerTestClient(['profile:read', 'account:export'])).client_id;
+    const student = await context.newStudent();
+    const page = await supertest(context.app).get('/oauth/authorize').query(authorizeQuery({ client_id: exporter, scope: '' })).expect(200);
+    assert.doesNotMatch(page.text, /account:export/, 'the consent page does not offer it');
+    const { code, verifier } = await authorize(context.app, { client_id: exporter, email: student.email, password: student.password, scope: '' });
+    const tokens = await exchangeCode(context.app, { client_id: exporter, code, verifier });
+    assert.equal(tokens.scope, 'profile:read');
+    const res = await context.api.get('/api/users/me/export').set('authorization', `Bearer ${tokens.access_token}`).expect(403);
+    assert.equal(res.body.code, 'insufficient_scope');
+    // Asked for by name, it is granted.
+    const named = await authorize(context.app, { client_id: exporter, email: student.email, password: student.password, scope: 'account:export' });
+    assert.equal((await exchangeCode(context.app, { client_id: exporter, ...named })).scope, 'account:export');
+  });
+
   it('refuses a code exchanged with the wrong verifier', async () => {
     const student = await context.newStudent();
     const { code } = await authorize(context.app, { client_id: clientId, email: student.email, password: student.password, scope: 'profile:read' });

@@ -35,7 +35,7 @@ describe('institutions: token exchange for one consenting student', () => {
     await authorize(context.app, { client_id: to.client_id, email: student.email, password: student.password, scope });
   }
 
-  function exchange(subject: string, extra: Record<string, string> = {}, as: { client_id: string; client_secret: string } = institution) {
+  function exchange(subject: string, extra: Record<string, string | string[]> = {}, as: { client_id: string; client_secret: string } = institution) {
     return supertest(context.app)
       .post('/oauth/token')
       .type('form')
@@ -154,6 +154,37 @@ describe('institutions: token exchange for one consenting student', () => {
     assert.ok(await disableInstitution(testDatabase().db, revoked.client_id, new Date()));
     await context.api.get('/api/users/me').set(bearer(issued)).expect(401);
     assert.equal((await exchange(student.id, {}, revoked).expect(400)).body.error, 'invalid_client');
+  });
+
+  it('refuses an audience or resource other than this API with invalid_target (RFC 8693 §2.2.2)', async () => {
+    const student = await context.newStudent();
+    await consent(student, 'profile:read');
+    const api = `${(await supertest(context.app).get('/.well-known/oauth-authorization-server').expect(200)).body.issuer}/api`;
+    const targets: Array<Record<string, string | string[]>> = [{ audience: 'https://another-service.example' }, { resource: 'https://another-service.example/api' }, { audience: [api, 'urn:other'] }];
+    for (const extra of targets) {
+      const res = await exchange(student.id, extra).expect(400);
+      assert.equal(res.body.error, 'invalid_target', JSON.stringify(extra));
+    }
+    // This API named either way is its own audience.
+    await exchange(student.id, { audience: api }).expect(200);
+    await exchange(student.id, { resource: `${api}/tasks` }).expect(200);
+  });
+
+  it('never counts an exchanged token as a fresh sign-in: it cannot delete the account minutes after the consent', async () => {
+    const created = await registerClient(testDatabase().db, {
+      name: 'Writing institution',
+      redirect_uris: [TEST_REDIRECT_URI],
+      scopes: ['profile:read', 'profile:write'],
+      confidential: true,
+      institution: true,
+    });
+    const writer = { client_id: created.client_id, client_secret: created.client_secret! };
+    const student = await context.newStudent();
+    await consent(student, 'profile:read profile:write', writer);
+    const token = (await exchange(student.id, {}, writer).expect(200)).body.access_token;
+    const res = await context.api.delete('/api/users/me').set(bearer(token)).expect(403);
+    assert.equal(res.body.code, 'reauthentication_required');
+    await context.api.get('/api/users/me').set(student.headers).expect(200);
   });
 
   it('is listed in the authorization server metadata', async () => {
