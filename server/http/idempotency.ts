@@ -1,10 +1,11 @@
 // Idempotency-Key for creating operations: run the work once per (student, key) and answer retries with the
 // stored first response. The work and the stored response commit in one transaction, so neither exists without
-// the other; a request with the same key still running holds a transaction-scoped advisory lock, and a second
+// the other, in the student's write transaction (db/student-transaction.ts); a request with the same key still running holds a transaction-scoped advisory lock, and a second
 // one meanwhile is refused with 409 instead of waiting. Only successful responses are stored: a refused request
 // rolls back and may be retried with the same key. Keys expire after KEY_LIFETIME_MS.
 import { createHash } from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
+import { studentTransaction } from '../../db/student-transaction.ts';
 import { deleteExpiredIdempotencyKeys, findIdempotencyKey, insertIdempotencyKey, tryLockIdempotencyKey } from '../../db/queries/idempotency.ts';
 import { problems } from '../problems.ts';
 
@@ -25,9 +26,9 @@ type Result = { status: number; body: unknown; headers?: Record<string, string> 
 
 export async function idempotently<R extends Result>(db: Db, request: IdempotentRequest, work: (trx: Db) => Promise<R>): Promise<R> {
   const { key } = request;
-  if (key === undefined) return db.transaction().execute(work);
+  if (key === undefined) return studentTransaction(db, request.userId, work);
   const requestHash = fingerprint(request.operationId, request.body);
-  return db.transaction().execute(async (trx) => {
+  return studentTransaction(db, request.userId, async (trx) => {
     if (!(await tryLockIdempotencyKey(trx, idempotencyLockId(request.userId, key)))) {
       throw problems.conflict('A request with this Idempotency-Key is still running; retry it once that one has finished.');
     }
