@@ -72,6 +72,15 @@ export const problems = {
     new Problem(400, 'reviewed_at_out_of_range', 'Review time out of range', `reviewed_at must be within the past ${days} days and not in the future.`, {
       errors: [{ path, message: `must be within the past ${days} days and not in the future` }],
     }),
+  /** Too many wrong passwords for one account (server/auth/password-attempts.ts): refused even when right, until the window ends. */
+  passwordAttemptsExceeded: (limit: number, windowMinutes: number, retryAfterSeconds: number) =>
+    new Problem(
+      429,
+      'password_attempts_exceeded',
+      'Too many password attempts',
+      `This account had ${limit} wrong passwords in ${windowMinutes} minutes; no password is checked for it until ${retryAfterSeconds} seconds from now.`,
+      { headers: { 'Retry-After': String(retryAfterSeconds) } },
+    ),
   rateLimited: (detail: string) => new Problem(429, 'rate_limited', 'Too many requests', detail),
   /** A dependency (the database, the limit counters) failed or timed out: the request may succeed when retried. */
   serviceUnavailable: (detail = 'A service this request depends on is unavailable or too slow right now.') =>

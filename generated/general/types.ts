@@ -761,6 +761,11 @@ export interface paths {
          *     student's other sign-ins stop working at once, so every other device and app signs in again within 15 minutes
          *     (when its access token expires); the sign-in making this request, the apps' grants themselves, and personal
          *     API keys are kept. Failed attempts count against the credential's rate limits.
+         *
+         *     **Password attempts.** Wrong current passwords are counted per account, from every credential and process
+         *     together, as the sign-in form counts them: after 10 in 15 minutes the account's password is not checked at all
+         *     (`429 password_attempts_exceeded` with `Retry-After`, even for the right password) until the window ends. A
+         *     right password does not count.
          */
         post: operations["changeMyPassword"];
         delete?: never;
@@ -3022,6 +3027,19 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description Too many requests, or too many wrong passwords for this account */
+        TooManyPasswordAttempts: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description Too many requests */
         TooManyRequests: {
             headers: {
@@ -4814,7 +4832,7 @@ export interface operations {
             403: components["responses"]["ReauthenticationRequired"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["TooManyPasswordAttempts"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

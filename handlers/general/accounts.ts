@@ -32,8 +32,10 @@ export const createAccount: GeneralHandlers['createAccount'] = async ({ body }, 
  * A new password, given the current one. The other sign-ins' refresh tokens end (those devices sign in again); their
  * grants, the keys minted through them and the caller's own sign-in are kept.
  */
-export const changeMyPassword: GeneralHandlers['changeMyPassword'] = async ({ body, principal }, { db, now }) => {
-  if (!(await passwordConfirmed(db, principal.user_id, body.current_password))) {
+export const changeMyPassword: GeneralHandlers['changeMyPassword'] = async ({ body, principal }, { db, now, passwordAttempts }) => {
+  if (!passwordAttempts) throw new Error('the general surface counts password attempts (server/auth/password-attempts.ts)');
+  // Counted per account before the check, as the sign-in form counts: a stolen key cannot guess the password.
+  if (!(await passwordAttempts.attempt(principal.user_id, () => passwordConfirmed(db, principal.user_id, body.current_password)))) {
     throw problems.reauthenticationRequired("The password does not match; send the account's current password.");
   }
   const passwordHash = await hashPassword(body.new_password);
