@@ -23,16 +23,23 @@ export const STUDENT_TRANSACTION_ATTEMPTS = 2;
  * and runs once (the outer transaction owns the retry).
  */
 export async function studentTransaction<T>(db: Db, userId: string, work: (trx: Db) => Promise<T>): Promise<T> {
-  if (db.isTransaction) {
-    await lockStudent(db, userId);
-    return work(db);
-  }
+  return retriedTransaction(db, async (trx) => {
+    await lockStudent(trx, userId);
+    return work(trx);
+  });
+}
+
+/**
+ * A transaction run once more when the server aborts it as a deadlock or a serialization failure. For a writer that
+ * must do something that never waits before it takes the student's lock (an Idempotency-Key's try-lock, which answers
+ * 409 at once rather than queue behind the request holding it); any other writer uses studentTransaction. Inside a
+ * transaction already, `work` runs there, once.
+ */
+export async function retriedTransaction<T>(db: Db, work: (trx: Db) => Promise<T>): Promise<T> {
+  if (db.isTransaction) return work(db);
   for (let attempt = 1; ; attempt++) {
     try {
-      return await db.transaction().execute(async (trx) => {
-        await lockStudent(trx, userId);
-        return work(trx);
-      });
+      return await db.transaction().execute(work);
     } catch (error) {
       if (attempt >= STUDENT_TRANSACTION_ATTEMPTS || !isSerializationFailure(error)) throw error;
     }
