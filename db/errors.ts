@@ -13,6 +13,15 @@ export function violatedConstraint(error: unknown): string | undefined {
 }
 
 /**
+ * True for a transaction the server aborted to break a deadlock (40P01) or because it could not be serialized
+ * (40001): nothing was wrong with it, and run again it will usually succeed (db/student-transaction.ts).
+ */
+export function isSerializationFailure(error: unknown): boolean {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return code === '40P01' || code === '40001';
+}
+
+/**
  * SQLSTATEs of a server that is gone, going or overloaded rather than a statement that is wrong: connection
  * exceptions (class 08), admin/crash shutdown and "cannot connect now" (57P01–57P03), statement timeout or
  * cancellation (57014), too many connections (53300), a read-only standby after failover (25006).

@@ -4,6 +4,7 @@ import { DEFAULT_EXPORT_SETTINGS, type ExportSettings } from './export-limits.ts
 import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts, type DbTarget } from '../db/connect.ts';
 import { DEFAULT_REDIS_KEY_PREFIX, DEFAULT_REDIS_TIMEOUT_MS } from './rate-limits.ts';
 import { DEFAULT_STREAM_SETTINGS, type StreamSettings } from './events/readiness-stream.ts';
+import { DEFAULT_REQUEST_TIMEOUT_MS } from './http/request-timeout.ts';
 import { SECRETS_KEY_BYTES } from './secret-box.ts';
 
 export interface Config {
@@ -22,6 +23,8 @@ export interface Config {
   validateResponses: boolean;
   /** Largest accepted request body, in bytes. */
   bodyLimitBytes: number;
+  /** Longest a request's headers and body may take to arrive; then 408 and the connection closes (server/http/request-timeout.ts). */
+  requestTimeoutMs: number;
   /** Seconds a stop keeps serving (each response closing its connection) before the listener closes. */
   shutdownDrainSeconds: number;
   /** Seconds from SIGTERM/SIGINT after which the process exits whatever still runs (the hard deadline). */
@@ -88,6 +91,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL || 'info',
     validateResponses: env.VALIDATE_RESPONSES === '1',
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 100 * 1024, 1, 50 * 1024 * 1024),
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, 100, 300_000),
     ...shutdownTimes(env),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     publicUrl: parsePublicUrl(env.PUBLIC_URL || `http://localhost:${port}`),

@@ -9,6 +9,7 @@ import type { Notifications } from '../db/notifications.ts';
 import type { StreamSettings } from './events/readiness-stream.ts';
 import type { ExportLimits } from './export-limits.ts';
 import type { Lifecycle } from './lifecycle.ts';
+import type { PasswordAttempts } from './auth/password-attempts.ts';
 import type { SecretBox } from './secret-box.ts';
 import type { TargetOptions } from './webhooks/target-address.ts';
 
@@ -63,6 +64,8 @@ export interface HandlerContext {
   streams?: { notifications: Notifications; settings: StreamSettings };
   /** The general surface's webhook endpoint settings; the partner surface has none. */
   webhooks?: WebhookEndpointSettings;
+  /** The general surface's count of password checks per account (server/auth/password-attempts.ts). */
+  passwordAttempts?: PasswordAttempts;
 }
 
 /** What managing webhook endpoints needs: the box that seals their signing secrets, and where they may point. */

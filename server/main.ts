@@ -22,6 +22,7 @@ import { signingKeysFor } from './auth/signing-key-store.ts';
 import { runPrimary } from './cluster.ts';
 import { loadConfig, type Config } from './config.ts';
 import { createDemoStudent, DEMO_STUDENT } from './demo-student.ts';
+import { requestTimeoutOptions } from './http/request-timeout.ts';
 import { notificationsFor } from '../db/notifications.ts';
 import { createLifecycle, stopOnSignals, type LifecycleControl } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
@@ -135,7 +136,7 @@ async function serve(db: Db, demo: Demo | undefined): Promise<void> {
   const notifications = notificationsFor(db, databaseUrl, { logger, timeoutMs: config.databaseTimeouts.connectMs });
   const webhooks = { secrets, targets: { allowPrivate: config.webhooks.allowPrivateTargets } };
   const app = await createApp({ db, logger, limitStores, tokens, tutor, webhooks, aiQueue: createAiQueue(config.aiQueue, limitStores.leases(AI_REPLY_LEASES)), exports: createExportLimits(config.exports), config, lifecycle, notifications, streamSettings: config.streams, ...(config.paymentProviderSecret ? { paymentProviderSecret: config.paymentProviderSecret } : {}) });
-  const server = createServer(app);
+  const server = createServer(requestTimeoutOptions(config.requestTimeoutMs), app);
   // Express's app.listen hands a listen error (EADDRINUSE) to its callback, where it is easily lost; a plain
   // server rejects here instead, and the start fails with one line.
   await new Promise<void>((resolve, reject) => {

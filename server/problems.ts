@@ -1,7 +1,7 @@
 // The one catalog of errors. Every error response of the service is built here, as RFC 9457 problem+json
 // with a stable `code` (documented in spec/components/schemas/Problem.yaml).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isDatabaseUnavailable } from '../db/errors.ts';
+import { isDatabaseUnavailable, isSerializationFailure } from '../db/errors.ts';
 import { requestPath } from './http/request-target.ts';
 import { sendBody, serialize } from './http/send-body.ts';
 
@@ -14,6 +14,9 @@ export interface FieldError {
 
 /** What a 503 asks clients to wait: about how long the pool or the Redis client takes to reconnect. */
 export const RETRY_AFTER_SECONDS = 5;
+
+/** What a 503 for write contention asks clients to wait: the other writes of the student take milliseconds. */
+export const CONTENTION_RETRY_AFTER_SECONDS = 1;
 
 export class Problem extends Error {
   constructor(
@@ -69,6 +72,15 @@ export const problems = {
     new Problem(400, 'reviewed_at_out_of_range', 'Review time out of range', `reviewed_at must be within the past ${days} days and not in the future.`, {
       errors: [{ path, message: `must be within the past ${days} days and not in the future` }],
     }),
+  /** Too many wrong passwords for one account (server/auth/password-attempts.ts): refused even when right, until the window ends. */
+  passwordAttemptsExceeded: (limit: number, windowMinutes: number, retryAfterSeconds: number) =>
+    new Problem(
+      429,
+      'password_attempts_exceeded',
+      'Too many password attempts',
+      `This account had ${limit} wrong passwords in ${windowMinutes} minutes; no password is checked for it until ${retryAfterSeconds} seconds from now.`,
+      { headers: { 'Retry-After': String(retryAfterSeconds) } },
+    ),
   rateLimited: (detail: string) => new Problem(429, 'rate_limited', 'Too many requests', detail),
   /** A second account export of one student while the first still runs (server/export-limits.ts). */
   exportInProgress: (retryAfterSeconds: number) =>
@@ -85,6 +97,14 @@ export const problems = {
     new Problem(503, 'service_unavailable', 'Service unavailable', `${detail} Retry in ${RETRY_AFTER_SECONDS} seconds.`, {
       headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
     }),
+  /**
+   * The database aborted a write twice as a deadlock or a serialization failure (db/student-transaction.ts): a
+   * concurrency condition, not a fault of the request, so a 503 that asks for a prompt retry.
+   */
+  writeContention: () =>
+    new Problem(503, 'service_unavailable', 'Service unavailable', `Other changes to the same data were being written at the same moment. Retry in ${CONTENTION_RETRY_AFTER_SECONDS} second.`, {
+      headers: { 'Retry-After': String(CONTENTION_RETRY_AFTER_SECONDS) },
+    }),
   /** A signed callback whose signature is missing, wrong or too old: the signature is its only credential. */
   invalidSignature: (detail: string) => new Problem(401, 'invalid_signature', 'Invalid signature', detail),
   unknownStudent: (detail: string) => new Problem(422, 'unknown_student', 'Unknown student', detail),
@@ -96,11 +116,12 @@ export const problems = {
 
 /**
  * The 503 for an error that comes from a dependency (the database down, terminated or too slow; the limit counters
- * unavailable for a limiter that fails closed), or undefined for any other error, which is a bug (500). The one
+ * unavailable for a limiter that fails closed; a write aborted twice as a deadlock), or undefined for any other error, which is a bug (500). The one
  * place that draws the line, for the Express error handler and for the OAuth endpoints.
  */
 export function dependencyFailure(error: unknown): Problem | undefined {
   if (error instanceof Problem) return error.status === 503 ? error : undefined;
+  if (isSerializationFailure(error)) return problems.writeContention();
   return isDatabaseUnavailable(error) ? problems.serviceUnavailable() : undefined;
 }
 

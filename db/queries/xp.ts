@@ -1,9 +1,10 @@
 // The xp ledger (xp_awards) and users.xp, moved together. Amounts come from domain/xp.ts; this module makes each
-// award count once: the student's row is locked first, so concurrent awards of one student apply one after the other
+// award count once: the student's lock is held (db/student-transaction.ts), so concurrent awards of one student apply one after the other
 // (the daily cap cannot be overrun by a race), and the ledger's primary key (user_id, award_key) refuses a second
 // award of the same thing, be it a retry, a race or a farm.
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
+import { lockStudent } from '../student-transaction.ts';
 import { CAPPED_SOURCES, cappedAmount, isCapped, type XpClaim } from '../../domain/xp.ts';
 
 /**
@@ -11,7 +12,7 @@ import { CAPPED_SOURCES, cappedAmount, isCapped, type XpClaim } from '../../doma
  * before or the day's cap is reached). A claim that earns 0 is still recorded, so it cannot earn later either.
  */
 export async function awardXp(trx: Db, userId: string, claim: XpClaim, at: Date): Promise<number> {
-  await lockStudentXp(trx, userId);
+  await lockStudent(trx, userId);
   const seen = await trx.selectFrom('xp_awards').select('amount').where('user_id', '=', userId).where('award_key', '=', claim.key).executeTakeFirst();
   if (seen) return 0;
   const amount = isCapped(claim.source) ? cappedAmount(claim.amount, await cappedToday(trx, userId, claim.localDate)) : claim.amount;
@@ -21,14 +22,6 @@ export async function awardXp(trx: Db, userId: string, claim: XpClaim, at: Date)
     .execute();
   if (amount > 0) await trx.updateTable('users').set({ xp: sql<number>`xp + ${amount}` }).where('id', '=', userId).execute();
   return amount;
-}
-
-/**
- * Locks the student's row until the transaction ends. Every writer that may award xp takes it before the readiness
- * version lock (server/events/readiness.ts), so the two locks are always taken in one order.
- */
-export async function lockStudentXp(trx: Db, userId: string): Promise<void> {
-  await trx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
 }
 
 async function cappedToday(trx: Db, userId: string, localDate: string): Promise<number> {

@@ -790,6 +790,11 @@ export interface paths {
          *     institutions' grants included, so a credential taken before the change keeps nothing. Kept: the credential
          *     making this request (its sign-in, or the key it was minted through), and the personal API keys and webhook
          *     endpoints made outside any sign-in. Failed attempts count against the credential's rate limits.
+         *
+         *     **Password attempts.** Wrong current passwords are counted per account, from every credential and process
+         *     together, as the sign-in form counts them: after 10 in 15 minutes the account's password is not checked at all
+         *     (`429 password_attempts_exceeded` with `Retry-After`, even for the right password) until the window ends. A
+         *     right password does not count.
          */
         post: operations["changeMyPassword"];
         delete?: never;
@@ -3060,6 +3065,19 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description Too many requests, or too many wrong passwords for this account */
+        TooManyPasswordAttempts: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description Too many requests */
         TooManyRequests: {
             headers: {
@@ -4900,7 +4918,7 @@ export interface operations {
             403: components["responses"]["ReauthenticationRequired"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["TooManyPasswordAttempts"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

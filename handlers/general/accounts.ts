@@ -39,8 +39,10 @@ export const createAccount: GeneralHandlers['createAccount'] = async ({ body }, 
  * credential taken before the change keeps nothing. Kept: the credential making the change (its grant, or the
  * student's own key) and the student's own keys and endpoints, made outside any grant.
  */
-export const changeMyPassword: GeneralHandlers['changeMyPassword'] = async ({ body, principal }, { db, now }) => {
-  if (!(await passwordConfirmed(db, principal.user_id, body.current_password))) {
+export const changeMyPassword: GeneralHandlers['changeMyPassword'] = async ({ body, principal }, { db, now, passwordAttempts }) => {
+  if (!passwordAttempts) throw new Error('the general surface counts password attempts (server/auth/password-attempts.ts)');
+  // Counted per account before the check, as the sign-in form counts: a stolen key cannot guess the password.
+  if (!(await passwordAttempts.attempt(principal.user_id, () => passwordConfirmed(db, principal.user_id, body.current_password)))) {
     throw problems.reauthenticationRequired("The password does not match; send the account's current password.");
   }
   const passwordHash = await hashPassword(body.new_password);

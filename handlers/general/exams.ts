@@ -1,5 +1,6 @@
 // Exam plans: an exam per subject and date, the decks and tasks that prepare for it, and the readiness for it
 // (readiness.ts), computed at read time from the student's cards, tasks and study days.
+import { studentTransaction } from '../../db/student-transaction.ts';
 import type { Db } from '../../db/connect.ts';
 import {
   deleteExam as deleteExamRow,
@@ -58,7 +59,7 @@ export const getExam: GeneralHandlers['getExam'] = async ({ path, principal }, {
 export const updateExam: GeneralHandlers['updateExam'] = async ({ path, body, principal }, { db, now }) => {
   const at = now();
   const { deck_ids, task_ids, ...fields } = body;
-  return db.transaction().execute(async (trx) => {
+  return studentTransaction(db, principal.user_id, async (trx) => {
     const current = await findExamForUpdate(trx, principal.user_id, path.exam_id);
     if (!current) throw noExam();
     await assertOwnLinks(trx, principal.user_id, body);
@@ -76,7 +77,7 @@ export const updateExam: GeneralHandlers['updateExam'] = async ({ path, body, pr
 
 export const deleteExam: GeneralHandlers['deleteExam'] = async ({ path, principal }, { db, now }) => {
   const at = now();
-  await db.transaction().execute(async (trx) => {
+  await studentTransaction(db, principal.user_id, async (trx) => {
     const current = await findExamForUpdate(trx, principal.user_id, path.exam_id);
     if (!current) throw noExam();
     const [exam] = await examBodies(trx, principal, [current], at);

@@ -1,4 +1,5 @@
 // Flashcard decks, their cards, and graded reviews that move each card along SM-2 (srs.ts).
+import { studentTransaction } from '../../db/student-transaction.ts';
 import {
   applyReviewToCard,
   deleteCard as deleteCardRow,
@@ -70,7 +71,7 @@ export const updateDeck: GeneralHandlers['updateDeck'] = async ({ path, body, pr
 };
 
 export const deleteDeck: GeneralHandlers['deleteDeck'] = async ({ path, principal }, { db, now }) => {
-  await db.transaction().execute(async (trx) => {
+  await studentTransaction(db, principal.user_id, async (trx) => {
     if (!(await deleteDeckRow(trx, principal.user_id, path.deck_id))) throw noDeck();
     await readinessMoved(trx, principal, now());
   });
@@ -127,7 +128,7 @@ export const updateCard: GeneralHandlers['updateCard'] = async ({ path, body, pr
 };
 
 export const deleteCard: GeneralHandlers['deleteCard'] = async ({ path, principal }, { db, now }) => {
-  await db.transaction().execute(async (trx) => {
+  await studentTransaction(db, principal.user_id, async (trx) => {
     if (!(await deleteCardRow(trx, principal.user_id, path.card_id))) throw noCard();
     await readinessMoved(trx, principal, now());
   });

@@ -1,3 +1,4 @@
+import { studentTransaction } from '../../db/student-transaction.ts';
 import { findTask, findTaskForUpdate, insertNextOccurrence, insertTask, listTasks as listTaskPage, deleteTask as removeTask, updateTask as changeTask, type TaskChanges } from '../../db/queries/tasks.ts';
 import { recordStudyDay } from '../../db/queries/streak.ts';
 import { awardXp } from '../../db/queries/xp.ts';
@@ -59,7 +60,7 @@ export const getTask: GeneralHandlers['getTask'] = async ({ path, principal }, {
  */
 export const updateTask: GeneralHandlers['updateTask'] = async ({ path, body, principal }, { db, now }) => {
   const at = now();
-  const row = await db.transaction().execute(async (trx) => {
+  const row = await studentTransaction(db, principal.user_id, async (trx) => {
     const current = await findTaskForUpdate(trx, principal.user_id, path.id);
     if (!current) throw taskNotFound();
     const { status, recurrence, due_at, ...fields } = body;
@@ -116,7 +117,7 @@ export const updateTask: GeneralHandlers['updateTask'] = async ({ path, body, pr
 };
 
 export const deleteTask: GeneralHandlers['deleteTask'] = async ({ path, principal }, { db, now }) => {
-  await db.transaction().execute(async (trx) => {
+  await studentTransaction(db, principal.user_id, async (trx) => {
     const removed = await removeTask(trx, principal.user_id, path.id);
     if (!removed) throw taskNotFound();
     const at = now();

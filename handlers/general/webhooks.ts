@@ -1,6 +1,7 @@
 // A student's webhook endpoints (after Stripe's and GitHub's): register, list, change, remove, rotate the signing
 // secret, send a test, see deliveries and re-send one. A secret is shown only when it is made; it is stored sealed
 // (server/webhooks/secrets.ts) and delivery (server/webhooks/) signs with it.
+import { studentTransaction } from '../../db/student-transaction.ts';
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
 import {
@@ -105,7 +106,7 @@ export const rotateWebhookEndpointSecret: GeneralHandlers['rotateWebhookEndpoint
 
 export const sendWebhookTestEvent: GeneralHandlers['sendWebhookTestEvent'] = async ({ path, principal }, { db, now }) => {
   const at = now();
-  return db.transaction().execute(async (trx) => {
+  return studentTransaction(db, principal.user_id, async (trx) => {
     const endpoint = await enabledEndpoint(trx, principal.user_id, path.endpoint_id);
     const eventId = await emitEvent(trx, { type: 'webhook.test', studentId: principal.user_id, data: { object: endpointBody(endpoint) }, at, direct: true });
     const deliveryId = await scheduleDelivery(trx, { eventId, endpointId: endpoint.id }, at);
@@ -123,7 +124,7 @@ export const listWebhookDeliveries: GeneralHandlers['listWebhookDeliveries'] = a
 
 export const resendWebhookDelivery: GeneralHandlers['resendWebhookDelivery'] = async ({ path, principal }, { db, now }) => {
   const at = now();
-  return db.transaction().execute(async (trx) => {
+  return studentTransaction(db, principal.user_id, async (trx) => {
     const endpoint = await enabledEndpoint(trx, principal.user_id, path.endpoint_id);
     if (!(await findDelivery(trx, endpoint.id, path.delivery_id))) throw problems.notFound('This endpoint has no delivery with this id.');
     await resendDelivery(trx, path.delivery_id, at);

@@ -6,7 +6,8 @@
 // streams cheap and makes every process send the same events with the same ids.
 import type { Db } from '../../db/connect.ts';
 import { findUpcomingPreparation } from '../../db/queries/exams.ts';
-import { awardXp, lockStudentXp } from '../../db/queries/xp.ts';
+import { awardXp } from '../../db/queries/xp.ts';
+import { lockStudent } from '../../db/student-transaction.ts';
 import { nextReadinessVersion, pushedReadiness, readinessMovedSince, recordReadiness } from '../../db/queries/readiness.ts';
 import { preparationOf, studyWindow } from '../../handlers/general/exam-preparation.ts';
 import type { Readiness } from '../../domain/readiness.ts';
@@ -52,10 +53,11 @@ export async function upcomingReadiness(db: Db, student: Student, now: Date): Pr
  * Call inside the transaction of every change that may move the student's readiness. Takes the student's version
  * row first: concurrent moves of one student wait here for each other, so each compares with what the one before
  * recorded and sees its committed changes. An exam that moved up to a readiness milestone earns its xp here, once
- * (domain/xp.ts); the student's xp lock is taken before the version lock, the order every xp-awarding writer uses.
+ * (domain/xp.ts). The student's lock comes before the version row; writers that start with studentTransaction hold
+ * it already, and taking it here keeps the order for any caller that did not.
  */
 export async function readinessMoved(trx: Db, student: Student, at: Date): Promise<void> {
-  await lockStudentXp(trx, student.user_id);
+  await lockStudent(trx, student.user_id);
   const version = await nextReadinessVersion(trx, student.user_id);
   const current = await upcomingReadiness(trx, student, at);
   const pushed = new Map((await pushedReadiness(trx, student.user_id)).map((row) => [row.exam_id, row.state as ExamReadinessState]));

@@ -13,6 +13,7 @@ import { generalHandlers } from '../../handlers/general/index.ts';
 import type { AccessTokenIssuer } from '../auth/access-tokens.ts';
 import { credentialCarriers } from '../auth/credential-carriers.ts';
 import type { AuthFailureLimit } from '../auth-failure-limit.ts';
+import { passwordAttempts } from '../auth/password-attempts.ts';
 import type { WebhookEndpointSettings } from '../handler-types.ts';
 import type { ClientAddress } from '../http/client-address.ts';
 import { loadSurfaceContract, type Contract } from '../contract.ts';
@@ -75,7 +76,7 @@ export async function general(deps: GeneralDeps) {
     authorize: authorizeScopes,
     limit,
     handlers: generalHandlers,
-    context: { db: deps.db, now: deps.now, lifecycle: deps.lifecycle, apiVersion: contract.definition.info.version, webhooks: deps.webhooks, streams: { notifications: deps.notifications, settings: deps.streamSettings }, ...(deps.tutor ? { tutor: deps.tutor } : {}), ...(deps.paymentProviderSecret ? { paymentProviderSecret: deps.paymentProviderSecret } : {}), ...(deps.aiQueue ? { aiQueue: deps.aiQueue } : {}), ...(deps.exports ? { exports: deps.exports } : {}) },
+    context: { db: deps.db, now: deps.now, lifecycle: deps.lifecycle, passwordAttempts: passwordAttempts(deps.limitStores), apiVersion: contract.definition.info.version, webhooks: deps.webhooks, streams: { notifications: deps.notifications, settings: deps.streamSettings }, ...(deps.tutor ? { tutor: deps.tutor } : {}), ...(deps.paymentProviderSecret ? { paymentProviderSecret: deps.paymentProviderSecret } : {}), ...(deps.aiQueue ? { aiQueue: deps.aiQueue } : {}), ...(deps.exports ? { exports: deps.exports } : {}) },
     ...(deps.onContractViolation ? { onContractViolation: deps.onContractViolation } : {}),
   });
   // The spec version each response was produced under (documented in the spec's Versioning section), errors included.

@@ -1,10 +1,12 @@
 // Idempotency-Key for creating operations: run the work once per (student, key) and answer retries with the
 // stored first response. The work and the stored response commit in one transaction, so neither exists without
-// the other; a request with the same key still running holds a transaction-scoped advisory lock, and a second
-// one meanwhile is refused with 409 instead of waiting. Only successful responses are stored: a refused request
-// rolls back and may be retried with the same key. Keys expire after KEY_LIFETIME_MS.
+// the other; it holds the student's lock as every write does (db/student-transaction.ts). A request with the same
+// key still running holds a transaction-scoped advisory lock, and a second one meanwhile is refused with 409
+// instead of waiting. Only successful responses are stored: a refused request rolls back and may be retried with
+// the same key. Keys expire after KEY_LIFETIME_MS.
 import { createHash } from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
+import { lockStudent, retriedTransaction, studentTransaction } from '../../db/student-transaction.ts';
 import { deleteExpiredIdempotencyKeys, findIdempotencyKey, insertIdempotencyKey, tryLockIdempotencyKey } from '../../db/queries/idempotency.ts';
 import { problems } from '../problems.ts';
 
@@ -25,12 +27,15 @@ type Result = { status: number; body: unknown; headers?: Record<string, string> 
 
 export async function idempotently<R extends Result>(db: Db, request: IdempotentRequest, work: (trx: Db) => Promise<R>): Promise<R> {
   const { key } = request;
-  if (key === undefined) return db.transaction().execute(work);
+  if (key === undefined) return studentTransaction(db, request.userId, work);
   const requestHash = fingerprint(request.operationId, request.body);
-  return db.transaction().execute(async (trx) => {
+  return retriedTransaction(db, async (trx) => {
+    // The key's try-lock never waits, so it may come before the student's lock (db/student-transaction.ts), and a
+    // second request with the key is told 409 at once instead of queueing behind the first.
     if (!(await tryLockIdempotencyKey(trx, idempotencyLockId(request.userId, key)))) {
       throw problems.conflict('A request with this Idempotency-Key is still running; retry it once that one has finished.');
     }
+    await lockStudent(trx, request.userId);
     await deleteExpiredIdempotencyKeys(trx, request.userId, request.now);
     const stored = await findIdempotencyKey(trx, request.userId, key);
     if (stored) {

@@ -2,7 +2,8 @@
 // own (form bodies, RFC 6749 error objects); the general spec describes them in its OAuth2 security scheme.
 //   GET/POST /oauth/authorize  sign-in and consent page; authorization code with PKCE S256 (required)
 //   POST /oauth/token          authorization_code, refresh_token (rotating), client_credentials, and for
-//                              institutions token exchange (RFC 8693, token-exchange.ts)
+//                              institutions token exchange (RFC 8693, token-exchange.ts); failed client
+//                              authentication bounded per client and address (client-auth-limit.ts)
 //   POST /oauth/revoke         RFC 7009
 //   GET  /.well-known/oauth-authorization-server   RFC 8414 metadata
 //   GET  /oauth/jwks.json      the access-token signing keys
@@ -19,6 +20,7 @@ import { hashSecret } from '../auth/secret-hash.ts';
 import { unstorableText } from '../input-guard.ts';
 import type { FieldError } from '../problems.ts';
 import type { LimitStores } from '../rate-limits.ts';
+import { clientAuthLimit, countClientAuthFailure } from './client-auth-limit.ts';
 import { renderErrorPage, renderLoginPage } from './login-page.ts';
 import { AUTHORIZATION_CODE_TTL_SECONDS, oauthModel, REFRESH_TOKEN_TTL_SECONDS, type GrantUser } from './model.ts';
 import { revokeToken } from './revocation.ts';
@@ -87,6 +89,9 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
     }),
   ];
 
+  // Failed client authentications at the token endpoint, per address and per client_id (client-auth-limit.ts).
+  const tokenClientAuthLimit = clientAuthLimit(deps.limitStores);
+
   router.get('/.well-known/oauth-authorization-server', (_req, res) => {
     res.json(metadata(tokens.issuer, Object.keys(deps.scopes)));
   });
@@ -147,7 +152,7 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
     else res.status(400).type('html').send(renderErrorPage('The authorization request was refused.'));
   });
 
-  router.post('/oauth/token', form, refuseUnstorableText(asOAuthError), async (req, res) => {
+  router.post('/oauth/token', form, refuseUnstorableText(asOAuthError), ...tokenClientAuthLimit, async (req, res) => {
     const response = new OAuthResponse(res);
     try {
       await server.token(new OAuthRequest(req), response, {
@@ -165,6 +170,7 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
       if (!(error instanceof OAuthError)) throw error;
       if (dependencyFailure(innerError(error))) throw innerError(error);
       if (error.code >= 500) req.log.error({ err: error }, 'token endpoint failed');
+      if (error.name === 'invalid_client') countClientAuthFailure(res);
       // Rendered here, not from the library's response: it fills that only for errors raised after its own request
       // checks (a JSON, text or empty body left it a 200 `{}`), and with a server error's internal message.
       response.status = error.code;

@@ -1,6 +1,6 @@
 // The real app listening on a free port of 127.0.0.1, for tests that call it over the network (the SDK, a client
 // that disconnects mid-stream, the docs in a browser).
-import { createServer } from 'node:http';
+import { createServer, type ServerOptions } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildApp } from './partner-app.ts';
 
@@ -12,8 +12,9 @@ export interface Listening {
   close: () => Promise<void>;
 }
 
-export async function listen(app: App): Promise<Listening> {
-  const server = createServer(app).listen(0, '127.0.0.1');
+/** `options`: the listener's own (server/http/request-timeout.ts); absent: Node's defaults. */
+export async function listen(app: App, options: ServerOptions = {}): Promise<Listening> {
+  const server = createServer(options, app).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   return {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,

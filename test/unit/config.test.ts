@@ -38,6 +38,12 @@ describe('loadConfig: processes, secrets and metrics', () => {
     assert.throws(() => loadConfig({ EXPORT_MAX_READING: '0' }), /EXPORT_MAX_READING must be an integer from 1 to 100, got "0"/);
   });
 
+  it('bounds how long a request may take to arrive: 30 s by default, settable from 100 ms to 300 s', () => {
+    assert.equal(loadConfig({}).requestTimeoutMs, 30_000);
+    assert.equal(loadConfig({ REQUEST_TIMEOUT_MS: '5000' }).requestTimeoutMs, 5_000);
+    assert.throws(() => loadConfig({ REQUEST_TIMEOUT_MS: '0' }), /REQUEST_TIMEOUT_MS must be an integer from 100 to 300000, got "0"/);
+  });
+
   it('serves metrics only when METRICS_PORT is set, on 127.0.0.1 unless METRICS_HOST says otherwise', () => {
     assert.equal(loadConfig({}).metrics, undefined);
     assert.deepEqual(loadConfig({ METRICS_PORT: '9464' }).metrics, { port: 9464, host: '127.0.0.1' });
