@@ -25,6 +25,7 @@ import * as completedTasksIndex from './20261125_0201_completed_tasks_index.ts';
 import * as activityHours from './20261125_0401_activity_hours.ts';
 import * as leaderboardChanges from './20261126_0001_leaderboard_changes.ts';
 import * as statsChanges from './20261126_0002_stats_changes.ts';
+import * as openStreams from './20261127_0401_open_streams.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261122_0001_partner_v1': partnerV1,
@@ -52,4 +53,5 @@ export const migrations: Record<string, Migration> = {
   '20261125_0401_activity_hours': activityHours,
   '20261126_0001_leaderboard_changes': leaderboardChanges,
   '20261126_0002_stats_changes': statsChanges,
+  '20261127_0401_open_streams': openStreams,
 };
