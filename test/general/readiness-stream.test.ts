@@ -20,6 +20,8 @@ import { listen, type Listening } from '../support/listening.ts';
 import { buildApp } from '../support/partner-app.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 import { openEventStream, type LiveEventStream, type ServerSentEvent } from '../support/sse.ts';
+import { registerTestClient, signIn } from '../support/oauth-flow.ts';
+import { openStreamsOfGrant } from '../../db/queries/open-streams.ts';
 
 const PATH = '/api/exams/readiness/stream';
 const spec = JSON.parse(readFileSync(new URL('../../generated/general/openapi.json', import.meta.url), 'utf8'));
@@ -435,6 +437,25 @@ describe('streamExamReadiness: fair share', () => {
     await assert.rejects(onToken.next(300), /no event within/, 'the token keeps its stream');
     await until(async () => (await openRows(student.id)) === 2, 'the revoked stream freed its place');
     await one.api.get(PATH).set({ 'X-Service-API-Key': revoked.key }).expect(401);
+  });
+
+  it("ends the streams of an app's grant with credential_revoked when the student withdraws its access, and frees their places", async () => {
+    const [one, two] = [await process(), await process({ own: true })];
+    const { student } = await studentWithExam(one);
+    const appClient = (await registerTestClient(['exams:read'])).client_id;
+    const appTokens = await signIn(one.app, { email: student.email, password: student.password, client_id: appClient, scope: 'exams:read' });
+    const grantId = JSON.parse(Buffer.from(appTokens.access_token.split('.')[1]!, 'base64url').toString()).sid as string;
+    const onApp = await one.open({ authorization: `Bearer ${appTokens.access_token}` });
+    const onStudent = await one.open(student.headers);
+    for (const stream of [onApp, onStudent]) await stream.next();
+    assert.equal(await openStreamsOfGrant(testDatabase().db, grantId), 1);
+
+    await two.api.delete(`/api/users/me/authorizations/${appClient}`).set(student.headers).expect(204);
+    const last = await onApp.next(2_000);
+    assert.equal(dataOf(last).code, 'credential_revoked');
+    await onApp.ended;
+    await assert.rejects(onStudent.next(300), /no event within/, "the student's own sign-in keeps its stream");
+    await until(async () => (await openStreamsOfGrant(testDatabase().db, grantId)) === 0, "the grant's streams freed their places");
   });
 });
 
