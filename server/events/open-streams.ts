@@ -60,6 +60,8 @@ export interface OpenStreams {
 interface Held {
   holder: StreamHolder;
   revoked: (why: StreamRevocation) => void;
+  /** Its row is being written: a renewal must not take it for lost. */
+  writing: boolean;
 }
 
 export function openStreams(db: Db, notifications: Notifications, options: { limits?: OpenStreamLimits; onError: (error: unknown) => void }): OpenStreams {
@@ -102,7 +104,7 @@ export function openStreams(db: Db, notifications: Notifications, options: { lim
 
   const renew = async () => {
     await deleteLapsedStreams(db);
-    const ids = [...held.keys()];
+    const ids = [...held].flatMap(([id, entry]) => (entry.writing ? [] : [id]));
     const renewed = await renewStreams(db, ids, limits.leaseMs);
     const lost = ids.filter((id) => !renewed.has(id) && held.has(id));
     // A row deleted under a live stream: its credential was revoked (said so if it was), or its lease lapsed.
@@ -128,7 +130,8 @@ export function openStreams(db: Db, notifications: Notifications, options: { lim
       // below is announced after it, and finds the stream here.
       const id = randomUUID();
       let once = false;
-      hold(id, { holder, revoked: (why) => void (once || ((once = true), revoked(why))) });
+      const entry: Held = { holder, revoked: (why) => void (once || ((once = true), revoked(why))), writing: true };
+      hold(id, entry);
       let opened: Opened;
       try {
         const row = { id, user_id: holder.user_id, kind, grant_id: credential.grant_id, key_id: credential.kind === 'api_key' ? credential.key_id : null };
@@ -137,6 +140,7 @@ export function openStreams(db: Db, notifications: Notifications, options: { lim
         forget(id);
         throw error;
       }
+      entry.writing = false;
       if (!('opened' in opened)) {
         forget(id);
         if ('unauthorized' in opened) throw problems.unauthorized('The access token or API key was revoked.', `${REALM}, error="invalid_token"`);
