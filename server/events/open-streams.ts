@@ -114,8 +114,12 @@ export function openStreams(db: Db, notifications: Notifications, options: { lim
 
   notifications.subscribe(PRINCIPALS_CHANNEL, {
     message: (userId) => (userId ? recheckSafely(userId) : [...byAccount.keys()].forEach(recheckSafely)),
-    // Changes may have been missed while nothing listened: check every account that holds a stream here.
-    missed: () => [...byAccount.keys()].forEach(recheckSafely),
+    // Changes may have been missed while nothing listened: check every account that holds a stream here, one after
+    // the other, so that a reconnection does not ask the pool for every account at once.
+    missed: () =>
+      void (async () => {
+        for (const userId of [...byAccount.keys()]) await recheck(userId).catch(options.onError);
+      })(),
   });
   // A change committed by this process reaches its own streams before its NOTIFY does.
   onPrincipalsCommitted(db, recheckSafely);
