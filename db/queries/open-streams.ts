@@ -3,7 +3,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
 
-export interface StreamHolder {
+export interface OpenStreamRow {
   /** Chosen by the caller, so that it knows the stream before its row is written. */
   id: string;
   user_id: string;
@@ -26,7 +26,7 @@ export type Opened = { opened: true } | { refused: true; retryAfterMs: number } 
  */
 export async function openStreamIfRoom(
   db: Db,
-  holder: StreamHolder,
+  holder: OpenStreamRow,
   limits: { max: number; leaseMs: number },
   stands: (trx: Db) => Promise<boolean>,
 ): Promise<Opened> {

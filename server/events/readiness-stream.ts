@@ -97,7 +97,7 @@ interface Opening {
   send: (session: Session) => void;
 }
 
-/** A snapshot, or with a Last-Event-ID this server sent, the moves since it. */
+/** A snapshot, or with a Last-Event-ID this server sent at most MAX_REPLAYED_MOVES moves ago, the moves since it. */
 async function openingEvents(s: ReadinessStream): Promise<Opening> {
   const userId = s.student.user_id;
   const current = await currentReadinessVersion(s.db, userId);
