@@ -285,6 +285,7 @@ export interface Database {
   warnings: WarningsTable;
   readiness_versions: ReadinessVersionsTable;
   exam_readiness: ExamReadinessTable;
+  open_streams: OpenStreamsTable;
   xp_awards: XpAwardsTable;
   stat_counter_deltas: StatCounterDeltasTable;
   activity_hour_deltas: ActivityHourDeltasTable;
@@ -424,6 +425,20 @@ export interface ExamReadinessTable {
   version: number;
   state: ColumnType<unknown, string | null, string | null>;
   moved_at: Timestamp;
+}
+
+/** One row per stream open now, a lease its process renews (server/events/open-streams.ts). */
+export interface OpenStreamsTable {
+  id: Generated<string>;
+  user_id: string;
+  /** What streams (`readiness`, …): every kind counts in the one bound of an account. */
+  kind: string;
+  /** The grant of the access token that opened it, or the grant its personal key was minted through; null: none. */
+  grant_id: string | null;
+  /** The personal key that opened it; null: an access token. */
+  key_id: string | null;
+  opened_at: CreatedAt;
+  expires_at: Timestamp;
 }
 
 /** Appended by triggers on the counted tables, summed and folded by /api/v1/stats (db/migrations/20261124_0007_stats_counters.ts). */

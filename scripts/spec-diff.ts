@@ -70,6 +70,13 @@ function houseClass(diff: Diff): Classified {
   // Removing one of the accepted ways to authenticate locks out the clients that use it.
   if ((path[0] === 'security' || keyword === 'security' || path.at(-3) === 'security') && action === 'remove') return 'breaking';
   if (last === 'type' && action === 'replace') return typeChangeClass(path, diff.before, diff.after);
+  // Server-sent events (`x-sse-events`, an extension api-smart-diff does not judge): their descriptions are
+  // documentation, and a new value of an event's code is a new way for the server to end a stream, which every client
+  // already handles by the documented default (an unknown code: reconnect; a refused reconnection: stop).
+  if (path.includes('x-sse-events')) {
+    if (last === 'description' || last === 'title') return 'annotation';
+    if (keyword === 'enum' && action === 'add') return 'non-breaking';
+  }
   const cls = diff.type;
   if (cls === 'breaking' || cls === 'non-breaking' || cls === 'deprecated' || cls === 'annotation') return cls;
   // Unclassified: a change the tool cannot judge. A lock that guesses would let a break through.

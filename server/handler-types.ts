@@ -5,7 +5,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Db } from '../db/connect.ts';
 import type { Tutor } from '../handlers/general/tutor/types.ts';
 import type { AiQueue } from './ai-queue.ts';
-import type { Notifications } from '../db/notifications.ts';
+import type { OpenStreams } from './events/open-streams.ts';
+import type { ReadinessGroups } from './events/readiness-groups.ts';
 import type { StreamSettings } from './events/readiness-stream.ts';
 import type { ExportLimits } from './export-limits.ts';
 import type { Lifecycle } from './lifecycle.ts';
@@ -60,8 +61,11 @@ export interface HandlerContext {
   aiQueue?: AiQueue;
   /** The account export's bounds (EXPORT_*); absent: the process's defaults. */
   exports?: ExportLimits;
-  /** The general surface's live streams: the notification path between processes and the streams' timing. */
-  streams?: { notifications: Notifications; settings: StreamSettings };
+  /**
+   * The general surface's live streams: their timing, the account's open-stream places (one bound for every kind of
+   * stream), and the readiness streams of this process grouped by student.
+   */
+  streams?: { settings: StreamSettings; open: OpenStreams; readiness: ReadinessGroups };
   /** The general surface's webhook endpoint settings; the partner surface has none. */
   webhooks?: WebhookEndpointSettings;
   /** The general surface's count of password checks per account (server/auth/password-attempts.ts). */

@@ -92,6 +92,15 @@ export const problems = {
     new Problem(429, 'too_many_concurrent_replies', 'Too many concurrent replies', `${detail} Retry in ${retryAfterSeconds} seconds.`, {
       headers: { 'Retry-After': String(retryAfterSeconds) },
     }),
+  /** The account holds as many open streams as it may (server/events/open-streams.ts), whatever their kind or key. */
+  tooManyStreams: (max: number, retryAfterSeconds: number) =>
+    new Problem(
+      429,
+      'too_many_streams',
+      'Too many open streams',
+      `This account has ${max} streams open, the most it may hold at once (whichever key or token opened them); close one, or retry in ${retryAfterSeconds} seconds.`,
+      { headers: { 'Retry-After': String(retryAfterSeconds) } },
+    ),
   /** A dependency (the database, the limit counters) failed or timed out: the request may succeed when retried. */
   serviceUnavailable: (detail = 'A service this request depends on is unavailable or too slow right now.') =>
     new Problem(503, 'service_unavailable', 'Service unavailable', `${detail} Retry in ${RETRY_AFTER_SECONDS} seconds.`, {

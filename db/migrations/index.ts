@@ -27,6 +27,7 @@ import * as leaderboardChanges from './20261126_0001_leaderboard_changes.ts';
 import * as statsChanges from './20261126_0002_stats_changes.ts';
 import * as grantOwnedEndpoints from './20261127_0101_grant_owned_endpoints.ts';
 import * as exportLeases from './20261127_0201_export_leases.ts';
+import * as openStreams from './20261127_0401_open_streams.ts';
 import * as webhookEndpointGates from './20261127_0501_webhook_endpoint_gates.ts';
 
 export const migrations: Record<string, Migration> = {
@@ -57,5 +58,6 @@ export const migrations: Record<string, Migration> = {
   '20261126_0002_stats_changes': statsChanges,
   '20261127_0101_grant_owned_endpoints': grantOwnedEndpoints,
   '20261127_0201_export_leases': exportLeases,
+  '20261127_0401_open_streams': openStreams,
   '20261127_0501_webhook_endpoint_gates': webhookEndpointGates,
 };

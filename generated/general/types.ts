@@ -225,13 +225,26 @@ export interface paths {
          *     |---|---|---|
          *     | `snapshot` | `ReadinessSnapshot` | first on a new connection, or when a `Last-Event-ID` cannot be resumed from (`missed: true`) |
          *     | `readiness` | `ReadinessMoved` | at each move, in order |
-         *     | `error` | `ReadinessStreamError` | last: the server ends the stream (a restart, the longest stream time, the database down) |
+         *     | `error` | `ReadinessStreamError` | last: the server ends the stream (a restart, the longest stream time, the database down, the account deleted or the credential revoked) |
          *
          *     **Ids and resumption.** Ids are the numbers of the student's readiness moves, increasing; the `snapshot` carries
          *     the number of the last move it includes. A client that reconnects with `Last-Event-ID` (EventSource does so by
          *     itself, after the `retry` time the stream sets) gets, instead of a snapshot, the exams that moved since that id,
          *     each in its latest state, grouped by move in order, and the stream goes on; nothing missed is left out, even
-         *     when the reconnection reaches another process. An id the server never sent gets a snapshot with `missed: true`.
+         *     when the reconnection reaches another process. An id the server never sent gets a snapshot with `missed: true`,
+         *     and so does an id more than 100 moves behind: past that a fresh snapshot is both smaller and cheaper than the
+         *     replay.
+         *
+         *     **Open streams.** An account holds at most 10 streams open at once, whichever of its keys or tokens opened them
+         *     (the readiness stream and any stream added later count together). One more is refused before the stream starts
+         *     with `429` and the code `too_many_streams`, with `Retry-After`: close a stream (its place is free as soon as the
+         *     connection ends) or wait. A stream whose server process died without closing it stops counting within 45
+         *     seconds.
+         *
+         *     **Revocation.** A stream ends with an `error` event when its account is deleted (`account_deleted`) or the
+         *     credential it was opened with stops being valid (`credential_revoked`: the access token's grant or the API key
+         *     revoked, the app's access withdrawn, a password change that signs other sessions out), within about a second,
+         *     whichever process served the change.
          *
          *     **Heartbeats.** A comment line (`:`) every 15 seconds keeps proxies from closing an idle stream; ignore it.
          *     The server ends a stream after 15 minutes (`error` with `max_duration_reached`) and when it stops
@@ -2239,7 +2252,8 @@ export interface components {
              *     `reviewed_at_out_of_range` (400, a review dated in the future or more than 7 days back),
              *     `method_not_allowed` (405), `conflict` (409), `payload_too_large` (413), `idempotency_key_reused` (422),
              *     `unknown_student` (422), `rate_limited` (429), `export_in_progress` (429, with `Retry-After`: one account export at a time),
-             *     `too_many_concurrent_replies` (429, with `Retry-After`: an account's AI replies already in flight), `internal_error` (500), `service_unavailable` (503, with
+             *     `too_many_concurrent_replies` (429, with `Retry-After`: an account's AI replies already in flight),
+             *     `too_many_streams` (429, with `Retry-After`: an account's open streams at their bound), `internal_error` (500), `service_unavailable` (503, with
              *     `Retry-After`), `not_configured` (503, with `Retry-After`: a feature the operator has not set up yet). New codes may be added; clients treat unknown codes by status.
              * @example not_found
              */
@@ -2356,13 +2370,13 @@ export interface components {
         /**
          * @description Data of the `snapshot` event: the readiness of every exam the stream covers (the student's exams from today on, in
          *     their time zone, nearest first, at most 100), computed when the event is sent. It comes first on a new connection,
-         *     and on a reconnection whose `Last-Event-ID` the server cannot resume from; then `missed` is `true` and the
-         *     snapshot replaces whatever the client held.
+         *     and on a reconnection whose `Last-Event-ID` the server cannot resume from (never sent, or more than 100 moves
+         *     behind); then `missed` is `true` and the snapshot replaces whatever the client held.
          */
         ReadinessSnapshot: {
             at: components["schemas"]["Instant"];
             exams: components["schemas"]["ExamReadinessState"][];
-            /** @description `true`: the client sent a `Last-Event-ID` this server could not resume from; the moves it missed are not sent one by one, and this snapshot is the state now. */
+            /** @description `true`: the client sent a `Last-Event-ID` this server could not resume from (never sent, or more than 100 moves behind); the moves it missed are not sent one by one, and this snapshot is the state now. */
             missed: boolean;
         };
         /**
@@ -2370,11 +2384,14 @@ export interface components {
          *     reconnect (after the `retry` time the stream set) with `Last-Event-ID`, and the moves missed meanwhile follow.
          *     `service_restarting`: this server process is stopping (a deploy, a restart); `max_duration_reached`: the stream
          *     was open as long as one stream may be (15 minutes by default), so that connections spread over the processes
-         *     that serve now; `service_unavailable`: the database did not answer.
+         *     that serve now; `service_unavailable`: the database did not answer. Two codes mean: do not reconnect as before.
+         *     `account_deleted`: the student's account was deleted; `credential_revoked`: the access token or API key the stream
+         *     was opened with is no longer valid (revoked, its grant revoked, or ended by a password change); a reconnection with
+         *     it is refused with `401`. New codes may be added: treat a code you do not know as `service_unavailable`.
          */
         ReadinessStreamError: {
             /** @enum {string} */
-            code: "service_restarting" | "max_duration_reached" | "service_unavailable";
+            code: "service_restarting" | "max_duration_reached" | "service_unavailable" | "account_deleted" | "credential_revoked";
             detail: string;
         };
         /** @description One graded review and the SM-2 parameters it gave the card. */
@@ -3650,7 +3667,24 @@ export interface operations {
             401: components["responses"]["TokenUnauthorized"];
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
-            429: components["responses"]["TooManyRequests"];
+            /**
+             * @description Too many requests (`rate_limited`), or the account already holds as many open streams as it may
+             *     (`too_many_streams`: 10, of every kind together, whichever key or token opened them). `Retry-After` says when
+             *     to try again; for `too_many_streams`, when the earliest place may lapse (closing a stream frees its place at
+             *     once).
+             */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

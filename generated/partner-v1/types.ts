@@ -266,7 +266,8 @@ export interface components {
              *     `reviewed_at_out_of_range` (400, a review dated in the future or more than 7 days back),
              *     `method_not_allowed` (405), `conflict` (409), `payload_too_large` (413), `idempotency_key_reused` (422),
              *     `unknown_student` (422), `rate_limited` (429), `export_in_progress` (429, with `Retry-After`: one account export at a time),
-             *     `too_many_concurrent_replies` (429, with `Retry-After`: an account's AI replies already in flight), `internal_error` (500), `service_unavailable` (503, with
+             *     `too_many_concurrent_replies` (429, with `Retry-After`: an account's AI replies already in flight),
+             *     `too_many_streams` (429, with `Retry-After`: an account's open streams at their bound), `internal_error` (500), `service_unavailable` (503, with
              *     `Retry-After`), `not_configured` (503, with `Retry-After`: a feature the operator has not set up yet). New codes may be added; clients treat unknown codes by status.
              * @example not_found
              */

@@ -6,6 +6,8 @@ import type { Db } from '../../db/connect.ts';
 import type { AiQueue } from '../ai-queue.ts';
 import type { ExportLimits } from '../export-limits.ts';
 import type { Notifications } from '../../db/notifications.ts';
+import { openStreams } from '../events/open-streams.ts';
+import { readinessGroups } from '../events/readiness-groups.ts';
 import type { StreamSettings } from '../events/readiness-stream.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import type { Tutor } from '../../handlers/general/tutor/types.ts';
@@ -58,6 +60,11 @@ export interface GeneralDeps {
 export async function general(deps: GeneralDeps) {
   const contract = await loadSurfaceContract('general');
   const limit = planLimiter(deps.limitStores, deps.clientAddress);
+  const streams = {
+    settings: deps.streamSettings,
+    open: openStreams(deps.db, deps.notifications, { onError: (error) => deps.logger.warn({ err: error }, 'could not renew or check the open streams; retried at the next change or renewal') }),
+    readiness: readinessGroups(deps.db, deps.notifications),
+  };
   const serve = serveSurface<GeneralPrincipal>({
     contract,
     authenticators: generalAuthenticators(deps.db, deps.tokens, deps.logger, deps.now, deps.notifications),
@@ -76,7 +83,7 @@ export async function general(deps: GeneralDeps) {
     authorize: authorizeScopes,
     limit,
     handlers: generalHandlers,
-    context: { db: deps.db, now: deps.now, lifecycle: deps.lifecycle, passwordAttempts: passwordAttempts(deps.limitStores), apiVersion: contract.definition.info.version, webhooks: deps.webhooks, streams: { notifications: deps.notifications, settings: deps.streamSettings }, ...(deps.tutor ? { tutor: deps.tutor } : {}), ...(deps.paymentProviderSecret ? { paymentProviderSecret: deps.paymentProviderSecret } : {}), ...(deps.aiQueue ? { aiQueue: deps.aiQueue } : {}), ...(deps.exports ? { exports: deps.exports } : {}) },
+    context: { db: deps.db, now: deps.now, lifecycle: deps.lifecycle, passwordAttempts: passwordAttempts(deps.limitStores), apiVersion: contract.definition.info.version, webhooks: deps.webhooks, streams, ...(deps.tutor ? { tutor: deps.tutor } : {}), ...(deps.paymentProviderSecret ? { paymentProviderSecret: deps.paymentProviderSecret } : {}), ...(deps.aiQueue ? { aiQueue: deps.aiQueue } : {}), ...(deps.exports ? { exports: deps.exports } : {}) },
     ...(deps.onContractViolation ? { onContractViolation: deps.onContractViolation } : {}),
   });
   // The spec version each response was produced under (documented in the spec's Versioning section), errors included.

@@ -7,8 +7,12 @@ import { readFileSync } from 'node:fs';
 import { newStudent, type Student } from '../support/general-app.ts';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { sql } from 'kysely';
-import { LISTENER_APPLICATION_NAME } from '../../db/notifications.ts';
+import { sql, TableNode, type KyselyPlugin, type RootOperationNode } from 'kysely';
+import { pino } from 'pino';
+import { connect, type Db } from '../../db/connect.ts';
+import { LISTENER_APPLICATION_NAME, notificationsFor, type Notifications } from '../../db/notifications.ts';
+import { OPEN_STREAM_LIMITS } from '../../server/events/open-streams.ts';
+import { MAX_REPLAYED_MOVES } from '../../server/events/readiness-stream.ts';
 import { createLifecycle, type LifecycleControl } from '../../server/lifecycle.ts';
 import type { StreamSettings } from '../../server/events/readiness-stream.ts';
 import { contractClient } from '../support/contract.ts';
@@ -16,6 +20,8 @@ import { listen, type Listening } from '../support/listening.ts';
 import { buildApp } from '../support/partner-app.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 import { openEventStream, type LiveEventStream, type ServerSentEvent } from '../support/sse.ts';
+import { registerTestClient, signIn } from '../support/oauth-flow.ts';
+import { openStreamsOfGrant } from '../../db/queries/open-streams.ts';
 
 const PATH = '/api/exams/readiness/stream';
 const spec = JSON.parse(readFileSync(new URL('../../generated/general/openapi.json', import.meta.url), 'utf8'));
@@ -260,6 +266,241 @@ describe('streamExamReadiness', () => {
     assert.equal(dataOf(await stream.next()).exams[0].readiness.details.cards_reviewed, 2);
   });
 });
+
+describe('streamExamReadiness: fair share', () => {
+  const MAX = OPEN_STREAM_LIMITS.max;
+  const streams: LiveEventStream[] = [];
+  const servers: Listening[] = [];
+  const opened: Notifications[] = [];
+  const pools: Db[] = [];
+  afterEach(async () => {
+    streams.splice(0).forEach((stream) => stream.close());
+    await Promise.all(servers.splice(0).map((server) => server.close()));
+    await Promise.all(opened.splice(0).map((n) => n.close()));
+    await Promise.all(pools.splice(0).map((db) => db.destroy()));
+  });
+
+  /**
+   * A process's view: an app listening on a port. `own`: a notification path of its own (and on PostgreSQL a pool of its
+   * own), so that nothing but the commit's NOTIFY tells it about a change made through another; `db`: a database
+   * handle of the test's (one that counts queries, say).
+   */
+  async function process(options: { own?: boolean; db?: Db } = {}) {
+    const { url } = testDatabase();
+    let db = options.db ?? testDatabase().db;
+    let notifications: Notifications | undefined;
+    if (options.own) {
+      if (url) pools.push((db = connect({ databaseUrl: url })));
+      opened.push((notifications = notificationsFor(db, url, { logger: pino({ level: 'silent' }), timeoutMs: 5_000 })));
+    }
+    const app = await buildApp({ streamSettings: LIVE, db, ...(notifications ? { notifications } : {}) });
+    const server = await listen(app);
+    servers.push(server);
+    const open = async (headers: Record<string, string>, extra: Record<string, string> = {}) => {
+      const stream = await openEventStream(server.baseUrl + PATH, { ...headers, ...extra });
+      streams.push(stream);
+      assert.equal(stream.status, 200);
+      return stream;
+    };
+    return { app, api: contractClient(app), server, open };
+  }
+
+  async function studentWithExam(p: Awaited<ReturnType<typeof process>>) {
+    const student = await newStudent(p.app);
+    const deck = (await p.api.post('/api/flashcards/decks').set(student.headers).send({ title: 'Cells' }).expect(201)).body;
+    const cards = [];
+    for (const front of ['Mitochondria?', 'Ribosome?']) cards.push((await p.api.post(`/api/flashcards/decks/${deck.id}/cards`).set(student.headers).send({ front, back: 'An organelle' }).expect(201)).body);
+    await p.api.post('/api/exams').set(student.headers).send({ subject: 'Biology', exam_date: inDays(10), deck_ids: [deck.id] }).expect(201);
+    return { student, cards };
+  }
+  const personalKey = async (p: Awaited<ReturnType<typeof process>>, student: Student) =>
+    (await p.api.post('/api/users/me/api-keys').set(student.headers).send({ name: 'dashboard', scopes: ['exams:read'] }).expect(201)).body as { id: string; key: string };
+  const openRows = async (userId: string) =>
+    Number((await sql<{ n: string }>`select count(*) as n from open_streams where user_id = ${userId}`.execute(testDatabase().db)).rows[0]!.n);
+
+  it(`bounds the streams an account holds open at ${MAX}, counted per account over every key and process, and frees a place when a stream ends`, async () => {
+    const [one, two] = [await process(), await process({ own: true })];
+    const { student } = await studentWithExam(one);
+    const key = await personalKey(one, student);
+    const viaKey = { 'X-Service-API-Key': key.key };
+    // Half through the access token on one process, half through a personal key on the other.
+    for (let i = 0; i < MAX; i++) await (i % 2 === 0 ? one.open(student.headers) : two.open(viaKey)).then((stream) => stream.next());
+    assert.equal(await openRows(student.id), MAX);
+
+    for (const [p, headers] of [[one, student.headers], [two, student.headers], [one, viaKey]] as const) {
+      const refused = await p.api.get(PATH).set(headers).expect(429);
+      assert.equal(refused.body.code, 'too_many_streams');
+      const retryAfter = Number(refused.headers['retry-after']);
+      assert.ok(retryAfter >= 1 && retryAfter <= OPEN_STREAM_LIMITS.leaseMs / 1000, `Retry-After ${retryAfter}: until the earliest lease may lapse`);
+    }
+    // Another account is not affected.
+    const other = await newStudent(one.app);
+    assert.equal((await (await one.open(other.headers)).next()).event, 'snapshot');
+
+    // The client leaves one stream: its place is free again, in every process.
+    streams[0]!.close();
+    await until(async () => (await openRows(student.id)) === MAX - 1, 'the place of the stream that ended is freed');
+    assert.equal((await (await two.open(student.headers)).next()).event, 'snapshot');
+    await one.api.get(PATH).set(viaKey).expect(429);
+  });
+
+  it('does not count the streams of a process that died once their leases lapse', async () => {
+    const p = await process();
+    const { student } = await studentWithExam(p);
+    const rows = (expires: string) =>
+      Array.from({ length: MAX }, () => sql`(${student.id}::uuid, 'readiness', statement_timestamp() + ${expires}::interval)`);
+    // A dead process left MAX streams whose leases have lapsed: they do not count, and are deleted on the way.
+    await sql`insert into open_streams (user_id, kind, expires_at) values ${sql.join(rows('-1 second'))}`.execute(testDatabase().db);
+    assert.equal((await (await p.open(student.headers)).next()).event, 'snapshot');
+    assert.equal(await openRows(student.id), 1);
+    // Leases still running count until they lapse, which Retry-After says.
+    await sql`insert into open_streams (user_id, kind, expires_at) values ${sql.join(rows('20 seconds'))}`.execute(testDatabase().db);
+    const refused = await p.api.get(PATH).set(student.headers).expect(429);
+    assert.ok(Number(refused.headers['retry-after']) <= 20);
+  });
+
+  it("reads each move once per process, whatever the number of the student's streams", async () => {
+    const reads = movesReadCounter();
+    const p = await process({ db: testDatabase().db.withPlugin(reads.plugin) });
+    const { student, cards } = await studentWithExam(p);
+    const own = [];
+    for (let i = 0; i < MAX; i++) own.push(await p.open(student.headers));
+    for (const stream of own) assert.equal((await stream.next()).event, 'snapshot');
+    // Each stream that joins reads what moved since its snapshot once; then everything is quiet.
+    await until(() => reads.settled(), 'the joining reads are done');
+
+    for (const [i, card] of cards.entries()) {
+      const before = reads.count;
+      await p.api.post(`/api/flashcards/cards/${card.id}/reviews`).set(student.headers).send({ grade: 5 }).expect(201);
+      const moved = await Promise.all(own.map((stream) => stream.next()));
+      assert.ok(moved.every((event) => event.event === 'readiness' && event.id === moved[0]!.id), `move ${i + 1} reached every stream`);
+      await until(() => reads.settled(), 'the reads are done');
+      assert.equal(reads.count - before, 1, `move ${i + 1}: one read for ${MAX} streams of one student (was ${reads.count - before})`);
+    }
+  });
+
+  it(`answers a Last-Event-ID more than ${MAX_REPLAYED_MOVES} moves behind with a snapshot, not the whole history`, async () => {
+    const p = await process();
+    const { student, cards } = await studentWithExam(p);
+    // A long history: the student's moves are numbered far beyond what an old client holds.
+    await sql`update readiness_versions set version = version + ${MAX_REPLAYED_MOVES} where user_id = ${student.id}`.execute(testDatabase().db);
+    const first = await p.open(student.headers);
+    const snapshot = await first.next();
+    await p.api.post(`/api/flashcards/cards/${cards[0]!.id}/reviews`).set(student.headers).send({ grade: 5 }).expect(201);
+    assert.equal((await first.next()).event, 'readiness');
+
+    const fromZero = await p.open(student.headers, { 'Last-Event-ID': '0' });
+    const fresh = await fromZero.next();
+    assert.equal(fresh.event, 'snapshot', 'a snapshot instead of the replay of every move');
+    assert.equal(dataOf(fresh).missed, true);
+    assert.ok(Number(fresh.id) > MAX_REPLAYED_MOVES);
+    // Within the bound, the moves missed are replayed as before.
+    const recent = await p.open(student.headers, { 'Last-Event-ID': snapshot.id! });
+    assert.equal((await recent.next()).event, 'readiness');
+  });
+
+  it('ends a stream with account_deleted when its account is deleted through another process', async () => {
+    const [one, two] = [await process(), await process({ own: true })];
+    const { student } = await studentWithExam(one);
+    const key = await personalKey(one, student);
+    const viaToken = await one.open(student.headers);
+    const viaKey = await one.open({ 'X-Service-API-Key': key.key });
+    const snapshot = await viaToken.next();
+    await viaKey.next();
+
+    await two.api.delete('/api/users/me').set(student.headers).expect(204);
+    for (const stream of [viaToken, viaKey]) {
+      const last = await stream.next(2_000);
+      assert.equal(last.event, 'error');
+      assert.equal(dataOf(last).code, 'account_deleted');
+      assert.equal(last.id, snapshot.id);
+      await stream.ended;
+    }
+    assert.equal(await openRows(student.id), 0);
+  });
+
+  it("ends the stream of a revoked key with credential_revoked, in another process, and only that key's", async () => {
+    const [one, two] = [await process(), await process({ own: true })];
+    const { student } = await studentWithExam(one);
+    const [revoked, kept] = [await personalKey(one, student), await personalKey(one, student)];
+    const onRevoked = await one.open({ 'X-Service-API-Key': revoked.key });
+    const onKept = await one.open({ 'X-Service-API-Key': kept.key });
+    const onToken = await one.open(student.headers);
+    for (const stream of [onRevoked, onKept, onToken]) await stream.next();
+
+    await two.api.delete(`/api/users/me/api-keys/${revoked.id}`).set(student.headers).expect(204);
+    const last = await onRevoked.next(2_000);
+    assert.equal(last.event, 'error');
+    assert.equal(dataOf(last).code, 'credential_revoked');
+    await onRevoked.ended;
+    await assert.rejects(onKept.next(300), /no event within/, 'the other key keeps its stream');
+    await assert.rejects(onToken.next(300), /no event within/, 'the token keeps its stream');
+    await until(async () => (await openRows(student.id)) === 2, 'the revoked stream freed its place');
+    await one.api.get(PATH).set({ 'X-Service-API-Key': revoked.key }).expect(401);
+  });
+
+  it("ends the streams of an app's grant with credential_revoked when the student withdraws its access, and frees their places", async () => {
+    const [one, two] = [await process(), await process({ own: true })];
+    const { student } = await studentWithExam(one);
+    const appClient = (await registerTestClient(['exams:read'])).client_id;
+    const appTokens = await signIn(one.app, { email: student.email, password: student.password, client_id: appClient, scope: 'exams:read' });
+    const grantId = JSON.parse(Buffer.from(appTokens.access_token.split('.')[1]!, 'base64url').toString()).sid as string;
+    const onApp = await one.open({ authorization: `Bearer ${appTokens.access_token}` });
+    const onStudent = await one.open(student.headers);
+    for (const stream of [onApp, onStudent]) await stream.next();
+    assert.equal(await openStreamsOfGrant(testDatabase().db, grantId), 1);
+
+    await two.api.delete(`/api/users/me/authorizations/${appClient}`).set(student.headers).expect(204);
+    const last = await onApp.next(2_000);
+    assert.equal(dataOf(last).code, 'credential_revoked');
+    await onApp.ended;
+    await assert.rejects(onStudent.next(300), /no event within/, "the student's own sign-in keeps its stream");
+    await until(async () => (await openStreamsOfGrant(testDatabase().db, grantId)) === 0, "the grant's streams freed their places");
+  });
+});
+
+/**
+ * Counts the statements that read the moves of a student (db/queries/readiness.ts readinessMovedSince: exam_readiness,
+ * ordered), the read each stream made per notification before the streams of a student were grouped.
+ */
+function movesReadCounter() {
+  let count = 0;
+  let lastCount = 0;
+  let quietSince = Date.now();
+  const running = new Set<unknown>();
+  const isMovesRead = (node: RootOperationNode) =>
+    node.kind === 'SelectQueryNode' &&
+    node.orderBy !== undefined &&
+    (node.from?.froms ?? []).some((from) => TableNode.is(from) && from.table.identifier.name === 'exam_readiness');
+  const plugin: KyselyPlugin = {
+    transformQuery({ node, queryId }) {
+      if (isMovesRead(node)) {
+        count++;
+        running.add(queryId);
+      }
+      return node;
+    },
+    async transformResult({ result, queryId }) {
+      running.delete(queryId);
+      return result;
+    },
+  };
+  return {
+    plugin,
+    get count() {
+      return count;
+    },
+    /** No read running, and none started for a moment. */
+    settled() {
+      if (count !== lastCount || running.size > 0) {
+        lastCount = count;
+        quietSince = Date.now();
+        return false;
+      }
+      return Date.now() - quietSince > 200;
+    },
+  };
+}
 
 function inDays(days: number): string {
   return new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
