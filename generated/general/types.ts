@@ -474,7 +474,8 @@ export interface paths {
          * The student's week
          * @description One week, Monday to Sunday, in the student's time zone (profile `time_zone`): per day the tasks due, the exams,
          *     the decks with cards due for review and the public holidays and study breaks of the student's country (profile
-         *     `country_code`; available for KZ and RU). Choose the week with `week` (ISO week, `2026-W48`) or `start` (any
+         *     `country_code`; available for KZ and RU, for the years 1900 to 2199 that the holiday data covers: a week of
+         *     other years is shown without holidays). Choose the week with `week` (ISO week, `2026-W48`) or `start` (any
          *     date; the week containing it), not both; without either, the current week.
          */
         get: operations["getSchedule"];

@@ -1,4 +1,5 @@
 import { insertMissingHolidays, isHolidayCountryEnabled } from '../../db/queries/holidays.ts';
+import { holidaysComputable } from '../../db/seed/holiday-years.ts';
 import { cardsDueBefore, examsBetween, holidaysBetween, holidayYearStored, openSeriesHeads, tasksDueBetween } from '../../db/queries/schedule.ts';
 import type { Db } from '../../db/connect.ts';
 import { problems } from '../../server/problems.ts';
@@ -66,7 +67,8 @@ export const getSchedule: GeneralHandlers['getSchedule'] = async ({ query, princ
 
 /**
  * The week's holidays of an enabled country. The seed stores last year to two years ahead; a year outside that is
- * computed and stored on first use, as the partner surface's holiday list does.
+ * computed and stored on first use, as the partner surface's holiday list does. A year the holiday data does not
+ * cover (db/seed/holiday-years.ts) has no holidays to show.
  */
 async function countryHolidays(db: Db, countryCode: string, week: Week) {
   const rows = await holidaysBetween(db, countryCode, week.dates[0]!, week.dates[6]!);
@@ -74,7 +76,7 @@ async function countryHolidays(db: Db, countryCode: string, week: Week) {
   const years = [...new Set(week.dates.map((date) => Number(date.slice(0, 4))))];
   let filled = false;
   for (const year of years) {
-    if (await holidayYearStored(db, countryCode, year)) continue;
+    if (!holidaysComputable(year) || (await holidayYearStored(db, countryCode, year))) continue;
     const { computeHolidays } = await import('../../db/seed/holidays.ts');
     await insertMissingHolidays(db, computeHolidays(countryCode, year));
     filled = true;
