@@ -8,9 +8,11 @@
 import { DateTime } from 'luxon';
 import rrule from 'rrule';
 import { LAST_INSTANT } from '../server/formats.ts';
-import { EXHAUSTED, firstDateAfter, HORIZONS, periodsIn } from './recurrence-search.ts';
+import { datesBetween, EXHAUSTED, firstDateAfter, HORIZONS, periodsIn, SearchBudget } from './recurrence-search.ts';
 
 const { RRule } = rrule;
+
+const DAY_MS = 86_400_000;
 
 /** A COUNT series is walked from its first date: past this many horizons from there it ends, so a search stays cheap. */
 const COUNTED_SERIES_HORIZONS = 3;
@@ -75,15 +77,12 @@ export function nextOccurrence(rule: string, seriesStart: Date, after: Date, tim
   const years = rruleYears(toFloating(seriesStart, timeZone), toFloating(after, timeZone));
   const start = shifted(toFloating(seriesStart, timeZone), years);
   const from = shifted(toFloating(after, timeZone), years);
-  if (options.until) {
-    // UNTIL=…Z is an instant; a date-only UNTIL is the last local day of the series, included in full.
-    options.until = shifted(untilIsDate ? new Date(options.until.getTime() + 86_400_000 - 1) : toFloating(options.until, timeZone), years);
-  }
+  floatUntil(options, untilIsDate, timeZone, years);
   const horizon = HORIZONS[options.freq!]!.periods;
   let next: ReturnType<typeof firstDateAfter>;
   if (options.count) {
     // COUNT counts from the series' first date, so the walk starts there: the periods up to `after`, then the horizon.
-    const elapsed = periodsIn(options.freq!, options.interval ?? 1, (from.getTime() - start.getTime()) / 86_400_000);
+    const elapsed = periodsIn(options.freq!, options.interval ?? 1, (from.getTime() - start.getTime()) / DAY_MS);
     next = firstDateAfter({ ...options, dtstart: start }, from, false, Math.min(elapsed + horizon, COUNTED_SERIES_HORIZONS * horizon));
   } else {
     // Without COUNT the series from a later period start is the same series: the walk starts just before `after`.
@@ -92,6 +91,11 @@ export function nextOccurrence(rule: string, seriesStart: Date, after: Date, tim
   const due = next instanceof Date ? fromFloating(shifted(next, -years), timeZone) : null;
   // A wall-clock date of 9999 west of UTC is an instant of the year 10000, past what the service keeps.
   return due && due.getTime() <= LAST_INSTANT ? due : null;
+}
+
+/** UNTIL=…Z is an instant; a date-only UNTIL is the last local day of the series, included in full. */
+function floatUntil(options: Partial<rrule.Options>, untilIsDate: boolean, timeZone: string, years: number): void {
+  if (options.until) options.until = shifted(untilIsDate ? new Date(options.until.getTime() + DAY_MS - 1) : toFloating(options.until, timeZone), years);
 }
 
 /**
@@ -128,7 +132,7 @@ function restartedBefore(options: Partial<rrule.Options>, start: Date, from: Dat
   }
   const interval = options.interval ?? 1;
   const steps = (elapsed: number) => Math.floor(elapsed / interval) * interval;
-  const days = Math.floor(from.getTime() / 86_400_000) - Math.floor(start.getTime() / 86_400_000);
+  const days = Math.floor(from.getTime() / DAY_MS) - Math.floor(start.getTime() / DAY_MS);
   const months = (from.getUTCFullYear() - start.getUTCFullYear()) * 12 + from.getUTCMonth() - start.getUTCMonth();
   const base = floatingDate(start.getUTCFullYear(), start.getUTCMonth(), start.getUTCDate());
   if (options.freq === RRule.DAILY) base.setUTCDate(base.getUTCDate() + steps(days));
@@ -212,18 +216,89 @@ function fromFloating(floating: Date, timeZone: string): Date {
 export const MAX_PROJECTED = 200;
 
 /**
- * The due times of a series' occurrences after `after` (its latest real occurrence) that fall in [from, to), at most
- * MAX_PROJECTED: what a calendar shows of the series' future before those occurrences exist. The search starts at
- * the later of `after` and `from`, so a far week costs one bounded search, not a walk through every week between.
+ * What one week view may spend projecting all its series (SearchBudget units): about a thousand projected
+ * occurrences, each turned into an instant of the student's zone, on top of the walks that find them. Series are
+ * projected in order of their open occurrence; those the budget does not reach show no projected occurrences.
  */
-export function occurrencesBetween(rule: string, seriesStart: Date, after: Date, from: Date, to: Date, timeZone: string): Date[] {
+export const WEEK_PROJECTION_BUDGET = 60_000;
+
+/** Turning a wall-clock time into an instant of a zone (luxon) costs about as much as rrule finding forty dates. */
+const CONVERSION_COST = 40;
+
+/**
+ * A range's bounds are instants, the walk runs in wall-clock time: it is widened by the most a zone's offset moves
+ * (a DST change, at most a few hours), and each date found is checked against the instants.
+ */
+const RANGE_SLACK_MS = 3 * 3_600_000;
+
+/**
+ * The due times of a series' occurrences after `after` (its latest real occurrence) that fall in [from, to), at most
+ * `max`: what a calendar shows of the series' future before those occurrences exist. One walk per series and range,
+ * paid from `budget` (shared by the request's series): a series without COUNT is walked from the start of its rule's
+ * period that holds the range, not from its first date. When the rule has several times a day and no BYSETPOS, the
+ * walk finds days, not times, and the times are written out within the range only, so a dense rule costs what its
+ * days cost up to the range. A rule the service no longer accepts (stored before a check) projects nothing.
+ */
+export function occurrencesBetween(
+  rule: string,
+  seriesStart: Date,
+  after: Date,
+  from: Date,
+  to: Date,
+  timeZone: string,
+  budget = new SearchBudget(Infinity),
+  max = MAX_PROJECTED,
+): Date[] {
+  let parsed: ParsedRule;
+  try {
+    parsed = parse(rule);
+  } catch (error) {
+    if (error instanceof InvalidRecurrence) return [];
+    throw error;
+  }
+  const { options, untilIsDate } = parsed;
+  const lower = after >= from ? new Date(after.getTime() + 1) : from;
+  if (lower >= to || max <= 0) return [];
+  const years = rruleYears(toFloating(seriesStart, timeZone), toFloating(lower, timeZone), toFloating(to, timeZone));
+  const start = shifted(toFloating(seriesStart, timeZone), years);
+  const walkFrom = new Date(shifted(toFloating(lower, timeZone), years).getTime() - RANGE_SLACK_MS);
+  const walkTo = new Date(shifted(toFloating(to, timeZone), years).getTime() + RANGE_SLACK_MS);
+  floatUntil(options, untilIsDate, timeZone, years);
+  const freq = options.freq!;
+  const walk = options.count ? { ...options, dtstart: start } : restartedBefore(options, start, walkFrom);
+  const walked = (end: Date) => periodsIn(freq, options.interval ?? 1, (end.getTime() - walk.dtstart!.getTime()) / DAY_MS) + 1;
+  const periods = options.count ? Math.min(walked(walkTo), COUNTED_SERIES_HORIZONS * HORIZONS[freq]!.periods) : walked(walkTo);
+  const times = options.count || options.bysetpos ? [] : timesOfDay(walk);
+  let floating: Date[];
+  if (times.length > 1) {
+    // Each day is found once, by its last time: a day with a time at or after walkFrom has its last one there too.
+    const last = times.at(-1)!;
+    const until = walk.until && new Date(walk.until.getTime() + DAY_MS);
+    const days = datesBetween({ ...walk, byhour: last[0], byminute: last[1], bysecond: last[2], until }, walkFrom, new Date(walkTo.getTime() + DAY_MS), periods, Infinity, budget);
+    floating = days.flatMap((day) =>
+      times
+        .map(([hour, minute, second]) => {
+          const date = new Date(day);
+          date.setUTCHours(hour, minute, second); // the milliseconds stay the day's: rrule takes them from dtstart
+          return date;
+        })
+        .filter((date) => date >= walk.dtstart! && (!walk.until || date <= walk.until) && date >= walkFrom && date < walkTo),
+    );
+  } else {
+    floating = datesBetween(walk, walkFrom, walkTo, periods, Infinity, budget);
+  }
   const dates: Date[] = [];
-  let previous = after > from ? after : new Date(from.getTime() - 1);
-  while (dates.length < MAX_PROJECTED) {
-    const next = nextOccurrence(rule, seriesStart, previous, timeZone);
-    if (!next || next >= to) break;
-    dates.push(next);
-    previous = next;
+  for (const date of floating) {
+    if (dates.length >= max || budget.remaining < CONVERSION_COST) break;
+    budget.spent += CONVERSION_COST;
+    const due = fromFloating(shifted(date, -years), timeZone);
+    if (due > after && due >= from && due < to && due.getTime() <= LAST_INSTANT) dates.push(due);
   }
   return dates;
+}
+
+/** The times of day of a rule whose BYHOUR, BYMINUTE and BYSECOND are all given, in order: every combination. */
+function timesOfDay(options: Partial<rrule.Options>): Array<[number, number, number]> {
+  const list = (value: number | number[] | null | undefined) => [...new Set([value ?? []].flat())].sort((a, b) => a - b);
+  return list(options.byhour).flatMap((h) => list(options.byminute).flatMap((m) => list(options.bysecond).map((s): [number, number, number] => [h, m, s])));
 }
