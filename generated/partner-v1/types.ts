@@ -264,7 +264,7 @@ export interface components {
              * @description Stable machine-readable code. Values used today: `invalid_request` (400), `unauthorized` (401),
              *     `invalid_signature` (401, a signed callback), `insufficient_scope` (403), `reauthentication_required` (403, a password or fresh sign-in needed), `not_found` (404),
              *     `reviewed_at_out_of_range` (400, a review dated in the future or more than 7 days back),
-             *     `method_not_allowed` (405), `conflict` (409), `payload_too_large` (413), `idempotency_key_reused` (422),
+             *     `method_not_allowed` (405), `conflict` (409), `series_limit_reached` (409, 50 open recurring tasks already), `payload_too_large` (413), `idempotency_key_reused` (422),
              *     `unknown_student` (422), `rate_limited` (429), `internal_error` (500), `service_unavailable` (503, with
              *     `Retry-After`), `not_configured` (503, with `Retry-After`: a feature the operator has not set up yet). New codes may be added; clients treat unknown codes by status.
              * @example not_found
