@@ -102,7 +102,7 @@ export function firstDateAfter(options: Partial<rrule.Options>, after: Date, inc
 
 /**
  * What one request may spend walking rules, in the work rrule does: a unit per date it hands back and, per period it
- * walks, a unit per candidate day it filters (366 for a year). Shared by every search of the request, so the request's
+ * walks, a unit per candidate it builds (366 days for a year; with BYSETPOS, each time of each day). Shared by every search of the request, so the request's
  * cost has one bound however many series it projects.
  */
 export class SearchBudget {
@@ -123,7 +123,9 @@ const PERIOD_COST = [366, 31, 7, 1];
  * periods, paid from `budget`: the walk stops when the budget is spent, and the dates found are then the first ones.
  */
 export function datesBetween(options: Partial<rrule.Options>, from: Date, to: Date, periods: number, max: number, budget: SearchBudget): Date[] {
-  const periodCost = PERIOD_COST[options.freq!] ?? 1;
+  // With BYSETPOS rrule builds every time of every day of a period before it picks positions among them.
+  const perDay = options.bysetpos == null ? 1 : [options.byhour ?? []].flat().length * [options.byminute ?? []].flat().length * [options.bysecond ?? []].flat().length || 1;
+  const periodCost = (PERIOD_COST[options.freq!] ?? 1) * perDay;
   if (budget.remaining < periodCost) return []; // rrule walks a first period whatever its budget
   const dates: Date[] = [];
   let handed = 0;

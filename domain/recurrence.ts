@@ -216,14 +216,22 @@ function fromFloating(floating: Date, timeZone: string): Date {
 export const MAX_PROJECTED = 200;
 
 /**
- * What one week view may spend projecting all its series (SearchBudget units): about a thousand projected
- * occurrences, each turned into an instant of the student's zone, on top of the walks that find them. Series are
- * projected in order of their open occurrence; those the budget does not reach show no projected occurrences.
+ * What one week view may spend projecting all its series (SearchBudget units): a few hundred projected occurrences,
+ * each turned into an instant of the student's zone, on top of the walks that find them. Series are projected in
+ * order of their open occurrence; those the budget does not reach show no projected occurrences.
  */
-export const WEEK_PROJECTION_BUDGET = 60_000;
+export const WEEK_PROJECTION_BUDGET = 30_000;
 
-/** Turning a wall-clock time into an instant of a zone (luxon) costs about as much as rrule finding forty dates. */
+/**
+ * At most this many projected occurrences in one week view, all series together (35 a day): more is not a week a
+ * student reads, and each costs its place in the response.
+ */
+export const WEEK_PROJECTED_MAX = 250;
+
+/** Turning a wall-clock time into an instant of a zone, or back (luxon), costs about as much as rrule finding forty dates. */
 const CONVERSION_COST = 40;
+/** What each series costs before its walk: reading its rule, building rrule's iterator, its start in the zone. */
+const SERIES_COST = 200;
 
 /**
  * A range's bounds are instants, the walk runs in wall-clock time: it is widened by the most a zone's offset moves
@@ -232,69 +240,106 @@ const CONVERSION_COST = 40;
 const RANGE_SLACK_MS = 3 * 3_600_000;
 
 /**
- * The due times of a series' occurrences after `after` (its latest real occurrence) that fall in [from, to), at most
- * `max`: what a calendar shows of the series' future before those occurrences exist. One walk per series and range,
- * paid from `budget` (shared by the request's series): a series without COUNT is walked from the start of its rule's
- * period that holds the range, not from its first date. When the rule has several times a day and no BYSETPOS, the
- * walk finds days, not times, and the times are written out within the range only, so a dense rule costs what its
- * days cost up to the range. A rule the service no longer accepts (stored before a check) projects nothing.
+ * The projections of one range (a week view) in one zone, under one budget shared by all its series. Wall-clock times
+ * are turned into instants once per range: series due at the same times (09:00 daily) share the work.
  */
-export function occurrencesBetween(
-  rule: string,
-  seriesStart: Date,
-  after: Date,
-  from: Date,
-  to: Date,
-  timeZone: string,
-  budget = new SearchBudget(Infinity),
-  max = MAX_PROJECTED,
-): Date[] {
-  let parsed: ParsedRule;
-  try {
-    parsed = parse(rule);
-  } catch (error) {
-    if (error instanceof InvalidRecurrence) return [];
-    throw error;
+export class RangeProjection {
+  readonly budget: SearchBudget;
+  private readonly instants = new Map<number, Date>();
+  private shown = 0;
+  private readonly fromFloating: Date;
+  private readonly toFloating: Date;
+
+  constructor(
+    readonly timeZone: string,
+    readonly from: Date,
+    readonly to: Date,
+    limit = Infinity,
+    /** At most this many occurrences, all series together. */
+    private readonly shownMax = Infinity,
+  ) {
+    this.budget = new SearchBudget(limit);
+    this.fromFloating = toFloating(from, timeZone);
+    this.toFloating = toFloating(to, timeZone);
   }
-  const { options, untilIsDate } = parsed;
-  const lower = after >= from ? new Date(after.getTime() + 1) : from;
-  if (lower >= to || max <= 0) return [];
-  const years = rruleYears(toFloating(seriesStart, timeZone), toFloating(lower, timeZone), toFloating(to, timeZone));
-  const start = shifted(toFloating(seriesStart, timeZone), years);
-  const walkFrom = new Date(shifted(toFloating(lower, timeZone), years).getTime() - RANGE_SLACK_MS);
-  const walkTo = new Date(shifted(toFloating(to, timeZone), years).getTime() + RANGE_SLACK_MS);
-  floatUntil(options, untilIsDate, timeZone, years);
-  const freq = options.freq!;
-  const walk = options.count ? { ...options, dtstart: start } : restartedBefore(options, start, walkFrom);
-  const walked = (end: Date) => periodsIn(freq, options.interval ?? 1, (end.getTime() - walk.dtstart!.getTime()) / DAY_MS) + 1;
-  const periods = options.count ? Math.min(walked(walkTo), COUNTED_SERIES_HORIZONS * HORIZONS[freq]!.periods) : walked(walkTo);
-  const times = options.count || options.bysetpos ? [] : timesOfDay(walk);
-  let floating: Date[];
-  if (times.length > 1) {
-    // Each day is found once, by its last time: a day with a time at or after walkFrom has its last one there too.
-    const last = times.at(-1)!;
-    const until = walk.until && new Date(walk.until.getTime() + DAY_MS);
-    const days = datesBetween({ ...walk, byhour: last[0], byminute: last[1], bysecond: last[2], until }, walkFrom, new Date(walkTo.getTime() + DAY_MS), periods, Infinity, budget);
-    floating = days.flatMap((day) =>
-      times
-        .map(([hour, minute, second]) => {
-          const date = new Date(day);
-          date.setUTCHours(hour, minute, second); // the milliseconds stay the day's: rrule takes them from dtstart
-          return date;
-        })
-        .filter((date) => date >= walk.dtstart! && (!walk.until || date <= walk.until) && date >= walkFrom && date < walkTo),
-    );
-  } else {
-    floating = datesBetween(walk, walkFrom, walkTo, periods, Infinity, budget);
+
+  /**
+   * The due times of a series' occurrences after `after` (its latest real occurrence) in the range, at most `max`:
+   * what a calendar shows of the series' future before those occurrences exist. One walk per series, paid from the
+   * budget: a series without COUNT is walked from the start of its rule's period that holds the range, not from its
+   * first date; when the rule has several times a day and no BYSETPOS, the walk finds days, not times, and the times
+   * are written out within the range only, so a dense rule costs what its days cost. A rule the service no longer
+   * accepts (stored before a check) projects nothing.
+   */
+  occurrences(rule: string, seriesStart: Date, after: Date, max = MAX_PROJECTED): Date[] {
+    const { budget, timeZone, from, to } = this;
+    max = Math.min(max, this.shownMax - this.shown);
+    if (budget.remaining < SERIES_COST || max <= 0 || after >= to) return [];
+    budget.spent += SERIES_COST;
+    let parsed: ParsedRule;
+    try {
+      parsed = parse(rule);
+    } catch (error) {
+      if (error instanceof InvalidRecurrence) return [];
+      throw error;
+    }
+    const { options, untilIsDate } = parsed;
+    const lowerFloating = after >= from ? toFloating(after, timeZone) : this.fromFloating;
+    const startFloating = toFloating(seriesStart, timeZone);
+    const years = rruleYears(startFloating, lowerFloating, this.toFloating);
+    const start = shifted(startFloating, years);
+    const walkFrom = new Date(shifted(lowerFloating, years).getTime() - RANGE_SLACK_MS);
+    const walkTo = new Date(shifted(this.toFloating, years).getTime() + RANGE_SLACK_MS);
+    floatUntil(options, untilIsDate, timeZone, years);
+    const freq = options.freq!;
+    const walk = options.count ? { ...options, dtstart: start } : restartedBefore(options, start, walkFrom);
+    const walked = (end: Date) => periodsIn(freq, options.interval ?? 1, (end.getTime() - walk.dtstart!.getTime()) / DAY_MS) + 1;
+    const periods = options.count ? Math.min(walked(walkTo), COUNTED_SERIES_HORIZONS * HORIZONS[freq]!.periods) : walked(walkTo);
+    const times = options.count || options.bysetpos ? [] : timesOfDay(walk);
+    let floating: Date[];
+    if (times.length > 1) {
+      // Each day is found once, by its last time: a day with a time at or after walkFrom has its last one there too.
+      const last = times.at(-1)!;
+      const until = walk.until && new Date(walk.until.getTime() + DAY_MS);
+      const days = datesBetween({ ...walk, byhour: last[0], byminute: last[1], bysecond: last[2], until }, walkFrom, new Date(walkTo.getTime() + DAY_MS), periods, Infinity, budget);
+      floating = days.flatMap((day) =>
+        times
+          .map(([hour, minute, second]) => {
+            const date = new Date(day);
+            date.setUTCHours(hour, minute, second); // the milliseconds stay the day's: rrule takes them from dtstart
+            return date;
+          })
+          .filter((date) => date >= walk.dtstart! && (!walk.until || date <= walk.until) && date >= walkFrom && date < walkTo),
+      );
+    } else {
+      floating = datesBetween(walk, walkFrom, walkTo, periods, Infinity, budget);
+    }
+    const dates: Date[] = [];
+    for (const date of floating) {
+      if (dates.length >= max) break;
+      const due = this.instant(shifted(date, -years));
+      if (!due) break;
+      if (due > after && due >= from && due < to && due.getTime() <= LAST_INSTANT) dates.push(due);
+    }
+    this.shown += dates.length;
+    return dates;
   }
-  const dates: Date[] = [];
-  for (const date of floating) {
-    if (dates.length >= max || budget.remaining < CONVERSION_COST) break;
-    budget.spent += CONVERSION_COST;
-    const due = fromFloating(shifted(date, -years), timeZone);
-    if (due > after && due >= from && due < to && due.getTime() <= LAST_INSTANT) dates.push(due);
+
+  /** The instant at which the zone shows `floating`, or undefined when the budget cannot pay for it. */
+  private instant(floating: Date): Date | undefined {
+    const known = this.instants.get(floating.getTime());
+    if (known) return known;
+    if (this.budget.remaining < CONVERSION_COST) return undefined;
+    this.budget.spent += CONVERSION_COST;
+    const instant = fromFloating(floating, this.timeZone);
+    this.instants.set(floating.getTime(), instant);
+    return instant;
   }
-  return dates;
+}
+
+/** The projected occurrences of one series in [from, to), in a range of its own (see RangeProjection). */
+export function occurrencesBetween(rule: string, seriesStart: Date, after: Date, from: Date, to: Date, timeZone: string): Date[] {
+  return new RangeProjection(timeZone, from, to).occurrences(rule, seriesStart, after);
 }
 
 /** The times of day of a rule whose BYHOUR, BYMINUTE and BYSECOND are all given, in order: every combination. */

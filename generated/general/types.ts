@@ -478,11 +478,11 @@ export interface paths {
          *     other years is shown without holidays). Choose the week with `week` (ISO week, `2026-W48`) or `start` (any
          *     date; the week containing it), not both; without either, the current week.
          *
-         *     `projected_tasks` are the future occurrences of each open recurring task, by its rule, at most 200 per series.
-         *     What one week view spends on them is bounded, whatever the student stored: series are projected earliest open
-         *     occurrence first until the view's budget is spent (about a thousand projected occurrences; a student within the
-         *     50 open recurring tasks of `createTask` and the usual few occurrences a week never reaches it), and a series the
-         *     budget does not reach shows none that week. A stored rule the service no longer accepts projects nothing.
+         *     `projected_tasks` are the future occurrences of each open recurring task, by its rule: at most 200 per series
+         *     and 250 in the whole week. What one week view spends on them is bounded, whatever the student stored: series are
+         *     projected earliest open occurrence first until those 250 are shown or the view's computing budget is spent (the
+         *     50 open recurring tasks `createTask` allows, each due a few times a week, stay well within both), and the series
+         *     not reached show none that week. A stored rule the service no longer accepts projects nothing.
          */
         get: operations["getSchedule"];
         put?: never;

@@ -7,8 +7,7 @@ import { taskBody } from './task-body.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 import { localDate } from '../../domain/student-day.ts';
 import { InvalidWeek, resolveWeek, type Week } from '../../domain/week.ts';
-import { MAX_PROJECTED, occurrencesBetween, WEEK_PROJECTION_BUDGET } from '../../domain/recurrence.ts';
-import { SearchBudget } from '../../domain/recurrence-search.ts';
+import { RangeProjection, WEEK_PROJECTED_MAX, WEEK_PROJECTION_BUDGET } from '../../domain/recurrence.ts';
 
 /**
  * The week view. Days are the student's (profile time zone). A card counts on the later of its due date and today,
@@ -43,9 +42,9 @@ export const getSchedule: GeneralHandlers['getSchedule'] = async ({ query, princ
   for (const task of tasks) day(localDate(task.due_at, zone))?.tasks.push(taskBody(task));
   // One budget for every series of the week (heads come earliest open occurrence first): what a student stored cannot
   // make the view cost more than it.
-  const budget = new SearchBudget(WEEK_PROJECTION_BUDGET);
+  const projection = new RangeProjection(zone, week.starts_at, week.ends_at, WEEK_PROJECTION_BUDGET, WEEK_PROJECTED_MAX);
   for (const head of heads) {
-    for (const due of occurrencesBetween(head.recurrence, head.series_starts_at, head.due_at, week.starts_at, week.ends_at, zone, budget, MAX_PROJECTED)) {
+    for (const due of projection.occurrences(head.recurrence, head.series_starts_at, head.due_at)) {
       const due_at = due.toISOString();
       const { series_id, title, course, priority, recurrence } = head;
       day(localDate(due, zone))?.projected_tasks.push({ projected: true, occurrence_key: `${series_id}/${due_at}`, series_id, title, course, due_at, priority, recurrence });

@@ -1,5 +1,6 @@
 // The week view's projected occurrences of recurring tasks, over HTTP, across a DST change.
 import assert from 'node:assert/strict';
+import { WEEK_PROJECTED_MAX } from '../../domain/recurrence.ts';
 import { withinEventLoopBudget } from '../support/event-loop-lag.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
 
@@ -64,8 +65,11 @@ describe('getSchedule: projected occurrences', () => {
       ids.push((await api.post('/api/tasks').set(alice.headers).send({ title: `Hourly ${i}`, course: null, due_at: '2026-11-27T10:00:00Z', recurrence: hourly }).expect(201)).body.id);
     }
     await weekOf(api, alice, '2027-W48'); // warm: the operation's first request compiles its validators
-    const days = await withinEventLoopBudget('the week view', async () => (await api.get('/api/schedule?start=2027-11-29').set(alice.headers).expect(200)).body.days as Day[]);
+    // Three tries: on the embedded database the week's queries run on the event loop too, on a shared, noisy machine.
+    const days = await withinEventLoopBudget('the week view', async () => (await api.get('/api/schedule?start=2027-11-29').set(alice.headers).expect(200)).body.days as Day[], 3);
     const projected = days.flatMap((d) => d.projected_tasks);
+    // 27 × 168 hours would be 4,536: the view shows the first WEEK_PROJECTED_MAX, series after series.
+    assert.equal(projected.length, WEEK_PROJECTED_MAX);
     const bySeries = new Map<string, number>();
     for (const p of projected) bySeries.set(p.series_id, (bySeries.get(p.series_id) ?? 0) + 1);
     // Series are projected earliest open occurrence first (then by id) until the budget is spent: those shown are whole.

@@ -1,8 +1,8 @@
 // occurrencesBetween: the future occurrences of a series that the week view projects, bounded by the range.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { SearchBudget } from '../../domain/recurrence-search.ts';
-import { MAX_PROJECTED, nextOccurrence, occurrencesBetween, WEEK_PROJECTION_BUDGET } from '../../domain/recurrence.ts';
+import { MAX_OPEN_SERIES } from '../../handlers/general/tasks.ts';
+import { MAX_PROJECTED, nextOccurrence, occurrencesBetween, RangeProjection, WEEK_PROJECTION_BUDGET } from '../../domain/recurrence.ts';
 
 const at = (iso: string) => new Date(iso);
 const iso = (dates: Date[]) => dates.map((d) => d.toISOString());
@@ -81,32 +81,50 @@ describe('recurrence: what a projection costs (SearchBudget units)', () => {
   // start of the year, so a week a year ahead cost 168 walks of up to a year of hourly dates per series.
   const HOURLY = `FREQ=YEARLY;BYDAY=MO,TU,WE,TH,FR,SA,SU;BYHOUR=${Array.from({ length: 24 }, (_, h) => h).join(',')}`;
   const start = at('2026-11-27T10:00:00Z');
-  const week = (monday: string): [Date, Date] => [at(`${monday}T00:00:00Z`), new Date(at(`${monday}T00:00:00Z`).getTime() + 7 * 86_400_000)];
+  const week = (monday: string, zone = 'UTC', limit = Infinity) => new RangeProjection(zone, at(`${monday}T00:00:00Z`), new Date(at(`${monday}T00:00:00Z`).getTime() + 7 * 86_400_000), limit);
 
   it('projects a week of an hourly series in one walk of its days, however far the week lies', () => {
-    const costs = ['2026-11-30', '2027-11-29', '2027-12-27', '2031-06-02'].map((monday) => {
-      const budget = new SearchBudget(Infinity);
-      const dates = occurrencesBetween(HOURLY, start, start, ...week(monday), 'UTC', budget);
-      assert.equal(dates.length, 168, monday);
-      return budget.spent;
-    });
-    // The days of at most two of the rule's periods (years) walked, and 168 times (plus the widened edges) converted.
-    for (const spent of costs) assert.ok(spent <= 2 * (366 + 366) + (168 + 6) * 40, `spent ${spent}`);
+    for (const monday of ['2026-11-30', '2027-11-29', '2027-12-27', '2031-06-02']) {
+      const projection = week(monday);
+      assert.equal(projection.occurrences(HOURLY, start, start).length, 168, monday);
+      // The series, the days of at most two of the rule's periods (years), 168 times and the widened edges converted.
+      assert.ok(projection.budget.spent <= 200 + 2 * (366 + 366) + (168 + 6) * 40, `${monday}: spent ${projection.budget.spent}`);
+    }
   });
 
-  it('bounds a week view of 27 such series by one budget: the earliest series are projected in full, the rest not', () => {
-    const budget = new SearchBudget(WEEK_PROJECTION_BUDGET);
-    const shown = Array.from({ length: 27 }, () => occurrencesBetween(HOURLY, start, start, ...week('2027-11-29'), 'UTC', budget).length);
-    assert.ok(budget.spent <= WEEK_PROJECTION_BUDGET, `spent ${budget.spent}`);
+  it('converts a wall-clock time once per week view: series due at the same times share the work', () => {
+    const projection = week('2027-11-29', 'Europe/Berlin');
+    projection.occurrences(HOURLY, start, start);
+    const first = projection.budget.spent;
+    projection.occurrences(HOURLY, start, start);
+    assert.ok(projection.budget.spent - first <= 200 + 2 * (366 + 366), `the second series spent ${projection.budget.spent - first}`);
+  });
+
+  it('bounds a week view of 27 such series by one budget, and projects them in order', () => {
+    const projection = week('2027-11-29', 'UTC', WEEK_PROJECTION_BUDGET);
+    const shown = Array.from({ length: 27 }, () => projection.occurrences(HOURLY, start, start).length);
+    assert.ok(projection.budget.spent <= WEEK_PROJECTION_BUDGET, `spent ${projection.budget.spent}`);
     const full = shown.filter((n) => n === 168).length;
-    assert.ok(full >= 5, `${full} series in full`);
+    assert.ok(full >= 10, `${full} series in full`);
+    assert.deepEqual(shown.slice(0, full), Array(full).fill(168));
     assert.deepEqual(shown.slice(full + 1), Array(26 - full).fill(0), 'nothing after the budget is spent');
   });
 
-  it('spends at most the budget on a COUNT series walked from a far start', () => {
-    const budget = new SearchBudget(5_000);
-    occurrencesBetween('FREQ=DAILY;BYHOUR=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23;COUNT=9999', start, start, ...week('2027-11-29'), 'UTC', budget);
-    assert.ok(budget.spent <= 5_000, `spent ${budget.spent}`);
+  it('projects every series of a student at the limit of open series, each a few times a week, with room in the budget', () => {
+    const projection = week('2027-11-29', 'Europe/Berlin', WEEK_PROJECTION_BUDGET);
+    const shown = Array.from({ length: MAX_OPEN_SERIES }, (_, i) => projection.occurrences(`FREQ=WEEKLY;BYDAY=MO,WE,FR;BYHOUR=${8 + (i % 12)};BYMINUTE=${i}`, start, start).length);
+    assert.deepEqual(shown, Array(MAX_OPEN_SERIES).fill(3));
+    assert.ok(projection.budget.spent <= 0.6 * WEEK_PROJECTION_BUDGET, `spent ${projection.budget.spent}`);
   });
-});
 
+  for (const [what, rule] of [
+    ['a COUNT series walked from a far start', `FREQ=DAILY;BYHOUR=${Array.from({ length: 24 }, (_, h) => h).join(',')};COUNT=9999`],
+    ['a BYSETPOS rule over every hour of a year', `FREQ=YEARLY;BYHOUR=${Array.from({ length: 24 }, (_, h) => h).join(',')};BYSETPOS=1,-1`],
+  ]) {
+    it(`spends at most the budget on ${what}`, () => {
+      const projection = week('2027-11-29', 'UTC', 5_000);
+      projection.occurrences(rule!, start, start);
+      assert.ok(projection.budget.spent <= 5_000, `spent ${projection.budget.spent}`);
+    });
+  }
+});
