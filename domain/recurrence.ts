@@ -232,6 +232,8 @@ export const WEEK_PROJECTED_MAX = 250;
 const CONVERSION_COST = 40;
 /** What each series costs before its walk: reading its rule, building rrule's iterator, its start in the zone. */
 const SERIES_COST = 200;
+/** The most series one week view can pay for: a student's series past these need not even be read. */
+export const WEEK_SERIES_MAX = Math.floor(WEEK_PROJECTION_BUDGET / SERIES_COST);
 
 /**
  * A range's bounds are instants, the walk runs in wall-clock time: it is widened by the most a zone's offset moves

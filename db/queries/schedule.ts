@@ -28,14 +28,15 @@ function openSeriesHeadRows(db: Db, userId: string) {
     .where((eb) => eb.not(eb.exists(eb.selectFrom('tasks as s').select('s.id').whereRef('s.previous_id', '=', 't.id'))));
 }
 
-/** The heads due before `to`, earliest first: the series a week ending at `to` may project. */
-export async function openSeriesHeads(db: Db, userId: string, to: Date) {
+/** The first `limit` heads due before `to`, earliest first: the series a week ending at `to` may project. */
+export async function openSeriesHeads(db: Db, userId: string, to: Date, limit: number) {
   return openSeriesHeadRows(db, userId)
     .select(['t.series_id', 't.title', 't.course', 't.priority', 't.recurrence', 't.due_at', 't.series_starts_at'])
     .where('t.due_at', '<', to)
     .$narrowType<{ series_id: string; recurrence: string; series_starts_at: Date }>()
     .orderBy('t.due_at')
     .orderBy('t.id')
+    .limit(limit)
     .execute();
 }
 

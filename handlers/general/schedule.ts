@@ -7,7 +7,7 @@ import { taskBody } from './task-body.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 import { localDate } from '../../domain/student-day.ts';
 import { InvalidWeek, resolveWeek, type Week } from '../../domain/week.ts';
-import { RangeProjection, WEEK_PROJECTED_MAX, WEEK_PROJECTION_BUDGET } from '../../domain/recurrence.ts';
+import { RangeProjection, WEEK_PROJECTED_MAX, WEEK_PROJECTION_BUDGET, WEEK_SERIES_MAX } from '../../domain/recurrence.ts';
 
 /**
  * The week view. Days are the student's (profile time zone). A card counts on the later of its due date and today,
@@ -31,7 +31,7 @@ export const getSchedule: GeneralHandlers['getSchedule'] = async ({ query, princ
   const today = localDate(at, zone);
   const [tasks, heads, exams, cards, holidays] = await Promise.all([
     tasksDueBetween(db, principal.user_id, week.starts_at, week.ends_at),
-    openSeriesHeads(db, principal.user_id, week.ends_at),
+    openSeriesHeads(db, principal.user_id, week.ends_at, WEEK_SERIES_MAX),
     examsBetween(db, principal.user_id, first, last),
     today > last ? Promise.resolve([]) : cardsDueBefore(db, principal.user_id, week.ends_at, zone),
     principal.country_code ? countryHolidays(db, principal.country_code.toUpperCase(), week) : Promise.resolve([]),
