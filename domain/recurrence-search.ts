@@ -102,8 +102,8 @@ export function firstDateAfter(options: Partial<rrule.Options>, after: Date, inc
 
 /**
  * What one request may spend walking rules, in the work rrule does: a unit per date it hands back and, per period it
- * walks, a unit per candidate it builds (366 days for a year; with BYSETPOS, each time of each day). Shared by every search of the request, so the request's
- * cost has one bound however many series it projects.
+ * walks, a unit per candidate it builds (366 days for a year; with BYSETPOS, each time of each day). Shared by every
+ * search of the request, so the request's cost has one bound however many series it projects.
  */
 export class SearchBudget {
   spent = 0;
@@ -119,10 +119,10 @@ export class SearchBudget {
 const PERIOD_COST = [366, 31, 7, 1];
 
 /**
- * The rule's dates in [from, to), in order, at most `max`, in one walk from the rule's dtstart of at most `periods`
- * periods, paid from `budget`: the walk stops when the budget is spent, and the dates found are then the first ones.
+ * The rule's dates in [from, to), in order, in one walk from the rule's dtstart of at most `periods` periods, paid
+ * from `budget`: the walk stops when the budget is spent, and the dates found are then the first ones.
  */
-export function datesBetween(options: Partial<rrule.Options>, from: Date, to: Date, periods: number, max: number, budget: SearchBudget): Date[] {
+export function datesBetween(options: Partial<rrule.Options>, from: Date, to: Date, periods: number, budget: SearchBudget): Date[] {
   // With BYSETPOS rrule builds every time of every day of a period before it picks positions among them.
   const perDay = options.bysetpos == null ? 1 : [options.byhour ?? []].flat().length * [options.byminute ?? []].flat().length * [options.bysecond ?? []].flat().length || 1;
   const periodCost = (PERIOD_COST[options.freq!] ?? 1) * perDay;
@@ -133,7 +133,7 @@ export function datesBetween(options: Partial<rrule.Options>, from: Date, to: Da
   const rule: BudgetedRule = new BudgetedRule(options, periods, () => spent() + periodCost <= budget.remaining);
   rule.all((date) => {
     handed++;
-    if (date >= to || dates.length >= max || spent() >= budget.remaining) return false;
+    if (date >= to || spent() >= budget.remaining) return false;
     if (date >= from) dates.push(date);
     return true;
   });

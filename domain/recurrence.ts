@@ -303,7 +303,7 @@ export class RangeProjection {
       // Each day is found once, by its last time: a day with a time at or after walkFrom has its last one there too.
       const last = times.at(-1)!;
       const until = walk.until && new Date(walk.until.getTime() + DAY_MS);
-      const days = datesBetween({ ...walk, byhour: last[0], byminute: last[1], bysecond: last[2], until }, walkFrom, new Date(walkTo.getTime() + DAY_MS), periods, Infinity, budget);
+      const days = datesBetween({ ...walk, byhour: last[0], byminute: last[1], bysecond: last[2], until }, walkFrom, new Date(walkTo.getTime() + DAY_MS), periods, budget);
       floating = days.flatMap((day) =>
         times
           .map(([hour, minute, second]) => {
@@ -314,7 +314,7 @@ export class RangeProjection {
           .filter((date) => date >= walk.dtstart! && (!walk.until || date <= walk.until) && date >= walkFrom && date < walkTo),
       );
     } else {
-      floating = datesBetween(walk, walkFrom, walkTo, periods, Infinity, budget);
+      floating = datesBetween(walk, walkFrom, walkTo, periods, budget);
     }
     const dates: Date[] = [];
     for (const date of floating) {
