@@ -38,10 +38,14 @@ export function periodsIn(freq: rrule.Frequency, interval: number, days: number)
 
 class BudgetedRule extends RRule {
   exhausted = false;
+  /** The periods the last walk began, the first included. */
+  walked = 0;
 
   constructor(
     options: Partial<rrule.Options>,
     private readonly periods: number,
+    /** Asked before each further period: false stops the walk as the period budget does. */
+    private readonly mayGoOn: () => boolean = () => true,
   ) {
     super(options);
   }
@@ -56,9 +60,14 @@ class BudgetedRule extends RRule {
     this.options = Object.create(options, {
       interval: {
         get: () => {
-          if (++read <= reads) return interval;
-          this.exhausted = true;
-          return 0;
+          // Odd reads start a period (the first one, then each step), even ones are the stop check before a step.
+          ++read;
+          if (this.exhausted || read > reads || (read % 2 === 0 && !this.mayGoOn())) {
+            this.exhausted = true;
+            return 0;
+          }
+          if (read % 2 === 1) this.walked++;
+          return interval;
         },
       },
     });
@@ -89,4 +98,45 @@ export function firstDateAfter(options: Partial<rrule.Options>, after: Date, inc
   });
   if (found) return found;
   return rule.exhausted || capped ? EXHAUSTED : null;
+}
+
+/**
+ * What one request may spend walking rules, in the work rrule does: a unit per date it hands back and, per period it
+ * walks, a unit per candidate it builds (366 days for a year; with BYSETPOS, each time of each day). Shared by every
+ * search of the request, so the request's cost has one bound however many series it projects.
+ */
+export class SearchBudget {
+  spent = 0;
+
+  constructor(readonly limit: number) {}
+
+  get remaining(): number {
+    return Math.max(0, this.limit - this.spent);
+  }
+}
+
+/** The candidate days rrule builds for one period, by frequency number: a unit of SearchBudget each. */
+const PERIOD_COST = [366, 31, 7, 1];
+
+/**
+ * The rule's dates in [from, to), in order, in one walk from the rule's dtstart of at most `periods` periods, paid
+ * from `budget`: the walk stops when the budget is spent, and the dates found are then the first ones.
+ */
+export function datesBetween(options: Partial<rrule.Options>, from: Date, to: Date, periods: number, budget: SearchBudget): Date[] {
+  // With BYSETPOS rrule builds every time of every day of a period before it picks positions among them.
+  const perDay = options.bysetpos == null ? 1 : [options.byhour ?? []].flat().length * [options.byminute ?? []].flat().length * [options.bysecond ?? []].flat().length || 1;
+  const periodCost = (PERIOD_COST[options.freq!] ?? 1) * perDay;
+  if (budget.remaining < periodCost) return []; // rrule walks a first period whatever its budget
+  const dates: Date[] = [];
+  let handed = 0;
+  const spent = (): number => handed + rule.walked * periodCost;
+  const rule: BudgetedRule = new BudgetedRule(options, periods, () => spent() + periodCost <= budget.remaining);
+  rule.all((date) => {
+    handed++;
+    if (date >= to || spent() >= budget.remaining) return false;
+    if (date >= from) dates.push(date);
+    return true;
+  });
+  budget.spent += spent();
+  return dates;
 }

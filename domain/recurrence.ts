@@ -8,9 +8,11 @@
 import { DateTime } from 'luxon';
 import rrule from 'rrule';
 import { LAST_INSTANT } from '../server/formats.ts';
-import { EXHAUSTED, firstDateAfter, HORIZONS, periodsIn } from './recurrence-search.ts';
+import { datesBetween, EXHAUSTED, firstDateAfter, HORIZONS, periodsIn, SearchBudget } from './recurrence-search.ts';
 
 const { RRule } = rrule;
+
+const DAY_MS = 86_400_000;
 
 /** A COUNT series is walked from its first date: past this many horizons from there it ends, so a search stays cheap. */
 const COUNTED_SERIES_HORIZONS = 3;
@@ -75,15 +77,12 @@ export function nextOccurrence(rule: string, seriesStart: Date, after: Date, tim
   const years = rruleYears(toFloating(seriesStart, timeZone), toFloating(after, timeZone));
   const start = shifted(toFloating(seriesStart, timeZone), years);
   const from = shifted(toFloating(after, timeZone), years);
-  if (options.until) {
-    // UNTIL=…Z is an instant; a date-only UNTIL is the last local day of the series, included in full.
-    options.until = shifted(untilIsDate ? new Date(options.until.getTime() + 86_400_000 - 1) : toFloating(options.until, timeZone), years);
-  }
+  floatUntil(options, untilIsDate, timeZone, years);
   const horizon = HORIZONS[options.freq!]!.periods;
   let next: ReturnType<typeof firstDateAfter>;
   if (options.count) {
     // COUNT counts from the series' first date, so the walk starts there: the periods up to `after`, then the horizon.
-    const elapsed = periodsIn(options.freq!, options.interval ?? 1, (from.getTime() - start.getTime()) / 86_400_000);
+    const elapsed = periodsIn(options.freq!, options.interval ?? 1, (from.getTime() - start.getTime()) / DAY_MS);
     next = firstDateAfter({ ...options, dtstart: start }, from, false, Math.min(elapsed + horizon, COUNTED_SERIES_HORIZONS * horizon));
   } else {
     // Without COUNT the series from a later period start is the same series: the walk starts just before `after`.
@@ -92,6 +91,11 @@ export function nextOccurrence(rule: string, seriesStart: Date, after: Date, tim
   const due = next instanceof Date ? fromFloating(shifted(next, -years), timeZone) : null;
   // A wall-clock date of 9999 west of UTC is an instant of the year 10000, past what the service keeps.
   return due && due.getTime() <= LAST_INSTANT ? due : null;
+}
+
+/** UNTIL=…Z is an instant; a date-only UNTIL is the last local day of the series, included in full. */
+function floatUntil(options: Partial<rrule.Options>, untilIsDate: boolean, timeZone: string, years: number): void {
+  if (options.until) options.until = shifted(untilIsDate ? new Date(options.until.getTime() + DAY_MS - 1) : toFloating(options.until, timeZone), years);
 }
 
 /**
@@ -128,7 +132,7 @@ function restartedBefore(options: Partial<rrule.Options>, start: Date, from: Dat
   }
   const interval = options.interval ?? 1;
   const steps = (elapsed: number) => Math.floor(elapsed / interval) * interval;
-  const days = Math.floor(from.getTime() / 86_400_000) - Math.floor(start.getTime() / 86_400_000);
+  const days = Math.floor(from.getTime() / DAY_MS) - Math.floor(start.getTime() / DAY_MS);
   const months = (from.getUTCFullYear() - start.getUTCFullYear()) * 12 + from.getUTCMonth() - start.getUTCMonth();
   const base = floatingDate(start.getUTCFullYear(), start.getUTCMonth(), start.getUTCDate());
   if (options.freq === RRule.DAILY) base.setUTCDate(base.getUTCDate() + steps(days));
@@ -212,18 +216,136 @@ function fromFloating(floating: Date, timeZone: string): Date {
 export const MAX_PROJECTED = 200;
 
 /**
- * The due times of a series' occurrences after `after` (its latest real occurrence) that fall in [from, to), at most
- * MAX_PROJECTED: what a calendar shows of the series' future before those occurrences exist. The search starts at
- * the later of `after` and `from`, so a far week costs one bounded search, not a walk through every week between.
+ * What one week view may spend projecting all its series (SearchBudget units): a few hundred projected occurrences,
+ * each turned into an instant of the student's zone, on top of the walks that find them. Series are projected in
+ * order of their open occurrence; those the budget does not reach show no projected occurrences.
  */
-export function occurrencesBetween(rule: string, seriesStart: Date, after: Date, from: Date, to: Date, timeZone: string): Date[] {
-  const dates: Date[] = [];
-  let previous = after > from ? after : new Date(from.getTime() - 1);
-  while (dates.length < MAX_PROJECTED) {
-    const next = nextOccurrence(rule, seriesStart, previous, timeZone);
-    if (!next || next >= to) break;
-    dates.push(next);
-    previous = next;
+export const WEEK_PROJECTION_BUDGET = 30_000;
+
+/**
+ * At most this many projected occurrences in one week view, all series together (35 a day): more is not a week a
+ * student reads, and each costs its place in the response.
+ */
+export const WEEK_PROJECTED_MAX = 250;
+
+/** Turning a wall-clock time into an instant of a zone, or back (luxon), costs about as much as rrule finding forty dates. */
+const CONVERSION_COST = 40;
+/** What each series costs before its walk: reading its rule, building rrule's iterator, its start in the zone. */
+const SERIES_COST = 200;
+/** The most series one week view can pay for: a student's series past these need not even be read. */
+export const WEEK_SERIES_MAX = Math.floor(WEEK_PROJECTION_BUDGET / SERIES_COST);
+
+/**
+ * A range's bounds are instants, the walk runs in wall-clock time: it is widened by the most a zone's offset moves
+ * (a DST change, at most a few hours), and each date found is checked against the instants.
+ */
+const RANGE_SLACK_MS = 3 * 3_600_000;
+
+/**
+ * The projections of one range (a week view) in one zone, under one budget shared by all its series. Wall-clock times
+ * are turned into instants once per range: series due at the same times (09:00 daily) share the work.
+ */
+export class RangeProjection {
+  readonly budget: SearchBudget;
+  private readonly instants = new Map<number, Date>();
+  private shown = 0;
+  private readonly fromFloating: Date;
+  private readonly toFloating: Date;
+
+  constructor(
+    readonly timeZone: string,
+    readonly from: Date,
+    readonly to: Date,
+    limit = Infinity,
+    /** At most this many occurrences, all series together. */
+    private readonly shownMax = Infinity,
+  ) {
+    this.budget = new SearchBudget(limit);
+    this.fromFloating = toFloating(from, timeZone);
+    this.toFloating = toFloating(to, timeZone);
   }
-  return dates;
+
+  /**
+   * The due times of a series' occurrences after `after` (its latest real occurrence) in the range, at most `max`:
+   * what a calendar shows of the series' future before those occurrences exist. One walk per series, paid from the
+   * budget: a series without COUNT is walked from the start of its rule's period that holds the range, not from its
+   * first date; when the rule has several times a day and no BYSETPOS, the walk finds days, not times, and the times
+   * are written out within the range only, so a dense rule costs what its days cost. A rule the service no longer
+   * accepts (stored before a check) projects nothing.
+   */
+  occurrences(rule: string, seriesStart: Date, after: Date, max = MAX_PROJECTED): Date[] {
+    const { budget, timeZone, from, to } = this;
+    max = Math.min(max, this.shownMax - this.shown);
+    if (budget.remaining < SERIES_COST || max <= 0 || after >= to) return [];
+    budget.spent += SERIES_COST;
+    let parsed: ParsedRule;
+    try {
+      parsed = parse(rule);
+    } catch (error) {
+      if (error instanceof InvalidRecurrence) return [];
+      throw error;
+    }
+    const { options, untilIsDate } = parsed;
+    const lowerFloating = after >= from ? toFloating(after, timeZone) : this.fromFloating;
+    const startFloating = toFloating(seriesStart, timeZone);
+    const years = rruleYears(startFloating, lowerFloating, this.toFloating);
+    const start = shifted(startFloating, years);
+    const walkFrom = new Date(shifted(lowerFloating, years).getTime() - RANGE_SLACK_MS);
+    const walkTo = new Date(shifted(this.toFloating, years).getTime() + RANGE_SLACK_MS);
+    floatUntil(options, untilIsDate, timeZone, years);
+    const freq = options.freq!;
+    const walk = options.count ? { ...options, dtstart: start } : restartedBefore(options, start, walkFrom);
+    const walked = (end: Date) => periodsIn(freq, options.interval ?? 1, (end.getTime() - walk.dtstart!.getTime()) / DAY_MS) + 1;
+    const periods = options.count ? Math.min(walked(walkTo), COUNTED_SERIES_HORIZONS * HORIZONS[freq]!.periods) : walked(walkTo);
+    const times = options.count || options.bysetpos ? [] : timesOfDay(walk);
+    let floating: Date[];
+    if (times.length > 1) {
+      // Each day is found once, by its last time: a day with a time at or after walkFrom has its last one there too.
+      const last = times.at(-1)!;
+      const until = walk.until && new Date(walk.until.getTime() + DAY_MS);
+      const days = datesBetween({ ...walk, byhour: last[0], byminute: last[1], bysecond: last[2], until }, walkFrom, new Date(walkTo.getTime() + DAY_MS), periods, budget);
+      floating = days.flatMap((day) =>
+        times
+          .map(([hour, minute, second]) => {
+            const date = new Date(day);
+            date.setUTCHours(hour, minute, second); // the milliseconds stay the day's: rrule takes them from dtstart
+            return date;
+          })
+          .filter((date) => date >= walk.dtstart! && (!walk.until || date <= walk.until) && date >= walkFrom && date < walkTo),
+      );
+    } else {
+      floating = datesBetween(walk, walkFrom, walkTo, periods, budget);
+    }
+    const dates: Date[] = [];
+    for (const date of floating) {
+      if (dates.length >= max) break;
+      const due = this.instant(shifted(date, -years));
+      if (!due) break;
+      if (due > after && due >= from && due < to && due.getTime() <= LAST_INSTANT) dates.push(due);
+    }
+    this.shown += dates.length;
+    return dates;
+  }
+
+  /** The instant at which the zone shows `floating`, or undefined when the budget cannot pay for it. */
+  private instant(floating: Date): Date | undefined {
+    const known = this.instants.get(floating.getTime());
+    if (known) return known;
+    if (this.budget.remaining < CONVERSION_COST) return undefined;
+    this.budget.spent += CONVERSION_COST;
+    const instant = fromFloating(floating, this.timeZone);
+    this.instants.set(floating.getTime(), instant);
+    return instant;
+  }
+}
+
+/** The projected occurrences of one series in [from, to), in a range of its own (see RangeProjection). */
+export function occurrencesBetween(rule: string, seriesStart: Date, after: Date, from: Date, to: Date, timeZone: string): Date[] {
+  return new RangeProjection(timeZone, from, to).occurrences(rule, seriesStart, after);
+}
+
+/** The times of day of a rule whose BYHOUR, BYMINUTE and BYSECOND are all given, in order: every combination. */
+function timesOfDay(options: Partial<rrule.Options>): Array<[number, number, number]> {
+  const list = (value: number | number[] | null | undefined) => [...new Set([value ?? []].flat())].sort((a, b) => a - b);
+  return list(options.byhour).flatMap((h) => list(options.byminute).flatMap((m) => list(options.bysecond).map((s): [number, number, number] => [h, m, s])));
 }

@@ -59,6 +59,14 @@ export const problems = {
     new Problem(400, code, 'Webhook URL refused', `Webhooks cannot be sent to this URL: ${reason}.`, { errors: [{ path: 'body.url', message: reason }] }),
   endpointLimitReached: (max: number) =>
     new Problem(409, 'endpoint_limit_reached', 'Endpoint limit reached', `You have ${max} webhook endpoints, the most a student may have; delete one first.`),
+  /** The per-account bound on open recurring series (handlers/general/tasks.ts MAX_OPEN_SERIES). */
+  seriesLimitReached: (max: number) =>
+    new Problem(
+      409,
+      'series_limit_reached',
+      'Recurring series limit reached',
+      `You have ${max} open recurring tasks, the most a student may have; remove the recurrence of one (PATCH {"recurrence":null}) or delete one first.`,
+    ),
   endpointDisabled: () =>
     new Problem(409, 'endpoint_disabled', 'Endpoint disabled', 'This endpoint is disabled; enable it (PATCH {"enabled":true}) before sending to it.'),
   methodNotAllowed: (method: string, path: string, allow: string[], why = '') =>

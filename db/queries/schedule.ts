@@ -16,22 +16,34 @@ export async function tasksDueBetween(db: Db, userId: string, from: Date, to: Da
 }
 
 /**
- * The latest occurrence of each recurring series that is still open and due before `to`: the occurrences after it
- * do not exist yet (closing it creates the next), so the week view projects them from it.
+ * The heads of a student's open recurring series: occurrences that are open, carry a rule and have no successor yet.
+ * The occurrences after a head do not exist yet (closing it creates the next), so the week view projects them from it.
  */
-export async function openSeriesHeads(db: Db, userId: string, to: Date) {
+function openSeriesHeadRows(db: Db, userId: string) {
   return db
     .selectFrom('tasks as t')
-    .select(['t.series_id', 't.title', 't.course', 't.priority', 't.recurrence', 't.due_at', 't.series_starts_at'])
     .where('t.user_id', '=', userId)
     .where('t.status', '=', 'open')
     .where('t.recurrence', 'is not', null)
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('tasks as s').select('s.id').whereRef('s.previous_id', '=', 't.id'))));
+}
+
+/** The first `limit` heads due before `to`, earliest first: the series a week ending at `to` may project. */
+export async function openSeriesHeads(db: Db, userId: string, to: Date, limit: number) {
+  return openSeriesHeadRows(db, userId)
+    .select(['t.series_id', 't.title', 't.course', 't.priority', 't.recurrence', 't.due_at', 't.series_starts_at'])
     .where('t.due_at', '<', to)
-    .where((eb) => eb.not(eb.exists(eb.selectFrom('tasks as s').select('s.id').whereRef('s.previous_id', '=', 't.id'))))
     .$narrowType<{ series_id: string; recurrence: string; series_starts_at: Date }>()
     .orderBy('t.due_at')
     .orderBy('t.id')
+    .limit(limit)
     .execute();
+}
+
+/** How many open recurring series the student has: the per-account bound counts these. */
+export async function countOpenSeries(db: Db, userId: string): Promise<number> {
+  const row = await openSeriesHeadRows(db, userId).select((eb) => eb.fn.countAll<string | number>().as('count')).executeTakeFirstOrThrow();
+  return Number(row.count);
 }
 
 export async function examsBetween(db: Db, userId: string, firstDate: string, lastDate: string) {

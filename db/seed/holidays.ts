@@ -2,6 +2,7 @@
 // Its callers in the server load it on demand (import()): date-holidays and the time-zone data it brings are ~2.2 MB
 // of the server's bundle, which every start would otherwise compile and run, for a year that is rarely missing.
 import Holidays, { type HolidaysTypes } from 'date-holidays';
+import { holidaysComputable } from './holiday-years.ts';
 
 export interface HolidaySeed {
   country_code: string;
@@ -79,7 +80,7 @@ interface DayOff {
 export function computeHolidays(countryCode: string, year: number): HolidaySeed[] {
   const code = countryCode.toUpperCase();
   if (!isHolidayCountrySupported(code)) throw new RangeError(`unsupported holiday country: ${JSON.stringify(countryCode)}`);
-  if (!Number.isInteger(year) || year < 1900 || year > 2199) throw new RangeError(`invalid year: ${year}`);
+  if (!holidaysComputable(year)) throw new RangeError(`invalid year: ${year}`);
 
   const hd = new Holidays(code);
   // A multi-day entry that runs past 31 December is cut there, so each year's rows are exactly that year's.

@@ -499,8 +499,15 @@ export interface paths {
          * The student's week
          * @description One week, Monday to Sunday, in the student's time zone (profile `time_zone`): per day the tasks due, the exams,
          *     the decks with cards due for review and the public holidays and study breaks of the student's country (profile
-         *     `country_code`; available for KZ and RU). Choose the week with `week` (ISO week, `2026-W48`) or `start` (any
+         *     `country_code`; available for KZ and RU, for the years 1900 to 2199 that the holiday data covers: a week of
+         *     other years is shown without holidays). Choose the week with `week` (ISO week, `2026-W48`) or `start` (any
          *     date; the week containing it), not both; without either, the current week.
+         *
+         *     `projected_tasks` are the future occurrences of each open recurring task, by its rule: at most 200 per series
+         *     and 250 in the whole week. What one week view spends on them is bounded, whatever the student stored: series are
+         *     projected earliest open occurrence first until those 250 are shown or the view's computing budget is spent (the
+         *     50 open recurring tasks `createTask` allows, each due a few times a week, stay well within both), and the series
+         *     not reached show none that week. A stored rule the service no longer accepts projects nothing.
          */
         get: operations["getSchedule"];
         put?: never;
@@ -529,7 +536,9 @@ export interface paths {
          * Create a task
          * @description Creates an open task for the current student. With `recurrence`, the task is the first occurrence of a series
          *     (`series_id` is its own `id`). Send an `Idempotency-Key` to retry safely: the retry returns the first response
-         *     and creates nothing.
+         *     and creates nothing. A student has at most 50 open recurring tasks (open, with a `recurrence`, not followed by a
+         *     next occurrence yet): a 51st is `409 series_limit_reached`. Closing one creates its next occurrence in its place;
+         *     removing its `recurrence` or deleting it makes room.
          */
         post: operations["createTask"];
         delete?: never;
@@ -570,7 +579,9 @@ export interface paths {
          *     date of its rule after this one's `due_at`, same title, course, notes, priority and series — in the same
          *     transaction; when the rule has no more dates (`COUNT` or `UNTIL` reached), none. A task is followed by at most
          *     one next occurrence: closing it again after reopening, or closing a completed task, creates nothing. Setting a
-         *     new `recurrence` restarts the rule at this task's `due_at`; `recurrence: null` ends the series here.
+         *     new `recurrence` restarts the rule at this task's `due_at`; `recurrence: null` ends the series here. A student
+         *     has at most 50 open recurring tasks (open, with a `recurrence`, not followed by a next occurrence yet): giving
+         *     one more a `recurrence`, or reopening one more, is `409 series_limit_reached`.
          */
         patch: operations["updateTask"];
         trace?: never;
@@ -2250,7 +2261,7 @@ export interface components {
              * @description Stable machine-readable code. Values used today: `invalid_request` (400), `unauthorized` (401),
              *     `invalid_signature` (401, a signed callback), `insufficient_scope` (403), `reauthentication_required` (403, a password or fresh sign-in needed), `not_found` (404),
              *     `reviewed_at_out_of_range` (400, a review dated in the future or more than 7 days back),
-             *     `method_not_allowed` (405), `conflict` (409), `payload_too_large` (413), `idempotency_key_reused` (422),
+             *     `method_not_allowed` (405), `conflict` (409), `series_limit_reached` (409, 50 open recurring tasks already), `payload_too_large` (413), `idempotency_key_reused` (422),
              *     `unknown_student` (422), `rate_limited` (429), `export_in_progress` (429, with `Retry-After`: one account export at a time),
              *     `too_many_concurrent_replies` (429, with `Retry-After`: an account's AI replies already in flight),
              *     `too_many_streams` (429, with `Retry-After`: an account's open streams at their bound), `internal_error` (500), `service_unavailable` (503, with
@@ -3046,6 +3057,16 @@ export interface components {
             headers: {
                 /** @description With `insufficient_scope` only, RFC 6750's challenge naming the scopes the operation needs. */
                 "WWW-Authenticate"?: string;
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The student has 50 open recurring tasks already; this one would be the 51st. */
+        SeriesLimitReached: {
+            headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
@@ -4433,7 +4454,16 @@ export interface operations {
             401: components["responses"]["TokenUnauthorized"];
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
-            409: components["responses"]["Conflict"];
+            /** @description The student has 50 open recurring tasks already, or a request with the same Idempotency-Key is still running. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
@@ -4545,6 +4575,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["SeriesLimitReached"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

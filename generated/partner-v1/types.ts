@@ -264,7 +264,7 @@ export interface components {
              * @description Stable machine-readable code. Values used today: `invalid_request` (400), `unauthorized` (401),
              *     `invalid_signature` (401, a signed callback), `insufficient_scope` (403), `reauthentication_required` (403, a password or fresh sign-in needed), `not_found` (404),
              *     `reviewed_at_out_of_range` (400, a review dated in the future or more than 7 days back),
-             *     `method_not_allowed` (405), `conflict` (409), `payload_too_large` (413), `idempotency_key_reused` (422),
+             *     `method_not_allowed` (405), `conflict` (409), `series_limit_reached` (409, 50 open recurring tasks already), `payload_too_large` (413), `idempotency_key_reused` (422),
              *     `unknown_student` (422), `rate_limited` (429), `export_in_progress` (429, with `Retry-After`: one account export at a time),
              *     `too_many_concurrent_replies` (429, with `Retry-After`: an account's AI replies already in flight),
              *     `too_many_streams` (429, with `Retry-After`: an account's open streams at their bound), `internal_error` (500), `service_unavailable` (503, with

@@ -1,4 +1,5 @@
 import { insertMissingHolidays, isHolidayCountryEnabled } from '../../db/queries/holidays.ts';
+import { holidaysComputable } from '../../db/seed/holiday-years.ts';
 import { cardsDueBefore, examsBetween, holidaysBetween, holidayYearStored, openSeriesHeads, tasksDueBetween } from '../../db/queries/schedule.ts';
 import type { Db } from '../../db/connect.ts';
 import { problems } from '../../server/problems.ts';
@@ -6,7 +7,7 @@ import { taskBody } from './task-body.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 import { localDate } from '../../domain/student-day.ts';
 import { InvalidWeek, resolveWeek, type Week } from '../../domain/week.ts';
-import { occurrencesBetween } from '../../domain/recurrence.ts';
+import { RangeProjection, WEEK_PROJECTED_MAX, WEEK_PROJECTION_BUDGET, WEEK_SERIES_MAX } from '../../domain/recurrence.ts';
 
 /**
  * The week view. Days are the student's (profile time zone). A card counts on the later of its due date and today,
@@ -30,7 +31,7 @@ export const getSchedule: GeneralHandlers['getSchedule'] = async ({ query, princ
   const today = localDate(at, zone);
   const [tasks, heads, exams, cards, holidays] = await Promise.all([
     tasksDueBetween(db, principal.user_id, week.starts_at, week.ends_at),
-    openSeriesHeads(db, principal.user_id, week.ends_at),
+    openSeriesHeads(db, principal.user_id, week.ends_at, WEEK_SERIES_MAX),
     examsBetween(db, principal.user_id, first, last),
     today > last ? Promise.resolve([]) : cardsDueBefore(db, principal.user_id, week.ends_at, zone),
     principal.country_code ? countryHolidays(db, principal.country_code.toUpperCase(), week) : Promise.resolve([]),
@@ -39,8 +40,11 @@ export const getSchedule: GeneralHandlers['getSchedule'] = async ({ query, princ
   const days: Schemas['ScheduleDay'][] = week.dates.map((date) => ({ date, tasks: [], projected_tasks: [], exams: [], decks_due: [], holidays: [] }));
   const day = (date: string) => days.find((d) => d.date === date);
   for (const task of tasks) day(localDate(task.due_at, zone))?.tasks.push(taskBody(task));
+  // One budget for every series of the week (heads come earliest open occurrence first): what a student stored cannot
+  // make the view cost more than it.
+  const projection = new RangeProjection(zone, week.starts_at, week.ends_at, WEEK_PROJECTION_BUDGET, WEEK_PROJECTED_MAX);
   for (const head of heads) {
-    for (const due of occurrencesBetween(head.recurrence, head.series_starts_at, head.due_at, week.starts_at, week.ends_at, zone)) {
+    for (const due of projection.occurrences(head.recurrence, head.series_starts_at, head.due_at)) {
       const due_at = due.toISOString();
       const { series_id, title, course, priority, recurrence } = head;
       day(localDate(due, zone))?.projected_tasks.push({ projected: true, occurrence_key: `${series_id}/${due_at}`, series_id, title, course, due_at, priority, recurrence });
@@ -66,7 +70,8 @@ export const getSchedule: GeneralHandlers['getSchedule'] = async ({ query, princ
 
 /**
  * The week's holidays of an enabled country. The seed stores last year to two years ahead; a year outside that is
- * computed and stored on first use, as the partner surface's holiday list does.
+ * computed and stored on first use, as the partner surface's holiday list does. A year the holiday data does not
+ * cover (db/seed/holiday-years.ts) has no holidays to show.
  */
 async function countryHolidays(db: Db, countryCode: string, week: Week) {
   const rows = await holidaysBetween(db, countryCode, week.dates[0]!, week.dates[6]!);
@@ -74,7 +79,7 @@ async function countryHolidays(db: Db, countryCode: string, week: Week) {
   const years = [...new Set(week.dates.map((date) => Number(date.slice(0, 4))))];
   let filled = false;
   for (const year of years) {
-    if (await holidayYearStored(db, countryCode, year)) continue;
+    if (!holidaysComputable(year) || (await holidayYearStored(db, countryCode, year))) continue;
     const { computeHolidays } = await import('../../db/seed/holidays.ts');
     await insertMissingHolidays(db, computeHolidays(countryCode, year));
     filled = true;

@@ -1,5 +1,7 @@
+import type { Db } from '../../db/connect.ts';
 import { studentTransaction } from '../../db/student-transaction.ts';
 import { findTask, findTaskForUpdate, insertNextOccurrence, insertTask, listTasks as listTaskPage, deleteTask as removeTask, updateTask as changeTask, type TaskChanges } from '../../db/queries/tasks.ts';
+import { countOpenSeries } from '../../db/queries/schedule.ts';
 import { recordStudyDay } from '../../db/queries/streak.ts';
 import { awardXp } from '../../db/queries/xp.ts';
 import { previousAttributes } from '../../server/events/changes.ts';
@@ -13,6 +15,12 @@ import { localDate } from '../../domain/student-day.ts';
 import { taskClaim } from '../../domain/xp.ts';
 import { taskBody } from './task-body.ts';
 import type { GeneralHandlers } from './types.ts';
+
+/**
+ * Open recurring series a student may have (spec: createTask). Each is projected in every week view and costs its
+ * walk there; a student's courses and habits fit in a fraction of it (a dozen courses with three recurring tasks each).
+ */
+export const MAX_OPEN_SERIES = 50;
 
 export const listTasks: GeneralHandlers['listTasks'] = async ({ query, principal }, { db }) => {
   const due_from = query.due_from === undefined ? undefined : new Date(query.due_from);
@@ -28,6 +36,7 @@ export const createTask: GeneralHandlers['createTask'] = async ({ headers, body,
   const recurrence = body.recurrence == null ? null : checkedRecurrence(body.recurrence, due_at, principal.time_zone);
   const at = now();
   return idempotently(db, { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'createTask', body, now: at }, async (trx) => {
+    if (recurrence) await assertSeriesRoom(trx, principal.user_id, 0);
     const row = await insertTask(
       trx,
       {
@@ -77,6 +86,9 @@ export const updateTask: GeneralHandlers['updateTask'] = async ({ path, body, pr
       Object.assign(changes, { recurrence: rule, series_starts_at: dueAt, series_id: current.series_id ?? current.id });
     }
     const updated = await changeTask(trx, principal.user_id, path.id, changes);
+    // Adding a rule to an open task, or reopening a task that has one, may start an open series: counted with it.
+    const wasSeries = current.status === 'open' && current.recurrence !== null;
+    if (!wasSeries && updated.status === 'open' && updated.recurrence !== null) await assertSeriesRoom(trx, principal.user_id, 1);
     const [before, after] = [taskBody(current), taskBody(updated)];
     const previous = previousAttributes(before, after, TASK_EVENT_FIELDS);
     if (closing) await emitEvent(trx, { type: 'task.completed', studentId: principal.user_id, data: { object: after, previous_attributes: previous }, at });
@@ -126,6 +138,15 @@ export const deleteTask: GeneralHandlers['deleteTask'] = async ({ path, principa
   });
   return { status: 204, body: undefined };
 };
+
+/**
+ * Refuses when the student has more than MAX_OPEN_SERIES open series besides the `counted` ones the transaction has
+ * just written. Called inside a student's transaction (studentTransaction), whose lock on the student's row makes two
+ * requests of one student count in turn, in any process.
+ */
+async function assertSeriesRoom(trx: Db, userId: string, counted: 0 | 1): Promise<void> {
+  if ((await countOpenSeries(trx, userId)) - counted >= MAX_OPEN_SERIES) throw problems.seriesLimitReached(MAX_OPEN_SERIES);
+}
 
 /** The fields a task.updated or task.completed event reports the earlier values of. */
 const TASK_EVENT_FIELDS = ['title', 'course', 'due_at', 'status', 'completed_at', 'notes', 'priority', 'recurrence', 'series_id'] as const;

@@ -1,11 +1,11 @@
 // holidays enable: store a country's public holidays for a range of years.
 import { storeHolidays } from '../../db/seed/holiday-store.ts';
+import { HOLIDAY_YEARS } from '../../db/seed/holiday-years.ts';
 import { isHolidayCountrySupported } from '../../db/seed/holidays.ts';
 import { parse, UsageError, withDb } from './shared.ts';
 
 /** The years computeHolidays accepts. */
-const FIRST_YEAR = 1900;
-const LAST_YEAR = 2199;
+const { first: FIRST_YEAR, last: LAST_YEAR } = HOLIDAY_YEARS;
 /** A typo like 2026-2206 should not silently store two centuries of rows. */
 const MAX_YEARS = 50;
 

@@ -1,5 +1,7 @@
 // The week view's projected occurrences of recurring tasks, over HTTP, across a DST change.
 import assert from 'node:assert/strict';
+import { WEEK_PROJECTED_MAX } from '../../domain/recurrence.ts';
+import { withinEventLoopBudget } from '../support/event-loop-lag.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
 
 type Api = Awaited<ReturnType<typeof generalApp>>['api'];
@@ -52,4 +54,29 @@ describe('getSchedule: projected occurrences', () => {
     await api.patch(`/api/tasks/${thursday.id}`).set(alice.headers).send({ recurrence: null }).expect(200);
     assert.deepEqual((await weekOf(api, alice, '2026-W46')).flatMap((d) => d.projected_tasks), []);
   });
+
+  it('projects 27 hourly series a year ahead without blocking the event loop (the week view has one budget)', async () => {
+    const { api, newStudent } = await generalApp();
+    const alice = await newStudent();
+    // The report: 27 series of a rule due every hour, then the week a year later blocked the loop for 20 s.
+    const hourly = `FREQ=YEARLY;BYDAY=MO,TU,WE,TH,FR,SA,SU;BYHOUR=${Array.from({ length: 24 }, (_, h) => h).join(',')}`;
+    const ids: string[] = [];
+    for (let i = 0; i < 27; i++) {
+      ids.push((await api.post('/api/tasks').set(alice.headers).send({ title: `Hourly ${i}`, course: null, due_at: '2026-11-27T10:00:00Z', recurrence: hourly }).expect(201)).body.id);
+    }
+    await weekOf(api, alice, '2027-W48'); // warm: the operation's first request compiles its validators
+    // Three tries: on the embedded database the week's queries run on the event loop too, on a shared, noisy machine.
+    const days = await withinEventLoopBudget('the week view', async () => (await api.get('/api/schedule?start=2027-11-29').set(alice.headers).expect(200)).body.days as Day[], 3);
+    const projected = days.flatMap((d) => d.projected_tasks);
+    // 27 × 168 hours would be 4,536: the view shows the first WEEK_PROJECTED_MAX, series after series.
+    assert.equal(projected.length, WEEK_PROJECTED_MAX);
+    const bySeries = new Map<string, number>();
+    for (const p of projected) bySeries.set(p.series_id, (bySeries.get(p.series_id) ?? 0) + 1);
+    // Series are projected earliest open occurrence first (then by id) until the budget is spent: those shown are whole.
+    const first = [...ids].sort()[0]!;
+    assert.equal(bySeries.get(first), 168, 'the first series, every hour of the week');
+    assert.ok([...bySeries.values()].every((n) => n <= 168), 'at most a week of hours per series');
+    assert.equal(days[0]!.projected_tasks.filter((p) => p.series_id === first)[0]!.due_at, '2027-11-29T00:00:00.000Z');
+  });
 });
+

@@ -72,6 +72,27 @@ describe('getSchedule', () => {
     assert.match(byDate('2031-06-12').holidays[0]!.name, /Russia Day/);
   });
 
+  // date-holidays holds KZ and RU data for 1900–2199 only: outside, the week is served, with no holidays (never a 500).
+  const FAR_WEEKS: Array<[string, string, string[]]> = [
+    ['?week=9999-W51', '9999-12-20', []],
+    ['?start=9999-12-26', '9999-12-20', []],
+    ['?week=2200-W01', '2199-12-30', ['2199-12-30', '2199-12-31']],
+    ['?week=1899-W52', '1899-12-25', []],
+    ['?week=5000-W10', '5000-03-03', []],
+  ];
+  for (const country of ['kz', 'ru']) {
+    for (const [query, monday, withHolidays] of FAR_WEEKS) {
+      it(`serves ${query} to a ${country.toUpperCase()} student, holidays only where the holiday data has the year`, async () => {
+        const { api, newStudent } = await generalApp();
+        const student = await newStudent({ time_zone: 'UTC', country_code: country });
+        const { body } = await week(api, student, query);
+        assert.equal(body.start_date, monday);
+        const holidayDates = body.days.filter((d: Day) => d.holidays.length > 0).map((d: Day & { date: string }) => d.date);
+        assert.ok(holidayDates.every((date: string) => withHolidays.includes(date)), `holidays on ${holidayDates.join(', ')}`);
+      });
+    }
+  }
+
   it('lists exams on their date', async () => {
     const { api, db, newStudent } = await generalApp();
     const [alice, bob] = [await newStudent({ time_zone: 'Asia/Almaty' }), await newStudent()];

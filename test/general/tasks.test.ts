@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { MAX_OPEN_SERIES } from '../../handlers/general/tasks.ts';
 import { withinEventLoopBudget } from '../support/event-loop-lag.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
 import { describeIdempotentCreate } from '../support/idempotent-create.ts';
@@ -396,5 +397,57 @@ describe('deleteTask', () => {
     const task = await create(api, alice);
     await api.delete(`/api/tasks/${task.id}`).set(bob.headers).expect(404);
     await api.get(`/api/tasks/${task.id}`).set(alice.headers).expect(200);
+  });
+});
+
+describe('open recurring series: at most MAX_OPEN_SERIES per student', () => {
+  const weekly = (fields: Record<string, unknown> = {}) => newTask({ recurrence: 'FREQ=WEEKLY', ...fields });
+
+  /** A student with MAX_OPEN_SERIES open recurring tasks, made through the API. */
+  async function atTheLimit() {
+    const { api, newStudent } = await generalApp();
+    const alice = await newStudent();
+    const series: string[] = [];
+    for (let i = 0; i < MAX_OPEN_SERIES; i++) series.push((await api.post('/api/tasks').set(alice.headers).send(weekly({ title: `Series ${i}` })).expect(201)).body.id);
+    return { api, newStudent, alice, series };
+  }
+
+  it('refuses one more with 409 series_limit_reached; one-off tasks, closing a series and other students go on', async () => {
+    const { api, newStudent, alice, series } = await atTheLimit();
+    const refused = await api.post('/api/tasks').set(alice.headers).send(weekly()).expect(409);
+    assert.equal(refused.body.code, 'series_limit_reached');
+    assert.match(refused.body.detail, new RegExp(`${MAX_OPEN_SERIES} open recurring tasks`));
+    await api.post('/api/tasks').set(alice.headers).send(newTask()).expect(201);
+    // Closing an occurrence puts the next one in its place: the count stays at the limit.
+    await api.patch(`/api/tasks/${series[0]}`).set(alice.headers).send({ status: 'completed' }).expect(200);
+    assert.equal((await tasksOf(api, alice, '&status=open')).filter((t) => t.recurrence).length, MAX_OPEN_SERIES);
+    const bob = await newStudent();
+    await api.post('/api/tasks').set(bob.headers).send(weekly()).expect(201);
+    // Removing a rule makes room for one.
+    await api.patch(`/api/tasks/${series[1]}`).set(alice.headers).send({ recurrence: null }).expect(200);
+    await api.post('/api/tasks').set(alice.headers).send(weekly()).expect(201);
+    assert.equal((await api.post('/api/tasks').set(alice.headers).send(weekly()).expect(409)).body.code, 'series_limit_reached');
+  });
+
+  it('refuses a rule on one more open task, and reopening one more, but not a new rule on a series already counted', async () => {
+    const { api, alice, series } = await atTheLimit();
+    const oneOff = await create(api, alice);
+    const refused = await api.patch(`/api/tasks/${oneOff.id}`).set(alice.headers).send({ recurrence: 'FREQ=DAILY' }).expect(409);
+    assert.equal(refused.body.code, 'series_limit_reached');
+    assert.equal((await api.get(`/api/tasks/${oneOff.id}`).set(alice.headers).expect(200)).body.recurrence, null, 'nothing changed');
+    await api.patch(`/api/tasks/${series[0]}`).set(alice.headers).send({ recurrence: 'FREQ=DAILY' }).expect(200);
+    // A completed series that ended (its rule kept) counts again when reopened.
+    await api.patch(`/api/tasks/${series[1]}`).set(alice.headers).send({ recurrence: null }).expect(200);
+    await api.patch(`/api/tasks/${series[1]}`).set(alice.headers).send({ status: 'completed' }).expect(200);
+    await api.patch(`/api/tasks/${series[1]}`).set(alice.headers).send({ recurrence: 'FREQ=WEEKLY' }).expect(200);
+    await api.post('/api/tasks').set(alice.headers).send(weekly()).expect(201);
+    assert.equal((await api.patch(`/api/tasks/${series[1]}`).set(alice.headers).send({ status: 'open' }).expect(409)).body.code, 'series_limit_reached');
+  });
+
+  it('counts concurrent creates of one student in turn: one room, one created', async () => {
+    const { api, alice, series } = await atTheLimit();
+    await api.patch(`/api/tasks/${series[0]}`).set(alice.headers).send({ recurrence: null }).expect(200);
+    const answers = await Promise.all(Array.from({ length: 4 }, () => api.post('/api/tasks').set(alice.headers).send(weekly())));
+    assert.deepEqual(answers.map((r) => r.status).sort(), [201, 409, 409, 409]);
   });
 });

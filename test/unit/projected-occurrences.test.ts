@@ -1,6 +1,8 @@
 // occurrencesBetween: the future occurrences of a series that the week view projects, bounded by the range.
 import assert from 'node:assert/strict';
-import { MAX_PROJECTED, occurrencesBetween } from '../../domain/recurrence.ts';
+import fc from 'fast-check';
+import { MAX_OPEN_SERIES } from '../../handlers/general/tasks.ts';
+import { MAX_PROJECTED, nextOccurrence, occurrencesBetween, RangeProjection, WEEK_PROJECTION_BUDGET } from '../../domain/recurrence.ts';
 
 const at = (iso: string) => new Date(iso);
 const iso = (dates: Date[]) => dates.map((d) => d.toISOString());
@@ -35,4 +37,94 @@ describe('recurrence: occurrencesBetween', () => {
     const hourly = occurrencesBetween('FREQ=DAILY;BYHOUR=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23', start, start, start, at('2027-01-01T00:00:00Z'), 'UTC');
     assert.equal(hourly.length, MAX_PROJECTED);
   });
+
+  it('finds what closing occurrence after occurrence would create (nextOccurrence), in one walk', () => {
+    const parts = fc.record(
+      {
+        FREQ: fc.constantFrom('DAILY', 'WEEKLY', 'MONTHLY', 'YEARLY'),
+        INTERVAL: fc.integer({ min: 1, max: 3 }).map(String),
+        BYDAY: fc.subarray(['MO', 'TU', 'WE', 'TH', 'FR', 'SA', 'SU'], { minLength: 1 }).map((d) => d.join(',')),
+        BYMONTHDAY: fc.subarray([1, 2, 15, 28, -1], { minLength: 1 }).map((d) => d.join(',')),
+        BYHOUR: fc.subarray([0, 2, 9, 23], { minLength: 1 }).map((d) => d.join(',')),
+        BYMINUTE: fc.subarray([0, 30, 59], { minLength: 1 }).map((d) => d.join(',')),
+        BYSETPOS: fc.constantFrom('1', '-1', '2'),
+        COUNT: fc.integer({ min: 1, max: 400 }).map(String),
+        UNTIL: fc.constantFrom('20270315', '20280101T120000Z'),
+      },
+      { requiredKeys: ['FREQ'] },
+    );
+    const zone = fc.constantFrom('UTC', 'Europe/Berlin', 'Asia/Almaty', 'America/New_York', 'Australia/Lord_Howe');
+    const instant = (min: string, max: string) => fc.date({ min: new Date(min), max: new Date(max), noInvalidDate: true });
+    fc.assert(
+      fc.property(parts, zone, instant('2026-01-01', '2026-12-31'), fc.integer({ min: 0, max: 400 }), fc.integer({ min: -10, max: 500 }), (record, timeZone, seriesStart, afterDays, fromDays) => {
+        if (record.COUNT && record.UNTIL) delete record.UNTIL;
+        const rule = Object.entries(record).map(([k, v]) => `${k}=${v}`).join(';');
+        const after = new Date(seriesStart.getTime() + afterDays * 86_400_000);
+        const from = new Date(after.getTime() + fromDays * 86_400_000);
+        const to = new Date(from.getTime() + 7 * 86_400_000);
+        const expected: string[] = [];
+        for (let previous = after; expected.length < MAX_PROJECTED; ) {
+          const next = nextOccurrence(rule, seriesStart, previous, timeZone);
+          if (!next || next >= to) break;
+          if (next >= from) expected.push(next.toISOString());
+          previous = next;
+        }
+        assert.deepEqual(iso(occurrencesBetween(rule, seriesStart, after, from, to, timeZone)), expected, `${rule} in ${timeZone}`);
+      }),
+      { numRuns: Number(process.env.PROPERTY_RUNS ?? 200), seed: Number(process.env.PROPERTY_SEED ?? 20261127) },
+    );
+  });
+});
+
+describe('recurrence: what a projection costs (SearchBudget units)', () => {
+  // The rule of the report: every hour of every day. Each projected occurrence used to restart a search from the
+  // start of the year, so a week a year ahead cost 168 walks of up to a year of hourly dates per series.
+  const HOURLY = `FREQ=YEARLY;BYDAY=MO,TU,WE,TH,FR,SA,SU;BYHOUR=${Array.from({ length: 24 }, (_, h) => h).join(',')}`;
+  const start = at('2026-11-27T10:00:00Z');
+  const week = (monday: string, zone = 'UTC', limit = Infinity) => new RangeProjection(zone, at(`${monday}T00:00:00Z`), new Date(at(`${monday}T00:00:00Z`).getTime() + 7 * 86_400_000), limit);
+
+  it('projects a week of an hourly series in one walk of its days, however far the week lies', () => {
+    for (const monday of ['2026-11-30', '2027-11-29', '2027-12-27', '2031-06-02']) {
+      const projection = week(monday);
+      assert.equal(projection.occurrences(HOURLY, start, start).length, 168, monday);
+      // The series, the days of at most two of the rule's periods (years), 168 times and the widened edges converted.
+      assert.ok(projection.budget.spent <= 200 + 2 * (366 + 366) + (168 + 6) * 40, `${monday}: spent ${projection.budget.spent}`);
+    }
+  });
+
+  it('converts a wall-clock time once per week view: series due at the same times share the work', () => {
+    const projection = week('2027-11-29', 'Europe/Berlin');
+    projection.occurrences(HOURLY, start, start);
+    const first = projection.budget.spent;
+    projection.occurrences(HOURLY, start, start);
+    assert.ok(projection.budget.spent - first <= 200 + 2 * (366 + 366), `the second series spent ${projection.budget.spent - first}`);
+  });
+
+  it('bounds a week view of 27 such series by one budget, and projects them in order', () => {
+    const projection = week('2027-11-29', 'UTC', WEEK_PROJECTION_BUDGET);
+    const shown = Array.from({ length: 27 }, () => projection.occurrences(HOURLY, start, start).length);
+    assert.ok(projection.budget.spent <= WEEK_PROJECTION_BUDGET, `spent ${projection.budget.spent}`);
+    const full = shown.filter((n) => n === 168).length;
+    assert.ok(full >= 10, `${full} series in full`);
+    assert.deepEqual(shown.slice(0, full), Array(full).fill(168));
+    assert.deepEqual(shown.slice(full + 1), Array(26 - full).fill(0), 'nothing after the budget is spent');
+  });
+
+  it('projects every series of a student at the limit of open series, each a few times a week, with room in the budget', () => {
+    const projection = week('2027-11-29', 'Europe/Berlin', WEEK_PROJECTION_BUDGET);
+    const shown = Array.from({ length: MAX_OPEN_SERIES }, (_, i) => projection.occurrences(`FREQ=WEEKLY;BYDAY=MO,WE,FR;BYHOUR=${8 + (i % 12)};BYMINUTE=${i}`, start, start).length);
+    assert.deepEqual(shown, Array(MAX_OPEN_SERIES).fill(3));
+    assert.ok(projection.budget.spent <= 0.6 * WEEK_PROJECTION_BUDGET, `spent ${projection.budget.spent}`);
+  });
+
+  for (const [what, rule] of [
+    ['a COUNT series walked from a far start', `FREQ=DAILY;BYHOUR=${Array.from({ length: 24 }, (_, h) => h).join(',')};COUNT=9999`],
+    ['a BYSETPOS rule over every hour of a year', `FREQ=YEARLY;BYHOUR=${Array.from({ length: 24 }, (_, h) => h).join(',')};BYSETPOS=1,-1`],
+  ]) {
+    it(`spends at most the budget on ${what}`, () => {
+      const projection = week('2027-11-29', 'UTC', 5_000);
+      projection.occurrences(rule!, start, start);
+      assert.ok(projection.budget.spent <= 5_000, `spent ${projection.budget.spent}`);
+    });
+  }
 });
