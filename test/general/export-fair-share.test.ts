@@ -7,6 +7,7 @@ import net from 'node:net';
 import pg from 'pg';
 import { createExportLimits, type ExportSettings } from '../../server/export-limits.ts';
 import { withinEventLoopBudget } from '../support/event-loop-lag.ts';
+import { addManyTasks } from '../support/bulk-tasks.ts';
 import { issueTestKey } from '../support/partner-app.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
 import { listen, type Listening } from '../support/listening.ts';
@@ -18,24 +19,6 @@ const PATH = '/api/users/me/export';
 
 /** Tasks with 4 KB of notes each: a ~14 MB document, the account of the report. */
 const MANY_TASKS = 3500;
-
-async function addManyTasks(ctx: Ctx, student: Student): Promise<void> {
-  const notes = 'n'.repeat(4096);
-  for (let start = 0; start < MANY_TASKS; start += 500) {
-    const rows = Array.from({ length: Math.min(500, MANY_TASKS - start) }, (_, i) => ({
-      user_id: student.id,
-      title: `bulk ${start + i}`,
-      course: null,
-      due_at: new Date('2026-12-01T10:00:00Z'),
-      notes,
-      recurrence: null,
-      series_id: null,
-      series_starts_at: null,
-      updated_at: new Date('2026-11-20T10:00:00Z'),
-    }));
-    await ctx.db.insertInto('tasks').values(rows).execute();
-  }
-}
 
 /**
  * A GET of the export that never reads its response: a raw socket that sends the request and pauses at once, so the
@@ -124,7 +107,7 @@ describe('exportMyAccount shares the service', () => {
     ctx = await generalApp();
     server = await listen(ctx.app);
     attacker = await ctx.newStudent();
-    await addManyTasks(ctx, attacker);
+    await addManyTasks(ctx.db, attacker.id, MANY_TASKS);
   });
   after(() => server?.close());
 

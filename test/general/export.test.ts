@@ -10,6 +10,7 @@ import pg from 'pg';
 import { ALL_SCOPES } from '../../server/general/scopes.ts';
 import { warnStudent } from '../../server/warnings.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
+import { addManyTasks } from '../support/bulk-tasks.ts';
 import { listen, type Listening } from '../support/listening.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 
@@ -21,24 +22,6 @@ const onPostgres = Boolean(process.env.DATABASE_URL);
 /** Tasks with 4 KB of notes each: ~10 MB of document, more than the loopback socket buffers of a client that stops
  * reading can hold, so the server is held at its writes before it reaches the last sections. */
 const MANY_TASKS = 2500;
-
-async function addManyTasks(ctx: Ctx, student: Student): Promise<void> {
-  const notes = 'n'.repeat(4096);
-  for (let start = 0; start < MANY_TASKS; start += 500) {
-    const rows = Array.from({ length: Math.min(500, MANY_TASKS - start) }, (_, i) => ({
-      user_id: student.id,
-      title: `bulk ${start + i}`,
-      course: null,
-      due_at: new Date('2026-12-01T10:00:00Z'),
-      notes,
-      recurrence: null,
-      series_id: null,
-      series_starts_at: null,
-      updated_at: new Date('2026-11-20T10:00:00Z'),
-    }));
-    await ctx.db.insertInto('tasks').values(rows).execute();
-  }
-}
 
 /** A GET of the export over the network that stops reading after the first chunk, until told to go on. */
 function pausedExport(server: Listening, student: Student) {
@@ -187,7 +170,7 @@ describe('exportMyAccount', () => {
       this.timeout(120_000);
       server = await listen(ctx.app);
       alice = await ctx.newStudent();
-      await addManyTasks(ctx, alice);
+      await addManyTasks(ctx.db, alice.id, MANY_TASKS);
     });
     after(() => server?.close());
 
