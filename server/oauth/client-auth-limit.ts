@@ -1,13 +1,11 @@
 // Failed client authentications at the token endpoint (a wrong or missing client_secret: `invalid_client`), counted
-// per client_id and per client address, as the sign-in form counts failed sign-ins (router.ts): express-rate-limit on
-// the limit stores (Redis when configured, shared by every process), each request counted before the client is
-// checked and given back unless it failed client authentication. Past the bound every token request of that client or
-// address is refused (429, RFC 6749's error object with `slow_down`, and Retry-After), the right secret too, so the
-// answer tells a guesser nothing. Other errors (an expired code, a used refresh token) do not count.
+// per client_id and per client address, as the sign-in form counts failed sign-ins (failure-throttle.ts). Past the
+// bound every token request of that client or address is refused (429, RFC 6749's error object with `slow_down`, and
+// Retry-After), the right secret too. Other errors (an expired code, a used refresh token) do not count.
 import type { Request, RequestHandler, Response } from 'express';
-import { rateLimit } from 'express-rate-limit';
 import { hashSecret } from '../auth/secret-hash.ts';
 import type { LimitStores } from '../rate-limits.ts';
+import { failureThrottle } from './failure-throttle.ts';
 
 /**
  * Failed client authentications allowed per client_id in 15 minutes, from all addresses together. A client_id is
@@ -24,31 +22,28 @@ export function countClientAuthFailure(res: Response): void {
   res.locals.clientAuthenticationFailed = true;
 }
 
-/** The limiters to put before the token endpoint's handler: per address, then per client_id. */
+/** The throttles to put before the token endpoint's handler: per address, then per client_id. */
 export function clientAuthLimit(stores: LimitStores): RequestHandler[] {
-  const limiter = (scope: string, limit: number, keyOf?: (req: Request) => string | undefined) =>
-    rateLimit({
-      windowMs: WINDOW_MS,
+  const throttle = (scope: string, limit: number, keyOf?: (req: Request) => string | undefined) =>
+    failureThrottle(stores, {
+      scope,
       limit,
-      skipSuccessfulRequests: true,
-      requestWasSuccessful: (_req, res) => res.locals.clientAuthenticationFailed !== true,
-      standardHeaders: 'draft-8',
-      legacyHeaders: false,
+      windowMs: WINDOW_MS,
       // Fails open: secrets cannot be guessed within any number of requests a Redis outage lasts, and while Redis is
       // away every app must still refresh its tokens.
-      store: stores.create(scope, 'allow'),
-      ...(keyOf ? { keyGenerator: (req: Request) => keyOf(req)!, skip: (req: Request) => keyOf(req) === undefined } : {}),
-      validate: { creationStack: false },
-      handler: (_req, res) =>
+      onStoreFailure: 'allow',
+      ...(keyOf ? { keyOf } : {}),
+      succeeded: (_req, res) => res.locals.clientAuthenticationFailed !== true,
+      refuse: (_req, res) =>
         res
           .status(429)
           .set('Cache-Control', 'no-store')
           .json({ error: 'slow_down', error_description: 'Too many failed client authentications; retry after the time Retry-After gives.' }),
     });
   return [
-    limiter('oauth-client-auth', CLIENT_AUTH_FAILURES_PER_ADDRESS),
+    throttle('oauth-client-auth', CLIENT_AUTH_FAILURES_PER_ADDRESS),
     // Hashed: the store holds a fixed-length key whatever the request sends.
-    limiter('oauth-client-auth-client', CLIENT_AUTH_FAILURES_PER_CLIENT, (req) => {
+    throttle('oauth-client-auth-client', CLIENT_AUTH_FAILURES_PER_CLIENT, (req) => {
       const clientId = claimedClientId(req);
       return clientId ? hashSecret(clientId) : undefined;
     }),

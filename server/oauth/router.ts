@@ -9,7 +9,6 @@
 //   GET  /oauth/jwks.json      the access-token signing keys
 import OAuth2Server, { OAuthError, Request as OAuthRequest, Response as OAuthResponse } from '@node-oauth/oauth2-server';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { rateLimit } from 'express-rate-limit';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
 import { findCredentials } from '../../db/queries/profile.ts';
@@ -21,6 +20,7 @@ import { unstorableText } from '../input-guard.ts';
 import type { FieldError } from '../problems.ts';
 import type { LimitStores } from '../rate-limits.ts';
 import { clientAuthLimit, countClientAuthFailure } from './client-auth-limit.ts';
+import { failureThrottle } from './failure-throttle.ts';
 import { renderErrorPage, renderLoginPage } from './login-page.ts';
 import { AUTHORIZATION_CODE_TTL_SECONDS, oauthModel, REFRESH_TOKEN_TTL_SECONDS, type GrantUser } from './model.ts';
 import { revokeToken } from './revocation.ts';
@@ -64,20 +64,15 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
   const form = express.urlencoded({ extended: false, limit: deps.bodyLimitBytes });
   /** Failed sign-ins in 15 minutes, counted per `key` of the request (`undefined`: not counted here). */
   const signInThrottle = (scope: string, limit: number, keyOf?: (req: express.Request) => string | undefined) =>
-    rateLimit({
-      windowMs: 15 * 60_000,
+    failureThrottle(deps.limitStores, {
+      scope,
       limit,
-      skipSuccessfulRequests: true, // a redirect (302) is a success; a re-rendered page (401) counts
-      standardHeaders: 'draft-8',
-      legacyHeaders: false,
+      windowMs: 15 * 60_000,
       // Fails closed: a throttle against password guessing that lets everything through while Redis is down is no throttle.
-      store: deps.limitStores.create(scope, 'refuse'),
-      ...(keyOf ? { keyGenerator: (req: express.Request) => keyOf(req)!, skip: (req: express.Request) => keyOf(req) === undefined } : {}),
-      // Its check that a limiter is not made while answering a request formats a stack trace, which makes Node parse
-      // the whole source map of dist/ during every start (~5% of a restart's CPU, ~19 MB of RSS); these two are made
-      // once, with the app.
-      validate: { creationStack: false },
-      handler: (_req, res) => res.status(429).type('html').send(renderErrorPage('Too many sign-in attempts; wait a few minutes and try again.')),
+      onStoreFailure: 'refuse',
+      ...(keyOf ? { keyOf } : {}),
+      // A redirect (302) is a success; a re-rendered page (401) counts.
+      refuse: (_req, res) => res.status(429).type('html').send(renderErrorPage('Too many sign-in attempts; wait a few minutes and try again.')),
     });
   const signInLimit = [
     signInThrottle('oauth-sign-in', SIGN_IN_ATTEMPTS_PER_ADDRESS),
