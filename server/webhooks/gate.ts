@@ -20,7 +20,7 @@ import { accountLeases, lockAccountGates, readGate, settleGate, takeLease, type 
 export interface DeliveryLimits {
   /** Attempts one process makes at once: each is a pg-boss worker of its own, so none waits for another. */
   attemptsPerProcess: number;
-  /** Attempts in flight at once to one account's endpoints, in every process together. */
+  /** Attempts in flight or given a job at once, to one account's endpoints, in every process together. */
   attemptsPerAccount: number;
   /** Consecutive failed attempts that open an endpoint's breaker. */
   breakerThreshold: number;

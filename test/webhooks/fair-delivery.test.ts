@@ -215,6 +215,11 @@ describe('fair webhook delivery', function () {
     assert.equal(flaky.received.length, 9, 'three failures, then one success per event');
     const attempts = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.sum<string | number>('attempts').as('sum')).where('endpoint_id', '=', endpoint.id).executeTakeFirstOrThrow();
     assert.equal(Number(attempts.sum), 9, 'parked deliveries spent no attempt');
+    // Every job the queue was given for the endpoint made its attempt: none was fetched only to be held back.
+    const { rows } = await sql<{ jobs: string | number }>`
+      select count(*) as jobs from pgboss.job j
+      where j.name = ${WEBHOOK_DELIVERY_QUEUE} and (j.data->>'delivery_id')::uuid in (select id from webhook_deliveries where endpoint_id = ${endpoint.id})`.execute(db);
+    assert.equal(Number(rows[0]!.jobs), 9, 'one job per attempt, none re-queued while the breaker was open');
     assert.equal(flaky.mostAtOnce, 1, 'one attempt at a time to the endpoint');
     const closed = await gate();
     assert.equal(closed!.failures, 0);
