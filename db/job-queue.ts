@@ -6,7 +6,7 @@
 // pg-boss creates and migrates its own schema (`pgboss`): `prepareJobQueues` runs its start-up migration and creates
 // our queues, after our own migrations (db/migrate.ts). Processes starting together are safe: pg-boss takes an
 // advisory lock around its DDL, and a server's start runs this under the start-up lock (db/startup-lock.ts).
-import { CompiledQuery, sql, type Expression, type RawBuilder } from 'kysely';
+import { CompiledQuery } from 'kysely';
 import PgBoss from 'pg-boss';
 import { embeddedDatabaseOf, type Db } from './connect.ts';
 
@@ -14,10 +14,10 @@ import { embeddedDatabaseOf, type Db } from './connect.ts';
 export const WEBHOOK_DELIVERY_QUEUE = 'webhook-delivery';
 
 /**
- * 'standard': the singleton key only names the delivery (liveJobExists). One attempt at a time per endpoint, hence
- * per delivery, is the endpoint's gate's work (server/webhooks/gate.ts), not pg-boss's: in pg-boss 10 a job whose
- * singleton key is already active, once it is next in line, makes every fetch of the queue fail (a unique
- * violation) until that job ends, so one slow receiver would stall every delivery.
+ * 'standard': the singleton key only names the delivery. One attempt at a time per endpoint, hence per delivery,
+ * is the endpoint's gate's work (server/webhooks/gate.ts), not pg-boss's: in pg-boss 10 a job whose singleton key
+ * is already active, once it is next in line, makes every fetch of the queue fail (a unique violation) until that
+ * job ends, so one slow receiver would stall every delivery.
  */
 export const WEBHOOK_DELIVERY_QUEUE_OPTIONS = { name: WEBHOOK_DELIVERY_QUEUE, policy: 'standard' } as const;
 
@@ -48,14 +48,6 @@ export function jobExecutor(db: Db): JobExecutor {
   };
 }
 
-
-/**
- * True when a job of `queue` with singleton key `key` is still to run or running (pg-boss's own table, read as it
- * stands in pg-boss 10: `pgboss.job`, states created → retry → active before completed, cancelled or failed).
- */
-export function liveJobExists(queue: string, key: Expression<string>): RawBuilder<boolean> {
-  return sql<boolean>`exists (select 1 from pgboss.job j where j.name = ${queue} and j.singleton_key = ${key} and j.state in ('created', 'retry', 'active'))`;
-}
 
 /** pg-boss over `db` (no cron: nothing here is scheduled by the clock); maintenance runs where `supervise` says. */
 export function jobEngine(db: Db, options: Partial<PgBoss.ConstructorOptions> = {}): PgBoss {

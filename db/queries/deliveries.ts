@@ -2,7 +2,6 @@
 // server/webhooks/queue.ts), attempts and their outcomes.
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
-import { liveJobExists } from '../job-queue.ts';
 
 /** Events not yet fanned out, oldest first, locked for this transaction (another process skips them). */
 export async function lockEventsToFanOut(trx: Db, limit: number) {
@@ -78,18 +77,6 @@ export async function upsertDelivery(trx: Db, delivery: { event_id: string; endp
 export async function makeDeliveryDue(trx: Db, deliveryId: string, at: Date): Promise<boolean> {
   const row = await trx.updateTable('webhook_deliveries').set({ status: 'pending', next_attempt_at: at }).where('id', '=', deliveryId).returning('id').executeTakeFirst();
   return row !== undefined;
-}
-
-/** Pending deliveries that no job of `queue` is left to attempt (their job's singleton key is the delivery's id). */
-export async function listPendingDeliveriesWithoutJob(db: Db, queue: string) {
-  return db
-    .selectFrom('webhook_deliveries as d')
-    .select(['d.id', 'd.next_attempt_at'])
-    .where('d.status', '=', 'pending')
-    .where('d.next_attempt_at', 'is not', null)
-    .where((eb) => eb.not(liveJobExists(queue, sql<string>`${eb.ref('d.id')}::text`)))
-    .$narrowType<{ next_attempt_at: Date }>()
-    .execute();
 }
 
 /** Whether the delivery still waits for the attempt that was due at `due` (pending, next_attempt_at = due). */

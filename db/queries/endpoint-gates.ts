@@ -64,26 +64,77 @@ export async function settleGate(
   return { failures, open_until: openUntil };
 }
 
+/** Ends the lease `jobId` holds, if it still does (its job made no attempt: superseded, skipped). */
+export async function releaseLease(trx: Db, endpointId: string, jobId: string): Promise<void> {
+  await trx.updateTable('webhook_endpoint_gates').set({ lease_job: null, lease_until: null }).where('endpoint_id', '=', endpointId).where('lease_job', '=', jobId).execute();
+}
+
+/** The endpoint's lease goes to `jobId` until `until` (its gate made if it has none yet). Call under lockAccountGates. */
+export async function reserveEndpoint(trx: Db, endpointId: string, account: GateAccount, jobId: string, until: Date): Promise<void> {
+  await trx
+    .insertInto('webhook_endpoint_gates')
+    .values({ endpoint_id: endpointId, account: accountKey(account), lease_job: jobId, lease_until: until })
+    .onConflict((oc) => oc.column('endpoint_id').doUpdateSet({ lease_job: jobId, lease_until: until }))
+    .execute();
+}
+
+/** The account's attempts in flight or given a job at `now`: its leases still live. */
+export async function countAccountLeases(trx: Db, account: GateAccount, now: Date): Promise<number> {
+  const row = await trx
+    .selectFrom('webhook_endpoint_gates')
+    .select((eb) => eb.fn.countAll<string | number>().as('count'))
+    .where('account', '=', accountKey(account))
+    .where('lease_until', '>', now)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
 /**
- * The account's delivery that has waited longest for an attempt now due, on an endpoint whose gate would let it
- * through at `now` (no attempt in flight, breaker closed), other than `exceptDeliveryId`: the one an attempt that
- * ends hands its place to.
+ * The account's parked deliveries that may go now: on each of its endpoints whose gate lets an attempt through at
+ * `now` (no lease live, breaker closed), the delivery due longest ago; the `limit` that have waited longest.
  */
-export async function longestWaitingDelivery(trx: Db, account: GateAccount, exceptDeliveryId: string, now: Date) {
-  return trx
+export async function runnableDeliveries(trx: Db, account: GateAccount, now: Date, limit: number) {
+  const firstPerEndpoint = trx
     .selectFrom('webhook_deliveries as d')
     .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
     .leftJoin('webhook_endpoint_gates as g', 'g.endpoint_id', 'd.endpoint_id')
-    .select(['d.id', 'd.next_attempt_at'])
+    .distinctOn('d.endpoint_id')
+    .select(['d.id', 'd.endpoint_id', 'd.next_attempt_at'])
     .where('user_id' in account ? 'e.user_id' : 'e.client_id', '=', 'user_id' in account ? account.user_id : account.client_id)
     .where('d.status', '=', 'pending')
     .where('d.next_attempt_at', '<=', now)
-    .where('d.id', '<>', exceptDeliveryId)
     .where((eb) => eb.or([eb('g.lease_until', 'is', null), eb('g.lease_until', '<=', now)]))
     .where((eb) => eb.or([eb('g.open_until', 'is', null), eb('g.open_until', '<=', now)]))
+    .orderBy('d.endpoint_id')
     .orderBy('d.next_attempt_at')
-    .orderBy('d.id')
-    .limit(1)
+    .orderBy('d.id');
+  return trx
+    .selectFrom(firstPerEndpoint.as('f'))
+    .selectAll()
+    .orderBy('f.next_attempt_at')
+    .orderBy('f.id')
+    .limit(limit)
     .$narrowType<{ next_attempt_at: Date }>()
-    .executeTakeFirst();
+    .execute();
+}
+
+/**
+ * Accounts (at most `limit`) with a parked delivery that may go now: due, on an endpoint whose gate lets an attempt
+ * through, while the account holds fewer than `perAccount` live leases. Read from the pending deliveries (a partial
+ * index), so an account whose slots are all taken costs nothing however long its backlog.
+ */
+export async function accountsWithRunnableDeliveries(db: Db, now: Date, perAccount: number, limit: number): Promise<GateAccount[]> {
+  const { rows } = await sql<{ user_id: string | null; client_id: string | null }>`
+    select distinct e.user_id, e.client_id
+    from webhook_deliveries as d
+    join webhook_endpoints as e on e.id = d.endpoint_id
+    left join webhook_endpoint_gates as g on g.endpoint_id = d.endpoint_id
+    where d.status = 'pending' and d.next_attempt_at <= ${now}
+      and (g.lease_until is null or g.lease_until <= ${now})
+      and (g.open_until is null or g.open_until <= ${now})
+      and (select count(*) from webhook_endpoint_gates as l
+           where l.account = case when e.user_id is not null then 'user:' || e.user_id::text else 'client:' || e.client_id::text end
+             and l.lease_until > ${now}) < ${perAccount}
+    limit ${limit}`.execute(db);
+  return rows.map((row) => (row.user_id !== null ? { user_id: row.user_id } : { client_id: row.client_id! }));
 }

@@ -1,13 +1,14 @@
-// One attempt of a delivery, run by the job that scheduled it (worker.ts): load the delivery with its event and
-// endpoint, skip it if the endpoint was disabled or the app's grant no longer covers the event, pass the endpoint's
-// gate (gate.ts: one attempt in flight per endpoint and a few per account, a circuit breaker; a job held back is
-// postponed), send it, and record the outcome in one transaction — the attempt row, the delivery's new state, the
-// endpoint's run of failures and its gate, the job of the next attempt, the job of the delivery this attempt hands
-// its place to, and the completion of this job. The record is made only while this job is still active, so an
-// attempt is recorded once even if a stalled process wakes up after pg-boss gave its job to another worker.
+// One attempt of a delivery, run by the job that dispatched it (queue.ts): load the delivery with its event and
+// endpoint; under the account's lock, skip it if the endpoint was disabled or the app's grant no longer covers the
+// event, and pass the endpoint's gate (gate.ts: the job normally holds the endpoint's lease already; a job held
+// back makes no attempt and leaves its delivery parked); send it, and record the outcome in one transaction — the
+// attempt row, the delivery's new state (a retry stays parked until it is due), the endpoint's run of failures and
+// its gate, the jobs of the account's parked deliveries that may go now that this one ended, and the completion of
+// this job. The record is made only while this job is still active, so an attempt is recorded once even if a
+// stalled process wakes up after pg-boss gave its job to another worker.
 import type { Db } from '../../db/connect.ts';
 import { jobEngine, WEBHOOK_DELIVERY_QUEUE } from '../../db/job-queue.ts';
-import { lockAccountGates } from '../../db/queries/endpoint-gates.ts';
+import { lockAccountGates, releaseLease } from '../../db/queries/endpoint-gates.ts';
 import {
   appMayReceive,
   attemptStillDue,
@@ -27,7 +28,7 @@ import { readScopeOf } from '../events/read-scopes.ts';
 import { accountOf, admitAttempt, settleAttempt, type DeliveryLimits, type GateRefusal } from './gate.ts';
 import { endpointFailingTooLong, retryDelayMs } from './retry-schedule.ts';
 import { signingSecrets } from './secrets.ts';
-import { scheduleAttempt } from './queue.ts';
+import { dispatchAccount } from './queue.ts';
 import { sendWebhook } from './send.ts';
 
 export interface AttemptContext {
@@ -49,48 +50,47 @@ export interface AttemptRun {
 
 /**
  * What became of the attempt's job: an outcome of an attempt; 'superseded' when the delivery no longer waits for it
- * (re-sent, retried or given up since); a GateRefusal when the endpoint's gate held it back (postponed); 'lost'
+ * (re-sent, retried or given up since); a GateRefusal when the endpoint's gate held it back (its delivery parked); 'lost'
  * when pg-boss no longer counted the job as this worker's.
  */
 export type AttemptResult = DeliveryOutcome | GateRefusal | 'superseded' | 'lost';
-
-/** Jobs held back by an open breaker start spread over this much after it closes, not in one burst. */
-const POSTPONE_SPREAD_MS = 1_000;
 
 export async function attemptDelivery(context: AttemptContext, run: AttemptRun): Promise<AttemptResult> {
   const { db, config } = context;
   const now = context.now ?? (() => new Date());
   const delivery = await findDeliveryForAttempt(db, run.deliveryId);
-  if (!delivery || delivery.status !== 'pending' || delivery.next_attempt_at?.getTime() !== run.due.getTime()) return 'superseded';
+  // Deleted with its endpoint, whose gate went with it.
+  if (!delivery) return 'superseded';
   const attempt = { id: delivery.id, due: run.due };
-
-  const covered =
-    delivery.enabled &&
-    (delivery.endpoint_client_id === null || (await appMayReceive(db, delivery.endpoint_client_id, delivery.event_user_id, readScopeOf(delivery.event_type as EventType))));
-  if (!covered) {
-    const skipped = await db.transaction().execute(async (trx): Promise<AttemptResult> => {
-      if (!(await completeJob(trx, run.jobId))) return 'lost';
-      await finishDelivery(trx, attempt, { status: 'failed', next_attempt_at: null, succeeded_at: null });
-      return 'skipped';
-    });
-    return count(skipped);
-  }
-
   const account = accountOf(delivery);
+  const dispatch = () => ({ limits: context.limits, leaseMs: context.leaseMs, now: now() });
+
   const admission = await db.transaction().execute(async (trx) => {
-    // Read again under the account's lock: another job of this delivery (a hand-over, a re-send) may have made the
-    // attempt since the read above, and released the endpoint's lease in the transaction that recorded it.
+    // Read under the account's lock: another job of this delivery (a re-send's, or one given back by pg-boss) may
+    // have made the attempt since, and released the endpoint's lease in the transaction that recorded it.
     await lockAccountGates(trx, account);
-    if (!(await attemptStillDue(trx, delivery.id, run.due))) return 'superseded' as const;
-    const verdict = await admitAttempt(trx, { endpointId: delivery.endpoint_id, account, jobId: run.jobId, now: now(), leaseMs: context.leaseMs, limits: context.limits });
-    if (verdict.admitted) return verdict;
-    // Postponed: this job completes and the same attempt (same `due`) starts when the gate may let it through.
+    const due = await attemptStillDue(trx, delivery.id, run.due);
+    const covered =
+      due &&
+      delivery.enabled &&
+      (delivery.endpoint_client_id === null || (await appMayReceive(trx, delivery.endpoint_client_id, delivery.event_user_id, readScopeOf(delivery.event_type as EventType))));
+    if (covered) {
+      const verdict = await admitAttempt(trx, { endpointId: delivery.endpoint_id, account, jobId: run.jobId, now: now(), leaseMs: context.leaseMs, limits: context.limits });
+      if (verdict.admitted) return verdict;
+      // Held back: the delivery stays parked (pending, due) and goes when the gate's holder ends or the sweep finds
+      // its turn come; the job itself is done.
+      if (!(await completeJob(trx, run.jobId))) return 'lost' as const;
+      return verdict;
+    }
+    // No attempt to make: the endpoint's place this job held goes to the account's next parked delivery.
     if (!(await completeJob(trx, run.jobId))) return 'lost' as const;
-    const jitterMs = verdict.reason === 'circuit_open' ? Math.random() * POSTPONE_SPREAD_MS : 0;
-    await scheduleAttempt(trx, delivery.id, run.due, { startAfter: new Date(verdict.until.getTime() + jitterMs) });
-    return verdict;
+    if (due) await finishDelivery(trx, attempt, { status: 'failed', next_attempt_at: null, succeeded_at: null });
+    await releaseLease(trx, delivery.endpoint_id, run.jobId);
+    await dispatchAccount(trx, account, dispatch());
+    return due ? ('skipped' as const) : ('superseded' as const);
   });
   if (admission === 'lost' || admission === 'superseded') return admission;
+  if (admission === 'skipped') return count(admission);
   if (!admission.admitted) return admission.reason;
 
   const startedAt = now();
@@ -113,35 +113,34 @@ export async function attemptDelivery(context: AttemptContext, run: AttemptRun):
     if (!(await completeJob(trx, run.jobId))) return 'lost';
     const finishedAt = now();
     // The gate first: its account lock comes before any row this transaction locks, as in admitAttempt.
-    const gate = await settleAttempt(trx, {
+    await settleAttempt(trx, {
       endpointId: delivery.endpoint_id,
       account,
       jobId: run.jobId,
-      deliveryId: delivery.id,
       succeeded,
       now: finishedAt,
       limits: context.limits,
       scale: config.retryScale,
     });
-    // The place this attempt held goes to the account's delivery that has waited longest (its own job, if it was
-    // postponed, finds it attempted and stands down).
-    if (gate.next) await scheduleAttempt(trx, gate.next.id, gate.next.next_attempt_at);
     await insertAttempt(trx, { delivery_id: delivery.id, started_at: startedAt, duration_ms: response.durationMs, response_status: response.status, error: response.error });
     await countAttempt(trx, delivery.id, startedAt);
     const delay = succeeded ? undefined : retryDelayMs(delivery.attempts + 1, config.retryScale);
-    const result: DeliveryOutcome = succeeded ? 'succeeded' : delay === undefined ? 'failed' : 'retrying';
+    let result: DeliveryOutcome = succeeded ? 'succeeded' : delay === undefined ? 'failed' : 'retrying';
+    // A retry is parked, due at `next`: the sweep gives it a job once it is due and its endpoint can take it.
     const next = delay === undefined ? null : new Date(finishedAt.getTime() + delay);
-    const current = await finishDelivery(trx, attempt, { status: result === 'retrying' ? 'pending' : result, next_attempt_at: next, succeeded_at: succeeded ? finishedAt : null });
-    if (current && next) await scheduleAttempt(trx, delivery.id, next, { startAfter: next });
+    await finishDelivery(trx, attempt, { status: result === 'retrying' ? 'pending' : result, next_attempt_at: next, succeeded_at: succeeded ? finishedAt : null });
     if (succeeded) {
       await clearEndpointFailing(trx, delivery.endpoint_id);
     } else {
       const failingSince = await markEndpointFailing(trx, delivery.endpoint_id, startedAt);
       if (endpointFailingTooLong(failingSince, finishedAt, config.retryScale)) {
         await disableFailingEndpoint(trx, delivery.endpoint_id, finishedAt);
-        return 'failed';
+        result = 'failed';
       }
     }
+    // The place this attempt held goes to the account's parked deliveries that have waited longest (this endpoint's
+    // next one, unless its breaker just opened).
+    await dispatchAccount(trx, account, { ...dispatch(), now: finishedAt });
     return result;
   });
   return count(outcome);

@@ -1,25 +1,26 @@
-// Fair delivery: one slow or dead endpoint cannot delay another's deliveries. Each attempt job, before it sends,
-// passes its endpoint's gate (db/queries/endpoint-gates.ts), under its account's lock:
-//   - one attempt in flight per endpoint: the attempt takes the endpoint's lease, which ends when its outcome is
-//     recorded, or by itself `leaseMs` later if its process died;
-//   - at most `attemptsPerAccount` attempts in flight per account (a student's endpoints, or an app's), so one
-//     account's dead receivers hold at most that many of the worker slots, in every process together;
+// Fair delivery: one slow or dead endpoint cannot delay another's deliveries. Each endpoint has a gate
+// (db/queries/endpoint-gates.ts), changed only under its account's lock:
+//   - one attempt in flight per endpoint: its job holds the endpoint's lease, which ends when the attempt's outcome
+//     is recorded, or by itself when it runs out (a process that died);
+//   - at most `attemptsPerAccount` leases live per account (a student's endpoints, or an app's), so one account's
+//     dead receivers hold at most that many of the worker slots, in every process together;
 //   - a circuit breaker: after `breakerThreshold` consecutive failed attempts (an error status, no answer, a
 //     timeout) the endpoint's attempts pause, 30 s after the threshold and twice as long after each failed probe,
 //     up to 10 min; one attempt then probes it, and a success closes it.
-// A job the gate holds back is postponed, never lost: in one transaction its job completes and the same attempt is
-// sent again to start when the gate may let it through (pg-boss `startAfter`). It holds no worker slot meanwhile,
-// and it spends none of the delivery's retries: nothing was sent, so its attempts, its retry schedule and its
+// A delivery gets a job only when its endpoint's gate would let it through (queue.ts dispatchAccount): the job takes
+// the lease when it is sent, so the queue only ever holds attempts that can run now, whatever an account's backlog.
+// The others stay parked in webhook_deliveries (pending, due): when an attempt ends, its account's free places go
+// to its parked deliveries that have waited longest, and a periodic sweep (queue.ts sweepParkedDeliveries) gives
+// jobs to those whose turn came otherwise (a breaker that closed, a retry now due, a lease that ran out). A parked
+// delivery spends none of its retries: nothing was sent, so its attempts, its retry schedule and its
 // next_attempt_at are unchanged (an endpoint failing for three days is still disabled, since each probe fails).
-// When an attempt ends, it hands its place to the account's delivery that has waited longest (a job that starts
-// now), so a busy endpoint's backlog goes through one attempt after another instead of waiting out the lease.
 import type { Db } from '../../db/connect.ts';
-import { accountLeases, lockAccountGates, longestWaitingDelivery, readGate, settleGate, takeLease, type GateAccount } from '../../db/queries/endpoint-gates.ts';
+import { accountLeases, lockAccountGates, readGate, settleGate, takeLease, type GateAccount } from '../../db/queries/endpoint-gates.ts';
 
 export interface DeliveryLimits {
   /** Attempts one process makes at once: each is a pg-boss worker of its own, so none waits for another. */
   attemptsPerProcess: number;
-  /** Attempts in flight at once to one account's endpoints, in every process together. */
+  /** Attempts in flight or given a job at once, to one account's endpoints, in every process together. */
   attemptsPerAccount: number;
   /** Consecutive failed attempts that open an endpoint's breaker. */
   breakerThreshold: number;
@@ -45,20 +46,28 @@ export function accountOf(endpoint: { endpoint_user_id: string | null; endpoint_
 
 /**
  * Whether the attempt of job `jobId` may go to the endpoint now; if so it holds the endpoint's lease until
- * `now + leaseMs` (a job pg-boss gives back after its process died keeps its id, so it finds its own lease).
+ * `now + leaseMs`. A job normally finds the lease it was given when it was sent (or, given back by pg-boss after its
+ * process died, its own lease: it keeps its id); a job whose lease ran out takes the endpoint if it is still free.
+ * A job held back makes no attempt and stays out of the queue: its delivery is parked, and goes when its turn comes.
  */
 export async function admitAttempt(
   trx: Db,
   gate: { endpointId: string; account: GateAccount; jobId: string; now: Date; leaseMs: number; limits: DeliveryLimits },
 ): Promise<Admission> {
   const { endpointId, account, jobId, now, limits } = gate;
+  const until = new Date(now.getTime() + gate.leaseMs);
   await lockAccountGates(trx, account);
   const current = await readGate(trx, endpointId, account);
+  const leaseLive = current.lease_until !== null && current.lease_until > now;
+  if (leaseLive && current.lease_job === jobId) {
+    await takeLease(trx, endpointId, jobId, until);
+    return { admitted: true };
+  }
   if (current.open_until && current.open_until > now) return { admitted: false, reason: 'circuit_open', until: current.open_until };
-  if (current.lease_until && current.lease_until > now && current.lease_job !== jobId) return { admitted: false, reason: 'endpoint_busy', until: current.lease_until };
+  if (leaseLive) return { admitted: false, reason: 'endpoint_busy', until: current.lease_until! };
   const inFlight = await accountLeases(trx, account, endpointId, now);
-  if (inFlight.count >= limits.attemptsPerAccount) return { admitted: false, reason: 'account_busy', until: inFlight.firstEnd ?? new Date(now.getTime() + gate.leaseMs) };
-  await takeLease(trx, endpointId, jobId, new Date(now.getTime() + gate.leaseMs));
+  if (inFlight.count >= limits.attemptsPerAccount) return { admitted: false, reason: 'account_busy', until: inFlight.firstEnd ?? until };
+  await takeLease(trx, endpointId, jobId, until);
   return { admitted: true };
 }
 
@@ -69,13 +78,14 @@ export function breakerOpenMs(failures: number, limits: DeliveryLimits, scale: n
 }
 
 /**
- * Records an admitted attempt's outcome at its gate (lease ended, breaker updated) and returns the delivery its
- * place goes to, if one is waiting. Call in the transaction that records the attempt.
+ * Records an admitted attempt's outcome at its gate (lease ended, breaker updated); returns the breaker's new
+ * `open_until`. Call in the transaction that records the attempt, then give the account's free places on
+ * (queue.ts dispatchAccount).
  */
 export async function settleAttempt(
   trx: Db,
-  gate: { endpointId: string; account: GateAccount; jobId: string; deliveryId: string; succeeded: boolean; now: Date; limits: DeliveryLimits; scale: number },
-): Promise<{ open_until: Date | null; next: { id: string; next_attempt_at: Date } | undefined }> {
+  gate: { endpointId: string; account: GateAccount; jobId: string; succeeded: boolean; now: Date; limits: DeliveryLimits; scale: number },
+): Promise<{ open_until: Date | null }> {
   const { now, limits } = gate;
   await lockAccountGates(trx, gate.account);
   const breaker = await settleGate(trx, gate.endpointId, gate.jobId, {
@@ -85,6 +95,6 @@ export async function settleAttempt(
       return ms > 0 ? new Date(now.getTime() + ms) : null;
     },
   });
-  const next = await longestWaitingDelivery(trx, gate.account, gate.deliveryId, now);
-  return { open_until: breaker.open_until, next };
+  return { open_until: breaker.open_until };
 }
+

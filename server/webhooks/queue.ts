@@ -1,22 +1,31 @@
 // Scheduling webhook deliveries. webhook_deliveries holds what the API reads (status, attempts, next_attempt_at);
-// each attempt is a job of the job engine (pg-boss, db/job-queue.ts), sent inside the caller's transaction, so an
-// attempt is scheduled exactly when the change that calls for it commits, on PostgreSQL and on the embedded
-// database alike. pg-boss hands each job to one worker (SKIP LOCKED) and gives the job of a process killed
-// mid-attempt to another worker once it expires; the endpoint's gate (gate.ts) lets one attempt at a time through
-// to an endpoint, hence one at a time of a delivery.
+// an attempt runs as a job of the job engine (pg-boss, db/job-queue.ts), but a delivery gets its job only when its
+// endpoint's gate would let the attempt through now (gate.ts): the job is sent together with the endpoint's lease,
+// under the account's lock. Until then the delivery is parked: a pending row, due at next_attempt_at, which is all
+// it needs to be attempted (nothing is lost if a process dies: the row outlives it). So the queue only ever holds
+// attempts that can run now, a few per account, and another student's attempt waits behind those alone, never
+// behind one account's backlog.
+//
+// Parked deliveries get their jobs
+//   - from dispatchAccount, run when an attempt of the account ends (in the transaction that records it) and when
+//     a job ends without an attempt: the free places go to the deliveries that have waited longest;
+//   - from sweepParkedDeliveries, which each delivering process runs on start and then with every pass of its
+//     relay: new deliveries (fan-out, a test event, a re-send), retries now due, endpoints whose breaker closed,
+//     and leases that ran out with their process.
 //
 // A job carries the delivery's next_attempt_at it was scheduled for (`due`): a job whose delivery has been
-// rescheduled since (re-sent, retried, given up) finds another `due` there and makes no attempt. A job the gate
-// holds back is sent again with the same `due`, to start later.
+// rescheduled since (re-sent, retried, given up) finds another `due` there and makes no attempt.
 //
 // A delivery's status:
-//   pending    an attempt is due at next_attempt_at (or running, or waiting at its endpoint's gate);
+//   pending    an attempt is due at next_attempt_at (or running, or parked until its endpoint can take it);
 //   succeeded  the endpoint answered 2xx (succeeded_at); nothing more is sent unless it is re-sent;
 //   failed     delivery gave up: the retries ran out, the endpoint was disabled (by its owner, or after three
 //              days of failures) or the app's grant no longer covers the event. A re-send makes it pending again.
 import type { Db } from '../../db/connect.ts';
 import { jobEngine, WEBHOOK_DELIVERY_QUEUE } from '../../db/job-queue.ts';
-import { listPendingDeliveriesWithoutJob, makeDeliveryDue, upsertDelivery } from '../../db/queries/deliveries.ts';
+import { makeDeliveryDue, upsertDelivery } from '../../db/queries/deliveries.ts';
+import { accountsWithRunnableDeliveries, countAccountLeases, lockAccountGates, reserveEndpoint, runnableDeliveries, type GateAccount } from '../../db/queries/endpoint-gates.ts';
+import type { DeliveryLimits } from './gate.ts';
 
 /** What an attempt job carries. */
 export interface AttemptJob {
@@ -25,23 +34,22 @@ export interface AttemptJob {
   due: string;
 }
 
-/**
- * Sends, in `trx`, the job of the attempt due at `due`. It starts at once, unless `startAfter` says when (a retry
- * waits for its `due`, a job the gate held back for the gate): a first attempt or a re-send never waits on a
- * caller's `now`, which may be a test's fixed instant.
- */
-export async function scheduleAttempt(trx: Db, deliveryId: string, due: Date, options: { startAfter?: Date } = {}): Promise<void> {
-  const job: AttemptJob = { delivery_id: deliveryId, due: due.toISOString() };
-  await jobEngine(trx).send(WEBHOOK_DELIVERY_QUEUE, job, { singletonKey: deliveryId, ...(options.startAfter ? { startAfter: options.startAfter } : {}) });
+/** What dispatching needs: the account bound, how long a job's lease lasts, and the time. */
+export interface DispatchOptions {
+  limits: Pick<DeliveryLimits, 'attemptsPerAccount'>;
+  leaseMs: number;
+  now: Date;
 }
 
+/** Accounts one sweep dispatches for; a full sweep is followed by another at once. */
+export const SWEEP_ACCOUNTS = 100;
+
 /**
- * The delivery of an event to an endpoint, its first attempt due now; an existing delivery of the pair (unique)
- * is returned as it is. Returns the delivery's id.
+ * The delivery of an event to an endpoint, parked with its first attempt due now (the next sweep gives it a job);
+ * an existing delivery of the pair (unique) is returned as it is. Returns the delivery's id.
  */
 export async function scheduleDelivery(trx: Db, delivery: { eventId: string; endpointId: string }, now = new Date()): Promise<string> {
-  const { id, created } = await upsertDelivery(trx, { event_id: delivery.eventId, endpoint_id: delivery.endpointId, at: now });
-  if (created) await scheduleAttempt(trx, id, now);
+  const { id } = await upsertDelivery(trx, { event_id: delivery.eventId, endpoint_id: delivery.endpointId, at: now });
   return id;
 }
 
@@ -51,22 +59,40 @@ export async function scheduleDelivery(trx: Db, delivery: { eventId: string; end
  * through at a time). False when there is no such delivery.
  */
 export async function resendDelivery(trx: Db, deliveryId: string, now = new Date()): Promise<boolean> {
-  if (!(await makeDeliveryDue(trx, deliveryId, now))) return false;
-  await scheduleAttempt(trx, deliveryId, now);
-  return true;
+  return makeDeliveryDue(trx, deliveryId, now);
 }
 
 /**
- * Gives a job, due at its next_attempt_at, to every pending delivery that has none: deliveries made before attempts
- * were jobs, and those whose job pg-boss gave up on (its retries for want of the database ran out). A delivering
- * process does this when it starts, so a pending delivery is never left without an attempt. Two processes doing it
- * at once may both send a job for one delivery: the second finds the delivery's `due` moved on and makes no attempt.
- * Returns how many deliveries got a job.
+ * Gives the account's free places (attemptsPerAccount less its live leases) to its parked deliveries that may go
+ * now, longest waiting first, one per endpoint: each gets a job, and the job the endpoint's lease. Runs under the
+ * account's lock (taken here; a caller that holds it already keeps it). Returns how many jobs it sent.
  */
-export async function adoptDeliveriesWithoutJob(db: Db): Promise<number> {
-  return db.transaction().execute(async (trx) => {
-    const orphans = await listPendingDeliveriesWithoutJob(trx, WEBHOOK_DELIVERY_QUEUE);
-    for (const delivery of orphans) await scheduleAttempt(trx, delivery.id, delivery.next_attempt_at, { startAfter: delivery.next_attempt_at });
-    return orphans.length;
-  });
+export async function dispatchAccount(trx: Db, account: GateAccount, options: DispatchOptions): Promise<number> {
+  const { now } = options;
+  await lockAccountGates(trx, account);
+  const room = options.limits.attemptsPerAccount - (await countAccountLeases(trx, account, now));
+  if (room <= 0) return 0;
+  const runnable = await runnableDeliveries(trx, account, now, room);
+  const until = new Date(now.getTime() + options.leaseMs);
+  const boss = jobEngine(trx);
+  for (const delivery of runnable) {
+    const job: AttemptJob = { delivery_id: delivery.id, due: delivery.next_attempt_at.toISOString() };
+    const jobId = await boss.send(WEBHOOK_DELIVERY_QUEUE, job, { singletonKey: delivery.id });
+    if (!jobId) throw new Error(`the job of webhook delivery ${delivery.id} was not created`);
+    await reserveEndpoint(trx, delivery.endpoint_id, account, jobId, until);
+  }
+  return runnable.length;
+}
+
+/**
+ * Gives jobs to parked deliveries whose turn has come, account by account (one transaction each, so no two
+ * accounts' locks are ever held together). Returns how many jobs it sent and whether it saw a full page of
+ * accounts (more may be waiting).
+ */
+export async function sweepParkedDeliveries(db: Db, options: Omit<DispatchOptions, 'now'> & { now?: () => Date }): Promise<{ sent: number; more: boolean }> {
+  const now = options.now ?? (() => new Date());
+  const accounts = await accountsWithRunnableDeliveries(db, now(), options.limits.attemptsPerAccount, SWEEP_ACCOUNTS);
+  let sent = 0;
+  for (const account of accounts) sent += await db.transaction().execute((trx) => dispatchAccount(trx, account, { ...options, now: now() }));
+  return { sent, more: accounts.length === SWEEP_ACCOUNTS };
 }

@@ -1,15 +1,15 @@
 // The delivery worker of a process in the worker role (the default role runs it beside the web server). Two loops:
-//   - the outbox relay: every WEBHOOK_POLL_MS it fans new events out to deliveries (fan-out.ts), whose first
-//     attempts become jobs in the same transaction;
+//   - the relay: every WEBHOOK_POLL_MS it fans new events out to deliveries (fan-out.ts), parked, then sweeps the
+//     parked deliveries (queue.ts): those whose endpoint can take an attempt now get a job (new ones, retries now
+//     due, endpoints whose breaker closed), a few per account at most;
 //   - pg-boss workers on the delivery queue, `attemptsPerProcess` of them (gate.ts), each taking one attempt job
 //     at a time (batchSize 1; each work() call is a polling worker of its own, the way pg-boss 10 runs jobs
 //     concurrently), so an attempt finishes on its own and a slow receiver holds one worker, never a batch. A worker
 //     that got a job looks for the next at once; an idle one polls every WEBHOOK_POLL_MS (at least 500, pg-boss's
-//     floor). pg-boss hands each job to one worker (SKIP LOCKED); the endpoint's gate (gate.ts) lets one attempt
-//     through to an endpoint at a time, a few to an account, none while its breaker is open. This process also
-//     runs pg-boss's maintenance, which gives a job whose process died (kill -9, power loss) to another worker once
-//     it expires.
-// Before its first fetch, it gives a job to any pending delivery left without one (queue.ts).
+//     floor) and is woken when the relay sent jobs. pg-boss hands each job to one worker (SKIP LOCKED). This process
+//     also runs pg-boss's maintenance, which gives a job whose process died (kill -9, power loss) to another worker
+//     once it expires.
+// Before its first fetch, it sweeps once, so a delivery parked while no worker ran gets its job.
 // Each attempt is held by the process lifecycle, so a stop (SIGTERM) stops fetching, lets the attempts in flight
 // finish and record, then closes the database. A failing database is logged and retried; it never ends the process.
 import type { Logger } from 'pino';
@@ -21,7 +21,7 @@ import type { SecretBox } from '../secret-box.ts';
 import { attemptDelivery } from './attempt.ts';
 import { DELIVERY_LIMITS, type DeliveryLimits } from './gate.ts';
 import { fanOutEvents } from './fan-out.ts';
-import { adoptDeliveriesWithoutJob, type AttemptJob } from './queue.ts';
+import { sweepParkedDeliveries, type AttemptJob } from './queue.ts';
 
 /** Beyond the attempt's own timeout, time to load and record it before its job expires and goes to another worker. */
 const EXPIRY_MARGIN_MS = 5_000;
@@ -43,6 +43,7 @@ export function startDeliveryWorker(options: { db: Db; box: SecretBox; config: W
   // Maintenance (expiring the jobs of dead processes) runs as often as a job can expire, in one process at a time.
   const boss = jobEngine(db, { supervise: true, maintenanceIntervalSeconds: expireInSeconds });
   boss.on('error', (error) => logger.warn({ err: error }, 'webhook delivery could not reach the database; trying again'));
+  const sweepOptions = { limits, leaseMs };
   let stopped = false;
   const workerIds: string[] = [];
   const stopping = () => stopped || lifecycle.draining;
@@ -51,8 +52,8 @@ export function startDeliveryWorker(options: { db: Db; box: SecretBox; config: W
     await boss.start();
     // The queue's expiry follows this process's attempt timeout (the processes of one deployment share it).
     await boss.updateQueue(WEBHOOK_DELIVERY_QUEUE, { ...WEBHOOK_DELIVERY_QUEUE_OPTIONS, ...JOB_RETRIES, expireInSeconds });
-    const adopted = await adoptDeliveriesWithoutJob(db);
-    if (adopted > 0) logger.info({ deliveries: adopted }, 'pending webhook deliveries without a job were given one');
+    const swept = await sweepParkedDeliveries(db, sweepOptions);
+    if (swept.sent > 0) logger.info({ jobs: swept.sent }, 'parked webhook deliveries were given jobs');
     for (let n = 0; n < limits.attemptsPerProcess; n++) {
       const workerId: string = await boss.work<AttemptJob>(WEBHOOK_DELIVERY_QUEUE, { batchSize: 1, pollingIntervalSeconds: config.pollMs / 1000 }, async ([job]) => {
         if (!job) return;
@@ -78,11 +79,15 @@ export function startDeliveryWorker(options: { db: Db; box: SecretBox; config: W
     relayTimer = setTimeout(() => {
       // Held, so a stop waits for the pass before the database closes.
       relay = lifecycle.hold(
-        fanOutEvents(db).then(
-          (handled) => {
-            // New deliveries' first attempts are queued: idle workers look now rather than at their next poll.
-            if (handled > 0 && !stopping()) for (const id of workerIds) boss.notifyWorker(id);
-            scheduleRelay(handled > 0 ? 0 : config.pollMs);
+        (async () => {
+          const handled = await fanOutEvents(db);
+          const swept = await sweepParkedDeliveries(db, sweepOptions);
+          return { more: handled > 0 || swept.more, sent: swept.sent };
+        })().then(
+          ({ more, sent }) => {
+            // Jobs were sent: idle workers look now rather than at their next poll.
+            if (sent > 0 && !stopping()) for (const id of workerIds) boss.notifyWorker(id);
+            scheduleRelay(more ? 0 : config.pollMs);
           },
           (error: unknown) => {
             logger.warn({ err: error }, 'webhook fan-out could not reach the database; trying again');

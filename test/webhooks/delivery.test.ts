@@ -215,7 +215,7 @@ describe('webhook delivery', function () {
     assert.equal(again!.id, row!.id);
   });
 
-  it('gives a job to every pending delivery left without one when a worker starts, and sends nothing settled again', async () => {
+  it('gives a job to every pending delivery left without one (parked, or its job given up) when a worker starts, and sends nothing settled again', async () => {
     const studentId = await insertStudent(db);
     const hook = await receiver();
     const endpoint = await insertEndpoint(db, box, { user_id: studentId }, { url: hook.url, event_types: ['task.created'] });

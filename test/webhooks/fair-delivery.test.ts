@@ -107,6 +107,39 @@ describe('fair webhook delivery', function () {
     assert.ok(dead.mostAtOnce + trickling.mostAtOnce <= DELIVERY_LIMITS.attemptsPerAccount, `the attacker held at most ${DELIVERY_LIMITS.attemptsPerAccount} attempts at once (${dead.mostAtOnce} + ${trickling.mostAtOnce})`);
   });
 
+  it("delivers another student's event promptly behind hundreds of one student's deliveries to dead endpoints, and queues only what can run", async () => {
+    const attacker = await insertStudent(db);
+    const dead = await receiver('hang');
+    const endpoints = 10;
+    const events = 30;
+    for (let i = 0; i < endpoints; i++) await endpointOf(attacker, dead);
+    for (let i = 0; i < events; i++) await emitExample(db, 'task.created', attacker);
+    work();
+    await until('the attacker to hold its attempts open', () => dead.inFlight === DELIVERY_LIMITS.attemptsPerAccount);
+
+    const victim = await insertStudent(db);
+    const healthy = await receiver();
+    await endpointOf(victim, healthy);
+    const endedBefore = await attemptsRecordedFor(attacker);
+    const sent = performance.now();
+    const eventId = await emitExample(db, 'task.created', victim);
+    const [delivery] = await healthy.waitFor(1, 60_000);
+    const tookMs = Math.round(performance.now() - sent);
+    const endedMeanwhile = (await attemptsRecordedFor(attacker)) - endedBefore;
+    // Every job the queue was ever given for the attacker's deliveries (waiting, running, done or re-queued).
+    const { rows } = await sql<{ jobs: string | number; parked: string | number }>`
+      select (select count(*) from pgboss.job j where j.name = ${WEBHOOK_DELIVERY_QUEUE} and (j.data->>'delivery_id')::uuid in (select d.id from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id where e.user_id = ${attacker})) as jobs,
+             (select count(*) from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id where e.user_id = ${attacker} and d.status = 'pending') as parked`.execute(db);
+    const jobs = Number(rows[0]!.jobs);
+    const parked = Number(rows[0]!.parked);
+    console.log(`      victim's task.created after ${tookMs} ms behind ${parked} of the attacker's pending deliveries; the queue was given ${jobs} jobs for them`);
+
+    assert.equal(delivery!.webhookId, eventId);
+    assert.equal(parked, endpoints * events, 'every delivery of the attacker is kept (pending) while it waits');
+    assert.equal(endedMeanwhile, 0, "the victim's delivery did not wait for any of the attacker's attempts to end");
+    assert.ok(jobs <= DELIVERY_LIMITS.attemptsPerAccount, `the queue holds only the attacker's attempts that can run (${jobs} jobs for ${parked} deliveries)`);
+  });
+
   it("sends another student's test event while a trickling receiver holds an attempt, and ends that attempt at its timeout", async () => {
     const attacker = await insertStudent(db);
     const trickling = await receiver('trickle');
@@ -181,7 +214,12 @@ describe('fair webhook delivery', function () {
     assert.deepEqual([...new Set(flaky.received.filter((r) => r.status === 204).map((r) => r.webhookId))].sort(), [...events].sort(), 'every event was delivered');
     assert.equal(flaky.received.length, 9, 'three failures, then one success per event');
     const attempts = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.sum<string | number>('attempts').as('sum')).where('endpoint_id', '=', endpoint.id).executeTakeFirstOrThrow();
-    assert.equal(Number(attempts.sum), 9, 'postponed jobs spent no attempt');
+    assert.equal(Number(attempts.sum), 9, 'parked deliveries spent no attempt');
+    // Every job the queue was given for the endpoint made its attempt: none was fetched only to be held back.
+    const { rows } = await sql<{ jobs: string | number }>`
+      select count(*) as jobs from pgboss.job j
+      where j.name = ${WEBHOOK_DELIVERY_QUEUE} and (j.data->>'delivery_id')::uuid in (select id from webhook_deliveries where endpoint_id = ${endpoint.id})`.execute(db);
+    assert.equal(Number(rows[0]!.jobs), 9, 'one job per attempt, none re-queued while the breaker was open');
     assert.equal(flaky.mostAtOnce, 1, 'one attempt at a time to the endpoint');
     const closed = await gate();
     assert.equal(closed!.failures, 0);
