@@ -81,24 +81,26 @@ export async function deleteLapsedStreams(db: Db): Promise<void> {
   await db.deleteFrom('open_streams').where('expires_at', '<=', sql<Date>`statement_timestamp()`).execute();
 }
 
-/** The live streams opened through a grant: by its access tokens, or by personal keys minted through it. */
-export async function openStreamsOfGrant(db: Db, grantId: string): Promise<number> {
+/** The live streams opened through the grants: by their access tokens, or by personal keys minted through them. */
+export async function openStreamsOfGrants(db: Db, grantIds: readonly string[]): Promise<number> {
+  if (grantIds.length === 0) return 0;
   const row = await db
     .selectFrom('open_streams')
     .select((eb) => eb.fn.countAll<number | string>().as('count'))
-    .where('grant_id', '=', grantId)
+    .where('grant_id', 'in', grantIds)
     .where('expires_at', '>', sql<Date>`statement_timestamp()`)
     .executeTakeFirstOrThrow();
   return Number(row.count);
 }
 
 /**
- * Frees the places of the streams a grant holds, in the transaction that revokes it. The streams themselves end in
- * every process as soon as the revocation's notification arrives (server/events/open-streams.ts); a process that
- * misses it ends them at its next renewal, which finds their rows gone.
+ * Frees the places of the streams the grants hold, in the transaction that revokes them (db/queries/grant-artifacts.ts).
+ * The streams themselves end in every process as soon as the revocation's notification arrives
+ * (server/events/open-streams.ts); a process that misses it ends them at its next renewal, which finds their rows gone.
  */
-export async function releaseStreamsOfGrant(trx: Db, grantId: string): Promise<number> {
-  const result = await trx.deleteFrom('open_streams').where('grant_id', '=', grantId).executeTakeFirst();
+export async function releaseStreamsOfGrants(trx: Db, grantIds: readonly string[]): Promise<number> {
+  if (grantIds.length === 0) return 0;
+  const result = await trx.deleteFrom('open_streams').where('grant_id', 'in', grantIds).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
 
