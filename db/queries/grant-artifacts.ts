@@ -10,6 +10,7 @@
 // from users), and the deletion notifies the principals channel as a revocation does.
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
+import { openStreamsOfGrants, releaseStreamsOfGrants } from './open-streams.ts';
 
 export interface GrantArtifact {
   /** What the grant owns, as the test names its check. */
@@ -30,7 +31,7 @@ export interface GrantArtifact {
   live?: (db: Db, grantIds: readonly string[]) => Promise<number>;
 }
 
-/** The name of the readiness streams' entry: the stream code ends a stream whose credential stopped (see its `endsBy`). */
+/** The name of the open streams' entry (the walk checks that the app's open stream ends with credential_revoked). */
 export const READINESS_STREAMS = 'readiness streams';
 
 export const GRANT_ARTIFACTS: readonly GrantArtifact[] = [
@@ -80,10 +81,13 @@ export const GRANT_ARTIFACTS: readonly GrantArtifact[] = [
   },
   {
     name: READINESS_STREAMS,
-    table: null, // held in a process, not stored
+    table: 'open_streams',
     endsBy:
-      'the principals notification of the revoking commit, in every process: an open readiness stream ends when its ' +
-      'credential no longer verifies (server/events/readiness-stream.ts)',
+      "their places freed (rows deleted), and the principals notification of the revoking commit: every process ends " +
+      'its streams whose credential no longer stands with credential_revoked (server/events/open-streams.ts); a process ' +
+      'that misses the notification ends them at its next lease renewal, which finds their rows gone',
+    end: async (trx, grantIds) => void (await releaseStreamsOfGrants(trx, grantIds)),
+    live: openStreamsOfGrants,
   },
 ];
 

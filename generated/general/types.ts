@@ -239,7 +239,9 @@ export interface paths {
          *     (the readiness stream and any stream added later count together). One more is refused before the stream starts
          *     with `429` and the code `too_many_streams`, with `Retry-After`: close a stream (its place is free as soon as the
          *     connection ends) or wait. A stream whose server process died without closing it stops counting within 45
-         *     seconds.
+         *     seconds. Opens of one account that arrive together are decided one after the other; while 10 of them are
+         *     waiting for their answer (more could not all get a place), a further one is refused the same way at once, with
+         *     `Retry-After: 1`.
          *
          *     **Revocation.** A stream ends with an `error` event when its account is deleted (`account_deleted`) or the
          *     credential it was opened with stops being valid (`credential_revoked`: the access token's grant or the API key
@@ -3692,7 +3694,7 @@ export interface operations {
              * @description Too many requests (`rate_limited`), or the account already holds as many open streams as it may
              *     (`too_many_streams`: 10, of every kind together, whichever key or token opened them). `Retry-After` says when
              *     to try again; for `too_many_streams`, when the earliest place may lapse (closing a stream frees its place at
-             *     once).
+             *     once), or 1 second when the account was already opening 10 streams at that moment.
              */
             429: {
                 headers: {

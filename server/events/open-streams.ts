@@ -7,6 +7,11 @@
 // A stream outlives the request that authenticated it, so its credential is checked again whenever the account's
 // principals change (the commit's NOTIFY on PRINCIPALS_CHANNEL, from any process, or this process's own commit): a
 // deleted account, a revoked grant, token or key ends the account's affected streams with a final reason.
+//
+// Opening a stream costs the database a transaction that waits for the account's lock, so the opens of one account
+// go in line in this process (keyed-line.ts): one of them holds a pool connection at a time, and a client that opens
+// streams in bursts queues in memory, never on the pool every other account needs. More opens in line than the
+// account has places cannot all be admitted: beyond that the answer is the same 429, at once.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
 import type { Notifications } from '../../db/notifications.ts';
@@ -16,6 +21,7 @@ import { standingCredentials } from '../../db/queries/principals.ts';
 import type { Credential } from '../general/principal.ts';
 import { REALM } from '../general/scopes.ts';
 import { problems } from '../problems.ts';
+import { keyedLine } from './keyed-line.ts';
 
 export interface OpenStreamLimits {
   /** Streams one account may hold open at once, of every kind together. */
@@ -32,6 +38,9 @@ export interface OpenStreamLimits {
  * app ten Socket Mode connections at once; one account here is one person.
  */
 export const OPEN_STREAM_LIMITS: OpenStreamLimits = { max: 10, leaseMs: 45_000, renewMs: 15_000 };
+
+/** Retry-After of an open refused because the account's line is full: the opens in it are decided in moments. */
+const BUSY_RETRY_AFTER_MS = 1_000;
 
 /** Why a stream must end before its time; the stream tells its client in its last event. */
 export type StreamRevocation = 'account_deleted' | 'credential_revoked' | 'lease_lost';
@@ -68,6 +77,7 @@ export function openStreams(db: Db, notifications: Notifications, options: { lim
   const limits = options.limits ?? OPEN_STREAM_LIMITS;
   const held = new Map<string, Held>();
   const byAccount = new Map<string, Set<string>>();
+  const opening = keyedLine(limits.max);
   let renewal: NodeJS.Timeout | undefined;
 
   const hold = (id: string, entry: Held) => {
@@ -139,7 +149,10 @@ export function openStreams(db: Db, notifications: Notifications, options: { lim
       let opened: Opened;
       try {
         const row = { id, user_id: holder.user_id, kind, grant_id: credential.grant_id, key_id: credential.kind === 'api_key' ? credential.key_id : null };
-        opened = await openStreamIfRoom(db, row, limits, async (trx) => stands(await standingCredentials(trx, holder.user_id, credentialIds([credential])), credential));
+        const inLine = opening.tryRun(holder.user_id, () =>
+          openStreamIfRoom(db, row, limits, async (trx) => stands(await standingCredentials(trx, holder.user_id, credentialIds([credential])), credential)),
+        );
+        opened = (await inLine) ?? { refused: true, retryAfterMs: BUSY_RETRY_AFTER_MS };
       } catch (error) {
         forget(id);
         throw error;

@@ -4,6 +4,8 @@
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { sql } from 'kysely';
+import type pg from 'pg';
+import { connect } from '../../db/connect.ts';
 import { notificationsFor, type Notifications } from '../../db/notifications.ts';
 import { openStreams, type StreamRevocation } from '../../server/events/open-streams.ts';
 import type { Credential } from '../../server/general/principal.ts';
@@ -63,6 +65,40 @@ describe('open streams', () => {
     assert.equal(taken.length, SHORT.max);
     assert.ok(refused.every((r) => r instanceof Problem && r.code === 'too_many_streams' && Number(r.extra.headers?.['Retry-After']) >= 1));
     for (const place of taken) await (place as PromiseFulfilledResult<{ release(): Promise<void> }>).value.release();
+  });
+
+  it("puts one account's burst of opens in line in memory: it holds at most one pool connection, and nobody waits for the pool", async function () {
+    const { url } = testDatabase();
+    if (!url) this.skip(); // the embedded database has no pool to exhaust
+    let pool: pg.Pool | undefined;
+    const db = connect({ databaseUrl: url }, { observePool: (p) => void (pool = p) });
+    let mostCheckedOut = 0;
+    let mostWaiting = 0;
+    const sample = () => {
+      mostCheckedOut = Math.max(mostCheckedOut, pool!.totalCount - pool!.idleCount);
+      mostWaiting = Math.max(mostWaiting, pool!.waitingCount);
+    };
+    pool!.on('acquire', sample);
+    pool!.on('release', sample);
+    try {
+      const streams = openStreams(db, notifications, { limits: SHORT, onError: () => {} });
+      const [busy, other] = [await holder(), await holder()];
+      // A burst as large as one minute of a free account's requests, and meanwhile one open of another account.
+      const burst = Array.from({ length: 60 }, () => streams.take(busy, 'readiness', () => {}));
+      const others = streams.take(other, 'readiness', () => {});
+      const attempts = await Promise.allSettled([...burst, others]);
+      const taken = attempts.filter((a) => a.status === 'fulfilled');
+      const refused = attempts.flatMap((a) => (a.status === 'rejected' ? [a.reason] : []));
+      assert.equal((await Promise.allSettled([others]))[0]!.status, 'fulfilled', "the other account's open was served");
+      assert.equal(taken.length, SHORT.max + 1);
+      assert.ok(refused.every((r) => r instanceof Problem && r.code === 'too_many_streams' && Number(r.extra.headers?.['Retry-After']) >= 1));
+      // One connection for the burst's open in progress, one for the other account's.
+      assert.ok(mostCheckedOut <= 2, `the opens held ${mostCheckedOut} pool connections at once`);
+      assert.equal(mostWaiting, 0, 'a request waited for a pool connection');
+      for (const place of taken) await (place as PromiseFulfilledResult<{ release(): Promise<void> }>).value.release();
+    } finally {
+      await db.destroy();
+    }
   });
 });
 

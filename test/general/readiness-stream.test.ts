@@ -21,7 +21,7 @@ import { buildApp } from '../support/partner-app.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 import { openEventStream, type LiveEventStream, type ServerSentEvent } from '../support/sse.ts';
 import { registerTestClient, signIn } from '../support/oauth-flow.ts';
-import { openStreamsOfGrant } from '../../db/queries/open-streams.ts';
+import { openStreamsOfGrants } from '../../db/queries/open-streams.ts';
 
 const PATH = '/api/exams/readiness/stream';
 const spec = JSON.parse(readFileSync(new URL('../../generated/general/openapi.json', import.meta.url), 'utf8'));
@@ -448,14 +448,14 @@ describe('streamExamReadiness: fair share', () => {
     const onApp = await one.open({ authorization: `Bearer ${appTokens.access_token}` });
     const onStudent = await one.open(student.headers);
     for (const stream of [onApp, onStudent]) await stream.next();
-    assert.equal(await openStreamsOfGrant(testDatabase().db, grantId), 1);
+    assert.equal(await openStreamsOfGrants(testDatabase().db, [grantId]), 1);
 
     await two.api.delete(`/api/users/me/authorizations/${appClient}`).set(student.headers).expect(204);
     const last = await onApp.next(2_000);
     assert.equal(dataOf(last).code, 'credential_revoked');
     await onApp.ended;
     await assert.rejects(onStudent.next(300), /no event within/, "the student's own sign-in keeps its stream");
-    await until(async () => (await openStreamsOfGrant(testDatabase().db, grantId)) === 0, "the grant's streams freed their places");
+    await until(async () => (await openStreamsOfGrants(testDatabase().db, [grantId])) === 0, "the grant's streams freed their places");
   });
 });
 
