@@ -45,9 +45,9 @@ export const surfacesUnderTest: Partial<Record<Surface, SurfaceUnderTest>> = {
       const app = await buildApp();
       const student = await newStudent(app);
       await onContractPlan(testDatabase().db, student.id, perMinute);
-      // A sign-in older than 5 minutes cannot delete the account (deleteMyAccount answers 403), so no generated request
+      // A password typed more than 5 minutes ago cannot delete the account (deleteMyAccount answers 403), so no generated request
       // ends the student every operation's requests share. test/general/account-lifecycle.test.ts deletes for real.
-      await testDatabase().db.updateTable('oauth_grants').set({ created_at: sql`now() - interval '6 minutes'` }).where('user_id', '=', student.id).execute();
+      await testDatabase().db.updateTable('oauth_grants').set({ authenticated_at: sql`now() - interval '6 minutes'` }).where('user_id', '=', student.id).execute();
       return { app: db ? await buildApp({ db }) : app, credentials: student.headers };
     },
     // Account creation allows 10 an hour per address; every test request comes from 127.0.0.1, so each gets a fresh
