@@ -140,7 +140,14 @@ function restartedBefore(options: Partial<rrule.Options>, start: Date, from: Dat
   const months = (from.getUTCFullYear() - start.getUTCFullYear()) * 12 + from.getUTCMonth() - start.getUTCMonth();
   const base = floatingDate(start.getUTCFullYear(), start.getUTCMonth(), start.getUTCDate());
   if (options.freq === RRule.DAILY) base.setUTCDate(base.getUTCDate() + steps(days));
-  if (options.freq === RRule.WEEKLY) base.setUTCDate(base.getUTCDate() + 7 * steps(Math.floor(days / 7)));
+  if (options.freq === RRule.WEEKLY) {
+    // rrule's weeks begin on WKST (its first one at the series' start): BYSETPOS picks among a whole such week.
+    const wkst = typeof options.wkst === 'number' ? options.wkst : (options.wkst?.weekday ?? 0);
+    const intoWeek = (date: Date) => (date.getUTCDay() + 6 - wkst + 7) % 7; // rrule counts MO = 0
+    base.setUTCDate(base.getUTCDate() - intoWeek(start));
+    const weeks = Math.floor((days + intoWeek(start) - intoWeek(from)) / 7);
+    base.setUTCDate(base.getUTCDate() + 7 * steps(weeks));
+  }
   if (options.freq === RRule.MONTHLY) base.setUTCMonth(base.getUTCMonth() + steps(months), 1);
   // rrule's years are calendar years: from 1 January of the series' first year, every INTERVAL years.
   if (options.freq === RRule.YEARLY) base.setUTCFullYear(base.getUTCFullYear() + steps(from.getUTCFullYear() - start.getUTCFullYear()), 0, 1);
