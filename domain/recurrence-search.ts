@@ -101,9 +101,9 @@ export function firstDateAfter(options: Partial<rrule.Options>, after: Date, inc
 }
 
 /**
- * What one request may spend walking rules, in the work rrule does: a unit per date it hands back and, per period it
- * walks, a unit per candidate it builds (366 days for a year; with BYSETPOS, each time of each day). Shared by every
- * search of the request, so the request's cost has one bound however many series it projects.
+ * What one request may spend on projections, in units of about a tenth of a microsecond of CPU (weights measured with
+ * rrule 2.8 and luxon on a loaded 2-core machine; see the costs below and in recurrence.ts). Shared by every search of
+ * the request, so the request's cost has one bound however many series it projects.
  */
 export class SearchBudget {
   spent = 0;
@@ -115,25 +115,64 @@ export class SearchBudget {
   }
 }
 
-/** The candidate days rrule builds for one period, by frequency number: a unit of SearchBudget each. */
-const PERIOD_COST = [366, 31, 7, 1];
+/** The days rrule builds and filters for one period, by frequency number. */
+const PERIOD_DAYS_BUILT = [366, 31, 7, 1];
+/**
+ * What a period costs whatever its length: rrule 2.8 rebuilds its tables of the year (about 400 entries) for every
+ * period, a day's as a year's, and allocates the period's day set as long as the year.
+ */
+const PERIOD_BASE_COST = 40;
+/** Each date rrule hands back: building it, our callback, the checks. */
+export const HANDED_COST = 20;
+/** Filtering one candidate day costs a unit, and one more per this many values in the lists it is looked up in. */
+const FILTER_VALUES_PER_UNIT = 12;
+/** BYWEEKNO: rrule works out the year's week numbers on every period, then looks each value up. */
+const WEEKNO_COST = 80;
+const WEEKNO_VALUE_COST = 8;
+/** A negative BYMONTHDAY: rrule rebuilds its table of days counted from the month's end on every period. */
+const NEGATIVE_MONTHDAY_COST = 5;
+/** BYSETPOS: each position is looked up among the period's dates. */
+const SETPOS_VALUE_COST = 35;
+/** An nth weekday (1MO, -1FR) of a MONTHLY or YEARLY rule: worked out per month range on every period. */
+const NTH_WEEKDAY_COST = 30;
+
+const values = (value: unknown): unknown[] => (value == null ? [] : [value].flat());
+
+/** What rrule's walk of one period of the rule costs, in SearchBudget units, from the parts that make it work. */
+export function periodCost(options: Partial<rrule.Options>): number {
+  const freq = options.freq!;
+  const weekdays = values(options.byweekday) as Array<number | { n?: number | null }>;
+  const nth = freq <= RRule.MONTHLY ? weekdays.filter((day) => typeof day === 'object' && day.n).length : 0;
+  const monthdays = values(options.bymonthday) as number[];
+  const weeknos = values(options.byweekno);
+  const filterValues = values(options.bymonth).length + weekdays.length + monthdays.length + values(options.byyearday).length + weeknos.length;
+  const days = PERIOD_DAYS_BUILT[freq] ?? 1;
+  const monthRanges = freq === RRule.YEARLY ? values(options.bymonth).length || 1 : 1;
+  return (
+    PERIOD_BASE_COST +
+    days * (1 + Math.ceil(filterValues / FILTER_VALUES_PER_UNIT)) +
+    (weeknos.length > 0 ? WEEKNO_COST + WEEKNO_VALUE_COST * weeknos.length : 0) +
+    NEGATIVE_MONTHDAY_COST * monthdays.filter((day) => day < 0).length +
+    SETPOS_VALUE_COST * values(options.bysetpos).length +
+    NTH_WEEKDAY_COST * nth * monthRanges
+  );
+}
 
 /**
  * The rule's dates in [from, to), in order, in one walk from the rule's dtstart of at most `periods` periods, paid
  * from `budget`: the walk stops when the budget is spent, and the dates found are then the first ones.
  */
 export function datesBetween(options: Partial<rrule.Options>, from: Date, to: Date, periods: number, budget: SearchBudget): Date[] {
-  // With BYSETPOS rrule builds every time of every day of a period before it picks positions among them.
-  const perDay = options.bysetpos == null ? 1 : [options.byhour ?? []].flat().length * [options.byminute ?? []].flat().length * [options.bysecond ?? []].flat().length || 1;
-  const periodCost = (PERIOD_COST[options.freq!] ?? 1) * perDay;
-  if (budget.remaining < periodCost) return []; // rrule walks a first period whatever its budget
+  const cost = periodCost(options);
+  // rrule walks a first period whatever its budget; each period and date is paid before it starts, with room for a date.
+  if (budget.remaining < cost + HANDED_COST) return [];
   const dates: Date[] = [];
   let handed = 0;
-  const spent = (): number => handed + rule.walked * periodCost;
-  const rule: BudgetedRule = new BudgetedRule(options, periods, () => spent() + periodCost <= budget.remaining);
+  const spent = (): number => handed * HANDED_COST + rule.walked * cost;
+  const rule: BudgetedRule = new BudgetedRule(options, periods, () => spent() + cost + HANDED_COST <= budget.remaining);
   rule.all((date) => {
     handed++;
-    if (date >= to || spent() >= budget.remaining) return false;
+    if (date >= to || spent() + HANDED_COST > budget.remaining) return false;
     if (date >= from) dates.push(date);
     return true;
   });

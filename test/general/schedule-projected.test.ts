@@ -78,5 +78,18 @@ describe('getSchedule: projected occurrences', () => {
     assert.ok([...bySeries.values()].every((n) => n <= 168), 'at most a week of hours per series');
     assert.equal(days[0]!.projected_tasks.filter((p) => p.series_id === first)[0]!.due_at, '2027-11-29T00:00:00.000Z');
   });
+
+  it('keeps a week view of the costliest rules a student can store within the event-loop budget', async () => {
+    const { api, newStudent } = await generalApp();
+    const alice = await newStudent({ time_zone: 'Europe/Berlin' });
+    // A COUNT series is walked from its first date, and rrule rebuilds its tables of the year, week numbers included,
+    // on every day it walks: each of these series costs rrule about 1,100 periods for a week three years on.
+    for (let i = 0; i < 27; i++) {
+      await api.post('/api/tasks').set(alice.headers).send({ title: `Week one ${i}`, course: null, due_at: '2024-01-02T09:00:00Z', recurrence: 'FREQ=DAILY;BYWEEKNO=1;COUNT=9999' }).expect(201);
+    }
+    await weekOf(api, alice, '2026-W52'); // warm: the operation's first request compiles its validators
+    const days = await withinEventLoopBudget('the week view', async () => (await api.get('/api/schedule?week=2026-W53').set(alice.headers).expect(200)).body.days as Day[], 3);
+    assert.equal(days.length, 7);
+  });
 });
 

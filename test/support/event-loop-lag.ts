@@ -9,8 +9,13 @@ export const EVENT_LOOP_BUDGET_MS = 100;
 export async function longestEventLoopBlock<T>(work: () => Promise<T>): Promise<{ result: T; blockedMs: number }> {
   const histogram = monitorEventLoopDelay({ resolution: 5 });
   histogram.enable();
+  // The histogram's timer records how late it fires, from its first firing on: a block before that one, or after
+  // its last one (computation at the very start or end of `work`), would go unseen.
+  const tick = () => new Promise((resolve) => setTimeout(resolve, 10));
   try {
+    await tick();
     const result = await work();
+    await tick();
     return { result, blockedMs: histogram.max / 1e6 };
   } finally {
     histogram.disable();

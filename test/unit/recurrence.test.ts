@@ -107,6 +107,12 @@ describe('recurrence: bounded search', () => {
     assert.equal(next('FREQ=DAILY', '9999-12-31T04:00:00Z', '9999-12-31T04:00:00Z', 'America/New_York'), null);
   });
 
+  it('picks BYSETPOS among whole weeks of WKST, as rrule does, when the series started on another weekday', () => {
+    // A Wednesday series: rrule's weeks run Monday to Sunday (WKST=MO), so the first of MO,WE,TH,FR in a week is its Monday.
+    assert.equal(next('FREQ=WEEKLY;BYDAY=MO,WE,TH,FR;BYSETPOS=1', '2024-03-20T14:00:00Z', '2026-04-29T10:41:44Z'), '2026-05-04T14:00:00.000Z');
+    assert.equal(next('FREQ=WEEKLY;BYDAY=MO,WE,FR;BYSETPOS=1,-1;WKST=WE', '2024-06-20T22:00:00Z', '2024-07-04T18:40:50Z'), '2024-07-08T22:00:00.000Z');
+  });
+
   it('finds what an unbounded rrule finds, for rules that have dates (restarting a series near `after` changes nothing)', () => {
     const { RRule } = rrule;
     const parts = fc.record(
