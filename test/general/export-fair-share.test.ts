@@ -7,7 +7,7 @@ import net from 'node:net';
 import pg from 'pg';
 import { createExportLimits, type ExportSettings } from '../../server/export-limits.ts';
 import { withinEventLoopBudget } from '../support/event-loop-lag.ts';
-import { addManyTasks } from '../support/bulk-tasks.ts';
+import { addManyTasks, eventually, exportLeasesOf } from '../support/export-account.ts';
 import { issueTestKey } from '../support/partner-app.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
 import { listen, type Listening } from '../support/listening.ts';
@@ -76,21 +76,6 @@ function downloadedBytes(server: Listening, student: Student): Promise<number> {
   });
 }
 
-/** The student's export leases: 1 while an export runs, in any process. */
-async function leasesOf(ctx: Ctx, student: Student): Promise<number> {
-  return (await ctx.db.selectFrom('export_leases').select('user_id').where('user_id', '=', student.id).execute()).length;
-}
-
-/** Polls `read` until `check` holds (at most `attempts` times, 100 ms apart); the last value is returned to assert on. */
-async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, attempts = 100): Promise<T> {
-  let value = await read();
-  for (let i = 1; i < attempts && !check(value); i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    value = await read();
-  }
-  return value;
-}
-
 /** The time a request took: a victim's request that waits for a pool connection shows it. */
 async function timed<T>(request: () => PromiseLike<T>): Promise<{ result: T; ms: number }> {
   const started = performance.now();
@@ -139,7 +124,7 @@ describe('exportMyAccount shares the service', () => {
       for (const socket of sockets) socket.destroy();
     }
     // The server sees the clients go a moment later, and frees the export then.
-    assert.equal(await eventually(() => leasesOf(ctx, attacker), (n) => n === 0), 0);
+    assert.equal(await eventually(() => exportLeasesOf(ctx.db, attacker.id), (n) => n === 0), 0);
   });
 
   it('refuses a second export of the account while the first is downloading: 429 export_in_progress with Retry-After', async function () {
@@ -160,7 +145,7 @@ describe('exportMyAccount shares the service', () => {
       socket.destroy();
     }
     // The download's end, by the client going away, ends the export: the next one is served.
-    assert.equal(await eventually(() => leasesOf(ctx, attacker), (n) => n === 0), 0);
+    assert.equal(await eventually(() => exportLeasesOf(ctx.db, attacker.id), (n) => n === 0), 0);
     await ctx.api.get(PATH).set(attacker.headers).expect(200);
   });
 
@@ -174,7 +159,7 @@ describe('exportMyAccount shares the service', () => {
     await ctx.db.updateTable('export_leases').set({ expires_at: new Date(Date.now() - 1_000) }).where('user_id', '=', student.id).execute();
     await ctx.api.get(PATH).set(student.headers).expect(200);
     // Freed before the document's end reaches the client.
-    assert.equal(await leasesOf(ctx, student), 0, 'the export that ended released its lease');
+    assert.equal(await exportLeasesOf(ctx.db, student.id), 0, 'the export that ended released its lease');
   });
 
   it('cuts off a client that stops reading and frees its export', async function () {
@@ -186,7 +171,7 @@ describe('exportMyAccount shares the service', () => {
       const socket = await neverReadingExport(own, attacker);
       assert.equal(await statusOf(socket), 200);
       // The export is freed once its stalled client is cut off.
-      assert.equal(await eventually(() => leasesOf(ctx, attacker), (n) => n === 0, 150), 0);
+      assert.equal(await eventually(() => exportLeasesOf(ctx.db, attacker.id), (n) => n === 0, 150), 0);
       await app.api.get(PATH).set(attacker.headers).expect(200);
       // The client, reading again, finds the server gone: the transfer lacks its last chunk.
       let rest = '';

@@ -10,7 +10,7 @@ import pg from 'pg';
 import { ALL_SCOPES } from '../../server/general/scopes.ts';
 import { warnStudent } from '../../server/warnings.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
-import { addManyTasks } from '../support/bulk-tasks.ts';
+import { addManyTasks, eventually, exportLeasesOf } from '../support/export-account.ts';
 import { listen, type Listening } from '../support/listening.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 
@@ -57,21 +57,6 @@ async function exportSessions(ctx: Ctx, action: 'count' | 'terminate'): Promise<
       and a.pid <> pg_backend_pid()`;
   const query = action === 'count' ? sql<{ n: number }>`select count(*)::int as n from (${pids}) p` : sql<{ n: number }>`select count(pg_terminate_backend(pid))::int as n from (${pids}) p`;
   return (await query.execute(ctx.db)).rows[0]!.n;
-}
-
-/** The student's export leases: 1 while an export of the account runs. */
-async function exportLeases(ctx: Ctx, student: Student): Promise<number> {
-  return (await ctx.db.selectFrom('export_leases').select('user_id').where('user_id', '=', student.id).execute()).length;
-}
-
-/** Polls `check` until it holds (at most `attempts` times, 100 ms apart); the last value is returned for an assertion. */
-async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, attempts = 100): Promise<T> {
-  let value = await read();
-  for (let i = 1; i < attempts && !check(value); i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    value = await read();
-  }
-  return value;
 }
 
 describe('exportMyAccount', () => {
@@ -221,7 +206,7 @@ describe('exportMyAccount', () => {
         assert.equal(res.statusCode, 200);
         res.destroy();
         // One export per account at a time: the next waits until the server has seen this client go.
-        assert.equal(await eventually(() => exportLeases(ctx, alice), (n) => n === 0), 0, 'the export ends with its client');
+        assert.equal(await eventually(() => exportLeasesOf(ctx.db, alice.id), (n) => n === 0), 0, 'the export ends with its client');
       }
       await ctx.api.get('/api/users/me').set(alice.headers).expect(200);
       if (onPostgres) {
