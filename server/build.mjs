@@ -1,7 +1,7 @@
 // The compiled server (server/start.mjs builds it when a source has changed): server/main.ts and the packages it
 // imports, bundled by esbuild into dist/server.mjs (what is imported on demand in a chunk beside it). Loading the
-// packages from node_modules cost a start ~0.5 s more: resolving ~1,700 files and scanning each CommonJS one for its
-// exports (measured 2026-11-25). Loaded only to build, so that a start that builds nothing never loads esbuild.
+// packages from node_modules made every start slower: resolving well over a thousand files and scanning each CommonJS
+// one for its exports. Loaded only to build, so that a start that builds nothing never loads esbuild.
 import { decode, encode } from '@jridgewell/sourcemap-codec';
 import { buildSync } from 'esbuild';
 import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';

@@ -90,8 +90,8 @@ export async function loadContract(definition: Document): Promise<Contract> {
 
 /**
  * openapi-backend parses a request four times (each a header copy, a copy of the query, a compiled path template):
- * before routing, after it, inside validation, and with the coerced values after it (~9 µs each on the hot read
- * path, measured 2026-11-25). Here the first one is a shallow view (nothing reads it: its 404/405 handlers take the
+ * before routing, after it, inside validation, and with the coerced values after it (each a visible share of a hot
+ * read's CPU). Here the first one is a shallow view (nothing reads it: its 404/405 handlers take the
  * path from the request), and the other three are one: validation reuses the parse made after routing instead of
  * making its own, and coerces it in place, as it did its own copy; the last parse, of the coerced values, is that
  * same parse with the path parameters as the path gave them (openapi-backend's last parse takes them from the path
@@ -121,7 +121,7 @@ function parseOncePerRequest(api: OpenAPIBackend): void {
 
 /**
  * openapi-backend copies a request's query object by turning it into a query string it never uses (URLSearchParams)
- * and then deep-cloning it with lodash (~2% of a hot read's CPU, measured 2026-11-25). Express parses queries into
+ * and then deep-cloning it with lodash, a visible share of a hot read's CPU. Express parses queries into
  * strings and arrays of strings (its "simple" parser, node:querystring), and validation coerces them into other
  * primitives and arrays of them: a copy with its arrays copied is a deep copy of such a query. Anything else (an
  * object value) is left to openapi-backend's own copy.

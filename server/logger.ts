@@ -19,11 +19,11 @@ let writingRequestLine = false;
 /**
  * Where the JSON lines go: pino's own destination (sonic-boom, asynchronous writes) on `fd`, except that request lines
  * are held until 4 KB of them are waiting or a second has passed, and go out in one write. One write per request line
- * cost ~30 µs of CPU each (the write and its thread-pool round trip), about a tenth of a hot read. Lines stay in
+ * cost a noticeable share of a hot read's CPU (the write and its thread-pool round trip). Lines stay in
  * order; every other line (start-up, warnings, errors) is written at once. pino writes what is held when the process
  * exits (also after an uncaught exception); a kill -9 or a crash of the runtime loses the request lines of the last
- * second, at most 4 KB. Synchronous writes cost ~3 µs a line less (measured 2026-11-25), but a log reader that stops
- * reading (a stalled log driver) would then stop the event loop with it; asynchronous, it only holds lines back.
+ * second, at most 4 KB. Synchronous writes would cost a little less CPU, but a log reader that stops reading (a
+ * stalled log driver) would then stop the event loop with it; asynchronous, it only holds lines back.
  */
 export function batchedLines(fd: number): DestinationStream {
   const out = pino.destination({ dest: fd, minLength: BATCH_BYTES, periodicFlush: BATCH_MAX_WAIT_MS });
@@ -68,7 +68,7 @@ function serializeRequest(req: IncomingMessage) {
 /**
  * pino's standard response fields (`statusCode`, `headers`), except the headers set to the same value on every
  * response (`sameOnEveryResponse`: the security headers), which say nothing about this request: serialising them
- * made the line ~1.6 KB instead of ~0.6 KB and cost ~30 µs of the ~40 µs a line took (measured 2026-11-25). A header
+ * more than doubled a line's size and was most of what writing a line cost. A header
  * a response sets to another value (the sign-in page's own Content-Security-Policy) is logged.
  */
 function responseSerializer(sameOnEveryResponse: ReadonlyArray<readonly [string, string]>) {

@@ -41,10 +41,10 @@ if (!buildOnly) {
  * PGlite is PostgreSQL compiled to WebAssembly. V8 compiles each of its functions quickly (Liftoff) on first use, then
  * again with its optimizing compiler (TurboFan, on background threads) once the function has run for a budget of
  * ~1.8 MB of code. Creating the database, migrating and seeding run thousands of PostgreSQL functions just past that
- * budget once, and recompiling them was ~35% of a first start's CPU (perf, 2026-11-26), on the cores the main thread
- * needs. A budget 30 times larger leaves that one-off code on Liftoff, while what a workload runs over and over still
- * reaches it, only later: in back-to-back bench runs the first start went from 5.4 to 4.4 s and a restart from 3.4 to
- * 2.3 s, with no change in CPU per request beyond the run-to-run noise. V8 reads the budget when it instantiates a
+ * budget once, and recompiling them was a large share of a first start's CPU, on the cores the main thread needs. A
+ * budget 30 times larger leaves that one-off code on Liftoff, while what a workload runs over and over still reaches
+ * it, only later: starts and restarts got faster with no change in CPU per request beyond the run-to-run noise (the
+ * bench's first start and restart figures show it). V8 reads the budget when it instantiates a
  * module, so it is set before the server (and PGlite with it) is loaded.
  */
 function tierUpPgliteLater() {
@@ -54,12 +54,12 @@ function tierUpPgliteLater() {
 /**
  * The embedded default (no DATABASE_URL, the same rule as server/config.ts) holds PGlite's ~140 MB of WebAssembly
  * memory beside the JavaScript heap, within an RSS target of 300 MB. Under sustained load V8 lets the old generation
- * grow up to four times what survives a collection (77 MB after start to 170-220 MB, no leak). Growing it by at most
- * half instead held the bench's peak RSS at ~300 MB where it reached ~440 MB, for ~5-10% more CPU per request
- * (measured 2026-11-25; capping it with --max-old-space-size=128 instead cost ~30%). V8 reads this flag at every
- * collection, so unlike the heap's size limits it takes effect when set after start-up, which is when it is set:
- * during the start the heap grows from nothing to ~80 MB that all survives, and growing it by half at a time made
- * more collections, ~5% of a restart's CPU. On PostgreSQL the process keeps V8's defaults.
+ * grow up to four times what survives a collection (no leak, but well past the target). Growing it by at most half
+ * instead keeps the bench's peak RSS near the target for a few percent more CPU per request (capping the heap with
+ * --max-old-space-size instead cost far more CPU). V8 reads this flag at every collection, so unlike the heap's size
+ * limits it takes effect when set after start-up, which is when it is set: during the start the heap grows from
+ * nothing to what all survives, and growing it by half at a time there only made more collections. On PostgreSQL the
+ * process keeps V8's defaults.
  */
 function boundHeapGrowth() {
   setFlagsFromString('--heap-growing-percent=50');

@@ -65,7 +65,7 @@ export interface RunOptions {
   connections: number;
   /**
    * Rounds per scenario, each a run of the baseline then one of the service: a shared host's speed drifts within
-   * seconds (bare Express measured 128-225 µs a request within one run, 2026-11-26), so each round's ratio compares
+   * seconds (bare Express's own cost can nearly double within one run), so each round's ratio compares
    * two runs a few seconds apart, and the scenario's ratio is the median of the rounds'.
    */
   rounds: number;

@@ -2,9 +2,9 @@
 // middleware as every other path (metrics, the request line, security headers, the body limit and JSON parser), then
 // the surface whose prefix the path is under. Express's own per-request work (its prototype swap of req and res, its
 // router's walk over the middleware stack, res.send's header handling) cost about as much CPU as a whole hot read
-// of the partner surface (measured 2026-11-26: a bare Express app serving a JSON body 108-138 µs a request, the same
-// body from node:http 19-21 µs, and one Express middleware in front 86 µs). Express keeps the other paths: OAuth, the
-// docs, the probes, the redirect to the docs and the 404 for paths that are no API's.
+// of the partner surface, several times what node:http itself costs (the figures are in the README's Performance
+// section and the bench). Express keeps the other paths: OAuth, the docs, the probes, the redirect to the docs and the
+// 404 for paths that are no API's.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SurfaceHandler } from '../surface.ts';
 
