@@ -229,9 +229,12 @@ describe('exportMyAccount', () => {
       try {
         await locker.query('begin');
         await locker.query('lock table study_rooms in access exclusive mode');
-        ({ rest } = await pausedExport(server, alice));
-        // Its session goes away (a failover, an operator's pg_terminate_backend).
-        assert.equal(await eventually(() => exportSessions(ctx, 'count'), (n) => n === 1), 1, 'the export waits in its snapshot');
+        const started = await pausedExport(server, alice);
+        assert.equal(started.res.statusCode, 200, `the export started: ${started.first}`);
+        rest = started.rest;
+        // Its session goes away (a failover, an operator's pg_terminate_backend). Reading up to the locked table takes
+        // a loaded machine a while: up to a minute is waited for.
+        assert.equal(await eventually(() => exportSessions(ctx, 'count'), (n) => n === 1, 600), 1, 'the export waits in its snapshot');
         assert.equal(await exportSessions(ctx, 'terminate'), 1);
       } finally {
         await locker.end();
