@@ -10,12 +10,12 @@ import { CompiledQuery } from 'kysely';
 import PgBoss from 'pg-boss';
 import { embeddedDatabaseOf, type Db } from './connect.ts';
 
-/** Webhook attempts (server/webhooks/): one job per attempt, data `{ delivery_id, due }`, singleton key the delivery. */
+/** Webhook attempts (services/webhooks/): one job per attempt, data `{ delivery_id, due }`, singleton key the delivery. */
 export const WEBHOOK_DELIVERY_QUEUE = 'webhook-delivery';
 
 /**
  * 'standard': the singleton key only names the delivery. One attempt at a time per endpoint, hence per delivery,
- * is the endpoint's gate's work (server/webhooks/gate.ts), not pg-boss's: in pg-boss 10 a job whose singleton key
+ * is the endpoint's gate's work (services/webhooks/gate.ts), not pg-boss's: in pg-boss 10 a job whose singleton key
  * is already active, once it is next in line, makes every fetch of the queue fail (a unique violation) until that
  * job ends, so one slow receiver would stall every delivery.
  */

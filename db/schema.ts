@@ -38,7 +38,7 @@ export interface UsersTable {
   password_hash: string | null;
   time_zone: Generated<string>;
   country_code: string | null;
-  /** The one record of the plan; partner v1's `premium_tier` is computed from it (server/general/plans.ts). */
+  /** The one record of the plan; partner v1's `premium_tier` is computed from it (domain/plans.ts). */
   plan: Generated<'free' | 'plus' | 'contract'>;
   contract_per_minute: number | null;
   contract_per_day: number | null;
@@ -304,7 +304,7 @@ export interface XpAwardsTable {
 
 export interface SigningKeysTable {
   kid: string;
-  /** The private JWK, sealed by server/secret-box.ts under SECRETS_KEY with context `signing-key:<kid>`. */
+  /** The private JWK, sealed by server/auth/secret-box.ts under SECRETS_KEY with context `signing-key:<kid>`. */
   private_key_sealed: string;
   created_at: CreatedAt;
   retired_at: ColumnType<Date | null, Date | string | null, Date | string | null>;
@@ -312,7 +312,7 @@ export interface SigningKeysTable {
 
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 
-/** The outbox: one row per change worth telling, written in the change's own transaction (server/events/). */
+/** The outbox: one row per change worth telling, written in the change's own transaction (services/events/). */
 export interface EventsTable {
   id: Generated<string>;
   type: string;
@@ -334,7 +334,7 @@ export interface WebhookEndpointsTable {
   enabled: Generated<boolean>;
   /** 'failing' when delivery gave up on the endpoint; null when its owner disabled it. */
   disabled_reason: string | null;
-  /** Sealed by server/secret-box.ts under SECRETS_KEY. */
+  /** Sealed by server/auth/secret-box.ts under SECRETS_KEY. */
   secret_sealed: string;
   previous_secret_sealed: string | null;
   previous_secret_expires_at: NullableTimestamp;
@@ -357,7 +357,7 @@ export interface WebhookDeliveriesTable {
   created_at: CreatedAt;
 }
 
-/** Fair delivery to an endpoint (server/webhooks/gate.ts): the lease of its one attempt in flight, and its circuit breaker. */
+/** Fair delivery to an endpoint (services/webhooks/gate.ts): the lease of its one attempt in flight, and its circuit breaker. */
 export interface WebhookEndpointGatesTable {
   endpoint_id: string;
   /** The endpoint's owner: 'user:<id>' or 'client:<id>'. */
@@ -411,7 +411,7 @@ export interface WarningsTable {
   created_at: CreatedAt;
 }
 
-/** How often a student's readiness moved; its row also orders concurrent moves (server/events/readiness.ts). */
+/** How often a student's readiness moved; its row also orders concurrent moves (services/events/readiness.ts). */
 export interface ReadinessVersionsTable {
   user_id: string;
   /** int8, read as a number (db/connect.ts). */
@@ -427,7 +427,7 @@ export interface ExamReadinessTable {
   moved_at: Timestamp;
 }
 
-/** One row per stream open now, a lease its process renews (server/events/open-streams.ts). */
+/** One row per stream open now, a lease its process renews (services/events/open-streams.ts). */
 export interface OpenStreamsTable {
   id: Generated<string>;
   user_id: string;

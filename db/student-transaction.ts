@@ -9,7 +9,7 @@
 // key-share locks that foreign keys take on the row (a sign-in inserting a grant, a delivery recording its attempt).
 // Writes of different students never share it. Should the server still abort a transaction as a deadlock or a
 // serialization failure (a path that forgot the helper, an operator's psql), the whole transaction runs once more;
-// a second abort propagates, and the server answers 503 with Retry-After (server/problems.ts), never 500.
+// a second abort propagates, and the server answers 503 with Retry-After (server/http/problems.ts), never 500.
 import { sql } from 'kysely';
 import type { Db } from './connect.ts';
 import { isSerializationFailure } from './errors.ts';

@@ -5,8 +5,8 @@
 import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { bundledSpecs } from '../server/bundled-specs.ts';
-import { MOCK_SERVER, SCALAR_SCRIPT, docsPage, docsTitle, specServers } from '../server/docs.ts';
+import { bundledSpecs } from '../server/contract/bundled-specs.ts';
+import { MOCK_SERVER, SCALAR_SCRIPT, docsPage, docsTitle, specServers } from '../server/contract/docs.ts';
 
 const { values } = parseArgs({ options: { out: { type: 'string', default: 'docs-dist' } } });
 const outDir = resolve(values.out);

@@ -1,7 +1,7 @@
 // npm run mock — serves every generated surface from the spec's examples on MOCK_PORT (default 4010), for client
 // teams building before the backend ships a change. See scripts/mock/app.ts for what it checks and how
 // `Prefer: code=…, example=…` picks another documented response.
-import { createLogger } from '../server/logger.ts';
+import { createLogger } from '../server/process/logger.ts';
 import { createMockApp } from './mock/app.ts';
 
 const port = Number(process.env.MOCK_PORT ?? 4010);

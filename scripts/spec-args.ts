@@ -1,4 +1,4 @@
-import { surfaces, type Surface } from './surfaces.ts';
+import { surfaces, type Surface } from '../server/contract/surfaces.ts';
 
 // The value after a command-line flag (`--current file.json`), if the flag is given.
 export function option(flag: string, argv: string[] = process.argv): string | undefined {

@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { apiCompare } from 'api-smart-diff';
 import { describeChange, type JsonPath } from './spec-describe.ts';
-import type { Surface } from './surfaces.ts';
+import type { Surface } from '../server/contract/surfaces.ts';
 
 export type ChangeClass = 'breaking' | 'non-breaking' | 'deprecated';
 export interface SpecChange {

@@ -1,5 +1,5 @@
 // Frozen in time: a migration never imports application code, so it runs the same forever.
-// Fair webhook delivery (server/webhooks/gate.ts): one row per endpoint that has been attempted, holding
+// Fair webhook delivery (services/webhooks/gate.ts): one row per endpoint that has been attempted, holding
 //   - the lease of the one attempt in flight to it (the job that holds it, and until when: a process killed
 //     mid-attempt leaves a lease that simply ends), which also counts towards its account's attempts in flight;
 //   - its circuit breaker: the run of consecutive failed attempts, and until when attempts to it pause.

@@ -1,5 +1,5 @@
 // Webhook delivery: the fan-out of events to endpoints, deliveries (their attempts are jobs of the job engine:
-// server/webhooks/queue.ts), attempts and their outcomes.
+// services/webhooks/queue.ts), attempts and their outcomes.
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
 

@@ -1,4 +1,4 @@
-// The gate of each webhook endpoint (server/webhooks/gate.ts): the lease of its one attempt in flight, which also
+// The gate of each webhook endpoint (services/webhooks/gate.ts): the lease of its one attempt in flight, which also
 // counts towards its account's attempts in flight, and its circuit breaker. Every change to an account's gates runs
 // under that account's advisory lock, so admissions and releases of one account take turns in every process.
 import { sql } from 'kysely';

@@ -39,7 +39,7 @@ export const GRANT_ARTIFACTS: readonly GrantArtifact[] = [
     name: 'access tokens',
     table: null, // JWTs, never stored: each names its grant (`sid`)
     endsBy:
-      "the grant's revoked_at: every request reads the grant (server/general/authenticate.ts), and the principals " +
+      "the grant's revoked_at: every request reads the grant (server/auth/authenticate-general.ts), and the principals " +
       'notification of the revoking commit drops the kept principal in every process',
     live: (db, grantIds) => count(db.selectFrom('oauth_grants').select(COUNT).where('id', 'in', grantIds).where('revoked_at', 'is', null).executeTakeFirstOrThrow()),
   },
@@ -84,7 +84,7 @@ export const GRANT_ARTIFACTS: readonly GrantArtifact[] = [
     table: 'open_streams',
     endsBy:
       "their places freed (rows deleted), and the principals notification of the revoking commit: every process ends " +
-      'its streams whose credential no longer stands with credential_revoked (server/events/open-streams.ts); a process ' +
+      'its streams whose credential no longer stands with credential_revoked (services/events/open-streams.ts); a process ' +
       'that misses the notification ends them at its next lease renewal, which finds their rows gone',
     end: async (trx, grantIds) => void (await releaseStreamsOfGrants(trx, grantIds)),
     live: openStreamsOfGrants,

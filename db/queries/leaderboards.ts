@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { invalidatedCache, type InvalidatedCache } from '../../server/auth/invalidated-cache.ts';
+import { invalidatedCache, type InvalidatedCache } from '../invalidated-cache.ts';
 import type { Db } from '../connect.ts';
 import type { Notifications } from '../notifications.ts';
 import { executePrepared } from '../prepared-statements.ts';
@@ -60,7 +60,7 @@ export async function topUsersByXp(db: Db, options: LeaderboardOptions): Promise
   return board!.entries;
 }
 
-/** Serves topUsersByXp of `db` from memory from now on, by the cache's rules (server/auth/invalidated-cache.ts). */
+/** Serves topUsersByXp of `db` from memory from now on, by the cache's rules (db/invalidated-cache.ts). */
 export function keepLeaderboardsInMemory(db: Db, notifications: Notifications): void {
   keptBoards.set(db, invalidatedCache(notifications, LEADERBOARDS_CHANNEL, { maxEntries: KEPT_BOARDS }));
 }

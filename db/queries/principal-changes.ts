@@ -1,6 +1,6 @@
 // The notification every writer of what a general principal is read from (db/queries/principals.ts: grants,
 // personal keys, an account's plan, time zone and country) sends with its commit, so that every process drops the
-// principals it keeps of that account (server/general/authenticate.ts) before its next request.
+// principals it keeps of that account (server/auth/authenticate-general.ts) before its next request.
 import { notifyOnCommit } from '../notifications.ts';
 import type { Db } from '../connect.ts';
 

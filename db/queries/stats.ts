@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { invalidatedCache, type InvalidatedCache } from '../../server/auth/invalidated-cache.ts';
+import { invalidatedCache, type InvalidatedCache } from '../invalidated-cache.ts';
 import type { Db } from '../connect.ts';
 import type { Notifications } from '../notifications.ts';
 import { executePrepared } from '../prepared-statements.ts';
@@ -50,7 +50,7 @@ export async function getServiceStats(db: Db, activeSince: Date): Promise<Servic
   return stats!.counts;
 }
 
-/** Serves getServiceStats of `db` from memory from now on, by the cache's rules (server/auth/invalidated-cache.ts). */
+/** Serves getServiceStats of `db` from memory from now on, by the cache's rules (db/invalidated-cache.ts). */
 export function keepStatsInMemory(db: Db, notifications: Notifications): void {
   keptStats.set(db, invalidatedCache(notifications, STATS_CHANNEL, { maxEntries: 1 }));
 }

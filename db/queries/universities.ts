@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { invalidatedCache, type InvalidatedCache } from '../../server/auth/invalidated-cache.ts';
+import { invalidatedCache, type InvalidatedCache } from '../invalidated-cache.ts';
 import { notifyOnCommit, type Notifications } from '../notifications.ts';
 import type { Db } from '../connect.ts';
 import { executePrepared } from '../prepared-statements.ts';
@@ -65,7 +65,7 @@ function keptPage(all: ListedUniversity[], filter: { country?: string | undefine
 
 /**
  * Serves listUniversities of `db` from memory from now on: a few dozen rows of reference data that partners poll,
- * read once and again after each change (notifyUniversitiesChanged), by the cache's rules (server/auth/invalidated-cache.ts).
+ * read once and again after each change (notifyUniversitiesChanged), by the cache's rules (db/invalidated-cache.ts).
  */
 export function keepUniversitiesInMemory(db: Db, notifications: Notifications): void {
   keptLists.set(db, invalidatedCache(notifications, UNIVERSITIES_CHANNEL, { maxEntries: 1 }));

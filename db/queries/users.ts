@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
 import { executePrepared } from '../prepared-statements.ts';
-import type { PlanColumns } from '../../server/general/plans.ts';
+import type { PlanColumns } from '../../domain/plans.ts';
 import { changingPrincipals } from './principal-changes.ts';
 
 /** The public fields of a user (and the plan its tier is shown from), found by nickname regardless of case (backed by the lower(nickname) index). */

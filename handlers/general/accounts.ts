@@ -7,12 +7,12 @@ import { deleteAccount, setPasswordHash } from '../../db/queries/users.ts';
 import { AccountTaken, createAccount as insertNewAccount } from '../../server/auth/accounts.ts';
 import { hashPassword } from '../../server/auth/passwords.ts';
 import { passwordConfirmed, signedInFreshly } from '../../server/auth/reauthentication.ts';
-import { createExportLimits, holdExportLease, type ExportSettings } from '../../server/export-limits.ts';
+import { createExportLimits, holdExportLease, type ExportSettings } from '../../services/exports/export-limits.ts';
 import { DownloadStopped, downloadWriter } from '../../server/http/download.ts';
 import { openSpool, type Spool } from '../../server/http/spool.ts';
-import { problems } from '../../server/problems.ts';
+import { problems } from '../../server/http/problems.ts';
 import { profileBody } from './profile-body.ts';
-import { assertTimeZone } from './time-zones.ts';
+import { assertTimeZone } from '../../services/time-zones.ts';
 import type { GeneralHandlers } from './types.ts';
 
 export const createAccount: GeneralHandlers['createAccount'] = async ({ body }, { db }) => {
@@ -69,7 +69,7 @@ export const deleteMyAccount: GeneralHandlers['deleteMyAccount'] = async ({ prin
 /** The layout version of the export document (AccountExport.format_version). */
 const EXPORT_FORMAT_VERSION = '1';
 
-/** The process's export bounds when the app is given none (server/export-limits.ts). */
+/** The process's export bounds when the app is given none (services/exports/export-limits.ts). */
 const PROCESS_EXPORTS = createExportLimits();
 
 /**

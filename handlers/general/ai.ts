@@ -22,16 +22,16 @@ import { listUpcomingExams } from '../../db/queries/exams.ts';
 import { findDeck } from '../../db/queries/flashcards.ts';
 import { listOpenTasks } from '../../db/queries/tasks.ts';
 import { listDueDecks } from '../../db/queries/today.ts';
-import { createAiQueue, REPLY_RETRY_AFTER_SECONDS, type AiQueue, type Reservation, type Slot } from '../../server/ai-queue.ts';
-import type { GeneralPrincipal } from '../../server/general/principal.ts';
-import { problems } from '../../server/problems.ts';
+import { createAiQueue, REPLY_RETRY_AFTER_SECONDS, type AiQueue, type Reservation, type Slot } from '../../services/ai/queue.ts';
+import type { GeneralPrincipal } from '../../server/auth/principal.ts';
+import { problems } from '../../server/http/problems.ts';
 import { page, timeIdCursor } from '../../server/http/cursor.ts';
 import { daysBetween, localDate } from '../../domain/student-day.ts';
-import { recentTurns } from './tutor/history.ts';
-import { localTutor } from './tutor/local.ts';
-import { clientDisconnect, openReplyStream, relayReply, waitForSlot, type ReplyStream } from './tutor/reply-stream.ts';
-import { cutAtWord } from './tutor/topic.ts';
-import type { Focus, StudentFacts } from './tutor/types.ts';
+import { recentTurns } from '../../services/ai/tutor/history.ts';
+import { localTutor } from '../../services/ai/tutor/local.ts';
+import { clientDisconnect, openReplyStream, relayReply, waitForSlot, type ReplyStream } from './ai-reply-stream.ts';
+import { cutAtWord } from '../../services/ai/tutor/topic.ts';
+import type { Focus, StudentFacts } from '../../services/ai/tutor/types.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 
 /** Earlier messages of a conversation the tutor is shown (10 exchanges), within HISTORY_CHARS (tutor/history.ts). */

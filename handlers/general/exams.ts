@@ -15,14 +15,14 @@ import {
   updateExam as updateExamRow,
   type ExamRow,
 } from '../../db/queries/exams.ts';
-import { previousAttributes } from '../../server/events/changes.ts';
-import { emitEvent } from '../../server/events/emit.ts';
-import { readinessMoved } from '../../server/events/readiness.ts';
-import { streamReadiness } from '../../server/events/readiness-stream.ts';
-import type { GeneralPrincipal } from '../../server/general/principal.ts';
-import { problems, type FieldError } from '../../server/problems.ts';
+import { previousAttributes } from '../../services/events/changes.ts';
+import { emitEvent } from '../../services/events/emit.ts';
+import { readinessMoved } from '../../services/events/readiness.ts';
+import { streamReadiness } from '../../services/events/readiness-stream.ts';
+import type { GeneralPrincipal } from '../../server/auth/principal.ts';
+import { problems, type FieldError } from '../../server/http/problems.ts';
 import { dateIdCursor, page } from '../../server/http/cursor.ts';
-import { examPreparation } from './exam-preparation.ts';
+import { examPreparation } from '../../services/exam-preparation.ts';
 import { idempotently } from '../../server/http/idempotency.ts';
 import { daysBetween, localDate } from '../../domain/student-day.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
@@ -88,7 +88,7 @@ export const deleteExam: GeneralHandlers['deleteExam'] = async ({ path, principa
   return { status: 204, body: undefined };
 };
 
-/** The readiness of every upcoming exam, live (server/events/readiness-stream.ts). */
+/** The readiness of every upcoming exam, live (services/events/readiness-stream.ts). */
 export const streamExamReadiness: GeneralHandlers['streamExamReadiness'] = async ({ headers, principal }, { db, now, lifecycle, streams }, { req, res }) => {
   if (!streams) throw new Error('the general surface serves streams with its notifications');
   await streamReadiness({

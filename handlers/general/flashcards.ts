@@ -24,8 +24,8 @@ import {
 } from '../../db/queries/flashcards.ts';
 import type { Db } from '../../db/connect.ts';
 import { recordStudyDay } from '../../db/queries/streak.ts';
-import { readinessMoved } from '../../server/events/readiness.ts';
-import { problems } from '../../server/problems.ts';
+import { readinessMoved } from '../../services/events/readiness.ts';
+import { problems } from '../../server/http/problems.ts';
 import { page, timeIdCursor } from '../../server/http/cursor.ts';
 import { idempotently } from '../../server/http/idempotency.ts';
 import { isWithinOfflineWindow, OFFLINE_REVIEW_WINDOW_DAYS, reviewStep, type Grade } from '../../domain/srs.ts';
@@ -33,7 +33,7 @@ import { reviewClaim } from '../../domain/xp.ts';
 import { fsrsParameters, type FsrsParameters } from '../../domain/fsrs.ts';
 import { awardXp } from '../../db/queries/xp.ts';
 import { localDate } from '../../domain/student-day.ts';
-import type { GeneralPrincipal } from '../../server/general/principal.ts';
+import type { GeneralPrincipal } from '../../server/auth/principal.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 
 const noDeck = () => problems.notFound('You have no deck with this id.');

@@ -1,7 +1,7 @@
 import { findNamedAccount } from '../../db/queries/users.ts';
-import { recordPayment } from '../../server/payments/record-payment.ts';
-import { verifyProviderSignature } from '../../server/payments/provider-signature.ts';
-import { problems } from '../../server/problems.ts';
+import { recordPayment } from '../../services/payments/record-payment.ts';
+import { verifyProviderSignature } from '../../services/payments/provider-signature.ts';
+import { problems } from '../../server/http/problems.ts';
 import type { GeneralHandlers } from './types.ts';
 
 /** How long a provider is asked to wait while the operator sets PAYMENT_PROVIDER_SECRET. */

@@ -1,13 +1,13 @@
 import { findProfile, universityExists, updateProfile } from '../../db/queries/profile.ts';
 import { insertPersonalKey, listPersonalKeys, revokePersonalKey } from '../../db/queries/personal-api-keys.ts';
 import { insertWithFreshKey } from '../../server/auth/api-keys.ts';
-import { ALL_SCOPES, requireScopes } from '../../server/general/scopes.ts';
+import { ALL_SCOPES, requireScopes } from '../../server/auth/scopes.ts';
 import { listAuthorizedApps, revokeClientGrants } from '../../db/queries/oauth.ts';
-import { problems } from '../../server/problems.ts';
+import { problems } from '../../server/http/problems.ts';
 import { violatedConstraint } from '../../db/errors.ts';
 import { listRecentWarnings } from '../../db/queries/warnings.ts';
 import { PROFILE_WARNINGS, profileBody } from './profile-body.ts';
-import { assertTimeZone } from './time-zones.ts';
+import { assertTimeZone } from '../../services/time-zones.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 
 export const getMyProfile: GeneralHandlers['getMyProfile'] = async ({ principal }, { db }) => {

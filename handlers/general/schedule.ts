@@ -2,7 +2,7 @@ import { insertMissingHolidays, isHolidayCountryEnabled } from '../../db/queries
 import { holidaysComputable } from '../../db/seed/holiday-years.ts';
 import { cardsDueBefore, examsBetween, holidaysBetween, holidayYearStored, openSeriesHeads, tasksDueBetween } from '../../db/queries/schedule.ts';
 import type { Db } from '../../db/connect.ts';
-import { problems } from '../../server/problems.ts';
+import { problems } from '../../server/http/problems.ts';
 import { taskBody } from './task-body.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 import { localDate } from '../../domain/student-day.ts';

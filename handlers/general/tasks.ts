@@ -4,10 +4,10 @@ import { findTask, findTaskForUpdate, insertNextOccurrence, insertTask, listTask
 import { countOpenSeries } from '../../db/queries/schedule.ts';
 import { recordStudyDay } from '../../db/queries/streak.ts';
 import { awardXp } from '../../db/queries/xp.ts';
-import { previousAttributes } from '../../server/events/changes.ts';
-import { emitEvent } from '../../server/events/emit.ts';
-import { readinessMoved } from '../../server/events/readiness.ts';
-import { problems } from '../../server/problems.ts';
+import { previousAttributes } from '../../services/events/changes.ts';
+import { emitEvent } from '../../services/events/emit.ts';
+import { readinessMoved } from '../../services/events/readiness.ts';
+import { problems } from '../../server/http/problems.ts';
 import { page, timeIdCursor } from '../../server/http/cursor.ts';
 import { idempotently } from '../../server/http/idempotency.ts';
 import { assertValidRecurrence, InvalidRecurrence, nextOccurrence, normaliseRecurrence } from '../../domain/recurrence.ts';

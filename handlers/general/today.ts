@@ -1,7 +1,7 @@
 import { findDailyLoopFacts } from '../../db/queries/today.ts';
-import { problems } from '../../server/problems.ts';
+import { problems } from '../../server/http/problems.ts';
 import { planDailyLoop, type LoopExam } from '../../domain/daily-loop.ts';
-import { preparationOf, studyWindow } from './exam-preparation.ts';
+import { preparationOf, studyWindow } from '../../services/exam-preparation.ts';
 import { studentDay } from '../../domain/student-day.ts';
 import type { GeneralHandlers } from './types.ts';
 

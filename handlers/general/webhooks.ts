@@ -1,6 +1,6 @@
 // A student's webhook endpoints (after Stripe's and GitHub's): register, list, change, remove, rotate the signing
 // secret, send a test, see deliveries and re-send one. A secret is shown only when it is made; it is stored sealed
-// (server/webhooks/secrets.ts) and delivery (server/webhooks/) signs with it.
+// (services/webhooks/secrets.ts) and delivery (services/webhooks/) signs with it.
 import { studentTransaction } from '../../db/student-transaction.ts';
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
@@ -21,16 +21,16 @@ import {
   type EndpointOwner,
   type EndpointRow,
 } from '../../db/queries/webhooks.ts';
-import { emitEvent, type EventType } from '../../server/events/emit.ts';
-import { readScopesOf } from '../../server/events/read-scopes.ts';
+import { emitEvent, type EventType } from '../../services/events/emit.ts';
+import { readScopesOf } from '../../services/events/read-scopes.ts';
 import { lockLiveGrant } from '../../db/queries/oauth.ts';
-import type { GeneralPrincipal } from '../../server/general/principal.ts';
-import { REALM, requireScopes } from '../../server/general/scopes.ts';
-import type { HandlerContext, WebhookEndpointSettings } from '../../server/handler-types.ts';
-import { problems } from '../../server/problems.ts';
-import { resendDelivery, scheduleDelivery } from '../../server/webhooks/queue.ts';
-import { createWebhookSecret, openEndpointSecret, sealEndpointSecret, SECRET_ROTATION_OVERLAP_MS } from '../../server/webhooks/secrets.ts';
-import { assertDeliverableUrl, UndeliverableUrlError, type TargetOptions } from '../../server/webhooks/target-address.ts';
+import type { GeneralPrincipal } from '../../server/auth/principal.ts';
+import { REALM, requireScopes } from '../../server/auth/scopes.ts';
+import type { HandlerContext, WebhookEndpointSettings } from '../../server/contract/handler-types.ts';
+import { problems } from '../../server/http/problems.ts';
+import { resendDelivery, scheduleDelivery } from '../../services/webhooks/queue.ts';
+import { createWebhookSecret, openEndpointSecret, sealEndpointSecret, SECRET_ROTATION_OVERLAP_MS } from '../../services/webhooks/secrets.ts';
+import { assertDeliverableUrl, UndeliverableUrlError, type TargetOptions } from '../../services/webhooks/target-address.ts';
 import { page, timeIdCursor } from '../../server/http/cursor.ts';
 import { idempotently } from '../../server/http/idempotency.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';

@@ -1,5 +1,5 @@
 import { insertMissingHolidays, isHolidayCountryEnabled, listHolidays as storedHolidays } from '../../db/queries/holidays.ts';
-import { problems } from '../../server/problems.ts';
+import { problems } from '../../server/http/problems.ts';
 import type { PartnerHandlers } from './types.ts';
 
 export const listHolidays: PartnerHandlers['listHolidays'] = async ({ path, query }, { db, now }) => {

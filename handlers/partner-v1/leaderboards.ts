@@ -1,6 +1,6 @@
 import { topUsersByXp } from '../../db/queries/leaderboards.ts';
 import { universityExists } from '../../db/queries/universities.ts';
-import { problems } from '../../server/problems.ts';
+import { problems } from '../../server/http/problems.ts';
 import { activeSince } from './activity.ts';
 import type { PartnerHandlers, Schemas } from './types.ts';
 

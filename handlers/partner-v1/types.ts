@@ -1,7 +1,7 @@
 import type { components, operations } from '../../generated/partner-v1/types.ts';
 import type { QueryDefaults } from '../../generated/partner-v1/operations.ts';
 import type { ApiKeyRecord } from '../../db/queries/api-keys.ts';
-import type { SurfaceHandlers } from '../../server/handler-types.ts';
+import type { SurfaceHandlers } from '../../server/contract/handler-types.ts';
 
 /** Who calls the partner surface: an API key. */
 export type PartnerPrincipal = ApiKeyRecord;

@@ -1,5 +1,5 @@
 import * as queries from '../../db/queries/universities.ts';
-import { problems } from '../../server/problems.ts';
+import { problems } from '../../server/http/problems.ts';
 import { activeSince } from './activity.ts';
 import type { PartnerHandlers, Schemas } from './types.ts';
 

@@ -1,6 +1,6 @@
 import { findPublicProfile } from '../../db/queries/users.ts';
-import { premiumTierOf } from '../../server/general/plans.ts';
-import { problems } from '../../server/problems.ts';
+import { premiumTierOf } from '../../domain/plans.ts';
+import { problems } from '../../server/http/problems.ts';
 import type { PartnerHandlers } from './types.ts';
 
 export const getPublicUserProfile: PartnerHandlers['getPublicUserProfile'] = async ({ path }, { db }) => {

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { revokeOtherSignIns } from '../../db/queries/oauth.ts';
 import { changingPrincipals } from '../../db/queries/principal-changes.ts';
 import { findNamedAccount, setPasswordHash } from '../../db/queries/users.ts';
-import { knownTimeZone } from '../../handlers/general/time-zones.ts';
+import { knownTimeZone } from '../../services/time-zones.ts';
 import { AccountTaken, createAccount, generatePassword } from '../../server/auth/accounts.ts';
 import { hashPassword } from '../../server/auth/passwords.ts';
 import { registerClient } from '../../server/oauth/clients.ts';

@@ -1,5 +1,5 @@
 // The options every command that registers an OAuth client takes (clients create, institutions create), checked once.
-import { ALL_SCOPES } from '../../server/general/scopes.ts';
+import { ALL_SCOPES } from '../../server/auth/scopes.ts';
 import { redirectUriProblem } from '../../server/oauth/clients.ts';
 import { UsageError } from './shared.ts';
 

@@ -1,6 +1,6 @@
 // clients webhook set|show|rotate|remove: an app's one webhook endpoint (the GitHub App model), set by the operator.
 // It receives the events of every student whose live grant to the app holds the read scope of the event's resource
-// (server/webhooks/ fans them out). Its signing secret is printed once, as the last line of stdout, when it is made
+// (services/webhooks/ fans them out). Its signing secret is printed once, as the last line of stdout, when it is made
 // (set on an app without an endpoint, rotate) and stored only sealed.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -8,12 +8,12 @@ import type { Db } from '../../db/connect.ts';
 import { findClient } from '../../db/queries/oauth.ts';
 import { deleteEndpoint, findClientEndpoint, insertEndpoint, updateEndpoint, type EndpointRow } from '../../db/queries/webhooks.ts';
 import { endpointStatus, rotateSecret } from '../../handlers/general/webhooks.ts';
-import { bundledSpecFile } from '../../server/bundled-specs.ts';
-import { loadConfig } from '../../server/config.ts';
-import { secretBox } from '../../server/secret-box.ts';
-import { secretsKeyFor } from '../../server/secrets-key.ts';
-import { createWebhookSecret, sealEndpointSecret } from '../../server/webhooks/secrets.ts';
-import { assertDeliverableUrl, UndeliverableUrlError } from '../../server/webhooks/target-address.ts';
+import { bundledSpecFile } from '../../server/contract/bundled-specs.ts';
+import { loadConfig } from '../../server/app/config.ts';
+import { secretBox } from '../../server/auth/secret-box.ts';
+import { secretsKeyFor } from '../../server/app/secrets-key.ts';
+import { createWebhookSecret, sealEndpointSecret } from '../../services/webhooks/secrets.ts';
+import { assertDeliverableUrl, UndeliverableUrlError } from '../../services/webhooks/target-address.ts';
 import { parse, UsageError, withDb } from './shared.ts';
 
 /** The kinds an app can subscribe to: the spec's catalog but the test kind, which its owner sends on request. */

@@ -2,8 +2,8 @@
 // the plan and emits `payment.succeeded` exactly like the provider's callback; the same provider event id twice
 // records one payment.
 import { randomUUID } from 'node:crypto';
-import { PlanChangeError } from '../../server/general/plans.ts';
-import { recordPayment } from '../../server/payments/record-payment.ts';
+import { PlanChangeError } from '../../domain/plans.ts';
+import { recordPayment } from '../../services/payments/record-payment.ts';
 import { accountByEmail } from './plans.ts';
 import { integerOption, parse, UsageError, withDb } from './shared.ts';
 

@@ -2,8 +2,8 @@
 // read from the database on every request, and the warning is on the profile and emitted as `user.warned`.
 import type { Db } from '../../db/connect.ts';
 import { findAccountPlan, setPlan } from '../../db/queries/users.ts';
-import { limitsOf, type Plan, PlanChangeError, planChange } from '../../server/general/plans.ts';
-import { warnStudent } from '../../server/warnings.ts';
+import { limitsOf, type Plan, PlanChangeError, planChange } from '../../domain/plans.ts';
+import { warnStudent } from '../../services/warnings.ts';
 import { integerOption, parse, UsageError, withDb } from './shared.ts';
 
 const PLANS: readonly Plan[] = ['free', 'plus', 'contract'];

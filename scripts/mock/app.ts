@@ -6,10 +6,10 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Context, OpenAPIBackend, Operation } from 'openapi-backend';
 import type { Logger } from 'pino';
-import { bundledSpecs, type BundledSpec } from '../../server/bundled-specs.ts';
-import { loadContract, routedMethod, type Contract } from '../../server/contract.ts';
-import { requestLogging } from '../../server/logger.ts';
-import { Problem, problems, sendProblem } from '../../server/problems.ts';
+import { bundledSpecs, type BundledSpec } from '../../server/contract/bundled-specs.ts';
+import { loadContract, routedMethod, type Contract } from '../../server/contract/contract.ts';
+import { requestLogging } from '../../server/process/logger.ts';
+import { Problem, problems, sendProblem } from '../../server/http/problems.ts';
 
 type SecurityScheme = { type: string; in?: string; name?: string; scheme?: string };
 type HeaderObject = { example?: unknown; examples?: Record<string, { value?: unknown }>; schema?: { default?: unknown; example?: unknown } };

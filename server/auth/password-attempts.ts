@@ -5,8 +5,8 @@
 // requests it sends at once; past that even the right password is refused until the window ends. The window expires
 // in the store, so a process that crashes mid-check leaks no count beyond it.
 import type { Options } from 'express-rate-limit';
-import { problems } from '../problems.ts';
-import type { LimitStores } from '../rate-limits.ts';
+import { problems } from '../http/problems.ts';
+import type { LimitStores } from '../limits/rate-limits.ts';
 
 /** Failed password checks allowed per account and window: the sign-in form's number, for the same reason. */
 export const PASSWORD_ATTEMPTS_PER_ACCOUNT = 10;

@@ -4,7 +4,7 @@
 import type { Db } from '../../db/connect.ts';
 import { findSignInTime } from '../../db/queries/oauth.ts';
 import { findPasswordHash } from '../../db/queries/users.ts';
-import type { Credential } from '../general/principal.ts';
+import type { Credential } from './principal.ts';
 import { verifyNothing, verifyPassword } from './passwords.ts';
 
 /** How recent a sign-in must be to stand in for the password ("fresh"), as GitHub's sudo mode does. */

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import type { JWK } from 'jose';
 import type { Db } from '../../db/connect.ts';
 import { listSigningKeys, rotateSigningKeys } from '../../db/queries/signing-keys.ts';
-import { ConfigError, type Config } from '../config.ts';
-import { secretBox } from '../secret-box.ts';
+import { ConfigError, type Config } from '../app/config.ts';
+import { secretBox } from './secret-box.ts';
 import { ACCESS_TOKEN_TTL_SECONDS } from './access-tokens.ts';
 import { loadSigningKey, storedSigningKeys, type SigningKeys, type SigningKeyStore, type StoredKey } from './signing-keys.ts';
 

@@ -6,7 +6,7 @@
 // section and the bench). Express keeps the other paths: OAuth, the docs, the probes, the redirect to the docs and the
 // 404 for paths that are no API's.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { SurfaceHandler } from '../surface.ts';
+import type { SurfaceHandler } from '../contract/surface.ts';
 
 /** An Express-style middleware that calls `next` synchronously (no error) or answers itself. */
 type Middleware = (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void;

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
 import { lockStudent, retriedTransaction, studentTransaction } from '../../db/student-transaction.ts';
 import { deleteExpiredIdempotencyKeys, findIdempotencyKey, insertIdempotencyKey, tryLockIdempotencyKey } from '../../db/queries/idempotency.ts';
-import { problems } from '../problems.ts';
+import { problems } from './problems.ts';
 
 export const KEY_LIFETIME_MS = 24 * 60 * 60_000;
 export const REPLAYED_HEADER = 'Idempotent-Replayed';

@@ -4,7 +4,7 @@
 // Retry-After), the right secret too. Other errors (an expired code, a used refresh token) do not count.
 import type { Request, RequestHandler, Response } from 'express';
 import { hashSecret } from '../auth/secret-hash.ts';
-import type { LimitStores } from '../rate-limits.ts';
+import type { LimitStores } from '../limits/rate-limits.ts';
 import { failureThrottle } from './failure-throttle.ts';
 
 /**

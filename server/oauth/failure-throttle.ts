@@ -5,8 +5,8 @@
 // client-auth-limit.ts).
 import type { Request, RequestHandler, Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
-import type { OnStoreFailure } from '../limit-store-guard.ts';
-import type { LimitStores } from '../rate-limits.ts';
+import type { OnStoreFailure } from '../limits/limit-store-guard.ts';
+import type { LimitStores } from '../limits/rate-limits.ts';
 
 export interface FailureThrottle {
   /** The limit store's scope: its counters' name. */

@@ -14,11 +14,11 @@ import type { Db } from '../../db/connect.ts';
 import { findCredentials } from '../../db/queries/profile.ts';
 import { ACCESS_TOKEN_TTL_SECONDS, type AccessTokenIssuer } from '../auth/access-tokens.ts';
 import { verifyNothing, verifyPassword } from '../auth/passwords.ts';
-import { dependencyFailure, logDependencyFailure, RETRY_AFTER_SECONDS } from '../problems.ts';
+import { dependencyFailure, logDependencyFailure, RETRY_AFTER_SECONDS } from '../http/problems.ts';
 import { hashSecret } from '../auth/secret-hash.ts';
-import { unstorableText } from '../input-guard.ts';
-import type { FieldError } from '../problems.ts';
-import type { LimitStores } from '../rate-limits.ts';
+import { unstorableText } from '../http/input-guard.ts';
+import type { FieldError } from '../http/problems.ts';
+import type { LimitStores } from '../limits/rate-limits.ts';
 import { clientAuthLimit, countClientAuthFailure } from './client-auth-limit.ts';
 import { failureThrottle } from './failure-throttle.ts';
 import { renderErrorPage, renderLoginPage } from './login-page.ts';
@@ -237,7 +237,7 @@ type CheckedRequest =
   | { client: { name: string; scopes: string[]; redirectUri: string } };
 
 /**
- * Refuses a query, form or Basic credentials carrying text PostgreSQL cannot store (server/input-guard.ts, the check
+ * Refuses a query, form or Basic credentials carrying text PostgreSQL cannot store (server/http/input-guard.ts, the check
  * the API surfaces make too), in the endpoint's own format.
  */
 function refuseUnstorableText(refuse: (res: Response, field: FieldError) => void): RequestHandler {

@@ -18,12 +18,12 @@ import { insertGrant, insertRefreshToken } from '../../db/queries/oauth.ts';
 import { verifyPassword } from '../../server/auth/passwords.ts';
 import { registerClient } from '../../server/oauth/clients.ts';
 import { insertWithFreshKey } from '../../server/auth/api-keys.ts';
-import { envelopeOf } from '../../server/events/emit.ts';
+import { envelopeOf } from '../../services/events/emit.ts';
 import { contractClient } from '../support/contract.ts';
 import { assertEventConforms } from '../support/event-contract.ts';
 import { buildApp } from '../support/partner-app.ts';
-import { secretBox } from '../../server/secret-box.ts';
-import { signingSecrets } from '../../server/webhooks/secrets.ts';
+import { secretBox } from '../../server/auth/secret-box.ts';
+import { signingSecrets } from '../../services/webhooks/secrets.ts';
 import { TEST_SECRETS_KEY } from '../support/server-process.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));

@@ -1,7 +1,7 @@
 // The outbox: each change of a task or exam stores its event in the same transaction, with a payload the spec's
 // `webhooks` section describes; a refused change stores none.
 import assert from 'node:assert/strict';
-import { envelopeOf } from '../../server/events/emit.ts';
+import { envelopeOf } from '../../services/events/emit.ts';
 import { assertEventConforms } from '../support/event-contract.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
 

@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { MemoryStore } from 'express-rate-limit';
 import { DEMO_SEED, seedDemo, seedReference } from '../../db/seed/index.ts';
-import { bundledSpecs } from '../../server/bundled-specs.ts';
+import { bundledSpecs } from '../../server/contract/bundled-specs.ts';
 import { issueApiKey } from '../../server/auth/api-keys.ts';
-import { createDemoStudent } from '../../server/demo-student.ts';
-import { memoryLimitStores, type LimitStores } from '../../server/rate-limits.ts';
-import type { WindowCounter } from '../../server/window-counters.ts';
+import { createDemoStudent } from '../../server/app/demo-student.ts';
+import { memoryLimitStores, type LimitStores } from '../../server/limits/rate-limits.ts';
+import type { WindowCounter } from '../../server/limits/window-counters.ts';
 import { contractClient } from '../support/contract.ts';
 import { buildApp } from '../support/partner-app.ts';
 import { createFreshDatabase, type TestDatabase } from '../support/test-db.ts';

@@ -4,7 +4,7 @@
 // attempts gets the same event until it accepts; a worker process stops cleanly on SIGTERM. Retries are compressed (WEBHOOK_RETRY_SCALE, test-only).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { secretBox } from '../../server/secret-box.ts';
+import { secretBox } from '../../server/auth/secret-box.ts';
 import { assertEventConforms } from '../support/event-contract.ts';
 import { startServerProcess, TEST_SECRETS_KEY, type ServerProcess } from '../support/server-process.ts';
 import { insertEndpoint } from '../webhooks/fixtures.ts';

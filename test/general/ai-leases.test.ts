@@ -1,10 +1,10 @@
-// The accounts' places for AI replies (server/account-leases.ts), in this process and in Redis: the count, the one
+// The accounts' places for AI replies (server/limits/account-leases.ts), in this process and in Redis: the count, the one
 // lease per conversation, a dead process's leases expiring, live ones renewed, and Redis going away.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { memoryLeases, type AccountLeases, type LeaseResult } from '../../server/account-leases.ts';
-import type { LimitStores } from '../../server/rate-limits.ts';
-import { redisLimitStores } from '../../server/redis-limit-stores.ts';
+import { memoryLeases, type AccountLeases, type LeaseResult } from '../../server/limits/account-leases.ts';
+import type { LimitStores } from '../../server/limits/rate-limits.ts';
+import { redisLimitStores } from '../../server/limits/redis-limit-stores.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
 
 const redisUrl = process.env.REDIS_URL;

@@ -3,13 +3,13 @@
 // each reply until the test lets it finish, so who holds the slot is certain.
 import assert from 'node:assert/strict';
 import { setContractPlan } from '../../db/queries/users.ts';
-import type { Tutor } from '../../handlers/general/tutor/types.ts';
+import type { Tutor } from '../../services/ai/tutor/types.ts';
 import { randomBytes } from 'node:crypto';
-import { memoryLeases, type AccountLeases } from '../../server/account-leases.ts';
-import { AI_REPLY_LEASES, createAiQueue } from '../../server/ai-queue.ts';
-import type { LimitStores } from '../../server/rate-limits.ts';
-import { redisLimitStores } from '../../server/redis-limit-stores.ts';
-import { createLifecycle, type Lifecycle } from '../../server/lifecycle.ts';
+import { memoryLeases, type AccountLeases } from '../../server/limits/account-leases.ts';
+import { AI_REPLY_LEASES, createAiQueue } from '../../services/ai/queue.ts';
+import type { LimitStores } from '../../server/limits/rate-limits.ts';
+import { redisLimitStores } from '../../server/limits/redis-limit-stores.ts';
+import { createLifecycle, type Lifecycle } from '../../server/process/lifecycle.ts';
 import { contractClient } from '../support/contract.ts';
 import { newStudent, type Student } from '../support/general-app.ts';
 import { listen, type Listening } from '../support/listening.ts';

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { localTutor } from '../../handlers/general/tutor/local.ts';
-import { openAiCompatibleTutor } from '../../handlers/general/tutor/openai-compatible.ts';
-import type { Tutor } from '../../handlers/general/tutor/types.ts';
-import { createLifecycle, type Lifecycle } from '../../server/lifecycle.ts';
+import { localTutor } from '../../services/ai/tutor/local.ts';
+import { openAiCompatibleTutor } from '../../services/ai/tutor/openai-compatible.ts';
+import type { Tutor } from '../../services/ai/tutor/types.ts';
+import { createLifecycle, type Lifecycle } from '../../server/process/lifecycle.ts';
 import { startChatCompletionsServer, type ChatCompletionsServer } from '../support/chat-completions-server.ts';
 import { contractClient } from '../support/contract.ts';
 import { newStudent, type Student } from '../support/general-app.ts';

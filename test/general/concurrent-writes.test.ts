@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { setPlan } from '../../db/queries/users.ts';
 import { STUDENT_TRANSACTION_ATTEMPTS, studentTransaction } from '../../db/student-transaction.ts';
-import { dependencyFailure } from '../../server/problems.ts';
+import { dependencyFailure } from '../../server/http/problems.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
 
 type Api = Awaited<ReturnType<typeof generalApp>>['api'];

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import pg from 'pg';
-import { createExportLimits, type ExportSettings } from '../../server/export-limits.ts';
+import { createExportLimits, type ExportSettings } from '../../services/exports/export-limits.ts';
 import { withinEventLoopBudget } from '../support/event-loop-lag.ts';
 import { addManyTasks, eventually, exportLeasesOf } from '../support/export-account.ts';
 import { issueTestKey } from '../support/partner-app.ts';

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { PASSWORD_ATTEMPTS_PER_ACCOUNT } from '../../server/auth/password-attempts.ts';
-import { redisLimitStores } from '../../server/redis-limit-stores.ts';
+import { redisLimitStores } from '../../server/limits/redis-limit-stores.ts';
 import { contractClient } from '../support/contract.ts';
 import { generalApp, newStudent, type Student } from '../support/general-app.ts';
 import { buildApp } from '../support/partner-app.ts';

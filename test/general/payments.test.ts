@@ -3,7 +3,7 @@
 // nothing; bad, stale or missing signatures, unknown students and a service without a provider secret are refused.
 import { setPlan } from '../../db/queries/users.ts';
 import assert from 'node:assert/strict';
-import { envelopeOf } from '../../server/events/emit.ts';
+import { envelopeOf } from '../../services/events/emit.ts';
 import { contractClient } from '../support/contract.ts';
 import { assertEventConforms } from '../support/event-contract.ts';
 import { generalApp, type Student } from '../support/general-app.ts';

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { envelopeOf } from '../../server/events/emit.ts';
-import { signingSecrets } from '../../server/webhooks/secrets.ts';
+import { envelopeOf } from '../../services/events/emit.ts';
+import { signingSecrets } from '../../services/webhooks/secrets.ts';
 import { MAX_ENDPOINTS_PER_STUDENT } from '../../handlers/general/webhooks.ts';
 import { insertPersonalKey } from '../../db/queries/personal-api-keys.ts';
 import { insertWithFreshKey } from '../../server/auth/api-keys.ts';
@@ -173,7 +173,7 @@ describe('updateWebhookEndpoint', () => {
     const endpoint = await register(api, alice);
     assert.equal((await api.patch(`${PATH}/${endpoint.id}`).set(alice.headers).send({ enabled: false }).expect(200)).body.status, 'disabled');
 
-    // What delivery does after three days of failures (server/webhooks/).
+    // What delivery does after three days of failures (services/webhooks/).
     const failingSince = new Date(Date.now() - 3 * 86_400_000);
     await db.updateTable('webhook_endpoints').set({ enabled: false, disabled_reason: 'failing', failing_since: failingSince }).where('id', '=', endpoint.id).execute();
     const failing = (await api.get(`${PATH}/${endpoint.id}`).set(alice.headers).expect(200)).body;
@@ -350,7 +350,7 @@ describe('listWebhookDeliveries', () => {
     const alice = await newStudent();
     const endpoint = await register(api, alice);
     const delivery = (await api.post(`${PATH}/${endpoint.id}/test`).set(alice.headers).expect(202)).body;
-    // Two attempts as delivery records them (server/webhooks/): a 500, then a timeout.
+    // Two attempts as delivery records them (services/webhooks/): a 500, then a timeout.
     const first = new Date(Date.now() - 60_000);
     const second = new Date(Date.now() - 1_000);
     await db.insertInto('webhook_attempts').values([

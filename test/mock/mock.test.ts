@@ -6,8 +6,8 @@ import type { Document, Operation } from 'openapi-backend';
 import { pino } from 'pino';
 import supertest from 'supertest';
 import { createMockApp } from '../../scripts/mock/app.ts';
-import { bundledSpecs } from '../../server/bundled-specs.ts';
-import { loadContract, type Contract } from '../../server/contract.ts';
+import { bundledSpecs } from '../../server/contract/bundled-specs.ts';
+import { loadContract, type Contract } from '../../server/contract/contract.ts';
 
 type Parameter = {
   name: string;

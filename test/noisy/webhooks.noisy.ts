@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { WEBHOOK_DELIVERY_QUEUE } from '../../db/job-queue.ts';
-import { DELIVERY_LIMITS } from '../../server/webhooks/gate.ts';
+import { DELIVERY_LIMITS } from '../../services/webhooks/gate.ts';
 import { attempt, call, sleep } from '../faults/support/fixture.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 import { Attacker } from './support/attacker.ts';

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import supertest from 'supertest';
-import { createLogger } from '../../server/logger.ts';
+import { createLogger } from '../../server/process/logger.ts';
 import { generalApp, newStudent } from '../support/general-app.ts';
 import { buildApp } from '../support/partner-app.ts';
 import { authorize, exchangeCode, pkcePair, registerTestClient, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';

@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import type { KyselyPlugin, RootOperationNode } from 'kysely';
 import supertest from 'supertest';
 import { connect } from '../../db/connect.ts';
-import { createLogger } from '../../server/logger.ts';
+import { createLogger } from '../../server/process/logger.ts';
 import { newStudent } from '../support/general-app.ts';
 import { pkcePair, registerTestClient, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';
 import { buildApp } from '../support/partner-app.ts';

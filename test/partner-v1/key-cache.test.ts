@@ -1,4 +1,4 @@
-// Partner keys are kept in each process (server/auth/invalidated-cache.ts) and dropped everywhere when one is revoked:
+// Partner keys are kept in each process (db/invalidated-cache.ts) and dropped everywhere when one is revoked:
 // two apps with a notification path each stand for two processes. On PostgreSQL the listening connection is also
 // cut, to show that a process that cannot hear revocations reads every key from the database instead.
 import assert from 'node:assert/strict';

@@ -1,8 +1,8 @@
 // Per-key limits: both windows, their headers, and counts shared through Redis by several instances.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { memoryLimitStores, type LimitStores } from '../../server/rate-limits.ts';
-import { redisLimitStores } from '../../server/redis-limit-stores.ts';
+import { memoryLimitStores, type LimitStores } from '../../server/limits/rate-limits.ts';
+import { redisLimitStores } from '../../server/limits/redis-limit-stores.ts';
 import { contractClient } from '../support/contract.ts';
 import { buildApp, issueTestKey, partnerApp } from '../support/partner-app.ts';
 

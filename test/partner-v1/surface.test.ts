@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { PARTNER_KEYS_CHANNEL, revokeApiKey } from '../../db/queries/api-keys.ts';
-import { createLogger } from '../../server/logger.ts';
+import { createLogger } from '../../server/process/logger.ts';
 import { contractClient } from '../support/contract.ts';
 import { buildApp, issueTestKey, partnerApp, testNotifications } from '../support/partner-app.ts';
 

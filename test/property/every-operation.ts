@@ -1,7 +1,7 @@
 // The frame of the spec-driven property tests: for each surface under test, a describe block with credentials that
 // no limit stops, and the operations of its bundled spec.
 import { readFileSync } from 'node:fs';
-import { surfaces } from '../../scripts/surfaces.ts';
+import { surfaces } from '../../server/contract/surfaces.ts';
 import { ROOMY, surfacesUnderTest, type Client, type SurfaceUnderTest } from '../support/surfaces-under-test.ts';
 import { operationsOf, type OperationUnderTest } from './requests.ts';
 

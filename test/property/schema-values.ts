@@ -3,7 +3,7 @@
 // formats, type coercion), so "valid" and "invalid" here mean what they mean to the service.
 import fc from 'fast-check';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { addServiceFormats } from '../../server/formats.ts';
+import { addServiceFormats } from '../../server/contract/formats.ts';
 
 const ajv = new Ajv2020({ strict: false, coerceTypes: true, allErrors: false, validateFormats: true });
 addServiceFormats(ajv);

@@ -5,7 +5,7 @@
 // Bounded and seeded for CI; run longer by hand: PROPERTY_RUNS=2000 PROPERTY_SEED=$RANDOM npm test -- --grep spec-driven
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { surfaces } from '../../scripts/surfaces.ts';
+import { surfaces } from '../../server/contract/surfaces.ts';
 import { contractClient } from '../support/contract.ts';
 import { surfacesUnderTest, type Client } from '../support/surfaces-under-test.ts';
 import { describeEveryOperation } from './every-operation.ts';

@@ -2,8 +2,8 @@
 // supertest: a documented status, a body and headers that match the operation's schemas. A violation fails the
 // request, and so the test that made it.
 import assert from 'node:assert/strict';
-import { bundledSpecs } from '../../server/bundled-specs.ts';
-import { loadContract, type Contract } from '../../server/contract.ts';
+import { bundledSpecs } from '../../server/contract/bundled-specs.ts';
+import { loadContract, type Contract } from '../../server/contract/contract.ts';
 
 let contracts: Promise<Contract[]> | undefined;
 

@@ -4,7 +4,7 @@
 // against the spec (checked-fetch.ts).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { localTutor } from '../../handlers/general/tutor/local.ts';
+import { localTutor } from '../../services/ai/tutor/local.ts';
 import { createGeneralClient, sseEvents } from '../../sdk/index.ts';
 import { newStudent } from '../support/general-app.ts';
 import { contractCheckedFetch } from './checked-fetch.ts';

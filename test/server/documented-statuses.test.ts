@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { connect, type Db } from '../../db/connect.ts';
-import { surfaces } from '../../scripts/surfaces.ts';
+import { surfaces } from '../../server/contract/surfaces.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 import { operationsOf, validRequest, type GeneratedRequest, type OperationUnderTest } from '../property/requests.ts';
 import { contractClient } from '../support/contract.ts';

@@ -1,8 +1,8 @@
 // GET /metrics on its own port: the series a dashboard needs, labelled by operationId (never a raw path).
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
-import { metricsRegistry } from '../../server/metrics.ts';
-import { metricsUrl, serveMetrics } from '../../server/metrics-server.ts';
+import { metricsRegistry } from '../../server/process/metrics.ts';
+import { metricsUrl, serveMetrics } from '../../server/app/metrics-server.ts';
 import { partnerApp } from '../support/partner-app.ts';
 
 describe('metrics (METRICS_PORT)', () => {

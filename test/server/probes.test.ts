@@ -4,10 +4,10 @@ import assert from 'node:assert/strict';
 import supertest from 'supertest';
 import { connect } from '../../db/connect.ts';
 import { createThrowawayDatabase } from '../../db/throwaway-database.ts';
-import { createLifecycle } from '../../server/lifecycle.ts';
-import { createLogger } from '../../server/logger.ts';
-import { memoryLimitStores } from '../../server/rate-limits.ts';
-import { redisLimitStores } from '../../server/redis-limit-stores.ts';
+import { createLifecycle } from '../../server/process/lifecycle.ts';
+import { createLogger } from '../../server/process/logger.ts';
+import { memoryLimitStores } from '../../server/limits/rate-limits.ts';
+import { redisLimitStores } from '../../server/limits/redis-limit-stores.ts';
 import { buildApp } from '../support/partner-app.ts';
 
 /** A PostgreSQL address where nothing listens: connections are refused at once. */

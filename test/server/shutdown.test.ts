@@ -1,4 +1,4 @@
-// The graceful stop (server/lifecycle.ts over server/shutdown.ts) on a real HTTP server in this process: keep-alive
+// The graceful stop (server/process/lifecycle.ts over server/process/shutdown.ts) on a real HTTP server in this process: keep-alive
 // clients are told to reconnect, a request in flight finishes, a connection accepted just before the listener
 // closes is still served, the database is released only after the last handler, and the deadline wins over a
 // request that hangs.
@@ -7,8 +7,8 @@ import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import express from 'express';
 import { pino } from 'pino';
-import { loadConfig, type Config } from '../../server/config.ts';
-import { createLifecycle, gracefulStop } from '../../server/lifecycle.ts';
+import { loadConfig, type Config } from '../../server/app/config.ts';
+import { createLifecycle, gracefulStop } from '../../server/process/lifecycle.ts';
 
 const silent = pino({ level: 'silent' });
 
@@ -49,7 +49,7 @@ function get(port: number, path: string, agent?: Agent): Promise<{ status: numbe
   });
 }
 
-describe('graceful stop (server/lifecycle.ts)', function () {
+describe('graceful stop (server/process/lifecycle.ts)', function () {
   this.timeout(20_000);
 
   it('keeps serving during the drain, each response closing its connection, then refuses new connections; exit 0', async () => {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '../../db/connect.ts';
 import { SIGNING_KEYS_FILE } from '../../server/auth/signing-key-store.ts';
-import { DEMO_STUDENT } from '../../server/demo-student.ts';
+import { DEMO_STUDENT } from '../../server/app/demo-student.ts';
 import { registerClient } from '../../server/oauth/clients.ts';
 import { signIn, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';
 import { startServerProcess } from '../support/server-process.ts';

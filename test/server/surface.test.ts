@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import supertest from 'supertest';
 import { partnerV1Handlers } from '../../handlers/partner-v1/index.ts';
-import { loadSurfaceContract } from '../../server/contract.ts';
-import { createLifecycle } from '../../server/lifecycle.ts';
-import { serveSurface } from '../../server/surface.ts';
+import { loadSurfaceContract } from '../../server/contract/contract.ts';
+import { createLifecycle } from '../../server/process/lifecycle.ts';
+import { serveSurface } from '../../server/contract/surface.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 
 async function appWithHealth(body: unknown, violations: string[][]) {

@@ -4,9 +4,9 @@
 // coverage check in root-hooks.ts (see coverage.ts).
 import assert from 'node:assert/strict';
 import supertest from 'supertest';
-import type { Surface } from '../../scripts/surfaces.ts';
-import { bundledSpecs } from '../../server/bundled-specs.ts';
-import { loadContract, type Contract } from '../../server/contract.ts';
+import type { Surface } from '../../server/contract/surfaces.ts';
+import { bundledSpecs } from '../../server/contract/bundled-specs.ts';
+import { loadContract, type Contract } from '../../server/contract/contract.ts';
 import { runState } from './run-state.ts';
 
 type App = Parameters<typeof supertest>[0];
@@ -17,7 +17,7 @@ export interface SurfaceContract {
 }
 
 /**
- * The contract of every surface of scripts/surfaces.ts that has been generated, loaded once; root-hooks.ts calls it
+ * The contract of every surface of server/contract/surfaces.ts that has been generated, loaded once; root-hooks.ts calls it
  * before any test, since supertest's checks are synchronous.
  */
 export async function loadContracts(): Promise<SurfaceContract[]> {

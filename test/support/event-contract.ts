@@ -3,8 +3,8 @@
 // of the documented kinds no test produced.
 import assert from 'node:assert/strict';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import { bundledSpecs } from '../../server/bundled-specs.ts';
-import { addServiceFormats } from '../../server/formats.ts';
+import { bundledSpecs } from '../../server/contract/bundled-specs.ts';
+import { addServiceFormats } from '../../server/contract/formats.ts';
 import { runState } from './run-state.ts';
 
 const KEY = Symbol.for('study-companion-api/event-validators');

@@ -2,8 +2,8 @@
 // through POST /api/accounts, signed in through the real OAuth flow (authorization code + PKCE) with the scopes
 // asked for.
 import { randomUUID } from 'node:crypto';
-import type { Scope } from '../../server/general/principal.ts';
-import { ALL_SCOPES } from '../../server/general/scopes.ts';
+import type { Scope } from '../../server/auth/principal.ts';
+import { ALL_SCOPES } from '../../server/auth/scopes.ts';
 import { contractClient } from './contract.ts';
 import { signIn, registerTestClient } from './oauth-flow.ts';
 import { buildApp } from './partner-app.ts';

@@ -3,7 +3,7 @@
 // an id that is not a UUID. One call per operation proves all five.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { Scope } from '../../server/general/principal.ts';
+import type { Scope } from '../../server/auth/principal.ts';
 import { generalApp, type Student } from './general-app.ts';
 
 type Api = Awaited<ReturnType<typeof generalApp>>['api'];

@@ -2,7 +2,7 @@
 // compiles it to CommonJS) and with import() otherwise (when it reaches an ESM-only package such as jose), so a
 // support module may exist twice in one run: once per module system. Both copies must see the same database,
 // contracts and coverage records.
-import type { Surface } from '../../scripts/surfaces.ts';
+import type { Surface } from '../../server/contract/surfaces.ts';
 import type { Notifications } from '../../db/notifications.ts';
 import type { SurfaceContract } from './contract.ts';
 import type { TestDatabase } from './test-db.ts';

@@ -1,9 +1,9 @@
 // How the spec-driven tests (test/property/, test/server/documented-statuses.test.ts) get, for each surface of
-// scripts/surfaces.ts, an app and valid credentials. They iterate over the surfaces, so a new surface needs one
+// server/contract/surfaces.ts, an app and valid credentials. They iterate over the surfaces, so a new surface needs one
 // entry here; a test fails for any surface without one.
 import { setPlan } from '../../db/queries/users.ts';
 import { sql } from 'kysely';
-import type { Surface } from '../../scripts/surfaces.ts';
+import type { Surface } from '../../server/contract/surfaces.ts';
 import type { Db } from '../../db/connect.ts';
 import { newStudent } from './general-app.ts';
 import { buildApp, issueTestKey } from './partner-app.ts';

@@ -1,7 +1,7 @@
 // The settings that decide whether several processes can share tokens: refused at start, in one line, when unsafe.
 import assert from 'node:assert/strict';
 import { signingKeySource } from '../../server/auth/signing-key-store.ts';
-import { ConfigError, loadConfig } from '../../server/config.ts';
+import { ConfigError, loadConfig } from '../../server/app/config.ts';
 
 describe('loadConfig: processes, secrets and metrics', () => {
   const postgres = { DATABASE_URL: 'postgres://app@db.example:5432/app' };

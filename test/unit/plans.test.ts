@@ -1,6 +1,6 @@
-// Plan changes (server/general/plans.ts): an operator's and a payment's, and the one mapping to v1's premium_tier.
+// Plan changes (domain/plans.ts): an operator's and a payment's, and the one mapping to v1's premium_tier.
 import assert from 'node:assert/strict';
-import { planAfterPayment, planChange, PlanChangeError, premiumTierOf, type PlanColumns } from '../../server/general/plans.ts';
+import { planAfterPayment, planChange, PlanChangeError, premiumTierOf, type PlanColumns } from '../../domain/plans.ts';
 
 const FREE: PlanColumns = { plan: 'free', contract_per_minute: null, contract_per_day: null, contract_ai_per_hour: null };
 const CONTRACT: PlanColumns = { plan: 'contract', contract_per_minute: 1000, contract_per_day: 90_000, contract_ai_per_hour: 50 };

@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import express from 'express';
 import supertest from 'supertest';
-import { Problem } from '../../server/problems.ts';
-import { createLimiter, memoryLimitStores, type LimitStores } from '../../server/rate-limits.ts';
-import { redisLimitStores } from '../../server/redis-limit-stores.ts';
+import { Problem } from '../../server/http/problems.ts';
+import { createLimiter, memoryLimitStores, type LimitStores } from '../../server/limits/rate-limits.ts';
+import { redisLimitStores } from '../../server/limits/redis-limit-stores.ts';
 
 type Caller = { id: string; short: number; long: number };
 

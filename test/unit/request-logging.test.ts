@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
 import supertest from 'supertest';
-import { batchedLines, createLogger, requestLogging } from '../../server/logger.ts';
+import { batchedLines, createLogger, requestLogging } from '../../server/process/logger.ts';
 
 function loggedApp() {
   const lines: Array<Record<string, any>> = [];

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { secretBox } from '../../server/secret-box.ts';
+import { secretBox } from '../../server/auth/secret-box.ts';
 
 describe('secretBox (secrets encrypted at rest)', () => {
   const box = secretBox(randomBytes(32));

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { localReply, localTutor } from '../../handlers/general/tutor/local.ts';
-import { systemPrompt } from '../../handlers/general/tutor/prompt.ts';
-import { topicOf } from '../../handlers/general/tutor/topic.ts';
-import type { StudentFacts, TutorEvent } from '../../handlers/general/tutor/types.ts';
-import { ConfigError, loadConfig } from '../../server/config.ts';
+import { localReply, localTutor } from '../../services/ai/tutor/local.ts';
+import { systemPrompt } from '../../services/ai/tutor/prompt.ts';
+import { topicOf } from '../../services/ai/tutor/topic.ts';
+import type { StudentFacts, TutorEvent } from '../../services/ai/tutor/types.ts';
+import { ConfigError, loadConfig } from '../../server/app/config.ts';
 
 const NOW = new Date('2026-11-22T09:00:00Z');
 const hours = (h: number) => new Date(NOW.getTime() + h * 3_600_000);

@@ -4,10 +4,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
 import { insertClient, insertGrant } from '../../db/queries/oauth.ts';
-import { bundledSpecs } from '../../server/bundled-specs.ts';
-import { emitEvent, type EventType } from '../../server/events/emit.ts';
-import type { SecretBox } from '../../server/secret-box.ts';
-import { createWebhookSecret, sealEndpointSecret } from '../../server/webhooks/secrets.ts';
+import { bundledSpecs } from '../../server/contract/bundled-specs.ts';
+import { emitEvent, type EventType } from '../../services/events/emit.ts';
+import type { SecretBox } from '../../server/auth/secret-box.ts';
+import { createWebhookSecret, sealEndpointSecret } from '../../services/webhooks/secrets.ts';
 
 export async function insertStudent(db: Db): Promise<string> {
   const nickname = `w_${randomUUID().replace(/-/g, '').slice(0, 20)}`;

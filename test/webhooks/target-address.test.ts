@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { assertDeliverableUrl, checkedLookup, isPublicAddress, UndeliverableUrlError } from '../../server/webhooks/target-address.ts';
-import { sendWebhook } from '../../server/webhooks/send.ts';
+import { assertDeliverableUrl, checkedLookup, isPublicAddress, UndeliverableUrlError } from '../../services/webhooks/target-address.ts';
+import { sendWebhook } from '../../services/webhooks/send.ts';
 
 const strict = { allowPrivate: false };
 const refusal = (code: string) => (error: unknown) => error instanceof UndeliverableUrlError && error.code === code;

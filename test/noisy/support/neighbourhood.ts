@@ -8,7 +8,7 @@ import { createClient } from 'redis';
 import { insertPersonalKey } from '../../../db/queries/personal-api-keys.ts';
 import { createAccount } from '../../../server/auth/accounts.ts';
 import { insertWithFreshKey } from '../../../server/auth/api-keys.ts';
-import { ALL_SCOPES } from '../../../server/general/scopes.ts';
+import { ALL_SCOPES } from '../../../server/auth/scopes.ts';
 import { faultDatabase, requiredEnv, type FaultDatabase } from '../../faults/support/fixture.ts';
 import { startServerProcess, type ServerProcess } from '../../support/server-process.ts';
 

@@ -1,0 +1,80 @@
+// The demo student of a first embedded start: an account with a personal key holding every scope (both secrets
+// shown once) and a week of study material — tasks (one overdue, one recurring), two decks with due cards and two
+// exams linked to them — so the daily loop, the schedule and the tutor have something to say at once. Every record
+// has a fixed id, the same on every instance, so the spec's examples can name them and run as written.
+import { DateTime } from 'luxon';
+import { v5 as uuidv5 } from 'uuid';
+import type { Db } from '../../db/connect.ts';
+import { replaceDeckLinks, replaceTaskLinks, insertExam } from '../../db/queries/exams.ts';
+import { insertCard, insertDeck } from '../../db/queries/flashcards.ts';
+import { insertPersonalKey } from '../../db/queries/personal-api-keys.ts';
+import { insertTask } from '../../db/queries/tasks.ts';
+import { createAccount, generatePassword } from '../auth/accounts.ts';
+import { insertWithFreshKey } from '../auth/api-keys.ts';
+import { ALL_SCOPES } from '../auth/scopes.ts';
+
+/** Fixed for good: the spec's examples carry ids derived from it. */
+const DEMO_ID_NAMESPACE = '3b0c1f9e-6a2d-4c57-8e14-9d7a5b2c6e80';
+/** The id of the demo record called `name` (`deck/anatomy`, `task/essay`…): the same on every instance. */
+const demoId = (name: string) => uuidv5(name, DEMO_ID_NAMESPACE);
+
+export const DEMO_STUDENT = { email: 'demo@study-companion.example', nickname: 'demo_student', first_name: 'Demo', time_zone: 'Asia/Almaty', country_code: 'kz' } as const;
+
+const DECKS = {
+  anatomy: {
+    title: 'Anatomy: bones of the arm',
+    course: 'Anatomy',
+    cards: [
+      ['Bone of the upper arm', 'Humerus'],
+      ['Lateral bone of the forearm', 'Radius'],
+      ['Medial bone of the forearm', 'Ulna'],
+      ['Number of carpal bones', 'Eight'],
+      ['Bone that articulates with the humerus at the shoulder', 'Scapula'],
+    ],
+  },
+  calculus: {
+    title: 'Calculus: derivatives',
+    course: 'Calculus',
+    cards: [
+      ['d/dx sin x', 'cos x'],
+      ['d/dx eˣ', 'eˣ'],
+      ['d/dx ln x', '1/x'],
+      ['Chain rule', "(f∘g)′ = f′(g) · g′"],
+    ],
+  },
+} as const;
+
+export async function createDemoStudent(db: Db, now: Date): Promise<{ email: string; password: string; key: string }> {
+  const password = generatePassword();
+  return db.transaction().execute(async (trx) => {
+    const student = await createAccount(trx, { id: demoId('student'), ...DEMO_STUDENT, password });
+    const { key } = await insertWithFreshKey(({ prefix, hash }) =>
+      insertPersonalKey(trx, { id: demoId('key/first-start'), user_id: student.id, prefix, key_hash: hash, name: 'demo key (first start)', scopes: [...ALL_SCOPES] }),
+    );
+    const today = DateTime.fromJSDate(now, { zone: DEMO_STUDENT.time_zone }).startOf('day');
+    const at = (days: number, hour: number) => today.plus({ days }).set({ hour }).toJSDate();
+    const task = (name: string, title: string, course: string, due_at: Date, recurrence: string | null = null) =>
+      insertTask(trx, { id: demoId(`task/${name}`), user_id: student.id, title, course, due_at, notes: null, priority: 'normal', recurrence, series_starts_at: recurrence ? due_at : null }, now);
+
+    await task('lab-report', 'Lab report: muscle fatigue', 'Anatomy', at(-1, 18));
+    const problemSet = await task('problem-set', 'Problem set 7', 'Calculus', at(1, 9));
+    await task('essay', 'Essay draft: causes of the First World War', 'History', at(3, 18));
+    await task('lecture-notes', 'Review lecture notes', 'Anatomy', at(2, 20), 'FREQ=WEEKLY;BYDAY=MO,TH');
+
+    const deckIds: Record<keyof typeof DECKS, string> = { anatomy: '', calculus: '' };
+    for (const [name, deck] of Object.entries(DECKS) as Array<[keyof typeof DECKS, (typeof DECKS)[keyof typeof DECKS]]>) {
+      deckIds[name] = await insertDeck(trx, { id: demoId(`deck/${name}`), user_id: student.id, title: deck.title, course: deck.course }, now);
+      for (const [i, [front, back]] of deck.cards.entries()) {
+        await insertCard(trx, { id: demoId(`deck/${name}/card/${i + 1}`), user_id: student.id, deck_id: deckIds[name], front, back }, now);
+      }
+    }
+
+    const date = (days: number) => today.plus({ days }).toISODate()!;
+    const anatomyExam = await insertExam(trx, { id: demoId('exam/anatomy'), user_id: student.id, subject: 'Anatomy', exam_date: date(10) }, now);
+    await replaceDeckLinks(trx, student.id, anatomyExam.id, [deckIds.anatomy]);
+    const calculusExam = await insertExam(trx, { id: demoId('exam/calculus'), user_id: student.id, subject: 'Calculus', exam_date: date(20) }, now);
+    await replaceDeckLinks(trx, student.id, calculusExam.id, [deckIds.calculus]);
+    await replaceTaskLinks(trx, student.id, calculusExam.id, [problemSet.id]);
+    return { email: student.email, password, key };
+  });
+}

@@ -1,0 +1,148 @@
+// A surface's contract at run time: openapi-backend over the bundled spec, with ajv set up for OpenAPI 3.1
+// (JSON Schema 2020-12, formats). The server routes and validates requests with it; the response check below
+// is shared by VALIDATE_RESPONSES=1 and by every test, so both judge responses by the same rules.
+import { readFileSync } from 'node:fs';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { OpenAPIBackend, type Document, type Operation } from 'openapi-backend';
+import type { Surface } from './surfaces.ts';
+import { bundledSpecFile } from './bundled-specs.ts';
+import { addServiceFormats } from './formats.ts';
+
+export interface Contract {
+  api: OpenAPIBackend;
+  definition: Document;
+  /** The operation a method and path resolve to, if any. */
+  match(method: string, path: string): Operation | undefined;
+  /** The methods the spec allows on a concrete path, HEAD wherever GET (empty when no path of the spec matches). */
+  allowedMethods(path: string): string[];
+  /**
+   * What is wrong with a response of an operation: an undocumented status, a body or headers off the schema.
+   * `bodiless`: the answer to a HEAD, whose headers are the GET's and whose body is absent by definition.
+   */
+  checkResponse(operation: Operation, response: { status: number; headers: Record<string, unknown>; body: unknown }, options?: { bodiless?: boolean }): string[];
+}
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'trace'];
+
+/**
+ * The method a request is routed by: HEAD is served by the GET operation of its path (RFC 9110 §9.3.2: same status
+ * and headers); Node's HTTP server drops the body of a response to HEAD.
+ */
+export function routedMethod(method: string): string {
+  return method.toUpperCase() === 'HEAD' ? 'GET' : method;
+}
+
+/** The contract of a surface, from its bundled spec in generated/. */
+export function loadSurfaceContract(surface: Surface): Promise<Contract> {
+  return loadContract(JSON.parse(readFileSync(bundledSpecFile(surface), 'utf8')));
+}
+
+export async function loadContract(definition: Document): Promise<Contract> {
+  const api = new OpenAPIBackend({
+    definition,
+    // The spec is linted by Redocly; openapi-backend's own definition check only knows OpenAPI 3.0.
+    strict: false,
+    // Validators compile on an operation's first request (~50 ms once) instead of all at start-up (~0.4 s for
+    // 8 operations, growing with the spec); every operation is compiled by the test suite, so none fails late.
+    quick: true,
+    validate: true,
+    coerceTypes: true,
+    ajvOpts: { useDefaults: true, allErrors: true },
+    customizeAjv: (_ajv, ajvOpts) => {
+      const ajv = new Ajv2020({ ...ajvOpts, strict: false });
+      addServiceFormats(ajv);
+      return ajv as never;
+    },
+  });
+  await api.init();
+  // openapi-backend rebuilds this list on every routed request; the definition never changes, so build it once.
+  const operations = api.router.getOperations();
+  api.router.getOperations = () => operations;
+  parseOncePerRequest(api);
+  copyQueryPlainly(api);
+
+  const match = (method: string, path: string) => api.router.matchOperation({ method: routedMethod(method), path, headers: {}, query: {} }) ?? undefined;
+  return {
+    api,
+    definition,
+    match,
+    allowedMethods: (path) => METHODS.filter((method) => match(method, path)).flatMap((m) => (m === 'get' ? ['GET', 'HEAD'] : [m.toUpperCase()])),
+    checkResponse(operation, { status, headers, body }, { bodiless = false } = {}) {
+      const documented = Object.keys(operation.responses ?? {});
+      if (!documented.includes(String(status))) {
+        return [`status ${status} is not documented for ${operation.operationId} (documented: ${documented.join(', ')})`];
+      }
+      const failures: string[] = [];
+      const bodyErrors = bodiless ? [] : (api.validator.validateResponse(body, operation, status).errors ?? []);
+      for (const error of bodyErrors) failures.push(`body${error.instancePath} ${error.message}`);
+      // openapi-backend's 'superset' match requires every documented header, even one with `required: false`
+      // (Idempotent-Replayed); so match 'any' for the schemas and check presence by each header's `required`.
+      const headerResult = api.validator.validateResponseHeaders(headers, operation, { statusCode: status, setMatchType: 'any' as never });
+      for (const error of headerResult.errors ?? []) failures.push(`headers${error.instancePath} ${error.message}`);
+      const documentedHeaders = (operation.responses?.[status] as { headers?: Record<string, { required?: boolean }> } | undefined)?.headers ?? {};
+      for (const [name, header] of Object.entries(documentedHeaders)) {
+        if (header.required === true && headers[name.toLowerCase()] === undefined) failures.push(`headers must have required property '${name.toLowerCase()}'`);
+      }
+      return failures;
+    },
+  };
+}
+
+/**
+ * openapi-backend parses a request four times (each a header copy, a copy of the query, a compiled path template):
+ * before routing, after it, inside validation, and with the coerced values after it (each a visible share of a hot
+ * read's CPU). Here the first one is a shallow view (nothing reads it: its 404/405 handlers take the
+ * path from the request), and the other three are one: validation reuses the parse made after routing instead of
+ * making its own, and coerces it in place, as it did its own copy; the last parse, of the coerced values, is that
+ * same parse with the path parameters as the path gave them (openapi-backend's last parse takes them from the path
+ * again, so handlers get strings there). The last call passes a copy of the request (validation's `coerced`): it
+ * shares the request's `headers` object, which is what the parse is kept by.
+ */
+function parseOncePerRequest(api: OpenAPIBackend): void {
+  const router = api.router;
+  const parse = router.parseRequest.bind(router);
+  type Parsed = ReturnType<typeof parse>;
+  const kept = new WeakMap<object, { request: object; operation: Operation; parsed: Parsed; pathParams: Parsed['params'] }>();
+  router.parseRequest = (req, operation) => {
+    if (!operation) return { ...req, params: {}, query: {}, headers: {}, cookies: {}, requestBody: req.body };
+    const entry = kept.get(req.headers);
+    if (entry?.operation === operation) {
+      if (req === entry.request) return entry.parsed; // the parse inside validation
+      if (req.query === entry.parsed.query) {
+        kept.delete(req.headers); // the last parse, of validation's coerced copy of the request
+        return { ...entry.parsed, params: entry.pathParams };
+      }
+    }
+    const parsed = parse(req, operation);
+    kept.set(req.headers, { request: req, operation, parsed, pathParams: { ...parsed.params } });
+    return parsed;
+  };
+}
+
+/**
+ * openapi-backend copies a request's query object by turning it into a query string it never uses (URLSearchParams)
+ * and then deep-cloning it with lodash, a visible share of a hot read's CPU. Express parses queries into
+ * strings and arrays of strings (its "simple" parser, node:querystring), and validation coerces them into other
+ * primitives and arrays of them: a copy with its arrays copied is a deep copy of such a query. Anything else (an
+ * object value) is left to openapi-backend's own copy.
+ */
+function copyQueryPlainly(api: OpenAPIBackend): void {
+  const router = api.router;
+  const parseQuery = router.parseRequestQuery.bind(router);
+  router.parseRequestQuery = (req) => {
+    const query = req.query;
+    if (typeof query !== 'object' || query === null) return parseQuery(req);
+    const copy: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(query)) {
+      if (isPrimitive(value)) copy[name] = value;
+      else if (Array.isArray(value) && value.every(isPrimitive)) copy[name] = [...value];
+      else return parseQuery(req);
+    }
+    return copy;
+  };
+}
+
+function isPrimitive(value: unknown): boolean {
+  return value === null || (typeof value !== 'object' && typeof value !== 'function');
+}
+

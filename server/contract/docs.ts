@@ -1,0 +1,126 @@
+// Rendered API reference (Scalar) for each surface: one HTML template shared by the running service (served
+// below) and the static build (scripts/docs.ts). Scalar's standalone bundle is self-contained, so the pages
+// work offline; the bundled spec is fetched by the page from next to it, so a surface's page shows that
+// surface's spec only.
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import express, { type Request, type Response } from 'express';
+import helmet from 'helmet';
+import type { Surface } from './surfaces.ts';
+import { bundledSpecs, type BundledSpec } from './bundled-specs.ts';
+
+/** Where the service serves each surface's docs (a new surface fails to compile until it has a path here). */
+export const DOCS_PATHS: Record<Surface, string> = { general: '/docs', 'partner-v1': '/api/v1/docs' };
+
+/** Scalar's offline bundle (the package exports no subpath for it, so it is found next to its main entry). */
+export const SCALAR_SCRIPT = join(dirname(createRequire(import.meta.url).resolve('@scalar/api-reference')), 'browser/standalone.js');
+
+/** The mock server at its default port (scripts/mock.ts), offered to the try-it console beside the spec's servers. */
+export const MOCK_SERVER = { url: 'http://localhost:4010', description: 'Mock server (`npm run mock`), answers from the examples' };
+
+export interface ServerEntry {
+  url: string;
+  description?: string;
+}
+
+export interface DocsPageOptions {
+  title: string;
+  /** URL of the bundled spec, relative to the page or absolute. */
+  specUrl: string;
+  /** URL of Scalar's standalone.js. */
+  scriptUrl: string;
+  /** The servers the try-it console can send requests to, first one preselected. */
+  servers: ServerEntry[];
+}
+
+/** The one HTML page of the rendered docs. Configuration goes in a data attribute: no inline script to allow. */
+export function docsPage({ title, specUrl, scriptUrl, servers }: DocsPageOptions): string {
+  const configuration = {
+    url: specUrl,
+    servers: uniqueByUrl(servers),
+    // Offline and quiet: no web fonts from Scalar's CDN, no telemetry, no hosted AI agent or MCP button.
+    withDefaultFonts: false,
+    telemetry: false,
+    agent: { disabled: true },
+    mcp: { disabled: true },
+    showDeveloperTools: 'never',
+    // Every tag open, so each operation is listed in the sidebar without a click.
+    defaultOpenAllTags: true,
+    documentDownloadType: 'json',
+    metaData: { title },
+  };
+  return `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <title>${escapeHtml(title)}</title>
+  </head>
+  <body>
+    <script id="api-reference" type="application/json" data-configuration='${escapeHtml(JSON.stringify(configuration))}'></script>
+    <script src='${escapeHtml(scriptUrl)}'></script>
+  </body>
+</html>
+`;
+}
+
+export function docsTitle(spec: BundledSpec): string {
+  return `${spec.definition.info.title} ${spec.definition.info.version} — reference`;
+}
+
+export function specServers(spec: BundledSpec): ServerEntry[] {
+  return (spec.definition.servers ?? []).map(({ url, description }) => ({ url, ...(description ? { description } : {}) }));
+}
+
+/**
+ * The docs routes: for each generated surface, its page at DOCS_PATHS[surface], the bundled spec at
+ * `<path>/openapi.json` and Scalar's script at `<path>/standalone.js`. Public: no credentials needed.
+ */
+export function docsRoutes(specs: BundledSpec[] = bundledSpecs()): express.Router {
+  const router = express.Router();
+  for (const spec of specs) {
+    const path = DOCS_PATHS[spec.surface];
+    const servers = specServers(spec);
+    router.use(path, docsContentSecurityPolicy([...servers, MOCK_SERVER]));
+    router.get(path, (req: Request, res: Response) => {
+      // The service the page came from first, so the try-it console calls this instance by default.
+      const self = { url: `${req.protocol}://${req.get('host')}`, description: 'This instance' };
+      res.type('html').send(docsPage({ title: docsTitle(spec), specUrl: `${path}/openapi.json`, scriptUrl: `${path}/standalone.js`, servers: [self, ...servers, MOCK_SERVER] }));
+    });
+    router.get(`${path}/openapi.json`, (_req, res) => res.sendFile(spec.file));
+    router.get(`${path}/standalone.js`, (_req, res) => res.sendFile(SCALAR_SCRIPT, { maxAge: '1d' }));
+  }
+  return router;
+}
+
+/**
+ * helmet's default CSP, relaxed for the docs pages only:
+ * - style-src 'unsafe-inline': Scalar injects its stylesheet and style attributes at run time;
+ * - img-src/font-src data: and blob: for its inlined icons and the spec download link;
+ * - connect-src: the page fetches its spec from 'self', and the try-it console calls the spec's servers and
+ *   the mock server, which may be other origins;
+ * - no upgrade-insecure-requests: those servers are plain-http local addresses.
+ * Scripts stay 'self' only: the page has no inline script.
+ */
+function docsContentSecurityPolicy(servers: ServerEntry[]) {
+  const origins = [...new Set(servers.flatMap(({ url }) => (URL.canParse(url) ? [new URL(url).origin] : [])))];
+  return helmet.contentSecurityPolicy({
+    useDefaults: true,
+    directives: {
+      'style-src': ["'self'", "'unsafe-inline'"],
+      'img-src': ["'self'", 'data:', 'blob:'],
+      'font-src': ["'self'", 'data:'],
+      'connect-src': ["'self'", ...origins],
+      'upgrade-insecure-requests': null,
+    },
+  });
+}
+
+function uniqueByUrl(servers: ServerEntry[]): ServerEntry[] {
+  return servers.filter((server, index) => servers.findIndex((s) => s.url === server.url) === index);
+}
+
+/** For text and single-quoted attributes (the JSON in data-configuration stays readable). */
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>']/g, (c) => `&#${c.charCodeAt(0)};`);
+}

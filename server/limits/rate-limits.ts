@@ -1,0 +1,113 @@
+// Per-key rate limits: fixed windows counted in process memory by default or in Redis (server/limits/redis-limit-stores.ts)
+// so that every process behind a load balancer shares one count per key. The limiters of the surfaces count all
+// their windows in one step (server/limits/window-counters.ts: one Redis round trip a request); the OAuth sign-in throttles
+// are express-rate-limit middlewares on the stores LimitStores makes.
+import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { MemoryStore, type Store } from 'express-rate-limit';
+import { memoryLeases, type AccountLeases } from './account-leases.ts';
+import { StoreFailures, type OnStoreFailure } from './limit-store-guard.ts';
+import { countRateLimitRefusal } from '../process/metrics.ts';
+import { problems } from '../http/problems.ts';
+import { memoryWindowCounter, type WindowCounter } from './window-counters.ts';
+
+export interface LimitWindow<P> {
+  /** Names the window in the RateLimit headers and in the 429 detail. */
+  name: string;
+  windowMs: number;
+  limitOf: (principal: P) => number;
+  /** Identifies whose count this is (a key id, a user id). */
+  keyOf: (principal: P) => string;
+}
+
+/** Makes the counters of limiters. */
+export interface LimitStores {
+  /** An express-rate-limit store for one window, which says what happens to a request when the store fails (see limit-store-guard.ts). */
+  create(scope: string, onFailure: OnStoreFailure): Store;
+  /** The counter of all the windows of one limiter (see window-counters.ts), with the same choice on failure. */
+  counter(scope: string, windows: readonly WindowShape[], onFailure: OnStoreFailure): WindowCounter;
+  /**
+   * How many of one account's requests hold a resource at once (server/limits/account-leases.ts), under `scope`. `ttlMs`:
+   * how long a shared lease outlives a holder that stopped renewing it (server/limits/redis-leases.ts LEASE_TTL_MS).
+   */
+  leases(scope: string, ttlMs?: number): AccountLeases;
+  /** Requests let through or refused because the store failed, per limiter scope (for metrics). */
+  readonly failures: StoreFailures;
+  /** Whether the counts live in Redis, shared with other processes (REDIS_URL). */
+  readonly shared: boolean;
+  /** Resolves when the counters can be reached within `timeoutMs` (readiness); rejects otherwise. */
+  ping(timeoutMs: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+type WindowShape = Pick<LimitWindow<unknown>, 'name' | 'windowMs'>;
+
+export function memoryLimitStores(): LimitStores {
+  return {
+    create: () => new MemoryStore(),
+    counter: (_scope, windows) => memoryWindowCounter(windows.map((window) => window.windowMs)),
+    leases: () => memoryLeases(),
+    failures: new StoreFailures(),
+    shared: false,
+    ping: async () => {},
+    close: async () => {},
+  };
+}
+
+export const DEFAULT_REDIS_KEY_PREFIX = 'rl:';
+export const DEFAULT_REDIS_TIMEOUT_MS = 1_000;
+
+/**
+ * Builds the limiter of a surface: its windows are counted in order and the first exhausted one refuses with a 429
+ * problem, Retry-After and the IETF draft-8 RateLimit headers (one list member per window counted), as
+ * express-rate-limit's `standardHeaders: 'draft-8'` writes them. A request refused by an earlier window is not
+ * counted by the later ones.
+ */
+export function createLimiter<P>(
+  scope: string,
+  windows: LimitWindow<P>[],
+  stores: LimitStores,
+  options: { onStoreFailure: OnStoreFailure; subject?: string },
+) {
+  const subject = options.subject ?? 'this key';
+  const counter = stores.counter(scope, windows, options.onStoreFailure);
+  const windowSeconds = windows.map((window) => Math.ceil(window.windowMs / 1000));
+  return async (_req: IncomingMessage, res: ServerResponse, principal: P): Promise<void> => {
+    const keys = windows.map((window) => window.keyOf(principal));
+    const limits = windows.map((window) => window.limitOf(principal));
+    const counted = await counter.hit(keys, limits);
+    for (let i = 0; i < counted.length; i++) {
+      const { name } = windows[i]!;
+      const limit = limits[i]!;
+      const { totalHits, resetTime } = counted[i]!;
+      const resetSeconds = Math.max(0, Math.ceil((resetTime - Date.now()) / 1000));
+      if (!res.headersSent) {
+        res.appendHeader('RateLimit', `"${name}"; r=${Math.max(limit - totalHits, 0)}; t=${resetSeconds}`);
+        res.appendHeader('RateLimit-Policy', `"${name}"; q=${limit}; w=${windowSeconds[i]}; pk=:${partitionKey(keys[i]!)}:`);
+      }
+      if (totalHits > limit) {
+        if (!res.headersSent) res.setHeader('Retry-After', String(resetSeconds));
+        countRateLimitRefusal(`${scope}:${name}`);
+        throw problems.rateLimited(`The per-${name} limit of ${subject} (${limit} requests) is exhausted; retry in ${resetSeconds} seconds.`);
+      }
+    }
+  };
+}
+
+/** Partition keys already computed: as many as there are keys and accounts in use, bounded. */
+const partitionKeys = new Map<string, string>();
+const KEPT_PARTITION_KEYS = 10_000;
+
+/**
+ * The `pk` of a RateLimit-Policy member: express-rate-limit's, which names the key without revealing it (the first
+ * 12 hex digits of its SHA-256, in base64). Kept per key: the same few keys ask again and again.
+ */
+function partitionKey(key: string): string {
+  let pk = partitionKeys.get(key);
+  if (pk === undefined) {
+    if (partitionKeys.size >= KEPT_PARTITION_KEYS) partitionKeys.clear();
+    pk = Buffer.from(createHash('sha256').update(key).digest('hex').slice(0, 12)).toString('base64');
+    partitionKeys.set(key, pk);
+  }
+  return pk;
+}

@@ -1,0 +1,187 @@
+// The rate-limit counters in Redis (REDIS_URL), shared by every process: the stores of the OAuth sign-in throttles
+// (rate-limit-redis) and the window counters of the surfaces' limiters (one script a request). Apart from
+// server/limits/rate-limits.ts so that the Redis client (~1,150 modules, ~0.3 s of a start) is loaded only when REDIS_URL
+// is set: server/main.ts imports this module on demand, before connecting, so loading it is never inside the
+// bounded wait for Redis.
+import type { Logger } from 'pino';
+import { RedisStore } from 'rate-limit-redis';
+import { createClient, defineScript } from 'redis';
+import { errorMessage } from '../../db/connect.ts';
+import { guardCounter, guardStore, StoreFailures } from './limit-store-guard.ts';
+import { ACQUIRE_LEASE_SCRIPT, redisLeases, RENEW_LEASE_SCRIPT, type LeaseCommands } from './redis-leases.ts';
+import { DEFAULT_REDIS_KEY_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, type LimitStores } from './rate-limits.ts';
+import { withTimeout } from '../process/timeout.ts';
+import type { CountedWindow, WindowCounter } from './window-counters.ts';
+
+export interface RedisLimitOptions {
+  /** Prepended to every key, so that deployments sharing one Redis keep separate counts. */
+  keyPrefix?: string;
+  /** Bound on connecting and on every command; a command still unanswered then fails (and its limiter decides). */
+  timeoutMs?: number;
+  /** Where a failing store is reported (at most once a minute per limiter). */
+  logger?: Pick<Logger, 'warn'>;
+}
+
+/** The longest pause between reconnection attempts, so counters are shared again within seconds of Redis's return. */
+const MAX_RECONNECT_DELAY_MS = 1_000;
+
+/**
+ * Counters in Redis, shared by every process. Connecting is bounded: an unreachable Redis throws an Error whose
+ * message is one line naming it. Afterwards the client never queues commands while disconnected (they fail at
+ * once), every command has a deadline, and it reconnects by itself with a short back-off.
+ */
+export async function redisLimitStores(url: string, options: RedisLimitOptions = {}): Promise<LimitStores> {
+  const keyPrefix = options.keyPrefix ?? DEFAULT_REDIS_KEY_PREFIX;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS;
+  let started = false;
+  const client = createClient({
+    url,
+    scripts: { countWindows: COUNT_WINDOWS_SCRIPT, acquireLease: ACQUIRE_LEASE_SCRIPT, renewLease: RENEW_LEASE_SCRIPT },
+    disableOfflineQueue: true,
+    socket: {
+      connectTimeout: timeoutMs,
+      // At start-up the first failure is final (a clear exit beats a silent wait); later, retry for ever.
+      reconnectStrategy: (retries, cause) => (started ? Math.min(50 * 2 ** retries, MAX_RECONNECT_DELAY_MS) : cause),
+    },
+  });
+  client.on('error', () => {}); // failures surface on the commands themselves; avoid an unhandled 'error' event
+  await connectWithin(client, timeoutMs * 2, describeRedis(url));
+  started = true;
+  const failures = new StoreFailures();
+  const warn = options.logger ? options.logger.warn.bind(options.logger) : () => {};
+  const countWindows = (keys: string[], args: string[]) => withTimeout(client.countWindows(keys, args), timeoutMs, 'Redis');
+  const leaseCommands: LeaseCommands = {
+    acquire: (key, member, group, limit, ttlMs) => withTimeout(client.acquireLease(key, member, group, limit, ttlMs), timeoutMs, 'Redis'),
+    renew: (key, member, ttlMs) => withTimeout(client.renewLease(key, member, ttlMs), timeoutMs, 'Redis'),
+    release: (key, member) => withTimeout(client.zRem(key, member), timeoutMs, 'Redis'),
+    count: (key) => withTimeout(client.zCount(key, Date.now(), '+inf'), timeoutMs, 'Redis'),
+  };
+  return {
+    shared: true,
+    create: (scope, onFailure) =>
+      guardStore(new RedisStore({ sendCommand: (...args: string[]) => withTimeout(client.sendCommand(args), timeoutMs, 'Redis'), prefix: `${keyPrefix}${scope}:` }), {
+        scope,
+        onFailure,
+        failures,
+        warn,
+      }),
+    // Each window's keys are where a store of create(`${scope}:${name}`) keeps them.
+    counter: (scope, windows, onFailure) =>
+      guardCounter(
+        redisWindowCounter(
+          windows.map((window) => `${keyPrefix}${scope}:${window.name}:`),
+          windows.map((window) => window.windowMs),
+          countWindows,
+        ),
+        windows,
+        { scope, onFailure, failures, warn },
+      ),
+    // Counted in this process while Redis fails (server/limits/redis-leases.ts): reported like a limiter that fails open.
+    leases: (scope, ttlMs) => redisLeases(leaseCommands, `${keyPrefix}${scope}:`, leaseFailureReporter(scope, failures, warn), ttlMs),
+    failures,
+    ping: async (pingTimeoutMs) => {
+      await withTimeout(client.ping(), pingTimeoutMs, 'Redis');
+    },
+    close: async () => {
+      await client.close().catch(() => client.destroy());
+    },
+  };
+}
+
+/** Counts each lease taken in this process because Redis failed, and warns at most once a minute per scope. */
+function leaseFailureReporter(scope: string, failures: StoreFailures, warn: (details: object, message: string) => void) {
+  let lastWarning = -Infinity;
+  return (error: unknown) => {
+    failures.record(scope, 'allowed');
+    if (Date.now() - lastWarning < 60_000) return;
+    lastWarning = Date.now();
+    warn({ scope, reason: errorMessage(error) }, 'lease store failed: leases are counted in this process only');
+  };
+}
+
+/** What connecting needs of a client (whatever scripts it was created with). */
+interface RedisConnection {
+  connect(): Promise<unknown>;
+  on(event: 'error', listener: (error: unknown) => void): unknown;
+  off(event: 'error', listener: (error: unknown) => void): unknown;
+  readonly isOpen: boolean;
+  destroy(): void;
+}
+
+/**
+ * `work`, or a rejection once `timeoutMs` has passed. The client's own command timeout ends only the wait to be
+ * written, and its connect() retries for ever: this ends the wait for the reply, and for a connection.
+ */
+/** Connects, or throws an Error whose message is one line naming Redis and the reason. */
+async function connectWithin(client: RedisConnection, timeoutMs: number, name: string): Promise<void> {
+  let lastError: unknown;
+  const onError = (error: unknown) => (lastError = error);
+  client.on('error', onError);
+  try {
+    await withTimeout(client.connect(), timeoutMs, 'Redis');
+  } catch (error) {
+    if (client.isOpen) client.destroy();
+    throw new Error(`cannot reach ${name}: ${errorMessage(lastError ?? error)}`);
+  } finally {
+    client.off('error', onError);
+  }
+}
+
+/** Host, port and database of a Redis URL, never its password. */
+function describeRedis(url: string): string {
+  const parsed = URL.canParse(url) ? new URL(url) : undefined;
+  return parsed ? `Redis at ${parsed.host}${parsed.pathname.replace(/^\/$/, '')}` : 'Redis (REDIS_URL is not a valid URL)';
+}
+
+/**
+ * KEYS[i]: the count of window i; ARGV[2i-1]: its length in ms; ARGV[2i]: its limit. Returns the count and the
+ * milliseconds left of each window counted, flattened. Each window is rate-limit-redis's increment script (a count
+ * without an expiry starts a new window), so processes running either version share the same counts.
+ */
+export const COUNT_WINDOWS_SCRIPT = defineScript({
+  SCRIPT: `
+local reply = {}
+for i, key in ipairs(KEYS) do
+  local windowMs = tonumber(ARGV[2 * i - 1])
+  local msLeft = redis.call('PTTL', key)
+  local hits
+  if msLeft <= 0 then
+    redis.call('SET', key, 1, 'PX', windowMs)
+    hits, msLeft = 1, windowMs
+  else
+    hits = redis.call('INCR', key)
+  end
+  reply[#reply + 1] = hits
+  reply[#reply + 1] = msLeft
+  if hits > tonumber(ARGV[2 * i]) then break end
+end
+return reply`,
+  parseCommand(parser, keys: string[], args: string[]) {
+    parser.pushKeysLength(keys);
+    parser.push(...args);
+  },
+  transformReply: (reply: unknown) => reply as number[],
+});
+
+/** Counters in Redis: `run` sends the script (EVALSHA, loading it when Redis lacks it) and bounds the wait. */
+export function redisWindowCounter(
+  prefixes: readonly string[],
+  windowsMs: readonly number[],
+  run: (keys: string[], args: string[]) => Promise<number[]>,
+): WindowCounter {
+  const windowArgs = windowsMs.map(String);
+  return {
+    async hit(keys, limits) {
+      const args: string[] = [];
+      for (let i = 0; i < windowArgs.length; i++) args.push(windowArgs[i]!, String(limits[i]));
+      const reply = await run(
+        keys.map((key, i) => prefixes[i] + key),
+        args,
+      );
+      const now = Date.now();
+      const counted: CountedWindow[] = [];
+      for (let i = 0; i < reply.length; i += 2) counted.push({ totalHits: Number(reply[i]), resetTime: now + Number(reply[i + 1]) });
+      return counted;
+    },
+  };
+}

@@ -1,0 +1,165 @@
+// GET /api/exams/readiness/stream as server-sent events: a snapshot (or, with a recent Last-Event-ID, the moves missed
+// since), then each move of the student's readiness as the notification path announces it, read from the database
+// after the last version sent. A notification is only a wake-up call: one that is lost (the listening connection
+// dropped) is made up for when the listener says so, and the stream never sends a move twice or out of order.
+//
+// Fair share: the stream takes one of its account's open-stream places before it answers 200 (open-streams.ts), and
+// the streams of one student in this process read each move once, together (readiness-groups.ts). A stream ends when
+// its account is deleted or its credential revoked, in whichever process that happens.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createSession, type Session } from 'better-sse';
+import type { Db } from '../../db/connect.ts';
+import { currentReadinessVersion } from '../../db/queries/readiness.ts';
+import { trackSseStream } from '../../server/process/metrics.ts';
+import type { OpenStreams, StreamHolder, StreamRevocation } from './open-streams.ts';
+import type { ReadinessGroups } from './readiness-groups.ts';
+import { movesSince, upcomingReadiness, type Student } from './readiness.ts';
+
+export interface StreamSettings {
+  /** Between two heartbeat comments. */
+  heartbeatMs: number;
+  /** A stream ends after this long (`max_duration_reached`); the client reconnects with Last-Event-ID. */
+  maxDurationMs: number;
+}
+
+export const DEFAULT_STREAM_SETTINGS: StreamSettings = { heartbeatMs: 15_000, maxDurationMs: 15 * 60_000 };
+
+/** What EventSource waits before it reconnects, sent as the stream's `retry:`. */
+const RECONNECT_MS = 2_000;
+
+/**
+ * A Last-Event-ID further behind than this many moves gets a fresh snapshot (`missed: true`) instead of the replay:
+ * the snapshot costs one bounded statement (at most STREAMED_EXAMS exams), a replay from an old id grows with every
+ * exam the student ever had. A day of steady study is well under a hundred moves.
+ */
+export const MAX_REPLAYED_MOVES = 100;
+
+const ENDINGS = {
+  service_restarting: 'The service is restarting. Reconnect with Last-Event-ID; the moves made meanwhile follow.',
+  max_duration_reached: 'The stream was open as long as one stream may be. Reconnect with Last-Event-ID; nothing is missed.',
+  service_unavailable: 'The database did not answer. Reconnect with Last-Event-ID in a moment.',
+  account_deleted: 'The account was deleted. Do not reconnect.',
+  credential_revoked: 'The access token or API key this stream was opened with was revoked (signed out, access withdrawn, key revoked, password changed). Reconnect only with a valid credential.',
+} as const;
+
+type Ending = keyof typeof ENDINGS;
+
+const REVOCATION_ENDINGS: Record<StreamRevocation, Ending> = {
+  account_deleted: 'account_deleted',
+  credential_revoked: 'credential_revoked',
+  // Its place was not renewed in time (the database was unreachable): like a database failure, reconnect.
+  lease_lost: 'service_unavailable',
+};
+
+export interface ReadinessStream {
+  req: IncomingMessage;
+  res: ServerResponse;
+  db: Db;
+  /** This process's readiness streams by student, which read each move once for all of one student's streams. */
+  groups: ReadinessGroups;
+  /** The account's open-stream places, and the end of the stream when its credential goes. */
+  openStreams: OpenStreams;
+  settings: StreamSettings;
+  /** The student, and the credential the stream was opened with. */
+  student: Student & StreamHolder;
+  /** The Last-Event-ID header, validated by the spec (digits). */
+  lastEventId: string | undefined;
+  now: () => Date;
+  /** Aborted when the process stops: the stream ends with `service_restarting`. */
+  streamsEnd: AbortSignal;
+  onError: (error: unknown) => void;
+}
+
+/** Resolves once the stream has ended, whoever ended it. */
+export async function streamReadiness(s: ReadinessStream): Promise<void> {
+  // Until the stream follows moves, a revocation is kept and ends it as soon as it starts.
+  let revoked: StreamRevocation | undefined;
+  let onRevoked: (why: StreamRevocation) => void = (why) => (revoked = why);
+  // Refusals (too many streams: 429; the database down: 503) come before the 200.
+  const place = await s.openStreams.take(s.student, 'readiness', (why) => onRevoked(why));
+  try {
+    const opening = await openingEvents(s);
+    const session = await createSession(s.req, s.res, { retry: RECONNECT_MS, keepAlive: s.settings.heartbeatMs });
+    trackSseStream(s.res);
+    if (s.req.method === 'HEAD') return void s.res.end();
+    await followMoves(s, session, opening, (end) => {
+      onRevoked = (why) => end(REVOCATION_ENDINGS[why]);
+      if (revoked) onRevoked(revoked);
+    });
+  } finally {
+    await place.release();
+  }
+}
+
+interface Opening {
+  /** The version the client holds once these events are sent. */
+  version: number;
+  send: (session: Session) => void;
+}
+
+/** A snapshot, or with a Last-Event-ID this server sent at most MAX_REPLAYED_MOVES moves ago, the moves since it. */
+async function openingEvents(s: ReadinessStream): Promise<Opening> {
+  const userId = s.student.user_id;
+  const current = await currentReadinessVersion(s.db, userId);
+  const resumeFrom = s.lastEventId === undefined ? undefined : Number(s.lastEventId);
+  if (resumeFrom !== undefined && resumeFrom <= current && current - resumeFrom <= MAX_REPLAYED_MOVES) {
+    const moves = await movesSince(s.db, userId, resumeFrom);
+    return {
+      version: moves.at(-1)?.version ?? resumeFrom,
+      send: (session) => moves.forEach(({ version, ...move }) => session.push(move, 'readiness', String(version))),
+    };
+  }
+  const at = s.now();
+  const exams = await upcomingReadiness(s.db, s.student, at);
+  const snapshot = { at: at.toISOString(), missed: resumeFrom !== undefined, exams };
+  return { version: current, send: (session) => session.push(snapshot, 'snapshot', String(current)) };
+}
+
+/**
+ * Sends the opening events, then, in the student's group, the moves after the last version sent each time the group
+ * reads them, until the client leaves, the process stops, the stream's time is up, the credential goes or the
+ * database fails. `started` receives the call that ends the stream with a reason.
+ */
+function followMoves(s: ReadinessStream, session: Session, opening: Opening, started: (end: (code: Ending) => void) => void): Promise<void> {
+  const { res } = s;
+  return new Promise<void>((resolve) => {
+    let version = opening.version;
+    let ended = false;
+    let leave = () => {};
+
+    const end = (code?: Ending) => {
+      if (ended) return;
+      ended = true;
+      leave();
+      clearTimeout(expiry);
+      s.streamsEnd.removeEventListener('abort', restarting);
+      if (code && session.isConnected) session.push({ code, detail: ENDINGS[code] }, 'error', String(version));
+      res.end();
+      resolve();
+    };
+    const restarting = () => end('service_restarting');
+    const expiry = setTimeout(() => end('max_duration_reached'), s.settings.maxDurationMs);
+    s.streamsEnd.addEventListener('abort', restarting);
+    res.once('close', () => end());
+
+    opening.send(session);
+    leave = s.groups.join(s.student.user_id, {
+      get version() {
+        return version;
+      },
+      deliver(moves) {
+        for (const { version: moved, ...move } of moves) {
+          if (ended) return;
+          session.push(move, 'readiness', String(moved));
+          version = moved;
+        }
+      },
+      fail(error) {
+        s.onError(error);
+        end('service_unavailable');
+      },
+    });
+    started(end);
+    if (s.streamsEnd.aborted) restarting();
+  });
+}

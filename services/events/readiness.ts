@@ -1,0 +1,111 @@
+// Readiness moves, for the readiness stream. A change that may move a student's readiness calls readinessMoved() in
+// its own transaction: the readiness of the student's upcoming exams is computed there, compared with what was last
+// pushed, and each exam that moved is recorded under the student's next version number, announced on commit on the
+// notification path. Streams, in any process, then read what moved after the version they sent last; a client that
+// reconnects with that version as Last-Event-ID gets the same. Computing once per move, in the writer, keeps
+// streams cheap and makes every process send the same events with the same ids.
+import type { Db } from '../../db/connect.ts';
+import { findUpcomingPreparation } from '../../db/queries/exams.ts';
+import { awardXp } from '../../db/queries/xp.ts';
+import { lockStudent } from '../../db/student-transaction.ts';
+import { nextReadinessVersion, pushedReadiness, readinessMovedSince, recordReadiness } from '../../db/queries/readiness.ts';
+import { preparationOf, studyWindow } from '../exam-preparation.ts';
+import type { Readiness } from '../../domain/readiness.ts';
+import { localDate } from '../../domain/student-day.ts';
+import { readinessClaims } from '../../domain/xp.ts';
+import { notifyOnCommit } from '../../db/notifications.ts';
+
+/** The notification channel of readiness moves; the payload is `<user id>:<version>`. */
+export const READINESS_CHANNEL = 'readiness_moved';
+/** The stream covers this many exams from today on, nearest first (spec: ReadinessSnapshot). */
+export const STREAMED_EXAMS = 100;
+/** Components closer than this count as unchanged: a moment's decay of memory is not a move. */
+const COMPONENT_TOLERANCE = 0.0005;
+
+export interface Student {
+  user_id: string;
+  time_zone: string;
+}
+
+/** One exam as the stream shows it (spec: ExamReadinessState). */
+export interface ExamReadinessState {
+  exam_id: string;
+  subject: string;
+  exam_date: string;
+  readiness: Readiness;
+}
+
+/** One move as the stream sends it (spec: ReadinessMoved), under its version. */
+export interface ReadinessMove {
+  version: number;
+  at: string;
+  exams: ExamReadinessState[];
+  removed_exam_ids: string[];
+}
+
+/** The readiness of the student's exams from today on, nearest first, computed for `now` (one statement). */
+export async function upcomingReadiness(db: Db, student: Student, now: Date): Promise<ExamReadinessState[]> {
+  const { exams, study_days } = await findUpcomingPreparation(db, student.user_id, localDate(now, student.time_zone), studyWindow(now, student.time_zone), STREAMED_EXAMS);
+  return exams.map(({ id, subject, exam_date, ...facts }) => ({ exam_id: id, subject, exam_date, readiness: preparationOf(facts, study_days, now).readiness }));
+}
+
+/**
+ * Call inside the transaction of every change that may move the student's readiness. Takes the student's version
+ * row first: concurrent moves of one student wait here for each other, so each compares with what the one before
+ * recorded and sees its committed changes. An exam that moved up to a readiness milestone earns its xp here, once
+ * (domain/xp.ts). The student's lock comes before the version row; writers that start with studentTransaction hold
+ * it already, and taking it here keeps the order for any caller that did not.
+ */
+export async function readinessMoved(trx: Db, student: Student, at: Date): Promise<void> {
+  await lockStudent(trx, student.user_id);
+  const version = await nextReadinessVersion(trx, student.user_id);
+  const current = await upcomingReadiness(trx, student, at);
+  const pushed = new Map((await pushedReadiness(trx, student.user_id)).map((row) => [row.exam_id, row.state as ExamReadinessState]));
+  const moved = current.filter((state) => !sameState(pushed.get(state.exam_id), state));
+  const shown = new Set(current.map((state) => state.exam_id));
+  const removed = [...pushed.keys()].filter((examId) => !shown.has(examId));
+  for (const state of moved) await recordReadiness(trx, { exam_id: state.exam_id, user_id: student.user_id, version, state, moved_at: at });
+  for (const examId of removed) await recordReadiness(trx, { exam_id: examId, user_id: student.user_id, version, state: null, moved_at: at });
+  // Only exams that moved can have reached a milestone: the usual move (or none) costs no ledger query.
+  const today = localDate(at, student.time_zone);
+  for (const state of moved) {
+    for (const claim of readinessClaims(state.exam_id, state.readiness.percent, today)) await awardXp(trx, student.user_id, claim, at);
+  }
+  if (moved.length + removed.length > 0) await notifyOnCommit(trx, READINESS_CHANNEL, `${student.user_id}:${version}`);
+}
+
+/** The moves after `version`, oldest first; an exam that moved several times appears once, in its latest move. */
+export async function movesSince(db: Db, userId: string, version: number): Promise<ReadinessMove[]> {
+  const moves = new Map<number, ReadinessMove>();
+  for (const row of await readinessMovedSince(db, userId, version)) {
+    let move = moves.get(row.version);
+    if (!move) moves.set(row.version, (move = { version: row.version, at: row.moved_at.toISOString(), exams: [], removed_exam_ids: [] }));
+    if (row.state === null) move.removed_exam_ids.push(row.exam_id);
+    else move.exams.push(row.state as ExamReadinessState);
+  }
+  return [...moves.values()];
+}
+
+/** Parses a READINESS_CHANNEL payload. */
+export function parseMove(payload: string): { userId: string; version: number } | undefined {
+  const [userId, version] = payload.split(':');
+  const number = Number(version);
+  return userId && Number.isSafeInteger(number) ? { userId, version: number } : undefined;
+}
+
+/** Whether a student would see a difference: subject, date, percent, the counts, or a component that moved. */
+export function sameState(before: ExamReadinessState | undefined, after: ExamReadinessState): boolean {
+  if (!before) return false;
+  const [a, b] = [before.readiness, after.readiness];
+  const close = (x: number | null, y: number | null) => (x === null || y === null ? x === y : Math.abs(x - y) < COMPONENT_TOLERANCE);
+  return (
+    before.subject === after.subject &&
+    before.exam_date === after.exam_date &&
+    a.percent === b.percent &&
+    close(a.memory, b.memory) &&
+    close(a.coverage, b.coverage) &&
+    close(a.consistency, b.consistency) &&
+    // Key by key: jsonb does not keep the order of an object's keys.
+    (Object.keys(b.details) as Array<keyof Readiness['details']>).every((key) => a.details[key] === b.details[key])
+  );
+}

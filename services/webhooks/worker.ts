@@ -1,0 +1,112 @@
+// The delivery worker of a process in the worker role (the default role runs it beside the web server). Two loops:
+//   - the relay: every WEBHOOK_POLL_MS it fans new events out to deliveries (fan-out.ts), parked, then sweeps the
+//     parked deliveries (queue.ts): those whose endpoint can take an attempt now get a job (new ones, retries now
+//     due, endpoints whose breaker closed), a few per account at most;
+//   - pg-boss workers on the delivery queue, `attemptsPerProcess` of them (gate.ts), each taking one attempt job
+//     at a time (batchSize 1; each work() call is a polling worker of its own, the way pg-boss 10 runs jobs
+//     concurrently), so an attempt finishes on its own and a slow receiver holds one worker, never a batch. A worker
+//     that got a job looks for the next at once; an idle one polls every WEBHOOK_POLL_MS (at least 500, pg-boss's
+//     floor) and is woken when the relay sent jobs. pg-boss hands each job to one worker (SKIP LOCKED). This process
+//     also runs pg-boss's maintenance, which gives a job whose process died (kill -9, power loss) to another worker
+//     once it expires.
+// Before its first fetch, it sweeps once, so a delivery parked while no worker ran gets its job.
+// Each attempt is held by the process lifecycle, so a stop (SIGTERM) stops fetching, lets the attempts in flight
+// finish and record, then closes the database. A failing database is logged and retried; it never ends the process.
+import type { Logger } from 'pino';
+import type { Db } from '../../db/connect.ts';
+import { jobEngine, WEBHOOK_DELIVERY_QUEUE, WEBHOOK_DELIVERY_QUEUE_OPTIONS } from '../../db/job-queue.ts';
+import type { WebhookConfig } from '../../server/app/config.ts';
+import type { Lifecycle } from '../../server/process/lifecycle.ts';
+import type { SecretBox } from '../../server/auth/secret-box.ts';
+import { attemptDelivery } from './attempt.ts';
+import { DELIVERY_LIMITS, type DeliveryLimits } from './gate.ts';
+import { fanOutEvents } from './fan-out.ts';
+import { sweepParkedDeliveries, type AttemptJob } from './queue.ts';
+
+/** Beyond the attempt's own timeout, time to load and record it before its job expires and goes to another worker. */
+const EXPIRY_MARGIN_MS = 5_000;
+/** A job that failed for want of the database (not an attempt that failed: that one is recorded) is tried again. */
+const JOB_RETRIES = { retryLimit: 20, retryDelay: 5, retryBackoff: true } as const;
+
+export interface DeliveryWorker {
+  /** Stops fetching; resolves once the attempts in flight have finished. */
+  stop(): Promise<void>;
+}
+
+export function startDeliveryWorker(options: { db: Db; box: SecretBox; config: WebhookConfig; logger: Logger; lifecycle: Lifecycle; limits?: Partial<DeliveryLimits> }): DeliveryWorker {
+  const { db, config, logger, lifecycle } = options;
+  const limits: DeliveryLimits = { ...DELIVERY_LIMITS, ...options.limits };
+  const expireInSeconds = Math.ceil((2 * config.attemptTimeoutMs + EXPIRY_MARGIN_MS) / 1000);
+  // An endpoint's lease outlasts its attempt and the recording of it, and ends before the job expires, so the job
+  // pg-boss gives back after a process died finds the endpoint free (or its own lease: it keeps its id).
+  const leaseMs = config.attemptTimeoutMs + EXPIRY_MARGIN_MS;
+  // Maintenance (expiring the jobs of dead processes) runs as often as a job can expire, in one process at a time.
+  const boss = jobEngine(db, { supervise: true, maintenanceIntervalSeconds: expireInSeconds });
+  boss.on('error', (error) => logger.warn({ err: error }, 'webhook delivery could not reach the database; trying again'));
+  const sweepOptions = { limits, leaseMs };
+  let stopped = false;
+  const workerIds: string[] = [];
+  const stopping = () => stopped || lifecycle.draining;
+
+  const started = (async () => {
+    await boss.start();
+    // The queue's expiry follows this process's attempt timeout (the processes of one deployment share it).
+    await boss.updateQueue(WEBHOOK_DELIVERY_QUEUE, { ...WEBHOOK_DELIVERY_QUEUE_OPTIONS, ...JOB_RETRIES, expireInSeconds });
+    const swept = await sweepParkedDeliveries(db, sweepOptions);
+    if (swept.sent > 0) logger.info({ jobs: swept.sent }, 'parked webhook deliveries were given jobs');
+    for (let n = 0; n < limits.attemptsPerProcess; n++) {
+      const workerId: string = await boss.work<AttemptJob>(WEBHOOK_DELIVERY_QUEUE, { batchSize: 1, pollingIntervalSeconds: config.pollMs / 1000 }, async ([job]) => {
+        if (!job) return;
+        try {
+          await lifecycle.hold(attemptDelivery({ db, box: options.box, config, limits, leaseMs }, { jobId: job.id, deliveryId: job.data.delivery_id, due: new Date(job.data.due) }));
+        } catch (error) {
+          // pg-boss then fails the job, and retries it.
+          logger.warn({ err: error }, 'a webhook attempt could not be recorded; its job is tried again');
+          throw error;
+        }
+        // More jobs are likely waiting: look again at once rather than after the polling interval.
+        if (!stopping()) boss.notifyWorker(workerId);
+      });
+      workerIds.push(workerId);
+    }
+  })();
+  started.catch((error: unknown) => logger.error({ err: error }, 'webhook delivery could not start'));
+
+  let relayTimer: NodeJS.Timeout | undefined;
+  let relay: Promise<void> = Promise.resolve();
+  const scheduleRelay = (delayMs: number) => {
+    if (stopping()) return;
+    relayTimer = setTimeout(() => {
+      // Held, so a stop waits for the pass before the database closes.
+      relay = lifecycle.hold(
+        (async () => {
+          const handled = await fanOutEvents(db);
+          const swept = await sweepParkedDeliveries(db, sweepOptions);
+          return { more: handled > 0 || swept.more, sent: swept.sent };
+        })().then(
+          ({ more, sent }) => {
+            // Jobs were sent: idle workers look now rather than at their next poll.
+            if (sent > 0 && !stopping()) for (const id of workerIds) boss.notifyWorker(id);
+            scheduleRelay(more ? 0 : config.pollMs);
+          },
+          (error: unknown) => {
+            logger.warn({ err: error }, 'webhook fan-out could not reach the database; trying again');
+            scheduleRelay(config.pollMs);
+          },
+        ),
+      );
+    }, delayMs);
+  };
+  scheduleRelay(0);
+
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(relayTimer);
+      await relay;
+      await started.catch(() => {});
+      // Stops fetching and waits for the attempts in flight; the database is ours to close, not pg-boss's.
+      await boss.stop({ close: false, graceful: true, wait: true, timeout: 2 * config.attemptTimeoutMs + EXPIRY_MARGIN_MS });
+    },
+  };
+}
