@@ -10,7 +10,7 @@
 // - Cards and tasks are each spread as evenly as whole numbers allow, the remainder going to the earliest days
 //   (92 cards over 5 days: 19, 19, 18, 18, 18), tasks in order of due date; days with nothing left are dropped.
 // - New cards resume the day after the last day of the plan.
-import type { ActionItem, LoopDeck, LoopExam, LoopTask, NextAction } from './daily-loop.ts';
+import type { ActionItem, LoopDeck, LoopExam, LoopTask, NextAction } from './loop-facts.ts';
 import { plural, taskName } from './loop-wording.ts';
 import { addDays, daysBetween, localDate } from './student-day.ts';
 

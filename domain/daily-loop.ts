@@ -12,6 +12,7 @@
 import { DateTime } from 'luxon';
 import { planComeback, type ComebackPlan } from './comeback-plan.ts';
 import { describeSpan, inDays, plural, taskName } from './loop-wording.ts';
+import type { LoopDeck, LoopExam, LoopTask, NextAction } from './loop-facts.ts';
 import type { Readiness } from './readiness.ts';
 import { daysBetween, studentDay, type StudentDay } from './student-day.ts';
 
@@ -19,34 +20,6 @@ import { daysBetween, studentDay, type StudentDay } from './student-day.ts';
 export const URGENT_TASK_HOURS = 6;
 /** An exam this close (in days, by the student's calendar) makes exam prep the action when nothing else is due. */
 export const EXAM_PREP_DAYS = 14;
-
-export interface LoopTask {
-  id: string;
-  title: string;
-  course: string | null;
-  due_at: Date;
-}
-
-export interface LoopDeck {
-  id: string;
-  title: string;
-  /** Cards reviewed at least once whose next review is due now. */
-  due_reviews: number;
-  /** Of those, the ones that were already due before today began (the backlog of missed days). */
-  overdue_reviews: number;
-  /** Cards never reviewed yet (new material) that are due now. */
-  due_new: number;
-}
-
-export interface LoopExam {
-  id: string;
-  subject: string;
-  /** 'YYYY-MM-DD' in the student's zone. */
-  exam_date: string;
-  deck_ids: readonly string[];
-  /** Today's readiness, from readiness.ts. */
-  readiness: Readiness;
-}
 
 export interface LoopInputs {
   now: Date;
@@ -63,24 +36,6 @@ export interface LoopInputs {
   last_activity_before_today: Date | null;
   /** Whether the student has already studied today. */
   studied_today: boolean;
-}
-
-export type ActionKind = 'review_cards' | 'do_task' | 'prepare_exam' | 'rest' | 'start_something';
-
-export interface ActionItem {
-  type: 'task' | 'deck' | 'exam';
-  id: string;
-  title: string;
-}
-
-export interface NextAction {
-  kind: ActionKind;
-  item: ActionItem | null;
-  /** Cards to review (review_cards), else null. */
-  card_count: number | null;
-  /** When the task is due (do_task), else null. */
-  due_at: string | null;
-  reason: string;
 }
 
 export interface ExamReadiness {

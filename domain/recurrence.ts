@@ -7,7 +7,7 @@
 // exist on a day (inside a spring-forward gap) moves forward by the gap, as luxon does.
 import { DateTime } from 'luxon';
 import rrule from 'rrule';
-import { LAST_INSTANT } from '../server/contract/formats.ts';
+import { LAST_INSTANT } from './instants.ts';
 import { datesBetween, EXHAUSTED, firstDateAfter, HORIZONS, periodsIn, SearchBudget } from './recurrence-search.ts';
 
 const { RRule } = rrule;

@@ -1,7 +1,7 @@
 // Which week the schedule shows, in the student's time zone. Pure: no I/O. Weeks are ISO 8601 weeks (Monday to
 // Sunday, week 1 holds the year's first Thursday); their bounds are local midnights turned into UTC instants.
 import { DateTime } from 'luxon';
-import { FIRST_INSTANT, LAST_INSTANT } from '../server/contract/formats.ts';
+import { FIRST_INSTANT, LAST_INSTANT } from './instants.ts';
 
 export interface Week {
   /** The ISO week, `2026-W48`. */

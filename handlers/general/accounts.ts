@@ -7,7 +7,7 @@ import { deleteAccount, setPasswordHash } from '../../db/queries/users.ts';
 import { AccountTaken, createAccount as insertNewAccount } from '../../server/auth/accounts.ts';
 import { hashPassword } from '../../server/auth/passwords.ts';
 import { passwordConfirmed, signedInFreshly } from '../../server/auth/reauthentication.ts';
-import { createExportLimits, holdExportLease, type ExportSettings } from '../../services/exports/export-limits.ts';
+import { holdExportLease, type ExportSettings } from '../../services/exports/export-limits.ts';
 import { DownloadStopped, downloadWriter } from '../../server/http/download.ts';
 import { openSpool, type Spool } from '../../server/http/spool.ts';
 import { problems } from '../../server/http/problems.ts';
@@ -69,9 +69,6 @@ export const deleteMyAccount: GeneralHandlers['deleteMyAccount'] = async ({ prin
 /** The layout version of the export document (AccountExport.format_version). */
 const EXPORT_FORMAT_VERSION = '1';
 
-/** The process's export bounds when the app is given none (services/exports/export-limits.ts). */
-const PROCESS_EXPORTS = createExportLimits();
-
 /**
  * The account export (AccountExport in the spec), streamed. One per student at a time (the lease, taken first), a few
  * per process reading the database at once (a reading slot). The database is read into a temporary file at its own
@@ -79,7 +76,7 @@ const PROCESS_EXPORTS = createExportLimits();
  * is sent the file as it grows. The profile is read before the first byte, so a database that is down is still a 503
  * problem; once the 200 has started, any failure ends the connection without the transfer's last chunk, and is logged.
  */
-export const exportMyAccount: GeneralHandlers['exportMyAccount'] = async ({ principal }, { db, now, lifecycle, exports = PROCESS_EXPORTS }, { req, res }) => {
+export const exportMyAccount: GeneralHandlers['exportMyAccount'] = async ({ principal }, { db, now, lifecycle, exports }, { req, res }) => {
   const { settings } = exports;
   const lease = await holdExportLease(db, principal.user_id, settings.leaseSeconds, req.log);
   if ('retryAfterSeconds' in lease) throw problems.exportInProgress(lease.retryAfterSeconds);

@@ -22,13 +22,12 @@ import { listUpcomingExams } from '../../db/queries/exams.ts';
 import { findDeck } from '../../db/queries/flashcards.ts';
 import { listOpenTasks } from '../../db/queries/tasks.ts';
 import { listDueDecks } from '../../db/queries/today.ts';
-import { createAiQueue, REPLY_RETRY_AFTER_SECONDS, type AiQueue, type Reservation, type Slot } from '../../services/ai/queue.ts';
+import { REPLY_RETRY_AFTER_SECONDS, type Reservation, type Slot } from '../../services/ai/queue.ts';
 import type { GeneralPrincipal } from '../../server/auth/principal.ts';
 import { problems } from '../../server/http/problems.ts';
 import { page, timeIdCursor } from '../../server/http/cursor.ts';
 import { daysBetween, localDate } from '../../domain/student-day.ts';
 import { recentTurns } from '../../services/ai/tutor/history.ts';
-import { localTutor } from '../../services/ai/tutor/local.ts';
 import { clientDisconnect, openReplyStream, relayReply, waitForSlot, type ReplyStream } from './ai-reply-stream.ts';
 import { cutAtWord } from '../../services/ai/tutor/topic.ts';
 import type { Focus, StudentFacts } from '../../services/ai/tutor/types.ts';
@@ -39,21 +38,18 @@ const HISTORY_MESSAGES = 20;
 /** Decks, exams and tasks the tutor is told about, each. */
 const FACTS_PER_KIND = 3;
 const TITLE_CHARS = 80;
-const BUILT_IN_TUTOR = localTutor();
-/** The process's generation slots when the app is built without its own (server/main.ts passes the configured one). */
-const PROCESS_QUEUE = createAiQueue();
 
 type ChatRequest = Schemas['TutorChatRequest'];
 
 type ChatArguments = Parameters<GeneralHandlers['streamTutorChat']>;
 
 export const streamTutorChat: GeneralHandlers['streamTutorChat'] = async (input, context, io) => {
-  const aiQueue = context.aiQueue ?? PROCESS_QUEUE;
+  const { aiQueue } = context;
   // The account's place comes first, before any read: a refused request costs one count and stores nothing.
   const reservation = await aiQueue.reserve({ account: input.principal.user_id, plan: input.principal.plan, conversation: input.body.conversation_id });
   if (reservation.kind === 'refused') throw tooManyReplies(reservation);
   try {
-    await queueAndReply(input, { ...context, aiQueue }, io);
+    await queueAndReply(input, context, io);
   } finally {
     reservation.lease.release();
   }
@@ -62,7 +58,7 @@ export const streamTutorChat: GeneralHandlers['streamTutorChat'] = async (input,
 /** Waits for a generation slot (telling the client its place), then streams the reply and stores both messages. */
 async function queueAndReply(
   { body, principal }: ChatArguments[0],
-  { db, now: clock, lifecycle, tutor = BUILT_IN_TUTOR, aiQueue }: ChatArguments[1] & { aiQueue: AiQueue },
+  { db, now: clock, lifecycle, tutor, aiQueue }: ChatArguments[1],
   { req, res }: ChatArguments[2],
 ): Promise<void> {
   const userId = principal.user_id;

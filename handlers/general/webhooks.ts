@@ -10,12 +10,10 @@ import {
   findDelivery,
   findEndpoint,
   findEndpointSecret,
-  findEndpointSecretsForUpdate,
   insertEndpoint,
   listDeliveries,
   listEndpoints,
   lockEndpointsOf,
-  replaceEndpointSecret,
   updateEndpoint,
   type DeliveryRow,
   type EndpointOwner,
@@ -26,10 +24,11 @@ import { readScopesOf } from '../../services/events/read-scopes.ts';
 import { lockLiveGrant } from '../../db/queries/oauth.ts';
 import type { GeneralPrincipal } from '../../server/auth/principal.ts';
 import { REALM, requireScopes } from '../../server/auth/scopes.ts';
-import type { HandlerContext, WebhookEndpointSettings } from '../../server/contract/handler-types.ts';
+import { endpointStatus, rotateSecret } from '../../services/webhooks/endpoints.ts';
+import type { WebhookEndpointSettings } from '../../services/webhooks/endpoint-settings.ts';
 import { problems } from '../../server/http/problems.ts';
 import { resendDelivery, scheduleDelivery } from '../../services/webhooks/queue.ts';
-import { createWebhookSecret, openEndpointSecret, sealEndpointSecret, SECRET_ROTATION_OVERLAP_MS } from '../../services/webhooks/secrets.ts';
+import { createWebhookSecret, openEndpointSecret, sealEndpointSecret } from '../../services/webhooks/secrets.ts';
 import { assertDeliverableUrl, UndeliverableUrlError, type TargetOptions } from '../../services/webhooks/target-address.ts';
 import { page, timeIdCursor } from '../../server/http/cursor.ts';
 import { idempotently } from '../../server/http/idempotency.ts';
@@ -48,7 +47,7 @@ export const listWebhookEndpoints: GeneralHandlers['listWebhookEndpoints'] = asy
 
 export const createWebhookEndpoint: GeneralHandlers['createWebhookEndpoint'] = async ({ headers, body, principal }, context) => {
   const { db, now } = context;
-  const { secrets, targets } = webhookSettings(context);
+  const { secrets, targets } = context.webhooks;
   const at = now();
   const owner = { user_id: principal.user_id };
   requireScopes(principal, readScopesOf(body.event_types));
@@ -78,7 +77,7 @@ export const getWebhookEndpoint: GeneralHandlers['getWebhookEndpoint'] = async (
 };
 
 export const updateWebhookEndpoint: GeneralHandlers['updateWebhookEndpoint'] = async ({ path, body, principal }, context) => {
-  const { targets } = webhookSettings(context);
+  const { targets } = context.webhooks;
   if (body.event_types) requireScopes(principal, readScopesOf(body.event_types));
   if (body.url !== undefined) await assertUrl(body.url, targets);
   const row = await context.db.transaction().execute(async (trx) => {
@@ -98,7 +97,7 @@ export const deleteWebhookEndpoint: GeneralHandlers['deleteWebhookEndpoint'] = a
 };
 
 export const rotateWebhookEndpointSecret: GeneralHandlers['rotateWebhookEndpointSecret'] = async ({ path, principal }, context) => {
-  const { secrets } = webhookSettings(context);
+  const { secrets } = context.webhooks;
   const { row, secret } = await rotateSecret(context.db, secrets, { user_id: principal.user_id }, path.endpoint_id, context.now());
   if (!row) throw noEndpoint();
   return { status: 200, body: { ...endpointBody(row), secret }, headers: NO_STORE };
@@ -131,30 +130,6 @@ export const resendWebhookDelivery: GeneralHandlers['resendWebhookDelivery'] = a
     return { status: 202 as const, body: deliveryBody((await findDelivery(trx, endpoint.id, path.delivery_id))!) };
   });
 };
-
-/**
- * A new current secret for an endpoint of `owner`; the one it replaces signs beside it for 24 hours. Also the CLI's
- * rotation of an app's endpoint. `row` is undefined when `owner` has no such endpoint.
- */
-export async function rotateSecret(db: Db, secrets: WebhookEndpointSettings['secrets'], owner: EndpointOwner, endpointId: string, at: Date) {
-  return db.transaction().execute(async (trx) => {
-    const current = await findEndpointSecretsForUpdate(trx, owner, endpointId);
-    if (!current) return { row: undefined, secret: undefined };
-    const secret = createWebhookSecret();
-    const row = await replaceEndpointSecret(
-      trx,
-      owner,
-      endpointId,
-      {
-        secret_sealed: sealEndpointSecret(secrets, endpointId, secret),
-        previous_secret_sealed: current.secret_sealed,
-        previous_secret_expires_at: new Date(at.getTime() + SECRET_ROTATION_OVERLAP_MS),
-      },
-      at,
-    );
-    return { row, secret };
-  });
-}
 
 /** The endpoint's current secret in the clear, to show to its owner. */
 async function currentSecret(db: Db, secrets: WebhookEndpointSettings['secrets'], owner: EndpointOwner, endpointId: string): Promise<string> {
@@ -192,17 +167,6 @@ async function assertUrl(url: string, targets: TargetOptions): Promise<void> {
     if (error instanceof UndeliverableUrlError) throw problems.undeliverableUrl(error.code, error.message);
     throw error;
   }
-}
-
-/** The general surface is always built with webhook settings (AppDeps requires them); the partner surface has none. */
-function webhookSettings(context: HandlerContext): WebhookEndpointSettings {
-  if (!context.webhooks) throw new Error('the general surface was built without webhook settings');
-  return context.webhooks;
-}
-
-export function endpointStatus(row: Pick<EndpointRow, 'enabled' | 'disabled_reason'>): Schemas['WebhookEndpoint']['status'] {
-  if (row.enabled) return 'enabled';
-  return row.disabled_reason === 'failing' ? 'disabled_failing' : 'disabled';
 }
 
 export function endpointBody(row: EndpointRow): Schemas['WebhookEndpoint'] {

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { Db } from '../../db/connect.ts';
 import { findClient } from '../../db/queries/oauth.ts';
 import { deleteEndpoint, findClientEndpoint, insertEndpoint, updateEndpoint, type EndpointRow } from '../../db/queries/webhooks.ts';
-import { endpointStatus, rotateSecret } from '../../handlers/general/webhooks.ts';
+import { endpointStatus, rotateSecret } from '../../services/webhooks/endpoints.ts';
 import { bundledSpecFile } from '../../server/contract/bundled-specs.ts';
 import { loadConfig } from '../../server/app/config.ts';
 import { secretBox } from '../../server/auth/secret-box.ts';

@@ -12,7 +12,7 @@ import type { Tutor } from '../../services/ai/tutor/types.ts';
 import type { AiQueue } from '../../services/ai/queue.ts';
 import type { ExportLimits } from '../../services/exports/export-limits.ts';
 import type { AccessTokenIssuer } from '../auth/access-tokens.ts';
-import type { WebhookEndpointSettings } from '../contract/handler-types.ts';
+import type { WebhookEndpointSettings } from '../../services/webhooks/endpoint-settings.ts';
 import { authFailureLimit } from '../limits/auth-failure-limit.ts';
 import { apiRequests, BODY_METHODS } from '../http/api-requests.ts';
 import { clientAddressBy } from '../http/client-address.ts';

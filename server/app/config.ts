@@ -6,6 +6,9 @@ import { DEFAULT_REDIS_KEY_PREFIX, DEFAULT_REDIS_TIMEOUT_MS } from '../limits/ra
 import { DEFAULT_STREAM_SETTINGS, type StreamSettings } from '../../services/events/readiness-stream.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../http/request-timeout.ts';
 import { SECRETS_KEY_BYTES } from '../auth/secret-box.ts';
+import { ConfigError } from '../process/config-error.ts';
+import type { AiService } from '../../services/ai/tutor/index.ts';
+import type { WebhookConfig } from '../../services/webhooks/delivery-config.ts';
 
 export interface Config {
   port: number;
@@ -44,7 +47,7 @@ export interface Config {
   /** The readiness stream's heartbeat interval and longest duration (services/events/readiness-stream.ts). */
   streams: StreamSettings;
   /** An OpenAI-compatible chat-completions service for the AI tutor; absent: the built-in local tutor. */
-  ai: { baseUrl: string; apiKey: string; model: string } | undefined;
+  ai: AiService | undefined;
   /** The Standard Webhooks secret (`whsec_…`) the payment provider signs its events with; absent: none are accepted. */
   paymentProviderSecret: string | undefined;
   /** Replies generated at once by this process, and requests that may wait for a slot (contract accounts first). */
@@ -54,18 +57,6 @@ export interface Config {
   webhooks: WebhookConfig;
 }
 
-export interface WebhookConfig {
-  /** WEBHOOK_ALLOW_PRIVATE_TARGETS=1: endpoints may be plain http and resolve to private or loopback addresses. */
-  allowPrivateTargets: boolean;
-  /** One attempt, connect to response, in ms (10 s; tests shorten it). */
-  attemptTimeoutMs: number;
-  /** Test-only: multiplies every retry delay and the three days after which a failing endpoint is disabled. */
-  retryScale: number;
-  /** How often a worker looks for due deliveries and new events, in ms. */
-  pollMs: number;
-}
-
-export class ConfigError extends Error {}
 
 /** The model asked for when AI_MODEL is not set. */
 const DEFAULT_AI_MODEL = 'gpt-4o-mini';

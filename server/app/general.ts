@@ -3,20 +3,22 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
-import type { AiQueue } from '../../services/ai/queue.ts';
-import type { ExportLimits } from '../../services/exports/export-limits.ts';
+import { createAiQueue, type AiQueue } from '../../services/ai/queue.ts';
+import { createExportLimits, type ExportLimits } from '../../services/exports/export-limits.ts';
 import type { Notifications } from '../../db/notifications.ts';
 import { openStreams } from '../../services/events/open-streams.ts';
 import { readinessGroups } from '../../services/events/readiness-groups.ts';
 import type { StreamSettings } from '../../services/events/readiness-stream.ts';
 import type { Lifecycle } from '../process/lifecycle.ts';
+import { localTutor } from '../../services/ai/tutor/local.ts';
 import type { Tutor } from '../../services/ai/tutor/types.ts';
+import type { GeneralContext } from '../../handlers/general/context.ts';
 import { generalHandlers } from '../../handlers/general/index.ts';
 import type { AccessTokenIssuer } from '../auth/access-tokens.ts';
 import { credentialCarriers } from '../auth/credential-carriers.ts';
 import type { AuthFailureLimit } from '../limits/auth-failure-limit.ts';
 import { passwordAttempts } from '../auth/password-attempts.ts';
-import type { WebhookEndpointSettings } from '../contract/handler-types.ts';
+import type { WebhookEndpointSettings } from '../../services/webhooks/endpoint-settings.ts';
 import type { ClientAddress } from '../http/client-address.ts';
 import { loadSurfaceContract, type Contract } from '../contract/contract.ts';
 import { requestPath } from '../http/request-target.ts';
@@ -44,9 +46,9 @@ export interface GeneralDeps {
   tutor?: Tutor;
   /** PAYMENT_PROVIDER_SECRET; absent: payment provider events are refused. */
   paymentProviderSecret?: string;
-  /** Generation slots for POST /api/ai/chat; absent: the process's default queue. */
+  /** Generation slots for POST /api/ai/chat; absent: a queue of the default size, in this process's memory. */
   aiQueue?: AiQueue;
-  /** The account export's bounds; absent: the process's defaults. */
+  /** The account export's bounds; absent: the defaults. */
   exports?: ExportLimits;
   /** Carries readiness moves between processes to the readiness streams, and principal changes to the kept principals. */
   notifications: Notifications;
@@ -65,7 +67,7 @@ export async function general(deps: GeneralDeps) {
     open: openStreams(deps.db, deps.notifications, { onError: (error) => deps.logger.warn({ err: error }, 'could not renew or check the open streams; retried at the next change or renewal') }),
     readiness: readinessGroups(deps.db, deps.notifications),
   };
-  const serve = serveSurface<GeneralPrincipal>({
+  const serve = serveSurface<GeneralPrincipal, GeneralContext>({
     contract,
     authenticators: generalAuthenticators(deps.db, deps.tokens, deps.logger, deps.now, deps.notifications),
     challenge: (failure) => (failure === 'invalid' ? `${REALM}, error="invalid_token"` : REALM),
@@ -83,7 +85,19 @@ export async function general(deps: GeneralDeps) {
     authorize: authorizeScopes,
     limit,
     handlers: generalHandlers,
-    context: { db: deps.db, now: deps.now, lifecycle: deps.lifecycle, passwordAttempts: passwordAttempts(deps.limitStores), apiVersion: contract.definition.info.version, webhooks: deps.webhooks, streams, ...(deps.tutor ? { tutor: deps.tutor } : {}), ...(deps.paymentProviderSecret ? { paymentProviderSecret: deps.paymentProviderSecret } : {}), ...(deps.aiQueue ? { aiQueue: deps.aiQueue } : {}), ...(deps.exports ? { exports: deps.exports } : {}) },
+    context: {
+      db: deps.db,
+      now: deps.now,
+      lifecycle: deps.lifecycle,
+      apiVersion: contract.definition.info.version,
+      tutor: deps.tutor ?? localTutor(),
+      aiQueue: deps.aiQueue ?? createAiQueue(),
+      exports: deps.exports ?? createExportLimits(),
+      streams,
+      webhooks: deps.webhooks,
+      passwordAttempts: passwordAttempts(deps.limitStores),
+      ...(deps.paymentProviderSecret ? { paymentProviderSecret: deps.paymentProviderSecret } : {}),
+    },
     ...(deps.onContractViolation ? { onContractViolation: deps.onContractViolation } : {}),
   });
   // The spec version each response was produced under (documented in the spec's Versioning section), errors included.

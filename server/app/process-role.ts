@@ -3,7 +3,7 @@
 //           need no second process;
 //   web     serve the API only (the events it writes wait in the outbox for a worker);
 //   worker  deliver webhooks only: no HTTP listener, any number of them beside any number of web processes.
-import { ConfigError } from './config.ts';
+import { ConfigError } from '../process/config-error.ts';
 
 export type ProcessRole = 'all' | 'web' | 'worker';
 const ROLES: readonly ProcessRole[] = ['all', 'web', 'worker'];

@@ -5,7 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError, type Config } from './config.ts';
+import type { Config } from './config.ts';
+import { ConfigError } from '../process/config-error.ts';
 import { SECRETS_KEY_BYTES } from '../auth/secret-box.ts';
 
 export const SECRETS_KEY_FILE = 'secrets.key';

@@ -6,16 +6,17 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JWK } from 'jose';
-import type { Db } from '../../db/connect.ts';
 import { listSigningKeys, rotateSigningKeys } from '../../db/queries/signing-keys.ts';
-import { ConfigError, type Config } from '../app/config.ts';
+import type { Db, DbTarget } from '../../db/connect.ts';
+import { ConfigError } from '../process/config-error.ts';
 import { secretBox } from './secret-box.ts';
 import { ACCESS_TOKEN_TTL_SECONDS } from './access-tokens.ts';
 import { loadSigningKey, storedSigningKeys, type SigningKeys, type SigningKeyStore, type StoredKey } from './signing-keys.ts';
 
 export const SIGNING_KEYS_FILE = 'signing-keys.json';
 
-type KeyConfig = Pick<Config, 'database' | 'jwtPrivateKey' | 'secretsKey'>;
+/** The settings (server/app/config.ts) that say where signing keys come from. */
+type KeyConfig = { database: DbTarget; jwtPrivateKey: string | undefined; secretsKey: Buffer | undefined };
 
 /** Where this configuration's signing keys come from; a ConfigError when it cannot keep them safely. */
 export function signingKeySource(config: KeyConfig): 'JWT_PRIVATE_KEY' | 'DATA_DIR' | 'database' {

@@ -3,13 +3,11 @@
 import type { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
+import { FIRST_INSTANT, LAST_INSTANT } from '../../domain/instants.ts';
 
 // ajv-formats is CommonJS; under ESM its function is the default export's default.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
-/** The first and last instants the service takes: the years 0001 to 9999 (UTC), which PostgreSQL and RFC 3339 share. */
-export const FIRST_INSTANT = -62_135_596_800_000; // 0001-01-01T00:00:00.000Z
-export const LAST_INSTANT = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
 
 /**
  * An RFC 3339 date-time that JavaScript reads as written and that lies in the years 0001–9999 in UTC: `23:59:60`

@@ -3,16 +3,7 @@
 // body that does not match the documented response fails `npm run typecheck`.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Db } from '../../db/connect.ts';
-import type { Tutor } from '../../services/ai/tutor/types.ts';
-import type { AiQueue } from '../../services/ai/queue.ts';
-import type { OpenStreams } from '../../services/events/open-streams.ts';
-import type { ReadinessGroups } from '../../services/events/readiness-groups.ts';
-import type { StreamSettings } from '../../services/events/readiness-stream.ts';
-import type { ExportLimits } from '../../services/exports/export-limits.ts';
 import type { Lifecycle } from '../process/lifecycle.ts';
-import type { PasswordAttempts } from '../auth/password-attempts.ts';
-import type { SecretBox } from '../auth/secret-box.ts';
-import type { TargetOptions } from '../../services/webhooks/target-address.ts';
 
 interface OperationShape {
   parameters: { query?: unknown; path?: unknown; header?: unknown };
@@ -46,6 +37,7 @@ export interface HandlerInput<O extends OperationShape, Defaulted extends Proper
   principal: Principal;
 }
 
+/** What every surface gives its handlers; a surface with more (the general one) extends it with its own type. */
 export interface HandlerContext {
   db: Db;
   now: () => Date;
@@ -53,43 +45,20 @@ export interface HandlerContext {
   lifecycle: Lifecycle;
   /** The surface's contract version (`info.version` of its spec). */
   apiVersion: string;
-  /** The general surface's AI tutor (from AI_* settings); absent: the built-in local tutor. */
-  tutor?: Tutor;
-  /** The secret payment provider events are signed with (PAYMENT_PROVIDER_SECRET); absent: none are accepted. */
-  paymentProviderSecret?: string;
-  /** The general surface's AI generation slots (AI_MAX_*); absent: the process's default queue. */
-  aiQueue?: AiQueue;
-  /** The account export's bounds (EXPORT_*); absent: the process's defaults. */
-  exports?: ExportLimits;
-  /**
-   * The general surface's live streams: their timing, the account's open-stream places (one bound for every kind of
-   * stream), and the readiness streams of this process grouped by student.
-   */
-  streams?: { settings: StreamSettings; open: OpenStreams; readiness: ReadinessGroups };
-  /** The general surface's webhook endpoint settings; the partner surface has none. */
-  webhooks?: WebhookEndpointSettings;
-  /** The general surface's count of password checks per account (server/auth/password-attempts.ts). */
-  passwordAttempts?: PasswordAttempts;
 }
 
-/** What managing webhook endpoints needs: the box that seals their signing secrets, and where they may point. */
-export interface WebhookEndpointSettings {
-  secrets: SecretBox;
-  targets: TargetOptions;
-}
-
-export type Handler<O extends OperationShape, Defaulted extends PropertyKey, Principal> = (
+export type Handler<O extends OperationShape, Defaulted extends PropertyKey, Principal, Context extends HandlerContext> = (
   input: HandlerInput<O, Defaulted, Principal>,
-  context: HandlerContext,
+  context: Context,
 ) => Promise<HandlerResult<O>>;
 
 /**
  * Streaming operations write the response themselves, and only they may: a `text/event-stream` 200, or a download (a
  * 200 with `Content-Disposition`), whose document is written as it is read rather than built in memory first.
  */
-export type StreamingHandler<O extends OperationShape, Defaulted extends PropertyKey, Principal> = (
+export type StreamingHandler<O extends OperationShape, Defaulted extends PropertyKey, Principal, Context extends HandlerContext> = (
   input: HandlerInput<O, Defaulted, Principal>,
-  context: HandlerContext,
+  context: Context,
   http: { req: IncomingMessage; res: ServerResponse },
 ) => Promise<void>;
 
@@ -99,8 +68,8 @@ type IsStreaming<O extends OperationShape> = O['responses'] extends
   ? true
   : false;
 
-export type SurfaceHandlers<Operations extends { [K in keyof Operations]: OperationShape }, QueryDefaults, Principal> = {
+export type SurfaceHandlers<Operations extends { [K in keyof Operations]: OperationShape }, QueryDefaults, Principal, Context extends HandlerContext> = {
   [K in keyof Operations]: IsStreaming<Operations[K]> extends true
-    ? StreamingHandler<Operations[K], K extends keyof QueryDefaults ? QueryDefaults[K] & PropertyKey : never, Principal>
-    : Handler<Operations[K], K extends keyof QueryDefaults ? QueryDefaults[K] & PropertyKey : never, Principal>;
+    ? StreamingHandler<Operations[K], K extends keyof QueryDefaults ? QueryDefaults[K] & PropertyKey : never, Principal, Context>
+    : Handler<Operations[K], K extends keyof QueryDefaults ? QueryDefaults[K] & PropertyKey : never, Principal, Context>;
 };

@@ -20,7 +20,7 @@ import { rawBodyOf } from '../http/raw-body.ts';
  */
 export type AuthOutcome<P> = { principal: P } | { error: 'missing' | 'invalid'; detail?: string };
 
-export interface SurfaceOptions<P> {
+export interface SurfaceOptions<P, C extends HandlerContext = HandlerContext> {
   contract: Contract;
   /** One function per security scheme of the spec, by scheme name. */
   authenticators: Record<string, (req: IncomingMessage) => Promise<AuthOutcome<P>>>;
@@ -43,8 +43,8 @@ export interface SurfaceOptions<P> {
   limit: (req: IncomingMessage, res: ServerResponse, principal: P | undefined, operation: Operation) => Promise<void>;
   /** Why a method is refused on an existing path (appended to the 405 detail). */
   methodNotAllowedReason?: string;
-  handlers: Record<string, (input: any, context: HandlerContext, http: { req: IncomingMessage; res: ServerResponse }) => Promise<HandlerOutcome>>;
-  context: HandlerContext;
+  handlers: Record<string, (input: any, context: C, http: { req: IncomingMessage; res: ServerResponse }) => Promise<HandlerOutcome>>;
+  context: C;
   /** Called with each response that breaks the contract, when response validation is on. */
   onContractViolation?: (req: IncomingMessage, failures: string[]) => void;
 }
@@ -58,7 +58,7 @@ type HandlerOutcome = { status: number; body: unknown; headers?: Record<string, 
  */
 export type SurfaceHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
-export function serveSurface<P>(options: SurfaceOptions<P>): SurfaceHandler {
+export function serveSurface<P, C extends HandlerContext = HandlerContext>(options: SurfaceOptions<P, C>): SurfaceHandler {
   const { contract } = options;
   const api = contract.api;
 

@@ -20,7 +20,7 @@ import {
   insertAttempt,
   markEndpointFailing,
 } from '../../db/queries/deliveries.ts';
-import type { WebhookConfig } from '../../server/app/config.ts';
+import type { WebhookConfig } from './delivery-config.ts';
 import { envelopeOf, type EventType } from '../events/emit.ts';
 import { countDeliveryAttempt, observeWebhookAttempt, type DeliveryOutcome } from '../../server/process/metrics.ts';
 import type { SecretBox } from '../../server/auth/secret-box.ts';

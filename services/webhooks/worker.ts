@@ -15,7 +15,7 @@
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
 import { jobEngine, WEBHOOK_DELIVERY_QUEUE, WEBHOOK_DELIVERY_QUEUE_OPTIONS } from '../../db/job-queue.ts';
-import type { WebhookConfig } from '../../server/app/config.ts';
+import type { WebhookConfig } from './delivery-config.ts';
 import type { Lifecycle } from '../../server/process/lifecycle.ts';
 import type { SecretBox } from '../../server/auth/secret-box.ts';
 import { attemptDelivery } from './attempt.ts';

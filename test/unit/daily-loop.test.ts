@@ -1,6 +1,7 @@
 // The daily loop's planner on scenarios: pure inputs in, the whole plan out, no database.
 import assert from 'node:assert/strict';
-import { planDailyLoop, type LoopDeck, type LoopExam, type LoopInputs, type LoopTask } from '../../domain/daily-loop.ts';
+import { planDailyLoop, type LoopInputs } from '../../domain/daily-loop.ts';
+import type { LoopDeck, LoopExam, LoopTask } from '../../domain/loop-facts.ts';
 import { spread } from '../../domain/comeback-plan.ts';
 import { readiness } from '../../domain/readiness.ts';
 import { studentDay } from '../../domain/student-day.ts';

@@ -8,7 +8,7 @@ import pino from 'pino';
 import type { Db } from '../../db/connect.ts';
 import { markFannedOut, upsertDelivery } from '../../db/queries/deliveries.ts';
 import { revokeGrant } from '../../db/queries/oauth.ts';
-import type { WebhookConfig } from '../../server/app/config.ts';
+import type { WebhookConfig } from '../../services/webhooks/delivery-config.ts';
 import type { EventType } from '../../services/events/emit.ts';
 import { createLifecycle } from '../../server/process/lifecycle.ts';
 import { secretBox } from '../../server/auth/secret-box.ts';

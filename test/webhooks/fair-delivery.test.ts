@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import pino from 'pino';
 import type { Db } from '../../db/connect.ts';
 import { WEBHOOK_DELIVERY_QUEUE } from '../../db/job-queue.ts';
-import type { WebhookConfig } from '../../server/app/config.ts';
+import type { WebhookConfig } from '../../services/webhooks/delivery-config.ts';
 import { emitEvent } from '../../services/events/emit.ts';
 import { createLifecycle } from '../../server/process/lifecycle.ts';
 import { secretBox } from '../../server/auth/secret-box.ts';

@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { coverageTable, gapMessage, REPORT_FILE, type EventKindCoverage, type OperationCoverage } from '../test/support/coverage.ts';
+import { coverageTable, gapMessage, REPORT_FILE, type EventKindCoverage, type OperationCoverage } from './support/coverage.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const started = Date.now();

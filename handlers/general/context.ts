@@ -1,0 +1,31 @@
+// What the general surface gives its handlers beyond every surface's context: the services its operations share with
+// the CLI and the worker, built once by the composition root (server/app/general.ts).
+import type { AiQueue } from '../../services/ai/queue.ts';
+import type { Tutor } from '../../services/ai/tutor/types.ts';
+import type { OpenStreams } from '../../services/events/open-streams.ts';
+import type { ReadinessGroups } from '../../services/events/readiness-groups.ts';
+import type { StreamSettings } from '../../services/events/readiness-stream.ts';
+import type { ExportLimits } from '../../services/exports/export-limits.ts';
+import type { WebhookEndpointSettings } from '../../services/webhooks/endpoint-settings.ts';
+import type { PasswordAttempts } from '../../server/auth/password-attempts.ts';
+import type { HandlerContext } from '../../server/contract/handler-types.ts';
+
+export interface GeneralContext extends HandlerContext {
+  /** The AI tutor (from AI_* settings, else the built-in local tutor). */
+  tutor: Tutor;
+  /** The secret payment provider events are signed with (PAYMENT_PROVIDER_SECRET); absent: none are accepted. */
+  paymentProviderSecret?: string;
+  /** The AI generation slots and the accounts' places in them (AI_MAX_*). */
+  aiQueue: AiQueue;
+  /** The account export's bounds (EXPORT_*). */
+  exports: ExportLimits;
+  /**
+   * The live streams: their timing, the account's open-stream places (one bound for every kind of stream), and the
+   * readiness streams of this process grouped by student.
+   */
+  streams: { settings: StreamSettings; open: OpenStreams; readiness: ReadinessGroups };
+  /** Where webhook endpoints may point, and the box that seals their signing secrets. */
+  webhooks: WebhookEndpointSettings;
+  /** The count of password checks per account. */
+  passwordAttempts: PasswordAttempts;
+}
