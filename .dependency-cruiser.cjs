@@ -1,0 +1,114 @@
+// The import rules of the layers (npm run check:imports, and in CI): entry points (server/main.ts, server/app/,
+// scripts/) → handlers/ → services/ → db/ → domain/, with the platform folders server/{http,contract,process,limits,
+// auth,oauth}/ beside services. An import that runs upward, across surfaces or in a circle fails the check, so that
+// it is decided as a design question rather than slipped in as a shortcut. Type-only imports count: a type from a
+// higher layer couples the code as much as a value does. generated/ sits below everything and is allowed everywhere.
+//
+// Paths are relative to the folder the check runs in (the repository root). Only project folders are constrained:
+// npm packages and node: modules are free, so "imports only X" rules restrict `local` dependencies.
+
+const PLATFORM = '^server/(http|contract|process|limits|auth|oauth)/';
+// The composition root and the loose entry files (server/main.ts, server/start.mjs): nothing below them imports them.
+const ENTRY = ['^server/app/', '^server/[^/]+$', '^scripts/'];
+
+/** "Imports nothing of the project but these folders": packages and node: modules stay free, and an import of test/
+ *  is left to not-to-test, so that it is reported once. */
+function onlyTo(allowed) {
+  return { dependencyTypes: ['local'], pathNot: [...allowed, '^test/'] };
+}
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'domain-imports-only-domain',
+      comment: 'domain/ is pure study logic: no HTTP, no SQL, no other layer; only domain/ and the generated types.',
+      severity: 'error',
+      from: { path: '^domain/' },
+      to: onlyTo(['^domain/', '^generated/']),
+    },
+    {
+      name: 'db-imports-only-db-and-domain',
+      comment: 'db/ (queries, migrations, seeds) sits under everything but domain/: it never reaches up into the runtime.',
+      severity: 'error',
+      from: { path: '^db/' },
+      to: onlyTo(['^db/', '^domain/', '^generated/']),
+    },
+    {
+      name: 'platform-imports-only-platform-db-domain',
+      comment:
+        'server/{http,contract,process,limits,auth,oauth}/ is plumbing shared by handlers, services and the entry ' +
+        'points: it imports only its own folders, db/, domain/ and generated/ (never services/, handlers/ or an entry).',
+      severity: 'error',
+      from: { path: PLATFORM },
+      to: onlyTo([PLATFORM, '^db/', '^domain/', '^generated/']),
+    },
+    {
+      name: 'services-not-to-handlers-or-entry',
+      comment: 'services/ is called by handlers, the CLI and the worker alike, so it never imports any of them.',
+      severity: 'error',
+      from: { path: '^services/' },
+      to: { path: ['^handlers/', ...ENTRY] },
+    },
+    {
+      name: 'handlers-not-to-entry',
+      comment: 'Handlers are composed by server/app/ and started by the entry points; they never import them.',
+      severity: 'error',
+      from: { path: '^handlers/' },
+      to: { path: ENTRY },
+    },
+    {
+      name: 'surfaces-apart',
+      comment: 'handlers/general/ and handlers/partner-v1/ never import each other: what both need belongs in services/.',
+      severity: 'error',
+      from: { path: '^handlers/(general|partner-v1)/' },
+      to: { path: '^handlers/(general|partner-v1)/', pathNot: '^handlers/$1/' },
+    },
+    {
+      name: 'cli-calls-services-not-handlers',
+      comment: 'The CLI (scripts/cli.ts, scripts/cli/) calls services/ and db/ directly, never an HTTP handler.',
+      severity: 'error',
+      from: { path: '^scripts/cli(/|[.]ts$)' },
+      to: { path: '^handlers/' },
+    },
+    {
+      name: 'sdk-imports-only-sdk',
+      comment: 'sdk/ ships to API clients: it imports only itself and the generated types, never the server.',
+      severity: 'error',
+      from: { path: '^sdk/' },
+      to: onlyTo(['^sdk/', '^generated/']),
+    },
+    {
+      name: 'no-circular',
+      comment: 'A circle of imports makes its modules one unit in disguise; break it by moving the shared part down.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'not-to-test',
+      comment: 'Production code never imports test/: what a test helper offers that production needs moves out of test/.',
+      severity: 'error',
+      from: { pathNot: '^test/' },
+      to: { path: '^test/' },
+    },
+    {
+      name: 'every-import-resolves',
+      comment: 'An import the check cannot resolve is an import it cannot judge: it fails rather than pass unseen.',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    // test/ is not cruised (an import into it is still seen, by not-to-test); generated/ and packages are leaves.
+    doNotFollow: { path: ['node_modules', '^generated/', '^test/'] },
+    tsConfig: { fileName: 'tsconfig.json' },
+    tsPreCompilationDeps: true,
+    skipAnalysisNotInRules: true,
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'node', 'default', 'types'],
+    },
+  },
+};

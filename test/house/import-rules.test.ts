@@ -1,0 +1,99 @@
+// The import-rules check (npm run check:imports, a CI step) has to fail on a break, not only pass on a tidy tree. It runs
+// here, by its own command line from package.json, in a miniature of the repository in a temporary folder (the layer
+// folders, the rules file, tsconfig.json, the packages): a tidy miniature passes, and the same one with one break planted
+// per rule exits non-zero with exactly the planted breaks, each under its rule. The real source folders are not touched.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+
+const root = new URL('../../', import.meta.url).pathname;
+const [command, ...args] = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts['check:imports'] as string).split(' ');
+
+/** Each planted file and what it imports: a path of the miniature, `type:` before it for `import type`, or a package. */
+type Tree = Record<string, string[]>;
+
+// Every layer importing only downward; packages and node: modules are free everywhere.
+const tidy: Tree = {
+  'generated/general/types.ts': [],
+  'domain/week.ts': ['type:generated/general/types.ts', 'luxon', 'node:crypto'],
+  'db/queries.ts': ['domain/week.ts', 'kysely'],
+  'server/http/problems.ts': ['db/queries.ts', 'domain/week.ts'],
+  'server/auth/principal.ts': ['server/http/problems.ts', 'type:generated/general/types.ts'],
+  'services/events.ts': ['server/auth/principal.ts', 'db/queries.ts'],
+  'handlers/general/tasks.ts': ['services/events.ts', 'server/http/problems.ts', 'handlers/general/task-body.ts'],
+  'handlers/general/task-body.ts': ['domain/week.ts'],
+  'handlers/partner-v1/users.ts': ['services/events.ts', 'db/queries.ts'],
+  'server/app/app.ts': ['handlers/general/tasks.ts', 'handlers/partner-v1/users.ts', 'services/events.ts'],
+  'server/main.ts': ['server/app/app.ts'],
+  'scripts/cli.ts': ['scripts/cli/accounts.ts'],
+  'scripts/cli/accounts.ts': ['services/events.ts', 'db/queries.ts'],
+  'sdk/index.ts': ['type:generated/general/types.ts', 'openapi-fetch'],
+  'test/support/fixtures.ts': [],
+};
+
+// One break per rule, as [rule, importing file, imported file]; the circle's second edge is planted below.
+const breaks: [string, string, string][] = [
+  ['domain-imports-only-domain', 'domain/upward.ts', 'server/http/problems.ts'],
+  ['db-imports-only-db-and-domain', 'db/upward.ts', 'services/events.ts'],
+  ['platform-imports-only-platform-db-domain', 'server/limits/upward.ts', 'type:services/events.ts'],
+  ['services-not-to-handlers-or-entry', 'services/upward.ts', 'handlers/general/tasks.ts'],
+  ['handlers-not-to-entry', 'handlers/general/upward.ts', 'server/app/app.ts'],
+  ['surfaces-apart', 'handlers/partner-v1/across.ts', 'handlers/general/tasks.ts'],
+  ['cli-calls-services-not-handlers', 'scripts/cli/upward.ts', 'handlers/general/tasks.ts'],
+  ['sdk-imports-only-sdk', 'sdk/upward.ts', 'server/http/problems.ts'],
+  ['not-to-test', 'db/fixture-user.ts', 'test/support/fixtures.ts'],
+  ['every-import-resolves', 'domain/unresolved.ts', 'domain/missing.ts'],
+  ['no-circular', 'domain/loop-a.ts', 'domain/loop-b.ts'],
+];
+const broken: Tree = { ...tidy, 'domain/loop-b.ts': ['type:domain/loop-a.ts'] };
+for (const [, from, to] of breaks) broken[from] = [...(broken[from] ?? []), to];
+
+describe('import rules (npm run check:imports)', () => {
+  const folders: string[] = [];
+  after(() => folders.forEach((folder) => rmSync(folder, { recursive: true, force: true })));
+
+  /** The check's own command line, run in a fresh miniature of `tree`; `extra` arguments come after it. */
+  function check(tree: Tree, ...extra: string[]) {
+    const folder = mkdtempSync(join(tmpdir(), 'import-rules-'));
+    folders.push(folder);
+    for (const file of ['.dependency-cruiser.cjs', 'tsconfig.json']) copyFileSync(join(root, file), join(folder, file));
+    symlinkSync(join(root, 'node_modules'), join(folder, 'node_modules'));
+    for (const [file, imports] of Object.entries(tree)) {
+      mkdirSync(join(folder, dirname(file)), { recursive: true });
+      writeFileSync(join(folder, file), imports.map((target, i) => importLine(file, target, i)).join('') + 'export const planted = 1;\n');
+    }
+    return spawnSync(join(root, 'node_modules/.bin', command!), [...args, ...extra], { cwd: folder, encoding: 'utf8' });
+  }
+
+  it('passes a tree whose layers import downward only', () => {
+    const run = check(tidy);
+    assert.equal(run.status, 0, run.stdout + run.stderr);
+    assert.match(run.stdout, /no dependency violations found/);
+  });
+
+  it('fails on each planted break and reports it, with the why, under its rule', () => {
+    const run = check(broken);
+    assert.notEqual(run.status, 0, run.stdout + run.stderr);
+    for (const [rule, from] of breaks) assert.match(run.stdout, new RegExp(`error ${rule}: ${from} → `));
+    assert.match(run.stdout, /handlers\/general\/ and handlers\/partner-v1\/ never import each other/, 'the rule comment says why');
+    assert.match(run.stdout, new RegExp(`x ${breaks.length} dependency violations \\(${breaks.length} errors`));
+  });
+
+  it('reports exactly the planted breaks: nothing in the tidy part, nothing twice', () => {
+    const run = check(broken, '--output-type', 'json');
+    const violations = JSON.parse(run.stdout).summary.violations as { rule: { name: string }; from: string; to: string }[];
+    const reported = violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`).sort();
+    const planted = breaks.map(([rule, from, to]) => `${rule}: ${from} → ${rule === 'every-import-resolves' ? './missing.ts' : to.replace(/^type:/, '')}`);
+    assert.deepEqual(reported, planted.sort());
+  });
+});
+
+function importLine(file: string, target: string, i: number): string {
+  const typeOnly = target.startsWith('type:');
+  const path = target.replace(/^type:/, '');
+  const relativePath = relative(dirname(file), path);
+  const specifier = !path.endsWith('.ts') ? path : relativePath.startsWith('.') ? relativePath : `./${relativePath}`;
+  return `import ${typeOnly ? 'type ' : ''}* as m${i} from '${specifier}';\n`;
+}
