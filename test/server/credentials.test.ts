@@ -81,6 +81,17 @@ describe('credentials on the surfaces', () => {
     });
   });
 
+  describe('where a bearer credential is read', () => {
+    it('reads it from the Authorization header only: a valid token as the body’s access_token (RFC 6750 §2.2) is no credential', async () => {
+      const { api, newStudent } = await generalApp();
+      const alice = await newStudent();
+      const task = { title: 't', due_at: '2026-12-01T10:00:00Z', course: null };
+      const res = await api.post('/api/tasks').send({ ...task, access_token: alice.token }).expect(401);
+      assert.equal(res.headers['www-authenticate'], 'Bearer realm="general"', 'answered as a request without a credential');
+      await api.post('/api/tasks').set(alice.headers).send(task).expect(201);
+    });
+  });
+
   describe('failed authentications per address', () => {
     /** Spends the address's whole allowance of failures (401 each), half on each surface, 50 at a time. */
     async function failEveryAllowedTime(api: ReturnType<typeof contractClient>) {
