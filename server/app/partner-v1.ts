@@ -55,7 +55,9 @@ export async function partnerV1(deps: PartnerV1Deps) {
     beforeAuthentication: deps.authFailures.check,
     onInvalidCredentials: deps.authFailures.recordFailure,
     // Every partner operation needs a key; a request without one is refused with 401 and counts nowhere.
-    limit: async (req, res, key) => (key ? limitKey(req, res, key) : undefined),
+    limit: async (req, res, key) => {
+      if (key) await limitKey(req, res, key);
+    },
     methodNotAllowedReason: '; the partner surface is read-only',
     handlers: partnerV1Handlers,
     context: { db: deps.db, now: deps.now, lifecycle: deps.lifecycle, apiVersion: contract.definition.info.version },

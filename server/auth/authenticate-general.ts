@@ -1,22 +1,20 @@
 // Authentication of the general surface, one function per security scheme of spec/general: OAuth access tokens
-// (JWT) and personal API keys, both verified through passport + passport-http-bearer when they come as
-// `Authorization: Bearer`, and the key also from `X-Service-API-Key`. Each yields a typed GeneralPrincipal.
+// (JWT) and personal API keys, both read by passport-http-bearer when they come as `Authorization: Bearer`
+// (server/auth/bearer-authenticator.ts), and the key also from `X-Service-API-Key`. Each yields a typed GeneralPrincipal.
 //
 // What a credential stands for (its grant or key still active, the account's plan, zone and country) is kept per
 // process, by grant or by key hash, and dropped in every process when a change to any of it commits
 // (db/queries/principal-changes.ts): the hot path costs no database round trip, and a revocation or a new plan
 // still holds from the next request on. While the process cannot hear notifications every request reads the database.
 import type { IncomingMessage } from 'node:http';
-import { Passport } from 'passport';
 import type { Logger } from 'pino';
-import { Strategy as BearerStrategy } from 'passport-http-bearer';
 import type { Db } from '../../db/connect.ts';
 import { findActiveKeyKind } from '../../db/queries/api-keys.ts';
 import { onPrincipalsCommitted, PRINCIPALS_CHANNEL } from '../../db/queries/principal-changes.ts';
 import { findGrantAccount, findPersonalKeyAccount } from '../../db/queries/principals.ts';
 import type { AccessTokenIssuer } from './access-tokens.ts';
 import { looksLikeApiKey } from './api-keys.ts';
-import { bearerToken } from './bearer-token.ts';
+import { bearerAuthenticator } from './bearer-authenticator.ts';
 import { headerValue } from '../http/request-target.ts';
 import { invalidatedCache } from '../../db/invalidated-cache.ts';
 import type { Notifications } from '../../db/notifications.ts';
@@ -35,6 +33,8 @@ type KeyPrincipal = GeneralPrincipal & { credential: Extract<Credential, { kind:
 
 /** Principals kept per process (by grant, by key): ~400 bytes each, so at most ~20 MB. */
 const KEPT_PRINCIPALS = 50_000;
+
+const MISSING = { error: 'missing' } as const;
 
 const PARTNER_KEY_ON_GENERAL_SURFACE =
   "This is a partner API key: it works on the partner API (/api/v1/...) only. The general surface takes a student's OAuth access token or personal API key.";
@@ -79,17 +79,6 @@ export function generalAuthenticators(db: Db, tokens: AccessTokenIssuer, logger:
     return principal;
   };
 
-  // A private passport instance: each app (and each test's app) has its own strategies.
-  const passport = new Passport();
-  passport.use('access-token', bearerStrategy(verifyAccessToken));
-  passport.use('personal-key', bearerStrategy(verifyPersonalKey));
-  const viaPassport = (strategy: string, req: IncomingMessage) =>
-    new Promise<GeneralPrincipal | undefined>((resolve, reject) => {
-      passport.authenticate(strategy, { session: false }, (error: unknown, principal: GeneralPrincipal | false) =>
-        error ? reject(error) : resolve(principal || undefined),
-      )(req, undefined as never, reject);
-    });
-
   const outcome = (principal: GeneralPrincipal | undefined): AuthOutcome<GeneralPrincipal> => (principal ? { principal } : { error: 'invalid' });
   // Both kinds of key look alike (svc_live_…); a partner key sent here is told where it belongs.
   const keyOutcome = async (key: string, principal: GeneralPrincipal | undefined): Promise<AuthOutcome<GeneralPrincipal>> => {
@@ -99,28 +88,11 @@ export function generalAuthenticators(db: Db, tokens: AccessTokenIssuer, logger:
 
   // The two bearer schemes share the Authorization header; the token's shape says which one it is meant for.
   return {
-    OAuth2: async (req: IncomingMessage): Promise<AuthOutcome<GeneralPrincipal>> => {
-      const token = bearerToken(req);
-      if (!token || looksLikeApiKey(token)) return { error: 'missing' };
-      return outcome(await viaPassport('access-token', req));
-    },
-    PersonalKeyBearer: async (req: IncomingMessage): Promise<AuthOutcome<GeneralPrincipal>> => {
-      const token = bearerToken(req);
-      if (!token || !looksLikeApiKey(token)) return { error: 'missing' };
-      return keyOutcome(token, await viaPassport('personal-key', req));
-    },
+    OAuth2: bearerAuthenticator(async (token) => (looksLikeApiKey(token) ? MISSING : outcome(await verifyAccessToken(token)))),
+    PersonalKeyBearer: bearerAuthenticator(async (token) => (looksLikeApiKey(token) ? keyOutcome(token, await verifyPersonalKey(token)) : MISSING)),
     PersonalKeyHeader: async (req: IncomingMessage): Promise<AuthOutcome<GeneralPrincipal>> => {
       const key = headerValue(req, 'x-service-api-key');
-      return key ? keyOutcome(key, await verifyPersonalKey(key)) : { error: 'missing' };
+      return key ? keyOutcome(key, await verifyPersonalKey(key)) : MISSING;
     },
   };
-}
-
-function bearerStrategy(verify: Verify) {
-  return new BearerStrategy((token, done) => {
-    verify(token).then(
-      (principal) => done(null, principal ?? false),
-      (error: unknown) => done(error),
-    );
-  });
 }

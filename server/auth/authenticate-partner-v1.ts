@@ -1,11 +1,12 @@
-// Partner keys, from `X-Service-API-Key` or `Authorization: Bearer`: the two security schemes of the spec.
+// Partner keys, from `X-Service-API-Key` or `Authorization: Bearer` (read by passport-http-bearer,
+// server/auth/bearer-authenticator.ts): the two security schemes of the spec.
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
 import { findActiveApiKey, findActiveKeyKind, PARTNER_KEYS_CHANNEL, type ApiKeyRecord } from '../../db/queries/api-keys.ts';
 import type { Notifications } from '../../db/notifications.ts';
 import { looksLikeApiKey } from './api-keys.ts';
-import { bearerToken } from './bearer-token.ts';
+import { bearerAuthenticator } from './bearer-authenticator.ts';
 import { headerValue } from '../http/request-target.ts';
 import { invalidatedCache } from '../../db/invalidated-cache.ts';
 import { keyUseRecorder } from './key-use.ts';
@@ -34,6 +35,6 @@ export function partnerKeyAuthenticators(db: Db, logger: Logger, now: () => Date
 
   return {
     ApiKeyHeader: (req: IncomingMessage) => verify(headerValue(req, 'x-service-api-key')),
-    ApiKeyBearer: (req: IncomingMessage) => verify(bearerToken(req)),
+    ApiKeyBearer: bearerAuthenticator(verify),
   };
 }

@@ -1,10 +1,9 @@
 // Guesses at an account's password through the API (the current_password of a password change), counted per account
 // as the sign-in form counts them (server/oauth/router.ts): in the limit stores (Redis when configured, so every
-// process shares one count), incremented before the password is checked and given back when it was right. A stolen
+// process shares one count), once before the password is checked, and given back when it was right. A stolen
 // token or personal key can therefore guess at most PASSWORD_ATTEMPTS_PER_ACCOUNT times per window, however many
 // requests it sends at once; past that even the right password is refused until the window ends. The window expires
 // in the store, so a process that crashes mid-check leaks no count beyond it.
-import type { Options } from 'express-rate-limit';
 import { problems } from '../http/problems.ts';
 import type { LimitStores } from '../limits/rate-limits.ts';
 
@@ -23,17 +22,17 @@ export interface PasswordAttempts {
 export function passwordAttempts(stores: LimitStores): PasswordAttempts {
   // Fails closed, as the sign-in throttle does: a guard against guessing that lets every guess through while Redis
   // is away is no guard; a password change can wait for the counters (503).
-  const store = stores.create('password-attempts', 'refuse');
-  void store.init?.({ windowMs: PASSWORD_ATTEMPTS_WINDOW_MS } as Options);
+  const counter = stores.counter('password-attempts', [{ name: '15-minute', windowMs: PASSWORD_ATTEMPTS_WINDOW_MS }], 'refuse');
   return {
     async attempt(userId, check) {
-      const { totalHits, resetTime } = await store.increment(userId);
+      const counted = await counter.hit([userId], [PASSWORD_ATTEMPTS_PER_ACCOUNT]);
+      const { totalHits, resetTime } = counted[0]!;
       if (totalHits > PASSWORD_ATTEMPTS_PER_ACCOUNT) {
-        const retryAfterSeconds = Math.max(1, Math.ceil(((resetTime?.getTime() ?? Date.now() + PASSWORD_ATTEMPTS_WINDOW_MS) - Date.now()) / 1000));
+        const retryAfterSeconds = Math.max(1, Math.ceil((resetTime - Date.now()) / 1000));
         throw problems.passwordAttemptsExceeded(PASSWORD_ATTEMPTS_PER_ACCOUNT, PASSWORD_ATTEMPTS_WINDOW_MS / 60_000, retryAfterSeconds);
       }
       const matched = await check();
-      if (matched) await store.decrement(userId);
+      if (matched) await counter.giveBack([userId], counted);
       return matched;
     },
   };

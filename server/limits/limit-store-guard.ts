@@ -3,9 +3,8 @@
 //            become an outage of the API; the headers then describe a fresh window.
 //   'refuse' (fail closed): a 503 problem. For throttles that guard against abuse (password guessing, sign-up
 //            floods), where letting everything through while the counters are gone is the attack.
-// Either way the failure is counted (for metrics) and logged at most once per interval per limiter.
-// Guarded are express-rate-limit stores (one window each) and window counters (all the windows of a limiter at once).
-import type { IncrementResponse, Options, Store } from 'express-rate-limit';
+// Either way the failure is counted (for metrics) and logged at most once per interval per limiter. A request given
+// back after its answer (a throttle's success) is only logged when the store fails: it has been answered already.
 import { problems } from '../http/problems.ts';
 import type { WindowCounter } from './window-counters.ts';
 
@@ -62,7 +61,7 @@ function failureHandling(options: GuardOptions) {
   };
 
   /** `scopes`: where the request counts in the failure metrics (the windows it would have been counted in). */
-  const fail = (error: unknown, scopes: readonly string[] = [scope]) => {
+  const fail = (error: unknown, scopes: readonly string[]) => {
     warn(error);
     if (onFailure === 'refuse') {
       failures.record(scopes[0]!, 'refused');
@@ -74,41 +73,9 @@ function failureHandling(options: GuardOptions) {
   return { warn, fail };
 }
 
-export function guardStore(store: Store, options: GuardOptions): Store {
-  const { warn, fail } = failureHandling(options);
-  let windowMs = 60_000;
-
-  return {
-    ...(store.prefix === undefined ? {} : { prefix: store.prefix }),
-    ...(store.localKeys === undefined ? {} : { localKeys: store.localKeys }),
-    init(config: Options) {
-      windowMs = config.windowMs;
-      return store.init?.(config);
-    },
-    async increment(key: string): Promise<IncrementResponse> {
-      try {
-        return await store.increment(key);
-      } catch (error) {
-        fail(error);
-        return { totalHits: 1, resetTime: new Date(Date.now() + windowMs) };
-      }
-    },
-    // Corrections after the response (skipFailedRequests, skipSuccessfulRequests): the request is already answered.
-    async decrement(key: string) {
-      await Promise.resolve(store.decrement(key)).catch(warn);
-    },
-    async resetKey(key: string) {
-      await Promise.resolve(store.resetKey(key)).catch(warn);
-    },
-  };
-}
-
-/**
- * The same for a limiter's window counter: the windows are named `${scope}:${name}` in the failure metrics, as their
- * stores were when each window had its own; the warning names the limiter.
- */
+/** A limiter's window counter: the windows are named `${scope}:${name}` in the failure metrics; the warning names the limiter. */
 export function guardCounter(counter: WindowCounter, windows: readonly { name: string; windowMs: number }[], options: GuardOptions): WindowCounter {
-  const { fail } = failureHandling(options);
+  const { warn, fail } = failureHandling(options);
   const scopes = windows.map((window) => `${options.scope}:${window.name}`);
   return {
     async hit(keys, limits) {
@@ -119,6 +86,9 @@ export function guardCounter(counter: WindowCounter, windows: readonly { name: s
         const now = Date.now();
         return windows.map((window) => ({ totalHits: 1, resetTime: now + window.windowMs }));
       }
+    },
+    async giveBack(keys, counted) {
+      await counter.giveBack(keys, counted).catch(warn);
     },
   };
 }

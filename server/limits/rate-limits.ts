@@ -1,10 +1,12 @@
 // Per-key rate limits: fixed windows counted in process memory by default or in Redis (server/limits/redis-limit-stores.ts)
-// so that every process behind a load balancer shares one count per key. The limiters of the surfaces count all
-// their windows in one step (server/limits/window-counters.ts: one Redis round trip a request); the OAuth sign-in throttles
-// are express-rate-limit middlewares on the stores LimitStores makes.
+// so that every process behind a load balancer shares one count per key. One limiter serves every path: the quotas
+// and throttles of the API surfaces, on Node's own request and response, and the OAuth throttles on Express
+// (server/oauth/failure-throttle.ts). It counts all the windows of a request in one step (server/limits/window-counters.ts:
+// one Redis round trip however many windows) and writes the headers express-rate-limit's `standardHeaders: 'draft-8'`
+// writes, without its middleware: that one costs a store call per window, a SHA-256 of the key per window and request,
+// and Express's res.append.
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { MemoryStore, type Store } from 'express-rate-limit';
 import { memoryLeases, type AccountLeases } from './account-leases.ts';
 import { StoreFailures, type OnStoreFailure } from './limit-store-guard.ts';
 import { countRateLimitRefusal } from '../process/metrics.ts';
@@ -22,9 +24,10 @@ export interface LimitWindow<P> {
 
 /** Makes the counters of limiters. */
 export interface LimitStores {
-  /** An express-rate-limit store for one window, which says what happens to a request when the store fails (see limit-store-guard.ts). */
-  create(scope: string, onFailure: OnStoreFailure): Store;
-  /** The counter of all the windows of one limiter (see window-counters.ts), with the same choice on failure. */
+  /**
+   * The counter of all the windows of one limiter (see window-counters.ts), which says what happens to a request when
+   * the store fails (see limit-store-guard.ts).
+   */
   counter(scope: string, windows: readonly WindowShape[], onFailure: OnStoreFailure): WindowCounter;
   /**
    * How many of one account's requests hold a resource at once (server/limits/account-leases.ts), under `scope`. `ttlMs`:
@@ -44,7 +47,6 @@ type WindowShape = Pick<LimitWindow<unknown>, 'name' | 'windowMs'>;
 
 export function memoryLimitStores(): LimitStores {
   return {
-    create: () => new MemoryStore(),
     counter: (_scope, windows) => memoryWindowCounter(windows.map((window) => window.windowMs)),
     leases: () => memoryLeases(),
     failures: new StoreFailures(),
@@ -57,11 +59,14 @@ export function memoryLimitStores(): LimitStores {
 export const DEFAULT_REDIS_KEY_PREFIX = 'rl:';
 export const DEFAULT_REDIS_TIMEOUT_MS = 1_000;
 
+/** Takes back the request a limiter counted, in the windows it was counted in that are still running. */
+export type GiveBack = () => Promise<void>;
+
 /**
- * Builds the limiter of a surface: its windows are counted in order and the first exhausted one refuses with a 429
- * problem, Retry-After and the IETF draft-8 RateLimit headers (one list member per window counted), as
- * express-rate-limit's `standardHeaders: 'draft-8'` writes them. A request refused by an earlier window is not
- * counted by the later ones.
+ * Builds a limiter: its windows are counted in order and the first exhausted one refuses with a 429 problem,
+ * Retry-After and the IETF draft-8 RateLimit headers (one list member per window counted), as express-rate-limit's
+ * `standardHeaders: 'draft-8'` writes them. A request refused by an earlier window is not counted by the later ones.
+ * A request let through can be given back (a throttle that counts failures only gives back the successes).
  */
 export function createLimiter<P>(
   scope: string,
@@ -72,7 +77,7 @@ export function createLimiter<P>(
   const subject = options.subject ?? 'this key';
   const counter = stores.counter(scope, windows, options.onStoreFailure);
   const windowSeconds = windows.map((window) => Math.ceil(window.windowMs / 1000));
-  return async (_req: IncomingMessage, res: ServerResponse, principal: P): Promise<void> => {
+  return async (_req: IncomingMessage, res: ServerResponse, principal: P): Promise<GiveBack> => {
     const keys = windows.map((window) => window.keyOf(principal));
     const limits = windows.map((window) => window.limitOf(principal));
     const counted = await counter.hit(keys, limits);
@@ -91,6 +96,7 @@ export function createLimiter<P>(
         throw problems.rateLimited(`The per-${name} limit of ${subject} (${limit} requests) is exhausted; retry in ${resetSeconds} seconds.`);
       }
     }
+    return () => counter.giveBack(keys, counted);
   };
 }
 

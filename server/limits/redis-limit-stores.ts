@@ -1,17 +1,16 @@
-// The rate-limit counters in Redis (REDIS_URL), shared by every process: the stores of the OAuth sign-in throttles
-// (rate-limit-redis) and the window counters of the surfaces' limiters (one script a request). Apart from
+// The rate-limit counters in Redis (REDIS_URL), shared by every process: the window counters of every limiter (one
+// script a request, server/limits/window-counters.ts) and the leases of server/limits/account-leases.ts. Apart from
 // server/limits/rate-limits.ts so that the Redis client (~1,150 modules, ~0.3 s of a start) is loaded only when REDIS_URL
 // is set: server/main.ts imports this module on demand, before connecting, so loading it is never inside the
 // bounded wait for Redis.
 import type { Logger } from 'pino';
-import { RedisStore } from 'rate-limit-redis';
 import { createClient, defineScript } from 'redis';
 import { errorMessage } from '../../db/connect.ts';
-import { guardCounter, guardStore, StoreFailures } from './limit-store-guard.ts';
+import { guardCounter, StoreFailures } from './limit-store-guard.ts';
 import { ACQUIRE_LEASE_SCRIPT, redisLeases, RENEW_LEASE_SCRIPT, type LeaseCommands } from './redis-leases.ts';
 import { DEFAULT_REDIS_KEY_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, type LimitStores } from './rate-limits.ts';
 import { withTimeout } from '../process/timeout.ts';
-import type { CountedWindow, WindowCounter } from './window-counters.ts';
+import { stillCounting, type CountedWindow, type WindowCounter } from './window-counters.ts';
 
 export interface RedisLimitOptions {
   /** Prepended to every key, so that deployments sharing one Redis keep separate counts. */
@@ -50,6 +49,7 @@ export async function redisLimitStores(url: string, options: RedisLimitOptions =
   const failures = new StoreFailures();
   const warn = options.logger ? options.logger.warn.bind(options.logger) : () => {};
   const countWindows = (keys: string[], args: string[]) => withTimeout(client.countWindows(keys, args), timeoutMs, 'Redis');
+  const decrement = (key: string) => withTimeout(client.decr(key), timeoutMs, 'Redis');
   const leaseCommands: LeaseCommands = {
     acquire: (key, member, group, limit, ttlMs) => withTimeout(client.acquireLease(key, member, group, limit, ttlMs), timeoutMs, 'Redis'),
     renew: (key, member, ttlMs) => withTimeout(client.renewLease(key, member, ttlMs), timeoutMs, 'Redis'),
@@ -58,20 +58,13 @@ export async function redisLimitStores(url: string, options: RedisLimitOptions =
   };
   return {
     shared: true,
-    create: (scope, onFailure) =>
-      guardStore(new RedisStore({ sendCommand: (...args: string[]) => withTimeout(client.sendCommand(args), timeoutMs, 'Redis'), prefix: `${keyPrefix}${scope}:` }), {
-        scope,
-        onFailure,
-        failures,
-        warn,
-      }),
-    // Each window's keys are where a store of create(`${scope}:${name}`) keeps them.
     counter: (scope, windows, onFailure) =>
       guardCounter(
         redisWindowCounter(
           windows.map((window) => `${keyPrefix}${scope}:${window.name}:`),
           windows.map((window) => window.windowMs),
           countWindows,
+          decrement,
         ),
         windows,
         { scope, onFailure, failures, warn },
@@ -135,8 +128,8 @@ function describeRedis(url: string): string {
 
 /**
  * KEYS[i]: the count of window i; ARGV[2i-1]: its length in ms; ARGV[2i]: its limit. Returns the count and the
- * milliseconds left of each window counted, flattened. Each window is rate-limit-redis's increment script (a count
- * without an expiry starts a new window), so processes running either version share the same counts.
+ * milliseconds left of each window counted, flattened. A window is fixed from its first request; a count without an
+ * expiry (a give-back that met its window's end) starts a new one.
  */
 export const COUNT_WINDOWS_SCRIPT = defineScript({
   SCRIPT: `
@@ -163,11 +156,16 @@ return reply`,
   transformReply: (reply: unknown) => reply as number[],
 });
 
-/** Counters in Redis: `run` sends the script (EVALSHA, loading it when Redis lacks it) and bounds the wait. */
+/**
+ * Counters in Redis: `run` sends the script (EVALSHA, loading it when Redis lacks it) and bounds the wait; `decrement`
+ * gives a request back (DECR: a window that ends in between leaves a count without an expiry, which the script's next
+ * count of that key starts afresh).
+ */
 export function redisWindowCounter(
   prefixes: readonly string[],
   windowsMs: readonly number[],
   run: (keys: string[], args: string[]) => Promise<number[]>,
+  decrement: (key: string) => Promise<unknown>,
 ): WindowCounter {
   const windowArgs = windowsMs.map(String);
   return {
@@ -182,6 +180,9 @@ export function redisWindowCounter(
       const counted: CountedWindow[] = [];
       for (let i = 0; i < reply.length; i += 2) counted.push({ totalHits: Number(reply[i]), resetTime: now + Number(reply[i + 1]) });
       return counted;
+    },
+    async giveBack(keys, counted) {
+      await Promise.all(stillCounting(keys, counted).map(({ window, key }) => decrement(prefixes[window] + key)));
     },
   };
 }

@@ -51,7 +51,11 @@ describe('OAuth sign-in throttle', () => {
   it('holds one account after 10 failures from 10 addresses, even for the right password; other accounts sign in', async () => {
     const app = await appBehindProxy();
     const [alice, bob] = await Promise.all([newStudent(app), newStudent(app)]);
-    for (let i = 1; i <= 10; i++) await signIn(app, `198.51.100.${i}`, alice.email, 'a wrong password').expect(401);
+    const first = await signIn(app, '198.51.100.1', alice.email, 'a wrong password').expect(401);
+    // Each throttle names its window in the RateLimit headers, as express-rate-limit names one.
+    assert.match(String(first.headers.ratelimit), /^"20-in-15min"; r=19; t=(899|900), "10-in-15min"; r=9; t=(899|900)$/);
+    assert.match(String(first.headers['ratelimit-policy']), /^"20-in-15min"; q=20; w=900; pk=:\w+=*:, "10-in-15min"; q=10; w=900; pk=:\w+=*:$/);
+    for (let i = 2; i <= 10; i++) await signIn(app, `198.51.100.${i}`, alice.email, 'a wrong password').expect(401);
     const held = await signIn(app, '203.0.113.7', alice.email.toUpperCase(), alice.password).expect(429);
     assert.match(held.text, /Too many sign-in attempts/);
     await signIn(app, '203.0.113.7', bob.email, bob.password).expect(303);

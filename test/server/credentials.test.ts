@@ -81,6 +81,27 @@ describe('credentials on the surfaces', () => {
     });
   });
 
+  describe('where a bearer credential is read', () => {
+    it('reads it from the Authorization header only: a valid token as the body’s access_token (RFC 6750 §2.2) is no credential', async () => {
+      const { api, newStudent } = await generalApp();
+      const alice = await newStudent();
+      const task = { title: 't', due_at: '2026-12-01T10:00:00Z', course: null };
+      const res = await api.post('/api/tasks').send({ ...task, access_token: alice.token }).expect(401);
+      assert.equal(res.headers['www-authenticate'], 'Bearer realm="general"', 'answered as a request without a credential');
+      await api.post('/api/tasks').set(alice.headers).send(task).expect(201);
+    });
+
+    it('takes one or more spaces after the scheme (RFC 6750 §2.1: "Bearer" 1*SP b64token), on both surfaces', async () => {
+      const { api, newStudent } = await generalApp();
+      const alice = await newStudent();
+      const me = await api.get('/api/users/me').set('authorization', `Bearer   ${alice.token}`).expect(200);
+      assert.equal(me.body.id, alice.id);
+      const partner = await partnerApp();
+      await partner.api.get('/api/v1/universities').set('authorization', `Bearer  ${partner.key}`).expect(200);
+      await partner.api.get('/api/v1/universities').set('authorization', `Bearerx ${partner.key}`).expect(401);
+    });
+  });
+
   describe('failed authentications per address', () => {
     /** Spends the address's whole allowance of failures (401 each), half on each surface, 50 at a time. */
     async function failEveryAllowedTime(api: ReturnType<typeof contractClient>) {

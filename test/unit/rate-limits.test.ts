@@ -5,12 +5,13 @@ import { randomBytes } from 'node:crypto';
 import express from 'express';
 import supertest from 'supertest';
 import { Problem } from '../../server/http/problems.ts';
-import { createLimiter, memoryLimitStores, type LimitStores } from '../../server/limits/rate-limits.ts';
+import { createLimiter, memoryLimitStores, type GiveBack, type LimitStores } from '../../server/limits/rate-limits.ts';
 import { redisLimitStores } from '../../server/limits/redis-limit-stores.ts';
 
 type Caller = { id: string; short: number; long: number };
 
-function appWith(stores: LimitStores, caller: Caller) {
+/** `kept`: where GET /kept leaves the give-back of each request it counts. */
+function appWith(stores: LimitStores, caller: Caller, kept: GiveBack[] = []) {
   const limit = createLimiter<Caller>(
     'unit',
     [
@@ -22,6 +23,7 @@ function appWith(stores: LimitStores, caller: Caller) {
   );
   const app = express();
   app.get('/', (req, res, next) => limit(req, res, caller).then(() => res.json({ ok: true }), next));
+  app.get('/kept', (req, res, next) => limit(req, res, caller).then((giveBack) => res.json({ ok: kept.push(giveBack) }), next));
   app.use((error: Problem, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
     res.status(error.status).json({ code: error.code, detail: error.detail });
   });
@@ -62,6 +64,20 @@ for (const kind of ['memory', 'Redis'] as const) {
       assert.match(refused.body.detail, /per-long limit of this key \(2 requests\) is exhausted; retry in (59|60) seconds/);
       assert.match(String(refused.headers['retry-after']), /^(59|60)$/);
       assert.match(String(refused.headers['ratelimit']), /^"short"; r=2; t=[01], "long"; r=0; t=(59|60)$/);
+    });
+
+    it('gives a request back in the windows it was counted in, but not in one that has ended since', async () => {
+      const kept: GiveBack[] = [];
+      const api = appWith(stores, { id: 'd', short: 5, long: 50 }, kept);
+      await api.get('/kept').expect(200);
+      await api.get('/kept').expect(200);
+      await kept.shift()!();
+      assert.match(String((await api.get('/').expect(200)).headers['ratelimit']), /^"short"; r=3; t=[01], "long"; r=48;/);
+      await new Promise((resolve) => setTimeout(resolve, 1100)); // the short window of the second request ends
+      assert.match(String((await api.get('/').expect(200)).headers['ratelimit']), /^"short"; r=4; t=[01], "long"; r=47;/);
+      await kept.shift()!();
+      // Given back in the long window only: the short one now counts the requests of another window.
+      assert.match(String((await api.get('/').expect(200)).headers['ratelimit']), /^"short"; r=3; t=[01], "long"; r=47;/);
     });
 
     it('reports each window in the RateLimit and RateLimit-Policy headers', async () => {
