@@ -1,11 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Db } from '../../db/connect.ts';
 import { EXPORT_SECTIONS, exportPages, exportUser, inExportSnapshot } from '../../db/queries/export.ts';
-import { revokeOtherSignIns } from '../../db/queries/oauth.ts';
-import { changingPrincipals } from '../../db/queries/principal-changes.ts';
-import { deleteAccount, setPasswordHash } from '../../db/queries/users.ts';
+import { deleteAccount } from '../../db/queries/users.ts';
 import { AccountTaken, createAccount as insertNewAccount } from '../../server/auth/accounts.ts';
-import { hashPassword } from '../../server/auth/passwords.ts';
+import { replacePassword } from '../../services/accounts/replace-password.ts';
 import { passwordConfirmed, signedInFreshly } from '../../server/auth/reauthentication.ts';
 import { holdExportLease, type ExportSettings } from '../../services/exports/export-limits.ts';
 import { DownloadStopped, downloadWriter } from '../../server/http/download.ts';
@@ -45,12 +43,7 @@ export const changeMyPassword: GeneralHandlers['changeMyPassword'] = async ({ bo
   if (!(await passwordAttempts.attempt(principal.user_id, () => passwordConfirmed(db, principal.user_id, body.current_password)))) {
     throw problems.reauthenticationRequired("The password does not match; send the account's current password.");
   }
-  const passwordHash = await hashPassword(body.new_password);
-  const at = now();
-  await changingPrincipals(db, async (trx, changed) => {
-    await setPasswordHash(trx, principal.user_id, passwordHash, at);
-    await revokeOtherSignIns(trx, principal.user_id, principal.credential.grant_id, 'password_changed', at, changed);
-  });
+  await replacePassword(db, principal.user_id, body.new_password, { keptGrantId: principal.credential.grant_id, reason: 'password_changed', at: now() });
   return { status: 204, body: undefined };
 };
 
