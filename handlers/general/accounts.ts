@@ -1,15 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Db } from '../../db/connect.ts';
-import { EXPORT_SECTIONS, exportPages, exportUser, inExportSnapshot } from '../../db/queries/export.ts';
-import { revokeOtherSignIns } from '../../db/queries/oauth.ts';
-import { changingPrincipals } from '../../db/queries/principal-changes.ts';
-import { deleteAccount, setPasswordHash } from '../../db/queries/users.ts';
+import { deleteAccount } from '../../db/queries/users.ts';
 import { AccountTaken, createAccount as insertNewAccount } from '../../server/auth/accounts.ts';
-import { hashPassword } from '../../server/auth/passwords.ts';
+import { replacePassword } from '../../services/accounts/replace-password.ts';
 import { passwordConfirmed, signedInFreshly } from '../../server/auth/reauthentication.ts';
-import { holdExportLease, type ExportSettings } from '../../services/exports/export-limits.ts';
+import { startAccountExport } from '../../services/exports/account-export.ts';
+import type { ExportSettings } from '../../services/exports/export-limits.ts';
 import { DownloadStopped, downloadWriter } from '../../server/http/download.ts';
-import { openSpool, type Spool } from '../../server/http/spool.ts';
+import type { Spool } from '../../server/http/spool.ts';
 import { problems } from '../../server/http/problems.ts';
 import { profileBody } from './profile-body.ts';
 import { assertTimeZone } from '../../services/time-zones.ts';
@@ -45,12 +42,7 @@ export const changeMyPassword: GeneralHandlers['changeMyPassword'] = async ({ bo
   if (!(await passwordAttempts.attempt(principal.user_id, () => passwordConfirmed(db, principal.user_id, body.current_password)))) {
     throw problems.reauthenticationRequired("The password does not match; send the account's current password.");
   }
-  const passwordHash = await hashPassword(body.new_password);
-  const at = now();
-  await changingPrincipals(db, async (trx, changed) => {
-    await setPasswordHash(trx, principal.user_id, passwordHash, at);
-    await revokeOtherSignIns(trx, principal.user_id, principal.credential.grant_id, 'password_changed', at, changed);
-  });
+  await replacePassword(db, principal.user_id, body.new_password, { keptGrantId: principal.credential.grant_id, reason: 'password_changed', at: now() });
   return { status: 204, body: undefined };
 };
 
@@ -66,72 +58,22 @@ export const deleteMyAccount: GeneralHandlers['deleteMyAccount'] = async ({ prin
   return { status: 204, body: undefined };
 };
 
-/** The layout version of the export document (AccountExport.format_version). */
-const EXPORT_FORMAT_VERSION = '1';
-
 /**
- * The account export (AccountExport in the spec), streamed. One per student at a time (the lease, taken first), a few
- * per process reading the database at once (a reading slot). The database is read into a temporary file at its own
- * speed, so the pool connection is given back when the reading ends, not when the client has downloaded; the client
- * is sent the file as it grows. The profile is read before the first byte, so a database that is down is still a 503
- * problem; once the 200 has started, any failure ends the connection without the transfer's last chunk, and is logged.
+ * The account export (AccountExport in the spec), streamed. One per student at a time, a few per process reading the
+ * database at once, read into a temporary file at the database's speed (services/exports/account-export.ts); the
+ * client is sent the file as it grows. The profile is read before the first byte, so a database that is down is still
+ * a 503 problem; once the 200 has started, any failure ends the connection without the transfer's last chunk, and is
+ * logged.
  */
 export const exportMyAccount: GeneralHandlers['exportMyAccount'] = async ({ principal }, { db, now, lifecycle, exports }, { req, res }) => {
-  const { settings } = exports;
-  const lease = await holdExportLease(db, principal.user_id, settings.leaseSeconds, req.log);
-  if ('retryAfterSeconds' in lease) throw problems.exportInProgress(lease.retryAfterSeconds);
+  const started = await startAccountExport(db, exports, principal.user_id, now, req.log);
   try {
-    const slot = exports.tryRead();
-    if (!slot) throw problems.serviceUnavailable(`Every export slot of this server is reading (${settings.maxReading} at once).`);
-    let spool: Spool;
-    try {
-      spool = await openSpool(settings.spoolMaxBytes);
-    } catch (error) {
-      slot.release();
-      throw error;
-    }
-    const exportedAt = now();
-    const reading = writeExport(db, principal.user_id, exportedAt, spool)
-      .then(
-        (found) => (found ? spool.end() : spool.fail(problems.notFound('This account no longer exists.'))),
-        (error: unknown) => spool.fail(error),
-      )
-      .finally(() => slot.release());
     // Everything is freed before the client sees the end, so a next export sent at once finds the account's free.
-    const free = async () => {
-      await spool.close(); // a reading still under way stops at its next write
-      await reading;
-      await lease.release();
-    };
-    try {
-      await sendExport(spool, exportedAt, settings, lifecycle.streamsEnd, free, req, res);
-    } finally {
-      await free();
-    }
+    await sendExport(started.spool, started.exportedAt, exports.settings, lifecycle.streamsEnd, started.free, req, res);
   } finally {
-    await lease.release();
+    await started.free();
   }
 };
-
-/** Writes the document to `out` from one snapshot (db/queries/export.ts); false when the account no longer exists. */
-function writeExport(db: Db, userId: string, exportedAt: Date, out: Pick<Spool, 'write'>): Promise<boolean> {
-  return inExportSnapshot(db, async (reader) => {
-    const user = await exportUser(reader, userId);
-    if (!user) return false;
-    await out.write(`{"format_version":"${EXPORT_FORMAT_VERSION}","exported_at":${JSON.stringify(exportedAt)},"user":${JSON.stringify(user)}`);
-    for (const section of EXPORT_SECTIONS) {
-      await out.write(`,"${section.name}":[`);
-      let separator = '';
-      for await (const rows of exportPages(section, reader, userId)) {
-        await out.write(separator + rows.map((row) => JSON.stringify(row)).join(','));
-        separator = ',';
-      }
-      await out.write(']');
-    }
-    await out.write('}');
-    return true;
-  });
-}
 
 /**
  * Sends what the spool holds as it grows: a problem if the reading failed before its first byte, else the 200, whose

@@ -4,42 +4,19 @@
 // the 200, failures are an `error` event. An account has a few places for replies in flight (REPLIES_IN_FLIGHT, one
 // per conversation); a request beyond them is a 429 before anything is read or stored. The conversations are read
 // back (a reply whose stream dropped included) and deleted through /api/ai/conversations.
-import type { Db } from '../../db/connect.ts';
 import {
-  createConversation,
   deleteConversation as deleteConversationRow,
   findConversation,
-  findExamFocus,
-  findFirstName,
-  insertMessage,
   listConversations as listConversationRows,
   listMessages,
-  listRecentMessages,
-  touchConversation,
-  type FinishReason,
 } from '../../db/queries/ai.ts';
-import { listUpcomingExams } from '../../db/queries/exams.ts';
-import { findDeck } from '../../db/queries/flashcards.ts';
-import { listOpenTasks } from '../../db/queries/tasks.ts';
-import { listDueDecks } from '../../db/queries/today.ts';
+import { conversationHistory, storeReply, storeStudentMessage } from '../../services/ai/conversation.ts';
 import { REPLY_RETRY_AFTER_SECONDS, type Reservation, type Slot } from '../../services/ai/queue.ts';
-import type { GeneralPrincipal } from '../../server/auth/principal.ts';
+import { tutorFacts } from '../../services/ai/tutor-facts.ts';
 import { problems } from '../../server/http/problems.ts';
 import { page, timeIdCursor } from '../../server/http/cursor.ts';
-import { daysBetween, localDate } from '../../domain/student-day.ts';
-import { recentTurns } from '../../services/ai/tutor/history.ts';
 import { clientDisconnect, openReplyStream, relayReply, waitForSlot, type ReplyStream } from './ai-reply-stream.ts';
-import { cutAtWord } from '../../services/ai/tutor/topic.ts';
-import type { Focus, StudentFacts } from '../../services/ai/tutor/types.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
-
-/** Earlier messages of a conversation the tutor is shown (10 exchanges), within HISTORY_CHARS (tutor/history.ts). */
-const HISTORY_MESSAGES = 20;
-/** Decks, exams and tasks the tutor is told about, each. */
-const FACTS_PER_KIND = 3;
-const TITLE_CHARS = 80;
-
-type ChatRequest = Schemas['TutorChatRequest'];
 
 type ChatArguments = Parameters<GeneralHandlers['streamTutorChat']>;
 
@@ -65,8 +42,8 @@ async function queueAndReply(
   const conversation = body.conversation_id ? await findConversation(db, userId, body.conversation_id) : undefined;
   if (body.conversation_id && !conversation) throw noConversation();
   const [facts, history] = await Promise.all([
-    studentFacts(db, principal, clock(), body.context),
-    conversation ? listRecentMessages(db, userId, conversation.id, HISTORY_MESSAGES) : [],
+    tutorFacts(db, principal, clock(), body.context),
+    conversation ? conversationHistory(db, userId, conversation.id) : [],
   ]);
 
   const client = clientDisconnect(res);
@@ -84,9 +61,12 @@ async function queueAndReply(
     }
     // The student's message is stored once the reply can start: a request that never left the queue left nothing.
     // Started at once, that is before the stream, so a database failure is still a 503 problem.
-    let turn: Awaited<ReturnType<typeof storeTurn>>;
+    let turn: { conversationId: string; userMessageId: string };
     try {
-      turn = await storeTurn(db, userId, conversation?.id, body.message, clock());
+      const stored = await storeStudentMessage(db, userId, conversation?.id, body.message, clock());
+      // Deleted since it was looked up: the same 404 as before.
+      if (!stored) throw noConversation();
+      turn = stored;
     } catch (error) {
       if (!stream) throw error;
       stream.fail(error);
@@ -97,11 +77,11 @@ async function queueAndReply(
       tutor,
       ...turn,
       message: body.message,
-      history: recentTurns(history.map(({ role, content }) => ({ role, content }))),
+      history,
       facts,
       clientGone: client.signal,
       streamsEnd: lifecycle.streamsEnd,
-      store: (id, content, finishReason) => storeReply(db, userId, turn.conversationId, id, content, finishReason, clock()),
+      store: (id, content, finishReason) => storeReply(db, userId, turn.conversationId, { id, content, finishReason }, clock()),
     });
   } finally {
     slot?.release();
@@ -153,75 +133,4 @@ function messageBody(row: Awaited<ReturnType<typeof listMessages>>[number]): Sch
     finish_reason: row.finish_reason as Schemas['ConversationMessage']['finish_reason'],
     created_at: row.created_at.toISOString(),
   };
-}
-
-/** Stores the student's message, in a new conversation unless it continues one. */
-async function storeTurn(db: Db, userId: string, conversationId: string | undefined, message: string, now: Date) {
-  return db.transaction().execute(async (trx) => {
-    const id = conversationId ?? (await createConversation(trx, userId, titleOf(message), now));
-    // Deleted since it was looked up: the same 404 as before.
-    if (conversationId && !(await touchConversation(trx, userId, conversationId, now))) throw noConversation();
-    const userMessageId = await insertMessage(trx, { user_id: userId, conversation_id: id, role: 'user', content: message, finish_reason: null, created_at: now });
-    return { conversationId: id, userMessageId };
-  });
-}
-
-/** Stores a reply, unless its conversation was deleted while it streamed (false). */
-async function storeReply(db: Db, userId: string, conversationId: string, id: string, content: string, finishReason: FinishReason, now: Date): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
-    if (!(await touchConversation(trx, userId, conversationId, now))) return false;
-    await insertMessage(trx, { id, user_id: userId, conversation_id: conversationId, role: 'assistant', content, finish_reason: finishReason, created_at: now });
-    return true;
-  });
-}
-
-/** The student's situation now, from their own data; `context` narrows it to one deck or exam (404 if not theirs). */
-async function studentFacts(db: Db, principal: GeneralPrincipal, now: Date, context: ChatRequest['context']): Promise<StudentFacts> {
-  const userId = principal.user_id;
-  const zone = principal.time_zone;
-  const today = localDate(now, zone);
-  const [firstName, dueDecks, exams, tasks, focus] = await Promise.all([
-    findFirstName(db, userId),
-    listDueDecks(db, userId, now, now).then(mostDueFirst),
-    listUpcomingExams(db, userId, today, FACTS_PER_KIND),
-    listOpenTasks(db, userId, { limit: FACTS_PER_KIND }),
-    focusOf(db, userId, now, today, context),
-  ]);
-  if (firstName === undefined) throw problems.notFound('This account no longer exists.');
-  return {
-    first_name: firstName,
-    now,
-    time_zone: zone,
-    due_decks: dueDecks,
-    exams: exams.map((exam) => ({ ...exam, days_left: daysBetween(today, exam.exam_date) })),
-    tasks,
-    focus,
-  };
-}
-
-/** The decks with the most cards due (reviews and new cards alike), ties by title then id. */
-function mostDueFirst(decks: Awaited<ReturnType<typeof listDueDecks>>) {
-  return decks
-    .map(({ id, title, due_reviews, due_new }) => ({ id, title, due: due_reviews + due_new }))
-    .sort((a, b) => b.due - a.due || a.title.localeCompare(b.title) || a.id.localeCompare(b.id))
-    .slice(0, FACTS_PER_KIND);
-}
-
-async function focusOf(db: Db, userId: string, now: Date, today: string, context: ChatRequest['context']): Promise<Focus | null> {
-  if (context?.deck_id) {
-    const deck = await findDeck(db, userId, context.deck_id, now);
-    if (!deck) throw problems.notFound(`No deck has id ${context.deck_id}.`);
-    return { kind: 'deck', id: deck.id, title: deck.title, cards: deck.card_count, due: deck.due_count };
-  }
-  if (context?.exam_id) {
-    const exam = await findExamFocus(db, userId, context.exam_id, now);
-    if (!exam) throw problems.notFound(`No exam has id ${context.exam_id}.`);
-    return { kind: 'exam', ...exam, days_left: daysBetween(today, exam.exam_date) };
-  }
-  return null;
-}
-
-/** A new conversation is named after its first message: its first line, cut at a word. */
-function titleOf(message: string): string {
-  return cutAtWord(message.trim().split('\n')[0]!.trim(), TITLE_CHARS);
 }

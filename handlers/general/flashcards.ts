@@ -1,39 +1,30 @@
-// Flashcard decks, their cards, and graded reviews that move each card along SM-2 (srs.ts).
+// Flashcard decks, their cards, and graded reviews that move each card along its deck's scheduler (SM-2 or FSRS;
+// services/flashcards/reviews.ts).
 import { studentTransaction } from '../../db/student-transaction.ts';
 import {
-  applyReviewToCard,
   deleteCard as deleteCardRow,
   deleteDeck as deleteDeckRow,
   findCard,
   findDeck,
   insertCard,
+  insertCards,
   insertDeck,
-  insertReview,
   listCards as listCardRows,
   listDecks as listDeckRows,
-  lockCard,
-  lockCards,
-  deckSchedulers,
-  insertCards,
   lockDeck,
   updateCardText,
   updateDeck as updateDeckRow,
   type CardRow,
   type DeckRow,
-  type ReviewRow,
 } from '../../db/queries/flashcards.ts';
 import type { Db } from '../../db/connect.ts';
-import { recordStudyDay } from '../../db/queries/streak.ts';
 import { readinessMoved } from '../../services/events/readiness.ts';
+import { recordReview, recordReviews, type RecordedReview } from '../../services/flashcards/reviews.ts';
 import { problems } from '../../server/http/problems.ts';
 import { page, timeIdCursor } from '../../server/http/cursor.ts';
 import { idempotently } from '../../server/http/idempotency.ts';
-import { isWithinOfflineWindow, OFFLINE_REVIEW_WINDOW_DAYS, reviewStep, type Grade } from '../../domain/srs.ts';
-import { reviewClaim } from '../../domain/xp.ts';
-import { fsrsParameters, type FsrsParameters } from '../../domain/fsrs.ts';
-import { awardXp } from '../../db/queries/xp.ts';
-import { localDate } from '../../domain/student-day.ts';
-import type { GeneralPrincipal } from '../../server/auth/principal.ts';
+import { isWithinOfflineWindow, OFFLINE_REVIEW_WINDOW_DAYS, type Grade } from '../../domain/srs.ts';
+import { fsrsParameters } from '../../domain/fsrs.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 
 const noDeck = () => problems.notFound('You have no deck with this id.');
@@ -136,80 +127,38 @@ export const deleteCard: GeneralHandlers['deleteCard'] = async ({ path, principa
 };
 
 /**
- * One transaction: lock the card, compute the SM-2 step, update the card and record the review, so a crash leaves
- * both or neither and concurrent reviews of one card apply one after the other. A retry with the same
- * Idempotency-Key gets the stored first response and records nothing. `reviewed_at` dates an offline review.
+ * One transaction (services/flashcards/reviews.ts). A retry with the same Idempotency-Key gets the stored first
+ * response and records nothing. `reviewed_at` dates an offline review.
  */
 export const reviewCard: GeneralHandlers['reviewCard'] = async ({ path, headers, body, principal }, { db, now }) => {
   const at = now();
   const reviewedAt = reviewTime(body.reviewed_at, at, 'body.reviewed_at');
   const request = { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'reviewCard', body: { card_id: path.card_id, ...body }, now: at };
   return idempotently(db, request, async (trx) => {
-    const card = await lockCard(trx, principal.user_id, path.card_id);
-    if (!card) throw noCard();
-    const schedulers = await deckSchedulers(trx, principal.user_id, [card.deck_id]);
-    const { result } = await recordReview(trx, principal, card, fsrsOf(schedulers, card.deck_id), body.grade as Grade, reviewedAt, at);
-    await readinessMoved(trx, principal, at);
-    return { status: 201 as const, body: result };
+    const recorded = await recordReview(trx, principal, { card_id: path.card_id, grade: body.grade as Grade, reviewedAt }, at);
+    if (!recorded) throw noCard();
+    return { status: 201 as const, body: reviewResultBody(recorded) };
   });
 };
 
 /**
- * A batch of reviews (offline study synced at once), all or none, applied in the order they happened: sorted by
- * reviewed_at (the request's order among equal times), whatever order they were sent in.
+ * A batch of reviews (offline study synced at once), all or none, applied in the order they happened, whatever
+ * order they were sent in (services/flashcards/reviews.ts).
  */
 export const reviewCards: GeneralHandlers['reviewCards'] = async ({ headers, body, principal }, { db, now }) => {
   const at = now();
-  const reviews = body.reviews.map((review, index) => ({ ...review, index, at: reviewTime(review.reviewed_at, at, `body.reviews.${index}.reviewed_at`) }));
+  const reviews = body.reviews.map((review, index) => ({
+    card_id: review.card_id,
+    grade: review.grade as Grade,
+    reviewedAt: reviewTime(review.reviewed_at, at, `body.reviews.${index}.reviewed_at`),
+  }));
   const request = { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'reviewCards', body, now: at };
   return idempotently(db, request, async (trx) => {
-    const cards = new Map((await lockCards(trx, principal.user_id, [...new Set(reviews.map((r) => r.card_id))])).map((card) => [card.id, card]));
-    const unknown = reviews.filter((r) => !cards.has(r.card_id));
-    if (unknown.length > 0) throw problems.invalidRequest(unknown.map((r) => ({ path: `body.reviews.${r.index}.card_id`, message: 'is not one of your cards' })));
-    const schedulers = await deckSchedulers(trx, principal.user_id, [...new Set([...cards.values()].map((card) => card.deck_id))]);
-    const results: Schemas['ReviewResult'][] = new Array(reviews.length);
-    const studyDays = new Set<string>();
-    for (const review of [...reviews].sort((a, b) => a.at.getTime() - b.at.getTime() || a.index - b.index)) {
-      const current = cards.get(review.card_id)!;
-      const { result, card } = await recordReview(trx, principal, current, fsrsOf(schedulers, current.deck_id), review.grade as Grade, review.at, at, studyDays);
-      cards.set(review.card_id, card);
-      results[review.index] = result;
-    }
-    await readinessMoved(trx, principal, at);
-    return { status: 201 as const, body: { data: results } };
+    const outcome = await recordReviews(trx, principal, reviews, at);
+    if ('unknown' in outcome) throw problems.invalidRequest(outcome.unknown.map((index) => ({ path: `body.reviews.${index}.card_id`, message: 'is not one of your cards' })));
+    return { status: 201 as const, body: { data: outcome.reviewed.map(reviewResultBody) } };
   });
 };
-
-/**
- * Applies one review to a locked card (domain/srs.ts reviewStep), logs it, and counts the study day and its xp.
- * `studyDays` are the days this request recorded already (a batch records each of its days once, in time order).
- */
-async function recordReview(
-  trx: Db,
-  principal: GeneralPrincipal,
-  card: CardRow,
-  fsrs: FsrsParameters | undefined,
-  grade: Grade,
-  reviewedAt: Date,
-  at: Date,
-  studyDays = new Set<string>(),
-) {
-  const step = reviewStep(card, grade, reviewedAt, principal.time_zone, fsrs);
-  const outcome = { grade, reviewed_at: reviewedAt, ...step };
-  const updated = step.applied ? await applyReviewToCard(trx, principal.user_id, card.id, outcome, at) : card;
-  const review = await insertReview(trx, { ...outcome, card_id: card.id, user_id: principal.user_id });
-  const day = localDate(reviewedAt, principal.time_zone);
-  if (!studyDays.has(day)) await recordStudyDay(trx, principal.user_id, day, reviewedAt);
-  studyDays.add(day);
-  await awardXp(trx, principal.user_id, reviewClaim(card.id, grade, day), at);
-  return { result: { review: reviewBody(review), card: cardBody(updated) } satisfies Schemas['ReviewResult'], card: updated };
-}
-
-/** The FSRS parameters a review of a card of `deckId` schedules with, or undefined for an SM-2 deck. */
-function fsrsOf(schedulers: Awaited<ReturnType<typeof deckSchedulers>>, deckId: string): FsrsParameters | undefined {
-  const deck = schedulers.get(deckId);
-  return deck?.scheduler === 'fsrs' ? fsrsParameters(deck.fsrs_parameters) : undefined;
-}
 
 /** The time a review happened: now, or the client's `reviewed_at` when it is inside the offline window. */
 function reviewTime(reviewedAt: string | undefined, now: Date, path: string): Date {
@@ -241,6 +190,6 @@ function cardBody(row: CardRow): Schemas['Card'] {
   };
 }
 
-function reviewBody(row: ReviewRow): Schemas['Review'] {
-  return { ...row, reviewed_at: row.reviewed_at.toISOString(), next_due_at: row.next_due_at.toISOString() };
+function reviewResultBody({ review, card }: RecordedReview): Schemas['ReviewResult'] {
+  return { review: { ...review, reviewed_at: review.reviewed_at.toISOString(), next_due_at: review.next_due_at.toISOString() }, card: cardBody(card) };
 }

@@ -1,26 +1,19 @@
-import type { Db } from '../../db/connect.ts';
 import { studentTransaction } from '../../db/student-transaction.ts';
-import { findTask, findTaskForUpdate, insertNextOccurrence, insertTask, listTasks as listTaskPage, deleteTask as removeTask, updateTask as changeTask, type TaskChanges } from '../../db/queries/tasks.ts';
-import { countOpenSeries } from '../../db/queries/schedule.ts';
+import { findTask, findTaskForUpdate, insertTask, listTasks as listTaskPage, deleteTask as removeTask, updateTask as changeTask, type TaskChanges } from '../../db/queries/tasks.ts';
 import { recordStudyDay } from '../../db/queries/streak.ts';
 import { awardXp } from '../../db/queries/xp.ts';
 import { previousAttributes } from '../../services/events/changes.ts';
 import { emitEvent } from '../../services/events/emit.ts';
 import { readinessMoved } from '../../services/events/readiness.ts';
+import { assertSeriesRoom, insertSuccessor } from '../../services/tasks/series.ts';
 import { problems } from '../../server/http/problems.ts';
 import { page, timeIdCursor } from '../../server/http/cursor.ts';
 import { idempotently } from '../../server/http/idempotency.ts';
-import { assertValidRecurrence, InvalidRecurrence, nextOccurrence, normaliseRecurrence } from '../../domain/recurrence.ts';
+import { assertValidRecurrence, InvalidRecurrence, normaliseRecurrence } from '../../domain/recurrence.ts';
 import { localDate } from '../../domain/student-day.ts';
 import { taskClaim } from '../../domain/xp.ts';
 import { taskBody } from './task-body.ts';
 import type { GeneralHandlers } from './types.ts';
-
-/**
- * Open recurring series a student may have (spec: createTask). Each is projected in every week view and costs its
- * walk there; a student's courses and habits fit in a fraction of it (a dozen courses with three recurring tasks each).
- */
-export const MAX_OPEN_SERIES = 50;
 
 export const listTasks: GeneralHandlers['listTasks'] = async ({ query, principal }, { db }) => {
   const due_from = query.due_from === undefined ? undefined : new Date(query.due_from);
@@ -100,28 +93,10 @@ export const updateTask: GeneralHandlers['updateTask'] = async ({ path, body, pr
       await awardXp(trx, principal.user_id, taskClaim(updated.id, current.due_at, at, today), at);
     }
     await readinessMoved(trx, principal, at);
-    if (closing && updated.recurrence && updated.series_id && updated.series_starts_at) {
-      const next = nextOccurrence(updated.recurrence, updated.series_starts_at, updated.due_at, principal.time_zone);
-      if (next) {
-        const successor = await insertNextOccurrence(
-          trx,
-          {
-            user_id: principal.user_id,
-            title: updated.title,
-            course: updated.course,
-            due_at: next,
-            notes: updated.notes,
-            priority: updated.priority,
-            recurrence: updated.recurrence,
-            series_id: updated.series_id,
-            series_starts_at: updated.series_starts_at,
-            previous_id: updated.id,
-          },
-          at,
-        );
-        // The schedule gained a task: the next occurrence is created like any other task.
-        if (successor) await emitEvent(trx, { type: 'task.created', studentId: principal.user_id, data: { object: taskBody(successor) }, at });
-      }
+    if (closing) {
+      const successor = await insertSuccessor(trx, principal, updated, at);
+      // The schedule gained a task: the next occurrence is created like any other task.
+      if (successor) await emitEvent(trx, { type: 'task.created', studentId: principal.user_id, data: { object: taskBody(successor) }, at });
     }
     return updated;
   });
@@ -138,15 +113,6 @@ export const deleteTask: GeneralHandlers['deleteTask'] = async ({ path, principa
   });
   return { status: 204, body: undefined };
 };
-
-/**
- * Refuses when the student has more than MAX_OPEN_SERIES open series besides the `counted` ones the transaction has
- * just written. Called inside a student's transaction (studentTransaction), whose lock on the student's row makes two
- * requests of one student count in turn, in any process.
- */
-async function assertSeriesRoom(trx: Db, userId: string, counted: 0 | 1): Promise<void> {
-  if ((await countOpenSeries(trx, userId)) - counted >= MAX_OPEN_SERIES) throw problems.seriesLimitReached(MAX_OPEN_SERIES);
-}
 
 /** The fields a task.updated or task.completed event reports the earlier values of. */
 const TASK_EVENT_FIELDS = ['title', 'course', 'due_at', 'status', 'completed_at', 'notes', 'priority', 'recurrence', 'series_id'] as const;

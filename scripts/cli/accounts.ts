@@ -1,12 +1,10 @@
 // users create | users reset-password | clients create: student accounts and OAuth clients, for operators. Secrets (a generated password,
 // a client secret) are printed once, as the last lines of stdout, and stored only as hashes.
 import { sql } from 'kysely';
-import { revokeOtherSignIns } from '../../db/queries/oauth.ts';
-import { changingPrincipals } from '../../db/queries/principal-changes.ts';
-import { findNamedAccount, setPasswordHash } from '../../db/queries/users.ts';
+import { findNamedAccount } from '../../db/queries/users.ts';
+import { replacePassword } from '../../services/accounts/replace-password.ts';
 import { knownTimeZone } from '../../services/time-zones.ts';
 import { AccountTaken, createAccount, generatePassword } from '../../server/auth/accounts.ts';
-import { hashPassword } from '../../server/auth/passwords.ts';
 import { registerClient } from '../../server/oauth/clients.ts';
 import { redirectUrisOption, scopesOption } from './client-options.ts';
 import { parse, UsageError, withDb } from './shared.ts';
@@ -48,15 +46,10 @@ export async function resetPassword(args: string[]): Promise<void> {
   const { positionals } = parse(args, {}, ['EMAIL']);
   const email = positionals[0]!;
   const password = generatePassword();
-  const passwordHash = await hashPassword(password);
   await withDb(async (db) => {
     const account = await findNamedAccount(db, { email });
     if (!account) throw new Error(`no account has the e-mail ${email}`);
-    await changingPrincipals(db, async (trx, changed) => {
-      const now = new Date();
-      await setPasswordHash(trx, account.id, passwordHash, now);
-      await revokeOtherSignIns(trx, account.id, null, 'password_reset', now, changed);
-    });
+    await replacePassword(db, account.id, password, { keptGrantId: null, reason: 'password_reset', at: new Date() });
   });
   process.stderr.write(`reset the password of ${email}; every sign-in of the account has ended. The new password is shown once, below\n`);
   console.log(password);

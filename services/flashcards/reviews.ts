@@ -1,0 +1,91 @@
+// A graded review is one write of several steps: lock the card, take the scheduling step of its deck's scheduler
+// (domain/srs.ts: SM-2, or FSRS with the deck's parameters), update the card, log the review, count the study day
+// and its xp, and move readiness. It is the same for one review and for a batch synced after offline study, in the
+// caller's transaction (an idempotent request's), so a crash leaves all of it or none and concurrent reviews of one
+// card apply one after the other.
+import type { Db } from '../../db/connect.ts';
+import { applyReviewToCard, deckSchedulers, insertReview, lockCard, lockCards, type CardRow, type ReviewRow } from '../../db/queries/flashcards.ts';
+import { recordStudyDay } from '../../db/queries/streak.ts';
+import { awardXp } from '../../db/queries/xp.ts';
+import { fsrsParameters, type FsrsParameters } from '../../domain/fsrs.ts';
+import { reviewStep, type Grade } from '../../domain/srs.ts';
+import { localDate } from '../../domain/student-day.ts';
+import { reviewClaim } from '../../domain/xp.ts';
+import { readinessMoved, type Student } from '../events/readiness.ts';
+
+/** A review as logged, and its card as it is after it. */
+export interface RecordedReview {
+  review: ReviewRow;
+  card: CardRow;
+}
+
+/** A review of a batch: which card, the grade, and when it happened (now, or earlier offline). */
+export interface GradedCard {
+  card_id: string;
+  grade: Grade;
+  reviewedAt: Date;
+}
+
+/** One review of the student's card; undefined when the student has no card with this id (nothing is written). */
+export async function recordReview(trx: Db, student: Student, review: GradedCard, at: Date): Promise<RecordedReview | undefined> {
+  const card = await lockCard(trx, student.user_id, review.card_id);
+  if (!card) return undefined;
+  const schedulers = await deckSchedulers(trx, student.user_id, [card.deck_id]);
+  const recorded = await applyReview(trx, student, card, fsrsOf(schedulers, card.deck_id), review.grade, review.reviewedAt, at);
+  await readinessMoved(trx, student, at);
+  return recorded;
+}
+
+/**
+ * A batch of reviews, all or none, applied in the order they happened: by `reviewedAt` (the order given among equal
+ * times), whatever order they came in. The results are in the order given. `unknown`: the positions of the reviews
+ * whose card is not the student's, and nothing is written.
+ */
+export async function recordReviews(trx: Db, student: Student, reviews: GradedCard[], at: Date): Promise<{ reviewed: RecordedReview[] } | { unknown: number[] }> {
+  const cards = new Map((await lockCards(trx, student.user_id, [...new Set(reviews.map((r) => r.card_id))])).map((card) => [card.id, card]));
+  const unknown = reviews.flatMap((review, index) => (cards.has(review.card_id) ? [] : [index]));
+  if (unknown.length > 0) return { unknown };
+  const schedulers = await deckSchedulers(trx, student.user_id, [...new Set([...cards.values()].map((card) => card.deck_id))]);
+  const reviewed: RecordedReview[] = new Array(reviews.length);
+  const studyDays = new Set<string>();
+  const inOrder = reviews.map((review, index) => ({ ...review, index })).sort((a, b) => a.reviewedAt.getTime() - b.reviewedAt.getTime() || a.index - b.index);
+  for (const review of inOrder) {
+    const current = cards.get(review.card_id)!;
+    const recorded = await applyReview(trx, student, current, fsrsOf(schedulers, current.deck_id), review.grade, review.reviewedAt, at, studyDays);
+    cards.set(review.card_id, recorded.card);
+    reviewed[review.index] = recorded;
+  }
+  await readinessMoved(trx, student, at);
+  return { reviewed };
+}
+
+/**
+ * Applies one review to a locked card (domain/srs.ts reviewStep), logs it, and counts the study day and its xp.
+ * `studyDays` are the days this request recorded already (a batch records each of its days once, in time order).
+ */
+async function applyReview(
+  trx: Db,
+  student: Student,
+  card: CardRow,
+  fsrs: FsrsParameters | undefined,
+  grade: Grade,
+  reviewedAt: Date,
+  at: Date,
+  studyDays = new Set<string>(),
+): Promise<RecordedReview> {
+  const step = reviewStep(card, grade, reviewedAt, student.time_zone, fsrs);
+  const outcome = { grade, reviewed_at: reviewedAt, ...step };
+  const updated = step.applied ? await applyReviewToCard(trx, student.user_id, card.id, outcome, at) : card;
+  const review = await insertReview(trx, { ...outcome, card_id: card.id, user_id: student.user_id });
+  const day = localDate(reviewedAt, student.time_zone);
+  if (!studyDays.has(day)) await recordStudyDay(trx, student.user_id, day, reviewedAt);
+  studyDays.add(day);
+  await awardXp(trx, student.user_id, reviewClaim(card.id, grade, day), at);
+  return { review, card: updated };
+}
+
+/** The FSRS parameters a review of a card of `deckId` schedules with, or undefined for an SM-2 deck. */
+function fsrsOf(schedulers: Awaited<ReturnType<typeof deckSchedulers>>, deckId: string): FsrsParameters | undefined {
+  const deck = schedulers.get(deckId);
+  return deck?.scheduler === 'fsrs' ? fsrsParameters(deck.fsrs_parameters) : undefined;
+}

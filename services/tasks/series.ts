@@ -1,0 +1,49 @@
+// The rules of a recurring task's series that writes of tasks share: how many open series a student may have, and
+// the occurrence that follows one when it is closed. The series' walk is domain/recurrence.ts; here are its bound
+// and its writes, in the caller's student transaction (studentTransaction).
+import type { Db } from '../../db/connect.ts';
+import { countOpenSeries } from '../../db/queries/schedule.ts';
+import { insertNextOccurrence, type TaskRow } from '../../db/queries/tasks.ts';
+import { nextOccurrence } from '../../domain/recurrence.ts';
+import { problems } from '../../server/http/problems.ts';
+
+/**
+ * Open recurring series a student may have (spec: createTask). Each is projected in every week view and costs its
+ * walk there; a student's courses and habits fit in a fraction of it (a dozen courses with three recurring tasks each).
+ */
+export const MAX_OPEN_SERIES = 50;
+
+/**
+ * Refuses when the student has more than MAX_OPEN_SERIES open series besides the `counted` ones the transaction has
+ * just written. Called inside a student's transaction, whose lock on the student's row makes two requests of one
+ * student count in turn, in any process.
+ */
+export async function assertSeriesRoom(trx: Db, userId: string, counted: 0 | 1): Promise<void> {
+  if ((await countOpenSeries(trx, userId)) - counted >= MAX_OPEN_SERIES) throw problems.seriesLimitReached(MAX_OPEN_SERIES);
+}
+
+/**
+ * The occurrence that follows a closed one of a series, inserted; undefined when the series has ended, or when the
+ * closed occurrence has its successor already (the row lock and the unique previous_id make it at most one).
+ */
+export async function insertSuccessor(trx: Db, student: { user_id: string; time_zone: string }, closed: TaskRow & { series_starts_at: Date | null }, at: Date): Promise<TaskRow | undefined> {
+  if (!closed.recurrence || !closed.series_id || !closed.series_starts_at) return undefined;
+  const next = nextOccurrence(closed.recurrence, closed.series_starts_at, closed.due_at, student.time_zone);
+  if (!next) return undefined;
+  return insertNextOccurrence(
+    trx,
+    {
+      user_id: student.user_id,
+      title: closed.title,
+      course: closed.course,
+      due_at: next,
+      notes: closed.notes,
+      priority: closed.priority,
+      recurrence: closed.recurrence,
+      series_id: closed.series_id,
+      series_starts_at: closed.series_starts_at,
+      previous_id: closed.id,
+    },
+    at,
+  );
+}
