@@ -3,11 +3,13 @@
 // counts study days in the student's zone.
 import assert from 'node:assert/strict';
 import { findExamPreparation, listExams, listUpcomingExams, ownedDeckIds, ownedTaskIds, replaceDeckLinks, replaceTaskLinks } from '../../db/queries/exams.ts';
-import { completeTask, db, newCard, newDeck, newExam, newStudent, newTask, reviewCard } from '../support/query-fixture.ts';
+import { completeTask, db, deleteNewStudents, newCard, newDeck, newExam, newStudent, newTask, reviewCard } from '../support/query-fixture.ts';
 
 const at = (iso: string) => new Date(iso);
 
 describe('exam queries', () => {
+  after(deleteNewStudents);
+
   it('pages by (exam_date, id) with the date cursor, each exam once, and reads upcoming ones from a date on', async () => {
     const student = await newStudent();
     await newExam(await newStudent(), '2026-06-02');

@@ -4,12 +4,14 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { releaseExportLease, renewExportLease, takeExportLease } from '../../db/queries/export-leases.ts';
-import { db, newStudent } from '../support/query-fixture.ts';
+import { db, deleteNewStudents, newStudent } from '../support/query-fixture.ts';
 
 /** Holders are download ids. */
 const [a, b, crashed, next, third] = [randomUUID(), randomUUID(), randomUUID(), randomUUID(), randomUUID()];
 
 describe('export lease queries', () => {
+  after(deleteNewStudents);
+
   it('refuses a second holder with the seconds left, and lets only the holder renew or end the lease', async () => {
     const student = await newStudent();
     assert.deepEqual(await takeExportLease(db(), student, a, 30), { taken: true });

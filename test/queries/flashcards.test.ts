@@ -3,7 +3,7 @@
 // nothing.
 import assert from 'node:assert/strict';
 import { deleteCard, deleteDeck, findCard, findDeck, insertCards, listCards, listDecks, lockCards, updateDeck, type AfterKey } from '../../db/queries/flashcards.ts';
-import { db, newCard, newDeck, newStudent, reviewCard } from '../support/query-fixture.ts';
+import { db, deleteNewStudents, newCard, newDeck, newStudent, reviewCard } from '../support/query-fixture.ts';
 
 const at = (iso: string) => new Date(iso);
 
@@ -20,6 +20,8 @@ async function walk<T extends { id: string }>(limit: number, read: (after: After
 }
 
 describe('flashcard queries', () => {
+  after(deleteNewStudents);
+
   it('pages decks newest first, decks created at the same instant by descending id, each once', async () => {
     const student = await newStudent();
     await newDeck(await newStudent(), at('2026-03-05T00:00:00Z'));

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { deleteExpiredIdempotencyKeys, findIdempotencyKey, insertIdempotencyKey, tryLockIdempotencyKey, type StoredResponse } from '../../db/queries/idempotency.ts';
 import { testDatabase } from '../support/root-hooks.ts';
-import { db, newStudent } from '../support/query-fixture.ts';
+import { db, deleteNewStudents, newStudent } from '../support/query-fixture.ts';
 
 const NOW = new Date('2026-03-02T12:00:00Z');
 const stored = (userId: string, key: string, expiresAt: Date): StoredResponse => ({
@@ -18,6 +18,8 @@ const stored = (userId: string, key: string, expiresAt: Date): StoredResponse =>
 });
 
 describe('idempotency key queries', () => {
+  after(deleteNewStudents);
+
   it("keeps each student's keys apart, one response per key, the body as stored", async () => {
     const student = await newStudent();
     const other = await newStudent();

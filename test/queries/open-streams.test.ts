@@ -5,13 +5,15 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { closeStream, openStreamIfRoom, openStreamsOfGrants, releaseStreamsOfGrants, renewStreams, type OpenStreamRow } from '../../db/queries/open-streams.ts';
-import { db, newAppGrant, newStudent } from '../support/query-fixture.ts';
+import { db, deleteNewStudents, newAppGrant, newStudent } from '../support/query-fixture.ts';
 
 const stream = (userId: string, grantId: string | null = null): OpenStreamRow => ({ id: randomUUID(), user_id: userId, kind: 'readiness', grant_id: grantId, key_id: null });
 const stands = async () => true;
 const LEASE_MS = 30_000;
 
 describe('open stream queries', () => {
+  after(deleteNewStudents);
+
   it('opens up to the bound per account, however many opens run at once, and says how long until a place frees', async () => {
     const student = await newStudent();
     const limits = { max: 3, leaseMs: LEASE_MS };

@@ -3,9 +3,11 @@
 // from the current state but sent as moves).
 import assert from 'node:assert/strict';
 import { currentReadinessVersion, nextReadinessVersion, pushedReadiness, readinessMovedSince, recordReadiness } from '../../db/queries/readiness.ts';
-import { db, newExam, newStudent } from '../support/query-fixture.ts';
+import { db, deleteNewStudents, newExam, newStudent } from '../support/query-fixture.ts';
 
 describe('readiness queries', () => {
+  after(deleteNewStudents);
+
   it('counts versions per student from 1, one after the other however many moves run at once', async () => {
     const student = await newStudent();
     const other = await newStudent();

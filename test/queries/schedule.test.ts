@@ -3,11 +3,13 @@
 import assert from 'node:assert/strict';
 import { cardsDueBefore, countOpenSeries, examsBetween, openSeriesHeads, tasksDueBetween } from '../../db/queries/schedule.ts';
 import { insertNextOccurrence } from '../../db/queries/tasks.ts';
-import { completeTask, db, newCard, newDeck, newExam, newStudent, newTask } from '../support/query-fixture.ts';
+import { completeTask, db, deleteNewStudents, newCard, newDeck, newExam, newStudent, newTask } from '../support/query-fixture.ts';
 
 const at = (iso: string) => new Date(iso);
 
 describe('schedule queries', () => {
+  after(deleteNewStudents);
+
   it('reads tasks due in [from, to), and exams from the first to the last date, both included', async () => {
     const student = await newStudent();
     const other = await newStudent();

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { DateTime } from 'luxon';
 import { currentStreak, recordStudyDay } from '../../db/queries/streak.ts';
-import { db, newStudent } from '../support/query-fixture.ts';
+import { db, deleteNewStudents, newStudent } from '../support/query-fixture.ts';
 
 const streakOf = async (userId: string) => {
   const row = await db().selectFrom('users').select(['streak', currentStreak.as('current'), 'last_study_date']).where('id', '=', userId).executeTakeFirstOrThrow();
@@ -11,6 +11,8 @@ const streakOf = async (userId: string) => {
 };
 
 describe('streak queries', () => {
+  after(deleteNewStudents);
+
   it('grows on the next day, stays on the same day, restarts after a gap, and ignores a day before the last', async () => {
     const student = await newStudent();
     const now = new Date();

@@ -3,11 +3,13 @@
 import assert from 'node:assert/strict';
 import { NoResultError } from 'kysely';
 import { deleteTask, findTask, insertNextOccurrence, listOpenTasks, listTasks, updateTask, type TaskRow } from '../../db/queries/tasks.ts';
-import { completeTask, db, newStudent, newTask } from '../support/query-fixture.ts';
+import { completeTask, db, deleteNewStudents, newStudent, newTask } from '../support/query-fixture.ts';
 
 const at = (iso: string) => new Date(iso);
 
 describe('task queries', () => {
+  after(deleteNewStudents);
+
   it('pages by (due_at, id): every task once, in order, ties on due_at broken by id, one extra row telling more follow', async () => {
     const student = await newStudent();
     const other = await newStudent();

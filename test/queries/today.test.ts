@@ -2,7 +2,7 @@
 // the end of today, overdue before its start, studied since its start) and each read only the student's rows.
 import assert from 'node:assert/strict';
 import { findDailyLoopFacts, listDueDecks, type LoopDay } from '../../db/queries/today.ts';
-import { completeTask, db, newCard, newDeck, newExam, newStudent, newTask, reviewCard } from '../support/query-fixture.ts';
+import { completeTask, db, deleteNewStudents, newCard, newDeck, newExam, newStudent, newTask, reviewCard } from '../support/query-fixture.ts';
 
 const at = (iso: string) => new Date(iso);
 /** 2 March 2026 in UTC, at noon. */
@@ -10,6 +10,8 @@ const DAY: LoopDay = { now: at('2026-03-02T12:00:00Z'), today: '2026-03-02', sta
 const WINDOW = { zone: 'UTC', since: at('2026-02-23T00:00:00Z') };
 
 describe('daily loop queries', () => {
+  after(deleteNewStudents);
+
   it('counts due reviews, the overdue ones among them, and due new cards per deck, due up to now included', async () => {
     const student = await newStudent();
     const deck = await newDeck(student);

@@ -3,13 +3,15 @@
 import assert from 'node:assert/strict';
 import { awardXp } from '../../db/queries/xp.ts';
 import { DAILY_CAP, type XpClaim } from '../../domain/xp.ts';
-import { db, newStudent } from '../support/query-fixture.ts';
+import { db, deleteNewStudents, newStudent } from '../support/query-fixture.ts';
 
 const award = (userId: string, claim: XpClaim) => db().transaction().execute((trx) => awardXp(trx, userId, claim, new Date()));
 const xpOf = async (userId: string) => (await db().selectFrom('users').select('xp').where('id', '=', userId).executeTakeFirstOrThrow()).xp;
 const claim = (key: string, source: XpClaim['source'], amount: number, localDate = '2026-03-02'): XpClaim => ({ key, source, amount, localDate });
 
 describe('xp queries', () => {
+  after(deleteNewStudents);
+
   it('awards a thing once, whether asked again later or by many at once', async () => {
     const student = await newStudent();
     assert.equal(await award(student, claim('task:a', 'task', 10)), 10);

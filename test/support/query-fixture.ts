@@ -35,8 +35,9 @@ export async function newStudent(options: { timeZone?: string } = {}): Promise<s
 }
 
 /**
- * Deletes the students made so far, with everything of theirs (the foreign keys cascade): for a file whose rows a later
- * test would otherwise meet, such as pending deliveries that another test's delivery worker would try to send.
+ * Deletes the students made so far, with everything of theirs (the foreign keys cascade), after each file: the tests
+ * that follow meet the run's database as the seed left it (its leaderboards, its counts, no pending delivery to a
+ * receiver that does not exist for another test's delivery worker to send).
  */
 export async function deleteNewStudents(): Promise<void> {
   for (const id of created.splice(0)) await deleteAccount(db(), id);
