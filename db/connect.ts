@@ -92,12 +92,8 @@ export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
   return db;
 }
 
-/**
- * The PGlite behind each embedded Db, for what Kysely does not reach (LISTEN, db/notifications.ts). Kept on
- * globalThis: a test run may load this module twice (once per module system), and both copies must find it.
- */
-const EMBEDDED = Symbol.for('study-companion-api/embedded-databases');
-const embedded: WeakMap<Db, PGlite> = ((globalThis as { [EMBEDDED]?: WeakMap<Db, PGlite> })[EMBEDDED] ??= new WeakMap());
+/** The PGlite behind each embedded Db, for what Kysely does not reach (LISTEN, db/notifications.ts). */
+const embedded = new WeakMap<Db, PGlite>();
 
 /** The PGlite instances whose query runs prepared statements already (a test may connect twice to one). */
 const preparing = new WeakSet<PGlite>();

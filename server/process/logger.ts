@@ -136,10 +136,8 @@ export function requestLogging(logger: Logger, options: RequestLoggingOptions = 
   };
 }
 
-// Registered symbols: a module loaded twice in one process (mocha loads some both as CommonJS and as ESM) must read
-// what the other copy's middleware wrote.
-const REQUEST_LOGGER = Symbol.for('study-companion.request-logger');
-const BOUND_LOGGER = Symbol.for('study-companion.bound-request-logger');
+const REQUEST_LOGGER = Symbol('request logger');
+const BOUND_LOGGER = Symbol('bound request logger');
 type Logged = IncomingMessage & { [REQUEST_LOGGER]?: Logger; [BOUND_LOGGER]?: Logger };
 
 // `req.log`, bound to the request on first use. A getter on the prototype, defined once: a property defined on each

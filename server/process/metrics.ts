@@ -5,45 +5,38 @@
 import cluster from 'node:cluster';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type pg from 'pg';
-import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, register } from 'prom-client';
 
-// A registry of this module's own, not prom-client's global one: a module loaded twice in one process (mocha loads
-// some both as CommonJS and as ESM) would otherwise register every metric twice, which prom-client refuses.
-export const metricsRegistry = new Registry();
-const registers = [metricsRegistry];
+/** What the metrics server serves: prom-client's default registry, where every metric below registers itself. */
+export const metricsRegistry = register;
 
 const requests = new Counter({
   name: 'http_requests_total',
   help: 'Requests answered, by operationId (or route) and status',
   labelNames: ['operation', 'status'] as const,
-  registers,
 });
 const requestDuration = new Histogram({
   name: 'http_request_duration_seconds',
   help: 'Time from the request to the end of its response, by operationId (or route) and status',
   labelNames: ['operation', 'status'] as const,
-  registers,
   buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
 });
 const rateLimitRefusals = new Counter({
   name: 'rate_limit_refusals_total',
   help: 'Requests refused with 429, by limiter (surface or pool, and window)',
   labelNames: ['limiter'] as const,
-  registers,
 });
-const sseStreams = new Gauge({ name: 'sse_streams_open', help: 'Server-sent event streams open now', registers });
+const sseStreams = new Gauge({ name: 'sse_streams_open', help: 'Server-sent event streams open now' });
 const poolAcquire = new Histogram({
   name: 'db_pool_acquire_seconds',
   help: 'Time a query waited for a PostgreSQL connection from the pool',
   buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
-  registers,
 });
 const pools = new Set<pg.Pool>();
 const poolGauge = (name: string, help: string, read: (pool: pg.Pool) => number) =>
   new Gauge({
     name,
     help,
-    registers,
     collect() {
       this.set([...pools].reduce((sum, pool) => sum + read(pool), 0));
     },
@@ -54,10 +47,9 @@ poolGauge('db_pool_waiting', 'Queries waiting for a PostgreSQL connection', (p) 
 
 /** Process metrics (CPU, memory, event-loop lag, GC); in a cluster worker, also answers the primary's requests. */
 export function collectProcessMetrics(): void {
-  collectDefaultMetrics({ register: metricsRegistry });
+  collectDefaultMetrics();
   if (cluster.isWorker) {
-    // The primary aggregates the workers' registries over IPC; constructing one sets up the worker's side.
-    AggregatorRegistry.setRegistries([metricsRegistry]);
+    // The primary aggregates the workers' default registries over IPC; constructing one sets up the worker's side.
     new AggregatorRegistry();
   }
 }
@@ -120,13 +112,11 @@ const webhookDeliveries = new Counter({
   name: 'webhook_delivery_attempts_total',
   help: 'Webhook delivery attempts by outcome: succeeded, retrying (failed, another attempt scheduled), failed (given up), skipped (endpoint disabled or grant gone: not sent)',
   labelNames: ['outcome'] as const,
-  registers,
 });
 const webhookAttemptDuration = new Histogram({
   name: 'webhook_attempt_duration_seconds',
   help: 'Time of one webhook attempt, connect to the end of the response, by result (2xx, other status, or no response)',
   labelNames: ['result'] as const,
-  registers,
   buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
 });
 

@@ -7,18 +7,17 @@ import { bundledSpecs } from '../../server/contract/bundled-specs.ts';
 import { addServiceFormats } from '../../server/contract/formats.ts';
 import { runState } from './run-state.ts';
 
-const KEY = Symbol.for('study-companion-api/event-validators');
-const holder = globalThis as typeof globalThis & { [KEY]?: Map<string, ValidateFunction> };
+let compiled: Map<string, ValidateFunction> | undefined;
 
 function validators(): Map<string, ValidateFunction> {
-  if (holder[KEY]) return holder[KEY];
+  if (compiled) return compiled;
   const general = bundledSpecs().find(({ surface }) => surface === 'general')!.definition as unknown as { webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: object }> } } }> };
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addServiceFormats(ajv);
   ajv.addSchema(general, 'general');
   const map = new Map<string, ValidateFunction>();
   for (const type of Object.keys(general.webhooks)) map.set(type, ajv.getSchema(`general#/webhooks/${jsonPointer(type)}/post/requestBody/content/application~1json/schema`)!);
-  return (holder[KEY] = map);
+  return (compiled = map);
 }
 
 /** The kinds of event the spec documents. */

@@ -9,6 +9,12 @@ import { documentedEventTypes } from './event-contract.ts';
 import { runState } from './run-state.ts';
 import { createTestDatabase, type TestDatabase } from './test-db.ts';
 
+// Each module of the run must load once, as the ES module it is. With require(esm) on, mocha require()s each file
+// first: tsx compiles it to CommonJS, and a file that fails there (rrule's default import has no CommonJS
+// equivalent) is import()ed again, so every module it reaches exists twice, each copy with its own state. The
+// mocharc files turn require(esm) off, and mocha then import()s every file.
+if (process.features.require_module) throw new Error('mocha must import() the test files: run it with --no-experimental-require-module (as .mocharc.json does)');
+
 /** The run's shared, seeded database. Tests that write use their own rows (their own keys, for example). */
 export function testDatabase(): TestDatabase {
   if (!runState.database) throw new Error('the test database is created by the root beforeAll hook');

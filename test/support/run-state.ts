@@ -1,7 +1,5 @@
-// The state of one test run, kept on globalThis. Mocha loads each test file with require() when it can (tsx then
-// compiles it to CommonJS) and with import() otherwise (when it reaches an ESM-only package such as jose), so a
-// support module may exist twice in one run: once per module system. Both copies must see the same database,
-// contracts and coverage records.
+// The state of one test run that several support modules share: the database the root hooks open, the contracts,
+// and the coverage records every request and event adds to.
 import type { Surface } from '../../server/contract/surfaces.ts';
 import type { Notifications } from '../../db/notifications.ts';
 import type { SurfaceContract } from './contract.ts';
@@ -18,7 +16,4 @@ interface RunState {
   eventTypesSeen: Set<string>;
 }
 
-const KEY = Symbol.for('study-companion-api/test-run-state');
-const holder = globalThis as typeof globalThis & { [KEY]?: RunState };
-
-export const runState: RunState = (holder[KEY] ??= { database: undefined, notifications: undefined, contracts: undefined, exercised: new Map(), eventTypesSeen: new Set() });
+export const runState: RunState = { database: undefined, notifications: undefined, contracts: undefined, exercised: new Map(), eventTypesSeen: new Set() };

@@ -1,0 +1,112 @@
+// Rows the query tests (test/queries/) start from, on the run's database: a fresh student per test and the decks,
+// cards, tasks, exams, endpoints and events a query reads, written with the production query functions, so a row
+// looks as the service writes it. Fresh students keep the tests apart from each other and from the seeded data.
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../db/connect.ts';
+import { insertEvent } from '../../db/queries/events.ts';
+import { insertExam } from '../../db/queries/exams.ts';
+import { applyReviewToCard, insertCard, insertDeck, insertReview } from '../../db/queries/flashcards.ts';
+import { insertClient, insertGrant } from '../../db/queries/oauth.ts';
+import { insertAccount } from '../../db/queries/profile.ts';
+import { insertTask, updateTask } from '../../db/queries/tasks.ts';
+import { deleteAccount } from '../../db/queries/users.ts';
+import { insertEndpoint, type EndpointOwner } from '../../db/queries/webhooks.ts';
+import { testDatabase } from './root-hooks.ts';
+
+export const db = (): Db => testDatabase().db;
+
+const unique = (prefix: string) => `${prefix}_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+
+const created: string[] = [];
+
+/** A new account; its id. */
+export async function newStudent(options: { timeZone?: string } = {}): Promise<string> {
+  const nickname = unique('q');
+  const row = await insertAccount(db(), {
+    email: `${nickname}@example.com`,
+    password_hash: 'never-verified',
+    nickname,
+    first_name: 'Query',
+    time_zone: options.timeZone ?? 'UTC',
+    country_code: null,
+  });
+  created.push(row.id);
+  return row.id;
+}
+
+/**
+ * Deletes the students made so far, with everything of theirs (the foreign keys cascade), after each file: the tests
+ * that follow meet the run's database as the seed left it (its leaderboards, its counts, no pending delivery to a
+ * receiver that does not exist for another test's delivery worker to send).
+ */
+export async function deleteNewStudents(): Promise<void> {
+  for (const id of created.splice(0)) await deleteAccount(db(), id);
+}
+
+/** A deck created at `at` (decks list newest first); its id. */
+export async function newDeck(userId: string, at = new Date()): Promise<string> {
+  return insertDeck(db(), { user_id: userId, title: unique('deck') }, at);
+}
+
+/** A new card, created and due at `dueAt`. */
+export async function newCard(userId: string, deckId: string, dueAt: Date) {
+  return insertCard(db(), { user_id: userId, deck_id: deckId, front: 'front', back: 'back' }, dueAt);
+}
+
+/** A review of the card at `at` that makes it due at `nextDueAt`, recorded and applied as a review is. */
+export async function reviewCard(userId: string, cardId: string, at: Date, nextDueAt: Date): Promise<void> {
+  const outcome = { grade: 4, reviewed_at: at, ease: 2.5, repetitions: 1, interval_days: 1, next_due_at: nextDueAt, applied: true, fsrs_state: null };
+  await db()
+    .transaction()
+    .execute(async (trx) => {
+      await applyReviewToCard(trx, userId, cardId, outcome, at);
+      await insertReview(trx, { ...outcome, card_id: cardId, user_id: userId });
+    });
+}
+
+/** A one-off task (or the first occurrence of a series, with `recurrence`). */
+export async function newTask(userId: string, dueAt: Date, options: { course?: string; recurrence?: string; title?: string } = {}) {
+  return insertTask(
+    db(),
+    {
+      user_id: userId,
+      title: options.title ?? unique('task'),
+      course: options.course ?? null,
+      due_at: dueAt,
+      notes: null,
+      priority: 'normal',
+      recurrence: options.recurrence ?? null,
+      series_starts_at: options.recurrence ? dueAt : null,
+    },
+    dueAt,
+  );
+}
+
+export async function completeTask(userId: string, taskId: string, at: Date): Promise<void> {
+  await updateTask(db(), userId, taskId, { status: 'completed', completed_at: at, updated_at: at });
+}
+
+/** An exam on `date` ('YYYY-MM-DD'). */
+export async function newExam(userId: string, date: string, subject = unique('exam')) {
+  return insertExam(db(), { user_id: userId, subject, exam_date: date }, new Date());
+}
+
+/** An enabled endpoint of the owner for `eventTypes`; its id. Its secret is never read by the queries under test. */
+export async function newEndpoint(owner: EndpointOwner, eventTypes: string[], options: { enabled?: boolean } = {}): Promise<string> {
+  const id = randomUUID();
+  const url = 'https://receiver.example.com/hook';
+  await insertEndpoint(db(), owner, { id, url, event_types: eventTypes, description: '', enabled: options.enabled ?? true, secret_sealed: 'unsealed' }, new Date());
+  return id;
+}
+
+/** An event of the student in the outbox, marked fanned out: the test makes its deliveries, not another's fan-out. */
+export async function newEvent(userId: string, type: string, at = new Date()): Promise<string> {
+  return insertEvent(db(), { type, user_id: userId, data: {}, created_at: at, fanned_out_at: at });
+}
+
+/** An app (OAuth client) with a live grant of `scopes` from the student. */
+export async function newAppGrant(userId: string, scopes: string[]): Promise<{ clientId: string; grantId: string }> {
+  const clientId = unique('app');
+  await insertClient(db(), { id: clientId, name: 'Query app', secret_hash: null, redirect_uris: ['https://app.example.com/cb'], grants: ['authorization_code'], scopes, owner_user_id: null });
+  return { clientId, grantId: await insertGrant(db(), { client_id: clientId, user_id: userId, scopes }) };
+}
