@@ -14,7 +14,7 @@ import { conversationHistory, storeReply, storeStudentMessage } from '../../serv
 import { REPLY_RETRY_AFTER_SECONDS, type Reservation, type Slot } from '../../services/ai/queue.ts';
 import { tutorFacts } from '../../services/ai/tutor-facts.ts';
 import { problems } from '../../server/http/problems.ts';
-import { page, timeIdCursor } from '../../server/http/cursor.ts';
+import { page, timeIdCursor } from '../../server/contract/cursor.ts';
 import { clientDisconnect, openReplyStream, relayReply, waitForSlot, type ReplyStream } from './ai-reply-stream.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 

@@ -21,7 +21,7 @@ import { readinessMoved } from '../../services/events/readiness.ts';
 import { streamReadiness } from '../../services/events/readiness-stream.ts';
 import type { GeneralPrincipal } from '../../server/auth/principal.ts';
 import { problems, type FieldError } from '../../server/http/problems.ts';
-import { dateIdCursor, page } from '../../server/http/cursor.ts';
+import { dateIdCursor, page } from '../../server/contract/cursor.ts';
 import { examPreparation } from '../../services/exam-preparation.ts';
 import { idempotently } from '../../server/http/idempotency.ts';
 import { daysBetween, localDate } from '../../domain/student-day.ts';

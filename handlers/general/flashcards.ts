@@ -21,7 +21,7 @@ import type { Db } from '../../db/connect.ts';
 import { readinessMoved } from '../../services/events/readiness.ts';
 import { recordReview, recordReviews, type RecordedReview } from '../../services/flashcards/reviews.ts';
 import { problems } from '../../server/http/problems.ts';
-import { page, timeIdCursor } from '../../server/http/cursor.ts';
+import { page, timeIdCursor } from '../../server/contract/cursor.ts';
 import { idempotently } from '../../server/http/idempotency.ts';
 import { isWithinOfflineWindow, OFFLINE_REVIEW_WINDOW_DAYS, type Grade } from '../../domain/srs.ts';
 import { fsrsParameters } from '../../domain/fsrs.ts';

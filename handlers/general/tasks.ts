@@ -7,7 +7,7 @@ import { emitEvent } from '../../services/events/emit.ts';
 import { readinessMoved } from '../../services/events/readiness.ts';
 import { assertSeriesRoom, insertSuccessor } from '../../services/tasks/series.ts';
 import { problems } from '../../server/http/problems.ts';
-import { page, timeIdCursor } from '../../server/http/cursor.ts';
+import { page, timeIdCursor } from '../../server/contract/cursor.ts';
 import { idempotently } from '../../server/http/idempotency.ts';
 import { assertValidRecurrence, InvalidRecurrence, normaliseRecurrence } from '../../domain/recurrence.ts';
 import { localDate } from '../../domain/student-day.ts';

@@ -30,7 +30,7 @@ import { problems } from '../../server/http/problems.ts';
 import { resendDelivery, scheduleDelivery } from '../../services/webhooks/queue.ts';
 import { createWebhookSecret, openEndpointSecret, sealEndpointSecret } from '../../services/webhooks/secrets.ts';
 import { assertDeliverableUrl, UndeliverableUrlError, type TargetOptions } from '../../services/webhooks/target-address.ts';
-import { page, timeIdCursor } from '../../server/http/cursor.ts';
+import { page, timeIdCursor } from '../../server/contract/cursor.ts';
 import { idempotently } from '../../server/http/idempotency.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 

@@ -16,7 +16,7 @@ import type { GeneralContext } from '../../handlers/general/context.ts';
 import { generalHandlers } from '../../handlers/general/index.ts';
 import type { AccessTokenIssuer } from '../auth/access-tokens.ts';
 import { credentialCarriers } from '../auth/credential-carriers.ts';
-import type { AuthFailureLimit } from '../limits/auth-failure-limit.ts';
+import type { AuthFailureLimit } from '../auth/auth-failure-limit.ts';
 import { passwordAttempts } from '../auth/password-attempts.ts';
 import type { WebhookEndpointSettings } from '../../services/webhooks/endpoint-settings.ts';
 import type { ClientAddress } from '../http/client-address.ts';

@@ -9,7 +9,7 @@ import { keepLeaderboardsInMemory } from '../../db/queries/leaderboards.ts';
 import { keepStatsInMemory } from '../../db/queries/stats.ts';
 import { keepUniversitiesInMemory } from '../../db/queries/universities.ts';
 import { partnerV1Handlers } from '../../handlers/partner-v1/index.ts';
-import type { AuthFailureLimit } from '../limits/auth-failure-limit.ts';
+import type { AuthFailureLimit } from '../auth/auth-failure-limit.ts';
 import { loadSurfaceContract } from '../contract/contract.ts';
 import { createLimiter, type LimitStores } from '../limits/rate-limits.ts';
 import { serveSurface } from '../contract/surface.ts';

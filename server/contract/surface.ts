@@ -6,6 +6,7 @@ import { parse as parseQuery } from 'node:querystring';
 import type { Context, Operation } from 'openapi-backend';
 import { routedMethod, type Contract } from './contract.ts';
 import type { HandlerContext } from './handler-types.ts';
+import type { SurfaceHandler } from '../http/api-requests.ts';
 import { isFrozenBody, sendFrozenJson } from '../http/frozen-json.ts';
 import { requestPath } from '../http/request-target.ts';
 import { sendJson } from '../http/send-body.ts';
@@ -52,11 +53,6 @@ export interface SurfaceOptions<P, C extends HandlerContext = HandlerContext> {
 /** A JSON result, or nothing when a streaming handler wrote the response itself. */
 type HandlerOutcome = { status: number; body: unknown; headers?: Record<string, string> } | void;
 
-/**
- * Serves a request of the surface on Node's own request and response (server/http/api-requests.ts calls it; Express is
- * not in the way). Rejects with the error to render as a problem: a Problem, a dependency failure, or a bug.
- */
-export type SurfaceHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
 export function serveSurface<P, C extends HandlerContext = HandlerContext>(options: SurfaceOptions<P, C>): SurfaceHandler {
   const { contract } = options;

@@ -6,7 +6,12 @@
 // section and the bench). Express keeps the other paths: OAuth, the docs, the probes, the redirect to the docs and the
 // 404 for paths that are no API's.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { SurfaceHandler } from '../contract/surface.ts';
+
+/**
+ * Serves a request of one surface (server/contract/surface.ts makes one from a contract). Rejects with the error to
+ * render as a problem: a Problem, a dependency failure, or a bug.
+ */
+export type SurfaceHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
 /** An Express-style middleware that calls `next` synchronously (no error) or answers itself. */
 type Middleware = (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void;

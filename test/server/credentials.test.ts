@@ -5,7 +5,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { accessTokenIssuer } from '../../server/auth/access-tokens.ts';
 import { loadSigningKey } from '../../server/auth/signing-keys.ts';
-import { AUTH_FAILURES_PER_WINDOW } from '../../server/limits/auth-failure-limit.ts';
+import { AUTH_FAILURES_PER_WINDOW } from '../../server/auth/auth-failure-limit.ts';
 import { redisLimitStores } from '../../server/limits/redis-limit-stores.ts';
 import { contractClient } from '../support/contract.ts';
 import { generalApp } from '../support/general-app.ts';

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import request from 'supertest';
-import { encodeCursor } from '../../server/http/cursor.ts';
+import { encodeCursor } from '../../server/contract/cursor.ts';
 import { contractClient } from '../support/contract.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
 import { registerTestClient } from '../support/oauth-flow.ts';

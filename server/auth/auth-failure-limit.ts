@@ -3,10 +3,10 @@
 // the limit stores (Redis: shared by every process); which addresses are refused is remembered by each process as it
 // learns it from that count on a failure, so a request that authenticates pays no extra store call.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { credentialCarriers } from '../auth/credential-carriers.ts';
+import { credentialCarriers } from './credential-carriers.ts';
 import type { ClientAddress } from '../http/client-address.ts';
 import { Problem } from '../http/problems.ts';
-import { createLimiter, type LimitStores } from './rate-limits.ts';
+import { createLimiter, type LimitStores } from '../limits/rate-limits.ts';
 
 /**
  * Failed authentications allowed per address and window: one a second on average, well above what the expired

@@ -6,9 +6,9 @@ import { Router, type Response } from 'express';
 import { sql } from 'kysely';
 import type { Db } from '../../db/connect.ts';
 import { migrations } from '../../db/migrations/index.ts';
-import type { Lifecycle } from './lifecycle.ts';
+import type { Lifecycle } from '../process/lifecycle.ts';
 import type { LimitStores } from '../limits/rate-limits.ts';
-import { withTimeout } from './timeout.ts';
+import { withTimeout } from '../process/timeout.ts';
 
 export const PROBE_PATHS: ReadonlySet<string> = new Set(['/livez', '/readyz']);
 

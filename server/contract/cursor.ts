@@ -1,8 +1,8 @@
 // Opaque pagination cursors: the sort key of the last item of a page, as base64url JSON. A cursor is checked part
 // by part when it is read: one that does not decode, or that carries a non-date or non-uuid, would otherwise reach
 // PostgreSQL as a cast error, a 500 instead of the client's 400.
-import { isCalendarDate, isInstant } from '../contract/formats.ts';
-import { problems } from './problems.ts';
+import { isCalendarDate, isInstant } from './formats.ts';
+import { problems } from '../http/problems.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
