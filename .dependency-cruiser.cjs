@@ -1,15 +1,16 @@
-// The import rules of the layers (npm run check:imports, and in CI): entry points (server/main.ts, server/app/,
-// scripts/) → handlers/ → services/ → db/ → domain/, with the platform folders server/{http,contract,process,limits,
-// auth,oauth}/ beside services. An import that runs upward, across surfaces or in a circle fails the check, so that
+// The import rules of the layers (npm run check:imports, and in CI): the entry points (app/, the composition root
+// with main.ts and start.mjs; scripts/) → handlers/ → services/ → server/ (the platform: http, contract, auth, oauth,
+// limits, process) → db/ → domain/. An import that runs upward, across surfaces or in a circle fails the check, so that
 // it is decided as a design question rather than slipped in as a shortcut. Type-only imports count: a type from a
 // higher layer couples the code as much as a value does. generated/ sits below everything and is allowed everywhere.
 //
 // Paths are relative to the folder the check runs in (the repository root). Only project folders are constrained:
 // npm packages and node: modules are free, so "imports only X" rules restrict `local` dependencies.
 
-const PLATFORM = '^server/(http|contract|process|limits|auth|oauth)/';
-// The composition root and the loose entry files (server/main.ts, server/start.mjs): nothing below them imports them.
-const ENTRY = ['^server/app/', '^server/[^/]+$', '^scripts/'];
+const PLATFORM = '^server/';
+// The composition root (app/, with the entry files main.ts and start.mjs) and the command-line scripts: nothing below
+// them imports them.
+const ENTRY = ['^app/', '^scripts/'];
 
 /** "Imports nothing of the project but these folders": packages and node: modules stay free, and an import of test/
  *  is left to not-to-test, so that it is reported once. */
@@ -37,8 +38,8 @@ module.exports = {
     {
       name: 'platform-imports-only-platform-db-domain',
       comment:
-        'server/{http,contract,process,limits,auth,oauth}/ is plumbing shared by handlers, services and the entry ' +
-        'points: it imports only its own folders, db/, domain/ and generated/ (never services/, handlers/ or an entry).',
+        'server/ is the platform (http, contract, auth, oauth, limits, process) shared by handlers, services and the ' +
+        'entry points: it imports only itself, db/, domain/ and generated/ (never services/, handlers/ or an entry).',
       severity: 'error',
       from: { path: PLATFORM },
       to: onlyTo([PLATFORM, '^db/', '^domain/', '^generated/']),
@@ -52,7 +53,7 @@ module.exports = {
     },
     {
       name: 'handlers-not-to-entry',
-      comment: 'Handlers are composed by server/app/ and started by the entry points; they never import them.',
+      comment: 'Handlers are composed by app/ and started by the entry points; they never import them.',
       severity: 'error',
       from: { path: '^handlers/' },
       to: { path: ENTRY },

@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGLITE_CONF } from './pglite-options.ts';
 
-// From db/ or from the compiled server (dist/server.mjs, server/start.mjs) alike: both lie one level below the root.
+// From db/ or from the compiled server (dist/server.mjs, app/start.mjs) alike: both lie one level below the root.
 const root = fileURLToPath(new URL('../', import.meta.url));
 const CACHE = join(root, 'node_modules', '.cache', 'study-companion-api');
 const PREFIX = 'pglite-template-';

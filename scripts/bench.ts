@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --json] [-- --processes N] [-- --scale N] [-- --only a,b]: the real service (server/start.mjs, as npm start runs it, its
+// npm run bench [-- --quick] [-- --json] [-- --processes N] [-- --scale N] [-- --only a,b]: the real service (app/start.mjs, as npm start runs it, its
 // own process) against a bare Express 5 baseline in the same run, each pinned to its own core(s) and the load
 // generator to another where taskset exists. Embedded PGlite in a fresh DATA_DIR by default; PostgreSQL with
 // DATABASE_URL (a throwaway database), Redis limit counters with REDIS_URL. Also measures the start: the first
@@ -20,7 +20,7 @@ import { compare, requestHeaders, scenarios, type RunOptions, type Target } from
 import { BENCH_PUBLIC_URL, createBenchDatabase, deleteRedisKeys, newJwtPrivateKey, postgresBackends, prepareCredentials, type BenchDatabase } from './bench/setup.ts';
 
 const root = new URL('../', import.meta.url).pathname;
-/** What `npm start` runs after `node` (package.json): its flags, then server/start.mjs. */
+/** What `npm start` runs after `node` (package.json): its flags, then app/start.mjs. */
 const startArgs = npmStartArgs();
 const args = parseCommandLine();
 const processes = Number(args.processes);
@@ -151,12 +151,12 @@ function environment(database: BenchDatabase, jwtPrivateKey: string): NodeJS.Pro
 /**
  * `npm start` as a newcomer runs it, on the still empty database: the time to its first answered request and its
  * RSS then. One process, so on PostgreSQL too the figures are one web process's. The server's bundle is brought up to
- * date first, as `npm ci` does (server/start.mjs): after an edit, the first start would otherwise include compiling
+ * date first, as `npm ci` does (app/start.mjs): after an edit, the first start would otherwise include compiling
  * it (~2-4 s).
  */
 async function measureFirstStart(env: NodeJS.ProcessEnv): Promise<Pick<Startup, 'firstStartMs' | 'firstStartRssMb'>> {
   progress('the server bundle, if a source changed…');
-  execFileSync(process.execPath, ['server/start.mjs', '--build-only'], { cwd: root, stdio: 'inherit' });
+  execFileSync(process.execPath, ['app/start.mjs', '--build-only'], { cwd: root, stdio: 'inherit' });
   progress('first start of the service, on the empty database…');
   const started: Started = await startHttpProcess(startArgs, { env, cores: plan?.server, readyPath: '/livez', deadlineMs: 120_000, cwd: root });
   const { rssMb } = memoryMb(processTree(started.child.pid!));
@@ -165,14 +165,14 @@ async function measureFirstStart(env: NodeJS.ProcessEnv): Promise<Pick<Startup, 
 }
 
 /**
- * The arguments `npm start` gives node (its script is `exec node <flags> server/start.mjs`), so that the bench measures
+ * The arguments `npm start` gives node (its script is `exec node <flags> app/start.mjs`), so that the bench measures
  * the process a newcomer runs, with the same V8 flags, without npm's own process around it.
  */
 function npmStartArgs(): string[] {
   const script: string = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start;
   const words = script.split(/\s+/);
-  if (words[0] !== 'exec' || words[1] !== 'node' || words.at(-1) !== 'server/start.mjs') {
-    throw new Error(`package.json's start script is not "exec node [flags] server/start.mjs": ${script}`);
+  if (words[0] !== 'exec' || words[1] !== 'node' || words.at(-1) !== 'app/start.mjs') {
+    throw new Error(`package.json's start script is not "exec node [flags] app/start.mjs": ${script}`);
   }
   return words.slice(2);
 }

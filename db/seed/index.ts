@@ -1,6 +1,6 @@
 // Seeding entry points: reference data (universities, holidays) and demo data (users and their activity).
 // The demo generator (faker: ~0.2 s and ~40 MB of RSS to load) is imported only when there is demo data to write,
-// so that a restart, which calls seedDemo and finds its users in place (server/main.ts), never loads it.
+// so that a restart, which calls seedDemo and finds its users in place (app/main.ts), never loads it.
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
 import { notifyUniversitiesChanged } from '../queries/universities.ts';

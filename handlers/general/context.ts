@@ -1,5 +1,5 @@
 // What the general surface gives its handlers beyond every surface's context: the services its operations share with
-// the CLI and the worker, built once by the composition root (server/app/general.ts).
+// the CLI and the worker, built once by the composition root (app/general.ts).
 import type { AiQueue } from '../../services/ai/queue.ts';
 import type { Tutor } from '../../services/ai/tutor/types.ts';
 import type { OpenStreams } from '../../services/events/open-streams.ts';

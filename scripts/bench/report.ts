@@ -39,7 +39,7 @@ export interface ScenarioSummary {
 
 export interface Startup {
   /**
-   * From spawning `node server/start.mjs` (what npm start runs) on an empty database to its first answered request; the
+   * From spawning `node app/start.mjs` (what npm start runs) on an empty database to its first answered request; the
    * restart is the measured service's start on the same database.
    */
   firstStartMs: number;

@@ -18,7 +18,7 @@ import { createThrowawayDatabase } from '../../db/throwaway-database.ts';
 import { accessTokenIssuer } from '../../server/auth/access-tokens.ts';
 import { issueApiKey } from '../../server/auth/api-keys.ts';
 import { loadSigningKey, SIGNING_ALGORITHM } from '../../server/auth/signing-keys.ts';
-import { createDemoStudent, DEMO_STUDENT } from '../../server/app/demo-student.ts';
+import { createDemoStudent, DEMO_STUDENT } from '../../app/demo-student.ts';
 import { ALL_SCOPES } from '../../server/auth/scopes.ts';
 import { registerClient } from '../../server/oauth/clients.ts';
 

@@ -1,7 +1,7 @@
 // config check: validates the environment as `npm start` reads it and prints the resolved settings, secrets masked,
 // without opening the database. Exit 1 with the one-line reason when a setting is invalid.
 import { signingKeySource } from '../../server/auth/signing-key-store.ts';
-import { loadConfig, type Config } from '../../server/app/config.ts';
+import { loadConfig, type Config } from '../../app/config.ts';
 import { parse } from './shared.ts';
 
 export async function check(args: string[]): Promise<void> {

@@ -3,7 +3,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { assertDatabaseReachable, connect, describeTarget, type DatabaseTimeouts, type Db, type DbTarget } from '../../db/connect.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
-import { loadConfig } from '../../server/app/config.ts';
+import { loadConfig } from '../../app/config.ts';
 
 /** Wrong command line: the dispatcher prints it, prefixed with the command's name, with a hint to --help and exits with 2. */
 export class UsageError extends Error {}

@@ -15,7 +15,7 @@ import { loadSigningKey, storedSigningKeys, type SigningKeys, type SigningKeySto
 
 export const SIGNING_KEYS_FILE = 'signing-keys.json';
 
-/** The settings (server/app/config.ts) that say where signing keys come from. */
+/** The settings (app/config.ts) that say where signing keys come from. */
 type KeyConfig = { database: DbTarget; jwtPrivateKey: string | undefined; secretsKey: Buffer | undefined };
 
 /** Where this configuration's signing keys come from; a ConfigError when it cannot keep them safely. */

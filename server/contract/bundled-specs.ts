@@ -15,7 +15,7 @@ export interface BundledSpec {
 
 /**
  * The project's generated/, found upward from this module: it runs from server/contract/ under tsx and from dist/ once
- * bundled (server/start.mjs), two depths apart.
+ * bundled (app/start.mjs), two depths apart.
  */
 const GENERATED_DIR = (() => {
   for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {

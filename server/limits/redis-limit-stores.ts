@@ -1,7 +1,7 @@
 // The rate-limit counters in Redis (REDIS_URL), shared by every process: the window counters of every limiter (one
 // script a request, server/limits/window-counters.ts) and the leases of server/limits/account-leases.ts. Apart from
 // server/limits/rate-limits.ts so that the Redis client (~1,150 modules, ~0.3 s of a start) is loaded only when REDIS_URL
-// is set: server/main.ts imports this module on demand, before connecting, so loading it is never inside the
+// is set: app/main.ts imports this module on demand, before connecting, so loading it is never inside the
 // bounded wait for Redis.
 import type { Logger } from 'pino';
 import { createClient, defineScript } from 'redis';

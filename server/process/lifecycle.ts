@@ -111,7 +111,7 @@ export function gracefulStop(server: Server, lifecycle: LifecycleControl, option
   return (reason) => (stopping ??= stop(reason));
 }
 
-/** The one call server/main.ts makes once it listens: a graceful stop on SIGTERM and SIGINT. */
+/** The one call app/main.ts makes once it listens: a graceful stop on SIGTERM and SIGINT. */
 export function stopOnSignals(server: Server, lifecycle: LifecycleControl, options: StopOptions): void {
   const stop = gracefulStop(server, lifecycle, options);
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void stop(signal));

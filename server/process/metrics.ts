@@ -1,7 +1,7 @@
 // Prometheus metrics (prom-client): what a dashboard of the service needs — requests and latency per operationId
 // and status (RED), rate-limit refusals per limiter, database pool use and wait, event-loop lag (default
 // metrics), open SSE streams. Label values are operationIds, route patterns and limiter names, never raw paths
-// or ids, so the number of series stays bounded. Served on METRICS_PORT only (server/app/metrics-server.ts).
+// or ids, so the number of series stays bounded. Served on METRICS_PORT only (app/metrics-server.ts).
 import cluster from 'node:cluster';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type pg from 'pg';

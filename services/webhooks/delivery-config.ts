@@ -1,4 +1,4 @@
-// How webhook deliveries are made, as the operator configures it (WEBHOOK_* settings, server/app/config.ts).
+// How webhook deliveries are made, as the operator configures it (WEBHOOK_* settings, app/config.ts).
 export interface WebhookConfig {
   /** WEBHOOK_ALLOW_PRIVATE_TARGETS=1: endpoints may be plain http and resolve to private or loopback addresses. */
   allowPrivateTargets: boolean;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { DEMO_SEED, seedDemo, seedReference } from '../../db/seed/index.ts';
 import { bundledSpecs } from '../../server/contract/bundled-specs.ts';
 import { issueApiKey } from '../../server/auth/api-keys.ts';
-import { createDemoStudent } from '../../server/app/demo-student.ts';
+import { createDemoStudent } from '../../app/demo-student.ts';
 import { memoryLimitStores, type LimitStores } from '../../server/limits/rate-limits.ts';
 import type { WindowCounter } from '../../server/limits/window-counters.ts';
 import { contractClient } from '../support/contract.ts';

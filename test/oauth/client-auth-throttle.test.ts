@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import supertest from 'supertest';
-import { createApp } from '../../server/app/app.ts';
+import { createApp } from '../../app/app.ts';
 import { CLIENT_AUTH_FAILURES_PER_ADDRESS, CLIENT_AUTH_FAILURES_PER_CLIENT } from '../../server/oauth/client-auth-limit.ts';
 import { memoryLimitStores, type LimitStores } from '../../server/limits/rate-limits.ts';
 import { redisLimitStores } from '../../server/limits/redis-limit-stores.ts';

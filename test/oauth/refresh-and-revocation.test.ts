@@ -4,7 +4,7 @@ import supertest from 'supertest';
 import { accessTokenIssuer } from '../../server/auth/access-tokens.ts';
 import { loadSigningKey } from '../../server/auth/signing-keys.ts';
 import { pino } from 'pino';
-import { createApp } from '../../server/app/app.ts';
+import { createApp } from '../../app/app.ts';
 import { memoryLimitStores } from '../../server/limits/rate-limits.ts';
 import { contractClient } from '../support/contract.ts';
 import { generalApp } from '../support/general-app.ts';

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import supertest from 'supertest';
-import { createApp } from '../../server/app/app.ts';
+import { createApp } from '../../app/app.ts';
 import { memoryLimitStores } from '../../server/limits/rate-limits.ts';
 import { newStudent } from '../support/general-app.ts';
 import { pkcePair, registerTestClient, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import { metricsRegistry } from '../../server/process/metrics.ts';
-import { metricsUrl, serveMetrics } from '../../server/app/metrics-server.ts';
+import { metricsUrl, serveMetrics } from '../../app/metrics-server.ts';
 import { partnerApp } from '../support/partner-app.ts';
 
 describe('metrics (METRICS_PORT)', () => {

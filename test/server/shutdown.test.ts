@@ -7,7 +7,7 @@ import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import express from 'express';
 import { pino } from 'pino';
-import { loadConfig, type Config } from '../../server/app/config.ts';
+import { loadConfig, type Config } from '../../app/config.ts';
 import { createLifecycle, gracefulStop } from '../../server/process/lifecycle.ts';
 
 const silent = pino({ level: 'silent' });

@@ -9,12 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '../../db/connect.ts';
 import { SIGNING_KEYS_FILE } from '../../server/auth/signing-key-store.ts';
-import { DEMO_STUDENT } from '../../server/app/demo-student.ts';
+import { DEMO_STUDENT } from '../../app/demo-student.ts';
 import { registerClient } from '../../server/oauth/clients.ts';
 import { signIn, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';
 import { startServerProcess } from '../support/server-process.ts';
 
-describe('npm start (server/main.ts)', function () {
+describe('npm start (app/main.ts)', function () {
   this.timeout(180_000);
   let dataDir: string;
   before(() => (dataDir = mkdtempSync(join(tmpdir(), 'sc-start-'))));

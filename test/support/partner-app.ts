@@ -5,7 +5,7 @@ import type { Db } from '../../db/connect.ts';
 import type { Tutor } from '../../services/ai/tutor/types.ts';
 import type { AiQueue } from '../../services/ai/queue.ts';
 import type { ExportLimits } from '../../services/exports/export-limits.ts';
-import { createApp } from '../../server/app/app.ts';
+import { createApp } from '../../app/app.ts';
 import { notificationsFor, type Notifications } from '../../db/notifications.ts';
 import type { StreamSettings } from '../../services/events/readiness-stream.ts';
 import { accessTokenIssuer, type AccessTokenIssuer } from '../../server/auth/access-tokens.ts';

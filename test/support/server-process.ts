@@ -1,4 +1,4 @@
-// The real entry point (server/start.mjs, what npm start runs: server/main.ts compiled) in a child process, as an operator runs it: for tests of start-up, stops,
+// The real entry point (app/start.mjs, what npm start runs: app/main.ts compiled) in a child process, as an operator runs it: for tests of start-up, stops,
 // signals and faults that an in-process app cannot show (exit codes, what survives a kill, what a client sees).
 import { spawn, type ChildProcess } from 'node:child_process';
 
@@ -20,7 +20,7 @@ export interface ServerProcess {
 export const TEST_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 
 /**
- * Starts `node server/start.mjs` with the test's environment plus `env` (a value of undefined removes
+ * Starts `node app/start.mjs` with the test's environment plus `env` (a value of undefined removes
  * a variable). PORT defaults to 0 (a free port), LOG_LEVEL to warn and SECRETS_KEY to TEST_SECRETS_KEY.
  */
 export function startServerProcess(env: Record<string, string | undefined>, args: string[] = []): ServerProcess {
@@ -29,7 +29,7 @@ export function startServerProcess(env: Record<string, string | undefined>, args
     if (value === undefined) delete merged[name];
     else merged[name] = value;
   }
-  const child = spawn(process.execPath, ['server/start.mjs', ...args], { cwd: root, env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['app/start.mjs', ...args], { cwd: root, env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createAiQueue, type Admission, type AiQueue, type Slot, type Waiting } from '../../services/ai/queue.ts';
-import { loadConfig } from '../../server/app/config.ts';
+import { loadConfig } from '../../app/config.ts';
 
 function queued(admission: Admission): Waiting {
   assert.equal(admission.kind, 'queued');

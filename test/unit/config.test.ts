@@ -1,7 +1,7 @@
 // The settings that decide whether several processes can share tokens: refused at start, in one line, when unsafe.
 import assert from 'node:assert/strict';
 import { signingKeySource } from '../../server/auth/signing-key-store.ts';
-import { loadConfig } from '../../server/app/config.ts';
+import { loadConfig } from '../../app/config.ts';
 import { ConfigError } from '../../server/process/config-error.ts';
 
 describe('loadConfig: processes, secrets and metrics', () => {

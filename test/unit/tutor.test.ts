@@ -3,7 +3,7 @@ import { localReply, localTutor } from '../../services/ai/tutor/local.ts';
 import { systemPrompt } from '../../services/ai/tutor/prompt.ts';
 import { topicOf } from '../../services/ai/tutor/topic.ts';
 import type { StudentFacts, TutorEvent } from '../../services/ai/tutor/types.ts';
-import { loadConfig } from '../../server/app/config.ts';
+import { loadConfig } from '../../app/config.ts';
 import { ConfigError } from '../../server/process/config-error.ts';
 
 const NOW = new Date('2026-11-22T09:00:00Z');

@@ -6,9 +6,9 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import { parseRole } from '../../server/app/process-role.ts';
+import { parseRole } from '../../app/process-role.ts';
 import { secretBox } from '../../server/auth/secret-box.ts';
-import { SECRETS_KEY_FILE, secretsKeyFor } from '../../server/app/secrets-key.ts';
+import { SECRETS_KEY_FILE, secretsKeyFor } from '../../app/secrets-key.ts';
 import { createWebhookSecret, openEndpointSecret, sealEndpointSecret, signingSecrets } from '../../services/webhooks/secrets.ts';
 
 describe('webhook secrets', () => {

@@ -8,7 +8,7 @@ import { setContractPlan } from '../../../db/queries/users.ts';
 import { seedReference } from '../../../db/seed/index.ts';
 import { createThrowawayDatabase } from '../../../db/throwaway-database.ts';
 import { issueApiKey } from '../../../server/auth/api-keys.ts';
-import { createDemoStudent, DEMO_STUDENT } from '../../../server/app/demo-student.ts';
+import { createDemoStudent, DEMO_STUDENT } from '../../../app/demo-student.ts';
 
 export const ROOMY = 1_000_000;
 

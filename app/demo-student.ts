@@ -4,14 +4,14 @@
 // has a fixed id, the same on every instance, so the spec's examples can name them and run as written.
 import { DateTime } from 'luxon';
 import { v5 as uuidv5 } from 'uuid';
-import type { Db } from '../../db/connect.ts';
-import { replaceDeckLinks, replaceTaskLinks, insertExam } from '../../db/queries/exams.ts';
-import { insertCard, insertDeck } from '../../db/queries/flashcards.ts';
-import { insertPersonalKey } from '../../db/queries/personal-api-keys.ts';
-import { insertTask } from '../../db/queries/tasks.ts';
-import { createAccount, generatePassword } from '../auth/accounts.ts';
-import { insertWithFreshKey } from '../auth/api-keys.ts';
-import { ALL_SCOPES } from '../auth/scopes.ts';
+import type { Db } from '../db/connect.ts';
+import { replaceDeckLinks, replaceTaskLinks, insertExam } from '../db/queries/exams.ts';
+import { insertCard, insertDeck } from '../db/queries/flashcards.ts';
+import { insertPersonalKey } from '../db/queries/personal-api-keys.ts';
+import { insertTask } from '../db/queries/tasks.ts';
+import { createAccount, generatePassword } from '../server/auth/accounts.ts';
+import { insertWithFreshKey } from '../server/auth/api-keys.ts';
+import { ALL_SCOPES } from '../server/auth/scopes.ts';
 
 /** Fixed for good: the spec's examples carry ids derived from it. */
 const DEMO_ID_NAMESPACE = '3b0c1f9e-6a2d-4c57-8e14-9d7a5b2c6e80';

@@ -1,10 +1,10 @@
 // The cluster primary of `npm start` with WEB_CONCURRENCY above 1 (PostgreSQL only): it forks that many workers
-// (each runs server/main.ts and serves; node:cluster shares the port between them), replaces a worker that dies,
+// (each runs app/main.ts and serves; node:cluster shares the port between them), replaces a worker that dies,
 // waiting longer after each quick death (1 s, 2 s, 4 s … up to 30 s), and on SIGTERM/SIGINT passes the signal to
 // every worker, waits for them to finish their own graceful stop, then exits. It serves the workers' aggregated
 // metrics on METRICS_PORT. It holds no database connection and serves no request itself.
 //
-// The forks run main.ts with the primary's arguments, so they take its role (server/app/process-role.ts): `all` (serve
+// The forks run main.ts with the primary's arguments, so they take its role (app/process-role.ts): `all` (serve
 // and deliver webhooks, the default) or `web`. A `--role worker` process is never clustered: delivery scales by
 // running more worker processes, which share the queue in PostgreSQL.
 import cluster, { type Worker } from 'node:cluster';

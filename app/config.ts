@@ -1,14 +1,14 @@
 // Every setting of the service, read once from the environment. README.md documents each variable.
-import { DEFAULT_AI_QUEUE_LIMITS, type AiQueueLimits } from '../../services/ai/queue.ts';
-import { DEFAULT_EXPORT_SETTINGS, type ExportSettings } from '../../services/exports/export-limits.ts';
-import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts, type DbTarget } from '../../db/connect.ts';
-import { DEFAULT_REDIS_KEY_PREFIX, DEFAULT_REDIS_TIMEOUT_MS } from '../limits/rate-limits.ts';
-import { DEFAULT_STREAM_SETTINGS, type StreamSettings } from '../../services/events/readiness-stream.ts';
-import { DEFAULT_REQUEST_TIMEOUT_MS } from '../http/request-timeout.ts';
-import { SECRETS_KEY_BYTES } from '../auth/secret-box.ts';
-import { ConfigError } from '../process/config-error.ts';
-import type { AiService } from '../../services/ai/tutor/index.ts';
-import type { WebhookConfig } from '../../services/webhooks/delivery-config.ts';
+import { DEFAULT_AI_QUEUE_LIMITS, type AiQueueLimits } from '../services/ai/queue.ts';
+import { DEFAULT_EXPORT_SETTINGS, type ExportSettings } from '../services/exports/export-limits.ts';
+import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts, type DbTarget } from '../db/connect.ts';
+import { DEFAULT_REDIS_KEY_PREFIX, DEFAULT_REDIS_TIMEOUT_MS } from '../server/limits/rate-limits.ts';
+import { DEFAULT_STREAM_SETTINGS, type StreamSettings } from '../services/events/readiness-stream.ts';
+import { DEFAULT_REQUEST_TIMEOUT_MS } from '../server/http/request-timeout.ts';
+import { SECRETS_KEY_BYTES } from '../server/auth/secret-box.ts';
+import { ConfigError } from '../server/process/config-error.ts';
+import type { AiService } from '../services/ai/tutor/index.ts';
+import type { WebhookConfig } from '../services/webhooks/delivery-config.ts';
 
 export interface Config {
   port: number;

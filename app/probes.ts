@@ -4,11 +4,11 @@
 // draining for a stop. 200 or 503, with every check named in the body.
 import { Router, type Response } from 'express';
 import { sql } from 'kysely';
-import type { Db } from '../../db/connect.ts';
-import { migrations } from '../../db/migrations/index.ts';
-import type { Lifecycle } from '../process/lifecycle.ts';
-import type { LimitStores } from '../limits/rate-limits.ts';
-import { withTimeout } from '../process/timeout.ts';
+import type { Db } from '../db/connect.ts';
+import { migrations } from '../db/migrations/index.ts';
+import type { Lifecycle } from '../server/process/lifecycle.ts';
+import type { LimitStores } from '../server/limits/rate-limits.ts';
+import { withTimeout } from '../server/process/timeout.ts';
 
 export const PROBE_PATHS: ReadonlySet<string> = new Set(['/livez', '/readyz']);
 

@@ -1,19 +1,19 @@
 // The partner surface: its spec, its key authentication, its per-key limits and its handlers.
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
-import type { Db } from '../../db/connect.ts';
-import type { Notifications } from '../../db/notifications.ts';
-import type { Lifecycle } from '../process/lifecycle.ts';
-import type { ApiKeyRecord } from '../../db/queries/api-keys.ts';
-import { keepLeaderboardsInMemory } from '../../db/queries/leaderboards.ts';
-import { keepStatsInMemory } from '../../db/queries/stats.ts';
-import { keepUniversitiesInMemory } from '../../db/queries/universities.ts';
-import { partnerV1Handlers } from '../../handlers/partner-v1/index.ts';
-import type { AuthFailureLimit } from '../auth/auth-failure-limit.ts';
-import { loadSurfaceContract } from '../contract/contract.ts';
-import { createLimiter, type LimitStores } from '../limits/rate-limits.ts';
-import { serveSurface } from '../contract/surface.ts';
-import { partnerKeyAuthenticators } from '../auth/authenticate-partner-v1.ts';
+import type { Db } from '../db/connect.ts';
+import type { Notifications } from '../db/notifications.ts';
+import type { Lifecycle } from '../server/process/lifecycle.ts';
+import type { ApiKeyRecord } from '../db/queries/api-keys.ts';
+import { keepLeaderboardsInMemory } from '../db/queries/leaderboards.ts';
+import { keepStatsInMemory } from '../db/queries/stats.ts';
+import { keepUniversitiesInMemory } from '../db/queries/universities.ts';
+import { partnerV1Handlers } from '../handlers/partner-v1/index.ts';
+import type { AuthFailureLimit } from '../server/auth/auth-failure-limit.ts';
+import { loadSurfaceContract } from '../server/contract/contract.ts';
+import { createLimiter, type LimitStores } from '../server/limits/rate-limits.ts';
+import { serveSurface } from '../server/contract/surface.ts';
+import { partnerKeyAuthenticators } from '../server/auth/authenticate-partner-v1.ts';
 
 export const PARTNER_V1_PREFIX = '/api/v1';
 

@@ -1,4 +1,4 @@
-// The compiled server (server/start.mjs builds it when a source has changed): server/main.ts and the packages it
+// The compiled server (app/start.mjs builds it when a source has changed): app/main.ts and the packages it
 // imports, bundled by esbuild into dist/server.mjs (what is imported on demand in a chunk beside it). Loading the
 // packages from node_modules made every start slower: resolving well over a thousand files and scanning each CommonJS
 // one for its exports. Loaded only to build, so that a start that builds nothing never loads esbuild.
@@ -13,11 +13,11 @@ import { basename, join } from 'node:path';
  */
 const EXTERNAL = ['@electric-sql/pglite', '@node-rs/argon2', '@scalar/api-reference', 'pg-native'];
 
-/** Builds dist/ from server/main.ts; returns the paths (relative to `root`) of the files it was built from. */
+/** Builds dist/ from app/main.ts; returns the paths (relative to `root`) of the files it was built from. */
 export function build(root) {
   const { metafile, outputFiles } = buildSync({
     absWorkingDir: root,
-    entryPoints: { server: 'server/main.ts' },
+    entryPoints: { server: 'app/main.ts' },
     outdir: join(root, 'dist'),
     // Modules imported on demand only (the demo generator and faker, the Redis client) stay apart, loaded when needed.
     splitting: true,

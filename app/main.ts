@@ -1,7 +1,7 @@
 // npm start: migrate, load reference data into an empty database (and demo data when it is embedded), serve, and stop
 // gracefully on SIGTERM/SIGINT. With WEB_CONCURRENCY above 1 on PostgreSQL, this process becomes a cluster primary
-// (server/app/cluster.ts) that prepares the database once and forks that many workers, each of which runs this file
-// again and only serves. `--role web|worker` (server/app/process-role.ts) splits serving the API from delivering
+// (app/cluster.ts) that prepares the database once and forks that many workers, each of which runs this file
+// again and only serves. `--role web|worker` (app/process-role.ts) splits serving the API from delivering
 // webhooks; the default does both. A start-up that fails prints one line saying why and exits 1.
 import cluster from 'node:cluster';
 import { existsSync } from 'node:fs';
@@ -15,24 +15,24 @@ import { whileHoldingStartupLock } from '../db/startup-lock.ts';
 import { tutorFromConfig } from '../services/ai/tutor/index.ts';
 import { AI_REPLY_LEASES, createAiQueue } from '../services/ai/queue.ts';
 import { createExportLimits } from '../services/exports/export-limits.ts';
-import { createApp } from './app/app.ts';
-import { accessTokenIssuer } from './auth/access-tokens.ts';
-import { issueApiKey } from './auth/api-keys.ts';
-import { signingKeysFor } from './auth/signing-key-store.ts';
-import { runPrimary } from './app/cluster.ts';
-import { loadConfig, type Config } from './app/config.ts';
-import { createDemoStudent, DEMO_STUDENT } from './app/demo-student.ts';
-import { requestTimeoutOptions } from './http/request-timeout.ts';
+import { createApp } from './app.ts';
+import { accessTokenIssuer } from '../server/auth/access-tokens.ts';
+import { issueApiKey } from '../server/auth/api-keys.ts';
+import { signingKeysFor } from '../server/auth/signing-key-store.ts';
+import { runPrimary } from './cluster.ts';
+import { loadConfig, type Config } from './config.ts';
+import { createDemoStudent, DEMO_STUDENT } from './demo-student.ts';
+import { requestTimeoutOptions } from '../server/http/request-timeout.ts';
 import { notificationsFor } from '../db/notifications.ts';
-import { createLifecycle, stopOnSignals, type LifecycleControl } from './process/lifecycle.ts';
-import { createLogger } from './process/logger.ts';
-import { collectProcessMetrics, metricsRegistry, observePool } from './process/metrics.ts';
-import { metricsUrl, serveMetrics } from './app/metrics-server.ts';
-import { deliversWebhooks, parseRole, servesHttp, type ProcessRole } from './app/process-role.ts';
-import { memoryLimitStores } from './limits/rate-limits.ts';
-import { secretBox, type SecretBox } from './auth/secret-box.ts';
-import { secretsKeyFor } from './app/secrets-key.ts';
-import { describeStartupError } from './app/startup-errors.ts';
+import { createLifecycle, stopOnSignals, type LifecycleControl } from '../server/process/lifecycle.ts';
+import { createLogger } from '../server/process/logger.ts';
+import { collectProcessMetrics, metricsRegistry, observePool } from '../server/process/metrics.ts';
+import { metricsUrl, serveMetrics } from './metrics-server.ts';
+import { deliversWebhooks, parseRole, servesHttp, type ProcessRole } from './process-role.ts';
+import { memoryLimitStores } from '../server/limits/rate-limits.ts';
+import { secretBox, type SecretBox } from '../server/auth/secret-box.ts';
+import { secretsKeyFor } from './secrets-key.ts';
+import { describeStartupError } from './startup-errors.ts';
 import { startDeliveryWorker } from '../services/webhooks/worker.ts';
 
 /** Secrets printed once, on the first start of an embedded database. */
@@ -123,7 +123,7 @@ async function serve(db: Db, demo: Demo | undefined): Promise<void> {
   // The Redis client is loaded only with REDIS_URL (~0.3 s of every embedded start otherwise), and before the bounded
   // connection attempt starts, so that loading it never counts against REDIS_TIMEOUT_MS.
   const limitStores = config.redisUrl
-    ? await (await import('./limits/redis-limit-stores.ts')).redisLimitStores(config.redisUrl, { keyPrefix: config.redisKeyPrefix, timeoutMs: config.redisTimeoutMs, logger })
+    ? await (await import('../server/limits/redis-limit-stores.ts')).redisLimitStores(config.redisUrl, { keyPrefix: config.redisKeyPrefix, timeoutMs: config.redisTimeoutMs, logger })
     : memoryLimitStores();
   const tutor = tutorFromConfig(config.ai);
   collectProcessMetrics();

@@ -6,8 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from './config.ts';
-import { ConfigError } from '../process/config-error.ts';
-import { SECRETS_KEY_BYTES } from '../auth/secret-box.ts';
+import { ConfigError } from '../server/process/config-error.ts';
+import { SECRETS_KEY_BYTES } from '../server/auth/secret-box.ts';
 
 export const SECRETS_KEY_FILE = 'secrets.key';
 

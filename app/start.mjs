@@ -1,5 +1,5 @@
-// npm start: server/main.ts and the packages it imports, compiled by esbuild into one ES module (dist/server.mjs; what
-// is imported on demand in a chunk beside it; server/app/build.mjs), then run in this process. Loading ~300 TypeScript
+// npm start: app/main.ts and the packages it imports, compiled by esbuild into one ES module (dist/server.mjs; what
+// is imported on demand in a chunk beside it; app/build.mjs), then run in this process. Loading ~300 TypeScript
 // files through tsx's loader thread costs a start ~1.3 s of CPU and ~90 MB of RSS more than one compiled module does;
 // tests and the CLI keep running the sources through tsx.
 // The module is rebuilt (~1 s) whenever one of the sources it was built from has changed, so an edit takes effect
@@ -7,7 +7,7 @@
 // node_modules/.package-lock.json): checking each of their ~1,700 files took ~60 ms of every start. dist/ sits beside
 // db/, so that the paths the sources resolve from import.meta.url (db/'s ../node_modules/) stay the same; the bundled
 // specs are found by looking upward (server/contract/bundled-specs.ts). `--build-only` builds without starting (npm's postinstall).
-// `npm start` runs it as `node --v8-pool-size=1 server/start.mjs` (package.json; the bench reads that command line): V8's
+// `npm start` runs it as `node --v8-pool-size=1 app/start.mjs` (package.json; the bench reads that command line): V8's
 // four helper threads, each with its own C allocator arena, held ~25 MB of the embedded default's peak RSS under load,
 // and a V8 flag of that kind can only be given on node's command line.
 import { spawnSync } from 'node:child_process';
@@ -21,7 +21,7 @@ const bundle = join(root, 'dist', 'server.mjs');
 /** Each file the bundle was built from, relative to the root, with the size and mtime it had when it was built. */
 const inputsFile = join(root, 'dist', 'server.inputs.json');
 /** What the bundle depends on besides its sources: how it is built, and the installed packages. */
-const BUILD_INPUTS = ['server/start.mjs', 'server/app/build.mjs', 'node_modules/.package-lock.json'];
+const BUILD_INPUTS = ['app/start.mjs', 'app/build.mjs', 'node_modules/.package-lock.json'];
 
 const buildOnly = process.argv.includes('--build-only');
 if (!upToDate()) {
@@ -32,7 +32,7 @@ if (!buildOnly) {
   // Stack traces name the TypeScript sources (dist/server.mjs.map).
   process.setSourceMapsEnabled(true);
   if (!process.env.DATABASE_URL) tierUpPgliteLater();
-  // Resolves once the server listens (server/main.ts awaits its start at the top level).
+  // Resolves once the server listens (app/main.ts awaits its start at the top level).
   await import(pathToFileURL(bundle).href);
   if (!process.env.DATABASE_URL) boundHeapGrowth();
 }
@@ -52,7 +52,7 @@ function tierUpPgliteLater() {
 }
 
 /**
- * The embedded default (no DATABASE_URL, the same rule as server/app/config.ts) holds PGlite's ~140 MB of WebAssembly
+ * The embedded default (no DATABASE_URL, the same rule as app/config.ts) holds PGlite's ~140 MB of WebAssembly
  * memory beside the JavaScript heap, within an RSS target of 300 MB. Under sustained load V8 lets the old generation
  * grow up to four times what survives a collection (no leak, but well past the target). Growing it by at most half
  * instead keeps the bench's peak RSS near the target for a few percent more CPU per request (capping the heap with
@@ -75,7 +75,7 @@ async function buildOrExit() {
   try {
     await build();
   } catch (error) {
-    // One line, as every failed start says what to fix (server/main.ts); esbuild has printed the details above it.
+    // One line, as every failed start says what to fix (app/main.ts); esbuild has printed the details above it.
     process.stderr.write(`could not start: could not compile the server into dist/ (${error instanceof Error ? error.message.split('\n')[0] : error})\n`);
     process.exit(1);
   }
@@ -92,7 +92,7 @@ function buildInAnotherProcess() {
 }
 
 async function build() {
-  const sources = (await import('./app/build.mjs')).build(root);
+  const sources = (await import('./build.mjs')).build(root);
   const inputs = [...sources.filter((path) => !path.startsWith('node_modules/')), ...BUILD_INPUTS];
   writeFileSync(inputsFile, JSON.stringify(Object.fromEntries(inputs.map((path) => [path, stampOf(join(root, path))]))));
 }

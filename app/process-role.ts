@@ -1,9 +1,9 @@
-// What a process started by server/main.ts does, chosen with `--role`:
+// What a process started by app/main.ts does, chosen with `--role`:
 //   all     (the default) serve the API and deliver webhooks: the embedded database and a plain `npm start`
 //           need no second process;
 //   web     serve the API only (the events it writes wait in the outbox for a worker);
 //   worker  deliver webhooks only: no HTTP listener, any number of them beside any number of web processes.
-import { ConfigError } from '../process/config-error.ts';
+import { ConfigError } from '../server/process/config-error.ts';
 
 export type ProcessRole = 'all' | 'web' | 'worker';
 const ROLES: readonly ProcessRole[] = ['all', 'web', 'worker'];
