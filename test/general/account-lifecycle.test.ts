@@ -36,14 +36,14 @@ describe('account lifecycle', () => {
 
   describe('changeMyPassword', () => {
     it('needs the current password (403 reauthentication_required) and changes nothing without it', async () => {
-      const student = await context.newStudent();
+      const student = await context.newStudentThroughOAuth();
       const res = await context.api.post('/api/users/me/password').set(student.headers).send({ current_password: 'not the password', new_password: 'a brand new password' }).expect(403);
       assert.equal(res.body.code, 'reauthentication_required');
       assert.equal(await signInStatus(student.email, student.password), 303);
     });
 
     it('ends every other sign-in with its access tokens and the keys minted through it; keeps this sign-in and the own keys', async () => {
-      const student = await context.newStudent();
+      const student = await context.newStudentThroughOAuth();
       const phone = await signInAs(student);
       const laptop = await signInAs(student);
       const minted = (await context.api.post('/api/users/me/api-keys').set(bearer(laptop.access_token)).send({ name: 'laptop script', scopes: ['profile:read'] }).expect(201)).body.key;
@@ -65,7 +65,7 @@ describe('account lifecycle', () => {
     });
 
     it('made with a key minted through a sign-in, keeps that sign-in (its key) and ends the others', async () => {
-      const student = await context.newStudent();
+      const student = await context.newStudentThroughOAuth();
       const other = await signInAs(student);
       const key = (await context.api.post('/api/users/me/api-keys').set(student.headers).send({ name: 'changer', scopes: ['profile:read', 'profile:write'] }).expect(201)).body.key;
       await context.api.post('/api/users/me/password').set({ 'x-service-api-key': key }).send({ current_password: student.password, new_password: 'a brand new password' }).expect(204);
@@ -75,7 +75,7 @@ describe('account lifecycle', () => {
     });
 
     it('refuses a short new password with 400 and keeps the old one', async () => {
-      const student = await context.newStudent();
+      const student = await context.newStudentThroughOAuth();
       const res = await context.api.post('/api/users/me/password').set(student.headers).send({ current_password: student.password, new_password: 'short' }).expect(400);
       assert.equal(res.body.code, 'invalid_request');
       assert.equal(await signInStatus(student.email, student.password), 303);
@@ -88,7 +88,7 @@ describe('account lifecycle', () => {
       context.db.updateTable('oauth_grants').set({ authenticated_at: sql`now() - make_interval(mins => ${minutes})` }).where('user_id', '=', student.id).execute();
 
     it('needs a sign-in at most 5 minutes old: an older one or a personal key gets 403 and deletes nothing', async () => {
-      const student = await context.newStudent();
+      const student = await context.newStudentThroughOAuth();
       const key = (await context.api.post('/api/users/me/api-keys').set(student.headers).send({ name: 'script', scopes: ['profile:read', 'profile:write'] }).expect(201)).body.key;
       await context.api.delete('/api/users/me').set({ 'x-service-api-key': key }).expect(403); // a key is never a fresh sign-in
       await ageSignIns(student, 6);
@@ -104,7 +104,7 @@ describe('account lifecycle', () => {
     });
 
     it('erases the student at once, keeps payments anonymised, and takes the nickname off v1', async () => {
-      const student = await context.newStudent();
+      const student = await context.newStudentThroughOAuth();
       const { key: partnerKey } = await issueTestKey();
       const v1 = (path: string) => context.api.get(path).set('X-Service-API-Key', partnerKey);
       await context.api.post('/api/tasks').set(student.headers).send({ title: 'Anatomy', due_at: '2030-01-01T10:00:00Z', course: null }).expect(201);
@@ -116,7 +116,7 @@ describe('account lifecycle', () => {
       await v1(`/api/v1/users/${student.nickname}/public`).expect(200);
       assert.equal((await v1('/api/v1/leaderboards/global').expect(200)).body[0].nickname, student.nickname);
 
-      // newStudent signed in just now
+      // newStudentThroughOAuth signed in just now
       await changeNotified(LEADERBOARDS_CHANNEL, async () => context.api.delete('/api/users/me').set(student.headers).expect(204));
 
       await context.api.get('/api/users/me').set(student.headers).expect(401);

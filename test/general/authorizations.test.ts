@@ -13,7 +13,7 @@ describe('listMyAuthorizations and revokeMyAuthorization', () => {
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
   it('lists each authorized app once with its scopes, and revoking one stops its tokens and keys only', async () => {
-    const student = await context.newStudent({ scopes: ['keys:manage', 'profile:read'] });
+    const student = await context.newStudentThroughOAuth({ scopes: ['keys:manage', 'profile:read'] });
     const reader = (await registerTestClient(['profile:read', 'tasks:read', 'keys:manage'])).client_id;
     const other = (await registerTestClient(['profile:read'])).client_id;
     const login = { email: student.email, password: student.password };
@@ -45,7 +45,7 @@ describe('listMyAuthorizations and revokeMyAuthorization', () => {
   });
 
   it('moves last_used_at when the app refreshes its token', async () => {
-    const student = await context.newStudent({ scopes: ['keys:manage'] });
+    const student = await context.newStudentThroughOAuth({ scopes: ['keys:manage'] });
     const client = (await registerTestClient(['profile:read'])).client_id;
     const tokens = await signIn(context.app, { email: student.email, password: student.password, client_id: client, scope: 'profile:read' });
     const lastUsed = async () =>
@@ -60,8 +60,8 @@ describe('listMyAuthorizations and revokeMyAuthorization', () => {
   });
 
   it("answers 404 for an app the student has not authorized, and never touches another student's grant", async () => {
-    const student = await context.newStudent({ scopes: ['keys:manage'] });
-    const neighbour = await context.newStudent({ scopes: ['profile:read'] });
+    const student = await context.newStudentThroughOAuth({ scopes: ['keys:manage'] });
+    const neighbour = await context.newStudentThroughOAuth({ scopes: ['profile:read'] });
     const client = (await registerTestClient(['profile:read'])).client_id;
     const theirs = await signIn(context.app, { email: neighbour.email, password: neighbour.password, client_id: client, scope: 'profile:read' });
     const res = await context.api.delete(`/api/users/me/authorizations/${client}`).set(student.headers).expect(404);
@@ -71,7 +71,7 @@ describe('listMyAuthorizations and revokeMyAuthorization', () => {
   });
 
   it('needs keys:manage (403 insufficient_scope) and one credential (400)', async () => {
-    const student = await context.newStudent({ scopes: ['profile:read'] });
+    const student = await context.newStudentThroughOAuth({ scopes: ['profile:read'] });
     const res = await context.api.get('/api/users/me/authorizations').set(student.headers).expect(403);
     assert.equal(res.body.code, 'insufficient_scope');
     await context.api.delete('/api/users/me/authorizations/client_x').set(student.headers).expect(403);

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { PASSWORD_ATTEMPTS_PER_ACCOUNT } from '../../server/auth/password-attempts.ts';
 import { redisLimitStores } from '../../server/limits/redis-limit-stores.ts';
 import { contractClient } from '../support/contract.ts';
-import { generalApp, newStudent, type Student } from '../support/general-app.ts';
+import { generalApp, newStudentThroughOAuth, type Student } from '../support/general-app.ts';
 import { buildApp } from '../support/partner-app.ts';
 
 type Api = Awaited<ReturnType<typeof generalApp>>['api'];
@@ -21,8 +21,8 @@ const changePassword = (api: Api, headers: Record<string, string>, current_passw
 
 describe('password attempts', () => {
   it(`a personal key sending 40 wrong passwords at once gets ${PASSWORD_ATTEMPTS_PER_ACCOUNT} checked, then 429 even for the right one`, async () => {
-    const { api, newStudent } = await generalApp();
-    const [alice, bob] = [await newStudent(), await newStudent()];
+    const { api, newStudentThroughOAuth } = await generalApp();
+    const [alice, bob] = [await newStudentThroughOAuth(), await newStudentThroughOAuth()];
     const key = await personalKey(api, alice);
     const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => changePassword(api, key, `wrong guess ${i}`)));
     const count = (status: number) => answers.filter((res) => res.status === status).length;
@@ -39,8 +39,8 @@ describe('password attempts', () => {
   });
 
   it('counts wrong passwords only: a right one in between does not use an attempt up', async () => {
-    const { api, newStudent } = await generalApp();
-    const alice = await newStudent();
+    const { api, newStudentThroughOAuth } = await generalApp();
+    const alice = await newStudentThroughOAuth();
     for (let i = 1; i < PASSWORD_ATTEMPTS_PER_ACCOUNT; i++) await changePassword(api, alice.headers, 'wrong').expect(403);
     const password = `new-${randomBytes(8).toString('hex')}`;
     await api.post('/api/users/me/password').set(alice.headers).send({ current_password: alice.password, new_password: password }).expect(204);
@@ -56,7 +56,7 @@ describe('password attempts', () => {
     try {
       const apps = await Promise.all(stores.map((limitStores) => buildApp({ limitStores })));
       const apis = apps.map((app) => contractClient(app));
-      const alice = await newStudent(apps[0]!);
+      const alice = await newStudentThroughOAuth(apps[0]!);
       for (let i = 0; i < PASSWORD_ATTEMPTS_PER_ACCOUNT; i++) await changePassword(apis[i % 2]!, alice.headers, 'wrong').expect(403);
       for (const api of apis) assert.equal((await changePassword(api, alice.headers, alice.password).expect(429)).body.code, 'password_attempts_exceeded');
     } finally {

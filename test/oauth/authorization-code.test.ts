@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import supertest from 'supertest';
 import { createLogger } from '../../server/process/logger.ts';
-import { generalApp, newStudent } from '../support/general-app.ts';
+import { generalApp, newStudentThroughOAuth } from '../support/general-app.ts';
 import { buildApp } from '../support/partner-app.ts';
 import { authorize, exchangeCode, pkcePair, registerTestClient, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';
 
@@ -38,7 +38,7 @@ describe('OAuth authorization code with PKCE', () => {
   });
 
   it('issues a 15-minute JWT access token and a refresh token for a code and its verifier', async () => {
-    const student = await context.newStudent();
+    const student = await context.newStudentThroughOAuth();
     const { code, verifier } = await authorize(context.app, { client_id: clientId, email: student.email, password: student.password, scope: 'profile:read' });
     const tokens = await exchangeCode(context.app, { client_id: clientId, code, verifier });
     assert.equal(tokens.token_type, 'Bearer');
@@ -53,7 +53,7 @@ describe('OAuth authorization code with PKCE', () => {
 
   it('grants what the client may have when the request names no scope, except account:export, which is asked for by name only', async () => {
     const exporter = (await registerTestClient(['profile:read', 'account:export'])).client_id;
-    const student = await context.newStudent();
+    const student = await context.newStudentThroughOAuth();
     const page = await supertest(context.app).get('/oauth/authorize').query(authorizeQuery({ client_id: exporter, scope: '' })).expect(200);
     assert.doesNotMatch(page.text, /account:export/, 'the consent page does not offer it');
     const { code, verifier } = await authorize(context.app, { client_id: exporter, email: student.email, password: student.password, scope: '' });
@@ -67,7 +67,7 @@ describe('OAuth authorization code with PKCE', () => {
   });
 
   it('refuses a code exchanged with the wrong verifier', async () => {
-    const student = await context.newStudent();
+    const student = await context.newStudentThroughOAuth();
     const { code } = await authorize(context.app, { client_id: clientId, email: student.email, password: student.password, scope: 'profile:read' });
     const res = await supertest(context.app)
       .post('/oauth/token')
@@ -78,7 +78,7 @@ describe('OAuth authorization code with PKCE', () => {
   });
 
   it('treats a second exchange of a code as a replay: refused, and the tokens of the first exchange are revoked', async () => {
-    const student = await context.newStudent();
+    const student = await context.newStudentThroughOAuth();
     const { code, verifier } = await authorize(context.app, { client_id: clientId, email: student.email, password: student.password, scope: 'profile:read' });
     const first = await exchangeCode(context.app, { client_id: clientId, code, verifier });
     const replay = await supertest(context.app)
@@ -109,7 +109,7 @@ describe('OAuth authorization code with PKCE', () => {
   });
 
   it('shows the page again with 401 for a wrong password, and redirects access_denied when the student denies', async () => {
-    const student = await context.newStudent();
+    const student = await context.newStudentThroughOAuth();
     const wrong = await supertest(context.app)
       .post('/oauth/authorize')
       .type('form')
@@ -125,7 +125,7 @@ describe('OAuth authorization code with PKCE', () => {
   });
 
   it('keeps scopes the student did not grant out of the token (403 insufficient_scope)', async () => {
-    const student = await context.newStudent();
+    const student = await context.newStudentThroughOAuth();
     const { code, verifier } = await authorize(context.app, { client_id: clientId, email: student.email, password: student.password, scope: 'tasks:read' });
     const tokens = await exchangeCode(context.app, { client_id: clientId, code, verifier });
     const res = await context.api.get('/api/users/me').set('authorization', `Bearer ${tokens.access_token}`).expect(403);
@@ -150,7 +150,7 @@ describe('OAuth sign-in page hygiene', () => {
     const logger = createLogger('info', new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) }));
     const app = await buildApp({ logger });
     const { client_id } = await registerTestClient(['profile:read']);
-    const student = await newStudent(app);
+    const student = await newStudentThroughOAuth(app);
     const { code, verifier } = await authorize(app, { client_id, email: student.email, password: student.password, scope: 'profile:read' });
     const tokens = await exchangeCode(app, { client_id, code, verifier });
     assert.ok(lines.length > 0, 'requests were logged');

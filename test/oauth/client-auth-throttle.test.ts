@@ -9,7 +9,7 @@ import { createApp } from '../../app/app.ts';
 import { CLIENT_AUTH_FAILURES_PER_ADDRESS, CLIENT_AUTH_FAILURES_PER_CLIENT } from '../../server/oauth/client-auth-limit.ts';
 import { memoryLimitStores, type LimitStores } from '../../server/limits/rate-limits.ts';
 import { redisLimitStores } from '../../server/limits/redis-limit-stores.ts';
-import { newStudent } from '../support/general-app.ts';
+import { newStudentThroughOAuth } from '../support/general-app.ts';
 import { registerTestClient } from '../support/oauth-flow.ts';
 import { testNotifications, testTokenIssuer, testWebhookSettings } from '../support/partner-app.ts';
 import { testDatabase } from '../support/root-hooks.ts';
@@ -30,7 +30,7 @@ async function appBehindProxy(limitStores: LimitStores = memoryLimitStores()) {
 }
 
 async function confidentialClient(app: App) {
-  const owner = await newStudent(app);
+  const owner = await newStudentThroughOAuth(app);
   const client = await registerTestClient(['profile:read'], { confidential: true, owner_user_id: owner.id });
   return { id: client.client_id, secret: client.client_secret! };
 }

@@ -6,7 +6,7 @@ import type { KyselyPlugin, RootOperationNode } from 'kysely';
 import supertest from 'supertest';
 import { connect } from '../../db/connect.ts';
 import { createLogger } from '../../server/process/logger.ts';
-import { newStudent } from '../support/general-app.ts';
+import { newStudentThroughOAuth } from '../support/general-app.ts';
 import { pkcePair, registerTestClient, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';
 import { buildApp } from '../support/partner-app.ts';
 import { testDatabase } from '../support/root-hooks.ts';
@@ -61,7 +61,7 @@ describe('OAuth error responses', () => {
   it('redirects a sign-in that fails on our side with a generic server_error, the cause only in the log', async () => {
     const { lines, logger } = logSink();
     const { client_id } = await registerTestClient(['profile:read']);
-    const student = await newStudent(await buildApp());
+    const student = await newStudentThroughOAuth(await buildApp());
     const app = await buildApp({ db: testDatabase().db.withPlugin(failingInsertsInto('oauth_grants')), logger });
     const res = await supertest(app)
       .post('/oauth/authorize')

@@ -20,7 +20,7 @@ import { insertWithFreshKey } from '../../server/auth/api-keys.ts';
 import { registerClient } from '../../server/oauth/clients.ts';
 import { STUDENT_ID_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT } from '../../server/oauth/token-exchange.ts';
 import { contractClient } from '../support/contract.ts';
-import { newStudent, type Student } from '../support/general-app.ts';
+import { newStudentThroughOAuth, type Student } from '../support/general-app.ts';
 import { listen, type Listening } from '../support/listening.ts';
 import { authorize, refresh, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';
 import { buildApp } from '../support/partner-app.ts';
@@ -209,7 +209,7 @@ describe('what a grant owns ends with it (GRANT_ARTIFACTS)', () => {
   }
 
   async function createEverything({ client, accessToken }: Holder): Promise<Created> {
-    const student = await newStudent(one.app);
+    const student = await newStudentThroughOAuth(one.app);
     const consent = { client_id: client.client_id, email: student.email, password: student.password, scope: SCOPES };
     const { code, verifier } = await authorize(one.app, consent);
     const codeTokens = (

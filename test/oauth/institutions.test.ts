@@ -45,7 +45,7 @@ describe('institutions: token exchange for one consenting student', () => {
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
   it('gives a consenting student’s data with the granted scopes only: a short-lived token, no refresh token', async () => {
-    const student = await context.newStudent();
+    const student = await context.newStudentThroughOAuth();
     await consent(student, 'profile:read tasks:read');
     const res = await exchange(student.id).expect(200);
     assert.equal(res.headers['cache-control'], 'no-store');
@@ -68,7 +68,7 @@ describe('institutions: token exchange for one consenting student', () => {
   });
 
   it('narrows to the scope asked for, and refuses a scope beyond the grant or the institution with invalid_scope', async () => {
-    const student = await context.newStudent();
+    const student = await context.newStudentThroughOAuth();
     await consent(student, 'profile:read tasks:read');
     const narrow = await exchange(student.id, { scope: 'profile:read' }).expect(200);
     assert.equal(narrow.body.scope, 'profile:read');
@@ -79,7 +79,7 @@ describe('institutions: token exchange for one consenting student', () => {
   });
 
   it('answers a student who did not consent exactly as an unknown or malformed id: invalid_grant', async () => {
-    const student = await context.newStudent(); // signed in to the test app, never to the institution
+    const student = await context.newStudentThroughOAuth(); // signed in to the test app, never to the institution
     const other = await newInstitution();
     await consent(student, 'profile:read', other); // consent to another institution is no consent to this one
     const refusals = await Promise.all([student.id, randomUUID(), 'kim@example.com'].map(async (subject) => (await exchange(subject).expect(400)).body));
@@ -92,7 +92,7 @@ describe('institutions: token exchange for one consenting student', () => {
   });
 
   it('stops both new exchanges and tokens already issued once the student revokes the grant', async () => {
-    const student = await context.newStudent();
+    const student = await context.newStudentThroughOAuth();
     await consent(student, 'profile:read');
     const issued = (await exchange(student.id).expect(200)).body.access_token;
     await context.api.get('/api/users/me').set(bearer(issued)).expect(200);
@@ -107,7 +107,7 @@ describe('institutions: token exchange for one consenting student', () => {
   });
 
   it('refuses a wrong secret with invalid_client, in the body and over HTTP Basic', async () => {
-    const student = await context.newStudent();
+    const student = await context.newStudentThroughOAuth();
     await consent(student, 'profile:read');
     const wrong = { client_id: institution.client_id, client_secret: `${institution.client_secret}x` };
     assert.equal((await exchange(student.id, {}, wrong).expect(400)).body.error, 'invalid_client');
@@ -129,14 +129,14 @@ describe('institutions: token exchange for one consenting student', () => {
 
   it('refuses the grant type to an ordinary app with unauthorized_client, even for a student who consented to it', async () => {
     const app = (await registerTestClient(['profile:read'], { confidential: true })) as { client_id: string; client_secret: string };
-    const student = await context.newStudent();
+    const student = await context.newStudentThroughOAuth();
     await consent(student, 'profile:read', app);
     const res = await exchange(student.id, {}, app).expect(400);
     assert.equal(res.body.error, 'unauthorized_client');
   });
 
   it('refuses a request that does not name the student our way with invalid_request', async () => {
-    const student = await context.newStudent();
+    const student = await context.newStudentThroughOAuth();
     await consent(student, 'profile:read');
     const wrong: Record<string, string>[] = [{ subject_token_type: 'urn:ietf:params:oauth:token-type:access_token' }, { requested_token_type: 'urn:ietf:params:oauth:token-type:refresh_token' }, { actor_token: 'x' }];
     for (const extra of wrong) {
@@ -148,7 +148,7 @@ describe('institutions: token exchange for one consenting student', () => {
 
   it('ends an institution for good when the operator revokes it: its credential and its tokens stop at once', async () => {
     const revoked = await newInstitution();
-    const student = await context.newStudent();
+    const student = await context.newStudentThroughOAuth();
     await consent(student, 'profile:read', revoked);
     const issued = (await exchange(student.id, {}, revoked).expect(200)).body.access_token;
     assert.ok(await disableInstitution(testDatabase().db, revoked.client_id, new Date()));
@@ -157,7 +157,7 @@ describe('institutions: token exchange for one consenting student', () => {
   });
 
   it('refuses an audience or resource other than this API with invalid_target (RFC 8693 §2.2.2)', async () => {
-    const student = await context.newStudent();
+    const student = await context.newStudentThroughOAuth();
     await consent(student, 'profile:read');
     const api = `${(await supertest(context.app).get('/.well-known/oauth-authorization-server').expect(200)).body.issuer}/api`;
     const targets: Array<Record<string, string | string[]>> = [{ audience: 'https://another-service.example' }, { resource: 'https://another-service.example/api' }, { audience: [api, 'urn:other'] }];
@@ -179,7 +179,7 @@ describe('institutions: token exchange for one consenting student', () => {
       institution: true,
     });
     const writer = { client_id: created.client_id, client_secret: created.client_secret! };
-    const student = await context.newStudent();
+    const student = await context.newStudentThroughOAuth();
     await consent(student, 'profile:read profile:write', writer);
     const token = (await exchange(student.id, {}, writer).expect(200)).body.access_token;
     const res = await context.api.delete('/api/users/me').set(bearer(token)).expect(403);

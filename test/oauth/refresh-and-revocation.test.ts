@@ -22,7 +22,7 @@ describe('OAuth refresh tokens, revocation and client credentials', () => {
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
   async function signedIn() {
-    const student = await context.newStudent();
+    const student = await context.newStudentThroughOAuth();
     return signIn(context.app, { client_id: clientId, email: student.email, password: student.password, scope: 'profile:read' });
   }
 
@@ -88,7 +88,7 @@ describe('OAuth refresh tokens, revocation and client credentials', () => {
       webhooks: testWebhookSettings(),
       config: { bodyLimitBytes: 100 * 1024, validateResponses: false, trustProxy: false },
     });
-    const student = await context.newStudent();
+    const student = await context.newStudentThroughOAuth();
     const grant = await testDatabase().db.selectFrom('oauth_grants').select('id').where('user_id', '=', student.id).executeTakeFirstOrThrow();
     const expired = await accessTokenIssuer(key, { issuer: TEST_ISSUER, now: sixteenMinutesAgo }).issue({
       user_id: student.id,
@@ -113,7 +113,7 @@ describe('OAuth refresh tokens, revocation and client credentials', () => {
 
   describe('client credentials', () => {
     it('gives a confidential client bound to an account a token that acts for that account', async () => {
-      const owner = await context.newStudent();
+      const owner = await context.newStudentThroughOAuth();
       const client = await registerTestClient(['profile:read'], { confidential: true, owner_user_id: owner.id });
       const res = await supertest(context.app)
         .post('/oauth/token')
@@ -127,7 +127,7 @@ describe('OAuth refresh tokens, revocation and client credentials', () => {
     });
 
     it('refuses a wrong client secret with invalid_client', async () => {
-      const owner = await context.newStudent();
+      const owner = await context.newStudentThroughOAuth();
       const client = await registerTestClient(['profile:read'], { confidential: true, owner_user_id: owner.id });
       const res = await supertest(context.app)
         .post('/oauth/token')

@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import supertest from 'supertest';
 import { createApp } from '../../app/app.ts';
 import { memoryLimitStores } from '../../server/limits/rate-limits.ts';
-import { newStudent } from '../support/general-app.ts';
+import { newStudentThroughOAuth } from '../support/general-app.ts';
 import { pkcePair, registerTestClient, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';
 import { testNotifications, testTokenIssuer, testWebhookSettings } from '../support/partner-app.ts';
 import { testDatabase } from '../support/root-hooks.ts';
@@ -50,7 +50,7 @@ describe('OAuth sign-in throttle', () => {
 
   it('holds one account after 10 failures from 10 addresses, even for the right password; other accounts sign in', async () => {
     const app = await appBehindProxy();
-    const [alice, bob] = await Promise.all([newStudent(app), newStudent(app)]);
+    const [alice, bob] = await Promise.all([newStudentThroughOAuth(app), newStudentThroughOAuth(app)]);
     const first = await signIn(app, '198.51.100.1', alice.email, 'a wrong password').expect(401);
     // Each throttle names its window in the RateLimit headers, as express-rate-limit names one.
     assert.match(String(first.headers.ratelimit), /^"20-in-15min"; r=19; t=(899|900), "10-in-15min"; r=9; t=(899|900)$/);
@@ -63,7 +63,7 @@ describe('OAuth sign-in throttle', () => {
 
   it('still holds one address after 20 failures over many accounts', async () => {
     const app = await appBehindProxy();
-    const carol = await newStudent(app);
+    const carol = await newStudentThroughOAuth(app);
     for (let i = 1; i <= 20; i++) await signIn(app, '198.51.100.99', `nobody-${i}@example.com`, 'a wrong password').expect(401);
     await signIn(app, '198.51.100.99', carol.email, carol.password).expect(429);
     await signIn(app, '198.51.100.100', carol.email, carol.password).expect(303);

@@ -20,8 +20,11 @@ describe('npm start (app/main.ts)', function () {
   before(() => (dataDir = mkdtempSync(join(tmpdir(), 'sc-start-'))));
   after(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  // A fixed PUBLIC_URL: tokens name it as their issuer, so it must not follow the free port each start picks.
-  const start = () => startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: undefined, REDIS_URL: undefined, PUBLIC_URL: 'http://localhost:3000' });
+  // A fixed PUBLIC_URL: tokens name it as their issuer, so it must not follow the free port each start picks. No drain
+  // before a stop: each would wait its 5 s; the drain is test/server/shutdown.test.ts's subject, and the `npm start`
+  // test below keeps one, which tells the server from a wrapper that died alone.
+  const start = () =>
+    startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: undefined, REDIS_URL: undefined, PUBLIC_URL: 'http://localhost:3000', SHUTDOWN_DRAIN_SECONDS: '0' });
 
   it('seeds an empty embedded database, prints a working demo key once, and stops cleanly on SIGTERM', async () => {
     const first = start();
@@ -106,7 +109,8 @@ describe('npm start (app/main.ts)', function () {
     // What a process manager does: start the command, later send SIGTERM to the pid it started.
     const child = spawn('npm', ['start', '--silent'], {
       cwd: new URL('../../', import.meta.url).pathname,
-      env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: dataDir, DATABASE_URL: '', REDIS_URL: '' },
+      // A drain of 2 s, not the default 5: a server left behind by a wrapper still answers the request 0.5 s after the exit.
+      env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: dataDir, DATABASE_URL: '', REDIS_URL: '', SHUTDOWN_DRAIN_SECONDS: '2' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

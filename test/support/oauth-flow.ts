@@ -1,5 +1,6 @@
 // The real OAuth flow over HTTP, as an app runs it: the sign-in form of /oauth/authorize with PKCE S256, then
-// the code exchange at /oauth/token. Tests get their tokens only this way.
+// the code exchange at /oauth/token. Tests whose subject is signing in, or what ends a sign-in, get their tokens this
+// way; the other tests' students have theirs minted to the same rows and claims (minted-sign-in.ts).
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import supertest from 'supertest';

@@ -75,11 +75,13 @@ export async function buildApp(
   } = {},
 ) {
   const paymentProviderSecret = options.paymentProviderSecret === undefined ? TEST_PAYMENT_PROVIDER_SECRET : options.paymentProviderSecret;
-  return createApp({
-    db: options.db ?? testDatabase().db,
+  const db = options.db ?? testDatabase().db;
+  const tokens = options.tokens ?? (await testTokenIssuer());
+  const app = await createApp({
+    db,
     logger: options.logger ?? pino({ level: 'silent' }),
     limitStores: options.limitStores ?? memoryLimitStores(),
-    tokens: options.tokens ?? (await testTokenIssuer()),
+    tokens,
     ...(options.tutor ? { tutor: options.tutor } : {}),
     ...(options.aiQueue ? { aiQueue: options.aiQueue } : {}),
     ...(options.exports ? { exports: options.exports } : {}),
@@ -90,6 +92,17 @@ export async function buildApp(
     webhooks: testWebhookSettings(options.allowPrivateWebhookTargets),
     config: { bodyLimitBytes: 100 * 1024, validateResponses: false, trustProxy: options.trustProxy ?? false },
   });
+  builtWith.set(app, { db, tokens });
+  return app;
+}
+
+const builtWith = new WeakMap<object, { db: Db; tokens: AccessTokenIssuer }>();
+
+/** The database and token issuer `app` was built with: where a student made without HTTP goes, and who signs its tokens. */
+export function builtAppParts(app: object): { db: Db; tokens: AccessTokenIssuer } {
+  const parts = builtWith.get(app);
+  if (!parts) throw new Error('the app was not built by buildApp()');
+  return parts;
 }
 
 export function issueTestKey(limits: { per_minute?: number; per_day?: number } = {}) {

@@ -3,13 +3,12 @@
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
-import { connect } from '../../db/connect.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
 import { migrations } from '../../db/migrations/index.ts';
 import { seedReference } from '../../db/seed/index.ts';
 import { universityId } from '../../db/seed/reference-ids.ts';
 import { universities } from '../../db/seed/universities.ts';
-import { createFreshDatabase } from '../support/test-db.ts';
+import { createFreshDatabase, createUnmigratedEmbeddedDatabase } from '../support/test-db.ts';
 
 const now = new Date('2026-11-22T12:00:00Z');
 const kaznu = universities.find((u) => u.short_name === 'KazNU')!;
@@ -42,7 +41,7 @@ describe('stable reference ids', () => {
   });
 
   it('are moved to by the migration, users following their university', async () => {
-    const db = connect({ dataDir: 'memory://' });
+    const db = await createUnmigratedEmbeddedDatabase();
     try {
       const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
       const before = await migrator.migrateTo('20261123_0002_personal_key_grants');

@@ -1,21 +1,14 @@
 // Seeding against a real embedded database: idempotent reference data, demo data inserted once, determinism.
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { connect, type Db } from '../../db/connect.ts';
-import { migrateToLatest } from '../../db/migrate.ts';
+import type { Db } from '../../db/connect.ts';
 import { generateDemoData } from '../../db/seed/demo.ts';
 import { isEmpty, seedDemo, seedReference } from '../../db/seed/index.ts';
 import { universities } from '../../db/seed/universities.ts';
+import { createEmbeddedDatabase } from '../support/test-db.ts';
 
 const now = new Date('2026-11-22T12:00:00Z');
 const DAY_MS = 86_400_000;
-
-/** The one place that picks the engine; PGlite in memory keeps the test self-contained. */
-async function openTestDb(): Promise<Db> {
-  const db = connect({ dataDir: 'memory://' });
-  await migrateToLatest(db);
-  return db;
-}
 
 async function count(db: Db, table: 'universities' | 'holidays' | 'users' | 'flashcard_decks' | 'ai_messages' | 'study_rooms'): Promise<number> {
   const row = await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
@@ -25,7 +18,8 @@ async function count(db: Db, table: 'universities' | 'holidays' | 'users' | 'fla
 describe('seed', () => {
   let db: Db;
   before(async () => {
-    db = await openTestDb();
+    // PGlite in memory, whichever engine the run uses, keeps the test self-contained.
+    db = await createEmbeddedDatabase();
   });
   after(async () => {
     await db?.destroy();
