@@ -1,47 +1,51 @@
 // npm run cli -- <command>: the operator's tool for the database the server uses (migrations, seed data,
 // partner API keys, holiday calendars). Exit codes: 0 done, 1 failed while running, 2 wrong command line.
 import { inspect } from 'node:util';
-import { DEFAULT_KEY_LIMITS } from '../db/queries/api-keys.ts';
-import { DEMO_SEED } from '../db/seed/index.ts';
-import { createClient, createUser, resetPassword } from './cli/accounts.ts';
-import { removeClientWebhook, rotateClientWebhook, setClientWebhook, showClientWebhook } from './cli/client-webhooks.ts';
-import { check } from './cli/config.ts';
-import { migrate, seed } from './cli/data.ts';
-import { enable } from './cli/holidays.ts';
-import { createInstitution, listAllInstitutions, revokeInstitution } from './cli/institutions.ts';
-import { create, list, revoke } from './cli/keys.ts';
-import { recordManualPayment } from './cli/payments.ts';
-import { changePlan, warnUser } from './cli/plans.ts';
 import { errorMessage } from '../db/connect.ts';
 import { UsageError } from './cli/shared.ts';
-import { rotateSigning } from './cli/signing-keys.ts';
+
+type Command = (args: string[]) => Promise<void>;
+
+/** A command whose module is loaded when it runs: a command loads only what it needs, and --help almost nothing. */
+function lazy<M>(load: () => Promise<M>, pick: (module: M) => Command): Command {
+  return async (args) => pick(await load())(args);
+}
+const accounts = () => import('./cli/accounts.ts');
+const clientWebhooks = () => import('./cli/client-webhooks.ts');
+const data = () => import('./cli/data.ts');
+const institutions = () => import('./cli/institutions.ts');
+const keys = () => import('./cli/keys.ts');
+const plans = () => import('./cli/plans.ts');
 
 // A Map rather than an object literal, so that "constructor" or "toString" is no command.
-const commands = new Map<string, (args: string[]) => Promise<void>>([
-  ['migrate', migrate],
-  ['seed', seed],
-  ['keys create', create],
-  ['keys list', list],
-  ['keys revoke', revoke],
-  ['keys rotate-signing', rotateSigning],
-  ['holidays enable', enable],
-  ['users create', createUser],
-  ['users plan', changePlan],
-  ['users warn', warnUser],
-  ['users reset-password', resetPassword],
-  ['payments record', recordManualPayment],
-  ['clients create', createClient],
-  ['clients webhook set', setClientWebhook],
-  ['clients webhook show', showClientWebhook],
-  ['clients webhook rotate', rotateClientWebhook],
-  ['clients webhook remove', removeClientWebhook],
-  ['institutions create', createInstitution],
-  ['institutions list', listAllInstitutions],
-  ['institutions revoke', revokeInstitution],
-  ['config check', check],
+const commands = new Map<string, Command>([
+  ['migrate', lazy(data, (m) => m.migrate)],
+  ['seed', lazy(data, (m) => m.seed)],
+  ['keys create', lazy(keys, (m) => m.create)],
+  ['keys list', lazy(keys, (m) => m.list)],
+  ['keys revoke', lazy(keys, (m) => m.revoke)],
+  ['keys rotate-signing', lazy(() => import('./cli/signing-keys.ts'), (m) => m.rotateSigning)],
+  ['holidays enable', lazy(() => import('./cli/holidays.ts'), (m) => m.enable)],
+  ['users create', lazy(accounts, (m) => m.createUser)],
+  ['users plan', lazy(plans, (m) => m.changePlan)],
+  ['users warn', lazy(plans, (m) => m.warnUser)],
+  ['users reset-password', lazy(accounts, (m) => m.resetPassword)],
+  ['payments record', lazy(() => import('./cli/payments.ts'), (m) => m.recordManualPayment)],
+  ['clients create', lazy(accounts, (m) => m.createClient)],
+  ['clients webhook set', lazy(clientWebhooks, (m) => m.setClientWebhook)],
+  ['clients webhook show', lazy(clientWebhooks, (m) => m.showClientWebhook)],
+  ['clients webhook rotate', lazy(clientWebhooks, (m) => m.rotateClientWebhook)],
+  ['clients webhook remove', lazy(clientWebhooks, (m) => m.removeClientWebhook)],
+  ['institutions create', lazy(institutions, (m) => m.createInstitution)],
+  ['institutions list', lazy(institutions, (m) => m.listAllInstitutions)],
+  ['institutions revoke', lazy(institutions, (m) => m.revokeInstitution)],
+  ['config check', lazy(() => import('./cli/config.ts'), (m) => m.check)],
 ]);
 
-const usage = `Usage: npm run cli -- <command> [options]
+/** The help text; the two defaults it names are read from their modules. */
+async function usage(): Promise<string> {
+  const [{ DEFAULT_KEY_LIMITS }, { DEMO_SEED }] = await Promise.all([import('../db/queries/api-keys.ts'), import('../db/seed/index.ts')]);
+  return `Usage: npm run cli -- <command> [options]
 
 Commands:
   migrate                     apply pending database migrations
@@ -110,6 +114,7 @@ Environment:
   DEBUG=1        print the stack trace of an error
 
 Exit codes: 0 success, 1 failure while running (e.g. database unreachable), 2 invalid command line.`;
+}
 
 /** The command named by the first one, two or three words of `argv`. */
 function resolve(argv: string[]): string {
@@ -129,7 +134,7 @@ const argv = process.argv.slice(2);
 let command: string | undefined;
 try {
   if (argv.length === 0 || ['help', '--help', '-h'].includes(argv[0]!) || argv.includes('--help')) {
-    console.log(usage);
+    console.log(await usage());
   } else {
     command = resolve(argv);
     await commands.get(command)!(argv.slice(command.split(' ').length));
