@@ -12,7 +12,7 @@ import { idempotently } from '../../server/http/idempotency.ts';
 import { assertValidRecurrence, InvalidRecurrence, normaliseRecurrence } from '../../domain/recurrence.ts';
 import { localDate } from '../../domain/student-day.ts';
 import { taskClaim } from '../../domain/xp.ts';
-import { taskBody } from './task-body.ts';
+import { taskBody } from '../../services/tasks/task-body.ts';
 import type { GeneralHandlers } from './types.ts';
 
 export const listTasks: GeneralHandlers['listTasks'] = async ({ query, principal }, { db }) => {
