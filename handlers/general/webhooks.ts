@@ -16,7 +16,8 @@ import {
 import type { EventType } from '../../services/events/emit.ts';
 import { readScopesOf } from '../../services/events/read-scopes.ts';
 import { requireScopes } from '../../server/auth/scopes.ts';
-import { changeEndpoint, enabledEndpoint, endpointBody, registerEndpoint, rotateSecret, sendTestEvent } from '../../services/webhooks/endpoints.ts';
+import { endpointBody } from '../../services/webhooks/endpoint-body.ts';
+import { changeEndpoint, enabledEndpoint, registerEndpoint, rotateSecret, sendTestEvent } from '../../services/webhooks/endpoints.ts';
 import type { WebhookEndpointSettings } from '../../services/webhooks/endpoint-settings.ts';
 import { problems } from '../../server/http/problems.ts';
 import { resendDelivery } from '../../services/webhooks/queue.ts';

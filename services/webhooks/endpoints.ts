@@ -1,6 +1,6 @@
 // What the student's webhook handlers and the operator's CLI do to an endpoint, beyond reading it: register one within
-// the student's bound, change where one sends (and so who owns it), send it a test event, rotate its signing secret,
-// and show it, with its status, as the API names it.
+// the student's bound, change where one sends (and so who owns it), send it a test event, and rotate its signing
+// secret. The endpoint as the API shows it, which the test event carries, is endpoint-body.ts.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
 import { lockLiveGrant } from '../../db/queries/oauth.ts';
@@ -19,11 +19,11 @@ import {
   type EndpointOwner,
   type EndpointRow,
 } from '../../db/queries/webhooks.ts';
-import type { components } from '../../generated/general/types.ts';
 import type { GeneralPrincipal } from '../../server/auth/principal.ts';
 import { REALM } from '../../server/auth/scopes.ts';
 import { problems } from '../../server/http/problems.ts';
-import { emitEvent, type EventType } from '../events/emit.ts';
+import { emitEvent } from '../events/emit.ts';
+import { endpointBody } from './endpoint-body.ts';
 import type { WebhookEndpointSettings } from './endpoint-settings.ts';
 import { scheduleDelivery } from './queue.ts';
 import { createWebhookSecret, sealEndpointSecret, SECRET_ROTATION_OVERLAP_MS } from './secrets.ts';
@@ -131,24 +131,4 @@ export async function rotateSecret(db: Db, secrets: WebhookEndpointSettings['sec
     );
     return { row, secret };
   });
-}
-
-/** An endpoint as the API shows it: in answers, and as the object of a `webhook.test` event. */
-export function endpointBody(row: EndpointRow): components['schemas']['WebhookEndpoint'] {
-  return {
-    id: row.id,
-    url: row.url,
-    event_types: row.event_types as EventType[],
-    description: row.description,
-    status: endpointStatus(row),
-    failing_since: row.failing_since?.toISOString() ?? null,
-    previous_secret_expires_at: row.previous_secret_expires_at?.toISOString() ?? null,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-  };
-}
-
-export function endpointStatus(row: Pick<EndpointRow, 'enabled' | 'disabled_reason'>): components['schemas']['WebhookEndpoint']['status'] {
-  if (row.enabled) return 'enabled';
-  return row.disabled_reason === 'failing' ? 'disabled_failing' : 'disabled';
 }
