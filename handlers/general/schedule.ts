@@ -3,7 +3,7 @@ import { holidaysComputable } from '../../db/seed/holiday-years.ts';
 import { cardsDueBefore, examsBetween, holidaysBetween, holidayYearStored, openSeriesHeads, tasksDueBetween } from '../../db/queries/schedule.ts';
 import type { Db } from '../../db/connect.ts';
 import { problems } from '../../server/http/problems.ts';
-import { taskBody } from './task-body.ts';
+import { taskBody } from '../../services/tasks/task-body.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 import { localDate } from '../../domain/student-day.ts';
 import { InvalidWeek, resolveWeek, type Week } from '../../domain/week.ts';

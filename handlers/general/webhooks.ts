@@ -2,40 +2,30 @@
 // secret, send a test, see deliveries and re-send one. A secret is shown only when it is made; it is stored sealed
 // (services/webhooks/secrets.ts) and delivery (services/webhooks/) signs with it.
 import { studentTransaction } from '../../db/student-transaction.ts';
-import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
 import {
-  countEndpoints,
   deleteEndpoint,
   findDelivery,
   findEndpoint,
   findEndpointSecret,
-  insertEndpoint,
   listDeliveries,
   listEndpoints,
-  lockEndpointsOf,
-  updateEndpoint,
   type DeliveryRow,
   type EndpointOwner,
-  type EndpointRow,
 } from '../../db/queries/webhooks.ts';
-import { emitEvent, type EventType } from '../../services/events/emit.ts';
+import type { EventType } from '../../services/events/emit.ts';
 import { readScopesOf } from '../../services/events/read-scopes.ts';
-import { lockLiveGrant } from '../../db/queries/oauth.ts';
-import type { GeneralPrincipal } from '../../server/auth/principal.ts';
-import { REALM, requireScopes } from '../../server/auth/scopes.ts';
-import { endpointStatus, rotateSecret } from '../../services/webhooks/endpoints.ts';
+import { requireScopes } from '../../server/auth/scopes.ts';
+import { endpointBody } from '../../services/webhooks/endpoint-body.ts';
+import { changeEndpoint, enabledEndpoint, registerEndpoint, rotateSecret, sendTestEvent } from '../../services/webhooks/endpoints.ts';
 import type { WebhookEndpointSettings } from '../../services/webhooks/endpoint-settings.ts';
 import { problems } from '../../server/http/problems.ts';
-import { resendDelivery, scheduleDelivery } from '../../services/webhooks/queue.ts';
-import { createWebhookSecret, openEndpointSecret, sealEndpointSecret } from '../../services/webhooks/secrets.ts';
+import { resendDelivery } from '../../services/webhooks/queue.ts';
+import { openEndpointSecret } from '../../services/webhooks/secrets.ts';
 import { assertDeliverableUrl, UndeliverableUrlError, type TargetOptions } from '../../services/webhooks/target-address.ts';
 import { page, timeIdCursor } from '../../server/contract/cursor.ts';
 import { idempotently } from '../../server/http/idempotency.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
-
-/** Endpoints per student: enough for a few integrations, few enough that one change fans out to a handful. */
-export const MAX_ENDPOINTS_PER_STUDENT = 10;
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 const noEndpoint = () => problems.notFound('You have no webhook endpoint with this id.');
@@ -49,24 +39,15 @@ export const createWebhookEndpoint: GeneralHandlers['createWebhookEndpoint'] = a
   const { db, now } = context;
   const { secrets, targets } = context.webhooks;
   const at = now();
-  const owner = { user_id: principal.user_id };
   requireScopes(principal, readScopesOf(body.event_types));
   await assertUrl(body.url, targets);
   // The response stored for an Idempotency-Key never holds the secret (it would lie there in the clear for a day):
   // the secret is added from its sealed column to the first answer and to every replay alike.
   const request = { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'createWebhookEndpoint', body, now: at };
   const created = await idempotently(db, request, async (trx): Promise<{ status: 201; body: Schemas['WebhookEndpoint']; headers?: Record<string, string> }> => {
-    // Two creates at once must not both see nine endpoints.
-    await lockEndpointsOf(trx, principal.user_id);
-    const grant_id = await liveGrantOf(trx, principal);
-    if ((await countEndpoints(trx, principal.user_id)) >= MAX_ENDPOINTS_PER_STUDENT) throw problems.endpointLimitReached(MAX_ENDPOINTS_PER_STUDENT);
-    const id = randomUUID();
-    const secret_sealed = sealEndpointSecret(secrets, id, createWebhookSecret());
-    const fields = { id, url: body.url, event_types: body.event_types, description: body.description ?? '', enabled: body.enabled ?? true, secret_sealed, grant_id };
-    const row = await insertEndpoint(trx, owner, fields, at);
-    return { status: 201, body: endpointBody(row) };
+    return { status: 201, body: endpointBody(await registerEndpoint(trx, principal, body, secrets, at)) };
   });
-  const secret = await currentSecret(db, secrets, owner, created.body.id);
+  const secret = await currentSecret(db, secrets, { user_id: principal.user_id }, created.body.id);
   return { ...created, body: { ...created.body, secret }, headers: { ...created.headers, ...NO_STORE } };
 };
 
@@ -80,13 +61,7 @@ export const updateWebhookEndpoint: GeneralHandlers['updateWebhookEndpoint'] = a
   const { targets } = context.webhooks;
   if (body.event_types) requireScopes(principal, readScopesOf(body.event_types));
   if (body.url !== undefined) await assertUrl(body.url, targets);
-  const row = await context.db.transaction().execute(async (trx) => {
-    // Whoever chooses where an endpoint sends owns it: a new URL set through an app's grant ends with that grant (an
-    // app cannot point the student's own endpoint at itself and keep it past revocation); set with the student's
-    // own key, it is the student's again.
-    const changes = body.url === undefined ? body : { ...body, grant_id: await liveGrantOf(trx, principal) };
-    return updateEndpoint(trx, { user_id: principal.user_id }, path.endpoint_id, changes, context.now());
-  });
+  const row = await changeEndpoint(context.db, principal, path.endpoint_id, body, context.now());
   if (!row) throw noEndpoint();
   return { status: 200, body: endpointBody(row) };
 };
@@ -104,13 +79,9 @@ export const rotateWebhookEndpointSecret: GeneralHandlers['rotateWebhookEndpoint
 };
 
 export const sendWebhookTestEvent: GeneralHandlers['sendWebhookTestEvent'] = async ({ path, principal }, { db, now }) => {
-  const at = now();
-  return studentTransaction(db, principal.user_id, async (trx) => {
-    const endpoint = await enabledEndpoint(trx, principal.user_id, path.endpoint_id);
-    const eventId = await emitEvent(trx, { type: 'webhook.test', studentId: principal.user_id, data: { object: endpointBody(endpoint) }, at, direct: true });
-    const deliveryId = await scheduleDelivery(trx, { eventId, endpointId: endpoint.id }, at);
-    return { status: 202 as const, body: deliveryBody((await findDelivery(trx, endpoint.id, deliveryId))!) };
-  });
+  const delivery = await sendTestEvent(db, principal.user_id, path.endpoint_id, now());
+  if (!delivery) throw noEndpoint();
+  return { status: 202, body: deliveryBody(delivery) };
 };
 
 export const listWebhookDeliveries: GeneralHandlers['listWebhookDeliveries'] = async ({ path, query, principal }, { db }) => {
@@ -125,6 +96,7 @@ export const resendWebhookDelivery: GeneralHandlers['resendWebhookDelivery'] = a
   const at = now();
   return studentTransaction(db, principal.user_id, async (trx) => {
     const endpoint = await enabledEndpoint(trx, principal.user_id, path.endpoint_id);
+    if (!endpoint) throw noEndpoint();
     if (!(await findDelivery(trx, endpoint.id, path.delivery_id))) throw problems.notFound('This endpoint has no delivery with this id.');
     await resendDelivery(trx, path.delivery_id, at);
     return { status: 202 as const, body: deliveryBody((await findDelivery(trx, endpoint.id, path.delivery_id))!) };
@@ -139,26 +111,6 @@ async function currentSecret(db: Db, secrets: WebhookEndpointSettings['secrets']
   return openEndpointSecret(secrets, endpointId, row.secret_sealed);
 }
 
-/**
- * The grant an endpoint made or redirected by this credential belongs to (GRANT_ARTIFACTS): the access token's, or the
- * one a personal key was minted through; null for the student's own key. Holds the grant until the transaction
- * ends, so that a revocation committing meanwhile either sees the endpoint and deletes it or, having committed
- * first, makes this request a 401.
- */
-async function liveGrantOf(trx: Db, principal: GeneralPrincipal): Promise<string | null> {
-  const grantId = principal.credential.grant_id;
-  if (grantId !== null && !(await lockLiveGrant(trx, grantId))) throw problems.unauthorized('The credential was revoked.', REALM);
-  return grantId;
-}
-
-/** Sending to a disabled endpoint would queue what delivery then refuses: the owner enables it first. */
-async function enabledEndpoint(db: Db, userId: string, endpointId: string): Promise<EndpointRow> {
-  const endpoint = await findEndpoint(db, { user_id: userId }, endpointId);
-  if (!endpoint) throw noEndpoint();
-  if (!endpoint.enabled) throw problems.endpointDisabled();
-  return endpoint;
-}
-
 /** A URL delivery would refuse is the request's fault: a 400 naming body.url, with the refusal's stable code. */
 async function assertUrl(url: string, targets: TargetOptions): Promise<void> {
   try {
@@ -167,20 +119,6 @@ async function assertUrl(url: string, targets: TargetOptions): Promise<void> {
     if (error instanceof UndeliverableUrlError) throw problems.undeliverableUrl(error.code, error.message);
     throw error;
   }
-}
-
-export function endpointBody(row: EndpointRow): Schemas['WebhookEndpoint'] {
-  return {
-    id: row.id,
-    url: row.url,
-    event_types: row.event_types as EventType[],
-    description: row.description,
-    status: endpointStatus(row),
-    failing_since: row.failing_since?.toISOString() ?? null,
-    previous_secret_expires_at: row.previous_secret_expires_at?.toISOString() ?? null,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-  };
 }
 
 function deliveryBody(row: DeliveryRow): Schemas['WebhookDelivery'] {

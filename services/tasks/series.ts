@@ -1,10 +1,10 @@
-// The rules of a recurring task's series that writes of tasks share: how many open series a student may have, and
-// the occurrence that follows one when it is closed. The series' walk is domain/recurrence.ts; here are its bound
-// and its writes, in the caller's student transaction (studentTransaction).
+// The rules of a recurring task's series that writes of tasks share: a rule the series can follow, how many open
+// series a student may have, and the occurrence that follows one when it is closed. The series' walk is
+// domain/recurrence.ts; here are its checks and its writes, in the caller's student transaction (studentTransaction).
 import type { Db } from '../../db/connect.ts';
 import { countOpenSeries } from '../../db/queries/schedule.ts';
 import { insertNextOccurrence, type TaskRow } from '../../db/queries/tasks.ts';
-import { nextOccurrence } from '../../domain/recurrence.ts';
+import { assertValidRecurrence, InvalidRecurrence, nextOccurrence, normaliseRecurrence } from '../../domain/recurrence.ts';
 import { problems } from '../../server/http/problems.ts';
 
 /**
@@ -12,6 +12,20 @@ import { problems } from '../../server/http/problems.ts';
  * walk there; a student's courses and habits fit in a fraction of it (a dozen courses with three recurring tasks each).
  */
 export const MAX_OPEN_SERIES = 50;
+
+/**
+ * The rule a series starting at `seriesStart` follows, in its normal form; a rule the series cannot follow is a 400
+ * naming the request's `body.recurrence` (createTask's and updateTask's alike).
+ */
+export function checkedRecurrence(rule: string, seriesStart: Date, timeZone: string): string {
+  try {
+    assertValidRecurrence(rule, seriesStart, timeZone);
+  } catch (error) {
+    if (error instanceof InvalidRecurrence) throw problems.invalidRequest([{ path: 'body.recurrence', message: `is not a valid recurrence rule: ${error.message}` }]);
+    throw error;
+  }
+  return normaliseRecurrence(rule);
+}
 
 /**
  * Refuses when the student has more than MAX_OPEN_SERIES open series besides the `counted` ones the transaction has

@@ -1,8 +1,11 @@
-// One mapper from a task row to the API's Task, shared by the tasks operations and the schedule.
+// A task as the API shows it, from its row: the one mapper that the tasks operations and the schedule answer with and
+// that the task events carry as their object, so an answer and an event about one task always agree.
 import type { TaskRow } from '../../db/queries/tasks.ts';
-import type { Schemas } from './types.ts';
+import type { components } from '../../generated/general/types.ts';
 
-export function taskBody(row: TaskRow): Schemas['Task'] {
+export type Task = components['schemas']['Task'];
+
+export function taskBody(row: TaskRow): Task {
   return {
     id: row.id,
     title: row.title,
