@@ -9,7 +9,7 @@ import { DownloadStopped, downloadWriter } from '../../server/http/download.ts';
 import type { Spool } from '../../server/http/spool.ts';
 import { problems } from '../../server/http/problems.ts';
 import { profileBody } from './profile-body.ts';
-import { assertTimeZone } from '../../services/time-zones.ts';
+import { assertTimeZone } from '../../services/accounts/time-zones.ts';
 import type { GeneralHandlers } from './types.ts';
 
 export const createAccount: GeneralHandlers['createAccount'] = async ({ body }, { db }) => {

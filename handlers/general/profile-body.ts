@@ -1,7 +1,7 @@
 // One mapper from the profile row to the API's UserProfile, shared by account creation and /api/users/me.
 import type { ProfileRow } from '../../db/queries/profile.ts';
 import { limitsOf, premiumTierOf } from '../../domain/plans.ts';
-import { warningBody } from '../../services/warnings.ts';
+import { warningBody } from '../../services/accounts/warnings.ts';
 import type { Schemas } from './types.ts';
 
 /** How many of a student's warnings the profile shows, newest first. */

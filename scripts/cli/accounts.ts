@@ -3,7 +3,7 @@
 import { sql } from 'kysely';
 import { findNamedAccount } from '../../db/queries/users.ts';
 import { replacePassword } from '../../services/accounts/replace-password.ts';
-import { knownTimeZone } from '../../services/time-zones.ts';
+import { knownTimeZone } from '../../services/accounts/time-zones.ts';
 import { AccountTaken, createAccount, generatePassword } from '../../server/auth/accounts.ts';
 import { registerClient } from '../../server/oauth/clients.ts';
 import { redirectUrisOption, scopesOption } from './client-options.ts';

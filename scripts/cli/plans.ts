@@ -3,7 +3,7 @@
 import type { Db } from '../../db/connect.ts';
 import { findAccountPlan, setPlan } from '../../db/queries/users.ts';
 import { limitsOf, type Plan, PlanChangeError, planChange } from '../../domain/plans.ts';
-import { warnStudent } from '../../services/warnings.ts';
+import { warnStudent } from '../../services/accounts/warnings.ts';
 import { integerOption, parse, UsageError, withDb } from './shared.ts';
 
 const PLANS: readonly Plan[] = ['free', 'plus', 'contract'];

@@ -9,7 +9,7 @@ import { findUpcomingPreparation } from '../../db/queries/exams.ts';
 import { awardXp } from '../../db/queries/xp.ts';
 import { lockStudent } from '../../db/student-transaction.ts';
 import { nextReadinessVersion, pushedReadiness, readinessMovedSince, recordReadiness } from '../../db/queries/readiness.ts';
-import { preparationOf, studyWindow } from '../exam-preparation.ts';
+import { preparationOf, studyWindow } from '../exams/preparation.ts';
 import type { Readiness } from '../../domain/readiness.ts';
 import { localDate } from '../../domain/student-day.ts';
 import { readinessClaims } from '../../domain/xp.ts';

@@ -8,7 +8,7 @@ import http from 'node:http';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { ALL_SCOPES } from '../../server/auth/scopes.ts';
-import { warnStudent } from '../../services/warnings.ts';
+import { warnStudent } from '../../services/accounts/warnings.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
 import { addManyTasks, eventually, exportLeasesOf } from '../support/export-account.ts';
 import { listen, type Listening } from '../support/listening.ts';

@@ -2,9 +2,9 @@
 // handlers, and PostgreSQL's for local dates in queries (the streak, study days, the schedule). A name must be known
 // to both: one only Intl knows (US/Pacific-New, dropped from tzdata in 2020) would be stored, then fail every query
 // that reads it — the profile and the partner leaderboards included — as a 500. The schema cannot express either check.
-import type { Db } from '../db/connect.ts';
-import { isKnownTimeZone } from '../db/queries/profile.ts';
-import { problems } from '../server/http/problems.ts';
+import type { Db } from '../../db/connect.ts';
+import { isKnownTimeZone } from '../../db/queries/profile.ts';
+import { problems } from '../../server/http/problems.ts';
 
 /** Whether both zone databases know the name. */
 export async function knownTimeZone(db: Db, timeZone: string): Promise<boolean> {

@@ -1,11 +1,11 @@
 // What prepares a student for each of some exams — the linked decks and tasks — and the readiness that follows,
 // from one statement for the whole set (db/queries/exams.ts). The exam plans, the readiness stream and the daily loop
 // all show readiness through preparationOf, so they always agree.
-import type { Db } from '../db/connect.ts';
-import { findExamPreparation, type StudyWindow } from '../db/queries/exams.ts';
-import { fromInstantMs } from '../db/queries/json-instants.ts';
-import { CONSISTENCY_WINDOW_DAYS, readiness, type Readiness } from '../domain/readiness.ts';
-import { addDays, localDate, startOfDate } from '../domain/student-day.ts';
+import type { Db } from '../../db/connect.ts';
+import { findExamPreparation, type StudyWindow } from '../../db/queries/exams.ts';
+import { fromInstantMs } from '../../db/queries/json-instants.ts';
+import { CONSISTENCY_WINDOW_DAYS, readiness, type Readiness } from '../../domain/readiness.ts';
+import { addDays, localDate, startOfDate } from '../../domain/student-day.ts';
 
 export interface ExamPreparation {
   deck_ids: string[];

@@ -1,9 +1,9 @@
 // Warning a student: the warning is stored (the profile shows it) and `user.warned` is emitted, in one transaction.
-import { studentTransaction } from '../db/student-transaction.ts';
-import type { Db } from '../db/connect.ts';
-import { insertWarning } from '../db/queries/warnings.ts';
-import type { components } from '../generated/general/types.ts';
-import { emitEvent } from './events/emit.ts';
+import { studentTransaction } from '../../db/student-transaction.ts';
+import type { Db } from '../../db/connect.ts';
+import { insertWarning } from '../../db/queries/warnings.ts';
+import type { components } from '../../generated/general/types.ts';
+import { emitEvent } from '../events/emit.ts';
 
 export type Warning = components['schemas']['Warning'];
 
