@@ -1,6 +1,6 @@
 // npm run contract:coverage
 // Runs the whole test suite, then prints which documented statuses of each operation the tests exercised (from the
-// report the root hook writes, .contract-coverage.json). Exits non-zero when the suite failed or any operation or
+// report the run's end writes, .contract-coverage.json). Exits non-zero when the suite failed or any operation or
 // documented status went untested.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';

@@ -421,7 +421,9 @@ describe('cli', function () {
     const grant = await inspect((db) => db.selectFrom('oauth_grants').select(['revoked_at', 'revoked_reason']).where('id', '=', grantId).executeTakeFirstOrThrow());
     assert.ok(grant.revoked_at);
     assert.equal(grant.revoked_reason, 'client_disabled');
-    assert.match((await cli(['institutions', 'list'], env)).stdout, new RegExp(`^${clientId}\\s+Almaty School 42\\s+0\\s+\\S+\\s+revoked `, 'm'));
+    const listed = await cli(['institutions', 'list'], env);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stdout, new RegExp(`^${clientId}\\s+Almaty School 42\\s+0\\s+\\S+\\s+revoked `, 'm'));
     const again = await cli(['institutions', 'revoke', clientId], env);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /^error: no active institution has the client id/m);

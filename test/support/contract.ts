@@ -1,7 +1,7 @@
 // Every response a test receives is checked against the spec here: a documented status, a body and headers that
 // match its schemas, problem+json for every error. `contractClient` attaches the check to each request, so a
 // contract violation fails the test that caused it. The statuses each operation answered are recorded for the
-// coverage check in root-hooks.ts (see coverage.ts).
+// coverage check at the run's end (run-gate.ts, coverage.ts).
 import assert from 'node:assert/strict';
 import supertest from 'supertest';
 import type { Surface } from '../../server/contract/surfaces.ts';

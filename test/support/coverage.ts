@@ -1,5 +1,5 @@
 // Coverage of the contract: for every operation of every surface, the statuses its spec documents against those
-// the tests saw it answer. root-hooks.ts writes the report at the end of a full run and fails the run on a gap;
+// the tests saw it answer. run-gate.ts writes the report at the end of a full run and fails the run on a gap;
 // `npm run contract:coverage` prints it as a table. Webhook event kinds count too: a kind the spec documents that
 // no test produced (and checked against the spec, test/support/event-contract.ts) is a gap like an untested status.
 import { writeFileSync } from 'node:fs';

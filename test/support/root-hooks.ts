@@ -1,11 +1,11 @@
-// Root hooks for the whole run: one seeded test database (see test-db.ts), the loaded contracts, and at the
-// end the coverage check — every documented status of every operation of every spec must have been exercised by
-// some test, and every documented webhook event kind produced by one (test/support/coverage.ts; the report is written to .contract-coverage.json).
-import { readdirSync } from 'node:fs';
+// Root hooks of each test process: one seeded test database per process (see test-db.ts), the loaded contracts, and
+// after each root suite a record of what the process has exercised so far (process-records.ts). In serial mode the
+// process is mocha's own and its root suite holds every file; in parallel mode each worker process runs these hooks
+// around every file it is given, and keeps its database from one file to the next. The run's end (run-gate.ts, in
+// mocha's own process) closes the databases and judges the contract coverage over every process's record.
 import type { Context } from 'mocha';
-import { loadContracts, exercised } from './contract.ts';
-import { contractCoverage, eventKindCoverage, gapMessage, writeCoverageReport } from './coverage.ts';
-import { documentedEventTypes } from './event-contract.ts';
+import { loadContracts } from './contract.ts';
+import { writeProcessRecord } from './process-records.ts';
 import { runState } from './run-state.ts';
 import { createTestDatabase, type TestDatabase } from './test-db.ts';
 
@@ -15,7 +15,7 @@ import { createTestDatabase, type TestDatabase } from './test-db.ts';
 // mocharc files turn require(esm) off, and mocha then import()s every file.
 if (process.features.require_module) throw new Error('mocha must import() the test files: run it with --no-experimental-require-module (as .mocharc.json does)');
 
-/** The run's shared, seeded database. Tests that write use their own rows (their own keys, for example). */
+/** The process's shared, seeded database. Tests that write use their own rows (their own keys, for example). */
 export function testDatabase(): TestDatabase {
   if (!runState.database) throw new Error('the test database is created by the root beforeAll hook');
   return runState.database;
@@ -25,28 +25,14 @@ export const mochaHooks = {
   async beforeAll(this: Context) {
     this.timeout(180_000);
     await loadContracts();
+    if (runState.database) return;
     const database = (runState.database = await createTestDatabase());
     console.log(`    (tests run on ${database.description}${process.env.REDIS_URL ? ', Redis at ' + new URL(process.env.REDIS_URL).host : ''})`);
+    // Named in the record at once, so the run's end drops it even if this process dies before its first file ends.
+    writeProcessRecord();
   },
-  async afterAll(this: Context) {
-    await runState.notifications?.close();
-    await runState.database?.close();
-    if (process.env.CONTRACT_COVERAGE === 'off' || !ranEveryTestFile(this)) return;
-    const coverage = contractCoverage(await loadContracts(), exercised, { embeddedDatabase: !process.env.DATABASE_URL });
-    const events = eventKindCoverage(documentedEventTypes(), runState.eventTypesSeen);
-    writeCoverageReport(coverage, events);
-    const gaps = gapMessage(coverage, events);
-    if (gaps) throw new Error(gaps);
+  afterAll(this: Context) {
+    for (const suite of this.test?.parent?.suites ?? []) if (suite.file) runState.filesRun.add(suite.file);
+    writeProcessRecord();
   },
 };
-
-/** The coverage check only means something when every test file ran in full (no file subset, no grep). */
-function ranEveryTestFile(context: Context): boolean {
-  if (process.argv.some((arg) => /^(-g|-f|--grep|--fgrep)(=|$)/.test(arg))) return false;
-  const loaded = new Set(context.test?.parent?.suites.map((s) => s.file) ?? []);
-  const testDir = new URL('../', import.meta.url);
-  const expected = readdirSync(testDir, { recursive: true, encoding: 'utf8' })
-    .filter((f) => f.endsWith('.test.ts') && !f.includes('.tmp-'))
-    .map((f) => new URL(f, testDir).pathname);
-  return expected.every((file) => loaded.has(file));
-}

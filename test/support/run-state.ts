@@ -1,5 +1,6 @@
-// The state of one test run that several support modules share: the database the root hooks open, the contracts,
-// and the coverage records every request and event adds to.
+// The state of one test process that several support modules share: the database the root hooks open, the contracts,
+// and the coverage records every request and event adds to. In parallel mode each worker process has its own
+// (process-records.ts gathers them at the run's end).
 import type { Surface } from '../../server/contract/surfaces.ts';
 import type { Notifications } from '../../db/notifications.ts';
 import type { SurfaceContract } from './contract.ts';
@@ -14,6 +15,8 @@ interface RunState {
   exercised: Map<Surface, Map<string, Set<number>>>;
   /** Event kinds whose payloads were checked against the spec (event-contract.ts). */
   eventTypesSeen: Set<string>;
+  /** The test files this process ran. */
+  filesRun: Set<string>;
 }
 
-export const runState: RunState = { database: undefined, notifications: undefined, contracts: undefined, exercised: new Map(), eventTypesSeen: new Set() };
+export const runState: RunState = { database: undefined, notifications: undefined, contracts: undefined, exercised: new Map(), eventTypesSeen: new Set(), filesRun: new Set() };

@@ -1,6 +1,7 @@
 // The databases the tests run on: embedded PGlite by default, or throwaway databases on the PostgreSQL server of
 // DATABASE_URL (created for this run and dropped after it, so a developer's own data is never touched).
 import { PGlite } from '@electric-sql/pglite';
+import { sql } from 'kysely';
 import { connect, describeTarget, embeddedDatabaseOf, PGLITE_OPTIONS, type Db, type DbTarget } from '../../db/connect.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
 import { seedDemo, seedReference } from '../../db/seed/index.ts';
@@ -42,7 +43,20 @@ export async function createFreshDatabase(): Promise<TestDatabase> {
   };
 }
 
-/** The run's shared database: reference data and demo data of the test seed. */
+/**
+ * Drops a test database on the PostgreSQL server of DATABASE_URL that its process could not drop: a worker of a
+ * parallel run is ended by process.exit (run-gate.ts). Its sessions ended with it; `force` ends any that linger.
+ */
+export async function dropServerDatabase(url: string): Promise<void> {
+  const server = connect({ databaseUrl: process.env.DATABASE_URL! });
+  try {
+    await sql`drop database if exists ${sql.id(new URL(url).pathname.slice(1))} with (force)`.execute(server);
+  } finally {
+    await server.destroy();
+  }
+}
+
+/** A process's shared database: reference data and demo data of the test seed. */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const database = await createFreshDatabase();
   const now = new Date();
