@@ -16,6 +16,7 @@ import type { WebhookEndpointSettings } from '../services/webhooks/endpoint-sett
 import { authFailureLimit } from '../server/auth/auth-failure-limit.ts';
 import { apiRequests, BODY_METHODS } from '../server/http/api-requests.ts';
 import { clientAddressBy } from '../server/http/client-address.ts';
+import { cors } from '../server/http/cors.ts';
 import { requestPath } from '../server/http/request-target.ts';
 import { GENERAL_PREFIX, general } from './general.ts';
 import { createLifecycle, type Lifecycle } from '../server/process/lifecycle.ts';
@@ -44,7 +45,8 @@ export interface AppDeps {
   /** The account export's bounds (EXPORT_MAX_READING); absent: the process's defaults. */
   exports?: ExportLimits;
   webhooks: WebhookEndpointSettings;
-  config: Pick<Config, 'bodyLimitBytes' | 'validateResponses' | 'trustProxy'>;
+  /** `corsOrigins` absent: no cross-origin access, as when CORS_ORIGINS is empty. */
+  config: Pick<Config, 'bodyLimitBytes' | 'validateResponses' | 'trustProxy'> & Partial<Pick<Config, 'corsOrigins'>>;
   now?: () => Date;
   /** The process's stop (readiness, streams told to end, work the stop waits for); absent: one that never stops. */
   lifecycle?: Lifecycle;
@@ -127,11 +129,15 @@ export async function createApp(deps: AppDeps): Promise<RequestListener> {
   app.use((req: Request, res: Response) => sendProblem(req, res, problems.notFound(`No operation exists at ${req.path}.`)));
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => renderError(error, req, res));
 
+  // The surfaces' own paths and methods: a preflight is answered for what the path serves.
+  const allowedMethods = (path: string) => (isUnder(path, PARTNER_V1_PREFIX) ? partner : generalSurface).allowedMethods(path);
+  const corsOrigins = config.corsOrigins ?? [];
+  const crossOrigin = corsOrigins.length > 0 ? [cors({ origins: corsOrigins, allowedMethods, pathOf: requestPath })] : [];
   const api = apiRequests({
-    prepare: [metrics, logging, headers, bodyLimit],
+    prepare: [metrics, logging, headers, ...crossOrigin, bodyLimit],
     parseBody: json,
     surfaces: [
-      { prefix: PARTNER_V1_PREFIX, serve: partner },
+      { prefix: PARTNER_V1_PREFIX, serve: partner.serve },
       { prefix: GENERAL_PREFIX, serve: generalSurface.serve },
     ],
     renderError,

@@ -32,6 +32,8 @@ export interface Config {
   shutdownDrainSeconds: number;
   /** Seconds from SIGTERM/SIGINT after which the process exits whatever still runs (the hard deadline). */
   shutdownGraceSeconds: number;
+  /** Origins (scheme://host[:port]) whose browser pages may call the API surfaces (server/http/cors.ts); empty: none. */
+  corsOrigins: string[];
   /** Express's `trust proxy` setting, for client addresses behind a load balancer. */
   trustProxy: boolean | number | string;
   /** The service's public base URL: the OAuth issuer (`iss`) and the base of the metadata's endpoint URLs. */
@@ -85,6 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, 100, 300_000),
     ...shutdownTimes(env),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
     publicUrl: parsePublicUrl(env.PUBLIC_URL || `http://localhost:${port}`),
     jwtPrivateKey: env.JWT_PRIVATE_KEY?.replace(/\\n/g, '\n') || undefined,
     secretsKey: parseSecretsKey(env.SECRETS_KEY),
@@ -170,6 +173,21 @@ function parseTrustProxy(raw: string | undefined): boolean | number | string {
   if (raw === undefined || raw === '' || raw === 'false') return false;
   if (raw === 'true') return true;
   return /^\d+$/.test(raw) ? Number(raw) : raw;
+}
+
+/**
+ * Exact origins only, as a browser sends them in Origin: a wildcard would let any page spend a user's key, and an origin
+ * written otherwise (a path, a trailing slash, capitals) would never match one.
+ */
+function parseCorsOrigins(raw: string | undefined): string[] {
+  const origins = (raw ?? '').split(',').map((origin) => origin.trim()).filter(Boolean);
+  for (const origin of origins) {
+    const url = URL.canParse(origin) ? new URL(origin) : undefined;
+    if (!url || !/^https?:$/.test(url.protocol) || url.origin !== origin) {
+      throw new ConfigError(`CORS_ORIGINS must be comma-separated origins written as browsers send them (e.g. https://docs.example.com,http://localhost:8080; no "*", no path), got "${origin}"`);
+    }
+  }
+  return origins;
 }
 
 /** Without a trailing slash, so endpoint URLs are `${publicUrl}/oauth/token`. */

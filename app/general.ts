@@ -106,7 +106,7 @@ export async function general(deps: GeneralDeps) {
     res.setHeader('API-Version', apiVersion);
     return serve(req, res);
   };
-  return { serve: serveVersioned, scopes: scopeDescriptions(contract) };
+  return { serve: serveVersioned, scopes: scopeDescriptions(contract), allowedMethods: contract.allowedMethods };
 }
 
 /** Scope → description, as the spec's OAuth2 security scheme declares them (shown on the consent page). */

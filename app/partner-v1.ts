@@ -44,7 +44,7 @@ export async function partnerV1(deps: PartnerV1Deps) {
     // Quotas fail open: a Redis outage must not become an outage of the partner API (README: failure behaviour).
     { onStoreFailure: 'allow' },
   );
-  return serveSurface<ApiKeyRecord>({
+  const serve = serveSurface<ApiKeyRecord>({
     contract,
     authenticators: partnerKeyAuthenticators(deps.db, deps.logger, deps.now, deps.notifications),
     challenge: 'Bearer realm="partner-v1"',
@@ -63,4 +63,5 @@ export async function partnerV1(deps: PartnerV1Deps) {
     context: { db: deps.db, now: deps.now, lifecycle: deps.lifecycle, apiVersion: contract.definition.info.version },
     ...(deps.onContractViolation ? { onContractViolation: deps.onContractViolation } : {}),
   });
+  return { serve, allowedMethods: contract.allowedMethods };
 }

@@ -33,6 +33,7 @@ function resolvedSettings(config: Config, signingKeys: string): Array<[string, s
     ['SHUTDOWN_DRAIN_SECONDS', String(config.shutdownDrainSeconds)],
     ['SHUTDOWN_GRACE_SECONDS', String(config.shutdownGraceSeconds)],
     ['TRUST_PROXY', String(config.trustProxy)],
+    ['CORS_ORIGINS', config.corsOrigins.join(', ') || '(not set: no cross-origin access)'],
     ['METRICS_PORT', config.metrics ? `${config.metrics.port} on ${config.metrics.host}` : '(not set: no metrics endpoint)'],
     ['JWT_PRIVATE_KEY', config.jwtPrivateKey ? '(set, masked)' : '(not set)'],
     ['SECRETS_KEY', config.secretsKey ? '(set, masked)' : '(not set)'],

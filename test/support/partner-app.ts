@@ -72,6 +72,8 @@ export async function buildApp(
     notifications?: Notifications;
     /** TRUST_PROXY: behind a proxy it trusts, a request comes from the address its X-Forwarded-For names. */
     trustProxy?: boolean | number;
+    /** CORS_ORIGINS: the origins whose pages may call the API surfaces; absent: none. */
+    corsOrigins?: string[];
   } = {},
 ) {
   const paymentProviderSecret = options.paymentProviderSecret === undefined ? TEST_PAYMENT_PROVIDER_SECRET : options.paymentProviderSecret;
@@ -90,7 +92,7 @@ export async function buildApp(
     notifications: options.notifications ?? testNotifications(),
     streamSettings: options.streamSettings ?? SHORT_STREAMS,
     webhooks: testWebhookSettings(options.allowPrivateWebhookTargets),
-    config: { bodyLimitBytes: 100 * 1024, validateResponses: false, trustProxy: options.trustProxy ?? false },
+    config: { bodyLimitBytes: 100 * 1024, validateResponses: false, trustProxy: options.trustProxy ?? false, ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}) },
   });
   builtWith.set(app, { db, tokens });
   return app;
