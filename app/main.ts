@@ -29,7 +29,7 @@ import { createLogger } from '../server/process/logger.ts';
 import { collectProcessMetrics, metricsRegistry, observePool } from '../server/process/metrics.ts';
 import { metricsUrl, serveMetrics } from './metrics-server.ts';
 import { deliversWebhooks, parseRole, servesHttp, type ProcessRole } from './process-role.ts';
-import { memoryLimitStores } from '../server/limits/rate-limits.ts';
+import { memoryLimitStores, type LimitStores } from '../server/limits/rate-limits.ts';
 import { secretBox, type SecretBox } from '../server/auth/secret-box.ts';
 import { secretsKeyFor } from './secrets-key.ts';
 import { describeStartupError } from './startup-errors.ts';
@@ -60,6 +60,7 @@ if (config.webConcurrency > 1 && embedded && cluster.isPrimary) {
 const dataDir = 'dataDir' in config.database ? config.database.dataDir : undefined;
 const firstStart = dataDir !== undefined && !existsSync(join(dataDir, 'PG_VERSION'));
 let db: Db | undefined;
+let limitStores: LimitStores | undefined;
 try {
   progress(firstStart ? `creating the embedded database in ${dataDir}/ (first start only)` : `opening ${describeTarget(config.database)}`);
   const database = connect(config.database, {
@@ -70,22 +71,26 @@ try {
   db = database;
   // Checked first, so an unreachable database stops the start within seconds, with one clear line.
   await assertDatabaseReachable(database, config.database, config.databaseTimeouts.connectMs);
+  // Redis too, before anything is migrated or seeded: a mistyped REDIS_URL leaves the database as it was. A
+  // cluster's primary checks it for the workers it forks, and closes it again; a worker-role process never uses it.
+  const stores = servesHttp(role) ? await openLimitStores() : undefined;
+  limitStores = stores;
   if (cluster.isWorker) {
-    await serve(database, undefined);
+    await serve(database, undefined, stores!);
   } else {
     const demo = await prepareDatabase(database);
-    if (!servesHttp(role)) {
+    if (!stores) {
       await deliverOnly(database);
     } else if (clustered) {
-      await database.destroy();
+      await Promise.all([database.destroy(), stores.close()]);
       await runPrimary({ config, logger, banner: (port, metricsUrl) => banner(port, undefined, metricsUrl) });
     } else {
-      await serve(database, demo);
+      await serve(database, demo, stores);
     }
   }
 } catch (error) {
   logger.debug({ err: error }, 'could not start');
-  await db?.destroy().catch(() => {});
+  await Promise.allSettled([db?.destroy(), limitStores?.close()]);
   failStart(describeStartupError(error, { database: config.database, port: config.port }));
 }
 
@@ -117,14 +122,21 @@ async function prepareDatabase(db: Db): Promise<Demo | undefined> {
   return { partnerKey: (await issueApiKey(db, { name: 'demo key (first start)' })).key, student: await createDemoStudent(db, now) };
 }
 
-async function serve(db: Db, demo: Demo | undefined): Promise<void> {
+/**
+ * The rate-limit stores: Redis with REDIS_URL, reached (and answering a PING) within REDIS_TIMEOUT_MS or the start
+ * fails with one line; in this process's memory otherwise. The Redis client is loaded only with REDIS_URL (~0.3 s of
+ * every embedded start otherwise), and before the bounded connection attempt starts, so that loading it never counts
+ * against REDIS_TIMEOUT_MS.
+ */
+async function openLimitStores(): Promise<LimitStores> {
+  if (!config.redisUrl) return memoryLimitStores();
+  const { redisLimitStores } = await import('../server/limits/redis-limit-stores.ts');
+  return redisLimitStores(config.redisUrl, { keyPrefix: config.redisKeyPrefix, timeoutMs: config.redisTimeoutMs, logger });
+}
+
+async function serve(db: Db, demo: Demo | undefined, limitStores: LimitStores): Promise<void> {
   const signingKeys = await signingKeysFor(config, db, (error) => logger.warn({ err: error }, 'could not re-read the signing keys; verifying with the set already known'));
   const tokens = accessTokenIssuer(signingKeys, { issuer: config.publicUrl, now: () => new Date() });
-  // The Redis client is loaded only with REDIS_URL (~0.3 s of every embedded start otherwise), and before the bounded
-  // connection attempt starts, so that loading it never counts against REDIS_TIMEOUT_MS.
-  const limitStores = config.redisUrl
-    ? await (await import('../server/limits/redis-limit-stores.ts')).redisLimitStores(config.redisUrl, { keyPrefix: config.redisKeyPrefix, timeoutMs: config.redisTimeoutMs, logger })
-    : memoryLimitStores();
   const tutor = tutorFromConfig(config.ai);
   collectProcessMetrics();
   const lifecycle = createLifecycle();

@@ -2,7 +2,7 @@
 // script a request, server/limits/window-counters.ts) and the leases of server/limits/account-leases.ts. Apart from
 // server/limits/rate-limits.ts so that the Redis client (~1,150 modules, ~0.3 s of a start) is loaded only when REDIS_URL
 // is set: app/main.ts imports this module on demand, before connecting, so loading it is never inside the
-// bounded wait for Redis.
+// bounded wait for Redis. It does so before migrating: a start reaches every dependency before it changes anything.
 import type { Logger } from 'pino';
 import { createClient, defineScript } from 'redis';
 import { errorMessage } from '../../db/connect.ts';
@@ -25,8 +25,8 @@ export interface RedisLimitOptions {
 const MAX_RECONNECT_DELAY_MS = 1_000;
 
 /**
- * Counters in Redis, shared by every process. Connecting is bounded: an unreachable Redis throws an Error whose
- * message is one line naming it. Afterwards the client never queues commands while disconnected (they fail at
+ * Counters in Redis, shared by every process. Connecting is bounded: an unreachable Redis, or one that does not
+ * answer a PING, throws an Error whose message is one line naming it. Afterwards the client never queues commands while disconnected (they fail at
  * once), every command has a deadline, and it reconnects by itself with a short back-off.
  */
 export async function redisLimitStores(url: string, options: RedisLimitOptions = {}): Promise<LimitStores> {
@@ -97,21 +97,21 @@ interface RedisConnection {
   connect(): Promise<unknown>;
   on(event: 'error', listener: (error: unknown) => void): unknown;
   off(event: 'error', listener: (error: unknown) => void): unknown;
+  ping(): Promise<unknown>;
   readonly isOpen: boolean;
   destroy(): void;
 }
 
 /**
- * `work`, or a rejection once `timeoutMs` has passed. The client's own command timeout ends only the wait to be
- * written, and its connect() retries for ever: this ends the wait for the reply, and for a connection.
+ * Connects and sees a PING answered (a port that accepts connections need not be Redis), or throws an Error whose
+ * message is one line naming Redis and the reason. The client's connect() retries for ever: the bound ends the wait.
  */
-/** Connects, or throws an Error whose message is one line naming Redis and the reason. */
 async function connectWithin(client: RedisConnection, timeoutMs: number, name: string): Promise<void> {
   let lastError: unknown;
   const onError = (error: unknown) => (lastError = error);
   client.on('error', onError);
   try {
-    await withTimeout(client.connect(), timeoutMs, 'Redis');
+    await withTimeout(client.connect().then(() => client.ping()), timeoutMs, 'Redis');
   } catch (error) {
     if (client.isOpen) client.destroy();
     throw new Error(`cannot reach ${name}: ${errorMessage(lastError ?? error)}`);

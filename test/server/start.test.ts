@@ -7,12 +7,15 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { connect } from '../../db/connect.ts';
+import { createThrowawayDatabase } from '../../db/throwaway-database.ts';
 import { SIGNING_KEYS_FILE } from '../../server/auth/signing-key-store.ts';
 import { DEMO_STUDENT } from '../../app/demo-student.ts';
 import { registerClient } from '../../server/oauth/clients.ts';
 import { signIn, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';
 import { startServerProcess } from '../support/server-process.ts';
+import { closedPort } from '../support/tcp-proxy.ts';
 
 describe('npm start (app/main.ts)', function () {
   this.timeout(180_000);
@@ -103,6 +106,36 @@ describe('npm start (app/main.ts)', function () {
     const run = startServerProcess({ DATABASE_URL: url.toString(), REDIS_URL: undefined });
     assert.equal(await run.exited, 1, run.output());
     assert.match(run.output().trim(), /^could not start: DATABASE_URL names the database "sc_no_such_database", which does not exist on [^\n]+; create it \(createdb [^\n]+\) or fix the URL$/);
+  });
+
+  it('reaches Redis before it changes the database: a closed REDIS_URL fails in one line and leaves no table behind', async () => {
+    // A throwaway PostgreSQL database, or a new embedded one when the run has none: after the failed start the first
+    // has no table (kysely_migration included), the second no reference data.
+    const throwaway = process.env.DATABASE_URL ? await createThrowawayDatabase(process.env.DATABASE_URL, 'sc_start_redis') : undefined;
+    const emptyDir = throwaway ? undefined : mkdtempSync(join(tmpdir(), 'sc-start-redis-'));
+    const target = throwaway ? { databaseUrl: throwaway.url } : { dataDir: emptyDir! };
+    try {
+      const port = await closedPort();
+      const run = startServerProcess({ DATABASE_URL: throwaway?.url, DATA_DIR: emptyDir, REDIS_URL: `redis://127.0.0.1:${port}` });
+      assert.equal(await run.exited, 1, run.output());
+      assert.match(run.output().trim(), new RegExp(`^could not start: cannot reach Redis at 127\\.0\\.0\\.1:${port}: [^\\n]*ECONNREFUSED[^\\n]*$`));
+      const db = connect(target);
+      try {
+        if (throwaway) {
+          const tables = await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = 'public'`.execute(db);
+          assert.deepEqual(tables.rows, [], 'no migration ran');
+        } else {
+          // A new embedded database is copied from a migrated template: what must not have happened is the seeding.
+          const universities = await db.selectFrom('universities').select((eb) => eb.fn.countAll<string>().as('count')).executeTakeFirstOrThrow();
+          assert.equal(Number(universities.count), 0, 'no reference data was loaded');
+        }
+      } finally {
+        await db.destroy();
+      }
+    } finally {
+      await throwaway?.drop();
+      if (emptyDir) rmSync(emptyDir, { recursive: true, force: true });
+    }
   });
 
   it('npm start is one process: SIGTERM to the pid npm start gives stops the server', async () => {
