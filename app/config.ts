@@ -6,6 +6,7 @@ import { DEFAULT_REDIS_KEY_PREFIX, DEFAULT_REDIS_TIMEOUT_MS } from '../server/li
 import { DEFAULT_STREAM_SETTINGS, type StreamSettings } from '../services/events/readiness-stream.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../server/http/request-timeout.ts';
 import { SECRETS_KEY_BYTES } from '../server/auth/secret-box.ts';
+import proxyaddr from 'proxy-addr';
 import { ConfigError } from '../server/process/config-error.ts';
 import type { AiService } from '../services/ai/tutor/index.ts';
 import type { WebhookConfig } from '../services/webhooks/delivery-config.ts';
@@ -169,10 +170,22 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   return value;
 }
 
+/**
+ * A list of addresses is compiled here as Express compiles its `trust proxy` setting (comma-separated, by proxy-addr),
+ * so a value Express would refuse at start (`yes`) is refused by the one check that config check runs too.
+ */
 function parseTrustProxy(raw: string | undefined): boolean | number | string {
   if (raw === undefined || raw === '' || raw === 'false') return false;
   if (raw === 'true') return true;
-  return /^\d+$/.test(raw) ? Number(raw) : raw;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  try {
+    proxyaddr.compile(raw.split(',').map((part) => part.trim()));
+  } catch (error) {
+    throw new ConfigError(
+      `TRUST_PROXY must be true, false, a hop count or addresses and subnets (loopback, linklocal, uniquelocal, 10.0.0.0/8), got "${raw}": ${(error as Error).message}`,
+    );
+  }
+  return raw;
 }
 
 /**

@@ -124,7 +124,9 @@ export function serveSurface<P, C extends HandlerContext = HandlerContext>(optio
       res.statusCode = result.status;
       for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
       if (options.onContractViolation) {
-        const headers = Object.fromEntries(Object.entries(res.getHeaders()).map(([k, v]) => [k.toLowerCase(), v]));
+        // Read as a client reads them: a header sent as several field lines (RateLimit, one per window) is one value,
+        // the lines joined with ", " (RFC 9110 section 5.3). What is sent stays as it is.
+        const headers = Object.fromEntries(Object.entries(res.getHeaders()).map(([k, v]) => [k.toLowerCase(), Array.isArray(v) ? v.join(', ') : v]));
         const failures = contract.checkResponse(c.operation, { status: result.status, headers, body: result.body });
         if (failures.length > 0) options.onContractViolation(req, failures);
       }

@@ -2,7 +2,9 @@
 //   1. at once: readiness fails (/readyz 503) so load balancers take the process out, and every response closes
 //      its connection, so keep-alive clients move to new connections instead of being reset;
 //   2. after the drain period: the listener closes, open streams send their last event (retry) and store what they
-//      streamed, requests in flight finish;
+//      streamed, requests in flight finish. On SIGINT (Ctrl-C at a terminal) the drain also ends as soon as no
+//      connection is open: no client is left to tell. SIGTERM, an orchestrator's stop, drains the whole period, since
+//      a balancer may still send new connections until it sees /readyz fail, idle or not;
 //   3. once every connection has ended and every handler has returned: the database and Redis close, exit 0.
 // A hard deadline from the signal exits the process (code 1) whatever still hangs.
 import type { Server } from 'node:http';
@@ -73,12 +75,12 @@ export interface StopOptions {
  * Tracks `server`'s connections from now on (call it right after `listen()`) and returns the stop described
  * above; it runs once, however often it is called, and resolves with the exit code it exited with.
  */
-export function gracefulStop(server: Server, lifecycle: LifecycleControl, options: StopOptions): (reason: string) => Promise<number> {
+export function gracefulStop(server: Server, lifecycle: LifecycleControl, options: StopOptions): (reason: string, choice?: DrainChoice) => Promise<number> {
   const connections = drainConnections(server);
   const { logger, drainMs, deadlineMs, exit = (code) => process.exit(code) } = options;
   let stopping: Promise<number> | undefined;
 
-  const stop = async (reason: string): Promise<number> => {
+  const stop = async (reason: string, { endWhenIdle }: DrainChoice): Promise<number> => {
     lifecycle.beginDrain();
     connections.closeAfterEachResponse();
     logger.info({ reason, drainMs, deadlineMs }, 'stopping: not ready, draining connections');
@@ -91,7 +93,7 @@ export function gracefulStop(server: Server, lifecycle: LifecycleControl, option
       }, deadlineMs);
     });
     const clean = (async () => {
-      await delay(drainMs);
+      await drained(drainMs, endWhenIdle ? connections.noneOpen() : undefined);
       const { allEnded } = await connections.closeListener();
       logger.info({ openConnections: connections.open, handlersRunning: lifecycle.running }, 'stopping: listener closed, ending streams and requests in flight');
       lifecycle.endStreams();
@@ -108,15 +110,24 @@ export function gracefulStop(server: Server, lifecycle: LifecycleControl, option
     exit(code);
     return code;
   };
-  return (reason) => (stopping ??= stop(reason));
+  return (reason, choice = { endWhenIdle: false }) => (stopping ??= stop(reason, choice));
+}
+
+export interface DrainChoice {
+  /** End the drain as soon as no connection is open, not only at its end. */
+  endWhenIdle: boolean;
 }
 
 /** The one call app/main.ts makes once it listens: a graceful stop on SIGTERM and SIGINT. */
 export function stopOnSignals(server: Server, lifecycle: LifecycleControl, options: StopOptions): void {
   const stop = gracefulStop(server, lifecycle, options);
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void stop(signal));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT', { endWhenIdle: true }));
 }
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** Resolves after `ms`, or sooner once `noneOpen` (when given) does; the timer does not outlive it. */
+async function drained(ms: number, noneOpen: Promise<void> | undefined): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))), ...(noneOpen ? [noneOpen] : [])]);
+  clearTimeout(timer);
 }

@@ -20,6 +20,8 @@ export interface ConnectionDrain {
   closeListener(): Promise<{ allEnded: Promise<void> }>;
   /** Ends every connection at once, requests in flight included (the deadline has come). */
   destroyAll(): void;
+  /** Resolves once no connection is open: at once if none is. */
+  noneOpen(): Promise<void>;
   /** Connections open now. */
   readonly open: number;
 }
@@ -34,6 +36,7 @@ interface ConnectionState {
 /** Call right after `listen()`, before any connection arrives: it tracks every connection from the first. */
 export function drainConnections(server: Server): ConnectionDrain {
   const connections = new Map<Socket, ConnectionState>();
+  const waitingForNone = new Set<() => void>();
   let draining = false;
 
   const endIfIdle = (socket: Socket, state: ConnectionState) => {
@@ -43,7 +46,12 @@ export function drainConnections(server: Server): ConnectionDrain {
   server.on('connection', (socket: Socket) => {
     const state: ConnectionState = { responses: new Set(), used: false };
     connections.set(socket, state);
-    socket.once('close', () => connections.delete(socket));
+    socket.once('close', () => {
+      connections.delete(socket);
+      if (connections.size > 0) return;
+      for (const resolve of waitingForNone) resolve();
+      waitingForNone.clear();
+    });
   });
   // Before the app's own listener, so that every response, whichever middleware writes it, carries the header.
   server.prependListener('request', (req, res) => {
@@ -82,6 +90,9 @@ export function drainConnections(server: Server): ConnectionDrain {
     },
     destroyAll() {
       for (const socket of connections.keys()) socket.destroy();
+    },
+    noneOpen() {
+      return connections.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => waitingForNone.add(resolve));
     },
     get open() {
       return connections.size;

@@ -25,6 +25,8 @@ import { buildApp } from '../support/partner-app.ts';
 import { secretBox } from '../../server/auth/secret-box.ts';
 import { signingSecrets } from '../../services/webhooks/secrets.ts';
 import { TEST_SECRETS_KEY } from '../support/server-process.ts';
+import { loadConfig } from '../../app/config.ts';
+import { describeStartupError } from '../../app/startup-errors.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const KEY_SHAPE = /^svc_live_[0-9A-Za-z]{32}$/;
@@ -481,6 +483,19 @@ describe('cli', function () {
     const invalid = await cli(['config', 'check'], { ...env, PORT: 'abc' });
     assert.equal(invalid.code, 1);
     assert.equal(invalid.stderr, 'error: PORT must be an integer from 0 to 65535, got "abc"\n');
+    // A TRUST_PROXY that npm start refuses is refused here too, in the line start prints.
+    const startSays = (() => {
+      try {
+        loadConfig({ TRUST_PROXY: 'yes' });
+        return 'accepted';
+      } catch (error) {
+        return describeStartupError(error, {});
+      }
+    })();
+    assert.match(startSays, /^TRUST_PROXY must be/);
+    const proxy = await cli(['config', 'check'], { ...env, TRUST_PROXY: 'yes' });
+    assert.equal(proxy.code, 1);
+    assert.equal(proxy.stderr, `error: ${startSays}\n`);
   });
 
   it('rejects a bad command line with exit code 2 and one error line, before touching the database', async () => {

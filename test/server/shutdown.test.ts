@@ -69,6 +69,36 @@ describe('graceful stop (server/process/lifecycle.ts)', function () {
     agent.destroy();
   });
 
+  it('ends the drain at once when asked to end it when idle (SIGINT) and no connection is open', async () => {
+    const { port, stop, events } = await stoppableServer({ drainMs: 5000, deadlineMs: 10_000 });
+    await get(port, '/quick', new Agent({ keepAlive: false })); // a request whose connection ends with it
+    const startedAt = Date.now();
+    assert.equal(await stop('SIGINT', { endWhenIdle: true }), 0);
+    assert.ok(Date.now() - startedAt < 1000, `an idle stop took ${Date.now() - startedAt} ms`);
+    assert.deepEqual(events, ['released', 'exit 0']);
+  });
+
+  it('drains the whole period when idle by default (SIGTERM: a balancer may still send connections)', async () => {
+    const { stop, server } = await stoppableServer({ drainMs: 400, deadlineMs: 5000 });
+    const stopped = stop('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(server.listening, true, 'new connections are still taken');
+    assert.equal(await stopped, 0);
+    assert.equal(server.listening, false);
+  });
+
+  it('keeps draining for its whole period while a keep-alive connection is open, even when asked to end when idle', async () => {
+    const { port, stop, server } = await stoppableServer({ drainMs: 400, deadlineMs: 5000 });
+    const agent = new Agent({ keepAlive: true });
+    await get(port, '/quick', agent);
+    const stopped = stop('SIGINT', { endWhenIdle: true });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(server.listening, true, 'the open connection may still bring a request');
+    assert.equal(await stopped, 0);
+    assert.equal(server.listening, false);
+    agent.destroy();
+  });
+
   it('lets a request in flight finish after the listener closed', async () => {
     const { port, stop, slowStarted } = await stoppableServer({ drainMs: 0, deadlineMs: 5000, slowMs: 500 });
     const inFlight = get(port, '/slow');

@@ -8,19 +8,32 @@ import { createLifecycle } from '../../server/process/lifecycle.ts';
 import { serveSurface } from '../../server/contract/surface.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 
-async function appWithHealth(body: unknown, violations: string[][]) {
+type Limit = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
+// Headers the contract requires on 200s, set in the real app by the limiter and the request logger.
+const oneWindow: Limit = async (_req, res) => {
+  for (const [name, value] of Object.entries({ RateLimit: '"minute"; r=0; t=1', 'RateLimit-Policy': '"minute"; q=1; w=60', 'X-Request-Id': 'r' })) {
+    res.setHeader(name, value);
+  }
+};
+
+// As the limiter writes two windows: one field line per window, which Node keeps as an array.
+const twoWindows: Limit = async (_req, res) => {
+  for (const name of ['minute', 'day']) {
+    res.appendHeader('RateLimit', `"${name}"; r=0; t=1`);
+    res.appendHeader('RateLimit-Policy', `"${name}"; q=1; w=60`);
+  }
+  res.setHeader('X-Request-Id', 'r');
+};
+
+async function appWithHealth(body: unknown, violations: string[][], limit: Limit = oneWindow) {
   const principal = { id: 'k', prefix: 'svc_live_Ab3dE6gH', name: 'n', per_minute: 1, per_day: 1 };
   const serve = serveSurface({
     contract: await loadSurfaceContract('partner-v1'),
     authenticators: { ApiKeyHeader: async () => ({ principal }), ApiKeyBearer: async () => ({ error: 'missing' as const }) },
     challenge: 'Bearer',
     unauthorizedDetail: () => 'no',
-    // Headers the contract requires on 200s, set in the real app by the limiter and the request logger.
-    limit: async (_req, res) => {
-      for (const [name, value] of Object.entries({ RateLimit: '"minute"; r=0; t=1', 'RateLimit-Policy': '"minute"; q=1; w=60', 'X-Request-Id': 'r' })) {
-        res.setHeader(name, value);
-      }
-    },
+    limit,
     handlers: { ...partnerV1Handlers, getHealth: async () => ({ status: 200, body }) },
     context: { db: testDatabase().db, now: () => new Date(), lifecycle: createLifecycle(), apiVersion: '1.0.0' },
     onContractViolation: (_req, failures) => violations.push(failures),
@@ -38,10 +51,18 @@ describe('serveSurface response check', () => {
     assert.ok(violations[0]!.some((f) => /version/.test(f)), violations[0]!.join('\n'));
   });
 
+  const keptBody = { status: 'ok', version: '1.0.0', your_key: 'svc_live_Ab3dE6gH', rate_limit_per_min: 1, rate_limit_per_day: 1 };
+
   it('stays quiet for a response that keeps it', async () => {
     const violations: string[][] = [];
-    const body = { status: 'ok', version: '1.0.0', your_key: 'svc_live_Ab3dE6gH', rate_limit_per_min: 1, rate_limit_per_day: 1 };
-    await (await appWithHealth(body, violations)).get('/api/v1/health').expect(200);
+    await (await appWithHealth(keptBody, violations)).get('/api/v1/health').expect(200);
+    assert.deepEqual(violations, []);
+  });
+
+  it('reads a header sent as several field lines as a client does: one value, joined with ", "', async () => {
+    const violations: string[][] = [];
+    const response = await (await appWithHealth(keptBody, violations, twoWindows)).get('/api/v1/health').expect(200);
+    assert.equal(response.headers['ratelimit'], '"minute"; r=0; t=1, "day"; r=0; t=1');
     assert.deepEqual(violations, []);
   });
 });

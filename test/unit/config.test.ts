@@ -50,4 +50,14 @@ describe('loadConfig: processes, secrets and metrics', () => {
     assert.deepEqual(loadConfig({ METRICS_PORT: '9464' }).metrics, { port: 9464, host: '127.0.0.1' });
     assert.deepEqual(loadConfig({ METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' }).metrics, { port: 9464, host: '0.0.0.0' });
   });
+
+  it('refuses a TRUST_PROXY that Express cannot compile, and keeps those it can', () => {
+    assert.throws(
+      () => loadConfig({ TRUST_PROXY: 'yes' }),
+      (e) => e instanceof ConfigError && /^TRUST_PROXY must be true, false, a hop count or addresses and subnets .*, got "yes": invalid IP address: yes$/.test(e.message),
+    );
+    assert.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true);
+    assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2);
+    assert.equal(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8' }).trustProxy, 'loopback, 10.0.0.0/8');
+  });
 });
