@@ -123,18 +123,18 @@ export function serveSurface<P, C extends HandlerContext = HandlerContext>(optio
       if (!result) return; // a streaming handler has answered
       res.statusCode = result.status;
       for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
-      if (options.onContractViolation) {
-        // Read as a client reads them: a header sent as several field lines (RateLimit, one per window) is one value,
-        // the lines joined with ", " (RFC 9110 section 5.3). What is sent stays as it is.
-        const headers = Object.fromEntries(Object.entries(res.getHeaders()).map(([k, v]) => [k.toLowerCase(), Array.isArray(v) ? v.join(', ') : v]));
-        const failures = contract.checkResponse(c.operation, { status: result.status, headers, body: result.body });
-        if (failures.length > 0) options.onContractViolation(req, failures);
-      }
       if (result.body === undefined) res.end();
       // A weak ETag on a JSON body, and 304 to a matching If-None-Match (partner v1 documents it for polling). A frozen
       // body (kept reference data) was serialized once.
       else if (isFrozenBody(result.body)) sendFrozenJson(req, res, result.status, result.body);
       else sendJson(req, res, result.status, result.body);
+      // Checked as sent, so the ETag and a 304 are seen, and read as a client reads the headers: one sent as several
+      // field lines (RateLimit, one per window) is one value, the lines joined with ", " (RFC 9110 section 5.3).
+      if (options.onContractViolation) {
+        const headers = Object.fromEntries(Object.entries(res.getHeaders()).map(([k, v]) => [k.toLowerCase(), Array.isArray(v) ? v.join(', ') : v]));
+        const failures = contract.checkResponse(c.operation, { status: res.statusCode, headers, body: result.body }, { bodiless: res.statusCode === 304 });
+        if (failures.length > 0) options.onContractViolation(req, failures);
+      }
     });
   }
 

@@ -65,4 +65,13 @@ describe('serveSurface response check', () => {
     assert.equal(response.headers['ratelimit'], '"minute"; r=0; t=1, "day"; r=0; t=1');
     assert.deepEqual(violations, []);
   });
+
+  it('checks the response as sent: the ETag the body gets is seen, and a 304 to a matching If-None-Match is documented', async () => {
+    const violations: string[][] = [];
+    const api = await appWithHealth(keptBody, violations);
+    const first = await api.get('/api/v1/universities').expect(200);
+    assert.ok(first.headers['etag'], 'the list carries its ETag');
+    await api.get('/api/v1/universities').set('If-None-Match', first.headers['etag']).expect(304);
+    assert.deepEqual(violations, []);
+  });
 });
