@@ -8,7 +8,29 @@ import { pino, type DestinationStream, type Logger } from 'pino';
 import pretty from 'pino-pretty';
 
 export function createLogger(level: string, destination?: DestinationStream): Logger {
-  return pino({ level }, destination ?? (process.stdout.isTTY ? pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l' }) : batchedLines(process.stdout.fd)));
+  return pino({ level }, destination ?? (process.stdout.isTTY ? terminalLines() : batchedLines(process.stdout.fd)));
+}
+
+/**
+ * What a person at a terminal reads: one line per log entry, and a request as `GET /api/tasks 200 4 ms` rather than its
+ * whole JSON (headers included, ~30 lines a request), so that what start-up prints (the demo credentials) does not
+ * scroll away under the first few requests. The JSON lines, with every field, are what a log collector gets.
+ */
+export function terminalLines(destination?: NodeJS.WritableStream): DestinationStream {
+  return pretty({
+    colorize: destination === undefined,
+    translateTime: 'SYS:HH:MM:ss.l',
+    singleLine: true,
+    ignore: 'pid,hostname,req,res,responseTime',
+    messageFormat: (log, messageKey) => {
+      const message = String(log[messageKey] ?? '');
+      const req = log.req as { method?: string; url?: string } | undefined;
+      if (!req) return message;
+      const res = log.res as { statusCode?: number } | undefined;
+      return res ? `${req.method} ${req.url} ${res.statusCode} ${String(log.responseTime)} ms${message === 'request completed' ? '' : ` (${message})`}` : `${message} (${req.method} ${req.url})`;
+    },
+    ...(destination ? { destination } : {}),
+  });
 }
 
 /** Request lines held before a write; any other line is written at once, with the request lines before it. */

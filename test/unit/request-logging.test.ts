@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
 import supertest from 'supertest';
-import { batchedLines, createLogger, requestLogging } from '../../server/process/logger.ts';
+import { PassThrough } from 'node:stream';
+import { batchedLines, createLogger, requestLogging, terminalLines } from '../../server/process/logger.ts';
 
 function loggedApp() {
   const lines: Array<Record<string, any>> = [];
@@ -137,3 +138,28 @@ async function until(condition: () => boolean): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+describe('terminal lines', () => {
+  it('prints a request as one short line (method, path, status, time), and every other entry on one line too', async () => {
+    const out = new PassThrough();
+    let text = '';
+    out.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    const logger = createLogger('info', terminalLines(out));
+    const app = express();
+    app.use(requestLogging(logger));
+    app.get('/api/tasks', (req, res) => {
+      req.log.warn({ detail: 'x' }, 'inside the handler');
+      res.json([]);
+    });
+    await supertest(app).get('/api/tasks?limit=5').set('authorization', 'Bearer secret-token').expect(200);
+    logger.info({ port: 3000, sharedLimits: false }, 'listening');
+    await new Promise((resolve) => setImmediate(resolve));
+    const lines = text.trimEnd().split('\n');
+    assert.equal(lines.length, 3, text);
+    assert.match(lines[0]!, /WARN.*inside the handler \(GET \/api\/tasks\?limit=5\).*"detail":"x"/);
+    assert.match(lines[1]!, /INFO.*GET \/api\/tasks\?limit=5 200 \d+ ms$/);
+    assert.match(lines[2]!, /INFO.*listening.*"port":3000/);
+    assert.doesNotMatch(text, /secret-token|authorization|headers/i, 'no header reaches the terminal line');
+  });
+});
+
