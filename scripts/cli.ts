@@ -30,6 +30,7 @@ const commands = new Map<string, Command>([
   ['users plan', lazy(plans, (m) => m.changePlan)],
   ['users warn', lazy(plans, (m) => m.warnUser)],
   ['users reset-password', lazy(accounts, (m) => m.resetPassword)],
+  ['users key', lazy(accounts, (m) => m.createPersonalKey)],
   ['payments record', lazy(() => import('./cli/payments.ts'), (m) => m.recordManualPayment)],
   ['clients create', lazy(accounts, (m) => m.createClient)],
   ['clients webhook set', lazy(clientWebhooks, (m) => m.setClientWebhook)],
@@ -71,6 +72,9 @@ Commands:
                               warn the student: shown on their profile, sent as user.warned; prints its id
   users reset-password EMAIL  give the account a generated password, the last line of stdout (shown once); every
                               sign-in's refresh tokens end; grants and personal keys are kept
+  users key EMAIL [--name NAME] [--scopes "a b"]
+                              make a personal API key of the student (default: every scope but keys:manage); the
+                              key is the last line of stdout, shown once
   payments record EMAIL --plan plus|contract --amount N --currency CCC [--provider-event-id ID]
                               record a payment taken outside the provider (amount in minor units): the plan
                               changes at once, payment.succeeded is sent; the same ID again records nothing

@@ -1,13 +1,16 @@
-// users create | users reset-password | clients create: student accounts and OAuth clients, for operators. Secrets (a generated password,
+// users create | users reset-password | users key | clients create: student accounts and OAuth clients, for operators. Secrets (a generated password,
 // a client secret) are printed once, as the last lines of stdout, and stored only as hashes.
 import { sql } from 'kysely';
+import { insertPersonalKey } from '../../db/queries/personal-api-keys.ts';
 import { findNamedAccount } from '../../db/queries/users.ts';
 import { replacePassword } from '../../services/accounts/replace-password.ts';
 import { knownTimeZone } from '../../services/accounts/time-zones.ts';
 import { AccountTaken, createAccount, generatePassword } from '../../server/auth/accounts.ts';
+import { insertWithFreshKey } from '../../server/auth/api-keys.ts';
 import { registerClient } from '../../server/oauth/clients.ts';
 import { redirectUrisOption, scopesOption } from './client-options.ts';
-import { parse, UsageError, withDb } from './shared.ts';
+import { accountByEmail } from './plans.ts';
+import { parse, printable, UsageError, withDb } from './shared.ts';
 
 export async function createUser(args: string[]): Promise<void> {
   const { values } = parse(args, {
@@ -85,4 +88,24 @@ export async function createClient(args: string[]): Promise<void> {
   );
   console.log(client.client_id);
   if (client.client_secret) console.log(client.client_secret);
+}
+
+/**
+ * users key EMAIL [--name NAME] [--scopes "a b"]: a personal API key of the student, as POST /api/users/me/api-keys
+ * makes one, for a student who cannot sign in yet (a script, a demo). By default every scope but keys:manage, as a key
+ * the API mints cannot mint keys. An own key (no grant): it ends when the student revokes it or the account goes.
+ */
+export async function createPersonalKey(args: string[]): Promise<void> {
+  const { values, positionals } = parse(args, { name: { type: 'string' }, scopes: { type: 'string' } }, ['EMAIL']);
+  const email = positionals[0]!;
+  const name = (values.name ?? 'key made by the operator').trim();
+  if (name.length < 1 || name.length > 100) throw new UsageError('--name must be 1 to 100 characters');
+  const scopes = values.scopes === undefined ? scopesOption(undefined).filter((scope) => scope !== 'keys:manage') : scopesOption(values.scopes);
+  const { key, record } = await withDb(async (db) => {
+    const account = await accountByEmail(db, email);
+    return insertWithFreshKey(({ prefix, hash }) => insertPersonalKey(db, { user_id: account.id, prefix, key_hash: hash, name, scopes }));
+  });
+  // The summary goes to stderr so that stdout is the key alone, as for keys create.
+  process.stderr.write(`created personal key ${record.prefix} "${printable(name)}" of ${email}: ${scopes.join(' ')}\nthe key is shown once, below, and stored only as a hash: store it now\n`);
+  console.log(key);
 }

@@ -13,11 +13,10 @@ import { createThrowawayDatabase } from '../../db/throwaway-database.ts';
 import { accessTokenIssuer } from '../../server/auth/access-tokens.ts';
 import { databaseSigningKeyStore, fileSigningKeyStore } from '../../server/auth/signing-key-store.ts';
 import { storedSigningKeys, type SigningKeyStore } from '../../server/auth/signing-keys.ts';
-import { insertPersonalKey } from '../../db/queries/personal-api-keys.ts';
 import { insertGrant, insertRefreshToken } from '../../db/queries/oauth.ts';
 import { verifyPassword } from '../../server/auth/passwords.ts';
 import { registerClient } from '../../server/oauth/clients.ts';
-import { insertWithFreshKey } from '../../server/auth/api-keys.ts';
+import { ALL_SCOPES } from '../../server/auth/scopes.ts';
 import { envelopeOf } from '../../services/events/emit.ts';
 import { contractClient } from '../support/contract.ts';
 import { assertEventConforms } from '../support/event-contract.ts';
@@ -206,13 +205,22 @@ describe('cli', function () {
     });
   }
 
-  it('users plan changes the plan, and the next request counts under its limits', async () => {
-    kimKey = await inspect(async (db) => {
-      const { id } = await db.selectFrom('users').select('id').where('email', '=', 'kim@example.com').executeTakeFirstOrThrow();
-      const { key } = await insertWithFreshKey(({ prefix, hash }) => insertPersonalKey(db, { user_id: id, prefix, key_hash: hash, name: 'cli test', scopes: ['profile:read'], grant_id: null }));
-      return key;
-    });
+  it('users key prints a personal key of the student once, as the last line, with the scopes asked for (by default all but keys:manage)', async () => {
+    const run = await cli(['users', 'key', 'KIM@example.com', '--name', 'cli test', '--scopes', 'profile:read'], env);
+    assert.equal(run.code, 0, run.stderr);
+    kimKey = run.stdout.trimEnd().split('\n').at(-1) ?? '';
+    assert.match(kimKey, KEY_SHAPE);
+    const row = await inspect((db) => db.selectFrom('api_keys').select(['name', 'scopes', 'grant_id', 'key_hash']).where('prefix', '=', kimKey.slice(0, 17)).executeTakeFirstOrThrow());
+    assert.deepEqual([row.name, row.scopes, row.grant_id], ['cli test', ['profile:read'], null]);
+    assert.equal(row.key_hash, createHash('sha256').update(kimKey).digest('hex'), 'only the hash is stored');
     assert.equal((await kimProfile()).plan, 'free');
+    const byDefault = await cli(['users', 'key', 'kim@example.com'], env);
+    assert.equal(byDefault.code, 0, byDefault.stderr);
+    const scopes = await inspect(async (db) => (await db.selectFrom('api_keys').select('scopes').where('prefix', '=', byDefault.stdout.trimEnd().split('\n').at(-1)!.slice(0, 17)).executeTakeFirstOrThrow()).scopes);
+    assert.deepEqual(scopes, ALL_SCOPES.filter((scope) => scope !== 'keys:manage'));
+  });
+
+  it('users plan changes the plan, and the next request counts under its limits', async () => {
 
     const plus = await cli(['users', 'plan', 'KIM@example.com', '--plan', 'plus'], env);
     assert.equal(plus.code, 0, plus.stderr);
