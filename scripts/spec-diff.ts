@@ -25,7 +25,7 @@ interface Diff {
 
 /** Every change of `after` against `before` that a client can notice; documentation-only edits are left out. */
 export function compareSpecs(before: object, after: object): SpecChange[] {
-  const { diffs } = apiCompare(before, after) as { diffs: Diff[] };
+  const { diffs } = apiCompare(withStreamEventsInlined(before), withStreamEventsInlined(after)) as { diffs: Diff[] };
   const changes: SpecChange[] = [];
   for (const diff of diffs.filter(seenByClients)) {
     const cls = houseClass(diff);
@@ -33,6 +33,26 @@ export function compareSpecs(before: object, after: object): SpecChange[] {
     changes.push({ class: cls, action: diff.action, message: messageFor(diff, before, after) });
   }
   return changes;
+}
+
+/**
+ * api-smart-diff follows no `$ref` inside an extension, so an event schema of `x-sse-events` moved into a component
+ * would read as its fields removed: each event's `$ref` to a component is compared as that component's content.
+ */
+function withStreamEventsInlined(spec: any): object {
+  const copy = structuredClone(spec);
+  for (const item of Object.values(copy.paths ?? {}) as any[]) {
+    for (const operation of Object.values(item ?? {}) as any[]) {
+      for (const response of Object.values(operation?.responses ?? {}) as any[]) {
+        const events: Record<string, { $ref?: string }> | undefined = response?.['x-sse-events'];
+        for (const [name, schema] of Object.entries(events ?? {})) {
+          const component = schema.$ref?.match(/^#\/components\/schemas\/(.+)$/)?.[1];
+          if (component && copy.components?.schemas?.[component]) events![name] = structuredClone(copy.components.schemas[component]);
+        }
+      }
+    }
+  }
+  return copy;
 }
 
 /** A describer gap must never hide a change: fall back to the raw JSON path. */
