@@ -131,6 +131,28 @@ describe('partner v1 lock', () => {
     });
   });
 
+  describe('server-sent events (x-sse-events of the general surface)', () => {
+    const general = readJson(new URL('../../spec/general/released/openapi-1.0.0.json', import.meta.url));
+    const chatEvents = (spec: any) => spec.paths['/api/ai/chat'].post.responses['200']['x-sse-events'];
+    /** The general spec with its chat's `queued` event schema moved into a component, then edited by `edit`. */
+    const queuedInComponent = (edit: (component: any) => void) => {
+      const after = structuredClone(general);
+      after.components.schemas.MovedQueued = chatEvents(after).queued;
+      chatEvents(after).queued = { $ref: '#/components/schemas/MovedQueued' };
+      edit(after.components.schemas.MovedQueued);
+      return compareSpecs(general, after);
+    };
+
+    it('reads an event schema moved into a component, unchanged, as no change', () => {
+      assert.deepEqual(queuedInComponent(() => undefined), []);
+    });
+
+    it('still names a field removed from an event schema that lives in a component', () => {
+      const changes = queuedInComponent((component) => delete component.properties.position);
+      assert.ok(changes.some((c) => c.class === 'breaking' && /x-sse-events\.queued\.properties\.position/.test(c.message)), JSON.stringify(changes));
+    });
+  });
+
   it('keeps v1 at major version 1 and never lets info.version go back', () => {
     assert.deepEqual(versionProblems('1.0.0', '1.2.0'), []);
     assert.match(versionProblems('1.2.0', '1.1.9').join(), /lower than the released 1\.2\.0/);
