@@ -4,6 +4,7 @@
 // "Stability" section (fields, parameters and enum values never removed, types never narrowed).
 import { readdirSync, readFileSync } from 'node:fs';
 import { apiCompare } from 'api-smart-diff';
+import { canonicalSpec } from './spec-canonical.ts';
 import { describeChange, type JsonPath } from './spec-describe.ts';
 import type { Surface } from '../server/contract/surfaces.ts';
 
@@ -25,34 +26,15 @@ interface Diff {
 
 /** Every change of `after` against `before` that a client can notice; documentation-only edits are left out. */
 export function compareSpecs(before: object, after: object): SpecChange[] {
-  const { diffs } = apiCompare(withStreamEventsInlined(before), withStreamEventsInlined(after)) as { diffs: Diff[] };
+  const [from, to] = [canonicalSpec(before), canonicalSpec(after)];
+  const { diffs } = apiCompare(from, to) as { diffs: Diff[] };
   const changes: SpecChange[] = [];
   for (const diff of diffs.filter(seenByClients)) {
     const cls = houseClass(diff);
     if (cls === 'annotation') continue;
-    changes.push({ class: cls, action: diff.action, message: messageFor(diff, before, after) });
+    changes.push({ class: cls, action: diff.action, message: messageFor(diff, from, to) });
   }
   return changes;
-}
-
-/**
- * api-smart-diff follows no `$ref` inside an extension, so an event schema of `x-sse-events` moved into a component
- * would read as its fields removed: each event's `$ref` to a component is compared as that component's content.
- */
-function withStreamEventsInlined(spec: any): object {
-  const copy = structuredClone(spec);
-  for (const item of Object.values(copy.paths ?? {}) as any[]) {
-    for (const operation of Object.values(item ?? {}) as any[]) {
-      for (const response of Object.values(operation?.responses ?? {}) as any[]) {
-        const events: Record<string, { $ref?: string }> | undefined = response?.['x-sse-events'];
-        for (const [name, schema] of Object.entries(events ?? {})) {
-          const component = schema.$ref?.match(/^#\/components\/schemas\/(.+)$/)?.[1];
-          if (component && copy.components?.schemas?.[component]) events![name] = structuredClone(copy.components.schemas[component]);
-        }
-      }
-    }
-  }
-  return copy;
 }
 
 /** A describer gap must never hide a change: fall back to the raw JSON path. */

@@ -1333,7 +1333,8 @@ export interface components {
             ease: number;
             /** @example What does SN2 stand for? */
             front: string;
-            fsrs: components["schemas"]["CardFsrsState"];
+            /** @description The card's FSRS memory; null until its first review in an FSRS deck. */
+            fsrs: components["schemas"]["CardFsrsState"] | null;
             /** Format: uuid */
             id: string;
             interval_days: number;
@@ -1349,7 +1350,7 @@ export interface components {
             /** @description The new cards, in the order they were sent (which is also their order in the deck). */
             data: components["schemas"]["Card"][];
         };
-        /** @description The card's FSRS memory, as stored; null until its first review in an FSRS deck. */
+        /** @description The card's FSRS memory, as stored (a card has none until its first review in an FSRS deck). */
         CardFsrsState: {
             difficulty: number;
             lapses: number;
@@ -1362,7 +1363,7 @@ export interface components {
             stability: number;
             /** @enum {string} */
             state: "new" | "learning" | "review" | "relearning";
-        } | null;
+        };
         CardList: {
             /** @description Cards in the order they were added. */
             data: components["schemas"]["Card"][];
@@ -1742,7 +1743,8 @@ export interface components {
             /** @description The SM-2 ease factor, as stored. */
             ease: number;
             front: string;
-            fsrs: components["schemas"]["CardFsrsState"];
+            /** @description The card's FSRS memory; null until its first review in an FSRS deck. */
+            fsrs: components["schemas"]["CardFsrsState"] | null;
             /** Format: uuid */
             id: string;
             interval_days: number;
@@ -2032,14 +2034,7 @@ export interface components {
              */
             due_at: string | null;
             /** @description The deck, task or exam the action is about; null for `rest` and `start_something`. */
-            item: {
-                /** Format: uuid */
-                id: string;
-                /** @description The deck's or task's title, or the exam's subject. */
-                title: string;
-                /** @enum {string} */
-                type: "deck" | "task" | "exam";
-            } | null;
+            item: components["schemas"]["LoopItem"] | null;
             /**
              * @example review_cards
              * @enum {string}
@@ -2050,6 +2045,15 @@ export interface components {
              * @example 12 cards of Anatomy are due and they prepare for your Biology exam in 2 days; doing it now keeps your 5-day streak.
              */
             reason: string;
+        };
+        /** @description The deck, task or exam a daily-loop action is about. */
+        LoopItem: {
+            /** Format: uuid */
+            id: string;
+            /** @description The deck's or task's title, or the exam's subject. */
+            title: string;
+            /** @enum {string} */
+            type: "deck" | "task" | "exam";
         };
         NewAccount: {
             country_code?: components["schemas"]["CountryCodeLower"];
@@ -2163,6 +2167,16 @@ export interface components {
             /** @description At least 10 characters. Stored only as an Argon2id hash. */
             new_password: string;
         };
+        /** @description The student who paid, by account id (the profile's `id`, passed to the checkout as its reference). */
+        PayerByAccountId: {
+            /** Format: uuid */
+            account_id: string;
+        };
+        /** @description The student who paid, by the account's e-mail, compared without regard to case. */
+        PayerByEmail: {
+            /** Format: email */
+            email: string;
+        };
         /** @description A payment for a plan, recorded from the payment provider's callback or by an operator. */
         Payment: {
             /**
@@ -2223,13 +2237,7 @@ export interface components {
                      * @description Who paid, one of: the student's account id (the profile's `id`, passed to the checkout as its reference),
                      *     or the account's e-mail, compared without regard to case.
                      */
-                    student: {
-                        /** Format: uuid */
-                        account_id: string;
-                    } | {
-                        /** Format: email */
-                        email: string;
-                    };
+                    student: components["schemas"]["PayerByAccountId"] | components["schemas"]["PayerByEmail"];
                 };
             };
             /**
