@@ -14,7 +14,8 @@ import { surfaces, type Surface } from '../../server/contract/surfaces.ts';
 const USAGE: Record<Surface, string> = {
   general: `
 import type { WebhookEvent, TutorQueued, TutorMessageStarted, TutorMessageDelta, TutorMessageCompleted, TutorStreamError,
-  ReadinessSnapshot, ReadinessMoved, ReadinessStreamError, NewAccount, TaskEventData, ExportedTask, CardFsrsState } from './general/types.gen';
+  ReadinessSnapshot, ReadinessMoved, ReadinessStreamError, NewAccount, TaskEventData, ExportedTask, Card, CardFsrsState, LoopAction, LoopItem,
+  PayerByAccountId, PayerByEmail } from './general/types.gen';
 import { createAccount, streamTutorChat } from './general/sdk.gen';
 
 export function receive(event: WebhookEvent): string {
@@ -31,7 +32,10 @@ export const deltaText = (delta: TutorMessageDelta): string => delta.text;
 export const readinessOf = (event: ReadinessSnapshot | ReadinessMoved): number => event.exams.length;
 export const streamCode = (error: ReadinessStreamError | TutorStreamError): string => error.code;
 export const account: NewAccount = { email: 'dana@example.com', password: 'correct horse battery', nickname: 'dana', first_name: 'Dana' };
-export const title = (data: TaskEventData, row: ExportedTask, fsrs: CardFsrsState): string => data.object.title + row.title + String(fsrs?.state);
+export const title = (data: TaskEventData, row: ExportedTask): string => data.object.title + row.title;
+export const memory = (card: Card): CardFsrsState['state'] | 'none' => (card.fsrs === null ? 'none' : card.fsrs.state);
+export const about = (action: LoopAction): LoopItem['type'] | undefined => action.item?.type;
+export const payer = (who: PayerByAccountId | PayerByEmail): string => ('email' in who ? who.email : who.account_id);
 export const calls = [createAccount, streamTutorChat];
 `,
   'partner-v1': `
