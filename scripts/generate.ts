@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { surfaces } from '../server/contract/surfaces.ts';
 
@@ -17,7 +18,8 @@ async function outputsFor(surface: string): Promise<Record<string, string>> {
   const bundlePath = join(mkdtempSync(join(tmpdir(), 'bundle-')), 'openapi.json');
   execFileSync(join(root, 'node_modules/.bin/redocly'), ['bundle', surface, '--output', bundlePath], { cwd: root, stdio: 'pipe' });
   const spec = linkStreamEventSchemas(JSON.parse(readFileSync(bundlePath, 'utf8')));
-  const types = astToString(await openapiTS(spec, { alphabetize: true, rootTypes: false }));
+  // A copy: openapi-typescript bundles its input in place, which would inline the event schemas' `$ref`s again.
+  const types = astToString(await openapiTS(structuredClone(spec), { alphabetize: true, rootTypes: false }));
   const operations = listOperations(spec);
   const operationIds = operations.map((op) => op.operationId);
   // Query parameters with a schema default are always present after validation; handlers see them as required.
@@ -39,9 +41,11 @@ async function outputsFor(surface: string): Promise<Record<string, string>> {
 }
 
 /**
- * Redocly inlines the schemas an `x-sse-events` extension refers to, but leaves the `$ref`s inside them relative to
- * their files (`./Instant.yaml`), which resolve nowhere in the bundle. Each becomes a reference to the component of
- * that name, which the root's `components.schemas` must declare (the bundle then has it).
+ * Redocly inlines the schemas an `x-sse-events` extension refers to (it cannot know an extension holds schemas), and
+ * leaves the `$ref`s inside them relative to their files (`./Instant.yaml`), which resolve nowhere in the bundle.
+ * Each such `$ref` becomes a reference to the component of that name, and then each event's inlined copy becomes a
+ * `$ref` to the one component it equals, so generators see named event types. The root's `components.schemas` must
+ * declare every event schema and every schema they refer to (the bundle then has them).
  */
 function linkStreamEventSchemas(spec: any): any {
   const link = (node: unknown, where: string): void => {
@@ -56,10 +60,20 @@ function linkStreamEventSchemas(spec: any): any {
   };
   for (const [path, item] of Object.entries(spec.paths ?? {}) as Array<[string, Record<string, any>]>) {
     for (const method of HTTP_METHODS) {
-      for (const response of Object.values(item[method]?.responses ?? {}) as any[]) link(response['x-sse-events'], `${method} ${path}`);
+      for (const response of Object.values(item[method]?.responses ?? {}) as any[]) {
+        const events: Record<string, unknown> | undefined = response['x-sse-events'];
+        link(events, `${method} ${path}`);
+        for (const [event, schema] of Object.entries(events ?? {})) events![event] = { $ref: componentEqualTo(spec, schema, `${method} ${path} event ${event}`) };
+      }
     }
   }
   return spec;
+}
+
+function componentEqualTo(spec: any, schema: unknown, where: string): string {
+  const names = Object.entries(spec.components?.schemas ?? {}).flatMap(([name, component]) => (isDeepStrictEqual(component, schema) ? [name] : []));
+  if (names.length !== 1) throw new Error(`${where}: its schema equals ${names.length} of the root's components.schemas; declare it there once`);
+  return `#/components/schemas/${names[0]}`;
 }
 
 type Parameter = { name: string; in: string; schema?: { default?: unknown } } | { $ref: string };

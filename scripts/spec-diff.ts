@@ -4,6 +4,7 @@
 // "Stability" section (fields, parameters and enum values never removed, types never narrowed).
 import { readdirSync, readFileSync } from 'node:fs';
 import { apiCompare } from 'api-smart-diff';
+import { canonicalSpec } from './spec-canonical.ts';
 import { describeChange, type JsonPath } from './spec-describe.ts';
 import type { Surface } from '../server/contract/surfaces.ts';
 
@@ -25,12 +26,13 @@ interface Diff {
 
 /** Every change of `after` against `before` that a client can notice; documentation-only edits are left out. */
 export function compareSpecs(before: object, after: object): SpecChange[] {
-  const { diffs } = apiCompare(before, after) as { diffs: Diff[] };
+  const [from, to] = [canonicalSpec(before), canonicalSpec(after)];
+  const { diffs } = apiCompare(from, to) as { diffs: Diff[] };
   const changes: SpecChange[] = [];
   for (const diff of diffs.filter(seenByClients)) {
     const cls = houseClass(diff);
     if (cls === 'annotation') continue;
-    changes.push({ class: cls, action: diff.action, message: messageFor(diff, before, after) });
+    changes.push({ class: cls, action: diff.action, message: messageFor(diff, from, to) });
   }
   return changes;
 }

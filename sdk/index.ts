@@ -7,6 +7,7 @@
 import createClient, { type Client, type ClientOptions } from 'openapi-fetch';
 import type { paths as GeneralPaths, components as GeneralComponents } from '../generated/general/types.ts';
 import type { paths as PartnerPaths, components as PartnerComponents } from '../generated/partner-v1/types.ts';
+import { keepRefusedStreamBodies } from './sse.ts';
 
 export { sseEvents, StreamRefusedError, type EventSourceMessage } from './sse.ts';
 export { verifyWebhook, WebhookVerificationError, type WebhookEvent } from './webhooks.ts';
@@ -25,7 +26,9 @@ interface Common {
 
 /** The partner surface (`/api/v1`), with the partner's API key on every request. */
 export function createPartnerClient({ baseUrl, apiKey, fetch }: Common & { apiKey: string }): Client<PartnerPaths> {
-  return createClient<PartnerPaths>({ baseUrl, headers: { 'X-Service-API-Key': apiKey }, ...(fetch ? { fetch } : {}) });
+  const client = createClient<PartnerPaths>({ baseUrl, headers: { 'X-Service-API-Key': apiKey }, ...(fetch ? { fetch } : {}) });
+  client.use(keepRefusedStreamBodies);
+  return client;
 }
 
 /**
@@ -38,6 +41,7 @@ export function createGeneralClient(
 ): Client<GeneralPaths> {
   const { baseUrl, fetch } = options;
   const client = createClient<GeneralPaths>({ baseUrl, ...('apiKey' in options ? { headers: { 'X-Service-API-Key': options.apiKey } } : {}), ...(fetch ? { fetch } : {}) });
+  client.use(keepRefusedStreamBodies);
   if ('accessToken' in options) {
     const { accessToken } = options;
     client.use({

@@ -2,6 +2,7 @@
 // text/event-stream; `sseEvents` turns such a fetch Response into an async iterator of parsed events.
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import type { EventSourceMessage } from 'eventsource-parser';
+import type { Middleware } from 'openapi-fetch';
 
 export type { EventSourceMessage };
 
@@ -18,14 +19,30 @@ export class StreamRefusedError extends Error {
 }
 
 /**
+ * openapi-fetch reads the body of every refused response (into `error`), even with `parseAs: 'stream'`, so the
+ * Response it hands back can no longer be read. The SDK's clients keep an unread copy of each refused stream's
+ * response here, for `sseEvents` to read the problem from.
+ */
+const refusedBodies = new WeakMap<Response, Response>();
+
+/** The clients' middleware that keeps that copy (only for `parseAs: 'stream'`, so other calls pay nothing). */
+export const keepRefusedStreamBodies: Middleware = {
+  onResponse({ response, options }) {
+    if (options.parseAs === 'stream' && !response.ok) refusedBodies.set(response, response.clone());
+    return undefined;
+  },
+};
+
+/**
  * The events of a text/event-stream response, in order, as they arrive; ends when the server closes the stream.
- * With openapi-fetch, ask for the raw stream: `const { response } = await client.POST(path, { body, parseAs: 'stream' })`.
+ * With the SDK's clients, ask for the raw stream: `const { response } = await client.POST(path, { body, parseAs: 'stream' })`.
  * Stop early with `break`: the underlying stream is cancelled.
  */
 export async function* sseEvents(response: Response): AsyncGenerator<EventSourceMessage> {
   const type = response.headers.get('content-type') ?? '';
   if (!response.ok || !type.startsWith('text/event-stream') || !response.body) {
-    const text = await response.text();
+    const unread = response.bodyUsed ? refusedBodies.get(response) : response;
+    const text = unread ? await unread.text() : '';
     let body: unknown = text;
     try {
       body = JSON.parse(text);

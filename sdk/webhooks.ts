@@ -2,12 +2,12 @@
 // `{webhook-id}.{webhook-timestamp}.{body}` under the endpoint's whsec_ secret, timestamps within 5 minutes), then the
 // body as the typed event its `type` names. Pass the raw body exactly as received: re-serialised JSON does not verify.
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
-import type { webhooks } from '../generated/general/types.ts';
+import type { components } from '../generated/general/types.ts';
 
 export { WebhookVerificationError };
 
-/** Every event kind the service sends, by its `type`, typed from the spec's `webhooks`. */
-export type WebhookEvent = { [T in keyof webhooks]: webhooks[T]['post']['requestBody']['content']['application/json'] }[keyof webhooks];
+/** Every event kind the service sends, told apart by its `type`: the spec's `WebhookEvent` union. */
+export type WebhookEvent = components['schemas']['WebhookEvent'];
 
 /**
  * The event a delivery carries, once its signature is valid for `secret` (a `whsec_` secret); throws

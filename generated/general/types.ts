@@ -1238,279 +1238,46 @@ export interface components {
          */
         AccountExport: {
             /** @description Every conversation with the AI tutor; their messages are in `ai_messages`. */
-            ai_conversations: {
-                /** Format: date-time */
-                created_at: string;
-                /** Format: uuid */
-                id: string;
-                title: string;
-                /** Format: date-time */
-                updated_at: string;
-            }[];
+            ai_conversations: components["schemas"]["Conversation"][];
             /** @description Every message to and from the tutor, the student's and the replies as stored however their stream ended. */
-            ai_messages: {
-                content: string;
-                /**
-                 * Format: uuid
-                 * @description Null for messages from before conversations existed.
-                 */
-                conversation_id: string | null;
-                /** Format: date-time */
-                created_at: string;
-                /**
-                 * @description How a reply ended; null for the student's messages.
-                 * @enum {string|null}
-                 */
-                finish_reason: "stop" | "length" | "interrupted" | "error" | null;
-                /** Format: uuid */
-                id: string;
-                /** @enum {string} */
-                role: "user" | "assistant";
-            }[];
+            ai_messages: components["schemas"]["ExportedMessage"][];
             /** @description Every OAuth grant the student gave an app (one per consent), revoked ones too, without its tokens. */
-            authorizations: {
-                client_id: string;
-                client_name: string;
-                /** Format: date-time */
-                granted_at: string;
-                /** Format: uuid */
-                id: string;
-                /** Format: date-time */
-                revoked_at: string | null;
-                /** @description Why the grant ended (sign-out, revocation by the student, a replayed refresh token). */
-                revoked_reason: string | null;
-                scopes: components["schemas"]["Scope"][];
-            }[];
+            authorizations: components["schemas"]["ExportedAuthorization"][];
             /** @description Every exam plan with its links to the student's decks and tasks. */
-            exams: {
-                /** Format: date-time */
-                created_at: string;
-                /** @description The linked decks (`flashcard_decks[].id`). */
-                deck_ids: string[];
-                /** Format: date */
-                exam_date: string;
-                /** Format: uuid */
-                id: string;
-                notes: string;
-                subject: string;
-                /** @description The linked preparation tasks (`tasks[].id`). */
-                task_ids: string[];
-                /** Format: date-time */
-                updated_at: string;
-            }[];
+            exams: components["schemas"]["ExportedExam"][];
             /** @description When the export began; on PostgreSQL every array is read as of this moment (one snapshot). */
             exported_at: components["schemas"]["Instant"];
             /** @description Every card with its spaced-repetition state (SM-2, and FSRS once reviewed in an FSRS deck). */
-            flashcard_cards: {
-                back: string;
-                /** Format: date-time */
-                created_at: string;
-                /** Format: uuid */
-                deck_id: string;
-                /** @description The SM-2 ease factor, as stored. */
-                ease: number;
-                front: string;
-                fsrs: components["schemas"]["CardFsrsState"];
-                /** Format: uuid */
-                id: string;
-                interval_days: number;
-                /** Format: date-time */
-                last_reviewed_at: string | null;
-                /** Format: date-time */
-                next_due_at: string;
-                repetitions: number;
-                /** Format: date-time */
-                updated_at: string;
-            }[];
+            flashcard_cards: components["schemas"]["ExportedCard"][];
             /** @description Every deck with its scheduler settings. */
-            flashcard_decks: {
-                course: string | null;
-                /** Format: date-time */
-                created_at: string;
-                description: string;
-                fsrs_parameters: components["schemas"]["FsrsParameters"] | null;
-                /** Format: uuid */
-                id: string;
-                scheduler: components["schemas"]["DeckScheduler"];
-                title: string;
-                /** Format: date-time */
-                updated_at: string;
-            }[];
+            flashcard_decks: components["schemas"]["ExportedDeck"][];
             /** @description Every graded review and the schedule it produced, including reviews of cards deleted since. */
-            flashcard_reviews: {
-                /** @description False for an offline review older than the card's last one (logged, not applied). */
-                applied: boolean;
-                /**
-                 * Format: uuid
-                 * @description Null once the card was deleted.
-                 */
-                card_id: string | null;
-                ease: number;
-                grade: number;
-                /** Format: uuid */
-                id: string;
-                interval_days: number;
-                /** Format: date-time */
-                next_due_at: string;
-                repetitions: number;
-                /** Format: date-time */
-                reviewed_at: string;
-            }[];
+            flashcard_reviews: components["schemas"]["ExportedReview"][];
             /**
              * @description The version of this document's layout; a layout that removes or changes a field gets a new one.
              * @constant
              */
             format_version: "1";
             /** @description The server-to-server OAuth clients an operator bound to the account (client credentials), without their secrets. */
-            oauth_clients: {
-                /** Format: date-time */
-                created_at: string;
-                grants: string[];
-                /** @description The client_id. */
-                id: string;
-                name: string;
-                redirect_uris: string[];
-                scopes: components["schemas"]["Scope"][];
-            }[];
+            oauth_clients: components["schemas"]["ExportedOAuthClient"][];
             /** @description Every payment for a plan. */
             payments: components["schemas"]["Payment"][];
             /** @description Every personal API key, revoked ones too, without the key or its hash. */
-            personal_api_keys: {
-                /** Format: date-time */
-                created_at: string;
-                /** Format: uuid */
-                id: string;
-                /** Format: date-time */
-                last_used_at: string | null;
-                name: string;
-                /** @description The first characters of the key, to recognise it. */
-                prefix: string;
-                /** Format: date-time */
-                revoked_at: string | null;
-                scopes: components["schemas"]["Scope"][];
-            }[];
+            personal_api_keys: components["schemas"]["ExportedPersonalApiKey"][];
             /**
              * @description Per exam, the readiness the service last computed and pushed to the readiness stream, and when it moved. Only
              *     the latest state is stored, not a history; `state` is null for an exam that left the stream (deleted or past).
              */
-            readiness: {
-                /** Format: uuid */
-                exam_id: string;
-                /** Format: date-time */
-                moved_at: string;
-                state: components["schemas"]["ExamReadinessState"] | null;
-            }[];
+            readiness: components["schemas"]["ExportedReadiness"][];
             /** @description The study rooms the student created. */
-            study_rooms: {
-                /** Format: date-time */
-                created_at: string;
-                /** Format: uuid */
-                id: string;
-                name: string;
-            }[];
+            study_rooms: components["schemas"]["ExportedStudyRoom"][];
             /** @description Every task, open and completed, one-off and each occurrence of a recurring series. */
-            tasks: {
-                /**
-                 * Format: date-time
-                 * @description When it was completed; the completions of a series are its occurrences' `completed_at`.
-                 */
-                completed_at: string | null;
-                course: string | null;
-                /** Format: date-time */
-                created_at: string;
-                /** Format: date-time */
-                due_at: string;
-                /** Format: uuid */
-                id: string;
-                notes: string | null;
-                /**
-                 * Format: uuid
-                 * @description The occurrence whose completion created this one.
-                 */
-                previous_id: string | null;
-                priority: components["schemas"]["TaskPriority"];
-                /** @description The RRULE of the series (evaluated in `user.time_zone`); null for a one-off task. */
-                recurrence: string | null;
-                /**
-                 * Format: uuid
-                 * @description The series the occurrence belongs to; null for a one-off task.
-                 */
-                series_id: string | null;
-                /**
-                 * Format: date-time
-                 * @description The DTSTART of `recurrence`.
-                 */
-                series_starts_at: string | null;
-                status: components["schemas"]["TaskStatus"];
-                title: string;
-                /** Format: date-time */
-                updated_at: string;
-            }[];
-            /** @description The profile as stored, with the plan and the warnings an operator gave. */
-            user: {
-                avatar_url: string | null;
-                bio: string;
-                /** @description ISO 3166-1 alpha-2, lower case, for holidays. */
-                country_code: string | null;
-                /** Format: date-time */
-                created_at: string;
-                /** @description The sign-in e-mail; null for accounts made before sign-in existed (demo data). */
-                email: string | null;
-                first_name: string;
-                /** Format: uuid */
-                id: string;
-                /** Format: date-time */
-                last_active_at: string | null;
-                /**
-                 * Format: date
-                 * @description The last local date with a review or a completed task.
-                 */
-                last_study_date: string | null;
-                /** @description The public name on partner leaderboards. */
-                nickname: string;
-                plan: components["schemas"]["Plan"];
-                /** @description Consecutive local study days up to `last_study_date`. */
-                streak: number;
-                /** @description IANA zone name; local dates in this document are in it. */
-                time_zone: string;
-                /** Format: uuid */
-                university_id: string | null;
-                /** Format: date-time */
-                updated_at: string;
-                /** @description The warnings an operator gave the student, oldest first. */
-                warnings: components["schemas"]["Warning"][];
-                /** @description The sum of `xp_awards` (plus any seeded xp from before the ledger). */
-                xp: number;
-            };
+            tasks: components["schemas"]["ExportedTask"][];
+            user: components["schemas"]["ExportedUser"];
             /** @description The student's own webhook endpoints, without their signing secrets. */
-            webhook_endpoints: {
-                /** Format: date-time */
-                created_at: string;
-                description: string;
-                /** @description `failing` when delivery gave up on it; null when enabled or disabled by the student. */
-                disabled_reason: string | null;
-                enabled: boolean;
-                event_types: string[];
-                /** Format: date-time */
-                failing_since: string | null;
-                /** Format: uuid */
-                id: string;
-                /** Format: date-time */
-                updated_at: string;
-                url: string;
-            }[];
+            webhook_endpoints: components["schemas"]["ExportedWebhookEndpoint"][];
             /** @description The xp ledger, one row per awarded thing (the rules are under `UserProfile.xp`). */
-            xp_awards: {
-                amount: number;
-                /** @description What was awarded, once (a card and day, a task, an exam milestone). */
-                award_key: string;
-                /** Format: date-time */
-                awarded_at: string;
-                /** Format: date */
-                local_date: string;
-                /** @enum {string} */
-                source: "review" | "task" | "readiness";
-            }[];
+            xp_awards: components["schemas"]["ExportedXpAward"][];
         };
         /**
          * @description An app (OAuth client) the student has authorized and not revoked: every live grant of the student to that client,
@@ -1566,7 +1333,8 @@ export interface components {
             ease: number;
             /** @example What does SN2 stand for? */
             front: string;
-            fsrs: components["schemas"]["CardFsrsState"];
+            /** @description The card's FSRS memory; null until its first review in an FSRS deck. */
+            fsrs: components["schemas"]["CardFsrsState"] | null;
             /** Format: uuid */
             id: string;
             interval_days: number;
@@ -1582,7 +1350,7 @@ export interface components {
             /** @description The new cards, in the order they were sent (which is also their order in the deck). */
             data: components["schemas"]["Card"][];
         };
-        /** @description The card's FSRS memory, as stored; null until its first review in an FSRS deck. */
+        /** @description The card's FSRS memory, as stored (a card has none until its first review in an FSRS deck). */
         CardFsrsState: {
             difficulty: number;
             lapses: number;
@@ -1595,7 +1363,7 @@ export interface components {
             stability: number;
             /** @enum {string} */
             state: "new" | "learning" | "review" | "relearning";
-        } | null;
+        };
         CardList: {
             /** @description Cards in the order they were added. */
             data: components["schemas"]["Card"][];
@@ -1872,21 +1640,38 @@ export interface components {
         };
         /** Format: date */
         exam_date: string;
+        /** @description The `data` of `exam.updated`: the exam after the change and the changed fields' earlier values. */
+        ExamChangeEventData: {
+            object: components["schemas"]["Exam"];
+            previous_attributes: components["schemas"]["ExamPreviousAttributes"];
+        };
         /** @description An exam plan was created. */
         ExamCreatedEvent: components["schemas"]["EventEnvelope"] & {
-            data: {
-                object: components["schemas"]["Exam"];
-            };
+            data: components["schemas"]["ExamEventData"];
             /** @constant */
+            type: "exam.created";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "exam.created";
         };
         /** @description An exam plan was deleted (its date leaves the schedule); `data.object` is the exam as it was. */
         ExamDeletedEvent: components["schemas"]["EventEnvelope"] & {
-            data: {
-                object: components["schemas"]["Exam"];
-            };
+            data: components["schemas"]["ExamEventData"];
             /** @constant */
             type: "exam.deleted";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "exam.deleted";
+        };
+        /** @description The `data` of an exam event without earlier values (`exam.created`, `exam.deleted`): the exam after the change, or as it was just before its deletion. */
+        ExamEventData: {
+            object: components["schemas"]["Exam"];
         };
         ExamList: {
             /** @description Exams by date, soonest first. */
@@ -1924,12 +1709,268 @@ export interface components {
         };
         /** @description An exam plan's date, subject, notes or linked decks and tasks changed. */
         ExamUpdatedEvent: components["schemas"]["EventEnvelope"] & {
-            data: {
-                object: components["schemas"]["Exam"];
-                previous_attributes: components["schemas"]["ExamPreviousAttributes"];
-            };
+            data: components["schemas"]["ExamChangeEventData"];
             /** @constant */
             type: "exam.updated";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "exam.updated";
+        };
+        /** @description An OAuth grant the student gave an app, in the account export, without its tokens. */
+        ExportedAuthorization: {
+            client_id: string;
+            client_name: string;
+            /** Format: date-time */
+            granted_at: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /** @description Why the grant ended (sign-out, revocation by the student, a replayed refresh token). */
+            revoked_reason: string | null;
+            scopes: components["schemas"]["Scope"][];
+        };
+        /** @description A flashcard as stored, in the account export, with its spaced-repetition state. */
+        ExportedCard: {
+            back: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            deck_id: string;
+            /** @description The SM-2 ease factor, as stored. */
+            ease: number;
+            front: string;
+            /** @description The card's FSRS memory; null until its first review in an FSRS deck. */
+            fsrs: components["schemas"]["CardFsrsState"] | null;
+            /** Format: uuid */
+            id: string;
+            interval_days: number;
+            /** Format: date-time */
+            last_reviewed_at: string | null;
+            /** Format: date-time */
+            next_due_at: string;
+            repetitions: number;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description A flashcard deck as stored, in the account export, with its scheduler settings. */
+        ExportedDeck: {
+            course: string | null;
+            /** Format: date-time */
+            created_at: string;
+            description: string;
+            fsrs_parameters: components["schemas"]["FsrsParameters"] | null;
+            /** Format: uuid */
+            id: string;
+            scheduler: components["schemas"]["DeckScheduler"];
+            title: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description An exam plan as stored, in the account export, with its links to decks and tasks. */
+        ExportedExam: {
+            /** Format: date-time */
+            created_at: string;
+            /** @description The linked decks (`flashcard_decks[].id`). */
+            deck_ids: string[];
+            /** Format: date */
+            exam_date: string;
+            /** Format: uuid */
+            id: string;
+            notes: string;
+            subject: string;
+            /** @description The linked preparation tasks (`tasks[].id`). */
+            task_ids: string[];
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description A message to or from the AI tutor, in the account export. */
+        ExportedMessage: {
+            content: string;
+            /**
+             * Format: uuid
+             * @description Null for messages from before conversations existed.
+             */
+            conversation_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * @description How a reply ended; null for the student's messages.
+             * @enum {string|null}
+             */
+            finish_reason: "stop" | "length" | "interrupted" | "error" | null;
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            role: "user" | "assistant";
+        };
+        /** @description A server-to-server OAuth client bound to the account, in the account export, without its secret. */
+        ExportedOAuthClient: {
+            /** Format: date-time */
+            created_at: string;
+            grants: string[];
+            /** @description The client_id. */
+            id: string;
+            name: string;
+            redirect_uris: string[];
+            scopes: components["schemas"]["Scope"][];
+        };
+        /** @description A personal API key, in the account export, without the key or its hash. */
+        ExportedPersonalApiKey: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            name: string;
+            /** @description The first characters of the key, to recognise it. */
+            prefix: string;
+            /** Format: date-time */
+            revoked_at: string | null;
+            scopes: components["schemas"]["Scope"][];
+        };
+        /** @description An exam's last computed readiness, in the account export. */
+        ExportedReadiness: {
+            /** Format: uuid */
+            exam_id: string;
+            /** Format: date-time */
+            moved_at: string;
+            state: components["schemas"]["ExamReadinessState"] | null;
+        };
+        /** @description A graded review as stored, in the account export, with the schedule it produced. */
+        ExportedReview: {
+            /** @description False for an offline review older than the card's last one (logged, not applied). */
+            applied: boolean;
+            /**
+             * Format: uuid
+             * @description Null once the card was deleted.
+             */
+            card_id: string | null;
+            ease: number;
+            grade: number;
+            /** Format: uuid */
+            id: string;
+            interval_days: number;
+            /** Format: date-time */
+            next_due_at: string;
+            repetitions: number;
+            /** Format: date-time */
+            reviewed_at: string;
+        };
+        /** @description A study room the student created, in the account export. */
+        ExportedStudyRoom: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            name: string;
+        };
+        /** @description A task as stored, in the account export: one-off, or one occurrence of a recurring series. */
+        ExportedTask: {
+            /**
+             * Format: date-time
+             * @description When it was completed; the completions of a series are its occurrences' `completed_at`.
+             */
+            completed_at: string | null;
+            course: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            due_at: string;
+            /** Format: uuid */
+            id: string;
+            notes: string | null;
+            /**
+             * Format: uuid
+             * @description The occurrence whose completion created this one.
+             */
+            previous_id: string | null;
+            priority: components["schemas"]["TaskPriority"];
+            /** @description The RRULE of the series (evaluated in `user.time_zone`); null for a one-off task. */
+            recurrence: string | null;
+            /**
+             * Format: uuid
+             * @description The series the occurrence belongs to; null for a one-off task.
+             */
+            series_id: string | null;
+            /**
+             * Format: date-time
+             * @description The DTSTART of `recurrence`.
+             */
+            series_starts_at: string | null;
+            status: components["schemas"]["TaskStatus"];
+            title: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description The profile as stored, with the plan and the warnings an operator gave. */
+        ExportedUser: {
+            avatar_url: string | null;
+            bio: string;
+            /** @description ISO 3166-1 alpha-2, lower case, for holidays. */
+            country_code: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @description The sign-in e-mail; null for accounts made before sign-in existed (demo data). */
+            email: string | null;
+            first_name: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            last_active_at: string | null;
+            /**
+             * Format: date
+             * @description The last local date with a review or a completed task.
+             */
+            last_study_date: string | null;
+            /** @description The public name on partner leaderboards. */
+            nickname: string;
+            plan: components["schemas"]["Plan"];
+            /** @description Consecutive local study days up to `last_study_date`. */
+            streak: number;
+            /** @description IANA zone name; local dates in this document are in it. */
+            time_zone: string;
+            /** Format: uuid */
+            university_id: string | null;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description The warnings an operator gave the student, oldest first. */
+            warnings: components["schemas"]["Warning"][];
+            /** @description The sum of `xp_awards` (plus any seeded xp from before the ledger). */
+            xp: number;
+        };
+        /** @description One of the student's webhook endpoints, in the account export, without its signing secret. */
+        ExportedWebhookEndpoint: {
+            /** Format: date-time */
+            created_at: string;
+            description: string;
+            /** @description `failing` when delivery gave up on it; null when enabled or disabled by the student. */
+            disabled_reason: string | null;
+            enabled: boolean;
+            event_types: string[];
+            /** Format: date-time */
+            failing_since: string | null;
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            updated_at: string;
+            url: string;
+        };
+        /** @description One row of the xp ledger, in the account export. */
+        ExportedXpAward: {
+            amount: number;
+            /** @description What was awarded, once (a card and day, a task, an exam milestone). */
+            award_key: string;
+            /** Format: date-time */
+            awarded_at: string;
+            /** Format: date */
+            local_date: string;
+            /** @enum {string} */
+            source: "review" | "task" | "readiness";
         };
         /**
          * @description The FSRS parameters of a deck, as stored: what the student set, the defaults of ts-fsrs 5.4.2 (FSRS-6) for the
@@ -1993,14 +2034,7 @@ export interface components {
              */
             due_at: string | null;
             /** @description The deck, task or exam the action is about; null for `rest` and `start_something`. */
-            item: {
-                /** Format: uuid */
-                id: string;
-                /** @description The deck's or task's title, or the exam's subject. */
-                title: string;
-                /** @enum {string} */
-                type: "deck" | "task" | "exam";
-            } | null;
+            item: components["schemas"]["LoopItem"] | null;
             /**
              * @example review_cards
              * @enum {string}
@@ -2011,6 +2045,15 @@ export interface components {
              * @example 12 cards of Anatomy are due and they prepare for your Biology exam in 2 days; doing it now keeps your 5-day streak.
              */
             reason: string;
+        };
+        /** @description The deck, task or exam a daily-loop action is about. */
+        LoopItem: {
+            /** Format: uuid */
+            id: string;
+            /** @description The deck's or task's title, or the exam's subject. */
+            title: string;
+            /** @enum {string} */
+            type: "deck" | "task" | "exam";
         };
         NewAccount: {
             country_code?: components["schemas"]["CountryCodeLower"];
@@ -2124,6 +2167,16 @@ export interface components {
             /** @description At least 10 characters. Stored only as an Argon2id hash. */
             new_password: string;
         };
+        /** @description The student who paid, by account id (the profile's `id`, passed to the checkout as its reference). */
+        PayerByAccountId: {
+            /** Format: uuid */
+            account_id: string;
+        };
+        /** @description The student who paid, by the account's e-mail, compared without regard to case. */
+        PayerByEmail: {
+            /** Format: email */
+            email: string;
+        };
         /** @description A payment for a plan, recorded from the payment provider's callback or by an operator. */
         Payment: {
             /**
@@ -2155,6 +2208,10 @@ export interface components {
             /** @description The reporter's id of the event; a payment is recorded once per provider and id. */
             provider_event_id: string;
         };
+        /** @description The `data` of `payment.succeeded`: the payment as recorded. */
+        PaymentEventData: {
+            object: components["schemas"]["Payment"];
+        };
         /**
          * @description What the payment provider sends when a checkout is paid, modelled on Stripe's `checkout.session.completed` and kept
          *     small. The provider sells the `plus` plan; contracts are invoiced and recorded by an
@@ -2180,13 +2237,7 @@ export interface components {
                      * @description Who paid, one of: the student's account id (the profile's `id`, passed to the checkout as its reference),
                      *     or the account's e-mail, compared without regard to case.
                      */
-                    student: {
-                        /** Format: uuid */
-                        account_id: string;
-                    } | {
-                        /** Format: email */
-                        email: string;
-                    };
+                    student: components["schemas"]["PayerByAccountId"] | components["schemas"]["PayerByEmail"];
                 };
             };
             /**
@@ -2199,10 +2250,14 @@ export interface components {
         };
         /** @description A payment was recorded and the student's plan changed accordingly, effective at once. */
         PaymentSucceededEvent: components["schemas"]["EventEnvelope"] & {
-            data: {
-                object: components["schemas"]["Payment"];
-            };
+            data: components["schemas"]["PaymentEventData"];
             /** @constant */
+            type: "payment.succeeded";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "payment.succeeded";
         };
         /** @description A personal API key, as listed; the key itself is shown only once, at creation. */
@@ -2566,13 +2621,21 @@ export interface components {
         };
         /** @description The linked prep tasks. */
         task_ids: string[];
+        /** @description The `data` of a task event that changed fields (`task.updated`, `task.completed`): the task after the change and the changed fields' earlier values. */
+        TaskChangeEventData: {
+            object: components["schemas"]["Task"];
+            previous_attributes: components["schemas"]["TaskPreviousAttributes"];
+        };
         /** @description A task was closed (`status: completed`). Fields changed in the same request are in `previous_attributes` too. */
         TaskCompletedEvent: components["schemas"]["EventEnvelope"] & {
-            data: {
-                object: components["schemas"]["Task"];
-                previous_attributes: components["schemas"]["TaskPreviousAttributes"];
-            };
+            data: components["schemas"]["TaskChangeEventData"];
             /** @constant */
+            type: "task.completed";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "task.completed";
         };
         /**
@@ -2582,19 +2645,31 @@ export interface components {
         TaskCourse: string | null;
         /** @description A task was created: by the student, or as the next occurrence of a recurring task when its previous occurrence was closed. */
         TaskCreatedEvent: components["schemas"]["EventEnvelope"] & {
-            data: {
-                object: components["schemas"]["Task"];
-            };
+            data: components["schemas"]["TaskEventData"];
             /** @constant */
+            type: "task.created";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "task.created";
         };
         /** @description A task was deleted; `data.object` is the task as it was. */
         TaskDeletedEvent: components["schemas"]["EventEnvelope"] & {
-            data: {
-                object: components["schemas"]["Task"];
-            };
+            data: components["schemas"]["TaskEventData"];
             /** @constant */
             type: "task.deleted";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "task.deleted";
+        };
+        /** @description The `data` of a task event without earlier values (`task.created`, `task.deleted`): the task after the change, or as it was just before its deletion. */
+        TaskEventData: {
+            object: components["schemas"]["Task"];
         };
         TaskList: {
             /** @description Tasks by `due_at`, then `id`. */
@@ -2665,11 +2740,14 @@ export interface components {
         };
         /** @description A task's fields changed (a moved deadline shows as `previous_attributes.due_at`), or a completed task was reopened. Closing a task is `task.completed` instead. */
         TaskUpdatedEvent: components["schemas"]["EventEnvelope"] & {
-            data: {
-                object: components["schemas"]["Task"];
-                previous_attributes: components["schemas"]["TaskPreviousAttributes"];
-            };
+            data: components["schemas"]["TaskChangeEventData"];
             /** @constant */
+            type: "task.updated";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "task.updated";
         };
         /**
@@ -2745,6 +2823,72 @@ export interface components {
             /** @description The student's question or answer, 1–4000 characters, not only white space. */
             message: string;
         };
+        /** @description Data of the `message.completed` event, the last one of a successful stream: the whole reply is stored. */
+        TutorMessageCompleted: {
+            /**
+             * @description `stop`: the reply is complete; `length`: the model reached its output limit.
+             * @enum {string}
+             */
+            finish_reason: "stop" | "length";
+            /** Format: uuid */
+            message_id: string;
+            /** @description Tokens counted by the model provider; `null` when it does not count them (the built-in tutor). */
+            usage: {
+                input_tokens: number | null;
+                output_tokens: number | null;
+            };
+        };
+        /** @description Data of a `message.delta` event: the next piece of the reply; the reply is the concatenation of all of them, in order. */
+        TutorMessageDelta: {
+            text: string;
+        };
+        /** @description Data of the `message.started` event: the student's message is stored and the reply begins. */
+        TutorMessageStarted: {
+            /**
+             * Format: uuid
+             * @description Send it as `conversation_id` to continue the conversation.
+             */
+            conversation_id: string;
+            /**
+             * Format: uuid
+             * @description The id the tutor's reply is stored under once it is complete.
+             */
+            message_id: string;
+            /**
+             * @description What writes the reply; `local-tutor` is the built-in tutor that answers from the student's own data.
+             * @example local-tutor
+             */
+            model: string;
+            /**
+             * Format: uuid
+             * @description The id of the stored message of the student.
+             */
+            user_message_id: string;
+        };
+        /**
+         * @description Data of a `queued` event: every generation slot of the server is busy and the request waits for one. Sent
+         *     before `message.started`, once when the request joins the queue and again whenever its place changes; the
+         *     student's message is stored only when the reply starts. Requests of `contract` accounts go ahead of the others,
+         *     so `position` can grow while waiting.
+         */
+        TutorQueued: {
+            /** @description The request's place in the queue; `1` starts next. */
+            position: number;
+        };
+        /**
+         * @description Data of the `error` event, the last one of a failed stream (the status was already `200`). `tutor_unavailable`:
+         *     the model provider failed or did not answer, retry later; `internal_error`: something failed on our side;
+         *     `service_restarting`: this server process is stopping (a deploy, a restart), send the request again — on a new
+         *     connection, which reaches a running process; `conversation_deleted`: the conversation was deleted (by another
+         *     request of the student) while the reply streamed, so the reply was not stored. Except for
+         *     `conversation_deleted`, what was streamed before it is stored as an unfinished reply (`finish_reason` `error`,
+         *     or `interrupted` for `service_restarting`).
+         */
+        TutorStreamError: {
+            /** @enum {string} */
+            code: "tutor_unavailable" | "internal_error" | "service_restarting" | "conversation_deleted";
+            detail: string;
+        };
         /**
          * @description The current student's own profile. `nickname`, `first_name`, `avatar_url`, `bio`, `xp` and `premium_tier`
          *     are the same values the partner surface shows in the public profile (`joined_at` too).
@@ -2801,10 +2945,14 @@ export interface components {
         };
         /** @description An operator warned the student; the warning is also on the student's profile. */
         UserWarnedEvent: components["schemas"]["EventEnvelope"] & {
-            data: {
-                object: components["schemas"]["Warning"];
-            };
+            data: components["schemas"]["WarningEventData"];
             /** @constant */
+            type: "user.warned";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "user.warned";
         };
         ValidationError: {
@@ -2827,6 +2975,10 @@ export interface components {
             id: string;
             /** @example Repeated automated requests to /api/ai/chat outside the fair-use policy. */
             reason: string;
+        };
+        /** @description The `data` of `user.warned`: the warning the operator gave. */
+        WarningEventData: {
+            object: components["schemas"]["Warning"];
         };
         /** @description One event's delivery to one endpoint, with its attempts so far. */
         WebhookDelivery: {
@@ -2953,15 +3105,29 @@ export interface components {
             secret: string;
         };
         /**
+         * @description Any event a webhook delivery carries, told apart by its `type`: the body of every delivery is one of these (see the
+         *     spec's `webhooks` for when each is sent). New kinds may be added in a minor version: a receiver ignores a `type` it
+         *     does not know.
+         */
+        WebhookEvent: components["schemas"]["TaskCreatedEvent"] | components["schemas"]["TaskUpdatedEvent"] | components["schemas"]["TaskCompletedEvent"] | components["schemas"]["TaskDeletedEvent"] | components["schemas"]["ExamCreatedEvent"] | components["schemas"]["ExamUpdatedEvent"] | components["schemas"]["ExamDeletedEvent"] | components["schemas"]["PaymentSucceededEvent"] | components["schemas"]["UserWarnedEvent"] | components["schemas"]["WebhookTestEvent"];
+        /**
          * @description A test, sent on request (`POST /api/webhooks/endpoints/{endpoint_id}/test`) to that one endpoint only, whatever its
          *     `event_types`: check that the receiver gets and verifies deliveries. `data.object` is the endpoint as it is.
          */
         WebhookTestEvent: components["schemas"]["EventEnvelope"] & {
-            data: {
-                object: components["schemas"]["WebhookEndpoint"];
-            };
+            data: components["schemas"]["WebhookTestEventData"];
             /** @constant */
             type: "webhook.test";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "webhook.test";
+        };
+        /** @description The `data` of `webhook.test`: the endpoint the test was sent to, as it is. */
+        WebhookTestEventData: {
+            object: components["schemas"]["WebhookEndpoint"];
         };
     };
     responses: {

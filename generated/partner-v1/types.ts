@@ -368,7 +368,9 @@ export interface components {
          * @description The full record of one university: every field of the list item, plus the reference facts and the service's own
          *     figures that are too costly to compute for a whole list.
          */
-        UniversityDetail: components["schemas"]["University"] & {
+        UniversityDetail: components["schemas"]["University"] & components["schemas"]["UniversityDetailFields"];
+        /** @description What one university's full record adds to its list item (`University`): reference facts and figures too costly to compute for a whole list. */
+        UniversityDetailFields: {
             /** @description Students of this university on the service with study activity in the last 30 days. */
             active_students_30d: number;
             /**

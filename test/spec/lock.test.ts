@@ -131,6 +131,65 @@ describe('partner v1 lock', () => {
     });
   });
 
+  describe('server-sent events (x-sse-events of the general surface)', () => {
+    const general = readJson(new URL('../../spec/general/released/openapi-1.0.0.json', import.meta.url));
+    const chatEvents = (spec: any) => spec.paths['/api/ai/chat'].post.responses['200']['x-sse-events'];
+    /** The general spec with its chat's `queued` event schema moved into a component, then edited by `edit`. */
+    const queuedInComponent = (edit: (component: any) => void) => {
+      const after = structuredClone(general);
+      after.components.schemas.MovedQueued = chatEvents(after).queued;
+      chatEvents(after).queued = { $ref: '#/components/schemas/MovedQueued' };
+      edit(after.components.schemas.MovedQueued);
+      return compareSpecs(general, after);
+    };
+
+    it('reads an event schema moved into a component, unchanged, as no change', () => {
+      assert.deepEqual(queuedInComponent(() => undefined), []);
+    });
+
+    it('still names a field removed from an event schema that lives in a component', () => {
+      const changes = queuedInComponent((component) => delete component.properties.position);
+      assert.ok(changes.some((c) => c.class === 'breaking' && /x-sse-events\.queued\.properties\.position/.test(c.message)), JSON.stringify(changes));
+    });
+  });
+
+  describe('equivalent ways of writing a schema (scripts/spec-canonical.ts), on the general surface', () => {
+    const general = readJson(new URL('../../spec/general/released/openapi-1.0.0.json', import.meta.url));
+    const edited = (edit: (spec: any) => void) => {
+      const after = structuredClone(general);
+      edit(after);
+      return compareSpecs(general, after);
+    };
+    const breaking = (changes: ReturnType<typeof compareSpecs>) => changes.filter((c) => c.class === 'breaking').map((c) => c.message);
+    /** `LoopAction.item` (inline, `type: [object, 'null']`) as `oneOf` of a named object and null. */
+    const itemNamed = (spec: any) => {
+      const { type: _nullable, description, ...object } = spec.components.schemas.LoopAction.properties.item;
+      spec.components.schemas.NamedItem = { ...object, type: 'object' };
+      spec.components.schemas.LoopAction.properties.item = { description, oneOf: [{ $ref: '#/components/schemas/NamedItem' }, { type: 'null' }] };
+    };
+    /** The inline variants of the payment callback's `student` as components with descriptions of their own. */
+    const payerNamed = (spec: any) => {
+      const student = spec.components.schemas.PaymentProviderEvent.properties.data.properties.object.properties.student;
+      student.oneOf.forEach((variant: object, i: number) => (spec.components.schemas[`Payer${i}`] = { ...variant, description: `Variant ${i}.` }));
+      student.oneOf = student.oneOf.map((_: unknown, i: number) => ({ $ref: `#/components/schemas/Payer${i}` }));
+    };
+
+    it('reads a nullable object written as oneOf of a named object and null as no change', () => {
+      assert.deepEqual(edited(itemNamed), []);
+    });
+
+    it('still names a field removed from that named object', () => {
+      const messages = breaking(edited((s) => (itemNamed(s), delete s.components.schemas.NamedItem.properties.title)));
+      assert.ok(messages.some((m) => /removed response field `next_action\.item\.title` of getTodayLoop 200/.test(m)), messages.join('\n'));
+    });
+
+    it('reads inline oneOf variants moved into components as no change, and still names a narrowed one', () => {
+      assert.deepEqual(breaking(edited(payerNamed)), []);
+      const messages = breaking(edited((s) => (payerNamed(s), (s.components.schemas.Payer1.properties.email.maxLength = 100))));
+      assert.ok(messages.some((m) => /maxLength.*student/.test(m)), messages.join('\n'));
+    });
+  });
+
   it('keeps v1 at major version 1 and never lets info.version go back', () => {
     assert.deepEqual(versionProblems('1.0.0', '1.2.0'), []);
     assert.match(versionProblems('1.2.0', '1.1.9').join(), /lower than the released 1\.2\.0/);

@@ -12,8 +12,12 @@ const spec = JSON.parse(readFileSync(new URL('../../generated/general/openapi.js
 export const chatOperation = spec.paths['/api/ai/chat'].post;
 const ajv = new Ajv2020({ allErrors: true, strict: false });
 addFormats.default(ajv);
+// The event schemas are `$ref`s to the spec's components: the whole spec is added, each event's schema compiled in place.
+ajv.addSchema(spec, 'general');
 /** The spec's schema of each event's data, compiled. */
-const eventSchemas = Object.fromEntries(Object.entries(chatOperation.responses['200']['x-sse-events'] as Record<string, object>).map(([name, schema]) => [name, ajv.compile(schema)]));
+const eventSchemas = Object.fromEntries(
+  Object.keys(chatOperation.responses['200']['x-sse-events']).map((name) => [name, ajv.compile({ $ref: `general#/paths/~1api~1ai~1chat/post/responses/200/x-sse-events/${name}` })]),
+);
 
 export type TutorEvent = ServerSentEvent & { json: any };
 
