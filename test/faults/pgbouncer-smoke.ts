@@ -3,6 +3,12 @@
 // (which spread transactions over several pooled server connections). Each call asserts its status.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import type { Db } from '../../db/connect.ts';
+import { insertPersonalKey } from '../../db/queries/personal-api-keys.ts';
+import { createAccount } from '../../server/auth/accounts.ts';
+import { insertWithFreshKey } from '../../server/auth/api-keys.ts';
+import { ALL_SCOPES } from '../../server/auth/scopes.ts';
+import { paidCheckout, providerSignature, TEST_PAYMENT_PROVIDER_SECRET } from '../support/payment-provider.ts';
 
 export interface Keys {
   /** A student's personal key with every scope. */
@@ -32,6 +38,29 @@ export async function expectStatus(reply: Promise<Reply>, status: number, what: 
   const { status: got, body } = await reply;
   assert.equal(got, status, `${what}: ${got} ${JSON.stringify(body)}`);
   return body;
+}
+
+/** A new student on the free plan, with a personal key holding every scope. */
+export async function studentWithKey(db: Db, nickname: string): Promise<{ id: string; email: string; key: string }> {
+  const email = `${nickname}@pooler.test`;
+  const account = await createAccount(db, { email, nickname, first_name: 'P', password: 'correct horse battery staple', time_zone: 'UTC', country_code: null });
+  const { key } = await insertWithFreshKey(({ prefix, hash }) => insertPersonalKey(db, { id: randomUUID(), user_id: account.id, prefix, key_hash: hash, name: 'pooler tests', scopes: [...ALL_SCOPES] }));
+  return { id: account.id, email, key };
+}
+
+/** The server processes' PAYMENT_PROVIDER_SECRET, for `payPlus`. */
+export const PAYMENT_PROVIDER_SECRET = TEST_PAYMENT_PROVIDER_SECRET;
+
+/** The payment provider's callback through `baseUrl`: a paid plus checkout of `email` (a plan change that commits there). */
+export async function payPlus(baseUrl: string, email: string): Promise<void> {
+  const payload = JSON.stringify(paidCheckout({ email }));
+  const response = await fetch(`${baseUrl}/api/payments/provider-events`, { method: 'POST', headers: { 'content-type': 'application/json', ...providerSignature(payload) }, body: payload, signal: AbortSignal.timeout(10_000) });
+  assert.equal(response.status, 200, `the payment callback: ${response.status} ${await response.text()}`);
+}
+
+/** The per-minute quota of the student's plan, as the RateLimit-Policy header of a request through `baseUrl` says. */
+export async function minuteQuota(baseUrl: string, key: string): Promise<string | undefined> {
+  return /"minute"; q=(\d+);/.exec((await send(baseUrl, key, 'GET', '/api/users/me')).headers.get('ratelimit-policy') ?? '')?.[1];
 }
 
 export async function createTask(baseUrl: string, key: string, title: string): Promise<string> {

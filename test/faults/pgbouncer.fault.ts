@@ -1,7 +1,7 @@
 // The real server behind a real PgBouncer in transaction mode (Debian's package, started here from a generated ini):
 // DATABASE_POOLER=transaction with named prepared statements off, LISTEN and the start-up lock on DATABASE_SESSION_URL
 // (PostgreSQL itself). Two processes start together through it and migrate once; the smoke set passes on each; a
-// revocation, a plan change, a leaderboard's and /stats' change made through one process hold in the other from its
+// revocation, a plan change (a payment), a leaderboard's and /stats' change made through one process hold in the other from its
 // next request (their caches are dropped by the commit's NOTIFY, which the pooler's transactions send); webhook
 // events are delivered once each by the two processes' workers sharing pg-boss's queue through the pooler.
 import assert from 'node:assert/strict';
@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { connect, type Db } from '../../db/connect.ts';
 import { LISTENER_APPLICATION_NAME } from '../../db/notifications.ts';
-import { setContractPlan, setPlan } from '../../db/queries/users.ts';
+import { setContractPlan } from '../../db/queries/users.ts';
 import { createThrowawayDatabase, type ThrowawayDatabase } from '../../db/throwaway-database.ts';
 import { issueApiKey } from '../../server/auth/api-keys.ts';
 import { secretBox } from '../../server/auth/secret-box.ts';
@@ -19,7 +19,7 @@ import { startServerProcess, TEST_SECRETS_KEY, type ServerProcess } from '../sup
 import { insertEndpoint } from '../webhooks/fixtures.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 import { pgbouncerBinary, startPgBouncer, type PgBouncer } from './pgbouncer-process.ts';
-import { createTask, expectStatus, runSmokeSet, send, type Keys } from './pgbouncer-smoke.ts';
+import { createTask, expectStatus, minuteQuota, payPlus, PAYMENT_PROVIDER_SECRET, runSmokeSet, send, studentWithKey, type Keys } from './pgbouncer-smoke.ts';
 import { requiredEnv, ROOMY, until } from './support/fixture.ts';
 
 const box = secretBox(Buffer.from(TEST_SECRETS_KEY, 'base64'));
@@ -47,6 +47,7 @@ describe('behind PgBouncer in transaction mode', function () {
       REDIS_URL: redisUrl,
       REDIS_KEY_PREFIX: `sc-pgbouncer-${randomUUID().slice(0, 8)}:`,
       PUBLIC_URL: 'http://localhost:3000',
+      PAYMENT_PROVIDER_SECRET,
       LOG_LEVEL: 'info',
       WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
       WEBHOOK_RETRY_SCALE: '0.001',
@@ -101,11 +102,11 @@ describe('behind PgBouncer in transaction mode', function () {
     await expectStatus(send(one, keys.studentKey, 'DELETE', `/api/users/me/api-keys/${made.id}`), 204, 'revoke it');
     for (const base of [two, one]) await expectStatus(send(base, made.key, 'GET', '/api/tasks'), 401, 'the revoked key');
 
-    // A plan change made outside both processes (as the CLI or a payment makes it).
-    const minuteQuota = async (base: string) => /"minute"; q=(\d+);/.exec((await send(base, keys.studentKey, 'GET', '/api/users/me')).headers.get('ratelimit-policy') ?? '')?.[1];
-    for (const base of [one, two]) assert.equal(await minuteQuota(base), String(ROOMY));
-    await setPlan(db, studentId, { plan: 'contract', contract_per_minute: 5000, contract_per_day: 500_000, contract_ai_per_hour: 900 }, new Date());
-    for (const base of [two, one]) assert.equal(await minuteQuota(base), '5000');
+    // A payment through one process moves a student from the free plan (60 a minute) to plus (600).
+    const student = await studentWithKey(db, 'paying');
+    for (const base of [one, two]) assert.equal(await minuteQuota(base, student.key), '60');
+    await payPlus(one, student.email);
+    for (const base of [two, one]) assert.equal(await minuteQuota(base, student.key), '600');
 
     // The global leaderboard and /stats, read (and kept) in both, then changed.
     const top = async (base: string) => (await expectStatus(send(base, keys.partnerKey, 'GET', '/api/v1/leaderboards/global'), 200, 'leaderboard'))[0];
@@ -117,7 +118,7 @@ describe('behind PgBouncer in transaction mode', function () {
     await db.updateTable('users').set({ xp: 10_000_000 }).where('id', '=', studentId).execute();
     await expectStatus(send(one, keys.studentKey, 'POST', '/api/flashcards/decks', { title: 'counted' }), 201, 'a deck');
     for (const base of [two, one]) {
-      assert.equal((await top(base)).nickname, DEMO_STUDENT.nickname, 'the new leader');
+      assert.equal((await top(base)).xp, 10_000_000, 'the new leader');
       assert.equal(await decks(base), counted + 1, 'the new deck counted');
     }
   });
