@@ -63,6 +63,26 @@ export async function minuteQuota(baseUrl: string, key: string): Promise<string 
   return /"minute"; q=(\d+);/.exec((await send(baseUrl, key, 'GET', '/api/users/me')).headers.get('ratelimit-policy') ?? '')?.[1];
 }
 
+/**
+ * A change committed through one process reaches the others by the commit's NOTIFY (db/invalidated-cache.ts), a few
+ * milliseconds after the response that made it, so a request sent at once to another process may still be answered
+ * from its cache: this asks every process until `holds` is true there, within `withinMs`, then twice more (once it
+ * holds, it holds). Says how many answers were stale and when the last process held, from the change's response.
+ */
+export async function heldEverywhere(bases: string[], holds: (base: string) => Promise<boolean>, withinMs = 1_000): Promise<string> {
+  const changedAt = performance.now();
+  let stale = 0;
+  for (const base of bases) {
+    while (!(await holds(base))) {
+      stale++;
+      assert.ok(performance.now() - changedAt < withinMs, `${base}: the change did not hold within ${withinMs} ms`);
+    }
+  }
+  const held = performance.now() - changedAt;
+  for (const base of [...bases, ...bases]) assert.ok(await holds(base), `${base}: the change held, then did not`);
+  return `${stale} stale ${stale === 1 ? 'answer' : 'answers'}, all held ${Math.round(held)} ms after the change`;
+}
+
 export async function createTask(baseUrl: string, key: string, title: string): Promise<string> {
   const task = await expectStatus(send(baseUrl, key, 'POST', '/api/tasks', { title, due_at: '2030-06-01T09:00:00Z', course: 'Pooler' }), 201, 'create a task');
   return task.id as string;

@@ -3,11 +3,12 @@
 // in transaction mode and one Redis. PgBouncer, started by this test, listens on the bridge's address. PostgreSQL and
 // Redis listen on 127.0.0.1 only: Redis and the webhook receiver are reached at the bridge's address through TCP
 // forwarders this test owns (a process each), and DATABASE_SESSION_URL (LISTEN, the start-up lock) is PostgreSQL's Unix
-// socket, which every namespace shares: a forwarder there would add a process hop to each NOTIFY that a real network
-// does not have, and a change's notification would then trail the client's next request to another host.
+// socket, which every namespace shares: a forwarder there would add a process hop to each NOTIFY, and so to the lag
+// measured here, that a real network does not have.
 //
-// Limits count once across hosts; a revocation and a plan change hold on every host from the next request; the
-// leaderboard and /stats caches are dropped on every host; one host killed (kill -9, both processes) in the middle of a
+// Limits count once across hosts; a revocation and a plan change hold on every host once the commit's NOTIFY arrives
+// (milliseconds after the change's response; the lag is printed); the leaderboard and /stats caches are dropped on
+// every host; one host killed (kill -9, both processes) in the middle of a
 // write load loses no acknowledged write and no webhook event, and the other host serves on.
 import assert from 'node:assert/strict';
 import { execFileSync, type ChildProcess } from 'node:child_process';
@@ -21,7 +22,7 @@ import { TEST_SECRETS_KEY } from '../support/server-process.ts';
 import { insertEndpoint } from '../webhooks/fixtures.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 import { startPgBouncer, type PgBouncer } from '../faults/pgbouncer-process.ts';
-import { expectStatus, minuteQuota, payPlus, PAYMENT_PROVIDER_SECRET, send, studentWithKey } from '../faults/pgbouncer-smoke.ts';
+import { expectStatus, heldEverywhere, minuteQuota, payPlus, PAYMENT_PROVIDER_SECRET, send, studentWithKey } from '../faults/pgbouncer-smoke.ts';
 import { requiredEnv, ROOMY, until } from '../faults/support/fixture.ts';
 import { createHosts, type Host, type Hosts } from './network.ts';
 
@@ -130,17 +131,19 @@ describe('two hosts on one PostgreSQL (through PgBouncer) and one Redis', functi
     assert.deepEqual(statuses, [...Array(60).fill(200), ...Array(4).fill(429)], 'the free plan allows 60 a minute, wherever they are sent');
   });
 
-  it('holds a revocation and a plan change on every host from the next request', async () => {
+  it('holds a revocation and a plan change on every host as the commit\'s NOTIFY arrives (milliseconds)', async () => {
     const student = await studentWithKey(db, 'revoked');
     const made = await expectStatus(send(processes[0]!.url, student.key, 'POST', '/api/users/me/api-keys', { name: 'revoked on host 1', scopes: ['tasks:read'] }), 201, 'a key');
     for (const p of processes) await expectStatus(send(p.url, made.key, 'GET', '/api/tasks'), 200, `the new key on ${p.host.name}`);
     await expectStatus(send(processes[0]!.url, student.key, 'DELETE', `/api/users/me/api-keys/${made.id}`), 204, 'revoke it on host 1');
-    for (const p of [...processes].reverse()) await expectStatus(send(p.url, made.key, 'GET', '/api/tasks'), 401, `the revoked key on ${p.host.name} --role ${p.role}`);
+    const everywhere = [...processes].reverse().map((p) => p.url);
+    const revoked = await heldEverywhere(everywhere, async (url) => (await send(url, made.key, 'GET', '/api/tasks')).status === 401);
 
     // A payment through host 1 moves the student from the free plan (60 a minute) to plus (600).
     for (const p of processes) assert.equal(await minuteQuota(p.url, student.key), '60');
     await payPlus(processes[0]!.url, student.email);
-    for (const p of [...processes].reverse()) assert.equal(await minuteQuota(p.url, student.key), '600', `the new plan on ${p.host.name} --role ${p.role}`);
+    const planned = await heldEverywhere(everywhere, async (url) => (await minuteQuota(url, student.key)) === '600');
+    console.log(`      on every host: revocation ${revoked}; plan ${planned}`);
   });
 
   it('drops the leaderboard and /stats caches on every host', async () => {
@@ -150,10 +153,14 @@ describe('two hosts on one PostgreSQL (through PgBouncer) and one Redis', functi
     for (const p of processes) (await leader(p), assert.equal(await decks(p), counted));
     await db.updateTable('users').set({ xp: 10_000_000 }).where('id', '=', contract.id).execute();
     await expectStatus(send(processes[3]!.url, contract.key, 'POST', '/api/flashcards/decks', { title: 'counted on every host' }), 201, 'a deck on host 2');
-    for (const p of processes) {
-      assert.equal(await leader(p), 10_000_000, `the new leader on ${p.host.name} --role ${p.role}`);
-      assert.equal(await decks(p), counted + 1, `the new deck counted on ${p.host.name} --role ${p.role}`);
-    }
+    const dropped = await heldEverywhere(
+      processes.map((p) => p.url),
+      async (url) => {
+        const p = processes.find((q) => q.url === url)!;
+        return (await leader(p)) === 10_000_000 && (await decks(p)) === counted + 1;
+      },
+    );
+    console.log(`      on every host: leaderboard and /stats ${dropped}`);
   });
 
   it('loses no acknowledged write and no webhook event when one host is killed mid-load; the other serves on', async () => {
