@@ -182,8 +182,10 @@ describe('two hosts on one PostgreSQL (through PgBouncer) and one Redis', functi
     const load = Promise.all([0, 1, 2, 3].map(client));
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     const killed = processes.filter((p) => p.host === hostOne);
+    const gone = killed.map((p) => new Promise((resolve) => p.child.once('exit', (_code, signal) => resolve(signal))));
     for (const p of killed) p.child.kill('SIGKILL');
     killedAt = Date.now();
+    assert.deepEqual(await Promise.all(gone), ['SIGKILL', 'SIGKILL'], 'both processes of host 1 died');
     await load;
 
     const served = afterKill.filter((r) => r.host === hostTwo!.name);
@@ -201,5 +203,6 @@ describe('two hosts on one PostgreSQL (through PgBouncer) and one Redis', functi
     assert.equal(events.length, acknowledged.length, 'an event for every acknowledged write');
     await until(async () => events.every((id) => receiver.received.some((r) => r.webhookId === id && r.status !== 'hang')), 60_000, 'every event delivered');
     assert.ok(receiver.received.every((r) => r.verifiedWith === 0));
+    console.log(`      ${acknowledged.length} writes acknowledged (${served.length} by host 2 after the kill), all stored; ${events.length} events, all delivered`);
   });
 });
