@@ -30,6 +30,8 @@ export interface PgBouncerOptions {
   poolSize?: number;
   /** Extra [databases] lines, e.g. an alias in session mode: `name = host=… dbname=… pool_mode=session`. */
   databases?: string[];
+  /** The statement_timeout its server connections get (connect_query), null for none; default 10 s. */
+  statementTimeoutMs?: number | null;
   /** Extra [pgbouncer] settings, e.g. `max_prepared_statements = 200`. */
   settings?: string[];
 }
@@ -50,7 +52,8 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
   chmodSync(dir, 0o755);
   const asRoot = userInfo().uid === 0;
   // The statement bound the service cannot send through the pooler (db/connect.ts) is set on each server connection.
-  const serverAddress = `host=${server.hostname} port=${server.port || 5432} connect_query='SET statement_timeout = 10000'`;
+  const statementTimeoutMs = options.statementTimeoutMs === undefined ? 10_000 : options.statementTimeoutMs;
+  const serverAddress = `host=${server.hostname} port=${server.port || 5432}${statementTimeoutMs === null ? '' : ` connect_query='SET statement_timeout = ${statementTimeoutMs}'`}`;
   writeFileSync(
     join(dir, 'pgbouncer.ini'),
     [

@@ -145,6 +145,19 @@ describe('behind PgBouncer in transaction mode', function () {
     assert.match(undeclared.output(), /could not start: a connection pooler \(PgBouncer\) refused the statement_timeout startup parameter: .*DATABASE_POOLER=transaction/);
   });
 
+  it('warns at start when statements through the pooler run without a statement_timeout', async () => {
+    const unbounded = await startPgBouncer({ serverUrl, poolSize: 2, statementTimeoutMs: null });
+    try {
+      const server = start({ DATABASE_URL: unbounded.urlFor(name) });
+      await server.listening;
+      assert.match(server.output(), /"level":40,[^\n]*statements through the pooler run without a statement_timeout/);
+      server.child.kill('SIGTERM');
+      assert.equal(await server.exited, 0);
+    } finally {
+      await unbounded.stop();
+    }
+  });
+
   it('runs with named prepared statements on behind a PgBouncer that keeps them (>= 1.21, max_prepared_statements)', async function () {
     const version = /PgBouncer (\d+)\.(\d+)/.exec(execFileSync(pgbouncerBinary(), ['--version'], { encoding: 'utf8' }));
     const [major, minor] = [Number(version?.[1]), Number(version?.[2])];
