@@ -41,7 +41,8 @@ export interface PostgresTarget {
   databaseUrl: string;
   /**
    * A connection that keeps its session, for LISTEN (db/notifications.ts) and the start-up's advisory lock
-   * (db/startup-lock.ts): the database itself, or a session-mode pooler. DATABASE_URL when absent.
+   * (db/startup-lock.ts): the database itself (a session-mode pooler in between must accept the statement_timeout
+   * startup parameter: PgBouncer's ignore_startup_parameters). DATABASE_URL when absent.
    */
   sessionUrl?: string;
   /** `databaseUrl` is a transaction-mode pooler: statement_timeout is not sent at connect (see connect()). */
@@ -95,7 +96,7 @@ export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
       connectionTimeoutMillis: timeouts.connectMs,
       // A startup parameter, which PgBouncer refuses ("unsupported startup parameter"); a SET would stay on a server
       // connection that the pooler then hands to other clients. Behind a transaction pooler the server's own
-      // setting bounds statements (the role's, or the pooler's connect_query: see statementTimeoutBehindPooler).
+      // setting bounds statements (the role's, or the pooler's connect_query), which the start checks (statementTimeoutMs).
       ...(target.transactionPooler ? {} : { statement_timeout: timeouts.statementMs }),
       query_timeout: timeouts.statementMs + QUERY_TIMEOUT_MARGIN_MS,
       types: { getTypeParser: (oid: number, format?: any) => parsers[oid as keyof typeof parsers] ?? pg.types.getTypeParser(oid, format) },
