@@ -1,7 +1,7 @@
 // Every setting of the service, read once from the environment. README.md documents each variable.
 import { DEFAULT_AI_QUEUE_LIMITS, type AiQueueLimits } from '../services/ai/queue.ts';
 import { DEFAULT_EXPORT_SETTINGS, type ExportSettings } from '../services/exports/export-limits.ts';
-import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts, type DbTarget } from '../db/connect.ts';
+import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts, type DbTarget, type PostgresTarget } from '../db/connect.ts';
 import { DEFAULT_REDIS_KEY_PREFIX, DEFAULT_REDIS_TIMEOUT_MS } from '../server/limits/rate-limits.ts';
 import { DEFAULT_STREAM_SETTINGS, type StreamSettings } from '../services/events/readiness-stream.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../server/http/request-timeout.ts';
@@ -74,7 +74,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const metricsPort = env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : undefined;
   return {
     port,
-    database: env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : { dataDir: env.DATA_DIR || '.data' },
+    database: env.DATABASE_URL ? postgresTarget(env.DATABASE_URL, env) : { dataDir: env.DATA_DIR || '.data' },
     databaseTimeouts: {
       connectMs: integer(env, 'DATABASE_CONNECT_TIMEOUT_MS', DEFAULT_DATABASE_TIMEOUTS.connectMs, 100, 60_000),
       statementMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', DEFAULT_DATABASE_TIMEOUTS.statementMs, 100, 600_000),
@@ -112,6 +112,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pollMs: integer(env, 'WEBHOOK_POLL_MS', 500, 500, 60_000),
     },
   };
+}
+
+/**
+ * DATABASE_POOLER=transaction: DATABASE_URL is a transaction-mode pooler (PgBouncer), and DATABASE_SESSION_URL (the
+ * database itself, or a session-mode pooler) is required for LISTEN and the start-up lock. Named prepared statements
+ * default to off there (PgBouncer before 1.21 mixes them up between clients); DATABASE_PREPARED_STATEMENTS=on|off
+ * overrides the default either way.
+ */
+function postgresTarget(databaseUrl: string, env: NodeJS.ProcessEnv): PostgresTarget {
+  const pooler = env.DATABASE_POOLER || 'none';
+  if (pooler !== 'none' && pooler !== 'transaction') throw new ConfigError(`DATABASE_POOLER must be none or transaction, got "${pooler}"`);
+  const transactionPooler = pooler === 'transaction';
+  if (transactionPooler && !env.DATABASE_SESSION_URL) {
+    throw new ConfigError('DATABASE_POOLER=transaction needs DATABASE_SESSION_URL: a connection that bypasses the transaction pooler (LISTEN and the start-up lock need a session)');
+  }
+  const prepared = env.DATABASE_PREPARED_STATEMENTS || (transactionPooler ? 'off' : 'on');
+  if (prepared !== 'on' && prepared !== 'off') throw new ConfigError(`DATABASE_PREPARED_STATEMENTS must be on or off, got "${prepared}"`);
+  return { databaseUrl, transactionPooler, preparedStatements: prepared === 'on', ...(env.DATABASE_SESSION_URL && { sessionUrl: env.DATABASE_SESSION_URL }) };
 }
 
 /** The drain must end before the deadline, or the deadline would cut every stop short. */

@@ -7,7 +7,7 @@ import cluster from 'node:cluster';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
-import { assertDatabaseReachable, cliEnvironmentFor, connect, describeTarget, type Db } from '../db/connect.ts';
+import { assertDatabaseReachable, cliEnvironmentFor, connect, describeTarget, sessionUrlOf, statementTimeoutMs, type Db } from '../db/connect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { findCredentials } from '../db/queries/profile.ts';
 import { DEMO_SEED, isEmpty, seedDemo, seedReference } from '../db/seed/index.ts';
@@ -71,6 +71,9 @@ try {
   db = database;
   // Checked first, so an unreachable database stops the start within seconds, with one clear line.
   await assertDatabaseReachable(database, config.database, config.databaseTimeouts.connectMs);
+  if ('databaseUrl' in config.database && config.database.transactionPooler && !cluster.isWorker && (await statementTimeoutMs(database)) === 0) {
+    logger.warn('statements through the pooler run without a statement_timeout (DATABASE_STATEMENT_TIMEOUT_MS cannot be sent through it): set one on the role (ALTER ROLE … SET statement_timeout) or in the pooler (connect_query)');
+  }
   // Redis too, before anything is migrated or seeded: a mistyped REDIS_URL leaves the database as it was. A
   // cluster's primary checks it for the workers it forks, and closes it again; a worker-role process never uses it.
   const stores = servesHttp(role) ? await openLimitStores() : undefined;
@@ -100,7 +103,7 @@ try {
  */
 async function prepareDatabase(db: Db): Promise<Demo | undefined> {
   const now = new Date();
-  await whileHoldingStartupLock(db, embedded, async (locked) => {
+  await whileHoldingStartupLock(db, config.database, config.databaseTimeouts, async (locked) => {
     const applied = await migrateToLatest(locked, (name, index, pending) => progress(`applying migration ${index}/${pending} (${name})`));
     if (applied.length > 0) logger.info({ migrations: applied }, 'migrated');
     // Reference data is loaded on the first start only. Later releases' reference data arrives with `npm run cli -- seed`.
@@ -143,9 +146,9 @@ async function serve(db: Db, demo: Demo | undefined, limitStores: LimitStores): 
   // One box seals and opens the webhook secrets for the endpoint API and for delivery.
   const secrets = secretBox(secretsKeyFor(config));
   const worker = deliversWebhooks(role) ? deliveryWorker(db, lifecycle, secrets) : undefined;
-  // Readiness moves reach this process's streams over it, whichever process made them.
-  const databaseUrl = 'databaseUrl' in config.database ? config.database.databaseUrl : undefined;
-  const notifications = notificationsFor(db, databaseUrl, { logger, timeoutMs: config.databaseTimeouts.connectMs });
+  // Readiness moves reach this process's streams over it, whichever process made them. LISTEN needs a session.
+  const listenUrl = 'databaseUrl' in config.database ? sessionUrlOf(config.database) : undefined;
+  const notifications = notificationsFor(db, listenUrl, { logger, timeoutMs: config.databaseTimeouts.connectMs });
   const webhooks = { secrets, targets: { allowPrivate: config.webhooks.allowPrivateTargets } };
   const app = await createApp({ db, logger, limitStores, tokens, tutor, webhooks, aiQueue: createAiQueue(config.aiQueue, limitStores.leases(AI_REPLY_LEASES)), exports: createExportLimits(config.exports), config, lifecycle, notifications, streamSettings: config.streams, ...(config.paymentProviderSecret ? { paymentProviderSecret: config.paymentProviderSecret } : {}) });
   const server = createServer(requestTimeoutOptions(config.requestTimeoutMs), app);

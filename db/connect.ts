@@ -29,7 +29,32 @@ const parsers = {
 
 export type Db = Kysely<Database>;
 
-export type DbTarget = { databaseUrl: string } | { dataDir: string } | { pglite: PGlite };
+export type DbTarget = PostgresTarget | { dataDir: string } | { pglite: PGlite };
+
+/**
+ * PostgreSQL, reached directly or through a connection pooler in transaction mode (PgBouncer's `pool_mode =
+ * transaction`), which hands each transaction whichever server connection is free: there, nothing may rely on a
+ * connection's session (startup parameters the pooler does not pass, SET, LISTEN, session advisory locks), and
+ * named prepared statements need a pooler that tracks them (PgBouncer >= 1.21 with `max_prepared_statements`).
+ */
+export interface PostgresTarget {
+  databaseUrl: string;
+  /**
+   * A connection that keeps its session, for LISTEN (db/notifications.ts) and the start-up's advisory lock
+   * (db/startup-lock.ts): the database itself (a session-mode pooler in between must accept the statement_timeout
+   * startup parameter: PgBouncer's ignore_startup_parameters). DATABASE_URL when absent.
+   */
+  sessionUrl?: string;
+  /** `databaseUrl` is a transaction-mode pooler: statement_timeout is not sent at connect (see connect()). */
+  transactionPooler?: boolean;
+  /** Named prepared statements for the hot queries (db/prepared-statements.ts); on unless false. */
+  preparedStatements?: boolean;
+}
+
+/** Where session state lives: LISTEN and session advisory locks go there, never through a transaction pooler. */
+export function sessionUrlOf(target: PostgresTarget): string {
+  return target.sessionUrl ?? target.databaseUrl;
+}
 
 /** Bounds on every wait for PostgreSQL, so that a server that is down or stuck fails a request instead of hanging it. */
 export interface DatabaseTimeouts {
@@ -65,11 +90,14 @@ export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
   if ('databaseUrl' in target) {
     const timeouts = options.timeouts ?? DEFAULT_DATABASE_TIMEOUTS;
     const pool = new pg.Pool({
-      Client: PreparingClient,
+      Client: target.preparedStatements === false ? pg.Client : PreparingClient,
       connectionString: target.databaseUrl,
       max: 10,
       connectionTimeoutMillis: timeouts.connectMs,
-      statement_timeout: timeouts.statementMs,
+      // A startup parameter, which PgBouncer refuses ("unsupported startup parameter"); a SET would stay on a server
+      // connection that the pooler then hands to other clients. Behind a transaction pooler the server's own
+      // setting bounds statements (the role's, or the pooler's connect_query), which the start checks (statementTimeoutMs).
+      ...(target.transactionPooler ? {} : { statement_timeout: timeouts.statementMs }),
       query_timeout: timeouts.statementMs + QUERY_TIMEOUT_MARGIN_MS,
       types: { getTypeParser: (oid: number, format?: any) => parsers[oid as keyof typeof parsers] ?? pg.types.getTypeParser(oid, format) },
     });
@@ -156,6 +184,15 @@ export async function assertDatabaseReachable(db: Db, target: DbTarget, timeoutM
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * The statement_timeout (ms, 0 for none) that statements sent through the pool run under. Behind a transaction pooler
+ * it is the server's (the role's or database's setting, or the pooler's connect_query), not DATABASE_STATEMENT_TIMEOUT_MS.
+ */
+export async function statementTimeoutMs(db: Db): Promise<number> {
+  const { rows } = await sql<{ ms: number }>`select setting::int as ms from pg_settings where name = 'statement_timeout'`.execute(db);
+  return rows[0]!.ms;
 }
 
 /** Some errors (AggregateError from a dual-stack connect) carry an empty message; fall back to their parts. */

@@ -48,9 +48,13 @@ export async function notifyOnCommit(trx: Db, channel: string, payload: string):
   await sql`select pg_notify(${channel}, ${payload})`.execute(trx);
 }
 
-/** The notifications of the database `db` (opened by connect()): PostgreSQL's at `databaseUrl`, else the embedded one's. */
-export function notificationsFor(db: Db, databaseUrl: string | undefined, options: ListenOptions): Notifications {
-  if (databaseUrl) return postgresNotifications(databaseUrl, options);
+/**
+ * The notifications of the database `db` (opened by connect()): PostgreSQL's, listened for at `listenUrl` (a session
+ * connection: sessionUrlOf(), never a transaction pooler, which would hand the LISTEN's server connection to others
+ * and deliver nothing), else the embedded one's. Every LISTEN of a process goes through the one this returns.
+ */
+export function notificationsFor(db: Db, listenUrl: string | undefined, options: ListenOptions): Notifications {
+  if (listenUrl) return postgresNotifications(listenUrl, options);
   const pglite = embeddedDatabaseOf(db);
   if (!pglite) throw new Error('notificationsFor: this Db was not opened by connect()');
   return channelHub(async (channel, deliver) => {

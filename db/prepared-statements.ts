@@ -9,7 +9,8 @@
 // suits the indexed, per-student lookups it is meant for. Kysely hands the driver the SQL text only, so the
 // statement's name is looked up by its text: in the pool's client on PostgreSQL (PreparingClient, db/connect.ts), in
 // PGlite's query outside transactions (prepareStatementsOn). Through a transaction-mode connection pooler this needs
-// one that keeps prepared statements per client (PgBouncer >= 1.21).
+// one that keeps prepared statements per client (PgBouncer >= 1.21, max_prepared_statements); behind an older one,
+// DATABASE_PREPARED_STATEMENTS=off (the default with DATABASE_POOLER=transaction) sends every query unnamed.
 import { parse as pgliteResults, protocol, type PGlite, type Results } from '@electric-sql/pglite';
 import type { Compilable, Kysely, RawBuilder } from 'kysely';
 import pg from 'pg';
