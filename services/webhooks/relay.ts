@@ -7,8 +7,11 @@
 //     can be lost (the listener reconnecting), so the poll is what guarantees progress; the wake-up is what makes it
 //     fast.
 // One pass at a time: a wake-up during a pass runs one more pass after it (the running pass may have read the
-// outbox before that commit), however many wake-ups came meanwhile, so a burst of commits costs a few passes, not one
-// each. Every pass is held by the process lifecycle, so a stop waits for it before the database closes.
+// outbox before that commit), however many wake-ups came meanwhile. And passes start at least `gapMs` apart: under a
+// steady stream of writes every commit wakes every delivering process, and a pass costs its fixed statements
+// whatever it finds, so the gap makes passes batch the commits of its span (a fixed cost per gap, not per write),
+// while a commit after a quiet spell (the latency the bench measures) still starts a pass at once. Every pass is held
+// by the process lifecycle, so a stop waits for it before the database closes.
 import type { Logger } from 'pino';
 import type { Lifecycle } from '../../server/process/lifecycle.ts';
 
@@ -26,11 +29,23 @@ export interface Relay {
   stop(): Promise<void>;
 }
 
-export function startRelay(options: { pass: () => Promise<RelayPass>; pollMs: number; lifecycle: Lifecycle; logger: Logger; sent: (jobs: number) => void }): Relay {
-  const { pass, pollMs, lifecycle, logger } = options;
+export interface RelayOptions {
+  pass: () => Promise<RelayPass>;
+  pollMs: number;
+  /** Least time between the starts of two passes. */
+  gapMs: number;
+  lifecycle: Lifecycle;
+  logger: Logger;
+  /** A pass sent jobs: wake workers to take them. */
+  sent: (jobs: number) => void;
+}
+
+export function startRelay(options: RelayOptions): Relay {
+  const { pass, pollMs, gapMs, lifecycle, logger } = options;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let again = false;
+  let lastStart = -Infinity;
   let stopped = false;
   const stopping = () => stopped || lifecycle.draining;
 
@@ -42,7 +57,10 @@ export function startRelay(options: { pass: () => Promise<RelayPass>; pollMs: nu
     clearTimeout(timer);
     if (stopping()) return;
     if (running) return void (again = true);
+    const wait = lastStart + gapMs - performance.now();
+    if (wait > 0) return later(wait);
     again = false;
+    lastStart = performance.now();
     running = lifecycle
       .hold(pass())
       .then(
