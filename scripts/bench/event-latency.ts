@@ -6,8 +6,9 @@
 // On PostgreSQL the writes go through a second process of the service (--role web, which delivers nothing), so the
 // commit's NOTIFY has to cross processes to reach the measured service's webhook worker and its stream. The embedded
 // database serves from one process only: there both are in-process.
-// One write at a time, each waiting for what it causes (or a timeout, counted as a failure), after a short random
-// gap so that no sample keeps in step with a poll.
+// One write at a time, each waiting for what it causes (or a timeout, counted as a failure), then a random pause of
+// 100-300 ms: no sample keeps in step with a poll, and the attempt before has been recorded (an endpoint takes one
+// attempt at a time: a write that came while the previous attempt was still being recorded would measure that too).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createParser } from 'eventsource-parser';
@@ -131,13 +132,13 @@ export function eventLatencyLines(latencies: EventLatencies, targets: EventTarge
   ];
 }
 
-/** Runs `once` `count` times in a row, a short random gap before each; a sample whose event never came counts apart. */
+/** Runs `once` `count` times in a row, a random pause before each; a sample whose event never came counts apart. */
 async function sample(count: number, once: () => Promise<{ sent: number; answered: number; event: number | undefined }>): Promise<LatencyFigures> {
   const fromAnswer: number[] = [];
   const fromRequest: number[] = [];
   let timedOut = 0;
   for (let i = 0; i < count; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 20 + Math.random() * 80));
+    await new Promise((resolve) => setTimeout(resolve, 100 + Math.random() * 200));
     const { sent, answered, event } = await once();
     if (event === undefined) {
       timedOut++;
