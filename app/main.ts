@@ -23,7 +23,7 @@ import { runPrimary } from './cluster.ts';
 import { loadConfig, type Config } from './config.ts';
 import { createDemoStudent, DEMO_STUDENT } from './demo-student.ts';
 import { requestTimeoutOptions } from '../server/http/request-timeout.ts';
-import { notificationsFor } from '../db/notifications.ts';
+import { notificationsFor, type Notifications } from '../db/notifications.ts';
 import { createLifecycle, stopOnSignals, type LifecycleControl } from '../server/process/lifecycle.ts';
 import { createLogger } from '../server/process/logger.ts';
 import { collectProcessMetrics, metricsRegistry, observePool } from '../server/process/metrics.ts';
@@ -145,10 +145,9 @@ async function serve(db: Db, demo: Demo | undefined, limitStores: LimitStores): 
   const lifecycle = createLifecycle();
   // One box seals and opens the webhook secrets for the endpoint API and for delivery.
   const secrets = secretBox(secretsKeyFor(config));
-  const worker = deliversWebhooks(role) ? deliveryWorker(db, lifecycle, secrets) : undefined;
-  // Readiness moves reach this process's streams over it, whichever process made them. LISTEN needs a session.
-  const listenUrl = 'databaseUrl' in config.database ? sessionUrlOf(config.database) : undefined;
-  const notifications = notificationsFor(db, listenUrl, { logger, timeoutMs: config.databaseTimeouts.connectMs });
+  // Readiness moves reach this process's streams over it, and new events its webhook worker, whichever process made them.
+  const notifications = listenForNotifications(db);
+  const worker = deliversWebhooks(role) ? deliveryWorker(db, lifecycle, secrets, notifications) : undefined;
   const webhooks = { secrets, targets: { allowPrivate: config.webhooks.allowPrivateTargets } };
   const app = await createApp({ db, logger, limitStores, tokens, tutor, webhooks, aiQueue: createAiQueue(config.aiQueue, limitStores.leases(AI_REPLY_LEASES)), exports: createExportLimits(config.exports), config, lifecycle, notifications, streamSettings: config.streams, ...(config.paymentProviderSecret ? { paymentProviderSecret: config.paymentProviderSecret } : {}) });
   const server = createServer(requestTimeoutOptions(config.requestTimeoutMs), app);
@@ -178,8 +177,15 @@ async function serve(db: Db, demo: Demo | undefined, limitStores: LimitStores): 
   });
 }
 
-function deliveryWorker(db: Db, lifecycle: LifecycleControl, box: SecretBox) {
-  return startDeliveryWorker({ db, box, config: config.webhooks, logger, lifecycle });
+function deliveryWorker(db: Db, lifecycle: LifecycleControl, box: SecretBox, notifications: Notifications) {
+  return startDeliveryWorker({ db, box, config: config.webhooks, logger, lifecycle, notifications });
+}
+
+/** The one place a process opens its notifications (NOTIFY from any process's commits): every role's listener. */
+/** The one LISTEN connection of the process. LISTEN needs a session, so it bypasses a transaction pooler. */
+function listenForNotifications(db: Db): Notifications {
+  const listenUrl = 'databaseUrl' in config.database ? sessionUrlOf(config.database) : undefined;
+  return notificationsFor(db, listenUrl, { logger, timeoutMs: config.databaseTimeouts.connectMs });
 }
 
 /**
@@ -189,7 +195,8 @@ function deliveryWorker(db: Db, lifecycle: LifecycleControl, box: SecretBox) {
 async function deliverOnly(db: Db): Promise<void> {
   collectProcessMetrics();
   const lifecycle = createLifecycle();
-  const worker = deliveryWorker(db, lifecycle, secretBox(secretsKeyFor(config)));
+  const notifications = listenForNotifications(db);
+  const worker = deliveryWorker(db, lifecycle, secretBox(secretsKeyFor(config)), notifications);
   const metricsServer = config.metrics ? await serveMetrics(config.metrics, () => metricsRegistry.metrics(), metricsRegistry.contentType) : undefined;
   logger.info({ database: describeTarget(config.database) }, 'delivering webhooks');
   process.stderr.write(`study-companion-api worker: delivering webhooks  (${describeTarget(config.database)})${metricsServer ? `\n  metrics (Prometheus): ${metricsUrl(metricsServer)}` : ''}\n`);
@@ -206,7 +213,7 @@ async function deliverOnly(db: Db): Promise<void> {
     await worker.stop();
     await lifecycle.idle();
     metricsServer?.close();
-    await db.destroy();
+    await Promise.allSettled([notifications.close(), db.destroy()]);
     logger.info('stopped');
     process.exit(0);
   };

@@ -2,7 +2,8 @@
 // own process) against a bare Express 5 baseline in the same run, each pinned to its own core(s) and the load
 // generator to another where taskset exists. Embedded PGlite in a fresh DATA_DIR by default; PostgreSQL with
 // DATABASE_URL (a throwaway database), Redis limit counters with REDIS_URL. Also measures the start: the first
-// start on an empty database, then a restart (the measured service's own start), and the server's RSS.
+// start on an empty database, then a restart (the measured service's own start), the server's RSS, and how soon a
+// commit reaches a webhook receiver and an open stream (scripts/bench/event-latency.ts; `--only events` for just that).
 // Full runs exit 1 on any missed target (bench/targets.json, ratios to the baseline); --quick runs (CI) are too
 // short to judge targets and fail only on wrong statuses. Speed targets live here, never in timed unit tests.
 import { execFileSync } from 'node:child_process';
@@ -17,9 +18,12 @@ import type { CannedResponse } from './bench/baseline.ts';
 import { corePlan, memoryMb, processTree, startHttpProcess, stopProcess, type Started } from './bench/processes.ts';
 import { loadTargets, missedTargets, printTable, resultJson, writeResults, type ScenarioSummary, type Startup, type Summary } from './bench/report.ts';
 import { compare, requestHeaders, scenarios, type RunOptions, type Target } from './bench/scenarios.ts';
+import { measureEventLatency, missedEventTargets } from './bench/event-latency.ts';
 import { BENCH_PUBLIC_URL, createBenchDatabase, deleteRedisKeys, newJwtPrivateKey, postgresBackends, prepareCredentials, type BenchDatabase } from './bench/setup.ts';
 
 const root = new URL('../', import.meta.url).pathname;
+/** `--only events`: the event latencies (scripts/bench/event-latency.ts), measured after the scenarios. */
+const EVENTS = 'events';
 /** What `npm start` runs after `node` (package.json): its flags, then app/start.mjs. */
 const startArgs = npmStartArgs();
 const args = parseCommandLine();
@@ -88,6 +92,17 @@ try {
     });
   }
 
+  // After the CPU scenarios, whose figures its second process and its writes would disturb.
+  const events = !only || only.includes(EVENTS)
+    ? await measureEventLatency({
+        serviceUrl: service.baseUrl,
+        studentToken: credentials.studentToken,
+        samples: args.quick ? 10 : 50,
+        progress,
+        ...(database.postgresName ? { writer: { args: startArgs, env: serverEnv, cores: plan?.server, cwd: root } } : {}),
+      })
+    : undefined;
+
   const cpu = cpus();
   const summary: Summary = {
     commit: commit(),
@@ -105,9 +120,10 @@ try {
     startup,
     rss: { afterStartMb, peakMb: memoryMb(processTree(service.child.pid!)).peakRssMb },
     scenarios: results,
+    ...(events ? { events } : {}),
   };
   const profile = loadTargets(database.engine);
-  const misses = missedTargets(summary, profile);
+  const misses = [...missedTargets(summary, profile), ...missedEventTargets(events, profile?.events)];
   const judged = !args.quick;
   const statusesOk = results.every((r) => r.service.failures.length === 0 && r.baseline.failures.length === 0);
   const ok = statusesOk && (!judged || misses.length === 0);
@@ -143,6 +159,8 @@ function environment(database: BenchDatabase, jwtPrivateKey: string): NodeJS.Pro
     ...(database.postgresName ? { SECRETS_KEY: process.env.SECRETS_KEY || randomBytes(32).toString('base64') } : {}),
     LOG_LEVEL: logLevel,
     REDIS_KEY_PREFIX: redisKeyPrefix,
+    // The event latencies' receiver listens on loopback.
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
     // Stops between phases need no drain: no request is in flight then.
     SHUTDOWN_DRAIN_SECONDS: '0',
   };
@@ -231,7 +249,7 @@ function parseCommandLine() {
         only: { type: 'string' },
       },
     });
-    const known = scenarios(0).map((scenario) => scenario.name);
+    const known = [...scenarios(0).map((scenario) => scenario.name), EVENTS];
     const unknown = values.only?.split(',').filter((name) => !known.includes(name)) ?? [];
     if (unknown.length > 0) throw new Error(`--only: no scenario ${unknown.join(', ')} (scenarios: ${known.join(', ')})`);
     if (!/^\d+$/.test(values.scale)) throw new Error('--scale takes a number of students');

@@ -29,6 +29,7 @@ import * as grantOwnedEndpoints from './20261127_0101_grant_owned_endpoints.ts';
 import * as exportLeases from './20261127_0201_export_leases.ts';
 import * as openStreams from './20261127_0401_open_streams.ts';
 import * as webhookEndpointGates from './20261127_0501_webhook_endpoint_gates.ts';
+import * as outboxNotify from './20261127_0701_outbox_notify.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261122_0001_partner_v1': partnerV1,
@@ -60,4 +61,5 @@ export const migrations: Record<string, Migration> = {
   '20261127_0201_export_leases': exportLeases,
   '20261127_0401_open_streams': openStreams,
   '20261127_0501_webhook_endpoint_gates': webhookEndpointGates,
+  '20261127_0701_outbox_notify': outboxNotify,
 };

@@ -31,14 +31,21 @@ export async function endpointsForEvents(trx: Db, events: Array<{ id: string; ty
   if (events.length === 0) return [];
   // The batch travels as one JSON parameter (arrays of uuids are not parameters both drivers bind alike).
   const batch = JSON.stringify(events.map((event, n) => ({ ...event, n })));
+  // Two joins, one per kind of owner (an endpoint has one), rather than one join with an OR: each reaches the
+  // endpoints by an index, and the plan stays cheap. With an OR, PostgreSQL costed a subplan per event and endpoint,
+  // past jit_above_cost, and compiled the statement (~30-100 ms of JIT on every fan-out, measured on PostgreSQL 15).
   const { rows } = await sql<{ event_id: string; endpoint_id: string }>`
-    select ev.id as event_id, e.id as endpoint_id
-    from jsonb_to_recordset(${batch}::jsonb) as ev(id uuid, type text, user_id uuid, read_scope text, n int)
-    join webhook_endpoints as e on e.enabled and ev.type = any(e.event_types)
-      and (e.user_id = ev.user_id or exists (
-        select 1 from oauth_grants as g
-        where g.client_id = e.client_id and g.user_id = ev.user_id and g.revoked_at is null and ev.read_scope = any(g.scopes)))
-    order by ev.n, e.id`.execute(trx);
+    with ev as (select * from jsonb_to_recordset(${batch}::jsonb) as ev(id uuid, type text, user_id uuid, read_scope text, n int))
+    select event_id, endpoint_id from (
+      select ev.id as event_id, e.id as endpoint_id, ev.n
+      from ev join webhook_endpoints as e on e.user_id = ev.user_id and e.enabled and ev.type = any(e.event_types)
+      union
+      select ev.id, e.id, ev.n
+      from ev
+      join oauth_grants as g on g.user_id = ev.user_id and g.revoked_at is null and ev.read_scope = any(g.scopes)
+      join webhook_endpoints as e on e.client_id = g.client_id and e.enabled and ev.type = any(e.event_types)
+    ) as pairs
+    order by n, endpoint_id`.execute(trx);
   return rows;
 }
 

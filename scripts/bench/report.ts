@@ -3,6 +3,7 @@
 // plus the few absolute limits the product sets (start-up time, memory, a latency ceiling). The summary prints as
 // a table and is written as JSON (bench/results/, for comparing commits).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { eventLatencyLines, type EventLatencies, type EventTargets } from './event-latency.ts';
 import type { Measurement } from './scenarios.ts';
 
 export interface ScenarioTarget {
@@ -20,6 +21,7 @@ export interface TargetProfile {
   /** Highest server RSS allowed: after start-up and at its peak under the bench. */
   maxRssMb: number;
   scenarios: Record<string, ScenarioTarget>;
+  events?: EventTargets;
 }
 
 export interface ScenarioSummary {
@@ -72,6 +74,8 @@ export interface Summary {
   /** The measured server (every process of it) after its start and at its peak over all scenarios. */
   rss: { afterStartMb: number; peakMb: number };
   scenarios: ScenarioSummary[];
+  /** Commit to webhook and to stream (absent with --only and no `events`). */
+  events?: EventLatencies;
 }
 
 const TARGETS_FILE = new URL('../../bench/targets.json', import.meta.url);
@@ -141,6 +145,7 @@ export function printTable(summary: Summary, profile: TargetProfile | undefined,
   const line = (cells: string[]) => '  ' + cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : i === cells.length - 1 ? c : c.padStart(widths[i] ?? 0))).join('  ');
   out.push(line(header), ...rows.map(line));
   out.push('');
+  if (s.events) out.push(...eventLatencyLines(s.events, profile?.events), '');
   for (const r of s.scenarios) {
     for (const failure of r.service.failures) out.push(`  FAILED ${r.name}: ${failure}`);
     for (const failure of r.baseline.failures) out.push(`  FAILED ${r.name} (baseline): ${failure}`);

@@ -10,8 +10,10 @@
 //   - from dispatchAccount, run when an attempt of the account ends (in the transaction that records it) and when
 //     a job ends without an attempt: the free places go to the deliveries that have waited longest;
 //   - from sweepParkedDeliveries, which each delivering process runs on start and then with every pass of its
-//     relay: new deliveries (fan-out, a test event, a re-send), retries now due, endpoints whose breaker closed,
-//     and leases that ran out with their process.
+//     relay (relay.ts): new deliveries (fan-out, a test event, a re-send), retries now due, endpoints whose breaker
+//     closed, and leases that ran out with their process. The commit of what makes a delivery due now announces it on
+//     WEBHOOK_WORK_CHANNEL, which wakes the relays: an outbox row (its table's trigger, a test event's included) and
+//     a re-send (here).
 //
 // A job carries the delivery's next_attempt_at it was scheduled for (`due`): a job whose delivery has been
 // rescheduled since (re-sent, retried, given up) finds another `due` there and makes no attempt.
@@ -23,9 +25,16 @@
 //              days of failures) or the app's grant no longer covers the event. A re-send makes it pending again.
 import type { Db } from '../../db/connect.ts';
 import { jobEngine, WEBHOOK_DELIVERY_QUEUE } from '../../db/job-queue.ts';
+import { notifyOnCommit } from '../../db/notifications.ts';
 import { makeDeliveryDue, upsertDelivery } from '../../db/queries/deliveries.ts';
 import { accountsWithRunnableDeliveries, countAccountLeases, lockAccountGates, reserveEndpoint, runnableDeliveries, type GateAccount } from '../../db/queries/endpoint-gates.ts';
 import type { DeliveryLimits } from './gate.ts';
+
+/**
+ * Announces, on commit, that a delivery may be due now. The outbox's trigger sends it for every event
+ * (db/migrations/20261127_0701_outbox_notify.ts, which names it too); the relays of every process listen.
+ */
+export const WEBHOOK_WORK_CHANNEL = 'webhook_work';
 
 /** What an attempt job carries. */
 export interface AttemptJob {
@@ -59,7 +68,9 @@ export async function scheduleDelivery(trx: Db, delivery: { eventId: string; end
  * through at a time). False when there is no such delivery.
  */
 export async function resendDelivery(trx: Db, deliveryId: string, now = new Date()): Promise<boolean> {
-  return makeDeliveryDue(trx, deliveryId, now);
+  const due = await makeDeliveryDue(trx, deliveryId, now);
+  if (due) await notifyOnCommit(trx, WEBHOOK_WORK_CHANNEL, '');
+  return due;
 }
 
 /**

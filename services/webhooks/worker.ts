@@ -1,19 +1,23 @@
-// The delivery worker of a process in the worker role (the default role runs it beside the web server). Two loops:
-//   - the relay: every WEBHOOK_POLL_MS it fans new events out to deliveries (fan-out.ts), parked, then sweeps the
-//     parked deliveries (queue.ts): those whose endpoint can take an attempt now get a job (new ones, retries now
-//     due, endpoints whose breaker closed), a few per account at most;
+// The delivery worker of a process in the worker role (the default role runs it beside the web server). Two parts:
+//   - the relay (relay.ts): it fans new events out to deliveries (fan-out.ts), parked, then sweeps the parked
+//     deliveries (queue.ts): those whose endpoint can take an attempt now get a job (new ones, retries now due,
+//     endpoints whose breaker closed), a few per account at most. It runs when the commit of an outbox row (or a
+//     re-send) announces work on WEBHOOK_WORK_CHANNEL, from whichever process committed it, and every WEBHOOK_POLL_MS;
 //   - pg-boss workers on the delivery queue, `attemptsPerProcess` of them (gate.ts), each taking one attempt job
 //     at a time (batchSize 1; each work() call is a polling worker of its own, the way pg-boss 10 runs jobs
 //     concurrently), so an attempt finishes on its own and a slow receiver holds one worker, never a batch. A worker
 //     that got a job looks for the next at once; an idle one polls every WEBHOOK_POLL_MS (at least 500, pg-boss's
-//     floor) and is woken when the relay sent jobs. pg-boss hands each job to one worker (SKIP LOCKED). This process
-//     also runs pg-boss's maintenance, which gives a job whose process died (kill -9, power loss) to another worker
-//     once it expires.
+//     floor) and is woken (pg-boss's notifyWorker) when the relay sent jobs. pg-boss hands each job to one worker
+//     (SKIP LOCKED). This process also runs pg-boss's maintenance, which gives a job whose process died (kill -9,
+//     power loss) to another worker once it expires.
+// So the first attempt of an event starts a few statements after its commit, not a poll later; the polls remain for
+// what only the clock brings (retries, breakers, expired leases) and for a notification lost while reconnecting.
 // Before its first fetch, it sweeps once, so a delivery parked while no worker ran gets its job.
 // Each attempt is held by the process lifecycle, so a stop (SIGTERM) stops fetching, lets the attempts in flight
 // finish and record, then closes the database. A failing database is logged and retried; it never ends the process.
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
+import type { Notifications } from '../../db/notifications.ts';
 import { jobEngine, WEBHOOK_DELIVERY_QUEUE, WEBHOOK_DELIVERY_QUEUE_OPTIONS } from '../../db/job-queue.ts';
 import type { WebhookConfig } from './delivery-config.ts';
 import type { Lifecycle } from '../../server/process/lifecycle.ts';
@@ -21,10 +25,16 @@ import type { SecretBox } from '../../server/auth/secret-box.ts';
 import { attemptDelivery } from './attempt.ts';
 import { DELIVERY_LIMITS, type DeliveryLimits } from './gate.ts';
 import { fanOutEvents } from './fan-out.ts';
-import { sweepParkedDeliveries, type AttemptJob } from './queue.ts';
+import { sweepParkedDeliveries, WEBHOOK_WORK_CHANNEL, type AttemptJob } from './queue.ts';
+import { startRelay } from './relay.ts';
 
 /** Beyond the attempt's own timeout, time to load and record it before its job expires and goes to another worker. */
 const EXPIRY_MARGIN_MS = 5_000;
+/**
+ * Least time between two relay passes (relay.ts): a commit after a quiet spell is relayed at once, a steady stream
+ * of commits in passes of this span each. Small beside the first attempt's target (100 ms from the commit at p50).
+ */
+const RELAY_GAP_MS = 25;
 /** A job that failed for want of the database (not an attempt that failed: that one is recorded) is tried again. */
 const JOB_RETRIES = { retryLimit: 20, retryDelay: 5, retryBackoff: true } as const;
 
@@ -33,7 +43,18 @@ export interface DeliveryWorker {
   stop(): Promise<void>;
 }
 
-export function startDeliveryWorker(options: { db: Db; box: SecretBox; config: WebhookConfig; logger: Logger; lifecycle: Lifecycle; limits?: Partial<DeliveryLimits> }): DeliveryWorker {
+export interface DeliveryWorkerOptions {
+  db: Db;
+  box: SecretBox;
+  config: WebhookConfig;
+  logger: Logger;
+  lifecycle: Lifecycle;
+  limits?: Partial<DeliveryLimits>;
+  /** The commits that announce work wake the relay; without them it runs every WEBHOOK_POLL_MS only. */
+  notifications?: Notifications;
+}
+
+export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {
   const { db, config, logger, lifecycle } = options;
   const limits: DeliveryLimits = { ...DELIVERY_LIMITS, ...options.limits };
   const expireInSeconds = Math.ceil((2 * config.attemptTimeoutMs + EXPIRY_MARGIN_MS) / 1000);
@@ -45,7 +66,8 @@ export function startDeliveryWorker(options: { db: Db; box: SecretBox; config: W
   boss.on('error', (error) => logger.warn({ err: error }, 'webhook delivery could not reach the database; trying again'));
   const sweepOptions = { limits, leaseMs };
   let stopped = false;
-  const workerIds: string[] = [];
+  // The pg-boss workers waiting for a job now: those a sent job should wake (a busy one looks again when it is done).
+  const idle = new Set<string>();
   const stopping = () => stopped || lifecycle.draining;
 
   const started = (async () => {
@@ -57,53 +79,44 @@ export function startDeliveryWorker(options: { db: Db; box: SecretBox; config: W
     for (let n = 0; n < limits.attemptsPerProcess; n++) {
       const workerId: string = await boss.work<AttemptJob>(WEBHOOK_DELIVERY_QUEUE, { batchSize: 1, pollingIntervalSeconds: config.pollMs / 1000 }, async ([job]) => {
         if (!job) return;
+        idle.delete(workerId);
         try {
           await lifecycle.hold(attemptDelivery({ db, box: options.box, config, limits, leaseMs }, { jobId: job.id, deliveryId: job.data.delivery_id, due: new Date(job.data.due) }));
         } catch (error) {
           // pg-boss then fails the job, and retries it.
           logger.warn({ err: error }, 'a webhook attempt could not be recorded; its job is tried again');
           throw error;
+        } finally {
+          idle.add(workerId);
         }
         // More jobs are likely waiting: look again at once rather than after the polling interval.
         if (!stopping()) boss.notifyWorker(workerId);
       });
-      workerIds.push(workerId);
+      idle.add(workerId);
     }
   })();
   started.catch((error: unknown) => logger.error({ err: error }, 'webhook delivery could not start'));
 
-  let relayTimer: NodeJS.Timeout | undefined;
-  let relay: Promise<void> = Promise.resolve();
-  const scheduleRelay = (delayMs: number) => {
-    if (stopping()) return;
-    relayTimer = setTimeout(() => {
-      // Held, so a stop waits for the pass before the database closes.
-      relay = lifecycle.hold(
-        (async () => {
-          const handled = await fanOutEvents(db);
-          const swept = await sweepParkedDeliveries(db, sweepOptions);
-          return { more: handled > 0 || swept.more, sent: swept.sent };
-        })().then(
-          ({ more, sent }) => {
-            // Jobs were sent: idle workers look now rather than at their next poll.
-            if (sent > 0 && !stopping()) for (const id of workerIds) boss.notifyWorker(id);
-            scheduleRelay(more ? 0 : config.pollMs);
-          },
-          (error: unknown) => {
-            logger.warn({ err: error }, 'webhook fan-out could not reach the database; trying again');
-            scheduleRelay(config.pollMs);
-          },
-        ),
-      );
-    }, delayMs);
-  };
-  scheduleRelay(0);
+  const relay = startRelay({
+    pollMs: config.pollMs,
+    gapMs: RELAY_GAP_MS,
+    lifecycle,
+    logger,
+    pass: async () => {
+      const handled = await fanOutEvents(db);
+      const swept = await sweepParkedDeliveries(db, sweepOptions);
+      return { more: handled > 0 || swept.more, sent: swept.sent };
+    },
+    // Jobs were sent: as many idle workers look now rather than at their next poll.
+    sent: (jobs) => [...idle].slice(0, jobs).forEach((id) => boss.notifyWorker(id)),
+  });
+  const unsubscribe = options.notifications?.subscribe(WEBHOOK_WORK_CHANNEL, { message: relay.wake, missed: relay.wake });
 
   return {
     async stop() {
       stopped = true;
-      clearTimeout(relayTimer);
-      await relay;
+      unsubscribe?.();
+      await relay.stop();
       await started.catch(() => {});
       // Stops fetching and waits for the attempts in flight; the database is ours to close, not pg-boss's.
       await boss.stop({ close: false, graceful: true, wait: true, timeout: 2 * config.attemptTimeoutMs + EXPIRY_MARGIN_MS });

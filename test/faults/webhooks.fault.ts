@@ -1,7 +1,8 @@
 // Webhook delivery through real processes on PostgreSQL: the app killed (kill -9) while receivers hold requests
 // open, then restarted — every event reaches the receiver, duplicates only as retries of an unacknowledged
 // webhook-id; two worker processes on one queue never make one attempt twice; a receiver that fails several
-// attempts gets the same event until it accepts; a worker process stops cleanly on SIGTERM. Retries are compressed (WEBHOOK_RETRY_SCALE, test-only).
+// attempts gets the same event until it accepts; a worker process stops cleanly on SIGTERM; a worker process is woken
+// by the commit of an event in a web process, not by its poll. Retries are compressed (WEBHOOK_RETRY_SCALE, test-only).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { secretBox } from '../../server/auth/secret-box.ts';
@@ -30,7 +31,7 @@ describe('webhook delivery across kills and processes', function () {
   });
   after(() => database?.drop());
 
-  const start = (args: string[] = []) => {
+  const start = (args: string[] = [], env: Record<string, string> = {}) => {
     const server = startServerProcess(
       {
         DATABASE_URL: database.url,
@@ -40,6 +41,7 @@ describe('webhook delivery across kills and processes', function () {
         WEBHOOK_RETRY_SCALE: '0.001',
         WEBHOOK_POLL_MS: '500',
         SHUTDOWN_DRAIN_SECONDS: '0',
+        ...env,
       },
       args,
     );
@@ -124,6 +126,24 @@ describe('webhook delivery across kills and processes', function () {
     // A worker-role process stops on SIGTERM like a web one: cleanly, within its deadline.
     workers[0]!.child.kill('SIGTERM');
     assert.equal(await workers[0]!.exited, 0);
+  });
+
+  it('a worker-role process attempts an event committed through a web process within seconds, its poll set to a minute', async () => {
+    const { receiver } = await endpointFor(['task.created']);
+    const minutePoll = { WEBHOOK_POLL_MS: '60000' };
+    const web = start(['--role', 'web'], minutePoll);
+    const baseUrl = await web.listening;
+    const worker = start(['--role', 'worker'], minutePoll);
+    await worker.waitFor(/delivering webhooks/);
+    // Only the commit's NOTIFY, from the web process to the worker's listening connection, can bring these within the
+    // bound: the worker's relay and its pg-boss workers would otherwise look again in a minute.
+    for (let n = 1; n <= 3; n++) {
+      const sentAt = Date.now();
+      const [event] = await eventIdsOf(await createTasks(baseUrl, 1));
+      const received = await receiver.waitFor(n, 3_000);
+      assert.equal(received.at(-1)!.webhookId, event);
+      assert.ok(received.at(-1)!.receivedAt.getTime() - sentAt < 3_000);
+    }
   });
 
   it('a receiver failing several attempts gets the same event until it accepts', async () => {

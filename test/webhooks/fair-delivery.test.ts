@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import pino from 'pino';
+import { notificationsFor, type Notifications } from '../../db/notifications.ts';
 import type { Db } from '../../db/connect.ts';
 import { WEBHOOK_DELIVERY_QUEUE } from '../../db/job-queue.ts';
 import type { WebhookConfig } from '../../services/webhooks/delivery-config.ts';
@@ -36,6 +37,7 @@ describe('fair webhook delivery', function () {
   let db: Db;
   const workers: DeliveryWorker[] = [];
   const receivers: Receiver[] = [];
+  const opened: Notifications[] = [];
 
   before(async function () {
     this.timeout(180_000);
@@ -45,14 +47,18 @@ describe('fair webhook delivery', function () {
   afterEach(async () => {
     await Promise.all(receivers.splice(0).map((r) => r.close()));
     await Promise.all(workers.splice(0).map((w) => w.stop()));
+    await Promise.all(opened.splice(0).map((n) => n.close()));
     // What a test left queued (the attacker's backlog) is not the next test's load.
     await sql`delete from pgboss.job where name = ${WEBHOOK_DELIVERY_QUEUE} and state in ('created', 'retry')`.execute(db);
     await db.updateTable('webhook_deliveries').set({ status: 'failed', next_attempt_at: null }).where('status', '=', 'pending').execute();
   });
   after(() => database.close());
 
+  /** A worker as a process runs one: woken by the commits' notifications, as well as by its poll. */
   const work = (limits: Partial<DeliveryLimits> = {}, overrides: Partial<WebhookConfig> = {}) => {
-    workers.push(startDeliveryWorker({ db, box, config: { ...config, ...overrides }, logger: pino({ level: 'silent' }), lifecycle: createLifecycle(), limits }));
+    const notifications = notificationsFor(db, database.url, { logger: pino({ level: 'silent' }), timeoutMs: 5_000 });
+    opened.push(notifications);
+    workers.push(startDeliveryWorker({ db, box, config: { ...config, ...overrides }, logger: pino({ level: 'silent' }), lifecycle: createLifecycle(), limits, notifications }));
   };
   const receiver = async (otherwise: Reply = 204) => {
     const r = await startReceiver();

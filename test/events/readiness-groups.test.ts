@@ -1,0 +1,69 @@
+// A readiness move reaches the streams of another process by the commit's NOTIFY alone: the group (one process's
+// streams of a student) has read what there was when its stream joined, and nothing in it polls, so a move committed
+// afterwards through another connection (on PostgreSQL another pool, as another process would) can only arrive by the
+// notification. The bound is generous (it proves the mechanism; the bench measures the speed).
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { connect, type Db } from '../../db/connect.ts';
+import { notificationsFor, type Notifications } from '../../db/notifications.ts';
+import { readinessGroups } from '../../services/events/readiness-groups.ts';
+import { readinessMoved, type ReadinessMove } from '../../services/events/readiness.ts';
+import { createFreshDatabase, type TestDatabase } from '../support/test-db.ts';
+import { insertStudent } from '../webhooks/fixtures.ts';
+
+const WITHIN_MS = 2_000;
+
+describe('readiness groups across processes', function () {
+  this.timeout(60_000);
+  let database: TestDatabase;
+  let writer: Db;
+  let notifications: Notifications;
+
+  before(async function () {
+    this.timeout(180_000);
+    database = await createFreshDatabase();
+    writer = database.url ? connect({ databaseUrl: database.url }) : database.db;
+    notifications = notificationsFor(database.db, database.url, { logger: pino({ level: 'silent' }), timeoutMs: 5_000 });
+  });
+  after(async () => {
+    await notifications.close();
+    if (writer !== database.db) await writer.destroy();
+    await database.close();
+  });
+
+  it("hands a move committed through another connection to a stream that joined before it, and nothing of another student's", async () => {
+    const student = { user_id: await insertStudent(writer), time_zone: 'UTC' };
+    const other = { user_id: await insertStudent(writer), time_zone: 'UTC' };
+    const examDate = new Date(Date.now() + 7 * 86_400_000).toISOString().slice(0, 10);
+    const [exam] = await Promise.all(
+      [student, other].map((s) => writer.insertInto('exams').values({ user_id: s.user_id, subject: 'Chemistry', exam_date: examDate }).returning('id').executeTakeFirstOrThrow()),
+    );
+    const groups = readinessGroups(database.db, notifications);
+    const delivered: ReadinessMove[][] = [];
+    let arrived: () => void = () => {};
+    const leave = groups.join(student.user_id, {
+      version: 0,
+      deliver: (moves) => (delivered.push(moves), arrived()),
+      fail: (error) => assert.fail(String(error)),
+    });
+    try {
+      // The join's own read has found nothing (no move yet); the listener is in place.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(delivered.length, 0);
+
+      const came = new Promise<void>((resolve) => (arrived = resolve));
+      const committedAt = Date.now();
+      await writer.transaction().execute((trx) => readinessMoved(trx, other, new Date()));
+      await writer.transaction().execute((trx) => readinessMoved(trx, student, new Date()));
+      await Promise.race([came, new Promise((_, reject) => setTimeout(() => reject(new Error(`no move within ${WITHIN_MS} ms`)), WITHIN_MS))]);
+      assert.ok(Date.now() - committedAt < WITHIN_MS);
+      assert.deepEqual(
+        delivered.flat().flatMap((move) => move.exams.map((state) => state.exam_id)),
+        [exam!.id],
+        "the student's exam, once, and nothing of the other student's",
+      );
+    } finally {
+      leave();
+    }
+  });
+});
