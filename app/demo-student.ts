@@ -1,22 +1,34 @@
 // The demo student of a first embedded start: an account with a personal key holding every scope (both secrets
-// shown once) and a week of study material — tasks (one overdue, one recurring), two decks with due cards and two
+// shown once, and made anew on demand: remakeDemoCredentials, `npm run cli -- demo credentials`) and a week of study material — tasks (one overdue, one recurring), two decks with due cards and two
 // exams linked to them — so the daily loop, the schedule and the tutor have something to say at once. Every record
 // has a fixed id, the same on every instance, so the spec's examples can name them and run as written.
 import { DateTime } from 'luxon';
 import { v5 as uuidv5 } from 'uuid';
 import type { Db } from '../db/connect.ts';
+import { listApiKeys, revokeApiKey } from '../db/queries/api-keys.ts';
 import { replaceDeckLinks, replaceTaskLinks, insertExam } from '../db/queries/exams.ts';
 import { insertCard, insertDeck } from '../db/queries/flashcards.ts';
-import { insertPersonalKey } from '../db/queries/personal-api-keys.ts';
+import { insertPersonalKey, listPersonalKeys } from '../db/queries/personal-api-keys.ts';
 import { insertTask } from '../db/queries/tasks.ts';
+import { findNamedAccount } from '../db/queries/users.ts';
+import { replacePassword } from '../services/accounts/replace-password.ts';
 import { createAccount, generatePassword } from '../server/auth/accounts.ts';
-import { insertWithFreshKey } from '../server/auth/api-keys.ts';
+import { insertWithFreshKey, issueApiKey } from '../server/auth/api-keys.ts';
 import { ALL_SCOPES } from '../server/auth/scopes.ts';
 
 /** Fixed for good: the spec's examples carry ids derived from it. */
 const DEMO_ID_NAMESPACE = '3b0c1f9e-6a2d-4c57-8e14-9d7a5b2c6e80';
 /** The id of the demo record called `name` (`deck/anatomy`, `task/essay`…): the same on every instance. */
 const demoId = (name: string) => uuidv5(name, DEMO_ID_NAMESPACE);
+
+/** The name of the demo keys a first start makes (the spec's examples show it), and of those made anew. */
+export const FIRST_START_KEY_NAME = 'demo key (first start)';
+const REMADE_KEY_NAME = 'demo key';
+
+export interface DemoCredentials {
+  partnerKey: string;
+  student: { email: string; password: string; key: string };
+}
 
 export const DEMO_STUDENT = { email: 'demo@study-companion.example', nickname: 'demo_student', first_name: 'Demo', time_zone: 'Asia/Almaty', country_code: 'kz' } as const;
 
@@ -44,12 +56,12 @@ const DECKS = {
   },
 } as const;
 
-export async function createDemoStudent(db: Db, now: Date): Promise<{ email: string; password: string; key: string }> {
+export async function createDemoStudent(db: Db, now: Date): Promise<DemoCredentials['student']> {
   const password = generatePassword();
   return db.transaction().execute(async (trx) => {
     const student = await createAccount(trx, { id: demoId('student'), ...DEMO_STUDENT, password });
     const { key } = await insertWithFreshKey(({ prefix, hash }) =>
-      insertPersonalKey(trx, { id: demoId('key/first-start'), user_id: student.id, prefix, key_hash: hash, name: 'demo key (first start)', scopes: [...ALL_SCOPES] }),
+      insertPersonalKey(trx, { id: demoId('key/first-start'), user_id: student.id, prefix, key_hash: hash, name: FIRST_START_KEY_NAME, scopes: [...ALL_SCOPES] }),
     );
     const today = DateTime.fromJSDate(now, { zone: DEMO_STUDENT.time_zone }).startOf('day');
     const at = (days: number, hour: number) => today.plus({ days }).set({ hour }).toJSDate();
@@ -77,4 +89,23 @@ export async function createDemoStudent(db: Db, now: Date): Promise<{ email: str
     await replaceTaskLinks(trx, student.id, calculusExam.id, [problemSet.id]);
     return { email: student.email, password, key };
   });
+}
+
+/**
+ * New demo credentials, for when the ones printed at the first start are lost (they are stored only as hashes): a
+ * partner key, the student's password and personal key. The previous demo keys are revoked, and the password change
+ * ends the student's sign-ins as any reset does. Undefined when the database has no demo student.
+ */
+export async function remakeDemoCredentials(db: Db, now: Date): Promise<DemoCredentials | undefined> {
+  const student = await findNamedAccount(db, { email: DEMO_STUDENT.email });
+  if (!student) return undefined;
+  const demoKey = (key: { name: string }) => key.name === FIRST_START_KEY_NAME || key.name === REMADE_KEY_NAME;
+  const partnerKeys = (await listApiKeys(db)).filter((key) => key.revoked_at === null && demoKey(key));
+  for (const key of [...partnerKeys, ...(await listPersonalKeys(db, student.id)).filter(demoKey)]) await revokeApiKey(db, key.prefix);
+  const password = generatePassword();
+  await replacePassword(db, student.id, password, { keptGrantId: null, reason: 'password_reset', at: now });
+  const { key } = await insertWithFreshKey(({ prefix, hash }) =>
+    insertPersonalKey(db, { user_id: student.id, prefix, key_hash: hash, name: REMADE_KEY_NAME, scopes: [...ALL_SCOPES] }),
+  );
+  return { partnerKey: (await issueApiKey(db, { name: REMADE_KEY_NAME })).key, student: { email: DEMO_STUDENT.email, password, key } };
 }

@@ -21,7 +21,8 @@ import { issueApiKey } from '../server/auth/api-keys.ts';
 import { signingKeysFor } from '../server/auth/signing-key-store.ts';
 import { runPrimary } from './cluster.ts';
 import { loadConfig, type Config } from './config.ts';
-import { createDemoStudent, DEMO_STUDENT } from './demo-student.ts';
+import { createDemoStudent, DEMO_STUDENT, FIRST_START_KEY_NAME, type DemoCredentials } from './demo-student.ts';
+import { serveCliSocket } from '../scripts/cli/server-socket.ts';
 import { requestTimeoutOptions } from '../server/http/request-timeout.ts';
 import { notificationsFor, type Notifications } from '../db/notifications.ts';
 import { createLifecycle, stopOnSignals, type LifecycleControl } from '../server/process/lifecycle.ts';
@@ -36,10 +37,7 @@ import { describeStartupError } from './startup-errors.ts';
 import { startDeliveryWorker } from '../services/webhooks/worker.ts';
 
 /** Secrets printed once, on the first start of an embedded database. */
-interface Demo {
-  partnerKey: string;
-  student: Awaited<ReturnType<typeof createDemoStudent>>;
-}
+type Demo = DemoCredentials;
 
 let config: Config;
 let role: ProcessRole;
@@ -122,7 +120,7 @@ async function prepareDatabase(db: Db): Promise<Demo | undefined> {
   if (firstStart) progress('seeding demo data');
   await seedDemo(db, { seed: DEMO_SEED, now });
   if (await findCredentials(db, DEMO_STUDENT.email)) return undefined;
-  return { partnerKey: (await issueApiKey(db, { name: 'demo key (first start)' })).key, student: await createDemoStudent(db, now) };
+  return { partnerKey: (await issueApiKey(db, { name: FIRST_START_KEY_NAME })).key, student: await createDemoStudent(db, now) };
 }
 
 /**
@@ -160,6 +158,7 @@ async function serve(db: Db, demo: Demo | undefined, limitStores: LimitStores): 
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   logger.info({ port, database: describeTarget(config.database), sharedLimits: Boolean(config.redisUrl), tutor: tutor.model }, 'listening');
+  const cliSocket = dataDir && !dataDir.startsWith('memory://') ? await openCliSocket(dataDir, db) : undefined;
   // In a cluster the primary serves the workers' metrics, aggregated, and prints the banner.
   const metricsServer = config.metrics && !cluster.isWorker ? await serveMetrics(config.metrics, () => metricsRegistry.metrics(), metricsRegistry.contentType) : undefined;
   if (!cluster.isWorker) process.stderr.write(banner(port, demo, metricsServer && metricsUrl(metricsServer)) + '\n');
@@ -171,18 +170,31 @@ async function serve(db: Db, demo: Demo | undefined, limitStores: LimitStores): 
     release: async () => {
       signingKeys.stop();
       metricsServer?.close();
-      await worker?.stop();
+      await Promise.all([worker?.stop(), cliSocket?.close()]);
       return Promise.allSettled([notifications.close(), db.destroy(), limitStores.close()]);
     },
   });
+}
+
+/**
+ * `npm run cli` while this process holds the embedded database: command lines sent to a socket in its directory run
+ * here (scripts/cli/server-socket.ts). Serving goes on without it if the socket cannot be made (a path too long for
+ * a socket): the CLI then says the directory is in use.
+ */
+async function openCliSocket(dataDir: string, db: Db) {
+  try {
+    return await serveCliSocket(dataDir, db, describeTarget(config.database));
+  } catch (error) {
+    logger.warn({ err: error }, 'npm run cli cannot reach this server (no socket in the data directory): stop the server to run commands');
+    return undefined;
+  }
 }
 
 function deliveryWorker(db: Db, lifecycle: LifecycleControl, box: SecretBox, notifications: Notifications) {
   return startDeliveryWorker({ db, box, config: config.webhooks, logger, lifecycle, notifications });
 }
 
-/** The one place a process opens its notifications (NOTIFY from any process's commits): every role's listener. */
-/** The one LISTEN connection of the process. LISTEN needs a session, so it bypasses a transaction pooler. */
+/** The one LISTEN connection of the process (NOTIFY from any process's commits), for every role. LISTEN needs a session, so it bypasses a transaction pooler. */
 function listenForNotifications(db: Db): Notifications {
   const listenUrl = 'databaseUrl' in config.database ? sessionUrlOf(config.database) : undefined;
   return notificationsFor(db, listenUrl, { logger, timeoutMs: config.databaseTimeouts.connectMs });
@@ -233,12 +245,14 @@ function banner(port: number, demo: Demo | undefined, metricsAt: string | undefi
     ...(metricsAt ? [`  metrics (Prometheus): ${metricsAt}`] : []),
     demo
       ? `  demo partner key (shown once, stored only as a hash):\n    ${demo.partnerKey}\n  try: curl -H "X-Service-API-Key: ${demo.partnerKey}" ${base}/api/v1/universities?limit=3`
-      : `  create a partner key: ${cli} keys create --name "my key"${embedded ? '  (stop the server first)' : ''}`,
+      : `  create a partner key: ${cli} keys create --name "my key"`,
     demo
       ? `  demo student ${demo.student.email}, password ${demo.student.password} (sign in at ${base}/oauth/authorize)\n` +
         `  demo student's personal API key, every scope (shown once):\n    ${demo.student.key}\n` +
-        `  try: curl -H "X-Service-API-Key: ${demo.student.key}" ${base}/api/today/loop`
+        `  try: curl -H "X-Service-API-Key: ${demo.student.key}" ${base}/api/today/loop\n` +
+        `  lost them? new demo credentials: ${cli} demo credentials  (works while the server runs)`
       : `  create a student: ${cli} users create --email you@example.com --nickname you`,
+    ...(embedded && !demo ? [`  new demo credentials: ${cli} demo credentials`] : []),
   ].join('\n');
 }
 

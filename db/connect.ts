@@ -2,10 +2,11 @@
 // Both are set up to return the same JS types, so queries never care which one they run on.
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock.ts';
+import { PGliteDialect } from './pglite-dialect.ts';
 import { PGLITE_CONF } from './pglite-options.ts';
 import { createDataDir } from './pglite-template.ts';
 import { prepareStatementsOn, PreparingClient } from './prepared-statements.ts';
@@ -115,7 +116,7 @@ export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
     prepareStatementsOn(pglite);
     preparing.add(pglite);
   }
-  const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
   embedded.set(db, pglite);
   return db;
 }

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { sql } from 'kysely';
-import { Migrator, type Migration } from 'kysely/migration';
+import { Migrator, type Migration } from 'kysely';
 import type { Db } from './connect.ts';
 import { prepareJobQueues, WEBHOOK_DELIVERY_QUEUE } from './job-queue.ts';
 import { migrations } from './migrations/index.ts';

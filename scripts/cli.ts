@@ -1,155 +1,30 @@
 // npm run cli -- <command>: the operator's tool for the database the server uses (migrations, seed data,
 // partner API keys, holiday calendars). Exit codes: 0 done, 1 failed while running, 2 wrong command line.
-import { inspect } from 'node:util';
+// While npm start runs on the embedded database (which one process at a time may open), a command line runs in
+// that server (scripts/cli/server-socket.ts); otherwise, and always on PostgreSQL, here.
+import { loadConfig } from '../app/config.ts';
 import { errorMessage } from '../db/connect.ts';
-import { UsageError } from './cli/shared.ts';
-
-type Command = (args: string[]) => Promise<void>;
-
-/** A command whose module is loaded when it runs: a command loads only what it needs, and --help almost nothing. */
-function lazy<M>(load: () => Promise<M>, pick: (module: M) => Command): Command {
-  return async (args) => pick(await load())(args);
-}
-const accounts = () => import('./cli/accounts.ts');
-const clientWebhooks = () => import('./cli/client-webhooks.ts');
-const data = () => import('./cli/data.ts');
-const institutions = () => import('./cli/institutions.ts');
-const keys = () => import('./cli/keys.ts');
-const plans = () => import('./cli/plans.ts');
-
-// A Map rather than an object literal, so that "constructor" or "toString" is no command.
-const commands = new Map<string, Command>([
-  ['migrate', lazy(data, (m) => m.migrate)],
-  ['seed', lazy(data, (m) => m.seed)],
-  ['keys create', lazy(keys, (m) => m.create)],
-  ['keys list', lazy(keys, (m) => m.list)],
-  ['keys revoke', lazy(keys, (m) => m.revoke)],
-  ['keys rotate-signing', lazy(() => import('./cli/signing-keys.ts'), (m) => m.rotateSigning)],
-  ['holidays enable', lazy(() => import('./cli/holidays.ts'), (m) => m.enable)],
-  ['users create', lazy(accounts, (m) => m.createUser)],
-  ['users plan', lazy(plans, (m) => m.changePlan)],
-  ['users warn', lazy(plans, (m) => m.warnUser)],
-  ['users reset-password', lazy(accounts, (m) => m.resetPassword)],
-  ['users key', lazy(accounts, (m) => m.createPersonalKey)],
-  ['payments record', lazy(() => import('./cli/payments.ts'), (m) => m.recordManualPayment)],
-  ['clients create', lazy(accounts, (m) => m.createClient)],
-  ['clients webhook set', lazy(clientWebhooks, (m) => m.setClientWebhook)],
-  ['clients webhook show', lazy(clientWebhooks, (m) => m.showClientWebhook)],
-  ['clients webhook rotate', lazy(clientWebhooks, (m) => m.rotateClientWebhook)],
-  ['clients webhook remove', lazy(clientWebhooks, (m) => m.removeClientWebhook)],
-  ['institutions create', lazy(institutions, (m) => m.createInstitution)],
-  ['institutions list', lazy(institutions, (m) => m.listAllInstitutions)],
-  ['institutions revoke', lazy(institutions, (m) => m.revokeInstitution)],
-  ['config check', lazy(() => import('./cli/config.ts'), (m) => m.check)],
-]);
-
-/** The help text; the two defaults it names are read from their modules. */
-async function usage(): Promise<string> {
-  const [{ DEFAULT_KEY_LIMITS }, { DEMO_SEED }] = await Promise.all([import('../db/queries/api-keys.ts'), import('../db/seed/index.ts')]);
-  return `Usage: npm run cli -- <command> [options]
-
-Commands:
-  migrate                     apply pending database migrations
-  seed [--demo] [--seed N]    load reference data (universities, KZ/RU holidays); --demo also adds demo
-       [--scale N]            users and their activity when there are no users yet (seed N, default ${DEMO_SEED});
-                              --scale adds N generated students with tasks, decks and reviews (a progress bar;
-                              ~1,000,000 in under 3 minutes on PostgreSQL), e.g. for npm run bench
-  keys create --name NAME [--per-minute N] [--per-day N]
-                              issue a partner API key (default limits ${DEFAULT_KEY_LIMITS.per_minute} per minute, ${DEFAULT_KEY_LIMITS.per_day} per day);
-                              the key is shown once, as the last line of stdout
-  keys list                   list API keys by prefix (never the keys themselves)
-  keys revoke PREFIX          revoke the active key with this prefix (svc_live_XXXXXXXX)
-  keys rotate-signing         a new key signs OAuth access tokens; the previous one verifies until its tokens
-                              expire (stored in DATA_DIR, or in the database encrypted with SECRETS_KEY)
-  holidays enable CC [--years YYYY|YYYY-YYYY]
-                              store the public holidays of country CC (default years: last year to two ahead)
-  users create --email ADDRESS --nickname NAME [--first-name NAME] [--time-zone ZONE] [--country CC]
-                              create a student account; its generated password is the last line of stdout
-  users plan EMAIL --plan free|plus|contract [--per-minute N --per-day N --ai-per-hour N]
-                              change the account's plan; the next request counts under its limits. A contract's
-                              limits are agreed: give all three, or those that change on an existing contract
-  users warn EMAIL --reason TEXT
-                              warn the student: shown on their profile, sent as user.warned; prints its id
-  users reset-password EMAIL  give the account a generated password, the last line of stdout (shown once); every
-                              sign-in's refresh tokens end; grants and personal keys are kept
-  users key EMAIL [--name NAME] [--scopes "a b"]
-                              make a personal API key of the student (default: every scope but keys:manage); the
-                              key is the last line of stdout, shown once
-  payments record EMAIL --plan plus|contract --amount N --currency CCC [--provider-event-id ID]
-                              record a payment taken outside the provider (amount in minor units): the plan
-                              changes at once, payment.succeeded is sent; the same ID again records nothing
-                              (default: a new manual-<uuid>); prints the payment's id
-  clients create --name NAME --redirect-uri URL [--redirect-uri URL ...] [--scopes "a b"]
-                 [--confidential [--owner EMAIL]]
-                              register an OAuth client (public: PKCE, no secret; --confidential: a secret;
-                              --owner: client credentials acting for that account); id, then secret, on stdout
-  clients webhook set CLIENT_ID --url URL [--events "task.created exam.updated …"] [--description TEXT]
-                              the app's one webhook endpoint (default: every kind); it gets the events of each
-                              student whose grant holds the kind's read scope; a new endpoint's signing secret
-                              is the last line of stdout, shown once
-  clients webhook show CLIENT_ID
-                              the app's endpoint: URL, kinds, status (never the secret)
-  clients webhook rotate CLIENT_ID
-                              a new signing secret, the last line of stdout; the previous one signs 24 h more
-  clients webhook remove CLIENT_ID
-                              remove the app's endpoint
-  institutions create --name NAME --redirect-uri URL [--redirect-uri URL ...] [--scopes "a b"]
-                              register an institution: a confidential client that exchanges its credential for a
-                              10-minute token of one student who consented to it (RFC 8693 token exchange);
-                              client_id, then client_secret (shown once), on stdout
-  institutions list           institutions with their number of consenting students and status (never secrets)
-  institutions revoke CLIENT_ID
-                              end an institution for good: its credential is refused, every student's grant to
-                              it is revoked and its tokens stop at once
-  config check                validate the environment npm start reads; print the resolved settings, secrets
-                              masked (opens no database)
-  help                        show this text
-
-Every command except help and config check migrates the database first.
-
-Environment:
-  DATABASE_URL   PostgreSQL to use, postgres://user:password@host:port/database
-  DATA_DIR       without DATABASE_URL: the embedded PGlite database's directory (default .data/);
-                 only one process may open it at a time, so stop the server first
-  SECRETS_KEY    with DATABASE_URL: the key that encrypts the stored signing keys (keys rotate-signing) and
-                 webhook secrets (clients webhook); without DATABASE_URL, a key file in DATA_DIR
-  WEBHOOK_ALLOW_PRIVATE_TARGETS=1
-                 clients webhook set: allow http and private or loopback addresses (development only)
-  DEBUG=1        print the stack trace of an error
-
-Exit codes: 0 success, 1 failure while running (e.g. database unreachable), 2 invalid command line.`;
-}
-
-/** The command named by the first one, two or three words of `argv`. */
-function resolve(argv: string[]): string {
-  for (const words of [3, 2, 1]) {
-    const name = argv.slice(0, words).join(' ');
-    if (argv.length >= words && commands.has(name)) return name;
-  }
-  // The longest start of the command line that some commands share names what is missing or unknown after it.
-  const group = [2, 1].map((words) => argv.slice(0, words).join(' ')).find((start) => [...commands.keys()].some((name) => name.startsWith(`${start} `)));
-  if (group === undefined) throw new UsageError(`unknown command ${JSON.stringify(argv[0] ?? '')}`);
-  const subcommands = [...commands.keys()].filter((name) => name.startsWith(`${group} `)).map((name) => name.slice(group.length + 1));
-  const next = argv[group.split(' ').length];
-  throw new UsageError(next ? `unknown ${group} command ${JSON.stringify(next)}; expected ${subcommands.join(', ')}` : `${group} needs a command: ${subcommands.join(', ')}`);
-}
+import { opensNoDatabase, runCommandLine } from './cli/commands.ts';
+import { runInServer } from './cli/server-socket.ts';
 
 const argv = process.argv.slice(2);
-let command: string | undefined;
+const debug = process.env.DEBUG === '1';
+
+/** The embedded database's directory, when the command line needs a database and the settings name one. */
+function embeddedDataDir(): string | undefined {
+  if (opensNoDatabase(argv)) return undefined;
+  try {
+    const { database } = loadConfig();
+    return 'dataDir' in database && !database.dataDir.startsWith('memory://') ? database.dataDir : undefined;
+  } catch {
+    return undefined; // the command, run here, reports the settings that are wrong
+  }
+}
+
 try {
-  if (argv.length === 0 || ['help', '--help', '-h'].includes(argv[0]!) || argv.includes('--help')) {
-    console.log(await usage());
-  } else {
-    command = resolve(argv);
-    await commands.get(command)!(argv.slice(command.split(' ').length));
-  }
+  const dataDir = embeddedDataDir();
+  process.exitCode = (dataDir === undefined ? undefined : await runInServer(dataDir, argv, debug)) ?? (await runCommandLine(argv, { debug }));
 } catch (error) {
-  if (error instanceof UsageError) {
-    process.stderr.write(`error: ${command ? `${command}: ` : ''}${error.message}\nrun "npm run cli -- --help" for usage\n`);
-    process.exitCode = 2;
-  } else {
-    process.stderr.write(`error: ${errorMessage(error)}\n`);
-    if (process.env.DEBUG === '1') process.stderr.write(`${inspect(error)}\n`);
-    process.exitCode = 1;
-  }
+  process.stderr.write(`error: ${errorMessage(error)}\n`);
+  process.exitCode = 1;
 }

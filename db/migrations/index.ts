@@ -1,5 +1,5 @@
 // The ordered list of migrations. A new migration is a new file here, named by date; old ones never change.
-import type { Migration } from 'kysely/migration';
+import type { Migration } from 'kysely';
 import * as partnerV1 from './20261122_0001_partner_v1.ts';
 import * as accountsOauth from './20261122_0002_accounts_oauth.ts';
 import * as tasks from './20261122_0003_tasks.ts';

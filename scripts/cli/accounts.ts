@@ -10,7 +10,7 @@ import { insertWithFreshKey } from '../../server/auth/api-keys.ts';
 import { registerClient } from '../../server/oauth/clients.ts';
 import { redirectUrisOption, scopesOption } from './client-options.ts';
 import { accountByEmail } from './plans.ts';
-import { parse, printable, UsageError, withDb } from './shared.ts';
+import { note, parse, print, printable, UsageError, withDb } from './shared.ts';
 
 export async function createUser(args: string[]): Promise<void> {
   const { values } = parse(args, {
@@ -34,8 +34,8 @@ export async function createUser(args: string[]): Promise<void> {
       throw error instanceof AccountTaken ? new Error(error.message) : error;
     });
   });
-  process.stderr.write(`created account ${account.id} (${account.email}, ${account.nickname}); its password is shown once, below\n`);
-  console.log(password);
+  note(`created account ${account.id} (${account.email}, ${account.nickname}); its password is shown once, below\n`);
+  print(password);
 }
 
 /**
@@ -54,8 +54,8 @@ export async function resetPassword(args: string[]): Promise<void> {
     if (!account) throw new Error(`no account has the e-mail ${email}`);
     await replacePassword(db, account.id, password, { keptGrantId: null, reason: 'password_reset', at: new Date() });
   });
-  process.stderr.write(`reset the password of ${email}; every sign-in of the account has ended. The new password is shown once, below\n`);
-  console.log(password);
+  note(`reset the password of ${email}; every sign-in of the account has ended. The new password is shown once, below\n`);
+  print(password);
 }
 
 export async function createClient(args: string[]): Promise<void> {
@@ -82,12 +82,12 @@ export async function createClient(args: string[]): Promise<void> {
     }
     return registerClient(db, { name, redirect_uris: redirectUris, scopes, confidential: Boolean(values.confidential), ...(ownerId ? { owner_user_id: ownerId } : {}) });
   });
-  process.stderr.write(
+  note(
     `registered ${values.confidential ? 'confidential' : 'public'} client "${name}" with scopes ${scopes.join(' ')}\n` +
       (client.client_secret ? 'client_id and client_secret below; the secret is shown once and stored only as a hash\n' : 'client_id below; a public client uses PKCE and has no secret\n'),
   );
-  console.log(client.client_id);
-  if (client.client_secret) console.log(client.client_secret);
+  print(client.client_id);
+  if (client.client_secret) print(client.client_secret);
 }
 
 /**
@@ -106,6 +106,6 @@ export async function createPersonalKey(args: string[]): Promise<void> {
     return insertWithFreshKey(({ prefix, hash }) => insertPersonalKey(db, { user_id: account.id, prefix, key_hash: hash, name, scopes }));
   });
   // The summary goes to stderr so that stdout is the key alone, as for keys create.
-  process.stderr.write(`created personal key ${record.prefix} "${printable(name)}" of ${email}: ${scopes.join(' ')}\nthe key is shown once, below, and stored only as a hash: store it now\n`);
-  console.log(key);
+  note(`created personal key ${record.prefix} "${printable(name)}" of ${email}: ${scopes.join(' ')}\nthe key is shown once, below, and stored only as a hash: store it now\n`);
+  print(key);
 }

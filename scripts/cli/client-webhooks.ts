@@ -15,7 +15,7 @@ import { secretBox } from '../../server/auth/secret-box.ts';
 import { secretsKeyFor } from '../../app/secrets-key.ts';
 import { createWebhookSecret, sealEndpointSecret } from '../../services/webhooks/secrets.ts';
 import { assertDeliverableUrl, UndeliverableUrlError } from '../../services/webhooks/target-address.ts';
-import { parse, UsageError, withDb } from './shared.ts';
+import { note, parse, print, UsageError, withDb } from './shared.ts';
 
 /** The kinds an app can subscribe to: the spec's catalog but the test kind, which its owner sends on request. */
 const APP_EVENT_TYPES: readonly string[] = (JSON.parse(readFileSync(bundledSpecFile('general'), 'utf8')).components.schemas.EventType.enum as string[]).filter(
@@ -50,20 +50,20 @@ export async function setClientWebhook(args: string[]): Promise<void> {
       return { endpoint, secret };
     }),
   );
-  process.stderr.write(`${secret ? 'set' : 'changed'} the webhook endpoint of client ${clientId}\n`);
-  console.log(describe(endpoint));
+  note(`${secret ? 'set' : 'changed'} the webhook endpoint of client ${clientId}\n`);
+  print(describe(endpoint));
   if (secret) {
-    process.stderr.write('its signing secret is shown once, below; it is stored only encrypted\n');
-    console.log(secret);
+    note('its signing secret is shown once, below; it is stored only encrypted\n');
+    print(secret);
   } else {
-    process.stderr.write(`its signing secret is unchanged (npm run cli -- clients webhook rotate ${clientId} makes a new one)\n`);
+    note(`its signing secret is unchanged (npm run cli -- clients webhook rotate ${clientId} makes a new one)\n`);
   }
 }
 
 export async function showClientWebhook(args: string[]): Promise<void> {
   const clientId = parse(args, {}, ['CLIENT_ID']).positionals[0]!;
   const endpoint = await withDb((db) => clientEndpoint(db, clientId));
-  console.log(describe(endpoint));
+  print(describe(endpoint));
 }
 
 export async function rotateClientWebhook(args: string[]): Promise<void> {
@@ -74,8 +74,8 @@ export async function rotateClientWebhook(args: string[]): Promise<void> {
     return rotateSecret(db, box, { client_id: clientId }, endpoint.id, new Date());
   });
   if (!row) throw new Error(`client ${clientId} has no webhook endpoint`); // removed meanwhile
-  process.stderr.write(`new signing secret below, shown once; the previous one also signs until ${row.previous_secret_expires_at!.toISOString()}\n`);
-  console.log(secret);
+  note(`new signing secret below, shown once; the previous one also signs until ${row.previous_secret_expires_at!.toISOString()}\n`);
+  print(secret);
 }
 
 export async function removeClientWebhook(args: string[]): Promise<void> {
@@ -84,7 +84,7 @@ export async function removeClientWebhook(args: string[]): Promise<void> {
     const endpoint = await clientEndpoint(db, clientId);
     await deleteEndpoint(db, { client_id: clientId }, endpoint.id);
   });
-  console.log(`removed the webhook endpoint of client ${clientId}; nothing more is sent to it`);
+  print(`removed the webhook endpoint of client ${clientId}; nothing more is sent to it`);
 }
 
 async function clientEndpoint(db: Db, clientId: string): Promise<EndpointRow> {

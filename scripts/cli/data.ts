@@ -2,7 +2,7 @@
 import { DEMO_SEED, seedDemo, seedReference } from '../../db/seed/index.ts';
 import { BULK_TIMEOUTS, seedScale, type ScaleCounts } from '../../db/seed/scale.ts';
 import type { Db } from '../../db/connect.ts';
-import { integerOption, parse, UsageError, withDb } from './shared.ts';
+import { integerOption, note, parse, print, UsageError, withDb } from './shared.ts';
 
 /** Ten million students is far past any scale the service is measured at; a typo of extra zeros stops here. */
 const MAX_SCALE = 10_000_000;
@@ -13,7 +13,7 @@ const MAX_SEED = 2 ** 32 - 1;
 export async function migrate(args: string[]): Promise<void> {
   parse(args, {});
   const applied = await withDb(async (_db, applied) => applied);
-  console.log(applied.length === 0 ? 'already up to date' : applied.map((name) => `applied ${name}`).join('\n'));
+  print(applied.length === 0 ? 'already up to date' : applied.map((name) => `applied ${name}`).join('\n'));
 }
 
 export async function seed(args: string[]): Promise<void> {
@@ -25,11 +25,11 @@ export async function seed(args: string[]): Promise<void> {
   await withDb(async (db) => {
     const now = new Date();
     const reference = await seedReference(db, { now });
-    console.log(`reference data: ${reference.universities} universities, ${reference.holidays} holidays`);
+    print(`reference data: ${reference.universities} universities, ${reference.holidays} holidays`);
     if (scale !== undefined) await seedAtScale(db, scale);
     if (!values.demo) return;
     const demo = await seedDemo(db, { seed: demoSeed, now });
-    console.log(
+    print(
       demo.users === 0
         ? 'demo data: skipped, the database already has users'
         : `demo data (seed ${demoSeed}): ${demo.users} users, ${demo.decks} decks, ${demo.aiMessages} tutor messages, ${demo.studyRooms} study rooms`,
@@ -44,12 +44,12 @@ async function seedAtScale(db: Db, students: number): Promise<void> {
   const tty = process.stderr.isTTY;
   const step = (what: string) => {
     const line = `${what} … (from ${((performance.now() - started) / 1000).toFixed(1)} s)`;
-    process.stderr.write(tty ? `\n${line}` : `${line}\n`);
+    note(tty ? `\n${line}` : `${line}\n`);
   };
   const counts = await seedScale(db, { students, onChunk: bar, onStep: step });
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
-  process.stderr.write(tty ? '\n' : '');
-  console.log(
+  note(tty ? '\n' : '');
+  print(
     `scale data: ${fmt(counts.students)} students, ${fmt(counts.tasks)} tasks, ${fmt(counts.decks)} decks, ${fmt(counts.cards)} cards, ${fmt(counts.reviews)} reviews in ${seconds} s`,
   );
 }
@@ -60,7 +60,7 @@ function progressBar(total: number, started: number): (done: ScaleCounts) => voi
   return (done) => {
     const filled = Math.round((done.students / total) * width);
     const line = `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${fmt(done.students)} / ${fmt(total)} students  ${((performance.now() - started) / 1000).toFixed(1)} s`;
-    process.stderr.write(process.stderr.isTTY ? `\r${line}` : `${line}\n`);
+    note(process.stderr.isTTY ? `\r${line}` : `${line}\n`);
   };
 }
 

@@ -2,7 +2,7 @@
 import { storeHolidays } from '../../db/seed/holiday-store.ts';
 import { HOLIDAY_YEARS } from '../../db/seed/holiday-years.ts';
 import { isHolidayCountrySupported } from '../../db/seed/holidays.ts';
-import { parse, UsageError, withDb } from './shared.ts';
+import { parse, print, UsageError, withDb } from './shared.ts';
 
 /** The years computeHolidays accepts. */
 const { first: FIRST_YEAR, last: LAST_YEAR } = HOLIDAY_YEARS;
@@ -19,7 +19,7 @@ export async function enable(args: string[]): Promise<void> {
 
   const stored = await withDb((db) => storeHolidays(db, country, years));
   const span = years.length === 1 ? `${years[0]}` : `${years[0]}–${years.at(-1)}`;
-  console.log(`stored ${stored} holidays of ${country.toUpperCase()} for ${span}`);
+  print(`stored ${stored} holidays of ${country.toUpperCase()} for ${span}`);
 }
 
 /** Last year to two years ahead: the window `seed` stores for KZ and RU. */

@@ -4,7 +4,7 @@
 import { disableInstitution, listInstitutions } from '../../db/queries/oauth.ts';
 import { registerClient } from '../../server/oauth/clients.ts';
 import { redirectUrisOption, scopesOption } from './client-options.ts';
-import { parse, printable, table, timestamp, UsageError, withDb } from './shared.ts';
+import { note, parse, print, printable, table, timestamp, UsageError, withDb } from './shared.ts';
 
 export async function createInstitution(args: string[]): Promise<void> {
   const { values } = parse(args, { name: { type: 'string' }, 'redirect-uri': { type: 'string', multiple: true }, scopes: { type: 'string' } });
@@ -16,19 +16,19 @@ export async function createInstitution(args: string[]): Promise<void> {
   const scopes = scopesOption(values.scopes);
 
   const client = await withDb((db) => registerClient(db, { name, redirect_uris: redirectUris, scopes, confidential: true, institution: true }));
-  process.stderr.write(
+  note(
     `created institution "${name}" with scopes ${scopes.join(' ')}\n` +
       'client_id and client_secret below; the secret is shown once and stored only as a hash\n',
   );
-  console.log(client.client_id);
-  console.log(client.client_secret);
+  print(client.client_id);
+  print(client.client_secret!); // a confidential client always has one
 }
 
 export async function listAllInstitutions(args: string[]): Promise<void> {
   parse(args, {});
   const institutions = await withDb((db) => listInstitutions(db));
   if (institutions.length === 0) {
-    console.log('no institutions yet; create one with: npm run cli -- institutions create --name NAME --redirect-uri URL');
+    print('no institutions yet; create one with: npm run cli -- institutions create --name NAME --redirect-uri URL');
     return;
   }
   const rows = institutions.map((i) => [
@@ -39,7 +39,7 @@ export async function listAllInstitutions(args: string[]): Promise<void> {
     i.disabled_at ? `revoked ${timestamp(i.disabled_at)}` : 'active',
     i.scopes.join(' '),
   ]);
-  console.log(table(['CLIENT ID', 'NAME', 'STUDENTS', 'CREATED', 'STATUS', 'SCOPES'], rows));
+  print(table(['CLIENT ID', 'NAME', 'STUDENTS', 'CREATED', 'STATUS', 'SCOPES'], rows));
 }
 
 /** For good: the credential is refused, every student's grant to it is revoked and its tokens stop at once. */
@@ -48,5 +48,5 @@ export async function revokeInstitution(args: string[]): Promise<void> {
   const clientId = positionals[0]!;
   const revoked = await withDb((db) => disableInstitution(db, clientId, new Date()));
   if (!revoked) throw new Error(`no active institution has the client id ${printable(clientId)} (see: npm run cli -- institutions list)`);
-  console.log(`revoked ${clientId}`);
+  print(`revoked ${clientId}`);
 }

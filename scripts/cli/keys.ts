@@ -1,7 +1,7 @@
 // keys create | list | revoke: partner API keys. A key is printed once, at creation; listings show prefixes only.
 import { DEFAULT_KEY_LIMITS, listApiKeys, revokeApiKey } from '../../db/queries/api-keys.ts';
 import { issueApiKey, PUBLIC_PREFIX_SHAPE } from '../../server/auth/api-keys.ts';
-import { integerOption, parse, printable, table, timestamp, UsageError, withDb } from './shared.ts';
+import { integerOption, note, parse, print, printable, table, timestamp, UsageError, withDb } from './shared.ts';
 
 /** The limit columns are PostgreSQL `integer`s. */
 const MAX_LIMIT = 2_147_483_647;
@@ -16,18 +16,18 @@ export async function create(args: string[]): Promise<void> {
 
   const { key, record } = await withDb((db) => issueApiKey(db, { name, per_minute: perMinute, per_day: perDay }));
   // The summary goes to stderr so that stdout is the key alone: KEY=$(npm run -s cli -- keys create ... | tail -1).
-  process.stderr.write(
+  note(
     `created API key ${record.prefix} "${printable(record.name)}": ${record.per_minute} requests per minute, ${record.per_day} per day\n` +
       'the key is shown once, below, and stored only as a hash: store it now\n',
   );
-  console.log(key);
+  print(key);
 }
 
 export async function list(args: string[]): Promise<void> {
   parse(args, {});
   const keys = await withDb((db) => listApiKeys(db));
   if (keys.length === 0) {
-    console.log('no API keys yet; create one with: npm run cli -- keys create --name NAME');
+    print('no API keys yet; create one with: npm run cli -- keys create --name NAME');
     return;
   }
   const rows = keys.map((k) => [
@@ -39,7 +39,7 @@ export async function list(args: string[]): Promise<void> {
     k.last_used_at ? timestamp(k.last_used_at) : 'never',
     k.revoked_at ? 'revoked' : 'active',
   ]);
-  console.log(table(['PREFIX', 'NAME', 'PER MINUTE', 'PER DAY', 'CREATED', 'LAST USED', 'STATUS'], rows));
+  print(table(['PREFIX', 'NAME', 'PER MINUTE', 'PER DAY', 'CREATED', 'LAST USED', 'STATUS'], rows));
 }
 
 export async function revoke(args: string[]): Promise<void> {
@@ -49,5 +49,5 @@ export async function revoke(args: string[]): Promise<void> {
   if (!PUBLIC_PREFIX_SHAPE.test(prefix)) throw new UsageError('PREFIX is svc_live_ followed by 8 letters or digits, as shown by keys list');
   const revoked = await withDb((db) => revokeApiKey(db, prefix));
   if (!revoked) throw new Error(`no active API key has the prefix ${prefix} (see: npm run cli -- keys list)`);
-  console.log(`revoked ${prefix}`);
+  print(`revoked ${prefix}`);
 }

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { PlanChangeError } from '../../domain/plans.ts';
 import { recordPayment } from '../../services/payments/record-payment.ts';
 import { accountByEmail } from './plans.ts';
-import { integerOption, parse, UsageError, withDb } from './shared.ts';
+import { integerOption, note, parse, print, UsageError, withDb } from './shared.ts';
 
 const PAID_PLANS = ['plus', 'contract'] as const;
 
@@ -32,10 +32,10 @@ export async function recordManualPayment(args: string[]): Promise<void> {
       throw error instanceof PlanChangeError ? new UsageError(`${error.message}; set them with users plan first`) : error;
     });
   });
-  process.stderr.write(
+  note(
     recorded
       ? `recorded payment ${payment.provider_event_id} for ${email}: plan ${plan}, sent as payment.succeeded\n`
       : `payment ${payment.provider_event_id} was recorded before; nothing changed\n`,
   );
-  console.log(payment.id);
+  print(payment.id);
 }

@@ -4,7 +4,7 @@ import type { Db } from '../../db/connect.ts';
 import { findAccountPlan, setPlan } from '../../db/queries/users.ts';
 import { limitsOf, type Plan, PlanChangeError, planChange } from '../../domain/plans.ts';
 import { warnStudent } from '../../services/accounts/warnings.ts';
-import { integerOption, parse, UsageError, withDb } from './shared.ts';
+import { integerOption, note, parse, print, UsageError, withDb } from './shared.ts';
 
 const PLANS: readonly Plan[] = ['free', 'plus', 'contract'];
 /** Largest limit an operator may agree (the column is a PostgreSQL integer). */
@@ -37,7 +37,7 @@ export async function changePlan(args: string[]): Promise<void> {
     return columns;
   });
   const { per_minute, per_day, ai_per_hour } = limitsOf(columns);
-  console.log(`${email} is on the ${plan} plan: ${per_minute} requests a minute, ${per_day} a day, ${ai_per_hour} an hour on /api/ai/*`);
+  print(`${email} is on the ${plan} plan: ${per_minute} requests a minute, ${per_day} a day, ${ai_per_hour} an hour on /api/ai/*`);
 }
 
 export async function warnUser(args: string[]): Promise<void> {
@@ -46,8 +46,8 @@ export async function warnUser(args: string[]): Promise<void> {
   const reason = values.reason?.trim() ?? '';
   if (reason.length === 0 || reason.length > MAX_REASON) throw new UsageError(`--reason is required: 1 to ${MAX_REASON} characters the student will read`);
   const warning = await withDb(async (db) => warnStudent(db, (await accountByEmail(db, email)).id, reason, new Date()));
-  process.stderr.write(`warned ${email}; the warning is on their profile and sent as user.warned\n`);
-  console.log(warning.id);
+  note(`warned ${email}; the warning is on their profile and sent as user.warned\n`);
+  print(warning.id);
 }
 
 /** The account with this e-mail; a missing one fails the command (exit 1), like any other lookup that finds nothing. */

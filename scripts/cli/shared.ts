@@ -1,5 +1,6 @@
 // What every CLI command needs: argument parsing that reports usage errors, a migrated database that is always
-// closed afterwards, and the plain-text tables of the listings.
+// closed afterwards, where its output goes, and the plain-text tables of the listings.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { assertDatabaseReachable, connect, describeTarget, type DatabaseTimeouts, type Db, type DbTarget } from '../../db/connect.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
@@ -36,13 +37,51 @@ export function integerOption(option: string, raw: string | undefined, min: numb
 }
 
 /**
+ * Where a command runs: its two output streams and, when the running server runs it (scripts/cli/server-socket.ts),
+ * the server's own database, already migrated. Outside of one, a command prints to this process's stdout and stderr
+ * and opens the database itself.
+ */
+export interface CommandSite {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  server?: { db: Db; where: string };
+}
+
+const site = new AsyncLocalStorage<CommandSite>();
+
+/** Runs `command` with its output and database taken from `at`. */
+export function runAt<T>(at: CommandSite, command: () => Promise<T>): Promise<T> {
+  return site.run(at, command);
+}
+
+/** A line of the command's result on stdout (the one a script reads, e.g. a key as the last line). */
+export function print(line: string): void {
+  const at = site.getStore();
+  if (at) at.stdout(`${line}\n`);
+  else console.log(line);
+}
+
+/** What the command tells the person running it, on stderr. */
+export function note(text: string): void {
+  const at = site.getStore();
+  if (at) at.stderr(text);
+  else process.stderr.write(text);
+}
+
+/**
  * Opens the database the server would use (DATABASE_URL, else PGlite in DATA_DIR), migrates it, runs `use`
- * and closes it whatever happens. `applied` lists the migrations this call applied.
+ * and closes it whatever happens. `applied` lists the migrations this call applied. Inside the running server,
+ * `use` gets the server's database (migrated when it started) and it stays open.
  */
 export async function withDb<T>(use: (db: Db, applied: string[]) => Promise<T>, timeouts?: DatabaseTimeouts): Promise<T> {
+  const server = site.getStore()?.server;
+  if (server) {
+    note(`database: ${server.where}, through the server that has it open\n`);
+    return use(server.db, []);
+  }
   const config = loadConfig();
   const where = safeDescribe(config.database);
-  process.stderr.write(`database: ${where}\n`);
+  note(`database: ${where}\n`);
   const db = connect(config.database, { timeouts });
   try {
     await assertDatabaseReachable(db, config.database, timeouts?.connectMs);
@@ -51,7 +90,6 @@ export async function withDb<T>(use: (db: Db, applied: string[]) => Promise<T>, 
     await db.destroy();
   }
 }
-
 
 function safeDescribe(target: DbTarget): string {
   try {

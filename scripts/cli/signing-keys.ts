@@ -4,7 +4,7 @@ import { ACCESS_TOKEN_TTL_SECONDS } from '../../server/auth/access-tokens.ts';
 import { signingKeyStoreFor } from '../../server/auth/signing-key-store.ts';
 import { retiredKeyVerifiesMs, rotateSigningKey } from '../../server/auth/signing-keys.ts';
 import { loadConfig } from '../../app/config.ts';
-import { parse, withDb } from './shared.ts';
+import { note, parse, print, withDb } from './shared.ts';
 
 export async function rotateSigning(args: string[]): Promise<void> {
   parse(args, {});
@@ -17,7 +17,7 @@ export async function rotateSigning(args: string[]): Promise<void> {
     return { key: await rotateSigningKey(store, ACCESS_TOKEN_TTL_SECONDS, now), previous, where: store.where };
   });
   const until = new Date(key.created_at.getTime() + retiredKeyVerifiesMs(ACCESS_TOKEN_TTL_SECONDS)).toISOString();
-  process.stderr.write(`stored in ${where}; running processes sign with it within a minute\n`);
-  if (previous.length > 0) process.stderr.write(`the previous key ${previous.map((k) => k.kid).join(', ')} verifies until ${until}\n`);
-  console.log(`new signing key ${key.kid}`);
+  note(`stored in ${where}; running processes sign with it within a minute\n`);
+  if (previous.length > 0) note(`the previous key ${previous.map((k) => k.kid).join(', ')} verifies until ${until}\n`);
+  print(`new signing key ${key.kid}`);
 }

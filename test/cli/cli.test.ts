@@ -551,7 +551,7 @@ describe('cli', function () {
   it('--help lists every command and the environment variables', async () => {
     const run = await cli(['--help'], env);
     assert.equal(run.code, 0, run.stderr);
-    for (const text of ['migrate', 'seed [--demo] [--seed N]', 'keys create --name NAME', 'keys list', 'keys revoke PREFIX', 'holidays enable CC', 'users create', 'users plan', 'users warn', 'users reset-password', 'payments record', 'clients create', 'clients webhook set', 'clients webhook rotate', 'institutions create', 'institutions list', 'institutions revoke', 'keys rotate-signing', 'config check', 'DATABASE_URL', 'DATA_DIR', 'SECRETS_KEY']) {
+    for (const text of ['migrate', 'seed [--demo] [--seed N]', 'keys create --name NAME', 'keys list', 'keys revoke PREFIX', 'holidays enable CC', 'users create', 'users plan', 'users warn', 'users reset-password', 'payments record', 'clients create', 'clients webhook set', 'clients webhook rotate', 'institutions create', 'institutions list', 'institutions revoke', 'keys rotate-signing', 'demo credentials', 'config check', 'DATABASE_URL', 'DATA_DIR', 'SECRETS_KEY']) {
       assert.ok(run.stdout.includes(text), `usage lacks ${text}`);
     }
   });

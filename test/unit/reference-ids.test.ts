@@ -2,7 +2,7 @@
 // the migration on databases seeded with random ids before.
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { Migrator } from 'kysely/migration';
+import { Migrator } from 'kysely';
 import { migrateToLatest } from '../../db/migrate.ts';
 import { migrations } from '../../db/migrations/index.ts';
 import { seedReference } from '../../db/seed/index.ts';
