@@ -28,7 +28,7 @@ export async function launchOrSkip(context: Context): Promise<Browser> {
   });
 }
 
-const CONTENT_TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.json': 'application/json' };
+const CONTENT_TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.css': 'text/css', '.js': 'text/javascript', '.json': 'application/json' };
 
 /** A plain static file server over a directory, like any host the built docs would be published on. */
 export async function serveDirectory(root: string): Promise<{ url: string; server: Server }> {
