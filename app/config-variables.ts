@@ -69,10 +69,10 @@ export const CONFIG_VARIABLES = {
   }),
   CORS_ORIGINS: value({
     group: SERVICE,
-    description: 'Origins whose browser pages may call the API surfaces (the static docs\' try-it console, a web app); empty: no cross-origin access.',
+    description: 'Origins whose browser pages may call the API surfaces (the static docs\' try-it console, a web app).',
     accepts: 'comma-separated origins as browsers send them (`https://docs.example.com,http://localhost:8080`); no `*`, no path',
     default: [] as string[],
-    defaultText: 'none',
+    defaultText: 'none: no cross-origin access',
     parse: parseCorsOrigins,
     show: (origins) => origins.join(', ') || '(not set: no cross-origin access)',
   }),

@@ -12,7 +12,7 @@ export interface Variable<T> {
   description: string;
   /** What it accepts, in words (the guide shows it). */
   accepts: string;
-  /** Its value when unset or empty, in words. */
+  /** Its value when unset or empty, in Markdown: the value as code, or words. */
   defaultText: string;
   /** The line's value in .env.example: the default when it is a plain value, else empty. */
   example: string;
@@ -63,6 +63,7 @@ export function flag(spec: Described & { on: string }): Variable<boolean> {
     accepts: '`1` (on) or `0` (off)',
     default: false,
     defaultText: 'off',
+    example: '',
     parse: (name, raw) => {
       if (raw === '0') return false;
       if (raw === '1') return true;
@@ -89,6 +90,8 @@ type ValueSpec<T> = Described & {
   /** Parses a set value; throws a ConfigError naming the variable when it is invalid. */
   parse: (name: string, raw: string) => T;
   show?: (value: T, env: Env) => string;
+  /** The line's value in .env.example when it is not the default as written by String(). */
+  example?: string;
 };
 
 /** Any other variable, its value parsed by `parse` when set. */
@@ -104,8 +107,8 @@ export function value<T>(spec: ValueSpec<T> & (Default<T> | NoDefault)): Variabl
     description: spec.description,
     secret: spec.secret ?? false,
     accepts: spec.accepts,
-    defaultText: whenUnset !== undefined ? whenUnset : ('defaultText' in spec && spec.defaultText) || plainDefault || '',
-    example: plainDefault ?? '',
+    defaultText: whenUnset ?? (('defaultText' in spec && spec.defaultText) || (plainDefault ? `\`${plainDefault}\`` : '')),
+    example: spec.example ?? plainDefault ?? '',
     parse(name, raw, env) {
       if (!isUnset(raw)) return spec.parse(name, raw);
       if (!('default' in spec)) return undefined;
