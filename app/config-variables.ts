@@ -35,6 +35,7 @@ export const CONFIG_VARIABLES = {
       'The public base URL of the service: the OAuth issuer (`iss`) and the base of the metadata\'s endpoint URLs. Required with WEB_CONCURRENCY above 1 on PostgreSQL, so every process issues and accepts tokens under one issuer.',
     accepts: 'an absolute http(s) URL (a trailing slash is dropped)',
     whenUnset: 'http://localhost:$PORT',
+    defaultText: '`http://localhost:$PORT`',
     parse: (name, raw) => {
       const url = httpUrl(name, raw);
       return url.origin + url.pathname.replace(/\/+$/, '');

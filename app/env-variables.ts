@@ -32,8 +32,8 @@ interface Described {
 
 /** A default: a plain value, or computed from the other variables (then `defaultText` says how). */
 type Default<T> = { default: T; defaultText?: string } | { default: (env: Env) => T; defaultText: string };
-/** No default: unset means something else, which `whenUnset` says. */
-type NoDefault = { whenUnset: string };
+/** No default: unset means something else, which `whenUnset` says (and `defaultText`, in Markdown, if it differs). */
+type NoDefault = { whenUnset: string; defaultText?: string };
 
 /** An unset variable: absent, or empty (as `NAME=` in an env file or a systemd EnvironmentFile leaves it). */
 const isUnset = (raw: string | undefined): raw is undefined | '' => raw === undefined || raw === '';
@@ -107,7 +107,7 @@ export function value<T>(spec: ValueSpec<T> & (Default<T> | NoDefault)): Variabl
     description: spec.description,
     secret: spec.secret ?? false,
     accepts: spec.accepts,
-    defaultText: whenUnset ?? (('defaultText' in spec && spec.defaultText) || (plainDefault ? `\`${plainDefault}\`` : '')),
+    defaultText: ('defaultText' in spec && spec.defaultText) || whenUnset || (plainDefault ? `\`${plainDefault}\`` : ''),
     example: spec.example ?? plainDefault ?? '',
     parse(name, raw, env) {
       if (!isUnset(raw)) return spec.parse(name, raw);
