@@ -11,8 +11,9 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bundledSpecs, type BundledSpec } from '../server/contract/bundled-specs.ts';
 import { DOCS_PATHS, MOCK_SERVER, SCALAR_SCRIPT, docsBarLinks, docsPage, docsTitle, referenceTitle, specServers } from '../server/contract/docs.ts';
-import { INDEX_SLUG, readGuides } from '../server/contract/guide-files.ts';
-import { guidePage, type SiteLinks } from '../server/contract/guide-page.ts';
+import { readGuides } from '../server/contract/guide-files.ts';
+import { guidePage } from '../server/contract/guide-page.ts';
+import { INDEX_SLUG, type SiteLinks } from '../server/contract/guide-site.ts';
 import { GUIDES_STYLESHEET } from '../server/contract/guides-style.ts';
 
 const GUIDES_DIR = 'guides';

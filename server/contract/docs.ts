@@ -8,7 +8,7 @@ import express, { type Request, type Response } from 'express';
 import helmet from 'helmet';
 import type { Surface } from './surfaces.ts';
 import { bundledSpecs, type BundledSpec } from './bundled-specs.ts';
-import type { ReferenceEntry } from './guide-page.ts';
+import type { ReferenceEntry } from './guide-site.ts';
 import { GUIDES_PATH, GUIDES_STYLESHEET_PATH, guidesRoutes } from './guides-routes.ts';
 
 /** Where the service serves each surface's docs (a new surface fails to compile until it has a path here). */

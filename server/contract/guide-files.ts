@@ -4,15 +4,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Lexer, Parser, type Token, type Tokens } from 'marked';
-
-export const INDEX_SLUG = 'index';
-
-export interface Guide {
-  slug: string;
-  /** The text of its first level-1 heading, or its slug. */
-  title: string;
-  markdown: string;
-}
+import { INDEX_SLUG, type Guide } from './guide-site.ts';
 
 /**
  * The repository's docs/, found upward from this module: it runs from server/contract/ under tsx and from dist/ once

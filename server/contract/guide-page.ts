@@ -5,34 +5,8 @@
 import { posix } from 'node:path';
 import GithubSlugger from 'github-slugger';
 import { Marked, type Tokens } from 'marked';
-import { INDEX_SLUG, plainText, type Guide } from './guide-files.ts';
-
-/** Where a page's links lead, for one place the guides are published. */
-export interface SiteLinks {
-  /** A guide's page (the index's for INDEX_SLUG). */
-  guide(slug: string): string;
-  /** The page of the reference served at a DOCS_PATHS path, or undefined when the path is not one. */
-  reference(path: string): string | undefined;
-  /** The site's stylesheet. */
-  stylesheet: string;
-  /**
-   * A file of the repository outside docs/ (its path from the root, e.g. `spec/general/openapi.yaml`), or undefined
-   * when the published pages have no repository to link to: the link's text stays, as plain text.
-   */
-  repositoryFile(path: string): string | undefined;
-}
-
-export interface ReferenceEntry {
-  /** Its DOCS_PATHS path, e.g. /docs. */
-  path: string;
-  title: string;
-}
-
-export interface Site {
-  guides: Guide[];
-  references: ReferenceEntry[];
-  links: SiteLinks;
-}
+import { plainText } from './guide-files.ts';
+import { INDEX_SLUG, type Guide, type Site, type SiteLinks } from './guide-site.ts';
 
 /** The HTML page of one guide of the site. */
 export function guidePage(site: Site, guide: Guide): string {

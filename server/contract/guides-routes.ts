@@ -1,10 +1,10 @@
 // The guides as the running service serves them: the index at GUIDES_PATH/ and each guide at GUIDES_PATH/<slug>,
 // under a content-security policy that allows no script at all. Each page is rendered the first time it is asked
-// for and kept: start-up reads no guide, and the files do not change under a running process.
+// for and kept: start-up reads no guide and loads no Markdown renderer (the bundle keeps it in a chunk of its own),
+// and the files do not change under a running process.
 import express from 'express';
 import helmet from 'helmet';
-import { INDEX_SLUG, readGuides } from './guide-files.ts';
-import { guidePage, type ReferenceEntry, type Site, type SiteLinks } from './guide-page.ts';
+import { INDEX_SLUG, type ReferenceEntry, type Site, type SiteLinks } from './guide-site.ts';
 import { GUIDES_STYLESHEET } from './guides-style.ts';
 
 export const GUIDES_PATH = '/docs/guides';
@@ -23,12 +23,14 @@ export function servedLinks(referencePaths: string[]): SiteLinks {
 /** The router to mount at GUIDES_PATH. */
 export function guidesRoutes(references: ReferenceEntry[]): express.Router {
   const router = express.Router();
-  let site: Site | undefined;
   const pages = new Map<string, string>();
-  const page = (slug: string): string | undefined => {
-    site ??= { guides: readGuides(), references, links: servedLinks(references.map((r) => r.path)) };
-    const guide = site.guides.find((g) => g.slug === slug);
-    if (guide && !pages.has(slug)) pages.set(slug, guidePage(site, guide));
+  let renderer: Promise<(slug: string) => string | undefined> | undefined;
+  const page = async (slug: string): Promise<string | undefined> => {
+    renderer ??= guideRenderer(references);
+    if (!pages.has(slug)) {
+      const html = (await renderer)(slug);
+      if (html !== undefined) pages.set(slug, html);
+    }
     return pages.get(slug);
   };
   router.use(
@@ -44,12 +46,22 @@ export function guidesRoutes(references: ReferenceEntry[]): express.Router {
     }),
   );
   router.get('/guides.css', (_req, res) => void res.type('css').set('Cache-Control', 'public, max-age=3600').send(GUIDES_STYLESHEET));
-  const send = (slug: string, res: express.Response, next: express.NextFunction) => {
-    const html = page(slug);
+  const send = async (slug: string, res: express.Response, next: express.NextFunction) => {
+    const html = await page(slug);
     if (html === undefined) return next();
     res.type('html').send(html);
   };
   router.get('/', (_req, res, next) => send(INDEX_SLUG, res, next));
   router.get('/:slug', (req, res, next) => send(req.params.slug, res, next));
   return router;
+}
+
+/** Reads the guides and loads the renderer (marked), once: a function from a slug to its page, undefined for no guide. */
+async function guideRenderer(references: ReferenceEntry[]): Promise<(slug: string) => string | undefined> {
+  const [{ readGuides }, { guidePage }] = await Promise.all([import('./guide-files.ts'), import('./guide-page.ts')]);
+  const site: Site = { guides: readGuides(), references, links: servedLinks(references.map((r) => r.path)) };
+  return (slug) => {
+    const guide = site.guides.find((g) => g.slug === slug);
+    return guide && guidePage(site, guide);
+  };
 }

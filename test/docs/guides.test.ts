@@ -7,8 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import supertest from 'supertest';
 import { DOCS_PATHS } from '../../server/contract/docs.ts';
-import { INDEX_SLUG, linkedFromIndex, markdownLinks, readGuides } from '../../server/contract/guide-files.ts';
-import { renderMarkdown, rewriteHref, type SiteLinks } from '../../server/contract/guide-page.ts';
+import { linkedFromIndex, markdownLinks, readGuides } from '../../server/contract/guide-files.ts';
+import { renderMarkdown, rewriteHref } from '../../server/contract/guide-page.ts';
+import { INDEX_SLUG, type SiteLinks } from '../../server/contract/guide-site.ts';
 import { GUIDES_PATH, servedLinks } from '../../server/contract/guides-routes.ts';
 import { buildApp } from '../support/partner-app.ts';
 
