@@ -6,7 +6,7 @@ import { posix } from 'node:path';
 import GithubSlugger from 'github-slugger';
 import { Marked, type Tokens } from 'marked';
 import { plainText } from './guide-files.ts';
-import { INDEX_SLUG, type Guide, type Site, type SiteLinks } from './guide-site.ts';
+import { GUIDES_PATH, INDEX_SLUG, type Guide, type Site, type SiteLinks } from './guide-site.ts';
 
 /** The HTML page of one guide of the site. */
 export function guidePage(site: Site, guide: Guide): string {
@@ -71,13 +71,15 @@ export function renderMarkdown(markdown: string, site: Pick<Site, 'guides' | 'li
 }
 
 /**
- * A link as written in docs/<slug>.md, for the page: another guide (`other.md#anchor`), a reference (`/docs`), a
- * repository file (`../spec/…`) or anything absolute (kept). Undefined: no page to link to (plain text instead).
+ * A link as written in docs/<slug>.md, for the page: another guide (`other.md#anchor`, or its served path), a reference
+ * (`/docs`), a repository file (`../spec/…`) or anything absolute (kept). Undefined: no page to link to (plain text).
  */
 export function rewriteHref(href: string, guideSlugs: Set<string>, links: SiteLinks): string | undefined {
   if (/^[a-z][a-z0-9+.-]*:/i.test(href) || href.startsWith('#') || href.startsWith('//')) return href;
   const [target = '', hash] = splitHash(href);
   const anchor = hash === undefined ? '' : `#${hash}`;
+  const served = new RegExp(`^${GUIDES_PATH}(?:/([\\w.-]*))?$`).exec(target);
+  if (served && (!served[1] || guideSlugs.has(served[1]))) return links.guide(served[1] || INDEX_SLUG) + anchor;
   if (target.startsWith('/')) return (links.reference(target.replace(/\/+$/, '') || '/') ?? target) + anchor;
   // Relative to docs/, as the repository's view of the file resolves it.
   const path = posix.normalize(posix.join('docs', target));

@@ -2,6 +2,9 @@
 // where the site is published. Only names here, so the service can load the rendering (marked) on the first request
 // for a guide rather than at start.
 
+/** Where the running service serves the guides (guides-routes.ts). */
+export const GUIDES_PATH = '/docs/guides';
+
 /** The slug of docs/index.md, the guides' index. */
 export const INDEX_SLUG = 'index';
 

@@ -4,10 +4,10 @@
 // and the files do not change under a running process.
 import express from 'express';
 import helmet from 'helmet';
-import { INDEX_SLUG, type ReferenceEntry, type Site, type SiteLinks } from './guide-site.ts';
+import { GUIDES_PATH, INDEX_SLUG, type ReferenceEntry, type Site, type SiteLinks } from './guide-site.ts';
 import { GUIDES_STYLESHEET } from './guides-style.ts';
 
-export const GUIDES_PATH = '/docs/guides';
+export { GUIDES_PATH };
 export const GUIDES_STYLESHEET_PATH = `${GUIDES_PATH}/guides.css`;
 
 export function servedLinks(referencePaths: string[]): SiteLinks {
@@ -26,7 +26,11 @@ export function guidesRoutes(references: ReferenceEntry[]): express.Router {
   const pages = new Map<string, string>();
   let renderer: Promise<(slug: string) => string | undefined> | undefined;
   const page = async (slug: string): Promise<string | undefined> => {
-    renderer ??= guideRenderer(references);
+    // A failed load (a guide that cannot be read) is tried again on the next request, not kept.
+    renderer ??= guideRenderer(references).catch((error: unknown) => {
+      renderer = undefined;
+      throw error;
+    });
     if (!pages.has(slug)) {
       const html = (await renderer)(slug);
       if (html !== undefined) pages.set(slug, html);

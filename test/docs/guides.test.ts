@@ -64,6 +64,8 @@ describe('a guide rendered', () => {
       ['errors.md', `${GUIDES_PATH}/errors`, 'errors.html'],
       ['./errors.md#problem-codes', `${GUIDES_PATH}/errors#problem-codes`, 'errors.html#problem-codes'],
       ['index.md', `${GUIDES_PATH}/`, 'index.html'],
+      [`${GUIDES_PATH}/errors#retry`, `${GUIDES_PATH}/errors#retry`, 'errors.html#retry'],
+      [`${GUIDES_PATH}/`, `${GUIDES_PATH}/`, 'index.html'],
       ['/docs', '/docs', '../general/index.html'],
       ['/api/v1/docs/', '/api/v1/docs', '../partner-v1/index.html'],
       ['/api/v1/docs#tag/universities', '/api/v1/docs#tag/universities', '../partner-v1/index.html#tag/universities'],
