@@ -1,13 +1,15 @@
 // Rendered API reference (Scalar) for each surface: one HTML template shared by the running service (served
 // below) and the static build (scripts/docs.ts). Scalar's standalone bundle is self-contained, so the pages
 // work offline; the bundled spec is fetched by the page from next to it, so a surface's page shows that
-// surface's spec only.
+// surface's spec only. A bar above Scalar links the guides (guides-routes.ts) and the other references.
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import express, { type Request, type Response } from 'express';
 import helmet from 'helmet';
 import type { Surface } from './surfaces.ts';
 import { bundledSpecs, type BundledSpec } from './bundled-specs.ts';
+import type { ReferenceEntry } from './guide-site.ts';
+import { GUIDES_PATH, GUIDES_STYLESHEET_PATH, guidesRoutes } from './guides-routes.ts';
 
 /** Where the service serves each surface's docs (a new surface fails to compile until it has a path here). */
 export const DOCS_PATHS: Record<Surface, string> = { general: '/docs', 'partner-v1': '/api/v1/docs' };
@@ -31,10 +33,18 @@ export interface DocsPageOptions {
   scriptUrl: string;
   /** The servers the try-it console can send requests to, first one preselected. */
   servers: ServerEntry[];
+  /** The bar above the reference: links to the guides and to each reference. */
+  bar: DocsBar;
+}
+
+export interface DocsBar {
+  /** URL of the guides' stylesheet, which styles the bar. */
+  stylesheet: string;
+  links: Array<{ href: string; text: string; current?: boolean }>;
 }
 
 /** The one HTML page of the rendered docs. Configuration goes in a data attribute: no inline script to allow. */
-export function docsPage({ title, specUrl, scriptUrl, servers }: DocsPageOptions): string {
+export function docsPage({ title, specUrl, scriptUrl, servers, bar }: DocsPageOptions): string {
   const configuration = {
     url: specUrl,
     servers: uniqueByUrl(servers),
@@ -55,8 +65,12 @@ export function docsPage({ title, specUrl, scriptUrl, servers }: DocsPageOptions
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>${escapeHtml(title)}</title>
+    <link rel="stylesheet" href='${escapeHtml(bar.stylesheet)}' />
   </head>
   <body>
+    <header class="docs-bar">
+      ${bar.links.map(({ href, text, current }) => `<a href='${escapeHtml(href)}'${current ? ' aria-current="page"' : ''}>${escapeHtml(text)}</a>`).join('\n      ')}
+    </header>
     <script id="api-reference" type="application/json" data-configuration='${escapeHtml(JSON.stringify(configuration))}'></script>
     <script src='${escapeHtml(scriptUrl)}'></script>
   </body>
@@ -65,7 +79,17 @@ export function docsPage({ title, specUrl, scriptUrl, servers }: DocsPageOptions
 }
 
 export function docsTitle(spec: BundledSpec): string {
-  return `${spec.definition.info.title} ${spec.definition.info.version} — reference`;
+  return `${referenceTitle(spec)} — reference`;
+}
+
+/** How the guides and the bar name a surface's reference. */
+export function referenceTitle(spec: BundledSpec): string {
+  return `${spec.definition.info.title} ${spec.definition.info.version}`;
+}
+
+/** The bar's links: the guides, then each reference, `current` marked. */
+export function docsBarLinks(guides: string, references: Array<{ href: string; spec: BundledSpec }>, current: BundledSpec): DocsBar['links'] {
+  return [{ href: guides, text: 'Guides' }, ...references.map(({ href, spec }) => ({ href, text: referenceTitle(spec), current: spec === current }))];
 }
 
 export function specServers(spec: BundledSpec): ServerEntry[] {
@@ -73,11 +97,14 @@ export function specServers(spec: BundledSpec): ServerEntry[] {
 }
 
 /**
- * The docs routes: for each generated surface, its page at DOCS_PATHS[surface], the bundled spec at
- * `<path>/openapi.json` and Scalar's script at `<path>/standalone.js`. Public: no credentials needed.
+ * The docs routes: the guides at GUIDES_PATH; for each generated surface, its page at DOCS_PATHS[surface], the
+ * bundled spec at `<path>/openapi.json` and Scalar's script at `<path>/standalone.js`. Public: no credentials needed.
  */
 export function docsRoutes(specs: BundledSpec[] = bundledSpecs()): express.Router {
   const router = express.Router();
+  const references: ReferenceEntry[] = specs.map((spec) => ({ path: DOCS_PATHS[spec.surface], title: referenceTitle(spec) }));
+  router.use(GUIDES_PATH, guidesRoutes(references));
+  const barReferences = specs.map((spec) => ({ href: DOCS_PATHS[spec.surface], spec }));
   for (const spec of specs) {
     const path = DOCS_PATHS[spec.surface];
     const servers = specServers(spec);
@@ -85,7 +112,8 @@ export function docsRoutes(specs: BundledSpec[] = bundledSpecs()): express.Route
     router.get(path, (req: Request, res: Response) => {
       // The service the page came from first, so the try-it console calls this instance by default.
       const self = { url: `${req.protocol}://${req.get('host')}`, description: 'This instance' };
-      res.type('html').send(docsPage({ title: docsTitle(spec), specUrl: `${path}/openapi.json`, scriptUrl: `${path}/standalone.js`, servers: [self, ...servers, MOCK_SERVER] }));
+      const bar = { stylesheet: GUIDES_STYLESHEET_PATH, links: docsBarLinks(`${GUIDES_PATH}/`, barReferences, spec) };
+      res.type('html').send(docsPage({ title: docsTitle(spec), specUrl: `${path}/openapi.json`, scriptUrl: `${path}/standalone.js`, servers: [self, ...servers, MOCK_SERVER], bar }));
     });
     router.get(`${path}/openapi.json`, (_req, res) => res.sendFile(spec.file));
     router.get(`${path}/standalone.js`, (_req, res) => res.sendFile(SCALAR_SCRIPT, { maxAge: '1d' }));

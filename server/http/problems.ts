@@ -1,7 +1,8 @@
 // The one catalog of errors. Every error response of the service is built here, as RFC 9457 problem+json
-// with a stable `code` (documented in spec/components/schemas/Problem.yaml).
+// with a stable `code`, whose status and title come from the table of codes (problem-codes.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isDatabaseUnavailable, isSerializationFailure } from '../../db/errors.ts';
+import { PROBLEM_CODES, type ProblemCode } from './problem-codes.ts';
 import { requestPath } from './request-target.ts';
 import { sendBody, serialize } from './send-body.ts';
 
@@ -19,99 +20,96 @@ export const RETRY_AFTER_SECONDS = 5;
 export const CONTENTION_RETRY_AFTER_SECONDS = 1;
 
 export class Problem extends Error {
+  readonly status: number;
+  readonly title: string;
+
   constructor(
-    readonly status: number,
-    readonly code: string,
-    readonly title: string,
+    readonly code: ProblemCode,
     readonly detail: string,
     readonly extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
   ) {
     super(detail);
+    ({ status: this.status, title: this.title } = PROBLEM_CODES[code]);
   }
 }
 
+/** The codes of a webhook URL the service refuses to deliver to (services/webhooks/target-address.ts says which). */
+export type UndeliverableCode = Extract<ProblemCode, `webhook_url_${string}`>;
+
 export const problems = {
   invalidRequest: (errors: FieldError[]) =>
-    new Problem(400, 'invalid_request', 'Invalid request', `The request has ${errors.length} invalid part${errors.length === 1 ? '' : 's'}; see errors.`, { errors }),
-  malformedBody: (detail: string) => new Problem(400, 'invalid_request', 'Invalid request', detail, { errors: [{ path: 'body', message: detail }] }),
+    new Problem('invalid_request', `The request has ${errors.length} invalid part${errors.length === 1 ? '' : 's'}; see errors.`, { errors }),
+  malformedBody: (detail: string) => new Problem('invalid_request', detail, { errors: [{ path: 'body', message: detail }] }),
   /** RFC 6750 §2 and §3.1: a request uses one method to send its credential; more than one is invalid_request. */
   severalCredentials: (carriers: string[], challenge: string) =>
-    new Problem(400, 'invalid_request', 'Invalid request', `The request carries credentials in ${carriers.join(' and ')}; send exactly one.`, {
+    new Problem('invalid_request', `The request carries credentials in ${carriers.join(' and ')}; send exactly one.`, {
       errors: carriers.map((name) => ({ path: `header.${name}`, message: 'is one of several credentials; send only one' })),
       headers: { 'WWW-Authenticate': `${challenge}, error="invalid_request"` },
     }),
   unauthorized: (detail: string, challenge: string) =>
-    new Problem(401, 'unauthorized', 'Unauthorized', detail, { headers: { 'WWW-Authenticate': challenge } }),
+    new Problem('unauthorized', detail, { headers: { 'WWW-Authenticate': challenge } }),
   insufficientScope: (required: readonly string[], granted: readonly string[], challenge: string) =>
     new Problem(
-      403,
       'insufficient_scope',
-      'Insufficient scope',
       `This operation needs the scope ${required.join(' ')}; the credential has ${granted.length > 0 ? granted.join(' ') : 'none'}.`,
       { headers: { 'WWW-Authenticate': `${challenge}, error="insufficient_scope", scope="${required.join(' ')}"` } },
     ),
   /** A sensitive account operation whose caller did not prove again who they are (server/auth/reauthentication.ts). */
-  reauthenticationRequired: (detail: string) => new Problem(403, 'reauthentication_required', 'Reauthentication required', detail),
-  notFound: (detail: string) => new Problem(404, 'not_found', 'Not found', detail),
-  conflict: (detail: string) => new Problem(409, 'conflict', 'Conflict', detail),
+  reauthenticationRequired: (detail: string) => new Problem('reauthentication_required', detail),
+  notFound: (detail: string) => new Problem('not_found', detail),
+  conflict: (detail: string) => new Problem('conflict', detail),
   /** A webhook endpoint's URL the service will not deliver to; `code` says why (services/webhooks/target-address.ts). */
-  undeliverableUrl: (code: string, reason: string) =>
-    new Problem(400, code, 'Webhook URL refused', `Webhooks cannot be sent to this URL: ${reason}.`, { errors: [{ path: 'body.url', message: reason }] }),
+  undeliverableUrl: (code: UndeliverableCode, reason: string) =>
+    new Problem(code, `Webhooks cannot be sent to this URL: ${reason}.`, { errors: [{ path: 'body.url', message: reason }] }),
   endpointLimitReached: (max: number) =>
-    new Problem(409, 'endpoint_limit_reached', 'Endpoint limit reached', `You have ${max} webhook endpoints, the most a student may have; delete one first.`),
+    new Problem('endpoint_limit_reached', `You have ${max} webhook endpoints, the most a student may have; delete one first.`),
   /** The per-account bound on open recurring series (services/tasks/series.ts MAX_OPEN_SERIES). */
   seriesLimitReached: (max: number) =>
     new Problem(
-      409,
       'series_limit_reached',
-      'Recurring series limit reached',
       `You have ${max} open recurring tasks, the most a student may have; remove the recurrence of one (PATCH {"recurrence":null}) or delete one first.`,
     ),
   endpointDisabled: () =>
-    new Problem(409, 'endpoint_disabled', 'Endpoint disabled', 'This endpoint is disabled; enable it (PATCH {"enabled":true}) before sending to it.'),
+    new Problem('endpoint_disabled', 'This endpoint is disabled; enable it (PATCH {"enabled":true}) before sending to it.'),
   methodNotAllowed: (method: string, path: string, allow: string[], why = '') =>
-    new Problem(405, 'method_not_allowed', 'Method not allowed', `${method} is not allowed on ${path}${why}.`, { headers: { Allow: allow.join(', ') } }),
+    new Problem('method_not_allowed', `${method} is not allowed on ${path}${why}.`, { headers: { Allow: allow.join(', ') } }),
   payloadTooLarge: (limitBytes: number) =>
-    new Problem(413, 'payload_too_large', 'Payload too large', `The request body exceeds ${Math.floor(limitBytes / 1024)} KiB.`),
+    new Problem('payload_too_large', `The request body exceeds ${Math.floor(limitBytes / 1024)} KiB.`),
   idempotencyKeyReused: () =>
-    new Problem(422, 'idempotency_key_reused', 'Idempotency key reused', 'This Idempotency-Key was used with a different request; use a new key for a new request.'),
+    new Problem('idempotency_key_reused', 'This Idempotency-Key was used with a different request; use a new key for a new request.'),
   /** A review dated in the future or before the offline window (domain/srs.ts OFFLINE_REVIEW_WINDOW_DAYS). */
   reviewedAtOutOfRange: (path: string, days: number) =>
-    new Problem(400, 'reviewed_at_out_of_range', 'Review time out of range', `reviewed_at must be within the past ${days} days and not in the future.`, {
+    new Problem('reviewed_at_out_of_range', `reviewed_at must be within the past ${days} days and not in the future.`, {
       errors: [{ path, message: `must be within the past ${days} days and not in the future` }],
     }),
   /** Too many wrong passwords for one account (server/auth/password-attempts.ts): refused even when right, until the window ends. */
   passwordAttemptsExceeded: (limit: number, windowMinutes: number, retryAfterSeconds: number) =>
     new Problem(
-      429,
       'password_attempts_exceeded',
-      'Too many password attempts',
       `This account had ${limit} wrong passwords in ${windowMinutes} minutes; no password is checked for it until ${retryAfterSeconds} seconds from now.`,
       { headers: { 'Retry-After': String(retryAfterSeconds) } },
     ),
-  rateLimited: (detail: string) => new Problem(429, 'rate_limited', 'Too many requests', detail),
+  rateLimited: (detail: string) => new Problem('rate_limited', detail),
   /** A second account export of one student while the first still runs (services/exports/export-limits.ts). */
   exportInProgress: (retryAfterSeconds: number) =>
-    new Problem(429, 'export_in_progress', 'Export in progress', `An export of this account is already running; one runs at a time. Retry in ${retryAfterSeconds} seconds.`, {
+    new Problem('export_in_progress', `An export of this account is already running; one runs at a time. Retry in ${retryAfterSeconds} seconds.`, {
       headers: { 'Retry-After': String(retryAfterSeconds) },
     }),
   /** An account (or one of its conversations) already has as many AI replies queued or generating as it may. */
   tooManyConcurrentReplies: (detail: string, retryAfterSeconds: number) =>
-    new Problem(429, 'too_many_concurrent_replies', 'Too many concurrent replies', `${detail} Retry in ${retryAfterSeconds} seconds.`, {
+    new Problem('too_many_concurrent_replies', `${detail} Retry in ${retryAfterSeconds} seconds.`, {
       headers: { 'Retry-After': String(retryAfterSeconds) },
     }),
   /** The account holds as many open streams as it may (services/events/open-streams.ts), whatever their kind or key. */
   tooManyStreams: (max: number, retryAfterSeconds: number) =>
     new Problem(
-      429,
       'too_many_streams',
-      'Too many open streams',
       `This account has ${max} streams open, the most it may hold at once (whichever key or token opened them); close one, or retry in ${retryAfterSeconds} seconds.`,
       { headers: { 'Retry-After': String(retryAfterSeconds) } },
     ),
   /** A dependency (the database, the limit counters) failed or timed out: the request may succeed when retried. */
   serviceUnavailable: (detail = 'A service this request depends on is unavailable or too slow right now.') =>
-    new Problem(503, 'service_unavailable', 'Service unavailable', `${detail} Retry in ${RETRY_AFTER_SECONDS} seconds.`, {
+    new Problem('service_unavailable', `${detail} Retry in ${RETRY_AFTER_SECONDS} seconds.`, {
       headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
     }),
   /**
@@ -119,16 +117,16 @@ export const problems = {
    * concurrency condition, not a fault of the request, so a 503 that asks for a prompt retry.
    */
   writeContention: () =>
-    new Problem(503, 'service_unavailable', 'Service unavailable', `Other changes to the same data were being written at the same moment. Retry in ${CONTENTION_RETRY_AFTER_SECONDS} second.`, {
+    new Problem('service_unavailable', `Other changes to the same data were being written at the same moment. Retry in ${CONTENTION_RETRY_AFTER_SECONDS} second.`, {
       headers: { 'Retry-After': String(CONTENTION_RETRY_AFTER_SECONDS) },
     }),
   /** A signed callback whose signature is missing, wrong or too old: the signature is its only credential. */
-  invalidSignature: (detail: string) => new Problem(401, 'invalid_signature', 'Invalid signature', detail),
-  unknownStudent: (detail: string) => new Problem(422, 'unknown_student', 'Unknown student', detail),
+  invalidSignature: (detail: string) => new Problem('invalid_signature', detail),
+  unknownStudent: (detail: string) => new Problem('unknown_student', detail),
   /** A feature its operator has not set up: the caller (a provider that retries) may try again later. */
   notConfigured: (detail: string, retryAfterSeconds: number) =>
-    new Problem(503, 'not_configured', 'Not configured', `${detail} Retry in ${retryAfterSeconds} seconds.`, { headers: { 'Retry-After': String(retryAfterSeconds) } }),
-  internal: () => new Problem(500, 'internal_error', 'Internal error', 'Something failed on our side; it has been logged with the request id.'),
+    new Problem('not_configured', `${detail} Retry in ${retryAfterSeconds} seconds.`, { headers: { 'Retry-After': String(retryAfterSeconds) } }),
+  internal: () => new Problem('internal_error', 'Something failed on our side; it has been logged with the request id.'),
 };
 
 /**

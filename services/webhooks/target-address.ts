@@ -9,17 +9,16 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import type { UndeliverableCode } from '../../server/http/problems.ts';
 import { withTimeout } from '../../server/process/timeout.ts';
 
 /** How long registration waits for DNS before refusing the URL as unresolvable. */
 export const DNS_TIMEOUT_MS = 3_000;
 
-export type UndeliverableReason = 'webhook_url_invalid' | 'webhook_url_not_https' | 'webhook_url_not_public' | 'webhook_url_unresolvable';
-
 /** A URL webhooks cannot be sent to; `code` is stable (the endpoints API returns it in a 400 problem). */
 export class UndeliverableUrlError extends Error {
   constructor(
-    readonly code: UndeliverableReason,
+    readonly code: UndeliverableCode,
     message: string,
   ) {
     super(message);

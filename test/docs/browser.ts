@@ -28,7 +28,7 @@ export async function launchOrSkip(context: Context): Promise<Browser> {
   });
 }
 
-const CONTENT_TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.json': 'application/json' };
+const CONTENT_TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.css': 'text/css', '.js': 'text/javascript', '.json': 'application/json' };
 
 /** A plain static file server over a directory, like any host the built docs would be published on. */
 export async function serveDirectory(root: string): Promise<{ url: string; server: Server }> {
@@ -112,4 +112,54 @@ export async function foreignOperations(page: Page, others: DocumentedOperation[
   return others
     .filter((op) => ids.some((id) => id.endsWith(`/${op.method}${op.path}`)) || (!ownSummaries.has(op.summary) && text.includes(op.summary)))
     .map((op) => `${op.operationId} (${op.method} ${op.path})`);
+}
+
+/**
+ * Console errors of a page. A resource that failed to load is logged as one too; watchPage reports those (bar the
+ * favicon) by their response, so they are left to it.
+ */
+export function watchConsoleErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) errors.push(message.text());
+  });
+  page.on('pageerror', (error) => errors.push(`uncaught: ${error.message}`));
+  return errors;
+}
+
+/**
+ * The links of the open page that lead nowhere: a page of the same origin that does not answer 200, or an anchor
+ * (`#id`) that a guide page does not have. Links to other origins are not followed (the tests have no network) and
+ * are returned apart. The anchors of a reference page are made by Scalar in the browser and are not checked.
+ * `seen` caches each page's answer across calls.
+ */
+export async function brokenLinks(page: Page, seen: Map<string, { status: number; ids: Set<string> | undefined }>): Promise<{ broken: string[]; external: string[] }> {
+  const here = new URL(page.url());
+  const hrefs = await page.evaluate(() => [...new Set([...document.querySelectorAll('a[href]')].map((a) => (a as HTMLAnchorElement).href))]);
+  const broken: string[] = [];
+  const external: string[] = [];
+  for (const href of hrefs) {
+    const url = URL.canParse(href) ? new URL(href) : undefined;
+    if (!url) {
+      broken.push(`${href}: not a URL`);
+      continue;
+    }
+    if (url.origin !== here.origin) {
+      external.push(href);
+      continue;
+    }
+    const target = url.href.replace(/#.*$/, '');
+    if (!seen.has(target)) {
+      const response = await page.request.get(target);
+      const html = (response.headers()['content-type'] ?? '').startsWith('text/html') ? await response.text() : '';
+      // A guide page (its body says so) has its anchors in its HTML.
+      const ids = /<body class="guides">/.test(html) ? new Set([...html.matchAll(/\sid="([^"]+)"/g)].map((m) => m[1]!)) : undefined;
+      seen.set(target, { status: response.status(), ids });
+    }
+    const { status, ids } = seen.get(target)!;
+    const anchor = decodeURIComponent(url.hash.slice(1));
+    if (status !== 200) broken.push(`${href}: ${status}`);
+    else if (anchor && ids && !ids.has(anchor)) broken.push(`${href}: no element with id "${anchor}"`);
+  }
+  return { broken, external };
 }

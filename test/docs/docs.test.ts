@@ -1,6 +1,8 @@
 // The rendered docs: `npm run docs` builds a static page per surface that shows every operation of that surface's
 // spec and nothing of the others, and the running service serves the same pages at /docs and /api/v1/docs under a
-// content-security policy relaxed for them only. The pages are checked in a real browser (browser.ts).
+// content-security policy relaxed for them only. The guides (docs/*.md) are built beside them and served at
+// /docs/guides/. The pages are checked in a real browser (browser.ts): every guide as served and as built, with every
+// link on it.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -11,15 +13,19 @@ import type { Browser } from 'playwright-core';
 import supertest from 'supertest';
 import type { Surface } from '../../server/contract/surfaces.ts';
 import { bundledSpecs } from '../../server/contract/bundled-specs.ts';
-import { DOCS_PATHS } from '../../server/contract/docs.ts';
+import { DOCS_PATHS, referenceTitle } from '../../server/contract/docs.ts';
+import { readGuides } from '../../server/contract/guide-files.ts';
+import { INDEX_SLUG, type Guide } from '../../server/contract/guide-site.ts';
+import { GUIDES_PATH } from '../../server/contract/guides-routes.ts';
 import { listen, type Listening } from '../support/listening.ts';
 import { buildApp } from '../support/partner-app.ts';
-import { foreignOperations, launchOrSkip, missingOperations, operationsOf, serveDirectory, watchPage } from './browser.ts';
+import { brokenLinks, foreignOperations, launchOrSkip, missingOperations, operationsOf, serveDirectory, watchConsoleErrors, watchPage } from './browser.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 const specs = bundledSpecs();
 const operationsBySurface = new Map(specs.map((spec) => [spec.surface, operationsOf(spec.definition)]));
 const othersThan = (surface: Surface) => specs.filter((s) => s.surface !== surface).flatMap((s) => operationsOf(s.definition));
+const guides = readGuides();
 
 describe('rendered docs served by the service', () => {
   let api: ReturnType<typeof supertest>;
@@ -74,6 +80,10 @@ describe('npm run docs', function () {
     for (const spec of specs) assert.deepEqual(readdirSync(join(outDir, spec.surface)).sort(), ['index.html', 'openapi.json', 'standalone.js']);
   });
 
+  it('writes guides/index.html, a page for every other guide and their stylesheet', () => {
+    assert.deepEqual(readdirSync(join(outDir, 'guides')).sort(), [...guides.map((g) => `${g.slug}.html`), 'guides.css'].sort());
+  });
+
   describe('the docs in a browser', () => {
     let browser: Browser;
     let staticHost: { url: string; server: Server };
@@ -102,6 +112,45 @@ describe('npm run docs', function () {
       });
     }
 
+    // Each page's answer, for every link check of the suite (the static host and the service have different origins).
+    const seen = new Map<string, { status: number; ids: Set<string> | undefined }>();
+
+    for (const guide of guides) {
+      it(`the guide ${guide.slug} on a static host lists every guide, loads cleanly, and each of its links resolves`, async () => {
+        await expectGuide(`${staticHost.url}/guides/${guide.slug}.html`, guide);
+      });
+
+      it(`the guide ${guide.slug} as the service serves it lists every guide, loads cleanly, and each of its links resolves`, async () => {
+        await expectGuide(`${service.baseUrl}${GUIDES_PATH}/${guide.slug === INDEX_SLUG ? '' : guide.slug}`, guide);
+      });
+    }
+
+    async function expectGuide(url: string, guide: Guide) {
+      const page = await browser.newPage();
+      try {
+        const problems = await watchPage(page);
+        const errors = watchConsoleErrors(page);
+        assert.equal((await page.goto(url))?.status(), 200, url);
+        assert.ok((await page.title()).startsWith(guide.title), `the title of ${url} names ${guide.title}`);
+        const nav = await page.locator('.guides-list a').evaluateAll((links) => links.map((a) => [a.textContent, a.getAttribute('aria-current')]));
+        assert.deepEqual(
+          nav,
+          guides.filter((g) => g.slug !== INDEX_SLUG).map((g) => [g.title, g.slug === guide.slug ? 'page' : null]),
+          'the navigation lists every guide but the index, in order, this one marked',
+        );
+        assert.deepEqual(await page.locator('.references-list a').allInnerTexts(), specs.map(referenceTitle));
+        assert.equal(await page.locator('script').count(), 0, 'a guide page has no script');
+        // The stylesheet applied: the navigation is a column beside the guide.
+        assert.equal(await page.locator('body').evaluate((body) => getComputedStyle(body).display), 'grid');
+        const { broken } = await brokenLinks(page, seen);
+        assert.deepEqual(broken, [], `links of ${url} that lead nowhere`);
+        assert.deepEqual(problems, [], `${url} loads cleanly`);
+        assert.deepEqual(errors, [], `console errors on ${url}`);
+      } finally {
+        await page.close();
+      }
+    }
+
     async function expectDocs(url: string, surface: Surface) {
       const page = await browser.newPage();
       try {
@@ -110,6 +159,9 @@ describe('npm run docs', function () {
         const own = operationsBySurface.get(surface)!;
         assert.deepEqual(await missingOperations(page, own), [], `operations missing from ${url}`);
         assert.deepEqual(await foreignOperations(page, othersThan(surface), own), [], `operations of another surface on ${url}`);
+        // The bar above Scalar is visible (Scalar's layout leaves room for it), and every link of the page answers.
+        assert.ok(await page.locator('.docs-bar a', { hasText: 'Guides' }).isVisible(), `the link to the guides is visible on ${url}`);
+        assert.deepEqual((await brokenLinks(page, seen)).broken, [], `links of ${url} that lead nowhere`);
         assert.deepEqual(problems, [], `${url} loads cleanly`);
       } finally {
         await page.close();

@@ -1,5 +1,9 @@
-// The settings that decide whether several processes can share tokens: refused at start, in one line, when unsafe.
+// The settings that decide whether several processes can share tokens: refused at start, in one line, when unsafe;
+// and the declaration every variable is read through.
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CONFIG_VARIABLES } from '../../app/config-variables.ts';
 import { signingKeySource } from '../../server/auth/signing-key-store.ts';
 import { loadConfig } from '../../app/config.ts';
 import { ConfigError } from '../../server/process/config-error.ts';
@@ -59,5 +63,31 @@ describe('loadConfig: processes, secrets and metrics', () => {
     assert.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true);
     assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2);
     assert.equal(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8' }).trustProxy, 'loopback, 10.0.0.0/8');
+  });
+});
+
+describe('the declared variables', () => {
+  it('refuses a flag other than 1 or 0 rather than reading it as off', () => {
+    assert.equal(loadConfig({ VALIDATE_RESPONSES: '1' }).validateResponses, true);
+    assert.equal(loadConfig({ VALIDATE_RESPONSES: '0' }).validateResponses, false);
+    assert.throws(() => loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }), (e) => e instanceof ConfigError && e.message === 'WEBHOOK_ALLOW_PRIVATE_TARGETS must be 1 (on) or 0 (off), got "true"');
+  });
+
+  it('takes LOG_LEVEL as one of pino\'s levels only', () => {
+    assert.equal(loadConfig({ LOG_LEVEL: 'debug' }).logLevel, 'debug');
+    assert.throws(() => loadConfig({ LOG_LEVEL: 'verbose' }), (e) => e instanceof ConfigError && e.message === 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "verbose"');
+  });
+
+  it('counts an empty variable as unset, as an env file\'s NAME= leaves it', () => {
+    assert.deepEqual(loadConfig(Object.fromEntries(Object.keys(CONFIG_VARIABLES).map((name) => [name, '']))), loadConfig({}));
+  });
+
+  it('declares every variable the service reads (the service reads none but through the declaration)', () => {
+    const root = new URL('../../', import.meta.url).pathname;
+    const read = ['app', 'server', 'services', 'handlers', 'db', 'domain']
+      .flatMap((dir) => readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' }).filter((f) => /\.(ts|mjs)$/.test(f)).map((f) => join(root, dir, f)))
+      .flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/\benv\.([A-Z][A-Z0-9_]+)/g)].map((m) => m[1]!));
+    assert.ok(read.length > 0);
+    assert.deepEqual([...new Set(read)].filter((name) => !(name in CONFIG_VARIABLES)), []);
   });
 });
