@@ -25,7 +25,7 @@ describe('loadConfig: PostgreSQL behind a transaction pooler', () => {
   });
 
   it('refuses values it does not know', () => {
-    assert.throws(() => loadConfig({ DATABASE_URL: direct, DATABASE_POOLER: 'session' }), /DATABASE_POOLER must be none or transaction, got "session"/);
+    assert.throws(() => loadConfig({ DATABASE_URL: direct, DATABASE_POOLER: 'session' }), /DATABASE_POOLER must be one of none, transaction, got "session"/);
     assert.throws(() => loadConfig({ DATABASE_URL: direct, DATABASE_PREPARED_STATEMENTS: 'yes' }), /DATABASE_PREPARED_STATEMENTS must be on or off, got "yes"/);
   });
 });
