@@ -11,7 +11,7 @@ import { basename, join } from 'node:path';
  * Packages left to node_modules: PGlite finds its WebAssembly and file-system bundle beside its own module, argon2 is a
  * native addon, the API reference is served as a file, and pg-native is an optional module pg tries to load.
  */
-const EXTERNAL = ['@electric-sql/pglite', '@node-rs/argon2', '@scalar/api-reference', 'pg-native'];
+const EXTERNAL = ['@electric-sql/pglite', '@node-rs/argon2', 'pg-native'];
 
 /** Builds dist/ from app/main.ts; returns the paths (relative to `root`) of the files it was built from. */
 export function build(root) {

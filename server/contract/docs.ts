@@ -2,20 +2,17 @@
 // below) and the static build (scripts/docs.ts). Scalar's standalone bundle is self-contained, so the pages
 // work offline; the bundled spec is fetched by the page from next to it, so a surface's page shows that
 // surface's spec only. A bar above Scalar links the guides (guides-routes.ts) and the other references.
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import express, { type Request, type Response } from 'express';
 import helmet from 'helmet';
 import type { Surface } from './surfaces.ts';
 import { bundledSpecs, type BundledSpec } from './bundled-specs.ts';
 import type { ReferenceEntry } from './guide-site.ts';
+import { SCALAR_SCRIPT } from './scalar-bundle.ts';
 import { GUIDES_PATH, GUIDES_STYLESHEET_PATH, guidesRoutes } from './guides-routes.ts';
 
 /** Where the service serves each surface's docs (a new surface fails to compile until it has a path here). */
 export const DOCS_PATHS: Record<Surface, string> = { general: '/docs', 'partner-v1': '/api/v1/docs' };
 
-/** Scalar's offline bundle (the package exports no subpath for it, so it is found next to its main entry). */
-export const SCALAR_SCRIPT = join(dirname(createRequire(import.meta.url).resolve('@scalar/api-reference')), 'browser/standalone.js');
 
 /** The mock server at its default port (scripts/mock.ts), offered to the try-it console beside the spec's servers. */
 export const MOCK_SERVER = { url: 'http://localhost:4010', description: 'Mock server (`npm run mock`), answers from the examples' };

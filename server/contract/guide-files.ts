@@ -1,24 +1,13 @@
 // The guides: Markdown files docs/<slug>.md of the repository, docs/index.md their index. Their order is the order in
 // which the index links them; a guide the index does not link comes after, alphabetically (and a test fails on it).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { basename, join } from 'node:path';
 import { Lexer, Parser, type Token, type Tokens } from 'marked';
+import { docsDirectory } from './docs-directory.ts';
 import { INDEX_SLUG, type Guide } from './guide-site.ts';
 
-/**
- * The repository's docs/, found upward from this module: it runs from server/contract/ under tsx and from dist/ once
- * bundled (app/start.mjs); the project root is the first directory up with a package.json.
- */
-export function guidesDirectory(): string {
-  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
-    if (existsSync(join(dir, 'package.json'))) return join(dir, 'docs');
-    if (dirname(dir) === dir) throw new Error(`no package.json above ${fileURLToPath(import.meta.url)}`);
-  }
-}
-
 /** Every docs/*.md in the order of the index's links (the index first), then the unlinked ones alphabetically. */
-export function readGuides(dir = guidesDirectory()): Guide[] {
+export function readGuides(dir = docsDirectory()): Guide[] {
   if (!existsSync(dir)) return [];
   const guides = readdirSync(dir)
     .filter((name) => name.endsWith('.md'))
