@@ -1,4 +1,4 @@
-// What the week view reads: a student's tasks, exams and cards due in a time range, and a country's holidays.
+// What the week view reads: a student's tasks, exams and cards due in a time range (a country's holidays: holidays.ts).
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
 import { TASK_COLUMNS } from './tasks.ts';
@@ -73,29 +73,4 @@ export async function cardsDueBefore(db: Db, userId: string, to: Date, timeZone:
     .select(['deck_id', 'title', 'on_date', (eb) => eb.fn.countAll<number>().as('due_count')])
     .groupBy(['deck_id', 'title', 'on_date'])
     .execute();
-}
-
-export async function holidaysBetween(db: Db, countryCode: string, firstDate: string, lastDate: string) {
-  return db
-    .selectFrom('holidays')
-    .select(['on_date', 'name', 'is_break', 'description'])
-    .where('country_code', '=', countryCode)
-    .where('on_date', '>=', firstDate)
-    .where('on_date', '<=', lastDate)
-    .orderBy('on_date')
-    .orderBy('name')
-    .execute();
-}
-
-/** True when any holiday of the country is stored for the year (a year with none stored is not computed yet). */
-export async function holidayYearStored(db: Db, countryCode: string, year: number): Promise<boolean> {
-  const row = await db
-    .selectFrom('holidays')
-    .select('on_date')
-    .where('country_code', '=', countryCode)
-    .where('on_date', '>=', `${year}-01-01`)
-    .where('on_date', '<=', `${year}-12-31`)
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
 }
