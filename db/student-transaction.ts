@@ -12,6 +12,7 @@
 // a second abort propagates, and the server answers 503 with Retry-After (server/http/problems.ts), never 500.
 import { sql } from 'kysely';
 import type { Db } from './connect.ts';
+import { executePrepared } from './prepared-statements.ts';
 import { isSerializationFailure } from './errors.ts';
 
 /** Runs of one transaction: the first and one retry after a deadlock or serialization failure. */
@@ -58,6 +59,6 @@ const lockedIn = new WeakMap<Db, Set<string>>();
 export async function lockStudent(trx: Db, userId: string): Promise<void> {
   const locked = trx.isTransaction ? lockedIn.get(trx) : undefined;
   if (locked?.has(userId)) return;
-  await sql`select 1 from users where id = ${userId} for no key update`.execute(trx);
+  await executePrepared(trx, sql`select 1 from users where id = ${userId} for no key update`);
   if (trx.isTransaction) lockedIn.set(trx, (locked ?? new Set()).add(userId));
 }
