@@ -44,6 +44,8 @@ export function scenarios(year: number, ids: ScenarioIds = { cardId: '00000000-0
     },
     { name: 'today-loop', method: 'GET', path: '/api/today/loop', credential: 'student-token', expectedStatus: 200 },
     // A study session's write: a graded review moves the card, logs the review, counts the day and its xp, readiness.
+    // A failed recall (grade 2) restarts the card at one day: thousands of passing grades of one card would grow
+    // its SM-2 interval past the dates PostgreSQL stores.
     { name: 'card-review', method: 'POST', path: `/api/flashcards/cards/${ids.cardId}/reviews`, body: { grade: 2 }, credential: 'student-token', expectedStatus: 201 },
     // The week view: tasks, exams, due decks, the country's holidays and the recurring tasks' projections.
     { name: 'week-schedule', method: 'GET', path: '/api/schedule', credential: 'student-token', expectedStatus: 200 },
