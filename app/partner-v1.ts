@@ -8,6 +8,7 @@ import type { ApiKeyRecord } from '../db/queries/api-keys.ts';
 import { keepLeaderboardsInMemory } from '../db/queries/leaderboards.ts';
 import { keepStatsInMemory } from '../db/queries/stats.ts';
 import { keepUniversitiesInMemory } from '../db/queries/universities.ts';
+import { keepHolidaysInMemory } from '../db/queries/holidays.ts';
 import { partnerV1Handlers } from '../handlers/partner-v1/index.ts';
 import type { AuthFailureLimit } from '../server/auth/auth-failure-limit.ts';
 import { loadSurfaceContract } from '../server/contract/contract.ts';
@@ -24,7 +25,7 @@ export interface PartnerV1Deps {
   authFailures: AuthFailureLimit;
   now: () => Date;
   lifecycle: Lifecycle;
-  /** Drops what each process keeps (keys, universities, leaderboards, stats) when it changes anywhere. */
+  /** Drops what each process keeps (keys, universities, holidays, leaderboards, stats) when it changes anywhere. */
   notifications: Notifications;
   onContractViolation?: (req: IncomingMessage, failures: string[]) => void;
 }
@@ -32,6 +33,7 @@ export interface PartnerV1Deps {
 export async function partnerV1(deps: PartnerV1Deps) {
   const contract = await loadSurfaceContract('partner-v1');
   keepUniversitiesInMemory(deps.db, deps.notifications);
+  keepHolidaysInMemory(deps.db, deps.notifications);
   keepLeaderboardsInMemory(deps.db, deps.notifications);
   keepStatsInMemory(deps.db, deps.notifications);
   const limitKey = createLimiter<ApiKeyRecord>(

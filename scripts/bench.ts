@@ -68,7 +68,7 @@ try {
   if (backends) cleanups.push(() => backends.close());
   const serviceTarget: Target = { baseUrl: service.baseUrl, pids: async () => [...processTree(service.child.pid!), ...((await backends?.pids()) ?? [])] };
 
-  const list = scenarios(new Date().getUTCFullYear()).filter((scenario) => !only || only.includes(scenario.name));
+  const list = scenarios(new Date().getUTCFullYear(), credentials).filter((scenario) => !only || only.includes(scenario.name));
   const canned = await Promise.all(list.map((scenario) => probe(service.baseUrl, scenario, requestHeaders(scenario, credentials))));
   const cannedDir = mkdtempSync(join(tmpdir(), 'bench-baseline-'));
   cleanups.push(async () => rmSync(cannedDir, { recursive: true, force: true }));

@@ -3,6 +3,7 @@
 import { sql, type ExpressionBuilder } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { Db } from '../connect.ts';
+import { executePrepared } from '../prepared-statements.ts';
 import type { Database } from '../schema.ts';
 import { instantMs } from './json-instants.ts';
 
@@ -153,9 +154,10 @@ export function upcomingPreparation(db: Db, userId: string, fromDate: string, li
 
 /** The upcoming exams with what prepares each, and the study days of the window: one statement. */
 export async function findUpcomingPreparation(db: Db, userId: string, fromDate: string, window: StudyWindow, limit?: number) {
-  return db
-    .selectNoFrom([upcomingPreparation(db, userId, fromDate, limit).as('exams'), studyDays(db, userId, window).as('study_days')])
-    .executeTakeFirstOrThrow();
+  // Named (db/prepared-statements.ts): every write that may move readiness runs it, and its parse and plan cost more
+  // than its execution.
+  const [row] = await executePrepared(db, db.selectNoFrom([upcomingPreparation(db, userId, fromDate, limit).as('exams'), studyDays(db, userId, window).as('study_days')]));
+  return row!;
 }
 
 /**

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { Db } from '../connect.ts';
+import { executePrepared } from '../prepared-statements.ts';
 import type { Database } from '../schema.ts';
 import type { FsrsCardState, FsrsParameters } from '../../domain/fsrs.ts';
 
@@ -170,9 +171,25 @@ export async function findCard(db: Db, userId: string, cardId: string) {
   return db.selectFrom('flashcard_cards').select(CARD_COLUMNS).where((eb) => ownCard(eb, userId, cardId)).executeTakeFirst();
 }
 
-/** The card, locked until the transaction ends, so concurrent reviews of one card apply one after the other. */
-export async function lockCard(trx: Db, userId: string, cardId: string) {
-  return trx.selectFrom('flashcard_cards').select(CARD_COLUMNS).where((eb) => ownCard(eb, userId, cardId)).forUpdate().executeTakeFirst();
+/**
+ * The card with its deck's scheduler, the card locked until the transaction ends, so concurrent reviews of one card
+ * apply one after the other. One statement: a review is the write of every study session.
+ */
+export async function lockCardForReview(trx: Db, userId: string, cardId: string) {
+  const [row] = await executePrepared(
+    trx,
+    trx
+      .selectFrom('flashcard_cards as c')
+      .innerJoin('flashcard_decks as d', (join) => join.onRef('d.id', '=', 'c.deck_id').onRef('d.user_id', '=', 'c.user_id'))
+      .select(CARD_COLUMNS.map((column) => `c.${column}` as const))
+      .select(['d.scheduler', 'd.fsrs_parameters'])
+      .where('c.id', '=', cardId)
+      .where('c.user_id', '=', userId)
+      .forUpdate('c'),
+  );
+  if (!row) return undefined;
+  const { scheduler, fsrs_parameters, ...card } = row;
+  return { card, deck: { scheduler, fsrs_parameters } };
 }
 
 export async function updateCardText(db: Db, userId: string, cardId: string, changes: Partial<{ front: string; back: string }>, now: Date) {
@@ -205,16 +222,20 @@ export interface ReviewOutcome {
 /** Sets the card's SM-2 parameters from a review; call inside the transaction that records the review. */
 export async function applyReviewToCard(trx: Db, userId: string, cardId: string, outcome: ReviewOutcome, now: Date) {
   const { ease, repetitions, interval_days, next_due_at, reviewed_at, fsrs_state } = outcome;
-  return trx
-    .updateTable('flashcard_cards')
-    .set({ ease, repetitions, interval_days, next_due_at, last_reviewed_at: reviewed_at, fsrs_state: jsonOrNull(fsrs_state), updated_at: now })
-    .where((eb) => ownCard(eb, userId, cardId))
-    .returning(CARD_COLUMNS)
-    .executeTakeFirstOrThrow();
+  const [row] = await executePrepared(
+    trx,
+    trx
+      .updateTable('flashcard_cards')
+      .set({ ease, repetitions, interval_days, next_due_at, last_reviewed_at: reviewed_at, fsrs_state: jsonOrNull(fsrs_state), updated_at: now })
+      .where((eb) => ownCard(eb, userId, cardId))
+      .returning(CARD_COLUMNS),
+  );
+  return row!;
 }
 
 /** Records a review; call inside the transaction that applies it to the card. */
 export async function insertReview(trx: Db, review: ReviewOutcome & { card_id: string; user_id: string }) {
   const { fsrs_state: _memory, ...row } = review;
-  return trx.insertInto('flashcard_reviews').values(row).returning(REVIEW_COLUMNS).$narrowType<{ card_id: string }>().executeTakeFirstOrThrow();
+  const [inserted] = await executePrepared(trx, trx.insertInto('flashcard_reviews').values(row).returning(REVIEW_COLUMNS).$narrowType<{ card_id: string }>());
+  return inserted!;
 }

@@ -1,19 +1,22 @@
 // The readiness stream's memory: the count of each student's readiness moves and, per exam, the state last pushed.
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
+import { executePrepared } from '../prepared-statements.ts';
 
 /**
  * The student's next version, counted up; the row stays locked until the transaction ends, so the moves of one
  * student are computed one after the other, each seeing what the one before it committed.
  */
 export async function nextReadinessVersion(trx: Db, userId: string): Promise<number> {
-  const row = await trx
-    .insertInto('readiness_versions')
-    .values({ user_id: userId, version: 1 })
-    .onConflict((oc) => oc.column('user_id').doUpdateSet({ version: sql<number>`readiness_versions.version + 1` }))
-    .returning('version')
-    .executeTakeFirstOrThrow();
-  return row.version;
+  const [row] = await executePrepared(
+    trx,
+    trx
+      .insertInto('readiness_versions')
+      .values({ user_id: userId, version: 1 })
+      .onConflict((oc) => oc.column('user_id').doUpdateSet({ version: sql<number>`readiness_versions.version + 1` }))
+      .returning('version'),
+  );
+  return row!.version;
 }
 
 /** The version the student's readiness is at now; 0 before its first move. */
@@ -24,7 +27,7 @@ export async function currentReadinessVersion(db: Db, userId: string): Promise<n
 
 /** The state last pushed of each exam the stream shows now (tombstones left out). */
 export async function pushedReadiness(trx: Db, userId: string) {
-  return trx.selectFrom('exam_readiness').select(['exam_id', 'state']).where('user_id', '=', userId).where('state', 'is not', null).execute();
+  return executePrepared(trx, trx.selectFrom('exam_readiness').select(['exam_id', 'state']).where('user_id', '=', userId).where('state', 'is not', null));
 }
 
 /** Records a pushed state (null: the exam left the stream) under `version`. */

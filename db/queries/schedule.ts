@@ -1,18 +1,23 @@
-// What the week view reads: a student's tasks, exams and cards due in a time range, and a country's holidays.
+// What the week view reads: a student's tasks, exams and cards due in a time range (a country's holidays: holidays.ts).
+// The week view's four reads are named prepared statements (db/prepared-statements.ts): parsed and planned once per
+// connection instead of on every view.
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
+import { executePrepared } from '../prepared-statements.ts';
 import { TASK_COLUMNS } from './tasks.ts';
 
 export async function tasksDueBetween(db: Db, userId: string, from: Date, to: Date) {
-  return db
-    .selectFrom('tasks')
-    .select(TASK_COLUMNS)
-    .where('user_id', '=', userId)
-    .where('due_at', '>=', from)
-    .where('due_at', '<', to)
-    .orderBy('due_at')
-    .orderBy('id')
-    .execute();
+  return executePrepared(
+    db,
+    db
+      .selectFrom('tasks')
+      .select(TASK_COLUMNS)
+      .where('user_id', '=', userId)
+      .where('due_at', '>=', from)
+      .where('due_at', '<', to)
+      .orderBy('due_at')
+      .orderBy('id'),
+  );
 }
 
 /**
@@ -30,14 +35,16 @@ function openSeriesHeadRows(db: Db, userId: string) {
 
 /** The first `limit` heads due before `to`, earliest first: the series a week ending at `to` may project. */
 export async function openSeriesHeads(db: Db, userId: string, to: Date, limit: number) {
-  return openSeriesHeadRows(db, userId)
-    .select(['t.series_id', 't.title', 't.course', 't.priority', 't.recurrence', 't.due_at', 't.series_starts_at'])
-    .where('t.due_at', '<', to)
-    .$narrowType<{ series_id: string; recurrence: string; series_starts_at: Date }>()
-    .orderBy('t.due_at')
-    .orderBy('t.id')
-    .limit(limit)
-    .execute();
+  return executePrepared(
+    db,
+    openSeriesHeadRows(db, userId)
+      .select(['t.series_id', 't.title', 't.course', 't.priority', 't.recurrence', 't.due_at', 't.series_starts_at'])
+      .where('t.due_at', '<', to)
+      .$narrowType<{ series_id: string; recurrence: string; series_starts_at: Date }>()
+      .orderBy('t.due_at')
+      .orderBy('t.id')
+      .limit(limit),
+  );
 }
 
 /** How many open recurring series the student has: the per-account bound counts these. */
@@ -47,16 +54,18 @@ export async function countOpenSeries(db: Db, userId: string): Promise<number> {
 }
 
 export async function examsBetween(db: Db, userId: string, firstDate: string, lastDate: string) {
-  return db
-    .selectFrom('exams')
-    .select(['id', 'subject', 'exam_date'])
-    .where('user_id', '=', userId)
-    .where('exam_date', '>=', firstDate)
-    .where('exam_date', '<=', lastDate)
-    .orderBy('exam_date')
-    .orderBy('subject')
-    .orderBy('id')
-    .execute();
+  return executePrepared(
+    db,
+    db
+      .selectFrom('exams')
+      .select(['id', 'subject', 'exam_date'])
+      .where('user_id', '=', userId)
+      .where('exam_date', '>=', firstDate)
+      .where('exam_date', '<=', lastDate)
+      .orderBy('exam_date')
+      .orderBy('subject')
+      .orderBy('id'),
+  );
 }
 
 /** Cards due before `to`, counted per deck and local due date in `timeZone` (overdue ones included). */
@@ -68,34 +77,11 @@ export async function cardsDueBefore(db: Db, userId: string, to: Date, timeZone:
     .where('c.user_id', '=', userId)
     .where('c.next_due_at', '<', to)
     .as('due');
-  return db
-    .selectFrom(due)
-    .select(['deck_id', 'title', 'on_date', (eb) => eb.fn.countAll<number>().as('due_count')])
-    .groupBy(['deck_id', 'title', 'on_date'])
-    .execute();
-}
-
-export async function holidaysBetween(db: Db, countryCode: string, firstDate: string, lastDate: string) {
-  return db
-    .selectFrom('holidays')
-    .select(['on_date', 'name', 'is_break', 'description'])
-    .where('country_code', '=', countryCode)
-    .where('on_date', '>=', firstDate)
-    .where('on_date', '<=', lastDate)
-    .orderBy('on_date')
-    .orderBy('name')
-    .execute();
-}
-
-/** True when any holiday of the country is stored for the year (a year with none stored is not computed yet). */
-export async function holidayYearStored(db: Db, countryCode: string, year: number): Promise<boolean> {
-  const row = await db
-    .selectFrom('holidays')
-    .select('on_date')
-    .where('country_code', '=', countryCode)
-    .where('on_date', '>=', `${year}-01-01`)
-    .where('on_date', '<=', `${year}-12-31`)
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
+  return executePrepared(
+    db,
+    db
+      .selectFrom(due)
+      .select(['deck_id', 'title', 'on_date', (eb) => eb.fn.countAll<number>().as('due_count')])
+      .groupBy(['deck_id', 'title', 'on_date']),
+  );
 }

@@ -3,6 +3,7 @@
 // lapsed streak reads as 0 without a nightly job.
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
+import { executePrepared } from '../prepared-statements.ts';
 
 /**
  * The streak as of today in the user's own time zone: one whose last study day is before yesterday has lapsed.
@@ -18,14 +19,16 @@ export const currentStreak = sql<number>`case when last_study_date is null or la
  * time order extend it as if they had been online.
  */
 export async function recordStudyDay(trx: Db, userId: string, today: string, at: Date): Promise<void> {
-  await trx
-    .updateTable('users')
+  await executePrepared(
+    trx,
+    trx
+      .updateTable('users')
     .set({
       streak: sql<number>`case when last_study_date = ${today}::date then streak when last_study_date = ${today}::date - 1 then streak + 1 else 1 end`,
       last_study_date: today,
       last_active_at: at,
     })
     .where('id', '=', userId)
-    .where((eb) => eb.or([eb('last_study_date', 'is', null), eb('last_study_date', '<=', today)]))
-    .execute();
+    .where((eb) => eb.or([eb('last_study_date', 'is', null), eb('last_study_date', '<=', today)])),
+  );
 }

@@ -4,6 +4,7 @@
 // award of the same thing, be it a retry, a race or a farm.
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
+import { executePrepared } from '../prepared-statements.ts';
 import { lockStudent } from '../student-transaction.ts';
 import { CAPPED_SOURCES, cappedAmount, isCapped, type XpClaim } from '../../domain/xp.ts';
 
@@ -13,8 +14,8 @@ import { CAPPED_SOURCES, cappedAmount, isCapped, type XpClaim } from '../../doma
  */
 export async function awardXp(trx: Db, userId: string, claim: XpClaim, at: Date): Promise<number> {
   await lockStudent(trx, userId);
-  const seen = await trx.selectFrom('xp_awards').select('amount').where('user_id', '=', userId).where('award_key', '=', claim.key).executeTakeFirst();
-  if (seen) return 0;
+  const seen = await executePrepared(trx, trx.selectFrom('xp_awards').select('amount').where('user_id', '=', userId).where('award_key', '=', claim.key));
+  if (seen.length > 0) return 0;
   const amount = isCapped(claim.source) ? cappedAmount(claim.amount, await cappedToday(trx, userId, claim.localDate)) : claim.amount;
   await trx
     .insertInto('xp_awards')

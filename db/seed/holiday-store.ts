@@ -1,5 +1,6 @@
 // Stores computed holidays: the one place that writes holiday_countries and holidays.
 import type { Db } from '../connect.ts';
+import { notifyHolidaysChanged } from '../queries/holidays.ts';
 
 /**
  * Enables `countryCode` and replaces its holidays of `years` in one transaction, so running it again
@@ -16,6 +17,8 @@ export async function storeHolidays(db: Db, countryCode: string, years: number[]
       await trx.deleteFrom('holidays').where('country_code', '=', code).where('on_date', '>=', `${year}-01-01`).where('on_date', '<=', `${year}-12-31`).execute();
     }
     if (rows.length > 0) await trx.insertInto('holidays').values(rows).execute();
+    // Processes keep holidays in memory: they are told once this commits.
+    await notifyHolidaysChanged(trx);
     return rows.length;
   });
 }

@@ -1,6 +1,6 @@
-import { insertMissingHolidays, isHolidayCountryEnabled } from '../../db/queries/holidays.ts';
+import { holidaysBetween, holidayYearStored, insertMissingHolidays, isHolidayCountryEnabled } from '../../db/queries/holidays.ts';
 import { holidaysComputable } from '../../db/seed/holiday-years.ts';
-import { cardsDueBefore, examsBetween, holidaysBetween, holidayYearStored, openSeriesHeads, tasksDueBetween } from '../../db/queries/schedule.ts';
+import { cardsDueBefore, examsBetween, openSeriesHeads, tasksDueBetween } from '../../db/queries/schedule.ts';
 import type { Db } from '../../db/connect.ts';
 import { problems } from '../../server/http/problems.ts';
 import { taskBody } from '../../services/tasks/task-body.ts';
@@ -74,8 +74,10 @@ export const getSchedule: GeneralHandlers['getSchedule'] = async ({ query, princ
  * cover (db/seed/holiday-years.ts) has no holidays to show.
  */
 async function countryHolidays(db: Db, countryCode: string, week: Week) {
+  // Both reads are served from memory (db/queries/holidays.ts) once the process keeps holidays.
+  if (!(await isHolidayCountryEnabled(db, countryCode))) return [];
   const rows = await holidaysBetween(db, countryCode, week.dates[0]!, week.dates[6]!);
-  if (rows.length > 0 || !(await isHolidayCountryEnabled(db, countryCode))) return rows;
+  if (rows.length > 0) return rows;
   const years = [...new Set(week.dates.map((date) => Number(date.slice(0, 4))))];
   let filled = false;
   for (const year of years) {

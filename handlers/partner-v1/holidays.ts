@@ -1,4 +1,4 @@
-import { insertMissingHolidays, isHolidayCountryEnabled, listHolidays as storedHolidays } from '../../db/queries/holidays.ts';
+import { insertMissingHolidays, isHolidayCountryEnabled, listHolidays as storedHolidays, type HolidayRow } from '../../db/queries/holidays.ts';
 import { problems } from '../../server/http/problems.ts';
 import type { PartnerHandlers } from './types.ts';
 
@@ -15,5 +15,6 @@ export const listHolidays: PartnerHandlers['listHolidays'] = async ({ path, quer
     await insertMissingHolidays(db, computeHolidays(country, year));
     rows = await storedHolidays(db, country, year);
   }
-  return { status: 200, body: rows };
+  // Frozen when kept in memory (db/queries/holidays.ts): sent as bytes serialized once (server/http/frozen-json.ts).
+  return { status: 200, body: rows as HolidayRow[] };
 };

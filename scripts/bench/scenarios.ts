@@ -15,8 +15,16 @@ export interface Scenario {
   expectedStatus: number;
 }
 
-/** The issue's scenarios first (partner v1's hot reads, then the general surface with a JWT), then the refusals. */
-export function scenarios(year: number): Scenario[] {
+/** What a scenario's path names of the bench's data: the demo student's card that the review scenario grades. */
+export interface ScenarioIds {
+  cardId: string;
+}
+
+/**
+ * The issue's scenarios first (partner v1's hot reads, then the general surface with a JWT), then the refusals.
+ * `ids` may be left out where only the names are needed.
+ */
+export function scenarios(year: number, ids: ScenarioIds = { cardId: '00000000-0000-0000-0000-000000000000' }): Scenario[] {
   return [
     { name: 'v1-universities', method: 'GET', path: '/api/v1/universities?country_code=kz&limit=20', credential: 'partner-key', expectedStatus: 200 },
     { name: 'v1-leaderboard', method: 'GET', path: '/api/v1/leaderboards/global?limit=100', credential: 'partner-key', expectedStatus: 200 },
@@ -35,6 +43,12 @@ export function scenarios(year: number): Scenario[] {
       expectedStatus: 201,
     },
     { name: 'today-loop', method: 'GET', path: '/api/today/loop', credential: 'student-token', expectedStatus: 200 },
+    // A study session's write: a graded review moves the card, logs the review, counts the day and its xp, readiness.
+    // A failed recall (grade 2) restarts the card at one day: thousands of passing grades of one card would grow
+    // its SM-2 interval past the dates PostgreSQL stores.
+    { name: 'card-review', method: 'POST', path: `/api/flashcards/cards/${ids.cardId}/reviews`, body: { grade: 2 }, credential: 'student-token', expectedStatus: 201 },
+    // The week view: tasks, exams, due decks, the country's holidays and the recurring tasks' projections.
+    { name: 'week-schedule', method: 'GET', path: '/api/schedule', credential: 'student-token', expectedStatus: 200 },
     { name: 'v1-invalid-400', method: 'GET', path: '/api/v1/universities?limit=0', credential: 'partner-key', expectedStatus: 400 },
     { name: 'v1-unauthenticated-401', method: 'GET', path: '/api/v1/health', credential: 'none', expectedStatus: 401 },
   ];

@@ -57,6 +57,8 @@ export interface Credentials {
   apiKey: string;
   /** An access token of the demo student (15 minutes: longer than a full bench run). */
   studentToken: string;
+  /** One of the demo student's cards, for the review scenario. */
+  cardId: string;
 }
 
 /** JWT_PRIVATE_KEY for the bench's server: the bench signs its student's token with the same key. */
@@ -85,7 +87,8 @@ export async function prepareCredentials(database: BenchDatabase, jwtPrivateKey:
 
     const tokens = accessTokenIssuer(await loadSigningKey(jwtPrivateKey), { issuer: BENCH_PUBLIC_URL, now: () => new Date() });
     const { token: studentToken } = await tokens.issue({ user_id: studentId, client_id, scopes: ALL_SCOPES, grant_id: grantId });
-    return { apiKey, studentToken };
+    const card = await db.selectFrom('flashcard_cards').select('id').where('user_id', '=', studentId).orderBy('id').limit(1).executeTakeFirstOrThrow();
+    return { apiKey, studentToken, cardId: card.id };
   } finally {
     await db.destroy();
   }

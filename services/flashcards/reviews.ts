@@ -4,7 +4,7 @@
 // caller's transaction (an idempotent request's), so a crash leaves all of it or none and concurrent reviews of one
 // card apply one after the other.
 import type { Db } from '../../db/connect.ts';
-import { applyReviewToCard, deckSchedulers, insertReview, lockCard, lockCards, type CardRow, type ReviewRow } from '../../db/queries/flashcards.ts';
+import { applyReviewToCard, deckSchedulers, insertReview, lockCardForReview, lockCards, type CardRow, type ReviewRow } from '../../db/queries/flashcards.ts';
 import { recordStudyDay } from '../../db/queries/streak.ts';
 import { awardXp } from '../../db/queries/xp.ts';
 import { fsrsParameters, type FsrsParameters } from '../../domain/fsrs.ts';
@@ -28,10 +28,9 @@ export interface GradedCard {
 
 /** One review of the student's card; undefined when the student has no card with this id (nothing is written). */
 export async function recordReview(trx: Db, student: Student, review: GradedCard, at: Date): Promise<RecordedReview | undefined> {
-  const card = await lockCard(trx, student.user_id, review.card_id);
-  if (!card) return undefined;
-  const schedulers = await deckSchedulers(trx, student.user_id, [card.deck_id]);
-  const recorded = await applyReview(trx, student, card, fsrsOf(schedulers, card.deck_id), review.grade, review.reviewedAt, at);
+  const locked = await lockCardForReview(trx, student.user_id, review.card_id);
+  if (!locked) return undefined;
+  const recorded = await applyReview(trx, student, locked.card, fsrsOf(locked.deck), review.grade, review.reviewedAt, at);
   await readinessMoved(trx, student, at);
   return recorded;
 }
@@ -51,7 +50,7 @@ export async function recordReviews(trx: Db, student: Student, reviews: GradedCa
   const inOrder = reviews.map((review, index) => ({ ...review, index })).sort((a, b) => a.reviewedAt.getTime() - b.reviewedAt.getTime() || a.index - b.index);
   for (const review of inOrder) {
     const current = cards.get(review.card_id)!;
-    const recorded = await applyReview(trx, student, current, fsrsOf(schedulers, current.deck_id), review.grade, review.reviewedAt, at, studyDays);
+    const recorded = await applyReview(trx, student, current, fsrsOf(schedulers.get(current.deck_id)), review.grade, review.reviewedAt, at, studyDays);
     cards.set(review.card_id, recorded.card);
     reviewed[review.index] = recorded;
   }
@@ -84,8 +83,7 @@ async function applyReview(
   return { review, card: updated };
 }
 
-/** The FSRS parameters a review of a card of `deckId` schedules with, or undefined for an SM-2 deck. */
-function fsrsOf(schedulers: Awaited<ReturnType<typeof deckSchedulers>>, deckId: string): FsrsParameters | undefined {
-  const deck = schedulers.get(deckId);
+/** The FSRS parameters a review of a card of `deck` schedules with, or undefined for an SM-2 deck. */
+function fsrsOf(deck: { scheduler: string; fsrs_parameters: FsrsParameters | null } | undefined): FsrsParameters | undefined {
   return deck?.scheduler === 'fsrs' ? fsrsParameters(deck.fsrs_parameters) : undefined;
 }

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { HOLIDAYS_CHANNEL, notifyHolidaysChanged } from '../../db/queries/holidays.ts';
 import { storeHolidays } from '../../db/seed/holiday-store.ts';
+import { changeNotified, nextNotification } from '../support/next-notification.ts';
 import { partnerApp } from '../support/partner-app.ts';
 
 type Holiday = { on_date: string; name: string; is_break: boolean; description: string };
@@ -40,7 +42,8 @@ describe('listHolidays', () => {
     const { api, key, db } = await partnerApp();
     const refused = await api.get('/api/v1/holidays/fr?year=2026').set('X-Service-API-Key', key).expect(404);
     assert.match(refused.body.detail, /FR/);
-    await storeHolidays(db, 'FR', [2026]);
+    // Processes keep the enabled countries in memory: they serve FR once the commit's notification reaches them.
+    await changeNotified(HOLIDAYS_CHANNEL, () => storeHolidays(db, 'FR', [2026]));
     const res = await api.get('/api/v1/holidays/fr?year=2026').set('X-Service-API-Key', key).expect(200);
     assert.ok(res.body.some((h: Holiday) => h.on_date === '2026-07-14'), 'Bastille Day');
   });
@@ -52,4 +55,36 @@ describe('listHolidays', () => {
       assert.equal(res.body.code, 'invalid_request');
     });
   }
+});
+
+describe('listHolidays from memory', () => {
+  it('serves a year from memory, as the same bytes, and the stored year again once a change is notified', async () => {
+    const { api, key, db } = await partnerApp();
+    await nextNotification(HOLIDAYS_CHANNEL, 'missed');
+    const path = '/api/v1/holidays/kz?year=2027';
+    const before = await api.get(path).set('X-Service-API-Key', key).expect(200);
+    const first = before.body[0] as Holiday;
+    const renamed = { name: `${first.name} (moved)` };
+    const rename = () =>
+      db.updateTable('holidays').set(renamed).where('country_code', '=', 'KZ').where('on_date', '=', first.on_date).where('name', '=', first.name).execute();
+    try {
+      await rename();
+      // Nobody was told: the year kept in memory still answers, as the same bytes.
+      const kept = await api.get(path).set('X-Service-API-Key', key).expect(200);
+      assert.deepEqual(kept.body, before.body);
+      assert.equal(kept.headers.etag, before.headers.etag);
+
+      // The seed stores the year anew and tells every process.
+      await changeNotified(HOLIDAYS_CHANNEL, () => storeHolidays(db, 'KZ', [2027]));
+      const after = await api.get(path).set('X-Service-API-Key', key).expect(200);
+      assert.deepEqual(after.body, before.body, 'the stored year, read again');
+      await rename();
+      await changeNotified(HOLIDAYS_CHANNEL, () => db.transaction().execute((trx) => notifyHolidaysChanged(trx)));
+      const changed = await api.get(path).set('X-Service-API-Key', key).expect(200);
+      assert.ok(changed.body.some((h: Holiday) => h.name === renamed.name), 'the renamed holiday, once notified');
+      assert.notEqual(changed.headers.etag, before.headers.etag, 'serialized anew');
+    } finally {
+      await changeNotified(HOLIDAYS_CHANNEL, () => storeHolidays(db, 'KZ', [2027]));
+    }
+  });
 });
