@@ -29,16 +29,13 @@ export async function markFannedOut(trx: Db, eventIds: string[], at: Date): Prom
  */
 export async function endpointsForEvents(trx: Db, events: Array<{ id: string; type: string; user_id: string; read_scope: string }>) {
   if (events.length === 0) return [];
-  // Without statistics (webhook_endpoints and oauth_grants are small, often empty, tables that autovacuum never
-  // analyzes) the planner assumes ten pages each and costs this join far above jit_above_cost, so PostgreSQL
-  // compiled it with LLVM on every pass: 5-10 ms of CPU for a statement that runs in a tenth of a millisecond, most
-  // of what a task's creation cost the database. Off for the rest of this transaction only (PGlite has no JIT).
-  await sql`set local jit = off`.execute(trx);
   // The batch travels as one JSON parameter (arrays of uuids are not parameters both drivers bind alike).
   const batch = JSON.stringify(events.map((event, n) => ({ ...event, n })));
   // Two joins, one per kind of owner (an endpoint has one), rather than one join with an OR: each reaches the
-  // endpoints by an index, and the plan stays cheap. With an OR, PostgreSQL costed a subplan per event and endpoint,
-  // past jit_above_cost, and compiled the statement (~30-100 ms of JIT on every fan-out, measured on PostgreSQL 15).
+  // endpoints by an index, and the plan stays cheap. With an OR, and no statistics on these small tables (autovacuum
+  // rarely analyzes them), PostgreSQL costed a subplan per event and endpoint past jit_above_cost and compiled the
+  // statement with LLVM on every fan-out: milliseconds of CPU for a statement that runs in a tenth of one. Keep the
+  // plan's estimated cost under jit_above_cost when changing this query (EXPLAIN shows it).
   const { rows } = await sql<{ event_id: string; endpoint_id: string }>`
     with ev as (select * from jsonb_to_recordset(${batch}::jsonb) as ev(id uuid, type text, user_id uuid, read_scope text, n int))
     select event_id, endpoint_id from (
