@@ -21,12 +21,19 @@ export interface SrsState {
 }
 
 /** A card that was never reviewed. */
+/**
+ * The longest interval SM-2 may choose: 100 years, Anki's and ts-fsrs's default maximum. Without it, a card passed
+ * again and again grows its interval geometrically until the next review falls past the year 9999, which no
+ * timestamp can hold (the review was refused with a 500).
+ */
+export const MAX_INTERVAL_DAYS = 36_500;
+
 export const NEW_CARD: SrsState = { ease: 2.5, repetitions: 0, interval_days: 0 };
 
 /** The parameters after one review graded `grade` (0..5). */
 export function sm2Step(state: SrsState, grade: Grade): SrsState {
   const next = supermemo({ interval: state.interval_days, repetition: state.repetitions, efactor: state.ease }, grade);
-  return { ease: next.efactor, repetitions: next.repetition, interval_days: next.interval };
+  return { ease: next.efactor, repetitions: next.repetition, interval_days: Math.min(next.interval, MAX_INTERVAL_DAYS) };
 }
 
 /**

@@ -1337,6 +1337,7 @@ export interface components {
             fsrs: components["schemas"]["CardFsrsState"] | null;
             /** Format: uuid */
             id: string;
+            /** @description At most 36500 (100 years) in either scheduler. */
             interval_days: number;
             /** Format: date-time */
             last_reviewed_at: string | null;

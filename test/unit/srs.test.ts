@@ -3,7 +3,7 @@
 // q < 3 starts the repetitions again. The rows are chosen where the description leaves no room for reading; the
 // two places where the library reads it its own way are pinned separately below (see domain/srs.ts).
 import assert from 'node:assert/strict';
-import { isWithinOfflineWindow, NEW_CARD, nextDueAt, OFFLINE_REVIEW_WINDOW_DAYS, reviewStep, sm2Step, type Grade, type SrsState } from '../../domain/srs.ts';
+import { isWithinOfflineWindow, MAX_INTERVAL_DAYS, NEW_CARD, nextDueAt, OFFLINE_REVIEW_WINDOW_DAYS, reviewStep, sm2Step, type Grade, type SrsState } from '../../domain/srs.ts';
 
 /** Eases are binary doubles (2.7 + 0.1 is 2.8000000000000003); compare them to the decimal worked by hand. */
 function assertState(actual: SrsState, expected: SrsState, label: string): void {
@@ -36,6 +36,13 @@ describe('sm2Step (SM-2 through supermemo 2.0.23)', () => {
   it('multiplies by the ease the card had before the review: 15 days at 2.5 answered 3 gives 37.5 → 38 days, ease 2.36', () => {
     assertState(sm2Step({ ease: 2.5, repetitions: 3, interval_days: 15 }, 3), { ease: 2.36, repetitions: 4, interval_days: 38 }, 'q=3');
     assertState(sm2Step({ ease: 1.3, repetitions: 5, interval_days: 10 }, 5), { ease: 1.4, repetitions: 6, interval_days: 13 }, 'q=5 at the floor');
+  });
+
+  it('caps the interval at MAX_INTERVAL_DAYS, so a card passed for ever stays on the calendar', () => {
+    let state = NEW_CARD;
+    for (let n = 0; n < 40; n++) state = sm2Step(state, 5);
+    assert.equal(state.interval_days, MAX_INTERVAL_DAYS);
+    assert.ok(nextDueAt(new Date('2026-11-27T10:00:00Z'), state.interval_days, 'Asia/Almaty').getUTCFullYear() < 9999);
   });
 
   it('never lets the ease fall below 1.3', () => {
