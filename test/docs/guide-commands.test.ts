@@ -1,7 +1,8 @@
 // Every command the README and the guides show works as written on a fresh clone: each file's shell blocks run in
 // order against a fresh instance (`npm start`'s entry on a new data directory and a free port), with the demo
 // credentials its banner prints in PARTNER_KEY, STUDENT_KEY and STUDENT_PASSWORD, as getting-started.md tells a
-// reader to set them. Blocks that cannot run say why in their fence (guide-blocks.ts); none is skipped silently.
+// reader to set them, and WEBHOOK_ALLOW_PRIVATE_TARGETS=1 as docs/webhooks.md starts it for local receivers. Blocks that
+// cannot run say why in their fence (guide-blocks.ts); none is skipped silently.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -60,7 +61,7 @@ describe('commands of the README and the guides, on a fresh instance', function 
 
   before(async () => {
     port = await freePort();
-    instance = new Instance({ DATA_DIR: join(dataDir, 'data'), PORT: String(port), DATABASE_URL: undefined, REDIS_URL: undefined, SECRETS_KEY: undefined });
+    instance = new Instance({ DATA_DIR: join(dataDir, 'data'), PORT: String(port), DATABASE_URL: undefined, REDIS_URL: undefined, SECRETS_KEY: undefined, WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' });
     const output = await instance.start();
     const { DATABASE_URL: _db, REDIS_URL: _redis, SECRETS_KEY: _secrets, ...inherited } = process.env;
     env = {
