@@ -30,10 +30,16 @@ export interface FencedBlock {
 
 const SHELLS = new Set(['sh', 'bash', 'shell']);
 
-/** README.md and every Markdown file of docs/, as the repository holds them. */
+/**
+ * README.md, then the guides in the order docs/index.md links them (a reader's order: getting started comes before
+ * the features that change the demo student's plan), then any guide it does not link.
+ */
 export function documentedFiles(): string[] {
-  const guides = readdirSync(join(REPO, 'docs')).filter((name) => name.endsWith('.md')).sort();
-  return ['README.md', ...guides.map((name) => `docs/${name}`)];
+  const guides = readdirSync(join(REPO, 'docs')).filter((name) => name.endsWith('.md'));
+  const index = readFileSync(join(REPO, 'docs/index.md'), 'utf8');
+  const linked = [...index.matchAll(/\]\(([\w-]+\.md)\)/g)].map((match) => match[1]!).filter((name) => guides.includes(name));
+  const ordered = [...new Set(['index.md', ...linked, ...guides.sort()])];
+  return ['README.md', ...ordered.map((name) => `docs/${name}`)];
 }
 
 export function fencedBlocks(file: string): FencedBlock[] {
