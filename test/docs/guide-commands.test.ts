@@ -1,7 +1,8 @@
-// Every command the README and the guides show works as written on a fresh clone: each file's shell blocks run in
-// order against a fresh instance (`npm start`'s entry on a new data directory and a free port), with the demo
-// credentials its banner prints in PARTNER_KEY, STUDENT_KEY and STUDENT_PASSWORD, as getting-started.md tells a
-// reader to set them, and WEBHOOK_ALLOW_PRIVATE_TARGETS=1 exported as docs/webhooks.md does for local receivers.
+// Every command the README and the guides show works as written on a fresh clone: the shell blocks run in a reader's
+// order (README.md, then the guides as docs/index.md lists them), one shell's variables carried along, against a
+// fresh instance (`npm start`'s entry on a new data directory and a free port), with the demo credentials its banner
+// prints in PARTNER_KEY, STUDENT_KEY and STUDENT_PASSWORD, as getting-started.md tells a reader to set them, and
+// WEBHOOK_ALLOW_PRIVATE_TARGETS=1 exported as docs/webhooks.md does for local receivers.
 // Blocks that cannot run say why in their fence (guide-blocks.ts); none is skipped silently.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -76,6 +77,8 @@ describe('commands of the README and the guides, on a fresh instance', function 
     };
   });
   const timings: [string, number][] = [];
+  /** The reader's shell: what one block assigns, the next sees, across files read in order. */
+  let state = '';
   after(async () => {
     const slowest = timings.sort((a, b) => b[1] - a[1]).slice(0, 5);
     console.log(`      slowest blocks: ${slowest.map(([at, ms]) => `${at} ${(ms / 1000).toFixed(1)} s`).join(', ')}`);
@@ -98,7 +101,6 @@ describe('commands of the README and the guides, on a fresh instance', function 
     const runnable = shellBlocks(file).filter((block) => block.noRun === undefined);
     if (runnable.length === 0) continue;
     it(`${file}: ${runnable.length} block(s)`, async () => {
-      let state = '';
       for (const block of runnable) {
         if (usesCli(block.code)) await instance.stop();
         else if (usesServer(block.code)) await instance.start();
