@@ -1,4 +1,4 @@
-// Receivers' side of webhooks: the README's published test vector signs as printed (checked with the
+// Receivers' side of webhooks: the published test vector (docs/webhooks.md) signs as printed (checked with the
 // standardwebhooks library and by hand), and the SDK's verifyWebhook returns the typed event or throws.
 import assert from 'node:assert/strict';
 import { createHmac, randomUUID } from 'node:crypto';
@@ -7,7 +7,7 @@ import { Webhook } from 'standardwebhooks';
 import { verifyWebhook, WebhookVerificationError } from '../../sdk/index.ts';
 import { assertEventConforms } from '../support/event-contract.ts';
 
-/** The test vector of the README's "Webhooks" section. */
+/** The test vector of docs/webhooks.md. */
 const VECTOR = {
   secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
   id: 'd1e2f3a4-b5c6-4d7e-8f90-a1b2c3d4e5f6',
@@ -23,13 +23,13 @@ const headersFor = (secret: string, id: string, at: Date, body: string) => ({
 });
 
 describe('webhook test vector', () => {
-  it('signs as the README publishes it, by the standardwebhooks library and by hand', () => {
+  it('signs as docs/webhooks.md publishes it, by the standardwebhooks library and by hand', () => {
     assert.equal(new Webhook(VECTOR.secret).sign(VECTOR.id, new Date(VECTOR.timestamp * 1000), VECTOR.body), VECTOR.signature);
     const key = Buffer.from(VECTOR.secret.slice('whsec_'.length), 'base64');
     const byHand = createHmac('sha256', key).update(`${VECTOR.id}.${VECTOR.timestamp}.${VECTOR.body}`).digest('base64');
     assert.equal(`v1,${byHand}`, VECTOR.signature);
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    for (const part of [VECTOR.secret, VECTOR.id, String(VECTOR.timestamp), VECTOR.body, VECTOR.signature]) assert.ok(readme.includes(part), `the README lacks ${part}`);
+    const guide = readFileSync(new URL('../../docs/webhooks.md', import.meta.url), 'utf8');
+    for (const part of [VECTOR.secret, VECTOR.id, String(VECTOR.timestamp), VECTOR.body, VECTOR.signature]) assert.ok(guide.includes(part), `docs/webhooks.md lacks ${part}`);
     assertEventConforms(JSON.parse(VECTOR.body));
   });
 });
