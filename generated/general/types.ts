@@ -3293,10 +3293,7 @@ export interface operations {
             /** @description The reply, as a stream of server-sent events. */
             200: {
                 headers: {
-                    /**
-                     * @description The stream is never cached or transformed (compressing proxies would hold events back).
-                     * @example private, no-cache, no-store, no-transform, must-revalidate, max-age=0
-                     */
+                    /** @description The stream is never cached or transformed (compressing proxies would hold events back). */
                     "Cache-Control": string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -3586,7 +3583,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The exam's `id`. Another student's exam answers `404`, like one that does not exist. */
-                exam_id: components["parameters"]["ExamId"];
+                exam_id: string;
             };
             cookie?: never;
         };
@@ -3672,10 +3669,7 @@ export interface operations {
             /** @description The readiness of the student's upcoming exams, as a stream of server-sent events. */
             200: {
                 headers: {
-                    /**
-                     * @description The stream is never cached or transformed (compressing proxies would hold events back).
-                     * @example private, no-cache, no-store, no-transform, must-revalidate, max-age=0
-                     */
+                    /** @description The stream is never cached or transformed (compressing proxies would hold events back). */
                     "Cache-Control": string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -3754,7 +3748,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The card's `id`. Another student's card answers `404`, like one that does not exist. */
-                card_id: components["parameters"]["CardId"];
+                card_id: string;
             };
             cookie?: never;
         };
@@ -4001,7 +3995,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The deck's `id`. Another student's deck answers `404`, like one that does not exist. */
-                deck_id: components["parameters"]["DeckId"];
+                deck_id: string;
             };
             cookie?: never;
         };
@@ -4514,7 +4508,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The task's `id`. Another student's task answers `404`, like an id that does not exist. */
+                /** @description The task's `id`. Another student's task answers `404`, like one that does not exist. */
                 id: string;
             };
             cookie?: never;
@@ -4895,15 +4889,9 @@ export interface operations {
             /** @description The whole export, streamed. */
             200: {
                 headers: {
-                    /**
-                     * @description `no-store`: the document holds all of the student's data; no cache, private or shared, may keep a copy.
-                     * @example no-store
-                     */
+                    /** @description `no-store`: the document holds all of the student's data; no cache, private or shared, may keep a copy. */
                     "Cache-Control": "no-store";
-                    /**
-                     * @description An attachment, named after the service and the date of the export (UTC), for browsers to save.
-                     * @example attachment; filename="study-companion-export-2026-11-24.json"
-                     */
+                    /** @description An attachment, named after the service and the date of the export (UTC), for browsers to save. */
                     "Content-Disposition": string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -5121,7 +5109,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The endpoint's `id`. Another student's endpoint answers `404`, like one that does not exist. */
-                endpoint_id: components["parameters"]["WebhookEndpointId"];
+                endpoint_id: string;
             };
             cookie?: never;
         };
