@@ -553,10 +553,7 @@ export interface paths {
         parameters: {
             query?: never;
             header?: never;
-            path: {
-                /** @description The task's `id`. Another student's task answers `404`, like an id that does not exist. */
-                id: string;
-            };
+            path?: never;
             cookie?: never;
         };
         /**
@@ -3168,6 +3165,8 @@ export interface components {
         LastEventId: string;
         /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
         Limit: number;
+        /** @description The task's `id`. Another student's task answers `404`, like an id that does not exist. */
+        TaskId: string;
         /** @description The delivery's `id`, from the endpoint's list of deliveries. */
         WebhookDeliveryId: string;
         /** @description The endpoint's `id`. Another student's endpoint answers `404`, like one that does not exist. */
@@ -4473,7 +4472,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The task's `id`. Another student's task answers `404`, like an id that does not exist. */
-                id: string;
+                id: components["parameters"]["TaskId"];
             };
             cookie?: never;
         };
@@ -4543,7 +4542,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The task's `id`. Another student's task answers `404`, like an id that does not exist. */
-                id: string;
+                id: components["parameters"]["TaskId"];
             };
             cookie?: never;
         };
