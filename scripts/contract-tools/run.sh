@@ -47,8 +47,9 @@ stepci_workflow() { # a Step CI workflow of the required parameters, the key on 
 
 case $tool in
   specmatic)
-    OAuth2=$key PersonalKeyHeader=$key PersonalKeyBearer=$key ApiKeyHeader=$key ApiKeyBearer=$key \
-      java -jar "$tools/node_modules/specmatic/specmatic.jar" test "$spec" --testBaseURL "$base" ;;
+    # From the temporary directory: Specmatic writes its reports to ./build.
+    (cd "$work" && OAuth2=$key PersonalKeyHeader=$key PersonalKeyBearer=$key ApiKeyHeader=$key ApiKeyBearer=$key \
+      java -jar "$tools/node_modules/specmatic/specmatic.jar" test "$spec" --testBaseURL "$base") ;;
   portman)
     node -e '
       const c = require(process.argv[1] + "/node_modules/@apideck/portman/portman-config.default.json");
