@@ -1,7 +1,9 @@
 // The demo student of a first embedded start: an account with a personal key holding every scope (both secrets
 // shown once, and made anew on demand: remakeDemoCredentials, `npm run cli -- demo credentials`) and a week of study material — tasks (one overdue, one recurring), two decks with due cards and two
 // exams linked to them — so the daily loop, the schedule and the tutor have something to say at once. Every record
-// has a fixed id, the same on every instance, so the spec's examples can name them and run as written.
+// has a fixed id, the same on every instance, so the spec's examples can name them and run as written. Records that a
+// DELETE example removes (a task, a deck, a card, an exam, a second key) exist only for that example: no other
+// example names them, so the examples run in any order, as contract testers run them.
 import { DateTime } from 'luxon';
 import { v5 as uuidv5 } from 'uuid';
 import type { Db } from '../db/connect.ts';
@@ -63,6 +65,9 @@ export async function createDemoStudent(db: Db, now: Date): Promise<DemoCredenti
     const { key } = await insertWithFreshKey(({ prefix, hash }) =>
       insertPersonalKey(trx, { id: demoId('key/first-start'), user_id: student.id, prefix, key_hash: hash, name: FIRST_START_KEY_NAME, scopes: [...ALL_SCOPES] }),
     );
+    await insertWithFreshKey(({ prefix, hash }) =>
+      insertPersonalKey(trx, { id: demoId('key/to-revoke'), user_id: student.id, prefix, key_hash: hash, name: 'old laptop script', scopes: ['tasks:read'] }),
+    );
     const today = DateTime.fromJSDate(now, { zone: DEMO_STUDENT.time_zone }).startOf('day');
     const at = (days: number, hour: number) => today.plus({ days }).set({ hour }).toJSDate();
     const task = (name: string, title: string, course: string, due_at: Date, recurrence: string | null = null) =>
@@ -72,6 +77,7 @@ export async function createDemoStudent(db: Db, now: Date): Promise<DemoCredenti
     const problemSet = await task('problem-set', 'Problem set 7', 'Calculus', at(1, 9));
     await task('essay', 'Essay draft: causes of the First World War', 'History', at(3, 18));
     await task('lecture-notes', 'Review lecture notes', 'Anatomy', at(2, 20), 'FREQ=WEEKLY;BYDAY=MO,TH');
+    await task('to-delete', 'Return library books', 'History', at(30, 12));
 
     const deckIds: Record<keyof typeof DECKS, string> = { anatomy: '', calculus: '' };
     for (const [name, deck] of Object.entries(DECKS) as Array<[keyof typeof DECKS, (typeof DECKS)[keyof typeof DECKS]]>) {
@@ -80,6 +86,8 @@ export async function createDemoStudent(db: Db, now: Date): Promise<DemoCredenti
         await insertCard(trx, { id: demoId(`deck/${name}/card/${i + 1}`), user_id: student.id, deck_id: deckIds[name], front, back }, now);
       }
     }
+    await insertDeck(trx, { id: demoId('deck/to-delete'), user_id: student.id, title: 'Scratch deck', course: null }, now);
+    await insertCard(trx, { id: demoId('deck/calculus/card/to-delete'), user_id: student.id, deck_id: deckIds.calculus, front: 'd/dx x', back: '1' }, now);
 
     const date = (days: number) => today.plus({ days }).toISODate()!;
     const anatomyExam = await insertExam(trx, { id: demoId('exam/anatomy'), user_id: student.id, subject: 'Anatomy', exam_date: date(10) }, now);
@@ -87,6 +95,7 @@ export async function createDemoStudent(db: Db, now: Date): Promise<DemoCredenti
     const calculusExam = await insertExam(trx, { id: demoId('exam/calculus'), user_id: student.id, subject: 'Calculus', exam_date: date(20) }, now);
     await replaceDeckLinks(trx, student.id, calculusExam.id, [deckIds.calculus]);
     await replaceTaskLinks(trx, student.id, calculusExam.id, [problemSet.id]);
+    await insertExam(trx, { id: demoId('exam/to-delete'), user_id: student.id, subject: 'History', exam_date: date(60) }, now);
     return { email: student.email, password, key };
   });
 }

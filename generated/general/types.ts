@@ -553,10 +553,7 @@ export interface paths {
         parameters: {
             query?: never;
             header?: never;
-            path: {
-                /** @description The task's `id`. Another student's task answers `404`, like an id that does not exist. */
-                id: string;
-            };
+            path?: never;
             cookie?: never;
         };
         /**
@@ -3341,6 +3338,8 @@ export interface components {
         LastEventId: string;
         /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
         Limit: number;
+        /** @description The task's `id`. Another student's task answers `404`, like an id that does not exist. */
+        TaskId: string;
         /** @description The delivery's `id`, from the endpoint's list of deliveries. */
         WebhookDeliveryId: string;
         /** @description The endpoint's `id`. Another student's endpoint answers `404`, like one that does not exist. */
@@ -3466,10 +3465,7 @@ export interface operations {
             /** @description The reply, as a stream of server-sent events. */
             200: {
                 headers: {
-                    /**
-                     * @description The stream is never cached or transformed (compressing proxies would hold events back).
-                     * @example private, no-cache, no-store, no-transform, must-revalidate, max-age=0
-                     */
+                    /** @description The stream is never cached or transformed (compressing proxies would hold events back). */
                     "Cache-Control": string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -3759,7 +3755,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The exam's `id`. Another student's exam answers `404`, like one that does not exist. */
-                exam_id: components["parameters"]["ExamId"];
+                exam_id: string;
             };
             cookie?: never;
         };
@@ -3845,10 +3841,7 @@ export interface operations {
             /** @description The readiness of the student's upcoming exams, as a stream of server-sent events. */
             200: {
                 headers: {
-                    /**
-                     * @description The stream is never cached or transformed (compressing proxies would hold events back).
-                     * @example private, no-cache, no-store, no-transform, must-revalidate, max-age=0
-                     */
+                    /** @description The stream is never cached or transformed (compressing proxies would hold events back). */
                     "Cache-Control": string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -3927,7 +3920,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The card's `id`. Another student's card answers `404`, like one that does not exist. */
-                card_id: components["parameters"]["CardId"];
+                card_id: string;
             };
             cookie?: never;
         };
@@ -4174,7 +4167,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The deck's `id`. Another student's deck answers `404`, like one that does not exist. */
-                deck_id: components["parameters"]["DeckId"];
+                deck_id: string;
             };
             cookie?: never;
         };
@@ -4652,7 +4645,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The task's `id`. Another student's task answers `404`, like an id that does not exist. */
-                id: string;
+                id: components["parameters"]["TaskId"];
             };
             cookie?: never;
         };
@@ -4687,7 +4680,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The task's `id`. Another student's task answers `404`, like an id that does not exist. */
+                /** @description The task's `id`. Another student's task answers `404`, like one that does not exist. */
                 id: string;
             };
             cookie?: never;
@@ -4722,7 +4715,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The task's `id`. Another student's task answers `404`, like an id that does not exist. */
-                id: string;
+                id: components["parameters"]["TaskId"];
             };
             cookie?: never;
         };
@@ -5068,15 +5061,9 @@ export interface operations {
             /** @description The whole export, streamed. */
             200: {
                 headers: {
-                    /**
-                     * @description `no-store`: the document holds all of the student's data; no cache, private or shared, may keep a copy.
-                     * @example no-store
-                     */
+                    /** @description `no-store`: the document holds all of the student's data; no cache, private or shared, may keep a copy. */
                     "Cache-Control": "no-store";
-                    /**
-                     * @description An attachment, named after the service and the date of the export (UTC), for browsers to save.
-                     * @example attachment; filename="study-companion-export-2026-11-24.json"
-                     */
+                    /** @description An attachment, named after the service and the date of the export (UTC), for browsers to save. */
                     "Content-Disposition": string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -5294,7 +5281,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The endpoint's `id`. Another student's endpoint answers `404`, like one that does not exist. */
-                endpoint_id: components["parameters"]["WebhookEndpointId"];
+                endpoint_id: string;
             };
             cookie?: never;
         };

@@ -524,8 +524,6 @@ export interface components {
          *     limits like any other.
          */
         IfNoneMatch: string;
-        /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
-        Limit: number;
         /**
          * @description The user's nickname, matched case-insensitively. Control characters are never part of one (400). Nicknames are
          *     letters, digits, `_` and `.`, 3 to 30 of them (new ones: letters, digits and `_`); any other text answers `404`, as
@@ -672,7 +670,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
-                limit?: components["parameters"]["Limit"];
+                limit?: number;
             };
             header?: {
                 /**
@@ -715,7 +713,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
-                limit?: components["parameters"]["Limit"];
+                limit?: number;
             };
             header?: {
                 /**
@@ -794,7 +792,7 @@ export interface operations {
                 /** @description Only universities of this country (ISO 3166-1 alpha-2, either case). */
                 country_code?: components["parameters"]["CountryCodeQuery"];
                 /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
-                limit?: components["parameters"]["Limit"];
+                limit?: number;
             };
             header?: {
                 /**
