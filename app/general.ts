@@ -96,6 +96,7 @@ export async function general(deps: GeneralDeps) {
       streams,
       webhooks: deps.webhooks,
       passwordAttempts: passwordAttempts(deps.limitStores),
+      publicUrl: deps.tokens.issuer,
       ...(deps.paymentProviderSecret ? { paymentProviderSecret: deps.paymentProviderSecret } : {}),
     },
     ...(deps.onContractViolation ? { onContractViolation: deps.onContractViolation } : {}),

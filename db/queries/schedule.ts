@@ -31,7 +31,7 @@ function openSeriesHeadRows(db: Db, userId: string) {
 /** The first `limit` heads due before `to`, earliest first: the series a week ending at `to` may project. */
 export async function openSeriesHeads(db: Db, userId: string, to: Date, limit: number) {
   return openSeriesHeadRows(db, userId)
-    .select(['t.series_id', 't.title', 't.course', 't.priority', 't.recurrence', 't.due_at', 't.series_starts_at'])
+    .select(['t.series_id', 't.title', 't.course', 't.priority', 't.recurrence', 't.due_at', 't.series_starts_at', 't.updated_at'])
     .where('t.due_at', '<', to)
     .$narrowType<{ series_id: string; recurrence: string; series_starts_at: Date }>()
     .orderBy('t.due_at')

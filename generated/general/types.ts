@@ -147,6 +147,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/calendar/{token}.ics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A student's calendar (iCalendar)
+         * @description The calendar of the student who created the feed, as RFC 5545 iCalendar, for calendar apps to subscribe to (the
+         *     URL works with `https://` or, in apps that want it, `webcal://`). The token in the path is the only credential:
+         *     send no other. An unknown token, a revoked feed, a feed whose grant ended and a deleted account all answer the
+         *     same `404`.
+         *
+         *     The calendar holds the student's open tasks due from 90 days ago on, each an event at its due time; an open
+         *     recurring task is one event from the start of its series with its `RRULE`, in the student's time zone (a
+         *     `VTIMEZONE` from the service's time-zone data is included). Exams are all-day events on their dates, and the
+         *     public holidays of the student's country (when the service knows it) all-day events of this year and the next.
+         *
+         *     Calendar apps poll: the response carries an `ETag` and `Cache-Control: private, max-age=900`, and the calendar
+         *     asks for a refresh every 15 minutes (`REFRESH-INTERVAL`); send the `ETag` back in `If-None-Match` to get `304`
+         *     while nothing changed.
+         */
+        get: operations["getCalendarFeed"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/exams": {
         parameters: {
             query?: never;
@@ -749,6 +781,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/users/me/calendar-feeds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The student's calendar feeds
+         * @description The student's feeds that are not revoked; never their URLs, which are shown once, at creation.
+         */
+        get: operations["listMyCalendarFeeds"];
+        put?: never;
+        /**
+         * Create a calendar feed
+         * @description Creates a secret URL that serves the student's calendar (`getCalendarFeed`): open tasks and recurring series,
+         *     exams, and the public holidays of the student's country. Calendar apps subscribe to it without any other
+         *     credential, so the URL is one: the response is the only time it is shown, and only its hash is stored. Creating
+         *     a feed needs `schedule:read` besides `keys:manage`, since the feed lets anyone holding it read the schedule.
+         *
+         *     A student has at most 5 feeds: a sixth is `409 calendar_feed_limit_reached`. A feed created with an app's or
+         *     institution's access token, or with a personal key minted through one, belongs to that grant and stops working
+         *     when the grant ends; one created with a personal key made outside any sign-in lives until the student revokes it.
+         */
+        post: operations["createMyCalendarFeed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/me/calendar-feeds/{feed_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a calendar feed
+         * @description Revokes the feed at once; its URL answers `404` from then on. Another student's feed id answers `404`.
+         */
+        delete: operations["revokeMyCalendarFeed"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/users/me/export": {
         parameters: {
             query?: never;
@@ -1315,6 +1398,29 @@ export interface components {
          * @example 2026-12-20
          */
         CalendarDate: string;
+        /** @description A calendar feed, as listed; its secret URL is shown only once, at creation. */
+        CalendarFeed: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When a calendar app last read the feed; updated at most once an hour.
+             */
+            last_used_at: string | null;
+            /** @example Phone calendar */
+            name: string;
+            /**
+             * @description The first characters of the feed's token (the last part of its URL), to recognise it.
+             * @example scf_Ab12Cd34
+             */
+            prefix: string;
+        };
+        CalendarFeedList: {
+            /** @description The student's feeds that are not revoked, oldest first (at most 5). */
+            data: components["schemas"]["CalendarFeed"][];
+        };
         /**
          * @description A flashcard with its SM-2 parameters, returned exactly as stored: `ease` (the E-Factor, at least 1.3, 2.5 for a
          *     new card), `repetitions` (successful reviews in a row), `interval_days` (the last interval SM-2 chose) and
@@ -1512,6 +1618,19 @@ export interface components {
          * @example kz
          */
         CountryCodeLower: string;
+        CreatedCalendarFeed: components["schemas"]["CalendarFeed"] & {
+            /**
+             * Format: uri
+             * @description The feed's secret URL (`GET /api/calendar/{token}.ics`). Anyone who has it can read the calendar: this is the
+             *     only time it is shown; revoke the feed if it leaks.
+             */
+            url: string;
+            /**
+             * Format: uri
+             * @description The same URL with the `webcal://` scheme, which opens the subscription dialog of calendar apps.
+             */
+            webcal_url: string;
+        };
         CreatedPersonalApiKey: components["schemas"]["PersonalApiKey"] & {
             /** @description The key. This is the only time it is shown; store it now. */
             key: string;
@@ -2064,6 +2183,10 @@ export interface components {
             /** @description At least 10 characters. Stored only as an Argon2id hash. */
             password: string;
             time_zone?: components["schemas"]["TimeZone"];
+        };
+        NewCalendarFeed: {
+            /** @description A name for you to recognise the feed by (the app or device it is for). */
+            name: string;
         };
         NewCard: {
             back: string;
@@ -3372,6 +3495,12 @@ export interface components {
          */
         CacheControlPrivate: "private";
         /**
+         * @description A validator of this response's body (a weak entity tag, RFC 9110 §8.8.3). Send it back in `If-None-Match` to poll
+         *     cheaply: while the body is the same, the answer is `304 Not Modified` without a body.
+         * @example W/"5a1-Qm9vdGhJbkFuZE91dA"
+         */
+        ETag: string;
+        /**
          * @description `true` when this response is the stored answer to an earlier request with the same `Idempotency-Key`.
          * @example true
          */
@@ -3621,6 +3750,75 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getCalendarFeed: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `ETag` of the calendar you hold; `304` without a body while it is unchanged. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The feed's token, from the `url` its creation answered. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The calendar. */
+            200: {
+                headers: {
+                    /**
+                     * @description Calendar apps may keep the calendar 15 minutes; no shared cache may store it.
+                     * @example private, max-age=900
+                     */
+                    "Cache-Control": "private, max-age=900";
+                    /**
+                     * @description The calendar, for browsers that open the URL.
+                     * @example inline; filename="study-companion.ics"
+                     */
+                    "Content-Disposition": "inline; filename=\"study-companion.ics\"";
+                    ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example BEGIN:VCALENDAR
+                     *     VERSION:2.0
+                     *     PRODID:-//study-companion.example//calendar feed//EN
+                     *     NAME:Study companion
+                     *     REFRESH-INTERVAL;VALUE=DURATION:PT15M
+                     *     BEGIN:VEVENT
+                     *     UID:exam-5b1c…@study-companion.example
+                     *     DTSTAMP:20261127T120000Z
+                     *     DTSTART;VALUE=DATE:20261215
+                     *     SUMMARY:Exam: Calculus I
+                     *     END:VEVENT
+                     *     END:VCALENDAR
+                     */
+                    "text/calendar": string;
+                };
+            };
+            /** @description The calendar is unchanged since the `ETag` sent in `If-None-Match`. No body. */
+            304: {
+                headers: {
+                    /** @description As on the calendar itself. */
+                    "Cache-Control": "private, max-age=900";
+                    ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5022,6 +5220,118 @@ export interface operations {
             path: {
                 /** @description The app's `client_id`, as listed. */
                 client_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMyCalendarFeeds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The feeds. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CalendarFeedList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createMyCalendarFeed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewCalendarFeed"];
+            };
+        };
+        responses: {
+            /** @description The feed and its URL, shown this once. */
+            201: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedCalendarFeed"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description The student has 5 feeds already. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeMyCalendarFeed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The feed's `id`. */
+                feed_id: string;
             };
             cookie?: never;
         };
