@@ -1309,7 +1309,7 @@ export interface components {
          *     `ai_conversations[].id`, …), so the document can be imported elsewhere (GDPR Art. 20, data portability).
          *
          *     **Never in it**: the password hash, personal API keys and their hashes, webhook signing secrets, OAuth client
-         *     secrets, authorization codes and refresh tokens (credentials, stored only as hashes: they identify nothing of
+         *     secrets, calendar feed URLs, authorization codes and refresh tokens (credentials, stored only as hashes: they identify nothing of
          *     the student's own).
          *
          *     **Left out on purpose** (none is a record the student made or that says something the arrays do not):
@@ -1326,6 +1326,8 @@ export interface components {
             ai_messages: components["schemas"]["ExportedMessage"][];
             /** @description Every OAuth grant the student gave an app (one per consent), revoked ones too, without its tokens. */
             authorizations: components["schemas"]["ExportedAuthorization"][];
+            /** @description Every calendar feed, revoked ones too, without its URL or the URL's hash. */
+            calendar_feeds: components["schemas"]["ExportedCalendarFeed"][];
             /** @description Every exam plan with its links to the student's decks and tasks. */
             exams: components["schemas"]["ExportedExam"][];
             /** @description When the export began; on PostgreSQL every array is read as of this moment (one snapshot). */
@@ -1851,6 +1853,20 @@ export interface components {
             /** @description Why the grant ended (sign-out, revocation by the student, a replayed refresh token). */
             revoked_reason: string | null;
             scopes: components["schemas"]["Scope"][];
+        };
+        /** @description A calendar feed, in the account export, without its URL or the URL's hash. */
+        ExportedCalendarFeed: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            name: string;
+            /** @description The first characters of the feed's token, to recognise it. */
+            prefix: string;
+            /** Format: date-time */
+            revoked_at: string | null;
         };
         /** @description A flashcard as stored, in the account export, with its spaced-repetition state. */
         ExportedCard: {
