@@ -168,7 +168,8 @@ export interface paths {
          *
          *     Calendar apps poll: the response carries an `ETag` and `Cache-Control: private, max-age=900`, and the calendar
          *     asks for a refresh every 15 minutes (`REFRESH-INTERVAL`); send the `ETag` back in `If-None-Match` to get `304`
-         *     while nothing changed.
+         *     while nothing changed. One URL is read at most 20 times a minute (`429` with `Retry-After` past that), whoever
+         *     reads it; these reads count against no account's request limits.
          */
         get: operations["getCalendarFeed"];
         put?: never;
@@ -3835,6 +3836,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import ICAL from 'ical.js';
 import { holidaysBetween } from '../../db/queries/schedule.ts';
 import { nextOccurrence } from '../../domain/recurrence.ts';
+import { FEED_READS_PER_MINUTE } from '../../app/general.ts';
 import { MAX_FEEDS_PER_STUDENT } from '../../services/calendar/feeds.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
 import { testDatabase } from '../support/root-hooks.ts';
@@ -81,7 +82,6 @@ describe('calendar feeds', () => {
     const feed = await api.get(pathOf(url)).expect(200);
     assert.match(String(feed.headers['content-type']), /^text\/calendar/);
     assert.equal(feed.headers['cache-control'], 'private, max-age=900');
-    assert.equal(feed.headers['ratelimit'], undefined, 'a feed read is no request of the account');
     assert.notEqual((await api.get('/api/users/me/calendar-feeds').set(alice.headers).expect(200)).body.data[0].last_used_at, null, 'a read is recorded');
 
     await api.delete(`/api/users/me/calendar-feeds/${id}`).set(alice.headers).expect(204);
@@ -199,6 +199,20 @@ describe('calendar feeds', () => {
     assert.equal(exam.startDate.isDate, true, 'an exam is an all-day event');
     assert.equal(exam.startDate.toString(), '2027-04-20');
     assert.equal(exam.description, 'Room 101');
+  });
+
+  it(`reads one URL at most ${FEED_READS_PER_MINUTE} times a minute, counted per URL and against no account`, async () => {
+    const { api, newStudent } = await generalApp();
+    const alice = await newStudent();
+    const [busy, quiet] = [await createFeed(api, alice, 'busy'), await createFeed(api, alice, 'quiet')];
+    const remaining = async () => String((await api.get('/api/users/me/calendar-feeds').set(alice.headers).expect(200)).headers['ratelimit']).match(/"minute"; r=(\d+)/)![1];
+    const before = Number(await remaining());
+    for (let i = 0; i < FEED_READS_PER_MINUTE; i++) await api.get(pathOf(busy.url)).expect(200);
+    assert.equal(Number(await remaining()), before - 1, 'the feed reads spent none of the account’s requests');
+    const refused = await api.get(pathOf(busy.url)).expect(429);
+    assert.equal(refused.body.code, 'rate_limited');
+    assert.ok(Number(refused.headers['retry-after']) > 0);
+    await api.get(pathOf(quiet.url)).expect(200);
   });
 
   it('stops serving a feed once its account is deleted', async () => {
