@@ -28,11 +28,18 @@ import { serveSurface } from '../server/contract/surface.ts';
 import { generalAuthenticators } from '../server/auth/authenticate-general.ts';
 import type { GeneralPrincipal } from '../server/auth/principal.ts';
 import { authorizeScopes, REALM } from '../server/auth/scopes.ts';
+import { hashSecret } from '../server/auth/secret-hash.ts';
 
 export const GENERAL_PREFIX = '/api';
 const AI_PREFIX = '/api/ai/';
 /** Accounts created per client address and hour: enough for a classroom behind one NAT, too few for a bot farm. */
 const SIGNUPS_PER_HOUR = 10;
+/**
+ * Reads of one calendar feed URL per minute: calendar apps poll every few minutes at most, so this is room for a few
+ * devices and a manual refresh, and a leaked URL polled in a loop costs one counter hit, not a calendar, per request.
+ */
+export const FEED_READS_PER_MINUTE = 20;
+const FEED_PATH = /^\/api\/calendar\/([^/]+)\.ics$/;
 
 export interface GeneralDeps {
   db: Db;
@@ -96,6 +103,7 @@ export async function general(deps: GeneralDeps) {
       streams,
       webhooks: deps.webhooks,
       passwordAttempts: passwordAttempts(deps.limitStores),
+      publicUrl: deps.tokens.issuer,
       ...(deps.paymentProviderSecret ? { paymentProviderSecret: deps.paymentProviderSecret } : {}),
     },
     ...(deps.onContractViolation ? { onContractViolation: deps.onContractViolation } : {}),
@@ -151,10 +159,21 @@ function planLimiter(stores: LimitStores, clientAddress: ClientAddress) {
     { subject: 'account creation from this address', onStoreFailure: 'refuse' },
   );
 
+  const feedReads = createLimiter<string>(
+    'general-calendar-feed',
+    [{ name: 'minute', windowMs: 60_000, limitOf: () => FEED_READS_PER_MINUTE, keyOf: (token) => token }],
+    stores,
+    // Fails open like the plan quotas: calendar apps keep reading while the counters are away.
+    { subject: 'this calendar feed URL', onStoreFailure: 'allow' },
+  );
+
   return async (req: IncomingMessage, res: ServerResponse, principal: GeneralPrincipal | undefined, operation: { operationId?: string }) => {
     if (!principal) {
       // Secured operations without a valid credential are refused with 401 and count nowhere.
       if (operation.operationId === 'createAccount') await signup(req, res, clientAddress(req));
+      // A feed's URL is its credential: its reads count per URL (the hash keeps tokens out of the counters' keys).
+      const feed = operation.operationId === 'getCalendarFeed' ? FEED_PATH.exec(requestPath(req)) : null;
+      if (feed) await feedReads(req, res, hashSecret(feed[1]!));
       return;
     }
     const pool = principal.plan === 'contract' ? pools.contract : pools.standard;

@@ -160,6 +160,20 @@ export interface FlashcardReviewsTable {
   applied: Generated<boolean>;
 }
 
+/** A secret calendar feed URL of a student (handlers/general/calendar.ts): only the token's hash is kept. */
+export interface CalendarFeedsTable {
+  id: Generated<string>;
+  user_id: string;
+  name: string;
+  prefix: string;
+  token_hash: string;
+  /** Feeds created through an OAuth grant: they end with it. */
+  grant_id: string | null;
+  created_at: CreatedAt;
+  last_used_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+}
+
 export interface ExamsTable {
   id: Generated<string>;
   user_id: string;
@@ -258,6 +272,7 @@ export interface Database {
   universities: UniversitiesTable;
   users: UsersTable;
   api_keys: ApiKeysTable;
+  calendar_feeds: CalendarFeedsTable;
   flashcard_decks: FlashcardDecksTable;
   flashcard_cards: FlashcardCardsTable;
   flashcard_reviews: FlashcardReviewsTable;

@@ -206,6 +206,20 @@ export const EXPORT_SECTIONS: readonly ExportSection[] = [
         .execute(),
   },
   {
+    name: 'calendar_feeds',
+    key: 'id',
+    // Never token_hash.
+    page: (db, userId, after, limit) =>
+      db
+        .selectFrom('calendar_feeds')
+        .select(['id', 'prefix', 'name', 'created_at', 'last_used_at', 'revoked_at'])
+        .where('user_id', '=', userId)
+        .$if(after !== undefined, (q) => q.where('id', '>', after!))
+        .orderBy('id')
+        .limit(limit)
+        .execute(),
+  },
+  {
     name: 'authorizations',
     key: 'id',
     // The grants only: their codes and refresh tokens are credentials, stored as hashes.

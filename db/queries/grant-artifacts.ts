@@ -80,6 +80,15 @@ export const GRANT_ARTIFACTS: readonly GrantArtifact[] = [
     live: (db, grantIds) => count(db.selectFrom('webhook_endpoints').select(COUNT).where('grant_id', 'in', grantIds).executeTakeFirstOrThrow()),
   },
   {
+    name: 'calendar feeds',
+    table: 'calendar_feeds',
+    endsBy: 'revoked_at set: the feed URL answers 404 like an unknown one',
+    end: async (trx, grantIds, now) => {
+      await trx.updateTable('calendar_feeds').set({ revoked_at: now }).where('grant_id', 'in', grantIds).where('revoked_at', 'is', null).execute();
+    },
+    live: (db, grantIds) => count(db.selectFrom('calendar_feeds').select(COUNT).where('grant_id', 'in', grantIds).where('revoked_at', 'is', null).executeTakeFirstOrThrow()),
+  },
+  {
     name: READINESS_STREAMS,
     table: 'open_streams',
     endsBy:

@@ -38,7 +38,7 @@ export async function openSeriesHeads(db: Db, userId: string, to: Date, limit: n
   return executePrepared(
     db,
     openSeriesHeadRows(db, userId)
-      .select(['t.series_id', 't.title', 't.course', 't.priority', 't.recurrence', 't.due_at', 't.series_starts_at'])
+      .select(['t.series_id', 't.title', 't.course', 't.priority', 't.recurrence', 't.due_at', 't.series_starts_at', 't.updated_at'])
       .where('t.due_at', '<', to)
       .$narrowType<{ series_id: string; recurrence: string; series_starts_at: Date }>()
       .orderBy('t.due_at')

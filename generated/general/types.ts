@@ -147,6 +147,39 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/calendar/{token}.ics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A student's calendar (iCalendar)
+         * @description The calendar of the student who created the feed, as RFC 5545 iCalendar, for calendar apps to subscribe to (the
+         *     URL works with `https://` or, in apps that want it, `webcal://`). The token in the path is the only credential:
+         *     send no other. An unknown token, a revoked feed, a feed whose grant ended and a deleted account all answer the
+         *     same `404`.
+         *
+         *     The calendar holds the student's open tasks due from 90 days ago on, each an event at its due time; an open
+         *     recurring task is one event from the start of its series with its `RRULE`, in the student's time zone (a
+         *     `VTIMEZONE` from the service's time-zone data is included). Exams are all-day events on their dates, and the
+         *     public holidays of the student's country (when the service knows it) all-day events of this year and the next.
+         *
+         *     Calendar apps poll: the response carries an `ETag` and `Cache-Control: private, max-age=900`, and the calendar
+         *     asks for a refresh every 15 minutes (`REFRESH-INTERVAL`); send the `ETag` back in `If-None-Match` to get `304`
+         *     while nothing changed. One URL is read at most 20 times a minute (`429` with `Retry-After` past that), whoever
+         *     reads it; these reads count against no account's request limits.
+         */
+        get: operations["getCalendarFeed"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/exams": {
         parameters: {
             query?: never;
@@ -746,6 +779,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/users/me/calendar-feeds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The student's calendar feeds
+         * @description The student's feeds that are not revoked; never their URLs, which are shown once, at creation.
+         */
+        get: operations["listMyCalendarFeeds"];
+        put?: never;
+        /**
+         * Create a calendar feed
+         * @description Creates a secret URL that serves the student's calendar (`getCalendarFeed`): open tasks and recurring series,
+         *     exams, and the public holidays of the student's country. Calendar apps subscribe to it without any other
+         *     credential, so the URL is one: the response is the only time it is shown, and only its hash is stored. Creating
+         *     a feed needs `schedule:read` besides `keys:manage`, since the feed lets anyone holding it read the schedule.
+         *
+         *     A student has at most 5 feeds: a sixth is `409 calendar_feed_limit_reached`. A feed created with an app's or
+         *     institution's access token, or with a personal key minted through one, belongs to that grant and stops working
+         *     when the grant ends; one created with a personal key made outside any sign-in lives until the student revokes it.
+         */
+        post: operations["createMyCalendarFeed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/me/calendar-feeds/{feed_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a calendar feed
+         * @description Revokes the feed at once; its URL answers `404` from then on. Another student's feed id answers `404`.
+         */
+        delete: operations["revokeMyCalendarFeed"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/users/me/export": {
         parameters: {
             query?: never;
@@ -1223,7 +1307,7 @@ export interface components {
          *     `ai_conversations[].id`, …), so the document can be imported elsewhere (GDPR Art. 20, data portability).
          *
          *     **Never in it**: the password hash, personal API keys and their hashes, webhook signing secrets, OAuth client
-         *     secrets, authorization codes and refresh tokens (credentials, stored only as hashes: they identify nothing of
+         *     secrets, calendar feed URLs, authorization codes and refresh tokens (credentials, stored only as hashes: they identify nothing of
          *     the student's own).
          *
          *     **Left out on purpose** (none is a record the student made or that says something the arrays do not):
@@ -1240,6 +1324,8 @@ export interface components {
             ai_messages: components["schemas"]["ExportedMessage"][];
             /** @description Every OAuth grant the student gave an app (one per consent), revoked ones too, without its tokens. */
             authorizations: components["schemas"]["ExportedAuthorization"][];
+            /** @description Every calendar feed, revoked ones too, without its URL or the URL's hash. */
+            calendar_feeds: components["schemas"]["ExportedCalendarFeed"][];
             /** @description Every exam plan with its links to the student's decks and tasks. */
             exams: components["schemas"]["ExportedExam"][];
             /** @description When the export began; on PostgreSQL every array is read as of this moment (one snapshot). */
@@ -1312,6 +1398,29 @@ export interface components {
          * @example 2026-12-20
          */
         CalendarDate: string;
+        /** @description A calendar feed, as listed; its secret URL is shown only once, at creation. */
+        CalendarFeed: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When a calendar app last read the feed; updated at most once an hour.
+             */
+            last_used_at: string | null;
+            /** @example Phone calendar */
+            name: string;
+            /**
+             * @description The first characters of the feed's token (the last part of its URL), to recognise it.
+             * @example scf_Ab12Cd34
+             */
+            prefix: string;
+        };
+        CalendarFeedList: {
+            /** @description The student's feeds that are not revoked, oldest first (at most 5). */
+            data: components["schemas"]["CalendarFeed"][];
+        };
         /**
          * @description A flashcard with its SM-2 parameters, returned exactly as stored: `ease` (the E-Factor, at least 1.3, 2.5 for a
          *     new card), `repetitions` (successful reviews in a row), `interval_days` (the last interval SM-2 chose) and
@@ -1510,6 +1619,19 @@ export interface components {
          * @example kz
          */
         CountryCodeLower: string;
+        CreatedCalendarFeed: components["schemas"]["CalendarFeed"] & {
+            /**
+             * Format: uri
+             * @description The feed's secret URL (`GET /api/calendar/{token}.ics`). Anyone who has it can read the calendar: this is the
+             *     only time it is shown; revoke the feed if it leaks.
+             */
+            url: string;
+            /**
+             * Format: uri
+             * @description The same URL with the `webcal://` scheme, which opens the subscription dialog of calendar apps.
+             */
+            webcal_url: string;
+        };
         CreatedPersonalApiKey: components["schemas"]["PersonalApiKey"] & {
             /** @description The key. This is the only time it is shown; store it now. */
             key: string;
@@ -1730,6 +1852,20 @@ export interface components {
             /** @description Why the grant ended (sign-out, revocation by the student, a replayed refresh token). */
             revoked_reason: string | null;
             scopes: components["schemas"]["Scope"][];
+        };
+        /** @description A calendar feed, in the account export, without its URL or the URL's hash. */
+        ExportedCalendarFeed: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            name: string;
+            /** @description The first characters of the feed's token, to recognise it. */
+            prefix: string;
+            /** Format: date-time */
+            revoked_at: string | null;
         };
         /** @description A flashcard as stored, in the account export, with its spaced-repetition state. */
         ExportedCard: {
@@ -2063,6 +2199,10 @@ export interface components {
             password: string;
             time_zone?: components["schemas"]["TimeZone"];
         };
+        NewCalendarFeed: {
+            /** @description A name for you to recognise the feed by (the app or device it is for). */
+            name: string;
+        };
         NewCard: {
             back: string;
             front: string;
@@ -2318,8 +2458,8 @@ export interface components {
              *     `webhook_url_unresolvable`, `webhook_url_not_public` (400, a webhook endpoint's URL refused), `unauthorized` (401),
              *     `invalid_signature` (401, a signed callback), `insufficient_scope` (403), `reauthentication_required` (403, a
              *     password or fresh sign-in needed), `not_found` (404), `method_not_allowed` (405), `conflict` (409),
-             *     `endpoint_limit_reached` (409, a student's webhook endpoints at their bound), `series_limit_reached` (409, 50 open
-             *     recurring tasks already), `endpoint_disabled` (409, a test event to a disabled endpoint), `payload_too_large` (413),
+             *     `endpoint_limit_reached` (409, a student's webhook endpoints at their bound), `calendar_feed_limit_reached` (409, 5
+             *     calendar feeds already), `series_limit_reached` (409, 50 open recurring tasks already), `endpoint_disabled` (409, a test event to a disabled endpoint), `payload_too_large` (413),
              *     `idempotency_key_reused` (422), `unknown_student` (422), `rate_limited` (429), `password_attempts_exceeded` (429,
              *     with `Retry-After`: too many wrong passwords for one account), `export_in_progress` (429, with `Retry-After`: one
              *     account export at a time), `too_many_concurrent_replies` (429, with `Retry-After`: an account's AI replies already
@@ -3378,6 +3518,12 @@ export interface components {
          */
         CacheControlPrivate: "private";
         /**
+         * @description A validator of this response's body (a weak entity tag, RFC 9110 §8.8.3). Send it back in `If-None-Match` to poll
+         *     cheaply: while the body is the same, the answer is `304 Not Modified` without a body.
+         * @example W/"5a1-Qm9vdGhJbkFuZE91dA"
+         */
+        ETag: string;
+        /**
          * @description `true` when this response is the stored answer to an earlier request with the same `Idempotency-Key`.
          * @example true
          */
@@ -3620,6 +3766,76 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["TokenUnauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getCalendarFeed: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `ETag` of the calendar you hold; `304` without a body while it is unchanged. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The feed's token, from the `url` its creation answered. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The calendar. */
+            200: {
+                headers: {
+                    /**
+                     * @description Calendar apps may keep the calendar 15 minutes; no shared cache may store it.
+                     * @example private, max-age=900
+                     */
+                    "Cache-Control": "private, max-age=900";
+                    /**
+                     * @description The calendar, for browsers that open the URL.
+                     * @example inline; filename="study-companion.ics"
+                     */
+                    "Content-Disposition": "inline; filename=\"study-companion.ics\"";
+                    ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example BEGIN:VCALENDAR
+                     *     VERSION:2.0
+                     *     PRODID:-//study-companion.example//calendar feed//EN
+                     *     NAME:Study companion
+                     *     REFRESH-INTERVAL;VALUE=DURATION:PT15M
+                     *     BEGIN:VEVENT
+                     *     UID:exam-5b1c…@study-companion.example
+                     *     DTSTAMP:20261127T120000Z
+                     *     DTSTART;VALUE=DATE:20261215
+                     *     SUMMARY:Exam: Calculus I
+                     *     END:VEVENT
+                     *     END:VCALENDAR
+                     */
+                    "text/calendar": string;
+                };
+            };
+            /** @description The calendar is unchanged since the `ETag` sent in `If-None-Match`. No body. */
+            304: {
+                headers: {
+                    /** @description As on the calendar itself. */
+                    "Cache-Control": "private, max-age=900";
+                    ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5022,6 +5238,118 @@ export interface operations {
             path: {
                 /** @description The app's `client_id`, as listed. */
                 client_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMyCalendarFeeds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The feeds. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CalendarFeedList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createMyCalendarFeed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewCalendarFeed"];
+            };
+        };
+        responses: {
+            /** @description The feed and its URL, shown this once. */
+            201: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedCalendarFeed"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description The student has 5 feeds already. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeMyCalendarFeed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The feed's `id`. */
+                feed_id: string;
             };
             cookie?: never;
         };

@@ -28,4 +28,6 @@ export interface GeneralContext extends HandlerContext {
   webhooks: WebhookEndpointSettings;
   /** The count of password checks per account. */
   passwordAttempts: PasswordAttempts;
+  /** The service's public base URL (PUBLIC_URL, the OAuth issuer): where calendar feed URLs point. */
+  publicUrl: string;
 }

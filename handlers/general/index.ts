@@ -1,6 +1,7 @@
 // Every operation of spec/general, by operationId. `satisfies` makes a missing, extra or misspelled handler a
 // compile error.
 import { changeMyPassword, createAccount, deleteMyAccount, exportMyAccount } from './accounts.ts';
+import { createMyCalendarFeed, getCalendarFeed, listMyCalendarFeeds, revokeMyCalendarFeed } from './calendar.ts';
 import { deleteConversation, getConversation, listConversations, streamTutorChat } from './ai.ts';
 import { createExam, deleteExam, getExam, listExams, streamExamReadiness, updateExam } from './exams.ts';
 import { createCard, createDeck, deleteCard, deleteDeck, getCard, getDeck, listCards, listDecks, reviewCard, updateCard, updateDeck, createCards, reviewCards } from './flashcards.ts';
@@ -33,6 +34,10 @@ export const generalHandlers = {
   createMyApiKey,
   revokeMyApiKey,
   listMyAuthorizations,
+  listMyCalendarFeeds,
+  createMyCalendarFeed,
+  revokeMyCalendarFeed,
+  getCalendarFeed,
   revokeMyAuthorization,
   listTasks,
   createTask,

@@ -21,10 +21,15 @@ export interface NewApiKey {
   hash: string;
 }
 
-export function generateApiKey(): NewApiKey {
+/** `length` characters of base62, each chosen uniformly (about 5.95 bits each): the random part of every token we mint. */
+export function randomBase62(length: number): string {
   let random = '';
-  for (let i = 0; i < RANDOM_LENGTH; i++) random += ALPHABET[randomInt(ALPHABET.length)];
-  const key = KEY_PREFIX + random;
+  for (let i = 0; i < length; i++) random += ALPHABET[randomInt(ALPHABET.length)];
+  return random;
+}
+
+export function generateApiKey(): NewApiKey {
+  const key = KEY_PREFIX + randomBase62(RANDOM_LENGTH);
   return { key, prefix: key.slice(0, PUBLIC_PREFIX_LENGTH), hash: hashSecret(key) };
 }
 

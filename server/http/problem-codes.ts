@@ -81,6 +81,11 @@ export const PROBLEM_CODES = {
     title: 'Endpoint limit reached',
     description: 'The student already has as many webhook endpoints as one may; delete one first.',
   },
+  calendar_feed_limit_reached: {
+    status: 409,
+    title: 'Calendar feed limit reached',
+    description: 'The student already has as many calendar feeds as one may (5); revoke one first.',
+  },
   series_limit_reached: {
     status: 409,
     title: 'Recurring series limit reached',

@@ -63,6 +63,9 @@ export const problems = {
     new Problem(code, `Webhooks cannot be sent to this URL: ${reason}.`, { errors: [{ path: 'body.url', message: reason }] }),
   endpointLimitReached: (max: number) =>
     new Problem('endpoint_limit_reached', `You have ${max} webhook endpoints, the most a student may have; delete one first.`),
+  /** The per-account bound on calendar feeds (services/calendar/feeds.ts MAX_FEEDS_PER_STUDENT). */
+  calendarFeedLimitReached: (max: number) =>
+    new Problem('calendar_feed_limit_reached', `You have ${max} calendar feeds, the most a student may have; revoke one first.`),
   /** The per-account bound on open recurring series (services/tasks/series.ts MAX_OPEN_SERIES). */
   seriesLimitReached: (max: number) =>
     new Problem(

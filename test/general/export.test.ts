@@ -80,6 +80,7 @@ describe('exportMyAccount', () => {
     await api.post('/api/ai/chat').set(alice.headers).send({ message: 'What is the femur?' }).expect(200);
     const endpoint = (await api.post('/api/webhooks/endpoints').set(alice.headers).send({ url: 'http://127.0.0.1:9/hooks', event_types: ['task.created'] }).expect(201)).body;
     const key = (await api.post('/api/users/me/api-keys').set(alice.headers).send({ name: 'scripts', scopes: ['tasks:read'] }).expect(201)).body;
+    const feed = (await api.post('/api/users/me/calendar-feeds').set(alice.headers).send({ name: 'phone' }).expect(201)).body;
     await warnStudent(db, alice.id, 'Too many requests to the tutor.', new Date());
     const payment = `evt_${randomUUID()}`;
     await db.insertInto('payments').values({ user_id: alice.id, plan: 'plus', amount: 4900, currency: 'KZT', provider: 'manual', provider_event_id: payment, paid_at: new Date() }).execute();
@@ -117,6 +118,7 @@ describe('exportMyAccount', () => {
     assert.deepEqual(doc.ai_messages.map((m: { role: string }) => m.role).sort(), ['assistant', 'user']);
     assert.deepEqual(ids('webhook_endpoints'), [endpoint.id]);
     assert.deepEqual(ids('personal_api_keys'), [key.id]);
+    assert.deepEqual(ids('calendar_feeds'), [feed.id]);
     assert.deepEqual(doc.authorizations.map((a: { client_name: string }) => a.client_name), ['Test app'], 'the sign-in of the test client');
     assert.deepEqual(ids('oauth_clients'), [clientId]);
     assert.deepEqual(doc.payments.map((p: { provider_event_id: string }) => p.provider_event_id), [payment]);
@@ -126,9 +128,10 @@ describe('exportMyAccount', () => {
     assert.ok(!text.includes(bob.id) && !text.includes(bobsTask.title) && !text.includes(bob.email), "nothing of another student");
     const { password_hash } = await db.selectFrom('users').select('password_hash').where('id', '=', alice.id).executeTakeFirstOrThrow();
     const { key_hash } = await db.selectFrom('api_keys').select('key_hash').where('id', '=', key.id).executeTakeFirstOrThrow();
+    const { token_hash: feed_hash } = await db.selectFrom('calendar_feeds').select('token_hash').where('id', '=', feed.id).executeTakeFirstOrThrow();
     const { secret_sealed } = await db.selectFrom('webhook_endpoints').select('secret_sealed').where('id', '=', endpoint.id).executeTakeFirstOrThrow();
     const refreshHashes = await db.selectFrom('oauth_refresh_tokens as t').innerJoin('oauth_grants as g', 'g.id', 't.grant_id').select('t.token_hash').where('g.user_id', '=', alice.id).execute();
-    const secrets = { webhook_secret: endpoint.secret, webhook_secret_sealed: secret_sealed, api_key: key.key, key_hash, password_hash: password_hash!, client_secret_hash: clientSecretHash, refresh_token: alice.refresh_token, access_token: alice.token };
+    const secrets = { webhook_secret: endpoint.secret, webhook_secret_sealed: secret_sealed, api_key: key.key, key_hash, feed_url: new URL(feed.url).pathname.slice('/api/calendar/'.length), feed_hash, password_hash: password_hash!, client_secret_hash: clientSecretHash, refresh_token: alice.refresh_token, access_token: alice.token };
     for (const [name, secret] of Object.entries(secrets)) assert.ok(secret && !text.includes(secret), `${name} is not in the export`);
     for (const { token_hash } of refreshHashes) assert.ok(!text.includes(token_hash), 'no refresh token hash');
     assert.ok(!text.includes('whsec_'), 'no signing secret of any form');

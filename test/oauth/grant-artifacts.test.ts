@@ -28,7 +28,7 @@ import { testDatabase } from '../support/root-hooks.ts';
 import { openEventStream, type LiveEventStream } from '../support/sse.ts';
 
 /** What the app asks for: enough to create every artifact of the list. */
-const SCOPES = 'profile:read tasks:read keys:manage webhooks:manage exams:read';
+const SCOPES = 'profile:read tasks:read keys:manage webhooks:manage exams:read schedule:read';
 /** What an open stream may take to end once its grant is revoked: the NOTIFY's round trip and one recheck, with room. */
 const STREAM_ENDS_WITHIN_MS = 5_000;
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -51,6 +51,9 @@ interface Created {
   streamEnded: () => boolean;
   /** The student's own endpoint (registered with a key made outside any grant): it outlives the revocation. */
   ownEndpointId: string;
+  /** The path of a calendar feed created through the grant, and of one the student created with their own key. */
+  feedPath: string;
+  ownFeedPath: string;
 }
 
 describe('what a grant owns ends with it (GRANT_ARTIFACTS)', () => {
@@ -170,6 +173,10 @@ describe('what a grant owns ends with it (GRANT_ARTIFACTS)', () => {
       assert.equal(await receives(created, created.endpointId), false, 'the app’s endpoint still gets the student’s private notes');
       assert.ok(await receives(created, created.ownEndpointId), 'the student’s own endpoint keeps receiving');
     },
+    'calendar feeds': async ({ feedPath, ownFeedPath }) => {
+      for (const view of [one, two]) await view.api.get(feedPath).expect(404);
+      await one.api.get(ownFeedPath).expect(200);
+    },
     [READINESS_STREAMS]: async ({ stream }) => {
       // Its last event says why, then it ends; readiness moves sent before the revocation may come first.
       const deadline = Date.now() + STREAM_ENDS_WITHIN_MS;
@@ -223,6 +230,10 @@ describe('what a grant owns ends with it (GRANT_ARTIFACTS)', () => {
     const endpointId = (await one.api.post('/api/webhooks/endpoints').set(as).send(endpoint).expect(201)).body.id;
     const own = await ownKey(student, ['tasks:read', 'webhooks:manage']);
     const ownEndpointId = (await one.api.post('/api/webhooks/endpoints').set({ 'x-service-api-key': own }).send(endpoint).expect(201)).body.id;
+    const feedPath = new URL((await one.api.post('/api/users/me/calendar-feeds').set(as).send({ name: 'the holder’s' }).expect(201)).body.url).pathname;
+    const ownFeedKey = await ownKey(student, ['keys:manage', 'schedule:read']);
+    const ownFeedPath = new URL((await one.api.post('/api/users/me/calendar-feeds').set({ 'x-service-api-key': ownFeedKey }).send({ name: 'own' }).expect(201)).body.url).pathname;
+    await one.api.get(feedPath).expect(200);
     const stream = await openEventStream(`${server.baseUrl}/api/exams/readiness/stream`, as);
     streams.push(stream);
     assert.equal(stream.status, 200);
@@ -234,7 +245,7 @@ describe('what a grant owns ends with it (GRANT_ARTIFACTS)', () => {
       await view.api.get('/api/users/me').set(as).expect(200);
       await view.api.get('/api/users/me').set({ 'x-service-api-key': key }).expect(200);
     }
-    return { student, client, accessToken: token, refreshToken: codeTokens.refresh_token, unusedCode, key, endpointId, stream, streamEnded: () => streamEnded, ownEndpointId };
+    return { student, client, accessToken: token, refreshToken: codeTokens.refresh_token, unusedCode, key, endpointId, stream, streamEnded: () => streamEnded, ownEndpointId, feedPath, ownFeedPath };
   }
 
   /**

@@ -1,0 +1,34 @@
+// A feed read writes the calendar only when the data changed, and a student's calendar is written at most
+// RENDERS_PER_MINUTE times a minute whatever the reads and writes do: the CPU one account can spend on feeds is bounded.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { FeedContent } from '../../services/calendar/feed-calendar.ts';
+import { calendarText, RENDERS_PER_MINUTE } from '../../services/calendar/rendered-calendars.ts';
+
+const contentWith = (title: string) => ({ timeZone: 'Asia/Almaty', tasks: [{ title }], series: [], exams: [], holidays: [] }) as unknown as FeedContent;
+
+describe('calendar texts kept per student', () => {
+  it('writes again only when the content changed', () => {
+    const student = randomUUID();
+    let writes = 0;
+    const write = (text: string) => () => (writes++, text);
+    assert.equal(calendarText(student, contentWith('a'), write('A'), 0), 'A');
+    assert.equal(calendarText(student, contentWith('a'), write('A2'), 1_000), 'A', 'same content: the kept text');
+    assert.equal(calendarText(student, contentWith('b'), write('B'), 2_000), 'B', 'changed content: a new text');
+    assert.equal(writes, 2);
+  });
+
+  it(`writes a student's calendar at most ${RENDERS_PER_MINUTE} times a minute, serving the last text meanwhile`, () => {
+    const student = randomUUID();
+    let writes = 0;
+    for (let n = 0; n < 50; n++) calendarText(student, contentWith(`change ${n}`), () => `text ${writes++}`, n * 100);
+    assert.equal(writes, RENDERS_PER_MINUTE);
+    assert.equal(calendarText(student, contentWith('later'), () => `text ${writes++}`, 61_000), `text ${RENDERS_PER_MINUTE}`, 'a minute on, it writes again');
+  });
+
+  it('keeps students apart', () => {
+    const [one, two] = [randomUUID(), randomUUID()];
+    calendarText(one, contentWith('x'), () => 'one', 0);
+    assert.equal(calendarText(two, contentWith('x'), () => 'two', 0), 'two');
+  });
+});
