@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { documentedFiles, runBlock, shellBlocks, showsOutput, statedOutputs, type ShellBlock } from './guide-blocks.ts';
 
-// Generous for a shared machine: on an idle 2-core one the whole file takes well under two minutes.
+// Generous for a shared machine: the whole file costs about 95 s of CPU, half of it the operator CLI's own start-up
+// (about 1.7 s a command, 30 commands), and a block waits for little else.
 const BLOCK_TIMEOUT_MS = 300_000;
 
 function freePort(): Promise<number> {
