@@ -1,5 +1,5 @@
 // What the guides say to each other, checked on their text: docs/index.md links every guide (its order is the site's
-// navigation), both references and the generated pages; every link of the README and the guides to a guide or a file
+// navigation), both references and the generated pages, and the README links every guide (one line each); every link of the README and the guides to a guide or a file
 // reaches it and, with `#anchor`, one of its headings; the guides link nothing of the repository outside docs/ (a
 // rendered page has no repository beside it). Links and anchors are read as the site reads them (marked, and GitHub's
 // slugs with github-slugger), so a link that passes here works on GitHub and on the site alike. How the site renders
@@ -32,6 +32,12 @@ describe('the guides as a text', () => {
     const links = linksOf('docs/index.md').map((link) => link.replace(/^\.\//, '').split('#')[0]!);
     for (const guide of guides.filter((file) => file !== 'docs/index.md')) assert.ok(links.includes(guide.slice('docs/'.length)), `docs/index.md lacks ${guide}`);
     for (const page of [...GENERATED, '/docs', '/api/v1/docs']) assert.ok(links.includes(page), `docs/index.md lacks ${page}`);
+  });
+
+  it('README.md links every guide', () => {
+    const links = new Set(linksOf('README.md').map((link) => link.split('#')[0]!));
+    const missing = guides.filter((guide) => !links.has(guide));
+    assert.deepEqual(missing, [], 'guides the README does not link');
   });
 
   for (const file of documentedFiles()) {
