@@ -256,7 +256,7 @@ export const CONFIG_VARIABLES = {
     on: 'http and private addresses allowed',
   }),
   WEBHOOK_ATTEMPT_TIMEOUT_MS: integer({ group: WEBHOOKS, description: 'The longest one delivery attempt may take, from connecting to the response.', min: 100, max: 60_000, unit: 'ms', default: 10_000 }),
-  WEBHOOK_POLL_MS: integer({ group: WEBHOOKS, description: 'How often a worker looks for deliveries that are due.', min: 500, max: 60_000, unit: 'ms', default: 500 }),
+  WEBHOOK_POLL_MS: integer({ group: WEBHOOKS, description: 'How often a delivering process looks for retries now due and endpoints whose breaker closed. New events and re-sends wake delivery at their commit (NOTIFY): this is a fallback, not the delay of a new event.', min: 500, max: 60_000, unit: 'ms', default: 500 }),
   WEBHOOK_RETRY_SCALE: value({
     group: WEBHOOKS,
     description: 'For tests: multiplies the retry delays and the three days after which a failing endpoint is disabled.',

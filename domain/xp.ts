@@ -1,6 +1,6 @@
 // What earns xp, and how much: the rules as data and pure functions (no HTTP, no SQL). db/queries/xp.ts writes the
 // ledger that makes each award happen at most once; this module decides the amounts. The same table is in the spec
-// (UserProfile.xp) and the README.
+// (UserProfile.xp) and docs/features.md#xp-and-streaks.
 //
 // | action                                   | xp            | at most                                    |
 // |------------------------------------------|---------------|--------------------------------------------|

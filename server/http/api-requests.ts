@@ -2,8 +2,8 @@
 // middleware as every other path (metrics, the request line, security headers, the body limit and JSON parser), then
 // the surface whose prefix the path is under. Express's own per-request work (its prototype swap of req and res, its
 // router's walk over the middleware stack, res.send's header handling) cost about as much CPU as a whole hot read
-// of the partner surface, several times what node:http itself costs (the figures are in the README's Performance
-// section and the bench). Express keeps the other paths: OAuth, the docs, the probes, the redirect to the docs and the
+// of the partner surface, several times what node:http itself costs (the figures are in docs/performance.md and the
+// bench). Express keeps the other paths: OAuth, the docs, the probes, the redirect to the docs and the
 // 404 for paths that are no API's.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 

@@ -16,7 +16,7 @@ export interface FailureThrottle {
   limit: number;
   /** A whole number of minutes. */
   windowMs: number;
-  /** What the throttle does while its counters are unavailable (the README's "When a dependency fails" table). */
+  /** What the throttle does while its counters are unavailable (the table of docs/production.md#when-a-dependency-fails). */
   onStoreFailure: OnStoreFailure;
   /** The key a request counts under; `undefined`: not counted by this throttle. Absent: the client address. */
   keyOf?: (req: Request) => string | undefined;

@@ -83,10 +83,6 @@ export function showsOutput(output: string, stated: string): boolean {
   return true;
 }
 
-/** The operator CLI on the embedded database needs the server stopped: one process at a time may open it. */
-export const usesCli = (code: string) => /\bnpm run (-s )?cli\b/.test(code);
-export const usesServer = (code: string) => /\bcurl\b/.test(code);
-
 /** Names a block assigns (`NAME=`, `export NAME=`, `read -r NAME`), so the next block of the file sees them. */
 export function assignedNames(code: string): string[] {
   const names = new Set<string>();

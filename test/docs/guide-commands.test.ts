@@ -1,7 +1,8 @@
 // Every command the README and the guides show works as written on a fresh clone: the shell blocks run in a reader's
 // order (README.md, then the guides as docs/index.md lists them), one shell's variables carried along, against a
-// fresh instance (`npm start`'s entry on a new data directory and a free port), with the demo credentials its banner
-// prints in PARTNER_KEY, STUDENT_KEY and STUDENT_PASSWORD, as getting-started.md tells a reader to set them, and
+// fresh instance (`npm start`'s entry on a new data directory and a free port), which stays up throughout: the
+// operator CLI's blocks run through it, as they do for a reader whose server is running. The demo credentials its banner
+// prints go in PARTNER_KEY, STUDENT_KEY and STUDENT_PASSWORD, as getting-started.md tells a reader to set them, and
 // WEBHOOK_ALLOW_PRIVATE_TARGETS=1 exported as docs/webhooks.md does for local receivers.
 // Blocks that cannot run say why in their fence (guide-blocks.ts); none is skipped silently.
 import assert from 'node:assert/strict';
@@ -10,10 +11,10 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
-import { documentedFiles, runBlock, shellBlocks, showsOutput, statedOutputs, usesCli, usesServer, type ShellBlock } from './guide-blocks.ts';
+import { documentedFiles, runBlock, shellBlocks, showsOutput, statedOutputs, type ShellBlock } from './guide-blocks.ts';
 
-// Generous for a shared machine: on an idle 2-core one the whole file takes about two minutes, most of it the operator
-// CLI (each command ~2 s of CPU) and the restarts the embedded database needs around it.
+// Generous for a shared machine: the whole file costs about 95 s of CPU, half of it the operator CLI's own start-up
+// (about 1.7 s a command, 30 commands), and a block waits for little else.
 const BLOCK_TIMEOUT_MS = 300_000;
 
 function freePort(): Promise<number> {
@@ -24,27 +25,6 @@ function freePort(): Promise<number> {
     });
     server.on('error', reject);
   });
-}
-
-/** The fresh instance: started, stopped for the CLI (embedded: one process at a time), started again. */
-class Instance {
-  private server: ServerProcess | undefined;
-  constructor(readonly env: Record<string, string | undefined>) {}
-
-  async start(): Promise<string> {
-    if (this.server) return this.server.output();
-    this.server = startServerProcess(this.env);
-    await this.server.listening;
-    return this.server.output();
-  }
-
-  async stop(): Promise<void> {
-    if (!this.server) return;
-    const server = this.server;
-    this.server = undefined;
-    server.child.kill('SIGINT');
-    assert.equal(await server.exited, 0, `the server did not stop cleanly:\n${server.output()}`);
-  }
 }
 
 const banner = (output: string, pattern: RegExp, what: string) => {
@@ -59,13 +39,14 @@ describe('commands of the README and the guides, on a fresh instance', function 
   const blocks = files.flatMap(shellBlocks);
   const dataDir = mkdtempSync(join(tmpdir(), 'guide-commands-'));
   let port: number;
-  let instance: Instance;
+  let server: ServerProcess | undefined;
   let env: NodeJS.ProcessEnv;
 
   before(async () => {
     port = await freePort();
-    instance = new Instance({ DATA_DIR: join(dataDir, 'data'), PORT: String(port), DATABASE_URL: undefined, REDIS_URL: undefined, SECRETS_KEY: undefined, WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' });
-    const output = await instance.start();
+    server = startServerProcess({ DATA_DIR: join(dataDir, 'data'), PORT: String(port), DATABASE_URL: undefined, REDIS_URL: undefined, SECRETS_KEY: undefined, WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' });
+    await server.listening;
+    const output = server.output();
     const { DATABASE_URL: _db, REDIS_URL: _redis, SECRETS_KEY: _secrets, ...inherited } = process.env;
     env = {
       ...inherited,
@@ -82,15 +63,16 @@ describe('commands of the README and the guides, on a fresh instance', function 
   after(async () => {
     const slowest = timings.sort((a, b) => b[1] - a[1]).slice(0, 5);
     console.log(`      slowest blocks: ${slowest.map(([at, ms]) => `${at} ${(ms / 1000).toFixed(1)} s`).join(', ')}`);
-    await instance?.stop();
+    if (server) {
+      server.child.kill('SIGINT');
+      assert.equal(await server.exited, 0, `the server did not stop cleanly:\n${server.output()}`);
+    }
     rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('marks every block it does not run, with a reason, and runs the rest', () => {
     const unexplained = blocks.filter((block) => block.noRun === '');
     assert.deepEqual(unexplained.map(where), [], 'a no-run block must say why');
-    const mixed = blocks.filter((block) => block.noRun === undefined && usesCli(block.code) && usesServer(block.code));
-    assert.deepEqual(mixed.map(where), [], 'a block may not both use the CLI and call the server: the CLI needs the embedded server stopped');
     const notRun = blocks.filter((block) => block.noRun !== undefined);
     console.log(`      ${blocks.length} shell blocks in ${files.length} files: ${blocks.length - notRun.length} run, ${notRun.length} not run:`);
     for (const block of notRun) console.log(`        ${where(block)}: ${block.noRun}`);
@@ -102,8 +84,6 @@ describe('commands of the README and the guides, on a fresh instance', function 
     if (runnable.length === 0) continue;
     it(`${file}: ${runnable.length} block(s)`, async () => {
       for (const block of runnable) {
-        if (usesCli(block.code)) await instance.stop();
-        else if (usesServer(block.code)) await instance.start();
         const started = performance.now();
         const run = await runBlock(block.code, state, port, env, BLOCK_TIMEOUT_MS);
         timings.push([where(block), performance.now() - started]);

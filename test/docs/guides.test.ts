@@ -1,13 +1,13 @@
-// The guides (docs/*.md) without a browser: every guide is linked from the index and every link between guides names
-// one that exists; their order, their links as served and as built; the service serves them at /docs/guides/ with no
-// script allowed, and the references link to them. docs.test.ts opens them in a browser.
+// The guides' site without a browser: the pages it needs, the guides' order, their links as served and as built; the
+// service serves them at /docs/guides/ with no script allowed, and the references link to them. What the guides' text
+// links (the index, links that resolve): guide-links.test.ts. docs.test.ts opens the pages in a browser.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import supertest from 'supertest';
 import { DOCS_PATHS } from '../../server/contract/docs.ts';
-import { linkedFromIndex, markdownLinks, readGuides } from '../../server/contract/guide-files.ts';
+import { readGuides } from '../../server/contract/guide-files.ts';
 import { renderMarkdown, rewriteHref } from '../../server/contract/guide-page.ts';
 import { INDEX_SLUG, type SiteLinks } from '../../server/contract/guide-site.ts';
 import { GUIDES_PATH, servedLinks } from '../../server/contract/guides-routes.ts';
@@ -19,21 +19,6 @@ const slugs = new Set(guides.map((g) => g.slug));
 describe('the guides in docs/', () => {
   it('has an index, the errors guide and the configuration guide', () => {
     for (const slug of [INDEX_SLUG, 'errors', 'configuration']) assert.ok(slugs.has(slug), `docs/${slug}.md is missing`);
-  });
-
-  it('links every guide from docs/index.md, so the navigation and the index agree', () => {
-    const linked = new Set(linkedFromIndex(guides));
-    const unlinked = guides.filter((g) => g.slug !== INDEX_SLUG && !linked.has(g.slug)).map((g) => `docs/${g.slug}.md`);
-    assert.deepEqual(unlinked, [], 'guides that docs/index.md does not link');
-  });
-
-  it('links from one guide only to guides that exist (a missing one would be plain text on the site)', () => {
-    const broken = guides.flatMap((guide) =>
-      markdownLinks(guide.markdown)
-        .filter((href) => /^(?:\.\/)?[\w.-]+\.md(?:#.*)?$/.test(href) && !slugs.has(href.replace(/^\.\//, '').replace(/\.md(#.*)?$/, '')))
-        .map((href) => `docs/${guide.slug}.md → ${href}`),
-    );
-    assert.deepEqual(broken, []);
   });
 
   it('orders them as the index links them, the unlinked ones after, alphabetically', () => {

@@ -76,7 +76,7 @@ describe('several processes on PostgreSQL and Redis', function () {
   };
 
   before(async function () {
-    if (!databaseServer || !redisUrl) throw new Error('fault tests need DATABASE_URL and REDIS_URL (see the README)');
+    if (!databaseServer || !redisUrl) throw new Error('fault tests need DATABASE_URL and REDIS_URL (see docs/contract-testing.md)');
     throwaway = await createThrowawayDatabase(databaseServer, 'sc_cluster');
     db = connect({ databaseUrl: throwaway.url });
   });

@@ -1,4 +1,4 @@
-// The SDK's streaming pattern exactly as the README documents it, against the real service over HTTP with the
+// The SDK's streaming pattern exactly as docs/sdk.md documents it, against the real service over HTTP with the
 // global fetch: `client.POST/GET(path, { …, parseAs: 'stream' })`, then `sseEvents(response)`. A refused stream
 // must throw StreamRefusedError carrying the problem (openapi-fetch has already read the refused response's body,
 // which once made this throw `Body is unusable`), and an accepted one must yield the documented events.

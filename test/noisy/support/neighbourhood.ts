@@ -12,7 +12,7 @@ import { ALL_SCOPES } from '../../../server/auth/scopes.ts';
 import { faultDatabase, requiredEnv, type FaultDatabase } from '../../faults/support/fixture.ts';
 import { startServerProcess, type ServerProcess } from '../../support/server-process.ts';
 
-/** The free plan's per-minute request limit, documented in the README; every attack is budgeted against it. */
+/** The free plan's per-minute request limit, documented in docs/limits.md; every attack is budgeted against it. */
 export const FREE_PER_MINUTE = 60;
 
 export interface AttackerAccount {
