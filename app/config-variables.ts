@@ -3,10 +3,10 @@
 // and .env.example from this list, in this order. A new setting is one entry here and its place in loadConfig.
 import proxyaddr from 'proxy-addr';
 import { DEFAULT_AI_QUEUE_LIMITS } from '../services/ai/queue.ts';
-import { DEFAULT_EXPORT_SETTINGS } from '../services/exports/export-limits.ts';
-import { DEFAULT_DATABASE_TIMEOUTS } from '../db/connect.ts';
+import { DEFAULT_EXPORT_SETTINGS } from '../services/exports/export-settings.ts';
+import { DEFAULT_DATABASE_TIMEOUTS } from '../db/database-timeouts.ts';
 import { DEFAULT_REDIS_KEY_PREFIX, DEFAULT_REDIS_TIMEOUT_MS } from '../server/limits/rate-limits.ts';
-import { DEFAULT_STREAM_SETTINGS } from '../services/events/readiness-stream.ts';
+import { DEFAULT_STREAM_SETTINGS } from '../services/events/stream-settings.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../server/http/request-timeout.ts';
 import { SECRETS_KEY_BYTES } from '../server/auth/secret-box.ts';
 import { ConfigError } from '../server/process/config-error.ts';

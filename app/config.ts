@@ -1,9 +1,10 @@
 // Every setting of the service, read once from the environment: the variables declared in config-variables.ts (which
 // docs/configuration.md and .env.example are generated from), and the rules that join several of them.
 import type { AiQueueLimits } from '../services/ai/queue.ts';
-import type { ExportSettings } from '../services/exports/export-limits.ts';
-import type { DatabaseTimeouts, DbTarget, PostgresTarget } from '../db/connect.ts';
-import type { StreamSettings } from '../services/events/readiness-stream.ts';
+import type { ExportSettings } from '../services/exports/export-settings.ts';
+import type { DbTarget, PostgresTarget } from '../db/connect.ts';
+import type { DatabaseTimeouts } from '../db/database-timeouts.ts';
+import type { StreamSettings } from '../services/events/stream-settings.ts';
 import { ConfigError } from '../server/process/config-error.ts';
 import type { AiService } from '../services/ai/tutor/index.ts';
 import type { WebhookConfig } from '../services/webhooks/delivery-config.ts';

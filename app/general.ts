@@ -8,7 +8,7 @@ import { createExportLimits, type ExportLimits } from '../services/exports/expor
 import type { Notifications } from '../db/notifications.ts';
 import { openStreams } from '../services/events/open-streams.ts';
 import { readinessGroups } from '../services/events/readiness-groups.ts';
-import type { StreamSettings } from '../services/events/readiness-stream.ts';
+import type { StreamSettings } from '../services/events/stream-settings.ts';
 import type { Lifecycle } from '../server/process/lifecycle.ts';
 import { localTutor } from '../services/ai/tutor/local.ts';
 import type { Tutor } from '../services/ai/tutor/types.ts';

@@ -6,6 +6,8 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock.ts';
+import { errorMessage } from './errors.ts';
+import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts } from './database-timeouts.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import { PGLITE_CONF } from './pglite-options.ts';
 import { createDataDir } from './pglite-template.ts';
@@ -57,15 +59,6 @@ export function sessionUrlOf(target: PostgresTarget): string {
   return target.sessionUrl ?? target.databaseUrl;
 }
 
-/** Bounds on every wait for PostgreSQL, so that a server that is down or stuck fails a request instead of hanging it. */
-export interface DatabaseTimeouts {
-  /** Opening a connection, and waiting for a free one when the pool is exhausted. */
-  connectMs: number;
-  /** One statement on the server (statement_timeout); the client gives up on the reply a little later. */
-  statementMs: number;
-}
-
-export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = { connectMs: 5_000, statementMs: 10_000 };
 
 /** What the client waits beyond statement_timeout for the server's own cancellation before it gives up itself. */
 const QUERY_TIMEOUT_MARGIN_MS = 2_000;
@@ -196,12 +189,6 @@ export async function statementTimeoutMs(db: Db): Promise<number> {
   return rows[0]!.ms;
 }
 
-/** Some errors (AggregateError from a dual-stack connect) carry an empty message; fall back to their parts. */
-export function errorMessage(error: unknown): string {
-  if (error instanceof AggregateError && !error.message) return error.errors.map(errorMessage).join('; ');
-  if (error instanceof Error) return error.message || String((error as { code?: unknown }).code ?? error.name);
-  return String(error);
-}
 
 /** Describes where the data lives without printing credentials. */
 export function describeTarget(target: DbTarget): string {

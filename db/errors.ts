@@ -43,3 +43,10 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (typeof code === 'string' && (UNAVAILABLE_SQLSTATES.test(code) || UNAVAILABLE_SOCKET_CODES.has(code))) return true;
   return typeof message === 'string' && UNAVAILABLE_MESSAGES.test(message);
 }
+
+/** Some errors (AggregateError from a dual-stack connect) carry an empty message; fall back to their parts. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof AggregateError && !error.message) return error.errors.map(errorMessage).join('; ');
+  if (error instanceof Error) return error.message || String((error as { code?: unknown }).code ?? error.name);
+  return String(error);
+}

@@ -6,7 +6,8 @@
 // (db/connect.ts): through a transaction-mode pooler the lock, the work and the unlock could each land on another
 // server connection, and a lock left on a pooled connection would hold every later start forever.
 import { sql } from 'kysely';
-import { connect, sessionUrlOf, type DatabaseTimeouts, type Db, type DbTarget } from './connect.ts';
+import { connect, sessionUrlOf, type Db, type DbTarget } from './connect.ts';
+import { type DatabaseTimeouts } from './database-timeouts.ts';
 
 /** An arbitrary constant that names this lock among the advisory locks of the database. */
 const STARTUP_LOCK_ID = 727_110_011;

@@ -3,7 +3,7 @@
 // While npm start runs on the embedded database (which one process at a time may open), a command line runs in
 // that server (scripts/cli/server-socket.ts); otherwise, and always on PostgreSQL, here.
 import { loadConfig } from '../app/config.ts';
-import { errorMessage } from '../db/connect.ts';
+import { errorMessage } from '../db/errors.ts';
 import { opensNoDatabase, runCommandLine } from './cli/commands.ts';
 import { runInServer } from './cli/server-socket.ts';
 

@@ -4,7 +4,8 @@
 // students never cross the wire. Not reproducible row by row (random()); the shapes are the demo's: xp skewed
 // (most students have little), 70% active within 30 days, 90% at a university.
 import { sql, type RawBuilder } from 'kysely';
-import type { DatabaseTimeouts, Db } from '../connect.ts';
+import type { Db } from '../connect.ts';
+import type { DatabaseTimeouts } from '../database-timeouts.ts';
 import { deferIndexesAndForeignKeys } from './bulk-load.ts';
 import { getServiceStats } from '../queries/stats.ts';
 

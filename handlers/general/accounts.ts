@@ -4,7 +4,7 @@ import { AccountTaken, createAccount as insertNewAccount } from '../../server/au
 import { replacePassword } from '../../services/accounts/replace-password.ts';
 import { passwordConfirmed, signedInFreshly } from '../../server/auth/reauthentication.ts';
 import { startAccountExport } from '../../services/exports/account-export.ts';
-import type { ExportSettings } from '../../services/exports/export-limits.ts';
+import type { ExportSettings } from '../../services/exports/export-settings.ts';
 import { DownloadStopped, downloadWriter } from '../../server/http/download.ts';
 import type { Spool } from '../../server/http/spool.ts';
 import { problems } from '../../server/http/problems.ts';

@@ -4,7 +4,7 @@ import type { AiQueue } from '../../services/ai/queue.ts';
 import type { Tutor } from '../../services/ai/tutor/types.ts';
 import type { OpenStreams } from '../../services/events/open-streams.ts';
 import type { ReadinessGroups } from '../../services/events/readiness-groups.ts';
-import type { StreamSettings } from '../../services/events/readiness-stream.ts';
+import type { StreamSettings } from '../../services/events/stream-settings.ts';
 import type { ExportLimits } from '../../services/exports/export-limits.ts';
 import type { WebhookEndpointSettings } from '../../services/webhooks/endpoint-settings.ts';
 import type { PasswordAttempts } from '../../server/auth/password-attempts.ts';

@@ -2,7 +2,7 @@
 // the running embedded server (scripts/cli/server-socket.ts). Exit codes: 0 done, 1 failed while running, 2 wrong
 // command line.
 import { inspect } from 'node:util';
-import { errorMessage } from '../../db/connect.ts';
+import { errorMessage } from '../../db/errors.ts';
 import { note, print, UsageError } from './shared.ts';
 
 type Command = (args: string[]) => Promise<void>;

@@ -2,9 +2,8 @@
 // closed afterwards, where its output goes, and the plain-text tables of the listings.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { assertDatabaseReachable, connect, describeTarget, type DatabaseTimeouts, type Db, type DbTarget } from '../../db/connect.ts';
-import { migrateToLatest } from '../../db/migrate.ts';
-import { loadConfig } from '../../app/config.ts';
+import type { Db, DbTarget } from '../../db/connect.ts';
+import type { DatabaseTimeouts } from '../../db/database-timeouts.ts';
 
 /** Wrong command line: the dispatcher prints it, prefixed with the command's name, with a hint to --help and exits with 2. */
 export class UsageError extends Error {}
@@ -79,8 +78,15 @@ export async function withDb<T>(use: (db: Db, applied: string[]) => Promise<T>, 
     note(`database: ${server.where}, through the server that has it open\n`);
     return use(server.db, []);
   }
+  // Loaded here, not at the top: a command the running server runs for this process needs neither the drivers nor
+  // the migrations, and loading them is most of a CLI call's time.
+  const [{ loadConfig }, { assertDatabaseReachable, connect, describeTarget }, { migrateToLatest }] = await Promise.all([
+    import('../../app/config.ts'),
+    import('../../db/connect.ts'),
+    import('../../db/migrate.ts'),
+  ]);
   const config = loadConfig();
-  const where = safeDescribe(config.database);
+  const where = safeDescribe(config.database, describeTarget);
   note(`database: ${where}\n`);
   const db = connect(config.database, { timeouts });
   try {
@@ -91,7 +97,7 @@ export async function withDb<T>(use: (db: Db, applied: string[]) => Promise<T>, 
   }
 }
 
-function safeDescribe(target: DbTarget): string {
+function safeDescribe(target: DbTarget, describeTarget: (target: DbTarget) => string): string {
   try {
     return describeTarget(target);
   } catch {

@@ -5,7 +5,7 @@
 // bounded wait for Redis. It does so before migrating: a start reaches every dependency before it changes anything.
 import type { Logger } from 'pino';
 import { createClient, defineScript } from 'redis';
-import { errorMessage } from '../../db/connect.ts';
+import { errorMessage } from '../../db/errors.ts';
 import { guardCounter, StoreFailures } from './limit-store-guard.ts';
 import { ACQUIRE_LEASE_SCRIPT, redisLeases, RENEW_LEASE_SCRIPT, type LeaseCommands } from './redis-leases.ts';
 import { DEFAULT_REDIS_KEY_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, type LimitStores } from './rate-limits.ts';

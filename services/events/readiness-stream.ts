@@ -14,15 +14,8 @@ import { trackSseStream } from '../../server/process/metrics.ts';
 import type { OpenStreams, StreamHolder, StreamRevocation } from './open-streams.ts';
 import type { ReadinessGroups } from './readiness-groups.ts';
 import { movesSince, upcomingReadiness, type Student } from './readiness.ts';
+import type { StreamSettings } from './stream-settings.ts';
 
-export interface StreamSettings {
-  /** Between two heartbeat comments. */
-  heartbeatMs: number;
-  /** A stream ends after this long (`max_duration_reached`); the client reconnects with Last-Event-ID. */
-  maxDurationMs: number;
-}
-
-export const DEFAULT_STREAM_SETTINGS: StreamSettings = { heartbeatMs: 15_000, maxDurationMs: 15 * 60_000 };
 
 /** What EventSource waits before it reconnects, sent as the stream's `retry:`. */
 const RECONNECT_MS = 2_000;

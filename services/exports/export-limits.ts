@@ -10,28 +10,9 @@
 import type { Logger } from 'pino';
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
+import { DEFAULT_EXPORT_SETTINGS, type ExportSettings } from './export-settings.ts';
 import { releaseExportLease, renewExportLease, takeExportLease } from '../../db/queries/export-leases.ts';
 
-export interface ExportSettings {
-  /** Exports reading the database at once in this process; one more is refused (503, Retry-After). */
-  maxReading: number;
-  /** A client that takes nothing from its socket for this long is cut off. */
-  stallMs: number;
-  /** A download that has not ended after this long is cut off, however it reads. */
-  maxDurationMs: number;
-  /** The most the temporary file holds beyond what the client has read; past it the reading waits for the client. */
-  spoolMaxBytes: number;
-  /** A lease's life from its last renewal: how long a process that died mid-download blocks the student's next export. */
-  leaseSeconds: number;
-}
-
-export const DEFAULT_EXPORT_SETTINGS: ExportSettings = {
-  maxReading: 2,
-  stallMs: 60_000,
-  maxDurationMs: 30 * 60_000,
-  spoolMaxBytes: 64 * 1024 * 1024,
-  leaseSeconds: 60,
-};
 
 /** A held reading slot; `release()` frees it (a second call does nothing). */
 export interface ReadingSlot {

@@ -14,7 +14,7 @@ import { LISTENER_APPLICATION_NAME, notificationsFor, type Notifications } from 
 import { OPEN_STREAM_LIMITS } from '../../services/events/open-streams.ts';
 import { MAX_REPLAYED_MOVES } from '../../services/events/readiness-stream.ts';
 import { createLifecycle, type LifecycleControl } from '../../server/process/lifecycle.ts';
-import type { StreamSettings } from '../../services/events/readiness-stream.ts';
+import type { StreamSettings } from '../../services/events/stream-settings.ts';
 import { contractClient } from '../support/contract.ts';
 import { listen, type Listening } from '../support/listening.ts';
 import { buildApp } from '../support/partner-app.ts';
