@@ -30,6 +30,7 @@ import * as exportLeases from './20261127_0201_export_leases.ts';
 import * as openStreams from './20261127_0401_open_streams.ts';
 import * as webhookEndpointGates from './20261127_0501_webhook_endpoint_gates.ts';
 import * as outboxNotify from './20261127_0701_outbox_notify.ts';
+import * as eventsFeed from './20261127_0901_events_feed.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261122_0001_partner_v1': partnerV1,
@@ -62,4 +63,5 @@ export const migrations: Record<string, Migration> = {
   '20261127_0401_open_streams': openStreams,
   '20261127_0501_webhook_endpoint_gates': webhookEndpointGates,
   '20261127_0701_outbox_notify': outboxNotify,
+  '20261127_0901_events_feed': eventsFeed,
 };

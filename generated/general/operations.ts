@@ -29,6 +29,7 @@ export const operationIds = [
   'listCards',
   'listConversations',
   'listDecks',
+  'listEvents',
   'listExams',
   'listMyApiKeys',
   'listMyAuthorizations',
@@ -60,6 +61,7 @@ export interface QueryDefaults {
   listCards: 'due' | 'limit';
   listConversations: 'limit';
   listDecks: 'limit';
+  listEvents: 'limit';
   listExams: 'limit';
   listTasks: 'limit';
   listWebhookDeliveries: 'limit';

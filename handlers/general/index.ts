@@ -2,6 +2,7 @@
 // compile error.
 import { changeMyPassword, createAccount, deleteMyAccount, exportMyAccount } from './accounts.ts';
 import { deleteConversation, getConversation, listConversations, streamTutorChat } from './ai.ts';
+import { listEvents } from './events.ts';
 import { createExam, deleteExam, getExam, listExams, streamExamReadiness, updateExam } from './exams.ts';
 import { createCard, createDeck, deleteCard, deleteDeck, getCard, getDeck, listCards, listDecks, reviewCard, updateCard, updateDeck, createCards, reviewCards } from './flashcards.ts';
 import { receivePaymentEvent } from './payments.ts';
@@ -34,6 +35,7 @@ export const generalHandlers = {
   revokeMyApiKey,
   listMyAuthorizations,
   revokeMyAuthorization,
+  listEvents,
   listTasks,
   createTask,
   getTask,

@@ -54,6 +54,14 @@ export const problems = {
   reauthenticationRequired: (detail: string) => new Problem(403, 'reauthentication_required', 'Reauthentication required', detail),
   notFound: (detail: string) => new Problem(404, 'not_found', 'Not found', detail),
   conflict: (detail: string) => new Problem(409, 'conflict', 'Conflict', detail),
+  /** A changes-feed cursor older than the events' retention (services/events/feed.ts): what followed it may be gone. */
+  cursorExpired: (days: number) =>
+    new Problem(
+      410,
+      'cursor_expired',
+      'Cursor expired',
+      `This cursor is older than the ${days} days events are kept, and events may have gone since. Reload your data, then read the feed again without a cursor.`,
+    ),
   /** A webhook endpoint's URL the service will not deliver to; `code` says why (services/webhooks/target-address.ts). */
   undeliverableUrl: (code: string, reason: string) =>
     new Problem(400, code, 'Webhook URL refused', `Webhooks cannot be sent to this URL: ${reason}.`, { errors: [{ path: 'body.url', message: reason }] }),
