@@ -5,6 +5,7 @@ import { envelopeOf } from '../../services/events/emit.ts';
 import { EVENT_RETENTION_DAYS, purgeExpiredEvents } from '../../services/events/feed.ts';
 import { insertEvent } from '../../db/queries/events.ts';
 import { encodeCursor } from '../../server/contract/cursor.ts';
+import { eventually } from '../support/export-account.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
 
 type Ctx = Awaited<ReturnType<typeof generalApp>>;
@@ -18,8 +19,15 @@ async function addExam(ctx: Ctx, student: Student) {
   return (await ctx.api.post('/api/exams').set(student.headers).send({ subject: 'Anatomy', exam_date: '2027-01-20' }).expect(201)).body as { id: string };
 }
 
+/**
+ * Every event after `cursor` once `count` of them are listed: on PostgreSQL the feed waits for every transaction
+ * older than an event (of any session on the server, other test files' too) to end before it lists the event.
+ */
+const readAll = (ctx: Ctx, student: Student, count: number, query: Record<string, string | number> = {}, cursor?: string) =>
+  eventually(() => readOnce(ctx, student, query, cursor), (read) => read.events.length >= count);
+
 /** Every event after `cursor`, page by page; the ids seen and the cursor to store. */
-async function readAll(ctx: Ctx, student: Student, query: Record<string, string | number> = {}, cursor?: string) {
+async function readOnce(ctx: Ctx, student: Student, query: Record<string, string | number> = {}, cursor?: string) {
   const events: Array<{ id: string; type: string; data: { object: { id: string } } }> = [];
   for (let pages = 0; pages < 50; pages++) {
     const res = await ctx.api.get('/api/events').set(student.headers).query({ ...query, ...(cursor ? { cursor } : {}) }).expect(200);
@@ -41,14 +49,14 @@ describe('listEvents (the changes feed)', () => {
     await ctx.api.delete(`/api/tasks/${task.id}`).set(alice.headers).expect(204);
     await addTask(ctx, bob, 'Bob’s own');
 
-    const { events } = await readAll(ctx, alice);
+    const { events } = await readAll(ctx, alice, 4);
     assert.deepEqual(events.map((e) => e.type), ['task.created', 'task.completed', 'exam.created', 'task.deleted']);
     assert.deepEqual(events.map((e) => e.data.object.id), [task.id, task.id, exam.id, task.id]);
     const stored = await ctx.db.selectFrom('events').select(['id', 'type', 'user_id', 'data', 'created_at']).where('user_id', '=', alice.id).execute();
     const byId = new Map(stored.map((row) => [row.id, envelopeOf(row)]));
     for (const event of events) assert.deepEqual(event, byId.get(event.id));
 
-    const bobs = await readAll(ctx, bob);
+    const bobs = await readAll(ctx, bob, 1);
     assert.deepEqual(bobs.events.map((e) => e.type), ['task.created']);
   });
 
@@ -56,7 +64,7 @@ describe('listEvents (the changes feed)', () => {
     const ctx = await generalApp();
     const alice = await ctx.newStudent();
     for (let i = 0; i < 5; i++) await addTask(ctx, alice, `t${i}`);
-    const first = await readAll(ctx, alice, { limit: 2 });
+    const first = await readAll(ctx, alice, 5, { limit: 2 });
     assert.equal(first.events.length, 5);
 
     // Nothing new: an empty page, and a cursor that still resumes in the right place.
@@ -64,12 +72,12 @@ describe('listEvents (the changes feed)', () => {
     assert.deepEqual(quiet.body.data, []);
     assert.equal(quiet.body.has_more, false);
     for (let i = 5; i < 8; i++) await addTask(ctx, alice, `t${i}`);
-    const later = await readAll(ctx, alice, { limit: 2 }, quiet.body.next_cursor);
+    const later = await readAll(ctx, alice, 3, { limit: 2 }, quiet.body.next_cursor);
     assert.deepEqual(later.events.map((e) => e.type), ['task.created', 'task.created', 'task.created']);
 
     const all = [...first.events, ...later.events].map((e) => e.id);
     assert.equal(new Set(all).size, 8);
-    const fromScratch = await readAll(ctx, alice, { limit: 100 });
+    const fromScratch = await readAll(ctx, alice, 8, { limit: 100 });
     assert.deepEqual(fromScratch.events.map((e) => e.id), all);
   });
 
@@ -80,8 +88,8 @@ describe('listEvents (the changes feed)', () => {
     await addExam(ctx, alice);
     await ctx.api.patch(`/api/tasks/${task.id}`).set(alice.headers).send({ status: 'completed' }).expect(200);
 
-    assert.deepEqual((await readAll(ctx, alice, { type: 'exam.created' })).events.map((e) => e.type), ['exam.created']);
-    assert.deepEqual((await readAll(ctx, alice, { type: 'task.completed,exam.created' })).events.map((e) => e.type), ['exam.created', 'task.completed']);
+    assert.deepEqual((await readAll(ctx, alice, 1, { type: 'exam.created' })).events.map((e) => e.type), ['exam.created']);
+    assert.deepEqual((await readAll(ctx, alice, 2, { type: 'task.completed,exam.created' })).events.map((e) => e.type), ['exam.created', 'task.completed']);
     await ctx.api.get('/api/events').set(alice.headers).query({ type: 'task.exploded' }).expect(400);
   });
 
@@ -95,8 +103,8 @@ describe('listEvents (the changes feed)', () => {
       return { ...alice, headers: { authorization: `Bearer ${key}` } };
     };
     const tasksOnly = await keyWith(['tasks:read']);
-    assert.deepEqual((await readAll(ctx, tasksOnly)).events.map((e) => e.type), ['task.created']);
-    assert.deepEqual((await readAll(ctx, alice)).events.map((e) => e.type), ['task.created', 'exam.created']);
+    assert.deepEqual((await readAll(ctx, tasksOnly, 1)).events.map((e) => e.type), ['task.created']);
+    assert.deepEqual((await readAll(ctx, alice, 2)).events.map((e) => e.type), ['task.created', 'exam.created']);
     const refused = await ctx.api.get('/api/events').set(tasksOnly.headers).query({ type: 'task.created,exam.created' }).expect(403);
     assert.equal(refused.body.code, 'insufficient_scope');
     const nothing = await keyWith(['tasks:write', 'ai:chat']);
@@ -136,7 +144,7 @@ describe('listEvents (the changes feed)', () => {
     const ctx = await generalApp();
     const alice = await ctx.newStudent();
     await addTask(ctx, alice, 'seen before');
-    const before = await readAll(ctx, alice);
+    const before = await readAll(ctx, alice, 1);
     // A payload the spec accepts, for the event the slow transaction writes by hand.
     const { data } = await ctx.db.selectFrom('events').select('data').where('user_id', '=', alice.id).executeTakeFirstOrThrow();
     let commitFirst!: () => void;
@@ -150,11 +158,11 @@ describe('listEvents (the changes feed)', () => {
     });
     await written;
     const later = await addTask(ctx, alice, 'committed later'); // commits after the slow transaction took its id
-    const during = await readAll(ctx, alice, {}, before.cursor);
+    const during = await readOnce(ctx, alice, {}, before.cursor);
     assert.deepEqual(during.events, [], 'the later commit waits behind the open transaction');
     commitFirst();
     await slow;
-    const after = await readAll(ctx, alice, {}, during.cursor);
+    const after = await readAll(ctx, alice, 2, {}, during.cursor);
     // The slow transaction's event first (its id is older), then the one that committed while it was open.
     assert.deepEqual(after.events.map((e) => e.data.object.id), [before.events[0]!.data.object.id, later.id]);
   });
