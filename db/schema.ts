@@ -336,6 +336,9 @@ export interface EventsTable {
   data: ColumnType<unknown, string, string>;
   created_at: CreatedAt;
   fanned_out_at: NullableTimestamp;
+  /** The writing transaction's id (xid8, as text) and the row's place after it: the changes feed's order. */
+  txid: Generated<string>;
+  seq: ColumnType<number, never, never>;
 }
 
 export interface WebhookEndpointsTable {

@@ -9,6 +9,7 @@ import type { paths as GeneralPaths, components as GeneralComponents } from '../
 import type { paths as PartnerPaths, components as PartnerComponents } from '../generated/partner-v1/types.ts';
 import { keepRefusedStreamBodies } from './sse.ts';
 
+export { eventFeed, EventFeedError, type EventFeed, type EventFeedOptions, type EventFeedType } from './events.ts';
 export { sseEvents, StreamRefusedError, type EventSourceMessage } from './sse.ts';
 export { verifyWebhook, WebhookVerificationError, type WebhookEvent } from './webhooks.ts';
 export type { GeneralPaths, GeneralComponents, PartnerPaths, PartnerComponents };

@@ -31,6 +31,7 @@ import * as openStreams from './20261127_0401_open_streams.ts';
 import * as webhookEndpointGates from './20261127_0501_webhook_endpoint_gates.ts';
 import * as outboxNotify from './20261127_0701_outbox_notify.ts';
 import * as calendarFeeds from './20261127_0901_calendar_feeds.ts';
+import * as eventsFeed from './20261127_0902_events_feed.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261122_0001_partner_v1': partnerV1,
@@ -64,4 +65,5 @@ export const migrations: Record<string, Migration> = {
   '20261127_0501_webhook_endpoint_gates': webhookEndpointGates,
   '20261127_0701_outbox_notify': outboxNotify,
   '20261127_0901_calendar_feeds': calendarFeeds,
+  '20261127_0902_events_feed': eventsFeed,
 };

@@ -1,4 +1,6 @@
-// The outbox's one write: an event row, inside the transaction of the change it reports.
+// The outbox: its one write (an event row, inside the transaction of the change it reports), the changes feed's read
+// of it, and the purge of events past their retention.
+import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
 import { executePrepared } from '../prepared-statements.ts';
 
@@ -20,4 +22,50 @@ export async function insertEvent(trx: Db, event: NewEvent): Promise<string> {
       .returning('id'),
   );
   return row!.id;
+}
+
+/** A place in the changes feed: after the events of transaction `txid` up to its `seq`-th row (`seq` 0: before them). */
+export interface FeedPosition {
+  txid: string;
+  seq: number;
+}
+
+export interface FeedRow {
+  id: string;
+  type: string;
+  user_id: string;
+  data: unknown;
+  created_at: Date;
+  txid: string;
+  seq: number;
+}
+
+/**
+ * One page of a student's events of `types` after `after`, in commit order (migration 20261127_0901), and the horizon
+ * the page was read at: the oldest transaction still running, before which every event is final. Both come from one
+ * statement, hence one snapshot, so the horizon never passes an event the page could not see.
+ */
+export async function listFeedEvents(db: Db, userId: string, options: { types: readonly string[]; after: FeedPosition | undefined; limit: number }) {
+  const after = options.after ?? { txid: '0', seq: 0 };
+  const { rows } = await sql<{ horizon: string } & { [K in keyof FeedRow]: FeedRow[K] | null }>`
+    select h.xmin::text as horizon, e.id, e.type, e.user_id, e.data, e.created_at, e.txid, e.seq
+    from (select pg_snapshot_xmin(pg_current_snapshot()) as xmin) h
+    left join lateral (
+      select id, type, user_id, data, created_at, txid::text as txid, seq from events
+      where user_id = ${userId} and type = any(${[...options.types]}::text[]) and txid < h.xmin
+        and (txid, seq) > (${after.txid}::xid8, ${after.seq}::bigint)
+      order by events.txid, events.seq
+      limit ${options.limit}
+    ) e on true`.execute(db);
+  const horizon = rows[0]!.horizon;
+  return { horizon, rows: rows.filter((row) => row.id !== null) as unknown as FeedRow[] };
+}
+
+/** Deletes up to `batch` events stamped before `before` (their deliveries go with them); returns how many went. */
+export async function deleteEventsBefore(db: Db, before: Date, batch: number): Promise<number> {
+  const result = await db
+    .deleteFrom('events')
+    .where('id', 'in', (qb) => qb.selectFrom('events').select('id').where('created_at', '<', before).limit(batch))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

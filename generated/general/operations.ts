@@ -31,6 +31,7 @@ export const operationIds = [
   'listCards',
   'listConversations',
   'listDecks',
+  'listEvents',
   'listExams',
   'listMyApiKeys',
   'listMyAuthorizations',
@@ -64,6 +65,7 @@ export interface QueryDefaults {
   listCards: 'due' | 'limit';
   listConversations: 'limit';
   listDecks: 'limit';
+  listEvents: 'limit';
   listExams: 'limit';
   listTasks: 'limit';
   listWebhookDeliveries: 'limit';

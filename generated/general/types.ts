@@ -180,6 +180,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The student's changes feed
+         * @description The current student's events, oldest first, in the order their changes were committed: the same envelopes a
+         *     webhook endpoint receives (see `webhooks`), for clients that have no public HTTPS server. A client stores
+         *     `next_cursor` and asks again from it later (after a minute, or a day offline): it gets every event committed
+         *     since, each once, and nothing it has seen. `has_more` says whether to ask again at once.
+         *
+         *     A credential sees the kinds whose resource it may read (`tasks:read` for `task.*`, `exams:read` for `exam.*`,
+         *     `profile:read` for `payment.*` and `user.*`): the events of other kinds are left out, as if they had not
+         *     happened. Asking with `type` for a kind the credential may not read is `403 insufficient_scope`; a credential
+         *     that may read none of them gets the same. `webhook.test` pings are not changes and are not listed.
+         *
+         *     Events are kept **30 days**. A cursor older than that (it was issued for an event more than 30 days old, or
+         *     stored more than 30 days ago from an empty page) is refused with `410 cursor_expired`: events may have gone
+         *     since, so the client reloads the lists it keeps (a full resync) and starts again without a cursor.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/exams": {
         parameters: {
             query?: never;
@@ -1730,6 +1762,18 @@ export interface components {
             student_id: string;
             type: components["schemas"]["EventType"];
         };
+        /** @description A page of the changes feed. */
+        EventList: {
+            /** @description Events in commit order, oldest first; each is the envelope a webhook delivery of it carries. */
+            data: components["schemas"]["WebhookEvent"][];
+            /** @description More events are there now; ask again at once with `next_cursor`. */
+            has_more: boolean;
+            /**
+             * @description Where this page ends: store it and pass it as `cursor` to get the events committed after this page, now or
+             *     later. Always present, also on an empty page (then it marks the present moment, or repeats the `cursor` sent).
+             */
+            next_cursor: string;
+        };
         /**
          * @description The kind of an event, `<resource>.<change>`. Each kind and its payload is described in the spec's `webhooks`
          *     section; an endpoint subscribes to the kinds it wants. New kinds may be added in a minor version: a receiver
@@ -2459,7 +2503,8 @@ export interface components {
              *     `invalid_signature` (401, a signed callback), `insufficient_scope` (403), `reauthentication_required` (403, a
              *     password or fresh sign-in needed), `not_found` (404), `method_not_allowed` (405), `conflict` (409),
              *     `endpoint_limit_reached` (409, a student's webhook endpoints at their bound), `calendar_feed_limit_reached` (409, 5
-             *     calendar feeds already), `series_limit_reached` (409, 50 open recurring tasks already), `endpoint_disabled` (409, a test event to a disabled endpoint), `payload_too_large` (413),
+             *     calendar feeds already), `series_limit_reached` (409, 50 open recurring tasks already), `endpoint_disabled` (409, a test event to a disabled endpoint), `cursor_expired` (410, a changes-feed cursor older
+             *     than the 30 days events are kept: resync), `payload_too_large` (413),
              *     `idempotency_key_reused` (422), `unknown_student` (422), `rate_limited` (429), `password_attempts_exceeded` (429,
              *     with `Retry-After`: too many wrong passwords for one account), `export_in_progress` (429, with `Retry-After`: one
              *     account export at a time), `too_many_concurrent_replies` (429, with `Retry-After`: an account's AI replies already
@@ -3295,6 +3340,16 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description Gone — the cursor is older than the 30 days events are kept; reload your lists (a full resync) and start the feed again without a cursor. */
+        CursorExpired: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description Forbidden — the token or key lacks a scope this operation needs. */
         Forbidden: {
             headers: {
@@ -3838,6 +3893,49 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The `next_cursor` of an earlier answer: the events committed after it. Absent: from the oldest event kept.
+                 *     Cursors are opaque; a malformed one is a `400`, one older than 30 days a `410`.
+                 */
+                cursor?: string;
+                /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Only these kinds (one, or several separated by commas). Absent, every kind the credential may read. */
+                type?: ("task.created" | "task.updated" | "task.completed" | "task.deleted" | "exam.created" | "exam.updated" | "exam.deleted" | "payment.succeeded" | "user.warned")[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events, oldest first. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            410: components["responses"]["CursorExpired"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

@@ -267,7 +267,8 @@ export interface components {
              *     `invalid_signature` (401, a signed callback), `insufficient_scope` (403), `reauthentication_required` (403, a
              *     password or fresh sign-in needed), `not_found` (404), `method_not_allowed` (405), `conflict` (409),
              *     `endpoint_limit_reached` (409, a student's webhook endpoints at their bound), `calendar_feed_limit_reached` (409, 5
-             *     calendar feeds already), `series_limit_reached` (409, 50 open recurring tasks already), `endpoint_disabled` (409, a test event to a disabled endpoint), `payload_too_large` (413),
+             *     calendar feeds already), `series_limit_reached` (409, 50 open recurring tasks already), `endpoint_disabled` (409, a test event to a disabled endpoint), `cursor_expired` (410, a changes-feed cursor older
+             *     than the 30 days events are kept: resync), `payload_too_large` (413),
              *     `idempotency_key_reused` (422), `unknown_student` (422), `rate_limited` (429), `password_attempts_exceeded` (429,
              *     with `Retry-After`: too many wrong passwords for one account), `export_in_progress` (429, with `Retry-After`: one
              *     account export at a time), `too_many_concurrent_replies` (429, with `Retry-After`: an account's AI replies already

@@ -3,6 +3,7 @@
 import { changeMyPassword, createAccount, deleteMyAccount, exportMyAccount } from './accounts.ts';
 import { createMyCalendarFeed, getCalendarFeed, listMyCalendarFeeds, revokeMyCalendarFeed } from './calendar.ts';
 import { deleteConversation, getConversation, listConversations, streamTutorChat } from './ai.ts';
+import { listEvents } from './events.ts';
 import { createExam, deleteExam, getExam, listExams, streamExamReadiness, updateExam } from './exams.ts';
 import { createCard, createDeck, deleteCard, deleteDeck, getCard, getDeck, listCards, listDecks, reviewCard, updateCard, updateDeck, createCards, reviewCards } from './flashcards.ts';
 import { receivePaymentEvent } from './payments.ts';
@@ -39,6 +40,7 @@ export const generalHandlers = {
   revokeMyCalendarFeed,
   getCalendarFeed,
   revokeMyAuthorization,
+  listEvents,
   listTasks,
   createTask,
   getTask,

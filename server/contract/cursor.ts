@@ -5,6 +5,8 @@ import { isCalendarDate, isInstant } from './formats.ts';
 import { problems } from '../http/problems.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** An xid8 in decimal, up to 19 digits: beyond any real transaction count, and never a value PostgreSQL refuses (a 500). */
+const XID8 = /^(0|[1-9][0-9]{0,18})$/;
 
 export function encodeCursor(key: readonly (string | number)[]): string {
   return Buffer.from(JSON.stringify(key)).toString('base64url');
@@ -38,12 +40,24 @@ export function dateIdCursor(cursor: string | undefined): { date: string; id: st
   return { date, id };
 }
 
-/** The two-part key a cursor carries; anything else is the client's error. */
-function decodeCursor(cursor: string | undefined): unknown[] | undefined {
+/**
+ * The key of a changes-feed cursor: when it was issued (for its expiry) and its place, a transaction id (xid8, a
+ * decimal string) and a row of that transaction.
+ */
+export function feedCursor(cursor: string | undefined): { at: Date; txid: string; seq: number } | undefined {
+  const key = decodeCursor(cursor, 3);
+  if (!key) return undefined;
+  const [at, txid, seq] = key;
+  if (typeof at !== 'string' || !isInstant(at) || typeof txid !== 'string' || !XID8.test(txid) || !Number.isSafeInteger(seq) || (seq as number) < 0) throw notACursor();
+  return { at: new Date(at), txid, seq: seq as number };
+}
+
+/** The key a cursor carries, of `parts` parts; anything else is the client's error. */
+function decodeCursor(cursor: string | undefined, parts = 2): unknown[] | undefined {
   if (cursor === undefined) return undefined;
   try {
     const key: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(key) && key.length === 2) return key;
+    if (Array.isArray(key) && key.length === parts) return key;
   } catch {
     // fall through to the 400
   }

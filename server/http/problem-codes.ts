@@ -96,6 +96,11 @@ export const PROBLEM_CODES = {
     title: 'Endpoint disabled',
     description: 'A test event was asked of a disabled webhook endpoint; enable it first.',
   },
+  cursor_expired: {
+    status: 410,
+    title: 'Cursor expired',
+    description: 'A changes-feed cursor older than the 30 days events are kept: reload your data, then read the feed again without a cursor.',
+  },
   payload_too_large: {
     status: 413,
     title: 'Payload too large',

@@ -58,6 +58,12 @@ export const problems = {
   reauthenticationRequired: (detail: string) => new Problem('reauthentication_required', detail),
   notFound: (detail: string) => new Problem('not_found', detail),
   conflict: (detail: string) => new Problem('conflict', detail),
+  /** A changes-feed cursor older than the events' retention (services/events/feed.ts): what followed it may be gone. */
+  cursorExpired: (days: number) =>
+    new Problem(
+      'cursor_expired',
+      `This cursor is older than the ${days} days events are kept, and events may have gone since. Reload your data, then read the feed again without a cursor.`,
+    ),
   /** A webhook endpoint's URL the service will not deliver to; `code` says why (services/webhooks/target-address.ts). */
   undeliverableUrl: (code: UndeliverableCode, reason: string) =>
     new Problem(code, `Webhooks cannot be sent to this URL: ${reason}.`, { errors: [{ path: 'body.url', message: reason }] }),

@@ -13,6 +13,8 @@
 // So the first attempt of an event starts a few statements after its commit, not a poll later; the polls remain for
 // what only the clock brings (retries, breakers, expired leases) and for a notification lost while reconnecting.
 // Before its first fetch, it sweeps once, so a delivery parked while no worker ran gets its job.
+// It also keeps the outbox to its retention: at its start and every hour, the events past it (and their deliveries)
+// are deleted (services/events/feed.ts), so the changes feed holds what it documents and the table stays bounded.
 // Each attempt is held by the process lifecycle, so a stop (SIGTERM) stops fetching, lets the attempts in flight
 // finish and record, then closes the database. A failing database is logged and retried; it never ends the process.
 import type { Logger } from 'pino';
@@ -22,6 +24,7 @@ import { jobEngine, WEBHOOK_DELIVERY_QUEUE, WEBHOOK_DELIVERY_QUEUE_OPTIONS } fro
 import type { WebhookConfig } from './delivery-config.ts';
 import type { Lifecycle } from '../../server/process/lifecycle.ts';
 import type { SecretBox } from '../../server/auth/secret-box.ts';
+import { purgeExpiredEvents } from '../events/feed.ts';
 import { attemptDelivery } from './attempt.ts';
 import { DELIVERY_LIMITS, type DeliveryLimits } from './gate.ts';
 import { fanOutEvents } from './fan-out.ts';
@@ -35,6 +38,8 @@ const EXPIRY_MARGIN_MS = 5_000;
  * of commits in passes of this span each. Small beside the first attempt's target (100 ms from the commit at p50).
  */
 const RELAY_GAP_MS = 25;
+/** How often the outbox loses its events past their retention: their age is counted in days, an hour is close enough. */
+const PURGE_EVERY_MS = 3_600_000;
 /** A job that failed for want of the database (not an attempt that failed: that one is recorded) is tried again. */
 const JOB_RETRIES = { retryLimit: 20, retryDelay: 5, retryBackoff: true } as const;
 
@@ -112,9 +117,20 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
   });
   const unsubscribe = options.notifications?.subscribe(WEBHOOK_WORK_CHANNEL, { message: relay.wake, missed: relay.wake });
 
+  const purge = () => {
+    if (stopping()) return;
+    lifecycle
+      .hold(purgeExpiredEvents(db, new Date()))
+      .then((deleted) => deleted > 0 && logger.info({ events: deleted }, 'events past their retention were deleted'))
+      .catch((error: unknown) => logger.warn({ err: error }, 'events past their retention could not be deleted; trying again within the hour'));
+  };
+  purge();
+  const purging = setInterval(purge, PURGE_EVERY_MS).unref();
+
   return {
     async stop() {
       stopped = true;
+      clearInterval(purging);
       unsubscribe?.();
       await relay.stop();
       await started.catch(() => {});
