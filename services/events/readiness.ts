@@ -8,7 +8,7 @@ import type { Db } from '../../db/connect.ts';
 import { findUpcomingPreparation } from '../../db/queries/exams.ts';
 import { awardXp } from '../../db/queries/xp.ts';
 import { lockStudent } from '../../db/student-transaction.ts';
-import { nextReadinessVersion, pushedReadiness, readinessMovedSince, recordReadiness } from '../../db/queries/readiness.ts';
+import { findReadinessComparison, nextReadinessVersion, readinessMovedSince, recordReadiness } from '../../db/queries/readiness.ts';
 import { preparationOf, studyWindow } from '../exams/preparation.ts';
 import type { Readiness } from '../../domain/readiness.ts';
 import { localDate } from '../../domain/student-day.ts';
@@ -46,7 +46,11 @@ export interface ReadinessMove {
 /** The readiness of the student's exams from today on, nearest first, computed for `now` (one statement). */
 export async function upcomingReadiness(db: Db, student: Student, now: Date): Promise<ExamReadinessState[]> {
   const { exams, study_days } = await findUpcomingPreparation(db, student.user_id, localDate(now, student.time_zone), studyWindow(now, student.time_zone), STREAMED_EXAMS);
-  return exams.map(({ id, subject, exam_date, ...facts }) => ({ exam_id: id, subject, exam_date, readiness: preparationOf(facts, study_days, now).readiness }));
+  return readinessStates(exams, study_days, now);
+}
+
+function readinessStates(exams: Awaited<ReturnType<typeof findUpcomingPreparation>>['exams'], studyDays: number, now: Date): ExamReadinessState[] {
+  return exams.map(({ id, subject, exam_date, ...facts }) => ({ exam_id: id, subject, exam_date, readiness: preparationOf(facts, studyDays, now).readiness }));
 }
 
 /**
@@ -57,8 +61,9 @@ export async function upcomingReadiness(db: Db, student: Student, now: Date): Pr
  */
 export async function readinessMoved(trx: Db, student: Student, at: Date): Promise<void> {
   await lockStudent(trx, student.user_id);
-  const current = await upcomingReadiness(trx, student, at);
-  const pushed = new Map((await pushedReadiness(trx, student.user_id)).map((row) => [row.exam_id, row.state as ExamReadinessState]));
+  const facts = await findReadinessComparison(trx, student.user_id, localDate(at, student.time_zone), studyWindow(at, student.time_zone), STREAMED_EXAMS);
+  const current = readinessStates(facts.exams, facts.study_days, at);
+  const pushed = new Map(facts.pushed.map((row) => [row.exam_id, row.state as ExamReadinessState]));
   const moved = current.filter((state) => !sameState(pushed.get(state.exam_id), state));
   const shown = new Set(current.map((state) => state.exam_id));
   const removed = [...pushed.keys()].filter((examId) => !shown.has(examId));

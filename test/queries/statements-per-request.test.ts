@@ -65,10 +65,13 @@ describe('statements per request (PostgreSQL)', function () {
     assert.equal(events[0]!.created_at.toISOString(), created.created_at);
   });
 
-  it('POST a card review whose readiness did not move: no readiness version written', async () => {
+  it('POST a card review whose readiness did not move: nine statements, no readiness version written', async () => {
     const { api, alice, cardId } = await student();
     await api.post(`/api/flashcards/cards/${cardId}/reviews`).set(alice.headers).send({ grade: 2 }).expect(201);
     const sent = await statementsOf(() => api.post(`/api/flashcards/cards/${cardId}/reviews`).set(alice.headers).send({ grade: 2 }).expect(201));
     assert.ok(!sent.some((text) => text.includes('readiness_versions')), sent.join('\n'));
+    // begin, the student's lock, the card with its deck, the card's update, the review's log, the study day, the xp
+    // ledger, readiness with what was last pushed, commit.
+    assert.equal(sent.length, 9, sent.join('\n'));
   });
 });
