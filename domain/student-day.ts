@@ -41,8 +41,11 @@ function dayIn(instant: Date, timeZone: string): StudentDay | undefined {
 
 /** Whole calendar days from one date to another ('YYYY-MM-DD'): 2026-11-22 to 2026-11-24 is 2. */
 export function daysBetween(from: string, to: string): number {
-  return Math.round(DateTime.fromISO(to, { zone: 'UTC' }).diff(DateTime.fromISO(from, { zone: 'UTC' }), 'days').days);
+  // A bare ISO date parses as UTC midnight, so the difference is whole days; Luxon's diff was a tenth of the loop's CPU.
+  return Math.round((Date.parse(to) - Date.parse(from)) / DAY_MS);
 }
+
+const DAY_MS = 86_400_000;
 
 /** The date `days` calendar days after `date`. Dates carry no zone, so DST never shifts them. */
 export function addDays(date: string, days: number): string {
