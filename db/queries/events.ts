@@ -1,7 +1,8 @@
-// The outbox: its one write (an event row, inside the transaction of the change it reports), the changes feed's read
-// of it, and the purge of events past their retention.
-import { sql } from 'kysely';
+// The outbox: its writes (event rows, inside the transaction of the change they report, alone or as a CTE of the
+// write's own statement), the changes feed's read of it, and the purge of events past their retention.
+import { sql, type QueryCreator } from 'kysely';
 import type { Db } from '../connect.ts';
+import type { Database } from '../schema.ts';
 import { executePrepared } from '../prepared-statements.ts';
 
 export interface NewEvent {
@@ -14,13 +15,7 @@ export interface NewEvent {
 }
 
 export async function insertEvent(trx: Db, event: NewEvent): Promise<string> {
-  const [row] = await executePrepared(
-    trx,
-    trx
-      .insertInto('events')
-      .values({ type: event.type, user_id: event.user_id, data: JSON.stringify(event.data), created_at: event.created_at, fanned_out_at: event.fanned_out_at })
-      .returning('id'),
-  );
+  const [row] = await executePrepared(trx, trx.insertInto('events').values(eventValues(event)).returning('id'));
   return row!.id;
 }
 
@@ -68,4 +63,21 @@ export async function deleteEventsBefore(db: Db, before: Date, batch: number): P
     .where('id', 'in', (qb) => qb.selectFrom('events').select('id').where('created_at', '<', before).limit(batch))
     .executeTakeFirst();
   return Number(result.numDeletedRows);
+}
+
+/**
+ * The insert of `events` (any number, none included) for a write's own statement to carry as a CTE, so that its
+ * outbox rows cost no round trip: one parameter, so the statement's text is the same for any number of events.
+ */
+export function insertEvents<DB extends Database>(qc: QueryCreator<DB>, events: readonly NewEvent[]) {
+  // As JSON, each event's data is a value of its own, as eventValues' JSON text is for a single insert.
+  const rows = JSON.stringify(events.map(({ type, user_id, data, created_at, fanned_out_at }) => ({ type, user_id, data, created_at, fanned_out_at })));
+  return qc
+    .insertInto('events')
+    .columns(['type', 'user_id', 'data', 'created_at', 'fanned_out_at'])
+    .expression(sql`select type, user_id, data, created_at, fanned_out_at from jsonb_populate_recordset(null::events, ${rows}::jsonb)`);
+}
+
+function eventValues(event: NewEvent) {
+  return { type: event.type, user_id: event.user_id, data: JSON.stringify(event.data), created_at: event.created_at, fanned_out_at: event.fanned_out_at };
 }

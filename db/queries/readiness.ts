@@ -1,7 +1,9 @@
 // The readiness stream's memory: the count of each student's readiness moves and, per exam, the state last pushed.
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { executePrepared } from '../prepared-statements.ts';
+import { studyDays, upcomingPreparation, type StudyWindow } from './exams.ts';
 
 /**
  * The student's next version, counted up; the row stays locked until the transaction ends, so the moves of one
@@ -26,8 +28,20 @@ export async function currentReadinessVersion(db: Db, userId: string): Promise<n
 }
 
 /** The state last pushed of each exam the stream shows now (tombstones left out). */
-export async function pushedReadiness(trx: Db, userId: string) {
-  return executePrepared(trx, trx.selectFrom('exam_readiness').select(['exam_id', 'state']).where('user_id', '=', userId).where('state', 'is not', null));
+function pushed(db: Db, userId: string) {
+  return db.selectFrom('exam_readiness').select(['exam_id', 'state']).where('user_id', '=', userId).where('state', 'is not', null);
+}
+
+/**
+ * What a readiness move compares, in one statement: the upcoming exams with what prepares each and the window's
+ * study days (as findUpcomingPreparation reads them), and the state last pushed of each exam.
+ */
+export async function findReadinessComparison(trx: Db, userId: string, fromDate: string, window: StudyWindow, limit: number) {
+  const [row] = await executePrepared(
+    trx,
+    trx.selectNoFrom([upcomingPreparation(trx, userId, fromDate, limit).as('exams'), studyDays(trx, userId, window).as('study_days'), jsonArrayFrom(pushed(trx, userId)).as('pushed')]),
+  );
+  return row!;
 }
 
 /** Records a pushed state (null: the exam left the stream) under `version`. */

@@ -4,6 +4,8 @@ import type { Updateable } from 'kysely';
 import type { Db } from '../connect.ts';
 import { executePrepared } from '../prepared-statements.ts';
 import type { TasksTable } from '../schema.ts';
+import { withStudentLock } from '../student-transaction.ts';
+import { insertEvents, type NewEvent } from './events.ts';
 
 /** The columns a task is answered with (series_starts_at and previous_id stay internal). */
 export const TASK_COLUMNS = [
@@ -36,17 +38,34 @@ export interface NewTaskRow {
   series_starts_at: Date | null;
 }
 
+/** The row a new task is stored as: open, a recurring one starting its own series (series_id = its id). */
+export function newTaskRow(task: NewTaskRow, now: Date) {
+  const id = task.id ?? randomUUID();
+  return { ...task, id, status: 'open' as const, completed_at: null, series_id: task.recurrence ? id : null, created_at: now, updated_at: now };
+}
+
+export type NewTaskValues = ReturnType<typeof newTaskRow>;
+
 /** Inserts a task; a recurring one starts its own series (series_id = its id), in the same statement. */
 export async function insertTask(db: Db, task: NewTaskRow, now: Date) {
-  const id = task.id ?? randomUUID();
-  const [row] = await executePrepared(
+  return insertTaskRow(db, newTaskRow(task, now));
+}
+
+/**
+ * Inserts a task's row and the outbox events that tell of it in one statement that also takes the student's lock
+ * (db/student-transaction.ts), so that a new task is one round trip and, outside a transaction, needs none of its own.
+ * The events are made from the row before it is stored: nothing in it comes from the database.
+ */
+export async function insertTaskRow(db: Db, row: NewTaskValues, events: readonly NewEvent[] = []) {
+  const [inserted] = await executePrepared(
     db,
-    db
-      .insertInto('tasks')
-      .values({ ...task, id, series_id: task.recurrence ? id : null, created_at: now, updated_at: now })
-      .returning(TASK_COLUMNS),
+    withStudentLock(db, row.user_id)
+      .with('task', (qc) => qc.insertInto('tasks').values(row).returning(TASK_COLUMNS))
+      .with('outbox', (qc) => insertEvents(qc, events))
+      .selectFrom(['task', 'student_lock'])
+      .selectAll('task'),
   );
-  return row!;
+  return inserted!;
 }
 
 export async function findTask(db: Db, userId: string, id: string) {

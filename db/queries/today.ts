@@ -5,7 +5,7 @@
 import type { Db } from '../connect.ts';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { studyDays, upcomingPreparation, type StudyWindow } from './exams.ts';
-import { executePrepared } from '../prepared-statements.ts';
+import { compiledOnce } from '../prepared-statements.ts';
 import { fromInstantMs, instantMs } from './json-instants.ts';
 import { currentStreak } from './streak.ts';
 import { openTasks } from './tasks.ts';
@@ -53,34 +53,7 @@ export interface LoopDay {
  * tasks_user_completed_idx, not scanned in full.
  */
 export async function findDailyLoopFacts(db: Db, userId: string, day: LoopDay, window: StudyWindow) {
-  const reviews = db.selectFrom('flashcard_reviews').where('user_id', '=', userId);
-  const completions = db.selectFrom('tasks').where('user_id', '=', userId).where('status', '=', 'completed');
-  // A named prepared statement (db/prepared-statements.ts): parse and plan were most of PostgreSQL's time for it.
-  const [row] = await executePrepared(
-    db,
-    db.selectNoFrom((eb) => [
-      db.selectFrom('users').select(currentStreak.as('streak')).where('id', '=', userId).as('streak'),
-      jsonArrayFrom(openTasks(db, userId, { dueBefore: day.end }).select(['id', 'title', 'course', instantMs('due_at').as('due_at_ms')])).as('tasks'),
-      jsonArrayFrom(dueDecks(db, userId, day.now, day.start)).as('decks'),
-      eb
-        .or([
-          eb.exists(db.selectFrom('tasks').select('id').where('user_id', '=', userId)),
-          eb.exists(db.selectFrom('flashcard_decks').select('id').where('user_id', '=', userId)),
-          eb.exists(db.selectFrom('exams').select('id').where('user_id', '=', userId)),
-        ])
-        .as('has_material'),
-      reviews.select((r) => r.fn.max('reviewed_at').as('at')).where('reviewed_at', '<', day.start).as('last_review'),
-      completions.select((t) => t.fn.max('completed_at').as('at')).where('completed_at', '<', day.start).as('last_completion'),
-      eb
-        .or([
-          eb.exists(reviews.select('id').where('reviewed_at', '>=', day.start)),
-          eb.exists(completions.select('id').where('completed_at', '>=', day.start)),
-        ])
-        .as('studied_today'),
-      upcomingPreparation(db, userId, day.today).as('exams'),
-      studyDays(db, userId, window).as('study_days'),
-    ]),
-  );
+  const [row] = await dailyLoopFacts(db, { userId, now: day.now, today: day.today, start: day.start, end: day.end, zone: window.zone, since: window.since });
   if (!row || row.streak === null) return undefined;
   const last = [row.last_review, row.last_completion].filter((at): at is Date => at instanceof Date);
   return {
@@ -94,3 +67,42 @@ export async function findDailyLoopFacts(db: Db, userId: string, day: LoopDay, w
     study_days: row.study_days,
   };
 }
+
+interface LoopValues {
+  userId: string;
+  now: Date;
+  today: string;
+  start: Date;
+  end: Date;
+  zone: string;
+  since: Date;
+}
+
+// Built and compiled once (db/prepared-statements.ts): Kysely's building and compiling of this statement cost more of
+// the loop's CPU than PostgreSQL's running of it.
+const dailyLoopFacts = compiledOnce(['userId', 'now', 'today', 'start', 'end', 'zone', 'since'], (db: Db, v: LoopValues) => {
+  const reviews = db.selectFrom('flashcard_reviews').where('user_id', '=', v.userId);
+  const completions = db.selectFrom('tasks').where('user_id', '=', v.userId).where('status', '=', 'completed');
+  return db.selectNoFrom((eb) => [
+    db.selectFrom('users').select(currentStreak.as('streak')).where('id', '=', v.userId).as('streak'),
+    jsonArrayFrom(openTasks(db, v.userId, { dueBefore: v.end }).select(['id', 'title', 'course', instantMs('due_at').as('due_at_ms')])).as('tasks'),
+    jsonArrayFrom(dueDecks(db, v.userId, v.now, v.start)).as('decks'),
+    eb
+      .or([
+        eb.exists(db.selectFrom('tasks').select('id').where('user_id', '=', v.userId)),
+        eb.exists(db.selectFrom('flashcard_decks').select('id').where('user_id', '=', v.userId)),
+        eb.exists(db.selectFrom('exams').select('id').where('user_id', '=', v.userId)),
+      ])
+      .as('has_material'),
+    reviews.select((r) => r.fn.max('reviewed_at').as('at')).where('reviewed_at', '<', v.start).as('last_review'),
+    completions.select((t) => t.fn.max('completed_at').as('at')).where('completed_at', '<', v.start).as('last_completion'),
+    eb
+      .or([
+        eb.exists(reviews.select('id').where('reviewed_at', '>=', v.start)),
+        eb.exists(completions.select('id').where('completed_at', '>=', v.start)),
+      ])
+      .as('studied_today'),
+    upcomingPreparation(db, v.userId, v.today).as('exams'),
+    studyDays(db, v.userId, { zone: v.zone, since: v.since }).as('study_days'),
+  ]);
+});

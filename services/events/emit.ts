@@ -2,7 +2,7 @@
 // makes the change, so the event commits with the change or not at all (an outbox); it never knows who listens.
 // Delivery to webhook endpoints happens later, from the stored row.
 import type { Db } from '../../db/connect.ts';
-import { insertEvent } from '../../db/queries/events.ts';
+import { insertEvent, type NewEvent } from '../../db/queries/events.ts';
 import type { webhooks } from '../../generated/general/types.ts';
 
 /** Every event kind, as named in the spec's `webhooks` section. */
@@ -24,7 +24,12 @@ export interface EmittedEvent<T extends EventType> {
 
 /** Stores the event in the caller's transaction; returns its id (the envelope's `id` and the `webhook-id`). */
 export async function emitEvent<T extends EventType>(trx: Db, event: EmittedEvent<T>): Promise<string> {
-  return insertEvent(trx, { type: event.type, user_id: event.studentId, data: event.data, created_at: event.at, fanned_out_at: event.direct ? event.at : null });
+  return insertEvent(trx, outboxRow(event));
+}
+
+/** The event's outbox row, for a write that stores it in the change's own statement (as insertTaskRow does). */
+export function outboxRow<T extends EventType>(event: EmittedEvent<T>): NewEvent {
+  return { type: event.type, user_id: event.studentId, data: event.data, created_at: event.at, fanned_out_at: event.direct ? event.at : null };
 }
 
 /** The envelope a receiver gets, from a stored event. */

@@ -8,7 +8,7 @@ import type { Db } from '../../db/connect.ts';
 import { findUpcomingPreparation } from '../../db/queries/exams.ts';
 import { awardXp } from '../../db/queries/xp.ts';
 import { lockStudent } from '../../db/student-transaction.ts';
-import { nextReadinessVersion, pushedReadiness, readinessMovedSince, recordReadiness } from '../../db/queries/readiness.ts';
+import { findReadinessComparison, nextReadinessVersion, readinessMovedSince, recordReadiness } from '../../db/queries/readiness.ts';
 import { preparationOf, studyWindow } from '../exams/preparation.ts';
 import type { Readiness } from '../../domain/readiness.ts';
 import { localDate } from '../../domain/student-day.ts';
@@ -46,24 +46,31 @@ export interface ReadinessMove {
 /** The readiness of the student's exams from today on, nearest first, computed for `now` (one statement). */
 export async function upcomingReadiness(db: Db, student: Student, now: Date): Promise<ExamReadinessState[]> {
   const { exams, study_days } = await findUpcomingPreparation(db, student.user_id, localDate(now, student.time_zone), studyWindow(now, student.time_zone), STREAMED_EXAMS);
-  return exams.map(({ id, subject, exam_date, ...facts }) => ({ exam_id: id, subject, exam_date, readiness: preparationOf(facts, study_days, now).readiness }));
+  return readinessStates(exams, study_days, now);
+}
+
+function readinessStates(exams: Awaited<ReturnType<typeof findUpcomingPreparation>>['exams'], studyDays: number, now: Date): ExamReadinessState[] {
+  return exams.map(({ id, subject, exam_date, ...facts }) => ({ exam_id: id, subject, exam_date, readiness: preparationOf(facts, studyDays, now).readiness }));
 }
 
 /**
- * Call inside the transaction of every change that may move the student's readiness. Takes the student's version
- * row first: concurrent moves of one student wait here for each other, so each compares with what the one before
- * recorded and sees its committed changes. An exam that moved up to a readiness milestone earns its xp here, once
- * (domain/xp.ts). The student's lock comes before the version row; writers that start with studentTransaction hold
- * it already, and taking it here keeps the order for any caller that did not.
+ * Call inside the transaction of every change that may move the student's readiness. Takes the student's lock
+ * first (writers that start with studentTransaction hold it already): concurrent moves of one student wait there for
+ * each other, so each compares with what the one before recorded and sees its committed changes. Only a move counts
+ * the student's version up. An exam that moved up to a readiness milestone earns its xp here, once (domain/xp.ts).
  */
 export async function readinessMoved(trx: Db, student: Student, at: Date): Promise<void> {
   await lockStudent(trx, student.user_id);
-  const version = await nextReadinessVersion(trx, student.user_id);
-  const current = await upcomingReadiness(trx, student, at);
-  const pushed = new Map((await pushedReadiness(trx, student.user_id)).map((row) => [row.exam_id, row.state as ExamReadinessState]));
+  const facts = await findReadinessComparison(trx, student.user_id, localDate(at, student.time_zone), studyWindow(at, student.time_zone), STREAMED_EXAMS);
+  const current = readinessStates(facts.exams, facts.study_days, at);
+  const pushed = new Map(facts.pushed.map((row) => [row.exam_id, row.state as ExamReadinessState]));
   const moved = current.filter((state) => !sameState(pushed.get(state.exam_id), state));
   const shown = new Set(current.map((state) => state.exam_id));
   const removed = [...pushed.keys()].filter((examId) => !shown.has(examId));
+  // Nothing moved (the usual review): no version, so no write. Versions number moves, not calls; the student's lock
+  // above already orders this student's moves, so taking the version row only when there is a move loses nothing.
+  if (moved.length + removed.length === 0) return;
+  const version = await nextReadinessVersion(trx, student.user_id);
   for (const state of moved) await recordReadiness(trx, { exam_id: state.exam_id, user_id: student.user_id, version, state, moved_at: at });
   for (const examId of removed) await recordReadiness(trx, { exam_id: examId, user_id: student.user_id, version, state: null, moved_at: at });
   // Only exams that moved can have reached a milestone: the usual move (or none) costs no ledger query.
@@ -71,7 +78,7 @@ export async function readinessMoved(trx: Db, student: Student, at: Date): Promi
   for (const state of moved) {
     for (const claim of readinessClaims(state.exam_id, state.readiness.percent, today)) await awardXp(trx, student.user_id, claim, at);
   }
-  if (moved.length + removed.length > 0) await notifyOnCommit(trx, READINESS_CHANNEL, `${student.user_id}:${version}`);
+  await notifyOnCommit(trx, READINESS_CHANNEL, `${student.user_id}:${version}`);
 }
 
 /** The moves after `version`, oldest first; an exam that moved several times appears once, in its latest move. */

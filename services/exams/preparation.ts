@@ -36,8 +36,16 @@ export async function examPreparation(
 
 /** The window of CONSISTENCY_WINDOW_DAYS local days, today included, that readiness counts study days in. */
 export function studyWindow(now: Date, zone: string): StudyWindow {
-  return { zone, since: startOfDate(addDays(localDate(now, zone), 1 - CONSISTENCY_WINDOW_DAYS), zone) };
+  const today = localDate(now, zone);
+  const known = lastWindows.get(zone);
+  if (known?.today === today) return { ...known.window };
+  const window = { zone, since: startOfDate(addDays(today, 1 - CONSISTENCY_WINDOW_DAYS), zone) };
+  lastWindows.set(zone, { today, window });
+  return { ...window };
 }
+
+/** Each zone's window of the last day asked about: every read and write of readiness that day asks for it (Luxon's zone arithmetic is slow). */
+const lastWindows = new Map<string, { today: string; window: StudyWindow }>();
 
 /** An exam's links and its readiness at `now`, from its preparation facts and the student's study days. */
 export function preparationOf(facts: PreparationFacts, study_days: number, now: Date): ExamPreparation {

@@ -2,7 +2,7 @@
 // the exams the task prepares, and, when an open task is closed, the study day, its xp and the next occurrence of
 // its series. The tasks handlers parse the request and shape the answer; what a write does lives here.
 import type { Db } from '../../db/connect.ts';
-import { deleteTask, findTaskForUpdate, insertTask, updateTask, type NewTaskRow, type TaskChanges } from '../../db/queries/tasks.ts';
+import { deleteTask, findTaskForUpdate, insertTaskRow, newTaskRow, updateTask, type NewTaskRow, type TaskChanges } from '../../db/queries/tasks.ts';
 import { recordStudyDay } from '../../db/queries/streak.ts';
 import { awardXp } from '../../db/queries/xp.ts';
 import { studentTransaction } from '../../db/student-transaction.ts';
@@ -10,7 +10,7 @@ import { localDate } from '../../domain/student-day.ts';
 import { taskClaim } from '../../domain/xp.ts';
 import type { components } from '../../generated/general/types.ts';
 import { previousAttributes } from '../events/changes.ts';
-import { emitEvent } from '../events/emit.ts';
+import { emitEvent, outboxRow } from '../events/emit.ts';
 import { readinessMoved, type Student } from '../events/readiness.ts';
 import { assertSeriesRoom, checkedRecurrence, insertSuccessor } from './series.ts';
 import { taskBody, type Task } from './task-body.ts';
@@ -18,12 +18,19 @@ import { taskBody, type Task } from './task-body.ts';
 /** The fields a task.updated or task.completed event reports the earlier values of. */
 const TASK_EVENT_FIELDS = ['title', 'course', 'due_at', 'status', 'completed_at', 'notes', 'priority', 'recurrence', 'series_id'] as const;
 
-/** Inserts a task, within the student's bound of open series when it recurs, in the caller's transaction. */
-export async function addTask(trx: Db, task: NewTaskRow, at: Date): Promise<Task> {
-  if (task.recurrence) await assertSeriesRoom(trx, task.user_id, 0);
-  const added = taskBody(await insertTask(trx, task, at));
-  await emitEvent(trx, { type: 'task.created', studentId: task.user_id, data: { object: added }, at });
-  return added;
+/**
+ * Inserts a task and its task.created event under the student's lock, within the student's bound of open series when
+ * it recurs. A task that does not recur is one statement (insertTaskRow), in the caller's transaction if there is
+ * one, else on its own; a recurring one first counts the open series, in a student transaction.
+ */
+export async function addTask(db: Db, task: NewTaskRow, at: Date): Promise<Task> {
+  const row = newTaskRow(task, at);
+  const created = outboxRow({ type: 'task.created', studentId: task.user_id, data: { object: taskBody(row) }, at });
+  if (!task.recurrence) return taskBody(await insertTaskRow(db, row, [created]));
+  return studentTransaction(db, task.user_id, async (trx) => {
+    await assertSeriesRoom(trx, task.user_id, 0);
+    return taskBody(await insertTaskRow(trx, row, [created]));
+  });
 }
 
 /**

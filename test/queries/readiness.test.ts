@@ -2,7 +2,7 @@
 // and the per-exam memory a resumed stream is answered from (each exam once, in its latest state; tombstones hidden
 // from the current state but sent as moves).
 import assert from 'node:assert/strict';
-import { currentReadinessVersion, nextReadinessVersion, pushedReadiness, readinessMovedSince, recordReadiness } from '../../db/queries/readiness.ts';
+import { currentReadinessVersion, findReadinessComparison, nextReadinessVersion, readinessMovedSince, recordReadiness } from '../../db/queries/readiness.ts';
 import { db, deleteNewStudents, newExam, newStudent } from '../support/query-fixture.ts';
 
 describe('readiness queries', () => {
@@ -42,8 +42,9 @@ describe('readiness queries', () => {
       ],
     );
     assert.deepEqual((await readinessMovedSince(db(), student, 5)).length, 0);
-    const pushed = await pushedReadiness(db(), student);
+    const pushedReadiness = async (userId: string) => (await findReadinessComparison(db(), userId, '2000-01-01', { zone: 'UTC', since: new Date() }, 100)).pushed;
+    const pushed = await pushedReadiness(student);
     assert.deepEqual(new Map(pushed.map((row) => [row.exam_id, row.state])), new Map<string, unknown>([[a.id, { percent: 30 }], [c.id, { percent: 40 }]]));
-    assert.deepEqual(await pushedReadiness(db(), await newStudent()), []);
+    assert.deepEqual(await pushedReadiness(await newStudent()), []);
   });
 });
