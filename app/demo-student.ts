@@ -1,15 +1,19 @@
 // The demo student of a first embedded start: an account with a personal key holding every scope (both secrets
-// shown once, and made anew on demand: remakeDemoCredentials, `npm run cli -- demo credentials`) and a week of study material — tasks (one overdue, one recurring), two decks with due cards and two
-// exams linked to them — so the daily loop, the schedule and the tutor have something to say at once. Every record
-// has a fixed id, the same on every instance, so the spec's examples can name them and run as written. Records that a
-// DELETE example removes (a task, a deck, a card, an exam, a second key) exist only for that example: no other
+// shown once, and made anew on demand: remakeDemoCredentials, `npm run cli -- demo credentials`) and a week of study
+// material — tasks (one overdue, one recurring), two decks with due cards and two exams linked to them, a conversation
+// with the tutor whose last reply's stream dropped, and an app the student authorized — so the daily loop, the
+// schedule and the tutor have something to say at once. Every record has a fixed id, the same on every instance, so
+// the spec's examples can name them and run as written. Records that a DELETE example removes (a task, a deck, a
+// card, an exam, a second key, a second conversation, a second app's grant) exist only for that example: no other
 // example names them, so the examples run in any order, as contract testers run them.
 import { DateTime } from 'luxon';
 import { v5 as uuidv5 } from 'uuid';
 import type { Db } from '../db/connect.ts';
 import { listApiKeys, revokeApiKey } from '../db/queries/api-keys.ts';
 import { replaceDeckLinks, replaceTaskLinks, insertExam } from '../db/queries/exams.ts';
+import { createConversation, insertMessage, touchConversation } from '../db/queries/ai.ts';
 import { insertCard, insertDeck } from '../db/queries/flashcards.ts';
+import { insertClient, insertGrant } from '../db/queries/oauth.ts';
 import { insertPersonalKey, listPersonalKeys } from '../db/queries/personal-api-keys.ts';
 import { insertTask } from '../db/queries/tasks.ts';
 import { findNamedAccount } from '../db/queries/users.ts';
@@ -58,6 +62,35 @@ const DECKS = {
   },
 } as const;
 
+/** The tutor exchange of the demo conversation: the student's turns and the tutor's replies, the last one cut short. */
+const KREBS_CONVERSATION: ReadonlyArray<readonly [string, 'stop' | 'interrupted']> = [
+  ['Can you explain the Krebs cycle?', 'stop'],
+  ["Let's look at the Krebs cycle together, Demo. It turns acetyl-CoA into CO₂, and the energy it frees is stored in NADH, FADH₂ and GTP.", 'stop'],
+  ['And what comes before it?', 'stop'],
+  ['Back to what comes before it, Demo. ', 'interrupted'],
+];
+
+/**
+ * Public apps (PKCE, no secret) the demo student has authorized, with fixed client ids: one to list, one that
+ * revokeMyAuthorization's example revokes (revoking ends every grant to the app, so it needs its own).
+ */
+const DEMO_APPS = [
+  { client_id: 'client_demo_planner', name: 'Demo planner', scopes: ['tasks:read', 'tasks:write'] },
+  { client_id: 'client_demo_to_revoke', name: 'Old flashcards app', scopes: ['decks:read'] },
+] as const;
+const DEMO_APP_REDIRECT_URI = 'http://localhost:8080/callback';
+
+/** A conversation of alternating turns, the student's first; a reply's finish reason as given, the student's none. */
+async function demoConversation(db: Db, userId: string, name: string, turns: ReadonlyArray<readonly [string, 'stop' | 'interrupted']>, now: Date) {
+  const conversationId = await createConversation(db, userId, turns[0]![0], now, demoId(name));
+  for (const [i, [content, finish]] of turns.entries()) {
+    const role = i % 2 === 0 ? 'user' : 'assistant';
+    const created_at = new Date(now.getTime() + i * 1000);
+    await insertMessage(db, { id: demoId(`${name}/message/${i + 1}`), user_id: userId, conversation_id: conversationId, role, content, finish_reason: role === 'user' ? null : finish, created_at });
+  }
+  await touchConversation(db, userId, conversationId, new Date(now.getTime() + (turns.length - 1) * 1000));
+}
+
 export async function createDemoStudent(db: Db, now: Date): Promise<DemoCredentials['student']> {
   const password = generatePassword();
   return db.transaction().execute(async (trx) => {
@@ -96,6 +129,13 @@ export async function createDemoStudent(db: Db, now: Date): Promise<DemoCredenti
     await replaceDeckLinks(trx, student.id, calculusExam.id, [deckIds.calculus]);
     await replaceTaskLinks(trx, student.id, calculusExam.id, [problemSet.id]);
     await insertExam(trx, { id: demoId('exam/to-delete'), user_id: student.id, subject: 'History', exam_date: date(60) }, now);
+
+    await demoConversation(trx, student.id, 'conversation/krebs', KREBS_CONVERSATION, now);
+    await demoConversation(trx, student.id, 'conversation/to-delete', [['What is the femur?', 'stop'], ['The thigh bone, the longest bone of the body.', 'stop']], now);
+    for (const app of DEMO_APPS) {
+      await insertClient(trx, { id: app.client_id, name: app.name, secret_hash: null, redirect_uris: [DEMO_APP_REDIRECT_URI], grants: ['authorization_code', 'refresh_token'], scopes: [...app.scopes], owner_user_id: null });
+      await insertGrant(trx, { client_id: app.client_id, user_id: student.id, scopes: [...app.scopes] });
+    }
     return { email: student.email, password, key };
   });
 }

@@ -25,10 +25,11 @@ export async function deleteConversation(db: Db, userId: string, conversationId:
   return result.numDeletedRows > 0n;
 }
 
-export async function createConversation(db: Db, userId: string, title: string, now: Date): Promise<string> {
+/** `id` is chosen by the caller only for a record that must have a known id (the demo student's). */
+export async function createConversation(db: Db, userId: string, title: string, now: Date, id?: string): Promise<string> {
   const row = await db
     .insertInto('ai_conversations')
-    .values({ user_id: userId, title, created_at: now, updated_at: now })
+    .values({ ...(id ? { id } : {}), user_id: userId, title, created_at: now, updated_at: now })
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;

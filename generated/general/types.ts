@@ -118,10 +118,7 @@ export interface paths {
         parameters: {
             query?: never;
             header?: never;
-            path: {
-                /** @description The conversation's `id` (the `conversation_id` of `message.started`). Another student's answers `404`, like one that does not exist. */
-                conversation_id: string;
-            };
+            path?: never;
             cookie?: never;
         };
         /**
@@ -979,10 +976,7 @@ export interface paths {
         parameters: {
             query?: never;
             header?: never;
-            path: {
-                /** @description The endpoint's `id`. Another student's endpoint answers `404`, like one that does not exist. */
-                endpoint_id: components["parameters"]["WebhookEndpointId"];
-            };
+            path?: never;
             cookie?: never;
         };
         /**
@@ -3510,6 +3504,8 @@ export interface components {
     parameters: {
         /** @description The card's `id`. Another student's card answers `404`, like one that does not exist. */
         CardId: string;
+        /** @description The conversation's `id` (the `conversation_id` of `message.started`). Another student's answers `404`, like one that does not exist. */
+        ConversationId: string;
         /** @description The `next_cursor` of the previous page; absent for the first page. Cursors are opaque; a malformed one is a 400. */
         Cursor: string;
         /** @description The deck's `id`. Another student's deck answers `404`, like one that does not exist. */
@@ -3765,7 +3761,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The conversation's `id` (the `conversation_id` of `message.started`). Another student's answers `404`, like one that does not exist. */
-                conversation_id: string;
+                conversation_id: components["parameters"]["ConversationId"];
             };
             cookie?: never;
         };
@@ -3800,7 +3796,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The conversation's `id` (the `conversation_id` of `message.started`). Another student's answers `404`, like one that does not exist. */
+                /** @description The conversation's `id`. Another student's answers `404`, like one that does not exist. */
                 conversation_id: string;
             };
             cookie?: never;
