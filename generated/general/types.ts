@@ -3833,7 +3833,7 @@ export interface operations {
                 "If-None-Match"?: string;
             };
             path: {
-                /** @description The feed's token, from the `url` its creation answered. */
+                /** @description The feed's token, from the `url` its creation answered (`scf_` and 32 letters and digits). */
                 token: string;
             };
             cookie?: never;
@@ -3878,7 +3878,10 @@ export interface operations {
             /** @description The calendar is unchanged since the `ETag` sent in `If-None-Match`. No body. */
             304: {
                 headers: {
-                    /** @description As on the calendar itself. */
+                    /**
+                     * @description As on the calendar itself.
+                     * @example private, max-age=900
+                     */
                     "Cache-Control": "private, max-age=900";
                     ETag: components["headers"]["ETag"];
                     "X-Request-Id": components["headers"]["RequestId"];

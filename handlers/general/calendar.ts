@@ -1,5 +1,4 @@
 import { findLiveFeed, listCalendarFeeds, revokeCalendarFeed, touchCalendarFeed } from '../../db/queries/calendar.ts';
-import { looksLikeFeedToken } from '../../server/auth/calendar-feed-tokens.ts';
 import { hashSecret } from '../../server/auth/secret-hash.ts';
 import { problems } from '../../server/http/problems.ts';
 import { sendBody, serialize } from '../../server/http/send-body.ts';
@@ -36,7 +35,8 @@ export const revokeMyCalendarFeed: GeneralHandlers['revokeMyCalendarFeed'] = asy
  * few times a minute at most (services/calendar/rendered-calendars.ts).
  */
 export const getCalendarFeed: GeneralHandlers['getCalendarFeed'] = async ({ path }, { db, now, publicUrl }, { req, res }) => {
-  const feed = looksLikeFeedToken(path.token) ? await findLiveFeed(db, hashSecret(path.token)) : undefined;
+  // The spec's pattern admits only the shape of a feed token, so every lookup is of one.
+  const feed = await findLiveFeed(db, hashSecret(path.token));
   if (!feed) throw problems.notFound('No calendar feed has this URL.');
   const at = now();
   const content = await feedContent(db, feed, at);

@@ -99,8 +99,9 @@ export function validInputs(op: OperationUnderTest): fc.Arbitrary<Inputs> {
  */
 function judgedOnTheWire(parameter: Parameter, values: fc.Arbitrary<unknown>, valid: boolean): fc.Arbitrary<unknown> {
   return values.filter(
-    // An array (a list in one query parameter) is judged item by item, each as its text.
-    (v) => accepts(parameter.schema, Array.isArray(v) ? v.map(onTheWire) : onTheWire(v)) === valid && (parameter.in !== 'header' || /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(onTheWire(v))),
+    // A list parameter's array is judged item by item, each as its text; any other parameter's value as the one text
+    // it goes out as (an array in a header is the string "[]" or "a,b").
+    (v) => accepts(parameter.schema, isListParameter(parameter) && Array.isArray(v) ? v.map(onTheWire) : onTheWire(v)) === valid && (parameter.in !== 'header' || /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(onTheWire(v))),
   );
 }
 
@@ -146,4 +147,9 @@ function resolveRefs(spec: any, node: any, seen = new Set<string>()): any {
     return resolveRefs(spec, target, new Set([...seen, node.$ref]));
   }
   return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, resolveRefs(spec, value, seen)]));
+}
+
+function isListParameter(parameter: Parameter): boolean {
+  const type = (parameter.schema as { type?: unknown } | undefined)?.type;
+  return type === 'array' || (Array.isArray(type) && type.includes('array'));
 }
