@@ -102,6 +102,7 @@ export async function general(deps: GeneralDeps) {
       exports: deps.exports ?? createExportLimits(),
       streams,
       webhooks: deps.webhooks,
+      authFailures: deps.authFailures,
       passwordAttempts: passwordAttempts(deps.limitStores),
       publicUrl: deps.tokens.issuer,
       ...(deps.paymentProviderSecret ? { paymentProviderSecret: deps.paymentProviderSecret } : {}),

@@ -34,10 +34,16 @@ export const revokeMyCalendarFeed: GeneralHandlers['revokeMyCalendarFeed'] = asy
  * its ETag lets a polling app get 304 (server/http/send-body.ts). The text is written only when the data changed, and a
  * few times a minute at most (services/calendar/rendered-calendars.ts).
  */
-export const getCalendarFeed: GeneralHandlers['getCalendarFeed'] = async ({ path }, { db, now, publicUrl }, { req, res }) => {
+export const getCalendarFeed: GeneralHandlers['getCalendarFeed'] = async ({ path }, { db, now, publicUrl, authFailures }, { req, res }) => {
+  // The per-URL read limit cannot stop probing, since each guess is a new URL: an unknown token counts as a failed
+  // authentication of its address, and an address over that limit is refused before any lookup.
+  await authFailures.checkUrlCredential(req, res);
   // The spec's pattern admits only the shape of a feed token, so every lookup is of one.
   const feed = await findLiveFeed(db, hashSecret(path.token));
-  if (!feed) throw problems.notFound('No calendar feed has this URL.');
+  if (!feed) {
+    await authFailures.recordFailure(req, res);
+    throw problems.notFound('No calendar feed has this URL.');
+  }
   const at = now();
   const content = await feedContent(db, feed, at);
   const text = calendarText(feed.user_id, content, () => feedCalendar(content, new URL(publicUrl).hostname, at), at.getTime());

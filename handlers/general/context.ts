@@ -7,6 +7,7 @@ import type { ReadinessGroups } from '../../services/events/readiness-groups.ts'
 import type { StreamSettings } from '../../services/events/stream-settings.ts';
 import type { ExportLimits } from '../../services/exports/export-limits.ts';
 import type { WebhookEndpointSettings } from '../../services/webhooks/endpoint-settings.ts';
+import type { AuthFailureLimit } from '../../server/auth/auth-failure-limit.ts';
 import type { PasswordAttempts } from '../../server/auth/password-attempts.ts';
 import type { HandlerContext } from '../../server/contract/handler-types.ts';
 
@@ -26,6 +27,8 @@ export interface GeneralContext extends HandlerContext {
   streams: { settings: StreamSettings; open: OpenStreams; readiness: ReadinessGroups };
   /** Where webhook endpoints may point, and the box that seals their signing secrets. */
   webhooks: WebhookEndpointSettings;
+  /** The count of failed authentications per address: a calendar feed's unknown token counts as one. */
+  authFailures: AuthFailureLimit;
   /** The count of password checks per account. */
   passwordAttempts: PasswordAttempts;
   /** The service's public base URL (PUBLIC_URL, the OAuth issuer): where calendar feed URLs point. */

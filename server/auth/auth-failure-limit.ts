@@ -18,6 +18,11 @@ const WINDOW_MS = 5 * 60_000;
 export interface AuthFailureLimit {
   /** Before authentication: refuses (429) a request with credentials from an address over its limit. */
   check(req: IncomingMessage, res: ServerResponse): Promise<void>;
+  /**
+   * The same, for a request whose credential is in its URL (a calendar feed's token): every such request carries one,
+   * so it is refused whether or not it sends a credential header.
+   */
+  checkUrlCredential(req: IncomingMessage, res: ServerResponse): Promise<void>;
   /** After credentials failed: counts the failure; the one over the limit is refused with 429 instead of 401. */
   recordFailure(req: IncomingMessage, res: ServerResponse): Promise<void>;
 }
@@ -43,17 +48,22 @@ export function authFailureLimit(stores: LimitStores, clientAddress: ClientAddre
     }
   }
 
+  async function refuseIfOver(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (refusedUntil.size === 0) return; // nobody refused: the common case costs no address lookup
+    const address = clientAddress(req);
+    const until = refusedUntil.get(address);
+    if (until === undefined) return;
+    if (until <= Date.now()) return void refusedUntil.delete(address);
+    // Counted like a failure: the shared count says whether the window has ended meanwhile (then it passes).
+    await countFailure(req, res, address);
+    refusedUntil.delete(address);
+  }
+
   return {
-    async check(req, res) {
-      if (refusedUntil.size === 0) return; // nobody refused: the common case costs no address lookup
-      const address = clientAddress(req);
-      const until = refusedUntil.get(address);
-      if (until === undefined || credentialCarriers(req).length === 0) return;
-      if (until <= Date.now()) return void refusedUntil.delete(address);
-      // Counted like a failure: the shared count says whether the window has ended meanwhile (then it passes).
-      await countFailure(req, res, address);
-      refusedUntil.delete(address);
+    check: async (req, res) => {
+      if (credentialCarriers(req).length > 0) await refuseIfOver(req, res);
     },
+    checkUrlCredential: refuseIfOver,
     recordFailure: (req, res) => countFailure(req, res, clientAddress(req)),
   };
 }

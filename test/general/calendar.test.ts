@@ -6,6 +6,7 @@ import ICAL from 'ical.js';
 import { holidaysBetween } from '../../db/queries/holidays.ts';
 import { nextOccurrence } from '../../domain/recurrence.ts';
 import { FEED_READS_PER_MINUTE } from '../../app/general.ts';
+import { AUTH_FAILURES_PER_WINDOW } from '../../server/auth/auth-failure-limit.ts';
 import { MAX_FEEDS_PER_STUDENT } from '../../services/calendar/feeds.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
 import { testDatabase } from '../support/root-hooks.ts';
@@ -213,6 +214,22 @@ describe('calendar feeds', () => {
     assert.equal(refused.body.code, 'rate_limited');
     assert.ok(Number(refused.headers['retry-after']) > 0);
     await api.get(pathOf(quiet.url)).expect(200);
+  });
+
+  it(`counts each unknown feed URL as a failed authentication: after ${AUTH_FAILURES_PER_WINDOW}, the address is refused before any lookup`, async () => {
+    const { api, newStudent } = await generalApp();
+    const alice = await newStudent();
+    const feed = await createFeed(api, alice);
+    // Each guess is a URL of its own, so the per-URL limit never sees two of them: the address's failures do.
+    const guess = (i: number) => `/api/calendar/scf_${String(i).padStart(32, '0')}.ics`;
+    for (let sent = 0; sent < AUTH_FAILURES_PER_WINDOW; sent += 50) {
+      await Promise.all(Array.from({ length: 50 }, (_, i) => api.get(guess(sent + i)).expect(404)));
+    }
+    const refused = await api.get(guess(AUTH_FAILURES_PER_WINDOW)).expect(429);
+    assert.match(refused.body.detail, /failed authentications from this address/);
+    assert.ok(Number(refused.headers['retry-after']) > 0);
+    // Refused before the lookup, a real feed's URL included, until the window ends.
+    await api.get(pathOf(feed.url)).expect(429);
   });
 
   it('stops serving a feed once its account is deleted', async () => {
