@@ -1,7 +1,8 @@
 // The retry schedule: growing delays that add up to about three days, spread by jitter, then giving up; a failing
 // endpoint disabled after three days; WEBHOOK_RETRY_SCALE shrinks all of it for tests.
 import assert from 'node:assert/strict';
-import { endpointFailingTooLong, RETRY_DELAYS_MS, retryDelayMs } from '../../services/webhooks/retry-schedule.ts';
+import { EVENT_RETENTION_DAYS } from '../../services/events/feed.ts';
+import { DISABLE_FAILING_ENDPOINT_AFTER_MS, endpointFailingTooLong, RETRY_DELAYS_MS, retryDelayMs } from '../../services/webhooks/retry-schedule.ts';
 
 const HOUR = 3_600_000;
 
@@ -26,5 +27,13 @@ describe('webhook retry schedule', () => {
     assert.equal(endpointFailingTooLong(since, new Date('2026-11-23T09:59:59Z'), 1), false);
     assert.equal(endpointFailingTooLong(since, new Date('2026-11-23T10:00:00Z'), 1), true);
     assert.equal(endpointFailingTooLong(since, new Date('2026-11-20T10:00:03Z'), 0.000_01), true);
+  });
+
+  it('gives up on a delivery long before its event is purged (a delivery is deleted with its event)', () => {
+    // The longest a delivery can stay pending: every delay at its jitter's top, or until its endpoint is disabled.
+    const longestRetries = RETRY_DELAYS_MS.reduce((sum, _, i) => sum + retryDelayMs(i + 1, 1, () => 1)!, 0);
+    const longestPending = Math.max(longestRetries, DISABLE_FAILING_ENDPOINT_AFTER_MS);
+    // A week's margin: the events also serve the changes feed and re-sends, which must outlive the last attempt.
+    assert.ok(longestPending + 7 * 24 * HOUR < EVENT_RETENTION_DAYS * 24 * HOUR, `${longestPending / HOUR} h pending, ${EVENT_RETENTION_DAYS} days kept`);
   });
 });
