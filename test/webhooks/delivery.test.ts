@@ -4,24 +4,18 @@
 // failing endpoint disabled, apps' deliveries bound to their grants, and two workers never making one attempt twice.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import pino from 'pino';
 import type { Db } from '../../db/connect.ts';
 import { markFannedOut, upsertDelivery } from '../../db/queries/deliveries.ts';
 import { revokeGrant } from '../../db/queries/oauth.ts';
 import type { WebhookConfig } from '../../services/webhooks/delivery-config.ts';
 import type { EventType } from '../../services/events/emit.ts';
-import { createLifecycle } from '../../server/process/lifecycle.ts';
-import { secretBox } from '../../server/auth/secret-box.ts';
 import { fanOutEvents } from '../../services/webhooks/fan-out.ts';
 import { resendDelivery, scheduleDelivery } from '../../services/webhooks/queue.ts';
-import { startDeliveryWorker, type DeliveryWorker } from '../../services/webhooks/worker.ts';
 import { assertEventConforms, documentedEventTypes } from '../support/event-contract.ts';
 import { sql } from 'kysely';
-import { createFreshDatabase, type TestDatabase } from '../support/test-db.ts';
-import { emitExample, insertAppWithGrant, insertEndpoint, insertStudent } from './fixtures.ts';
-import { startReceiver, type Receiver } from './receiver.ts';
+import { emitExample, insertAppWithGrant, insertStudent } from './fixtures.ts';
+import { deliveryRig } from './rig.ts';
 
-const box = secretBox(randomBytes(32));
 /**
  * Loopback receivers and three days of retries compressed to about a second. Attempts may take 5 s: on a loaded
  * machine a healthy receiver's answer can take longer than a short timeout, and a timed-out attempt is retried (a
@@ -31,32 +25,14 @@ const config: WebhookConfig = { allowPrivateTargets: true, attemptTimeoutMs: 5_0
 
 describe('webhook delivery', function () {
   this.timeout(60_000);
-  let database: TestDatabase;
+  const rig = deliveryRig(config);
   let db: Db;
-  const workers: DeliveryWorker[] = [];
-  const receivers: Receiver[] = [];
-
-  before(async function () {
-    this.timeout(180_000);
-    database = await createFreshDatabase();
-    db = database.db;
+  before(() => {
+    db = rig.db;
   });
-  afterEach(async () => {
-    await Promise.all(workers.splice(0).map((w) => w.stop()));
-    await Promise.all(receivers.splice(0).map((r) => r.close()));
-  });
-  after(() => database.close());
 
-  const work = (overrides: Partial<WebhookConfig> = {}) => {
-    const worker = startDeliveryWorker({ db, box, config: { ...config, ...overrides }, logger: pino({ level: 'silent' }), lifecycle: createLifecycle() });
-    workers.push(worker);
-    return worker;
-  };
-  const receiver = async () => {
-    const r = await startReceiver();
-    receivers.push(r);
-    return r;
-  };
+  const work = (overrides: Partial<WebhookConfig> = {}) => rig.work({ config: overrides });
+  const receiver = () => rig.receiver();
   const deliveriesOf = (endpointId: string) =>
     db.selectFrom('webhook_deliveries').select(['id', 'event_id', 'status', 'attempts', 'succeeded_at']).where('endpoint_id', '=', endpointId).orderBy('created_at').execute();
   const attemptsOf = (deliveryId: string) =>
@@ -76,10 +52,9 @@ describe('webhook delivery', function () {
     const kinds = documentedEventTypes() as EventType[];
     // One endpoint wants every kind but exam.deleted: the subscription filters.
     const hook = await receiver();
-    const endpoint = await insertEndpoint(db, box, { user_id: studentId }, { url: hook.url, event_types: kinds.filter((k) => k !== 'exam.deleted') });
-    hook.secrets.push(endpoint.secret);
+    const endpoint = await rig.endpoint({ user_id: studentId }, hook, kinds.filter((k) => k !== 'exam.deleted'));
     const other = await receiver();
-    await insertEndpoint(db, box, { user_id: await insertStudent(db) }, { url: other.url, event_types: kinds });
+    await rig.endpoint({ user_id: await insertStudent(db) }, other, kinds);
     const ids = new Map<string, EventType>();
     for (const kind of kinds) ids.set(await emitExample(db, kind, studentId), kind);
     work();
@@ -105,8 +80,7 @@ describe('webhook delivery', function () {
   it('retries a receiver that fails and times out, with the same webhook-id, until it accepts', async () => {
     const studentId = await insertStudent(db);
     const hook = await receiver();
-    const endpoint = await insertEndpoint(db, box, { user_id: studentId }, { url: hook.url, event_types: ['task.completed'] });
-    hook.secrets.push(endpoint.secret);
+    const endpoint = await rig.endpoint({ user_id: studentId }, hook, ['task.completed']);
     hook.script([500, 'hang', 503], 200);
     const eventId = await emitExample(db, 'task.completed', studentId);
     work({ attemptTimeoutMs: 500 });
@@ -137,8 +111,7 @@ describe('webhook delivery', function () {
     const studentId = await insertStudent(db);
     const hook = await receiver();
     hook.script([], 500);
-    const endpoint = await insertEndpoint(db, box, { user_id: studentId }, { url: hook.url, event_types: ['task.created', 'task.updated'] });
-    hook.secrets.push(endpoint.secret);
+    const endpoint = await rig.endpoint({ user_id: studentId }, hook, ['task.created', 'task.updated']);
     await emitExample(db, 'task.created', studentId);
     await emitExample(db, 'task.updated', studentId);
     work({ retryScale: 0.000_02 });
@@ -163,12 +136,11 @@ describe('webhook delivery', function () {
     const studentId = await insertStudent(db);
     const { clientId, grantId } = await insertAppWithGrant(db, studentId, ['tasks:read']);
     const hook = await receiver();
-    const endpoint = await insertEndpoint(db, box, { client_id: clientId }, { url: hook.url, event_types: ['task.created', 'task.updated', 'exam.created'] });
-    hook.secrets.push(endpoint.secret);
+    const endpoint = await rig.endpoint({ client_id: clientId }, hook, ['task.created', 'task.updated', 'exam.created']);
     const taskEvent = await emitExample(db, 'task.created', studentId);
     await emitExample(db, 'exam.created', studentId); // exams:read is not granted
     await emitExample(db, 'task.created', await insertStudent(db)); // another student: no grant
-    work();
+    const worker = work();
     const [first] = await hook.waitFor(1);
     assert.equal(first!.webhookId, taskEvent);
     assert.equal(first!.verifiedWith, 0);
@@ -177,7 +149,7 @@ describe('webhook delivery', function () {
     assert.equal(hook.received.length, 1);
 
     // Revoked between fan-out and attempt: the attempt is skipped. Revoked before: no delivery at all.
-    await Promise.all(workers.splice(0).map((w) => w.stop()));
+    await worker.stop();
     const updated = await emitExample(db, 'task.updated', studentId);
     await fanOutEvents(db);
     assert.equal((await deliveriesOf(endpoint.id)).length, 2);
@@ -193,8 +165,7 @@ describe('webhook delivery', function () {
     const studentId = await insertStudent(db);
     const old = 'whsec_' + randomBytes(32).toString('base64');
     const hook = await receiver();
-    const endpoint = await insertEndpoint(db, box, { user_id: studentId }, { url: hook.url, event_types: ['user.warned'], previousSecret: { secret: old, expires_at: new Date(Date.now() + 60_000) } });
-    hook.secrets.push(endpoint.secret);
+    const endpoint = await rig.endpoint({ user_id: studentId }, hook, ['user.warned'], { previousSecret: { secret: old, expires_at: new Date(Date.now() + 60_000) } });
     const eventId = await emitExample(db, 'user.warned', studentId);
     work();
     const [delivery] = await hook.waitFor(1);
@@ -218,8 +189,7 @@ describe('webhook delivery', function () {
   it('gives a job to every pending delivery left without one (parked, or its job given up) when a worker starts, and sends nothing settled again', async () => {
     const studentId = await insertStudent(db);
     const hook = await receiver();
-    const endpoint = await insertEndpoint(db, box, { user_id: studentId }, { url: hook.url, event_types: ['task.created'] });
-    hook.secrets.push(endpoint.secret);
+    const endpoint = await rig.endpoint({ user_id: studentId }, hook, ['task.created']);
     const [jobless, givenUp, settled] = [await emitExample(db, 'task.created', studentId), await emitExample(db, 'task.created', studentId), await emitExample(db, 'task.created', studentId)];
     const now = new Date();
     await markFannedOut(db, [jobless, givenUp, settled], now);
@@ -243,8 +213,7 @@ describe('webhook delivery', function () {
   it('two workers on one queue never make the same attempt twice', async () => {
     const studentId = await insertStudent(db);
     const hook = await receiver();
-    const endpoint = await insertEndpoint(db, box, { user_id: studentId }, { url: hook.url, event_types: ['task.created'] });
-    hook.secrets.push(endpoint.secret);
+    const endpoint = await rig.endpoint({ user_id: studentId }, hook, ['task.created']);
     const ids: string[] = [];
     for (let i = 0; i < 30; i++) ids.push(await emitExample(db, 'task.created', studentId));
     work();

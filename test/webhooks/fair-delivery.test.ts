@@ -4,24 +4,17 @@
 // of failures, holds its deliveries back without losing them or spending their retries, and closes on a success.
 // Assertions are on order and counts (what had happened when something else arrived), not on durations.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import pino from 'pino';
-import { notificationsFor, type Notifications } from '../../db/notifications.ts';
 import type { Db } from '../../db/connect.ts';
 import { WEBHOOK_DELIVERY_QUEUE } from '../../db/job-queue.ts';
 import type { WebhookConfig } from '../../services/webhooks/delivery-config.ts';
 import { emitEvent } from '../../services/events/emit.ts';
-import { createLifecycle } from '../../server/process/lifecycle.ts';
-import { secretBox } from '../../server/auth/secret-box.ts';
 import { DELIVERY_LIMITS, type DeliveryLimits } from '../../services/webhooks/gate.ts';
 import { scheduleDelivery } from '../../services/webhooks/queue.ts';
-import { startDeliveryWorker, type DeliveryWorker } from '../../services/webhooks/worker.ts';
-import { createFreshDatabase, type TestDatabase } from '../support/test-db.ts';
-import { emitExample, exampleEvents, insertEndpoint, insertStudent } from './fixtures.ts';
-import { startReceiver, type Receiver, type Reply } from './receiver.ts';
+import { emitExample, exampleEvents, insertStudent } from './fixtures.ts';
+import type { Receiver, Reply } from './receiver.ts';
+import { deliveryRig } from './rig.ts';
 
-const box = secretBox(randomBytes(32));
 /** The production value: "before any of the slow attempts under way ended" is a wide window on a loaded machine. */
 const ATTEMPT_TIMEOUT_MS = 10_000;
 /**
@@ -33,44 +26,20 @@ const config: WebhookConfig = { allowPrivateTargets: true, attemptTimeoutMs: ATT
 
 describe('fair webhook delivery', function () {
   this.timeout(90_000);
-  let database: TestDatabase;
-  let db: Db;
-  const workers: DeliveryWorker[] = [];
-  const receivers: Receiver[] = [];
-  const opened: Notifications[] = [];
-
-  before(async function () {
-    this.timeout(180_000);
-    database = await createFreshDatabase();
-    db = database.db;
-  });
-  afterEach(async () => {
-    await Promise.all(receivers.splice(0).map((r) => r.close()));
-    await Promise.all(workers.splice(0).map((w) => w.stop()));
-    await Promise.all(opened.splice(0).map((n) => n.close()));
+  const rig = deliveryRig(config, async (db) => {
     // What a test left queued (the attacker's backlog) is not the next test's load.
     await sql`delete from pgboss.job where name = ${WEBHOOK_DELIVERY_QUEUE} and state in ('created', 'retry')`.execute(db);
     await db.updateTable('webhook_deliveries').set({ status: 'failed', next_attempt_at: null }).where('status', '=', 'pending').execute();
   });
-  after(() => database.close());
+  let db: Db;
+  before(() => {
+    db = rig.db;
+  });
 
   /** A worker as a process runs one: woken by the commits' notifications, as well as by its poll. */
-  const work = (limits: Partial<DeliveryLimits> = {}, overrides: Partial<WebhookConfig> = {}) => {
-    const notifications = notificationsFor(db, database.url, { logger: pino({ level: 'silent' }), timeoutMs: 5_000 });
-    opened.push(notifications);
-    workers.push(startDeliveryWorker({ db, box, config: { ...config, ...overrides }, logger: pino({ level: 'silent' }), lifecycle: createLifecycle(), limits, notifications }));
-  };
-  const receiver = async (otherwise: Reply = 204) => {
-    const r = await startReceiver();
-    r.script([], otherwise);
-    receivers.push(r);
-    return r;
-  };
-  const endpointOf = async (studentId: string, r: Receiver, types = ['task.created']) => {
-    const endpoint = await insertEndpoint(db, box, { user_id: studentId }, { url: r.url, event_types: types });
-    r.secrets.push(endpoint.secret);
-    return endpoint;
-  };
+  const work = (limits: Partial<DeliveryLimits> = {}, overrides: Partial<WebhookConfig> = {}) => rig.work({ limits, config: overrides, woken: true });
+  const receiver = (otherwise: Reply = 204) => rig.receiver(otherwise);
+  const endpointOf = (studentId: string, r: Receiver, types = ['task.created']) => rig.endpoint({ user_id: studentId }, r, types);
   /** Attempts recorded (finished) for the student's endpoints. */
   const attemptsRecordedFor = async (studentId: string) => {
     const row = await db

@@ -3,20 +3,12 @@
 // so is a re-send. The control: the same worker without the notifications waits for its poll. Bounds are generous
 // (seconds against a minute's poll): they prove the mechanism, the bench measures the speed (scripts/bench/event-latency.ts).
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import pino from 'pino';
-import { connect, type Db } from '../../db/connect.ts';
-import { notificationsFor, type Notifications } from '../../db/notifications.ts';
+import type { Db } from '../../db/connect.ts';
 import type { WebhookConfig } from '../../services/webhooks/delivery-config.ts';
 import { resendDelivery } from '../../services/webhooks/queue.ts';
-import { startDeliveryWorker, type DeliveryWorker } from '../../services/webhooks/worker.ts';
-import { createLifecycle } from '../../server/process/lifecycle.ts';
-import { secretBox } from '../../server/auth/secret-box.ts';
-import { createFreshDatabase, type TestDatabase } from '../support/test-db.ts';
-import { emitExample, insertEndpoint, insertStudent } from './fixtures.ts';
-import { startReceiver, type Receiver } from './receiver.ts';
+import { emitExample, insertStudent } from './fixtures.ts';
+import { deliveryRig } from './rig.ts';
 
-const box = secretBox(randomBytes(32));
 /** A poll far longer than any bound below: what arrives within them was not fetched by a poll. */
 const config: WebhookConfig = { allowPrivateTargets: true, attemptTimeoutMs: 5_000, retryScale: 1, pollMs: 60_000 };
 /** Seconds on a loaded machine, against a minute's poll. */
@@ -24,40 +16,21 @@ const WITHIN_MS = 3_000;
 
 describe('webhook delivery wakes on the commit', function () {
   this.timeout(60_000);
-  let database: TestDatabase;
+  const rig = deliveryRig(config);
   /** The worker's connection; events are written through `writer` (another pool on PostgreSQL). */
   let db: Db;
   let writer: Db;
-  const workers: DeliveryWorker[] = [];
-  const receivers: Receiver[] = [];
-  const opened: Notifications[] = [];
-
-  before(async function () {
-    this.timeout(180_000);
-    database = await createFreshDatabase();
-    db = database.db;
-    writer = database.url ? connect({ databaseUrl: database.url }) : db;
-  });
-  afterEach(async () => {
-    await Promise.all(workers.splice(0).map((w) => w.stop()));
-    await Promise.all(opened.splice(0).map((n) => n.close()));
-    await Promise.all(receivers.splice(0).map((r) => r.close()));
-  });
-  after(async () => {
-    if (writer !== db) await writer.destroy();
-    await database.close();
+  before(() => {
+    db = rig.db;
+    writer = rig.anotherPool();
   });
 
   /** A receiver, an endpoint of a new student's for task.created, and a worker (woken by notifications or not). */
   async function setUp(woken: boolean) {
     const studentId = await insertStudent(writer);
-    const receiver = await startReceiver();
-    receivers.push(receiver);
-    const endpoint = await insertEndpoint(writer, box, { user_id: studentId }, { url: receiver.url, event_types: ['task.created'] });
-    receiver.secrets.push(endpoint.secret);
-    let notifications: Notifications | undefined;
-    if (woken) opened.push((notifications = notificationsFor(db, database.url, { logger: pino({ level: 'silent' }), timeoutMs: 5_000 })));
-    workers.push(startDeliveryWorker({ db, box, config, logger: pino({ level: 'silent' }), lifecycle: createLifecycle(), ...(notifications ? { notifications } : {}) }));
+    const receiver = await rig.receiver();
+    const endpoint = await rig.endpoint({ user_id: studentId }, receiver, ['task.created'], { db: writer });
+    rig.work({ woken });
     // The worker's first pass (at its start) finds nothing; wait until it has gone idle on its minute-long poll.
     await new Promise((resolve) => setTimeout(resolve, 500));
     return { studentId, receiver, endpoint };
