@@ -1,7 +1,8 @@
 // The OAuth authorization server's records: clients, grants, authorization codes and refresh tokens. Codes and
 // refresh tokens are stored as SHA-256 hashes only (they are long random strings, like API keys).
-import { sql } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import type { Db } from '../connect.ts';
+import type { OauthClientsTable } from '../schema.ts';
 import { GRANT_ARTIFACTS } from './grant-artifacts.ts';
 import { changingPrincipals } from './principal-changes.ts';
 
@@ -16,20 +17,8 @@ export async function findClient(db: Db, clientId: string) {
 }
 export type ClientRow = NonNullable<Awaited<ReturnType<typeof findClient>>>;
 
-export async function insertClient(
-  db: Db,
-  client: {
-    id: string;
-    name: string;
-    secret_hash: string | null;
-    redirect_uris: string[];
-    grants: string[];
-    scopes: string[];
-    owner_user_id: string | null;
-    /** Default 'app'. */
-    kind?: 'app' | 'institution';
-  },
-) {
+/** A new client: its columns as the table declares them (`kind` defaults to 'app'; it cannot start disabled). */
+export async function insertClient(db: Db, client: Omit<Insertable<OauthClientsTable>, 'created_at' | 'disabled_at'>) {
   await db.insertInto('oauth_clients').values(client).execute();
 }
 

@@ -7,6 +7,7 @@ import helmet from 'helmet';
 import type { Surface } from './surfaces.ts';
 import { bundledSpecs, type BundledSpec } from './bundled-specs.ts';
 import type { ReferenceEntry } from './guide-site.ts';
+import { escapeHtml, htmlPage } from './html-page.ts';
 import { SCALAR_SCRIPT } from './scalar-bundle.ts';
 import { GUIDES_PATH, GUIDES_STYLESHEET_PATH, guidesRoutes } from './guides-routes.ts';
 
@@ -56,23 +57,15 @@ export function docsPage({ title, specUrl, scriptUrl, servers, bar }: DocsPageOp
     documentDownloadType: 'json',
     metaData: { title },
   };
-  return `<!doctype html>
-<html lang="en">
-  <head>
-    <meta charset="utf-8" />
-    <meta name="viewport" content="width=device-width, initial-scale=1" />
-    <title>${escapeHtml(title)}</title>
-    <link rel="stylesheet" href='${escapeHtml(bar.stylesheet)}' />
-  </head>
-  <body>
-    <header class="docs-bar">
-      ${bar.links.map(({ href, text, current }) => `<a href='${escapeHtml(href)}'${current ? ' aria-current="page"' : ''}>${escapeHtml(text)}</a>`).join('\n      ')}
+  return htmlPage({
+    title,
+    stylesheet: bar.stylesheet,
+    body: `    <header class="docs-bar">
+      ${bar.links.map(({ href, text, current }) => `<a href="${escapeHtml(href)}"${current ? ' aria-current="page"' : ''}>${escapeHtml(text)}</a>`).join('\n      ')}
     </header>
-    <script id="api-reference" type="application/json" data-configuration='${escapeHtml(JSON.stringify(configuration))}'></script>
-    <script src='${escapeHtml(scriptUrl)}'></script>
-  </body>
-</html>
-`;
+    <script id="api-reference" type="application/json" data-configuration='${escapeJsonAttribute(JSON.stringify(configuration))}'></script>
+    <script src="${escapeHtml(scriptUrl)}"></script>`,
+  });
 }
 
 export function docsTitle(spec: BundledSpec): string {
@@ -145,7 +138,7 @@ function uniqueByUrl(servers: ServerEntry[]): ServerEntry[] {
   return servers.filter((server, index) => servers.findIndex((s) => s.url === server.url) === index);
 }
 
-/** For text and single-quoted attributes (the JSON in data-configuration stays readable). */
-function escapeHtml(text: string): string {
+/** For the JSON in the single-quoted data-configuration: its double quotes stay as they are, readable. */
+function escapeJsonAttribute(text: string): string {
   return text.replace(/[&<>']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

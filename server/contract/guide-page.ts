@@ -6,6 +6,7 @@ import { posix } from 'node:path';
 import GithubSlugger from 'github-slugger';
 import { Marked, type Tokens } from 'marked';
 import { plainText } from './guide-files.ts';
+import { escapeHtml, htmlPage } from './html-page.ts';
 import { GUIDES_PATH, INDEX_SLUG, type Guide, type Site, type SiteLinks } from './guide-site.ts';
 
 /** The HTML page of one guide of the site. */
@@ -20,16 +21,11 @@ export function guidePage(site: Site, guide: Guide): string {
     const href = site.links.reference(path);
     return href ? [item(href, title, false)] : [];
   });
-  return `<!doctype html>
-<html lang="en">
-  <head>
-    <meta charset="utf-8" />
-    <meta name="viewport" content="width=device-width, initial-scale=1" />
-    <title>${escapeHtml(title)}</title>
-    <link rel="stylesheet" href="${escapeHtml(site.links.stylesheet)}" />
-  </head>
-  <body class="guides">
-    <nav class="guides-nav" aria-label="Guides and references">
+  return htmlPage({
+    title,
+    stylesheet: site.links.stylesheet,
+    bodyClass: 'guides',
+    body: `    <nav class="guides-nav" aria-label="Guides and references">
       <a class="guides-home"${guide.slug === INDEX_SLUG ? ' aria-current="page"' : ''} href="${escapeHtml(site.links.guide(INDEX_SLUG))}">${escapeHtml(siteTitle)}</a>
       <p class="guides-nav-heading">Guides</p>
       <ul class="guides-list">
@@ -42,10 +38,8 @@ export function guidePage(site: Site, guide: Guide): string {
     </nav>
     <main class="guide">
 ${renderMarkdown(guide.markdown, site)}
-    </main>
-  </body>
-</html>
-`;
+    </main>`,
+  });
 }
 
 /** A guide's body as HTML, its links leading where `site.links` says. */
@@ -93,8 +87,4 @@ export function rewriteHref(href: string, guideSlugs: Set<string>, links: SiteLi
 function splitHash(href: string): [string, string | undefined] {
   const at = href.indexOf('#');
   return at === -1 ? [href, undefined] : [href.slice(0, at), href.slice(at + 1)];
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

@@ -41,7 +41,7 @@ describe('rendered docs served by the service', () => {
     it(`${path} is public HTML that loads the ${spec.surface} spec and Scalar from beside it`, async () => {
       const res = await api.get(path).expect(200).expect('Content-Type', /^text\/html/);
       assert.match(res.text, new RegExp(`"url":"${path}/openapi.json"`));
-      assert.match(res.text, new RegExp(`<script src='${path}/standalone.js'>`));
+      assert.match(res.text, new RegExp(`<script src="${path}/standalone.js">`));
       assert.doesNotMatch(res.text, /<script>/, 'no inline script, so script-src stays self');
       const spec_ = await api.get(`${path}/openapi.json`).expect(200).expect('Content-Type', /json/);
       assert.deepEqual(spec_.body, spec.definition, `${path}/openapi.json is the bundled ${spec.surface} spec`);

@@ -106,8 +106,8 @@ describe('the guides served by the service', () => {
   it('links the guides from each reference page, in a bar above Scalar', async () => {
     for (const path of Object.values(DOCS_PATHS)) {
       const res = await api.get(path).expect(200);
-      assert.match(res.text, new RegExp(`<header class="docs-bar">\\s*<a href='${GUIDES_PATH}/'>Guides</a>`));
-      assert.match(res.text, new RegExp(`<link rel="stylesheet" href='${GUIDES_PATH}/guides.css' />`));
+      assert.match(res.text, new RegExp(`<header class="docs-bar">\\s*<a href="${GUIDES_PATH}/">Guides</a>`));
+      assert.match(res.text, new RegExp(`<link rel="stylesheet" href="${GUIDES_PATH}/guides.css" />`));
     }
   });
 });
