@@ -111,7 +111,8 @@ Commands:
   help                        show this text
 
 Every command except help and config check migrates the database first. While npm start runs on the embedded
-database, a command runs in that server, on its database (it says so on stderr); seed --scale needs it stopped.
+database, a command runs in that server, on its database (it says so on stderr; a server silent for a minute is
+given up on, exit 1); seed --scale needs it stopped.
 
 Environment:
   DATABASE_URL   PostgreSQL to use, postgres://user:password@host:port/database

@@ -16,6 +16,12 @@ import { runAt } from './shared.ts';
 
 /** A command line is a few hundred bytes; anything far larger is not one. */
 const MAX_REQUEST_BYTES = 64 * 1024;
+/**
+ * How long the CLI waits for a word from the server. The commands that run in it take a second or two (the long
+ * ones, such as seed --scale, are refused there), so a minute of silence means a server that is stuck or stopped
+ * (SIGSTOP, a debugger), and the operator is told so instead of waiting forever.
+ */
+export const SERVER_SILENCE_LIMIT_MS = 60_000;
 
 export function cliSocketPath(dataDir: string): string {
   return join(dataDir, 'cli.sock');
@@ -111,7 +117,7 @@ async function answer(socket: Socket, { argv, debug }: { argv: string[]; debug: 
  * Runs `argv` in the server listening in `dataDir`, writing its output here; undefined when no server listens there
  * (none runs, or a killed one left its socket file behind): then the CLI opens the database itself.
  */
-export async function runInServer(dataDir: string, argv: string[], debug: boolean): Promise<number | undefined> {
+export async function runInServer(dataDir: string, argv: string[], debug: boolean, silenceLimitMs = SERVER_SILENCE_LIMIT_MS): Promise<number | undefined> {
   const socket = createConnection(cliSocketPath(dataDir));
   try {
     await once(socket, 'connect');
@@ -120,14 +126,23 @@ export async function runInServer(dataDir: string, argv: string[], debug: boolea
     if (code === 'ENOENT' || code === 'ECONNREFUSED') return undefined;
     throw new Error(`cannot reach the server running on ${dataDir}/: ${(error as Error).message}`, { cause: error });
   }
+  let silent = false;
+  // The reading below ends when the interface closes: a destroyed socket alone would never end it.
+  const lines = createInterface({ input: socket, crlfDelay: Infinity });
+  socket.setTimeout(silenceLimitMs, () => {
+    silent = true;
+    socket.destroy();
+    lines.close();
+  });
   socket.write(`${JSON.stringify({ argv, debug })}\n`);
   let exit: number | undefined;
-  for await (const line of createInterface({ input: socket, crlfDelay: Infinity })) {
+  for await (const line of lines) {
     const message = JSON.parse(line) as { stdout?: string; stderr?: string; exit?: number };
     if (message.stdout !== undefined) process.stdout.write(message.stdout);
     if (message.stderr !== undefined) process.stderr.write(message.stderr);
     if (message.exit !== undefined) exit = message.exit;
   }
+  if (silent) throw new Error(`the server running on ${dataDir}/ has not answered for ${silenceLimitMs / 1000} s; it may be stuck or stopped (the command may still run there)`);
   if (exit === undefined) throw new Error('the running server stopped before the command finished; run it again');
   return exit;
 }

@@ -5,11 +5,11 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { createConnection } from 'node:net';
+import { createConnection, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cliSocketPath } from '../../scripts/cli/server-socket.ts';
+import { cliSocketPath, runInServer } from '../../scripts/cli/server-socket.ts';
 import { startServerProcess, TEST_SECRETS_KEY } from '../support/server-process.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -73,6 +73,22 @@ describe('npm run cli while npm start runs on the embedded database', function (
     server.child.kill('SIGTERM');
     assert.equal(await server.exited, 0);
     assert.equal(existsSync(cliSocketPath(dataDir)), false, 'the socket is removed on stop');
+  });
+
+  it('gives up on a server that takes the command line and then says nothing, and says so', async () => {
+    // A server that accepts and never answers: what a stuck or stopped (SIGSTOP) one looks like from the CLI.
+    const held: Socket[] = [];
+    const mute = createServer((socket) => void held.push(socket));
+    mute.listen(cliSocketPath(dataDir));
+    await once(mute, 'listening');
+    try {
+      const startedAt = Date.now();
+      await assert.rejects(runInServer(dataDir, ['keys', 'list'], false, 300), /has not answered for 0.3 s; it may be stuck or stopped/);
+      assert.ok(Date.now() - startedAt < 10_000);
+    } finally {
+      for (const socket of held) socket.destroy();
+      await new Promise((resolve) => mute.close(resolve));
+    }
   });
 
   it('opens the database itself when a killed server left its socket file behind', async () => {
