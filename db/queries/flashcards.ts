@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { Db } from '../connect.ts';
-import { executePrepared } from '../prepared-statements.ts';
+import { compiledOnce } from '../prepared-statements.ts';
 import { studentLocked } from '../student-transaction.ts';
 import type { Database } from '../schema.ts';
 import type { FsrsCardState, FsrsParameters } from '../../domain/fsrs.ts';
@@ -178,24 +178,25 @@ export async function findCard(db: Db, userId: string, cardId: string) {
  * after the locks, so they see that writer's changes in full. Nothing is locked when there is no such card.
  */
 export async function lockCardForReview(trx: Db, userId: string, cardId: string) {
-  const [row] = await executePrepared(
-    trx,
-    trx
-      .selectFrom('users as u')
-      .innerJoin('flashcard_cards as c', 'c.user_id', 'u.id')
-      .innerJoin('flashcard_decks as d', (join) => join.onRef('d.id', '=', 'c.deck_id').onRef('d.user_id', '=', 'c.user_id'))
-      .select(CARD_COLUMNS.map((column) => `c.${column}` as const))
-      .select(['d.scheduler', 'd.fsrs_parameters'])
-      .where('u.id', '=', userId)
-      .where('c.id', '=', cardId)
-      .forNoKeyUpdate('u')
-      .forUpdate('c'),
-  );
+  const [row] = await cardForReview(trx, { userId, cardId });
   if (!row) return undefined;
   studentLocked(trx, userId);
   const { scheduler, fsrs_parameters, ...card } = row;
   return { card, deck: { scheduler, fsrs_parameters } };
 }
+
+const cardForReview = compiledOnce(['userId', 'cardId'], (db: Db, v: { userId: string; cardId: string }) =>
+  db
+    .selectFrom('users as u')
+    .innerJoin('flashcard_cards as c', 'c.user_id', 'u.id')
+    .innerJoin('flashcard_decks as d', (join) => join.onRef('d.id', '=', 'c.deck_id').onRef('d.user_id', '=', 'c.user_id'))
+    .select(CARD_COLUMNS.map((column) => `c.${column}` as const))
+    .select(['d.scheduler', 'd.fsrs_parameters'])
+    .where('u.id', '=', v.userId)
+    .where('c.id', '=', v.cardId)
+    .forNoKeyUpdate('u')
+    .forUpdate('c'),
+);
 
 export async function updateCardText(db: Db, userId: string, cardId: string, changes: Partial<{ front: string; back: string }>, now: Date) {
   return db
