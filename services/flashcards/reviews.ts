@@ -28,7 +28,7 @@ export interface GradedCard {
 /**
  * One review of the student's card; undefined when the student has no card with this id (nothing is written). Three
  * statements: the locks with the card, the review's writes with what readiness compares, and a move only when
- * readiness moved. The caller's transaction must not have taken the student's lock (the card's read takes it).
+ * readiness moved. The card's read takes the student's lock, so the caller's transaction need not take it first.
  */
 export async function recordReview(trx: Db, student: Student, review: GradedCard, at: Date): Promise<RecordedReview | undefined> {
   const locked = await lockCardForReview(trx, student.user_id, review.card_id);
