@@ -60,7 +60,16 @@ export async function lockStudent(trx: Db, userId: string): Promise<void> {
   const locked = trx.isTransaction ? lockedIn.get(trx) : undefined;
   if (locked?.has(userId)) return;
   await executePrepared(trx, sql`select 1 from users where id = ${userId} for no key update`);
-  if (trx.isTransaction) lockedIn.set(trx, (locked ?? new Set()).add(userId));
+  studentLocked(trx, userId);
+}
+
+/**
+ * Records that a statement of the transaction took the student's lock (FOR NO KEY UPDATE of the student's users row)
+ * as its first lock, together with what it read (a graded review's card, db/queries/flashcards.ts): later
+ * lockStudent calls of the transaction then send nothing.
+ */
+export function studentLocked(trx: Db, userId: string): void {
+  if (trx.isTransaction) lockedIn.set(trx, (lockedIn.get(trx) ?? new Set()).add(userId));
 }
 
 /**

@@ -1,6 +1,6 @@
 // Exam plans of one student, their links to decks and tasks, and the facts readiness is computed from. Every query
 // is scoped to the owner; links carry user_id so the database refuses a link across students.
-import { sql, type ExpressionBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type RawBuilder } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { Db } from '../connect.ts';
 import { executePrepared } from '../prepared-statements.ts';
@@ -162,15 +162,16 @@ export async function findUpcomingPreparation(db: Db, userId: string, fromDate: 
 
 /**
  * The number of distinct days, in the window's zone, with a flashcard review or a completed task at or after its
- * start: a scalar subquery, to embed.
+ * start: a scalar subquery, to embed. Reviews are many (every review of every card), so their days are found by
+ * skipping through the (user_id, reviewed_at) index from one local day to the next: one probe per day with a review
+ * (at most the window's days), where reading every review of the window converted each one's time to its zone.
  */
 export function studyDays(db: Db, userId: string, window: StudyWindow) {
   const { zone, since } = window;
-  const reviews = db
-    .selectFrom('flashcard_reviews')
-    .select(sql<string>`(reviewed_at at time zone ${zone})::date`.as('day'))
-    .where('user_id', '=', userId)
-    .where('reviewed_at', '>=', since);
+  const firstReview = (from: RawBuilder<Date>) =>
+    db.selectFrom('flashcard_reviews').select((eb) => eb.fn.min('reviewed_at').as('at')).where('user_id', '=', userId).where('reviewed_at', '>=', from);
+  // The first instant of the local day after `at`'s (a midnight that a clock change skips is read as the hour after).
+  const nextDay = sql<Date>`(((review_days.at at time zone ${zone}::text)::date + 1)::timestamp at time zone ${zone}::text)`;
   const completions = db
     .selectFrom('tasks')
     .select(sql<string>`(completed_at at time zone ${zone})::date`.as('day'))
@@ -178,5 +179,10 @@ export function studyDays(db: Db, userId: string, window: StudyWindow) {
     .where('status', '=', 'completed')
     .where('completed_at', '>=', since);
   // A count always has its one row: the subquery is never null.
-  return sql<number>`(${db.selectFrom(reviews.union(completions).as('days')).select((eb) => eb.fn.countAll<number>().as('days'))})`;
+  return sql<number>`(with recursive review_days(at) as (
+    select (${firstReview(sql<Date>`${since}::timestamptz`)})
+    union all
+    select (${firstReview(nextDay)}) from review_days where at is not null
+  )
+  select count(*) from (select (at at time zone ${zone}::text)::date as day from review_days where at is not null union ${completions}) as days)`;
 }

@@ -3,16 +3,15 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { Db } from '../connect.ts';
-import { executePrepared } from '../prepared-statements.ts';
+import { compiledOnce } from '../prepared-statements.ts';
+import { studentLocked } from '../student-transaction.ts';
 import type { Database } from '../schema.ts';
 import type { FsrsCardState, FsrsParameters } from '../../domain/fsrs.ts';
 
 const CARD_COLUMNS = ['id', 'deck_id', 'front', 'back', 'ease', 'repetitions', 'interval_days', 'next_due_at', 'last_reviewed_at', 'fsrs_state', 'created_at', 'updated_at'] as const;
-const REVIEW_COLUMNS = ['id', 'card_id', 'grade', 'reviewed_at', 'ease', 'repetitions', 'interval_days', 'next_due_at', 'applied'] as const;
 
 export type DeckRow = NonNullable<Awaited<ReturnType<typeof findDeck>>>;
 export type CardRow = NonNullable<Awaited<ReturnType<typeof findCard>>>;
-export type ReviewRow = Awaited<ReturnType<typeof insertReview>>;
 /** The sort key of a page: decks newest first, cards oldest first, each broken by id. */
 export interface AfterKey {
   /** created_at of the last item. */
@@ -172,25 +171,32 @@ export async function findCard(db: Db, userId: string, cardId: string) {
 }
 
 /**
- * The card with its deck's scheduler, the card locked until the transaction ends, so concurrent reviews of one card
- * apply one after the other. One statement: a review is the write of every study session.
+ * The card with its deck's scheduler, and the locks a review takes: the student's first (db/student-transaction.ts),
+ * then the card's, so concurrent reviews of one card apply one after the other. One statement: a review is the write
+ * of every study session. When the student's lock had to wait, the card's lock reads the card as the writer before
+ * left it (PostgreSQL rechecks a row it locks after a wait at its newest version); the review's later statements start
+ * after the locks, so they see that writer's changes in full. Nothing is locked when there is no such card.
  */
 export async function lockCardForReview(trx: Db, userId: string, cardId: string) {
-  const [row] = await executePrepared(
-    trx,
-    trx
-      .selectFrom('flashcard_cards as c')
-      .innerJoin('flashcard_decks as d', (join) => join.onRef('d.id', '=', 'c.deck_id').onRef('d.user_id', '=', 'c.user_id'))
-      .select(CARD_COLUMNS.map((column) => `c.${column}` as const))
-      .select(['d.scheduler', 'd.fsrs_parameters'])
-      .where('c.id', '=', cardId)
-      .where('c.user_id', '=', userId)
-      .forUpdate('c'),
-  );
+  const [row] = await cardForReview(trx, { userId, cardId });
   if (!row) return undefined;
+  studentLocked(trx, userId);
   const { scheduler, fsrs_parameters, ...card } = row;
   return { card, deck: { scheduler, fsrs_parameters } };
 }
+
+const cardForReview = compiledOnce(['userId', 'cardId'], (db: Db, v: { userId: string; cardId: string }) =>
+  db
+    .selectFrom('users as u')
+    .innerJoin('flashcard_cards as c', 'c.user_id', 'u.id')
+    .innerJoin('flashcard_decks as d', (join) => join.onRef('d.id', '=', 'c.deck_id').onRef('d.user_id', '=', 'c.user_id'))
+    .select(CARD_COLUMNS.map((column) => `c.${column}` as const))
+    .select(['d.scheduler', 'd.fsrs_parameters'])
+    .where('u.id', '=', v.userId)
+    .where('c.id', '=', v.cardId)
+    .forNoKeyUpdate('u')
+    .forUpdate('c'),
+);
 
 export async function updateCardText(db: Db, userId: string, cardId: string, changes: Partial<{ front: string; back: string }>, now: Date) {
   return db
@@ -217,25 +223,4 @@ export interface ReviewOutcome {
   applied: boolean;
   /** The card's FSRS memory after the review (unchanged under SM-2). */
   fsrs_state: FsrsCardState | null;
-}
-
-/** Sets the card's SM-2 parameters from a review; call inside the transaction that records the review. */
-export async function applyReviewToCard(trx: Db, userId: string, cardId: string, outcome: ReviewOutcome, now: Date) {
-  const { ease, repetitions, interval_days, next_due_at, reviewed_at, fsrs_state } = outcome;
-  const [row] = await executePrepared(
-    trx,
-    trx
-      .updateTable('flashcard_cards')
-      .set({ ease, repetitions, interval_days, next_due_at, last_reviewed_at: reviewed_at, fsrs_state: jsonOrNull(fsrs_state), updated_at: now })
-      .where((eb) => ownCard(eb, userId, cardId))
-      .returning(CARD_COLUMNS),
-  );
-  return row!;
-}
-
-/** Records a review; call inside the transaction that applies it to the card. */
-export async function insertReview(trx: Db, review: ReviewOutcome & { card_id: string; user_id: string }) {
-  const { fsrs_state: _memory, ...row } = review;
-  const [inserted] = await executePrepared(trx, trx.insertInto('flashcard_reviews').values(row).returning(REVIEW_COLUMNS).$narrowType<{ card_id: string }>());
-  return inserted!;
 }

@@ -28,7 +28,7 @@ export async function currentReadinessVersion(db: Db, userId: string): Promise<n
 }
 
 /** The state last pushed of each exam the stream shows now (tombstones left out). */
-function pushed(db: Db, userId: string) {
+export function pushed(db: Db, userId: string) {
   return db.selectFrom('exam_readiness').select(['exam_id', 'state']).where('user_id', '=', userId).where('state', 'is not', null);
 }
 

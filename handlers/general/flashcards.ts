@@ -138,7 +138,7 @@ export const reviewCard: GeneralHandlers['reviewCard'] = async ({ path, headers,
     const recorded = await recordReview(trx, principal, { card_id: path.card_id, grade: body.grade as Grade, reviewedAt }, at);
     if (!recorded) throw noCard();
     return { status: 201 as const, body: reviewResultBody(recorded) };
-  });
+   }, { locksStudent: true });
 };
 
 /**

@@ -14,6 +14,7 @@ import type { Readiness } from '../../domain/readiness.ts';
 import { localDate } from '../../domain/student-day.ts';
 import { readinessClaims } from '../../domain/xp.ts';
 import { notifyOnCommit } from '../../db/notifications.ts';
+import { afterReview, type ReviewedCard } from './readiness-after-review.ts';
 
 /** The notification channel of readiness moves; the payload is `<user id>:<version>`. */
 export const READINESS_CHANNEL = 'readiness_moved';
@@ -61,14 +62,37 @@ function readinessStates(exams: Awaited<ReturnType<typeof findUpcomingPreparatio
  */
 export async function readinessMoved(trx: Db, student: Student, at: Date): Promise<void> {
   await lockStudent(trx, student.user_id);
-  const facts = await findReadinessComparison(trx, student.user_id, localDate(at, student.time_zone), studyWindow(at, student.time_zone), STREAMED_EXAMS);
+  await recordMoves(trx, student, at, await findReadinessComparison(trx, student.user_id, localDate(at, student.time_zone), studyWindow(at, student.time_zone), STREAMED_EXAMS));
+}
+
+/**
+ * readinessMoved after a graded review whose statement returned the facts as they were before it (with the student's
+ * lock held): the review is applied to them (readiness-after-review.ts) instead of reading them again. Should they not
+ * hold the card as it was, they are read again.
+ */
+export async function readinessMovedByReview(trx: Db, student: Student, at: Date, before: ReadinessComparison & { day_studied: boolean }, review: ReviewedCard): Promise<void> {
+  const after = afterReview(before, review);
+  if (!after) return readinessMoved(trx, student, at);
+  await recordMoves(trx, student, at, { ...after, pushed: before.pushed });
+}
+
+/** What a move compares: the upcoming exams' preparation facts, the window's study days, and what was last pushed. */
+export type ReadinessComparison = Awaited<ReturnType<typeof findReadinessComparison>>;
+
+/** The window, in `zone` at `at`, whose facts a move compares: the exams from today on and the study days counted. */
+export function readinessWindow(at: Date, zone: string) {
+  return { fromDate: localDate(at, zone), limit: STREAMED_EXAMS, ...studyWindow(at, zone) };
+}
+
+async function recordMoves(trx: Db, student: Student, at: Date, facts: ReadinessComparison): Promise<void> {
   const current = readinessStates(facts.exams, facts.study_days, at);
   const pushed = new Map(facts.pushed.map((row) => [row.exam_id, row.state as ExamReadinessState]));
   const moved = current.filter((state) => !sameState(pushed.get(state.exam_id), state));
   const shown = new Set(current.map((state) => state.exam_id));
   const removed = [...pushed.keys()].filter((examId) => !shown.has(examId));
   // Nothing moved (the usual review): no version, so no write. Versions number moves, not calls; the student's lock
-  // above already orders this student's moves, so taking the version row only when there is a move loses nothing.
+  // (taken by the caller's transaction) already orders this student's moves, so taking the version row only when
+  // there is a move loses nothing.
   if (moved.length + removed.length === 0) return;
   const version = await nextReadinessVersion(trx, student.user_id);
   for (const state of moved) await recordReadiness(trx, { exam_id: state.exam_id, user_id: student.user_id, version, state, moved_at: at });

@@ -4,14 +4,13 @@
 // caller's transaction (an idempotent request's), so a crash leaves all of it or none and concurrent reviews of one
 // card apply one after the other.
 import type { Db } from '../../db/connect.ts';
-import { applyReviewToCard, deckSchedulers, insertReview, lockCardForReview, lockCards, type CardRow, type ReviewRow } from '../../db/queries/flashcards.ts';
-import { recordStudyDay } from '../../db/queries/streak.ts';
-import { awardXp } from '../../db/queries/xp.ts';
+import { deckSchedulers, lockCardForReview, lockCards, type CardRow, type ReviewOutcome } from '../../db/queries/flashcards.ts';
+import { writeGradedReview, writeGradedReviewWithFacts, type GradedReviewWrite, type ReviewRow } from '../../db/queries/graded-review.ts';
 import { fsrsParameters, type FsrsParameters } from '../../domain/fsrs.ts';
 import { reviewStep, type Grade } from '../../domain/srs.ts';
 import { localDate } from '../../domain/student-day.ts';
-import { reviewClaim } from '../../domain/xp.ts';
-import { readinessMoved, type Student } from '../events/readiness.ts';
+import { CAPPED_SOURCES, DAILY_CAP, reviewClaim } from '../../domain/xp.ts';
+import { readinessMoved, readinessMovedByReview, readinessWindow, type Student } from '../events/readiness.ts';
 
 /** A review as logged, and its card as it is after it. */
 export interface RecordedReview {
@@ -26,13 +25,26 @@ export interface GradedCard {
   reviewedAt: Date;
 }
 
-/** One review of the student's card; undefined when the student has no card with this id (nothing is written). */
+/**
+ * One review of the student's card; undefined when the student has no card with this id (nothing is written). Three
+ * statements: the locks with the card, the review's writes with what readiness compares, and a move only when
+ * readiness moved. The card's read takes the student's lock, so the caller's transaction need not take it first.
+ */
 export async function recordReview(trx: Db, student: Student, review: GradedCard, at: Date): Promise<RecordedReview | undefined> {
   const locked = await lockCardForReview(trx, student.user_id, review.card_id);
   if (!locked) return undefined;
-  const recorded = await applyReview(trx, student, locked.card, fsrsOf(locked.deck), review.grade, review.reviewedAt, at);
-  await readinessMoved(trx, student, at);
-  return recorded;
+  const { card } = locked;
+  const { outcome, write } = gradedReview(student, card, fsrsOf(locked.deck), review.grade, review.reviewedAt, at, true);
+  const window = readinessWindow(at, student.time_zone);
+  const { review: logged, facts } = await writeGradedReviewWithFacts(trx, write, window);
+  const updated = reviewedCard(card, outcome, at);
+  await readinessMovedByReview(trx, student, at, facts, {
+    deck_id: card.deck_id,
+    before: memoryOf(card),
+    after: memoryOf(updated),
+    in_window: review.reviewedAt >= window.since,
+  });
+  return { review: logged, card: updated };
 }
 
 /**
@@ -59,8 +71,9 @@ export async function recordReviews(trx: Db, student: Student, reviews: GradedCa
 }
 
 /**
- * Applies one review to a locked card (domain/srs.ts reviewStep), logs it, and counts the study day and its xp.
- * `studyDays` are the days this request recorded already (a batch records each of its days once, in time order).
+ * Applies one review to a locked card (domain/srs.ts reviewStep), logs it, and counts the study day and its xp, in one
+ * statement. `studyDays` are the days this request recorded already (a batch records each of its days once, in time
+ * order).
  */
 async function applyReview(
   trx: Db,
@@ -70,17 +83,40 @@ async function applyReview(
   grade: Grade,
   reviewedAt: Date,
   at: Date,
-  studyDays = new Set<string>(),
+  studyDays: Set<string>,
 ): Promise<RecordedReview> {
-  const step = reviewStep(card, grade, reviewedAt, student.time_zone, fsrs);
-  const outcome = { grade, reviewed_at: reviewedAt, ...step };
-  const updated = step.applied ? await applyReviewToCard(trx, student.user_id, card.id, outcome, at) : card;
-  const review = await insertReview(trx, { ...outcome, card_id: card.id, user_id: student.user_id });
+  const { outcome, write } = gradedReview(student, card, fsrs, grade, reviewedAt, at, !studyDays.has(localDate(reviewedAt, student.time_zone)));
+  studyDays.add(write.day);
+  const review = await writeGradedReview(trx, write);
+  return { review, card: reviewedCard(card, outcome, at) };
+}
+
+/** The scheduling step of a review (domain/srs.ts reviewStep) and the write that records it (db/queries/graded-review.ts). */
+function gradedReview(student: Student, card: CardRow, fsrs: FsrsParameters | undefined, grade: Grade, reviewedAt: Date, at: Date, studyDay: boolean) {
+  const outcome: ReviewOutcome = { grade, reviewed_at: reviewedAt, ...reviewStep(card, grade, reviewedAt, student.time_zone, fsrs) };
   const day = localDate(reviewedAt, student.time_zone);
-  if (!studyDays.has(day)) await recordStudyDay(trx, student.user_id, day, reviewedAt);
-  studyDays.add(day);
-  await awardXp(trx, student.user_id, reviewClaim(card.id, grade, day), at);
-  return { review, card: updated };
+  const claim = reviewClaim(card.id, grade, day);
+  const write: GradedReviewWrite = {
+    userId: student.user_id,
+    cardId: card.id,
+    outcome,
+    at,
+    studyDay,
+    day,
+    xp: { key: claim.key, source: claim.source, amount: claim.amount, cap: DAILY_CAP, cappedSources: CAPPED_SOURCES },
+  };
+  return { outcome, write };
+}
+
+/** The card as the review's write leaves it: moved when the review was applied, as it was otherwise. */
+function reviewedCard(card: CardRow, outcome: ReviewOutcome, at: Date): CardRow {
+  if (!outcome.applied) return card;
+  const { ease, repetitions, interval_days, next_due_at, reviewed_at, fsrs_state } = outcome;
+  return { ...card, ease, repetitions, interval_days, next_due_at, last_reviewed_at: reviewed_at, fsrs_state, updated_at: at };
+}
+
+function memoryOf(card: CardRow) {
+  return { interval_days: card.interval_days, last_reviewed_ms: card.last_reviewed_at?.getTime() ?? null };
 }
 
 /** The FSRS parameters a review of a card of `deck` schedules with, or undefined for an SM-2 deck. */

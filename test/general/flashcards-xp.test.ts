@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { DateTime } from 'luxon';
 import { DAILY_CAP, READINESS_MILESTONES } from '../../domain/xp.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
+import { testDatabase } from '../support/root-hooks.ts';
 
 type Api = Awaited<ReturnType<typeof generalApp>>['api'];
 const DAY_MS = 86_400_000;
@@ -29,6 +30,27 @@ describe('xp from reviews', () => {
     await review(api, alice, cardIds[1]!, 3);
     await review(api, alice, cardIds[2]!, 1);
     assert.equal(await xpOf(api, alice), 3 + 2 + 1);
+  });
+
+  it('applies reviews sent at once one after the other: each card earns once, each applied review moves its card, no request fails', async () => {
+    const { api, newStudent } = await generalApp();
+    const alice = await newStudent();
+    const { deckId, cardIds } = await deckWithCards(api, alice, 3);
+    const in10Days = new Date(Date.now() + 10 * DAY_MS).toISOString().slice(0, 10);
+    await api.post('/api/exams').set(alice.headers).send({ subject: 'XP', exam_date: in10Days, deck_ids: [deckId] }).expect(201);
+    const rounds = 4;
+    await Promise.all(cardIds.flatMap((cardId) => Array.from({ length: rounds }, () => review(api, alice, cardId, 4))));
+    const awards = await testDatabase().db.selectFrom('xp_awards').select(['source', 'amount']).where('user_id', '=', alice.id).execute();
+    assert.deepEqual(awards.filter((award) => award.source === 'review').map((award) => award.amount), [3, 3, 3]);
+    assert.equal(await xpOf(api, alice), awards.reduce((sum, award) => sum + award.amount, 0), "the student's xp is its ledger's sum");
+    // A review stamped before the card's last one (it waited for the lock behind a later one) is logged without moving
+    // the card; every other moved it from where the one before left it.
+    for (const cardId of cardIds) {
+      const card = (await api.get(`/api/flashcards/cards/${cardId}`).set(alice.headers).expect(200)).body;
+      const logged = await testDatabase().db.selectFrom('flashcard_reviews').select('applied').where('card_id', '=', cardId).execute();
+      assert.equal(logged.length, rounds);
+      assert.equal(card.repetitions, logged.filter((row) => row.applied).length);
+    }
   });
 
   it('counts an offline review on its own day, once', async () => {

@@ -3,6 +3,7 @@
 // counts study days in the student's zone.
 import assert from 'node:assert/strict';
 import { findExamPreparation, listExams, listUpcomingExams, ownedDeckIds, ownedTaskIds, replaceDeckLinks, replaceTaskLinks } from '../../db/queries/exams.ts';
+import { localDate } from '../../domain/student-day.ts';
 import { completeTask, db, deleteNewStudents, newCard, newDeck, newExam, newStudent, newTask, reviewCard } from '../support/query-fixture.ts';
 
 const at = (iso: string) => new Date(iso);
@@ -94,5 +95,21 @@ describe('exam queries', () => {
     assert.equal(await days('Asia/Almaty', '2026-05-01T00:00:00Z'), 2);
     assert.equal(await days('UTC', '2026-05-04T10:00:00.001Z'), 1);
     assert.equal(await days('UTC', '2026-05-04T20:00:00.001Z'), 0);
+  });
+  it('counts the distinct local days of many reviews across clock changes as their times in the zone say', async () => {
+    const student = await newStudent();
+    const exam = await newExam(student, '2026-06-01');
+    const card = await newCard(student, await newDeck(student), at('2026-03-01T00:00:00Z'));
+    // Reviews at pseudo-random instants over three weeks around the spring clock changes, several a day.
+    let seed = 7;
+    const random = () => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647;
+    const times = Array.from({ length: 60 }, () => new Date(Date.parse('2026-03-20T00:00:00Z') + Math.floor(random() * 21 * 86_400_000)));
+    for (const time of times) await reviewCard(student, card.id, time, at('2026-06-01T00:00:00Z'));
+    const since = at('2026-03-25T00:00:00Z');
+    for (const zone of ['UTC', 'Europe/Berlin', 'America/Santiago', 'Asia/Kathmandu', 'Pacific/Apia', 'America/Havana']) {
+      const expected = new Set(times.filter((time) => time >= since).map((time) => localDate(time, zone))).size;
+      const counted = Number((await findExamPreparation(db(), student, [exam.id], { zone, since })).study_days);
+      assert.equal(counted, expected, zone);
+    }
   });
 });

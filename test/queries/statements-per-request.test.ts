@@ -65,13 +65,31 @@ describe('statements per request (PostgreSQL)', function () {
     assert.equal(events[0]!.created_at.toISOString(), created.created_at);
   });
 
-  it('POST a card review whose readiness did not move: nine statements, no readiness version written', async () => {
+  it('POST a card review whose readiness did not move: four statements, no readiness version written', async () => {
     const { api, alice, cardId } = await student();
     await api.post(`/api/flashcards/cards/${cardId}/reviews`).set(alice.headers).send({ grade: 2 }).expect(201);
     const sent = await statementsOf(() => api.post(`/api/flashcards/cards/${cardId}/reviews`).set(alice.headers).send({ grade: 2 }).expect(201));
     assert.ok(!sent.some((text) => text.includes('readiness_versions')), sent.join('\n'));
-    // begin, the student's lock, the card with its deck, the card's update, the review's log, the study day, the xp
-    // ledger, readiness with what was last pushed, commit.
-    assert.equal(sent.length, 9, sent.join('\n'));
+    // begin, the student's lock with the card and its deck, the review's writes (card, log, study day, xp) with what
+    // readiness compares, commit.
+    assert.equal(sent.length, 4, sent.join('\n'));
+  });
+
+  it("POST a card's first review of the day: its xp and study day in the same write, before readiness's move", async () => {
+    const { api, alice, cardId } = await student();
+    const sent = await statementsOf(() => api.post(`/api/flashcards/cards/${cardId}/reviews`).set(alice.headers).send({ grade: 5 }).expect(201));
+    const award = await testDatabase().db.selectFrom('xp_awards').select('amount').where('user_id', '=', alice.id).where('source', '=', 'review').executeTakeFirstOrThrow();
+    const { streak } = await testDatabase().db.selectFrom('users').select('streak').where('id', '=', alice.id).executeTakeFirstOrThrow();
+    assert.equal(award.amount, 3);
+    assert.equal(streak, 1);
+    // The first review moves readiness: what follows the third statement is the move (its version, states and
+    // milestones) and the commit.
+    assert.deepEqual(
+      sent.slice(0, 3).map((text) => text.split(' ')[0]),
+      ['begin', 'select', 'with'],
+      sent.join('\n'),
+    );
+    assert.ok(sent[3]!.includes('readiness_versions'), sent.join('\n'));
+    assert.equal(sent.at(-1), 'commit');
   });
 });

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
 import { insertEvent } from '../../db/queries/events.ts';
 import { insertExam } from '../../db/queries/exams.ts';
-import { applyReviewToCard, insertCard, insertDeck, insertReview } from '../../db/queries/flashcards.ts';
+import { insertCard, insertDeck } from '../../db/queries/flashcards.ts';
 import { insertClient, insertGrant } from '../../db/queries/oauth.ts';
 import { insertAccount } from '../../db/queries/profile.ts';
 import { insertTask, updateTask } from '../../db/queries/tasks.ts';
@@ -59,8 +59,14 @@ export async function reviewCard(userId: string, cardId: string, at: Date, nextD
   await db()
     .transaction()
     .execute(async (trx) => {
-      await applyReviewToCard(trx, userId, cardId, outcome, at);
-      await insertReview(trx, { ...outcome, card_id: cardId, user_id: userId });
+      const { fsrs_state: _memory, ...logged } = outcome;
+      await trx
+        .updateTable('flashcard_cards')
+        .set({ ease: outcome.ease, repetitions: outcome.repetitions, interval_days: outcome.interval_days, next_due_at: nextDueAt, last_reviewed_at: at, updated_at: at })
+        .where('id', '=', cardId)
+        .where('user_id', '=', userId)
+        .execute();
+      await trx.insertInto('flashcard_reviews').values({ ...logged, card_id: cardId, user_id: userId }).execute();
     });
 }
 

@@ -1,0 +1,226 @@
+// A graded review's writes in one statement: the card's new schedule, the review's log, the study day and the review's
+// xp, as data-modifying CTEs. A review is the write of every study session and was six to nine round trips, each a
+// socket write and read, the driver's protocol and a plan; now it is this one after the card's read
+// (lockCardForReview, which also takes the student's lock). With `facts`, the statement also returns what a readiness
+// move compares (findReadinessComparison's parts) as they were just before the review: all of a statement's CTEs see
+// one snapshot, taken after the student's lock, so the caller applies the review to them (services/events) instead of
+// reading them again.
+import { sql } from 'kysely';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
+import type { Db } from '../connect.ts';
+import { compiledOnce } from '../prepared-statements.ts';
+import { studyDays, upcomingPreparation } from './exams.ts';
+import { pushed } from './readiness.ts';
+import type { ReviewOutcome } from './flashcards.ts';
+
+const REVIEW_COLUMNS = ['id', 'card_id', 'grade', 'reviewed_at', 'ease', 'repetitions', 'interval_days', 'next_due_at', 'applied'] as const;
+
+/** A review as logged. */
+export type ReviewRow = Awaited<ReturnType<typeof writeGradedReview>>;
+
+export interface GradedReviewWrite {
+  userId: string;
+  cardId: string;
+  outcome: ReviewOutcome;
+  at: Date;
+  /** Whether this review counts its local day as a study day (a batch counts each of its days once). */
+  studyDay: boolean;
+  /** The student's local date of the review. */
+  day: string;
+  /** The review's xp claim (domain/xp.ts reviewClaim) and the daily cap of capped sources. */
+  xp: { key: string; source: string; amount: number; cap: number; cappedSources: readonly string[] };
+}
+
+/** Which facts a readiness move compares: the exams from `fromDate` (at most `limit`) and the study days of `zone` since `since`. */
+export interface ReadinessFactsWindow {
+  fromDate: string;
+  limit: number;
+  zone: string;
+  since: Date;
+}
+
+interface Values {
+  userId: string;
+  cardId: string;
+  applied: boolean;
+  grade: number;
+  reviewedAt: Date;
+  ease: number;
+  repetitions: number;
+  intervalDays: number;
+  nextDueAt: Date;
+  fsrsState: string | null;
+  at: Date;
+  studyDay: boolean;
+  day: string;
+  xpKey: string;
+  xpSource: string;
+  xpAmount: number;
+  xpCap: number;
+  /** The capped sources, comma-separated: one text parameter on both engines. */
+  cappedSources: string;
+}
+
+function values(write: GradedReviewWrite): Values {
+  const { outcome } = write;
+  return {
+    userId: write.userId,
+    cardId: write.cardId,
+    applied: outcome.applied,
+    grade: outcome.grade,
+    reviewedAt: outcome.reviewed_at,
+    ease: outcome.ease,
+    repetitions: outcome.repetitions,
+    intervalDays: outcome.interval_days,
+    nextDueAt: outcome.next_due_at,
+    fsrsState: outcome.fsrs_state === null ? null : JSON.stringify(outcome.fsrs_state),
+    at: write.at,
+    studyDay: write.studyDay,
+    day: write.day,
+    xpKey: write.xp.key,
+    xpSource: write.xp.source,
+    xpAmount: write.xp.amount,
+    xpCap: write.xp.cap,
+    cappedSources: write.xp.cappedSources.join(','),
+  };
+}
+
+const VALUE_KEYS = [
+  'userId',
+  'cardId',
+  'applied',
+  'grade',
+  'reviewedAt',
+  'ease',
+  'repetitions',
+  'intervalDays',
+  'nextDueAt',
+  'fsrsState',
+  'at',
+  'studyDay',
+  'day',
+  'xpKey',
+  'xpSource',
+  'xpAmount',
+  'xpCap',
+  'cappedSources',
+] as const satisfies ReadonlyArray<keyof Values>;
+
+/**
+ * The writes as CTEs. The xp award is db/queries/xp.ts's awardXp in one step: the ledger's key refuses a second award
+ * (a retry, the card's second review of the day), and the amount is domain/xp.ts cappedAmount over what capped
+ * sources earned that day, read under the student's lock. The student's row moves once: the study day as
+ * recordStudyDay counts it (db/queries/streak.ts), and the xp awarded.
+ */
+function writes(db: Db, v: Values) {
+  const countsDay = sql<boolean>`(${v.studyDay}::boolean and (last_study_date is null or last_study_date <= ${v.day}::date))`;
+  return db
+    .with('card', (qc) =>
+      qc
+        .updateTable('flashcard_cards')
+        .set({
+          ease: v.ease,
+          repetitions: v.repetitions,
+          interval_days: v.intervalDays,
+          next_due_at: v.nextDueAt,
+          last_reviewed_at: v.reviewedAt,
+          fsrs_state: sql`${v.fsrsState}::jsonb`,
+          updated_at: v.at,
+        })
+        .where('id', '=', v.cardId)
+        .where('user_id', '=', v.userId)
+        .where(sql<boolean>`${v.applied}::boolean`)
+        .returning('id'),
+    )
+    .with('award', (qc) =>
+      qc
+        .insertInto('xp_awards')
+        .columns(['user_id', 'award_key', 'source', 'amount', 'local_date', 'awarded_at'])
+        .expression(
+          qc.selectNoFrom([
+            sql<string>`${v.userId}::uuid`.as('user_id'),
+            sql<string>`${v.xpKey}::text`.as('award_key'),
+            sql<string>`${v.xpSource}::text`.as('source'),
+            sql<number>`greatest(0, least(${v.xpAmount}::int, ${v.xpCap}::int - (${qc
+              .selectFrom('xp_awards')
+              .select(sql<number>`coalesce(sum(amount), 0)::int`.as('earned'))
+              .where('user_id', '=', v.userId)
+              .where('local_date', '=', sql<string>`${v.day}::date`)
+              .where(sql<boolean>`source = any(string_to_array(${v.cappedSources}::text, ','))`)})))`.as('amount'),
+            sql<string>`${v.day}::date`.as('local_date'),
+            sql<Date>`${v.at}::timestamptz`.as('awarded_at'),
+          ]),
+        )
+        .onConflict((oc) => oc.columns(['user_id', 'award_key']).doNothing())
+        .returning('amount'),
+    )
+    .with('student', (qc) =>
+      qc
+        .updateTable('users')
+        .set({
+          streak: sql<number>`case when ${countsDay} then (case when last_study_date = ${v.day}::date then streak when last_study_date = ${v.day}::date - 1 then streak + 1 else 1 end) else streak end`,
+          last_study_date: sql<string>`case when ${countsDay} then ${v.day}::date else last_study_date end`,
+          last_active_at: sql<Date>`case when ${countsDay} then ${v.reviewedAt}::timestamptz else last_active_at end`,
+          xp: sql<number>`xp + coalesce((select amount from award), 0)`,
+        })
+        .where('id', '=', v.userId)
+        .where((eb) => eb.or([countsDay, eb.exists(eb.selectFrom('award').select('amount').where('amount', '>', 0))]))
+        .returning('id'),
+    )
+    .with('review', (qc) =>
+      qc
+        .insertInto('flashcard_reviews')
+        .values({
+          card_id: v.cardId,
+          user_id: v.userId,
+          grade: v.grade,
+          reviewed_at: v.reviewedAt,
+          ease: v.ease,
+          repetitions: v.repetitions,
+          interval_days: v.intervalDays,
+          next_due_at: v.nextDueAt,
+          applied: v.applied,
+        })
+        .returning(REVIEW_COLUMNS),
+    );
+}
+
+const graded = compiledOnce(VALUE_KEYS, (db: Db, v: Values) => writes(db, v).selectFrom('review').select(REVIEW_COLUMNS).$narrowType<{ card_id: string }>());
+
+const gradedWithFacts = compiledOnce([...VALUE_KEYS, 'fromDate', 'limit', 'zone', 'since'], (db: Db, v: Values & ReadinessFactsWindow) => {
+  // The review's local day, as studyDays counts days: any instant of that day is within two days of the review.
+  const onTheDay = (column: 'reviewed_at' | 'completed_at') =>
+    sql<boolean>`${sql.ref(column)} > ${v.reviewedAt}::timestamptz - interval '2 days' and ${sql.ref(column)} < ${v.reviewedAt}::timestamptz + interval '2 days' and (${sql.ref(column)} at time zone ${v.zone}::text)::date = ${v.day}::date`;
+  return writes(db, v)
+    .selectFrom('review')
+    .select(REVIEW_COLUMNS)
+    .$narrowType<{ card_id: string }>()
+    .select((eb) => [
+      upcomingPreparation(db, v.userId, v.fromDate, v.limit).as('exams'),
+      studyDays(db, v.userId, { zone: v.zone, since: v.since }).as('study_days'),
+      eb
+        .or([
+          eb.exists(db.selectFrom('flashcard_reviews').select('id').where('user_id', '=', v.userId).where(onTheDay('reviewed_at'))),
+          eb.exists(db.selectFrom('tasks').select('id').where('user_id', '=', v.userId).where('status', '=', 'completed').where(onTheDay('completed_at'))),
+        ])
+        .as('day_studied'),
+      jsonArrayFrom(pushed(db, v.userId)).as('pushed'),
+    ]);
+});
+
+/** Writes a graded review (see above); returns its log row. */
+export async function writeGradedReview(trx: Db, write: GradedReviewWrite) {
+  const [row] = await graded(trx, values(write));
+  return row!;
+}
+
+/**
+ * Writes a graded review and returns its log row with what readiness compares as it was before the review (its
+ * statement's snapshot): the exams, the window's study days, whether the review's local day had study already, and
+ * what was last pushed.
+ */
+export async function writeGradedReviewWithFacts(trx: Db, write: GradedReviewWrite, window: ReadinessFactsWindow) {
+  const [row] = await gradedWithFacts(trx, { ...values(write), ...window });
+  const { exams, study_days, day_studied, pushed: last, ...review } = row!;
+  return { review, facts: { exams, study_days, day_studied: Boolean(day_studied), pushed: last } };
+}
