@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -51,6 +51,12 @@ async function receiver(): Promise<{ url: string; server: Server; succeed(): voi
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, server, succeed: () => (status = 200), received };
 }
 
+function run(command: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile(command, args, { timeout: 60_000 }, (error, _stdout, stderr) => (error ? reject(new Error(`${command}: ${stderr || error.message}`)) : resolve()));
+  });
+}
+
 async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -60,6 +66,44 @@ async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T 
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
+
+describe('a stopped copy of DATA_DIR (the embedded backup of docs/production.md)', function () {
+  this.timeout(180_000);
+  const dirs: string[] = [];
+  before(function () {
+    if (process.env.DATABASE_URL) this.skip(); // embedded only: it runs in the suite's embedded run
+  });
+  after(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+  it('restores the deployment: the same answers to the same key', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'sc-backup-'));
+    const copy = `${dataDir}-copy`;
+    dirs.push(dataDir, copy);
+    const env = { DATA_DIR: dataDir, DATABASE_URL: undefined, REDIS_URL: undefined, SECRETS_KEY: undefined, SHUTDOWN_DRAIN_SECONDS: '0', WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' };
+    const original = startServerProcess(env);
+    const base = await original.listening;
+    const personalKey = new RegExp(`personal API key[^\\n]*\\n\\s*(${KEY})`).exec(original.output())?.[1];
+    assert.ok(personalKey, original.output());
+    const headers = { 'X-Service-API-Key': personalKey, 'Content-Type': 'application/json' };
+    const post = (path: string, body: unknown) => fetch(`${base}${path}`, { method: 'POST', headers, body: JSON.stringify(body) }).then(async (res) => ({ status: res.status, body: await res.json() }));
+    assert.equal((await post('/api/tasks', { title: 'Backed up', due_at: '2031-03-01T09:00:00Z', course: null })).status, 201);
+    const endpoint = await post('/api/webhooks/endpoints', { url: 'http://127.0.0.1:9/hooks', event_types: ['task.created'] });
+    assert.equal(endpoint.status, 201);
+    const reads = ['/api/tasks', '/api/webhooks/endpoints', '/api/events'];
+    const before = await Promise.all(reads.map((path) => fetch(`${base}${path}`, { headers }).then((res) => res.json())));
+    original.child.kill('SIGTERM');
+    assert.equal(await original.exited, 0);
+
+    cpSync(dataDir, copy, { recursive: true, preserveTimestamps: true });
+    rmSync(dataDir, { recursive: true, force: true }); // the original is lost; the copy is all there is
+    const restored = startServerProcess({ ...env, DATA_DIR: copy });
+    const restoredBase = await restored.listening;
+    const after = await Promise.all(reads.map((path) => fetch(`${restoredBase}${path}`, { headers }).then((res) => res.json())));
+    assert.deepEqual(JSON.parse(JSON.stringify(after).replaceAll(restoredBase, base)), before);
+    restored.child.kill('SIGTERM');
+    assert.equal(await restored.exited, 0);
+  });
+});
 
 describe('db move-to-postgres', function () {
   this.timeout(300_000);
@@ -174,7 +218,7 @@ describe('db move-to-postgres', function () {
 
       const moved = await cli(['db', 'move-to-postgres', '--to', target.url], { DATA_DIR: dataDir });
       assert.equal(moved.code, 0, moved.stderr);
-      assert.match(moved.stdout, /^moved \d+ rows in \d+ tables and 1 signing keys to PostgreSQL at /m);
+      assert.match(moved.stdout, /^moved \d+ rows in \d+ tables and 1 signing key to PostgreSQL at /m);
       const secretsKey = /^SECRETS_KEY=(\S+)$/.exec(moved.stdout.trimEnd().split('\n').at(-1)!)?.[1];
       assert.equal(secretsKey, readFileSync(join(dataDir, 'secrets.key'), 'utf8').trim(), 'the key printed is the one of DATA_DIR');
       const again = await cli(['db', 'move-to-postgres', '--to', target.url], { DATA_DIR: dataDir });
@@ -215,7 +259,26 @@ describe('db move-to-postgres', function () {
       });
       assert.ok(delivered.every((d: { attempts: number }) => d.attempts >= 3));
       assert.ok(hooks.received.some((body) => body.includes('Thesis chapter 2')), 'the moved delivery is signed and sent as before');
+
+      // The PostgreSQL backup of the guide, restored: pg_dump while it serves, pg_restore into a new database.
+      const served = await Promise.all(reads.map(([path, headers]) => fetch(`${movedBase}${path}`, { headers }).then(async (res) => ({ path, status: res.status, body: await res.json() }))));
+      const dump = join(dataDir, 'backup.dump');
+      await run('pg_dump', ['-Fc', '-d', target.url, '-f', dump]);
       await stop(onPostgres);
+      const restored = await createThrowawayDatabase(serverUrl!, 'move_test');
+      try {
+        await run('pg_restore', ['--no-owner', '--exit-on-error', '-d', restored.url, dump]);
+        const onRestored = start({ DATABASE_URL: restored.url, DATA_DIR: undefined, SECRETS_KEY: secretsKey });
+        const restoredBase = await onRestored.listening;
+        for (const [i, [path, headers]] of reads.entries()) {
+          const res = await fetch(`${restoredBase}${path}`, { headers });
+          const answer = { path, status: res.status, body: await res.json() };
+          assert.deepEqual(comparable(answer, restoredBase), comparable(served[i], movedBase), `${path} answers differently after pg_restore`);
+        }
+        await stop(onRestored);
+      } finally {
+        await restored.drop();
+      }
     } finally {
       hooks.server.close();
     }
