@@ -70,8 +70,9 @@ export async function copyDatabase(source: Db, target: Db, options: CopyOptions 
   const tables = await dataTables(source);
   await assertSameSchema(source, target, tables);
   const order = await insertOrder(source, tables);
-  return source.transaction().execute(async (reading) => {
-    // Read in one transaction: every table of the same moment, and a cursor needs one.
+  // Read in one transaction: every table as of one moment (PGlite's transaction holds the database alone), and a
+  // cursor needs one.
+  return source.transaction().setIsolationLevel('repeatable read').execute(async (reading) => {
     await TEXT_FORMS.execute(reading);
     return target.transaction().execute(async (writing) => {
       await TEXT_FORMS.execute(writing);
@@ -191,7 +192,7 @@ async function tablesWithTriggers(db: Transaction<Database>, tables: TableToCopy
 
 /** Streams the table through a cursor, in batches of rows, parents first where it references itself. */
 async function copyTable(reading: Transaction<Database>, writing: Transaction<Database>, table: TableToCopy): Promise<number> {
-  const cursor = sql.id(`copy_${Math.random().toString(36).slice(2)}`);
+  const cursor = sql.id('copied_rows');
   await sql`declare ${cursor} no scroll cursor for ${rowsOf(table)}`.execute(reading);
   const list = sql.raw(table.columns.join(', '));
   let copied = 0;

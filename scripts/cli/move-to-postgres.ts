@@ -62,7 +62,8 @@ export async function moveToPostgres(args: string[]): Promise<void> {
     });
     const rows = copied.reduce((sum, table) => sum + table.rows, 0);
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    print(`moved ${rows} rows in ${copied.length} tables and ${signingKeys.length} signing keys to ${where} in ${seconds} s`);
+    const keys = `${signingKeys.length} signing key${signingKeys.length === 1 ? '' : 's'}`;
+    print(`moved ${rows} rows in ${copied.length} tables and ${keys} to ${where} in ${seconds} s`);
   } finally {
     await Promise.all([source.destroy(), destination.destroy()]);
   }

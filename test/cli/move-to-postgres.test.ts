@@ -216,6 +216,11 @@ describe('db move-to-postgres', function () {
       assert.match(busy.stderr, /stop the server/);
       await stop(embedded);
 
+      // A SECRETS_KEY other than the one that sealed the endpoint's secret is refused before anything is written.
+      const wrongKey = await cli(['db', 'move-to-postgres', '--to', target.url], { DATA_DIR: dataDir, SECRETS_KEY: Buffer.alloc(32, 9).toString('base64') });
+      assert.equal(wrongKey.code, 1, wrongKey.stdout);
+      assert.match(wrongKey.stderr, /^error: SECRETS_KEY does not open the secrets stored in the embedded database/m);
+
       const moved = await cli(['db', 'move-to-postgres', '--to', target.url], { DATA_DIR: dataDir });
       assert.equal(moved.code, 0, moved.stderr);
       assert.match(moved.stdout, /^moved \d+ rows in \d+ tables and 1 signing key to PostgreSQL at /m);
