@@ -36,8 +36,8 @@ export interface CopiedTable {
 }
 
 export interface CopyOptions {
-  /** Told as each table starts and ends. */
-  onTable?: (name: string, rows: number | undefined) => void;
+  /** Told as each table is copied. */
+  onTable?: (name: string, rows: number) => void;
   /** Runs in the target's transaction after the rows are in, before the commit (e.g. keys kept outside the source). */
   beforeCommit?: (trx: Transaction<Database>) => Promise<void>;
 }
@@ -81,7 +81,6 @@ export async function copyDatabase(source: Db, target: Db, options: CopyOptions 
       await sql`truncate ${sql.raw(order.map((t) => t.name).join(', '))}`.execute(writing);
       const copied: CopiedTable[] = [];
       for (const table of order) {
-        options.onTable?.(table.name, undefined);
         const rows = await copyTable(reading, writing, table);
         options.onTable?.(table.name, rows);
         copied.push({ name: table.name, rows });
