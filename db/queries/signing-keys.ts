@@ -27,3 +27,8 @@ export async function rotateSigningKeys(db: Db, key: { kid: string; private_key_
     await trx.insertInto('signing_keys').values({ ...key, created_at: now }).execute();
   });
 }
+
+/** Adds keys as they are, retired or not (keys kept in DATA_DIR, moved into the database). */
+export async function insertSigningKeys(db: Db, keys: SigningKeyRow[]): Promise<void> {
+  if (keys.length > 0) await db.insertInto('signing_keys').values(keys).execute();
+}

@@ -70,6 +70,11 @@ export async function findEndpointSecret(db: Db, owner: EndpointOwner, endpointI
 }
 
 /** The endpoint's current sealed secret, locked until the transaction ends (a rotation reads and replaces it). */
+/** Every endpoint's sealed secrets, to check that a secrets key opens them all (db move-to-postgres). */
+export async function listSealedEndpointSecrets(db: Db) {
+  return db.selectFrom('webhook_endpoints').select(['id', 'secret_sealed', 'previous_secret_sealed']).orderBy('id').execute();
+}
+
 export async function findEndpointSecretsForUpdate(db: Db, owner: EndpointOwner, endpointId: string) {
   return db
     .selectFrom('webhook_endpoints')

@@ -22,6 +22,7 @@ const plans = () => import('./plans.ts');
 const commands = new Map<string, Command>([
   ['migrate', lazy(data, (m) => m.migrate)],
   ['seed', lazy(data, (m) => m.seed)],
+  ['db move-to-postgres', lazy(() => import('./move-to-postgres.ts'), (m) => m.moveToPostgres)],
   ['keys create', lazy(keys, (m) => m.create)],
   ['keys list', lazy(keys, (m) => m.list)],
   ['keys revoke', lazy(keys, (m) => m.revoke)],
@@ -56,6 +57,11 @@ Commands:
        [--scale N]            users and their activity when there are no users yet (seed N, default ${DEMO_SEED});
                               --scale adds N generated students with tasks, decks and reviews (a progress bar;
                               ~1,000,000 in under 3 minutes on PostgreSQL), e.g. for npm run bench
+  db move-to-postgres --to postgres://user:password@host:port/database
+                              copy the embedded database of DATA_DIR, all of it, into an empty PostgreSQL
+                              database, in one transaction (the server must be stopped); its signing keys move
+                              into the database. When SECRETS_KEY is not set, the key of DATA_DIR's secrets.key
+                              is the last line of stdout: set it as SECRETS_KEY on PostgreSQL
   keys create --name NAME [--per-minute N] [--per-day N]
                               issue a partner API key (default limits ${DEFAULT_KEY_LIMITS.per_minute} per minute, ${DEFAULT_KEY_LIMITS.per_day} per day);
                               the key is shown once, as the last line of stdout
@@ -112,7 +118,7 @@ Commands:
 
 Every command except help and config check migrates the database first. While npm start runs on the embedded
 database, a command runs in that server, on its database (it says so on stderr; a server silent for a minute is
-given up on, exit 1); seed --scale needs it stopped.
+given up on, exit 1); seed --scale and db move-to-postgres need it stopped.
 
 Environment:
   DATABASE_URL   PostgreSQL to use, postgres://user:password@host:port/database
@@ -148,11 +154,14 @@ export function opensNoDatabase(argv: string[]): boolean {
 
 /**
  * Commands that the running server does not run: reading ~1,000,000 generated students holds its one database for
- * minutes, and every request with it.
+ * minutes, and every request with it; a move to PostgreSQL would miss what the server writes after it.
  */
 export function refusedInServer(argv: string[]): string | undefined {
   if (argv[0] === 'seed' && argv.some((arg) => arg === '--scale' || arg.startsWith('--scale='))) {
     return 'seed --scale holds the embedded database for minutes, and the running server with it: stop the server (Ctrl-C), then run it again';
+  }
+  if (argv[0] === 'db' && argv[1] === 'move-to-postgres') {
+    return 'db move-to-postgres copies the embedded database as it is at one moment: stop the server (Ctrl-C) so that nothing changes after it, then run it again';
   }
   return undefined;
 }

@@ -6,7 +6,7 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JWK } from 'jose';
-import { listSigningKeys, rotateSigningKeys } from '../../db/queries/signing-keys.ts';
+import { listSigningKeys, rotateSigningKeys, type SigningKeyRow } from '../../db/queries/signing-keys.ts';
 import type { Db, DbTarget } from '../../db/connect.ts';
 import { ConfigError } from '../process/config-error.ts';
 import { secretBox } from './secret-box.ts';
@@ -85,9 +85,16 @@ export function fileSigningKeyStore(dataDir: string): SigningKeyStore {
   };
 }
 
+const sealContext = (kid: string) => `signing-key:${kid}`;
+
+/** A key as the signing_keys table keeps it: its private half sealed under SECRETS_KEY, bound to its kid. */
+export function sealedSigningKey(secretsKey: Buffer, key: StoredKey): SigningKeyRow {
+  return { kid: key.kid, private_key_sealed: secretBox(secretsKey).seal(JSON.stringify(key.privateJwk), sealContext(key.kid)), created_at: key.created_at, retired_at: key.retired_at };
+}
+
 export function databaseSigningKeyStore(db: Db, secretsKey: Buffer): SigningKeyStore {
   const box = secretBox(secretsKey);
-  const context = (kid: string) => `signing-key:${kid}`;
+  const context = sealContext;
   return {
     where: 'the database (table signing_keys)',
     async list(retiredSince) {
@@ -95,7 +102,8 @@ export function databaseSigningKeyStore(db: Db, secretsKey: Buffer): SigningKeyS
       return rows.map((row) => ({ ...row, privateJwk: JSON.parse(box.open(row.private_key_sealed, context(row.kid))) as JWK }));
     },
     async rotate(key, forgetBefore) {
-      await rotateSigningKeys(db, { kid: key.kid, private_key_sealed: box.seal(JSON.stringify(key.privateJwk), context(key.kid)) }, key.created_at, forgetBefore);
+      const { kid, private_key_sealed } = sealedSigningKey(secretsKey, key);
+      await rotateSigningKeys(db, { kid, private_key_sealed }, key.created_at, forgetBefore);
     },
   };
 }

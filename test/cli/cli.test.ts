@@ -521,6 +521,8 @@ describe('cli', function () {
       [['users', 'warn', 'kim@example.com', '--reason', '   '], /^error: users warn: --reason is required/],
       [['payments', 'record', 'kim@example.com', '--plan', 'plus', '--currency', 'USD'], /^error: payments record: --amount is required/],
       [['payments', 'record', 'kim@example.com', '--plan', 'free', '--amount', '1', '--currency', 'USD'], /^error: payments record: --plan must be one of plus, contract$/],
+      [['db', 'move-to-postgres'], /^error: db move-to-postgres: --to is required/],
+      [['db', 'move-to-postgres', '--to', 'mysql://db.example/app'], /^error: db move-to-postgres: --to must be a postgres:\/\/ URL/],
     ];
     const runs = await Promise.all(cases.map(([args]) => cli(args, env)));
     runs.forEach((run, i) => {
@@ -551,7 +553,7 @@ describe('cli', function () {
   it('--help lists every command and the environment variables', async () => {
     const run = await cli(['--help'], env);
     assert.equal(run.code, 0, run.stderr);
-    for (const text of ['migrate', 'seed [--demo] [--seed N]', 'keys create --name NAME', 'keys list', 'keys revoke PREFIX', 'holidays enable CC', 'users create', 'users plan', 'users warn', 'users reset-password', 'payments record', 'clients create', 'clients webhook set', 'clients webhook rotate', 'institutions create', 'institutions list', 'institutions revoke', 'keys rotate-signing', 'demo credentials', 'config check', 'DATABASE_URL', 'DATA_DIR', 'SECRETS_KEY']) {
+    for (const text of ['migrate', 'seed [--demo] [--seed N]', 'keys create --name NAME', 'keys list', 'keys revoke PREFIX', 'holidays enable CC', 'users create', 'users plan', 'users warn', 'users reset-password', 'payments record', 'clients create', 'clients webhook set', 'clients webhook rotate', 'institutions create', 'institutions list', 'institutions revoke', 'keys rotate-signing', 'demo credentials', 'config check', 'db move-to-postgres --to', 'DATABASE_URL', 'DATA_DIR', 'SECRETS_KEY']) {
       assert.ok(run.stdout.includes(text), `usage lacks ${text}`);
     }
   });
