@@ -104,9 +104,10 @@ async function demoConversation(db: Db, userId: string, name: string, turns: Rea
  * The student's own webhook endpoints (made as registration makes them, with a secret sealed by `secrets`, but
  * without its check that the URL resolves publicly): one to read, rotate, test and re-send to, one only for
  * deleteWebhookEndpoint's example. Their hosts are under `.invalid`, which never resolves (RFC 6761), so nothing the
- * demo sends reaches anyone: a test event or a re-send fails at DNS and is retried on the usual schedule, quietly. They
- * take only `user.warned`, which the operator alone causes, so no request of a demo session or a test fans out to
- * them. The first has one settled delivery, a test that succeeded, which re-sending makes pending again.
+ * demo sends reaches anyone: a test event, a re-send or an operator's warning fails at DNS and is retried on the
+ * usual schedule, quietly. They take only `user.warned`, which only the operator causes (`users warn`), so no API
+ * request of a demo session, the bench or a test fans out to them. The first has one settled delivery, a test that
+ * succeeded, which re-sending makes pending again.
  */
 async function demoWebhooks(trx: Db, secrets: SecretBox, userId: string, now: Date) {
   const endpoint = async (name: string, url: string, description: string) => {
