@@ -1,26 +1,35 @@
 // The demo student of a first embedded start: an account with a personal key holding every scope (both secrets
 // shown once, and made anew on demand: remakeDemoCredentials, `npm run cli -- demo credentials`) and a week of study
 // material — tasks (one overdue, one recurring), two decks with due cards and two exams linked to them, a conversation
-// with the tutor whose last reply's stream dropped, and an app the student authorized — so the daily loop, the
-// schedule and the tutor have something to say at once. Every record has a fixed id, the same on every instance, so
-// the spec's examples can name them and run as written. Records that a DELETE example removes (a task, a deck, a
-// card, an exam, a second key, a second conversation, a second app's grant) exist only for that example: no other
-// example names them, so the examples run in any order, as contract testers run them.
+// with the tutor whose last reply's stream dropped, an app the student authorized, and a webhook endpoint with one
+// delivery — so the daily loop, the schedule and the tutor have something to say at once. Every record has a fixed
+// id, the same on every instance, so the spec's examples can name them and run as written. Records that a DELETE
+// example removes (a task, a deck, a card, an exam, a second key, a second conversation, a second app's grant, a
+// second endpoint, a calendar feed) exist only for that example: no other example names them, so the examples run in
+// any order, as contract testers run them.
 import { DateTime } from 'luxon';
 import { v5 as uuidv5 } from 'uuid';
 import type { Db } from '../db/connect.ts';
 import { listApiKeys, revokeApiKey } from '../db/queries/api-keys.ts';
 import { replaceDeckLinks, replaceTaskLinks, insertExam } from '../db/queries/exams.ts';
 import { createConversation, insertMessage, touchConversation } from '../db/queries/ai.ts';
+import { insertCalendarFeed } from '../db/queries/calendar.ts';
+import { countAttempt, finishDelivery, insertAttempt, upsertDelivery } from '../db/queries/deliveries.ts';
 import { insertCard, insertDeck } from '../db/queries/flashcards.ts';
 import { insertClient, insertGrant } from '../db/queries/oauth.ts';
 import { insertPersonalKey, listPersonalKeys } from '../db/queries/personal-api-keys.ts';
 import { insertTask } from '../db/queries/tasks.ts';
 import { findNamedAccount } from '../db/queries/users.ts';
+import { insertEndpoint } from '../db/queries/webhooks.ts';
 import { replacePassword } from '../services/accounts/replace-password.ts';
+import { emitEvent } from '../services/events/emit.ts';
+import { endpointBody } from '../services/webhooks/endpoint-body.ts';
+import { createWebhookSecret, sealEndpointSecret } from '../services/webhooks/secrets.ts';
 import { createAccount, generatePassword } from '../server/auth/accounts.ts';
 import { insertWithFreshKey, issueApiKey } from '../server/auth/api-keys.ts';
+import { generateFeedToken } from '../server/auth/calendar-feed-tokens.ts';
 import { ALL_SCOPES } from '../server/auth/scopes.ts';
+import type { SecretBox } from '../server/auth/secret-box.ts';
 
 /** Fixed for good: the spec's examples carry ids derived from it. */
 const DEMO_ID_NAMESPACE = '3b0c1f9e-6a2d-4c57-8e14-9d7a5b2c6e80';
@@ -91,7 +100,33 @@ async function demoConversation(db: Db, userId: string, name: string, turns: Rea
   await touchConversation(db, userId, conversationId, new Date(now.getTime() + (turns.length - 1) * 1000));
 }
 
-export async function createDemoStudent(db: Db, now: Date): Promise<DemoCredentials['student']> {
+/**
+ * The student's own webhook endpoints (made as registration makes them, with a secret sealed by `secrets`, but
+ * without its check that the URL resolves publicly): one to read, rotate, test and re-send to, one only for
+ * deleteWebhookEndpoint's example. Their hosts are under `.invalid`, which never resolves (RFC 6761), so nothing the
+ * demo sends reaches anyone: a test event, a re-send or an operator's warning fails at DNS and is retried on the
+ * usual schedule, quietly. They take only `user.warned`, which only the operator causes (`users warn`), so no API
+ * request of a demo session, the bench or a test fans out to them. The first has one settled delivery, a test that
+ * succeeded, which re-sending makes pending again.
+ */
+async function demoWebhooks(trx: Db, secrets: SecretBox, userId: string, now: Date) {
+  const endpoint = async (name: string, url: string, description: string) => {
+    const id = demoId(`webhook-endpoint/${name}`);
+    const secret_sealed = sealEndpointSecret(secrets, id, createWebhookSecret());
+    return insertEndpoint(trx, { user_id: userId }, { id, url, event_types: ['user.warned'], description, enabled: true, secret_sealed, grant_id: null }, now);
+  };
+  const warnings = await endpoint('warnings', 'https://receiver.invalid/study-companion/warnings', 'Account warnings');
+  await endpoint('to-delete', 'https://old-receiver.invalid/hooks', 'Old receiver');
+
+  const eventId = await emitEvent(trx, { type: 'webhook.test', studentId: userId, data: { object: endpointBody(warnings) }, at: now, direct: true });
+  const { id } = await upsertDelivery(trx, { id: demoId('webhook-endpoint/warnings/delivery/test'), event_id: eventId, endpoint_id: warnings.id, at: now });
+  const started_at = new Date(now.getTime() + 120);
+  await insertAttempt(trx, { delivery_id: id, started_at, duration_ms: 48, response_status: 204, error: null });
+  await countAttempt(trx, id, started_at);
+  await finishDelivery(trx, { id, due: now }, { status: 'succeeded', next_attempt_at: null, succeeded_at: new Date(started_at.getTime() + 48) });
+}
+
+export async function createDemoStudent(db: Db, now: Date, secrets: SecretBox): Promise<DemoCredentials['student']> {
   const password = generatePassword();
   return db.transaction().execute(async (trx) => {
     const student = await createAccount(trx, { id: demoId('student'), ...DEMO_STUDENT, password });
@@ -136,6 +171,10 @@ export async function createDemoStudent(db: Db, now: Date): Promise<DemoCredenti
       await insertClient(trx, { id: app.client_id, name: app.name, secret_hash: null, redirect_uris: [DEMO_APP_REDIRECT_URI], grants: ['authorization_code', 'refresh_token'], scopes: [...app.scopes], owner_user_id: null });
       await insertGrant(trx, { client_id: app.client_id, user_id: student.id, scopes: [...app.scopes] });
     }
+    await demoWebhooks(trx, secrets, student.id, now);
+    // Only for revokeMyCalendarFeed's example: its URL, the feed's credential, is shown to no one.
+    const feed = generateFeedToken();
+    await insertCalendarFeed(trx, { id: demoId('calendar-feed/to-revoke'), user_id: student.id, name: 'Old tablet', prefix: feed.prefix, token_hash: feed.hash, grant_id: null });
     return { email: student.email, password, key };
   });
 }

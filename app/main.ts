@@ -120,7 +120,7 @@ async function prepareDatabase(db: Db): Promise<Demo | undefined> {
   if (firstStart) progress('seeding demo data');
   await seedDemo(db, { seed: DEMO_SEED, now });
   if (await findCredentials(db, DEMO_STUDENT.email)) return undefined;
-  return { partnerKey: (await issueApiKey(db, { name: FIRST_START_KEY_NAME })).key, student: await createDemoStudent(db, now) };
+  return { partnerKey: (await issueApiKey(db, { name: FIRST_START_KEY_NAME })).key, student: await createDemoStudent(db, now, secretBox(secretsKeyFor(config))) };
 }
 
 /**

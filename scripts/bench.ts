@@ -56,7 +56,7 @@ try {
   const firstStart = await measureFirstStart(serverEnv);
   if (scale > 0) await addStudents(database, scale);
   progress('credentials for the requests…');
-  const credentials = await prepareCredentials(database, jwtPrivateKey);
+  const credentials = await prepareCredentials(database, jwtPrivateKey, serverEnv.SECRETS_KEY);
 
   progress(`the service (${processes} process(es)) and the bare Express baseline…`);
   const service = await startHttpProcess([...profiling(), ...startArgs], { env: { ...serverEnv, WEB_CONCURRENCY: String(processes) }, cores: plan?.server, readyPath: '/livez', deadlineMs: 120_000, cwd: root });

@@ -4,7 +4,8 @@ import type { Db } from '../connect.ts';
 
 const LISTED_COLUMNS = ['id', 'prefix', 'name', 'created_at', 'last_used_at'] as const;
 
-export async function insertCalendarFeed(db: Db, feed: { user_id: string; name: string; prefix: string; token_hash: string; grant_id: string | null }) {
+/** `id` is chosen by the caller only for a record that must have a known id (the demo student's). */
+export async function insertCalendarFeed(db: Db, feed: { id?: string; user_id: string; name: string; prefix: string; token_hash: string; grant_id: string | null }) {
   return db.insertInto('calendar_feeds').values(feed).returning(LISTED_COLUMNS).executeTakeFirstOrThrow();
 }
 

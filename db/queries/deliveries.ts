@@ -64,11 +64,14 @@ export async function appMayReceive(db: Db, clientId: string, userId: string, re
   return row !== undefined;
 }
 
-/** The delivery of an event to an endpoint, created pending and due at `at`, or the one that exists already. */
-export async function upsertDelivery(trx: Db, delivery: { event_id: string; endpoint_id: string; at: Date }): Promise<{ id: string; created: boolean }> {
+/**
+ * The delivery of an event to an endpoint, created pending and due at `at`, or the one that exists already. `id` is
+ * chosen by the caller only for a record that must have a known id (the demo student's).
+ */
+export async function upsertDelivery(trx: Db, delivery: { id?: string; event_id: string; endpoint_id: string; at: Date }): Promise<{ id: string; created: boolean }> {
   const inserted = await trx
     .insertInto('webhook_deliveries')
-    .values({ event_id: delivery.event_id, endpoint_id: delivery.endpoint_id, status: 'pending', next_attempt_at: delivery.at, created_at: delivery.at })
+    .values({ ...(delivery.id ? { id: delivery.id } : {}), event_id: delivery.event_id, endpoint_id: delivery.endpoint_id, status: 'pending', next_attempt_at: delivery.at, created_at: delivery.at })
     .onConflict((oc) => oc.columns(['event_id', 'endpoint_id']).doNothing())
     .returning('id')
     .executeTakeFirst();

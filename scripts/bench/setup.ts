@@ -19,6 +19,8 @@ import { accessTokenIssuer } from '../../server/auth/access-tokens.ts';
 import { issueApiKey } from '../../server/auth/api-keys.ts';
 import { loadSigningKey, SIGNING_ALGORITHM } from '../../server/auth/signing-keys.ts';
 import { createDemoStudent, DEMO_STUDENT } from '../../app/demo-student.ts';
+import { secretsKeyFor } from '../../app/secrets-key.ts';
+import { secretBox } from '../../server/auth/secret-box.ts';
 import { ALL_SCOPES } from '../../server/auth/scopes.ts';
 import { registerClient } from '../../server/oauth/clients.ts';
 
@@ -72,14 +74,18 @@ export async function newJwtPrivateKey(): Promise<string> {
  * the server's own first start on PGlite, and then no-ops), a partner key and the demo student on a contract plan
  * whose limits the bench never reaches, and a grant with an access token as the token endpoint would issue it.
  */
-export async function prepareCredentials(database: BenchDatabase, jwtPrivateKey: string): Promise<Credentials> {
+export async function prepareCredentials(database: BenchDatabase, jwtPrivateKey: string, secretsKey: string | undefined): Promise<Credentials> {
   const db = connect(database.target);
   try {
     await migrateToLatest(db);
     const now = new Date();
     if (await isEmpty(db)) await seedReference(db, { now });
     await seedDemo(db, { seed: DEMO_SEED, now });
-    if (!(await findCredentials(db, DEMO_STUDENT.email))) await createDemoStudent(db, now);
+    if (!(await findCredentials(db, DEMO_STUDENT.email))) {
+      // Sealed with the server's key (SECRETS_KEY, or the key file of its data directory), which opens them.
+      const secrets = secretBox(secretsKeyFor({ database: database.target, secretsKey: secretsKey ? Buffer.from(secretsKey, 'base64') : undefined }));
+      await createDemoStudent(db, now, secrets);
+    }
     const studentId = (await setContractPlan(db, DEMO_STUDENT.email, { per_minute: HUGE_LIMIT, per_day: HUGE_LIMIT, ai_per_hour: HUGE_LIMIT }))!;
     const { key: apiKey } = await issueApiKey(db, { name: 'bench', per_minute: HUGE_LIMIT, per_day: HUGE_LIMIT });
     const { client_id } = await registerClient(db, { name: 'bench', redirect_uris: ['http://127.0.0.1/callback'], scopes: [...ALL_SCOPES], confidential: false });

@@ -14,7 +14,7 @@ import { createDemoStudent } from '../../app/demo-student.ts';
 import { memoryLimitStores, type LimitStores } from '../../server/limits/rate-limits.ts';
 import type { WindowCounter } from '../../server/limits/window-counters.ts';
 import { contractClient } from '../support/contract.ts';
-import { buildApp } from '../support/partner-app.ts';
+import { buildApp, testSecrets } from '../support/partner-app.ts';
 import { createFreshDatabase, type TestDatabase } from '../support/test-db.ts';
 import { examplePairs, withoutVarying, type ExamplePair } from './example-pairs.ts';
 
@@ -72,7 +72,7 @@ function freshInstance() {
     await seedReference(database.db, { now });
     await seedDemo(database.db, { seed: DEMO_SEED, now });
     credentials['partner-v1'] = (await issueApiKey(database.db, { name: 'demo key (first start)' })).key;
-    credentials.general = (await createDemoStudent(database.db, now)).key;
+    credentials.general = (await createDemoStudent(database.db, now, testSecrets)).key;
     api = contractClient(await buildApp({ db: database.db, limitStores }));
   });
   after(async () => {

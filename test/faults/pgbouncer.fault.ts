@@ -74,7 +74,7 @@ describe('behind PgBouncer in transaction mode', function () {
 
     const now = new Date();
     const partner = await issueApiKey(db, { name: 'pgbouncer suite', per_minute: ROOMY, per_day: ROOMY });
-    const student = await createDemoStudent(db, now);
+    const student = await createDemoStudent(db, now, box);
     studentId = (await setContractPlan(db, DEMO_STUDENT.email, { per_minute: ROOMY, per_day: ROOMY, ai_per_hour: ROOMY }))!;
     keys = { studentKey: student.key, partnerKey: partner.key };
   });

@@ -8,6 +8,8 @@ import { setContractPlan } from '../../../db/queries/users.ts';
 import { seedReference } from '../../../db/seed/index.ts';
 import { createThrowawayDatabase } from '../../../db/throwaway-database.ts';
 import { issueApiKey } from '../../../server/auth/api-keys.ts';
+import { secretBox } from '../../../server/auth/secret-box.ts';
+import { TEST_SECRETS_KEY } from '../../support/server-process.ts';
 import { createDemoStudent, DEMO_STUDENT } from '../../../app/demo-student.ts';
 
 export const ROOMY = 1_000_000;
@@ -36,7 +38,7 @@ export async function faultDatabase(namePrefix = 'sc_fault'): Promise<FaultDatab
   const now = new Date();
   await seedReference(db, { now });
   const { key: partnerKey } = await issueApiKey(db, { name: 'fault suite', per_minute: ROOMY, per_day: ROOMY });
-  const { key: studentKey } = await createDemoStudent(db, now);
+  const { key: studentKey } = await createDemoStudent(db, now, secretBox(Buffer.from(TEST_SECRETS_KEY, 'base64')));
   const studentId = (await setContractPlan(db, DEMO_STUDENT.email, { per_minute: ROOMY, per_day: ROOMY, ai_per_hour: ROOMY }))!;
   return {
     url: throwaway.url,
