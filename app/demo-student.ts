@@ -4,7 +4,7 @@
 // with the tutor whose last reply's stream dropped, and an app the student authorized — so the daily loop, the
 // schedule and the tutor have something to say at once. Every record has a fixed id, the same on every instance, so
 // the spec's examples can name them and run as written. Records that a DELETE example removes (a task, a deck, a
-// card, an exam, a second key, a second conversation, a second app's grant) exist only for that example: no other
+// card, an exam, a second key, a second conversation, a second app's grant, a room to leave and one to delete) exist only for that example: no other
 // example names them, so the examples run in any order, as contract testers run them.
 import { DateTime } from 'luxon';
 import { v5 as uuidv5 } from 'uuid';
@@ -15,6 +15,7 @@ import { createConversation, insertMessage, touchConversation } from '../db/quer
 import { insertCard, insertDeck } from '../db/queries/flashcards.ts';
 import { insertClient, insertGrant } from '../db/queries/oauth.ts';
 import { insertPersonalKey, listPersonalKeys } from '../db/queries/personal-api-keys.ts';
+import { insertRoom, insertSession } from '../db/queries/rooms.ts';
 import { insertTask } from '../db/queries/tasks.ts';
 import { findNamedAccount } from '../db/queries/users.ts';
 import { replacePassword } from '../services/accounts/replace-password.ts';
@@ -129,6 +130,16 @@ export async function createDemoStudent(db: Db, now: Date): Promise<DemoCredenti
     await replaceDeckLinks(trx, student.id, calculusExam.id, [deckIds.calculus]);
     await replaceTaskLinks(trx, student.id, calculusExam.id, [problemSet.id]);
     await insertExam(trx, { id: demoId('exam/to-delete'), user_id: student.id, subject: 'History', exam_date: date(60) }, now);
+
+    // Rooms: one that the reads show, one whose timer is idle (for a start), one whose 3-hour session runs (for a
+    // stop), and one each for leaving and deleting.
+    const room = (name: string, title: string, course: string | null) => insertRoom(trx, { id: demoId(`room/${name}`), name: title, course, created_by: student.id }, now);
+    await room('study-group', 'Anatomy study group', 'Anatomy');
+    await room('timer', 'Pomodoro corner', null);
+    const running = await room('to-stop', 'Late-night calculus', 'Calculus');
+    await insertSession(trx, { room_id: running.id, started_by: student.id, duration_ms: 180 * 60_000, started_at: now });
+    await room('to-leave', 'Old history group', 'History');
+    await room('to-delete', 'Scratch room', null);
 
     await demoConversation(trx, student.id, 'conversation/krebs', KREBS_CONVERSATION, now);
     await demoConversation(trx, student.id, 'conversation/to-delete', [['What is the femur?', 'stop'], ['The thigh bone, the longest bone of the body.', 'stop']], now);
