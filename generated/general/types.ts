@@ -3179,7 +3179,8 @@ export interface components {
             subject: string;
         };
         /**
-         * @description An OAuth scope; the list with descriptions is in the OAuth2 security scheme.
+         * @description An OAuth scope; the list with descriptions is in the OAuth2 security scheme. New scopes may be added in a minor
+         *     version, with the operations that need them: a client ignores scopes it does not know.
          * @enum {string}
          */
         Scope: "profile:read" | "profile:write" | "keys:manage" | "tasks:read" | "tasks:write" | "schedule:read" | "decks:read" | "decks:write" | "exams:read" | "exams:write" | "today:read" | "ai:chat" | "webhooks:manage" | "rooms:read" | "rooms:write" | "account:export";
