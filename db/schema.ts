@@ -270,6 +270,15 @@ export interface StudyRoomMembersTable {
   joined_at: CreatedAt;
 }
 
+/** What a room's stream sends, numbered (services/rooms/room-stream.ts). */
+export interface StudyRoomMovesTable {
+  id: Generated<string>;
+  room_id: string;
+  kind: string;
+  data: unknown;
+  created_at: CreatedAt;
+}
+
 /** A focus session of a room's shared timer: its state is computed from these instants (domain/focus-timer.ts). */
 export interface StudyRoomSessionsTable {
   id: Generated<string>;
@@ -312,6 +321,7 @@ export interface Database {
   study_rooms: StudyRoomsTable;
   study_room_members: StudyRoomMembersTable;
   study_room_sessions: StudyRoomSessionsTable;
+  study_room_moves: StudyRoomMovesTable;
   tasks: TasksTable;
   idempotency_keys: IdempotencyKeysTable;
   holiday_countries: HolidayCountriesTable;

@@ -2,6 +2,7 @@
 // through a membership: a room the student is not in finds nothing, exactly as one that does not exist.
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
+import { notifyOnCommit } from '../notifications.ts';
 
 const ROOM_COLUMNS = [
   'study_rooms.id',
@@ -218,4 +219,44 @@ export async function presentMembers(db: Db, roomId: string): Promise<Set<string
 /** The open-stream kind of a room's stream: one bound for every stream of an account, each room told apart. */
 export function roomStreamKind(roomId: string): string {
   return `room:${roomId}`;
+}
+
+/** The channel a room's new moves are announced on; the payload is the room's id. */
+export const ROOM_MOVES_CHANNEL = 'room_moves';
+
+/** How long a room's moves are kept for a stream to resume from. */
+const MOVES_KEPT_MS = 24 * 3_600_000;
+
+export interface RoomMove {
+  id: number;
+  kind: string;
+  data: unknown;
+}
+
+/** Stores a move of the room (the caller holds its lock) and announces it at the commit; old moves are dropped. */
+export async function insertMove(trx: Db, roomId: string, kind: string, data: unknown, at: Date): Promise<void> {
+  await trx.deleteFrom('study_room_moves').where('room_id', '=', roomId).where('created_at', '<', new Date(at.getTime() - MOVES_KEPT_MS)).execute();
+  await trx.insertInto('study_room_moves').values({ room_id: roomId, kind, data: JSON.stringify(data), created_at: at }).execute();
+  await notifyOnCommit(trx, ROOM_MOVES_CHANNEL, roomId);
+}
+
+/** Wakes the room's streams at the commit without a move to send: a member left, or the room went (they check). */
+export async function announceMembershipChange(trx: Db, roomId: string): Promise<void> {
+  await notifyOnCommit(trx, ROOM_MOVES_CHANNEL, roomId);
+}
+
+/** The room's moves after `after`, in order, at most `limit`. */
+export async function movesAfter(db: Db, roomId: string, after: number, limit: number): Promise<RoomMove[]> {
+  const rows = await db.selectFrom('study_room_moves').select(['id', 'kind', 'data']).where('room_id', '=', roomId).where('id', '>', String(after)).orderBy('id').limit(limit).execute();
+  return rows.map((r) => ({ id: Number(r.id), kind: r.kind, data: r.data }));
+}
+
+/** The number of the room's last move (0: none yet) and the oldest kept (for a resumption's check). */
+export async function moveBounds(db: Db, roomId: string): Promise<{ last: number; first: number }> {
+  const row = await db
+    .selectFrom('study_room_moves')
+    .select([sql<string | null>`max(id)`.as('last'), sql<string | null>`min(id)`.as('first')])
+    .where('room_id', '=', roomId)
+    .executeTakeFirstOrThrow();
+  return { last: Number(row.last ?? 0), first: Number(row.first ?? 0) };
 }

@@ -59,6 +59,7 @@ export const operationIds = [
   'rotateWebhookEndpointSecret',
   'sendWebhookTestEvent',
   'streamExamReadiness',
+  'streamRoom',
   'streamTutorChat',
   'updateCard',
   'updateDeck',

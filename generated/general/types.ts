@@ -675,6 +675,44 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/rooms/{room_id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a room live as server-sent events
+         * @description A member's live view of the room: it opens with a `snapshot` (the timer and who is present), then sends each
+         *     move of the room in order, whichever process of the service made it. Presence is the members with this stream
+         *     open: opening it sends `presence` `joined` to every member's stream, closing it `left`.
+         *
+         *     | event | data | when |
+         *     |---|---|---|
+         *     | `snapshot` | `RoomStreamSnapshot` | first on a new connection, or when a `Last-Event-ID` cannot be resumed from (`missed: true`) |
+         *     | `presence` | `RoomPresenceMove` | a member's stream opened or closed |
+         *     | `timer` | `RoomTimerMove` | the timer started, paused, resumed or stopped (`controlRoomTimer`), or its session finished (at its end, recorded by the room's open streams) |
+         *     | `error` | `RoomStreamError` | last: the server ends the stream |
+         *
+         *     **Ids and resumption.** Ids are the numbers of the room's moves, increasing; the `snapshot` carries the number of
+         *     the last move it includes. A client that reconnects with `Last-Event-ID` gets the moves since, on any process;
+         *     an id the room never had, one more than 100 moves behind, or one older than a day (moves are kept a day) gets a
+         *     snapshot with `missed: true`.
+         *
+         *     **Open streams.** A room stream is one of the account's open streams (at most 10 of every kind together; one more
+         *     is `429 too_many_streams` with `Retry-After`). Heartbeats, the longest stream time and revocation are as for
+         *     `streamExamReadiness`; a student who leaves the room, or whose room is deleted, gets `error` `room_left`.
+         */
+        get: operations["streamRoom"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/rooms/{room_id}/timer": {
         parameters: {
             query?: never;
@@ -3016,7 +3054,7 @@ export interface components {
             joined_at: string;
             /** @example aigerim_s */
             nickname: string;
-            /** @description Whether the member has the room's stream open now (`streamRoom`). */
+            /** @description Whether the member has the room's stream open now (`streamRoom`): presence. */
             present: boolean;
             /** @enum {string} */
             role: "owner" | "member";
@@ -3042,6 +3080,12 @@ export interface components {
             /** @description The room's members, the owner first, then in the order they joined (at most 30). */
             data: components["schemas"]["RoomMember"][];
         };
+        /** @description Data of the `presence` event: a member's stream of the room opened (`joined`) or closed (`left`). */
+        RoomPresenceMove: {
+            /** @enum {string} */
+            event: "joined" | "left";
+            member: components["schemas"]["RoomStreamMember"];
+        };
         /** @description A study room's focus session ran its whole duration. */
         RoomSessionFinishedEvent: components["schemas"]["EventEnvelope"] & {
             data: components["schemas"]["RoomSessionFinishedEventData"];
@@ -3058,6 +3102,33 @@ export interface components {
         RoomSessionFinishedEventData: {
             object: components["schemas"]["RoomTimer"];
             xp_awarded: number;
+        };
+        /**
+         * @description Data of the `error` event, the last of a room stream; the connection closes after it. `service_restarting`,
+         *     `max_duration_reached` and `service_unavailable`: reconnect with `Last-Event-ID`, and the moves missed meanwhile
+         *     follow. `account_deleted`, `credential_revoked` and `room_left` (the student left the room, or it was deleted): do
+         *     not reconnect as before. New codes may be added: treat a code you do not know as `service_unavailable`.
+         */
+        RoomStreamError: {
+            /** @enum {string} */
+            code: "service_restarting" | "max_duration_reached" | "service_unavailable" | "account_deleted" | "credential_revoked" | "room_left";
+            detail: string;
+        };
+        /** @description A member as the room's stream shows them. */
+        RoomStreamMember: {
+            first_name: string;
+            nickname: string;
+        };
+        /** @description Data of the `snapshot` event: the room's timer and who is present, as of `at`. */
+        RoomStreamSnapshot: {
+            /** Format: date-time */
+            at: string;
+            /** @description True when the client asked to resume from a `Last-Event-ID` that could not be resumed from. */
+            missed: boolean;
+            /** @description The members with the room's stream open now, this one included. */
+            present: components["schemas"]["RoomStreamMember"][];
+            /** @description The room's latest focus session; null until one is started. */
+            timer: components["schemas"]["RoomTimer"] | null;
         };
         /**
          * @description A focus session of a room's shared timer. Its state is computed when read from the instants it stored (started,
@@ -3095,6 +3166,12 @@ export interface components {
             /** @enum {string} */
             action: "start" | "pause" | "resume" | "stop";
             duration_minutes?: number;
+        };
+        /** @description Data of the `timer` event: a member started, paused, resumed or stopped the timer, or its session finished. */
+        RoomTimerMove: {
+            /** @enum {string} */
+            event: "started" | "paused" | "resumed" | "stopped" | "finished";
+            timer: components["schemas"]["RoomTimer"];
         };
         /**
          * @description Who may join the room. `invite`, the only value for now, means whoever is given its join code; other values may be added in a minor version.
@@ -5551,6 +5628,65 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    streamRoom: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `id` of the last event received, sent by a reconnecting client (EventSource sends it by itself): the stream
+                 *     then starts with what moved since, instead of a snapshot. Ids are the numbers the stream sent.
+                 */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+            };
+            path: {
+                /** @description The room's `id`. A room the student is not a member of answers `404`, like one that does not exist. */
+                room_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The room, as a stream of server-sent events. */
+            200: {
+                headers: {
+                    /** @description The stream is never cached or transformed (compressing proxies would hold events back). */
+                    "Cache-Control": string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            /**
+             * @description Too many requests (`rate_limited`), or the account already holds as many open streams as it may
+             *     (`too_many_streams`: 10, of every kind together, whichever key or token opened them). `Retry-After` says when
+             *     to try again; for `too_many_streams`, when the earliest place may lapse (closing a stream frees its place at
+             *     once), or 1 second when the account was already opening 10 streams at that moment.
+             */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

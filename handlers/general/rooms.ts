@@ -3,6 +3,7 @@
 // everywhere, exactly as one that does not exist.
 import { findMemberRoom, listMemberRooms, listMembers, presentMembers } from '../../db/queries/rooms.ts';
 import { roomBodies, roomBody } from '../../services/rooms/room-body.ts';
+import { streamRoom as followRoom } from '../../services/rooms/room-stream.ts';
 import { addRoom, controlTimer, joinByCode, leave, recordFinishedSessions, removeRoom, revokeJoinCode, rotateJoinCode } from '../../services/rooms/writes.ts';
 import { idempotently } from '../../server/http/idempotency.ts';
 import { problems } from '../../server/http/problems.ts';
@@ -80,6 +81,25 @@ export const controlRoomTimer: GeneralHandlers['controlRoomTimer'] = async ({ pa
       ? { action: 'start' as const, duration_minutes: body.duration_minutes ?? missingDuration() }
       : { action: body.action };
   return { status: 200, body: await controlTimer(db, principal.user_id, path.room_id, action, now()) };
+};
+
+/** The room live: its timer and who is present (services/rooms/room-stream.ts). */
+export const streamRoom: GeneralHandlers['streamRoom'] = async ({ path, headers, principal }, { db, now, lifecycle, streams }, { req, res }) => {
+  if (!streams) throw new Error('the general surface serves streams with its notifications');
+  await followRoom({
+    req,
+    res,
+    db,
+    notifications: streams.notifications,
+    openStreams: streams.open,
+    settings: streams.settings,
+    student: principal,
+    roomId: path.room_id,
+    lastEventId: headers['Last-Event-ID'],
+    now,
+    streamsEnd: lifecycle.streamsEnd,
+    onError: (error) => req.log.warn({ err: error }, 'the room stream could not read or write its moves; it ends, the client reconnects'),
+  });
 };
 
 function missingDuration(): never {

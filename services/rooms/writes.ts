@@ -5,6 +5,7 @@
 import type { Db } from '../../db/connect.ts';
 import {
   addMember,
+  announceMembershipChange,
   countJoinedRooms,
   countMembers,
   countOwnedRooms,
@@ -12,6 +13,7 @@ import {
   findMemberRoom,
   handOverOrDelete,
   insertRoom,
+  insertMove,
   insertSession,
   latestSessions,
   listMembers,
@@ -36,6 +38,9 @@ import { problems } from '../../server/http/problems.ts';
 import { emitEvent } from '../events/emit.ts';
 import { MAX_ROOM_MEMBERS, MAX_ROOMS_JOINED, MAX_ROOMS_OWNED } from './limits.ts';
 import { roomBody, timerBody, type Room, type RoomTimer } from './room-body.ts';
+
+/** What each action is called on the room's stream. */
+const TIMER_EVENTS = { start: 'started', pause: 'paused', resume: 'resumed', stop: 'stopped' } as const;
 
 const noRoom = () => problems.notFound('You are in no room with this id.');
 
@@ -95,6 +100,7 @@ export async function leave(db: Db, studentId: string, roomId: string, at: Date)
   await inMemberRoom(db, studentId, roomId, at, async (trx, room) => {
     if (room.created_by === studentId) await handOverOrDelete(trx, roomId, studentId);
     else await removeMember(trx, roomId, studentId);
+    await announceMembershipChange(trx, roomId);
   });
 }
 
@@ -102,6 +108,7 @@ export async function removeRoom(db: Db, studentId: string, roomId: string, at: 
   await inMemberRoom(db, studentId, roomId, at, async (trx, room) => {
     ownerOnly(room, studentId, 'delete it; leave it instead');
     await deleteRoomRow(trx, roomId);
+    await announceMembershipChange(trx, roomId);
   });
 }
 
@@ -129,7 +136,9 @@ export async function controlTimer(db: Db, studentId: string, roomId: string, ac
     const step = timerStep(current, action, at);
     if ('refused' in step) throw problems.roomTimerConflict(step.refused);
     const session = 'start' in step ? await insertSession(trx, { room_id: roomId, started_by: studentId, duration_ms: step.start.duration_ms, started_at: at }) : await updateSession(trx, current!.id, step.change);
-    return timerBody(session, at);
+    const timer = timerBody(session, at);
+    await insertMove(trx, roomId, 'timer', { event: TIMER_EVENTS[action.action], timer }, at);
+    return timer;
   });
 }
 
@@ -145,6 +154,7 @@ export async function recordFinishedSession(trx: Db, roomId: string, now: Date):
   const end = plannedEnd(session);
   const finished = await updateSession(trx, session.id, { finished_at: end });
   const body = timerBody(finished, now);
+  await insertMove(trx, roomId, 'timer', { event: 'finished', timer: body }, now);
   const members = (await listMembers(trx, roomId)).filter((m) => m.joined_at.getTime() <= session.started_at.getTime()).sort((a, b) => (a.user_id < b.user_id ? -1 : 1));
   for (const member of members) {
     await lockStudent(trx, member.user_id);
