@@ -1,12 +1,12 @@
 // The demo student of a first embedded start: an account with a personal key holding every scope (both secrets
 // shown once, and made anew on demand: remakeDemoCredentials, `npm run cli -- demo credentials`) and a week of study
 // material — tasks (one overdue, one recurring), two decks with due cards and two exams linked to them, a conversation
-// with the tutor whose last reply's stream dropped, an app the student authorized, and a webhook endpoint with one
-// delivery — so the daily loop, the schedule and the tutor have something to say at once. Every record has a fixed
-// id, the same on every instance, so the spec's examples can name them and run as written. Records that a DELETE
-// example removes (a task, a deck, a card, an exam, a second key, a second conversation, a second app's grant, a
-// second endpoint, a calendar feed) exist only for that example: no other example names them, so the examples run in
-// any order, as contract testers run them.
+// with the tutor whose last reply's stream dropped, an app the student authorized, a webhook endpoint with one
+// delivery, and study rooms — so the daily loop, the schedule and the tutor have something to say at once. Every record
+// has a fixed id, the same on every instance, so the spec's examples can name them and run as written. Records that a
+// DELETE example removes (a task, a deck, a card, an exam, a second key, a second conversation, a second app's grant,
+// a second endpoint, a calendar feed, a room to leave and one to delete) exist only for that example: no other example
+// names them, so the examples run in any order, as contract testers run them.
 import { DateTime } from 'luxon';
 import { v5 as uuidv5 } from 'uuid';
 import type { Db } from '../db/connect.ts';
@@ -18,6 +18,7 @@ import { countAttempt, finishDelivery, insertAttempt, upsertDelivery } from '../
 import { insertCard, insertDeck } from '../db/queries/flashcards.ts';
 import { insertClient, insertGrant } from '../db/queries/oauth.ts';
 import { insertPersonalKey, listPersonalKeys } from '../db/queries/personal-api-keys.ts';
+import { insertRoom, insertSession } from '../db/queries/rooms.ts';
 import { insertTask } from '../db/queries/tasks.ts';
 import { findNamedAccount } from '../db/queries/users.ts';
 import { insertEndpoint } from '../db/queries/webhooks.ts';
@@ -164,6 +165,16 @@ export async function createDemoStudent(db: Db, now: Date, secrets: SecretBox): 
     await replaceDeckLinks(trx, student.id, calculusExam.id, [deckIds.calculus]);
     await replaceTaskLinks(trx, student.id, calculusExam.id, [problemSet.id]);
     await insertExam(trx, { id: demoId('exam/to-delete'), user_id: student.id, subject: 'History', exam_date: date(60) }, now);
+
+    // Rooms: one that the reads show, one whose timer is idle (for a start), one whose 3-hour session runs (for a
+    // stop), and one each for leaving and deleting.
+    const room = (name: string, title: string, course: string | null) => insertRoom(trx, { id: demoId(`room/${name}`), name: title, course, created_by: student.id }, now);
+    await room('study-group', 'Anatomy study group', 'Anatomy');
+    await room('timer', 'Pomodoro corner', null);
+    const running = await room('to-stop', 'Late-night calculus', 'Calculus');
+    await insertSession(trx, { room_id: running.id, started_by: student.id, duration_ms: 180 * 60_000, started_at: now });
+    await room('to-leave', 'Old history group', 'History');
+    await room('to-delete', 'Scratch room', null);
 
     await demoConversation(trx, student.id, 'conversation/krebs', KREBS_CONVERSATION, now);
     await demoConversation(trx, student.id, 'conversation/to-delete', [['What is the femur?', 'stop'], ['The thigh bone, the longest bone of the body.', 'stop']], now);

@@ -73,6 +73,7 @@ export async function general(deps: GeneralDeps) {
     settings: deps.streamSettings,
     open: openStreams(deps.db, deps.notifications, { onError: (error) => deps.logger.warn({ err: error }, 'could not renew or check the open streams; retried at the next change or renewal') }),
     readiness: readinessGroups(deps.db, deps.notifications),
+    notifications: deps.notifications,
   };
   const serve = serveSurface<GeneralPrincipal, GeneralContext>({
     contract,

@@ -248,11 +248,48 @@ export interface AiMessagesTable {
   finish_reason: string | null;
 }
 
+/** A study room; `created_by` is its owner (null only for rooms seeded without one). */
 export interface StudyRoomsTable {
   id: Generated<string>;
+  /** The room's title. */
   name: string;
   created_by: string | null;
   created_at: CreatedAt;
+  course: string | null;
+  visibility: Generated<'invite'>;
+  /** The join code's public start, its SHA-256 (the code itself is shown once) and when it was made; null: none. */
+  join_code_prefix: string | null;
+  join_code_hash: string | null;
+  join_code_created_at: Timestamp | null;
+}
+
+/** A room's members, its owner included. */
+export interface StudyRoomMembersTable {
+  room_id: string;
+  user_id: string;
+  joined_at: CreatedAt;
+}
+
+/** What a room's stream sends, numbered (services/rooms/room-stream.ts). */
+export interface StudyRoomMovesTable {
+  id: Generated<string>;
+  room_id: string;
+  kind: string;
+  data: unknown;
+  created_at: CreatedAt;
+}
+
+/** A focus session of a room's shared timer: its state is computed from these instants (domain/focus-timer.ts). */
+export interface StudyRoomSessionsTable {
+  id: Generated<string>;
+  room_id: string;
+  started_by: string | null;
+  duration_ms: number;
+  started_at: Timestamp;
+  paused_at: Timestamp | null;
+  paused_ms: Generated<number>;
+  stopped_at: Timestamp | null;
+  finished_at: Timestamp | null;
 }
 
 export interface HolidayCountriesTable {
@@ -282,6 +319,9 @@ export interface Database {
   ai_conversations: AiConversationsTable;
   ai_messages: AiMessagesTable;
   study_rooms: StudyRoomsTable;
+  study_room_members: StudyRoomMembersTable;
+  study_room_sessions: StudyRoomSessionsTable;
+  study_room_moves: StudyRoomMovesTable;
   tasks: TasksTable;
   idempotency_keys: IdempotencyKeysTable;
   holiday_countries: HolidayCountriesTable;
@@ -311,7 +351,7 @@ export interface Database {
 export interface XpAwardsTable {
   user_id: string;
   award_key: string;
-  source: 'review' | 'task' | 'readiness';
+  source: 'review' | 'task' | 'readiness' | 'focus';
   amount: number;
   local_date: DateOnly;
   awarded_at: Timestamp;

@@ -7,16 +7,19 @@
 // | a card review, grade 0–2 / 3 / 4–5       | 1 / 2 / 3     | once per card per local day                |
 // | a task completed by its due time         | 10            | once per task, ever (reopening undoes none) |
 // | an exam's readiness reaching 50/75/90 %  | 20 / 30 / 50  | once per exam and milestone, ever          |
-// Reviews and tasks together earn at most DAILY_CAP xp per local day; milestones are outside the cap (there are
+// | a room's focus session that finished     | 1 per 5 min   | once per session and member                |
+// Reviews, tasks and focus sessions together earn at most DAILY_CAP xp per local day; milestones are outside the cap (there are
 // three per exam, ever). Farming is pointless: a second review of a card the same day, a re-close of a reopened task
 // or a readiness that dips and recovers all earn 0.
 
-export type XpSource = 'review' | 'task' | 'readiness';
+export type XpSource = 'review' | 'task' | 'readiness' | 'focus';
 
 /** The most xp reviews and tasks earn together in one local day of the student. */
 export const DAILY_CAP = 150;
 /** A completed task earns this when it is completed no later than it was due. */
 export const TASK_ON_TIME_XP = 10;
+/** A finished focus session earns this per whole FOCUS_XP_MINUTES of its duration (25 minutes: 5 xp). */
+export const FOCUS_XP_MINUTES = 5;
 /** Readiness percent thresholds of an exam and what reaching each earns, lowest first. */
 export const READINESS_MILESTONES: ReadonlyArray<{ percent: number; xp: number }> = [
   { percent: 50, xp: 20 },
@@ -44,13 +47,18 @@ export function taskClaim(taskId: string, dueAt: Date, completedAt: Date, localD
   return { key: `task:${taskId}`, source: 'task', amount: completedAt <= dueAt ? TASK_ON_TIME_XP : 0, localDate };
 }
 
+/** A room's focus session that ran its whole duration (`durationMs`), for one member of the room. */
+export function focusClaim(sessionId: string, durationMs: number, localDate: string): XpClaim {
+  return { key: `focus:${sessionId}`, source: 'focus', amount: Math.floor(durationMs / (FOCUS_XP_MINUTES * 60_000)), localDate };
+}
+
 /** The milestones an exam's readiness at `percent` has reached, each one claim. */
 export function readinessClaims(examId: string, percent: number, localDate: string): XpClaim[] {
   return READINESS_MILESTONES.filter((m) => percent >= m.percent).map((m) => ({ key: `readiness:${examId}:${m.percent}`, source: 'readiness' as const, amount: m.xp, localDate }));
 }
 
 /** The sources that count toward the daily cap. */
-export const CAPPED_SOURCES: readonly XpSource[] = ['review', 'task'];
+export const CAPPED_SOURCES: readonly XpSource[] = ['review', 'task', 'focus'];
 
 export function isCapped(source: XpSource): boolean {
   return CAPPED_SOURCES.includes(source);

@@ -30,7 +30,7 @@ export function compareSpecs(before: object, after: object): SpecChange[] {
   const { diffs } = apiCompare(from, to) as { diffs: Diff[] };
   const changes: SpecChange[] = [];
   for (const diff of diffs.filter(seenByClients)) {
-    const cls = houseClass(diff);
+    const cls = houseClass(diff, to);
     if (cls === 'annotation') continue;
     changes.push({ class: cls, action: diff.action, message: messageFor(diff, from, to) });
   }
@@ -57,10 +57,19 @@ function seenByClients(diff: Diff): boolean {
 
 type Classified = ChangeClass | 'annotation';
 
-function houseClass(diff: Diff): Classified {
+function houseClass(diff: Diff, after: object): Classified {
   const { path, action } = diff;
   const last = path.at(-1);
   const keyword = path.at(-2);
+  // Additions the spec promises in a minor version, which every client already handles: a value of an enum that
+  // declares itself open (`x-extensible-enum: true`, its description telling clients to ignore values they do not
+  // know: event kinds, scopes), a new kind of webhook (endpoints subscribe to kinds by name), and a new scope of an
+  // OAuth flow (granted only to a client allowed it). Declaring an enum open is a promise reviewed with the spec.
+  if (action === 'add' && keyword === 'enum' && declaredOpen(after, path.slice(0, -1))) return 'non-breaking';
+  // The declaration itself changes no valid document; it tells clients what to expect, and the changelog lists it.
+  if (action === 'add' && last === 'x-extensible-enum') return 'non-breaking';
+  if (action === 'add' && path[0] === 'webhooks' && path.length === 2) return 'non-breaking';
+  if (action === 'add' && path[0] === 'components' && path[1] === 'securitySchemes' && path.at(-2) === 'scopes') return 'non-breaking';
   // Examples are documentation; api-smart-diff leaves their edits unclassified.
   if (path.includes('examples') || path.includes('example')) return 'annotation';
   // The operationId names the SDK method and the handler: renaming it renames the operation.
@@ -83,6 +92,28 @@ function houseClass(diff: Diff): Classified {
   if (cls === 'breaking' || cls === 'non-breaking' || cls === 'deprecated' || cls === 'annotation') return cls;
   // Unclassified: a change the tool cannot judge. A lock that guesses would let a break through.
   return 'breaking';
+}
+
+/** Whether the schema holding the enum at `enumPath` declares itself open. */
+function declaredOpen(doc: object, enumPath: JsonPath): boolean {
+  return (nodeAt(doc, enumPath.slice(0, -1)) as { 'x-extensible-enum'?: unknown } | undefined)?.['x-extensible-enum'] === true;
+}
+
+/** The node at `path`, following each `$ref` on the way (api-smart-diff's paths run through resolved references). */
+function nodeAt(doc: object, path: JsonPath): unknown {
+  const resolve = (node: any): any => {
+    let current = node;
+    for (let hops = 0; current && typeof current.$ref === 'string' && hops < 32; hops++) {
+      current = current.$ref.slice(2).split('/').reduce((o: any, k: string) => o?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+    }
+    return current;
+  };
+  let node: any = doc;
+  for (const key of path) {
+    node = resolve(node)?.[key];
+    if (node === undefined) return undefined;
+  }
+  return resolve(node);
 }
 
 /**

@@ -32,6 +32,8 @@ import * as webhookEndpointGates from './20261127_0501_webhook_endpoint_gates.ts
 import * as outboxNotify from './20261127_0701_outbox_notify.ts';
 import * as calendarFeeds from './20261127_0901_calendar_feeds.ts';
 import * as eventsFeed from './20261127_0902_events_feed.ts';
+import * as studyRooms from './20261127_1101_study_rooms.ts';
+import * as roomMoves from './20261127_1102_room_moves.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261122_0001_partner_v1': partnerV1,
@@ -66,4 +68,6 @@ export const migrations: Record<string, Migration> = {
   '20261127_0701_outbox_notify': outboxNotify,
   '20261127_0901_calendar_feeds': calendarFeeds,
   '20261127_0902_events_feed': eventsFeed,
+  '20261127_1101_study_rooms': studyRooms,
+  '20261127_1102_room_moves': roomMoves,
 };

@@ -266,11 +266,19 @@ export const EXPORT_SECTIONS: readonly ExportSection[] = [
     key: 'id',
     page: (db, userId, after, limit) =>
       db
-        .selectFrom('study_rooms')
-        .select(['id', 'name', 'created_at'])
-        .where('created_by', '=', userId)
-        .$if(after !== undefined, (q) => q.where('id', '>', after!))
-        .orderBy('id')
+        .selectFrom('study_room_members')
+        .innerJoin('study_rooms', 'study_rooms.id', 'study_room_members.room_id')
+        .select([
+          'study_rooms.id',
+          'study_rooms.name',
+          'study_rooms.course',
+          sql<'owner' | 'member'>`case when study_rooms.created_by = study_room_members.user_id then 'owner' else 'member' end`.as('role'),
+          'study_room_members.joined_at',
+          'study_rooms.created_at',
+        ])
+        .where('study_room_members.user_id', '=', userId)
+        .$if(after !== undefined, (q) => q.where('study_rooms.id', '>', after!))
+        .orderBy('study_rooms.id')
         .limit(limit)
         .execute(),
   },

@@ -552,6 +552,218 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/rooms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The student's rooms
+         * @description The rooms the student is a member of, their own included, most recently joined first (at most 30).
+         */
+        get: operations["listMyRooms"];
+        put?: never;
+        /**
+         * Create a study room
+         * @description Creates a room owned by the student, who is its first member. Others join it with a join code the owner makes
+         *     (`rotateRoomJoinCode`); a new room has none. Visibility is `invite` (whoever has the code), the only one for now.
+         *
+         *     A student owns at most 10 rooms (`409 room_limit_reached`) and is a member of at most 30, their own included
+         *     (`409 room_join_limit_reached`). Sends `room.created`.
+         */
+        post: operations["createRoom"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rooms/{room_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One room
+         * @description A room the student is a member of, with its timer as of now.
+         */
+        get: operations["getRoom"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a room
+         * @description Deletes the room for every member, with its sessions; its join code stops working. Only its owner may
+         *     (`403 room_owner_only` for a member). A room the student is not in answers `404`.
+         */
+        delete: operations["deleteRoom"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rooms/{room_id}/join-code": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a new join code
+         * @description Makes the room's join code, replacing the one it had: the previous code stops working at once. The code is shown
+         *     in this response only; the service keeps its hash. Anyone with it can join (`joinRoom`) until it is rotated or
+         *     revoked. Only the owner may (`403 room_owner_only`).
+         */
+        post: operations["rotateRoomJoinCode"];
+        /**
+         * Revoke the join code
+         * @description The room's join code stops working; members stay. A room without a code answers `204` too. Only the owner may
+         *     (`403 room_owner_only`).
+         */
+        delete: operations["revokeRoomJoinCode"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rooms/{room_id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A room's members
+         * @description The room's members as the other members see them: nickname and first name only, whether each is the owner, and
+         *     who is present now (has the room's stream open). The owner first, then in the order they joined.
+         */
+        get: operations["listRoomMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rooms/{room_id}/membership": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Leave a room
+         * @description Ends the student's membership. When the owner leaves, the room passes to the member who joined earliest, who
+         *     becomes its owner; its join code is revoked, so that the new owner decides who else may join. An owner who is
+         *     the room's last member deletes it by leaving. Deleting an account leaves every room the same way.
+         */
+        delete: operations["leaveRoom"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rooms/{room_id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a room live as server-sent events
+         * @description A member's live view of the room: it opens with a `snapshot` (the timer and who is present), then sends each
+         *     move of the room in order, whichever process of the service made it. Presence is the members with this stream
+         *     open: opening it sends `presence` `joined` to every member's stream, closing it `left`.
+         *
+         *     | event | data | when |
+         *     |---|---|---|
+         *     | `snapshot` | `RoomStreamSnapshot` | first on a new connection, or when a `Last-Event-ID` cannot be resumed from (`missed: true`) |
+         *     | `presence` | `RoomPresenceMove` | a member's stream opened or closed |
+         *     | `timer` | `RoomTimerMove` | the timer started, paused, resumed or stopped (`controlRoomTimer`), or its session finished (at its end, recorded by the room's open streams) |
+         *     | `error` | `RoomStreamError` | last: the server ends the stream |
+         *
+         *     **Ids and resumption.** Ids are the numbers of the room's moves, increasing; the `snapshot` carries the number of
+         *     the last move it includes. A client that reconnects with `Last-Event-ID` gets the moves since, on any process;
+         *     an id the room never had, one more than 100 moves behind, or one older than a day (moves are kept a day) gets a
+         *     snapshot with `missed: true`.
+         *
+         *     **Open streams.** A room stream is one of the account's open streams (at most 10 of every kind together; one more
+         *     is `429 too_many_streams` with `Retry-After`). Heartbeats, the longest stream time and revocation are as for
+         *     `streamExamReadiness`; a student who leaves the room, or whose room is deleted, gets `error` `room_left`.
+         */
+        get: operations["streamRoom"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rooms/{room_id}/timer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start, pause, resume or stop the room's timer
+         * @description Any member runs the room's shared focus timer: `start` a session of `duration_minutes` (1 to 180), `pause` it,
+         *     `resume` it, `stop` it. A room runs one session at a time: starting while one is running or paused, or pausing,
+         *     resuming or stopping what is not in that state, is `409 room_timer_conflict`. The answer is the session as every
+         *     member reads it from then on; its state is computed from the instants stored, so it needs no ticking.
+         *
+         *     A session that runs its whole duration counts as study activity for each member who was in the room when it
+         *     started and still is: the day counts for the study streak, and it earns 1 xp per 5 minutes of its duration,
+         *     within the daily cap that reviews and tasks share; `room.session_finished` tells each of them. The finish is
+         *     recorded by the first read or write of the room after its end, at its planned end.
+         */
+        post: operations["controlRoomTimer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rooms/join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Join a room by its code
+         * @description Makes the student a member of the room whose current join code this is, and answers the room. Joining a room
+         *     the student is in already changes nothing and answers it too. A code that was rotated or revoked, or never
+         *     existed, answers `404`. A room has at most 30 members (`409 room_full`); a student is in at most 30 rooms
+         *     (`409 room_join_limit_reached`). Sends `room.member_joined` to the student who joined and to the room's owner.
+         */
+        post: operations["joinRoom"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/schedule": {
         parameters: {
             query?: never;
@@ -1185,6 +1397,81 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "room.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A study room was created
+         * @description Sent to every enabled endpoint subscribed to `room.created`: the student's own endpoints, and the endpoint of each
+         *     app the student granted the read scope of this resource. Signed per Standard Webhooks. Answer any 2xx within
+         *     10 seconds to acknowledge; anything else, or no answer, is retried with the same `webhook-id` (see the
+         *     `webhooks` tag).
+         *
+         *     Sent to the owner's subscribers when the student creates a room.
+         */
+        post: operations["receiveRoomCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "room.member_joined": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A student joined a study room
+         * @description Sent to every enabled endpoint subscribed to `room.member_joined`: the student's own endpoints, and the endpoint of each
+         *     app the student granted the read scope of this resource. Signed per Standard Webhooks. Answer any 2xx within
+         *     10 seconds to acknowledge; anything else, or no answer, is retried with the same `webhook-id` (see the
+         *     `webhooks` tag).
+         *
+         *     Sent twice for one join: as an event of the student who joined, and of the room's owner (`student_id` says whose; `object` is the room as that student sees it).
+         */
+        post: operations["receiveRoomMemberJoined"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "room.session_finished": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A room's focus session ran its whole duration
+         * @description Sent to every enabled endpoint subscribed to `room.session_finished`: the student's own endpoints, and the endpoint of each
+         *     app the student granted the read scope of this resource. Signed per Standard Webhooks. Answer any 2xx within
+         *     10 seconds to acknowledge; anything else, or no answer, is retried with the same `webhook-id` (see the
+         *     `webhooks` tag).
+         *
+         *     Sent as an event of each member who was in the room when the session started and still is: the session counted as their study activity (streak and xp, `xp_awarded`).
+         */
+        post: operations["receiveRoomSessionFinished"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "task.completed": {
         parameters: {
             query?: never;
@@ -1378,7 +1665,7 @@ export interface components {
              *     the latest state is stored, not a history; `state` is null for an exam that left the stream (deleted or past).
              */
             readiness: components["schemas"]["ExportedReadiness"][];
-            /** @description The study rooms the student created. */
+            /** @description The study rooms the student owns or joined. */
             study_rooms: components["schemas"]["ExportedStudyRoom"][];
             /** @description Every task, open and completed, one-off and each occurrence of a recurring series. */
             tasks: components["schemas"]["ExportedTask"][];
@@ -1662,6 +1949,13 @@ export interface components {
             /** @description The key. This is the only time it is shown; store it now. */
             key: string;
         };
+        /** @description A room's new join code, shown this once (only its hash is stored); the previous code, if any, stops working. */
+        CreatedRoomJoinCode: {
+            code: components["schemas"]["RoomJoinCodeValue"];
+            /** Format: date-time */
+            created_at: string;
+            prefix: string;
+        };
         /**
          * @description A flashcard deck of the current student, with a summary of its cards' spaced-repetition state. `due_count`
          *     counts the cards whose `next_due_at` has passed (new cards are due at once); `next_due_at` is the earliest
@@ -1774,7 +2068,7 @@ export interface components {
          *     ignores kinds it does not know.
          * @enum {string}
          */
-        EventType: "task.created" | "task.updated" | "task.completed" | "task.deleted" | "exam.created" | "exam.updated" | "exam.deleted" | "payment.succeeded" | "user.warned" | "webhook.test";
+        EventType: "task.created" | "task.updated" | "task.completed" | "task.deleted" | "exam.created" | "exam.updated" | "exam.deleted" | "payment.succeeded" | "user.warned" | "room.created" | "room.member_joined" | "room.session_finished" | "webhook.test";
         /** @description An exam of the current student, the decks and tasks that prepare for it, and the readiness for it now. */
         Exam: {
             /** Format: date-time */
@@ -2033,13 +2327,19 @@ export interface components {
             /** Format: date-time */
             reviewed_at: string;
         };
-        /** @description A study room the student created, in the account export. */
+        /** @description A study room the student is a member of (their own included), in the account export; its members and sessions are other students' too, and stay out. */
         ExportedStudyRoom: {
+            course: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: uuid */
             id: string;
+            /** Format: date-time */
+            joined_at: string;
+            /** @description The room's title. */
             name: string;
+            /** @enum {string} */
+            role: "owner" | "member";
         };
         /** @description A task as stored, in the account export: one-off, or one occurrence of a recurring series. */
         ExportedTask: {
@@ -2312,6 +2612,12 @@ export interface components {
              */
             reviewed_at?: string;
         };
+        NewRoom: {
+            /** @description The course the room studies for; absent or null for none. */
+            course?: string | null;
+            title: string;
+            visibility?: components["schemas"]["RoomVisibility"];
+        };
         /**
          * @description A new task. `title`, `due_at` and `course` are required, as the product contract sends them on creation (`course`
          *     may be null for a task outside any course); the rest is optional.
@@ -2495,9 +2801,9 @@ export interface components {
              *     dated in the future or more than 7 days back), `webhook_url_invalid`, `webhook_url_not_https`,
              *     `webhook_url_unresolvable`, `webhook_url_not_public` (400, a webhook endpoint's URL refused), `unauthorized` (401),
              *     `invalid_signature` (401, a signed callback), `insufficient_scope` (403), `reauthentication_required` (403, a
-             *     password or fresh sign-in needed), `not_found` (404), `method_not_allowed` (405), `conflict` (409),
+             *     password or fresh sign-in needed), `room_owner_only` (403, a study room's owner's operation), `not_found` (404), `method_not_allowed` (405), `conflict` (409),
              *     `endpoint_limit_reached` (409, a student's webhook endpoints at their bound), `calendar_feed_limit_reached` (409, 5
-             *     calendar feeds already), `series_limit_reached` (409, 50 open recurring tasks already), `endpoint_disabled` (409, a test event to a disabled endpoint), `cursor_expired` (410, a changes-feed cursor older
+             *     calendar feeds already), `series_limit_reached` (409, 50 open recurring tasks already), `endpoint_disabled` (409, a test event to a disabled endpoint), `room_limit_reached` (409, 10 rooms owned already), `room_join_limit_reached` (409, in 30 rooms already), `room_full` (409, 30 members already), `room_timer_conflict` (409, a timer action its state does not allow), `cursor_expired` (410, a changes-feed cursor older
              *     than the 30 days events are kept: resync), `payload_too_large` (413),
              *     `idempotency_key_reused` (422), `unknown_student` (422), `rate_limited` (429), `password_attempts_exceeded` (429,
              *     with `Retry-After`: too many wrong passwords for one account), `export_in_progress` (429, with `Retry-After`: one
@@ -2676,6 +2982,202 @@ export interface components {
             card: components["schemas"]["Card"];
             review: components["schemas"]["Review"];
         };
+        /** @description A study room the student is a member of, as that member sees it. */
+        Room: {
+            /**
+             * @description The course the room studies for, as its owner names it; null for none.
+             * @example Anatomy
+             */
+            course: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            /** @description The room's join code as far as it may be shown (its prefix and age), to the owner only; null for members, and while the room has none. */
+            join_code: components["schemas"]["RoomJoinCodeInfo"] | null;
+            /** @description Members, the owner included (at most 30). */
+            member_count: number;
+            /**
+             * @description The student's place in the room. Only its owner makes and revokes its join code and deletes it.
+             * @enum {string}
+             */
+            role: "owner" | "member";
+            /** @description The room's latest focus session, the same for every member; null until one is started. */
+            timer: components["schemas"]["RoomTimer"] | null;
+            /** @example Anatomy study group */
+            title: string;
+            visibility: components["schemas"]["RoomVisibility"];
+        };
+        /** @description A study room was created. */
+        RoomCreatedEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["RoomEventData"];
+            /** @constant */
+            type: "room.created";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "room.created";
+        };
+        /** @description The `data` of `room.created`: the room as its owner sees it. */
+        RoomEventData: {
+            object: components["schemas"]["Room"];
+        };
+        RoomJoin: {
+            code: components["schemas"]["RoomJoinCodeValue"];
+        };
+        /** @description What is shown of a room's join code after it was made (the code itself is shown once). */
+        RoomJoinCodeInfo: {
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * @description The first characters of the code, to recognise it.
+             * @example rjc_Hk3Pq9
+             */
+            prefix: string;
+        };
+        /**
+         * @description A room's join code, as its owner was shown it.
+         * @example rjc_Hk3Pq9Zt2Wm8Lx4Vb7Nc1D
+         */
+        RoomJoinCodeValue: string;
+        RoomList: {
+            /** @description The rooms the student is a member of (their own included), most recently joined first; at most 30. */
+            data: components["schemas"]["Room"][];
+        };
+        /** @description A member of a room, as the other members see them (nickname and first name only). */
+        RoomMember: {
+            /** @example Aigerim */
+            first_name: string;
+            /** Format: date-time */
+            joined_at: string;
+            /** @example aigerim_s */
+            nickname: string;
+            /** @description Whether the member has the room's stream open now (`streamRoom`): presence. */
+            present: boolean;
+            /** @enum {string} */
+            role: "owner" | "member";
+        };
+        /** @description A student joined a study room. */
+        RoomMemberJoinedEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["RoomMemberJoinedEventData"];
+            /** @constant */
+            type: "room.member_joined";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "room.member_joined";
+        };
+        /** @description The `data` of `room.member_joined`: the room as the receiving student sees it after the join, and who joined. */
+        RoomMemberJoinedEventData: {
+            member: components["schemas"]["RoomMember"];
+            object: components["schemas"]["Room"];
+        };
+        RoomMemberList: {
+            /** @description The room's members, the owner first, then in the order they joined (at most 30). */
+            data: components["schemas"]["RoomMember"][];
+        };
+        /** @description Data of the `presence` event: a member's stream of the room opened (`joined`) or closed (`left`). */
+        RoomPresenceMove: {
+            /** @enum {string} */
+            event: "joined" | "left";
+            member: components["schemas"]["RoomStreamMember"];
+        };
+        /** @description A study room's focus session ran its whole duration. */
+        RoomSessionFinishedEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["RoomSessionFinishedEventData"];
+            /** @constant */
+            type: "room.session_finished";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "room.session_finished";
+        };
+        /** @description The `data` of `room.session_finished`: the finished session, and the xp it earned the receiving student (0 past the daily cap). */
+        RoomSessionFinishedEventData: {
+            object: components["schemas"]["RoomTimer"];
+            xp_awarded: number;
+        };
+        /**
+         * @description Data of the `error` event, the last of a room stream; the connection closes after it. `service_restarting`,
+         *     `max_duration_reached` and `service_unavailable`: reconnect with `Last-Event-ID`, and the moves missed meanwhile
+         *     follow. `account_deleted`, `credential_revoked` and `room_left` (the student left the room, or it was deleted): do
+         *     not reconnect as before. New codes may be added: treat a code you do not know as `service_unavailable`.
+         */
+        RoomStreamError: {
+            /** @enum {string} */
+            code: "service_restarting" | "max_duration_reached" | "service_unavailable" | "account_deleted" | "credential_revoked" | "room_left";
+            detail: string;
+        };
+        /** @description A member as the room's stream shows them. */
+        RoomStreamMember: {
+            first_name: string;
+            nickname: string;
+        };
+        /** @description Data of the `snapshot` event: the room's timer and who is present, as of `at`. */
+        RoomStreamSnapshot: {
+            /** Format: date-time */
+            at: string;
+            /** @description True when the client asked to resume from a `Last-Event-ID` that could not be resumed from. */
+            missed: boolean;
+            /** @description The members with the room's stream open now, this one included. */
+            present: components["schemas"]["RoomStreamMember"][];
+            /** @description The room's latest focus session; null until one is started. */
+            timer: components["schemas"]["RoomTimer"] | null;
+        };
+        /**
+         * @description A focus session of a room's shared timer. Its state is computed when read from the instants it stored (started,
+         *     paused, stopped), so every member reads the same: `running` until its duration of focus has passed (pauses move
+         *     the end), then `finished`; `paused` and `stopped` as a member left it.
+         */
+        RoomTimer: {
+            duration_minutes: number;
+            /**
+             * Format: date-time
+             * @description When a running session finishes (or a finished one did); null while paused and once stopped.
+             */
+            ends_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the session was paused; null unless `paused`.
+             */
+            paused_at: string | null;
+            /** @description Focus time left, in whole seconds (rounded up); 0 once finished. */
+            remaining_seconds: number;
+            /** Format: uuid */
+            room_id: string;
+            /** Format: uuid */
+            session_id: string;
+            /** Format: date-time */
+            started_at: string;
+            /** @enum {string} */
+            status: "running" | "paused" | "finished" | "stopped";
+        };
+        /**
+         * @description What to do with the room's timer: `start` a session of `duration_minutes` (needed for `start` only), `pause` a
+         *     running one, `resume` a paused one, `stop` a running or paused one.
+         */
+        RoomTimerAction: {
+            /** @enum {string} */
+            action: "start" | "pause" | "resume" | "stop";
+            duration_minutes?: number;
+        };
+        /** @description Data of the `timer` event: a member started, paused, resumed or stopped the timer, or its session finished. */
+        RoomTimerMove: {
+            /** @enum {string} */
+            event: "started" | "paused" | "resumed" | "stopped" | "finished";
+            timer: components["schemas"]["RoomTimer"];
+        };
+        /**
+         * @description Who may join the room. `invite`, the only value for now, means whoever is given its join code; other values may be added in a minor version.
+         * @enum {string}
+         */
+        RoomVisibility: "invite";
         /** @description One week, Monday to Sunday, in the student's time zone. */
         Schedule: {
             /**
@@ -2754,10 +3256,11 @@ export interface components {
             subject: string;
         };
         /**
-         * @description An OAuth scope; the list with descriptions is in the OAuth2 security scheme.
+         * @description An OAuth scope; the list with descriptions is in the OAuth2 security scheme. New scopes may be added in a minor
+         *     version, with the operations that need them: a client ignores scopes it does not know.
          * @enum {string}
          */
-        Scope: "profile:read" | "profile:write" | "keys:manage" | "tasks:read" | "tasks:write" | "schedule:read" | "decks:read" | "decks:write" | "exams:read" | "exams:write" | "today:read" | "ai:chat" | "webhooks:manage" | "account:export";
+        Scope: "profile:read" | "profile:write" | "keys:manage" | "tasks:read" | "tasks:write" | "schedule:read" | "decks:read" | "decks:write" | "exams:read" | "exams:write" | "today:read" | "ai:chat" | "webhooks:manage" | "rooms:read" | "rooms:write" | "account:export";
         /**
          * Format: uuid
          * @description The same for every occurrence of one recurring task (the `id` of its first occurrence); null for a task that
@@ -3292,7 +3795,7 @@ export interface components {
          *     spec's `webhooks` for when each is sent). New kinds may be added in a minor version: a receiver ignores a `type` it
          *     does not know.
          */
-        WebhookEvent: components["schemas"]["TaskCreatedEvent"] | components["schemas"]["TaskUpdatedEvent"] | components["schemas"]["TaskCompletedEvent"] | components["schemas"]["TaskDeletedEvent"] | components["schemas"]["ExamCreatedEvent"] | components["schemas"]["ExamUpdatedEvent"] | components["schemas"]["ExamDeletedEvent"] | components["schemas"]["PaymentSucceededEvent"] | components["schemas"]["UserWarnedEvent"] | components["schemas"]["WebhookTestEvent"];
+        WebhookEvent: components["schemas"]["TaskCreatedEvent"] | components["schemas"]["TaskUpdatedEvent"] | components["schemas"]["TaskCompletedEvent"] | components["schemas"]["TaskDeletedEvent"] | components["schemas"]["ExamCreatedEvent"] | components["schemas"]["ExamUpdatedEvent"] | components["schemas"]["ExamDeletedEvent"] | components["schemas"]["PaymentSucceededEvent"] | components["schemas"]["UserWarnedEvent"] | components["schemas"]["RoomCreatedEvent"] | components["schemas"]["RoomMemberJoinedEvent"] | components["schemas"]["RoomSessionFinishedEvent"] | components["schemas"]["WebhookTestEvent"];
         /**
          * @description A test, sent on request (`POST /api/webhooks/endpoints/{endpoint_id}/test`) to that one endpoint only, whatever its
          *     `event_types`: check that the receiver gets and verifies deliveries. `data.object` is the endpoint as it is.
@@ -3425,6 +3928,21 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description Forbidden — only the room's owner may do this (`code: room_owner_only`); or the token or key lacks a scope
+         *     (`insufficient_scope`).
+         */
+        RoomOwnerOnly: {
+            headers: {
+                /** @description With `insufficient_scope` only, RFC 6750's challenge naming the scopes the operation needs. */
+                "WWW-Authenticate"?: string;
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The student has 50 open recurring tasks already; this one would be the 51st. */
         SeriesLimitReached: {
             headers: {
@@ -3529,6 +4047,8 @@ export interface components {
         LastEventId: string;
         /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
         Limit: number;
+        /** @description The room's `id`. A room the student is not a member of answers `404`, like one that does not exist. */
+        RoomId: string;
         /** @description The task's `id`. Another student's task answers `404`, like an id that does not exist. */
         TaskId: string;
         /** @description The delivery's `id`, from the endpoint's list of deliveries. */
@@ -3909,7 +4429,7 @@ export interface operations {
                 /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
                 limit?: components["parameters"]["Limit"];
                 /** @description Only these kinds (one, or several separated by commas). Absent, every kind the credential may read. */
-                type?: ("task.created" | "task.updated" | "task.completed" | "task.deleted" | "exam.created" | "exam.updated" | "exam.deleted" | "payment.succeeded" | "user.warned")[];
+                type?: ("task.created" | "task.updated" | "task.completed" | "task.deleted" | "exam.created" | "exam.updated" | "exam.deleted" | "payment.succeeded" | "user.warned" | "room.created" | "room.member_joined" | "room.session_finished")[];
             };
             header?: never;
             path?: never;
@@ -4811,6 +5331,461 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+        };
+    };
+    listMyRooms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rooms. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoomList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createRoom: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key of your choice (a UUID is a good one), 1–255 characters, that makes a create safe to retry. The first
+                 *     successful response to a key is stored with a hash of the request body for 24 hours: a retry with the same key and
+                 *     body gets that response again (with `Idempotent-Replayed: true`) and creates nothing; the same key with a
+                 *     different body is a `422 idempotency_key_reused`; a retry while the first request is still running is a
+                 *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewRoom"];
+            };
+        };
+        responses: {
+            /** @description The room (or, for a retried Idempotency-Key, the first response). */
+            201: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Room"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description The student owns 10 rooms or is in 30 already; or a request with the same Idempotency-Key is still running (`conflict`). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getRoom: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The room's `id`. A room the student is not a member of answers `404`, like one that does not exist. */
+                room_id: components["parameters"]["RoomId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The room. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Room"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteRoom: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The room's `id`. A room the student is not a member of answers `404`, like one that does not exist. */
+                room_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["RoomOwnerOnly"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateRoomJoinCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The room's `id`. A room the student is not a member of answers `404`, like one that does not exist. */
+                room_id: components["parameters"]["RoomId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new code, shown this once. */
+            201: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedRoomJoinCode"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["RoomOwnerOnly"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeRoomJoinCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The room's `id`. A room the student is not a member of answers `404`, like one that does not exist. */
+                room_id: components["parameters"]["RoomId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The room has no join code now. */
+            204: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["RoomOwnerOnly"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listRoomMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The room's `id`. A room the student is not a member of answers `404`, like one that does not exist. */
+                room_id: components["parameters"]["RoomId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The members. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoomMemberList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    leaveRoom: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The room's `id`. A room the student is not a member of answers `404`, like one that does not exist. */
+                room_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Left. */
+            204: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    streamRoom: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `id` of the last event received, sent by a reconnecting client (EventSource sends it by itself): the stream
+                 *     then starts with what moved since, instead of a snapshot. Ids are the numbers the stream sent.
+                 */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+            };
+            path: {
+                /** @description The room's `id`. A room the student is not a member of answers `404`, like one that does not exist. */
+                room_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The room, as a stream of server-sent events. */
+            200: {
+                headers: {
+                    /** @description The stream is never cached or transformed (compressing proxies would hold events back). */
+                    "Cache-Control": string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            /**
+             * @description Too many requests (`rate_limited`), or the account already holds as many open streams as it may
+             *     (`too_many_streams`: 10, of every kind together, whichever key or token opened them). `Retry-After` says when
+             *     to try again; for `too_many_streams`, when the earliest place may lapse (closing a stream frees its place at
+             *     once), or 1 second when the account was already opening 10 streams at that moment.
+             */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    controlRoomTimer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The room's `id`. A room the student is not a member of answers `404`, like one that does not exist. */
+                room_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RoomTimerAction"];
+            };
+        };
+        responses: {
+            /** @description The session after the action. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoomTimer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description The timer is not in a state the action applies to. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    joinRoom: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RoomJoin"];
+            };
+        };
+        responses: {
+            /** @description The room joined. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Room"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description The room has 30 members, or the student is in 30 rooms already. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getSchedule: {
@@ -6059,6 +7034,114 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PaymentSucceededEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery is done. The body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveRoomCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's `id` (Standard Webhooks). The same on every retry and re-send of one event: de-duplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description Space-separated signatures (Standard Webhooks): `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`
+                 *     under the endpoint's secret (`whsec_<base64 key>`; the key is the base64-decoded part after the prefix). During the
+                 *     24 hours after a secret rotation there are two, one per secret: accept the delivery when any one verifies.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Unix seconds at which this attempt was signed (Standard Webhooks). Reject a delivery whose timestamp is more than
+                 *     5 minutes from your clock: it protects against replays.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RoomCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery is done. The body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveRoomMemberJoined: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's `id` (Standard Webhooks). The same on every retry and re-send of one event: de-duplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description Space-separated signatures (Standard Webhooks): `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`
+                 *     under the endpoint's secret (`whsec_<base64 key>`; the key is the base64-decoded part after the prefix). During the
+                 *     24 hours after a secret rotation there are two, one per secret: accept the delivery when any one verifies.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Unix seconds at which this attempt was signed (Standard Webhooks). Reject a delivery whose timestamp is more than
+                 *     5 minutes from your clock: it protects against replays.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RoomMemberJoinedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery is done. The body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveRoomSessionFinished: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's `id` (Standard Webhooks). The same on every retry and re-send of one event: de-duplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description Space-separated signatures (Standard Webhooks): `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`
+                 *     under the endpoint's secret (`whsec_<base64 key>`; the key is the base64-decoded part after the prefix). During the
+                 *     24 hours after a secret rotation there are two, one per secret: accept the delivery when any one verifies.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Unix seconds at which this attempt was signed (Standard Webhooks). Reject a delivery whose timestamp is more than
+                 *     5 minutes from your clock: it protects against replays.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RoomSessionFinishedEvent"];
             };
         };
         responses: {

@@ -1,5 +1,6 @@
 // What the general surface gives its handlers beyond every surface's context: the services its operations share with
 // the CLI and the worker, built once by the composition root (app/general.ts).
+import type { Notifications } from '../../db/notifications.ts';
 import type { AiQueue } from '../../services/ai/queue.ts';
 import type { Tutor } from '../../services/ai/tutor/types.ts';
 import type { OpenStreams } from '../../services/events/open-streams.ts';
@@ -22,9 +23,9 @@ export interface GeneralContext extends HandlerContext {
   exports: ExportLimits;
   /**
    * The live streams: their timing, the account's open-stream places (one bound for every kind of stream), and the
-   * readiness streams of this process grouped by student.
+   * readiness streams of this process grouped by student, and the notifications between processes (the room streams').
    */
-  streams: { settings: StreamSettings; open: OpenStreams; readiness: ReadinessGroups };
+  streams: { settings: StreamSettings; open: OpenStreams; readiness: ReadinessGroups; notifications: Notifications };
   /** Where webhook endpoints may point, and the box that seals their signing secrets. */
   webhooks: WebhookEndpointSettings;
   /** The count of failed authentications per address: a calendar feed's unknown token counts as one. */

@@ -8,6 +8,7 @@ import { createExam, deleteExam, getExam, listExams, streamExamReadiness, update
 import { createCard, createDeck, deleteCard, deleteDeck, getCard, getDeck, listCards, listDecks, reviewCard, updateCard, updateDeck, createCards, reviewCards } from './flashcards.ts';
 import { receivePaymentEvent } from './payments.ts';
 import { createMyApiKey, getMyProfile, listMyApiKeys, listMyAuthorizations, revokeMyApiKey, revokeMyAuthorization, updateMyProfile } from './profile.ts';
+import { controlRoomTimer, createRoom, deleteRoom, getRoom, joinRoom, leaveRoom, listMyRooms, listRoomMembers, revokeRoomJoinCode, rotateRoomJoinCode, streamRoom } from './rooms.ts';
 import { getSchedule } from './schedule.ts';
 import { createTask, deleteTask, getTask, listTasks, updateTask } from './tasks.ts';
 import { getTodayLoop } from './today.ts';
@@ -81,4 +82,15 @@ export const generalHandlers = {
   sendWebhookTestEvent,
   listWebhookDeliveries,
   resendWebhookDelivery,
+  listMyRooms,
+  createRoom,
+  getRoom,
+  deleteRoom,
+  listRoomMembers,
+  joinRoom,
+  leaveRoom,
+  rotateRoomJoinCode,
+  revokeRoomJoinCode,
+  controlRoomTimer,
+  streamRoom,
 } satisfies GeneralHandlers;

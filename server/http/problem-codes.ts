@@ -61,6 +61,11 @@ export const PROBLEM_CODES = {
     title: 'Reauthentication required',
     description: 'A sensitive account operation needs the password again or a fresh sign-in.',
   },
+  room_owner_only: {
+    status: 403,
+    title: 'Room owner only',
+    description: 'Only a study room\'s owner changes its join code or deletes it; a member leaves instead.',
+  },
   not_found: {
     status: 404,
     title: 'Not found',
@@ -90,6 +95,26 @@ export const PROBLEM_CODES = {
     status: 409,
     title: 'Recurring series limit reached',
     description: 'The student already has as many open recurring tasks as one may (50); end or delete one first.',
+  },
+  room_limit_reached: {
+    status: 409,
+    title: 'Room limit reached',
+    description: 'The student already owns as many study rooms as one may (10); delete one first.',
+  },
+  room_join_limit_reached: {
+    status: 409,
+    title: 'Room join limit reached',
+    description: 'The student is already a member of as many study rooms as one may (30, their own included); leave one first.',
+  },
+  room_full: {
+    status: 409,
+    title: 'Room full',
+    description: 'The study room already has as many members as a room may (30).',
+  },
+  room_timer_conflict: {
+    status: 409,
+    title: 'Room timer conflict',
+    description: 'The room\'s focus timer is not in a state the action applies to (a start while a session runs, a pause of what is not running…); read the room and act on its timer as it is.',
   },
   endpoint_disabled: {
     status: 409,

@@ -78,6 +78,12 @@ export const problems = {
       'series_limit_reached',
       `You have ${max} open recurring tasks, the most a student may have; remove the recurrence of one (PATCH {"recurrence":null}) or delete one first.`,
     ),
+  /** The study rooms' bounds (services/rooms/limits.ts) and who may do what in a room. */
+  roomLimitReached: (max: number) => new Problem('room_limit_reached', `You own ${max} rooms, the most a student may; delete one first.`),
+  roomJoinLimitReached: (max: number) => new Problem('room_join_limit_reached', `You are in ${max} rooms, the most a student may; leave one first.`),
+  roomFull: (max: number) => new Problem('room_full', `This room has ${max} members, the most a room may have.`),
+  roomOwnerOnly: (what: string) => new Problem('room_owner_only', `Only the room's owner may ${what}.`),
+  roomTimerConflict: (detail: string) => new Problem('room_timer_conflict', detail),
   endpointDisabled: () =>
     new Problem('endpoint_disabled', 'This endpoint is disabled; enable it (PATCH {"enabled":true}) before sending to it.'),
   methodNotAllowed: (method: string, path: string, allow: string[], why = '') =>

@@ -20,7 +20,7 @@ const PURGE_MARGIN_DAYS = 1;
 const DAY_MS = 86_400_000;
 
 /** The kinds the feed lists: every change; a webhook test is a ping to one endpoint, not a change. */
-export const FEED_TYPES = ['task.created', 'task.updated', 'task.completed', 'task.deleted', 'exam.created', 'exam.updated', 'exam.deleted', 'payment.succeeded', 'user.warned'] as const satisfies readonly Exclude<EventType, 'webhook.test'>[];
+export const FEED_TYPES = ['task.created', 'task.updated', 'task.completed', 'task.deleted', 'exam.created', 'exam.updated', 'exam.deleted', 'payment.succeeded', 'user.warned', 'room.created', 'room.member_joined', 'room.session_finished'] as const satisfies readonly Exclude<EventType, 'webhook.test'>[];
 export type FeedType = (typeof FEED_TYPES)[number];
 
 export interface FeedPage {

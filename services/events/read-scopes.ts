@@ -11,6 +11,7 @@ const READ_SCOPES: Record<Resource, Scope> = {
   exam: 'exams:read',
   payment: 'profile:read',
   user: 'profile:read',
+  room: 'rooms:read',
   webhook: 'webhooks:manage',
 };
 

@@ -91,7 +91,7 @@ describe('stats counters', () => {
     const { db } = database;
     await addStudent(db, 'one');
     await addStudent(db, 'two');
-    await sql`truncate study_rooms`.execute(db);
+    await sql`truncate study_rooms cascade`.execute(db); // and the rooms' members, sessions and moves with them
     await sql`truncate ai_conversations cascade`.execute(db); // and ai_messages with them
     await assertCountersMatch(db);
     assert.equal((await getServiceStats(db, LONG_AGO)).ai_messages_total, 0);

@@ -153,6 +153,27 @@ describe('partner v1 lock', () => {
     });
   });
 
+  describe('additions the general spec promises in a minor version', () => {
+    const general = readJson(new URL('../../spec/general/released/openapi-1.0.0.json', import.meta.url));
+    const classes = (edit: (spec: any) => void) => {
+      const after = structuredClone(general);
+      edit(after);
+      return [...new Set(compareSpecs(general, after).map((c) => c.class))];
+    };
+    const eventType = (spec: any) => spec.components.schemas.EventType;
+    const scopes = (spec: any) => spec.components.securitySchemes.OAuth2.flows.authorizationCode.scopes;
+
+    it('a value of an enum declared open (x-extensible-enum) is compatible; of any other enum it breaks', () => {
+      assert.deepEqual(classes((s) => Object.assign(eventType(s), { 'x-extensible-enum': true, enum: [...eventType(s).enum, 'room.created'] })), ['non-breaking']);
+      assert.ok(classes((s) => eventType(s).enum.push('room.created')).includes('breaking'));
+    });
+
+    it('a new kind of webhook and a new scope of an OAuth flow are compatible', () => {
+      assert.deepEqual(classes((s) => (s.webhooks['room.created'] = s.webhooks['task.created'])), ['non-breaking']);
+      assert.deepEqual(classes((s) => (scopes(s)['rooms:read'] = 'Read rooms.')), ['non-breaking']);
+    });
+  });
+
   describe('equivalent ways of writing a schema (scripts/spec-canonical.ts), on the general surface', () => {
     const general = readJson(new URL('../../spec/general/released/openapi-1.0.0.json', import.meta.url));
     const edited = (edit: (spec: any) => void) => {

@@ -1,0 +1,208 @@
+// GET /api/rooms/{room_id}/stream as server-sent events: a snapshot of the room (its timer and who is present), then
+// each move of the room as it is committed, whichever process made it: a member's stream opened or closed (presence)
+// and the timer started, paused, resumed, stopped or finished. Moves are stored and numbered (study_room_moves), so
+// a stream resumed with Last-Event-ID, on any process, sends exactly what it missed; a notification on commit is only
+// the wake-up call, and one that is lost is made up for when the listener says so.
+//
+// Presence is the members with a room stream open: the stream takes one of its account's open-stream places (the
+// same bound as every other stream) under the room's kind before it answers 200, and its opening and closing are
+// moves. A running session finishes at its planned end without anyone writing: the streams that hold the room record
+// the finish then (services/rooms/writes.ts recordFinishedSessions, once whichever stream comes first), and the
+// `finished` move reaches every member.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createSession, type Session } from 'better-sse';
+import type { Db } from '../../db/connect.ts';
+import type { Notifications } from '../../db/notifications.ts';
+import { findMemberRoom, insertMove, listMembers, lockRoom, moveBounds, movesAfter, presentMembers, ROOM_MOVES_CHANNEL, roomStreamKind, type RoomMove } from '../../db/queries/rooms.ts';
+import { retriedTransaction } from '../../db/student-transaction.ts';
+import { problems } from '../../server/http/problems.ts';
+import { trackSseStream } from '../../server/process/metrics.ts';
+import type { OpenStreams, StreamHolder, StreamRevocation } from '../events/open-streams.ts';
+import type { StreamSettings } from '../events/stream-settings.ts';
+import { roomBody } from './room-body.ts';
+import { recordFinishedSessions } from './writes.ts';
+
+/** What EventSource waits before it reconnects, sent as the stream's `retry:`. */
+const RECONNECT_MS = 2_000;
+/** A Last-Event-ID further behind than this many moves gets a fresh snapshot (`missed: true`) instead of the replay. */
+export const MAX_REPLAYED_ROOM_MOVES = 100;
+
+const ENDINGS = {
+  service_restarting: 'The service is restarting. Reconnect with Last-Event-ID; the moves made meanwhile follow.',
+  max_duration_reached: 'The stream was open as long as one stream may be. Reconnect with Last-Event-ID; nothing is missed.',
+  service_unavailable: 'The database did not answer. Reconnect with Last-Event-ID in a moment.',
+  account_deleted: 'The account was deleted. Do not reconnect.',
+  credential_revoked: 'The access token or API key this stream was opened with was revoked. Reconnect only with a valid credential.',
+  room_left: 'You are no longer a member of this room (you left, or it was deleted). Do not reconnect.',
+} as const;
+
+type Ending = keyof typeof ENDINGS;
+
+const REVOCATION_ENDINGS: Record<StreamRevocation, Ending> = {
+  account_deleted: 'account_deleted',
+  credential_revoked: 'credential_revoked',
+  lease_lost: 'service_unavailable',
+};
+
+export interface RoomStream {
+  req: IncomingMessage;
+  res: ServerResponse;
+  db: Db;
+  notifications: Notifications;
+  openStreams: OpenStreams;
+  settings: StreamSettings;
+  student: StreamHolder;
+  roomId: string;
+  /** The Last-Event-ID header, validated by the spec (digits). */
+  lastEventId: string | undefined;
+  now: () => Date;
+  streamsEnd: AbortSignal;
+  onError: (error: unknown) => void;
+}
+
+/** Resolves once the stream has ended, whoever ended it. */
+export async function streamRoom(s: RoomStream): Promise<void> {
+  const userId = s.student.user_id;
+  if (!(await findMemberRoom(s.db, userId, s.roomId))) throw problems.notFound('You are in no room with this id.');
+  let revoked: StreamRevocation | undefined;
+  let onRevoked: (why: StreamRevocation) => void = (why) => (revoked = why);
+  const place = await s.openStreams.take(s.student, roomStreamKind(s.roomId), (why) => onRevoked(why));
+  let announced = false;
+  try {
+    await presenceMove(s, 'joined');
+    announced = true;
+    const opening = await openingEvents(s);
+    const session = await createSession(s.req, s.res, { retry: RECONNECT_MS, keepAlive: s.settings.heartbeatMs });
+    trackSseStream(s.res);
+    if (s.req.method === 'HEAD') return void s.res.end();
+    await followMoves(s, session, opening, (end) => {
+      onRevoked = (why) => end(REVOCATION_ENDINGS[why]);
+      if (revoked) onRevoked(revoked);
+    });
+  } finally {
+    await place.release();
+    if (announced) await presenceMove(s, 'left').catch(s.onError);
+  }
+}
+
+/** Tells the room that this member's stream opened or closed (nothing when the room is gone or they left it). */
+async function presenceMove(s: RoomStream, event: 'joined' | 'left'): Promise<void> {
+  await retriedTransaction(s.db, async (trx) => {
+    if (!(await lockRoom(trx, s.roomId))) return;
+    const member = (await listMembers(trx, s.roomId)).find((m) => m.user_id === s.student.user_id);
+    if (!member) return;
+    await insertMove(trx, s.roomId, 'presence', { event, member: { nickname: member.nickname, first_name: member.first_name } }, s.now());
+  });
+}
+
+interface Opening {
+  /** The number of the last move the client holds once these events are sent. */
+  last: number;
+  /** The instant the room's running session ends, if one runs. */
+  endsAt: string | null;
+  send: (session: Session) => void;
+}
+
+/** A snapshot, or with a Last-Event-ID this room's stream sent at most MAX_REPLAYED_ROOM_MOVES moves ago, the moves since. */
+async function openingEvents(s: RoomStream): Promise<Opening> {
+  const bounds = await moveBounds(s.db, s.roomId);
+  const resumeFrom = s.lastEventId === undefined ? undefined : Number(s.lastEventId);
+  if (resumeFrom !== undefined && resumeFrom <= bounds.last && resumeFrom >= bounds.first - 1 && bounds.last - resumeFrom <= MAX_REPLAYED_ROOM_MOVES) {
+    const moves = await movesAfter(s.db, s.roomId, resumeFrom, MAX_REPLAYED_ROOM_MOVES);
+    return { last: moves.at(-1)?.id ?? resumeFrom, endsAt: endOf(moves), send: (session) => moves.forEach((move) => push(session, move)) };
+  }
+  const at = s.now();
+  await recordFinishedSessions(s.db, [s.roomId], at);
+  const row = await findMemberRoom(s.db, s.student.user_id, s.roomId);
+  if (!row) throw problems.notFound('You are in no room with this id.');
+  const { timer } = await roomBody(s.db, s.student.user_id, row, at);
+  const present = await presentMembers(s.db, s.roomId);
+  const members = (await listMembers(s.db, s.roomId)).filter((m) => present.has(m.user_id)).map((m) => ({ nickname: m.nickname, first_name: m.first_name }));
+  const last = (await moveBounds(s.db, s.roomId)).last;
+  const snapshot = { at: at.toISOString(), missed: resumeFrom !== undefined, timer, present: members };
+  return { last, endsAt: timer?.status === 'running' ? timer.ends_at : null, send: (session) => session.push(snapshot, 'snapshot', String(last)) };
+}
+
+function push(session: Session, move: RoomMove): void {
+  session.push(move.data, move.kind, String(move.id));
+}
+
+/** The running session's end after these moves: the last timer move decides (undefined: they say nothing of it). */
+function endOf(moves: readonly RoomMove[]): string | null {
+  const timer = moves.filter((m) => m.kind === 'timer').at(-1)?.data as { timer?: { status: string; ends_at: string | null } } | undefined;
+  return timer?.timer?.status === 'running' ? timer.timer.ends_at : null;
+}
+
+/**
+ * Sends the opening events, then the room's moves after the last one sent each time a commit announces some, until
+ * the client leaves, the process stops, the stream's time is up, the credential goes, the student is no longer a
+ * member, or the database fails.
+ */
+function followMoves(s: RoomStream, session: Session, opening: Opening, started: (end: (code: Ending) => void) => void): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let last = opening.last;
+    let ended = false;
+    let reading = false;
+    let again = false;
+    let finishTimer: NodeJS.Timeout | undefined;
+    let unsubscribe = () => {};
+
+    const end = (code?: Ending) => {
+      if (ended) return;
+      ended = true;
+      unsubscribe();
+      clearTimeout(expiry);
+      clearTimeout(finishTimer);
+      s.streamsEnd.removeEventListener('abort', restarting);
+      if (code && session.isConnected) session.push({ code, detail: ENDINGS[code] }, 'error', String(last));
+      s.res.end();
+      resolve();
+    };
+    // A running session finishes at its end: record it then (once, whichever stream of the room comes first).
+    const watchEnd = (endsAt: string | null) => {
+      clearTimeout(finishTimer);
+      if (!endsAt) return;
+      finishTimer = setTimeout(() => void recordFinishedSessions(s.db, [s.roomId], s.now()).catch(s.onError), Math.max(0, Date.parse(endsAt) - s.now().getTime()) + 50);
+    };
+    const catchUp = async () => {
+      if (reading) return void (again = true);
+      reading = true;
+      try {
+        do {
+          again = false;
+          if (!(await findMemberRoom(s.db, s.student.user_id, s.roomId))) return end('room_left');
+          let moves: RoomMove[];
+          do {
+            moves = await movesAfter(s.db, s.roomId, last, MAX_REPLAYED_ROOM_MOVES);
+            for (const move of moves) {
+              if (ended) return;
+              push(session, move);
+              last = move.id;
+            }
+            if (moves.some((m) => m.kind === 'timer')) watchEnd(endOf(moves));
+          } while (moves.length === MAX_REPLAYED_ROOM_MOVES);
+        } while (again && !ended);
+      } catch (error) {
+        s.onError(error);
+        end('service_unavailable');
+      } finally {
+        reading = false;
+      }
+    };
+    const restarting = () => end('service_restarting');
+    const expiry = setTimeout(() => end('max_duration_reached'), s.settings.maxDurationMs);
+    s.streamsEnd.addEventListener('abort', restarting);
+    s.res.once('close', () => end());
+
+    opening.send(session);
+    watchEnd(opening.endsAt);
+    unsubscribe = s.notifications.subscribe(ROOM_MOVES_CHANNEL, {
+      message: (roomId) => void (roomId === s.roomId && catchUp()),
+      missed: () => void catchUp(),
+    });
+    // Moves committed between the opening read and the subscription were announced to no one here.
+    void catchUp();
+    started(end);
+    if (s.streamsEnd.aborted) restarting();
+  });
+}

@@ -1,0 +1,90 @@
+// A study room across two real server processes on one PostgreSQL database: two students, each with the room's
+// stream open on a different process, see the same presence and the same timer within a second of the change, which
+// a third request makes through either process (NOTIFY on commit, each process's LISTEN connection).
+import assert from 'node:assert/strict';
+import { insertAccount } from '../../db/queries/profile.ts';
+import { insertPersonalKey } from '../../db/queries/personal-api-keys.ts';
+import { insertWithFreshKey } from '../../server/auth/api-keys.ts';
+import { hashPassword } from '../../server/auth/passwords.ts';
+import { ALL_SCOPES } from '../../server/auth/scopes.ts';
+import { openEventStream, type LiveEventStream } from '../support/sse.ts';
+import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { faultDatabase, requiredEnv, type FaultDatabase } from './support/fixture.ts';
+
+describe('a study room across two processes', function () {
+  this.timeout(90_000);
+  const redisUrl = requiredEnv('REDIS_URL');
+  let database: FaultDatabase;
+  let bobKey: string;
+  const processes: ServerProcess[] = [];
+  const streams: LiveEventStream[] = [];
+
+  before(async () => {
+    database = await faultDatabase('sc_fault_rooms');
+    const bob = await insertAccount(database.db, { email: 'bob@example.com', nickname: 'bob_rooms', first_name: 'Bob', time_zone: 'UTC', country_code: null, password_hash: await hashPassword('not-used-here') });
+    bobKey = (await insertWithFreshKey(({ prefix, hash }) => insertPersonalKey(database.db, { user_id: bob.id, prefix, key_hash: hash, name: 'fault suite', scopes: [...ALL_SCOPES] }))).key;
+  });
+  after(async () => {
+    streams.forEach((stream) => stream.close());
+    for (const server of processes) if (server.child.exitCode === null) server.child.kill('SIGKILL');
+    await database?.drop();
+  });
+
+  const start = () => {
+    const server = startServerProcess({ DATABASE_URL: database.url, REDIS_URL: redisUrl, SHUTDOWN_DRAIN_SECONDS: '0', SHUTDOWN_GRACE_SECONDS: '10' });
+    processes.push(server);
+    return server;
+  };
+  async function call(base: string, key: string, path: string, body?: unknown) {
+    const res = await fetch(base + path, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { 'X-Service-API-Key': key, 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(5_000),
+    });
+    assert.ok(res.ok, `${path}: ${res.status} ${await res.clone().text()}`);
+    return (await res.json()) as any;
+  }
+  async function open(base: string, key: string, roomId: string) {
+    const stream = await openEventStream(`${base}/api/rooms/${roomId}/stream`, { 'X-Service-API-Key': key });
+    streams.push(stream);
+    assert.equal(stream.status, 200);
+    return stream;
+  }
+
+  it('two students on two processes see the same presence and timer within a second', async () => {
+    const [a, b] = [start(), start()];
+    const [baseA, baseB] = await Promise.all([a.listening, b.listening]);
+    const alice = database.studentKey;
+    const room = await call(baseA, alice, '/api/rooms', { title: 'Across processes' });
+    const { code } = await call(baseA, alice, `/api/rooms/${room.id}/join-code`, {});
+    await call(baseB, bobKey, '/api/rooms/join', { code });
+
+    const onA = await open(baseA, alice, room.id);
+    assert.equal((await onA.next()).event, 'snapshot');
+    let sentAt = performance.now();
+    const onB = await open(baseB, bobKey, room.id);
+    const bobSnapshot = JSON.parse((await onB.next()).data);
+    assert.deepEqual(bobSnapshot.present.map((m: { nickname: string }) => m.nickname).sort(), ['bob_rooms', 'demo_student']);
+    const joined = await onA.next(1_000);
+    const presenceMs = performance.now() - sentAt;
+    assert.equal(joined.event, 'presence');
+    assert.deepEqual(JSON.parse(joined.data), { event: 'joined', member: { nickname: 'bob_rooms', first_name: 'Bob' } });
+
+    // Bob starts the timer through process B; Alice, on A, sees the same session.
+    sentAt = performance.now();
+    const started = await call(baseB, bobKey, `/api/rooms/${room.id}/timer`, { action: 'start', duration_minutes: 25 });
+    const [onAliceA, onBobB] = await Promise.all([onA.next(1_000), onB.next(1_000)]);
+    const timerMs = performance.now() - sentAt;
+    assert.deepEqual(JSON.parse(onAliceA.data), { event: 'started', timer: started });
+    assert.deepEqual(JSON.parse(onBobB.data), { event: 'started', timer: started });
+    assert.equal(onAliceA.id, onBobB.id);
+
+    // Alice pauses through A; Bob, on B, sees it.
+    await call(baseA, alice, `/api/rooms/${room.id}/timer`, { action: 'pause' });
+    const paused = await onB.next(1_000);
+    assert.equal(JSON.parse(paused.data).event, 'paused');
+    assert.deepEqual(JSON.parse(paused.data).timer, JSON.parse((await onA.next(1_000)).data).timer);
+    console.log(`      (presence on A after B's stream opened: ${presenceMs.toFixed(0)} ms; the timer on both after the POST to B: ${timerMs.toFixed(0)} ms)`);
+  });
+});
