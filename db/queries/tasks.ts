@@ -1,6 +1,6 @@
 // A student's tasks. Every query takes the user id and filters on it: another student's task is never found.
 import { randomUUID } from 'node:crypto';
-import type { Updateable } from 'kysely';
+import { sql, type Updateable } from 'kysely';
 import type { Db } from '../connect.ts';
 import { executePrepared } from '../prepared-statements.ts';
 import type { TasksTable } from '../schema.ts';
@@ -8,6 +8,13 @@ import { withStudentLock } from '../student-transaction.ts';
 import { insertEvents, type NewEvent } from './events.ts';
 
 /** The columns a task is answered with (series_starts_at and previous_id stay internal). */
+/**
+ * `status = 'completed'` written into the statement instead of bound: tasks_user_completed_idx is partial on that
+ * predicate, and a prepared statement's generic plan cannot use a partial index whose predicate depends on a
+ * parameter (bound, the daily loop read every task of the student, three times over).
+ */
+export const COMPLETED = sql.lit('completed' as const);
+
 export const TASK_COLUMNS = [
   'id',
   'title',
