@@ -66,12 +66,16 @@ export async function deleteEventsBefore(db: Db, before: Date, batch: number): P
 }
 
 /**
- * The insert of `events` (any number, none included) for a write's own statement to carry as a CTE, so that its
- * outbox rows cost no round trip: one parameter, so the statement's text is the same for any number of events.
+ * The outbox rows of `events` (any number, none included) as insertEvents takes them: one JSON value, so the
+ * statement's text is the same for any number of events. As JSON, each event's data is a value of its own, as
+ * eventValues' JSON text is for a single insert.
  */
-export function insertEvents<DB extends Database>(qc: QueryCreator<DB>, events: readonly NewEvent[]) {
-  // As JSON, each event's data is a value of its own, as eventValues' JSON text is for a single insert.
-  const rows = JSON.stringify(events.map(({ type, user_id, data, created_at, fanned_out_at }) => ({ type, user_id, data, created_at, fanned_out_at })));
+export function eventRows(events: readonly NewEvent[]): string {
+  return JSON.stringify(events.map(({ type, user_id, data, created_at, fanned_out_at }) => ({ type, user_id, data, created_at, fanned_out_at })));
+}
+
+/** The insert of eventRows' `rows` for a write's own statement to carry as a CTE, so its outbox rows cost no round trip. */
+export function insertEvents<DB extends Database>(qc: QueryCreator<DB>, rows: string) {
   return qc
     .insertInto('events')
     .columns(['type', 'user_id', 'data', 'created_at', 'fanned_out_at'])

@@ -6,6 +6,7 @@ import type { Db } from '../connect.ts';
 import { executePrepared } from '../prepared-statements.ts';
 import type { Database } from '../schema.ts';
 import { instantMs } from './json-instants.ts';
+import { COMPLETED } from './tasks.ts';
 
 const EXAM_COLUMNS = ['id', 'subject', 'exam_date', 'notes', 'created_at', 'updated_at'] as const;
 
@@ -176,7 +177,7 @@ export function studyDays(db: Db, userId: string, window: StudyWindow) {
     .selectFrom('tasks')
     .select(sql<string>`(completed_at at time zone ${zone})::date`.as('day'))
     .where('user_id', '=', userId)
-    .where('status', '=', 'completed')
+    .where('status', '=', COMPLETED)
     .where('completed_at', '>=', since);
   // A count always has its one row: the subquery is never null.
   return sql<number>`(with recursive review_days(at) as (

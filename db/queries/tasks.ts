@@ -1,13 +1,20 @@
 // A student's tasks. Every query takes the user id and filters on it: another student's task is never found.
 import { randomUUID } from 'node:crypto';
-import type { Updateable } from 'kysely';
+import { sql, type Updateable } from 'kysely';
 import type { Db } from '../connect.ts';
-import { executePrepared } from '../prepared-statements.ts';
+import { compiledOnce } from '../prepared-statements.ts';
 import type { TasksTable } from '../schema.ts';
 import { withStudentLock } from '../student-transaction.ts';
-import { insertEvents, type NewEvent } from './events.ts';
+import { eventRows, insertEvents, type NewEvent } from './events.ts';
 
 /** The columns a task is answered with (series_starts_at and previous_id stay internal). */
+/**
+ * `status = 'completed'` written into the statement instead of bound: tasks_user_completed_idx is partial on that
+ * predicate, and a prepared statement's generic plan cannot use a partial index whose predicate depends on a
+ * parameter (bound, the daily loop read every task of the student, three times over).
+ */
+export const COMPLETED = sql.lit('completed' as const);
+
 export const TASK_COLUMNS = [
   'id',
   'title',
@@ -57,16 +64,22 @@ export async function insertTask(db: Db, task: NewTaskRow, now: Date) {
  * The events are made from the row before it is stored: nothing in it comes from the database.
  */
 export async function insertTaskRow(db: Db, row: NewTaskValues, events: readonly NewEvent[] = []) {
-  const [inserted] = await executePrepared(
-    db,
-    withStudentLock(db, row.user_id)
-      .with('task', (qc) => qc.insertInto('tasks').values(row).returning(TASK_COLUMNS))
-      .with('outbox', (qc) => insertEvents(qc, events))
-      .selectFrom(['task', 'student_lock'])
-      .selectAll('task'),
-  );
+  const [inserted] = await insertTaskStatement(db, { ...row, events: eventRows(events) });
   return inserted!;
 }
+
+/** The columns a new task's row sets: every key of NewTaskValues. */
+const NEW_TASK_KEYS = ['id', 'user_id', 'title', 'course', 'due_at', 'notes', 'priority', 'recurrence', 'series_starts_at', 'status', 'completed_at', 'series_id', 'created_at', 'updated_at'] as const satisfies ReadonlyArray<keyof NewTaskValues>;
+
+// Built and compiled once (db/prepared-statements.ts): building and compiling the insert with its two CTEs cost about
+// as much of the service's CPU as sending it.
+const insertTaskStatement = compiledOnce([...NEW_TASK_KEYS, 'events'], (db: Db, v: NewTaskValues & { events: string }) =>
+  withStudentLock(db, v.user_id)
+    .with('task', (qc) => qc.insertInto('tasks').values(Object.fromEntries(NEW_TASK_KEYS.map((key) => [key, v[key]])) as NewTaskValues).returning(TASK_COLUMNS))
+    .with('outbox', (qc) => insertEvents(qc, v.events))
+    .selectFrom(['task', 'student_lock'])
+    .selectAll('task'),
+);
 
 export async function findTask(db: Db, userId: string, id: string) {
   return db.selectFrom('tasks').select(TASK_COLUMNS).where('user_id', '=', userId).where('id', '=', id).executeTakeFirst();
@@ -91,17 +104,46 @@ export interface TaskFilters {
 }
 
 /**
- * One page (plus one row, to tell whether more follow) by (due_at, id), after the cursor's key when given. Prepared:
- * it is the general surface's hot read (GET /api/tasks).
+ * One page (plus one row, to tell whether more follow) by (due_at, id), after the cursor's key when given. Prepared
+ * and compiled once per combination of filters (at most 32): it is the general surface's hot read (GET /api/tasks),
+ * and Kysely's building and compiling of it cost more of the service's CPU than PostgreSQL's running of it.
  */
 export async function listTasks(db: Db, userId: string, filters: TaskFilters, after: { at: Date; id: string } | undefined, limit: number) {
-  let query = db.selectFrom('tasks').select(TASK_COLUMNS).where('user_id', '=', userId);
-  if (filters.status) query = query.where('status', '=', filters.status);
-  if (filters.course) query = query.where('course', '=', filters.course);
-  if (filters.due_from) query = query.where('due_at', '>=', filters.due_from);
-  if (filters.due_to) query = query.where('due_at', '<', filters.due_to);
-  if (after) query = query.where((eb) => eb(eb.refTuple('due_at', 'id'), '>', eb.tuple(after.at, after.id)));
-  return executePrepared(db, query.orderBy('due_at').orderBy('id').limit(limit + 1));
+  const values: PageValues = { userId, ...filters, after_at: after?.at, after_id: after?.id, limit: limit + 1 };
+  return taskPage({ status: Boolean(filters.status), course: Boolean(filters.course), due_from: Boolean(filters.due_from), due_to: Boolean(filters.due_to), after: Boolean(after) })(db, values);
+}
+
+interface PageValues extends TaskFilters {
+  userId: string;
+  after_at?: Date;
+  after_id?: string;
+  limit: number;
+}
+
+type PageShape = Record<keyof TaskFilters | 'after', boolean>;
+
+const pageStatements = new Map<string, ReturnType<typeof pageStatement>>();
+
+function taskPage(shape: PageShape) {
+  const key = JSON.stringify(shape);
+  let statement = pageStatements.get(key);
+  if (!statement) pageStatements.set(key, (statement = pageStatement(shape)));
+  return statement;
+}
+
+/** The page's statement for one combination of filters: which conditions it has is fixed, their values are bound. */
+function pageStatement(shape: PageShape) {
+  const filters = (['status', 'course', 'due_from', 'due_to'] as const).filter((name) => shape[name]);
+  const keys: Array<keyof PageValues> = ['userId', ...filters, ...(shape.after ? (['after_at', 'after_id'] as const) : []), 'limit'];
+  return compiledOnce(keys, (db: Db, v: PageValues) => {
+    let query = db.selectFrom('tasks').select(TASK_COLUMNS).where('user_id', '=', v.userId);
+    if (shape.status) query = query.where('status', '=', v.status!);
+    if (shape.course) query = query.where('course', '=', v.course!);
+    if (shape.due_from) query = query.where('due_at', '>=', v.due_from!);
+    if (shape.due_to) query = query.where('due_at', '<', v.due_to!);
+    if (shape.after) query = query.where((eb) => eb(eb.refTuple('due_at', 'id'), '>', eb.tuple(v.after_at!, v.after_id!)));
+    return query.orderBy('due_at').orderBy('id').limit(v.limit);
+  });
 }
 
 /**

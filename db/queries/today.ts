@@ -8,7 +8,7 @@ import { studyDays, upcomingPreparation, type StudyWindow } from './exams.ts';
 import { compiledOnce } from '../prepared-statements.ts';
 import { fromInstantMs, instantMs } from './json-instants.ts';
 import { currentStreak } from './streak.ts';
-import { openTasks } from './tasks.ts';
+import { COMPLETED, openTasks } from './tasks.ts';
 
 /**
  * Decks with cards due at `now`: reviewed cards due (and, of those, the ones already due before `todayStart`) and
@@ -82,7 +82,7 @@ interface LoopValues {
 // the loop's CPU than PostgreSQL's running of it.
 const dailyLoopFacts = compiledOnce(['userId', 'now', 'today', 'start', 'end', 'zone', 'since'], (db: Db, v: LoopValues) => {
   const reviews = db.selectFrom('flashcard_reviews').where('user_id', '=', v.userId);
-  const completions = db.selectFrom('tasks').where('user_id', '=', v.userId).where('status', '=', 'completed');
+  const completions = db.selectFrom('tasks').where('user_id', '=', v.userId).where('status', '=', COMPLETED);
   return db.selectNoFrom((eb) => [
     db.selectFrom('users').select(currentStreak.as('streak')).where('id', '=', v.userId).as('streak'),
     jsonArrayFrom(openTasks(db, v.userId, { dueBefore: v.end }).select(['id', 'title', 'course', instantMs('due_at').as('due_at_ms')])).as('tasks'),

@@ -34,22 +34,25 @@ export function terminalLines(destination?: NodeJS.WritableStream): DestinationS
 }
 
 /** Request lines held before a write; any other line is written at once, with the request lines before it. */
-const BATCH_BYTES = 4096;
+const BATCH_BYTES = 32 * 1024;
+/** sonic-boom's largest single write; it must exceed BATCH_BYTES (its default, 16 KB, would not). */
+const MAX_WRITE_BYTES = 2 * BATCH_BYTES;
 const BATCH_MAX_WAIT_MS = 1000;
 let writingRequestLine = false;
 
 /**
  * Where the JSON lines go: pino's own destination (sonic-boom, asynchronous writes) on `fd`, except that request lines
- * are held until 4 KB of them are waiting or a second has passed, and go out in one write. One write per request line
- * cost a noticeable share of a hot read's CPU (the write and its thread-pool round trip). Lines stay in
+ * are held until 32 KB of them are waiting or a second has passed, and go out in one write. Each write is a round trip
+ * to the thread pool (a wake-up and two context switches on a busy core), and a general-surface request line is about
+ * 2 KB: at 4 KB a batch that was a write every other request. Lines stay in
  * order; every other line (start-up, warnings, errors) is written at once. pino writes what is held when the process
  * exits (also after an uncaught exception); a kill -9 or a crash of the runtime loses the request lines of the last
- * second, at most 4 KB. Synchronous writes would cost a little less CPU, but a log reader that stops reading (a
+ * second, at most 32 KB. Synchronous writes would cost a little less CPU, but a log reader that stops reading (a
  * stalled log driver) would then stop the event loop with it; asynchronous, it only holds lines back.
  */
 export function batchedLines(fd: number): DestinationStream {
-  const out = pino.destination({ dest: fd, minLength: BATCH_BYTES, periodicFlush: BATCH_MAX_WAIT_MS });
-  // A flush while a write is under way does nothing, and the end of that write leaves what is held below 4 KB: the
+  const out = pino.destination({ dest: fd, minLength: BATCH_BYTES, maxWrite: MAX_WRITE_BYTES, periodicFlush: BATCH_MAX_WAIT_MS });
+  // A flush while a write is under way does nothing, and the end of that write leaves what is held below 32 KB: the
   // line would wait for the timer. So the flush is made again when that write is done.
   let flushAfterWrite = false;
   out.on('drain', () => {

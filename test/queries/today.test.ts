@@ -1,8 +1,10 @@
 // db/queries/today.ts on the run's engine: the daily loop's one statement, whose parts each have a boundary (due by
 // the end of today, overdue before its start, studied since its start) and each read only the student's rows.
 import assert from 'node:assert/strict';
+import pg from 'pg';
 import { findDailyLoopFacts, listDueDecks, type LoopDay } from '../../db/queries/today.ts';
 import { completeTask, db, deleteNewStudents, newCard, newDeck, newExam, newStudent, newTask, reviewCard } from '../support/query-fixture.ts';
+import { testDatabase } from '../support/root-hooks.ts';
 
 const at = (iso: string) => new Date(iso);
 /** 2 March 2026 in UTC, at noon. */
@@ -82,4 +84,48 @@ describe('daily loop queries', () => {
     assert.deepEqual(facts?.exams.map((e) => e.id), [today.id]);
     assert.equal(await findDailyLoopFacts(db(), '00000000-0000-4000-8000-000000000000', DAY, WINDOW), undefined);
   });
+
+  // The statement runs prepared, and PostgreSQL soon plans it once for any values (a generic plan). A predicate bound
+  // as a parameter cannot prove a partial index's own predicate then: `status = $n` read every task of the student.
+  it('reads completed tasks through their partial index in the generic plan of its prepared statement (PostgreSQL)', async function () {
+    const url = testDatabase().url;
+    if (url === undefined) return this.skip();
+    const student = await newStudent();
+    const task = await newTask(student, at('2026-03-05T00:00:00Z'));
+    await completeTask(student, task.id, at('2026-03-01T10:00:00Z'));
+    const statement = await loopStatement(() => findDailyLoopFacts(db(), student, DAY, WINDOW));
+
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      // Without sequential scans the planner picks an index for every part; which one is what this asserts.
+      await client.query('set plan_cache_mode = force_generic_plan; set enable_seqscan = off');
+      await client.query(`prepare loop_facts as ${statement.text}`);
+      const literals = statement.values.map((value) => (value === null ? 'null' : `'${(value instanceof Date ? value.toISOString() : String(value)).replaceAll("'", "''")}'`));
+      const { rows } = await client.query<{ 'QUERY PLAN': string }>(`explain execute loop_facts(${literals.join(', ')})`);
+      const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
+      assert.equal(plan.match(/tasks_user_completed_idx/g)?.length, 3, `the last completion, study today and the study days read the partial index:\n${plan}`);
+    } finally {
+      await client.end();
+    }
+  });
 });
+
+/** The daily loop's statement as pg sent it while `run` ran. */
+async function loopStatement(run: () => Promise<unknown>): Promise<{ text: string; values: unknown[] }> {
+  const sent: Array<{ text: string; values: unknown[] }> = [];
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const [first, second] = args;
+    const config = typeof first === 'string' ? { text: first, values: second } : (first as { text: string; values?: unknown });
+    if (/"last_completion"/.test(config.text)) sent.push({ text: config.text, values: (config.values as unknown[] | undefined) ?? [] });
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof query;
+  try {
+    await run();
+  } finally {
+    pg.Client.prototype.query = query;
+  }
+  assert.equal(sent.length, 1, 'the loop is one statement');
+  return sent[0]!;
+}
