@@ -49,7 +49,8 @@ export async function feedContent(db: Db, owner: { user_id: string; time_zone: s
     openTasksFrom(db, owner.user_id, from, MAX_TASKS),
     openSeriesHeads(db, owner.user_id, new Date(LAST_INSTANT), MAX_OPEN_SERIES),
     examsFrom(db, owner.user_id, localDate(from, owner.time_zone), MAX_EXAMS),
-    owner.country_code ? holidaysBetween(db, owner.country_code, `${year}-01-01`, `${year + 1}-12-31`) : [],
+    // A profile's country is lower case (the spec's CountryCodeLower); the holidays are stored under ISO's upper case.
+    owner.country_code ? holidaysBetween(db, owner.country_code.toUpperCase(), `${year}-01-01`, `${year + 1}-12-31`) : [],
   ]);
   return { timeZone: owner.time_zone, tasks, series, exams, holidays };
 }

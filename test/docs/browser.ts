@@ -1,5 +1,5 @@
 // The browser of the docs tests: Debian's Chromium driven by playwright-core, and the checks run in its pages.
-// Without /usr/bin/chromium the suite is pending with a message, or fails under REQUIRE_BROWSER=1 (CI), so a
+// Without /usr/bin/chromium the suite is pending with a message, or fails under REQUIRE_TEST_TOOLS=1 (CI), so a
 // missing browser never passes silently.
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -12,13 +12,13 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 export const CHROMIUM = '/usr/bin/chromium';
 
 /**
- * Launches Chromium for a suite, or makes the suite pending (fails it with REQUIRE_BROWSER=1) when it is absent.
+ * Launches Chromium for a suite, or makes the suite pending (fails it with REQUIRE_TEST_TOOLS=1) when it is absent.
  * playwright gives each launch a fresh temporary profile (user-data-dir) and removes it on close.
  */
 export async function launchOrSkip(context: Context): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
     const message = `${CHROMIUM} is missing: the rendered-docs browser tests did not run (apt-get install -y chromium)`;
-    if (process.env.REQUIRE_BROWSER === '1') throw new Error(`${message}; REQUIRE_BROWSER=1 demands them`);
+    if (process.env.REQUIRE_TEST_TOOLS === '1') throw new Error(`${message}; REQUIRE_TEST_TOOLS=1 demands them`);
     console.warn(`    PENDING: ${message}`);
     context.skip();
   }

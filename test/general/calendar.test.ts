@@ -2,6 +2,10 @@
 // the feed itself: RFC 5545 that ical.js (Mozilla's parser) reads without a complaint and expands to the same
 // occurrences as the service's own walk, in two time zones; ETag and 304; 404 for every dead URL alike.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import ICAL from 'ical.js';
 import { holidaysBetween } from '../../db/queries/holidays.ts';
 import { nextOccurrence } from '../../domain/recurrence.ts';
@@ -189,7 +193,8 @@ describe('calendar feeds', () => {
       const walked = serviceWalk(task.recurrence, new Date(task.due_at), zone, 20);
       assert.deepEqual(expanded.get(series.uid)!.map((d) => d.toISOString()), walked.map((d) => d.toISOString()), `${zone}: ical.js and the service agree`);
 
-      const holidays = await holidaysBetween(testDatabase().db, 'kz', '2026-01-01', '2027-12-31');
+      const holidays = await holidaysBetween(testDatabase().db, 'KZ', '2026-01-01', '2027-12-31');
+      assert.ok(holidays.length > 0);
       assert.equal(events.filter((event) => event.uid.startsWith('holiday-')).length, holidays.length, 'this and next year’s holidays of the country');
     }
     // Spot-check the DST move itself, not only the agreement.
@@ -200,6 +205,51 @@ describe('calendar feeds', () => {
     assert.equal(exam.startDate.isDate, true, 'an exam is an all-day event');
     assert.equal(exam.startDate.toString(), '2027-04-20');
     assert.equal(exam.description, 'Room 101');
+  });
+
+  it('imports into khal, a calendar client, which shows a series across a DST change at the same local time', async function () {
+    if (spawnSync('khal', ['--version']).status !== 0) {
+      // Pending where khal is not installed (apt-get install -y khal); CI installs it and demands it.
+      if (process.env.REQUIRE_TEST_TOOLS === '1') throw new Error('khal is missing; REQUIRE_TEST_TOOLS=1 demands it');
+      this.skip();
+    }
+    const { api, newStudent } = await generalApp();
+    const berlin = await newStudent({ time_zone: 'Europe/Berlin', country_code: 'kz' });
+    await api.post('/api/tasks').set(berlin.headers).send({ title: 'Seminar prep', course: 'Physics', due_at: '2027-03-15T08:00:00Z', recurrence: 'FREQ=WEEKLY;BYDAY=MO;COUNT=4' }).expect(201);
+    await api.post('/api/exams').set(berlin.headers).send({ subject: 'Physics', exam_date: '2027-04-20', notes: 'Room 101' }).expect(201);
+    const text = (await api.get(pathOf((await createFeed(api, berlin)).url)).expect(200)).text;
+
+    const home = mkdtempSync(join(tmpdir(), 'sc-khal-'));
+    try {
+      mkdirSync(join(home, 'calendar'));
+      writeFileSync(join(home, 'feed.ics'), text);
+      // khal's own configuration, in a directory of its own: one calendar, the student's zone as the local one.
+      writeFileSync(
+        join(home, 'config'),
+        [
+          '[calendars]', '[[study]]', `path = ${join(home, 'calendar')}`,
+          '[locale]', 'local_timezone = Europe/Berlin', 'default_timezone = Europe/Berlin',
+          'timeformat = %H:%M', 'dateformat = %Y-%m-%d', 'longdateformat = %Y-%m-%d', 'datetimeformat = %Y-%m-%d %H:%M', 'longdatetimeformat = %Y-%m-%d %H:%M',
+        ].join('\n'),
+      );
+      const khal = (...args: string[]) => {
+        const run = spawnSync('khal', ['-c', join(home, 'config'), ...args], { encoding: 'utf8', env: { ...process.env, HOME: home, XDG_DATA_HOME: home } });
+        assert.equal(run.status, 0, run.stderr);
+        assert.equal(run.stderr, '', 'khal had nothing to complain about');
+        return run.stdout;
+      };
+      khal('import', '--batch', '-a', 'study', join(home, 'feed.ics'));
+      const listed = khal('list', '--format', '{start-date} {start-time} {title}', '2026-12-01', '2027-04-21');
+      const seminars = listed.split('\n').filter((line) => line.includes('Seminar prep'));
+      // 09:00 in Berlin each Monday, before the change (08:00Z) and after it (07:00Z).
+      assert.deepEqual(seminars, ['2027-03-15 09:00 Seminar prep', '2027-03-22 09:00 Seminar prep', '2027-03-29 09:00 Seminar prep', '2027-04-05 09:00 Seminar prep']);
+      assert.match(listed, /^2027-04-20 +Exam: Physics$/m, 'the exam is an all-day event on its date');
+      const holidays = await holidaysBetween(testDatabase().db, 'KZ', '2026-12-01', '2027-04-21');
+      assert.ok(holidays.length > 0, 'the window holds holidays of the student’s country');
+      for (const holiday of holidays) assert.ok(listed.includes(holiday.name), `${holiday.name} is in the calendar`);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 
   it(`reads one URL at most ${FEED_READS_PER_MINUTE} times a minute, counted per URL and against no account`, async () => {
