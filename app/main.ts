@@ -34,6 +34,7 @@ import { memoryLimitStores, type LimitStores } from '../server/limits/rate-limit
 import { secretBox, type SecretBox } from '../server/auth/secret-box.ts';
 import { secretsKeyFor } from './secrets-key.ts';
 import { describeStartupError } from './startup-errors.ts';
+import { startRoomSweep } from '../services/rooms/sweep.ts';
 import { startDeliveryWorker } from '../services/webhooks/worker.ts';
 
 /** Secrets printed once, on the first start of an embedded database. */
@@ -190,8 +191,11 @@ async function openCliSocket(dataDir: string, db: Db) {
   }
 }
 
+/** The worker's part: webhook delivery, and the study rooms' sweep (what their clock brings when nobody watches). */
 function deliveryWorker(db: Db, lifecycle: LifecycleControl, box: SecretBox, notifications: Notifications) {
-  return startDeliveryWorker({ db, box, config: config.webhooks, logger, lifecycle, notifications });
+  const delivery = startDeliveryWorker({ db, box, config: config.webhooks, logger, lifecycle, notifications });
+  const rooms = startRoomSweep({ db, lifecycle, logger });
+  return { stop: async () => void (await Promise.all([delivery.stop(), rooms.stop()])) };
 }
 
 /** The one LISTEN connection of the process (NOTIFY from any process's commits), for every role. LISTEN needs a session, so it bypasses a transaction pooler. */

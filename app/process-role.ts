@@ -1,8 +1,9 @@
 // What a process started by app/main.ts does, chosen with `--role`:
-//   all     (the default) serve the API and deliver webhooks: the embedded database and a plain `npm start`
-//           need no second process;
+//   all     (the default) serve the API and deliver webhooks (and sweep the study rooms: services/rooms/sweep.ts):
+//           the embedded database and a plain `npm start` need no second process;
 //   web     serve the API only (the events it writes wait in the outbox for a worker);
-//   worker  deliver webhooks only: no HTTP listener, any number of them beside any number of web processes.
+//   worker  deliver webhooks and sweep the study rooms only: no HTTP listener, any number of them beside any number
+//           of web processes.
 import { ConfigError } from '../server/process/config-error.ts';
 
 export type ProcessRole = 'all' | 'web' | 'worker';

@@ -279,6 +279,14 @@ export interface StudyRoomMovesTable {
   created_at: CreatedAt;
 }
 
+/** A room stream that announced its member present, until its `left` move is written (services/rooms/sweep.ts). */
+export interface StudyRoomPresencesTable {
+  stream_id: string;
+  room_id: string;
+  user_id: string;
+  opened_at: CreatedAt;
+}
+
 /** A focus session of a room's shared timer: its state is computed from these instants (domain/focus-timer.ts). */
 export interface StudyRoomSessionsTable {
   id: Generated<string>;
@@ -322,6 +330,7 @@ export interface Database {
   study_room_members: StudyRoomMembersTable;
   study_room_sessions: StudyRoomSessionsTable;
   study_room_moves: StudyRoomMovesTable;
+  study_room_presences: StudyRoomPresencesTable;
   tasks: TasksTable;
   idempotency_keys: IdempotencyKeysTable;
   holiday_countries: HolidayCountriesTable;

@@ -34,6 +34,7 @@ import * as calendarFeeds from './20261127_0901_calendar_feeds.ts';
 import * as eventsFeed from './20261127_0902_events_feed.ts';
 import * as studyRooms from './20261127_1101_study_rooms.ts';
 import * as roomMoves from './20261127_1102_room_moves.ts';
+import * as roomSweep from './20261127_1103_room_sweep.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261122_0001_partner_v1': partnerV1,
@@ -70,4 +71,5 @@ export const migrations: Record<string, Migration> = {
   '20261127_0902_events_feed': eventsFeed,
   '20261127_1101_study_rooms': studyRooms,
   '20261127_1102_room_moves': roomMoves,
+  '20261127_1103_room_sweep': roomSweep,
 };

@@ -204,6 +204,53 @@ export async function updateSession(trx: Db, id: string, change: { paused_at?: D
   return trx.updateTable('study_room_sessions').set(change).where('id', '=', id).returning(SESSION_COLUMNS).executeTakeFirstOrThrow();
 }
 
+/**
+ * The rooms whose running session's planned end is `now` or earlier and whose finish is not recorded, at most
+ * `limit`, the longest due first: one range of study_room_sessions_running_end (the expression and the conditions
+ * are the index's, so the planner uses it).
+ */
+export async function roomsWithDueSessions(db: Db, now: Date, limit: number): Promise<string[]> {
+  const plannedEnd = sql`(started_at at time zone 'UTC') + (paused_ms + duration_ms) * interval '1 millisecond'`;
+  const rows = await db
+    .selectFrom('study_room_sessions')
+    .select('room_id')
+    .where('stopped_at', 'is', null)
+    .where('finished_at', 'is', null)
+    .where('paused_at', 'is', null)
+    .where(plannedEnd, '<=', sql<Date>`(${now}::timestamptz at time zone 'UTC')`)
+    .orderBy(plannedEnd)
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.room_id);
+}
+
+/** A room stream announced its member present (the caller holds the room's lock and writes the `joined` move). */
+export async function addPresence(trx: Db, presence: { stream_id: string; room_id: string; user_id: string }, at: Date): Promise<void> {
+  await trx.insertInto('study_room_presences').values({ ...presence, opened_at: at }).execute();
+}
+
+/**
+ * Ends a stream's presence (the caller holds the room's lock): the member it was of, for the one caller that ended
+ * it (who writes the `left` move); undefined when it was ended already.
+ */
+export async function removePresence(trx: Db, streamId: string): Promise<string | undefined> {
+  const row = await trx.deleteFrom('study_room_presences').where('stream_id', '=', streamId).returning('user_id').executeTakeFirst();
+  return row?.user_id;
+}
+
+/** Presences whose stream's lease lapsed or whose row is gone (their process died without a word), at most `limit`. */
+export async function lapsedPresences(db: Db, limit: number) {
+  return db
+    .selectFrom('study_room_presences')
+    .select(['stream_id', 'room_id', 'user_id'])
+    .where(({ not, exists, selectFrom }) =>
+      not(exists(selectFrom('open_streams').select('open_streams.id').whereRef('open_streams.id', '=', 'study_room_presences.stream_id').where('open_streams.expires_at', '>', sql<Date>`statement_timestamp()`))),
+    )
+    .orderBy('opened_at')
+    .limit(limit)
+    .execute();
+}
+
 /** Students with the room's stream open now (their stream's lease is live): the room's presence. */
 export async function presentMembers(db: Db, roomId: string): Promise<Set<string>> {
   const rows = await db

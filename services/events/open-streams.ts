@@ -51,6 +51,8 @@ export interface StreamHolder {
 }
 
 export interface StreamPlace {
+  /** The stream's row in open_streams: what tells whether its lease still stands. */
+  readonly id: string;
   /** Frees the place (once; later calls do nothing). */
   release(): Promise<void>;
 }
@@ -165,6 +167,7 @@ export function openStreams(db: Db, notifications: Notifications, options: { lim
       }
       let released = false;
       return {
+        id,
         async release() {
           if (released) return;
           released = true;

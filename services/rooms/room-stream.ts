@@ -6,21 +6,22 @@
 //
 // Presence is the members with a room stream open: the stream takes one of its account's open-stream places (the
 // same bound as every other stream) under the room's kind before it answers 200, and its opening and closing are
-// moves. A running session finishes at its planned end without anyone writing: the streams that hold the room record
-// the finish then (services/rooms/writes.ts recordFinishedSessions, once whichever stream comes first), and the
-// `finished` move reaches every member.
+// moves. A process that dies leaves no `left`: the worker's sweep (sweep.ts) writes it once the stream's lease lapses.
+// A running session finishes at its planned end without anyone writing: the streams that hold the room record the
+// finish then, as does the worker's sweep within seconds (services/rooms/writes.ts recordFinishedSessions, once
+// whichever comes first), and the `finished` move reaches every member.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createSession, type Session } from 'better-sse';
 import type { Db } from '../../db/connect.ts';
 import type { Notifications } from '../../db/notifications.ts';
-import { findMemberRoom, insertMove, listMembers, lockRoom, moveBounds, movesAfter, presentMembers, ROOM_MOVES_CHANNEL, roomStreamKind, type RoomMove } from '../../db/queries/rooms.ts';
+import { addPresence, findMemberRoom, insertMove, listMembers, lockRoom, moveBounds, movesAfter, presentMembers, ROOM_MOVES_CHANNEL, roomStreamKind, type RoomMove } from '../../db/queries/rooms.ts';
 import { retriedTransaction } from '../../db/student-transaction.ts';
 import { problems } from '../../server/http/problems.ts';
 import { trackSseStream } from '../../server/process/metrics.ts';
 import type { OpenStreams, StreamHolder, StreamRevocation } from '../events/open-streams.ts';
 import type { StreamSettings } from '../events/stream-settings.ts';
 import { roomBody } from './room-body.ts';
-import { recordFinishedSessions } from './writes.ts';
+import { endPresence, recordFinishedSessions } from './writes.ts';
 
 /** What EventSource waits before it reconnects, sent as the stream's `retry:`. */
 const RECONNECT_MS = 2_000;
@@ -69,7 +70,7 @@ export async function streamRoom(s: RoomStream): Promise<void> {
   const place = await s.openStreams.take(s.student, roomStreamKind(s.roomId), (why) => onRevoked(why));
   let announced = false;
   try {
-    await presenceMove(s, 'joined');
+    await announcePresence(s, place.id);
     announced = true;
     const opening = await openingEvents(s);
     const session = await createSession(s.req, s.res, { retry: RECONNECT_MS, keepAlive: s.settings.heartbeatMs });
@@ -81,17 +82,19 @@ export async function streamRoom(s: RoomStream): Promise<void> {
     });
   } finally {
     await place.release();
-    if (announced) await presenceMove(s, 'left').catch(s.onError);
+    // A failed write is made up for by the sweep, which finds the presence's lease gone.
+    if (announced) await endPresence(s.db, s.roomId, place.id, s.now()).catch(s.onError);
   }
 }
 
-/** Tells the room that this member's stream opened or closed (nothing when the room is gone or they left it). */
-async function presenceMove(s: RoomStream, event: 'joined' | 'left'): Promise<void> {
+/** Tells the room that this member's stream opened (nothing when the room is gone or they left it). */
+async function announcePresence(s: RoomStream, streamId: string): Promise<void> {
   await retriedTransaction(s.db, async (trx) => {
     if (!(await lockRoom(trx, s.roomId))) return;
     const member = (await listMembers(trx, s.roomId)).find((m) => m.user_id === s.student.user_id);
     if (!member) return;
-    await insertMove(trx, s.roomId, 'presence', { event, member: { nickname: member.nickname, first_name: member.first_name } }, s.now());
+    await addPresence(trx, { stream_id: streamId, room_id: s.roomId, user_id: member.user_id }, s.now());
+    await insertMove(trx, s.roomId, 'presence', { event: 'joined', member: { nickname: member.nickname, first_name: member.first_name } }, s.now());
   });
 }
 

@@ -21,6 +21,7 @@ import {
   lockRoom,
   lockRoomByCode,
   removeMember,
+  removePresence,
   setJoinCode,
   updateSession,
   type RoomRow,
@@ -174,4 +175,18 @@ export async function recordFinishedSessions(db: Db, roomIds: readonly string[],
       if (await lockRoom(trx, roomId)) await recordFinishedSession(trx, roomId, now);
     });
   }
+}
+
+/**
+ * Tells the room that a member's stream closed, once: whoever ends the presence (the stream, or the worker's sweep
+ * once the stream's lease lapsed) writes the `left` move; nothing when the room is gone or the student left it.
+ */
+export async function endPresence(db: Db, roomId: string, streamId: string, at: Date): Promise<void> {
+  await retriedTransaction(db, async (trx) => {
+    if (!(await lockRoom(trx, roomId))) return;
+    const userId = await removePresence(trx, streamId);
+    const member = userId && (await listMembers(trx, roomId)).find((m) => m.user_id === userId);
+    if (!member) return;
+    await insertMove(trx, roomId, 'presence', { event: 'left', member: { nickname: member.nickname, first_name: member.first_name } }, at);
+  });
 }

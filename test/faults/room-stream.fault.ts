@@ -1,7 +1,9 @@
 // A study room across two real server processes on one PostgreSQL database: two students, each with the room's
 // stream open on a different process, see the same presence and the same timer within a second of the change, which
-// a third request makes through either process (NOTIFY on commit, each process's LISTEN connection).
+// a third request makes through either process (NOTIFY on commit, each process's LISTEN connection); and when one
+// process is killed, the other's streams see its members leave once their leases lapse (the worker's sweep).
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { insertAccount } from '../../db/queries/profile.ts';
 import { insertPersonalKey } from '../../db/queries/personal-api-keys.ts';
 import { insertWithFreshKey } from '../../server/auth/api-keys.ts';
@@ -86,5 +88,32 @@ describe('a study room across two processes', function () {
     assert.equal(JSON.parse(paused.data).event, 'paused');
     assert.deepEqual(JSON.parse(paused.data).timer, JSON.parse((await onA.next(1_000)).data).timer);
     console.log(`      (presence on A after B's stream opened: ${presenceMs.toFixed(0)} ms; the timer on both after the POST to B: ${timerMs.toFixed(0)} ms)`);
+  });
+
+  it("a killed process's member leaves the room on the other process's streams, once, when the lease lapses", async function () {
+    // The lease (45 s) lapses within 45 s of the last renewal, and the sweep looks for lapsed presences every 15 s.
+    this.timeout(120_000);
+    const [a, b] = [start(), start()];
+    const [baseA, baseB] = await Promise.all([a.listening, b.listening]);
+    const alice = database.studentKey;
+    const room = await call(baseA, alice, '/api/rooms', { title: 'A process dies' });
+    const { code } = await call(baseA, alice, `/api/rooms/${room.id}/join-code`, {});
+    await call(baseB, bobKey, '/api/rooms/join', { code });
+    const onA = await open(baseA, alice, room.id);
+    assert.equal((await onA.next()).event, 'snapshot');
+    const onB = await open(baseB, bobKey, room.id);
+    await onB.next();
+    assert.equal(JSON.parse((await onA.next(1_000)).data).event, 'joined');
+
+    const killedAt = performance.now();
+    b.child.kill('SIGKILL');
+    const left = await onA.next(75_000);
+    const leftMs = performance.now() - killedAt;
+    assert.equal(left.event, 'presence');
+    assert.deepEqual(JSON.parse(left.data), { event: 'left', member: { nickname: 'bob_rooms', first_name: 'Bob' } });
+    assert.equal((await call(baseA, alice, `/api/rooms/${room.id}/members`)).data.find((m: { nickname: string }) => m.nickname === 'bob_rooms').present, false);
+    const lefts = await database.db.selectFrom('study_room_moves').select('id').where('room_id', '=', room.id).where('kind', '=', 'presence').where(sql`data->>'event'`, '=', 'left').execute();
+    assert.equal(lefts.length, 1, 'one left move for the dead stream');
+    console.log(`      (left on A after B was killed: ${(leftMs / 1000).toFixed(1)} s)`);
   });
 });
