@@ -1935,8 +1935,9 @@ export interface components {
         CreatedCalendarFeed: components["schemas"]["CalendarFeed"] & {
             /**
              * Format: uri
-             * @description The feed's secret URL (`GET /api/calendar/{token}.ics`). Anyone who has it can read the calendar: this is the
-             *     only time it is shown; revoke the feed if it leaks.
+             * @description The feed's secret URL (`GET /api/calendar/{token}.ics`): the service's public URL, then
+             *     `/api/calendar/scf_` and 32 letters and digits, then `.ics`. Anyone who has it can read the calendar: this is
+             *     the only time it is shown; revoke the feed if it leaks.
              */
             url: string;
             /**

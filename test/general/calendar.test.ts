@@ -73,6 +73,7 @@ describe('calendar feeds', () => {
     const created = await api.post('/api/users/me/calendar-feeds').set(alice.headers).send({ name: 'Phone' }).expect(201);
     assert.equal(created.headers['cache-control'], 'no-store');
     const { id, prefix, url, webcal_url } = created.body;
+    assert.match(url, /^https?:\/\/[^/]+(\/[^/]+)*\/api\/calendar\/scf_[0-9A-Za-z]{32}\.ics$/, 'the shape the spec describes');
     assert.ok(pathOf(url).startsWith(`/api/calendar/${prefix}`), 'the prefix starts the token');
     assert.equal(webcal_url, url.replace(/^https?:/, 'webcal:'), 'the webcal URL is the same URL with the scheme swapped');
 
