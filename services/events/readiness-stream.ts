@@ -15,10 +15,7 @@ import type { OpenStreams, StreamHolder, StreamRevocation } from './open-streams
 import type { ReadinessGroups } from './readiness-groups.ts';
 import { movesSince, upcomingReadiness, type Student } from './readiness.ts';
 import type { StreamSettings } from './stream-settings.ts';
-
-
-/** What EventSource waits before it reconnects, sent as the stream's `retry:`. */
-const RECONNECT_MS = 2_000;
+import { RECONNECT_MS, REVOCATION_ENDINGS, STREAM_ENDINGS, type StreamEnding } from './stream-endings.ts';
 
 /**
  * A Last-Event-ID further behind than this many moves gets a fresh snapshot (`missed: true`) instead of the replay:
@@ -26,23 +23,6 @@ const RECONNECT_MS = 2_000;
  * exam the student ever had. A day of steady study is well under a hundred moves.
  */
 export const MAX_REPLAYED_MOVES = 100;
-
-const ENDINGS = {
-  service_restarting: 'The service is restarting. Reconnect with Last-Event-ID; the moves made meanwhile follow.',
-  max_duration_reached: 'The stream was open as long as one stream may be. Reconnect with Last-Event-ID; nothing is missed.',
-  service_unavailable: 'The database did not answer. Reconnect with Last-Event-ID in a moment.',
-  account_deleted: 'The account was deleted. Do not reconnect.',
-  credential_revoked: 'The access token or API key this stream was opened with was revoked (signed out, access withdrawn, key revoked, password changed). Reconnect only with a valid credential.',
-} as const;
-
-type Ending = keyof typeof ENDINGS;
-
-const REVOCATION_ENDINGS: Record<StreamRevocation, Ending> = {
-  account_deleted: 'account_deleted',
-  credential_revoked: 'credential_revoked',
-  // Its place was not renewed in time (the database was unreachable): like a database failure, reconnect.
-  lease_lost: 'service_unavailable',
-};
 
 export interface ReadinessStream {
   req: IncomingMessage;
@@ -113,20 +93,20 @@ async function openingEvents(s: ReadinessStream): Promise<Opening> {
  * reads them, until the client leaves, the process stops, the stream's time is up, the credential goes or the
  * database fails. `started` receives the call that ends the stream with a reason.
  */
-function followMoves(s: ReadinessStream, session: Session, opening: Opening, started: (end: (code: Ending) => void) => void): Promise<void> {
+function followMoves(s: ReadinessStream, session: Session, opening: Opening, started: (end: (code: StreamEnding) => void) => void): Promise<void> {
   const { res } = s;
   return new Promise<void>((resolve) => {
     let version = opening.version;
     let ended = false;
     let leave = () => {};
 
-    const end = (code?: Ending) => {
+    const end = (code?: StreamEnding) => {
       if (ended) return;
       ended = true;
       leave();
       clearTimeout(expiry);
       s.streamsEnd.removeEventListener('abort', restarting);
-      if (code && session.isConnected) session.push({ code, detail: ENDINGS[code] }, 'error', String(version));
+      if (code && session.isConnected) session.push({ code, detail: STREAM_ENDINGS[code] }, 'error', String(version));
       res.end();
       resolve();
     };

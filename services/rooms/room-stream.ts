@@ -19,31 +19,20 @@ import { retriedTransaction } from '../../db/student-transaction.ts';
 import { problems } from '../../server/http/problems.ts';
 import { trackSseStream } from '../../server/process/metrics.ts';
 import type { OpenStreams, StreamHolder, StreamRevocation } from '../events/open-streams.ts';
+import { RECONNECT_MS, REVOCATION_ENDINGS, STREAM_ENDINGS } from '../events/stream-endings.ts';
 import type { StreamSettings } from '../events/stream-settings.ts';
 import { roomBody } from './room-body.ts';
 import { endPresence, recordFinishedSessions } from './writes.ts';
 
-/** What EventSource waits before it reconnects, sent as the stream's `retry:`. */
-const RECONNECT_MS = 2_000;
 /** A Last-Event-ID further behind than this many moves gets a fresh snapshot (`missed: true`) instead of the replay. */
 export const MAX_REPLAYED_ROOM_MOVES = 100;
 
 const ENDINGS = {
-  service_restarting: 'The service is restarting. Reconnect with Last-Event-ID; the moves made meanwhile follow.',
-  max_duration_reached: 'The stream was open as long as one stream may be. Reconnect with Last-Event-ID; nothing is missed.',
-  service_unavailable: 'The database did not answer. Reconnect with Last-Event-ID in a moment.',
-  account_deleted: 'The account was deleted. Do not reconnect.',
-  credential_revoked: 'The access token or API key this stream was opened with was revoked. Reconnect only with a valid credential.',
+  ...STREAM_ENDINGS,
   room_left: 'You are no longer a member of this room (you left, or it was deleted). Do not reconnect.',
 } as const;
 
 type Ending = keyof typeof ENDINGS;
-
-const REVOCATION_ENDINGS: Record<StreamRevocation, Ending> = {
-  account_deleted: 'account_deleted',
-  credential_revoked: 'credential_revoked',
-  lease_lost: 'service_unavailable',
-};
 
 export interface RoomStream {
   req: IncomingMessage;
