@@ -7,6 +7,7 @@ import { OpenAPIBackend, type Document, type Operation } from 'openapi-backend';
 import type { Surface } from './surfaces.ts';
 import { bundledSpecFile } from './bundled-specs.ts';
 import { addServiceFormats } from './formats.ts';
+import { matchTemplatesOnce } from './route-matching.ts';
 
 export interface Contract {
   api: OpenAPIBackend;
@@ -58,6 +59,7 @@ export async function loadContract(definition: Document): Promise<Contract> {
   // openapi-backend rebuilds this list on every routed request; the definition never changes, so build it once.
   const operations = api.router.getOperations();
   api.router.getOperations = () => operations;
+  matchTemplatesOnce(api);
   parseOncePerRequest(api);
   copyQueryPlainly(api);
 
