@@ -34,7 +34,9 @@ function dayIn(instant: Date, timeZone: string): StudentDay | undefined {
   const local = DateTime.fromJSDate(instant, { zone: timeZone });
   if (!local.isValid) return undefined;
   const start = local.startOf('day');
-  const day = { today: start.toISODate()!, start: start.toJSDate(), end: start.plus({ days: 1 }).toJSDate() };
+  // The next day's start from the instant, not from this day's start: where a midnight does not exist (Chile's DST
+  // change at 00:00), Luxon puts the day's start at 01:00, and a day after it would be 01:00 of the next day.
+  const day = { today: start.toISODate()!, start: start.toJSDate(), end: local.plus({ days: 1 }).startOf('day').toJSDate() };
   lastDays.set(timeZone, day);
   return day;
 }

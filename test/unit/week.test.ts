@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { localDate } from '../../domain/student-day.ts';
-import { InvalidWeek, resolveWeek } from '../../domain/week.ts';
+import { localDate, studentDay } from '../../domain/student-day.ts';
+import { dayOfWeek, InvalidWeek, resolveWeek } from '../../domain/week.ts';
 
 const now = new Date('2026-11-25T12:00:00Z'); // a Wednesday
 
@@ -45,5 +45,53 @@ describe('week: localDate', () => {
   it('is the date in the zone, not in UTC', () => {
     assert.equal(localDate(new Date('2026-11-23T20:00:00Z'), 'Asia/Almaty'), '2026-11-24');
     assert.equal(localDate(new Date('2026-11-23T20:00:00Z'), 'UTC'), '2026-11-23');
+  });
+});
+
+describe('week: dayOfWeek', () => {
+  // Weeks with a DST change (Berlin, Santiago at midnight), a half-hour zone and a zone far east.
+  const cases: Array<[string, string]> = [
+    ['2026-W13', 'Europe/Berlin'],
+    ['2026-W43', 'Europe/Berlin'],
+    ['2026-W36', 'America/Santiago'],
+    ['2026-W48', 'Asia/Kolkata'],
+    ['2026-W48', 'Pacific/Kiritimati'],
+  ];
+  for (const [name, zone] of cases) {
+    it(`puts every instant of ${name} in ${zone} on the day its local date names, and nothing outside the week`, () => {
+      const week = resolveWeek({ week: name }, now, zone);
+      const from = week.starts_at.getTime() - 3 * 3_600_000;
+      const to = week.ends_at.getTime() + 3 * 3_600_000;
+      let inside = 0;
+      for (let t = from; t < to; t += 7 * 60_000 + 13_000) {
+        const instant = new Date(t);
+        const day = dayOfWeek(week, instant);
+        const date = localDate(instant, zone);
+        assert.equal(day === undefined ? undefined : week.dates[day], week.dates.includes(date) ? date : undefined, instant.toISOString());
+        if (day !== undefined) inside++;
+      }
+      assert.ok(inside > 1000);
+    });
+  }
+
+  it('remembers a week without changing it: the current week until it ends, named weeks', () => {
+    const a = resolveWeek({}, now, 'Asia/Almaty');
+    assert.equal(resolveWeek({}, new Date(now.getTime() + 3_600_000), 'Asia/Almaty'), a);
+    const next = resolveWeek({}, a.ends_at, 'Asia/Almaty');
+    assert.notEqual(next, a);
+    assert.equal(next.starts_at.getTime(), a.ends_at.getTime());
+    assert.equal(resolveWeek({ week: '2026-W48' }, now, 'Asia/Almaty').week, '2026-W48');
+    assert.throws(() => ((a.dates as string[]).push('x')), TypeError);
+  });
+});
+
+describe('student day where a midnight does not exist', () => {
+  // Chile moves its clocks from 00:00 to 01:00 on 2026-09-06: that day starts at 01:00 (-03) and has 23 hours.
+  it('ends the day at the next local midnight, so the first hour of the next day is the next day', () => {
+    const day = studentDay(new Date('2026-09-06T15:00:00Z'), 'America/Santiago');
+    assert.equal(day.today, '2026-09-06');
+    assert.equal(day.start.toISOString(), '2026-09-06T04:00:00.000Z');
+    assert.equal(day.end.toISOString(), '2026-09-07T03:00:00.000Z');
+    assert.equal(localDate(new Date('2026-09-07T03:30:00Z'), 'America/Santiago'), '2026-09-07');
   });
 });
