@@ -12,7 +12,7 @@ import { findExamPreparation, findUpcomingPreparation, listExams, listUpcomingEx
 import { listCards, listDecks } from '../../db/queries/flashcards.ts';
 import { topUsersByXp } from '../../db/queries/leaderboards.ts';
 import { listPersonalKeys } from '../../db/queries/personal-api-keys.ts';
-import { cardsDueBefore, examsBetween, tasksDueBetween } from '../../db/queries/schedule.ts';
+import { findWeekFacts } from '../../db/queries/schedule.ts';
 import { listOpenTasks, listTasks } from '../../db/queries/tasks.ts';
 import { findDailyLoopFacts, listDueDecks } from '../../db/queries/today.ts';
 import { getServiceStats } from '../../db/queries/stats.ts';
@@ -99,9 +99,10 @@ describe(`query plans on ${STUDENTS.toLocaleString('en')} generated students`, f
     ['daily loop, one statement (findDailyLoopFacts)', (db) => findDailyLoopFacts(db, student.id, { now, today, start: dayStart, end: dayEnd }, window)],
     ['exam preparation (findExamPreparation)', (db) => findExamPreparation(db, student.id, ['00000000-0000-4000-8000-000000000000'], window)],
     ['readiness of upcoming exams (findUpcomingPreparation)', (db) => findUpcomingPreparation(db, student.id, today, window, 100)],
-    ['schedule: tasks due (tasksDueBetween)', (db) => tasksDueBetween(db, student.id, now, nextWeek)],
-    ['schedule: exams (examsBetween)', (db) => examsBetween(db, student.id, today, nextWeek.toISOString().slice(0, 10))],
-    ['schedule: cards due (cardsDueBefore)', (db) => cardsDueBefore(db, student.id, nextWeek, 'Asia/Almaty')],
+    [
+      'schedule, one statement (findWeekFacts)',
+      (db) => findWeekFacts(db, student.id, { from: now, to: nextWeek, firstDate: today, lastDate: nextWeek.toISOString().slice(0, 10), today, zone: 'Asia/Almaty', seriesLimit: 50 }),
+    ],
     ['tutor: recent messages (listRecentMessages)', (db) => listRecentMessages(db, student.id, '00000000-0000-4000-8000-000000000000', 20)],
     ['personal keys (listPersonalKeys)', (db) => listPersonalKeys(db, student.id)],
   ];
