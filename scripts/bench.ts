@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --json] [-- --processes N] [-- --scale N] [-- --only a,b]: the real service (app/start.mjs, as npm start runs it, its
+// npm run bench [-- --quick] [-- --json] [-- --processes N] [-- --unpinned] [-- --scale N] [-- --only a,b]: the real service (app/start.mjs, as npm start runs it, its
 // own process) against a bare Express 5 baseline in the same run, each pinned to its own core(s) and the load
 // generator to another where taskset exists. Embedded PGlite in a fresh DATA_DIR by default; PostgreSQL with
 // DATABASE_URL (a throwaway database), Redis limit counters with REDIS_URL. Also measures the start: the first
@@ -31,7 +31,9 @@ const processes = Number(args.processes);
 const scale = Number(args.scale);
 /** `--only a,b`: just these scenarios (names as the table prints them), to measure one change quickly. */
 const only = args.only ? args.only.split(',') : undefined;
-const plan = corePlan(processes);
+// `--unpinned`: every process where the kernel puts it, as --processes above what the cores can pin runs anyway; to
+// compare one process with several on the same footing.
+const plan = args.unpinned ? undefined : corePlan(processes);
 const run: Omit<RunOptions, 'loadCores'> = args.quick
   ? // Quick runs count requests, not seconds: any warm-up means a fifth of them first (scripts/bench/scenarios.ts).
     { connections: 10, rounds: 1, durationSeconds: 0, warmupSeconds: 1, requests: 100 }
@@ -247,6 +249,7 @@ function parseCommandLine() {
         processes: { type: 'string', default: '1' },
         scale: { type: 'string', default: '0' },
         only: { type: 'string' },
+        unpinned: { type: 'boolean', default: false },
       },
     });
     const known = [...scenarios(0).map((scenario) => scenario.name), EVENTS];
@@ -257,7 +260,7 @@ function parseCommandLine() {
     if (Number(values.processes) > 1 && !process.env.DATABASE_URL) throw new Error('--processes above 1 needs DATABASE_URL: the embedded database serves from one process');
     return values;
   } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\nusage: npm run bench [-- --quick] [-- --json] [-- --processes N] [-- --scale N] [-- --only a,b]\n`);
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\nusage: npm run bench [-- --quick] [-- --json] [-- --processes N] [-- --unpinned] [-- --scale N] [-- --only a,b]\n`);
     process.exit(2);
   }
 }

@@ -115,7 +115,7 @@ export function printTable(summary: Summary, profile: TargetProfile | undefined,
   out.push(`study-companion-api bench (${s.mode}: ${s.connections} connections, ${length}; commit ${s.commit})`);
   out.push(`  machine: ${s.machine.cpus} × ${s.machine.cpuModel}, Node ${s.machine.node}, load average ${s.machine.loadAverage.map((l) => l.toFixed(1)).join(' ')}`);
   out.push(`  database: ${s.database}${s.scaleStudents ? ` + ${s.scaleStudents.toLocaleString('en')} generated students` : ''}; rate limits: ${s.limitStore}; LOG_LEVEL=${s.logLevel}; ${s.processes} web process(es)`);
-  out.push(`  pinning: ${s.pinning ? `server on core(s) ${s.pinning.server}, load generator on core ${s.pinning.load} (taskset)` : 'none (no taskset, or too few cores)'}`);
+  out.push(`  pinning: ${s.pinning ? `server on core(s) ${s.pinning.server}, load generator on core ${s.pinning.load} (taskset)` : 'none (--unpinned, no taskset, or too few cores)'}`);
   out.push('  baseline: bare Express 5 answering each scenario with the same status and JSON from memory, in the same run');
   out.push(`  CPU µs/req: user + system of the server's processes${s.engine === 'postgresql' ? ' plus its PostgreSQL backends' : ' (PGlite runs inside it)'}, over the measured runs`);
   out.push("  CPU ratio: the median of the rounds' ratios (each round: the baseline, then the service, seconds apart), and their range");
