@@ -9,8 +9,10 @@ import { sql } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { Db } from '../connect.ts';
 import { compiledOnce } from '../prepared-statements.ts';
+import { studentDay } from '../../domain/student-day.ts';
 import { studyDays, upcomingPreparation } from './exams.ts';
 import { pushed } from './readiness.ts';
+import { COMPLETED } from './tasks.ts';
 import type { ReviewOutcome } from './flashcards.ts';
 
 const REVIEW_COLUMNS = ['id', 'card_id', 'grade', 'reviewed_at', 'ease', 'repetitions', 'interval_days', 'next_due_at', 'applied'] as const;
@@ -37,6 +39,12 @@ export interface ReadinessFactsWindow {
   limit: number;
   zone: string;
   since: Date;
+}
+
+/** The instants the review's local day begins and ends (the next day's start). */
+interface DayBounds {
+  dayStart: Date;
+  dayEnd: Date;
 }
 
 interface Values {
@@ -187,10 +195,10 @@ function writes(db: Db, v: Values) {
 
 const graded = compiledOnce(VALUE_KEYS, (db: Db, v: Values) => writes(db, v).selectFrom('review').select(REVIEW_COLUMNS).$narrowType<{ card_id: string }>());
 
-const gradedWithFacts = compiledOnce([...VALUE_KEYS, 'fromDate', 'limit', 'zone', 'since'], (db: Db, v: Values & ReadinessFactsWindow) => {
-  // The review's local day, as studyDays counts days: any instant of that day is within two days of the review.
-  const onTheDay = (column: 'reviewed_at' | 'completed_at') =>
-    sql<boolean>`${sql.ref(column)} > ${v.reviewedAt}::timestamptz - interval '2 days' and ${sql.ref(column)} < ${v.reviewedAt}::timestamptz + interval '2 days' and (${sql.ref(column)} at time zone ${v.zone}::text)::date = ${v.day}::date`;
+const gradedWithFacts = compiledOnce([...VALUE_KEYS, 'fromDate', 'limit', 'zone', 'since', 'dayStart', 'dayEnd'], (db: Db, v: Values & ReadinessFactsWindow & DayBounds) => {
+  // The review's local day as the instants it spans, so that each read is one range of its index (a filter on the
+  // local date read every review of the days around it).
+  const onTheDay = (column: 'reviewed_at' | 'completed_at') => sql<boolean>`${sql.ref(column)} >= ${v.dayStart}::timestamptz and ${sql.ref(column)} < ${v.dayEnd}::timestamptz`;
   return writes(db, v)
     .selectFrom('review')
     .select(REVIEW_COLUMNS)
@@ -201,7 +209,7 @@ const gradedWithFacts = compiledOnce([...VALUE_KEYS, 'fromDate', 'limit', 'zone'
       eb
         .or([
           eb.exists(db.selectFrom('flashcard_reviews').select('id').where('user_id', '=', v.userId).where(onTheDay('reviewed_at'))),
-          eb.exists(db.selectFrom('tasks').select('id').where('user_id', '=', v.userId).where('status', '=', 'completed').where(onTheDay('completed_at'))),
+          eb.exists(db.selectFrom('tasks').select('id').where('user_id', '=', v.userId).where('status', '=', COMPLETED).where(onTheDay('completed_at'))),
         ])
         .as('day_studied'),
       jsonArrayFrom(pushed(db, v.userId)).as('pushed'),
@@ -220,7 +228,8 @@ export async function writeGradedReview(trx: Db, write: GradedReviewWrite) {
  * what was last pushed.
  */
 export async function writeGradedReviewWithFacts(trx: Db, write: GradedReviewWrite, window: ReadinessFactsWindow) {
-  const [row] = await gradedWithFacts(trx, { ...values(write), ...window });
+  const day = studentDay(write.outcome.reviewed_at, window.zone);
+  const [row] = await gradedWithFacts(trx, { ...values(write), ...window, dayStart: day.start, dayEnd: day.end });
   const { exams, study_days, day_studied, pushed: last, ...review } = row!;
   return { review, facts: { exams, study_days, day_studied: Boolean(day_studied), pushed: last } };
 }
