@@ -19,7 +19,7 @@ import { corePlan, memoryMb, processTree, startHttpProcess, stopProcess, type St
 import { loadTargets, missedTargets, printTable, resultJson, writeResults, type ScenarioSummary, type Startup, type Summary } from './bench/report.ts';
 import { compare, requestHeaders, scenarios, type RunOptions, type Target } from './bench/scenarios.ts';
 import { measureEventLatency, missedEventTargets } from './bench/event-latency.ts';
-import { BENCH_PUBLIC_URL, createBenchDatabase, deleteRedisKeys, newJwtPrivateKey, postgresBackends, prepareCredentials, type BenchDatabase } from './bench/setup.ts';
+import { BENCH_PUBLIC_URL, createBenchDatabase, deleteRedisKeys, newJwtPrivateKey, postgresBackends, prepareCredentials, vacuumWithoutAutovacuum, type BenchDatabase } from './bench/setup.ts';
 
 const root = new URL('../', import.meta.url).pathname;
 /** `--only events`: the event latencies (scripts/bench/event-latency.ts), measured after the scenarios. */
@@ -81,7 +81,9 @@ try {
 
   const options: RunOptions = { ...run, loadCores: plan?.load };
   const results: ScenarioSummary[] = [];
+  let vacuumed = false;
   for (const scenario of list) {
+    if (database.postgresName) vacuumed = (await vacuumWithoutAutovacuum(database.env.DATABASE_URL!)) || vacuumed;
     progress(`${scenario.name} (${scenario.method} ${scenario.path}, ${run.rounds} round(s) of ${run.requests ? `${run.requests} requests` : `${run.durationSeconds} s`} on the baseline, then on the service)…`);
     const compared = await compare(serviceTarget, baselineTarget, scenario, requestHeaders(scenario, credentials), options);
     results.push({
@@ -114,6 +116,7 @@ try {
     database: describeTarget(database.target),
     scaleStudents: scale,
     limitStore: redisUrl ? `Redis (prefix ${redisKeyPrefix})` : 'in-process memory',
+    vacuumedBetweenScenarios: vacuumed,
     logLevel,
     processes,
     pinning: plan ?? null,

@@ -59,6 +59,8 @@ export interface Summary {
   /** Students added by --scale on top of the demo data (0 without it). */
   scaleStudents: number;
   limitStore: string;
+  /** The database was vacuumed before each scenario: its server runs without autovacuum (vacuumWithoutAutovacuum). */
+  vacuumedBetweenScenarios: boolean;
   logLevel: string;
   processes: number;
   pinning: { server: string; load: string } | null;
@@ -115,6 +117,7 @@ export function printTable(summary: Summary, profile: TargetProfile | undefined,
   out.push(`study-companion-api bench (${s.mode}: ${s.connections} connections, ${length}; commit ${s.commit})`);
   out.push(`  machine: ${s.machine.cpus} × ${s.machine.cpuModel}, Node ${s.machine.node}, load average ${s.machine.loadAverage.map((l) => l.toFixed(1)).join(' ')}`);
   out.push(`  database: ${s.database}${s.scaleStudents ? ` + ${s.scaleStudents.toLocaleString('en')} generated students` : ''}; rate limits: ${s.limitStore}; LOG_LEVEL=${s.logLevel}; ${s.processes} web process(es)`);
+  if (s.vacuumedBetweenScenarios) out.push('  autovacuum: off on this server, so the bench vacuums its database before each scenario, as autovacuum would between them');
   out.push(`  pinning: ${s.pinning ? `server on core(s) ${s.pinning.server}, load generator on core ${s.pinning.load} (taskset)` : 'none (--unpinned, no taskset, or too few cores)'}`);
   out.push('  baseline: bare Express 5 answering each scenario with the same status and JSON from memory, in the same run');
   out.push(`  CPU µs/req: user + system of the server's processes${s.engine === 'postgresql' ? ' plus its PostgreSQL backends' : ' (PGlite runs inside it)'}, over the measured runs`);

@@ -115,6 +115,25 @@ export async function deleteRedisKeys(url: string, prefix: string): Promise<void
 }
 
 /** The pids of a database's PostgreSQL backends (the server runs on this machine, so /proc can read their CPU). */
+/**
+ * VACUUM of the bench's database, where the server runs without autovacuum (a CI server's setting): one student
+ * reviewing one card thousands of times a second leaves thousands of dead versions of the card's and the student's
+ * rows, which autovacuum would clear within its minute, and every later scenario would read through them. Returns
+ * whether it ran (autovacuum off); the report says so.
+ */
+export async function vacuumWithoutAutovacuum(databaseUrl: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ autovacuum: string }>('show autovacuum');
+    if (rows[0]?.autovacuum === 'on') return false;
+    await client.query('vacuum');
+    return true;
+  } finally {
+    await client.end();
+  }
+}
+
 export function postgresBackends(serverUrl: string, databaseName: string): { pids(): Promise<number[]>; close(): Promise<void> } {
   const pool = new pg.Pool({ connectionString: serverUrl, max: 1 });
   return {
