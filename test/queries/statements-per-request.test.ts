@@ -52,6 +52,13 @@ describe('statements per request (PostgreSQL)', function () {
     assert.equal(sent.length, 1, sent.join('\n'));
   });
 
+  it('GET /api/schedule (the week view): one statement', async () => {
+    const { api, alice } = await student();
+    await api.get('/api/schedule').set(alice.headers).expect(200);
+    const sent = await statementsOf(() => api.get('/api/schedule').set(alice.headers).expect(200));
+    assert.equal(sent.length, 1, sent.join('\n'));
+  });
+
   it('POST /api/tasks without an Idempotency-Key: one statement (the lock, the task and its event)', async () => {
     const { api, alice } = await student();
     const task = { title: 'Problem set 4', due_at: `${inDays(3)}T09:00:00Z`, course: 'Linear Algebra' };
