@@ -34,6 +34,7 @@ import { memoryLimitStores, type LimitStores } from '../server/limits/rate-limit
 import { secretBox, type SecretBox } from '../server/auth/secret-box.ts';
 import { secretsKeyFor } from './secrets-key.ts';
 import { describeStartupError } from './startup-errors.ts';
+import { startEmbeddedVacuum } from '../services/maintenance/embedded-vacuum.ts';
 import { startRoomSweep } from '../services/rooms/sweep.ts';
 import { startDeliveryWorker } from '../services/webhooks/worker.ts';
 
@@ -147,6 +148,8 @@ async function serve(db: Db, demo: Demo | undefined, limitStores: LimitStores): 
   // Readiness moves reach this process's streams over it, and new events its webhook worker, whichever process made them.
   const notifications = listenForNotifications(db);
   const worker = deliversWebhooks(role) ? deliveryWorker(db, lifecycle, secrets, notifications) : undefined;
+  // Whatever the role: the embedded database has no autovacuum, and this process is the only one that opens it.
+  const vacuum = startEmbeddedVacuum({ db, lifecycle, logger });
   const webhooks = { secrets, targets: { allowPrivate: config.webhooks.allowPrivateTargets } };
   const app = await createApp({ db, logger, limitStores, tokens, tutor, webhooks, aiQueue: createAiQueue(config.aiQueue, limitStores.leases(AI_REPLY_LEASES)), exports: createExportLimits(config.exports), config, lifecycle, notifications, streamSettings: config.streams, ...(config.paymentProviderSecret ? { paymentProviderSecret: config.paymentProviderSecret } : {}) });
   const server = createServer(requestTimeoutOptions(config.requestTimeoutMs), app);
@@ -171,7 +174,7 @@ async function serve(db: Db, demo: Demo | undefined, limitStores: LimitStores): 
     release: async () => {
       signingKeys.stop();
       metricsServer?.close();
-      await Promise.all([worker?.stop(), cliSocket?.close()]);
+      await Promise.all([worker?.stop(), vacuum?.stop(), cliSocket?.close()]);
       return Promise.allSettled([notifications.close(), db.destroy(), limitStores.close()]);
     },
   });
@@ -213,6 +216,7 @@ async function deliverOnly(db: Db): Promise<void> {
   const lifecycle = createLifecycle();
   const notifications = listenForNotifications(db);
   const worker = deliveryWorker(db, lifecycle, secretBox(secretsKeyFor(config)), notifications);
+  const vacuum = startEmbeddedVacuum({ db, lifecycle, logger });
   const metricsServer = config.metrics ? await serveMetrics(config.metrics, () => metricsRegistry.metrics(), metricsRegistry.contentType) : undefined;
   logger.info({ database: describeTarget(config.database) }, 'delivering webhooks');
   process.stderr.write(`study-companion-api worker: delivering webhooks  (${describeTarget(config.database)})${metricsServer ? `\n  metrics (Prometheus): ${metricsUrl(metricsServer)}` : ''}\n`);
@@ -226,7 +230,7 @@ async function deliverOnly(db: Db): Promise<void> {
       logger.error({ attemptsRunning: lifecycle.running }, 'stop deadline reached: exiting; unfinished attempts are made again when their lease ends');
       process.exit(1);
     }, config.shutdownGraceSeconds * 1000).unref();
-    await worker.stop();
+    await Promise.all([worker.stop(), vacuum?.stop()]);
     await lifecycle.idle();
     metricsServer?.close();
     await Promise.allSettled([notifications.close(), db.destroy()]);
