@@ -1,10 +1,8 @@
 // The embedded database's vacuum. PGlite runs PostgreSQL in this process, in WebAssembly, with no background workers:
 // no autovacuum. Every UPDATE leaves the row's old version and new index entries behind (a student's users row on
 // each review or task, a card's row on each review, an event's when it is fanned out), and nothing clears them: the
-// same lookups then read more and more pages. Measured on PostgreSQL with autovacuum off, ~7,000 updates of one
-// student's row took the daily loop's database time from ~0.3 ms to ~1.2 ms per request, and a VACUUM brought it back;
-// on PGlite, 3,000 updates of the leaderboard's leader took the board's read of users_xp_idx from 3 pages to 30, and
-// one pass back to 4 (test/db/embedded-vacuum.test.ts).
+// same lookups then read more and more pages (test/db/embedded-vacuum.test.ts holds a pass to undoing that;
+// docs/performance.md has what it cost on PostgreSQL with autovacuum off).
 //
 // So a process on the embedded database vacuums the service's tables itself, every EMBEDDED_VACUUM_EVERY_MS, one table
 // per statement. PGlite executes on the main thread, so a statement's run is a stall of every request; one VACUUM of
@@ -21,10 +19,9 @@ import type { Lifecycle } from '../../server/process/lifecycle.ts';
 
 /**
  * How often the embedded database is vacuumed, and how long after the start the first pass comes. The degradation
- * takes thousands of updates of the same rows (hours of one student's use); a pass over the embedded database's
- * few megabytes costs tens of milliseconds (48 tables in 20–50 ms on the test database), a millisecond or so per
- * table. Ten minutes keeps the dead versions a busy student leaves between two passes to hundreds, at a cost nobody
- * notices, and the first pass away from the start's own work.
+ * takes thousands of updates of the same rows (hours of one student's use), and a pass over the embedded database's
+ * few megabytes costs about a millisecond a table: ten minutes keeps the dead versions a busy student leaves between
+ * two passes to hundreds, at a cost nobody notices, and the first pass away from the start's own work.
  */
 export const EMBEDDED_VACUUM_EVERY_MS = 10 * 60_000;
 
