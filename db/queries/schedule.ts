@@ -67,6 +67,7 @@ const weekFacts = compiledOnce(['userId', 'from', 'to', 'firstDate', 'lastDate',
 function tasksDueBetween(db: Db, userId: string, from: Date, to: Date) {
   return db.selectFrom('tasks').where('user_id', '=', userId).where('due_at', '>=', from).where('due_at', '<', to).orderBy('due_at').orderBy('id');
 }
+
 /**
  * The heads of a student's open recurring series: occurrences that are open, carry a rule and have no successor yet.
  * The occurrences after a head do not exist yet (closing it creates the next), so the week view projects them from it.
