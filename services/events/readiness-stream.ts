@@ -7,15 +7,15 @@
 // the streams of one student in this process read each move once, together (readiness-groups.ts). A stream ends when
 // its account is deleted or its credential revoked, in whichever process that happens.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createSession, type Session } from 'better-sse';
+import type { Session } from 'better-sse';
 import type { Db } from '../../db/connect.ts';
 import { currentReadinessVersion } from '../../db/queries/readiness.ts';
-import { trackSseStream } from '../../server/process/metrics.ts';
-import type { OpenStreams, StreamHolder, StreamRevocation } from './open-streams.ts';
+import { openSession, revocations } from './live-stream.ts';
+import type { OpenStreams, StreamHolder } from './open-streams.ts';
 import type { ReadinessGroups } from './readiness-groups.ts';
 import { movesSince, upcomingReadiness, type Student } from './readiness.ts';
 import type { StreamSettings } from './stream-settings.ts';
-import { RECONNECT_MS, REVOCATION_ENDINGS, STREAM_ENDINGS, type StreamEnding } from './stream-endings.ts';
+import { STREAM_ENDINGS, type StreamEnding } from './stream-endings.ts';
 
 /**
  * A Last-Event-ID further behind than this many moves gets a fresh snapshot (`missed: true`) instead of the replay:
@@ -45,20 +45,13 @@ export interface ReadinessStream {
 
 /** Resolves once the stream has ended, whoever ended it. */
 export async function streamReadiness(s: ReadinessStream): Promise<void> {
-  // Until the stream follows moves, a revocation is kept and ends it as soon as it starts.
-  let revoked: StreamRevocation | undefined;
-  let onRevoked: (why: StreamRevocation) => void = (why) => (revoked = why);
+  const revoked = revocations();
   // Refusals (too many streams: 429; the database down: 503) come before the 200.
-  const place = await s.openStreams.take(s.student, 'readiness', (why) => onRevoked(why));
+  const place = await s.openStreams.take(s.student, 'readiness', revoked.revoke);
   try {
     const opening = await openingEvents(s);
-    const session = await createSession(s.req, s.res, { retry: RECONNECT_MS, keepAlive: s.settings.heartbeatMs });
-    trackSseStream(s.res);
-    if (s.req.method === 'HEAD') return void s.res.end();
-    await followMoves(s, session, opening, (end) => {
-      onRevoked = (why) => end(REVOCATION_ENDINGS[why]);
-      if (revoked) onRevoked(revoked);
-    });
+    const session = await openSession(s.req, s.res, s.settings.heartbeatMs);
+    if (session) await followMoves(s, session, opening, revoked.endWith);
   } finally {
     await place.release();
   }

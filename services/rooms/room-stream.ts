@@ -11,15 +11,15 @@
 // finish then, as does the worker's sweep within seconds (services/rooms/writes.ts recordFinishedSessions, once
 // whichever comes first), and the `finished` move reaches every member.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createSession, type Session } from 'better-sse';
+import type { Session } from 'better-sse';
 import type { Db } from '../../db/connect.ts';
 import type { Notifications } from '../../db/notifications.ts';
 import { addPresence, findMemberRoom, insertMove, listMembers, lockRoom, moveBounds, movesAfter, presentMembers, ROOM_MOVES_CHANNEL, roomStreamKind, type RoomMove } from '../../db/queries/rooms.ts';
 import { retriedTransaction } from '../../db/student-transaction.ts';
 import { problems } from '../../server/http/problems.ts';
-import { trackSseStream } from '../../server/process/metrics.ts';
-import type { OpenStreams, StreamHolder, StreamRevocation } from '../events/open-streams.ts';
-import { RECONNECT_MS, REVOCATION_ENDINGS, STREAM_ENDINGS } from '../events/stream-endings.ts';
+import { openSession, revocations } from '../events/live-stream.ts';
+import type { OpenStreams, StreamHolder } from '../events/open-streams.ts';
+import { STREAM_ENDINGS } from '../events/stream-endings.ts';
 import type { StreamSettings } from '../events/stream-settings.ts';
 import { roomBody } from './room-body.ts';
 import { endPresence, recordFinishedSessions } from './writes.ts';
@@ -54,21 +54,15 @@ export interface RoomStream {
 export async function streamRoom(s: RoomStream): Promise<void> {
   const userId = s.student.user_id;
   if (!(await findMemberRoom(s.db, userId, s.roomId))) throw problems.notFound('You are in no room with this id.');
-  let revoked: StreamRevocation | undefined;
-  let onRevoked: (why: StreamRevocation) => void = (why) => (revoked = why);
-  const place = await s.openStreams.take(s.student, roomStreamKind(s.roomId), (why) => onRevoked(why));
+  const revoked = revocations();
+  const place = await s.openStreams.take(s.student, roomStreamKind(s.roomId), revoked.revoke);
   let announced = false;
   try {
     await announcePresence(s, place.id);
     announced = true;
     const opening = await openingEvents(s);
-    const session = await createSession(s.req, s.res, { retry: RECONNECT_MS, keepAlive: s.settings.heartbeatMs });
-    trackSseStream(s.res);
-    if (s.req.method === 'HEAD') return void s.res.end();
-    await followMoves(s, session, opening, (end) => {
-      onRevoked = (why) => end(REVOCATION_ENDINGS[why]);
-      if (revoked) onRevoked(revoked);
-    });
+    const session = await openSession(s.req, s.res, s.settings.heartbeatMs);
+    if (session) await followMoves(s, session, opening, revoked.endWith);
   } finally {
     await place.release();
     // A failed write is made up for by the sweep, which finds the presence's lease gone.
