@@ -19,8 +19,8 @@ export class InvalidWeek extends Error {}
 
 /**
  * Weeks already resolved: the current week of each zone asked about, and weeks named by `week` or `start` (which do not
- * depend on now), at most MAX_REMEMBERED of those. Luxon's zone arithmetic for a week (fifteen local midnights) was a
- * tenth of the week view's CPU, and nearly every view asks for the current week. The answers are the same either way.
+ * depend on now), at most MAX_REMEMBERED of those: a week is fifteen local midnights of Luxon's zone arithmetic
+ * (through Intl), and nearly every view asks for the current week. The answers are the same either way.
  */
 const currentWeeks = new Map<string, Week>();
 const namedWeeks = new Map<string, Week>();

@@ -36,7 +36,7 @@ export const getSchedule: GeneralHandlers['getSchedule'] = async ({ query, princ
 
   const days: Schemas['ScheduleDay'][] = week.dates.map((date) => ({ date, tasks: [], projected_tasks: [], exams: [], decks_due: [], holidays: [] }));
   const day = (date: string) => days.find((d) => d.date === date);
-  // An instant's day from the week's own midnights (Luxon's zone arithmetic per task was a tenth of the view's CPU).
+  // An instant's day from the week's own midnights: no zone arithmetic (Luxon's, through Intl) per task.
   const dayAt = (instant: Date) => {
     const index = dayOfWeek(week, instant);
     return index === undefined ? undefined : days[index];
