@@ -196,9 +196,6 @@ function writes(db: Db, v: Values) {
 const graded = compiledOnce(VALUE_KEYS, (db: Db, v: Values) => writes(db, v).selectFrom('review').select(REVIEW_COLUMNS).$narrowType<{ card_id: string }>());
 
 const gradedWithFacts = compiledOnce([...VALUE_KEYS, 'fromDate', 'limit', 'zone', 'since', 'dayStart', 'dayEnd'], (db: Db, v: Values & ReadinessFactsWindow & DayBounds) => {
-  // The review's local day as the instants it spans, so that each read is one range of its index (a filter on the
-  // local date read every review of the days around it).
-  const onTheDay = (column: 'reviewed_at' | 'completed_at') => sql<boolean>`${sql.ref(column)} >= ${v.dayStart}::timestamptz and ${sql.ref(column)} < ${v.dayEnd}::timestamptz`;
   return writes(db, v)
     .selectFrom('review')
     .select(REVIEW_COLUMNS)
@@ -206,10 +203,14 @@ const gradedWithFacts = compiledOnce([...VALUE_KEYS, 'fromDate', 'limit', 'zone'
     .select((eb) => [
       upcomingPreparation(db, v.userId, v.fromDate, v.limit).as('exams'),
       studyDays(db, v.userId, { zone: v.zone, since: v.since }).as('study_days'),
+      // The review's local day as the instants it spans (a filter on the local date read every review of the days
+      // around it), and as the first review or completion from its start, before its end: a min is one probe of the
+      // index whatever the statistics say, where an EXISTS may be planned as a scan of the table when one student owns
+      // most of it.
       eb
         .or([
-          eb.exists(db.selectFrom('flashcard_reviews').select('id').where('user_id', '=', v.userId).where(onTheDay('reviewed_at'))),
-          eb.exists(db.selectFrom('tasks').select('id').where('user_id', '=', v.userId).where('status', '=', COMPLETED).where(onTheDay('completed_at'))),
+          eb(db.selectFrom('flashcard_reviews').select((q) => q.fn.min('reviewed_at').as('at')).where('user_id', '=', v.userId).where('reviewed_at', '>=', v.dayStart), '<', v.dayEnd),
+          eb(db.selectFrom('tasks').select((q) => q.fn.min('completed_at').as('at')).where('user_id', '=', v.userId).where('status', '=', COMPLETED).where('completed_at', '>=', v.dayStart), '<', v.dayEnd),
         ])
         .as('day_studied'),
       jsonArrayFrom(pushed(db, v.userId)).as('pushed'),

@@ -96,10 +96,13 @@ const dailyLoopFacts = compiledOnce(['userId', 'now', 'today', 'start', 'end', '
       .as('has_material'),
     reviews.select((r) => r.fn.max('reviewed_at').as('at')).where('reviewed_at', '<', v.start).as('last_review'),
     completions.select((t) => t.fn.max('completed_at').as('at')).where('completed_at', '<', v.start).as('last_completion'),
+    // The latest review and completion against today's start, not `exists (… >= start)`: a max is one probe of the
+    // index whatever the statistics say, where an EXISTS may be planned as a scan of the table when one student owns
+    // most of it (a single-student embedded installation, the bench).
     eb
       .or([
-        eb.exists(reviews.select('id').where('reviewed_at', '>=', v.start)),
-        eb.exists(completions.select('id').where('completed_at', '>=', v.start)),
+        eb(reviews.select((r) => r.fn.max('reviewed_at').as('at')), '>=', v.start),
+        eb(completions.select((t) => t.fn.max('completed_at').as('at')), '>=', v.start),
       ])
       .as('studied_today'),
     upcomingPreparation(db, v.userId, v.today).as('exams'),
