@@ -66,6 +66,8 @@ export interface Summary {
   pinning: { server: string; load: string } | null;
   mode: 'full' | 'quick';
   connections: number;
+  /** `--rate`: requests a second over all connections, or undefined for as fast as answered. */
+  rate: number | undefined;
   /** Alternating rounds (baseline, then service) per scenario, each of `durationSeconds` or `requests`. */
   rounds: number;
   durationSeconds: number;
@@ -109,25 +111,28 @@ export function missedTargets(summary: Summary, profile: TargetProfile | undefin
   return misses;
 }
 
-export function printTable(summary: Summary, profile: TargetProfile | undefined, misses: string[], judged: boolean, resultsFile: string | undefined): void {
+/** `unjudged`: why the targets are not judged in this run, or undefined when they are. */
+export function printTable(summary: Summary, profile: TargetProfile | undefined, misses: string[], unjudged: string | undefined, resultsFile: string | undefined): void {
   const out: string[] = [];
   const s = summary;
   const each = s.requests ? `${s.requests} requests` : `${s.durationSeconds} s`;
   const length = `${s.rounds} round(s) per scenario of ${each} on the baseline then ${each} on the service, after a warm-up`;
-  out.push(`study-companion-api bench (${s.mode}: ${s.connections} connections, ${length}; commit ${s.commit})`);
+  const load = `${s.connections} connection(s)${s.rate === undefined ? '' : ` sending ${s.rate} requests/s in all`}`;
+  out.push(`study-companion-api bench (${s.mode}: ${load}, ${length}; commit ${s.commit})`);
   out.push(`  machine: ${s.machine.cpus} × ${s.machine.cpuModel}, Node ${s.machine.node}, load average ${s.machine.loadAverage.map((l) => l.toFixed(1)).join(' ')}`);
   out.push(`  database: ${s.database}${s.scaleStudents ? ` + ${s.scaleStudents.toLocaleString('en')} generated students` : ''}; rate limits: ${s.limitStore}; LOG_LEVEL=${s.logLevel}; ${s.processes} web process(es)`);
   if (s.vacuumedBetweenScenarios) out.push('  autovacuum: off on this server, so the bench vacuums its database before each scenario, as autovacuum would between them');
   out.push(`  pinning: ${s.pinning ? `server on core(s) ${s.pinning.server}, load generator on core ${s.pinning.load} (taskset)` : 'none (--unpinned, no taskset, or too few cores)'}`);
   out.push('  baseline: bare Express 5 answering each scenario with the same status and JSON from memory, in the same run');
-  out.push(`  CPU µs/req: user + system of the server's processes${s.engine === 'postgresql' ? ' plus its PostgreSQL backends' : ' (PGlite runs inside it)'}, over the measured runs`);
+  out.push(`  CPU µs/req: user + system of the server's processes${s.engine === 'postgresql' ? " plus its PostgreSQL backends (of which PG µs/req is the backends' share)" : ' (PGlite runs inside it)'}, over the measured runs`);
   out.push("  CPU ratio: the median of the rounds' ratios (each round: the baseline, then the service, seconds apart), and their range");
   out.push(
     `  start (to the first answered request): first start on the empty database ${s.startup.firstStartMs} ms (RSS ${s.startup.firstStartRssMb} MB), restart ${s.startup.restartMs} ms (RSS ${s.startup.restartRssMb} MB)`,
   );
   out.push(`  server RSS: ${s.rss.afterStartMb} MB after start-up, ${s.rss.peakMb} MB at its peak under the bench`);
   out.push('');
-  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'bare req/s', 'bare µs/req', 'CPU ratio', 'rounds', 'target', 'statuses'];
+  const split = s.scenarios.some((r) => r.service.databaseCpuUsPerRequest !== undefined);
+  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', ...(split ? ['PG µs/req'] : []), 'bare req/s', 'bare µs/req', 'CPU ratio', 'rounds', 'target', 'statuses'];
   const rows = s.scenarios.map((r) => {
     const target = profile?.scenarios[r.name];
     return [
@@ -136,6 +141,7 @@ export function printTable(summary: Summary, profile: TargetProfile | undefined,
       String(r.service.latencyMs.p50),
       String(r.service.latencyMs.p99),
       String(r.service.cpuUsPerRequest),
+      ...(split ? [String(r.service.databaseCpuUsPerRequest ?? '-')] : []),
       String(r.baseline.requestsPerSec),
       String(r.baseline.cpuUsPerRequest),
       `${r.cpuRatio}×`,
@@ -153,7 +159,7 @@ export function printTable(summary: Summary, profile: TargetProfile | undefined,
     for (const failure of r.service.failures) out.push(`  FAILED ${r.name}: ${failure}`);
     for (const failure of r.baseline.failures) out.push(`  FAILED ${r.name} (baseline): ${failure}`);
   }
-  if (!judged) out.push(`  targets not judged: --quick runs are too short (${misses.length} would be missed${misses.length ? ': ' + misses.join('; ') : ''})`);
+  if (unjudged) out.push(`  targets not judged: ${unjudged} (${misses.length} would be missed${misses.length ? ': ' + misses.join('; ') : ''})`);
   else if (misses.length > 0) for (const miss of misses) out.push(`  MISSED ${miss}`);
   else out.push('  all targets met');
   if (resultsFile) out.push(`  written: ${resultsFile}`);

@@ -73,10 +73,14 @@ export function requestHeaders(scenario: Scenario, credentials: Credentials): Re
 export interface Target {
   baseUrl: string;
   pids(): Promise<number[]>;
+  /** Those of pids() that are PostgreSQL's backends, so that a measurement can say how much of its CPU they spent. */
+  databasePids?(): Promise<number[]>;
 }
 
 export interface RunOptions {
   connections: number;
+  /** Requests a second over all connections (autocannon's overallRate), or undefined for as many as answered. */
+  rate: number | undefined;
   /**
    * Rounds per scenario, each a run of the baseline then one of the service: a shared host's speed drifts within
    * seconds (bare Express's own cost can nearly double within one run), so each round's ratio compares
@@ -102,6 +106,8 @@ export interface Measurement {
   latencyMs: { p50: number; p99: number };
   /** CPU (user + system, every thread) of the target's processes per response, PostgreSQL's backends included. */
   cpuUsPerRequest: number;
+  /** Of cpuUsPerRequest, what PostgreSQL's backends spent (a target on PostgreSQL only). */
+  databaseCpuUsPerRequest?: number;
   /** Response count by status code, as autocannon saw them. */
   statuses: Record<string, number>;
   /** Why the responses cannot be trusted (wrong status, socket errors); empty when fine. */
@@ -139,6 +145,7 @@ export async function compare(service: Target, baseline: Target, scenario: Scena
 function combine(rounds: Measurement[]): Measurement {
   const requests = rounds.reduce((sum, r) => sum + r.requests, 0);
   const cpuMicros = rounds.reduce((sum, r) => sum + r.cpuUsPerRequest * r.requests, 0);
+  const databaseMicros = rounds.reduce((sum, r) => sum + (r.databaseCpuUsPerRequest ?? 0) * r.requests, 0);
   const statuses: Record<string, number> = {};
   for (const r of rounds) for (const [code, count] of Object.entries(r.statuses)) statuses[code] = (statuses[code] ?? 0) + count;
   return {
@@ -146,6 +153,7 @@ function combine(rounds: Measurement[]): Measurement {
     requestsPerSec: Math.round(rounds.reduce((sum, r) => sum + r.requestsPerSec, 0) / rounds.length),
     latencyMs: { p50: median(rounds.map((r) => r.latencyMs.p50)), p99: median(rounds.map((r) => r.latencyMs.p99)) },
     cpuUsPerRequest: requests > 0 ? Math.round(cpuMicros / requests) : 0,
+    ...(rounds.some((r) => r.databaseCpuUsPerRequest !== undefined) ? { databaseCpuUsPerRequest: requests > 0 ? Math.round(databaseMicros / requests) : 0 } : {}),
     statuses,
     failures: [...new Set(rounds.flatMap((r) => r.failures))],
   };
@@ -164,12 +172,13 @@ async function measure(target: Target, scenario: Scenario, headers: Record<strin
     headers,
     body: scenario.body === undefined ? undefined : JSON.stringify(scenario.body),
     connections: options.connections,
+    ...(options.rate === undefined ? {} : { overallRate: options.rate }),
   };
   const [warmup, measured] = options.requests
     ? [{ ...base, amount: Math.ceil(options.requests / 5) }, { ...base, amount: options.requests }]
     : [{ ...base, duration: options.warmupSeconds }, { ...base, duration: options.durationSeconds }];
   // Quick runs warm up on a fifth of their requests; later rounds of a full run are warm already.
-  const { result, cpuMicros } = await runLoad(target, options.loadCores, options.warmupSeconds > 0 ? warmup : undefined, measured);
+  const { result, cpuMicros, databaseMicros } = await runLoad(target, options.loadCores, options.warmupSeconds > 0 ? warmup : undefined, measured);
 
   const statuses = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, stats.count ?? 0]));
   const failures: string[] = [];
@@ -180,11 +189,13 @@ async function measure(target: Target, scenario: Scenario, headers: Record<strin
   if (result.errors > 0) failures.push(`${result.errors} connection errors`);
   if (result.timeouts > 0) failures.push(`${result.timeouts} timeouts`);
   if (result.requests.total === 0) failures.push('no responses');
+  const perRequest = (micros: number) => (result.requests.total > 0 ? Math.round(micros / result.requests.total) : 0);
   return {
     requests: result.requests.total,
     requestsPerSec: Math.round(result.requests.average),
     latencyMs: { p50: result.latency.p50, p99: result.latency.p99 },
-    cpuUsPerRequest: result.requests.total > 0 ? Math.round(cpuMicros / result.requests.total) : 0,
+    cpuUsPerRequest: perRequest(cpuMicros),
+    ...(databaseMicros === undefined ? {} : { databaseCpuUsPerRequest: perRequest(databaseMicros) }),
     statuses,
     failures,
   };
@@ -196,9 +207,14 @@ type LoadMessage = { measuring: true } | { result: autocannon.Result } | { error
 
 /**
  * Runs the warm-up (discarded) and then the measured run in a child process (see load.ts for why), and the CPU the
- * target's processes spent during the measured run.
+ * target's processes spent during the measured run (and of it, its database backends').
  */
-function runLoad(target: Target, cores: string | undefined, warmup: autocannon.Options | undefined, measured: autocannon.Options): Promise<{ result: autocannon.Result; cpuMicros: number }> {
+function runLoad(
+  target: Target,
+  cores: string | undefined,
+  warmup: autocannon.Options | undefined,
+  measured: autocannon.Options,
+): Promise<{ result: autocannon.Result; cpuMicros: number; databaseMicros: number | undefined }> {
   return new Promise((resolve, reject) => {
     // The child runs with this process's flags (tsx's loader), pinned like a process of its own.
     const [command, args] = pinned(cores, process.execPath, [...process.execArgv, LOAD_SCRIPT]);
@@ -213,7 +229,11 @@ function runLoad(target: Target, cores: string | undefined, warmup: autocannon.O
       answered = true;
       if ('result' in message) {
         const atEnd = target.pids().then(cpuMicros);
-        Promise.all([atStart, atEnd]).then(([start, end]) => resolve({ result: message.result, cpuMicros: cpuSpent(start, end) }), reject);
+        const databasePids = target.databasePids?.();
+        Promise.all([atStart, atEnd, databasePids]).then(([start, end, database]) => {
+          const only = (pids: number[]) => (readings: Map<number, number>) => new Map([...readings].filter(([pid]) => pids.includes(pid)));
+          resolve({ result: message.result, cpuMicros: cpuSpent(start, end), databaseMicros: database && cpuSpent(only(database)(start), only(database)(end)) });
+        }, reject);
       } else reject(new Error(`load generator: ${message.error}`));
     });
     child.once('error', reject);
