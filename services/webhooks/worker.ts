@@ -6,9 +6,11 @@
 //   - pg-boss workers on the delivery queue, `attemptsPerProcess` of them (gate.ts), each taking one attempt job
 //     at a time (batchSize 1; each work() call is a polling worker of its own, the way pg-boss 10 runs jobs
 //     concurrently), so an attempt finishes on its own and a slow receiver holds one worker, never a batch. A worker
-//     that got a job looks for the next at once; an idle one polls every WEBHOOK_POLL_MS (at least 500, pg-boss's
-//     floor) and is woken (pg-boss's notifyWorker) when the relay sent jobs. pg-boss hands each job to one worker
-//     (SKIP LOCKED). This process also runs pg-boss's maintenance, which gives a job whose process died (kill -9,
+//     that got a job looks for the next at once and wakes an idle one (pg-boss's notifyWorker), since more may be
+//     waiting; idle workers are also woken when the relay sent jobs. Only one worker polls every WEBHOOK_POLL_MS (at
+//     least 500, pg-boss's floor) for the jobs nobody announced (another process's, a dead process's given back); the
+//     others poll every RESERVE_POLL_SECONDS only, so an idle process does not query the queue ten times each poll.
+//     pg-boss hands each job to one worker (SKIP LOCKED). This process also runs pg-boss's maintenance, which gives a job whose process died (kill -9,
 //     power loss) to another worker once it expires.
 // So the first attempt of an event starts a few statements after its commit, not a poll later; the polls remain for
 // what only the clock brings (retries, breakers, expired leases) and for a notification lost while reconnecting.
@@ -40,6 +42,11 @@ const EXPIRY_MARGIN_MS = 5_000;
 const RELAY_GAP_MS = 25;
 /** How often the outbox loses its events past their retention: their age is counted in days, an hour is close enough. */
 const PURGE_EVERY_MS = 3_600_000;
+/**
+ * How often the workers beside the polling one look for a job unprompted: a safety net only, as a worker that finds a
+ * job wakes the next and the relay wakes as many as it sent jobs.
+ */
+const RESERVE_POLL_SECONDS = 30;
 /** A job that failed for want of the database (not an attempt that failed: that one is recorded) is tried again. */
 const JOB_RETRIES = { retryLimit: 20, retryDelay: 5, retryBackoff: true } as const;
 
@@ -74,6 +81,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
   // The pg-boss workers waiting for a job now: those a sent job should wake (a busy one looks again when it is done).
   const idle = new Set<string>();
   const stopping = () => stopped || lifecycle.draining;
+  const wakeIdle = (workers: number) => [...idle].slice(0, workers).forEach((id) => boss.notifyWorker(id));
 
   const started = (async () => {
     await boss.start();
@@ -82,9 +90,12 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     const swept = await sweepParkedDeliveries(db, sweepOptions);
     if (swept.sent > 0) logger.info({ jobs: swept.sent }, 'parked webhook deliveries were given jobs');
     for (let n = 0; n < limits.attemptsPerProcess; n++) {
-      const workerId: string = await boss.work<AttemptJob>(WEBHOOK_DELIVERY_QUEUE, { batchSize: 1, pollingIntervalSeconds: config.pollMs / 1000 }, async ([job]) => {
+      const pollingIntervalSeconds = n === 0 ? config.pollMs / 1000 : Math.max(RESERVE_POLL_SECONDS, config.pollMs / 1000);
+      const workerId: string = await boss.work<AttemptJob>(WEBHOOK_DELIVERY_QUEUE, { batchSize: 1, pollingIntervalSeconds }, async ([job]) => {
         if (!job) return;
         idle.delete(workerId);
+        // Others may be waiting behind this job (a poll found it, or the relay sent more than it woke): one more looks.
+        if (!stopping()) wakeIdle(1);
         try {
           await lifecycle.hold(attemptDelivery({ db, box: options.box, config, limits, leaseMs }, { jobId: job.id, deliveryId: job.data.delivery_id, due: new Date(job.data.due) }));
         } catch (error) {
@@ -113,7 +124,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
       return { more: handled > 0 || swept.more, sent: swept.sent };
     },
     // Jobs were sent: as many idle workers look now rather than at their next poll.
-    sent: (jobs) => [...idle].slice(0, jobs).forEach((id) => boss.notifyWorker(id)),
+    sent: wakeIdle,
   });
   const unsubscribe = options.notifications?.subscribe(WEBHOOK_WORK_CHANNEL, { message: relay.wake, missed: relay.wake });
 
