@@ -5,7 +5,7 @@
 // webhooks; the default does both. A start-up that fails prints one line saying why and exits 1.
 import cluster from 'node:cluster';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { assertDatabaseReachable, cliEnvironmentFor, connect, describeTarget, sessionUrlOf, statementTimeoutMs, type Db } from '../db/connect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
@@ -151,14 +151,17 @@ async function serve(db: Db, demo: Demo | undefined, limitStores: LimitStores): 
   // Whatever the role: the embedded database has no autovacuum, and this process is the only one that opens it.
   const vacuum = startEmbeddedVacuum({ db, lifecycle, logger });
   const webhooks = { secrets, targets: { allowPrivate: config.webhooks.allowPrivateTargets } };
-  const app = await createApp({ db, logger, limitStores, tokens, tutor, webhooks, aiQueue: createAiQueue(config.aiQueue, limitStores.leases(AI_REPLY_LEASES)), exports: createExportLimits(config.exports), config, lifecycle, notifications, streamSettings: config.streams, ...(config.paymentProviderSecret ? { paymentProviderSecret: config.paymentProviderSecret } : {}) });
-  const server = createServer(requestTimeoutOptions(config.requestTimeoutMs), app);
-  // Express's app.listen hands a listen error (EADDRINUSE) to its callback, where it is easily lost; a plain
-  // server rejects here instead, and the start fails with one line.
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, () => (server.off('error', reject), resolve()));
-  });
+  let server: Server;
+  try {
+    const app = await createApp({ db, logger, limitStores, tokens, tutor, webhooks, aiQueue: createAiQueue(config.aiQueue, limitStores.leases(AI_REPLY_LEASES)), exports: createExportLimits(config.exports), config, lifecycle, notifications, streamSettings: config.streams, ...(config.paymentProviderSecret ? { paymentProviderSecret: config.paymentProviderSecret } : {}) });
+    server = await listen(createServer(requestTimeoutOptions(config.requestTimeoutMs), app), config.port);
+  } catch (error) {
+    // The background work started above stops before the caller closes the database under it: otherwise its next
+    // query fails on the closed pool and logs errors after the start's one line.
+    signingKeys.stop();
+    await Promise.allSettled([worker?.stop(), vacuum?.stop(), notifications.close()]);
+    throw error;
+  }
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   logger.info({ port, database: describeTarget(config.database), sharedLimits: Boolean(config.redisUrl), tutor: tutor.model }, 'listening');
@@ -177,6 +180,17 @@ async function serve(db: Db, demo: Demo | undefined, limitStores: LimitStores): 
       await Promise.all([worker?.stop(), vacuum?.stop(), cliSocket?.close()]);
       return Promise.allSettled([notifications.close(), db.destroy(), limitStores.close()]);
     },
+  });
+}
+
+/**
+ * Express's app.listen hands a listen error (EADDRINUSE) to its callback, where it is easily lost; a plain server
+ * rejects here instead, and the start fails with one line.
+ */
+function listen(server: Server, port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, () => (server.off('error', reject), resolve(server)));
   });
 }
 

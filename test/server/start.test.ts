@@ -99,6 +99,27 @@ describe('npm start (app/main.ts)', function () {
     }
   });
 
+  it('on PostgreSQL too, a taken port is one line: the webhook worker started before the listen stops before the database closes', async function () {
+    if (!process.env.DATABASE_URL) this.skip(); // the embedded case is the test above
+    const throwaway = await createThrowawayDatabase(process.env.DATABASE_URL, 'sc_start_port');
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      // A first start migrates and seeds, so that the second reaches its listen at once, its worker already polling.
+      const first = startServerProcess({ DATABASE_URL: throwaway.url, REDIS_URL: undefined, DATA_DIR: undefined, SHUTDOWN_DRAIN_SECONDS: '0' });
+      await first.listening;
+      first.child.kill('SIGTERM');
+      assert.equal(await first.exited, 0, first.output());
+      const run = startServerProcess({ DATABASE_URL: throwaway.url, REDIS_URL: undefined, DATA_DIR: undefined, PORT: String(port), WEBHOOK_POLL_MS: '500' });
+      assert.equal(await run.exited, 1, run.output());
+      assert.deepEqual(run.output().trim().split('\n'), [`could not start: PORT ${port} is already in use (is another server running?); stop it or choose another port with PORT=`]);
+    } finally {
+      taken.close();
+      await throwaway.drop();
+    }
+  });
+
   it('names a PostgreSQL database that does not exist, in one line', async function () {
     if (!process.env.DATABASE_URL) this.skip(); // needs a PostgreSQL server to ask
     const url = new URL(process.env.DATABASE_URL);
