@@ -1,10 +1,11 @@
 // The daily loop's planner on scenarios: pure inputs in, the whole plan out, no database.
 import assert from 'node:assert/strict';
+import { DateTime } from 'luxon';
 import { planDailyLoop, type LoopInputs } from '../../domain/daily-loop.ts';
 import type { LoopDeck, LoopExam, LoopTask } from '../../domain/loop-facts.ts';
 import { spread } from '../../domain/comeback-plan.ts';
 import { readiness } from '../../domain/readiness.ts';
-import { studentDay } from '../../domain/student-day.ts';
+import { localDate, studentDay } from '../../domain/student-day.ts';
 
 const NOW = new Date('2026-11-22T10:00:00Z');
 
@@ -242,6 +243,23 @@ describe('planDailyLoop', () => {
       assert.equal(plan.missed_days, 2);
       assert.equal(plan.last_study_date, '2026-10-29');
       assert.deepEqual(plan.days.map((d) => [d.date, d.review_cards]), [['2026-11-01', 2], ['2026-11-02', 2], ['2026-11-03', 2]]);
+    });
+
+    it('answers each day of a zone as Luxon does while days are remembered, more days than it keeps asked in turn', () => {
+      // Six days around New York's DST end, each asked at its first and last instant and at noon, round after round:
+      // the days remembered per zone are fewer than six, so every round mixes remembered days and recomputed ones.
+      const zone = 'America/New_York';
+      const days = ['2026-10-30', '2026-10-31', '2026-11-01', '2026-11-02', '2026-11-03', '2026-11-04'];
+      for (let round = 0; round < 3; round++) {
+        for (const date of [...days].reverse()) {
+          const start = DateTime.fromISO(date, { zone }).startOf('day');
+          const expected = { today: date, start: start.toJSDate(), end: start.plus({ days: 1 }).toJSDate() };
+          for (const instant of [expected.start, start.set({ hour: 12 }).toJSDate(), new Date(expected.end.getTime() - 1)]) {
+            assert.deepEqual(studentDay(instant, zone), expected, `${instant.toISOString()} in round ${round}`);
+            assert.equal(localDate(instant, zone), date);
+          }
+        }
+      }
     });
   });
 
