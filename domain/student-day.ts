@@ -21,27 +21,23 @@ export function localDate(instant: Date, timeZone: string): string {
 }
 
 /**
- * The last few days asked about in each zone (only zone names that exist), most recent first. Nearly every request of
- * a day asks about that day, and Luxon's zone arithmetic (Intl's offsets) was a tenth of the daily loop's CPU: an
- * instant inside a remembered day has its answer without it. More than one per zone, because one request asks about
- * several days (the loop: today, and the day of the last study for its comeback plan), which would otherwise evict
- * each other on every request. The answers are the same either way.
+ * The last day asked about in each zone (at most one per zone name that exists). Nearly every request of a day asks
+ * about that day, and Luxon's zone arithmetic (Intl's offsets) was a tenth of the daily loop's CPU: an instant inside
+ * the remembered day has its answer without it. The answers are the same either way.
  */
-const rememberedDays = new Map<string, StudentDay[]>();
-const DAYS_PER_ZONE = 4;
+const lastDays = new Map<string, StudentDay>();
 
 /** The day the instant falls on in the zone; undefined when the zone is unknown. */
 function dayIn(instant: Date, timeZone: string): StudentDay | undefined {
-  const known = rememberedDays.get(timeZone);
-  const remembered = known?.find((day) => instant >= day.start && instant < day.end);
-  if (remembered) return remembered;
+  const known = lastDays.get(timeZone);
+  if (known && instant >= known.start && instant < known.end) return known;
   const local = DateTime.fromJSDate(instant, { zone: timeZone });
   if (!local.isValid) return undefined;
   const start = local.startOf('day');
   // The next day's start from the instant, not from this day's start: where a midnight does not exist (Chile's DST
   // change at 00:00), Luxon puts the day's start at 01:00, and a day after it would be 01:00 of the next day.
   const day = { today: start.toISODate()!, start: start.toJSDate(), end: local.plus({ days: 1 }).startOf('day').toJSDate() };
-  rememberedDays.set(timeZone, [day, ...(known ?? [])].slice(0, DAYS_PER_ZONE));
+  lastDays.set(timeZone, day);
   return day;
 }
 

@@ -245,9 +245,9 @@ describe('planDailyLoop', () => {
       assert.deepEqual(plan.days.map((d) => [d.date, d.review_cards]), [['2026-11-01', 2], ['2026-11-02', 2], ['2026-11-03', 2]]);
     });
 
-    it('answers each day of a zone as Luxon does while days are remembered, more days than it keeps asked in turn', () => {
+    it('answers each day of a zone as Luxon does while a day is remembered, days asked in turn and again', () => {
       // Six days around New York's DST end, each asked at its first and last instant and at noon, round after round:
-      // the days remembered per zone are fewer than six, so every round mixes remembered days and recomputed ones.
+      // each answer comes from the remembered day (domain/student-day.ts) or is computed anew, and both must agree.
       const zone = 'America/New_York';
       const days = ['2026-10-30', '2026-10-31', '2026-11-01', '2026-11-02', '2026-11-03', '2026-11-04'];
       for (let round = 0; round < 3; round++) {
