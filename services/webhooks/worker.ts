@@ -10,8 +10,8 @@
 //     waiting; idle workers are also woken when the relay sent jobs. Only one worker polls every WEBHOOK_POLL_MS (at
 //     least 500, pg-boss's floor) for the jobs nobody announced (another process's, a dead process's given back); the
 //     others poll every RESERVE_POLL_SECONDS only, so an idle process does not query the queue ten times each poll.
-//     pg-boss hands each job to one worker (SKIP LOCKED). This process also runs pg-boss's maintenance, which gives a job whose process died (kill -9,
-//     power loss) to another worker once it expires.
+//     pg-boss hands each job to one worker (SKIP LOCKED). This process also runs pg-boss's maintenance, which gives a
+//     job whose process died (kill -9, power loss) to another worker once it expires.
 // So the first attempt of an event starts a few statements after its commit, not a poll later; the polls remain for
 // what only the clock brings (retries, breakers, expired leases) and for a notification lost while reconnecting.
 // Before its first fetch, it sweeps once, so a delivery parked while no worker ran gets its job.
