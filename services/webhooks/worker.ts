@@ -7,9 +7,10 @@
 //     at a time (batchSize 1; each work() call is a polling worker of its own, the way pg-boss 10 runs jobs
 //     concurrently), so an attempt finishes on its own and a slow receiver holds one worker, never a batch. A worker
 //     that got a job looks for the next at once and wakes an idle one (pg-boss's notifyWorker), since more may be
-//     waiting; idle workers are also woken when the relay sent jobs. Only one worker polls every WEBHOOK_POLL_MS (at
-//     least 500, pg-boss's floor) for the jobs nobody announced (another process's, a dead process's given back); the
-//     others poll every RESERVE_POLL_SECONDS only, so an idle process does not query the queue ten times each poll.
+//     waiting; idle workers are also woken when the relay sent jobs. For the jobs nobody announced (another process's,
+//     a dead process's given back), one idle worker is woken every WEBHOOK_POLL_MS to look; the workers' own polls
+//     are RESERVE_POLL_SECONDS apart, so an idle process does not query the queue ten times each poll, and a busy
+//     worker (a slow receiver holds one for up to its timeout) never leaves the queue unwatched.
 //     pg-boss hands each job to one worker (SKIP LOCKED). This process also runs pg-boss's maintenance, which gives a
 //     job whose process died (kill -9, power loss) to another worker once it expires.
 // So the first attempt of an event starts a few statements after its commit, not a poll later; the polls remain for
@@ -43,8 +44,8 @@ const RELAY_GAP_MS = 25;
 /** How often the outbox loses its events past their retention: their age is counted in days, an hour is close enough. */
 const PURGE_EVERY_MS = 3_600_000;
 /**
- * How often the workers beside the polling one look for a job unprompted: a safety net only, as a worker that finds a
- * job wakes the next and the relay wakes as many as it sent jobs.
+ * How often a worker looks for a job unprompted: a safety net only, as an idle one is woken every WEBHOOK_POLL_MS, a
+ * worker that finds a job wakes the next, and the relay wakes as many as it sent jobs.
  */
 const RESERVE_POLL_SECONDS = 30;
 /** A job that failed for want of the database (not an attempt that failed: that one is recorded) is tried again. */
@@ -90,7 +91,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     const swept = await sweepParkedDeliveries(db, sweepOptions);
     if (swept.sent > 0) logger.info({ jobs: swept.sent }, 'parked webhook deliveries were given jobs');
     for (let n = 0; n < limits.attemptsPerProcess; n++) {
-      const pollingIntervalSeconds = n === 0 ? config.pollMs / 1000 : Math.max(RESERVE_POLL_SECONDS, config.pollMs / 1000);
+      const pollingIntervalSeconds = Math.max(RESERVE_POLL_SECONDS, config.pollMs / 1000);
       const workerId: string = await boss.work<AttemptJob>(WEBHOOK_DELIVERY_QUEUE, { batchSize: 1, pollingIntervalSeconds }, async ([job]) => {
         if (!job) return;
         idle.delete(workerId);
@@ -127,6 +128,8 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     sent: wakeIdle,
   });
   const unsubscribe = options.notifications?.subscribe(WEBHOOK_WORK_CHANNEL, { message: relay.wake, missed: relay.wake });
+  // The queue's poll: one idle worker looks, whichever is idle now (none when all are busy: each looks again when done).
+  const polling = setInterval(() => stopping() || wakeIdle(1), config.pollMs).unref();
 
   const purge = () => {
     if (stopping()) return;
@@ -142,6 +145,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     async stop() {
       stopped = true;
       clearInterval(purging);
+      clearInterval(polling);
       unsubscribe?.();
       await relay.stop();
       await started.catch(() => {});

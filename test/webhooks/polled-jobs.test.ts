@@ -1,9 +1,10 @@
 // Jobs that nobody announced to this process (another process's relay sent them, or pg-boss gave back a dead
-// process's) are found by the one worker that polls every WEBHOOK_POLL_MS; the others poll only rarely, so the
-// worker that finds a job wakes the next. Here the jobs are committed with their deliveries in one transaction through
+// process's) are found by the idle worker woken every WEBHOOK_POLL_MS; the workers' own polls are rare, so a worker
+// that finds a job wakes the next. Here the jobs are committed with their deliveries in one transaction through
 // another pool, as another process's relay would send them, so this process's relay never sees them parked and wakes
-// no one: only the polling worker and the wake it passes on can bring them. Each receiver hangs, so an attempt holds
-// its worker; were the jobs taken one after another, only one receiver would have a request within the bound.
+// no one. Each receiver hangs, so an attempt holds its worker: the first job is sent alone and taken first, so that
+// the later ones must be found while a worker is busy (a fixed polling worker would be that busy one); were the jobs
+// taken one after another, only one receiver would have a request within the bound.
 import assert from 'node:assert/strict';
 import type { Db } from '../../db/connect.ts';
 import { emitEvent } from '../../services/events/emit.ts';
@@ -16,7 +17,7 @@ import { deliveryRig } from './rig.ts';
 /** An attempt outlasts the test's bound, so a hanging receiver keeps its worker busy throughout. */
 const config: WebhookConfig = { allowPrivateTargets: true, attemptTimeoutMs: 10_000, retryScale: 1, pollMs: 500 };
 const ACCOUNTS = 4;
-/** The polling worker's interval, a wake per job and a loaded machine's slack: far below the others' own poll. */
+/** The poll's interval, a wake per job and a loaded machine's slack: far below the workers' own polls (30 s). */
 const WITHIN_MS = 4_000;
 
 describe('webhook jobs found by a poll', function () {
@@ -37,7 +38,7 @@ describe('webhook jobs found by a poll', function () {
       return dispatchAccount(trx, { user_id: studentId }, { limits: DELIVERY_LIMITS, leaseMs: config.attemptTimeoutMs + 5_000, now });
     });
 
-  it('are worked side by side, each worker that finds one waking the next', async () => {
+  it('are worked side by side while a worker is busy, each worker that finds one waking the next', async () => {
     const accounts = await Promise.all(
       Array.from({ length: ACCOUNTS }, async () => {
         const studentId = await insertStudent(writer);
@@ -50,8 +51,11 @@ describe('webhook jobs found by a poll', function () {
     // Its start: the first sweep and every worker's first fetch find nothing; then they are idle.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
 
-    for (const { studentId, endpoint } of accounts) assert.equal(await sendJobElsewhere(studentId, endpoint.id), 1);
-    await Promise.all(accounts.map(({ receiver }) => receiver.waitFor(1, WITHIN_MS)));
+    const [first, ...later] = accounts;
+    assert.equal(await sendJobElsewhere(first!.studentId, first!.endpoint.id), 1);
+    await first!.receiver.waitFor(1, WITHIN_MS);
+    for (const { studentId, endpoint } of later) assert.equal(await sendJobElsewhere(studentId, endpoint.id), 1);
+    await Promise.all(later.map(({ receiver }) => receiver.waitFor(1, WITHIN_MS)));
     assert.deepEqual(
       accounts.map(({ receiver }) => receiver.inFlight),
       accounts.map(() => 1),
