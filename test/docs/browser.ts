@@ -80,28 +80,36 @@ export async function watchPage(page: Page): Promise<string[]> {
 /**
  * Asserts that the page shows every operation: Scalar renders each one as an element whose id ends in
  * `/<METHOD><path>` (off-screen ones start as empty placeholders, so each is scrolled to), holding its summary
- * and its path. Returns the operations it could not find, with what it saw.
+ * and its path. Returns the operations it could not find.
  */
 export async function missingOperations(page: Page, operations: DocumentedOperation[]): Promise<string[]> {
   const missing: string[] = [];
-  for (const op of operations) {
-    const section = page.locator(`[id$="/${op.method}${op.path}"]`).first();
-    try {
-      await section.scrollIntoViewIfNeeded({ timeout: 10_000 });
-      await page.waitForFunction(
-        ({ suffix, summary, path }) => {
-          const element = [...document.querySelectorAll('[id]')].find((e) => e.id.endsWith(suffix));
-          const text = element?.textContent ?? '';
-          return element?.getAttribute('data-placeholder') !== 'true' && text.includes(summary) && text.includes(path);
-        },
-        { suffix: `/${op.method}${op.path}`, summary: op.summary, path: op.path },
-        { timeout: 10_000 },
-      );
-    } catch {
-      missing.push(`${op.operationId} (${op.method} ${op.path}, "${op.summary}")`);
-    }
-  }
+  for (const op of operations) if (!(await showsOperation(page, op))) missing.push(`${op.operationId} (${op.method} ${op.path}, "${op.summary}")`);
   return missing;
+}
+
+/**
+ * Whether the page shows one operation within 20 s. It scrolls to the section again on every look: sections above
+ * it that render meanwhile push it out of view, and a placeholder out of view is never rendered.
+ */
+async function showsOperation(page: Page, op: DocumentedOperation): Promise<boolean> {
+  const suffix = `/${op.method}${op.path}`;
+  const section = page.locator(`[id$="${suffix}"]`).first();
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    await section.scrollIntoViewIfNeeded({ timeout: 2_000 }).catch(() => undefined);
+    const shown = await page.evaluate(
+      ({ suffix, summary, path }) => {
+        const element = [...document.querySelectorAll('[id]')].find((e) => e.id.endsWith(suffix));
+        const text = element?.textContent ?? '';
+        return element?.getAttribute('data-placeholder') !== 'true' && text.includes(summary) && text.includes(path);
+      },
+      { suffix, summary: op.summary, path: op.path },
+    );
+    if (shown) return true;
+    await page.waitForTimeout(200);
+  }
+  return false;
 }
 
 /** The operations of `others` whose section or summary appears on the page (summaries shared with `own` aside). */
