@@ -3,6 +3,7 @@
 // under that account's advisory lock, so admissions and releases of one account take turns in every process.
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
+import { executePrepared } from '../prepared-statements.ts';
 
 /** Whose endpoint it is: a student's or an app's. */
 export type GateAccount = { user_id: string } | { client_id: string };
@@ -121,10 +122,11 @@ export async function runnableDeliveries(trx: Db, account: GateAccount, now: Dat
 /**
  * Accounts (at most `limit`) with a parked delivery that may go now: due, on an endpoint whose gate lets an attempt
  * through, while the account holds fewer than `perAccount` live leases. Read from the pending deliveries (a partial
- * index), so an account whose slots are all taken costs nothing however long its backlog.
+ * index), so an account whose slots are all taken costs nothing however long its backlog. Every pass of every
+ * delivering process's relay runs it: a named statement, planned once per connection (planning was most of its cost).
  */
 export async function accountsWithRunnableDeliveries(db: Db, now: Date, perAccount: number, limit: number): Promise<GateAccount[]> {
-  const { rows } = await sql<{ user_id: string | null; client_id: string | null }>`
+  const rows = await executePrepared(db, sql<{ user_id: string | null; client_id: string | null }>`
     select distinct e.user_id, e.client_id
     from webhook_deliveries as d
     join webhook_endpoints as e on e.id = d.endpoint_id
@@ -135,6 +137,6 @@ export async function accountsWithRunnableDeliveries(db: Db, now: Date, perAccou
       and (select count(*) from webhook_endpoint_gates as l
            where l.account = case when e.user_id is not null then 'user:' || e.user_id::text else 'client:' || e.client_id::text end
              and l.lease_until > ${now}) < ${perAccount}
-    limit ${limit}`.execute(db);
+    limit ${limit}`);
   return rows.map((row) => (row.user_id !== null ? { user_id: row.user_id } : { client_id: row.client_id! }));
 }

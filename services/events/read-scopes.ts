@@ -5,8 +5,11 @@ import type { EventType } from './emit.ts';
 
 type Resource = EventType extends `${infer R}.${string}` ? R : never;
 
-/** A new resource in the catalog fails to compile here until it is given its scope. */
-const READ_SCOPES: Record<Resource, Scope> = {
+/**
+ * By an event kind's resource (what comes before its dot). A new resource in the catalog fails to compile here until
+ * it is given its scope.
+ */
+export const READ_SCOPES: Readonly<Record<Resource, Scope>> = {
   task: 'tasks:read',
   exam: 'exams:read',
   payment: 'profile:read',

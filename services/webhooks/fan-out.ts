@@ -1,30 +1,17 @@
-// From the outbox to deliveries: each event not yet fanned out gets one delivery per endpoint that wants it
-// (db/queries/deliveries.ts endpointsForEvents: the student's own subscribed endpoints, and the endpoints of apps
-// whose live grant holds the event's read scope), in one transaction that also marks the event fanned out. The
-// events are locked with SKIP LOCKED, so processes fanning out at once share the work; a process that dies
-// mid-way rolls back and the events wait for the next pass. Nothing is lost and nothing is fanned out twice.
+// From the outbox to deliveries: each event not yet fanned out gets one delivery per endpoint that wants it (the
+// student's own subscribed endpoints, and the endpoints of apps whose live grant holds the event's read scope), in one
+// statement that also marks the event fanned out (db/queries/deliveries.ts fanOutEvents). The events are locked with
+// SKIP LOCKED, so processes fanning out at once share the work; a statement that fails leaves its events for the
+// next pass. Nothing is lost and nothing is fanned out twice. The deliveries wait parked until a sweep gives them
+// jobs (queue.ts).
 import type { Db } from '../../db/connect.ts';
-import { endpointsForEvents, lockEventsToFanOut, markFannedOut } from '../../db/queries/deliveries.ts';
-import { scheduleDelivery } from './queue.ts';
-import type { EventType } from '../events/emit.ts';
-import { readScopeOf } from '../events/read-scopes.ts';
+import { fanOutEvents, type FanOut } from '../../db/queries/deliveries.ts';
+import { READ_SCOPES } from '../events/read-scopes.ts';
 
-const BATCH = 100;
+/** Events one pass fans out; a full batch is followed by another pass at once. */
+export const FAN_OUT_BATCH = 100;
 
-/** Fans out one batch of events; returns how many events it handled (BATCH means more may be waiting). */
-export async function fanOutEvents(db: Db, now = new Date()): Promise<number> {
-  return db.transaction().execute(async (trx) => {
-    const events = await lockEventsToFanOut(trx, BATCH);
-    const targets = await endpointsForEvents(
-      trx,
-      events.map((event) => ({ ...event, read_scope: readScopeOf(event.type as EventType) })),
-    );
-    for (const { event_id, endpoint_id } of targets) await scheduleDelivery(trx, { eventId: event_id, endpointId: endpoint_id }, now);
-    await markFannedOut(
-      trx,
-      events.map((event) => event.id),
-      now,
-    );
-    return events.length;
-  });
+/** Fans out the oldest batch of events waiting; `events` equal to FAN_OUT_BATCH means more may be waiting. */
+export function fanOutBatch(db: Db, now = new Date()): Promise<FanOut> {
+  return fanOutEvents(db, { limit: FAN_OUT_BATCH, at: now, readScopes: READ_SCOPES });
 }

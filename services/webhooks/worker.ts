@@ -30,7 +30,7 @@ import type { SecretBox } from '../../server/auth/secret-box.ts';
 import { purgeExpiredEvents } from '../events/feed.ts';
 import { attemptDelivery } from './attempt.ts';
 import { DELIVERY_LIMITS, type DeliveryLimits } from './gate.ts';
-import { fanOutEvents } from './fan-out.ts';
+import { FAN_OUT_BATCH, fanOutBatch } from './fan-out.ts';
 import { sweepParkedDeliveries, WEBHOOK_WORK_CHANNEL, type AttemptJob } from './queue.ts';
 import { startRelay } from './relay.ts';
 
@@ -120,9 +120,9 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     lifecycle,
     logger,
     pass: async () => {
-      const handled = await fanOutEvents(db);
+      const { events } = await fanOutBatch(db);
       const swept = await sweepParkedDeliveries(db, sweepOptions);
-      return { more: handled > 0 || swept.more, sent: swept.sent };
+      return { more: events === FAN_OUT_BATCH || swept.more, sent: swept.sent };
     },
     // Jobs were sent: as many idle workers look now rather than at their next poll.
     sent: wakeIdle,

@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { pino } from 'pino';
 import supertest from 'supertest';
 import { connect, type Db } from '../../db/connect.ts';
-import { endpointsForEvents } from '../../db/queries/deliveries.ts';
+import { fanOutEvents } from '../../db/queries/deliveries.ts';
 import { GRANT_ARTIFACTS, READINESS_STREAMS } from '../../db/queries/grant-artifacts.ts';
 import { openStreamIfRoom } from '../../db/queries/open-streams.ts';
 import { disableInstitution } from '../../db/queries/oauth.ts';
@@ -17,6 +17,7 @@ import { insertPersonalKey } from '../../db/queries/personal-api-keys.ts';
 import { PRINCIPALS_CHANNEL } from '../../db/queries/principal-changes.ts';
 import { notificationsFor, type Notifications } from '../../db/notifications.ts';
 import { insertWithFreshKey } from '../../server/auth/api-keys.ts';
+import { READ_SCOPES } from '../../services/events/read-scopes.ts';
 import { registerClient } from '../../server/oauth/clients.ts';
 import { STUDENT_ID_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT } from '../../server/oauth/token-exchange.ts';
 import { contractClient } from '../support/contract.ts';
@@ -24,6 +25,7 @@ import { newStudentThroughOAuth, type Student } from '../support/general-app.ts'
 import { listen, type Listening } from '../support/listening.ts';
 import { authorize, refresh, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';
 import { buildApp } from '../support/partner-app.ts';
+import { rolledBack } from '../support/query-fixture.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 import { openEventStream, type LiveEventStream } from '../support/sse.ts';
 
@@ -278,7 +280,12 @@ describe('what a grant owns ends with it (GRANT_ARTIFACTS)', () => {
     await one.api.post('/api/tasks').set({ 'x-service-api-key': own }).send({ title: 'Diary', due_at: '2030-01-01T10:00:00Z', course: 'Private', notes: 'private notes' }).expect(201);
     const db = testDatabase().db;
     const event = await db.selectFrom('events').select(['id', 'type', 'user_id']).where('user_id', '=', student.id).where('type', '=', 'task.created').orderBy('created_at', 'desc').limit(1).executeTakeFirstOrThrow();
-    const targets = await endpointsForEvents(db, [{ ...event, read_scope: 'tasks:read' }]);
-    return targets.some((target) => target.endpoint_id === endpointId);
+    // Fanned out again, alone (made the oldest waiting, its deliveries gone), in a transaction rolled back afterwards.
+    const { deliveries } = await rolledBack(db, async (trx) => {
+      await trx.deleteFrom('webhook_deliveries').where('event_id', '=', event.id).execute();
+      await sql`update events set fanned_out_at = null, created_at = to_timestamp(0) where id = ${event.id}`.execute(trx);
+      return fanOutEvents(trx, { limit: 1, at: new Date(), readScopes: READ_SCOPES });
+    });
+    return deliveries.some((delivery) => delivery.event_id === event.id && delivery.endpoint_id === endpointId);
   }
 });

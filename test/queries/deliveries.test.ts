@@ -7,7 +7,7 @@ import {
   appMayReceive,
   attemptStillDue,
   disableFailingEndpoint,
-  endpointsForEvents,
+  fanOutEvents,
   finishDelivery,
   makeDeliveryDue,
   markEndpointFailing,
@@ -15,7 +15,8 @@ import {
 } from '../../db/queries/deliveries.ts';
 import { revokeGrant } from '../../db/queries/oauth.ts';
 import { findDelivery } from '../../db/queries/webhooks.ts';
-import { db, deleteNewStudents, newAppGrant, newEndpoint, newEvent, newStudent } from '../support/query-fixture.ts';
+import { insertEvent } from '../../db/queries/events.ts';
+import { db, deleteNewStudents, newAppGrant, newEndpoint, newEvent, newStudent, rolledBack } from '../support/query-fixture.ts';
 
 const NOW = new Date('2026-03-02T12:00:00Z');
 const later = (ms: number) => new Date(NOW.getTime() + ms);
@@ -23,7 +24,7 @@ const later = (ms: number) => new Date(NOW.getTime() + ms);
 describe('delivery queries', () => {
   after(deleteNewStudents);
 
-  it("sends an event to the student's subscribed enabled endpoints and to apps whose live grant holds its read scope, in batch order", async () => {
+  it("fans events out to the student's subscribed enabled endpoints and to apps whose live grant holds the read scope, in their order, and marks them", async () => {
     const student = await newStudent();
     const both = await newEndpoint({ user_id: student }, ['task.created', 'exam.created']);
     const exams = await newEndpoint({ user_id: student }, ['exam.created']);
@@ -34,20 +35,27 @@ describe('delivery queries', () => {
     await newEndpoint({ client_id: unscoped.clientId }, ['task.created']);
     await newEndpoint({ user_id: await newStudent() }, ['task.created']);
 
-    const task = { id: randomUUID(), type: 'task.created', user_id: student, read_scope: 'tasks:read' };
-    const exam = { id: randomUUID(), type: 'exam.created', user_id: student, read_scope: 'exams:read' };
-    const pairs = async () => (await endpointsForEvents(db(), [exam, task])).map((p) => [p.event_id, p.endpoint_id]);
-    assert.deepEqual(await pairs(), [
-      ...[both, exams].sort().map((endpoint) => [exam.id, endpoint]),
-      ...[both, readerEndpoint].sort().map((endpoint) => [task.id, endpoint]),
-    ]);
+    // Two new events, older than any other waiting, fanned out alone in a transaction rolled back afterwards.
+    const fanOut = () =>
+      rolledBack(db(), async (trx) => {
+        const events = [
+          await insertEvent(trx, { type: 'exam.created', user_id: student, data: {}, created_at: new Date('2000-01-01T00:00:00Z'), fanned_out_at: null }),
+          await insertEvent(trx, { type: 'task.created', user_id: student, data: {}, created_at: new Date('2000-01-01T00:00:01Z'), fanned_out_at: null }),
+        ];
+        const result = await fanOutEvents(trx, { limit: 2, at: NOW, readScopes: { task: 'tasks:read', exam: 'exams:read' } });
+        const waiting = await trx.selectFrom('events').select('id').where('id', 'in', events).where('fanned_out_at', 'is', null).execute();
+        return { ...result, waiting: waiting.length, pairs: result.deliveries.map((d) => [events.indexOf(d.event_id), d.endpoint_id]) };
+      });
+    const first = await fanOut();
+    assert.deepEqual([first.events, first.waiting], [2, 0], 'both events are handled and marked fanned out');
+    assert.deepEqual(first.pairs, [...[both, exams].sort().map((endpoint) => [0, endpoint]), ...[both, readerEndpoint].sort().map((endpoint) => [1, endpoint])]);
     assert.equal(await appMayReceive(db(), reader.clientId, student, 'tasks:read'), true);
     assert.equal(await appMayReceive(db(), reader.clientId, student, 'exams:read'), false);
 
     await revokeGrant(db(), reader.grantId, 'test', NOW);
     assert.equal(await appMayReceive(db(), reader.clientId, student, 'tasks:read'), false);
-    assert.deepEqual((await pairs()).filter(([, endpoint]) => endpoint === readerEndpoint), []);
-    assert.deepEqual(await endpointsForEvents(db(), []), []);
+    assert.deepEqual((await fanOut()).pairs.filter(([, endpoint]) => endpoint === readerEndpoint), []);
+    assert.deepEqual(await fanOutEvents(db(), { limit: 0, at: NOW, readScopes: {} }), { events: 0, deliveries: [] });
   });
 
   it('makes one delivery per event and endpoint, however often it is asked', async () => {

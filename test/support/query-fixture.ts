@@ -106,6 +106,22 @@ export async function newEndpoint(owner: EndpointOwner, eventTypes: string[], op
 }
 
 /** An event of the student in the outbox, marked fanned out: the test makes its deliveries, not another's fan-out. */
+/** What `fn` returns, from a transaction that is then rolled back: what a write would do, leaving nothing behind. */
+export async function rolledBack<T>(database: Db, fn: (trx: Db) => Promise<T>): Promise<T> {
+  const rollback = new Error('rolled back');
+  let result: T | undefined;
+  await database
+    .transaction()
+    .execute(async (trx) => {
+      result = await fn(trx);
+      throw rollback;
+    })
+    .catch((error: unknown) => {
+      if (error !== rollback) throw error;
+    });
+  return result as T;
+}
+
 export async function newEvent(userId: string, type: string, at = new Date()): Promise<string> {
   return insertEvent(db(), { type, user_id: userId, data: {}, created_at: at, fanned_out_at: at });
 }

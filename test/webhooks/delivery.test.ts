@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
-import { markFannedOut, upsertDelivery } from '../../db/queries/deliveries.ts';
+import { upsertDelivery } from '../../db/queries/deliveries.ts';
 import { revokeGrant } from '../../db/queries/oauth.ts';
 import type { WebhookConfig } from '../../services/webhooks/delivery-config.ts';
 import type { EventType } from '../../services/events/emit.ts';
-import { fanOutEvents } from '../../services/webhooks/fan-out.ts';
+import { fanOutBatch } from '../../services/webhooks/fan-out.ts';
 import { resendDelivery, scheduleDelivery } from '../../services/webhooks/queue.ts';
 import { assertEventConforms, documentedEventTypes } from '../support/event-contract.ts';
 import { sql } from 'kysely';
@@ -151,7 +151,7 @@ describe('webhook delivery', function () {
     // Revoked between fan-out and attempt: the attempt is skipped. Revoked before: no delivery at all.
     await worker.stop();
     const updated = await emitExample(db, 'task.updated', studentId);
-    await fanOutEvents(db);
+    await fanOutBatch(db);
     assert.equal((await deliveriesOf(endpoint.id)).length, 2);
     await revokeGrant(db, grantId, 'test', new Date());
     await emitExample(db, 'task.created', studentId);
@@ -192,7 +192,7 @@ describe('webhook delivery', function () {
     const endpoint = await rig.endpoint({ user_id: studentId }, hook, ['task.created']);
     const [jobless, givenUp, settled] = [await emitExample(db, 'task.created', studentId), await emitExample(db, 'task.created', studentId), await emitExample(db, 'task.created', studentId)];
     const now = new Date();
-    await markFannedOut(db, [jobless, givenUp, settled], now);
+    await db.updateTable('events').set({ fanned_out_at: now }).where('id', 'in', [jobless, givenUp, settled]).execute();
     // A delivery made before attempts were jobs: a pending row and no job.
     await upsertDelivery(db, { event_id: jobless, endpoint_id: endpoint.id, at: now });
     // A delivery whose job pg-boss gave up on (its retries ran out while the database was away).
