@@ -10,7 +10,8 @@ export type ReadScopes = Readonly<Record<string, string>>;
 /** What one fan-out statement did: the events it handled, and the deliveries it made (in the events' order). */
 export interface FanOut {
   events: number;
-  deliveries: Array<{ event_id: string; endpoint_id: string }>;
+  /** Each with its endpoint's owner: a student's (`user_id`) or an app's (`client_id`); the other is null. */
+  deliveries: Array<{ event_id: string; endpoint_id: string; user_id: string | null; client_id: string | null }>;
 }
 
 /**
@@ -56,8 +57,11 @@ export async function fanOutEvents(db: Db, options: { limit: number; at: Date; r
     select
       (select count(*) from marked)::int as events,
       coalesce((
-        select json_agg(json_build_object('event_id', made.event_id, 'endpoint_id', made.endpoint_id) order by ev.created_at, ev.id, made.endpoint_id)
-        from made join ev on ev.id = made.event_id
+        select json_agg(
+          json_build_object('event_id', made.event_id, 'endpoint_id', made.endpoint_id, 'user_id', e.user_id, 'client_id', e.client_id)
+          order by ev.created_at, ev.id, made.endpoint_id
+        )
+        from made join ev on ev.id = made.event_id join webhook_endpoints as e on e.id = made.endpoint_id
       ), '[]'::json) as deliveries`,
   );
   return row!;

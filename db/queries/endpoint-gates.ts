@@ -8,7 +8,8 @@ import { executePrepared } from '../prepared-statements.ts';
 /** Whose endpoint it is: a student's or an app's. */
 export type GateAccount = { user_id: string } | { client_id: string };
 
-const accountKey = (account: GateAccount) => ('user_id' in account ? `user:${account.user_id}` : `client:${account.client_id}`);
+/** The account's name in its gates' rows and its lock. */
+export const accountKey = (account: GateAccount) => ('user_id' in account ? `user:${account.user_id}` : `client:${account.client_id}`);
 
 /** Holds the account's gates until the transaction ends (a transaction-level advisory lock: nothing to leak). */
 export async function lockAccountGates(trx: Db, account: GateAccount): Promise<void> {

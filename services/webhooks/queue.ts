@@ -27,7 +27,7 @@ import type { Db } from '../../db/connect.ts';
 import { jobEngine, WEBHOOK_DELIVERY_QUEUE } from '../../db/job-queue.ts';
 import { notifyOnCommit } from '../../db/notifications.ts';
 import { makeDeliveryDue, upsertDelivery } from '../../db/queries/deliveries.ts';
-import { accountsWithRunnableDeliveries, countAccountLeases, lockAccountGates, reserveEndpoint, runnableDeliveries, type GateAccount } from '../../db/queries/endpoint-gates.ts';
+import { accountKey, accountsWithRunnableDeliveries, countAccountLeases, lockAccountGates, reserveEndpoint, runnableDeliveries, type GateAccount } from '../../db/queries/endpoint-gates.ts';
 import type { DeliveryLimits } from './gate.ts';
 
 /**
@@ -99,11 +99,20 @@ export async function dispatchAccount(trx: Db, account: GateAccount, options: Di
  * Gives jobs to parked deliveries whose turn has come, account by account (one transaction each, so no two
  * accounts' locks are ever held together). Returns how many jobs it sent and whether it saw a full page of
  * accounts (more may be waiting).
+ *
+ * `fannedOut`: the accounts the caller has just made deliveries for, dispatched under their locks whatever the
+ * account query saw. That query reads without the lock, so it can still see a lease that an ending attempt is
+ * releasing; and that attempt's own dispatch may have looked before the new delivery was committed. Under the lock,
+ * one of the two dispatches runs after the other has committed and sees both the free place and the delivery.
  */
-export async function sweepParkedDeliveries(db: Db, options: Omit<DispatchOptions, 'now'> & { now?: () => Date }): Promise<{ sent: number; more: boolean }> {
+export async function sweepParkedDeliveries(
+  db: Db,
+  options: Omit<DispatchOptions, 'now'> & { now?: () => Date; fannedOut?: GateAccount[] },
+): Promise<{ sent: number; more: boolean }> {
   const now = options.now ?? (() => new Date());
-  const accounts = await accountsWithRunnableDeliveries(db, now(), options.limits.attemptsPerAccount, SWEEP_ACCOUNTS);
+  const runnable = await accountsWithRunnableDeliveries(db, now(), options.limits.attemptsPerAccount, SWEEP_ACCOUNTS);
+  const accounts = new Map([...(options.fannedOut ?? []), ...runnable].map((account) => [accountKey(account), account]));
   let sent = 0;
-  for (const account of accounts) sent += await db.transaction().execute((trx) => dispatchAccount(trx, account, { ...options, now: now() }));
-  return { sent, more: accounts.length === SWEEP_ACCOUNTS };
+  for (const account of accounts.values()) sent += await db.transaction().execute((trx) => dispatchAccount(trx, account, { ...options, now: now() }));
+  return { sent, more: runnable.length === SWEEP_ACCOUNTS };
 }

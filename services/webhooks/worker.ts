@@ -30,7 +30,7 @@ import type { SecretBox } from '../../server/auth/secret-box.ts';
 import { purgeExpiredEvents } from '../events/feed.ts';
 import { attemptDelivery } from './attempt.ts';
 import { DELIVERY_LIMITS, type DeliveryLimits } from './gate.ts';
-import { FAN_OUT_BATCH, fanOutBatch } from './fan-out.ts';
+import { relayPass } from './fan-out.ts';
 import { sweepParkedDeliveries, WEBHOOK_WORK_CHANNEL, type AttemptJob } from './queue.ts';
 import { startRelay } from './relay.ts';
 
@@ -119,11 +119,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     gapMs: RELAY_GAP_MS,
     lifecycle,
     logger,
-    pass: async () => {
-      const { events } = await fanOutBatch(db);
-      const swept = await sweepParkedDeliveries(db, sweepOptions);
-      return { more: events === FAN_OUT_BATCH || swept.more, sent: swept.sent };
-    },
+    pass: () => relayPass(db, sweepOptions),
     // Jobs were sent: as many idle workers look now rather than at their next poll.
     sent: wakeIdle,
   });
