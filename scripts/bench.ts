@@ -25,6 +25,8 @@ import { BENCH_PUBLIC_URL, createBenchDatabase, deleteRedisKeys, newJwtPrivateKe
 const root = new URL('../', import.meta.url).pathname;
 /** `--only events`: the event latencies (scripts/bench/event-latency.ts), measured after the scenarios. */
 const EVENTS = 'events';
+/** Connections the load generator keeps open, unless `--connections` says otherwise; the targets are set for these. */
+const DEFAULT_CONNECTIONS = 10;
 /** What `npm start` runs after `node` (package.json): its flags, then app/start.mjs. */
 const startArgs = npmStartArgs();
 const args = parseCommandLine();
@@ -35,7 +37,7 @@ const only = args.only ? args.only.split(',') : undefined;
 // `--unpinned`: every process where the kernel puts it, as --processes above what the cores can pin runs anyway; to
 // compare one process with several on the same footing.
 const plan = args.unpinned ? undefined : corePlan(processes);
-// `--connections N` (10 by default): 1 shows a request's cost without waiting behind others (the review scenario's
+// `--connections N` (DEFAULT_CONNECTIONS, for which the targets are set): 1 shows a request's cost without waiting behind others (the review scenario's
 // ten connections queue on one student's lock). `--rate N`: N requests a second in all instead of as many as the
 // target answers, so that one process and two can be compared at the same load below what the cores can serve.
 const connections = Number(args.connections);
@@ -141,8 +143,8 @@ try {
   const misses = [...missedTargets(summary, profile), ...missedEventTargets(events, profile?.events)];
   const unjudged = args.quick
     ? '--quick runs are too short'
-    : connections !== 10 || rate !== undefined
-      ? 'they are set for 10 connections sending as fast as they are answered'
+    : connections !== DEFAULT_CONNECTIONS || rate !== undefined
+      ? `they are set for ${DEFAULT_CONNECTIONS} connections sending as fast as they are answered`
       : undefined;
   const judged = unjudged === undefined;
   const statusesOk = results.every((r) => r.service.failures.length === 0 && r.baseline.failures.length === 0);
@@ -268,7 +270,7 @@ function parseCommandLine() {
         scale: { type: 'string', default: '0' },
         only: { type: 'string' },
         unpinned: { type: 'boolean', default: false },
-        connections: { type: 'string', default: '10' },
+        connections: { type: 'string', default: String(DEFAULT_CONNECTIONS) },
         rate: { type: 'string' },
       },
     });
