@@ -20,7 +20,7 @@ import { corePlan, memoryMb, processTree, startHttpProcess, stopProcess, type St
 import { loadTargets, missedTargets, printTable, resultJson, writeResults, type ScenarioSummary, type Startup, type Summary } from './bench/report.ts';
 import { compare, requestHeaders, scenarios, type RunOptions, type Target } from './bench/scenarios.ts';
 import { measureEventLatency, missedEventTargets } from './bench/event-latency.ts';
-import { BENCH_PUBLIC_URL, createBenchDatabase, deleteRedisKeys, newJwtPrivateKey, postgresBackends, prepareCredentials, vacuumWithoutAutovacuum, type BenchDatabase } from './bench/setup.ts';
+import { BENCH_PUBLIC_URL, createBenchDatabase, deleteRedisKeys, newJwtPrivateKey, postgresBackends, maintainWithoutAutovacuum, prepareCredentials, type BenchDatabase } from './bench/setup.ts';
 
 const root = new URL('../', import.meta.url).pathname;
 /** `--only events`: the event latencies (scripts/bench/event-latency.ts), measured after the scenarios. */
@@ -43,7 +43,7 @@ const plan = args.unpinned ? undefined : corePlan(processes);
 const connections = Number(args.connections);
 const rate = args.rate === undefined ? undefined : Number(args.rate);
 const run: Omit<RunOptions, 'loadCores'> = args.quick
-  ? // Quick runs count requests, not seconds: any warm-up means a fifth of them first (scripts/bench/scenarios.ts).
+  ? // Quick runs count requests, not seconds; the warm-up is a fifth of them (scripts/bench/scenarios.ts).
     { connections, rate, rounds: 1, durationSeconds: 0, warmupSeconds: 1, requests: 100 }
   : { connections, rate, rounds: 5, durationSeconds: 2, warmupSeconds: 2, requests: undefined };
 // Progress goes to stderr so that --json leaves stdout as one parseable object.
@@ -93,11 +93,13 @@ try {
 
   const options: RunOptions = { ...run, loadCores: plan?.load };
   const results: ScenarioSummary[] = [];
-  let vacuumed = false;
+  let maintained = false;
+  const maintain = async () => {
+    if (database.postgresName) maintained = (await maintainWithoutAutovacuum(database.env.DATABASE_URL!)) || maintained;
+  };
   for (const scenario of list) {
-    if (database.postgresName) vacuumed = (await vacuumWithoutAutovacuum(database.env.DATABASE_URL!)) || vacuumed;
     progress(`${scenario.name} (${scenario.method} ${scenario.path}, ${run.rounds} round(s) of ${run.requests ? `${run.requests} requests` : `${run.durationSeconds} s`} on the baseline, then on the service)…`);
-    const compared = await compare(serviceTarget, baselineTarget, scenario, requestHeaders(scenario, credentials), options);
+    const compared = await compare(serviceTarget, baselineTarget, scenario, requestHeaders(scenario, credentials), options, maintain);
     results.push({
       name: scenario.name,
       method: scenario.method,
@@ -128,7 +130,7 @@ try {
     database: describeTarget(database.target),
     scaleStudents: scale,
     limitStore: redisUrl ? `Redis (prefix ${redisKeyPrefix})` : 'in-process memory',
-    vacuumedBetweenScenarios: vacuumed,
+    maintainedAfterWarmUps: maintained,
     logLevel,
     processes,
     pinning: plan ?? null,

@@ -59,8 +59,8 @@ export interface Summary {
   /** Students added by --scale on top of the demo data (0 without it). */
   scaleStudents: number;
   limitStore: string;
-  /** The database was vacuumed before each scenario: its server runs without autovacuum (vacuumWithoutAutovacuum). */
-  vacuumedBetweenScenarios: boolean;
+  /** The database was vacuumed and analyzed after each scenario's warm-up: its server runs without autovacuum (maintainWithoutAutovacuum). */
+  maintainedAfterWarmUps: boolean;
   logLevel: string;
   processes: number;
   pinning: { server: string; load: string } | null;
@@ -121,7 +121,7 @@ export function printTable(summary: Summary, profile: TargetProfile | undefined,
   out.push(`study-companion-api bench (${s.mode}: ${load}, ${length}; commit ${s.commit})`);
   out.push(`  machine: ${s.machine.cpus} × ${s.machine.cpuModel}, Node ${s.machine.node}, load average ${s.machine.loadAverage.map((l) => l.toFixed(1)).join(' ')}`);
   out.push(`  database: ${s.database}${s.scaleStudents ? ` + ${s.scaleStudents.toLocaleString('en')} generated students` : ''}; rate limits: ${s.limitStore}; LOG_LEVEL=${s.logLevel}; ${s.processes} web process(es)`);
-  if (s.vacuumedBetweenScenarios) out.push('  autovacuum: off on this server, so the bench vacuums its database before each scenario, as autovacuum would between them');
+  if (s.maintainedAfterWarmUps) out.push('  autovacuum: off on this server, so the bench does its work (VACUUM ANALYZE) after each scenario\'s warm-up, as autovacuum keeps a running service\'s dead versions and statistics');
   out.push(`  pinning: ${s.pinning ? `server on core(s) ${s.pinning.server}, load generator on core ${s.pinning.load} (taskset)` : 'none (--unpinned, no taskset, or too few cores)'}`);
   out.push('  baseline: bare Express 5 answering each scenario with the same status and JSON from memory, in the same run');
   out.push(`  CPU µs/req: user + system of the server's processes${s.engine === 'postgresql' ? " plus its PostgreSQL backends (of which PG µs/req is the backends' share)" : ' (PGlite runs inside it)'}, over the measured runs`);

@@ -89,7 +89,7 @@ export interface RunOptions {
   rounds: number;
   /** Length of each measured run (each side, each round). */
   durationSeconds: number;
-  /** Warm-up before the first round only (discarded). */
+  /** Warm-up of each side before the first round (discarded). */
   warmupSeconds: number;
   /**
    * Quick runs: this many requests (warm-up: a fifth of them) instead of a duration, so a smoke run checks every
@@ -123,13 +123,26 @@ export interface Compared {
   cpuRatioRange: [number, number];
 }
 
-/** The scenario on the baseline and on the service, in alternating rounds (RunOptions.rounds). */
-export async function compare(service: Target, baseline: Target, scenario: Scenario, headers: Record<string, string>, options: RunOptions): Promise<Compared> {
+/**
+ * The scenario on the baseline and on the service, in alternating rounds (RunOptions.rounds), after a warm-up of each
+ * (discarded). `afterWarmUp` runs between the warm-ups and the first round: the database's maintenance, so that the
+ * rounds meet the tables as the warm-up grew them, with that size's statistics (scripts/bench/setup.ts).
+ */
+export async function compare(
+  service: Target,
+  baseline: Target,
+  scenario: Scenario,
+  headers: Record<string, string>,
+  options: RunOptions,
+  afterWarmUp: () => Promise<unknown> = async () => {},
+): Promise<Compared> {
+  await warmUp(baseline, scenario, headers, options);
+  await warmUp(service, scenario, headers, options);
+  await afterWarmUp();
   const rounds: Array<{ service: Measurement; baseline: Measurement }> = [];
   for (let round = 0; round < options.rounds; round++) {
-    const runOptions = round === 0 ? options : { ...options, warmupSeconds: 0 };
-    const bare = await measure(baseline, scenario, headers, runOptions);
-    rounds.push({ baseline: bare, service: await measure(service, scenario, headers, runOptions) });
+    const bare = await measure(baseline, scenario, headers, options);
+    rounds.push({ baseline: bare, service: await measure(service, scenario, headers, options) });
   }
   const ratios = rounds.map((r) => (r.baseline.cpuUsPerRequest > 0 ? r.service.cpuUsPerRequest / r.baseline.cpuUsPerRequest : 0)).sort((a, b) => a - b);
   const round2 = (x: number) => Math.round(x * 100) / 100;
@@ -165,7 +178,7 @@ function median(values: number[]): number {
   return sorted.length % 2 === 1 ? sorted[middle]! : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 }
 
-async function measure(target: Target, scenario: Scenario, headers: Record<string, string>, options: RunOptions): Promise<Measurement> {
+function loadOptions(target: Target, scenario: Scenario, headers: Record<string, string>, options: RunOptions) {
   const base = {
     url: target.baseUrl + scenario.path,
     method: scenario.method,
@@ -174,11 +187,19 @@ async function measure(target: Target, scenario: Scenario, headers: Record<strin
     connections: options.connections,
     ...(options.rate === undefined ? {} : { overallRate: options.rate }),
   };
-  const [warmup, measured] = options.requests
-    ? [{ ...base, amount: Math.ceil(options.requests / 5) }, { ...base, amount: options.requests }]
-    : [{ ...base, duration: options.warmupSeconds }, { ...base, duration: options.durationSeconds }];
-  // Quick runs warm up on a fifth of their requests; later rounds of a full run are warm already.
-  const { result, cpuMicros, databaseMicros } = await runLoad(target, options.loadCores, options.warmupSeconds > 0 ? warmup : undefined, measured);
+  // Quick runs count requests (the warm-up: a fifth of them); full runs count seconds.
+  return options.requests
+    ? { warmUp: { ...base, amount: Math.ceil(options.requests / 5) }, measured: { ...base, amount: options.requests } }
+    : { warmUp: { ...base, duration: options.warmupSeconds }, measured: { ...base, duration: options.durationSeconds } };
+}
+
+/** The warm-up: JIT, connection pools and caches settle before anything is counted; its result is discarded. */
+async function warmUp(target: Target, scenario: Scenario, headers: Record<string, string>, options: RunOptions): Promise<void> {
+  await runLoad(target, options.loadCores, loadOptions(target, scenario, headers, options).warmUp);
+}
+
+async function measure(target: Target, scenario: Scenario, headers: Record<string, string>, options: RunOptions): Promise<Measurement> {
+  const { result, cpuMicros, databaseMicros } = await runLoad(target, options.loadCores, loadOptions(target, scenario, headers, options).measured);
 
   const statuses = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, stats.count ?? 0]));
   const failures: string[] = [];
@@ -206,13 +227,12 @@ const LOAD_SCRIPT = fileURLToPath(new URL('./load.ts', import.meta.url));
 type LoadMessage = { measuring: true } | { result: autocannon.Result } | { error: string };
 
 /**
- * Runs the warm-up (discarded) and then the measured run in a child process (see load.ts for why), and the CPU the
- * target's processes spent during the measured run (and of it, its database backends').
+ * Runs `measured` in a child process (see load.ts for why), and the CPU the target's processes spent during it (and
+ * of it, its database backends').
  */
 function runLoad(
   target: Target,
   cores: string | undefined,
-  warmup: autocannon.Options | undefined,
   measured: autocannon.Options,
 ): Promise<{ result: autocannon.Result; cpuMicros: number; databaseMicros: number | undefined }> {
   return new Promise((resolve, reject) => {
@@ -240,6 +260,6 @@ function runLoad(
     child.once('exit', (code) => {
       if (!answered) reject(new Error(`load generator exited with code ${code} before answering`));
     });
-    child.send({ warmup, measured });
+    child.send({ measured });
   });
 }
