@@ -56,7 +56,7 @@ export interface Summary {
   machine: { cpus: number; cpuModel: string; node: string; loadAverage: number[] };
   engine: 'pglite' | 'postgresql';
   database: string;
-  /** Students added by --scale on top of the demo data (0 without it). */
+  /** Students generated on top of the demo data (--scale; scripts/bench.ts POSTGRESQL_STUDENTS by default on PostgreSQL). */
   scaleStudents: number;
   limitStore: string;
   /** The database was vacuumed and analyzed after each scenario's warm-up: its server runs without autovacuum (maintainWithoutAutovacuum). */
