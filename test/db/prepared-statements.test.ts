@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { embeddedDatabaseOf } from '../../db/connect.ts';
 import { executePrepared } from '../../db/prepared-statements.ts';
+import { rolledBack } from '../support/query-fixture.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 
 describe('prepared statements', () => {
@@ -65,6 +66,22 @@ describe('prepared statements', () => {
         assert.equal(rows.length, 1);
         assert.match(rows[0]!.name, /^prepared_\d+$/);
       });
+  });
+
+  it('runs by name inside a transaction too, seeing its writes, and rolls back with it', async () => {
+    const insert = (trx: Kysely<Record<string, { id: number; value: number | string }>>, id: number) =>
+      trx.insertInto(table).values({ id, value: id * 10 }).returning(['id', 'value']);
+    await rolledBack(db() as never, async (trx) => {
+      const own = trx as unknown as Kysely<Record<string, { id: number; value: number | string }>>;
+      assert.deepEqual(await executePrepared(own, insert(own, 6)), [{ id: 6, value: 60 }]);
+      const reads = own.selectFrom(table).select(['id', 'value']).where('value', '>=', 60).orderBy('id');
+      assert.deepEqual(await executePrepared(own, reads), [{ id: 6, value: 60 }]);
+      const texts = [insert(own, 6).compile().sql, reads.compile().sql];
+      const { rows } = await sql<{ name: string }>`select name from pg_prepared_statements where statement = any(${texts})`.execute(own);
+      assert.equal(rows.length, 2);
+      assert.ok(rows.every((row) => /^prepared_\d+$/.test(row.name)));
+    });
+    assert.deepEqual(await executePrepared(db(), byValue(60)), []);
   });
 
   it('runs again after a column under it changed type (a migration), instead of failing on that connection', async () => {
