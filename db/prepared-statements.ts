@@ -61,6 +61,9 @@ export function compiledOnce<V extends object, R>(keys: ReadonlyArray<NoInfer<ke
 
 /** pg's client, sending the statements executePrepared named by their name. */
 export class PreparingClient extends pg.Client {
+  /** Statements whose result type changed inside a transaction, which the error aborted: prepared again at their next use. */
+  private readonly stale = new Set<string>();
+
   // pg's overloads (callback, submittable, config object) pass through untouched; Kysely calls (text, values).
   override query(...args: unknown[]): never {
     const [text, values, callback] = args;
@@ -70,18 +73,27 @@ export class PreparingClient extends pg.Client {
   }
 
   private async executeNamed(name: string, text: string, values: unknown[] | undefined) {
+    if (this.stale.delete(name)) await this.forget(name);
     try {
       return await super.query({ name, text, values });
     } catch (error) {
       if ((error as Error).message !== RESULT_TYPE_CHANGED) throw error;
       // The statement stays broken on this connection until it is prepared again: drop it and run the query once
-      // more, parsed anew. Inside a transaction (aborted by the error) the DEALLOCATE fails, and the request with it.
-      await super.query(`deallocate ${name}`).catch(() => {
+      // more, parsed anew. Inside a transaction (aborted by the error) the DEALLOCATE fails: the request fails with
+      // the error, and the statement is dropped at its next use.
+      try {
+        await this.forget(name);
+      } catch {
+        this.stale.add(name);
         throw error;
-      });
-      delete (this as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements[name];
+      }
       return await super.query({ name, text, values });
     }
+  }
+
+  private async forget(name: string) {
+    await super.query(`deallocate ${name}`);
+    delete (this as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements[name];
   }
 }
 
@@ -105,8 +117,9 @@ export function prepareStatementsOn(pglite: PGlite): void {
     if (error) throw error;
     return answer;
   };
+  // Closed first: a statement whose result type changed is prepared again under its name (closing none is no error).
   const prepare = async (name: string, text: string) => {
-    const answer = await send([protocol.serialize.parse({ name, text }), protocol.serialize.describe({ type: 'S', name })]);
+    const answer = await send([protocol.serialize.close({ type: 'S', name }), protocol.serialize.parse({ name, text }), protocol.serialize.describe({ type: 'S', name })]);
     const description = answer.find((message) => message instanceof protocol.messages.ParameterDescriptionMessage);
     const types = description?.dataTypeIDs ?? [];
     parsed.set(name, types);
@@ -121,6 +134,12 @@ export function prepareStatementsOn(pglite: PGlite): void {
     });
     const answer = await send([protocol.serialize.bind({ statement: name, values }), protocol.serialize.describe({ type: 'P' }), protocol.serialize.execute({})]);
     return pgliteResults.parseResults(answer, pglite.parsers, { rowMode: 'object' })[0]!;
+  };
+  /** Whether `error` says the statement's result type changed; then it is prepared again at its next use. */
+  const forgetChanged = (name: string, error: unknown) => {
+    if ((error as Error).message !== RESULT_TYPE_CHANGED) return false;
+    parsed.delete(name);
+    return true;
   };
   const nameOf = (text: string, options: QueryOptions) => {
     const plain = options === undefined || (Object.keys(options).length === 1 && options.rowMode === 'object');
@@ -137,9 +156,7 @@ export function prepareStatementsOn(pglite: PGlite): void {
         try {
           results = await execute(name, text, params ?? []);
         } catch (error) {
-          if ((error as Error).message !== RESULT_TYPE_CHANGED) throw error;
-          await send([protocol.serialize.query(`deallocate ${name}`)]);
-          parsed.delete(name);
+          if (!forgetChanged(name, error)) throw error;
           results = await execute(name, text, params ?? []);
         }
         await pglite.syncToFs();
@@ -147,8 +164,8 @@ export function prepareStatementsOn(pglite: PGlite): void {
       }),
     );
   }) as PGlite['query'];
-  // A statement that fails inside a transaction aborts it, so one whose result type changed is not prepared again
-  // there: the error fails the transaction, and the next use outside one deallocates and prepares it (as above).
+  // A statement that fails inside a transaction aborts it, so one whose result type changed is not run again there:
+  // the error fails the transaction, and the statement is prepared again at its next use.
   const transaction = pglite.transaction.bind(pglite);
   pglite.transaction = ((callback: (tx: Transaction) => Promise<unknown>) =>
     transaction((tx) => {
@@ -158,7 +175,12 @@ export function prepareStatementsOn(pglite: PGlite): void {
           value: (async (text: string, params?: unknown[], options?: QueryOptions) => {
             const name = nameOf(text, options);
             if (name === undefined || tx.closed) return txQuery(text, params, options);
-            return pglite.runExclusive(() => execute(name, text, params ?? []));
+            return pglite.runExclusive(() =>
+              execute(name, text, params ?? []).catch((error: unknown) => {
+                forgetChanged(name, error);
+                throw error;
+              }),
+            );
           }) as Transaction['query'],
         },
       }) as Transaction;

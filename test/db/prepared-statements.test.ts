@@ -92,6 +92,12 @@ describe('prepared statements', () => {
         assert.deepEqual((await executePrepared(connection, all())).at(-1), { id: 3, value: 30 });
         await sql`alter table ${sql.table(table)} alter column value type text`.execute(connection);
         assert.deepEqual((await executePrepared(connection, all())).at(-1), { id: 3, value: '30' });
+        // Inside a transaction the error aborts it, so the first use there fails; the statement is prepared again at
+        // its next use, in a transaction too.
+        await sql`alter table ${sql.table(table)} alter column value type int using value::int`.execute(connection);
+        const inTransaction = () => connection.transaction().execute((trx) => executePrepared(trx, all()));
+        await assert.rejects(inTransaction(), { message: 'cached plan must not change result type' });
+        assert.deepEqual((await inTransaction()).at(-1), { id: 3, value: 30 });
       });
   });
 });
