@@ -168,7 +168,6 @@ async function serve(db: Db, demo: Demo | undefined, limitStores: LimitStores): 
   const cliSocket = dataDir && !dataDir.startsWith('memory://') ? await openCliSocket(dataDir, db) : undefined;
   // In a cluster the primary serves the workers' metrics, aggregated, and prints the banner.
   const metricsServer = config.metrics && !cluster.isWorker ? await serveMetrics(config.metrics, () => metricsRegistry.metrics(), metricsRegistry.contentType) : undefined;
-  if (!cluster.isWorker) process.stderr.write(banner(port, demo, metricsServer && metricsUrl(metricsServer)) + '\n');
 
   stopOnSignals(server, lifecycle, {
     drainMs: config.shutdownDrainSeconds * 1000,
@@ -181,6 +180,9 @@ async function serve(db: Db, demo: Demo | undefined, limitStores: LimitStores): 
       return Promise.allSettled([notifications.close(), db.destroy(), limitStores.close()]);
     },
   });
+  // After the signals are handled: a supervisor that stops the process as soon as it reads the banner gets a graceful
+  // stop, not the default action of a signal that came before its handler.
+  if (!cluster.isWorker) process.stderr.write(banner(port, demo, metricsServer && metricsUrl(metricsServer)) + '\n');
 }
 
 /**
@@ -232,8 +234,6 @@ async function deliverOnly(db: Db): Promise<void> {
   const worker = deliveryWorker(db, lifecycle, secretBox(secretsKeyFor(config)), notifications);
   const vacuum = startEmbeddedVacuum({ db, lifecycle, logger });
   const metricsServer = config.metrics ? await serveMetrics(config.metrics, () => metricsRegistry.metrics(), metricsRegistry.contentType) : undefined;
-  logger.info({ database: describeTarget(config.database) }, 'delivering webhooks');
-  process.stderr.write(`study-companion-api worker: delivering webhooks  (${describeTarget(config.database)})${metricsServer ? `\n  metrics (Prometheus): ${metricsUrl(metricsServer)}` : ''}\n`);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -252,6 +252,9 @@ async function deliverOnly(db: Db): Promise<void> {
     process.exit(0);
   };
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void stop(signal));
+  // After the signals are handled, as the web process's banner (serve).
+  logger.info({ database: describeTarget(config.database) }, 'delivering webhooks');
+  process.stderr.write(`study-companion-api worker: delivering webhooks  (${describeTarget(config.database)})${metricsServer ? `\n  metrics (Prometheus): ${metricsUrl(metricsServer)}` : ''}\n`);
 }
 
 /** What a person starting the service reads first: where it listens and how to try it. */
