@@ -104,8 +104,8 @@ type QueryOptions = Parameters<PGlite['query']>[2];
  * PGlite's query and its transactions' query, running the statements executePrepared named as named statements:
  * parsed once (with their parameter types, which pick each value's serializer as PGlite's own query does), then bound
  * and executed in one exchange. Inside a transaction the statement runs as the transaction's own query would (under
- * the query lock only, no write to the file system before the commit); an unnamed one is parsed and planned on every
- * execution, which for a graded review's write (CTEs and readiness's sub-plans) was most of the review's time.
+ * the query lock only, no write to the file system before the commit), since the writes of a request run there and
+ * an unnamed statement is parsed and planned on every execution.
  */
 export function prepareStatementsOn(pglite: PGlite): void {
   const query = pglite.query.bind(pglite);
