@@ -71,7 +71,7 @@ describe('prepared statements', () => {
   it('runs by name inside a transaction too, seeing its writes, and rolls back with it', async () => {
     const insert = (trx: Kysely<Record<string, { id: number; value: number | string }>>, id: number) =>
       trx.insertInto(table).values({ id, value: id * 10 }).returning(['id', 'value']);
-    await rolledBack(db() as never, async (trx) => {
+    await rolledBack(testDatabase().db, async (trx) => {
       const own = trx as unknown as Kysely<Record<string, { id: number; value: number | string }>>;
       assert.deepEqual(await executePrepared(own, insert(own, 6)), [{ id: 6, value: 60 }]);
       const reads = own.selectFrom(table).select(['id', 'value']).where('value', '>=', 60).orderBy('id');
