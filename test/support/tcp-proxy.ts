@@ -1,5 +1,6 @@
 // A TCP proxy a test owns, put between the service and a real dependency (Redis, PostgreSQL) so that the test can
 // take the dependency away and bring it back without touching the shared server other engineers' tests use.
+import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 
 export interface TcpProxy {
@@ -70,11 +71,25 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   };
 }
 
-/** A local port nothing listens on (bound, then released): a dependency that is not there. */
+const portRange = '/proc/sys/net/ipv4/ip_local_port_range'; // Linux; elsewhere IANA's range starts higher still
+
+/**
+ * A local port nothing listens on: a dependency that is not there. It is taken below the kernel's ephemeral range
+ * (bound, then released), because a port from that range can be handed out again to any outgoing connection, and a
+ * client connecting to 127.0.0.1 on such a port can even be connected to itself (TCP simultaneous open): CI saw
+ * "Socket closed unexpectedly" where the refusal was expected.
+ */
 export async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+  const firstEphemeral = existsSync(portRange) ? Number(readFileSync(portRange, 'utf8').trim().split(/\s+/)[0]) : 32768;
+  for (;;) {
+    const port = 1024 + Math.floor(Math.random() * (firstEphemeral - 1024));
+    const server = net.createServer();
+    const bound = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (!bound) continue;
+    await new Promise((resolve) => server.close(resolve));
+    return port;
+  }
 }
