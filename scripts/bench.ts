@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --json] [-- --processes N] [-- --unpinned] [-- --scale N] [-- --only a,b]
+// npm run bench [-- --quick] [-- --json] [-- --processes N] [-- --server-cores N] [-- --unpinned] [-- --scale N] [-- --only a,b]
 // [-- --connections N] [-- --rate N]: the real service (app/start.mjs, as npm start runs it, its
 // own process) against a bare Express 5 baseline in the same run, each pinned to its own core(s) and the load
 // generator to another where taskset exists. Embedded PGlite in a fresh DATA_DIR by default; PostgreSQL with
@@ -44,7 +44,11 @@ const scale = args.scale === undefined ? (process.env.DATABASE_URL ? POSTGRESQL_
 const only = args.only ? args.only.split(',') : undefined;
 // `--unpinned`: every process where the kernel puts it, as --processes above what the cores can pin runs anyway; to
 // compare one process with several on the same footing.
-const plan = args.unpinned ? undefined : corePlan(processes);
+// `--server-cores N` (default: one per process): the web processes share the first N cores; `--processes 2
+// --server-cores 1` against `--processes 1` shows what a second process costs per request on the same core, which is
+// how two processes can be compared with one on a machine of two cores (the load generator needs the other).
+const serverCores = args['server-cores'] === undefined ? processes : Number(args['server-cores']);
+const plan = args.unpinned ? undefined : corePlan(serverCores);
 // `--connections N` (DEFAULT_CONNECTIONS, for which the targets are set): 1 shows a request's cost without waiting behind others (the review scenario's
 // ten connections queue on one student's lock). `--rate N`: N requests a second in all instead of as many as the
 // target answers, so that one process and two can be compared at the same load below what the cores can serve.
@@ -282,6 +286,7 @@ function parseCommandLine() {
         unpinned: { type: 'boolean', default: false },
         connections: { type: 'string', default: String(DEFAULT_CONNECTIONS) },
         rate: { type: 'string' },
+        'server-cores': { type: 'string' },
       },
     });
     const known = [...scenarios(0).map((scenario) => scenario.name), EVENTS];
@@ -289,12 +294,13 @@ function parseCommandLine() {
     if (unknown.length > 0) throw new Error(`--only: no scenario ${unknown.join(', ')} (scenarios: ${known.join(', ')})`);
     if (values.scale !== undefined && !/^\d+$/.test(values.scale)) throw new Error('--scale takes a number of students');
     if (!/^[1-9]\d*$/.test(values.processes)) throw new Error('--processes takes a whole number ≥ 1');
+    if (values['server-cores'] !== undefined && !/^[1-9]\d*$/.test(values['server-cores'])) throw new Error('--server-cores takes a whole number ≥ 1');
     if (!/^[1-9]\d*$/.test(values.connections)) throw new Error('--connections takes a whole number ≥ 1');
     if (values.rate !== undefined && !/^[1-9]\d*$/.test(values.rate)) throw new Error('--rate takes a whole number of requests a second ≥ 1');
     if (Number(values.processes) > 1 && !process.env.DATABASE_URL) throw new Error('--processes above 1 needs DATABASE_URL: the embedded database serves from one process');
     return values;
   } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\nusage: npm run bench [-- --quick] [-- --json] [-- --processes N] [-- --unpinned] [-- --scale N] [-- --only a,b] [-- --connections N] [-- --rate N]\n`);
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\nusage: npm run bench [-- --quick] [-- --json] [-- --processes N] [-- --unpinned] [-- --scale N] [-- --only a,b] [-- --connections N] [-- --rate N] [-- --server-cores N]\n`);
     process.exit(2);
   }
 }
