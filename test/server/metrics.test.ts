@@ -1,7 +1,10 @@
 // GET /metrics on its own port: the series a dashboard needs, labelled by operationId (never a raw path).
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
-import { metricsRegistry } from '../../server/process/metrics.ts';
+import { sql } from 'kysely';
+import { connect } from '../../db/connect.ts';
+import { metricsRegistry, observePool } from '../../server/process/metrics.ts';
+import { testDatabase } from '../support/root-hooks.ts';
 import { metricsUrl, serveMetrics } from '../../app/metrics-server.ts';
 import { partnerApp } from '../support/partner-app.ts';
 
@@ -48,5 +51,23 @@ describe('metrics (METRICS_PORT)', () => {
   it('answers only GET /metrics', async () => {
     assert.equal((await fetch(url.replace(/\/metrics$/, '/'))).status, 404);
     assert.equal((await fetch(url, { method: 'POST' })).status, 404);
+  });
+
+  it("times the pool's check-outs, and leaves pg-pool's own query (a check-out with a callback) working", async function () {
+    const { url: databaseUrl } = testDatabase();
+    if (!databaseUrl) this.skip(); // the embedded database has no pool
+    let pool!: import('pg').Pool;
+    const db = connect({ databaseUrl }, { observePool: (observed) => (observePool(observed), (pool = observed)) });
+    try {
+      const before = await scrape();
+      await sql`select 1`.execute(db);
+      const after = await scrape();
+      assert.equal(value(after, 'db_pool_acquire_seconds_count') - value(before, 'db_pool_acquire_seconds_count'), 1);
+      const { rows } = await pool.query('select 2 as two');
+      assert.deepEqual(rows, [{ two: 2 }]);
+      assert.equal(pool.idleCount, pool.totalCount, 'its connection is back in the pool');
+    } finally {
+      await db.destroy();
+    }
   });
 });
