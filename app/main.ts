@@ -67,6 +67,7 @@ try {
     timeouts: config.databaseTimeouts,
     onConnectionError: (error) => logger.warn(error, 'a database connection failed; the pool replaces it'),
     observePool,
+    notifyAfterCommit: { onError: (error) => logger.warn({ err: error }, 'could not send the notifications of a commit; their readers catch up by themselves') },
   });
   db = database;
   // Checked first, so an unreachable database stops the start within seconds, with one clear line.

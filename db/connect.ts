@@ -7,6 +7,7 @@ import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock.ts';
 import { errorMessage } from './errors.ts';
+import { NOTIFY_AFTER_COMMIT_OPTIONS, sendNotificationsAfterCommit } from './notifications-after-commit.ts';
 import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts } from './database-timeouts.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import { PGLITE_CONF } from './pglite-options.ts';
@@ -73,6 +74,13 @@ export interface ConnectOptions {
   onConnectionError?: (error: ConnectionErrorSummary) => void;
   /** Given the pg pool (PostgreSQL only), for metrics. */
   observePool?: (pool: pg.Pool) => void;
+  /**
+   * A long-running process's: the triggers' and notifyAfterCommit's messages are sent by this process after each
+   * commit, not by the commit (db/notifications-after-commit.ts); a failed send is reported here. On PostgreSQL
+   * reached directly only: a transaction pooler passes no start-up setting, and the embedded database has one writer.
+   * Not for a command that exits after its writes: it could exit before their messages are sent.
+   */
+  notifyAfterCommit?: { onError: (error: Error) => void };
 }
 
 export interface ConnectionErrorSummary {
@@ -83,6 +91,7 @@ export interface ConnectionErrorSummary {
 export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
   if ('databaseUrl' in target) {
     const timeouts = options.timeouts ?? DEFAULT_DATABASE_TIMEOUTS;
+    const afterCommit = options.notifyAfterCommit && !target.transactionPooler ? options.notifyAfterCommit : undefined;
     const pool = new pg.Pool({
       Client: target.preparedStatements === false ? pg.Client : PreparingClient,
       connectionString: target.databaseUrl,
@@ -92,6 +101,7 @@ export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
       // connection that the pooler then hands to other clients. Behind a transaction pooler the server's own
       // setting bounds statements (the role's, or the pooler's connect_query), which the start checks (statementTimeoutMs).
       ...(target.transactionPooler ? {} : { statement_timeout: timeouts.statementMs }),
+      ...(afterCommit ? { options: NOTIFY_AFTER_COMMIT_OPTIONS } : {}),
       query_timeout: timeouts.statementMs + QUERY_TIMEOUT_MARGIN_MS,
       types: { getTypeParser: (oid: number, format?: any) => parsers[oid as keyof typeof parsers] ?? pg.types.getTypeParser(oid, format) },
     });
@@ -102,6 +112,7 @@ export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
     pool.on('error', report);
     pool.on('connect', (client) => client.on('error', report));
     options.observePool?.(pool);
+    if (afterCommit) sendNotificationsAfterCommit(pool, afterCommit.onError);
     return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   }
   const pglite = 'pglite' in target ? target.pglite : openPglite(target.dataDir);

@@ -26,12 +26,17 @@ export interface InvalidatedCache<V> {
 
 export interface CacheOptions<V> {
   maxEntries: number;
+  /**
+   * How long a value is kept at most: for a channel whose messages a dying process can lose (sent after the commit,
+   * db/notifications-after-commit.ts), the longest such a loss leaves it stale. Unbounded when absent.
+   */
+  maxAgeMs?: number;
   /** Whose a value is: a message whose payload names an owner drops that owner's values only (else all). */
   ownerOf?: (value: V) => string;
 }
 
 export function invalidatedCache<V>(notifications: Notifications, channel: string, options: CacheOptions<V>): InvalidatedCache<V> {
-  const entries = new Map<string, V>();
+  const entries = new Map<string, { value: V; keptUntil: number }>();
   // The keys kept per owner, when values have owners: what a message naming that owner drops.
   const keysByOwner = new Map<string, Set<string>>();
   let listening = false;
@@ -43,7 +48,7 @@ export function invalidatedCache<V>(notifications: Notifications, channel: strin
     keysByOwner.clear();
   };
   const forget = (key: string) => {
-    const value = entries.get(key);
+    const value = entries.get(key)?.value;
     if (value === undefined) return;
     entries.delete(key);
     const owner = options.ownerOf?.(value);
@@ -76,7 +81,7 @@ export function invalidatedCache<V>(notifications: Notifications, channel: strin
     async get(key, load, usable) {
       if (listening) {
         const kept = entries.get(key);
-        if (kept !== undefined && (!usable || usable(kept))) return kept;
+        if (kept !== undefined && performance.now() < kept.keptUntil && (!usable || usable(kept.value))) return kept.value;
       }
       const started = generation;
       const value = await load();
@@ -84,7 +89,7 @@ export function invalidatedCache<V>(notifications: Notifications, channel: strin
         // Oldest first out: a Map iterates in insertion order.
         if (entries.size >= options.maxEntries) forget(entries.keys().next().value!);
         forget(key);
-        entries.set(key, value);
+        entries.set(key, { value, keptUntil: performance.now() + (options.maxAgeMs ?? Infinity) });
         const owner = options.ownerOf?.(value);
         if (owner !== undefined) keysByOwner.set(owner, (keysByOwner.get(owner) ?? new Set()).add(key));
       }

@@ -1,14 +1,19 @@
-// The notification path between processes: a small message on a named channel, published inside the transaction of
-// the change it announces and delivered to every process's subscribers once that transaction commits (PostgreSQL
-// NOTIFY; never before the commit, never for a rolled-back change). Streams use it to push at once; caches use it to
-// drop what another process changed. A message is a hint, not a record: what it points at is read from the database,
-// so a subscriber told that it may have missed messages reads its state again and loses nothing.
+// The notification path between processes: a small message on a named channel, published by the transaction of the
+// change it announces and delivered to every process's subscribers once that transaction commits (PostgreSQL NOTIFY;
+// never before the commit, never for a rolled-back change). Streams use it to push at once; caches use it to drop what
+// another process changed. A message is a hint, not a record: what it points at is read from the database, so a
+// subscriber told that it may have missed messages reads its state again and loses nothing.
+//
+// The service's own writes on PostgreSQL hand their messages to the process, which sends them right after the commit
+// instead of in it: PostgreSQL serializes the commits of notifying transactions server-wide
+// (db/notifications-after-commit.ts). A process that dies between a commit and its send loses that message unannounced;
+// what depends on one has a second way (the webhook relay's poll, a bound on how long a cache is kept, a stream's
+// periodic read).
 //
 // On PostgreSQL each process holds one dedicated connection that LISTENs (outside the pool: a pooled connection
 // would be handed to queries and lose its LISTENs); it reconnects with backoff when lost and then tells every
 // subscriber that it may have missed messages. Redis pub/sub is not used even when REDIS_URL is set: NOTIFY needs no
-// second system, and only NOTIFY is sent by the commit itself (a Redis publish after commit is lost when the process
-// dies in between). On the embedded database (one process) PGlite's own LISTEN delivers the same NOTIFY in process.
+// second system. On the embedded database (one process) PGlite's own LISTEN delivers the same NOTIFY in process.
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
@@ -43,9 +48,21 @@ const CHANNEL = /^[a-z][a-z0-9_]{0,62}$/;
 /** The listening connection's name in pg_stat_activity. */
 export const LISTENER_APPLICATION_NAME = 'study-companion-listener';
 
-/** Sends `payload` on `channel` when `trx` commits (nothing if it rolls back). */
+/**
+ * Sends `payload` on `channel` when `trx` commits (nothing if it rolls back), by the commit itself: for changes every
+ * process must see from its next request on (a revoked grant), whatever happens to the writing process.
+ */
 export async function notifyOnCommit(trx: Db, channel: string, payload: string): Promise<void> {
   await sql`select pg_notify(${channel}, ${payload})`.execute(trx);
+}
+
+/**
+ * Sends `payload` on `channel` once `trx` has committed (nothing if it rolls back): on the service's own connections
+ * by the process right after the commit, elsewhere by the commit (db/notifications-after-commit.ts). For messages
+ * whose readers also catch up by themselves within KEPT_WITHOUT_NOTIFICATION_MS.
+ */
+export async function notifyAfterCommit(trx: Db, channel: string, payload: string): Promise<void> {
+  await sql`select notify_after_commit(${channel}, ${payload})`.execute(trx);
 }
 
 /**

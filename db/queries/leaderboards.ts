@@ -2,10 +2,11 @@ import { sql } from 'kysely';
 import { invalidatedCache, type InvalidatedCache } from '../invalidated-cache.ts';
 import type { Db } from '../connect.ts';
 import type { Notifications } from '../notifications.ts';
+import { KEPT_WITHOUT_NOTIFICATION_MS } from '../notifications-after-commit.ts';
 import { executePrepared } from '../prepared-statements.ts';
 import { currentStreak } from './streak.ts';
 
-/** Notified by the commit of any change that could move a board (triggers on users, db/migrations/20261126_0001_leaderboard_changes.ts). */
+/** Notified after the commit of any change that could move a board (triggers on users, db/migrations/20261126_0001_leaderboard_changes.ts, and db/notifications-after-commit.ts). */
 export const LEADERBOARDS_CHANNEL = 'leaderboards';
 
 export interface LeaderboardOptions {
@@ -62,7 +63,7 @@ export async function topUsersByXp(db: Db, options: LeaderboardOptions): Promise
 
 /** Serves topUsersByXp of `db` from memory from now on, by the cache's rules (db/invalidated-cache.ts). */
 export function keepLeaderboardsInMemory(db: Db, notifications: Notifications): void {
-  keptBoards.set(db, invalidatedCache(notifications, LEADERBOARDS_CHANNEL, { maxEntries: KEPT_BOARDS }));
+  keptBoards.set(db, invalidatedCache(notifications, LEADERBOARDS_CHANNEL, { maxEntries: KEPT_BOARDS, maxAgeMs: KEPT_WITHOUT_NOTIFICATION_MS }));
 }
 
 /** The board as the database gives it now, with how long it stays so (what topUsersByXp keeps). */

@@ -2,9 +2,10 @@ import { sql } from 'kysely';
 import { invalidatedCache, type InvalidatedCache } from '../invalidated-cache.ts';
 import type { Db } from '../connect.ts';
 import type { Notifications } from '../notifications.ts';
+import { KEPT_WITHOUT_NOTIFICATION_MS } from '../notifications-after-commit.ts';
 import { executePrepared } from '../prepared-statements.ts';
 
-/** Notified by the commit of any change /stats counts (a row appended to a delta table, db/migrations/20261126_0002_stats_changes.ts). */
+/** Notified after the commit of any change /stats counts (a row appended to a delta table, db/migrations/20261126_0002_stats_changes.ts, and db/notifications-after-commit.ts). */
 export const STATS_CHANNEL = 'stats';
 
 type CountedTable = 'users' | 'universities' | 'flashcard_decks' | 'ai_messages' | 'study_rooms';
@@ -52,7 +53,7 @@ export async function getServiceStats(db: Db, activeSince: Date): Promise<Servic
 
 /** Serves getServiceStats of `db` from memory from now on, by the cache's rules (db/invalidated-cache.ts). */
 export function keepStatsInMemory(db: Db, notifications: Notifications): void {
-  keptStats.set(db, invalidatedCache(notifications, STATS_CHANNEL, { maxEntries: 1 }));
+  keptStats.set(db, invalidatedCache(notifications, STATS_CHANNEL, { maxEntries: 1, maxAgeMs: KEPT_WITHOUT_NOTIFICATION_MS }));
 }
 
 /**

@@ -4,6 +4,7 @@
 // student, so it wakes that student's group only.
 import type { Db } from '../../db/connect.ts';
 import type { Notifications } from '../../db/notifications.ts';
+import { KEPT_WITHOUT_NOTIFICATION_MS } from '../../db/notifications-after-commit.ts';
 import { movesSince, parseMove, READINESS_CHANNEL, type ReadinessMove } from './readiness.ts';
 
 /** One stream of a group. */
@@ -31,7 +32,10 @@ interface Group {
   again: boolean;
 }
 
-export function readinessGroups(db: Db, notifications: Notifications): ReadinessGroups {
+/**
+ * `catchUpEveryMs`: how often every group reads again whether or not a move was announced (below). A test shortens it.
+ */
+export function readinessGroups(db: Db, notifications: Notifications, { catchUpEveryMs = KEPT_WITHOUT_NOTIFICATION_MS } = {}): ReadinessGroups {
   const groups = new Map<string, Group>();
 
   const catchUp = async (userId: string, group: Group) => {
@@ -76,6 +80,9 @@ export function readinessGroups(db: Db, notifications: Notifications): Readiness
     // Moves may have been announced while nothing listened: every group reads again.
     missed: () => [...groups.keys()].forEach(wake),
   });
+  // A move is announced after its commit (notifyAfterCommit), so a writer that dies in between announces it to no one:
+  // every group reads again this often, and such a move reaches its streams all the same.
+  setInterval(() => [...groups.keys()].forEach(wake), catchUpEveryMs).unref();
 
   return {
     join(userId, follower) {

@@ -13,7 +13,7 @@ import { preparationOf, studyWindow } from '../exams/preparation.ts';
 import type { Readiness } from '../../domain/readiness.ts';
 import { localDate } from '../../domain/student-day.ts';
 import { readinessClaims } from '../../domain/xp.ts';
-import { notifyOnCommit } from '../../db/notifications.ts';
+import { notifyAfterCommit } from '../../db/notifications.ts';
 import { afterReview, type ReviewedCard } from './readiness-after-review.ts';
 
 /** The notification channel of readiness moves; the payload is `<user id>:<version>`. */
@@ -102,7 +102,7 @@ async function recordMoves(trx: Db, student: Student, at: Date, facts: Readiness
   for (const state of moved) {
     for (const claim of readinessClaims(state.exam_id, state.readiness.percent, today)) await awardXp(trx, student.user_id, claim, at);
   }
-  await notifyOnCommit(trx, READINESS_CHANNEL, `${student.user_id}:${version}`);
+  await notifyAfterCommit(trx, READINESS_CHANNEL, `${student.user_id}:${version}`);
 }
 
 /** The moves after `version`, oldest first; an exam that moved several times appears once, in its latest move. */

@@ -11,9 +11,10 @@
 //     a job ends without an attempt: the free places go to the deliveries that have waited longest;
 //   - from sweepParkedDeliveries, which each delivering process runs on start and then with every pass of its
 //     relay (relay.ts): new deliveries (fan-out, a test event, a re-send), retries now due, endpoints whose breaker
-//     closed, and leases that ran out with their process. The commit of what makes a delivery due now announces it on
-//     WEBHOOK_WORK_CHANNEL, which wakes the relays: an outbox row (its table's trigger, a test event's included) and
-//     a re-send (here).
+//     closed, and leases that ran out with their process. What makes a delivery due now is announced on
+//     WEBHOOK_WORK_CHANNEL once it has committed, which wakes the relays: an outbox row (its table's trigger, a test
+//     event's included) and a re-send (here). The announcement is sent after the commit (db/notifications-after-commit.ts),
+//     so a process that dies in between leaves the work to the relays' poll.
 //
 // A job carries the delivery's next_attempt_at it was scheduled for (`due`): a job whose delivery has been
 // rescheduled since (re-sent, retried, given up) finds another `due` there and makes no attempt.
@@ -25,7 +26,7 @@
 //              days of failures) or the app's grant no longer covers the event. A re-send makes it pending again.
 import type { Db } from '../../db/connect.ts';
 import { jobEngine, WEBHOOK_DELIVERY_QUEUE } from '../../db/job-queue.ts';
-import { notifyOnCommit } from '../../db/notifications.ts';
+import { notifyAfterCommit } from '../../db/notifications.ts';
 import { makeDeliveryDue, upsertDelivery } from '../../db/queries/deliveries.ts';
 import { accountKey, accountsWithRunnableDeliveries, countAccountLeases, lockAccountGates, reserveEndpoint, runnableDeliveries, type GateAccount } from '../../db/queries/endpoint-gates.ts';
 import type { DeliveryLimits } from './gate.ts';
@@ -69,7 +70,7 @@ export async function scheduleDelivery(trx: Db, delivery: { eventId: string; end
  */
 export async function resendDelivery(trx: Db, deliveryId: string, now = new Date()): Promise<boolean> {
   const due = await makeDeliveryDue(trx, deliveryId, now);
-  if (due) await notifyOnCommit(trx, WEBHOOK_WORK_CHANNEL, '');
+  if (due) await notifyAfterCommit(trx, WEBHOOK_WORK_CHANNEL, '');
   return due;
 }
 

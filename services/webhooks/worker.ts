@@ -1,8 +1,8 @@
 // The delivery worker of a process in the worker role (the default role runs it beside the web server). Two parts:
 //   - the relay (relay.ts): it fans new events out to deliveries (fan-out.ts), parked, then sweeps the parked
 //     deliveries (queue.ts): those whose endpoint can take an attempt now get a job (new ones, retries now due,
-//     endpoints whose breaker closed), a few per account at most. It runs when the commit of an outbox row (or a
-//     re-send) announces work on WEBHOOK_WORK_CHANNEL, from whichever process committed it, and every WEBHOOK_POLL_MS;
+//     endpoints whose breaker closed), a few per account at most. It runs when an outbox row (or a re-send) is
+//     announced on WEBHOOK_WORK_CHANNEL after its commit, by whichever process committed it, and every WEBHOOK_POLL_MS;
 //   - pg-boss workers on the delivery queue, `attemptsPerProcess` of them (gate.ts), each taking one attempt job
 //     at a time (batchSize 1; each work() call is a polling worker of its own, the way pg-boss 10 runs jobs
 //     concurrently), so an attempt finishes on its own and a slow receiver holds one worker, never a batch. A worker

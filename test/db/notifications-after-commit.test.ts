@@ -1,0 +1,121 @@
+// The service's own connections announce their writes after the commit, not in it (db/notifications-after-commit.ts):
+// the commit sends no NOTIFY (so it does not queue on PostgreSQL's server-wide notify lock), the process sends the
+// messages once the transaction has committed, never for a rollback or a failed statement, and every other session
+// notifies by its commit as before. PostgreSQL only: the embedded database has one writer, whose commits notify.
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { pino } from 'pino';
+import { connect, type Db } from '../../db/connect.ts';
+import { NOTIFY_AFTER_COMMIT_OPTIONS } from '../../db/notifications-after-commit.ts';
+import { notificationsFor, notifyAfterCommit, notifyOnCommit, type Notifications } from '../../db/notifications.ts';
+import { testDatabase } from '../support/root-hooks.ts';
+
+describe('notifications sent after the commit', () => {
+  let notifications: Notifications;
+  let service: Db;
+  const sendErrors: Error[] = [];
+
+  before(function () {
+    const { db, url } = testDatabase();
+    if (!url) this.skip(); // PostgreSQL only (above)
+    notifications = notificationsFor(db, url, { logger: pino({ level: 'silent' }), timeoutMs: 5_000 });
+    service = connect({ databaseUrl: url }, { notifyAfterCommit: { onError: (error) => sendErrors.push(error) } });
+  });
+  after(async () => {
+    await notifications?.close();
+    await service?.destroy();
+  });
+  afterEach(() => assert.deepEqual(sendErrors, []));
+
+  /** Subscribes, and resolves once the channel's LISTEN is in place (the first `missed` says so). */
+  async function subscribe(channel: string) {
+    const received: string[] = [];
+    let listening!: () => void;
+    const ready = new Promise<void>((resolve) => (listening = resolve));
+    notifications.subscribe(channel, { message: (payload) => received.push(payload), missed: () => listening() });
+    await ready;
+    return received;
+  }
+  const until = async (condition: () => boolean, what: string) => {
+    const deadline = Date.now() + 5_000;
+    while (!condition()) {
+      if (Date.now() > deadline) throw new Error(`${what}: not within 5 s`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
+  /** A message committed by another session after everything before: what arrived before it was sent before it. */
+  const marker = (channel: string) => testDatabase().db.transaction().execute((trx) => notifyOnCommit(trx, channel, 'marker'));
+
+  /** A plain pg session with the service's start-up setting, and the notices it gets. */
+  async function serviceSession() {
+    const client = new pg.Client({ connectionString: testDatabase().url, options: NOTIFY_AFTER_COMMIT_OPTIONS });
+    const notices: Array<{ detail?: string; hint?: string }> = [];
+    client.on('notice', (notice) => notices.push(notice));
+    await client.connect();
+    return { client, notices };
+  }
+
+  it("leaves the NOTIFY out of the commit, and the process sends it once the transaction has committed", async () => {
+    const received = await subscribe('test_after_commit');
+    // A session with the setting but nobody sending for it: its commit announces nothing by itself...
+    const { client, notices } = await serviceSession();
+    try {
+      await client.query('begin');
+      await client.query(`select notify_after_commit('test_after_commit', 'left to the process')`);
+      await client.query('commit');
+    } finally {
+      await client.end();
+    }
+    assert.deepEqual(notices.map(({ detail, hint }) => [detail, hint]), [['test_after_commit', 'left to the process']]);
+    await marker('test_after_commit');
+    await until(() => received.length > 0, 'the marker');
+    assert.deepEqual(received, ['marker'], 'the commit itself sent nothing');
+    // ...and the service's pool sends it after the commit.
+    await service.transaction().execute((trx) => notifyAfterCommit(trx, 'test_after_commit', 'sent after'));
+    await until(() => received.length > 1, 'the message sent after the commit');
+    assert.deepEqual(received, ['marker', 'sent after']);
+  });
+
+  it('sends a statement in autocommit its message, and nothing for a rollback or a failed statement', async () => {
+    const received = await subscribe('test_after_rollback');
+    await service
+      .transaction()
+      .execute(async (trx) => {
+        await notifyAfterCommit(trx, 'test_after_rollback', 'rolled back');
+        throw new Error('roll back');
+      })
+      .catch(() => {});
+    await assert.rejects(sql`do $$ begin perform notify_after_commit('test_after_rollback', 'failed'); raise exception 'fails'; end $$`.execute(service), /fails/);
+    await sql`select notify_after_commit('test_after_rollback', 'autocommit')`.execute(service);
+    await until(() => received.length > 0, 'the statement in autocommit');
+    await marker('test_after_rollback');
+    await until(() => received.length > 1, 'the marker');
+    assert.deepEqual(received, ['autocommit', 'marker']);
+  });
+
+  it("raises a trigger's notice once per transaction and channel, and any other session notifies by its commit", async () => {
+    const table = sql.table('notify_after_commit_rows');
+    const { client, notices } = await serviceSession();
+    const received = await subscribe('test_trigger_rows');
+    try {
+      await client.query('create temporary table notify_after_commit_rows (n int)');
+      await client.query(`create trigger rows_notify after insert on pg_temp.notify_after_commit_rows for each row execute function notify_channel('test_trigger_rows')`);
+      await client.query('begin');
+      await client.query('insert into notify_after_commit_rows select generate_series(1, 3)');
+      await client.query('insert into notify_after_commit_rows values (4)');
+      await client.query('commit');
+      assert.deepEqual(notices.map(({ detail }) => detail), ['test_trigger_rows'], 'one notice for four rows in two statements');
+    } finally {
+      await client.end();
+    }
+    // The same trigger function in a session without the setting (an operator's psql): the commit notifies.
+    await testDatabase().db.transaction().execute(async (trx) => {
+      await sql`create temporary table notify_after_commit_rows (n int) on commit drop`.execute(trx);
+      await sql`create trigger rows_notify after insert on pg_temp.notify_after_commit_rows for each row execute function notify_channel('test_trigger_rows')`.execute(trx);
+      await sql`insert into ${table} values (1)`.execute(trx);
+    });
+    await until(() => received.length > 0, 'the notification of the commit');
+    assert.deepEqual(received, ['']);
+  });
+});
