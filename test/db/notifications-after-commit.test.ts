@@ -9,6 +9,7 @@ import { pino } from 'pino';
 import { connect, type Db } from '../../db/connect.ts';
 import { NOTIFY_AFTER_COMMIT_OPTIONS } from '../../db/notifications-after-commit.ts';
 import { notificationsFor, notifyAfterCommit, notifyOnCommit, type Notifications } from '../../db/notifications.ts';
+import { listeningTo, until } from '../support/next-notification.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 
 describe('notifications sent after the commit', () => {
@@ -28,22 +29,7 @@ describe('notifications sent after the commit', () => {
   });
   afterEach(() => assert.deepEqual(sendErrors, []));
 
-  /** Subscribes, and resolves once the channel's LISTEN is in place (the first `missed` says so). */
-  async function subscribe(channel: string) {
-    const received: string[] = [];
-    let listening!: () => void;
-    const ready = new Promise<void>((resolve) => (listening = resolve));
-    notifications.subscribe(channel, { message: (payload) => received.push(payload), missed: () => listening() });
-    await ready;
-    return received;
-  }
-  const until = async (condition: () => boolean, what: string) => {
-    const deadline = Date.now() + 5_000;
-    while (!condition()) {
-      if (Date.now() > deadline) throw new Error(`${what}: not within 5 s`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  };
+  const subscribe = async (channel: string) => (await listeningTo(notifications, channel)).received;
   /** A message committed by another session after everything before: what arrived before it was sent before it. */
   const marker = (channel: string) => testDatabase().db.transaction().execute((trx) => notifyOnCommit(trx, channel, 'marker'));
 

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { notificationsFor, notifyOnCommit, type Notifications } from '../../db/notifications.ts';
+import { listeningTo, until } from '../support/next-notification.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 
 describe('notifications', () => {
@@ -14,22 +15,7 @@ describe('notifications', () => {
   });
   after(() => notifications.close());
 
-  /** Subscribes, and resolves once the channel's LISTEN is in place (the first `missed` says so). */
-  async function subscribe(channel: string) {
-    const received: string[] = [];
-    let listening!: () => void;
-    const ready = new Promise<void>((resolve) => (listening = resolve));
-    const unsubscribe = notifications.subscribe(channel, { message: (payload) => received.push(payload), missed: () => listening() });
-    await ready;
-    return { received, unsubscribe };
-  }
-  const until = async (condition: () => boolean, what: string) => {
-    const deadline = Date.now() + 5_000;
-    while (!condition()) {
-      if (Date.now() > deadline) throw new Error(`${what}: not within 5 s`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  };
+  const subscribe = (channel: string) => listeningTo(notifications, channel);
 
   it('delivers a message when its transaction commits, not before', async () => {
     const { received } = await subscribe('test_commit');

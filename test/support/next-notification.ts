@@ -37,3 +37,22 @@ export async function notifies(db: Db, channel: string, change: () => Promise<un
 }
 
 const MARKER = 'test-marker';
+
+/** Subscribes, and resolves once the channel's LISTEN is in place (the first `missed` says so), with what arrives. */
+export async function listeningTo(notifications: Notifications, channel: string) {
+  const received: string[] = [];
+  let listening!: () => void;
+  const ready = new Promise<void>((resolve) => (listening = resolve));
+  const unsubscribe = notifications.subscribe(channel, { message: (payload) => received.push(payload), missed: () => listening() });
+  await ready;
+  return { received, unsubscribe };
+}
+
+/** Resolves once `condition` holds, checking every 10 ms; fails past 5 s, naming `what`. */
+export async function until(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within 5 s`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
