@@ -33,9 +33,9 @@ export const NOTIFY_AFTER_COMMIT_OPTIONS = `-c ${NOTIFY_AFTER_COMMIT_SETTING}=on
 export const KEPT_WITHOUT_NOTIFICATION_MS = 30_000;
 
 /**
- * How long the first message of a send waits for others. Each send is a statement of its own: at a thousand writes a
- * second this makes it one per ten writes, which costs no more than the NOTIFY in each commit did, and it costs the
- * announcements 10 ms of their targets (a webhook's first attempt 100 ms, a stream's event 50 ms after the commit).
+ * How long the first message of a send waits for others. Each send is a statement of its own, so that without a wait
+ * a busy process would add one to every write; at a thousand writes a second this makes it one per ten or so, and it
+ * costs the announcements 10 ms of their targets (a webhook's first attempt 100 ms, a stream's event 50 ms).
  */
 const COALESCE_MS = 10;
 
