@@ -80,7 +80,7 @@ export interface ConnectOptions {
    * reached directly only: a transaction pooler passes no start-up setting, and the embedded database has one writer.
    * Not for a command that exits after its writes: it could exit before their messages are sent.
    */
-  notifyAfterCommit?: { onError: (error: Error) => void };
+  notifyAfterCommit?: { onError: (error: Error) => void; coalesceMs?: number };
 }
 
 export interface ConnectionErrorSummary {
@@ -112,7 +112,7 @@ export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
     pool.on('error', report);
     pool.on('connect', (client) => client.on('error', report));
     options.observePool?.(pool);
-    if (afterCommit) sendNotificationsAfterCommit(pool, afterCommit.onError);
+    if (afterCommit) sendNotificationsAfterCommit(pool, afterCommit.onError, afterCommit.coalesceMs);
     return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   }
   const pglite = 'pglite' in target ? target.pglite : openPglite(target.dataDir);

@@ -47,10 +47,10 @@ type Message = readonly [channel: string, payload: string];
 /**
  * Sends, after each commit on a connection of `pool`, what the transaction asked to notify after commit. Every
  * connection of the pool must carry NOTIFY_AFTER_COMMIT_OPTIONS. A failed send is reported to `onError` and dropped
- * (the messages are hints; see above).
+ * (the messages are hints; see above). `coalesceMs`: how long a send waits for more (a test lengthens it).
  */
-export function sendNotificationsAfterCommit(pool: pg.Pool, onError: (error: Error) => void): void {
-  const sender = coalescingSender(pool, onError);
+export function sendNotificationsAfterCommit(pool: pg.Pool, onError: (error: Error) => void, coalesceMs = COALESCE_MS): void {
+  const sender = coalescingSender(pool, onError, coalesceMs);
   pool.on('connect', (client) => followTransactions(client, sender.send));
   // A stopping process sends what its last commits announced before its pool closes (Kysely's destroy ends it).
   const end = pool.end.bind(pool);
@@ -89,14 +89,14 @@ function followTransactions(client: pg.PoolClient, send: (messages: Iterable<Mes
 }
 
 /**
- * One statement on its way at a time, sent COALESCE_MS after the first message it carries; what arrives meanwhile goes
+ * One statement on its way at a time, sent `coalesceMs` after the first message it carries; what arrives meanwhile goes
  * in it or in the next one, duplicates once.
  */
-function coalescingSender(pool: pg.Pool, onError: (error: Error) => void) {
+function coalescingSender(pool: pg.Pool, onError: (error: Error) => void, coalesceMs: number) {
   let queued = new Map<string, Message>();
   let sending: Promise<void> | undefined;
   const drain = async () => {
-    await new Promise((resolve) => setTimeout(resolve, COALESCE_MS));
+    await new Promise((resolve) => setTimeout(resolve, coalesceMs));
     try {
       while (queued.size > 0) {
         const messages = [...queued.values()];

@@ -10,6 +10,7 @@ import { connect, type Db } from '../../db/connect.ts';
 import { NOTIFY_AFTER_COMMIT_OPTIONS } from '../../db/notifications-after-commit.ts';
 import { notificationsFor, notifyAfterCommit, notifyOnCommit, type Notifications } from '../../db/notifications.ts';
 import { listeningTo, until } from '../support/next-notification.ts';
+import { startTcpProxy } from '../support/tcp-proxy.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 
 describe('notifications sent after the commit', () => {
@@ -103,5 +104,26 @@ describe('notifications sent after the commit', () => {
     });
     await until(() => received.length > 0, 'the notification of the commit');
     assert.deepEqual(received, ['']);
+  });
+
+  it('reports a send that fails with the database gone between the commit and the send, and sends again once it is back', async () => {
+    const received = await subscribe('test_after_fault');
+    const server = new URL(testDatabase().url!);
+    const proxy = await startTcpProxy({ host: server.hostname, port: Number(server.port || 5432) });
+    const failures: Error[] = [];
+    // Its sends wait a second for more messages, so that the database is surely gone before the first one leaves.
+    const behindProxy = connect({ databaseUrl: proxy.urlFor(testDatabase().url!) }, { notifyAfterCommit: { onError: (error) => failures.push(error), coalesceMs: 1_000 } });
+    try {
+      await behindProxy.transaction().execute((trx) => notifyAfterCommit(trx, 'test_after_fault', 'lost'));
+      await proxy.stop(); // every connection reset, new ones refused
+      await until(() => failures.length > 0, 'the failed send reported');
+      await proxy.start();
+      await behindProxy.transaction().execute((trx) => notifyAfterCommit(trx, 'test_after_fault', 'after'));
+      await until(() => received.length > 0, 'the next send');
+      assert.deepEqual(received, ['after']);
+    } finally {
+      await behindProxy.destroy();
+      await proxy.close();
+    }
   });
 });
