@@ -1,26 +1,17 @@
 // A kept value's age bound (db/invalidated-cache.ts, maxAgeMs): on a channel whose messages a dying process can lose
 // (sent after the commit, db/notifications-after-commit.ts), a value is read again once it is that old.
 import assert from 'node:assert/strict';
-import { pino } from 'pino';
 import { invalidatedCache } from '../../db/invalidated-cache.ts';
-import { notificationsFor, type Notifications } from '../../db/notifications.ts';
 import { nextNotification } from '../support/next-notification.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testNotifications } from '../support/partner-app.ts';
 
 describe('a kept value with an age bound', () => {
-  let notifications: Notifications;
-  before(() => {
-    const { db, url } = testDatabase();
-    notifications = notificationsFor(db, url, { logger: pino({ level: 'silent' }), timeoutMs: 5_000 });
-  });
-  after(() => notifications.close());
-
-  /** A cache on its own channel, serving once its LISTEN is in place; and how often it read. */
+  /** A cache on its own channel, serving once its LISTEN is in place; its reads count up from 1. */
   async function cacheOf(channel: string, maxAgeMs?: number) {
-    const cache = invalidatedCache<number>(notifications, channel, { maxEntries: 1, maxAgeMs });
-    await nextNotification(channel, 'missed', notifications);
+    const cache = invalidatedCache<number>(testNotifications(), channel, { maxEntries: 1, maxAgeMs });
+    await nextNotification(channel, 'missed');
     let reads = 0;
-    return { get: () => cache.get('key', async () => ++reads), reads: () => reads };
+    return { get: () => cache.get('key', async () => ++reads) };
   }
 
   it('is read again once it is older than the bound, and kept until then', async () => {

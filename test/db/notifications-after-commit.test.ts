@@ -5,32 +5,27 @@
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { pino } from 'pino';
 import { connect, type Db } from '../../db/connect.ts';
 import { NOTIFY_AFTER_COMMIT_OPTIONS } from '../../db/notifications-after-commit.ts';
-import { notificationsFor, notifyAfterCommit, notifyOnCommit, type Notifications } from '../../db/notifications.ts';
+import { notifyAfterCommit, notifyOnCommit } from '../../db/notifications.ts';
 import { listeningTo, until } from '../support/next-notification.ts';
+import { testNotifications } from '../support/partner-app.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 
 describe('notifications sent after the commit', () => {
-  let notifications: Notifications;
   let service: Db;
   const sendErrors: Error[] = [];
 
   before(function () {
-    const { db, url } = testDatabase();
+    const { url } = testDatabase();
     if (!url) this.skip(); // PostgreSQL only (above)
-    notifications = notificationsFor(db, url, { logger: pino({ level: 'silent' }), timeoutMs: 5_000 });
     service = connect({ databaseUrl: url }, { notifyAfterCommit: { onError: (error) => sendErrors.push(error) } });
   });
-  after(async () => {
-    await notifications?.close();
-    await service?.destroy();
-  });
+  after(() => service?.destroy());
   afterEach(() => assert.deepEqual(sendErrors, []));
 
-  const subscribe = async (channel: string) => (await listeningTo(notifications, channel)).received;
+  const subscribe = async (channel: string) => (await listeningTo(testNotifications(), channel)).received;
   /** A message committed by another session after everything before: what arrived before it was sent before it. */
   const marker = (channel: string) => testDatabase().db.transaction().execute((trx) => notifyOnCommit(trx, channel, 'marker'));
 
