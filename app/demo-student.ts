@@ -185,7 +185,9 @@ export async function createDemoStudent(db: Db, now: Date, secrets: SecretBox): 
     await demoWebhooks(trx, secrets, student.id, now);
     // Only for revokeMyCalendarFeed's example: its URL, the feed's credential, is shown to no one.
     const feed = generateFeedToken();
-    await insertCalendarFeed(trx, { id: demoId('calendar-feed/to-revoke'), user_id: student.id, name: 'Old tablet', prefix: feed.prefix, token_hash: feed.hash, grant_id: null });
+    const tablet = { id: demoId('calendar-feed/to-revoke'), user_id: student.id, name: 'Old tablet', grant_id: null };
+    const secret = { prefix: feed.prefix, token_hash: feed.hash };
+    await insertCalendarFeed(trx, { ...tablet, ...secret, scopes: [], include_notes: false });
     return { email: student.email, password, key };
   });
 }

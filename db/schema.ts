@@ -172,6 +172,10 @@ export interface CalendarFeedsTable {
   created_at: CreatedAt;
   last_used_at: Timestamp | null;
   revoked_at: Timestamp | null;
+  /** The reading scopes (tasks:read, exams:read) of the credential that created it: what it may show. */
+  scopes: string[];
+  /** Task and exam notes in the events' descriptions, when the student turned them on. */
+  include_notes: boolean;
 }
 
 export interface ExamsTable {

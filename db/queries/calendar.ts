@@ -4,8 +4,20 @@ import type { Db } from '../connect.ts';
 
 const LISTED_COLUMNS = ['id', 'prefix', 'name', 'created_at', 'last_used_at'] as const;
 
-/** `id` is chosen by the caller only for a record that must have a known id (the demo student's). */
-export async function insertCalendarFeed(db: Db, feed: { id?: string; user_id: string; name: string; prefix: string; token_hash: string; grant_id: string | null }) {
+/** A new feed: `id` is chosen by the caller only for a record that must have a known id (the demo student's). */
+export interface NewFeedRow {
+  id?: string;
+  user_id: string;
+  name: string;
+  prefix: string;
+  token_hash: string;
+  grant_id: string | null;
+  /** The reading scopes of the creating credential that decide what the feed may show (services/calendar/feeds.ts). */
+  scopes: string[];
+  include_notes: boolean;
+}
+
+export async function insertCalendarFeed(db: Db, feed: NewFeedRow) {
   return db.insertInto('calendar_feeds').values(feed).returning(LISTED_COLUMNS).executeTakeFirstOrThrow();
 }
 
@@ -50,11 +62,23 @@ export async function revokeCalendarFeed(db: Db, userId: string, feedId: string,
   return result.numUpdatedRows > 0n;
 }
 
-/** The live feed whose token has this hash, with what its calendar needs of the owner; undefined for any other token. */
+/**
+ * The live feed whose token has this hash, with what its calendar needs of the owner and of its grant (its scopes now:
+ * null for a feed made outside any grant); undefined for any other token.
+ */
 export async function findLiveFeed(db: Db, tokenHash: string) {
   return liveFeeds(db)
     .innerJoin('users', 'users.id', 'calendar_feeds.user_id')
-    .select(['calendar_feeds.id', 'calendar_feeds.user_id', 'calendar_feeds.last_used_at', 'users.time_zone', 'users.country_code'])
+    .select([
+      'calendar_feeds.id',
+      'calendar_feeds.user_id',
+      'calendar_feeds.last_used_at',
+      'calendar_feeds.scopes',
+      'calendar_feeds.include_notes',
+      'oauth_grants.scopes as grant_scopes',
+      'users.time_zone',
+      'users.country_code',
+    ])
     .where('calendar_feeds.token_hash', '=', tokenHash)
     .executeTakeFirst();
 }

@@ -115,41 +115,33 @@ export async function deleteRoomRow(trx: Db, roomId: string): Promise<void> {
   await trx.deleteFrom('study_rooms').where('id', '=', roomId).execute();
 }
 
-/** The member who joined earliest other than `leaving`, to hand the room to; undefined when none is left. */
-export async function earliestOtherMember(trx: Db, roomId: string, leaving: string): Promise<string | undefined> {
-  const row = await trx
+/** The room's members other than `leaving`, in the order they joined (ids break ties): who may inherit it. */
+export async function otherMembers(trx: Db, roomId: string, leaving: string): Promise<string[]> {
+  const rows = await trx
     .selectFrom('study_room_members')
     .select('user_id')
     .where('room_id', '=', roomId)
     .where('user_id', '<>', leaving)
     .orderBy('joined_at')
     .orderBy('user_id')
-    .limit(1)
-    .executeTakeFirst();
-  return row?.user_id;
+    .execute();
+  return rows.map((r) => r.user_id);
+}
+
+/** The ids of the rooms `userId` is a member of, in id order (the order an account's deletion locks them in). */
+export async function memberRoomIds(trx: Db, userId: string): Promise<string[]> {
+  const rows = await trx
+    .selectFrom('study_room_members')
+    .select('room_id')
+    .where('user_id', '=', userId)
+    .orderBy('room_id')
+    .execute();
+  return rows.map((r) => r.room_id);
 }
 
 /** Gives the room to `owner`; the join code goes, so the new owner decides who may join next. */
 export async function transferRoom(trx: Db, roomId: string, owner: string): Promise<void> {
   await trx.updateTable('study_rooms').set({ created_by: owner, join_code_prefix: null, join_code_hash: null, join_code_created_at: null }).where('id', '=', roomId).execute();
-}
-
-/**
- * The owner leaves `roomId` (locked by the caller): the room passes to the member who joined earliest, or, when the
- * owner was its last member, is deleted. Returns the new owner, or undefined when the room went.
- */
-export async function handOverOrDelete(trx: Db, roomId: string, owner: string): Promise<string | undefined> {
-  const heir = await earliestOtherMember(trx, roomId, owner);
-  if (heir) await transferRoom(trx, roomId, heir);
-  else await deleteRoomRow(trx, roomId);
-  await removeMember(trx, roomId, owner);
-  return heir;
-}
-
-/** An account being deleted leaves each room it owns as its owner would (handOverOrDelete), locking them in id order. */
-export async function leaveOwnedRooms(trx: Db, userId: string): Promise<void> {
-  const owned = await trx.selectFrom('study_rooms').select('id').where('created_by', '=', userId).orderBy('id').forUpdate().execute();
-  for (const { id } of owned) await handOverOrDelete(trx, id, userId);
 }
 
 export async function setJoinCode(trx: Db, roomId: string, code: { prefix: string; hash: string } | null, at: Date): Promise<void> {
@@ -236,6 +228,17 @@ export async function addPresence(trx: Db, presence: { stream_id: string; room_i
 export async function removePresence(trx: Db, streamId: string): Promise<string | undefined> {
   const row = await trx.deleteFrom('study_room_presences').where('stream_id', '=', streamId).returning('user_id').executeTakeFirst();
   return row?.user_id;
+}
+
+/** Ends every presence of `userId` in the room (the caller holds its lock): one row per stream that announced them. */
+export async function removePresencesOf(trx: Db, roomId: string, userId: string): Promise<number> {
+  const rows = await trx
+    .deleteFrom('study_room_presences')
+    .where('room_id', '=', roomId)
+    .where('user_id', '=', userId)
+    .returning('stream_id')
+    .execute();
+  return rows.length;
 }
 
 /** Presences whose stream's lease lapsed or whose row is gone (their process died without a word), at most `limit`. */

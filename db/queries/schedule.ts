@@ -73,9 +73,13 @@ function tasksDueBetween(db: Db, userId: string, from: Date, to: Date) {
  * The occurrences after a head do not exist yet (closing it creates the next), so the week view projects them from it.
  */
 function openSeriesHeadRows(db: Db, userId: string) {
+  return everyOpenSeriesHead(db).where('t.user_id', '=', userId);
+}
+
+/** The open series heads of every student (the open occurrence with a rule and no successor of each series). */
+export function everyOpenSeriesHead(db: Db) {
   return db
     .selectFrom('tasks as t')
-    .where('t.user_id', '=', userId)
     .where('t.status', '=', 'open')
     .where('t.recurrence', 'is not', null)
     .where((eb) => eb.not(eb.exists(eb.selectFrom('tasks as s').select('s.id').whereRef('s.previous_id', '=', 't.id'))));

@@ -3,7 +3,6 @@ import type { Db } from '../connect.ts';
 import { executePrepared } from '../prepared-statements.ts';
 import type { PlanColumns } from '../../domain/plans.ts';
 import { changingPrincipals } from './principal-changes.ts';
-import { leaveOwnedRooms } from './rooms.ts';
 
 /** The public fields of a user (and the plan its tier is shown from), found by nickname regardless of case (backed by the lower(nickname) index). */
 export async function findPublicProfile(db: Db, nickname: string) {
@@ -80,13 +79,13 @@ export async function setPasswordHash(db: Db, userId: string, passwordHash: stri
 
 /**
  * Deletes the account; the foreign keys erase everything of the student at once (on delete cascade) but payments,
- * which they keep without the link (on delete set null), and the study rooms the student owns, which pass to
- * another member first. False when it was gone already.
+ * which they keep without the link (on delete set null), and the study rooms, which the student leaves first by
+ * `leaveRooms` (services/rooms/leaving.ts leaveEveryRoom: the others are told, an owned room passes on within the
+ * bound or closes). False when it was gone already.
  */
-export async function deleteAccount(db: Db, userId: string): Promise<boolean> {
+export async function deleteAccount(db: Db, userId: string, leaveRooms: (trx: Db) => Promise<void>): Promise<boolean> {
   return changingPrincipals(db, async (trx, changed) => {
-    // Rooms the student owns pass to another member (or go, when no one else is in them); memberships go with the row.
-    await leaveOwnedRooms(trx, userId);
+    await leaveRooms(trx);
     const result = await trx.deleteFrom('users').where('id', '=', userId).executeTakeFirst();
     if (result.numDeletedRows === 0n) return false;
     await changed(userId);

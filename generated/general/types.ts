@@ -162,6 +162,8 @@ export interface paths {
          *     recurring task is one event from the start of its series with its `RRULE`, in the student's time zone (a
          *     `VTIMEZONE` from the service's time-zone data is included). Exams are all-day events on their dates, and the
          *     public holidays of the student's country (when the service knows it) all-day events of this year and the next.
+         *     Tasks and exams appear only when the feed's creator could read them (`createMyCalendarFeed`), and their notes only
+         *     in a feed created with `include_notes`.
          *
          *     Calendar apps poll: the response carries an `ETag` and `Cache-Control: private, max-age=900`, and the calendar
          *     asks for a refresh every 15 minutes (`REFRESH-INTERVAL`); send the `ETag` back in `If-None-Match` to get `304`
@@ -665,9 +667,12 @@ export interface paths {
         post?: never;
         /**
          * Leave a room
-         * @description Ends the student's membership. When the owner leaves, the room passes to the member who joined earliest, who
-         *     becomes its owner; its join code is revoked, so that the new owner decides who else may join. An owner who is
-         *     the room's last member deletes it by leaving. Deleting an account leaves every room the same way.
+         * @description Ends the student's membership. When the owner leaves, the room passes to the member who joined earliest among
+         *     those who own fewer than 10 rooms (the bound of `createRoom`), who becomes its owner; its join code is revoked, so
+         *     that the new owner decides who else may join. When no other member may own one more room, or the owner is the
+         *     room's last member, the room is deleted for everyone, as if its owner had deleted it. The members' open room
+         *     streams are told: a `presence` event `left` for each stream the leaving student had open. Deleting an account
+         *     leaves every room the same way.
          */
         delete: operations["leaveRoom"];
         options?: never;
@@ -1039,6 +1044,10 @@ export interface paths {
          *     exams, and the public holidays of the student's country. Calendar apps subscribe to it without any other
          *     credential, so the URL is one: the response is the only time it is shown, and only its hash is stored. Creating
          *     a feed needs `schedule:read` besides `keys:manage`, since the feed lets anyone holding it read the schedule.
+         *
+         *     The feed shows only what the creating credential may read: tasks and recurring series with `tasks:read`, exams with
+         *     `exams:read` (a credential without them makes a feed of the rest), and no more than its grant holds at the time of
+         *     each read. Task and exam notes are left out unless `include_notes` is `true`.
          *
          *     A student has at most 5 feeds: a sixth is `409 calendar_feed_limit_reached`. A feed created with an app's or
          *     institution's access token, or with a personal key minted through one, belongs to that grant and stops working
@@ -2539,6 +2548,12 @@ export interface components {
             time_zone?: components["schemas"]["TimeZone"];
         };
         NewCalendarFeed: {
+            /**
+             * @description Whether the calendar's events carry the notes of tasks and exams in their `DESCRIPTION`. Off unless you turn it
+             *     on: anyone holding the feed's URL reads them, and calendar URLs are often shared.
+             * @default false
+             */
+            include_notes: boolean;
             /** @description A name for you to recognise the feed by (the app or device it is for). */
             name: string;
         };

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { deleteAccount } from '../../db/queries/users.ts';
 import { AccountTaken, createAccount as insertNewAccount } from '../../server/auth/accounts.ts';
 import { replacePassword } from '../../services/accounts/replace-password.ts';
+import { leaveEveryRoom } from '../../services/rooms/leaving.ts';
 import { passwordConfirmed, signedInFreshly } from '../../server/auth/reauthentication.ts';
 import { startAccountExport } from '../../services/exports/account-export.ts';
 import type { ExportSettings } from '../../services/exports/export-settings.ts';
@@ -54,7 +55,9 @@ export const deleteMyAccount: GeneralHandlers['deleteMyAccount'] = async ({ prin
   if (!(await signedInFreshly(db, principal.credential, now()))) {
     throw problems.reauthenticationRequired('Sign in again: only a sign-in at most 5 minutes old can delete the account.');
   }
-  if (!(await deleteAccount(db, principal.user_id))) throw problems.notFound('This account no longer exists.');
+  const leaveRooms = (trx: typeof db) => leaveEveryRoom(trx, principal.user_id, now());
+  const deleted = await deleteAccount(db, principal.user_id, leaveRooms);
+  if (!deleted) throw problems.notFound('This account no longer exists.');
   return { status: 204, body: undefined };
 };
 

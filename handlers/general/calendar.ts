@@ -3,7 +3,7 @@ import { hashSecret } from '../../server/auth/secret-hash.ts';
 import { problems } from '../../server/http/problems.ts';
 import { sendBody, serialize } from '../../server/http/send-body.ts';
 import { feedCalendar, REFRESH_SECONDS } from '../../services/calendar/feed-calendar.ts';
-import { createCalendarFeed, feedContent } from '../../services/calendar/feeds.ts';
+import { createCalendarFeed, feedContent, feedView } from '../../services/calendar/feeds.ts';
 import { calendarText } from '../../services/calendar/rendered-calendars.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 
@@ -17,7 +17,7 @@ export const listMyCalendarFeeds: GeneralHandlers['listMyCalendarFeeds'] = async
 };
 
 export const createMyCalendarFeed: GeneralHandlers['createMyCalendarFeed'] = async ({ body, principal }, { db, publicUrl }) => {
-  const { feed, token } = await createCalendarFeed(db, principal, body.name);
+  const { feed, token } = await createCalendarFeed(db, principal, body);
   const url = new URL(`/api/calendar/${token}.ics`, publicUrl);
   const webcal = `webcal://${url.host}${url.pathname}`;
   return { status: 201, body: { ...feedBody(feed), url: url.href, webcal_url: webcal }, headers: { 'Cache-Control': 'no-store' } };
@@ -46,7 +46,8 @@ export const getCalendarFeed: GeneralHandlers['getCalendarFeed'] = async ({ path
   }
   const at = now();
   const content = await feedContent(db, feed, at);
-  const text = calendarText(feed.user_id, content, () => feedCalendar(content, new URL(publicUrl).hostname, at), at.getTime());
+  const write = () => feedCalendar(content, new URL(publicUrl).hostname, at);
+  const text = calendarText({ userId: feed.user_id, view: feedView(feed) }, content, write, at.getTime());
   await touchCalendarFeed(db, feed.id, at, TOUCH_EVERY_MS);
   res.setHeader('Cache-Control', `private, max-age=${REFRESH_SECONDS}`);
   res.setHeader('Content-Disposition', 'inline; filename="study-companion.ics"');

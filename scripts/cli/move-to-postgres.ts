@@ -4,7 +4,8 @@
 // the embedded deployment keeps beside its database: the JWT signing keys of DATA_DIR/signing-keys.json go into the
 // signing_keys table, sealed under the secrets key, so access tokens already issued keep verifying. The secrets key
 // itself cannot move into the database it opens: the operator sets SECRETS_KEY to it, which this command prints
-// when it came from DATA_DIR's key file.
+// when it came from DATA_DIR's key file. Accounts over a per-account bound are moved as they are and listed
+// (over-bounds.ts).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../app/config.ts';
@@ -18,6 +19,7 @@ import { BULK_TIMEOUTS } from '../../db/seed/scale.ts';
 import { secretBox } from '../../server/auth/secret-box.ts';
 import { databaseSigningKeyStore, fileSigningKeyStore, sealedSigningKey } from '../../server/auth/signing-key-store.ts';
 import { openEndpointSecret } from '../../services/webhooks/secrets.ts';
+import { overBoundLines } from './over-bounds.ts';
 import { note, parse, print, UsageError } from './shared.ts';
 
 export async function moveToPostgres(args: string[]): Promise<void> {
@@ -64,6 +66,10 @@ export async function moveToPostgres(args: string[]): Promise<void> {
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     const keys = `${signingKeys.length} signing key${signingKeys.length === 1 ? '' : 's'}`;
     print(`moved ${rows} rows in ${copied.length} tables and ${keys} to ${where} in ${seconds} s`);
+    const over = await overBoundLines(destination);
+    if (over.length > 0) {
+      print(`moved as they are, over a per-account bound (they can gain no more until under it):\n${over.join('\n')}`);
+    }
   } finally {
     await Promise.all([source.destroy(), destination.destroy()]);
   }

@@ -1,5 +1,8 @@
 // Creating a calendar feed within the student's bound, and reading what a feed serves. The feed's URL is a credential
-// (server/auth/calendar-feed-tokens.ts); the calendar's text is feed-calendar.ts.
+// (server/auth/calendar-feed-tokens.ts); the calendar's text is feed-calendar.ts. A feed lets anyone holding its URL
+// read what it shows, so it shows only what its creator's credential could read: tasks with `tasks:read`, exams with
+// `exams:read`, kept with the feed at creation and checked against its grant's scopes at every read (a grant narrowed
+// later narrows the feed). Notes, the most private field, go out only on a feed the student created with them on.
 import type { Db } from '../../db/connect.ts';
 import { countCalendarFeeds, examsFrom, insertCalendarFeed, openTasksFrom } from '../../db/queries/calendar.ts';
 import { lockLiveGrant } from '../../db/queries/oauth.ts';
@@ -9,11 +12,17 @@ import { studentTransaction } from '../../db/student-transaction.ts';
 import { LAST_INSTANT } from '../../domain/instants.ts';
 import { localDate } from '../../domain/student-day.ts';
 import { generateFeedToken } from '../../server/auth/calendar-feed-tokens.ts';
-import type { GeneralPrincipal } from '../../server/auth/principal.ts';
+import type { GeneralPrincipal, Scope } from '../../server/auth/principal.ts';
 import { REALM } from '../../server/auth/scopes.ts';
 import { problems } from '../../server/http/problems.ts';
 import { MAX_OPEN_SERIES } from '../tasks/series.ts';
+import type { components } from '../../generated/general/types.ts';
 import type { FeedContent } from './feed-calendar.ts';
+
+type Schemas = components['schemas'];
+
+/** The scopes that decide what a feed shows besides the schedule's holidays (which `schedule:read` covers). */
+const FEED_SCOPES = ['tasks:read', 'exams:read'] as const satisfies readonly Scope[];
 
 /** Feeds per student: one per calendar app or device, few enough that a leaked list is short to revoke. */
 export const MAX_FEEDS_PER_STUDENT = 5;
@@ -29,28 +38,64 @@ const DAY_MS = 86_400_000;
  * credential's grant was revoked meanwhile (401). A feed created through a grant ends with it. Returns the token: the
  * only copy there will ever be.
  */
-export async function createCalendarFeed(db: Db, principal: GeneralPrincipal, name: string) {
+export async function createCalendarFeed(db: Db, principal: GeneralPrincipal, request: Schemas['NewCalendarFeed']) {
   const fresh = generateFeedToken();
   const feed = await studentTransaction(db, principal.user_id, async (trx) => {
     const grant_id = principal.credential.grant_id;
     if (grant_id !== null && !(await lockLiveGrant(trx, grant_id))) throw problems.unauthorized('The credential was revoked.', REALM);
     if ((await countCalendarFeeds(trx, principal.user_id)) >= MAX_FEEDS_PER_STUDENT) throw problems.calendarFeedLimitReached(MAX_FEEDS_PER_STUDENT);
-    return insertCalendarFeed(trx, { user_id: principal.user_id, name, prefix: fresh.prefix, token_hash: fresh.hash, grant_id });
+    return insertCalendarFeed(trx, {
+      user_id: principal.user_id,
+      name: request.name,
+      prefix: fresh.prefix,
+      token_hash: fresh.hash,
+      grant_id,
+      scopes: FEED_SCOPES.filter((scope) => principal.scopes.includes(scope)),
+      include_notes: request.include_notes ?? false,
+    });
   });
   return { feed, token: fresh.token };
 }
 
-/** What the calendar of a student shows at `now`: see feed-calendar.ts for how it is written. */
-export async function feedContent(db: Db, owner: { user_id: string; time_zone: string; country_code: string | null }, now: Date): Promise<FeedContent> {
+/** A live feed as its read finds it (db/queries/calendar.ts findLiveFeed). */
+export interface FeedToRead {
+  user_id: string;
+  time_zone: string;
+  country_code: string | null;
+  scopes: readonly string[];
+  /** The scopes of the grant it was created through, now; null for a feed made outside any grant. */
+  grant_scopes: readonly string[] | null;
+  include_notes: boolean;
+}
+
+/** What a feed may show: the kinds its creator could read and its grant still can, and whether notes go out. */
+export function feedView(feed: FeedToRead) {
+  const may = (scope: (typeof FEED_SCOPES)[number]) =>
+    feed.scopes.includes(scope) && (feed.grant_scopes === null || feed.grant_scopes.includes(scope));
+  return { tasks: may('tasks:read'), exams: may('exams:read'), notes: feed.include_notes };
+}
+
+export type FeedView = ReturnType<typeof feedView>;
+
+/** What the calendar of a feed shows at `now`: see feed-calendar.ts for how it is written. */
+export async function feedContent(db: Db, feed: FeedToRead, now: Date): Promise<FeedContent> {
+  const view = feedView(feed);
   const from = new Date(now.getTime() - PAST_DAYS * DAY_MS);
-  const today = localDate(now, owner.time_zone);
+  const today = localDate(now, feed.time_zone);
   const year = Number(today.slice(0, 4));
   const [tasks, series, exams, holidays] = await Promise.all([
-    openTasksFrom(db, owner.user_id, from, MAX_TASKS),
-    openSeriesHeads(db, owner.user_id, new Date(LAST_INSTANT), MAX_OPEN_SERIES),
-    examsFrom(db, owner.user_id, localDate(from, owner.time_zone), MAX_EXAMS),
+    view.tasks ? openTasksFrom(db, feed.user_id, from, MAX_TASKS) : [],
+    view.tasks ? openSeriesHeads(db, feed.user_id, new Date(LAST_INSTANT), MAX_OPEN_SERIES) : [],
+    view.exams ? examsFrom(db, feed.user_id, localDate(from, feed.time_zone), MAX_EXAMS) : [],
     // A profile's country is lower case (the spec's CountryCodeLower); the holidays are stored under ISO's upper case.
-    owner.country_code ? holidaysBetween(db, owner.country_code.toUpperCase(), `${year}-01-01`, `${year + 1}-12-31`) : [],
+    feed.country_code ? holidaysBetween(db, feed.country_code.toUpperCase(), `${year}-01-01`, `${year + 1}-12-31`) : [],
   ]);
-  return { timeZone: owner.time_zone, tasks, series, exams, holidays };
+  if (view.notes) return { timeZone: feed.time_zone, tasks, series, exams, holidays };
+  return {
+    timeZone: feed.time_zone,
+    tasks: tasks.map((task) => ({ ...task, notes: null })),
+    series,
+    exams: exams.map((exam) => ({ ...exam, notes: '' })),
+    holidays,
+  };
 }

@@ -93,9 +93,12 @@ interface Opening {
 async function openingEvents(s: RoomStream): Promise<Opening> {
   const bounds = await moveBounds(s.db, s.roomId);
   const resumeFrom = s.lastEventId === undefined ? undefined : Number(s.lastEventId);
-  if (resumeFrom !== undefined && resumeFrom <= bounds.last && resumeFrom >= bounds.first - 1 && bounds.last - resumeFrom <= MAX_REPLAYED_ROOM_MOVES) {
-    const moves = await movesAfter(s.db, s.roomId, resumeFrom, MAX_REPLAYED_ROOM_MOVES);
-    return { last: moves.at(-1)?.id ?? resumeFrom, endsAt: endOf(moves), send: (session) => moves.forEach((move) => push(session, move)) };
+  // Move ids are numbered across all rooms, so how far behind the client is counts this room's moves since its id.
+  const kept = resumeFrom !== undefined && resumeFrom <= bounds.last && resumeFrom >= bounds.first - 1;
+  const moves = kept ? await movesAfter(s.db, s.roomId, resumeFrom, MAX_REPLAYED_ROOM_MOVES + 1) : [];
+  if (kept && moves.length <= MAX_REPLAYED_ROOM_MOVES) {
+    const send = (session: Session) => moves.forEach((move) => push(session, move));
+    return { last: moves.at(-1)?.id ?? resumeFrom, endsAt: endOf(moves), send };
   }
   const at = s.now();
   await recordFinishedSessions(s.db, [s.roomId], at);

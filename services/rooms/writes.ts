@@ -6,12 +6,8 @@ import type { Db } from '../../db/connect.ts';
 import {
   addMember,
   announceMembershipChange,
-  countJoinedRooms,
-  countMembers,
-  countOwnedRooms,
   deleteRoomRow,
   findMemberRoom,
-  handOverOrDelete,
   insertRoom,
   insertMove,
   insertSession,
@@ -20,7 +16,6 @@ import {
   lockMemberRoom,
   lockRoom,
   lockRoomByCode,
-  removeMember,
   removePresence,
   setJoinCode,
   updateSession,
@@ -37,7 +32,15 @@ import { generateJoinCode } from '../../server/auth/room-join-codes.ts';
 import { hashSecret } from '../../server/auth/secret-hash.ts';
 import { problems } from '../../server/http/problems.ts';
 import { emitEvent } from '../events/emit.ts';
-import { MAX_ROOM_MEMBERS, MAX_ROOMS_JOINED, MAX_ROOMS_OWNED } from './limits.ts';
+import { announceLeft, leaveLockedRoom } from './leaving.ts';
+import {
+  MAX_ROOM_MEMBERS,
+  MAX_ROOMS_JOINED,
+  MAX_ROOMS_OWNED,
+  mayJoinAnotherRoom,
+  mayOwnAnotherRoom,
+  roomHasPlace,
+} from './limits.ts';
 import { roomBody, timerBody, type Room, type RoomTimer } from './room-body.ts';
 
 /** What each action is called on the room's stream. */
@@ -47,8 +50,8 @@ const noRoom = () => problems.notFound('You are in no room with this id.');
 
 /** Creates a room owned by the student, in the caller's transaction (which holds the student's lock). */
 export async function addRoom(trx: Db, studentId: string, room: components['schemas']['NewRoom'], at: Date): Promise<Room> {
-  if ((await countOwnedRooms(trx, studentId)) >= MAX_ROOMS_OWNED) throw problems.roomLimitReached(MAX_ROOMS_OWNED);
-  if ((await countJoinedRooms(trx, studentId)) >= MAX_ROOMS_JOINED) throw problems.roomJoinLimitReached(MAX_ROOMS_JOINED);
+  if (!(await mayOwnAnotherRoom(trx, studentId))) throw problems.roomLimitReached(MAX_ROOMS_OWNED);
+  if (!(await mayJoinAnotherRoom(trx, studentId))) throw problems.roomJoinLimitReached(MAX_ROOMS_JOINED);
   const row = await insertRoom(trx, { name: room.title, course: room.course ?? null, created_by: studentId }, at);
   const body = await roomBody(trx, studentId, row, at);
   await emitEvent(trx, { type: 'room.created', studentId, data: { object: body }, at });
@@ -79,9 +82,9 @@ export async function joinByCode(db: Db, studentId: string, code: string, at: Da
     if (!target) throw problems.notFound('No room has this join code; it may have been rotated or revoked.');
     const already = await findMemberRoom(trx, studentId, target.id);
     if (already) return roomBody(trx, studentId, already, at);
-    if ((await countMembers(trx, target.id)) >= MAX_ROOM_MEMBERS) throw problems.roomFull(MAX_ROOM_MEMBERS);
+    if (!(await roomHasPlace(trx, target.id))) throw problems.roomFull(MAX_ROOM_MEMBERS);
     await lockStudent(trx, studentId);
-    if ((await countJoinedRooms(trx, studentId)) >= MAX_ROOMS_JOINED) throw problems.roomJoinLimitReached(MAX_ROOMS_JOINED);
+    if (!(await mayJoinAnotherRoom(trx, studentId))) throw problems.roomJoinLimitReached(MAX_ROOMS_JOINED);
     await addMember(trx, target.id, studentId, at);
     await recordFinishedSession(trx, target.id, at);
     const room = (await findMemberRoom(trx, studentId, target.id))!;
@@ -96,13 +99,9 @@ export async function joinByCode(db: Db, studentId: string, code: string, at: Da
   });
 }
 
-/** Leaves a room; its owner leaving hands it to the earliest member left, or deletes it when none is. */
+/** Leaves a room; its owner leaving passes it on or closes it (leaving.ts). */
 export async function leave(db: Db, studentId: string, roomId: string, at: Date): Promise<void> {
-  await inMemberRoom(db, studentId, roomId, at, async (trx, room) => {
-    if (room.created_by === studentId) await handOverOrDelete(trx, roomId, studentId);
-    else await removeMember(trx, roomId, studentId);
-    await announceMembershipChange(trx, roomId);
-  });
+  await inMemberRoom(db, studentId, roomId, at, (trx, room) => leaveLockedRoom(trx, room, studentId, at));
 }
 
 export async function removeRoom(db: Db, studentId: string, roomId: string, at: Date): Promise<void> {
@@ -185,8 +184,6 @@ export async function endPresence(db: Db, roomId: string, streamId: string, at: 
   await retriedTransaction(db, async (trx) => {
     if (!(await lockRoom(trx, roomId))) return;
     const userId = await removePresence(trx, streamId);
-    const member = userId && (await listMembers(trx, roomId)).find((m) => m.user_id === userId);
-    if (!member) return;
-    await insertMove(trx, roomId, 'presence', { event: 'left', member: { nickname: member.nickname, first_name: member.first_name } }, at);
+    if (userId) await announceLeft(trx, roomId, userId, at);
   });
 }

@@ -16,7 +16,10 @@ import { sql } from 'kysely';
 import { connect, type Db } from '../../db/connect.ts';
 import { copyDatabase, tablesWithData } from '../../db/copy-database.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
+import { insertAccount } from '../../db/queries/profile.ts';
+import { countOwnedRooms, insertRoom } from '../../db/queries/rooms.ts';
 import { createThrowawayDatabase, type ThrowawayDatabase } from '../../db/throwaway-database.ts';
+import { MAX_ROOMS_OWNED } from '../../services/rooms/limits.ts';
 import { signIn, refresh, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 
@@ -134,6 +137,41 @@ describe('db move-to-postgres', function () {
     server.child.kill('SIGTERM');
     assert.equal(await server.exited, 0, server.output());
   }
+
+  it('moves an account over a per-account bound as it is, and lists it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sc-over-'));
+    const into = await createThrowawayDatabase(serverUrl!, 'move_test');
+    try {
+      const migrated = await cli(['migrate'], { DATA_DIR: dir });
+      assert.equal(migrated.code, 0, migrated.stderr);
+      // Written as no service path would: one room more than a student may own (an older version, psql).
+      const embedded = connect({ dataDir: dir });
+      const owned = MAX_ROOMS_OWNED + 1;
+      let owner: string;
+      try {
+        const account = { email: 'over@example.com', nickname: 'over_bound', first_name: 'Over', password_hash: 'x' };
+        owner = (await insertAccount(embedded, { ...account, time_zone: 'UTC', country_code: null })).id;
+        const room = { course: null, created_by: owner };
+        for (let i = 0; i < owned; i++) await insertRoom(embedded, { ...room, name: `Room ${i}` }, new Date());
+      } finally {
+        await embedded.destroy();
+      }
+      const moved = await cli(['db', 'move-to-postgres', '--to', into.url], { DATA_DIR: dir });
+      assert.equal(moved.code, 0, moved.stderr);
+      assert.match(moved.stdout, /^moved as they are, over a per-account bound/m);
+      const listed = `^  study rooms owned \\(bound ${MAX_ROOMS_OWNED}\\): ${owner} holds ${owned}$`;
+      assert.match(moved.stdout, new RegExp(listed, 'm'));
+      const copy = connect({ databaseUrl: into.url });
+      try {
+        assert.equal(await countOwnedRooms(copy, owner), owned, 'every room moved');
+      } finally {
+        await copy.destroy();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await into.drop();
+    }
+  });
 
   it('moves an embedded deployment that served real traffic; on PostgreSQL it answers as before', async () => {
     const hooks = await receiver();

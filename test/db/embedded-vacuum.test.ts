@@ -9,10 +9,10 @@ import { sql } from 'kysely';
 import { pino } from 'pino';
 import { embeddedDatabaseOf, type Db } from '../../db/connect.ts';
 import { insertAccount } from '../../db/queries/profile.ts';
-import { deleteAccount } from '../../db/queries/users.ts';
 import { createLifecycle } from '../../server/process/lifecycle.ts';
 import { startEmbeddedVacuum, vacuumEmbeddedOnce } from '../../services/maintenance/embedded-vacuum.ts';
 import { testDatabase } from '../support/root-hooks.ts';
+import { deleteWithRooms } from '../support/query-fixture.ts';
 import { createEmbeddedDatabase } from '../support/test-db.ts';
 
 /** Updates of one student's row, as reviews and tasks make them (last_active_at, xp): thousands are weeks of use. */
@@ -28,7 +28,7 @@ describe('the embedded database vacuum', () => {
     db = ownDatabase ? await createEmbeddedDatabase() : testDatabase().db;
   });
   after(async () => {
-    for (const id of students.splice(0)) await deleteAccount(db, id);
+    for (const id of students.splice(0)) await deleteWithRooms(db, id);
     if (ownDatabase) await db.destroy();
   });
 

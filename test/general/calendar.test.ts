@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ICAL from 'ical.js';
+import { sql } from 'kysely';
 import { holidaysBetween } from '../../db/queries/holidays.ts';
 import { nextOccurrence } from '../../domain/recurrence.ts';
 import { FEED_READS_PER_MINUTE } from '../../app/general.ts';
@@ -19,8 +20,10 @@ type Api = Awaited<ReturnType<typeof generalApp>>['api'];
 
 const pathOf = (url: string) => new URL(url).pathname;
 
-async function createFeed(api: Api, student: Student, name = 'Phone') {
-  return (await api.post('/api/users/me/calendar-feeds').set(student.headers).send({ name }).expect(201)).body as { id: string; prefix: string; url: string; webcal_url: string };
+async function createFeed(api: Api, student: Student, name = 'Phone', fields: { include_notes?: boolean } = {}) {
+  const created = await api.post('/api/users/me/calendar-feeds').set(student.headers).send({ name, ...fields });
+  assert.equal(created.status, 201, created.text);
+  return created.body as { id: string; prefix: string; url: string; webcal_url: string };
 }
 
 /**
@@ -199,7 +202,8 @@ describe('calendar feeds', () => {
       assert.equal(events.filter((event) => event.uid.startsWith('holiday-')).length, holidays.length, 'this and next year’s holidays of the country');
     }
     // Spot-check the DST move itself, not only the agreement.
-    const berlinFeed = parseStrictly((await api.get(pathOf((await createFeed(api, berlin, 'check')).url)).expect(200)).text);
+    const checked = await createFeed(api, berlin, 'check', { include_notes: true });
+    const berlinFeed = parseStrictly((await api.get(pathOf(checked.url)).expect(200)).text);
     const weeklyDates = [...berlinFeed.expanded.values()].find((dates) => dates.length === 4)!;
     assert.deepEqual(weeklyDates.map((d) => d.toISOString()), ['2027-03-15T08:00:00.000Z', '2027-03-22T08:00:00.000Z', '2027-03-29T07:00:00.000Z', '2027-04-05T07:00:00.000Z']);
     const exam = berlinFeed.events.find((event) => event.summary === 'Exam: Physics')!;
@@ -281,6 +285,63 @@ describe('calendar feeds', () => {
     assert.ok(Number(refused.headers['retry-after']) > 0);
     // Refused before the lookup, a real feed's URL included, until the window ends.
     await api.get(pathOf(feed.url)).expect(429);
+  });
+
+  describe('shows only what its creator may read, and notes only when turned on', () => {
+    async function studentWithNotes(ctx: Awaited<ReturnType<typeof generalApp>>) {
+      const alice = await ctx.newStudent();
+      const task = { title: 'Essay', due_at: '2027-01-15T10:00:00Z', course: null, notes: 'Ask about the grade' };
+      await ctx.api.post('/api/tasks').set(alice.headers).send(task).expect(201);
+      const exam = { subject: 'Calculus I', exam_date: '2027-01-20', notes: 'Seat 14' };
+      await ctx.api.post('/api/exams').set(alice.headers).send(exam).expect(201);
+      return alice;
+    }
+    const read = async (api: Api, feed: { url: string }) => (await api.get(pathOf(feed.url)).expect(200)).text;
+
+    it('a credential with schedule:read but no tasks:read or exams:read makes a feed with neither', async () => {
+      const ctx = await generalApp();
+      const alice = await studentWithNotes(ctx);
+      const scopes = ['keys:manage', 'schedule:read'];
+      const minted = await ctx.api.post('/api/users/me/api-keys').set(alice.headers).send({ name: 'app', scopes });
+      assert.equal(minted.status, 201);
+      const narrow = { ...alice, headers: { 'x-service-api-key': minted.body.key } } as unknown as Student;
+      await ctx.api.get('/api/tasks').set(narrow.headers).expect(403);
+      const text = await read(ctx.api, await createFeed(ctx.api, narrow, 'App', { include_notes: true }));
+      assert.doesNotMatch(text, /Essay|Calculus|Ask about|Seat 14/);
+      assert.match(text, /BEGIN:VCALENDAR/);
+      const full = await createFeed(ctx.api, alice);
+      assert.match(await read(ctx.api, full), /SUMMARY:Essay/, 'the full credential sees it');
+    });
+
+    it('a grant narrowed after the feed was made narrows the feed', async () => {
+      const ctx = await generalApp();
+      const alice = await studentWithNotes(ctx);
+      const feed = await createFeed(ctx.api, alice);
+      assert.match(await read(ctx.api, feed), /SUMMARY:Essay/);
+      const { grant_id } = await ctx.db
+        .selectFrom('calendar_feeds')
+        .select('grant_id')
+        .where('id', '=', feed.id)
+        .executeTakeFirstOrThrow();
+      const narrowed = sql<string[]>`array_remove(scopes, 'tasks:read')`;
+      await ctx.db.updateTable('oauth_grants').set({ scopes: narrowed }).where('id', '=', grant_id!).execute();
+      const text = await read(ctx.api, feed);
+      assert.doesNotMatch(text, /Essay/);
+      assert.match(text, /SUMMARY:Exam: Calculus I/);
+    });
+
+    it('leaves task and exam notes out unless the feed was created with include_notes', async () => {
+      const ctx = await generalApp();
+      const alice = await studentWithNotes(ctx);
+      const plain = await read(ctx.api, await createFeed(ctx.api, alice));
+      assert.match(plain, /SUMMARY:Essay/);
+      assert.doesNotMatch(plain, /Ask about the grade|Seat 14/);
+      const noted = await read(ctx.api, await createFeed(ctx.api, alice, 'Laptop', { include_notes: true }));
+      assert.match(noted, /Ask about the grade/);
+      assert.match(noted, /Seat 14/);
+      const off = await createFeed(ctx.api, alice, 'Tablet', { include_notes: false });
+      assert.doesNotMatch(await read(ctx.api, off), /Seat 14/);
+    });
   });
 
   it('stops serving a feed once its account is deleted', async () => {

@@ -12,6 +12,7 @@ import type { StreamSettings } from '../../services/events/stream-settings.ts';
 import { contractClient } from '../support/contract.ts';
 import { newStudent, type Student } from '../support/general-app.ts';
 import { listen, type Listening } from '../support/listening.ts';
+import { deleteWithRooms } from '../support/query-fixture.ts';
 import { buildApp } from '../support/partner-app.ts';
 import { testDatabase } from '../support/root-hooks.ts';
 import { openEventStream, type LiveEventStream, type ServerSentEvent } from '../support/sse.ts';
@@ -136,6 +137,44 @@ describe('streamRoom', () => {
       const fresh = await open(bob, room, { 'Last-Event-ID': '999999999' });
       assert.equal(dataOf(await fresh.next(), 'snapshot').missed, true);
     });
+
+    it("resumes after moves of other rooms: only the room's own moves count towards the replay's bound", async () => {
+      const [alice, bob, carol] = [await newStudent(app), await newStudent(app), await newStudent(app)];
+      const room = await roomOf(alice, [bob]);
+      const elsewhere = await roomOf(carol);
+      const onBob = await open(bob, room);
+      const snapshot = await onBob.next();
+      onBob.close();
+      // More moves of another room than a replay carries, numbered after Bob's last id.
+      await sql`insert into study_room_moves (room_id, kind, data)
+        select ${elsewhere}, 'timer', '{}'::jsonb from generate_series(1, 102)`.execute(testDatabase().db);
+      await timer(alice, room, { action: 'start', duration_minutes: 25 });
+      await timer(alice, room, { action: 'stop' });
+      const again = await open(bob, room, { 'Last-Event-ID': snapshot.id! });
+      const first = await again.next();
+      assert.notEqual(first.event, 'snapshot', `a replay, not a snapshot: ${first.data}`);
+      const replayed = [first, await again.next(), await again.next(), await again.next()];
+      const kinds = replayed.map((e) => `${e.event} ${JSON.parse(e.data).event}`);
+      assert.deepEqual(kinds.filter((k) => k.startsWith('timer')), ['timer started', 'timer stopped']);
+    });
+
+    for (const how of ['leaves the room', 'deletes the account'] as const) {
+      it(`the other members' streams see presence left when a member with a stream open ${how}`, async () => {
+        const [alice, bob] = [await newStudent(app), await newStudent(app)];
+        const room = await roomOf(alice, [bob]);
+        const onAlice = await open(alice, room);
+        dataOf(await onAlice.next(), 'snapshot');
+        await open(bob, room);
+        const member = { nickname: bob.nickname, first_name: 'Test' };
+        assert.deepEqual(dataOf(await onAlice.next(), 'presence'), { event: 'joined', member });
+        if (how === 'leaves the room') await api.delete(`/api/rooms/${room}/membership`).set(bob.headers).expect(204);
+        else await deleteWithRooms(testDatabase().db, bob.id);
+        // A move after it: without the `left`, this is what Alice would see next.
+        await timer(alice, room, { action: 'start', duration_minutes: 25 });
+        assert.deepEqual(dataOf(await onAlice.next(), 'presence'), { event: 'left', member });
+        assert.equal(dataOf(await onAlice.next(), 'timer').event, 'started');
+      });
+    }
 
     it('ends with room_left when the student leaves the room', async () => {
       const [alice, bob] = [await newStudent(app), await newStudent(app)];

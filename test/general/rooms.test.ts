@@ -4,12 +4,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import { deleteAccount } from '../../db/queries/users.ts';
+import { countOwnedRooms } from '../../db/queries/rooms.ts';
 import { envelopeOf } from '../../services/events/emit.ts';
 import { MAX_ROOM_MEMBERS, MAX_ROOMS_JOINED, MAX_ROOMS_OWNED } from '../../services/rooms/limits.ts';
 import { assertEventConforms } from '../support/event-contract.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
 import { describeIdempotentCreate } from '../support/idempotent-create.ts';
+import { deleteWithRooms } from '../support/query-fixture.ts';
 import { assertIdRefusals } from '../support/refusals.ts';
 
 type Ctx = Awaited<ReturnType<typeof generalApp>>;
@@ -185,6 +186,50 @@ describe('study rooms', () => {
       assert.equal(await ctx.db.selectFrom('study_rooms').select('id').where('id', '=', room.id).executeTakeFirst(), undefined, 'the last member leaving deleted it');
     });
 
+    describe(`a leaving owner's room passes on within the ${MAX_ROOMS_OWNED} rooms owned`, () => {
+      const owned = (ctx: Ctx, student: Student) => countOwnedRooms(ctx.db, student.id);
+      const exists = async (ctx: Ctx, id: string) =>
+        (await ctx.db.selectFrom('study_rooms').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+      /** A student who owns the most rooms a student may. */
+      async function fullOwner(ctx: Ctx) {
+        const student = await ctx.newStudent();
+        for (let i = 0; i < MAX_ROOMS_OWNED; i++) await roomOf(ctx.api, student);
+        return student;
+      }
+
+      it('to the earliest member who may own another, else it closes (leaving, deleting the account)', async () => {
+        const ctx = await generalApp();
+        const [alice, bob, carol] = [await ctx.newStudent(), await fullOwner(ctx), await ctx.newStudent()];
+        const lonely = await roomWith(ctx.api, alice, [bob]);
+        const shared = await roomWith(ctx.api, alice, [bob, carol]);
+        const deleted = await roomWith(ctx.api, alice, [bob]);
+        await ctx.api.delete(`/api/rooms/${lonely.id}/membership`).set(alice.headers).expect(204);
+        await ctx.api.delete(`/api/rooms/${shared.id}/membership`).set(alice.headers).expect(204);
+        assert.equal(await exists(ctx, lonely.id), false, 'closed: its one other member owns the most rooms');
+        assert.equal((await ctx.api.get(`/api/rooms/${shared.id}`).set(carol.headers).expect(200)).body.role, 'owner');
+        assert.equal((await ctx.api.get(`/api/rooms/${shared.id}`).set(bob.headers).expect(200)).body.role, 'member');
+        assert.ok(await deleteWithRooms(ctx.db, alice.id));
+        assert.equal(await exists(ctx, deleted.id), false, "closed with its owner's account");
+        assert.equal(await owned(ctx, bob), MAX_ROOMS_OWNED);
+      });
+
+      it('two owners leaving at once cannot both hand their room to a student with one place left', async () => {
+        const ctx = await generalApp();
+        const bob = await ctx.newStudent();
+        for (let i = 0; i < MAX_ROOMS_OWNED - 1; i++) await roomOf(ctx.api, bob);
+        const owners = [await ctx.newStudent(), await ctx.newStudent(), await ctx.newStudent()];
+        const rooms: Array<{ id: string }> = [];
+        const membershipOf = (id: string) => `/api/rooms/${id}/membership`;
+        for (const owner of owners) rooms.push(await roomWith(ctx.api, owner, [bob]));
+        const leaving = owners.map((owner, i) => ctx.api.delete(membershipOf(rooms[i]!.id)).set(owner.headers));
+        for (const left of await Promise.all(leaving)) assert.equal(left.status, 204);
+        assert.equal(await owned(ctx, bob), MAX_ROOMS_OWNED);
+        const kept: string[] = [];
+        for (const room of rooms) if (await exists(ctx, room.id)) kept.push(room.id);
+        assert.equal(kept.length, 1, 'one room passed to Bob, the others closed');
+      });
+    });
+
     it('the owner deletes the room for every member', async () => {
       const ctx = await generalApp();
       const [alice, bob] = [await ctx.newStudent(), await ctx.newStudent()];
@@ -205,7 +250,7 @@ describe('study rooms', () => {
         exported.map((r: { id: string; role: string }) => [r.id, r.role]).sort(),
         [[shared.id, 'owner'], [alone, 'owner'], [bobs.id, 'member']].sort(),
       );
-      assert.ok(await deleteAccount(ctx.db, alice.id));
+      assert.ok(await deleteWithRooms(ctx.db, alice.id));
       const rooms = (await ctx.api.get('/api/rooms').set(bob.headers).expect(200)).body.data;
       assert.deepEqual(rooms.map((r: { id: string; role: string; member_count: number }) => [r.id, r.role, r.member_count]).sort(), [[shared.id, 'owner', 1], [bobs.id, 'owner', 1]].sort());
       assert.equal(await ctx.db.selectFrom('study_rooms').select('id').where('id', '=', alone).executeTakeFirst(), undefined);

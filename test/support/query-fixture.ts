@@ -10,6 +10,7 @@ import { insertClient, insertGrant } from '../../db/queries/oauth.ts';
 import { insertAccount } from '../../db/queries/profile.ts';
 import { insertTask, updateTask } from '../../db/queries/tasks.ts';
 import { deleteAccount } from '../../db/queries/users.ts';
+import { leaveEveryRoom } from '../../services/rooms/leaving.ts';
 import { insertEndpoint, type EndpointOwner } from '../../db/queries/webhooks.ts';
 import { testDatabase } from './root-hooks.ts';
 
@@ -40,7 +41,12 @@ export async function newStudent(options: { timeZone?: string } = {}): Promise<s
  * receiver that does not exist for another test's delivery worker to send).
  */
 export async function deleteNewStudents(): Promise<void> {
-  for (const id of created.splice(0)) await deleteAccount(db(), id);
+  for (const id of created.splice(0)) await deleteWithRooms(db(), id);
+}
+
+/** Deletes the account as its owner's request does: its study rooms left first (an owned room passes on or closes). */
+export async function deleteWithRooms(db: Db, userId: string): Promise<boolean> {
+  return deleteAccount(db, userId, (trx) => leaveEveryRoom(trx, userId, new Date()));
 }
 
 /** A deck created at `at` (decks list newest first); its id. */

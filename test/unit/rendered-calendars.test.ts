@@ -9,7 +9,7 @@ const contentWith = (title: string) => ({ timeZone: 'Asia/Almaty', tasks: [{ tit
 
 describe('calendar texts kept per student', () => {
   it('writes again only when the content changed', () => {
-    const student = randomUUID();
+    const student = { userId: randomUUID(), view: {} };
     let writes = 0;
     const write = (text: string) => () => (writes++, text);
     assert.equal(calendarText(student, contentWith('a'), write('A'), 0), 'A');
@@ -19,7 +19,7 @@ describe('calendar texts kept per student', () => {
   });
 
   it(`writes a student's calendar at most ${RENDERS_PER_MINUTE} times a minute, serving the last text meanwhile`, () => {
-    const student = randomUUID();
+    const student = { userId: randomUUID(), view: {} };
     let writes = 0;
     for (let n = 0; n < 50; n++) calendarText(student, contentWith(`change ${n}`), () => `text ${writes++}`, n * 100);
     assert.equal(writes, RENDERS_PER_MINUTE);
@@ -27,8 +27,18 @@ describe('calendar texts kept per student', () => {
   });
 
   it('keeps students apart', () => {
-    const [one, two] = [randomUUID(), randomUUID()];
+    const [one, two] = [{ userId: randomUUID(), view: {} }, { userId: randomUUID(), view: {} }];
     calendarText(one, contentWith('x'), () => 'one', 0);
     assert.equal(calendarText(two, contentWith('x'), () => 'two', 0), 'two');
+  });
+
+  it("counts a student's views together, and past the bound serves each view only a text written for it", () => {
+    const userId = randomUUID();
+    const [plain, noted] = [{ userId, view: { notes: false } }, { userId, view: { notes: true } }];
+    calendarText(noted, contentWith('with notes'), () => 'noted', 0);
+    for (let n = 1; n < RENDERS_PER_MINUTE; n++) calendarText(noted, contentWith(`with notes ${n}`), () => 'noted', n);
+    assert.equal(calendarText(plain, contentWith('without'), () => 'plain', 10), 'plain', 'a view not written yet');
+    assert.equal(calendarText(plain, contentWith('without, changed'), () => 'plain 2', 20), 'plain', 'over the bound');
+    assert.equal(calendarText(noted, contentWith('with notes, changed'), () => 'noted 2', 30), 'noted');
   });
 });
