@@ -121,7 +121,8 @@ try {
   const baselineTarget: Target = { baseUrl: baseline.baseUrl, pids: async () => processTree(baseline.child.pid!) };
   let peerTarget: Target | undefined;
   if (backends && list.some((scenario) => scenario.peer)) {
-    const peer = await startHttpProcess(['--import', 'tsx', 'scripts/bench/peer.ts'], {
+    // Profiled as the service is (BENCH_CPU_PROF), so that their parts can be set side by side.
+    const peer = await startHttpProcess([...profiling(), '--import', 'tsx', 'scripts/bench/peer.ts'], {
       env: { ...process.env, DATABASE_URL: database.env.DATABASE_URL },
       cores: plan?.server,
       readyPath: '/',
@@ -268,7 +269,10 @@ function npmStartArgs(): string[] {
   return words.slice(2);
 }
 
-/** BENCH_CPU_PROF=DIR: the measured service writes a V8 CPU profile into DIR when it stops (NODE_OPTIONS refuses --cpu-prof). */
+/**
+ * BENCH_CPU_PROF=DIR: the measured service and the naive peer write V8 CPU profiles into DIR when they stop (NODE_OPTIONS
+ * refuses --cpu-prof); each file's name carries its process's pid.
+ */
 function profiling(): string[] {
   const dir = process.env.BENCH_CPU_PROF;
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
