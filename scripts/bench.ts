@@ -18,8 +18,10 @@ import { BULK_TIMEOUTS, seedScale } from '../db/seed/scale.ts';
 import type { CannedResponse } from './bench/baseline.ts';
 import { corePlan, memoryMb, processTree, startHttpProcess, stopProcess, type Started } from './bench/processes.ts';
 import { loadTargets, missedTargets, printTable, resultJson, writeResults, type ScenarioSummary, type Startup, type Summary } from './bench/report.ts';
-import { compare, requestHeaders, scenarios, type RunOptions, type Target } from './bench/scenarios.ts';
+import { compare, connectionRequests, scenarios } from './bench/scenarios.ts';
+import type { LoadRequest, RunOptions, Scenario, Target } from './bench/scenarios.ts';
 import { measureEventLatency, missedEventTargets } from './bench/event-latency.ts';
+import { createPeerSchema } from './bench/peer-schema.ts';
 import { BENCH_PUBLIC_URL, createBenchDatabase, deleteRedisKeys, newJwtPrivateKey, postgresBackends, maintainWithoutAutovacuum, prepareCredentials, type BenchDatabase } from './bench/setup.ts';
 
 const root = new URL('../', import.meta.url).pathname;
@@ -39,9 +41,17 @@ const processes = Number(args.processes);
  * embedded default is measured as the small installation it is for, on the demo data.
  */
 const POSTGRESQL_STUDENTS = 10_000;
-const scale = args.scale === undefined ? (process.env.DATABASE_URL ? POSTGRESQL_STUDENTS : 0) : Number(args.scale);
 /** `--only a,b`: just these scenarios (names as the table prints them), to measure one change quickly. */
 const only = args.only ? args.only.split(',') : undefined;
+const selected = (scenario: Pick<Scenario, 'name'>) => !only || only.includes(scenario.name);
+const connections = Number(args.connections);
+/**
+ * A many-students scenario's connections each act for another generated student with cards (every fourth has a deck):
+ * the embedded default, otherwise measured on the demo data alone, gets a few generated students for them.
+ */
+const manyStudents = scenarios(0).some((scenario) => scenario.perStudent && selected(scenario)) ? connections : 0;
+const askedScale = args.scale === undefined ? (process.env.DATABASE_URL ? POSTGRESQL_STUDENTS : 0) : Number(args.scale);
+const scale = Math.max(askedScale, manyStudents * 8);
 // `--unpinned`: every process where the kernel puts it, as --processes above what the cores can pin runs anyway; to
 // compare one process with several on the same footing.
 // `--server-cores N` (default: one per process): the web processes share the first N cores; `--processes 2
@@ -52,7 +62,6 @@ const plan = args.unpinned ? undefined : corePlan(serverCores);
 // `--connections N` (DEFAULT_CONNECTIONS, for which the targets are set): 1 shows a request's cost without waiting behind others (the review scenario's
 // ten connections queue on one student's lock). `--rate N`: N requests a second in all instead of as many as the
 // target answers, so that one process and two can be compared at the same load below what the cores can serve.
-const connections = Number(args.connections);
 const rate = args.rate === undefined ? undefined : Number(args.rate);
 const run: Omit<RunOptions, 'loadCores'> = args.quick
   ? // Quick runs count requests, not seconds; the warm-up is a fifth of them (scripts/bench/scenarios.ts).
@@ -78,7 +87,12 @@ try {
   const firstStart = await measureFirstStart(serverEnv);
   if (scale > 0) await addStudents(database, scale);
   progress('credentials for the requests…');
-  const credentials = await prepareCredentials(database, jwtPrivateKey, serverEnv.SECRETS_KEY);
+  const credentials = await prepareCredentials(database, jwtPrivateKey, serverEnv.SECRETS_KEY, manyStudents);
+  if (database.postgresName) {
+    progress('the naive peer\'s schema…');
+    const tokens = [{ token: credentials.studentToken, studentId: credentials.studentId }, ...credentials.students];
+    await createPeerSchema(database.env.DATABASE_URL!, tokens);
+  }
 
   progress(`the service (${processes} process(es)) and the bare Express baseline…`);
   const service = await startHttpProcess([...profiling(), ...startArgs], { env: { ...serverEnv, WEB_CONCURRENCY: String(processes) }, cores: plan?.server, readyPath: '/livez', deadlineMs: 120_000, cwd: root });
@@ -90,18 +104,38 @@ try {
   if (backends) cleanups.push(() => backends.close());
   const serviceTarget: Target = {
     baseUrl: service.baseUrl,
-    pids: async () => [...processTree(service.child.pid!), ...((await backends?.pids()) ?? [])],
-    ...(backends ? { databasePids: () => backends.pids() } : {}),
+    pids: async () => [...processTree(service.child.pid!), ...((await backends?.pids('service')) ?? [])],
+    ...(backends ? { databasePids: () => backends.pids('service') } : {}),
   };
 
-  const list = scenarios(new Date().getUTCFullYear(), credentials).filter((scenario) => !only || only.includes(scenario.name));
-  const canned = await Promise.all(list.map((scenario) => probe(service.baseUrl, scenario, requestHeaders(scenario, credentials))));
+  const list = scenarios(new Date().getUTCFullYear(), credentials).filter(selected);
+  const requests = new Map(list.map((scenario) => [scenario, connectionRequests(scenario, credentials, connections)]));
+  const canned = await Promise.all(
+    list.map((scenario) => probe(service.baseUrl, scenario, requests.get(scenario)![0]![0]!)),
+  );
   const cannedDir = mkdtempSync(join(tmpdir(), 'bench-baseline-'));
   cleanups.push(async () => rmSync(cannedDir, { recursive: true, force: true }));
   writeFileSync(join(cannedDir, 'responses.json'), JSON.stringify(canned));
   const baseline = await startHttpProcess(['--import', 'tsx', 'scripts/bench/baseline.ts', join(cannedDir, 'responses.json')], { env: process.env, cores: plan?.server, readyPath: '/', deadlineMs: 30_000, cwd: root });
   cleanups.push(() => stopProcess(baseline.child));
   const baselineTarget: Target = { baseUrl: baseline.baseUrl, pids: async () => processTree(baseline.child.pid!) };
+  let peerTarget: Target | undefined;
+  if (backends && list.some((scenario) => scenario.peer)) {
+    // Profiled as the service is (BENCH_CPU_PROF), so that their parts can be set side by side.
+    const peer = await startHttpProcess([...profiling(), '--import', 'tsx', 'scripts/bench/peer.ts'], {
+      env: { ...process.env, DATABASE_URL: database.env.DATABASE_URL },
+      cores: plan?.server,
+      readyPath: '/',
+      deadlineMs: 30_000,
+      cwd: root,
+    });
+    cleanups.push(() => stopProcess(peer.child));
+    peerTarget = {
+      baseUrl: peer.baseUrl,
+      pids: async () => [...processTree(peer.child.pid!), ...(await backends.pids('peer'))],
+      databasePids: () => backends.pids('peer'),
+    };
+  }
 
   const options: RunOptions = { ...run, loadCores: plan?.load };
   const results: ScenarioSummary[] = [];
@@ -110,8 +144,12 @@ try {
     if (database.postgresName) maintained = (await maintainWithoutAutovacuum(database.env.DATABASE_URL!)) || maintained;
   };
   for (const scenario of list) {
-    progress(`${scenario.name} (${scenario.method} ${scenario.path}, ${run.rounds} round(s) of ${run.requests ? `${run.requests} requests` : `${run.durationSeconds} s`} on the baseline, then on the service)…`);
-    const compared = await compare(serviceTarget, baselineTarget, scenario, requestHeaders(scenario, credentials), options, maintain);
+    const sides = scenario.peer && peerTarget ? 'the baseline, the peer' : 'the baseline';
+    const each = run.requests ? `${run.requests} requests` : `${run.durationSeconds} s`;
+    const what = `${scenario.method} ${scenario.path}`;
+    progress(`${scenario.name} (${what}, ${run.rounds} round(s) of ${each} on ${sides}, then on the service)…`);
+    const yardsticks = { baseline: baselineTarget, peer: peerTarget };
+    const compared = await compare(serviceTarget, yardsticks, scenario, requests.get(scenario)!, options, maintain);
     results.push({
       name: scenario.name,
       method: scenario.method,
@@ -231,7 +269,10 @@ function npmStartArgs(): string[] {
   return words.slice(2);
 }
 
-/** BENCH_CPU_PROF=DIR: the measured service writes a V8 CPU profile into DIR when it stops (NODE_OPTIONS refuses --cpu-prof). */
+/**
+ * BENCH_CPU_PROF=DIR: the measured service and the naive peer write V8 CPU profiles into DIR when they stop (NODE_OPTIONS
+ * refuses --cpu-prof); each file's name carries its process's pid.
+ */
 function profiling(): string[] {
   const dir = process.env.BENCH_CPU_PROF;
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
@@ -250,14 +291,18 @@ async function addStudents(database: BenchDatabase, students: number): Promise<v
 }
 
 /** One request first: a wrong status shows its body here instead of a bare count after seconds of load. */
-async function probe(baseUrl: string, scenario: ReturnType<typeof scenarios>[number], headers: Record<string, string>): Promise<CannedResponse> {
-  const res = await fetch(baseUrl + scenario.path, { method: scenario.method, headers, body: scenario.body === undefined ? undefined : JSON.stringify(scenario.body) });
+async function probe(baseUrl: string, scenario: Scenario, request: LoadRequest): Promise<CannedResponse> {
+  const { method, path, headers } = request;
+  const res = await fetch(baseUrl + path, { method, headers, body: request.body });
   const body = await res.text();
   if (res.status !== scenario.expectedStatus) {
-    throw new Error(`${scenario.name}: ${scenario.method} ${scenario.path} answered ${res.status}, expected ${scenario.expectedStatus}: ${body.slice(0, 500)}`);
+    const expected = scenario.expectedStatus;
+    const answered = `answered ${res.status}, expected ${expected}: ${body.slice(0, 500)}`;
+    throw new Error(`${scenario.name}: ${method} ${path} ${answered}`);
   }
   const credentialHeader = Object.keys(headers).find((name) => name === 'x-service-api-key' || name === 'authorization');
-  return { method: scenario.method, url: scenario.path, credentialHeader, status: res.status, contentType: res.headers.get('content-type') ?? 'application/json', body };
+  const contentType = res.headers.get('content-type') ?? 'application/json';
+  return { method, url: path, credentialHeader, status: res.status, contentType, body };
 }
 
 function ratio(service: number, baseline: number): number {

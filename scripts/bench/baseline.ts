@@ -18,7 +18,10 @@ export interface CannedResponse {
 
 const responses = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as CannedResponse[];
 const CREDENTIAL_HEADERS = ['x-service-api-key', 'authorization'];
-const requestKey = (method: string, url: string, credentialHeader: string | undefined) => `${method} ${url} ${credentialHeader ?? '-'}`;
+// Ids in a path are one key: the many-students review scenario sends each student's own cards' paths.
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+const requestKey = (method: string, url: string, credentialHeader: string | undefined) =>
+  `${method} ${url.replace(UUID, ':id')} ${credentialHeader ?? '-'}`;
 const byRequest = new Map(responses.map((r) => [requestKey(r.method, r.url, r.credentialHeader), r]));
 
 const app = express();

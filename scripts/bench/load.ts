@@ -2,11 +2,16 @@
 // event loop would take CPU from the server it measures and add its own memory to the server's RSS.
 // Receives a run; says when it starts (so the parent can read its CPU clock), answers with its result, and exits.
 import autocannon from 'autocannon';
+import type { LoadRun } from './scenarios.ts';
 
-process.once('message', async (runs: { measured: autocannon.Options }) => {
+process.once('message', async (run: LoadRun) => {
   try {
     process.send?.({ measuring: true });
-    const result = await autocannon(runs.measured);
+    // Each connection in turn takes the next list of requests: a student of its own in a many-students scenario.
+    let connection = 0;
+    const setupClient = (client: autocannon.Client) =>
+      client.setRequests(run.requests[connection++ % run.requests.length]!);
+    const result = await autocannon({ ...run.options, setupClient });
     process.send?.({ result }, () => process.exit(0));
   } catch (error) {
     process.send?.({ error: String(error) }, () => process.exit(1));

@@ -7,8 +7,13 @@ import { eventLatencyLines, type EventLatencies, type EventTargets } from './eve
 import type { Measurement } from './scenarios.ts';
 
 export interface ScenarioTarget {
-  /** Highest CPU per request allowed, as a multiple of bare Express's in the same run. */
-  maxCpuRatio: number;
+  /** Highest CPU per request allowed, as a multiple of bare Express's in the same run (the reads' yardstick). */
+  maxCpuRatio?: number;
+  /**
+   * Highest CPU per request allowed as a multiple of the naive Express + pg peer's in the same run (the writes'
+   * yardstick: bare Express writes nothing durable); judged where the peer runs (PostgreSQL).
+   */
+  maxPeerRatio?: number;
   /** Highest p99 latency allowed, in ms (only where the product sets one). */
   maxP99Ms?: number;
 }
@@ -37,6 +42,10 @@ export interface ScenarioSummary {
   cpuRatioRange: [number, number];
   /** Service req/s ÷ baseline req/s. */
   throughputRatio: number;
+  /** The naive peer's side (scripts/bench/peer.ts), where it ran, and the service's ratio to it (median, range). */
+  peer?: Measurement;
+  peerRatio?: number;
+  peerRatioRange?: [number, number];
 }
 
 export interface Startup {
@@ -105,7 +114,15 @@ export function missedTargets(summary: Summary, profile: TargetProfile | undefin
       misses.push(`${s.name}: no target in bench/targets.json`);
       continue;
     }
-    if (s.cpuRatio > target.maxCpuRatio) misses.push(`${s.name}: CPU/request ${s.cpuRatio}× bare Express > max ${target.maxCpuRatio}×`);
+    if (target.maxCpuRatio !== undefined && s.cpuRatio > target.maxCpuRatio) {
+      misses.push(`${s.name}: CPU/request ${s.cpuRatio}× bare Express > max ${target.maxCpuRatio}×`);
+    }
+    if (target.maxPeerRatio !== undefined) {
+      if (s.peerRatio === undefined) misses.push(`${s.name}: the naive peer did not run`);
+      else if (s.peerRatio > target.maxPeerRatio) {
+        misses.push(`${s.name}: CPU/request ${s.peerRatio}× the naive peer > max ${target.maxPeerRatio}×`);
+      }
+    }
     if (target.maxP99Ms !== undefined && s.service.latencyMs.p99 > target.maxP99Ms) misses.push(`${s.name}: p99 ${s.service.latencyMs.p99} ms > max ${target.maxP99Ms} ms`);
   }
   return misses;
@@ -124,6 +141,12 @@ export function printTable(summary: Summary, profile: TargetProfile | undefined,
   if (s.maintainedAfterWarmUps) out.push('  autovacuum: off on this server, so the bench does its work (VACUUM ANALYZE) after each scenario\'s warm-up, as autovacuum keeps a running service\'s dead versions and statistics');
   out.push(`  pinning: ${s.pinning ? `server on core(s) ${s.pinning.server}, load generator on core ${s.pinning.load} (taskset)` : 'none (--unpinned, no taskset, or too few cores)'}`);
   out.push('  baseline: bare Express 5 answering each scenario with the same status and JSON from memory, in the same run');
+  if (s.scenarios.some((r) => r.peer)) {
+    out.push(
+      "  peer: a naive Express 5 + pg service doing the write's durable minimum on its own schema" +
+        ' (scripts/bench/peer.ts), in the same rounds; ÷ peer: the median of the rounds\' ratios of the service to it',
+    );
+  }
   out.push(`  CPU µs/req: user + system of the server's processes${s.engine === 'postgresql' ? " plus its PostgreSQL backends (of which PG µs/req is the backends' share)" : ' (PGlite runs inside it)'}, over the measured runs`);
   out.push("  CPU ratio: the median of the rounds' ratios (each round: the baseline, then the service, seconds apart), and their range");
   out.push(
@@ -132,7 +155,13 @@ export function printTable(summary: Summary, profile: TargetProfile | undefined,
   out.push(`  server RSS: ${s.rss.afterStartMb} MB after start-up, ${s.rss.peakMb} MB at its peak under the bench`);
   out.push('');
   const split = s.scenarios.some((r) => r.service.databaseCpuUsPerRequest !== undefined);
-  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', ...(split ? ['PG µs/req'] : []), 'bare req/s', 'bare µs/req', 'CPU ratio', 'rounds', 'target', 'statuses'];
+  const peer = s.scenarios.some((r) => r.peer);
+  const header = [
+    ...['scenario', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', ...(split ? ['PG µs/req'] : [])],
+    ...['bare req/s', 'bare µs/req', 'CPU ratio', 'rounds'],
+    ...(peer ? ['peer µs/req', 'peer PG', '÷ peer', 'rounds'] : []),
+    ...['target', 'statuses'],
+  ];
   const rows = s.scenarios.map((r) => {
     const target = profile?.scenarios[r.name];
     return [
@@ -146,7 +175,8 @@ export function printTable(summary: Summary, profile: TargetProfile | undefined,
       String(r.baseline.cpuUsPerRequest),
       `${r.cpuRatio}×`,
       `${r.cpuRatioRange[0]}–${r.cpuRatioRange[1]}×`,
-      target ? `≤ ${target.maxCpuRatio}×${target.maxP99Ms !== undefined ? `, p99 ≤ ${target.maxP99Ms}` : ''}` : '-',
+      ...(peer ? peerCells(r) : []),
+      target ? targetCell(target) : '-',
       Object.entries(r.service.statuses).map(([code, count]) => `${code}×${count}`).join(' ') + (r.service.failures.length + r.baseline.failures.length > 0 ? '  ✗' : ''),
     ];
   });
@@ -164,6 +194,26 @@ export function printTable(summary: Summary, profile: TargetProfile | undefined,
   else out.push('  all targets met');
   if (resultsFile) out.push(`  written: ${resultsFile}`);
   console.log(out.join('\n'));
+}
+
+/** The peer's columns: its CPU per request, its PostgreSQL backends' share, and the service's ratio to it. */
+function peerCells(r: ScenarioSummary): string[] {
+  if (!r.peer || !r.peerRatioRange) return ['-', '-', '-', '-'];
+  return [
+    String(r.peer.cpuUsPerRequest),
+    String(r.peer.databaseCpuUsPerRequest ?? '-'),
+    `${r.peerRatio}×`,
+    `${r.peerRatioRange[0]}–${r.peerRatioRange[1]}×`,
+  ];
+}
+
+function targetCell(target: ScenarioTarget): string {
+  const parts = [
+    ...(target.maxCpuRatio !== undefined ? [`≤ ${target.maxCpuRatio}×`] : []),
+    ...(target.maxPeerRatio !== undefined ? [`≤ ${target.maxPeerRatio}× peer`] : []),
+    ...(target.maxP99Ms !== undefined ? [`p99 ≤ ${target.maxP99Ms}`] : []),
+  ];
+  return parts.join(', ');
 }
 
 /** bench/results/<timestamp>-<engine>.json (gitignored), for comparisons between commits. */

@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type autocannon from 'autocannon';
 import { cpuMicros, cpuSpent, pinned } from './processes.ts';
+import type { BenchStudent, Credentials } from './setup.ts';
 
 export interface Scenario {
   name: string;
@@ -13,18 +14,38 @@ export interface Scenario {
   /** What the request authenticates with: the partner key, the demo student's OAuth access token, or nothing (401). */
   credential: 'partner-key' | 'student-token' | 'none';
   expectedStatus: number;
+  /**
+   * Many students at once: each connection acts for another of the bench's students (its own token) and sends these
+   * paths in turn, its own cards' for a review. Without it every connection is the demo student, the contention case.
+   */
+  perStudent?: (student: BenchStudent) => string[];
+  /** The naive Express + pg peer (scripts/bench/peer.ts) serves it too, on PostgreSQL: a write's yardstick. */
+  peer?: true;
 }
 
 /** What a scenario's path names of the bench's data: the demo student's card that the review scenario grades. */
-export interface ScenarioIds {
-  cardId: string;
-}
+export type ScenarioIds = Pick<Credentials, 'cardId'>;
 
 /**
  * The issue's scenarios first (partner v1's hot reads, then the general surface with a JWT), then the refusals.
  * `ids` may be left out where only the names are needed.
  */
 export function scenarios(year: number, ids: ScenarioIds = { cardId: '00000000-0000-0000-0000-000000000000' }): Scenario[] {
+  const createTask = {
+    method: 'POST',
+    path: '/api/tasks',
+    body: { title: 'Problem set 4', due_at: `${year + 1}-01-15T09:00:00Z`, course: 'Linear Algebra' },
+    credential: 'student-token',
+    expectedStatus: 201,
+    peer: true,
+  } as const;
+  const cardReview = {
+    method: 'POST',
+    body: { grade: 2 },
+    credential: 'student-token',
+    expectedStatus: 201,
+    peer: true,
+  } as const;
   return [
     { name: 'v1-universities', method: 'GET', path: '/api/v1/universities?country_code=kz&limit=20', credential: 'partner-key', expectedStatus: 200 },
     { name: 'v1-leaderboard', method: 'GET', path: '/api/v1/leaderboards/global?limit=100', credential: 'partner-key', expectedStatus: 200 },
@@ -33,20 +54,29 @@ export function scenarios(year: number, ids: ScenarioIds = { cardId: '00000000-0
     // Counters and active students per hour of last activity: constant work however many students there are.
     { name: 'v1-stats', method: 'GET', path: '/api/v1/stats', credential: 'partner-key', expectedStatus: 200 },
     // The general surface: an ES256 JWT verified and its grant read on every request, then the student's data.
-    { name: 'list-tasks', method: 'GET', path: '/api/tasks?limit=20', credential: 'student-token', expectedStatus: 200 },
     {
-      name: 'create-task',
-      method: 'POST',
-      path: '/api/tasks',
-      body: { title: 'Problem set 4', due_at: `${year + 1}-01-15T09:00:00Z`, course: 'Linear Algebra' },
+      name: 'list-tasks',
+      method: 'GET',
+      path: '/api/tasks?limit=20',
       credential: 'student-token',
-      expectedStatus: 201,
+      expectedStatus: 200,
+      peer: true,
     },
+    { ...createTask, name: 'create-task' },
+    { ...createTask, name: 'create-task-students', perStudent: () => [createTask.path] },
     { name: 'today-loop', method: 'GET', path: '/api/today/loop', credential: 'student-token', expectedStatus: 200 },
     // A study session's write: a graded review moves the card, logs the review, counts the day and its xp, readiness.
     // A failed recall (grade 2) restarts the card at one day: thousands of passing grades of one card would grow
     // its SM-2 interval past the dates PostgreSQL stores.
-    { name: 'card-review', method: 'POST', path: `/api/flashcards/cards/${ids.cardId}/reviews`, body: { grade: 2 }, credential: 'student-token', expectedStatus: 201 },
+    // One student's one card from every connection: the contention case, each review queued on the student's lock.
+    { ...cardReview, name: 'card-review', path: reviewPath(ids.cardId) },
+    // What a deployment sees: each connection another student, reviewing its own cards.
+    {
+      ...cardReview,
+      name: 'card-review-students',
+      path: reviewPath('{own card}'),
+      perStudent: (student) => student.cardIds.map(reviewPath),
+    },
     // The week view: tasks, exams, due decks, the country's holidays and the recurring tasks' projections.
     { name: 'week-schedule', method: 'GET', path: '/api/schedule', credential: 'student-token', expectedStatus: 200 },
     { name: 'v1-invalid-400', method: 'GET', path: '/api/v1/universities?limit=0', credential: 'partner-key', expectedStatus: 400 },
@@ -54,12 +84,12 @@ export function scenarios(year: number, ids: ScenarioIds = { cardId: '00000000-0
   ];
 }
 
-export interface Credentials {
-  apiKey: string;
-  studentToken: string;
-}
+const reviewPath = (cardId: string) => `/api/flashcards/cards/${cardId}/reviews`;
 
-export function requestHeaders(scenario: Scenario, credentials: Credentials): Record<string, string> {
+export function requestHeaders(
+  scenario: Scenario,
+  credentials: Pick<Credentials, 'apiKey' | 'studentToken'>,
+): Record<string, string> {
   const byCredential: Record<Scenario['credential'], Record<string, string>> = {
     'partner-key': { 'x-service-api-key': credentials.apiKey },
     'student-token': { authorization: `Bearer ${credentials.studentToken}` },
@@ -67,6 +97,32 @@ export function requestHeaders(scenario: Scenario, credentials: Credentials): Re
   };
   const auth = byCredential[scenario.credential];
   return scenario.body === undefined ? auth : { ...auth, 'content-type': 'application/json' };
+}
+
+/** One request as autocannon takes it (its `requests` entries). */
+export interface LoadRequest {
+  method: Scenario['method'];
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/**
+ * What each connection sends: the scenario's one request from every connection, or for a many-students scenario a
+ * list per connection, the first connection for the first student and so on (one student per connection).
+ */
+export function connectionRequests(scenario: Scenario, credentials: Credentials, connections: number): LoadRequest[][] {
+  const body = scenario.body === undefined ? {} : { body: JSON.stringify(scenario.body) };
+  const { perStudent } = scenario;
+  const { method } = scenario;
+  if (!perStudent) return [[{ method, path: scenario.path, headers: requestHeaders(scenario, credentials), ...body }]];
+  if (credentials.students.length < connections) {
+    throw new Error(`${scenario.name}: ${connections} connections need as many students`);
+  }
+  return credentials.students.slice(0, connections).map((student) => {
+    const headers = requestHeaders(scenario, { ...credentials, studentToken: student.token });
+    return perStudent(student).map((path) => ({ method, path, headers, ...body }));
+  });
 }
 
 /** What is measured: a base URL, and the processes whose CPU the requests cost (found again at each reading). */
@@ -121,38 +177,64 @@ export interface Compared {
   cpuRatio: number;
   /** The lowest and highest round's ratio: how far to trust the median on this host today. */
   cpuRatioRange: [number, number];
+  /** The naive peer's side, where it ran: its measurement and the service's ratio to it, as for the baseline. */
+  peer?: Measurement;
+  peerRatio?: number;
+  peerRatioRange?: [number, number];
+}
+
+/** The yardsticks a scenario is measured against: bare Express always, the naive peer for the writes on PostgreSQL. */
+export interface Yardsticks {
+  baseline: Target;
+  peer: Target | undefined;
 }
 
 /**
- * The scenario on the baseline and on the service, in alternating rounds (RunOptions.rounds), after a warm-up of each
- * (discarded). `afterWarmUp` runs between the warm-ups and the first round: the database's maintenance, so that the
- * rounds meet the tables as the warm-up grew them, with that size's statistics (scripts/bench/setup.ts).
+ * The scenario on the baseline, the peer (where it has one) and the service, in alternating rounds
+ * (RunOptions.rounds), after a warm-up of each (discarded). `afterWarmUp` runs between the warm-ups and the first
+ * round: the database's maintenance, so that the rounds meet the tables as the warm-up grew them, with that size's
+ * statistics (scripts/bench/setup.ts).
  */
 export async function compare(
   service: Target,
-  baseline: Target,
+  yardsticks: Yardsticks,
   scenario: Scenario,
-  headers: Record<string, string>,
+  requests: LoadRequest[][],
   options: RunOptions,
   afterWarmUp: () => Promise<unknown> = async () => {},
 ): Promise<Compared> {
-  await warmUp(baseline, scenario, headers, options);
-  await warmUp(service, scenario, headers, options);
+  const peer = scenario.peer ? yardsticks.peer : undefined;
+  for (const target of [yardsticks.baseline, peer, service]) if (target) await warmUp(target, requests, options);
   await afterWarmUp();
-  const rounds: Array<{ service: Measurement; baseline: Measurement }> = [];
+  const rounds: Array<{ service: Measurement; baseline: Measurement; peer?: Measurement }> = [];
   for (let round = 0; round < options.rounds; round++) {
-    const bare = await measure(baseline, scenario, headers, options);
-    rounds.push({ baseline: bare, service: await measure(service, scenario, headers, options) });
+    const bare = await measure(yardsticks.baseline, scenario, requests, options);
+    const naive = peer && (await measure(peer, scenario, requests, options));
+    const served = await measure(service, scenario, requests, options);
+    rounds.push({ baseline: bare, ...(naive ? { peer: naive } : {}), service: served });
   }
-  const ratios = rounds.map((r) => (r.baseline.cpuUsPerRequest > 0 ? r.service.cpuUsPerRequest / r.baseline.cpuUsPerRequest : 0)).sort((a, b) => a - b);
-  const round2 = (x: number) => Math.round(x * 100) / 100;
+  const ratios = (side: (r: (typeof rounds)[number]) => Measurement | undefined) => {
+    const sorted = rounds
+      .map((r) => ({ yardstick: side(r)?.cpuUsPerRequest ?? 0, service: r.service.cpuUsPerRequest }))
+      .map((r) => (r.yardstick > 0 ? r.service / r.yardstick : 0))
+      .sort((a, b) => a - b);
+    const range: [number, number] = [round2(sorted[0] ?? 0), round2(sorted[sorted.length - 1] ?? 0)];
+    return { median: round2(median(sorted)), range };
+  };
+  const toBaseline = ratios((r) => r.baseline);
+  const toPeer = peer && ratios((r) => r.peer);
   return {
     service: combine(rounds.map((r) => r.service)),
     baseline: combine(rounds.map((r) => r.baseline)),
-    cpuRatio: round2(median(ratios)),
-    cpuRatioRange: [round2(ratios[0] ?? 0), round2(ratios[ratios.length - 1] ?? 0)],
+    cpuRatio: toBaseline.median,
+    cpuRatioRange: toBaseline.range,
+    ...(toPeer
+      ? { peer: combine(rounds.map((r) => r.peer!)), peerRatio: toPeer.median, peerRatioRange: toPeer.range }
+      : {}),
   };
 }
+
+const round2 = (x: number) => Math.round(x * 100) / 100;
 
 /** The rounds of one side as one measurement: counts and CPU added up, rates averaged, latencies the rounds' median. */
 function combine(rounds: Measurement[]): Measurement {
@@ -178,12 +260,12 @@ function median(values: number[]): number {
   return sorted.length % 2 === 1 ? sorted[middle]! : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 }
 
-function loadOptions(target: Target, scenario: Scenario, headers: Record<string, string>, options: RunOptions) {
+function loadOptions(target: Target, requests: LoadRequest[][], options: RunOptions) {
+  // The target's address; each connection's requests (method, path, headers, body) are set by the load generator.
+  const first = requests[0]![0]!;
   const base = {
-    url: target.baseUrl + scenario.path,
-    method: scenario.method,
-    headers,
-    body: scenario.body === undefined ? undefined : JSON.stringify(scenario.body),
+    url: target.baseUrl + first.path,
+    method: first.method,
     connections: options.connections,
     ...(options.rate === undefined ? {} : { overallRate: options.rate }),
   };
@@ -194,13 +276,20 @@ function loadOptions(target: Target, scenario: Scenario, headers: Record<string,
 }
 
 /** The warm-up: JIT, connection pools and caches settle before anything is counted; its result is discarded. */
-async function warmUp(target: Target, scenario: Scenario, headers: Record<string, string>, options: RunOptions): Promise<void> {
-  await runLoad(target, options.loadCores, loadOptions(target, scenario, headers, options).warmUp);
+async function warmUp(target: Target, requests: LoadRequest[][], options: RunOptions): Promise<void> {
+  await runLoad(target, options.loadCores, { options: loadOptions(target, requests, options).warmUp, requests });
 }
 
-async function measure(target: Target, scenario: Scenario, headers: Record<string, string>, options: RunOptions): Promise<Measurement> {
-  const { result, cpuMicros, databaseMicros } = await runLoad(target, options.loadCores, loadOptions(target, scenario, headers, options).measured);
-
+async function measure(
+  target: Target,
+  scenario: Scenario,
+  requests: LoadRequest[][],
+  options: RunOptions,
+): Promise<Measurement> {
+  const { result, cpuMicros, databaseMicros } = await runLoad(target, options.loadCores, {
+    options: loadOptions(target, requests, options).measured,
+    requests,
+  });
   const statuses = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, stats.count ?? 0]));
   const failures: string[] = [];
   const unexpected = Object.entries(statuses).filter(([code, count]) => code !== String(scenario.expectedStatus) && count > 0);
@@ -226,14 +315,20 @@ const LOAD_SCRIPT = fileURLToPath(new URL('./load.ts', import.meta.url));
 
 type LoadMessage = { measuring: true } | { result: autocannon.Result } | { error: string };
 
+/** What the load generator (load.ts) is sent: autocannon's options, and each connection's requests. */
+export interface LoadRun {
+  options: autocannon.Options;
+  requests: LoadRequest[][];
+}
+
 /**
- * Runs `measured` in a child process (see load.ts for why), and the CPU the target's processes spent during it (and
+ * Runs `run` in a child process (see load.ts for why), and the CPU the target's processes spent during it (and
  * of it, its database backends').
  */
 function runLoad(
   target: Target,
   cores: string | undefined,
-  measured: autocannon.Options,
+  run: LoadRun,
 ): Promise<{ result: autocannon.Result; cpuMicros: number; databaseMicros: number | undefined }> {
   return new Promise((resolve, reject) => {
     // The child runs with this process's flags (tsx's loader), pinned like a process of its own.
@@ -260,6 +355,6 @@ function runLoad(
     child.once('exit', (code) => {
       if (!answered) reject(new Error(`load generator exited with code ${code} before answering`));
     });
-    child.send({ measured });
+    child.send(run);
   });
 }

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { exportPKCS8, generateKeyPair } from 'jose';
 import pg from 'pg';
 import { createClient } from 'redis';
-import { connect, type DbTarget } from '../../db/connect.ts';
+import { connect, type Db, type DbTarget } from '../../db/connect.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
 import { insertGrant } from '../../db/queries/oauth.ts';
 import { findCredentials } from '../../db/queries/profile.ts';
@@ -23,6 +23,7 @@ import { secretsKeyFor } from '../../app/secrets-key.ts';
 import { secretBox } from '../../server/auth/secret-box.ts';
 import { ALL_SCOPES } from '../../server/auth/scopes.ts';
 import { registerClient } from '../../server/oauth/clients.ts';
+import { PEER_APPLICATION_NAME } from './peer-schema.ts';
 
 /** Far above any request count a bench reaches, and within the integer columns (max 2,147,483,647). */
 const HUGE_LIMIT = 1_000_000_000;
@@ -59,8 +60,19 @@ export interface Credentials {
   apiKey: string;
   /** An access token of the demo student (15 minutes: longer than a full bench run). */
   studentToken: string;
+  studentId: string;
   /** One of the demo student's cards, for the review scenario. */
   cardId: string;
+  /** Other students, one for each connection of the many-students scenarios. */
+  students: BenchStudent[];
+}
+
+/** One of the bench's generated students, as a connection of a many-students scenario acts for it. */
+export interface BenchStudent {
+  studentId: string;
+  token: string;
+  /** Its own cards (a generated student with a deck has five), which its connection reviews in turn. */
+  cardIds: string[];
 }
 
 /** JWT_PRIVATE_KEY for the bench's server: the bench signs its student's token with the same key. */
@@ -74,7 +86,12 @@ export async function newJwtPrivateKey(): Promise<string> {
  * the server's own first start on PGlite, and then no-ops), a partner key and the demo student on a contract plan
  * whose limits the bench never reaches, and a grant with an access token as the token endpoint would issue it.
  */
-export async function prepareCredentials(database: BenchDatabase, jwtPrivateKey: string, secretsKey: string | undefined): Promise<Credentials> {
+export async function prepareCredentials(
+  database: BenchDatabase,
+  jwtPrivateKey: string,
+  secretsKey: string | undefined,
+  students: number,
+): Promise<Credentials> {
   const db = connect(database.target);
   try {
     await migrateToLatest(db);
@@ -94,10 +111,48 @@ export async function prepareCredentials(database: BenchDatabase, jwtPrivateKey:
     const tokens = accessTokenIssuer(await loadSigningKey(jwtPrivateKey), { issuer: BENCH_PUBLIC_URL, now: () => new Date() });
     const { token: studentToken } = await tokens.issue({ user_id: studentId, client_id, scopes: ALL_SCOPES, grant_id: grantId });
     const card = await db.selectFrom('flashcard_cards').select('id').where('user_id', '=', studentId).orderBy('id').limit(1).executeTakeFirstOrThrow();
-    return { apiKey, studentToken, cardId: card.id };
+    const others = await studentsWithCards(db, studentId, students);
+    await db
+      .updateTable('users')
+      .set({
+        plan: 'contract',
+        contract_per_minute: HUGE_LIMIT,
+        contract_per_day: HUGE_LIMIT,
+        contract_ai_per_hour: HUGE_LIMIT,
+      })
+      .where('id', 'in', others.length > 0 ? others.map((o) => o.user_id) : [studentId])
+      .execute();
+    const issued = await Promise.all(
+      others.map(async ({ user_id, card_ids }) => {
+        const grant_id = await insertGrant(db, { client_id, user_id, scopes: [...ALL_SCOPES] });
+        const { token } = await tokens.issue({ user_id, client_id, scopes: ALL_SCOPES, grant_id });
+        return { studentId: user_id, token, cardIds: card_ids };
+      }),
+    );
+    return { apiKey, studentToken, studentId, cardId: card.id, students: issued };
   } finally {
     await db.destroy();
   }
+}
+
+/**
+ * `count` students other than the demo one that own cards (the generated ones: every fourth has a deck), or an error
+ * when the database has fewer: a many-students scenario needs a student for each connection.
+ */
+async function studentsWithCards(db: Db, except: string, count: number) {
+  if (count === 0) return [];
+  const rows = await db
+    .selectFrom('flashcard_cards')
+    .select(['user_id', (eb) => eb.fn.agg<string[]>('array_agg', ['id']).as('card_ids')])
+    .where('user_id', '<>', except)
+    .groupBy('user_id')
+    .orderBy('user_id')
+    .limit(count)
+    .execute();
+  if (rows.length < count) {
+    throw new Error(`the bench needs ${count} students with cards and the database has ${rows.length}`);
+  }
+  return rows;
 }
 
 /** The bench's day-window counters would otherwise linger in Redis for 24 hours. */
@@ -140,11 +195,19 @@ export async function maintainWithoutAutovacuum(databaseUrl: string): Promise<bo
 }
 
 /** The pids of a database's PostgreSQL backends (the server runs on this machine, so /proc can read their CPU). */
-export function postgresBackends(serverUrl: string, databaseName: string): { pids(): Promise<number[]>; close(): Promise<void> } {
+export function postgresBackends(
+  serverUrl: string,
+  databaseName: string,
+): { pids(whose: 'service' | 'peer'): Promise<number[]>; close(): Promise<void> } {
   const pool = new pg.Pool({ connectionString: serverUrl, max: 1 });
   return {
-    async pids() {
-      const { rows } = await pool.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [databaseName]);
+    /** The service's backends, or the naive peer's (scripts/bench/peer.ts), told apart by their application_name. */
+    async pids(whose) {
+      const { rows } = await pool.query<{ pid: number }>(
+        `select pid from pg_stat_activity
+         where datname = $1 and pid <> pg_backend_pid() and (application_name is not distinct from $2) = $3`,
+        [databaseName, PEER_APPLICATION_NAME, whose === 'peer'],
+      );
       return rows.map((row) => row.pid);
     },
     close: () => pool.end(),
