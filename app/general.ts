@@ -103,6 +103,7 @@ export async function general(deps: GeneralDeps) {
       exports: deps.exports ?? createExportLimits(),
       streams,
       webhooks: deps.webhooks,
+      secrets: deps.webhooks.secrets,
       authFailures: deps.authFailures,
       passwordAttempts: passwordAttempts(deps.limitStores),
       publicUrl: deps.tokens.issuer,
