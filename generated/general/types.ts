@@ -4431,7 +4431,8 @@ export interface operations {
             query?: {
                 /**
                  * @description The `next_cursor` of an earlier answer: the events committed after it. Absent: from the oldest event kept.
-                 *     Cursors are opaque; a malformed one is a `400`, one older than 30 days a `410`.
+                 *     Cursors are opaque; a malformed one is a `400`, one older than 30 days a `410`. One the feed could not have
+                 *     issued is a `400` too: stamped in the future, or placed before events more than a day older than its stamp.
                  */
                 cursor?: string;
                 /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
