@@ -55,10 +55,16 @@ export function cachedTemplate(): string | undefined {
 
 /**
  * Makes the cached templates owner-only, as a start does to its data directory (the templates hold what every new
- * database starts with); returns how many entries it changed. None while the cache does not exist.
+ * database starts with); returns how many entries it changed. None while the cache does not exist, nor when another
+ * user's install made it (a root-owned node_modules): this process may not read or change it, and it is theirs.
  */
 export function tightenTemplateCache(): number {
-  return tightenModes(TEMPLATE_CACHE);
+  try {
+    return tightenModes(TEMPLATE_CACHE);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EACCES') return 0;
+    throw error;
+  }
 }
 
 /**
