@@ -1,8 +1,8 @@
 // What the service keeps on disk (the embedded database, its template, the keys beside it) is the students' data:
-// owner-only, whatever the umask the process was started with. PGlite's NodeFS creates its files with the process's
-// umask (0666 under the usual 022), so an entry point sets OWNER_ONLY_UMASK before anything is written, directories are
-// made with mode 0700 (a umask only takes bits away), and a start tightens what an earlier release, a copy or an
-// operator left open (tightenModes).
+// owner-only, whatever the umask the process was started with. PGlite's NodeFS creates its files under the process's
+// umask (0666 under the usual 022, before db/pglite-owner-only-fs.ts), so an entry point sets OWNER_ONLY_UMASK before
+// anything is written, directories are made with mode 0700 (a umask only takes bits away), and a start tightens what
+// an earlier release, a copy or an operator left open (tightenModes).
 import { chmodSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 

@@ -8,7 +8,7 @@ import { OWNER_ONLY_UMASK } from '../db/private-files.ts';
 import { opensNoDatabase, runCommandLine } from './cli/commands.ts';
 import { runInServer } from './cli/server-socket.ts';
 
-// The embedded database, keys and moved data this command may write are the owner's alone (db/private-files.ts).
+// The embedded database and the keys beside it that a command may write are the owner's alone (db/private-files.ts).
 process.umask(OWNER_ONLY_UMASK);
 
 const argv = process.argv.slice(2);
