@@ -103,6 +103,7 @@ export async function general(deps: GeneralDeps) {
       exports: deps.exports ?? createExportLimits(),
       streams,
       webhooks: deps.webhooks,
+      secrets: deps.webhooks.secrets,
       authFailures: deps.authFailures,
       passwordAttempts: passwordAttempts(deps.limitStores),
       publicUrl: deps.tokens.issuer,
@@ -128,8 +129,9 @@ function scopeDescriptions(contract: Contract): Record<string, string> {
 /**
  * Limits per account by plan: minute and day windows for every request, an hour window on top for /api/ai/*.
  * Contractual accounts count in pools of their own, so a busy standard plan never shares their counters.
- * Account creation is limited per client address. The payment provider's callback is not limited: its signature is
- * checked before anything is read, so an unsigned flood costs one HMAC a request, and a limit could drop payments.
+ * Account creation is limited per client address, invalid forms (400) not counted. The payment provider's callback
+ * is not limited: its signature is checked before anything is read, so an unsigned flood costs one HMAC a request, and
+ * a limit could drop payments.
  * The plan quotas fail open when the counters are unavailable (the API stays up, uncounted, a warning logged);
  * the sign-up throttle fails closed (503).
  */
@@ -172,7 +174,14 @@ function planLimiter(stores: LimitStores, clientAddress: ClientAddress) {
   return async (req: IncomingMessage, res: ServerResponse, principal: GeneralPrincipal | undefined, operation: { operationId?: string }) => {
     if (!principal) {
       // Secured operations without a valid credential are refused with 401 and count nowhere.
-      if (operation.operationId === 'createAccount') await signup(req, res, clientAddress(req));
+      if (operation.operationId === 'createAccount') {
+        const giveBack = await signup(req, res, clientAddress(req));
+        // A form refused as invalid (400: a typo, a short password) made nothing: only accounts made, and attempts
+        // that find an address or nickname taken (409), spend the address's quota.
+        res.once('finish', () => {
+          if (res.statusCode === 400) void giveBack();
+        });
+      }
       // A feed's URL is its credential: its reads count per URL (the hash keeps tokens out of the counters' keys).
       const feed = operation.operationId === 'getCalendarFeed' ? FEED_PATH.exec(requestPath(req)) : null;
       if (feed) await feedReads(req, res, hashSecret(feed[1]!));

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { assertDatabaseReachable, cliEnvironmentFor, connect, describeTarget, sessionUrlOf, statementTimeoutMs, type Db } from '../db/connect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { findCredentials } from '../db/queries/profile.ts';
+import { OWNER_ONLY_UMASK } from '../db/private-files.ts';
 import { DEMO_SEED, isEmpty, seedDemo, seedReference } from '../db/seed/index.ts';
 import { whileHoldingStartupLock } from '../db/startup-lock.ts';
 import { tutorFromConfig } from '../services/ai/tutor/index.ts';
@@ -41,6 +42,10 @@ import { startDeliveryWorker } from '../services/webhooks/worker.ts';
 /** Secrets printed once, on the first start of an embedded database. */
 type Demo = DemoCredentials;
 
+// Whatever this process writes (the embedded database's files, keys, sockets) is its owner's alone, however it was
+// started (db/private-files.ts); what an earlier start left open is tightened when the database opens.
+process.umask(OWNER_ONLY_UMASK);
+
 let config: Config;
 let role: ProcessRole;
 try {
@@ -68,6 +73,12 @@ try {
     onConnectionError: (error) => logger.warn(error, 'a database connection failed; the pool replaces it'),
     observePool,
     notifyAfterCommit: { onError: (error) => logger.warn({ err: error }, 'could not send the notifications of a commit; their readers catch up by themselves') },
+    onModesTightened: (entries) =>
+      logger.warn(
+        { entries },
+        `${entries} files and directories of the embedded database other users could reach are now owner-only ` +
+          `(${dataDir}/ and the template cache)`,
+      ),
   });
   db = database;
   // Checked first, so an unreachable database stops the start within seconds, with one clear line.

@@ -11,7 +11,9 @@ import { NOTIFY_AFTER_COMMIT_OPTIONS, sendNotificationsAfterCommit } from './not
 import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts } from './database-timeouts.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import { PGLITE_CONF } from './pglite-options.ts';
-import { createDataDir } from './pglite-template.ts';
+import { OwnerOnlyNodeFS } from './pglite-owner-only-fs.ts';
+import { createDataDir, tightenTemplateCache } from './pglite-template.ts';
+import { tightenModes } from './private-files.ts';
 import { prepareStatementsOn, PreparingClient } from './prepared-statements.ts';
 import { parseTimestamp } from './timestamps.ts';
 import type { Database } from './schema.ts';
@@ -81,6 +83,11 @@ export interface ConnectOptions {
    * Not for a command that exits after its writes: it could exit before their messages are sent.
    */
   notifyAfterCommit?: { onError: (error: Error) => void; coalesceMs?: number };
+  /**
+   * The embedded database's directory and the cached templates had `entries` files and directories that other users
+   * could reach (an install from before they were made owner-only, a copy, a chmod): they are owner-only now.
+   */
+  onModesTightened?: (entries: number) => void;
 }
 
 export interface ConnectionErrorSummary {
@@ -115,7 +122,7 @@ export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
     if (afterCommit) sendNotificationsAfterCommit(pool, afterCommit.onError, afterCommit.coalesceMs);
     return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   }
-  const pglite = 'pglite' in target ? target.pglite : openPglite(target.dataDir);
+  const pglite = 'pglite' in target ? target.pglite : openPglite(target.dataDir, options.onModesTightened);
   if (!preparing.has(pglite)) {
     prepareStatementsOn(pglite);
     preparing.add(pglite);
@@ -138,18 +145,23 @@ export function embeddedDatabaseOf(db: Db): PGlite | undefined {
 /** For every PGlite of the project, the template's builder (pglite-initdb.ts) included. */
 export const PGLITE_OPTIONS = { parsers, postgresqlconf: PGLITE_CONF };
 
-/** An embedded database in a directory (locked to this process), or in memory for 'memory://'. */
-export function openPglite(dataDir: string): PGlite {
+/**
+ * An embedded database in a directory (locked to this process), or in memory for 'memory://'. The directory and the
+ * cached templates are made owner-only at every open (db/private-files.ts), whatever left them open to others.
+ */
+export function openPglite(dataDir: string, onModesTightened?: (entries: number) => void): PGlite {
   if (dataDir.startsWith('memory://')) return new PGlite(dataDir, PGLITE_OPTIONS);
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const release = lockDataDir(dataDir);
   try {
     if (!existsSync(join(dataDir, 'PG_VERSION'))) createDataDir(dataDir);
+    const tightened = tightenModes(dataDir) + tightenTemplateCache();
+    if (tightened > 0) onModesTightened?.(tightened);
   } catch (error) {
     release();
     throw error;
   }
-  const pglite = new PGlite(dataDir, PGLITE_OPTIONS);
+  const pglite = new PGlite({ ...PGLITE_OPTIONS, fs: new OwnerOnlyNodeFS(dataDir) });
   // Kysely's destroy() ends in pglite.close(); the lock must end with it, not only when the process exits.
   const close = pglite.close.bind(pglite);
   pglite.close = async () => {

@@ -10,7 +10,7 @@ export function lockDataDir(dataDir: string): () => void {
   const lockFile = join(dataDir, 'study-companion.lock');
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      writeFileSync(lockFile, String(process.pid), { flag: 'wx' });
+      writeFileSync(lockFile, String(process.pid), { flag: 'wx', mode: 0o600 });
       const release = () => {
         process.off('exit', release);
         rmSync(lockFile, { force: true });

@@ -5,6 +5,10 @@ import { PGlite } from '@electric-sql/pglite';
 import { connect, PGLITE_OPTIONS } from './connect.ts';
 import { migrateToLatest } from './migrate.ts';
 import { cachedTemplate } from './pglite-template.ts';
+import { OWNER_ONLY_UMASK } from './private-files.ts';
+
+// PGlite writes the directory's files with the process's umask (db/private-files.ts).
+process.umask(OWNER_ONLY_UMASK);
 
 const dataDir = process.argv[2];
 if (dataDir) {

@@ -9,10 +9,12 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGLITE_CONF } from './pglite-options.ts';
+import { tightenModes } from './private-files.ts';
 
 // From db/ or from the compiled server (dist/server.mjs, app/start.mjs) alike: both lie one level below the root.
 const root = fileURLToPath(new URL('../', import.meta.url));
-const CACHE = join(root, 'node_modules', '.cache', 'study-companion-api');
+/** Where the templates are kept. */
+export const TEMPLATE_CACHE = join(root, 'node_modules', '.cache', 'study-companion-api');
 const PREFIX = 'pglite-template-';
 const INITDB_SCRIPT = join(root, 'db', 'pglite-initdb.ts');
 
@@ -28,18 +30,19 @@ export function createDataDir(dataDir: string): void {
 
 /** The template's directory, made now if missing; undefined when the cache cannot be written. */
 export function cachedTemplate(): string | undefined {
-  const template = join(CACHE, PREFIX + templateKey());
+  const template = join(TEMPLATE_CACHE, PREFIX + templateKey());
   if (existsSync(join(template, 'PG_VERSION'))) return template;
   try {
-    mkdirSync(CACHE, { recursive: true });
+    mkdirSync(TEMPLATE_CACHE, { recursive: true, mode: 0o700 });
   } catch {
     return undefined;
   }
   // Built aside and renamed into place, so that a process never copies half a template; of two processes building
-  // at once, the second's rename fails and it uses the first's.
+  // at once, the second's rename fails and it uses the first's. Owner-only before it is shown: a copy keeps its modes.
   const building = mkdtempSync(template + '.building-');
   try {
     buildInChildProcess(building);
+    tightenModes(building);
     renameSync(building, template);
   } catch (error) {
     if (!existsSync(join(template, 'PG_VERSION'))) throw error;
@@ -48,6 +51,20 @@ export function cachedTemplate(): string | undefined {
   }
   removeOtherTemplates(template);
   return template;
+}
+
+/**
+ * Makes the cached templates owner-only, as a start does to its data directory (the templates hold what every new
+ * database starts with); returns how many entries it changed. None while the cache does not exist, nor when another
+ * user's install made it (a root-owned node_modules): this process may not read or change it, and it is theirs.
+ */
+export function tightenTemplateCache(): number {
+  try {
+    return tightenModes(TEMPLATE_CACHE);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EACCES') return 0;
+    throw error;
+  }
 }
 
 /**
@@ -85,8 +102,8 @@ function packageVersion(entry: string): string {
 
 /** Templates of earlier versions would otherwise pile up, one per change of the schema. */
 function removeOtherTemplates(current: string): void {
-  for (const entry of readdirSync(CACHE)) {
-    const path = join(CACHE, entry);
+  for (const entry of readdirSync(TEMPLATE_CACHE)) {
+    const path = join(TEMPLATE_CACHE, entry);
     if (entry.startsWith(PREFIX) && path !== current && !entry.includes('.building-')) rmSync(path, { recursive: true, force: true });
   }
 }

@@ -4,8 +4,12 @@
 // that server (scripts/cli/server-socket.ts); otherwise, and always on PostgreSQL, here.
 import { loadConfig } from '../app/config.ts';
 import { errorMessage } from '../db/errors.ts';
+import { OWNER_ONLY_UMASK } from '../db/private-files.ts';
 import { opensNoDatabase, runCommandLine } from './cli/commands.ts';
 import { runInServer } from './cli/server-socket.ts';
+
+// The embedded database and the keys beside it that a command may write are the owner's alone (db/private-files.ts).
+process.umask(OWNER_ONLY_UMASK);
 
 const argv = process.argv.slice(2);
 const debug = process.env.DEBUG === '1';

@@ -949,6 +949,13 @@ export interface paths {
          * Create a personal API key
          * @description Creates a key that acts for the current student with the scopes asked for, which must be among those of the
          *     credential making the request (else `403`). The response is the only time the key is shown.
+         *
+         *     **Retries.** With an `Idempotency-Key`, a retry within 24 hours gets the first response again, the same key
+         *     included, and creates nothing (as a payment API replays a creation): a client whose first answer was lost in
+         *     transit can still read the key it made, instead of leaving it unused and making another. For those 24 hours the
+         *     service keeps that response with the key encrypted under its `SECRETS_KEY` (as it keeps webhook signing secrets),
+         *     never in the clear; afterwards only the key's hash remains. Without an `Idempotency-Key`, two requests make two
+         *     keys.
          */
         post: operations["createMyApiKey"];
         delete?: never;
@@ -4439,7 +4446,8 @@ export interface operations {
             query?: {
                 /**
                  * @description The `next_cursor` of an earlier answer: the events committed after it. Absent: from the oldest event kept.
-                 *     Cursors are opaque; a malformed one is a `400`, one older than 30 days a `410`.
+                 *     Cursors are opaque; a malformed one is a `400`, one older than 30 days a `410`. One the feed could not have
+                 *     issued is a `400` too: stamped in the future, or placed before events more than a day older than its stamp.
                  */
                 cursor?: string;
                 /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
@@ -6220,7 +6228,16 @@ export interface operations {
     createMyApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of your choice (a UUID is a good one), 1–255 characters, that makes a create safe to retry. The first
+                 *     successful response to a key is stored with a hash of the request body for 24 hours: a retry with the same key and
+                 *     body gets that response again (with `Idempotent-Replayed: true`) and creates nothing; the same key with a
+                 *     different body is a `422 idempotency_key_reused`; a retry while the first request is still running is a
+                 *     `409 conflict` (retry a little later). Keys belong to the student; a refused request (4xx) stores nothing.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6230,10 +6247,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The key, shown this once. */
+            /** @description The key, shown this once (or, for a retried Idempotency-Key, the first response). */
             201: {
                 headers: {
                     "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6247,7 +6265,9 @@ export interface operations {
             401: components["responses"]["TokenUnauthorized"];
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -10,6 +10,7 @@ import type { ExportLimits } from '../../services/exports/export-limits.ts';
 import type { WebhookEndpointSettings } from '../../services/webhooks/endpoint-settings.ts';
 import type { AuthFailureLimit } from '../../server/auth/auth-failure-limit.ts';
 import type { PasswordAttempts } from '../../server/auth/password-attempts.ts';
+import type { SecretBox } from '../../server/auth/secret-box.ts';
 import type { HandlerContext } from '../../server/contract/handler-types.ts';
 
 export interface GeneralContext extends HandlerContext {
@@ -28,6 +29,8 @@ export interface GeneralContext extends HandlerContext {
   streams: { settings: StreamSettings; open: OpenStreams; readiness: ReadinessGroups; notifications: Notifications };
   /** Where webhook endpoints may point, and the box that seals their signing secrets. */
   webhooks: WebhookEndpointSettings;
+  /** Seals what the service keeps but must not keep in the clear (SECRETS_KEY): a new personal key kept for a retry. */
+  secrets: SecretBox;
   /** The count of failed authentications per address: a calendar feed's unknown token counts as one. */
   authFailures: AuthFailureLimit;
   /** The count of password checks per account. */

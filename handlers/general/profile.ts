@@ -3,6 +3,7 @@ import { insertPersonalKey, listPersonalKeys, revokePersonalKey } from '../../db
 import { insertWithFreshKey } from '../../server/auth/api-keys.ts';
 import { ALL_SCOPES, requireScopes } from '../../server/auth/scopes.ts';
 import { listAuthorizedApps, revokeClientGrants } from '../../db/queries/oauth.ts';
+import { idempotently } from '../../server/http/idempotency.ts';
 import { problems } from '../../server/http/problems.ts';
 import { violatedConstraint } from '../../db/errors.ts';
 import { listRecentWarnings } from '../../db/queries/warnings.ts';
@@ -36,17 +37,33 @@ export const listMyApiKeys: GeneralHandlers['listMyApiKeys'] = async ({ principa
   return { status: 200, body: { data: keys.map(keyBody) } };
 };
 
-export const createMyApiKey: GeneralHandlers['createMyApiKey'] = async ({ body, principal }, { db }) => {
+/**
+ * A retry with the same Idempotency-Key answers the same key, as every creating POST replays its first response: a
+ * client whose first answer was lost would otherwise hold a working key it can never read, and make another. The
+ * response kept for retries holds the key sealed under SECRETS_KEY (as webhook secrets are), never in the clear.
+ */
+export const createMyApiKey: GeneralHandlers['createMyApiKey'] = async ({ headers, body, principal }, context) => {
+  const { db, secrets } = context;
   // A key never grants more than the credential that made it (403 insufficient_scope); by default it cannot mint keys.
   const scopes = body.scopes ?? principal.scopes.filter((scope) => scope !== 'keys:manage');
   requireScopes(principal, scopes);
   // A key minted through an OAuth grant (directly, or by a key that was) ends with that grant.
   const grant_id = principal.credential.grant_id;
-  const { key, record } = await insertWithFreshKey(({ prefix, hash }) =>
-    insertPersonalKey(db, { user_id: principal.user_id, prefix, key_hash: hash, name: body.name, scopes, grant_id }),
-  );
-  return { status: 201, body: { ...keyBody(record), key }, headers: { 'Cache-Control': 'no-store' } };
+  const idempotencyKey = headers['Idempotency-Key'];
+  const request = { userId: principal.user_id, key: idempotencyKey, operationId: 'createMyApiKey', body, now: context.now() };
+  const created = await idempotently(db, request, async (trx): Promise<CreatedKey> => {
+    const { key, record } = await insertWithFreshKey(({ prefix, hash }) =>
+      insertPersonalKey(trx, { user_id: principal.user_id, prefix, key_hash: hash, name: body.name, scopes, grant_id }),
+    );
+    return { status: 201, body: { ...keyBody(record), key: secrets.seal(key, sealContext(record.id)) } };
+  });
+  const key = secrets.open(created.body.key, sealContext(created.body.id));
+  return { ...created, body: { ...created.body, key }, headers: { ...created.headers, 'Cache-Control': 'no-store' } };
 };
+
+type CreatedKey = { status: 201; body: Schemas['CreatedPersonalApiKey']; headers?: Record<string, string> };
+
+const sealContext = (keyId: string) => `personal-api-key:${keyId}`;
 
 export const revokeMyApiKey: GeneralHandlers['revokeMyApiKey'] = async ({ path, principal }, { db, now }) => {
   if (!(await revokePersonalKey(db, principal.user_id, path.key_id, now()))) throw problems.notFound('You have no active key with this id.');

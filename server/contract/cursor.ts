@@ -64,6 +64,7 @@ function decodeCursor(cursor: string | undefined, parts = 2): unknown[] | undefi
   throw notACursor();
 }
 
-function notACursor() {
+/** The 400 of a cursor the list could not have issued. */
+export function notACursor() {
   return problems.invalidRequest([{ path: 'query.cursor', message: 'is not a cursor this list issued' }]);
 }

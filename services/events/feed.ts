@@ -1,9 +1,10 @@
 // The changes feed: a student's events from a stored cursor, in commit order, each in the envelope its webhook
 // delivery carries (envelopeOf), limited to the kinds the credential may read (read-scopes.ts). Events are kept
-// EVENT_RETENTION_DAYS; a cursor issued before that is refused, since events after it may have been purged.
+// EVENT_RETENTION_DAYS; a cursor issued before that is refused, since events after it may have been purged. A cursor
+// is not signed: its stamp is checked against what the feed could have issued at that time instead.
 import type { Db } from '../../db/connect.ts';
 import { deleteEventsBefore, listFeedEvents, type FeedRow } from '../../db/queries/events.ts';
-import { encodeCursor, feedCursor } from '../../server/contract/cursor.ts';
+import { encodeCursor, feedCursor, notACursor } from '../../server/contract/cursor.ts';
 import type { GeneralPrincipal } from '../../server/auth/principal.ts';
 import { REALM, requireScopes } from '../../server/auth/scopes.ts';
 import { problems } from '../../server/http/problems.ts';
@@ -18,6 +19,8 @@ export const EVENT_RETENTION_DAYS = 30;
  */
 const PURGE_MARGIN_DAYS = 1;
 const DAY_MS = 86_400_000;
+/** How far ahead of this process's clock a cursor's stamp may be: another process's clock, not a forged cursor. */
+const CLOCK_SKEW_MS = 5 * 60_000;
 
 /** The kinds the feed lists: every change; a webhook test is a ping to one endpoint, not a change. */
 export const FEED_TYPES = ['task.created', 'task.updated', 'task.completed', 'task.deleted', 'exam.created', 'exam.updated', 'exam.deleted', 'payment.succeeded', 'user.warned', 'room.created', 'room.member_joined', 'room.session_finished'] as const satisfies readonly Exclude<EventType, 'webhook.test'>[];
@@ -33,7 +36,13 @@ export async function readFeed(db: Db, principal: GeneralPrincipal, request: { t
   const types = kindsToRead(principal, request.types);
   const after = feedCursor(request.cursor);
   if (after && after.at.getTime() < now.getTime() - EVENT_RETENTION_DAYS * DAY_MS) throw problems.cursorExpired(EVENT_RETENTION_DAYS);
+  if (after && after.at.getTime() > now.getTime() + CLOCK_SKEW_MS) throw notACursor();
   const { horizon, rows } = await listFeedEvents(db, principal.user_id, { types, after, limit: request.limit + 1 });
+  // An event stamped a margin (the purge's) before a cursor had committed when the feed issued that cursor, so lies
+  // before its place: a cursor placed before such an event was not issued at its stamp (a forged one, placed at 0 and
+  // stamped now, read the whole feed as if it could not expire).
+  const settled = after ? after.at.getTime() - PURGE_MARGIN_DAYS * DAY_MS : -Infinity;
+  if (rows.some((row) => row.created_at.getTime() < settled)) throw notACursor();
   const has_more = rows.length > request.limit;
   const data = rows.slice(0, request.limit);
   const last = data.at(-1);

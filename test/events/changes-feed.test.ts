@@ -1,6 +1,7 @@
 // The changes feed over HTTP: a student's events in commit order from a cursor, in the webhook envelope, limited to
 // what the credential may read, resumable without a gap or a repeat, and refused (410) past the retention.
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { envelopeOf } from '../../services/events/emit.ts';
 import { EVENT_RETENTION_DAYS, purgeExpiredEvents } from '../../services/events/feed.ts';
 import { insertEvent } from '../../db/queries/events.ts';
@@ -124,6 +125,27 @@ describe('listEvents (the changes feed)', () => {
     for (const bad of ['nope', encodeCursor(['2026-11-01T00:00:00Z', 'x', 0]), encodeCursor(['2026-11-01T00:00:00Z', '1', -1])]) {
       assert.equal((await ctx.api.get('/api/events').set(alice.headers).query({ cursor: bad }).expect(400)).body.code, 'invalid_request');
     }
+  });
+
+  it('refuses with 400 a cursor it could not have issued: stamped in the future, or placed before older events', async () => {
+    const ctx = await generalApp();
+    const alice = await ctx.newStudent();
+    const now = Date.now();
+    const threeDaysAgo = new Date(now - 3 * DAY_MS);
+    await addTask(ctx, alice);
+    await sql`update events set created_at = ${threeDaysAgo} where user_id = ${alice.id}`.execute(ctx.db);
+    const { cursor } = await readAll(ctx, alice, 1);
+    const read = (at: number) =>
+      ctx.api.get('/api/events').set(alice.headers).query({ cursor: encodeCursor([new Date(at).toISOString(), '0', 0]) });
+    for (const forged of [now + 365 * DAY_MS, now]) {
+      const res = await read(forged).expect(400);
+      assert.equal(res.body.code, 'invalid_request');
+      assert.deepEqual(res.body.errors, [{ path: 'query.cursor', message: 'is not a cursor this list issued' }]);
+    }
+    // Placed at the start but stamped before the event (by more than a transaction takes): the whole feed, as issued.
+    assert.equal((await read(threeDaysAgo.getTime() - 2 * DAY_MS).expect(200)).body.data.length, 1);
+    // The cursor the feed issued after that event goes on.
+    await ctx.api.get('/api/events').set(alice.headers).query({ cursor }).expect(200);
   });
 
   it('purges events past the retention and its margin, and keeps younger ones', async () => {

@@ -45,10 +45,20 @@ describe('createAccount', () => {
     }
   });
 
-  it('limits account creation to 10 an hour per client address (429 with Retry-After)', async () => {
+  it('limits account creation to 10 an hour per client address (429 with Retry-After); taken names count', async () => {
     const { api } = await generalApp(); // a fresh app has fresh counters
-    for (let i = 0; i < 10; i++) await api.post('/api/accounts').send({ ...account(), password: 'x' }).expect(400);
+    const first = account();
+    await api.post('/api/accounts').send(first).expect(201);
+    for (let i = 0; i < 9; i++) await api.post('/api/accounts').send({ ...account(), email: first.email }).expect(409);
     const res = await api.post('/api/accounts').send(account()).expect(429);
     assert.ok(Number(res.headers['retry-after']) > 0);
+  });
+
+  it('does not count invalid forms (400) against the address: ten typos, then the account is made', async () => {
+    const { api } = await generalApp();
+    for (let i = 0; i < 12; i++) await api.post('/api/accounts').send({ ...account(), password: 'x' }).expect(400);
+    const made = await api.post('/api/accounts').send(account()).expect(201);
+    // The quota is the one a full hour of sign-ups leaves: 9 more, then refused.
+    assert.match(String(made.headers['ratelimit']), /"hour"; r=9;/);
   });
 });

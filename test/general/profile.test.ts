@@ -6,6 +6,7 @@ import { insertPersonalKey } from '../../db/queries/personal-api-keys.ts';
 import { insertWithFreshKey } from '../../server/auth/api-keys.ts';
 import * as avatarHttpsOnly from '../../db/migrations/20261123_0001_avatar_https_only.ts';
 import { generalApp } from '../support/general-app.ts';
+import { describeIdempotentCreate } from '../support/idempotent-create.ts';
 import { partnerApp } from '../support/partner-app.ts';
 import { rolledBack } from '../support/query-fixture.ts';
 
@@ -120,6 +121,8 @@ describe('plans and limits', () => {
   });
 });
 
+const KEYS = '/api/users/me/api-keys';
+
 describe('listMyApiKeys / createMyApiKey / revokeMyApiKey', () => {
   it('creates a key shown once, which then acts for the student through either header, and lists it without the key', async () => {
     const { api, newStudent } = await generalApp();
@@ -210,5 +213,27 @@ describe('listMyApiKeys / createMyApiKey / revokeMyApiKey', () => {
     const alice = await newStudent();
     await api.delete('/api/users/me/api-keys/not-a-uuid').set(alice.headers).expect(400);
     await api.post('/api/users/me/api-keys').set(alice.headers).send({ name: 'k', scopes: ['root'] }).expect(400);
+  });
+
+  it('answers a retried Idempotency-Key with the same working key, kept for the retry only sealed', async () => {
+    const { api, newStudent, db } = await generalApp();
+    const alice = await newStudent();
+    const send = () => api.post(KEYS).set(alice.headers).set('Idempotency-Key', 'k1').send({ name: 'pc' }).expect(201);
+    const first = await send();
+    const retry = await send();
+    assert.equal(retry.body.key, first.body.key);
+    assert.equal(retry.headers['cache-control'], 'no-store');
+    await api.get('/api/users/me').set('x-service-api-key', retry.body.key).expect(200);
+    const stored = db.selectFrom('idempotency_keys').select('response_body').where('user_id', '=', alice.id);
+    const kept = JSON.stringify((await stored.executeTakeFirstOrThrow()).response_body);
+    assert.equal(kept.includes(first.body.key), false, 'the key is not kept in the clear');
+    assert.equal(kept.includes(first.body.key.slice('svc_live_'.length)), false);
+  });
+
+  describeIdempotentCreate({
+    prepare: async () => KEYS,
+    body: { name: 'scripts', scopes: ['profile:read'] },
+    otherBody: { name: 'scripts', scopes: ['tasks:read'] },
+    count: async (api, student) => (await api.get(KEYS).set(student.headers).expect(200)).body.data.length,
   });
 });

@@ -22,14 +22,27 @@ export const TEST_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 /**
  * Starts `node app/start.mjs` with the test's environment plus `env` (a value of undefined removes
  * a variable). PORT defaults to 0 (a free port), LOG_LEVEL to warn and SECRETS_KEY to TEST_SECRETS_KEY.
+ * `umask`: the one the process starts with (this process's otherwise), as a shell's `umask` before the command.
  */
-export function startServerProcess(env: Record<string, string | undefined>, args: string[] = []): ServerProcess {
+export function startServerProcess(
+  env: Record<string, string | undefined>,
+  args: string[] = [],
+  options: { umask?: number } = {},
+): ServerProcess {
   const merged: NodeJS.ProcessEnv = { ...process.env, PORT: '0', LOG_LEVEL: 'warn', SECRETS_KEY: TEST_SECRETS_KEY };
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) delete merged[name];
     else merged[name] = value;
   }
-  const child = spawn(process.execPath, ['app/start.mjs', ...args], { cwd: root, env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
+  // A child inherits the umask at spawn, which is synchronous: this process's is set back before anything else runs.
+  const umask = options.umask === undefined ? undefined : process.umask(options.umask);
+  let child: ChildProcess;
+  try {
+    const stdio = ['ignore', 'pipe', 'pipe'] as const;
+    child = spawn(process.execPath, ['app/start.mjs', ...args], { cwd: root, env: merged, stdio: [...stdio] });
+  } finally {
+    if (umask !== undefined) process.umask(umask);
+  }
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));

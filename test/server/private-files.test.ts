@@ -1,0 +1,89 @@
+// The embedded database's files are the owner's alone, whatever the umask `npm start` runs under: a first start on a
+// new DATA_DIR makes nothing another user could read or write (the data, the keys, the lock, the CLI's socket, the
+// template cache), neither do the writes while it runs and at its stop; a later start tightens what was loosened
+// since, and says how much in one log line; `config check` reports a loosened directory. The real entry point in a
+// child process, started under umask 000.
+import assert from 'node:assert/strict';
+import { chmodSync, lstatSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TEMPLATE_CACHE } from '../../db/pglite-template.ts';
+import { reachableEntries } from '../../db/private-files.ts';
+import { runNode } from '../support/run-node.ts';
+import { startServerProcess, TEST_SECRETS_KEY } from '../support/server-process.ts';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const PERMISSIVE = 0o000;
+
+describe('private files: the embedded database under umask 000', function () {
+  this.timeout(180_000);
+  let parent: string;
+  let dataDir: string;
+  before(() => {
+    parent = mkdtempSync(join(tmpdir(), 'sc-private-'));
+    dataDir = join(parent, 'data'); // not there yet: the start makes it
+  });
+  after(() => rmSync(parent, { recursive: true, force: true }));
+
+  const start = () =>
+    startServerProcess(
+      { DATA_DIR: dataDir, DATABASE_URL: undefined, REDIS_URL: undefined, SHUTDOWN_DRAIN_SECONDS: '0' },
+      [],
+      { umask: PERMISSIVE },
+    );
+  /** What other users could reach, as `path mode` lines (empty: nothing). */
+  const reachable = (path: string) =>
+    reachableEntries(path).reachable.map((entry) => `${entry.path} ${entry.mode.toString(8)}`);
+  const configCheck = () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, SECRETS_KEY: TEST_SECRETS_KEY };
+    delete env.DATABASE_URL;
+    return runNode(['--import', 'tsx', 'scripts/cli.ts', 'config', 'check'], root, env);
+  };
+
+  it('starts with nothing others can reach; the next start tightens a loosened install; config check', async () => {
+    assert.match((await configCheck()).stdout, /^data files\s+not created yet/m);
+    const first = start();
+    const url = await first.listening;
+    // A write while it runs: a new account's rows, in files PostgreSQL may create now.
+    const account = { email: 'pat@example.com', password: 'long enough password', nickname: 'pat', first_name: 'Pat' };
+    const headers = { 'content-type': 'application/json' };
+    const created = await fetch(`${url}/api/accounts`, { method: 'POST', headers, body: JSON.stringify(account) });
+    assert.equal(created.status, 201);
+    assert.ok(reachableEntries(dataDir).entries > 100, 'the database is there');
+    assert.deepEqual(reachable(dataDir), [], 'while it runs (the data, keys, lock and socket)');
+    assert.deepEqual(reachable(TEMPLATE_CACHE), [], 'the template cache');
+    first.child.kill('SIGTERM');
+    assert.equal(await first.exited, 0, first.output());
+    assert.deepEqual(reachable(dataDir), [], 'after its stop');
+
+    // Loosened since: every entry of the data directory and one of the template cache open to everyone.
+    const entries = reachableEntries(dataDir).entries;
+    loosen(dataDir);
+    chmodSync(TEMPLATE_CACHE, 0o777);
+    const check = await configCheck();
+    assert.equal(check.code, 0, check.stderr);
+    const found = new RegExp(`^data files\\s+${entries} of ${entries} entries other users can reach$`, 'm');
+    assert.match(check.stdout, found);
+    assert.match(check.stderr, /^finding: other users can read or write \d+ files and directories .*: the next start/m);
+
+    const second = start();
+    await second.listening;
+    const line = await second.waitFor(/"entries":(\d+),"msg":"\d+ files and directories of the embedded database/);
+    assert.equal(Number(line[1]), entries + 1, second.output());
+    assert.deepEqual(reachable(dataDir), []);
+    assert.deepEqual(reachable(TEMPLATE_CACHE), []);
+    second.child.kill('SIGTERM');
+    assert.equal(await second.exited, 0, second.output());
+    assert.match((await configCheck()).stdout, /^data files\s+owner only$/m);
+  });
+});
+
+/** Read and write for everyone on `dir` and every entry in it, directories searchable too. */
+function loosen(dir: string): void {
+  chmodSync(dir, 0o777);
+  for (const name of readdirSync(dir, { recursive: true }) as string[]) {
+    const path = join(dir, name);
+    chmodSync(path, lstatSync(path).isDirectory() ? 0o777 : 0o666);
+  }
+}
