@@ -7,7 +7,7 @@ import type { Db } from '../db/connect.ts';
 import type { Config } from './config.ts';
 import { DOCS_PATHS, docsRoutes } from '../server/contract/docs.ts';
 import type { Notifications } from '../db/notifications.ts';
-import { DEFAULT_STREAM_SETTINGS, type StreamSettings } from '../services/events/stream-settings.ts';
+import { DEFAULT_STREAM_SETTINGS, type StreamSettings } from '../services/streams/stream-settings.ts';
 import type { Tutor } from '../services/ai/tutor/types.ts';
 import type { AiQueue } from '../services/ai/queue.ts';
 import type { ExportLimits } from '../services/exports/export-limits.ts';

@@ -18,7 +18,7 @@ import {
   type DeckRow,
 } from '../../db/queries/flashcards.ts';
 import type { Db } from '../../db/connect.ts';
-import { readinessMoved } from '../../services/events/readiness.ts';
+import { readinessMoved } from '../../services/readiness/readiness.ts';
 import { recordReview, recordReviews, type RecordedReview } from '../../services/flashcards/reviews.ts';
 import { problems } from '../../server/http/problems.ts';
 import { page, timeIdCursor } from '../../server/contract/cursor.ts';

@@ -115,7 +115,7 @@ export const problems = {
     new Problem('too_many_concurrent_replies', `${detail} Retry in ${retryAfterSeconds} seconds.`, {
       headers: { 'Retry-After': String(retryAfterSeconds) },
     }),
-  /** The account holds as many open streams as it may (services/events/open-streams.ts), whatever their kind or key. */
+  /** The account holds as many open streams as it may (services/streams/open-streams.ts), whatever their kind or key. */
   tooManyStreams: (max: number, retryAfterSeconds: number) =>
     new Problem(
       'too_many_streams',

@@ -8,8 +8,9 @@ import type { components } from '../../generated/general/types.ts';
 import { problems, type FieldError } from '../../server/http/problems.ts';
 import { previousAttributes } from '../events/changes.ts';
 import { emitEvent } from '../events/emit.ts';
-import { readinessMoved, type Student } from '../events/readiness.ts';
+import { readinessMoved } from '../readiness/readiness.ts';
 import { examBody, type Exam } from './exam-body.ts';
+import type { Student } from '../../server/auth/principal.ts';
 
 /** The fields an exam.updated event reports the earlier values of (readiness and days_left move without a change). */
 const EXAM_EVENT_FIELDS = ['subject', 'exam_date', 'notes', 'deck_ids', 'task_ids'] as const;

@@ -10,7 +10,8 @@ import { fsrsParameters, type FsrsParameters } from '../../domain/fsrs.ts';
 import { reviewStep, type Grade } from '../../domain/srs.ts';
 import { localDate } from '../../domain/student-day.ts';
 import { CAPPED_SOURCES, DAILY_CAP, reviewClaim } from '../../domain/xp.ts';
-import { readinessMoved, readinessMovedByReview, readinessWindow, type Student } from '../events/readiness.ts';
+import { readinessMoved, readinessMovedByReview, readinessWindow } from '../readiness/readiness.ts';
+import type { Student } from '../../server/auth/principal.ts';
 
 /** A review as logged, and its card as it is after it. */
 export interface RecordedReview {

@@ -17,10 +17,11 @@ import type { Notifications } from '../../db/notifications.ts';
 import { addPresence, findMemberRoom, insertMove, listMembers, lockRoom, moveBounds, movesAfter, presentMembers, ROOM_MOVES_CHANNEL, roomStreamKind, type RoomMove } from '../../db/queries/rooms.ts';
 import { retriedTransaction } from '../../db/student-transaction.ts';
 import { problems } from '../../server/http/problems.ts';
-import { openSession, revocations } from '../events/live-stream.ts';
-import type { OpenStreams, StreamHolder } from '../events/open-streams.ts';
-import { STREAM_ENDINGS } from '../events/stream-endings.ts';
-import type { StreamSettings } from '../events/stream-settings.ts';
+import { openSession, revocations } from '../streams/live-stream.ts';
+import type { OpenStreams, StreamHolder } from '../streams/open-streams.ts';
+import { followMoves, type Following, type Opening } from '../streams/follow-moves.ts';
+import { STREAM_ENDINGS } from '../streams/stream-endings.ts';
+import type { StreamSettings } from '../streams/stream-settings.ts';
 import { roomBody } from './room-body.ts';
 import { endPresence, recordFinishedSessions } from './writes.ts';
 
@@ -62,7 +63,7 @@ export async function streamRoom(s: RoomStream): Promise<void> {
     announced = true;
     const opening = await openingEvents(s);
     const session = await openSession(s.req, s.res, s.settings.heartbeatMs);
-    if (session) await followMoves(s, session, opening, revoked.endWith);
+    if (session) await followMoves(s, session, ENDINGS, opening, revoked.endWith, followRoom(s, opening.endsAt));
   } finally {
     await place.release();
     // A failed write is made up for by the sweep, which finds the presence's lease gone.
@@ -81,16 +82,13 @@ async function announcePresence(s: RoomStream, streamId: string): Promise<void> 
   });
 }
 
-interface Opening {
-  /** The number of the last move the client holds once these events are sent. */
-  last: number;
+interface RoomOpening extends Opening {
   /** The instant the room's running session ends, if one runs. */
   endsAt: string | null;
-  send: (session: Session) => void;
 }
 
 /** A snapshot, or with a Last-Event-ID this room's stream sent at most MAX_REPLAYED_ROOM_MOVES moves ago, the moves since. */
-async function openingEvents(s: RoomStream): Promise<Opening> {
+async function openingEvents(s: RoomStream): Promise<RoomOpening> {
   const bounds = await moveBounds(s.db, s.roomId);
   const resumeFrom = s.lastEventId === undefined ? undefined : Number(s.lastEventId);
   if (resumeFrom !== undefined && resumeFrom <= bounds.last && resumeFrom >= bounds.first - 1 && bounds.last - resumeFrom <= MAX_REPLAYED_ROOM_MOVES) {
@@ -120,30 +118,14 @@ function endOf(moves: readonly RoomMove[]): string | null {
 }
 
 /**
- * Sends the opening events, then the room's moves after the last one sent each time a commit announces some, until
- * the client leaves, the process stops, the stream's time is up, the credential goes, the student is no longer a
- * member, or the database fails.
+ * The room's moves after the last one sent each time a commit announces some, until the student is no longer a
+ * member; and the running session's finish recorded at its end.
  */
-function followMoves(s: RoomStream, session: Session, opening: Opening, started: (end: (code: Ending) => void) => void): Promise<void> {
-  return new Promise<void>((resolve) => {
-    let last = opening.last;
-    let ended = false;
+function followRoom(s: RoomStream, endsAt: string | null): (following: Following<Ending>) => () => void {
+  return (following) => {
     let reading = false;
     let again = false;
     let finishTimer: NodeJS.Timeout | undefined;
-    let unsubscribe = () => {};
-
-    const end = (code?: Ending) => {
-      if (ended) return;
-      ended = true;
-      unsubscribe();
-      clearTimeout(expiry);
-      clearTimeout(finishTimer);
-      s.streamsEnd.removeEventListener('abort', restarting);
-      if (code && session.isConnected) session.push({ code, detail: ENDINGS[code] }, 'error', String(last));
-      s.res.end();
-      resolve();
-    };
     // A running session finishes at its end: record it then (once, whichever stream of the room comes first).
     const watchEnd = (endsAt: string | null) => {
       clearTimeout(finishTimer);
@@ -156,39 +138,35 @@ function followMoves(s: RoomStream, session: Session, opening: Opening, started:
       try {
         do {
           again = false;
-          if (!(await findMemberRoom(s.db, s.student.user_id, s.roomId))) return end('room_left');
+          if (!(await findMemberRoom(s.db, s.student.user_id, s.roomId))) return following.end('room_left');
           let moves: RoomMove[];
           do {
-            moves = await movesAfter(s.db, s.roomId, last, MAX_REPLAYED_ROOM_MOVES);
+            moves = await movesAfter(s.db, s.roomId, following.last, MAX_REPLAYED_ROOM_MOVES);
             for (const move of moves) {
-              if (ended) return;
-              push(session, move);
-              last = move.id;
+              if (following.ended) return;
+              following.push(move.data, move.kind, move.id);
             }
             if (moves.some((m) => m.kind === 'timer')) watchEnd(endOf(moves));
           } while (moves.length === MAX_REPLAYED_ROOM_MOVES);
-        } while (again && !ended);
+        } while (again && !following.ended);
       } catch (error) {
         s.onError(error);
-        end('service_unavailable');
+        following.end('service_unavailable');
       } finally {
         reading = false;
       }
     };
-    const restarting = () => end('service_restarting');
-    const expiry = setTimeout(() => end('max_duration_reached'), s.settings.maxDurationMs);
-    s.streamsEnd.addEventListener('abort', restarting);
-    s.res.once('close', () => end());
 
-    opening.send(session);
-    watchEnd(opening.endsAt);
-    unsubscribe = s.notifications.subscribe(ROOM_MOVES_CHANNEL, {
+    watchEnd(endsAt);
+    const unsubscribe = s.notifications.subscribe(ROOM_MOVES_CHANNEL, {
       message: (roomId) => void (roomId === s.roomId && catchUp()),
       missed: () => void catchUp(),
     });
     // Moves committed between the opening read and the subscription were announced to no one here.
     void catchUp();
-    started(end);
-    if (s.streamsEnd.aborted) restarting();
-  });
+    return () => {
+      unsubscribe();
+      clearTimeout(finishTimer);
+    };
+  };
 }

@@ -11,9 +11,10 @@ import { taskClaim } from '../../domain/xp.ts';
 import type { components } from '../../generated/general/types.ts';
 import { previousAttributes } from '../events/changes.ts';
 import { emitEvent, outboxRow } from '../events/emit.ts';
-import { readinessMoved, type Student } from '../events/readiness.ts';
+import { readinessMoved } from '../readiness/readiness.ts';
 import { assertSeriesRoom, checkedRecurrence, insertSuccessor } from './series.ts';
 import { taskBody, type Task } from './task-body.ts';
+import type { Student } from '../../server/auth/principal.ts';
 
 /** The fields a task.updated or task.completed event reports the earlier values of. */
 const TASK_EVENT_FIELDS = ['title', 'course', 'due_at', 'status', 'completed_at', 'notes', 'priority', 'recurrence', 'series_id'] as const;

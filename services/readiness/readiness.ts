@@ -9,11 +9,12 @@ import { findUpcomingPreparation } from '../../db/queries/exams.ts';
 import { awardXp } from '../../db/queries/xp.ts';
 import { lockStudent } from '../../db/student-transaction.ts';
 import { findReadinessComparison, nextReadinessVersion, readinessMovedSince, recordReadiness } from '../../db/queries/readiness.ts';
-import { preparationOf, studyWindow } from '../exams/preparation.ts';
+import { preparationOf, studyWindow } from './preparation.ts';
 import type { Readiness } from '../../domain/readiness.ts';
 import { localDate } from '../../domain/student-day.ts';
 import { readinessClaims } from '../../domain/xp.ts';
 import { notifyAfterCommit } from '../../db/notifications.ts';
+import type { Student } from '../../server/auth/principal.ts';
 import { afterReview, type ReviewedCard } from './readiness-after-review.ts';
 
 /** The notification channel of readiness moves; the payload is `<user id>:<version>`. */
@@ -22,11 +23,6 @@ export const READINESS_CHANNEL = 'readiness_moved';
 export const STREAMED_EXAMS = 100;
 /** Components closer than this count as unchanged: a moment's decay of memory is not a move. */
 const COMPONENT_TOLERANCE = 0.0005;
-
-export interface Student {
-  user_id: string;
-  time_zone: string;
-}
 
 /** One exam as the stream shows it (spec: ExamReadinessState). */
 export interface ExamReadinessState {

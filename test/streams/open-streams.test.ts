@@ -1,4 +1,4 @@
-// The open streams of an account (services/events/open-streams.ts) on the run's engine, with short leases: a process
+// The open streams of an account (services/streams/open-streams.ts) on the run's engine, with short leases: a process
 // renews the leases of its streams, a stream whose row is deleted under it (its grant revoked, say) ends at the next
 // renewal, and concurrent opens of one account through several processes never pass the bound together.
 import assert from 'node:assert/strict';
@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import type pg from 'pg';
 import { connect } from '../../db/connect.ts';
 import { notificationsFor, type Notifications } from '../../db/notifications.ts';
-import { openStreams, type StreamRevocation } from '../../services/events/open-streams.ts';
+import { openStreams, type StreamRevocation } from '../../services/streams/open-streams.ts';
 import type { Credential } from '../../server/auth/principal.ts';
 import { Problem } from '../../server/http/problems.ts';
 import { contractClient } from '../support/contract.ts';
