@@ -7,8 +7,7 @@ import { studentTransaction } from '../../db/student-transaction.ts';
 import type { components } from '../../generated/general/types.ts';
 import { problems, type FieldError } from '../../server/http/problems.ts';
 import { previousAttributes } from '../events/changes.ts';
-import { emitEvent } from '../events/emit.ts';
-import { readinessMoved } from '../readiness/readiness.ts';
+import { progress } from '../progress/progress.ts';
 import { examBody, type Exam } from './exam-body.ts';
 import type { Student } from '../../server/auth/principal.ts';
 
@@ -22,8 +21,7 @@ export async function addExam(trx: Db, student: Student, exam: components['schem
   await replaceDeckLinks(trx, student.user_id, row.id, exam.deck_ids ?? []);
   await replaceTaskLinks(trx, student.user_id, row.id, exam.task_ids ?? []);
   const added = await examBody(trx, student, row, at);
-  await emitEvent(trx, { type: 'exam.created', studentId: student.user_id, data: { object: added }, at });
-  await readinessMoved(trx, student, at);
+  await progress(trx, student, at, { event: () => ({ type: 'exam.created', studentId: student.user_id, data: { object: added }, at }) });
   return added;
 }
 
@@ -43,8 +41,9 @@ export async function changeExam(db: Db, student: Student, examId: string, updat
     if (task_ids) await replaceTaskLinks(trx, student.user_id, row.id, task_ids);
     const after = await examBody(trx, student, row, at);
     const previous = previousAttributes(before, after, EXAM_EVENT_FIELDS);
-    if (Object.keys(previous).length > 0) await emitEvent(trx, { type: 'exam.updated', studentId: student.user_id, data: { object: after, previous_attributes: previous }, at });
-    await readinessMoved(trx, student, at);
+    const changed = Object.keys(previous).length > 0;
+    const data = { object: after, previous_attributes: previous };
+    await progress(trx, student, at, { event: changed ? () => ({ type: 'exam.updated', studentId: student.user_id, data, at }) : undefined });
     return after;
   });
 }
@@ -57,8 +56,7 @@ export async function removeExam(db: Db, student: Student, examId: string, at: D
     // The event shows the exam as it was, links and readiness included: read before the links go with it.
     const removed = await examBody(trx, student, current, at);
     await deleteExam(trx, student.user_id, examId);
-    await emitEvent(trx, { type: 'exam.deleted', studentId: student.user_id, data: { object: removed }, at });
-    await readinessMoved(trx, student, at);
+    await progress(trx, student, at, { event: () => ({ type: 'exam.deleted', studentId: student.user_id, data: { object: removed }, at }) });
     return true;
   });
 }

@@ -66,10 +66,16 @@ export async function readinessMoved(trx: Db, student: Student, at: Date): Promi
  * lock held): the review is applied to them (readiness-after-review.ts) instead of reading them again. Should they not
  * hold the card as it was, they are read again.
  */
-export async function readinessMovedByReview(trx: Db, student: Student, at: Date, before: ReadinessComparison & { day_studied: boolean }, review: ReviewedCard): Promise<void> {
+export async function readinessMovedByReview(trx: Db, student: Student, at: Date, { before, review }: ReviewedFacts): Promise<void> {
   const after = afterReview(before, review);
   if (!after) return readinessMoved(trx, student, at);
   await recordMoves(trx, student, at, { ...after, pushed: before.pushed });
+}
+
+/** What a graded review's statement returned of readiness's facts before it, and the card it reviewed. */
+export interface ReviewedFacts {
+  before: ReadinessComparison & { day_studied: boolean };
+  review: ReviewedCard;
 }
 
 /** What a move compares: the upcoming exams' preparation facts, the window's study days, and what was last pushed. */

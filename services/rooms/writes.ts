@@ -26,8 +26,6 @@ import {
   updateSession,
   type RoomRow,
 } from '../../db/queries/rooms.ts';
-import { recordStudyDay } from '../../db/queries/streak.ts';
-import { awardXp } from '../../db/queries/xp.ts';
 import { lockStudent, retriedTransaction } from '../../db/student-transaction.ts';
 import { focusState, plannedEnd, timerStep, type TimerAction } from '../../domain/focus-timer.ts';
 import { localDate } from '../../domain/student-day.ts';
@@ -37,6 +35,7 @@ import { generateJoinCode } from '../../server/auth/room-join-codes.ts';
 import { hashSecret } from '../../server/auth/secret-hash.ts';
 import { problems } from '../../server/http/problems.ts';
 import { emitEvent } from '../events/emit.ts';
+import { progress } from '../progress/progress.ts';
 import { MAX_ROOM_MEMBERS, MAX_ROOMS_JOINED, MAX_ROOMS_OWNED } from './limits.ts';
 import { roomBody, timerBody, type Room, type RoomTimer } from './room-body.ts';
 
@@ -160,9 +159,10 @@ export async function recordFinishedSession(trx: Db, roomId: string, now: Date):
   for (const member of members) {
     await lockStudent(trx, member.user_id);
     const day = localDate(end, member.time_zone);
-    await recordStudyDay(trx, member.user_id, day, now);
-    const xp = await awardXp(trx, member.user_id, focusClaim(session.id, session.duration_ms, day), now);
-    await emitEvent(trx, { type: 'room.session_finished', studentId: member.user_id, data: { object: body, xp_awarded: xp }, at: now });
+    await progress(trx, member, now, {
+      studied: { day, claim: focusClaim(session.id, session.duration_ms, day) },
+      event: (xp) => ({ type: 'room.session_finished', studentId: member.user_id, data: { object: body, xp_awarded: xp }, at: now }),
+    });
   }
 }
 

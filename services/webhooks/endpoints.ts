@@ -25,7 +25,7 @@ import { problems } from '../../server/http/problems.ts';
 import { emitEvent } from '../events/emit.ts';
 import { endpointBody } from './endpoint-body.ts';
 import type { WebhookEndpointSettings } from './endpoint-settings.ts';
-import { scheduleDelivery } from './queue.ts';
+import { resendDelivery, scheduleDelivery } from './queue.ts';
 import { createWebhookSecret, sealEndpointSecret, SECRET_ROTATION_OVERLAP_MS } from './secrets.ts';
 
 /** Endpoints per student: enough for a few integrations, few enough that one change fans out to a handful. */
@@ -83,6 +83,20 @@ export async function sendTestEvent(db: Db, userId: string, endpointId: string, 
     if (!endpoint) return undefined;
     const eventId = await emitEvent(trx, { type: 'webhook.test', studentId: userId, data: { object: endpointBody(endpoint) }, at, direct: true });
     const deliveryId = await scheduleDelivery(trx, { eventId, endpointId: endpoint.id }, at);
+    return (await findDelivery(trx, endpoint.id, deliveryId))!;
+  });
+}
+
+/**
+ * One more attempt of a delivery to an endpoint of the student's (queue.ts resendDelivery); returns the delivery as it
+ * is then, or undefined when the student has no endpoint with this id.
+ */
+export async function resendEndpointDelivery(db: Db, userId: string, endpointId: string, deliveryId: string, at: Date): Promise<DeliveryRow | undefined> {
+  return studentTransaction(db, userId, async (trx) => {
+    const endpoint = await enabledEndpoint(trx, userId, endpointId);
+    if (!endpoint) return undefined;
+    if (!(await findDelivery(trx, endpoint.id, deliveryId))) throw problems.notFound('This endpoint has no delivery with this id.');
+    await resendDelivery(trx, deliveryId, at);
     return (await findDelivery(trx, endpoint.id, deliveryId))!;
   });
 }
