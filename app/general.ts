@@ -27,7 +27,8 @@ import { createLimiter, type LimitStores } from '../server/limits/rate-limits.ts
 import { serveSurface } from '../server/contract/surface.ts';
 import { generalAuthenticators } from '../server/auth/authenticate-general.ts';
 import type { GeneralPrincipal } from '../server/auth/principal.ts';
-import { authorizeScopes, REALM } from '../server/auth/scopes.ts';
+import { REALM } from '../server/auth/realm.ts';
+import { authorizeScopes } from '../server/auth/scopes.ts';
 import { hashSecret } from '../server/auth/secret-hash.ts';
 
 export const GENERAL_PREFIX = '/api';

@@ -5,7 +5,7 @@ import type { Db } from '../../db/connect.ts';
 import { deleteExam, findExamForUpdate, insertExam, ownedDeckIds, ownedTaskIds, replaceDeckLinks, replaceTaskLinks, updateExam } from '../../db/queries/exams.ts';
 import { studentTransaction } from '../../db/student-transaction.ts';
 import type { components } from '../../generated/general/types.ts';
-import { problems, type FieldError } from '../../server/http/problems.ts';
+import { InputError, type FieldError } from '../../domain/errors.ts';
 import { previousAttributes } from '../events/changes.ts';
 import { progress } from '../progress/progress.ts';
 import { examBody, type Exam } from './exam-body.ts';
@@ -73,5 +73,5 @@ async function assertOwnLinks(db: Db, userId: string, links: { deck_ids?: string
     ...(links.deck_ids ?? []).flatMap((id, i) => (decks.has(id.toLowerCase()) ? [] : [{ path: `body.deck_ids.${i}`, message: `names no deck of yours (${id})` }])),
     ...(links.task_ids ?? []).flatMap((id, i) => (tasks.has(id.toLowerCase()) ? [] : [{ path: `body.task_ids.${i}`, message: `names no task of yours (${id})` }])),
   ];
-  if (errors.length > 0) throw problems.invalidRequest(errors);
+  if (errors.length > 0) throw new InputError(errors);
 }

@@ -16,14 +16,13 @@ import type { Db } from '../../db/connect.ts';
 import type { Notifications } from '../../db/notifications.ts';
 import { addPresence, findMemberRoom, insertMove, listMembers, lockRoom, moveBounds, movesAfter, presentMembers, ROOM_MOVES_CHANNEL, roomStreamKind, type RoomMove } from '../../db/queries/rooms.ts';
 import { retriedTransaction } from '../../db/student-transaction.ts';
-import { problems } from '../../server/http/problems.ts';
 import { openSession, revocations } from '../streams/live-stream.ts';
 import type { OpenStreams, StreamHolder } from '../streams/open-streams.ts';
 import { followMoves, type Following, type Opening } from '../streams/follow-moves.ts';
 import { STREAM_ENDINGS } from '../streams/stream-endings.ts';
 import type { StreamSettings } from '../streams/stream-settings.ts';
 import { roomBody } from './room-body.ts';
-import { endPresence, recordFinishedSessions } from './writes.ts';
+import { endPresence, noRoom, recordFinishedSessions } from './writes.ts';
 
 /** A Last-Event-ID further behind than this many moves gets a fresh snapshot (`missed: true`) instead of the replay. */
 export const MAX_REPLAYED_ROOM_MOVES = 100;
@@ -54,7 +53,7 @@ export interface RoomStream {
 /** Resolves once the stream has ended, whoever ended it. */
 export async function streamRoom(s: RoomStream): Promise<void> {
   const userId = s.student.user_id;
-  if (!(await findMemberRoom(s.db, userId, s.roomId))) throw problems.notFound('You are in no room with this id.');
+  if (!(await findMemberRoom(s.db, userId, s.roomId))) throw noRoom();
   const revoked = revocations();
   const place = await s.openStreams.take(s.student, roomStreamKind(s.roomId), revoked.revoke);
   let announced = false;
@@ -98,7 +97,7 @@ async function openingEvents(s: RoomStream): Promise<RoomOpening> {
   const at = s.now();
   await recordFinishedSessions(s.db, [s.roomId], at);
   const row = await findMemberRoom(s.db, s.student.user_id, s.roomId);
-  if (!row) throw problems.notFound('You are in no room with this id.');
+  if (!row) throw noRoom();
   const { timer } = await roomBody(s.db, s.student.user_id, row, at);
   const present = await presentMembers(s.db, s.roomId);
   const members = (await listMembers(s.db, s.roomId)).filter((m) => present.has(m.user_id)).map((m) => ({ nickname: m.nickname, first_name: m.first_name }));

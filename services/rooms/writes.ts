@@ -33,21 +33,23 @@ import { focusClaim } from '../../domain/xp.ts';
 import type { components } from '../../generated/general/types.ts';
 import { generateJoinCode } from '../../server/auth/room-join-codes.ts';
 import { hashSecret } from '../../server/auth/secret-hash.ts';
-import { problems } from '../../server/http/problems.ts';
+import { ConflictError, LimitError, NotAllowedError, NotFoundError } from '../../domain/errors.ts';
 import { emitEvent } from '../events/emit.ts';
 import { progress } from '../progress/progress.ts';
-import { MAX_ROOM_MEMBERS, MAX_ROOMS_JOINED, MAX_ROOMS_OWNED } from './limits.ts';
+import { MAX_ROOM_MEMBERS, MAX_ROOMS_JOINED, MAX_ROOMS_OWNED } from '../../domain/bounds.ts';
 import { roomBody, timerBody, type Room, type RoomTimer } from './room-body.ts';
 
 /** What each action is called on the room's stream. */
 const TIMER_EVENTS = { start: 'started', pause: 'paused', resume: 'resumed', stop: 'stopped' } as const;
 
-const noRoom = () => problems.notFound('You are in no room with this id.');
+export const noRoom = () => new NotFoundError('You are in no room with this id.');
+const joinedTooMany = () =>
+  new LimitError('room_join_limit_reached', `You are in ${MAX_ROOMS_JOINED} rooms, the most a student may; leave one first.`, { max: MAX_ROOMS_JOINED });
 
 /** Creates a room owned by the student, in the caller's transaction (which holds the student's lock). */
 export async function addRoom(trx: Db, studentId: string, room: components['schemas']['NewRoom'], at: Date): Promise<Room> {
-  if ((await countOwnedRooms(trx, studentId)) >= MAX_ROOMS_OWNED) throw problems.roomLimitReached(MAX_ROOMS_OWNED);
-  if ((await countJoinedRooms(trx, studentId)) >= MAX_ROOMS_JOINED) throw problems.roomJoinLimitReached(MAX_ROOMS_JOINED);
+  if ((await countOwnedRooms(trx, studentId)) >= MAX_ROOMS_OWNED) throw new LimitError('room_limit_reached', `You own ${MAX_ROOMS_OWNED} rooms, the most a student may; delete one first.`, { max: MAX_ROOMS_OWNED });
+  if ((await countJoinedRooms(trx, studentId)) >= MAX_ROOMS_JOINED) throw joinedTooMany();
   const row = await insertRoom(trx, { name: room.title, course: room.course ?? null, created_by: studentId }, at);
   const body = await roomBody(trx, studentId, row, at);
   await emitEvent(trx, { type: 'room.created', studentId, data: { object: body }, at });
@@ -68,19 +70,19 @@ async function inMemberRoom<T>(db: Db, studentId: string, roomId: string, at: Da
 }
 
 function ownerOnly(room: RoomRow, studentId: string, what: string): void {
-  if (room.created_by !== studentId) throw problems.roomOwnerOnly(what);
+  if (room.created_by !== studentId) throw new NotAllowedError('room_owner_only', `Only the room's owner may ${what}.`);
 }
 
 /** Joins the room whose current code this is; joining a room twice changes nothing. */
 export async function joinByCode(db: Db, studentId: string, code: string, at: Date): Promise<Room> {
   return retriedTransaction(db, async (trx) => {
     const target = await lockRoomByCode(trx, hashSecret(code));
-    if (!target) throw problems.notFound('No room has this join code; it may have been rotated or revoked.');
+    if (!target) throw new NotFoundError('No room has this join code; it may have been rotated or revoked.');
     const already = await findMemberRoom(trx, studentId, target.id);
     if (already) return roomBody(trx, studentId, already, at);
-    if ((await countMembers(trx, target.id)) >= MAX_ROOM_MEMBERS) throw problems.roomFull(MAX_ROOM_MEMBERS);
+    if ((await countMembers(trx, target.id)) >= MAX_ROOM_MEMBERS) throw new LimitError('room_full', `This room has ${MAX_ROOM_MEMBERS} members, the most a room may have.`, { max: MAX_ROOM_MEMBERS });
     await lockStudent(trx, studentId);
-    if ((await countJoinedRooms(trx, studentId)) >= MAX_ROOMS_JOINED) throw problems.roomJoinLimitReached(MAX_ROOMS_JOINED);
+    if ((await countJoinedRooms(trx, studentId)) >= MAX_ROOMS_JOINED) throw joinedTooMany();
     await addMember(trx, target.id, studentId, at);
     await recordFinishedSession(trx, target.id, at);
     const room = (await findMemberRoom(trx, studentId, target.id))!;
@@ -134,7 +136,7 @@ export async function controlTimer(db: Db, studentId: string, roomId: string, ac
   return inMemberRoom(db, studentId, roomId, at, async (trx) => {
     const current = (await latestSessions(trx, [roomId])).get(roomId);
     const step = timerStep(current, action, at);
-    if ('refused' in step) throw problems.roomTimerConflict(step.refused);
+    if ('refused' in step) throw new ConflictError('room_timer_conflict', step.refused);
     const session = 'start' in step ? await insertSession(trx, { room_id: roomId, started_by: studentId, duration_ms: step.start.duration_ms, started_at: at }) : await updateSession(trx, current!.id, step.change);
     const timer = timerBody(session, at);
     await insertMove(trx, roomId, 'timer', { event: TIMER_EVENTS[action.action], timer }, at);
