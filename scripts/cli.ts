@@ -1,11 +1,11 @@
 // npm run cli -- <command>: the operator's tool for the database the server uses (migrations, seed data,
 // partner API keys, holiday calendars). Exit codes: 0 done, 1 failed while running, 2 wrong command line.
 // While npm start runs on the embedded database (which one process at a time may open), a command line runs in
-// that server (scripts/cli/server-socket.ts); otherwise, and always on PostgreSQL, here.
+// that server (app/cli/server-socket.ts); otherwise, and always on PostgreSQL, here.
 import { loadConfig } from '../app/config.ts';
 import { errorMessage } from '../db/errors.ts';
-import { opensNoDatabase, runCommandLine } from './cli/commands.ts';
-import { runInServer } from './cli/server-socket.ts';
+import { opensNoDatabase, runCommandLine } from '../app/cli/commands.ts';
+import { runInServer } from '../app/cli/server-socket.ts';
 
 const argv = process.argv.slice(2);
 const debug = process.env.DEBUG === '1';

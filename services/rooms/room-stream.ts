@@ -21,7 +21,7 @@ import type { OpenStreams, StreamHolder } from '../streams/open-streams.ts';
 import { followMoves, type Following, type Opening } from '../streams/follow-moves.ts';
 import { STREAM_ENDINGS } from '../streams/stream-endings.ts';
 import type { StreamSettings } from '../streams/stream-settings.ts';
-import { roomBody } from './room-body.ts';
+import { memberName, roomBody } from './room-body.ts';
 import { endPresence, noRoom, recordFinishedSessions } from './writes.ts';
 
 /** A Last-Event-ID further behind than this many moves gets a fresh snapshot (`missed: true`) instead of the replay. */
@@ -77,7 +77,7 @@ async function announcePresence(s: RoomStream, streamId: string): Promise<void> 
     const member = (await listMembers(trx, s.roomId)).find((m) => m.user_id === s.student.user_id);
     if (!member) return;
     await addPresence(trx, { stream_id: streamId, room_id: s.roomId, user_id: member.user_id }, s.now());
-    await insertMove(trx, s.roomId, 'presence', { event: 'joined', member: { nickname: member.nickname, first_name: member.first_name } }, s.now());
+    await insertMove(trx, s.roomId, 'presence', { event: 'joined', member: memberName(member) }, s.now());
   });
 }
 
@@ -100,7 +100,7 @@ async function openingEvents(s: RoomStream): Promise<RoomOpening> {
   if (!row) throw noRoom();
   const { timer } = await roomBody(s.db, s.student.user_id, row, at);
   const present = await presentMembers(s.db, s.roomId);
-  const members = (await listMembers(s.db, s.roomId)).filter((m) => present.has(m.user_id)).map((m) => ({ nickname: m.nickname, first_name: m.first_name }));
+  const members = (await listMembers(s.db, s.roomId)).filter((m) => present.has(m.user_id)).map(memberName);
   const last = (await moveBounds(s.db, s.roomId)).last;
   const snapshot = { at: at.toISOString(), missed: resumeFrom !== undefined, timer, present: members };
   return { last, endsAt: timer?.status === 'running' ? timer.ends_at : null, send: (session) => session.push(snapshot, 'snapshot', String(last)) };

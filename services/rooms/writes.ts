@@ -37,7 +37,7 @@ import { ConflictError, LimitError, NotAllowedError, NotFoundError } from '../..
 import { emitEvent } from '../events/emit.ts';
 import { progress } from '../progress/progress.ts';
 import { MAX_ROOM_MEMBERS, MAX_ROOMS_JOINED, MAX_ROOMS_OWNED } from '../../domain/bounds.ts';
-import { roomBody, timerBody, type Room, type RoomTimer } from './room-body.ts';
+import { memberBody, memberName, roomBody, timerBody, type Room, type RoomTimer } from './room-body.ts';
 
 /** What each action is called on the room's stream. */
 const TIMER_EVENTS = { start: 'started', pause: 'paused', resume: 'resumed', stop: 'stopped' } as const;
@@ -87,11 +87,11 @@ export async function joinByCode(db: Db, studentId: string, code: string, at: Da
     await recordFinishedSession(trx, target.id, at);
     const room = (await findMemberRoom(trx, studentId, target.id))!;
     const member = (await listMembers(trx, target.id)).find((m) => m.user_id === studentId)!;
-    const memberBody = { nickname: member.nickname, first_name: member.first_name, role: 'member' as const, joined_at: member.joined_at.toISOString(), present: false };
+    const joiner = memberBody(member, false);
     const joined = await roomBody(trx, studentId, room, at);
-    await emitEvent(trx, { type: 'room.member_joined', studentId, data: { object: joined, member: memberBody }, at });
+    await emitEvent(trx, { type: 'room.member_joined', studentId, data: { object: joined, member: joiner }, at });
     if (room.created_by && room.created_by !== studentId) {
-      await emitEvent(trx, { type: 'room.member_joined', studentId: room.created_by, data: { object: await roomBody(trx, room.created_by, room, at), member: memberBody }, at });
+      await emitEvent(trx, { type: 'room.member_joined', studentId: room.created_by, data: { object: await roomBody(trx, room.created_by, room, at), member: joiner }, at });
     }
     return joined;
   });
@@ -189,6 +189,6 @@ export async function endPresence(db: Db, roomId: string, streamId: string, at: 
     const userId = await removePresence(trx, streamId);
     const member = userId && (await listMembers(trx, roomId)).find((m) => m.user_id === userId);
     if (!member) return;
-    await insertMove(trx, roomId, 'presence', { event: 'left', member: { nickname: member.nickname, first_name: member.first_name } }, at);
+    await insertMove(trx, roomId, 'presence', { event: 'left', member: memberName(member) }, at);
   });
 }

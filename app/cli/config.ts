@@ -2,9 +2,9 @@
 // (app/config-variables.ts), secrets masked, without opening the database. Exit 1 with the one-line reason when a
 // setting is invalid.
 import { signingKeySource } from '../../server/auth/signing-key-store.ts';
-import { configFrom } from '../../app/config.ts';
-import { CONFIG_VARIABLES } from '../../app/config-variables.ts';
-import { readVariables } from '../../app/env-variables.ts';
+import { configFrom } from '../config.ts';
+import { CONFIG_VARIABLES } from '../config-variables.ts';
+import { readVariables } from '../env-variables.ts';
 import { parse } from './shared.ts';
 
 const SIGNING_KEYS = { JWT_PRIVATE_KEY: 'JWT_PRIVATE_KEY alone', DATA_DIR: 'a file in DATA_DIR', database: 'the database, encrypted with SECRETS_KEY' };
