@@ -124,4 +124,8 @@ export class UnavailableError extends ServiceError {
 }
 
 /** The codes of a webhook URL the service refuses to deliver to (services/webhooks/target-address.ts says which). */
-export type UndeliverableCode = 'webhook_url_invalid' | 'webhook_url_not_https' | 'webhook_url_unresolvable' | 'webhook_url_not_public';
+export type UndeliverableCode =
+  | 'webhook_url_invalid'
+  | 'webhook_url_not_https'
+  | 'webhook_url_unresolvable'
+  | 'webhook_url_not_public';

@@ -2,7 +2,14 @@
 // builders (problems.ts) take status and title from here, so a code missing from this table does not compile, and the
 // errors guide (docs/errors.md, written by `npm run generate`) is this table. The bounds it states are read from
 // where the services read them (domain/bounds.ts), so the guide cannot drift from what is enforced.
-import { EVENT_RETENTION_DAYS, MAX_FEEDS_PER_STUDENT, MAX_OPEN_SERIES, MAX_ROOM_MEMBERS, MAX_ROOMS_JOINED, MAX_ROOMS_OWNED } from '../../domain/bounds.ts';
+import {
+  EVENT_RETENTION_DAYS,
+  MAX_FEEDS_PER_STUDENT,
+  MAX_OPEN_SERIES,
+  MAX_ROOM_MEMBERS,
+  MAX_ROOMS_JOINED,
+  MAX_ROOMS_OWNED,
+} from '../../domain/bounds.ts';
 import { OFFLINE_REVIEW_WINDOW_DAYS } from '../../domain/srs.ts';
 
 export interface ProblemCodeEntry {

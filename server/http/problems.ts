@@ -124,7 +124,8 @@ export function problemOf(error: unknown): Problem | undefined {
   }
   const code: ProblemCode = error.code;
   const retryAfter = error instanceof LimitError ? error.bound.retryAfterSeconds : undefined;
-  return new Problem(code, error.message, retryAfter === undefined ? {} : { headers: { 'Retry-After': String(retryAfter) } });
+  const headers = retryAfter === undefined ? undefined : { 'Retry-After': String(retryAfter) };
+  return new Problem(code, error.message, headers ? { headers } : {});
 }
 
 /**

@@ -21,7 +21,8 @@ export async function addExam(trx: Db, student: Student, exam: components['schem
   await replaceDeckLinks(trx, student.user_id, row.id, exam.deck_ids ?? []);
   await replaceTaskLinks(trx, student.user_id, row.id, exam.task_ids ?? []);
   const added = await examBody(trx, student, row, at);
-  await progress(trx, student, at, { event: () => ({ type: 'exam.created', studentId: student.user_id, data: { object: added }, at }) });
+  const created = { type: 'exam.created' as const, studentId: student.user_id, data: { object: added }, at };
+  await progress(trx, student, at, { event: () => created });
   return added;
 }
 
@@ -43,7 +44,8 @@ export async function changeExam(db: Db, student: Student, examId: string, updat
     const previous = previousAttributes(before, after, EXAM_EVENT_FIELDS);
     const changed = Object.keys(previous).length > 0;
     const data = { object: after, previous_attributes: previous };
-    await progress(trx, student, at, { event: changed ? () => ({ type: 'exam.updated', studentId: student.user_id, data, at }) : undefined });
+    const updated = { type: 'exam.updated' as const, studentId: student.user_id, data, at };
+    await progress(trx, student, at, { event: changed ? () => updated : undefined });
     return after;
   });
 }
@@ -56,7 +58,8 @@ export async function removeExam(db: Db, student: Student, examId: string, at: D
     // The event shows the exam as it was, links and readiness included: read before the links go with it.
     const removed = await examBody(trx, student, current, at);
     await deleteExam(trx, student.user_id, examId);
-    await progress(trx, student, at, { event: () => ({ type: 'exam.deleted', studentId: student.user_id, data: { object: removed }, at }) });
+    const deleted = { type: 'exam.deleted' as const, studentId: student.user_id, data: { object: removed }, at };
+    await progress(trx, student, at, { event: () => deleted });
     return true;
   });
 }

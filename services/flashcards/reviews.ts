@@ -43,7 +43,12 @@ export async function recordReview(trx: Db, student: Student, review: GradedCard
   await progress(trx, student, at, {
     reviewed: {
       before: facts,
-      review: { deck_id: card.deck_id, before: memoryOf(card), after: memoryOf(updated), in_window: review.reviewedAt >= window.since },
+      review: {
+        deck_id: card.deck_id,
+        before: memoryOf(card),
+        after: memoryOf(updated),
+        in_window: review.reviewedAt >= window.since,
+      },
     },
   });
   return { review: logged, card: updated };

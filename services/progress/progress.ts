@@ -11,7 +11,7 @@ import type { Student } from '../../server/auth/principal.ts';
 import { emitEvent, type EmittedEvent, type EventType } from '../events/emit.ts';
 import { readinessMoved, readinessMovedByReview, type ReviewedFacts } from '../readiness/readiness.ts';
 
-/** The study readiness counts (db/queries/exams.ts studyDays: reviews and completed tasks); a focus session moves none. */
+/** The study readiness counts (db/queries/exams.ts studyDays: reviews and completed tasks); focus sessions are not. */
 const COUNTED_BY_READINESS: ReadonlySet<XpSource> = new Set(['review', 'task']);
 
 /** The day studied, in the student's zone, and the xp it claims. */
@@ -29,15 +29,22 @@ export interface StudyAction<T extends EventType> {
   event?: (xpAwarded: number) => EmittedEvent<T>;
 }
 
-/** Records what follows a study action in its transaction; returns the xp it earned (0 when capped or earned before). */
-export async function progress<T extends EventType>(trx: Db, student: Student, at: Date, action: StudyAction<T> = {}): Promise<number> {
+/** Records what follows a study action in its transaction; returns the xp it earned (0: capped, or earned before). */
+export async function progress<T extends EventType>(
+  trx: Db,
+  student: Student,
+  at: Date,
+  action: StudyAction<T> = {},
+): Promise<number> {
   let xp = 0;
   if (action.studied) {
     await recordStudyDay(trx, student.user_id, action.studied.day, at);
     xp = await awardXp(trx, student.user_id, action.studied.claim, at);
   }
   if (action.reviewed) await readinessMovedByReview(trx, student, at, action.reviewed);
-  else if (!action.studied || COUNTED_BY_READINESS.has(action.studied.claim.source)) await readinessMoved(trx, student, at);
+  else if (!action.studied || COUNTED_BY_READINESS.has(action.studied.claim.source)) {
+    await readinessMoved(trx, student, at);
+  }
   if (action.event) await emitEvent(trx, action.event(xp));
   return xp;
 }

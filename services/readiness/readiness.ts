@@ -66,7 +66,12 @@ export async function readinessMoved(trx: Db, student: Student, at: Date): Promi
  * lock held): the review is applied to them (readiness-after-review.ts) instead of reading them again. Should they not
  * hold the card as it was, they are read again.
  */
-export async function readinessMovedByReview(trx: Db, student: Student, at: Date, { before, review }: ReviewedFacts): Promise<void> {
+export async function readinessMovedByReview(
+  trx: Db,
+  student: Student,
+  at: Date,
+  { before, review }: ReviewedFacts,
+): Promise<void> {
   const after = afterReview(before, review);
   if (!after) return readinessMoved(trx, student, at);
   await recordMoves(trx, student, at, { ...after, pushed: before.pushed });

@@ -43,12 +43,17 @@ import { memberBody, memberName, roomBody, timerBody, type Room, type RoomTimer 
 const TIMER_EVENTS = { start: 'started', pause: 'paused', resume: 'resumed', stop: 'stopped' } as const;
 
 export const noRoom = () => new NotFoundError('You are in no room with this id.');
-const joinedTooMany = () =>
-  new LimitError('room_join_limit_reached', `You are in ${MAX_ROOMS_JOINED} rooms, the most a student may; leave one first.`, { max: MAX_ROOMS_JOINED });
+const joinedTooMany = () => {
+  const detail = `You are in ${MAX_ROOMS_JOINED} rooms, the most a student may; leave one first.`;
+  return new LimitError('room_join_limit_reached', detail, { max: MAX_ROOMS_JOINED });
+};
 
 /** Creates a room owned by the student, in the caller's transaction (which holds the student's lock). */
 export async function addRoom(trx: Db, studentId: string, room: components['schemas']['NewRoom'], at: Date): Promise<Room> {
-  if ((await countOwnedRooms(trx, studentId)) >= MAX_ROOMS_OWNED) throw new LimitError('room_limit_reached', `You own ${MAX_ROOMS_OWNED} rooms, the most a student may; delete one first.`, { max: MAX_ROOMS_OWNED });
+  if ((await countOwnedRooms(trx, studentId)) >= MAX_ROOMS_OWNED) {
+    const detail = `You own ${MAX_ROOMS_OWNED} rooms, the most a student may; delete one first.`;
+    throw new LimitError('room_limit_reached', detail, { max: MAX_ROOMS_OWNED });
+  }
   if ((await countJoinedRooms(trx, studentId)) >= MAX_ROOMS_JOINED) throw joinedTooMany();
   const row = await insertRoom(trx, { name: room.title, course: room.course ?? null, created_by: studentId }, at);
   const body = await roomBody(trx, studentId, row, at);
@@ -80,7 +85,10 @@ export async function joinByCode(db: Db, studentId: string, code: string, at: Da
     if (!target) throw new NotFoundError('No room has this join code; it may have been rotated or revoked.');
     const already = await findMemberRoom(trx, studentId, target.id);
     if (already) return roomBody(trx, studentId, already, at);
-    if ((await countMembers(trx, target.id)) >= MAX_ROOM_MEMBERS) throw new LimitError('room_full', `This room has ${MAX_ROOM_MEMBERS} members, the most a room may have.`, { max: MAX_ROOM_MEMBERS });
+    if ((await countMembers(trx, target.id)) >= MAX_ROOM_MEMBERS) {
+      const detail = `This room has ${MAX_ROOM_MEMBERS} members, the most a room may have.`;
+      throw new LimitError('room_full', detail, { max: MAX_ROOM_MEMBERS });
+    }
     await lockStudent(trx, studentId);
     if ((await countJoinedRooms(trx, studentId)) >= MAX_ROOMS_JOINED) throw joinedTooMany();
     await addMember(trx, target.id, studentId, at);

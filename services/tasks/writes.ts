@@ -82,7 +82,8 @@ export async function removeTask(db: Db, student: Student, taskId: string, at: D
   return studentTransaction(db, student.user_id, async (trx) => {
     const removed = await deleteTask(trx, student.user_id, taskId);
     if (!removed) return false;
-    await progress(trx, student, at, { event: () => ({ type: 'task.deleted', studentId: student.user_id, data: { object: taskBody(removed) }, at }) });
+    const deleted = { type: 'task.deleted' as const, studentId: student.user_id, data: { object: taskBody(removed) }, at };
+    await progress(trx, student, at, { event: () => deleted });
     return true;
   });
 }

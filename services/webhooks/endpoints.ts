@@ -92,11 +92,19 @@ export async function sendTestEvent(db: Db, userId: string, endpointId: string, 
  * One more attempt of a delivery to an endpoint of the student's (queue.ts resendDelivery); returns the delivery as it
  * is then, or undefined when the student has no endpoint with this id.
  */
-export async function resendEndpointDelivery(db: Db, userId: string, endpointId: string, deliveryId: string, at: Date): Promise<DeliveryRow | undefined> {
+export async function resendEndpointDelivery(
+  db: Db,
+  userId: string,
+  endpointId: string,
+  deliveryId: string,
+  at: Date,
+): Promise<DeliveryRow | undefined> {
   return studentTransaction(db, userId, async (trx) => {
     const endpoint = await enabledEndpoint(trx, userId, endpointId);
     if (!endpoint) return undefined;
-    if (!(await findDelivery(trx, endpoint.id, deliveryId))) throw new NotFoundError('This endpoint has no delivery with this id.');
+    if (!(await findDelivery(trx, endpoint.id, deliveryId))) {
+      throw new NotFoundError('This endpoint has no delivery with this id.');
+    }
     await resendDelivery(trx, deliveryId, at);
     return (await findDelivery(trx, endpoint.id, deliveryId))!;
   });

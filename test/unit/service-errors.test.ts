@@ -3,7 +3,14 @@
 // Retry-After, a credential's challenge as WWW-Authenticate, invalid parts as `errors`.
 import assert from 'node:assert/strict';
 import { MAX_ROOM_MEMBERS } from '../../domain/bounds.ts';
-import { AuthenticationError, ConflictError, InputError, LimitError, NotFoundError, UnavailableError } from '../../domain/errors.ts';
+import {
+  AuthenticationError,
+  ConflictError,
+  InputError,
+  LimitError,
+  NotFoundError,
+  UnavailableError,
+} from '../../domain/errors.ts';
 import { REALM } from '../../server/auth/realm.ts';
 import { PROBLEM_CODES } from '../../server/http/problem-codes.ts';
 import { dependencyFailure, problemOf, problems } from '../../server/http/problems.ts';
@@ -11,7 +18,9 @@ import { dependencyFailure, problemOf, problems } from '../../server/http/proble
 describe('refusals without transport, mapped to problems once', () => {
   it('takes the code and the detail from the refusal, the status and the title from the catalogue', () => {
     const full = problemOf(new LimitError('room_full', 'This room is full.', { max: MAX_ROOM_MEMBERS }))!;
-    assert.deepEqual([full.code, full.status, full.title, full.detail], ['room_full', 409, PROBLEM_CODES.room_full.title, 'This room is full.']);
+    const title = PROBLEM_CODES.room_full.title;
+    const expected = ['room_full', 409, title, 'This room is full.'];
+    assert.deepEqual([full.code, full.status, full.title, full.detail], expected);
     assert.deepEqual(full.extra, {});
     const gone = problemOf(new NotFoundError('No such deck.'))!;
     assert.deepEqual([gone.code, gone.status, gone.detail], ['not_found', 404, 'No such deck.']);
@@ -22,7 +31,8 @@ describe('refusals without transport, mapped to problems once', () => {
     const streams = problemOf(new LimitError('too_many_streams', 'Too many.', { max: 5, retryAfterSeconds: 7 }))!;
     assert.deepEqual([streams.status, streams.extra.headers], [429, { 'Retry-After': '7' }]);
     const revoked = problemOf(new AuthenticationError('Revoked.', 'invalid_token'))!;
-    assert.deepEqual([revoked.status, revoked.extra.headers], [401, { 'WWW-Authenticate': `${REALM}, error="invalid_token"` }]);
+    const challenge = `${REALM}, error="invalid_token"`;
+    assert.deepEqual([revoked.status, revoked.extra.headers], [401, { 'WWW-Authenticate': challenge }]);
     assert.deepEqual(problemOf(new AuthenticationError('Revoked.'))!.extra.headers, { 'WWW-Authenticate': REALM });
     const errors = [{ path: 'body.time_zone', message: 'is not an IANA time zone name' }];
     assert.deepEqual(problemOf(new InputError(errors)), problems.invalidRequest(errors));
