@@ -7,7 +7,7 @@ import type { Db } from '../db/connect.ts';
 import type { Config } from './config.ts';
 import { DOCS_PATHS, docsRoutes } from '../server/contract/docs.ts';
 import type { Notifications } from '../db/notifications.ts';
-import { DEFAULT_STREAM_SETTINGS, type StreamSettings } from '../services/events/stream-settings.ts';
+import { DEFAULT_STREAM_SETTINGS, type StreamSettings } from '../services/streams/stream-settings.ts';
 import type { Tutor } from '../services/ai/tutor/types.ts';
 import type { AiQueue } from '../services/ai/queue.ts';
 import type { ExportLimits } from '../services/exports/export-limits.ts';
@@ -27,7 +27,7 @@ import { PARTNER_V1_PREFIX, partnerV1 } from './partner-v1.ts';
 import { PROBE_PATHS, probeRoutes } from './probes.ts';
 import { keepRawBody } from '../server/http/raw-body.ts';
 import { SECURITY_HEADERS, securityHeaders } from '../server/http/security-headers.ts';
-import { dependencyFailure, logDependencyFailure, Problem, problems, sendProblem } from '../server/http/problems.ts';
+import { dependencyFailure, logDependencyFailure, Problem, problemOf, problems, sendProblem } from '../server/http/problems.ts';
 import type { LimitStores } from '../server/limits/rate-limits.ts';
 
 export interface AppDeps {
@@ -196,7 +196,8 @@ function errorRenderer(bodyLimitBytes: number) {
  * anything else unexpected is ours, logged and answered as a 500.
  */
 function toProblem(error: unknown, req: IncomingMessage, bodyLimitBytes: number): Problem {
-  if (error instanceof Problem) return error;
+  const refusal = problemOf(error);
+  if (refusal) return refusal;
   const unavailable = dependencyFailure(error);
   if (unavailable) {
     logDependencyFailure(req, error);

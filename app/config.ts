@@ -4,7 +4,7 @@ import type { AiQueueLimits } from '../services/ai/queue.ts';
 import type { ExportSettings } from '../services/exports/export-settings.ts';
 import type { DbTarget, PostgresTarget } from '../db/connect.ts';
 import type { DatabaseTimeouts } from '../db/database-timeouts.ts';
-import type { StreamSettings } from '../services/events/stream-settings.ts';
+import type { StreamSettings } from '../services/streams/stream-settings.ts';
 import { ConfigError } from '../server/process/config-error.ts';
 import type { AiService } from '../services/ai/tutor/index.ts';
 import type { WebhookConfig } from '../services/webhooks/delivery-config.ts';
@@ -47,7 +47,7 @@ export interface Config {
   webConcurrency: number;
   /** Where GET /metrics answers (Prometheus text); absent: no metrics endpoint. Never on the API's port. */
   metrics: { port: number; host: string } | undefined;
-  /** The readiness stream's heartbeat interval and longest duration (services/events/readiness-stream.ts). */
+  /** The readiness stream's heartbeat interval and longest duration (services/readiness/readiness-stream.ts). */
   streams: StreamSettings;
   /** An OpenAI-compatible chat-completions service for the AI tutor; absent: the built-in local tutor. */
   ai: AiService | undefined;

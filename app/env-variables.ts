@@ -1,6 +1,6 @@
 // Environment variables declared as data: each says what it accepts, its default and what it is for, and parses its
 // raw value by that declaration. app/config-variables.ts declares the service's; loadConfig (app/config.ts), config
-// check (scripts/cli/config.ts) and the generated configuration guide and .env.example (npm run generate) all read it.
+// check (app/cli/config.ts) and the generated configuration guide and .env.example (npm run generate) all read it.
 import { ConfigError } from '../server/process/config-error.ts';
 
 export type Env = NodeJS.ProcessEnv;

@@ -6,9 +6,9 @@ import type { Db } from '../db/connect.ts';
 import { createAiQueue, type AiQueue } from '../services/ai/queue.ts';
 import { createExportLimits, type ExportLimits } from '../services/exports/export-limits.ts';
 import type { Notifications } from '../db/notifications.ts';
-import { openStreams } from '../services/events/open-streams.ts';
-import { readinessGroups } from '../services/events/readiness-groups.ts';
-import type { StreamSettings } from '../services/events/stream-settings.ts';
+import { openStreams } from '../services/streams/open-streams.ts';
+import { readinessGroups } from '../services/readiness/readiness-groups.ts';
+import type { StreamSettings } from '../services/streams/stream-settings.ts';
 import type { Lifecycle } from '../server/process/lifecycle.ts';
 import { localTutor } from '../services/ai/tutor/local.ts';
 import type { Tutor } from '../services/ai/tutor/types.ts';
@@ -27,7 +27,8 @@ import { createLimiter, type LimitStores } from '../server/limits/rate-limits.ts
 import { serveSurface } from '../server/contract/surface.ts';
 import { generalAuthenticators } from '../server/auth/authenticate-general.ts';
 import type { GeneralPrincipal } from '../server/auth/principal.ts';
-import { authorizeScopes, REALM } from '../server/auth/scopes.ts';
+import { REALM } from '../server/auth/realm.ts';
+import { authorizeScopes } from '../server/auth/scopes.ts';
 import { hashSecret } from '../server/auth/secret-hash.ts';
 
 export const GENERAL_PREFIX = '/api';

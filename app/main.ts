@@ -23,7 +23,7 @@ import { signingKeysFor } from '../server/auth/signing-key-store.ts';
 import { runPrimary } from './cluster.ts';
 import { loadConfig, type Config } from './config.ts';
 import { createDemoStudent, DEMO_STUDENT, FIRST_START_KEY_NAME, type DemoCredentials } from './demo-student.ts';
-import { serveCliSocket } from '../scripts/cli/server-socket.ts';
+import { serveCliSocket } from './cli/server-socket.ts';
 import { requestTimeoutOptions } from '../server/http/request-timeout.ts';
 import { notificationsFor, type Notifications } from '../db/notifications.ts';
 import { createLifecycle, stopOnSignals, type LifecycleControl } from '../server/process/lifecycle.ts';
@@ -210,7 +210,7 @@ function listen(server: Server, port: number): Promise<Server> {
 
 /**
  * `npm run cli` while this process holds the embedded database: command lines sent to a socket in its directory run
- * here (scripts/cli/server-socket.ts). Serving goes on without it if the socket cannot be made (a path too long for
+ * here (app/cli/server-socket.ts). Serving goes on without it if the socket cannot be made (a path too long for
  * a socket): the CLI then says the directory is in use.
  */
 async function openCliSocket(dataDir: string, db: Db) {

@@ -1,5 +1,5 @@
 // Copies every row of one of the service's databases into another whose schema the same migrations made: how an
-// embedded (PGlite) deployment moves to PostgreSQL (scripts/cli/move-to-postgres.ts). Table by table rather than
+// embedded (PGlite) deployment moves to PostgreSQL (app/cli/move-to-postgres.ts). Table by table rather than
 // through a dump: the target's schema is the one the service's own migrations make on PostgreSQL (a dump of PGlite's
 // catalog would carry its PostgreSQL major version's syntax to an older server, and pg-boss's schema with it), nothing
 // needs a superuser, and no second copy of the data is written to disk.

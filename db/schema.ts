@@ -482,7 +482,7 @@ export interface WarningsTable {
   created_at: CreatedAt;
 }
 
-/** How often a student's readiness moved; its row also orders concurrent moves (services/events/readiness.ts). */
+/** How often a student's readiness moved; its row also orders concurrent moves (services/readiness/readiness.ts). */
 export interface ReadinessVersionsTable {
   user_id: string;
   /** int8, read as a number (db/connect.ts). */
@@ -498,7 +498,7 @@ export interface ExamReadinessTable {
   moved_at: Timestamp;
 }
 
-/** One row per stream open now, a lease its process renews (services/events/open-streams.ts). */
+/** One row per stream open now, a lease its process renews (services/streams/open-streams.ts). */
 export interface OpenStreamsTable {
   id: Generated<string>;
   user_id: string;

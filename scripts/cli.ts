@@ -1,12 +1,12 @@
 // npm run cli -- <command>: the operator's tool for the database the server uses (migrations, seed data,
 // partner API keys, holiday calendars). Exit codes: 0 done, 1 failed while running, 2 wrong command line.
 // While npm start runs on the embedded database (which one process at a time may open), a command line runs in
-// that server (scripts/cli/server-socket.ts); otherwise, and always on PostgreSQL, here.
+// that server (app/cli/server-socket.ts); otherwise, and always on PostgreSQL, here.
 import { loadConfig } from '../app/config.ts';
 import { errorMessage } from '../db/errors.ts';
+import { opensNoDatabase, runCommandLine } from '../app/cli/commands.ts';
+import { runInServer } from '../app/cli/server-socket.ts';
 import { OWNER_ONLY_UMASK } from '../db/private-files.ts';
-import { opensNoDatabase, runCommandLine } from './cli/commands.ts';
-import { runInServer } from './cli/server-socket.ts';
 
 // The embedded database and the keys beside it that a command may write are the owner's alone (db/private-files.ts).
 process.umask(OWNER_ONLY_UMASK);

@@ -1,6 +1,6 @@
 // Frozen in time: a migration never imports application code, so it runs the same forever.
 // The streams open now, one row per stream, so that the bound on an account's open streams holds across every
-// process that serves it (services/events/open-streams.ts). A row is a lease: the process holding the stream pushes
+// process that serves it (services/streams/open-streams.ts). A row is a lease: the process holding the stream pushes
 // `expires_at` forward while it is open, so the rows of a process that died without a word stop counting once their
 // lease runs out. The credential that opened the stream is kept (the grant an access token or key belongs to, the
 // key) so that revoking it finds its streams; deleting the account, the grant or the key deletes them too.

@@ -93,7 +93,7 @@ export const GRANT_ARTIFACTS: readonly GrantArtifact[] = [
     table: 'open_streams',
     endsBy:
       "their places freed (rows deleted), and the principals notification of the revoking commit: every process ends " +
-      'its streams whose credential no longer stands with credential_revoked (services/events/open-streams.ts); a process ' +
+      'its streams whose credential no longer stands with credential_revoked (services/streams/open-streams.ts); a process ' +
       'that misses the notification ends them at its next lease renewal, which finds their rows gone',
     end: async (trx, grantIds) => void (await releaseStreamsOfGrants(trx, grantIds)),
     live: openStreamsOfGrants,

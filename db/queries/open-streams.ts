@@ -96,7 +96,7 @@ export async function openStreamsOfGrants(db: Db, grantIds: readonly string[]): 
 /**
  * Frees the places of the streams the grants hold, in the transaction that revokes them (db/queries/grant-artifacts.ts).
  * The streams themselves end in every process as soon as the revocation's notification arrives
- * (services/events/open-streams.ts); a process that misses it ends them at its next renewal, which finds their rows gone.
+ * (services/streams/open-streams.ts); a process that misses it ends them at its next renewal, which finds their rows gone.
  */
 export async function releaseStreamsOfGrants(trx: Db, grantIds: readonly string[]): Promise<number> {
   if (grantIds.length === 0) return 0;

@@ -3,9 +3,9 @@
 import type { Notifications } from '../../db/notifications.ts';
 import type { AiQueue } from '../../services/ai/queue.ts';
 import type { Tutor } from '../../services/ai/tutor/types.ts';
-import type { OpenStreams } from '../../services/events/open-streams.ts';
-import type { ReadinessGroups } from '../../services/events/readiness-groups.ts';
-import type { StreamSettings } from '../../services/events/stream-settings.ts';
+import type { OpenStreams } from '../../services/streams/open-streams.ts';
+import type { ReadinessGroups } from '../../services/readiness/readiness-groups.ts';
+import type { StreamSettings } from '../../services/streams/stream-settings.ts';
 import type { ExportLimits } from '../../services/exports/export-limits.ts';
 import type { WebhookEndpointSettings } from '../../services/webhooks/endpoint-settings.ts';
 import type { AuthFailureLimit } from '../../server/auth/auth-failure-limit.ts';

@@ -1,8 +1,8 @@
 // Exam plans: an exam per subject and date, the decks and tasks that prepare for it, and the readiness for it
-// (services/exams/preparation.ts), computed at read time from the student's cards, tasks and study days. What a write
+// (services/readiness/preparation.ts), computed at read time from the student's cards, tasks and study days. What a write
 // does (its links, event and readiness moves) is services/exams/writes.ts.
 import { findExam, listExams as listExamRows } from '../../db/queries/exams.ts';
-import { streamReadiness } from '../../services/events/readiness-stream.ts';
+import { streamReadiness } from '../../services/readiness/readiness-stream.ts';
 import { examBodies, examBody } from '../../services/exams/exam-body.ts';
 import { addExam, changeExam, removeExam } from '../../services/exams/writes.ts';
 import { problems } from '../../server/http/problems.ts';
@@ -43,7 +43,7 @@ export const deleteExam: GeneralHandlers['deleteExam'] = async ({ path, principa
   return { status: 204, body: undefined };
 };
 
-/** The readiness of every upcoming exam, live (services/events/readiness-stream.ts). */
+/** The readiness of every upcoming exam, live (services/readiness/readiness-stream.ts). */
 export const streamExamReadiness: GeneralHandlers['streamExamReadiness'] = async ({ headers, principal }, { db, now, lifecycle, streams }, { req, res }) => {
   if (!streams) throw new Error('the general surface serves streams with its notifications');
   await streamReadiness({

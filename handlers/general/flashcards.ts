@@ -1,24 +1,18 @@
 // Flashcard decks, their cards, and graded reviews that move each card along its deck's scheduler (SM-2 or FSRS;
 // services/flashcards/reviews.ts).
-import { studentTransaction } from '../../db/student-transaction.ts';
 import {
-  deleteCard as deleteCardRow,
-  deleteDeck as deleteDeckRow,
   findCard,
   findDeck,
-  insertCard,
-  insertCards,
   insertDeck,
   listCards as listCardRows,
   listDecks as listDeckRows,
-  lockDeck,
   updateCardText,
   updateDeck as updateDeckRow,
   type CardRow,
   type DeckRow,
 } from '../../db/queries/flashcards.ts';
 import type { Db } from '../../db/connect.ts';
-import { readinessMoved } from '../../services/events/readiness.ts';
+import { addCard, addCards, removeCard, removeDeck } from '../../services/flashcards/writes.ts';
 import { recordReview, recordReviews, type RecordedReview } from '../../services/flashcards/reviews.ts';
 import { problems } from '../../server/http/problems.ts';
 import { page, timeIdCursor } from '../../server/contract/cursor.ts';
@@ -62,10 +56,7 @@ export const updateDeck: GeneralHandlers['updateDeck'] = async ({ path, body, pr
 };
 
 export const deleteDeck: GeneralHandlers['deleteDeck'] = async ({ path, principal }, { db, now }) => {
-  await studentTransaction(db, principal.user_id, async (trx) => {
-    if (!(await deleteDeckRow(trx, principal.user_id, path.deck_id))) throw noDeck();
-    await readinessMoved(trx, principal, now());
-  });
+  if (!(await removeDeck(db, principal, path.deck_id, now()))) throw noDeck();
   return { status: 204, body: undefined };
 };
 
@@ -86,10 +77,8 @@ export const createCard: GeneralHandlers['createCard'] = async ({ path, headers,
   const at = now();
   const request = { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'createCard', body: { deck_id: path.deck_id, ...body }, now: at };
   return idempotently(db, request, async (trx) => {
-    // Locked, so the deck cannot be deleted between this check and the insert.
-    if (!(await lockDeck(trx, principal.user_id, path.deck_id))) throw noDeck();
-    const row = await insertCard(trx, { user_id: principal.user_id, deck_id: path.deck_id, front: body.front, back: body.back }, at);
-    await readinessMoved(trx, principal, at);
+    const row = await addCard(trx, principal, path.deck_id, body, at);
+    if (!row) throw noDeck();
     return { status: 201 as const, body: cardBody(row) };
   });
 };
@@ -99,9 +88,8 @@ export const createCards: GeneralHandlers['createCards'] = async ({ path, header
   const at = now();
   const request = { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'createCards', body: { deck_id: path.deck_id, ...body }, now: at };
   return idempotently(db, request, async (trx) => {
-    if (!(await lockDeck(trx, principal.user_id, path.deck_id))) throw noDeck();
-    const rows = await insertCards(trx, body.cards.map((card) => ({ user_id: principal.user_id, deck_id: path.deck_id, front: card.front, back: card.back })), at);
-    await readinessMoved(trx, principal, at);
+    const rows = await addCards(trx, principal, path.deck_id, body.cards, at);
+    if (!rows) throw noDeck();
     return { status: 201 as const, body: { data: rows.map(cardBody) } };
   });
 };
@@ -119,15 +107,12 @@ export const updateCard: GeneralHandlers['updateCard'] = async ({ path, body, pr
 };
 
 export const deleteCard: GeneralHandlers['deleteCard'] = async ({ path, principal }, { db, now }) => {
-  await studentTransaction(db, principal.user_id, async (trx) => {
-    if (!(await deleteCardRow(trx, principal.user_id, path.card_id))) throw noCard();
-    await readinessMoved(trx, principal, now());
-  });
+  if (!(await removeCard(db, principal, path.card_id, now()))) throw noCard();
   return { status: 204, body: undefined };
 };
 
 /**
- * One transaction (services/flashcards/reviews.ts). A retry with the same Idempotency-Key gets the stored first
+ * One write (services/flashcards/reviews.ts). A retry with the same Idempotency-Key gets the stored first
  * response and records nothing. `reviewed_at` dates an offline review.
  */
 export const reviewCard: GeneralHandlers['reviewCard'] = async ({ path, headers, body, principal }, { db, now }) => {

@@ -2,14 +2,12 @@
 // events, a finished session's study activity) is services/rooms/writes.ts; a room the student is not in is a 404
 // everywhere, exactly as one that does not exist.
 import { findMemberRoom, listMemberRooms, listMembers, presentMembers } from '../../db/queries/rooms.ts';
-import { roomBodies, roomBody } from '../../services/rooms/room-body.ts';
+import { memberBody, roomBodies, roomBody } from '../../services/rooms/room-body.ts';
 import { streamRoom as followRoom } from '../../services/rooms/room-stream.ts';
-import { addRoom, controlTimer, joinByCode, leave, recordFinishedSessions, removeRoom, revokeJoinCode, rotateJoinCode } from '../../services/rooms/writes.ts';
+import { addRoom, controlTimer, joinByCode, leave, noRoom, recordFinishedSessions, removeRoom, revokeJoinCode, rotateJoinCode } from '../../services/rooms/writes.ts';
 import { idempotently } from '../../server/http/idempotency.ts';
 import { problems } from '../../server/http/problems.ts';
 import type { GeneralHandlers } from './types.ts';
-
-const noRoom = () => problems.notFound('You are in no room with this id.');
 
 export const listMyRooms: GeneralHandlers['listMyRooms'] = async ({ principal }, { db, now }) => {
   const at = now();
@@ -45,13 +43,7 @@ export const listRoomMembers: GeneralHandlers['listRoomMembers'] = async ({ path
   return {
     status: 200,
     body: {
-      data: members.map((m) => ({
-        nickname: m.nickname,
-        first_name: m.first_name,
-        role: m.is_owner ? ('owner' as const) : ('member' as const),
-        joined_at: m.joined_at.toISOString(),
-        present: present.has(m.user_id),
-      })),
+      data: members.map((m) => memberBody(m, present.has(m.user_id))),
     },
   };
 };

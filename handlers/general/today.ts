@@ -2,7 +2,7 @@ import { findDailyLoopFacts } from '../../db/queries/today.ts';
 import { problems } from '../../server/http/problems.ts';
 import { planDailyLoop } from '../../domain/daily-loop.ts';
 import type { LoopExam } from '../../domain/loop-facts.ts';
-import { preparationOf, studyWindow } from '../../services/exams/preparation.ts';
+import { preparationOf, studyWindow } from '../../services/readiness/preparation.ts';
 import { studentDay } from '../../domain/student-day.ts';
 import type { GeneralHandlers } from './types.ts';
 

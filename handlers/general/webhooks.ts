@@ -1,11 +1,9 @@
 // A student's webhook endpoints (after Stripe's and GitHub's): register, list, change, remove, rotate the signing
 // secret, send a test, see deliveries and re-send one. A secret is shown only when it is made; it is stored sealed
 // (services/webhooks/secrets.ts) and delivery (services/webhooks/) signs with it.
-import { studentTransaction } from '../../db/student-transaction.ts';
 import type { Db } from '../../db/connect.ts';
 import {
   deleteEndpoint,
-  findDelivery,
   findEndpoint,
   findEndpointSecret,
   listDeliveries,
@@ -17,10 +15,9 @@ import type { EventType } from '../../services/events/emit.ts';
 import { readScopesOf } from '../../services/events/read-scopes.ts';
 import { requireScopes } from '../../server/auth/scopes.ts';
 import { endpointBody } from '../../services/webhooks/endpoint-body.ts';
-import { changeEndpoint, enabledEndpoint, registerEndpoint, rotateSecret, sendTestEvent } from '../../services/webhooks/endpoints.ts';
+import { changeEndpoint, registerEndpoint, resendEndpointDelivery, rotateSecret, sendTestEvent } from '../../services/webhooks/endpoints.ts';
 import type { WebhookEndpointSettings } from '../../services/webhooks/endpoint-settings.ts';
 import { problems } from '../../server/http/problems.ts';
-import { resendDelivery } from '../../services/webhooks/queue.ts';
 import { openEndpointSecret } from '../../services/webhooks/secrets.ts';
 import { assertDeliverableUrl, UndeliverableUrlError, type TargetOptions } from '../../services/webhooks/target-address.ts';
 import { page, timeIdCursor } from '../../server/contract/cursor.ts';
@@ -93,14 +90,9 @@ export const listWebhookDeliveries: GeneralHandlers['listWebhookDeliveries'] = a
 };
 
 export const resendWebhookDelivery: GeneralHandlers['resendWebhookDelivery'] = async ({ path, principal }, { db, now }) => {
-  const at = now();
-  return studentTransaction(db, principal.user_id, async (trx) => {
-    const endpoint = await enabledEndpoint(trx, principal.user_id, path.endpoint_id);
-    if (!endpoint) throw noEndpoint();
-    if (!(await findDelivery(trx, endpoint.id, path.delivery_id))) throw problems.notFound('This endpoint has no delivery with this id.');
-    await resendDelivery(trx, path.delivery_id, at);
-    return { status: 202 as const, body: deliveryBody((await findDelivery(trx, endpoint.id, path.delivery_id))!) };
-  });
+  const delivery = await resendEndpointDelivery(db, principal.user_id, path.endpoint_id, path.delivery_id, now());
+  if (!delivery) throw noEndpoint();
+  return { status: 202 as const, body: deliveryBody(delivery) };
 };
 
 /** The endpoint's current secret in the clear, to show to its owner. */

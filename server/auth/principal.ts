@@ -9,6 +9,12 @@ export type Credential =
   /** `grant_id`: the OAuth grant the key was minted through, which it ends with; null for a key made outside OAuth. */
   | { kind: 'api_key'; key_id: string; prefix: string; grant_id: string | null };
 
+/** The student a study write acts for: who, and the time zone their day is counted in. */
+export interface Student {
+  user_id: string;
+  time_zone: string;
+}
+
 export interface GeneralPrincipal {
   user_id: string;
   scopes: readonly Scope[];

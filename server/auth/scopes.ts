@@ -5,6 +5,7 @@ import type { Operation } from 'openapi-backend';
 import { bundledSpecFile } from '../contract/bundled-specs.ts';
 import { problems } from '../http/problems.ts';
 import type { GeneralPrincipal, Scope } from './principal.ts';
+import { REALM } from './realm.ts';
 
 /** Every scope, in the order of the spec's `Scope` enum. */
 export const ALL_SCOPES: readonly Scope[] = JSON.parse(readFileSync(bundledSpecFile('general'), 'utf8')).components.schemas.Scope.enum;
@@ -18,13 +19,16 @@ export function requiredScopes(operation: Operation): string[] {
   return [...required];
 }
 
-/** The general surface's authentication challenge (RFC 6750). */
-export const REALM = 'Bearer realm="general"';
-
 /** Throws 403 insufficient_scope unless the principal holds every scope in `required`. */
 export function requireScopes(principal: GeneralPrincipal, required: readonly string[]): void {
   if (required.every((scope) => principal.scopes.includes(scope as never))) return;
   throw problems.insufficientScope(required, principal.scopes, REALM);
+}
+
+/** Throws 403 insufficient_scope, naming them all, unless the principal holds at least one scope in `wanted`. */
+export function requireAnyScope(principal: GeneralPrincipal, wanted: readonly string[]): void {
+  if (wanted.some((scope) => principal.scopes.includes(scope as never))) return;
+  throw problems.insufficientScope(wanted, principal.scopes, REALM);
 }
 
 export function authorizeScopes(principal: GeneralPrincipal, operation: Operation): void {

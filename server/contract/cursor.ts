@@ -2,7 +2,7 @@
 // by part when it is read: one that does not decode, or that carries a non-date or non-uuid, would otherwise reach
 // PostgreSQL as a cast error, a 500 instead of the client's 400.
 import { isCalendarDate, isInstant } from './formats.ts';
-import { problems } from '../http/problems.ts';
+import { InputError } from '../../domain/errors.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** An xid8 in decimal, up to 19 digits: beyond any real transaction count, and never a value PostgreSQL refuses (a 500). */
@@ -66,5 +66,5 @@ function decodeCursor(cursor: string | undefined, parts = 2): unknown[] | undefi
 
 /** The 400 of a cursor the list could not have issued. */
 export function notACursor() {
-  return problems.invalidRequest([{ path: 'query.cursor', message: 'is not a cursor this list issued' }]);
+  return new InputError([{ path: 'query.cursor', message: 'is not a cursor this list issued' }]);
 }

@@ -1,6 +1,16 @@
 // Every problem `code` the service answers with, declared once: its status, its title and what it means. The problem
 // builders (problems.ts) take status and title from here, so a code missing from this table does not compile, and the
-// errors guide (docs/errors.md, written by `npm run generate`) is this table.
+// errors guide (docs/errors.md, written by `npm run generate`) is this table. The bounds it states are read from
+// where the services read them (domain/bounds.ts), so the guide cannot drift from what is enforced.
+import {
+  EVENT_RETENTION_DAYS,
+  MAX_FEEDS_PER_STUDENT,
+  MAX_OPEN_SERIES,
+  MAX_ROOM_MEMBERS,
+  MAX_ROOMS_JOINED,
+  MAX_ROOMS_OWNED,
+} from '../../domain/bounds.ts';
+import { OFFLINE_REVIEW_WINDOW_DAYS } from '../../domain/srs.ts';
 
 export interface ProblemCodeEntry {
   status: number;
@@ -19,7 +29,7 @@ export const PROBLEM_CODES = {
   reviewed_at_out_of_range: {
     status: 400,
     title: 'Review time out of range',
-    description: 'A review\'s `reviewed_at` is in the future or older than the offline window (7 days); send the time the review happened, within the window.',
+    description: `A review's \`reviewed_at\` is in the future or older than the offline window (${OFFLINE_REVIEW_WINDOW_DAYS} days); send the time the review happened, within the window.`,
   },
   webhook_url_invalid: {
     status: 400,
@@ -89,27 +99,27 @@ export const PROBLEM_CODES = {
   calendar_feed_limit_reached: {
     status: 409,
     title: 'Calendar feed limit reached',
-    description: 'The student already has as many calendar feeds as one may (5); revoke one first.',
+    description: `The student already has as many calendar feeds as one may (${MAX_FEEDS_PER_STUDENT}); revoke one first.`,
   },
   series_limit_reached: {
     status: 409,
     title: 'Recurring series limit reached',
-    description: 'The student already has as many open recurring tasks as one may (50); end or delete one first.',
+    description: `The student already has as many open recurring tasks as one may (${MAX_OPEN_SERIES}); end or delete one first.`,
   },
   room_limit_reached: {
     status: 409,
     title: 'Room limit reached',
-    description: 'The student already owns as many study rooms as one may (10); delete one first.',
+    description: `The student already owns as many study rooms as one may (${MAX_ROOMS_OWNED}); delete one first.`,
   },
   room_join_limit_reached: {
     status: 409,
     title: 'Room join limit reached',
-    description: 'The student is already a member of as many study rooms as one may (30, their own included); leave one first.',
+    description: `The student is already a member of as many study rooms as one may (${MAX_ROOMS_JOINED}, their own included); leave one first.`,
   },
   room_full: {
     status: 409,
     title: 'Room full',
-    description: 'The study room already has as many members as a room may (30).',
+    description: `The study room already has as many members as a room may (${MAX_ROOM_MEMBERS}).`,
   },
   room_timer_conflict: {
     status: 409,
@@ -124,7 +134,7 @@ export const PROBLEM_CODES = {
   cursor_expired: {
     status: 410,
     title: 'Cursor expired',
-    description: 'A changes-feed cursor older than the 30 days events are kept: reload your data, then read the feed again without a cursor.',
+    description: `A changes-feed cursor older than the ${EVENT_RETENTION_DAYS} days events are kept: reload your data, then read the feed again without a cursor.`,
   },
   payload_too_large: {
     status: 413,

@@ -1,17 +1,24 @@
 // The one catalog of errors. Every error response of the service is built here, as RFC 9457 problem+json
-// with a stable `code`, whose status and title come from the table of codes (problem-codes.ts).
+// with a stable `code`, whose status and title come from the table of codes (problem-codes.ts). The platform and
+// the handlers throw problems; services and queries throw refusals without transport (domain/errors.ts), which
+// problemOf maps here, once, for every surface.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isDatabaseUnavailable, isSerializationFailure } from '../../db/errors.ts';
+import {
+  AuthenticationError,
+  InputError,
+  LimitError,
+  ServiceError,
+  UnavailableError,
+  type FieldError,
+  type UndeliverableCode,
+} from '../../domain/errors.ts';
+import { REALM } from '../auth/realm.ts';
 import { PROBLEM_CODES, type ProblemCode } from './problem-codes.ts';
 import { requestPath } from './request-target.ts';
 import { sendBody, serialize } from './send-body.ts';
 
 export const PROBLEM_TYPE_BASE = 'https://study-companion.example/problems#';
-
-export interface FieldError {
-  path: string;
-  message: string;
-}
 
 /** What a 503 asks clients to wait: about how long the pool or the Redis client takes to reconnect. */
 export const RETRY_AFTER_SECONDS = 5;
@@ -32,9 +39,6 @@ export class Problem extends Error {
     ({ status: this.status, title: this.title } = PROBLEM_CODES[code]);
   }
 }
-
-/** The codes of a webhook URL the service refuses to deliver to (services/webhooks/target-address.ts says which). */
-export type UndeliverableCode = Extract<ProblemCode, `webhook_url_${string}`>;
 
 export const problems = {
   invalidRequest: (errors: FieldError[]) =>
@@ -58,34 +62,9 @@ export const problems = {
   reauthenticationRequired: (detail: string) => new Problem('reauthentication_required', detail),
   notFound: (detail: string) => new Problem('not_found', detail),
   conflict: (detail: string) => new Problem('conflict', detail),
-  /** A changes-feed cursor older than the events' retention (services/events/feed.ts): what followed it may be gone. */
-  cursorExpired: (days: number) =>
-    new Problem(
-      'cursor_expired',
-      `This cursor is older than the ${days} days events are kept, and events may have gone since. Reload your data, then read the feed again without a cursor.`,
-    ),
   /** A webhook endpoint's URL the service will not deliver to; `code` says why (services/webhooks/target-address.ts). */
   undeliverableUrl: (code: UndeliverableCode, reason: string) =>
     new Problem(code, `Webhooks cannot be sent to this URL: ${reason}.`, { errors: [{ path: 'body.url', message: reason }] }),
-  endpointLimitReached: (max: number) =>
-    new Problem('endpoint_limit_reached', `You have ${max} webhook endpoints, the most a student may have; delete one first.`),
-  /** The per-account bound on calendar feeds (services/calendar/feeds.ts MAX_FEEDS_PER_STUDENT). */
-  calendarFeedLimitReached: (max: number) =>
-    new Problem('calendar_feed_limit_reached', `You have ${max} calendar feeds, the most a student may have; revoke one first.`),
-  /** The per-account bound on open recurring series (services/tasks/series.ts MAX_OPEN_SERIES). */
-  seriesLimitReached: (max: number) =>
-    new Problem(
-      'series_limit_reached',
-      `You have ${max} open recurring tasks, the most a student may have; remove the recurrence of one (PATCH {"recurrence":null}) or delete one first.`,
-    ),
-  /** The study rooms' bounds (services/rooms/limits.ts) and who may do what in a room. */
-  roomLimitReached: (max: number) => new Problem('room_limit_reached', `You own ${max} rooms, the most a student may; delete one first.`),
-  roomJoinLimitReached: (max: number) => new Problem('room_join_limit_reached', `You are in ${max} rooms, the most a student may; leave one first.`),
-  roomFull: (max: number) => new Problem('room_full', `This room has ${max} members, the most a room may have.`),
-  roomOwnerOnly: (what: string) => new Problem('room_owner_only', `Only the room's owner may ${what}.`),
-  roomTimerConflict: (detail: string) => new Problem('room_timer_conflict', detail),
-  endpointDisabled: () =>
-    new Problem('endpoint_disabled', 'This endpoint is disabled; enable it (PATCH {"enabled":true}) before sending to it.'),
   methodNotAllowed: (method: string, path: string, allow: string[], why = '') =>
     new Problem('method_not_allowed', `${method} is not allowed on ${path}${why}.`, { headers: { Allow: allow.join(', ') } }),
   payloadTooLarge: (limitBytes: number) =>
@@ -105,23 +84,11 @@ export const problems = {
       { headers: { 'Retry-After': String(retryAfterSeconds) } },
     ),
   rateLimited: (detail: string) => new Problem('rate_limited', detail),
-  /** A second account export of one student while the first still runs (services/exports/export-limits.ts). */
-  exportInProgress: (retryAfterSeconds: number) =>
-    new Problem('export_in_progress', `An export of this account is already running; one runs at a time. Retry in ${retryAfterSeconds} seconds.`, {
-      headers: { 'Retry-After': String(retryAfterSeconds) },
-    }),
   /** An account (or one of its conversations) already has as many AI replies queued or generating as it may. */
   tooManyConcurrentReplies: (detail: string, retryAfterSeconds: number) =>
     new Problem('too_many_concurrent_replies', `${detail} Retry in ${retryAfterSeconds} seconds.`, {
       headers: { 'Retry-After': String(retryAfterSeconds) },
     }),
-  /** The account holds as many open streams as it may (services/events/open-streams.ts), whatever their kind or key. */
-  tooManyStreams: (max: number, retryAfterSeconds: number) =>
-    new Problem(
-      'too_many_streams',
-      `This account has ${max} streams open, the most it may hold at once (whichever key or token opened them); close one, or retry in ${retryAfterSeconds} seconds.`,
-      { headers: { 'Retry-After': String(retryAfterSeconds) } },
-    ),
   /** A dependency (the database, the limit counters) failed or timed out: the request may succeed when retried. */
   serviceUnavailable: (detail = 'A service this request depends on is unavailable or too slow right now.') =>
     new Problem('service_unavailable', `${detail} Retry in ${RETRY_AFTER_SECONDS} seconds.`, {
@@ -135,8 +102,6 @@ export const problems = {
     new Problem('service_unavailable', `Other changes to the same data were being written at the same moment. Retry in ${CONTENTION_RETRY_AFTER_SECONDS} second.`, {
       headers: { 'Retry-After': String(CONTENTION_RETRY_AFTER_SECONDS) },
     }),
-  /** A signed callback whose signature is missing, wrong or too old: the signature is its only credential. */
-  invalidSignature: (detail: string) => new Problem('invalid_signature', detail),
   unknownStudent: (detail: string) => new Problem('unknown_student', detail),
   /** A feature its operator has not set up: the caller (a provider that retries) may try again later. */
   notConfigured: (detail: string, retryAfterSeconds: number) =>
@@ -145,12 +110,32 @@ export const problems = {
 };
 
 /**
+ * The problem a refusal from below the edge (domain/errors.ts) is answered with, or a problem thrown at the edge as it
+ * is; undefined for any other error. The refusal's code is the problem's (a code the catalogue lacks does not
+ * compile); its message is the detail; a wait it names is `Retry-After`.
+ */
+export function problemOf(error: unknown): Problem | undefined {
+  if (error instanceof Problem) return error;
+  if (!(error instanceof ServiceError)) return undefined;
+  if (error instanceof InputError) return problems.invalidRequest([...error.errors]);
+  if (error instanceof UnavailableError) return problems.serviceUnavailable(error.message);
+  if (error instanceof AuthenticationError) {
+    return problems.unauthorized(error.message, error.tokenError ? `${REALM}, error="${error.tokenError}"` : REALM);
+  }
+  const code: ProblemCode = error.code;
+  const retryAfter = error instanceof LimitError ? error.bound.retryAfterSeconds : undefined;
+  const headers = retryAfter === undefined ? undefined : { 'Retry-After': String(retryAfter) };
+  return new Problem(code, error.message, headers ? { headers } : {});
+}
+
+/**
  * The 503 for an error that comes from a dependency (the database down, terminated or too slow; the limit counters
  * unavailable for a limiter that fails closed; a write aborted twice as a deadlock), or undefined for any other error, which is a bug (500). The one
  * place that draws the line, for the Express error handler and for the OAuth endpoints.
  */
 export function dependencyFailure(error: unknown): Problem | undefined {
-  if (error instanceof Problem) return error.status === 503 ? error : undefined;
+  const problem = problemOf(error);
+  if (problem) return problem.status === 503 ? problem : undefined;
   if (isSerializationFailure(error)) return problems.writeContention();
   return isDatabaseUnavailable(error) ? problems.serviceUnavailable() : undefined;
 }

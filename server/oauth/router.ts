@@ -17,7 +17,7 @@ import { verifyNothing, verifyPassword } from '../auth/passwords.ts';
 import { dependencyFailure, logDependencyFailure, RETRY_AFTER_SECONDS } from '../http/problems.ts';
 import { hashSecret } from '../auth/secret-hash.ts';
 import { unstorableText } from '../http/input-guard.ts';
-import type { FieldError } from '../http/problems.ts';
+import type { FieldError } from '../../domain/errors.ts';
 import type { LimitStores } from '../limits/rate-limits.ts';
 import { clientAuthLimit, countClientAuthFailure } from './client-auth-limit.ts';
 import { failureThrottle } from './failure-throttle.ts';

@@ -4,7 +4,7 @@
 // that reads it — the profile and the partner leaderboards included — as a 500. The schema cannot express either check.
 import type { Db } from '../../db/connect.ts';
 import { isKnownTimeZone } from '../../db/queries/profile.ts';
-import { problems } from '../../server/http/problems.ts';
+import { InputError } from '../../domain/errors.ts';
 
 /** Whether both zone databases know the name. */
 export async function knownTimeZone(db: Db, timeZone: string): Promise<boolean> {
@@ -13,7 +13,7 @@ export async function knownTimeZone(db: Db, timeZone: string): Promise<boolean> 
 
 export async function assertTimeZone(db: Db, timeZone: string | undefined, path: string): Promise<void> {
   if (timeZone === undefined || (await knownTimeZone(db, timeZone))) return;
-  throw problems.invalidRequest([{ path, message: `is not an IANA time zone name (e.g. Asia/Almaty), got "${timeZone}"` }]);
+  throw new InputError([{ path, message: `is not an IANA time zone name (e.g. Asia/Almaty), got "${timeZone}"` }]);
 }
 
 function intlKnows(timeZone: string): boolean {

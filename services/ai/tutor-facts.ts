@@ -9,7 +9,7 @@ import { listOpenTasks } from '../../db/queries/tasks.ts';
 import { listDueDecks } from '../../db/queries/today.ts';
 import { daysBetween, localDate } from '../../domain/student-day.ts';
 import type { components } from '../../generated/general/types.ts';
-import { problems } from '../../server/http/problems.ts';
+import { NotFoundError } from '../../domain/errors.ts';
 import type { Focus, StudentFacts } from './tutor/types.ts';
 
 /** Decks, exams and tasks the tutor is told about, each. */
@@ -30,7 +30,7 @@ export async function tutorFacts(db: Db, student: { user_id: string; time_zone: 
     listOpenTasks(db, userId, { limit: FACTS_PER_KIND }),
     focusOf(db, userId, now, today, focus),
   ]);
-  if (firstName === undefined) throw problems.notFound('This account no longer exists.');
+  if (firstName === undefined) throw new NotFoundError('This account no longer exists.');
   return {
     first_name: firstName,
     now,
@@ -53,12 +53,12 @@ function mostDueFirst(decks: Awaited<ReturnType<typeof listDueDecks>>) {
 async function focusOf(db: Db, userId: string, now: Date, today: string, focus: FactsFocus): Promise<Focus | null> {
   if (focus?.deck_id) {
     const deck = await findDeck(db, userId, focus.deck_id, now);
-    if (!deck) throw problems.notFound(`No deck has id ${focus.deck_id}.`);
+    if (!deck) throw new NotFoundError(`No deck has id ${focus.deck_id}.`);
     return { kind: 'deck', id: deck.id, title: deck.title, cards: deck.card_count, due: deck.due_count };
   }
   if (focus?.exam_id) {
     const exam = await findExamFocus(db, userId, focus.exam_id, now);
-    if (!exam) throw problems.notFound(`No exam has id ${focus.exam_id}.`);
+    if (!exam) throw new NotFoundError(`No exam has id ${focus.exam_id}.`);
     return { kind: 'exam', ...exam, days_left: daysBetween(today, exam.exam_date) };
   }
   return null;

@@ -9,13 +9,12 @@ import { lockLiveGrant } from '../../db/queries/oauth.ts';
 import { holidaysBetween } from '../../db/queries/holidays.ts';
 import { openSeriesHeads } from '../../db/queries/schedule.ts';
 import { studentTransaction } from '../../db/student-transaction.ts';
+import { MAX_FEEDS_PER_STUDENT, MAX_OPEN_SERIES } from '../../domain/bounds.ts';
+import { AuthenticationError, LimitError } from '../../domain/errors.ts';
 import { LAST_INSTANT } from '../../domain/instants.ts';
 import { localDate } from '../../domain/student-day.ts';
 import { generateFeedToken } from '../../server/auth/calendar-feed-tokens.ts';
 import type { GeneralPrincipal, Scope } from '../../server/auth/principal.ts';
-import { REALM } from '../../server/auth/scopes.ts';
-import { problems } from '../../server/http/problems.ts';
-import { MAX_OPEN_SERIES } from '../tasks/series.ts';
 import type { components } from '../../generated/general/types.ts';
 import type { FeedContent } from './feed-calendar.ts';
 
@@ -24,8 +23,6 @@ type Schemas = components['schemas'];
 /** The scopes that decide what a feed shows besides the schedule's holidays (which `schedule:read` covers). */
 const FEED_SCOPES = ['tasks:read', 'exams:read'] as const satisfies readonly Scope[];
 
-/** Feeds per student: one per calendar app or device, few enough that a leaked list is short to revoke. */
-export const MAX_FEEDS_PER_STUDENT = 5;
 /** Tasks that are this old and still open stay in the calendar; older ones are the comeback plan's business. */
 const PAST_DAYS = 90;
 /** What one calendar carries at most, so one feed's read stays a bounded amount of work. */
@@ -42,8 +39,11 @@ export async function createCalendarFeed(db: Db, principal: GeneralPrincipal, re
   const fresh = generateFeedToken();
   const feed = await studentTransaction(db, principal.user_id, async (trx) => {
     const grant_id = principal.credential.grant_id;
-    if (grant_id !== null && !(await lockLiveGrant(trx, grant_id))) throw problems.unauthorized('The credential was revoked.', REALM);
-    if ((await countCalendarFeeds(trx, principal.user_id)) >= MAX_FEEDS_PER_STUDENT) throw problems.calendarFeedLimitReached(MAX_FEEDS_PER_STUDENT);
+    if (grant_id !== null && !(await lockLiveGrant(trx, grant_id))) throw new AuthenticationError('The credential was revoked.');
+    if ((await countCalendarFeeds(trx, principal.user_id)) >= MAX_FEEDS_PER_STUDENT) {
+      const detail = `You have ${MAX_FEEDS_PER_STUDENT} calendar feeds, the most a student may have; revoke one first.`;
+      throw new LimitError('calendar_feed_limit_reached', detail, { max: MAX_FEEDS_PER_STUDENT });
+    }
     return insertCalendarFeed(trx, {
       user_id: principal.user_id,
       name: request.name,

@@ -6,13 +6,12 @@ import type { Db } from '../../db/connect.ts';
 import { deleteEventsBefore, listFeedEvents, type FeedRow } from '../../db/queries/events.ts';
 import { encodeCursor, feedCursor, notACursor } from '../../server/contract/cursor.ts';
 import type { GeneralPrincipal } from '../../server/auth/principal.ts';
-import { REALM, requireScopes } from '../../server/auth/scopes.ts';
-import { problems } from '../../server/http/problems.ts';
+import { requireAnyScope, requireScopes } from '../../server/auth/scopes.ts';
+import { EVENT_RETENTION_DAYS } from '../../domain/bounds.ts';
+import { GoneError } from '../../domain/errors.ts';
 import { envelopeOf, type EventOf, type EventType } from './emit.ts';
 import { readScopeOf, readScopesOf } from './read-scopes.ts';
 
-/** How long events are kept, and how long a feed cursor stays good: the documented period. */
-export const EVENT_RETENTION_DAYS = 30;
 /**
  * The purge keeps a day more than a cursor lives: an event is stamped when its transaction starts, so one committed
  * just after a cursor can be a little older than it, and must still be there when that cursor is read.
@@ -35,7 +34,10 @@ export interface FeedPage {
 export async function readFeed(db: Db, principal: GeneralPrincipal, request: { types?: readonly FeedType[]; cursor?: string; limit: number }, now: Date): Promise<FeedPage> {
   const types = kindsToRead(principal, request.types);
   const after = feedCursor(request.cursor);
-  if (after && after.at.getTime() < now.getTime() - EVENT_RETENTION_DAYS * DAY_MS) throw problems.cursorExpired(EVENT_RETENTION_DAYS);
+  if (after && after.at.getTime() < now.getTime() - EVENT_RETENTION_DAYS * DAY_MS) {
+    const detail = `This cursor is older than the ${EVENT_RETENTION_DAYS} days events are kept, and events may have gone since. Reload your data, then read the feed again without a cursor.`;
+    throw new GoneError('cursor_expired', detail);
+  }
   if (after && after.at.getTime() > now.getTime() + CLOCK_SKEW_MS) throw notACursor();
   const { horizon, rows } = await listFeedEvents(db, principal.user_id, { types, after, limit: request.limit + 1 });
   // An event stamped a margin (the purge's) before a cursor had committed when the feed issued that cursor, so lies
@@ -58,10 +60,9 @@ function kindsToRead(principal: GeneralPrincipal, asked: readonly FeedType[] | u
     requireScopes(principal, readScopesOf(asked));
     return [...asked];
   }
-  const readable = FEED_TYPES.filter((type) => principal.scopes.includes(readScopeOf(type)));
   // A credential that may read nothing the feed holds is told which scopes would do, rather than shown an empty feed.
-  if (readable.length === 0) throw problems.insufficientScope(readScopesOf(FEED_TYPES), principal.scopes, REALM);
-  return readable;
+  requireAnyScope(principal, readScopesOf(FEED_TYPES));
+  return FEED_TYPES.filter((type) => principal.scopes.includes(readScopeOf(type)));
 }
 
 function cursorAt(row: FeedRow): string {

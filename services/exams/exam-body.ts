@@ -1,12 +1,12 @@
 // Exams as the API shows them: the row with what prepares for it (linked decks and tasks), the readiness that follows
-// (services/exams/preparation.ts) and the days left, on the student's calendar. The exam plans answer with it and the
+// (services/readiness/preparation.ts) and the days left, on the student's calendar. The exam plans answer with it and the
 // exam events carry it as their object, so an answer and an event about one exam always agree.
 import type { Db } from '../../db/connect.ts';
 import type { ExamRow } from '../../db/queries/exams.ts';
 import { daysBetween, localDate } from '../../domain/student-day.ts';
 import type { components } from '../../generated/general/types.ts';
-import type { Student } from '../events/readiness.ts';
-import { examPreparation } from './preparation.ts';
+import type { Student } from '../../server/auth/principal.ts';
+import { examPreparation } from '../readiness/preparation.ts';
 
 export type Exam = components['schemas']['Exam'];
 

@@ -5,11 +5,11 @@ import type { Db } from '../../db/connect.ts';
 import { deleteExam, findExamForUpdate, insertExam, ownedDeckIds, ownedTaskIds, replaceDeckLinks, replaceTaskLinks, updateExam } from '../../db/queries/exams.ts';
 import { studentTransaction } from '../../db/student-transaction.ts';
 import type { components } from '../../generated/general/types.ts';
-import { problems, type FieldError } from '../../server/http/problems.ts';
+import { InputError, type FieldError } from '../../domain/errors.ts';
 import { previousAttributes } from '../events/changes.ts';
-import { emitEvent } from '../events/emit.ts';
-import { readinessMoved, type Student } from '../events/readiness.ts';
+import { progress } from '../progress/progress.ts';
 import { examBody, type Exam } from './exam-body.ts';
+import type { Student } from '../../server/auth/principal.ts';
 
 /** The fields an exam.updated event reports the earlier values of (readiness and days_left move without a change). */
 const EXAM_EVENT_FIELDS = ['subject', 'exam_date', 'notes', 'deck_ids', 'task_ids'] as const;
@@ -21,8 +21,8 @@ export async function addExam(trx: Db, student: Student, exam: components['schem
   await replaceDeckLinks(trx, student.user_id, row.id, exam.deck_ids ?? []);
   await replaceTaskLinks(trx, student.user_id, row.id, exam.task_ids ?? []);
   const added = await examBody(trx, student, row, at);
-  await emitEvent(trx, { type: 'exam.created', studentId: student.user_id, data: { object: added }, at });
-  await readinessMoved(trx, student, at);
+  const created = { type: 'exam.created' as const, studentId: student.user_id, data: { object: added }, at };
+  await progress(trx, student, at, { event: () => created });
   return added;
 }
 
@@ -42,8 +42,10 @@ export async function changeExam(db: Db, student: Student, examId: string, updat
     if (task_ids) await replaceTaskLinks(trx, student.user_id, row.id, task_ids);
     const after = await examBody(trx, student, row, at);
     const previous = previousAttributes(before, after, EXAM_EVENT_FIELDS);
-    if (Object.keys(previous).length > 0) await emitEvent(trx, { type: 'exam.updated', studentId: student.user_id, data: { object: after, previous_attributes: previous }, at });
-    await readinessMoved(trx, student, at);
+    const changed = Object.keys(previous).length > 0;
+    const data = { object: after, previous_attributes: previous };
+    const updated = { type: 'exam.updated' as const, studentId: student.user_id, data, at };
+    await progress(trx, student, at, { event: changed ? () => updated : undefined });
     return after;
   });
 }
@@ -56,8 +58,8 @@ export async function removeExam(db: Db, student: Student, examId: string, at: D
     // The event shows the exam as it was, links and readiness included: read before the links go with it.
     const removed = await examBody(trx, student, current, at);
     await deleteExam(trx, student.user_id, examId);
-    await emitEvent(trx, { type: 'exam.deleted', studentId: student.user_id, data: { object: removed }, at });
-    await readinessMoved(trx, student, at);
+    const deleted = { type: 'exam.deleted' as const, studentId: student.user_id, data: { object: removed }, at };
+    await progress(trx, student, at, { event: () => deleted });
     return true;
   });
 }
@@ -74,5 +76,5 @@ async function assertOwnLinks(db: Db, userId: string, links: { deck_ids?: string
     ...(links.deck_ids ?? []).flatMap((id, i) => (decks.has(id.toLowerCase()) ? [] : [{ path: `body.deck_ids.${i}`, message: `names no deck of yours (${id})` }])),
     ...(links.task_ids ?? []).flatMap((id, i) => (tasks.has(id.toLowerCase()) ? [] : [{ path: `body.task_ids.${i}`, message: `names no task of yours (${id})` }])),
   ];
-  if (errors.length > 0) throw problems.invalidRequest(errors);
+  if (errors.length > 0) throw new InputError(errors);
 }

@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
 import { EXPORT_SECTIONS, exportPages, exportUser, inExportSnapshot } from '../../db/queries/export.ts';
-import { problems } from '../../server/http/problems.ts';
+import { LimitError, NotFoundError, UnavailableError } from '../../domain/errors.ts';
 import { openSpool, type Spool } from '../../server/http/spool.ts';
 import { holdExportLease, type ExportLimits } from './export-limits.ts';
 
@@ -32,10 +32,13 @@ export interface StartedExport {
 export async function startAccountExport(db: Db, limits: ExportLimits, userId: string, now: () => Date, log: Logger): Promise<StartedExport> {
   const { settings } = limits;
   const lease = await holdExportLease(db, userId, settings.leaseSeconds, log);
-  if ('retryAfterSeconds' in lease) throw problems.exportInProgress(lease.retryAfterSeconds);
+  if ('retryAfterSeconds' in lease) {
+    const detail = `An export of this account is already running; one runs at a time. Retry in ${lease.retryAfterSeconds} seconds.`;
+    throw new LimitError('export_in_progress', detail, { max: 1, retryAfterSeconds: lease.retryAfterSeconds });
+  }
   try {
     const slot = limits.tryRead();
-    if (!slot) throw problems.serviceUnavailable(`Every export slot of this server is reading (${settings.maxReading} at once).`);
+    if (!slot) throw new UnavailableError(`Every export slot of this server is reading (${settings.maxReading} at once).`);
     let spool: Spool;
     try {
       spool = await openSpool(settings.spoolMaxBytes);
@@ -46,7 +49,7 @@ export async function startAccountExport(db: Db, limits: ExportLimits, userId: s
     const exportedAt = now();
     const reading = writeAccountExport(db, userId, exportedAt, spool)
       .then(
-        (found) => (found ? spool.end() : spool.fail(problems.notFound('This account no longer exists.'))),
+        (found) => (found ? spool.end() : spool.fail(new NotFoundError('This account no longer exists.'))),
         (error: unknown) => spool.fail(error),
       )
       .finally(() => slot.release());

@@ -1,6 +1,6 @@
 // A graded review is one write of several steps: lock the card, take the scheduling step of its deck's scheduler
 // (domain/srs.ts: SM-2, or FSRS with the deck's parameters), update the card, log the review, count the study day
-// and its xp, and move readiness. It is the same for one review and for a batch synced after offline study, in the
+// and its xp, and move readiness (services/progress/). It is the same for one review and for a batch synced after offline study, in the
 // caller's transaction (an idempotent request's), so a crash leaves all of it or none and concurrent reviews of one
 // card apply one after the other.
 import type { Db } from '../../db/connect.ts';
@@ -9,8 +9,10 @@ import { writeGradedReview, writeGradedReviewWithFacts, type GradedReviewWrite, 
 import { fsrsParameters, type FsrsParameters } from '../../domain/fsrs.ts';
 import { reviewStep, type Grade } from '../../domain/srs.ts';
 import { localDate } from '../../domain/student-day.ts';
-import { CAPPED_SOURCES, DAILY_CAP, reviewClaim } from '../../domain/xp.ts';
-import { readinessMoved, readinessMovedByReview, readinessWindow, type Student } from '../events/readiness.ts';
+import { reviewClaim } from '../../domain/xp.ts';
+import { progress, studyInStatement } from '../progress/progress.ts';
+import { readinessWindow } from '../readiness/readiness.ts';
+import type { Student } from '../../server/auth/principal.ts';
 
 /** A review as logged, and its card as it is after it. */
 export interface RecordedReview {
@@ -38,11 +40,16 @@ export async function recordReview(trx: Db, student: Student, review: GradedCard
   const window = readinessWindow(at, student.time_zone);
   const { review: logged, facts } = await writeGradedReviewWithFacts(trx, write, window);
   const updated = reviewedCard(card, outcome, at);
-  await readinessMovedByReview(trx, student, at, facts, {
-    deck_id: card.deck_id,
-    before: memoryOf(card),
-    after: memoryOf(updated),
-    in_window: review.reviewedAt >= window.since,
+  await progress(trx, student, at, {
+    reviewed: {
+      before: facts,
+      review: {
+        deck_id: card.deck_id,
+        before: memoryOf(card),
+        after: memoryOf(updated),
+        in_window: review.reviewedAt >= window.since,
+      },
+    },
   });
   return { review: logged, card: updated };
 }
@@ -66,7 +73,7 @@ export async function recordReviews(trx: Db, student: Student, reviews: GradedCa
     cards.set(review.card_id, recorded.card);
     reviewed[review.index] = recorded;
   }
-  await readinessMoved(trx, student, at);
+  await progress(trx, student, at);
   return { reviewed };
 }
 
@@ -95,15 +102,12 @@ async function applyReview(
 function gradedReview(student: Student, card: CardRow, fsrs: FsrsParameters | undefined, grade: Grade, reviewedAt: Date, at: Date, studyDay: boolean) {
   const outcome: ReviewOutcome = { grade, reviewed_at: reviewedAt, ...reviewStep(card, grade, reviewedAt, student.time_zone, fsrs) };
   const day = localDate(reviewedAt, student.time_zone);
-  const claim = reviewClaim(card.id, grade, day);
   const write: GradedReviewWrite = {
     userId: student.user_id,
     cardId: card.id,
     outcome,
     at,
-    studyDay,
-    day,
-    xp: { key: claim.key, source: claim.source, amount: claim.amount, cap: DAILY_CAP, cappedSources: CAPPED_SOURCES },
+    ...studyInStatement({ day, claim: reviewClaim(card.id, grade, day) }, studyDay),
   };
   return { outcome, write };
 }

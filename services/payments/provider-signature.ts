@@ -1,6 +1,6 @@
 // The payment provider signs its events per Standard Webhooks; the signature is the callback's only credential.
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
-import { problems } from '../../server/http/problems.ts';
+import { SignatureError } from '../../domain/errors.ts';
 
 export interface SignatureHeaders {
   'webhook-id'?: string;
@@ -15,12 +15,12 @@ export interface SignatureHeaders {
 export function verifyProviderSignature(secret: string, rawBody: Buffer | undefined, headers: SignatureHeaders): void {
   const { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': signature } = headers;
   if (!id || !timestamp || !signature || !rawBody) {
-    throw problems.invalidSignature('Send the event signed per Standard Webhooks: webhook-id, webhook-timestamp and webhook-signature headers.');
+    throw new SignatureError('Send the event signed per Standard Webhooks: webhook-id, webhook-timestamp and webhook-signature headers.');
   }
   try {
     new Webhook(secret).verify(rawBody, { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': signature });
   } catch (error) {
-    if (error instanceof WebhookVerificationError) throw problems.invalidSignature(`The webhook-signature does not verify under the provider secret: ${error.message}.`);
+    if (error instanceof WebhookVerificationError) throw new SignatureError(`The webhook-signature does not verify under the provider secret: ${error.message}.`);
     throw error;
   }
 }

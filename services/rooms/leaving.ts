@@ -19,12 +19,13 @@ import {
 } from '../../db/queries/rooms.ts';
 import { lockStudent } from '../../db/student-transaction.ts';
 import { mayOwnAnotherRoom } from './limits.ts';
+import { memberName } from './room-body.ts';
 
 /** Writes the room's `left` move for one presence of `userId` (nothing once they are no longer a member). */
 export async function announceLeft(trx: Db, roomId: string, userId: string, at: Date): Promise<void> {
   const member = (await listMembers(trx, roomId)).find((m) => m.user_id === userId);
   if (!member) return;
-  await insertMove(trx, roomId, 'presence', { event: 'left', member: { nickname: member.nickname, first_name: member.first_name } }, at);
+  await insertMove(trx, roomId, 'presence', { event: 'left', member: memberName(member) }, at);
 }
 
 /** The student leaves `room`, which the caller locked (and which the student is a member of). */

@@ -1,15 +1,8 @@
-// The study rooms' bounds, documented in docs/limits.md and the spec: few enough that a room's member list and a
-// student's room list are one small read each, and that a focus session's finish credits a bounded number of students.
-// Each bound has one check here, used by every path by which a student gains what it counts.
+// The study rooms' bounds (their numbers are in domain/bounds.ts): each has one check here, used by every path by
+// which a student gains what it counts (created, joined, inherited from a leaving owner).
 import type { Db } from '../../db/connect.ts';
 import { countJoinedRooms, countMembers, countOwnedRooms } from '../../db/queries/rooms.ts';
-
-/** Rooms one student owns at most (409 room_limit_reached). */
-export const MAX_ROOMS_OWNED = 10;
-/** Rooms one student is a member of at most, their own included (409 room_join_limit_reached). */
-export const MAX_ROOMS_JOINED = 30;
-/** Members one room has at most, its owner included (409 room_full). */
-export const MAX_ROOM_MEMBERS = 30;
+import { MAX_ROOM_MEMBERS, MAX_ROOMS_JOINED, MAX_ROOMS_OWNED } from '../../domain/bounds.ts';
 
 /**
  * Whether the student may own one more room: creating one, or inheriting one from a leaving owner. The caller holds

@@ -7,6 +7,26 @@ import type { components } from '../../generated/general/types.ts';
 
 export type Room = components['schemas']['Room'];
 export type RoomTimer = components['schemas']['RoomTimer'];
+export type RoomMember = components['schemas']['RoomMember'];
+
+/** A member's row as db/queries/rooms.ts listMembers reads it. */
+interface MemberRow {
+  nickname: string;
+  first_name: string;
+  is_owner: boolean;
+  joined_at: Date;
+}
+
+/** Who a member is to the others: the presence moves, the stream's snapshot and the member list all name them so. */
+export function memberName(member: Pick<MemberRow, 'nickname' | 'first_name'>) {
+  return { nickname: member.nickname, first_name: member.first_name };
+}
+
+/** A member as the member list and the room.member_joined event show them. */
+export function memberBody(member: MemberRow, present: boolean): RoomMember {
+  const role = member.is_owner ? 'owner' : 'member';
+  return { ...memberName(member), role, joined_at: member.joined_at.toISOString(), present };
+}
 
 export function timerBody(session: SessionRow, now: Date): RoomTimer {
   const state = focusState(session, now);

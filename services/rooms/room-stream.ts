@@ -16,13 +16,13 @@ import type { Db } from '../../db/connect.ts';
 import type { Notifications } from '../../db/notifications.ts';
 import { addPresence, findMemberRoom, insertMove, listMembers, lockRoom, moveBounds, movesAfter, presentMembers, ROOM_MOVES_CHANNEL, roomStreamKind, type RoomMove } from '../../db/queries/rooms.ts';
 import { retriedTransaction } from '../../db/student-transaction.ts';
-import { problems } from '../../server/http/problems.ts';
-import { openSession, revocations } from '../events/live-stream.ts';
-import type { OpenStreams, StreamHolder } from '../events/open-streams.ts';
-import { STREAM_ENDINGS } from '../events/stream-endings.ts';
-import type { StreamSettings } from '../events/stream-settings.ts';
-import { roomBody } from './room-body.ts';
-import { endPresence, recordFinishedSessions } from './writes.ts';
+import { openSession, revocations } from '../streams/live-stream.ts';
+import type { OpenStreams, StreamHolder } from '../streams/open-streams.ts';
+import { followMoves, type Following, type Opening } from '../streams/follow-moves.ts';
+import { STREAM_ENDINGS } from '../streams/stream-endings.ts';
+import type { StreamSettings } from '../streams/stream-settings.ts';
+import { memberName, roomBody } from './room-body.ts';
+import { endPresence, noRoom, recordFinishedSessions } from './writes.ts';
 
 /** A Last-Event-ID further behind than this many moves gets a fresh snapshot (`missed: true`) instead of the replay. */
 export const MAX_REPLAYED_ROOM_MOVES = 100;
@@ -53,7 +53,7 @@ export interface RoomStream {
 /** Resolves once the stream has ended, whoever ended it. */
 export async function streamRoom(s: RoomStream): Promise<void> {
   const userId = s.student.user_id;
-  if (!(await findMemberRoom(s.db, userId, s.roomId))) throw problems.notFound('You are in no room with this id.');
+  if (!(await findMemberRoom(s.db, userId, s.roomId))) throw noRoom();
   const revoked = revocations();
   const place = await s.openStreams.take(s.student, roomStreamKind(s.roomId), revoked.revoke);
   let announced = false;
@@ -62,7 +62,7 @@ export async function streamRoom(s: RoomStream): Promise<void> {
     announced = true;
     const opening = await openingEvents(s);
     const session = await openSession(s.req, s.res, s.settings.heartbeatMs);
-    if (session) await followMoves(s, session, opening, revoked.endWith);
+    if (session) await followMoves(s, session, ENDINGS, opening, revoked.endWith, followRoom(s, opening.endsAt));
   } finally {
     await place.release();
     // A failed write is made up for by the sweep, which finds the presence's lease gone.
@@ -77,20 +77,17 @@ async function announcePresence(s: RoomStream, streamId: string): Promise<void> 
     const member = (await listMembers(trx, s.roomId)).find((m) => m.user_id === s.student.user_id);
     if (!member) return;
     await addPresence(trx, { stream_id: streamId, room_id: s.roomId, user_id: member.user_id }, s.now());
-    await insertMove(trx, s.roomId, 'presence', { event: 'joined', member: { nickname: member.nickname, first_name: member.first_name } }, s.now());
+    await insertMove(trx, s.roomId, 'presence', { event: 'joined', member: memberName(member) }, s.now());
   });
 }
 
-interface Opening {
-  /** The number of the last move the client holds once these events are sent. */
-  last: number;
+interface RoomOpening extends Opening {
   /** The instant the room's running session ends, if one runs. */
   endsAt: string | null;
-  send: (session: Session) => void;
 }
 
 /** A snapshot, or with a Last-Event-ID this room's stream sent at most MAX_REPLAYED_ROOM_MOVES moves ago, the moves since. */
-async function openingEvents(s: RoomStream): Promise<Opening> {
+async function openingEvents(s: RoomStream): Promise<RoomOpening> {
   const bounds = await moveBounds(s.db, s.roomId);
   const resumeFrom = s.lastEventId === undefined ? undefined : Number(s.lastEventId);
   // Move ids are numbered across all rooms, so how far behind the client is counts this room's moves since its id.
@@ -103,10 +100,10 @@ async function openingEvents(s: RoomStream): Promise<Opening> {
   const at = s.now();
   await recordFinishedSessions(s.db, [s.roomId], at);
   const row = await findMemberRoom(s.db, s.student.user_id, s.roomId);
-  if (!row) throw problems.notFound('You are in no room with this id.');
+  if (!row) throw noRoom();
   const { timer } = await roomBody(s.db, s.student.user_id, row, at);
   const present = await presentMembers(s.db, s.roomId);
-  const members = (await listMembers(s.db, s.roomId)).filter((m) => present.has(m.user_id)).map((m) => ({ nickname: m.nickname, first_name: m.first_name }));
+  const members = (await listMembers(s.db, s.roomId)).filter((m) => present.has(m.user_id)).map(memberName);
   const last = (await moveBounds(s.db, s.roomId)).last;
   const snapshot = { at: at.toISOString(), missed: resumeFrom !== undefined, timer, present: members };
   return { last, endsAt: timer?.status === 'running' ? timer.ends_at : null, send: (session) => session.push(snapshot, 'snapshot', String(last)) };
@@ -123,30 +120,14 @@ function endOf(moves: readonly RoomMove[]): string | null {
 }
 
 /**
- * Sends the opening events, then the room's moves after the last one sent each time a commit announces some, until
- * the client leaves, the process stops, the stream's time is up, the credential goes, the student is no longer a
- * member, or the database fails.
+ * The room's moves after the last one sent each time a commit announces some, until the student is no longer a
+ * member; and the running session's finish recorded at its end.
  */
-function followMoves(s: RoomStream, session: Session, opening: Opening, started: (end: (code: Ending) => void) => void): Promise<void> {
-  return new Promise<void>((resolve) => {
-    let last = opening.last;
-    let ended = false;
+function followRoom(s: RoomStream, endsAt: string | null): (following: Following<Ending>) => () => void {
+  return (following) => {
     let reading = false;
     let again = false;
     let finishTimer: NodeJS.Timeout | undefined;
-    let unsubscribe = () => {};
-
-    const end = (code?: Ending) => {
-      if (ended) return;
-      ended = true;
-      unsubscribe();
-      clearTimeout(expiry);
-      clearTimeout(finishTimer);
-      s.streamsEnd.removeEventListener('abort', restarting);
-      if (code && session.isConnected) session.push({ code, detail: ENDINGS[code] }, 'error', String(last));
-      s.res.end();
-      resolve();
-    };
     // A running session finishes at its end: record it then (once, whichever stream of the room comes first).
     const watchEnd = (endsAt: string | null) => {
       clearTimeout(finishTimer);
@@ -159,39 +140,35 @@ function followMoves(s: RoomStream, session: Session, opening: Opening, started:
       try {
         do {
           again = false;
-          if (!(await findMemberRoom(s.db, s.student.user_id, s.roomId))) return end('room_left');
+          if (!(await findMemberRoom(s.db, s.student.user_id, s.roomId))) return following.end('room_left');
           let moves: RoomMove[];
           do {
-            moves = await movesAfter(s.db, s.roomId, last, MAX_REPLAYED_ROOM_MOVES);
+            moves = await movesAfter(s.db, s.roomId, following.last, MAX_REPLAYED_ROOM_MOVES);
             for (const move of moves) {
-              if (ended) return;
-              push(session, move);
-              last = move.id;
+              if (following.ended) return;
+              following.push(move.data, move.kind, move.id);
             }
             if (moves.some((m) => m.kind === 'timer')) watchEnd(endOf(moves));
           } while (moves.length === MAX_REPLAYED_ROOM_MOVES);
-        } while (again && !ended);
+        } while (again && !following.ended);
       } catch (error) {
         s.onError(error);
-        end('service_unavailable');
+        following.end('service_unavailable');
       } finally {
         reading = false;
       }
     };
-    const restarting = () => end('service_restarting');
-    const expiry = setTimeout(() => end('max_duration_reached'), s.settings.maxDurationMs);
-    s.streamsEnd.addEventListener('abort', restarting);
-    s.res.once('close', () => end());
 
-    opening.send(session);
-    watchEnd(opening.endsAt);
-    unsubscribe = s.notifications.subscribe(ROOM_MOVES_CHANNEL, {
+    watchEnd(endsAt);
+    const unsubscribe = s.notifications.subscribe(ROOM_MOVES_CHANNEL, {
       message: (roomId) => void (roomId === s.roomId && catchUp()),
       missed: () => void catchUp(),
     });
     // Moves committed between the opening read and the subscription were announced to no one here.
     void catchUp();
-    started(end);
-    if (s.streamsEnd.aborted) restarting();
-  });
+    return () => {
+      unsubscribe();
+      clearTimeout(finishTimer);
+    };
+  };
 }

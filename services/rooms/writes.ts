@@ -21,8 +21,6 @@ import {
   updateSession,
   type RoomRow,
 } from '../../db/queries/rooms.ts';
-import { recordStudyDay } from '../../db/queries/streak.ts';
-import { awardXp } from '../../db/queries/xp.ts';
 import { lockStudent, retriedTransaction } from '../../db/student-transaction.ts';
 import { focusState, plannedEnd, timerStep, type TimerAction } from '../../domain/focus-timer.ts';
 import { localDate } from '../../domain/student-day.ts';
@@ -30,28 +28,30 @@ import { focusClaim } from '../../domain/xp.ts';
 import type { components } from '../../generated/general/types.ts';
 import { generateJoinCode } from '../../server/auth/room-join-codes.ts';
 import { hashSecret } from '../../server/auth/secret-hash.ts';
-import { problems } from '../../server/http/problems.ts';
+import { ConflictError, LimitError, NotAllowedError, NotFoundError } from '../../domain/errors.ts';
 import { emitEvent } from '../events/emit.ts';
+import { progress } from '../progress/progress.ts';
+import { MAX_ROOM_MEMBERS, MAX_ROOMS_JOINED, MAX_ROOMS_OWNED } from '../../domain/bounds.ts';
 import { announceLeft, leaveLockedRoom } from './leaving.ts';
-import {
-  MAX_ROOM_MEMBERS,
-  MAX_ROOMS_JOINED,
-  MAX_ROOMS_OWNED,
-  mayJoinAnotherRoom,
-  mayOwnAnotherRoom,
-  roomHasPlace,
-} from './limits.ts';
-import { roomBody, timerBody, type Room, type RoomTimer } from './room-body.ts';
+import { mayJoinAnotherRoom, mayOwnAnotherRoom, roomHasPlace } from './limits.ts';
+import { memberBody, roomBody, timerBody, type Room, type RoomTimer } from './room-body.ts';
 
 /** What each action is called on the room's stream. */
 const TIMER_EVENTS = { start: 'started', pause: 'paused', resume: 'resumed', stop: 'stopped' } as const;
 
-const noRoom = () => problems.notFound('You are in no room with this id.');
+export const noRoom = () => new NotFoundError('You are in no room with this id.');
+const joinedTooMany = () => {
+  const detail = `You are in ${MAX_ROOMS_JOINED} rooms, the most a student may; leave one first.`;
+  return new LimitError('room_join_limit_reached', detail, { max: MAX_ROOMS_JOINED });
+};
 
 /** Creates a room owned by the student, in the caller's transaction (which holds the student's lock). */
 export async function addRoom(trx: Db, studentId: string, room: components['schemas']['NewRoom'], at: Date): Promise<Room> {
-  if (!(await mayOwnAnotherRoom(trx, studentId))) throw problems.roomLimitReached(MAX_ROOMS_OWNED);
-  if (!(await mayJoinAnotherRoom(trx, studentId))) throw problems.roomJoinLimitReached(MAX_ROOMS_JOINED);
+  if (!(await mayOwnAnotherRoom(trx, studentId))) {
+    const detail = `You own ${MAX_ROOMS_OWNED} rooms, the most a student may; delete one first.`;
+    throw new LimitError('room_limit_reached', detail, { max: MAX_ROOMS_OWNED });
+  }
+  if (!(await mayJoinAnotherRoom(trx, studentId))) throw joinedTooMany();
   const row = await insertRoom(trx, { name: room.title, course: room.course ?? null, created_by: studentId }, at);
   const body = await roomBody(trx, studentId, row, at);
   await emitEvent(trx, { type: 'room.created', studentId, data: { object: body }, at });
@@ -72,28 +72,31 @@ async function inMemberRoom<T>(db: Db, studentId: string, roomId: string, at: Da
 }
 
 function ownerOnly(room: RoomRow, studentId: string, what: string): void {
-  if (room.created_by !== studentId) throw problems.roomOwnerOnly(what);
+  if (room.created_by !== studentId) throw new NotAllowedError('room_owner_only', `Only the room's owner may ${what}.`);
 }
 
 /** Joins the room whose current code this is; joining a room twice changes nothing. */
 export async function joinByCode(db: Db, studentId: string, code: string, at: Date): Promise<Room> {
   return retriedTransaction(db, async (trx) => {
     const target = await lockRoomByCode(trx, hashSecret(code));
-    if (!target) throw problems.notFound('No room has this join code; it may have been rotated or revoked.');
+    if (!target) throw new NotFoundError('No room has this join code; it may have been rotated or revoked.');
     const already = await findMemberRoom(trx, studentId, target.id);
     if (already) return roomBody(trx, studentId, already, at);
-    if (!(await roomHasPlace(trx, target.id))) throw problems.roomFull(MAX_ROOM_MEMBERS);
+    if (!(await roomHasPlace(trx, target.id))) {
+      const detail = `This room has ${MAX_ROOM_MEMBERS} members, the most a room may have.`;
+      throw new LimitError('room_full', detail, { max: MAX_ROOM_MEMBERS });
+    }
     await lockStudent(trx, studentId);
-    if (!(await mayJoinAnotherRoom(trx, studentId))) throw problems.roomJoinLimitReached(MAX_ROOMS_JOINED);
+    if (!(await mayJoinAnotherRoom(trx, studentId))) throw joinedTooMany();
     await addMember(trx, target.id, studentId, at);
     await recordFinishedSession(trx, target.id, at);
     const room = (await findMemberRoom(trx, studentId, target.id))!;
     const member = (await listMembers(trx, target.id)).find((m) => m.user_id === studentId)!;
-    const memberBody = { nickname: member.nickname, first_name: member.first_name, role: 'member' as const, joined_at: member.joined_at.toISOString(), present: false };
+    const joiner = memberBody(member, false);
     const joined = await roomBody(trx, studentId, room, at);
-    await emitEvent(trx, { type: 'room.member_joined', studentId, data: { object: joined, member: memberBody }, at });
+    await emitEvent(trx, { type: 'room.member_joined', studentId, data: { object: joined, member: joiner }, at });
     if (room.created_by && room.created_by !== studentId) {
-      await emitEvent(trx, { type: 'room.member_joined', studentId: room.created_by, data: { object: await roomBody(trx, room.created_by, room, at), member: memberBody }, at });
+      await emitEvent(trx, { type: 'room.member_joined', studentId: room.created_by, data: { object: await roomBody(trx, room.created_by, room, at), member: joiner }, at });
     }
     return joined;
   });
@@ -134,7 +137,7 @@ export async function controlTimer(db: Db, studentId: string, roomId: string, ac
   return inMemberRoom(db, studentId, roomId, at, async (trx) => {
     const current = (await latestSessions(trx, [roomId])).get(roomId);
     const step = timerStep(current, action, at);
-    if ('refused' in step) throw problems.roomTimerConflict(step.refused);
+    if ('refused' in step) throw new ConflictError('room_timer_conflict', step.refused);
     const session = 'start' in step ? await insertSession(trx, { room_id: roomId, started_by: studentId, duration_ms: step.start.duration_ms, started_at: at }) : await updateSession(trx, current!.id, step.change);
     const timer = timerBody(session, at);
     await insertMove(trx, roomId, 'timer', { event: TIMER_EVENTS[action.action], timer }, at);
@@ -159,9 +162,10 @@ export async function recordFinishedSession(trx: Db, roomId: string, now: Date):
   for (const member of members) {
     await lockStudent(trx, member.user_id);
     const day = localDate(end, member.time_zone);
-    await recordStudyDay(trx, member.user_id, day, now);
-    const xp = await awardXp(trx, member.user_id, focusClaim(session.id, session.duration_ms, day), now);
-    await emitEvent(trx, { type: 'room.session_finished', studentId: member.user_id, data: { object: body, xp_awarded: xp }, at: now });
+    await progress(trx, member, now, {
+      studied: { day, claim: focusClaim(session.id, session.duration_ms, day) },
+      event: (xp) => ({ type: 'room.session_finished', studentId: member.user_id, data: { object: body, xp_awarded: xp }, at: now }),
+    });
   }
 }
 

@@ -5,13 +5,8 @@ import type { Db } from '../../db/connect.ts';
 import { countOpenSeries } from '../../db/queries/schedule.ts';
 import { insertNextOccurrence, type TaskRow } from '../../db/queries/tasks.ts';
 import { assertValidRecurrence, InvalidRecurrence, nextOccurrence, normaliseRecurrence } from '../../domain/recurrence.ts';
-import { problems } from '../../server/http/problems.ts';
-
-/**
- * Open recurring series a student may have (spec: createTask). Each is projected in every week view and costs its
- * walk there; a student's courses and habits fit in a fraction of it (a dozen courses with three recurring tasks each).
- */
-export const MAX_OPEN_SERIES = 50;
+import { MAX_OPEN_SERIES } from '../../domain/bounds.ts';
+import { InputError, LimitError } from '../../domain/errors.ts';
 
 /**
  * The rule a series starting at `seriesStart` follows, in its normal form; a rule the series cannot follow is a 400
@@ -21,7 +16,7 @@ export function checkedRecurrence(rule: string, seriesStart: Date, timeZone: str
   try {
     assertValidRecurrence(rule, seriesStart, timeZone);
   } catch (error) {
-    if (error instanceof InvalidRecurrence) throw problems.invalidRequest([{ path: 'body.recurrence', message: `is not a valid recurrence rule: ${error.message}` }]);
+    if (error instanceof InvalidRecurrence) throw new InputError([{ path: 'body.recurrence', message: `is not a valid recurrence rule: ${error.message}` }]);
     throw error;
   }
   return normaliseRecurrence(rule);
@@ -33,7 +28,10 @@ export function checkedRecurrence(rule: string, seriesStart: Date, timeZone: str
  * student count in turn, in any process.
  */
 export async function assertSeriesRoom(trx: Db, userId: string, counted: 0 | 1): Promise<void> {
-  if ((await countOpenSeries(trx, userId)) - counted >= MAX_OPEN_SERIES) throw problems.seriesLimitReached(MAX_OPEN_SERIES);
+  if ((await countOpenSeries(trx, userId)) - counted >= MAX_OPEN_SERIES) {
+    const detail = `You have ${MAX_OPEN_SERIES} open recurring tasks, the most a student may have; remove the recurrence of one (PATCH {"recurrence":null}) or delete one first.`;
+    throw new LimitError('series_limit_reached', detail, { max: MAX_OPEN_SERIES });
+  }
 }
 
 /**

@@ -3,17 +3,16 @@
 // its series. The tasks handlers parse the request and shape the answer; what a write does lives here.
 import type { Db } from '../../db/connect.ts';
 import { deleteTask, findTaskForUpdate, insertTaskRow, newTaskRow, updateTask, type NewTaskRow, type TaskChanges } from '../../db/queries/tasks.ts';
-import { recordStudyDay } from '../../db/queries/streak.ts';
-import { awardXp } from '../../db/queries/xp.ts';
 import { studentTransaction } from '../../db/student-transaction.ts';
 import { localDate } from '../../domain/student-day.ts';
 import { taskClaim } from '../../domain/xp.ts';
 import type { components } from '../../generated/general/types.ts';
 import { previousAttributes } from '../events/changes.ts';
 import { emitEvent, outboxRow } from '../events/emit.ts';
-import { readinessMoved, type Student } from '../events/readiness.ts';
+import { progress } from '../progress/progress.ts';
 import { assertSeriesRoom, checkedRecurrence, insertSuccessor } from './series.ts';
 import { taskBody, type Task } from './task-body.ts';
+import type { Student } from '../../server/auth/principal.ts';
 
 /** The fields a task.updated or task.completed event reports the earlier values of. */
 const TASK_EVENT_FIELDS = ['title', 'course', 'due_at', 'status', 'completed_at', 'notes', 'priority', 'recurrence', 'series_id'] as const;
@@ -61,15 +60,14 @@ export async function changeTask(db: Db, student: Student, taskId: string, updat
     if (!wasSeries && updated.status === 'open' && updated.recurrence !== null) await assertSeriesRoom(trx, student.user_id, 1);
     const [before, after] = [taskBody(current), taskBody(updated)];
     const previous = previousAttributes(before, after, TASK_EVENT_FIELDS);
-    if (closing) await emitEvent(trx, { type: 'task.completed', studentId: student.user_id, data: { object: after, previous_attributes: previous }, at });
-    else if (Object.keys(previous).length > 0) await emitEvent(trx, { type: 'task.updated', studentId: student.user_id, data: { object: after, previous_attributes: previous }, at });
-    if (closing) {
-      const today = localDate(at, student.time_zone);
-      await recordStudyDay(trx, student.user_id, today, at);
+    const data = { object: after, previous_attributes: previous };
+    const type = closing ? 'task.completed' : Object.keys(previous).length > 0 ? 'task.updated' : undefined;
+    const today = localDate(at, student.time_zone);
+    await progress(trx, student, at, {
       // Once per task, ever: reopening and closing again finds its ledger key taken (domain/xp.ts).
-      await awardXp(trx, student.user_id, taskClaim(updated.id, current.due_at, at, today), at);
-    }
-    await readinessMoved(trx, student, at);
+      studied: closing ? { day: today, claim: taskClaim(updated.id, current.due_at, at, today) } : undefined,
+      event: type && (() => ({ type, studentId: student.user_id, data, at })),
+    });
     if (closing) {
       const successor = await insertSuccessor(trx, student, updated, at);
       // The schedule gained a task: the next occurrence is created like any other task.
@@ -84,8 +82,8 @@ export async function removeTask(db: Db, student: Student, taskId: string, at: D
   return studentTransaction(db, student.user_id, async (trx) => {
     const removed = await deleteTask(trx, student.user_id, taskId);
     if (!removed) return false;
-    await emitEvent(trx, { type: 'task.deleted', studentId: student.user_id, data: { object: taskBody(removed) }, at });
-    await readinessMoved(trx, student, at);
+    const deleted = { type: 'task.deleted' as const, studentId: student.user_id, data: { object: taskBody(removed) }, at };
+    await progress(trx, student, at, { event: () => deleted });
     return true;
   });
 }

@@ -20,16 +20,14 @@ import {
   type EndpointRow,
 } from '../../db/queries/webhooks.ts';
 import type { GeneralPrincipal } from '../../server/auth/principal.ts';
-import { REALM } from '../../server/auth/scopes.ts';
-import { problems } from '../../server/http/problems.ts';
+import { MAX_ENDPOINTS_PER_STUDENT } from '../../domain/bounds.ts';
+import { AuthenticationError, ConflictError, LimitError, NotFoundError } from '../../domain/errors.ts';
 import { emitEvent } from '../events/emit.ts';
 import { endpointBody } from './endpoint-body.ts';
 import type { WebhookEndpointSettings } from './endpoint-settings.ts';
-import { scheduleDelivery } from './queue.ts';
+import { resendDelivery, scheduleDelivery } from './queue.ts';
 import { createWebhookSecret, sealEndpointSecret, SECRET_ROTATION_OVERLAP_MS } from './secrets.ts';
 
-/** Endpoints per student: enough for a few integrations, few enough that one change fans out to a handful. */
-export const MAX_ENDPOINTS_PER_STUDENT = 10;
 
 /** What a student registers: where to send, which events, and whether to send yet. */
 export interface EndpointRegistration {
@@ -53,7 +51,10 @@ export async function registerEndpoint(
   // Two registrations at once must not both see nine endpoints.
   await lockEndpointsOf(trx, principal.user_id);
   const grant_id = await liveGrantOf(trx, principal);
-  if ((await countEndpoints(trx, principal.user_id)) >= MAX_ENDPOINTS_PER_STUDENT) throw problems.endpointLimitReached(MAX_ENDPOINTS_PER_STUDENT);
+  if ((await countEndpoints(trx, principal.user_id)) >= MAX_ENDPOINTS_PER_STUDENT) {
+    const detail = `You have ${MAX_ENDPOINTS_PER_STUDENT} webhook endpoints, the most a student may have; delete one first.`;
+    throw new LimitError('endpoint_limit_reached', detail, { max: MAX_ENDPOINTS_PER_STUDENT });
+  }
   const id = randomUUID();
   const secret_sealed = sealEndpointSecret(secrets, id, createWebhookSecret());
   const { url, event_types, description = '', enabled = true } = registration;
@@ -88,12 +89,36 @@ export async function sendTestEvent(db: Db, userId: string, endpointId: string, 
 }
 
 /**
+ * One more attempt of a delivery to an endpoint of the student's (queue.ts resendDelivery); returns the delivery as it
+ * is then, or undefined when the student has no endpoint with this id.
+ */
+export async function resendEndpointDelivery(
+  db: Db,
+  userId: string,
+  endpointId: string,
+  deliveryId: string,
+  at: Date,
+): Promise<DeliveryRow | undefined> {
+  return studentTransaction(db, userId, async (trx) => {
+    const endpoint = await enabledEndpoint(trx, userId, endpointId);
+    if (!endpoint) return undefined;
+    if (!(await findDelivery(trx, endpoint.id, deliveryId))) {
+      throw new NotFoundError('This endpoint has no delivery with this id.');
+    }
+    await resendDelivery(trx, deliveryId, at);
+    return (await findDelivery(trx, endpoint.id, deliveryId))!;
+  });
+}
+
+/**
  * An endpoint of the student's that may be sent to; undefined when the student has none with this id. Sending to a
  * disabled endpoint would queue what delivery then refuses: it is refused here, and the owner enables it first.
  */
 export async function enabledEndpoint(db: Db, userId: string, endpointId: string): Promise<EndpointRow | undefined> {
   const endpoint = await findEndpoint(db, { user_id: userId }, endpointId);
-  if (endpoint && !endpoint.enabled) throw problems.endpointDisabled();
+  if (endpoint && !endpoint.enabled) {
+    throw new ConflictError('endpoint_disabled', 'This endpoint is disabled; enable it (PATCH {"enabled":true}) before sending to it.');
+  }
   return endpoint;
 }
 
@@ -105,7 +130,7 @@ export async function enabledEndpoint(db: Db, userId: string, endpointId: string
  */
 async function liveGrantOf(trx: Db, principal: GeneralPrincipal): Promise<string | null> {
   const grantId = principal.credential.grant_id;
-  if (grantId !== null && !(await lockLiveGrant(trx, grantId))) throw problems.unauthorized('The credential was revoked.', REALM);
+  if (grantId !== null && !(await lockLiveGrant(trx, grantId))) throw new AuthenticationError('The credential was revoked.');
   return grantId;
 }
 

@@ -9,7 +9,7 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import type { UndeliverableCode } from '../../server/http/problems.ts';
+import type { UndeliverableCode } from '../../domain/errors.ts';
 import { withTimeout } from '../../server/process/timeout.ts';
 
 /** How long registration waits for DNS before refusing the URL as unresolvable. */

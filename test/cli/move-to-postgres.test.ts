@@ -19,7 +19,7 @@ import { migrateToLatest } from '../../db/migrate.ts';
 import { insertAccount } from '../../db/queries/profile.ts';
 import { countOwnedRooms, insertRoom } from '../../db/queries/rooms.ts';
 import { createThrowawayDatabase, type ThrowawayDatabase } from '../../db/throwaway-database.ts';
-import { MAX_ROOMS_OWNED } from '../../services/rooms/limits.ts';
+import { MAX_ROOMS_OWNED } from '../../domain/bounds.ts';
 import { signIn, refresh, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 

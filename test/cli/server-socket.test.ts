@@ -1,4 +1,4 @@
-// `npm run cli` while `npm start` runs on the embedded database (scripts/cli/server-socket.ts): real processes, as an
+// `npm run cli` while `npm start` runs on the embedded database (app/cli/server-socket.ts): real processes, as an
 // operator runs them. The command runs in the server, its effect shows through the API at once, the socket is the
 // owner's only and goes with the stop, and a socket file left by a killed server does not stand in the CLI's way.
 import assert from 'node:assert/strict';
@@ -9,7 +9,7 @@ import { createConnection, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cliSocketPath, runInServer } from '../../scripts/cli/server-socket.ts';
+import { cliSocketPath, runInServer } from '../../app/cli/server-socket.ts';
 import { startServerProcess, TEST_SECRETS_KEY } from '../support/server-process.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));

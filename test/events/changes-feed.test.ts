@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { envelopeOf } from '../../services/events/emit.ts';
-import { EVENT_RETENTION_DAYS, purgeExpiredEvents } from '../../services/events/feed.ts';
+import { EVENT_RETENTION_DAYS } from '../../domain/bounds.ts';
+import { purgeExpiredEvents } from '../../services/events/feed.ts';
 import { insertEvent } from '../../db/queries/events.ts';
 import { encodeCursor } from '../../server/contract/cursor.ts';
 import { eventually } from '../support/export-account.ts';

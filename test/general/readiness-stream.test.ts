@@ -11,10 +11,10 @@ import { sql, TableNode, type KyselyPlugin, type RootOperationNode } from 'kysel
 import { pino } from 'pino';
 import { connect, type Db } from '../../db/connect.ts';
 import { LISTENER_APPLICATION_NAME, notificationsFor, type Notifications } from '../../db/notifications.ts';
-import { OPEN_STREAM_LIMITS } from '../../services/events/open-streams.ts';
-import { MAX_REPLAYED_MOVES } from '../../services/events/readiness-stream.ts';
+import { OPEN_STREAM_LIMITS } from '../../services/streams/open-streams.ts';
+import { MAX_REPLAYED_MOVES } from '../../services/readiness/readiness-stream.ts';
 import { createLifecycle, type LifecycleControl } from '../../server/process/lifecycle.ts';
-import type { StreamSettings } from '../../services/events/stream-settings.ts';
+import type { StreamSettings } from '../../services/streams/stream-settings.ts';
 import { contractClient } from '../support/contract.ts';
 import { listen, type Listening } from '../support/listening.ts';
 import { buildApp } from '../support/partner-app.ts';

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { countOwnedRooms } from '../../db/queries/rooms.ts';
 import { envelopeOf } from '../../services/events/emit.ts';
-import { MAX_ROOM_MEMBERS, MAX_ROOMS_JOINED, MAX_ROOMS_OWNED } from '../../services/rooms/limits.ts';
+import { MAX_ROOM_MEMBERS, MAX_ROOMS_JOINED, MAX_ROOMS_OWNED } from '../../domain/bounds.ts';
 import { assertEventConforms } from '../support/event-contract.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
 import { describeIdempotentCreate } from '../support/idempotent-create.ts';

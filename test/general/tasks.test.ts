@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { MAX_OPEN_SERIES } from '../../services/tasks/series.ts';
+import { MAX_OPEN_SERIES } from '../../domain/bounds.ts';
 import { withinEventLoopBudget } from '../support/event-loop-lag.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
 import { describeIdempotentCreate } from '../support/idempotent-create.ts';

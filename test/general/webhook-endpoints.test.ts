@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { envelopeOf } from '../../services/events/emit.ts';
 import { signingSecrets } from '../../services/webhooks/secrets.ts';
-import { MAX_ENDPOINTS_PER_STUDENT } from '../../services/webhooks/endpoints.ts';
+import { MAX_ENDPOINTS_PER_STUDENT } from '../../domain/bounds.ts';
 import { insertPersonalKey } from '../../db/queries/personal-api-keys.ts';
 import { insertWithFreshKey } from '../../server/auth/api-keys.ts';
 import { registerTestClient, signIn } from '../support/oauth-flow.ts';

@@ -1,14 +1,11 @@
-// What db move-to-postgres lists of data over a per-account bound (scripts/cli/over-bounds.ts): each bound's holder
+// What db move-to-postgres lists of data over a per-account bound (app/cli/over-bounds.ts): each bound's holder
 // over it, counted as the bound's check counts, and nobody at the bound.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { insertCalendarFeed } from '../../db/queries/calendar.ts';
 import { addMember, insertRoom } from '../../db/queries/rooms.ts';
-import { overBoundLines } from '../../scripts/cli/over-bounds.ts';
-import { MAX_FEEDS_PER_STUDENT } from '../../services/calendar/feeds.ts';
-import { MAX_ROOM_MEMBERS, MAX_ROOMS_JOINED, MAX_ROOMS_OWNED } from '../../services/rooms/limits.ts';
-import { MAX_OPEN_SERIES } from '../../services/tasks/series.ts';
-import { MAX_ENDPOINTS_PER_STUDENT } from '../../services/webhooks/endpoints.ts';
+import { overBoundLines } from '../../app/cli/over-bounds.ts';
+import { MAX_ENDPOINTS_PER_STUDENT, MAX_FEEDS_PER_STUDENT, MAX_OPEN_SERIES, MAX_ROOMS_JOINED, MAX_ROOMS_OWNED, MAX_ROOM_MEMBERS } from '../../domain/bounds.ts';
 import { db, deleteNewStudents, newEndpoint, newStudent, newTask } from '../support/query-fixture.ts';
 
 describe('accounts over a per-account bound, as db move-to-postgres lists them', () => {

@@ -7,7 +7,7 @@ import type { AiQueue } from '../../services/ai/queue.ts';
 import type { ExportLimits } from '../../services/exports/export-limits.ts';
 import { createApp } from '../../app/app.ts';
 import { notificationsFor, type Notifications } from '../../db/notifications.ts';
-import type { StreamSettings } from '../../services/events/stream-settings.ts';
+import type { StreamSettings } from '../../services/streams/stream-settings.ts';
 import { accessTokenIssuer, type AccessTokenIssuer } from '../../server/auth/access-tokens.ts';
 import { loadSigningKey } from '../../server/auth/signing-keys.ts';
 import { issueApiKey } from '../../server/auth/api-keys.ts';

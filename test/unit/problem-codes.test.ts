@@ -9,7 +9,7 @@ import { PROBLEM_CODES } from '../../server/http/problem-codes.ts';
 import { Problem, problems } from '../../server/http/problems.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
-const SOURCE_DIRS = ['app', 'server', 'services', 'handlers', 'db', 'scripts'];
+const SOURCE_DIRS = ['app', 'server', 'services', 'handlers', 'db', 'domain', 'scripts'];
 const TABLE = 'server/http/problem-codes.ts';
 
 describe('the table of problem codes', () => {
@@ -18,13 +18,15 @@ describe('the table of problem codes', () => {
   it('builds every problem in server/http/problems.ts, so each takes its status and title from the table', () => {
     const elsewhere = sources.filter(({ file, text }) => file !== 'server/http/problems.ts' && /new Problem\(/.test(text)).map(({ file }) => file);
     assert.deepEqual(elsewhere, []);
-    const problem = problems.endpointDisabled();
-    assert.deepEqual([problem.status, problem.title], [PROBLEM_CODES.endpoint_disabled.status, PROBLEM_CODES.endpoint_disabled.title]);
+    const problem = problems.conflict('A duplicate.');
+    assert.deepEqual([problem.status, problem.title], [PROBLEM_CODES.conflict.status, PROBLEM_CODES.conflict.title]);
     assert.ok(problem instanceof Problem);
   });
 
-  it('has every code the source builds a problem or a refused webhook URL with', () => {
-    const used = new Set(sources.flatMap(({ text }) => [...text.matchAll(/new (?:Problem|UndeliverableUrlError)\(\s*'([a-z_]+)'/g)].map((m) => m[1]!)));
+  it('has every code the source builds a problem, a refusal or a refused webhook URL with', () => {
+    const classes = ['Problem', 'UndeliverableUrlError', 'NotAllowedError', 'ConflictError', 'GoneError', 'LimitError'];
+    const builders = new RegExp(`new (?:${classes.join('|')})\\(\\s*'([a-z_]+)'`, 'g');
+    const used = new Set(sources.flatMap(({ text }) => [...text.matchAll(builders)].map((m) => m[1]!)));
     assert.ok(used.size >= 20, `found only ${used.size} codes in the source: has the way problems are built changed?`);
     assert.deepEqual([...used].filter((code) => !(code in PROBLEM_CODES)), []);
   });

@@ -1,7 +1,7 @@
 // occurrencesBetween: the future occurrences of a series that the week view projects, bounded by the range.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { MAX_OPEN_SERIES } from '../../services/tasks/series.ts';
+import { MAX_OPEN_SERIES } from '../../domain/bounds.ts';
 import { CONVERSION_COST, MAX_PROJECTED, nextOccurrence, occurrencesBetween, RangeProjection, SERIES_COST, WEEK_PROJECTION_BUDGET, WEEK_SERIES_MAX } from '../../domain/recurrence.ts';
 import { HANDED_COST, periodCost } from '../../domain/recurrence-search.ts';
 import { withinEventLoopBudget } from '../support/event-loop-lag.ts';

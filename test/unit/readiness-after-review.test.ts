@@ -1,11 +1,11 @@
-// A graded review moves readiness from the facts as they were before it (services/events/readiness-after-review.ts)
+// A graded review moves readiness from the facts as they were before it (services/readiness/readiness-after-review.ts)
 // instead of reading them again: on random review sequences, what it gives must be what a full recomputation from
 // the data after each review gives.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { preparationOf, type PreparationFacts } from '../../services/exams/preparation.ts';
-import { afterReview } from '../../services/events/readiness-after-review.ts';
-import { sameState } from '../../services/events/readiness.ts';
+import { preparationOf, type PreparationFacts } from '../../services/readiness/preparation.ts';
+import { afterReview } from '../../services/readiness/readiness-after-review.ts';
+import { sameState } from '../../services/readiness/readiness.ts';
 
 const NOW = Date.parse('2026-11-27T12:00:00Z');
 const DAY_MS = 86_400_000;

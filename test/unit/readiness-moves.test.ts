@@ -1,7 +1,7 @@
-// What counts as a move of an exam's readiness for the stream (services/events/readiness.ts), and the notification
+// What counts as a move of an exam's readiness for the stream (services/readiness/readiness.ts), and the notification
 // payload that announces one.
 import assert from 'node:assert/strict';
-import { parseMove, sameState, type ExamReadinessState } from '../../services/events/readiness.ts';
+import { parseMove, sameState, type ExamReadinessState } from '../../services/readiness/readiness.ts';
 
 const state: ExamReadinessState = {
   exam_id: '2b3c4d5e-6f70-4a1b-9c2d-3e4f5a6b7c8d',

@@ -1,7 +1,7 @@
 // The retry schedule: growing delays that add up to about three days, spread by jitter, then giving up; a failing
 // endpoint disabled after three days; WEBHOOK_RETRY_SCALE shrinks all of it for tests.
 import assert from 'node:assert/strict';
-import { EVENT_RETENTION_DAYS } from '../../services/events/feed.ts';
+import { EVENT_RETENTION_DAYS } from '../../domain/bounds.ts';
 import { DISABLE_FAILING_ENDPOINT_AFTER_MS, endpointFailingTooLong, RETRY_DELAYS_MS, retryDelayMs } from '../../services/webhooks/retry-schedule.ts';
 
 const HOUR = 3_600_000;

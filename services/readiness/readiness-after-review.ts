@@ -2,7 +2,7 @@
 // the facts as they were just before it (db/queries/graded-review.ts), and the review changes exactly two of them. The
 // reviewed card's memory (its interval and last review) in every exam whose linked decks hold it, and the window's
 // study days when the review's day had no study yet. Pure, so a test can hold it against a full recomputation.
-import type { PreparationFacts } from '../exams/preparation.ts';
+import type { PreparationFacts } from './preparation.ts';
 
 /** A card's memory as the preparation facts carry it. */
 export interface CardMemory {

@@ -1,4 +1,4 @@
-// The open streams of an account (services/events/open-streams.ts) on the run's engine, with short leases: a process
+// The open streams of an account (services/streams/open-streams.ts) on the run's engine, with short leases: a process
 // renews the leases of its streams, a stream whose row is deleted under it (its grant revoked, say) ends at the next
 // renewal, and concurrent opens of one account through several processes never pass the bound together.
 import assert from 'node:assert/strict';
@@ -7,9 +7,9 @@ import { sql } from 'kysely';
 import type pg from 'pg';
 import { connect } from '../../db/connect.ts';
 import { notificationsFor, type Notifications } from '../../db/notifications.ts';
-import { openStreams, type StreamRevocation } from '../../services/events/open-streams.ts';
+import { openStreams, type StreamRevocation } from '../../services/streams/open-streams.ts';
 import type { Credential } from '../../server/auth/principal.ts';
-import { Problem } from '../../server/http/problems.ts';
+import { LimitError } from '../../domain/errors.ts';
 import { contractClient } from '../support/contract.ts';
 import { newStudent } from '../support/general-app.ts';
 import { buildApp } from '../support/partner-app.ts';
@@ -63,7 +63,7 @@ describe('open streams', () => {
     const taken = attempts.filter((a) => a.status === 'fulfilled');
     const refused = attempts.flatMap((a) => (a.status === 'rejected' ? [a.reason] : []));
     assert.equal(taken.length, SHORT.max);
-    assert.ok(refused.every((r) => r instanceof Problem && r.code === 'too_many_streams' && Number(r.extra.headers?.['Retry-After']) >= 1));
+    assert.ok(refused.every((r) => r instanceof LimitError && r.code === 'too_many_streams' && Number(r.bound.retryAfterSeconds) >= 1));
     for (const place of taken) await (place as PromiseFulfilledResult<{ release(): Promise<void> }>).value.release();
   });
 
@@ -92,7 +92,7 @@ describe('open streams', () => {
       const refused = attempts.flatMap((a) => (a.status === 'rejected' ? [a.reason] : []));
       assert.equal((await Promise.allSettled([others]))[0]!.status, 'fulfilled', "the other account's open was served");
       assert.equal(taken.length, SHORT.max + 1);
-      assert.ok(refused.every((r) => r instanceof Problem && r.code === 'too_many_streams' && Number(r.extra.headers?.['Retry-After']) >= 1));
+      assert.ok(refused.every((r) => r instanceof LimitError && r.code === 'too_many_streams' && Number(r.bound.retryAfterSeconds) >= 1));
       // One connection for the burst's open in progress, one for the other account's.
       assert.ok(mostCheckedOut <= 2, `the opens held ${mostCheckedOut} pool connections at once`);
       assert.equal(mostWaiting, 0, 'a request waited for a pool connection');

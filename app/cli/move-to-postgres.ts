@@ -8,8 +8,8 @@
 // (over-bounds.ts).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig } from '../../app/config.ts';
-import { secretsKeyFor } from '../../app/secrets-key.ts';
+import { loadConfig } from '../config.ts';
+import { secretsKeyFor } from '../secrets-key.ts';
 import { assertDatabaseReachable, connect, describeTarget, type Db } from '../../db/connect.ts';
 import { copyDatabase, CopyRefused, tablesWithData } from '../../db/copy-database.ts';
 import { migrateToLatest } from '../../db/migrate.ts';

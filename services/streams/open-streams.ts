@@ -19,8 +19,7 @@ import { closeStream, deleteLapsedStreams, openStreamIfRoom, renewStreams, type 
 import { onPrincipalsCommitted, PRINCIPALS_CHANNEL } from '../../db/queries/principal-changes.ts';
 import { standingCredentials } from '../../db/queries/principals.ts';
 import type { Credential } from '../../server/auth/principal.ts';
-import { REALM } from '../../server/auth/scopes.ts';
-import { problems } from '../../server/http/problems.ts';
+import { AuthenticationError, LimitError } from '../../domain/errors.ts';
 import { keyedLine } from './keyed-line.ts';
 
 export interface OpenStreamLimits {
@@ -162,8 +161,10 @@ export function openStreams(db: Db, notifications: Notifications, options: { lim
       entry.writing = false;
       if (!('opened' in opened)) {
         forget(id);
-        if ('unauthorized' in opened) throw problems.unauthorized('The access token or API key was revoked.', `${REALM}, error="invalid_token"`);
-        throw problems.tooManyStreams(limits.max, Math.max(1, Math.ceil(opened.retryAfterMs / 1000)));
+        if ('unauthorized' in opened) throw new AuthenticationError('The access token or API key was revoked.', 'invalid_token');
+        const retryAfterSeconds = Math.max(1, Math.ceil(opened.retryAfterMs / 1000));
+        const detail = `This account has ${limits.max} streams open, the most it may hold at once (whichever key or token opened them); close one, or retry in ${retryAfterSeconds} seconds.`;
+        throw new LimitError('too_many_streams', detail, { max: limits.max, retryAfterSeconds });
       }
       let released = false;
       return {

@@ -1,5 +1,5 @@
 // The operator's commands, by name, and the dispatcher that runs one command line: here (scripts/cli.ts) or inside
-// the running embedded server (scripts/cli/server-socket.ts). Exit codes: 0 done, 1 failed while running, 2 wrong
+// the running embedded server (app/cli/server-socket.ts). Exit codes: 0 done, 1 failed while running, 2 wrong
 // command line.
 import { inspect } from 'node:util';
 import { errorMessage } from '../../db/errors.ts';

@@ -4,9 +4,9 @@
 import type { DbTarget } from '../../db/connect.ts';
 import { reachableEntries } from '../../db/private-files.ts';
 import { signingKeySource } from '../../server/auth/signing-key-store.ts';
-import { configFrom } from '../../app/config.ts';
-import { CONFIG_VARIABLES } from '../../app/config-variables.ts';
-import { readVariables } from '../../app/env-variables.ts';
+import { configFrom } from '../config.ts';
+import { CONFIG_VARIABLES } from '../config-variables.ts';
+import { readVariables } from '../env-variables.ts';
 import { parse } from './shared.ts';
 
 const SIGNING_KEYS = { JWT_PRIVATE_KEY: 'JWT_PRIVATE_KEY alone', DATA_DIR: 'a file in DATA_DIR', database: 'the database, encrypted with SECRETS_KEY' };

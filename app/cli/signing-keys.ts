@@ -3,7 +3,7 @@
 import { ACCESS_TOKEN_TTL_SECONDS } from '../../server/auth/access-tokens.ts';
 import { signingKeyStoreFor } from '../../server/auth/signing-key-store.ts';
 import { retiredKeyVerifiesMs, rotateSigningKey } from '../../server/auth/signing-keys.ts';
-import { loadConfig } from '../../app/config.ts';
+import { loadConfig } from '../config.ts';
 import { note, parse, print, withDb } from './shared.ts';
 
 export async function rotateSigning(args: string[]): Promise<void> {

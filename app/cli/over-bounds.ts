@@ -12,10 +12,7 @@ import {
   roomsWithMembers,
   type OverBound,
 } from '../../db/queries/over-bounds.ts';
-import { MAX_FEEDS_PER_STUDENT } from '../../services/calendar/feeds.ts';
-import { MAX_ROOM_MEMBERS, MAX_ROOMS_JOINED, MAX_ROOMS_OWNED } from '../../services/rooms/limits.ts';
-import { MAX_OPEN_SERIES } from '../../services/tasks/series.ts';
-import { MAX_ENDPOINTS_PER_STUDENT } from '../../services/webhooks/endpoints.ts';
+import { MAX_ENDPOINTS_PER_STUDENT, MAX_FEEDS_PER_STUDENT, MAX_OPEN_SERIES, MAX_ROOMS_JOINED, MAX_ROOMS_OWNED, MAX_ROOM_MEMBERS } from '../../domain/bounds.ts';
 
 const BOUNDS: ReadonlyArray<{ what: string; max: number; over: (db: Db, max: number) => Promise<OverBound[]> }> = [
   { what: 'study rooms owned', max: MAX_ROOMS_OWNED, over: accountsOwningRooms },

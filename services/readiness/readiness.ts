@@ -9,11 +9,12 @@ import { findUpcomingPreparation } from '../../db/queries/exams.ts';
 import { awardXp } from '../../db/queries/xp.ts';
 import { lockStudent } from '../../db/student-transaction.ts';
 import { findReadinessComparison, nextReadinessVersion, readinessMovedSince, recordReadiness } from '../../db/queries/readiness.ts';
-import { preparationOf, studyWindow } from '../exams/preparation.ts';
+import { preparationOf, studyWindow } from './preparation.ts';
 import type { Readiness } from '../../domain/readiness.ts';
 import { localDate } from '../../domain/student-day.ts';
 import { readinessClaims } from '../../domain/xp.ts';
 import { notifyAfterCommit } from '../../db/notifications.ts';
+import type { Student } from '../../server/auth/principal.ts';
 import { afterReview, type ReviewedCard } from './readiness-after-review.ts';
 
 /** The notification channel of readiness moves; the payload is `<user id>:<version>`. */
@@ -22,11 +23,6 @@ export const READINESS_CHANNEL = 'readiness_moved';
 export const STREAMED_EXAMS = 100;
 /** Components closer than this count as unchanged: a moment's decay of memory is not a move. */
 const COMPONENT_TOLERANCE = 0.0005;
-
-export interface Student {
-  user_id: string;
-  time_zone: string;
-}
 
 /** One exam as the stream shows it (spec: ExamReadinessState). */
 export interface ExamReadinessState {
@@ -70,10 +66,21 @@ export async function readinessMoved(trx: Db, student: Student, at: Date): Promi
  * lock held): the review is applied to them (readiness-after-review.ts) instead of reading them again. Should they not
  * hold the card as it was, they are read again.
  */
-export async function readinessMovedByReview(trx: Db, student: Student, at: Date, before: ReadinessComparison & { day_studied: boolean }, review: ReviewedCard): Promise<void> {
+export async function readinessMovedByReview(
+  trx: Db,
+  student: Student,
+  at: Date,
+  { before, review }: ReviewedFacts,
+): Promise<void> {
   const after = afterReview(before, review);
   if (!after) return readinessMoved(trx, student, at);
   await recordMoves(trx, student, at, { ...after, pushed: before.pushed });
+}
+
+/** What a graded review's statement returned of readiness's facts before it, and the card it reviewed. */
+export interface ReviewedFacts {
+  before: ReadinessComparison & { day_studied: boolean };
+  review: ReviewedCard;
 }
 
 /** What a move compares: the upcoming exams' preparation facts, the window's study days, and what was last pushed. */

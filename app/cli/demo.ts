@@ -1,6 +1,6 @@
 // demo credentials: the demo partner key, the demo student's password and personal key of an embedded database,
 // made anew. npm start prints them once, on the first start; they are stored as hashes, so "again" means new ones.
-import { remakeDemoCredentials } from '../../app/demo-student.ts';
+import { remakeDemoCredentials } from '../demo-student.ts';
 import { note, parse, print, withDb } from './shared.ts';
 
 export async function credentials(args: string[]): Promise<void> {

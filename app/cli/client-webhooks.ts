@@ -10,9 +10,9 @@ import { deleteEndpoint, findClientEndpoint, insertEndpoint, updateEndpoint, typ
 import { endpointStatus } from '../../services/webhooks/endpoint-body.ts';
 import { rotateSecret } from '../../services/webhooks/endpoints.ts';
 import { bundledSpecFile } from '../../server/contract/bundled-specs.ts';
-import { loadConfig } from '../../app/config.ts';
+import { loadConfig } from '../config.ts';
 import { secretBox } from '../../server/auth/secret-box.ts';
-import { secretsKeyFor } from '../../app/secrets-key.ts';
+import { secretsKeyFor } from '../secrets-key.ts';
 import { createWebhookSecret, sealEndpointSecret } from '../../services/webhooks/secrets.ts';
 import { assertDeliverableUrl, UndeliverableUrlError } from '../../services/webhooks/target-address.ts';
 import { note, parse, print, UsageError, withDb } from './shared.ts';

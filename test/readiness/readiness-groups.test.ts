@@ -11,8 +11,8 @@ import { connect, type Db } from '../../db/connect.ts';
 import { NOTIFY_AFTER_COMMIT_OPTIONS } from '../../db/notifications-after-commit.ts';
 import { notificationsFor, notifyOnCommit, type Notifications } from '../../db/notifications.ts';
 import type { Database } from '../../db/schema.ts';
-import { readinessGroups } from '../../services/events/readiness-groups.ts';
-import { READINESS_CHANNEL, readinessMoved, type ReadinessMove } from '../../services/events/readiness.ts';
+import { readinessGroups } from '../../services/readiness/readiness-groups.ts';
+import { READINESS_CHANNEL, readinessMoved, type ReadinessMove } from '../../services/readiness/readiness.ts';
 import { createFreshDatabase, type TestDatabase } from '../support/test-db.ts';
 import { insertStudent } from '../webhooks/fixtures.ts';
 

@@ -36,7 +36,7 @@ export function integerOption(option: string, raw: string | undefined, min: numb
 }
 
 /**
- * Where a command runs: its two output streams and, when the running server runs it (scripts/cli/server-socket.ts),
+ * Where a command runs: its two output streams and, when the running server runs it (app/cli/server-socket.ts),
  * the server's own database, already migrated. Outside of one, a command prints to this process's stdout and stderr
  * and opens the database itself.
  */

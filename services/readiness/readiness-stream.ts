@@ -7,15 +7,16 @@
 // the streams of one student in this process read each move once, together (readiness-groups.ts). A stream ends when
 // its account is deleted or its credential revoked, in whichever process that happens.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Session } from 'better-sse';
 import type { Db } from '../../db/connect.ts';
 import { currentReadinessVersion } from '../../db/queries/readiness.ts';
-import { openSession, revocations } from './live-stream.ts';
-import type { OpenStreams, StreamHolder } from './open-streams.ts';
+import { openSession, revocations } from '../streams/live-stream.ts';
+import type { OpenStreams, StreamHolder } from '../streams/open-streams.ts';
 import type { ReadinessGroups } from './readiness-groups.ts';
-import { movesSince, upcomingReadiness, type Student } from './readiness.ts';
-import type { StreamSettings } from './stream-settings.ts';
-import { STREAM_ENDINGS, type StreamEnding } from './stream-endings.ts';
+import { movesSince, upcomingReadiness } from './readiness.ts';
+import type { StreamSettings } from '../streams/stream-settings.ts';
+import { followMoves, type Following, type Opening } from '../streams/follow-moves.ts';
+import { STREAM_ENDINGS, type StreamEnding } from '../streams/stream-endings.ts';
+import type { Student } from '../../server/auth/principal.ts';
 
 /**
  * A Last-Event-ID further behind than this many moves gets a fresh snapshot (`missed: true`) instead of the replay:
@@ -51,16 +52,10 @@ export async function streamReadiness(s: ReadinessStream): Promise<void> {
   try {
     const opening = await openingEvents(s);
     const session = await openSession(s.req, s.res, s.settings.heartbeatMs);
-    if (session) await followMoves(s, session, opening, revoked.endWith);
+    if (session) await followMoves(s, session, STREAM_ENDINGS, opening, revoked.endWith, followGroup(s));
   } finally {
     await place.release();
   }
-}
-
-interface Opening {
-  /** The version the client holds once these events are sent. */
-  version: number;
-  send: (session: Session) => void;
 }
 
 /** A snapshot, or with a Last-Event-ID this server sent at most MAX_REPLAYED_MOVES moves ago, the moves since it. */
@@ -71,61 +66,29 @@ async function openingEvents(s: ReadinessStream): Promise<Opening> {
   if (resumeFrom !== undefined && resumeFrom <= current && current - resumeFrom <= MAX_REPLAYED_MOVES) {
     const moves = await movesSince(s.db, userId, resumeFrom);
     return {
-      version: moves.at(-1)?.version ?? resumeFrom,
+      last: moves.at(-1)?.version ?? resumeFrom,
       send: (session) => moves.forEach(({ version, ...move }) => session.push(move, 'readiness', String(version))),
     };
   }
   const at = s.now();
   const exams = await upcomingReadiness(s.db, s.student, at);
   const snapshot = { at: at.toISOString(), missed: resumeFrom !== undefined, exams };
-  return { version: current, send: (session) => session.push(snapshot, 'snapshot', String(current)) };
+  return { last: current, send: (session) => session.push(snapshot, 'snapshot', String(current)) };
 }
 
-/**
- * Sends the opening events, then, in the student's group, the moves after the last version sent each time the group
- * reads them, until the client leaves, the process stops, the stream's time is up, the credential goes or the
- * database fails. `started` receives the call that ends the stream with a reason.
- */
-function followMoves(s: ReadinessStream, session: Session, opening: Opening, started: (end: (code: StreamEnding) => void) => void): Promise<void> {
-  const { res } = s;
-  return new Promise<void>((resolve) => {
-    let version = opening.version;
-    let ended = false;
-    let leave = () => {};
-
-    const end = (code?: StreamEnding) => {
-      if (ended) return;
-      ended = true;
-      leave();
-      clearTimeout(expiry);
-      s.streamsEnd.removeEventListener('abort', restarting);
-      if (code && session.isConnected) session.push({ code, detail: STREAM_ENDINGS[code] }, 'error', String(version));
-      res.end();
-      resolve();
-    };
-    const restarting = () => end('service_restarting');
-    const expiry = setTimeout(() => end('max_duration_reached'), s.settings.maxDurationMs);
-    s.streamsEnd.addEventListener('abort', restarting);
-    res.once('close', () => end());
-
-    opening.send(session);
-    leave = s.groups.join(s.student.user_id, {
+/** In the student's group, the moves after the last version sent each time the group reads them. */
+function followGroup(s: ReadinessStream): (following: Following<StreamEnding>) => () => void {
+  return (following) =>
+    s.groups.join(s.student.user_id, {
       get version() {
-        return version;
+        return following.last;
       },
       deliver(moves) {
-        for (const { version: moved, ...move } of moves) {
-          if (ended) return;
-          session.push(move, 'readiness', String(moved));
-          version = moved;
-        }
+        for (const { version, ...move } of moves) following.push(move, 'readiness', version);
       },
       fail(error) {
         s.onError(error);
-        end('service_unavailable');
+        following.end('service_unavailable');
       },
     });
-    started(end);
-    if (s.streamsEnd.aborted) restarting();
-  });
 }
