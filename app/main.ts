@@ -272,8 +272,10 @@ async function deliverOnly(db: Db): Promise<void> {
 /** What a person starting the service reads first: where it listens and how to try it. */
 function banner(port: number, demo: Demo | undefined, metricsAt: string | undefined): string {
   const base = `http://localhost:${port}`;
-  // Hints name the database they act on: a bare `npm run cli` would write into the embedded one.
-  const cli = `${cliEnvironmentFor(config.database)}npm run cli --`;
+  // Hints name the database they act on: a bare `npm run cli` would write into the embedded one. On PostgreSQL the
+  // CLI also needs the servers' SECRETS_KEY (it opens the secrets sealed in the database): named, never printed.
+  const secretsKey = 'databaseUrl' in config.database ? 'SECRETS_KEY="$SECRETS_KEY" ' : '';
+  const cli = `${cliEnvironmentFor(config.database)}${secretsKey}npm run cli --`;
   const processes = clustered ? `, ${config.webConcurrency} processes` : '';
   return [
     `study-companion-api listening on ${base}  (${describeTarget(config.database)}${processes})`,

@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from './config.ts';
 import { ConfigError } from '../server/process/config-error.ts';
-import { SECRETS_KEY_BYTES } from '../server/auth/secret-box.ts';
+import { SECRETS_KEY_BYTES, secretsKeyRequired } from '../server/auth/secret-box.ts';
 
 export const SECRETS_KEY_FILE = 'secrets.key';
 
@@ -16,7 +16,7 @@ const processKey = randomBytes(SECRETS_KEY_BYTES);
 export function secretsKeyFor(config: Pick<Config, 'database' | 'secretsKey'>): Buffer {
   if (config.secretsKey) return config.secretsKey;
   if ('databaseUrl' in config.database) {
-    throw new ConfigError('SECRETS_KEY is required with DATABASE_URL: it encrypts the webhook signing secrets kept in the database (make one with: openssl rand -base64 32)');
+    throw new ConfigError(secretsKeyRequired('the webhook signing secrets'));
   }
   if ('pglite' in config.database || config.database.dataDir.startsWith('memory://')) return processKey;
   const path = join(config.database.dataDir, SECRETS_KEY_FILE);

@@ -5,9 +5,12 @@
 # (default /tmp/contract-tools):
 #   npm install --prefix /tmp/contract-tools specmatic@2.55.1 @apideck/portman@1.33.0 stepci@2.8.2 @stoplight/prism-cli@5.16.0
 # Specmatic runs its bundled jar with Java 17. The instance is the README's set-up (embedded database, demo data, the
-# two printed keys) with two settings for testers: streams end after 3 s (SSE_MAX_DURATION_MS, so a tool reading a
-# response to its end gets one) and the demo student on roomy contract limits (Specmatic sends ~600 requests in
-# half a minute; the free plan allows 60 a minute and rightly answers 429 beyond).
+# two printed keys) with three settings for testers: streams end after 3 s (SSE_MAX_DURATION_MS, so a tool reading a
+# response to its end gets one), the demo student on roomy contract limits (Specmatic sends ~600 requests in
+# half a minute; the free plan allows 60 a minute and rightly answers 429 beyond), and WEBHOOK_ALLOW_PRIVATE_TARGETS=1:
+# the registration examples name documentation hosts that resolve nowhere, which the public-address rule refuses
+# (400 webhook_url_unresolvable) before any tester can see the operation work; what is sent to them fails and is
+# retried, reaching no one.
 set -eu
 tool=$1 surface=$2
 tools=${CONTRACT_TOOLS:-/tmp/contract-tools}
@@ -15,10 +18,21 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 port=${PORT:-3961}
 log=$work/server.log
-spec=$root/generated/$surface/openapi.json
+# The spec the tools get: the surface's bundled spec without the operations exclusions.json names, each with the API
+# rule that no static example can satisfy (a sign-in minutes old, a secret shown once, a signature over the body).
+spec=$work/openapi.json
+node -e '
+  const fs = require("fs"), [, exclusions, surface, from, to] = process.argv;
+  const excluded = new Set(JSON.parse(fs.readFileSync(exclusions, "utf8"))[surface].map((e) => e.operationId));
+  const spec = JSON.parse(fs.readFileSync(from, "utf8"));
+  for (const item of Object.values(spec.paths))
+    for (const method of Object.keys(item)) if (excluded.has(item[method]?.operationId)) delete item[method];
+  fs.writeFileSync(to, JSON.stringify(spec));' \
+  "$root/scripts/contract-tools/exclusions.json" "$surface" "$root/generated/$surface/openapi.json" "$spec"
 
 start() {
-  (cd "$root" && DATA_DIR=$work/data PORT=$port SSE_MAX_DURATION_MS=3000 exec node --v8-pool-size=1 app/start.mjs >"$log" 2>&1) &
+  (cd "$root" && DATA_DIR=$work/data PORT=$port SSE_MAX_DURATION_MS=3000 WEBHOOK_ALLOW_PRIVATE_TARGETS=1 \
+    exec node --v8-pool-size=1 app/start.mjs >"$log" 2>&1) &
   server=$!
   i=0; until grep -aq "listening on" "$log"; do i=$((i + 1)); [ $i -lt 180 ] || { cat "$log"; exit 1; }; sleep 1; done
 }

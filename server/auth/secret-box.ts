@@ -8,6 +8,19 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 export const SECRETS_KEY_BYTES = 32;
 
+/**
+ * Why a process on PostgreSQL stops without SECRETS_KEY. It asks for the key the database's secrets were sealed with:
+ * a new key suits only a database that holds none yet, and after `db move-to-postgres` it would leave the moved
+ * secrets unreadable.
+ */
+export function secretsKeyRequired(sealed: string): string {
+  return (
+    `SECRETS_KEY is required with DATABASE_URL: it encrypts ${sealed} kept in the database. Set the key the ` +
+    "database's servers run with (after db move-to-postgres, the one it printed); only for a database no server has " +
+    'run on yet, make one with: openssl rand -base64 32'
+  );
+}
+
 export interface SecretBox {
   /** `v1.<base64url(iv | tag | ciphertext)>` */
   seal(plaintext: string, context: string): string;

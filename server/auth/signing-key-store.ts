@@ -9,7 +9,7 @@ import type { JWK } from 'jose';
 import { listSigningKeys, rotateSigningKeys, type SigningKeyRow } from '../../db/queries/signing-keys.ts';
 import type { Db, DbTarget } from '../../db/connect.ts';
 import { ConfigError } from '../process/config-error.ts';
-import { secretBox } from './secret-box.ts';
+import { secretBox, secretsKeyRequired } from './secret-box.ts';
 import { ACCESS_TOKEN_TTL_SECONDS } from './access-tokens.ts';
 import { loadSigningKey, storedSigningKeys, type SigningKeys, type SigningKeyStore, type StoredKey } from './signing-keys.ts';
 
@@ -23,7 +23,7 @@ export function signingKeySource(config: KeyConfig): 'JWT_PRIVATE_KEY' | 'DATA_D
   if (config.jwtPrivateKey) return 'JWT_PRIVATE_KEY';
   if ('dataDir' in config.database) return 'DATA_DIR';
   if (!config.secretsKey) {
-    throw new ConfigError('SECRETS_KEY is required with DATABASE_URL: it encrypts the JWT signing keys kept in the database (make one with: openssl rand -base64 32), or set JWT_PRIVATE_KEY');
+    throw new ConfigError(`${secretsKeyRequired('the JWT signing keys')} (or set JWT_PRIVATE_KEY)`);
   }
   return 'database';
 }

@@ -61,12 +61,22 @@ export function isPublicAddress(address: string): boolean {
   return range === 'unicast';
 }
 
+/**
+ * What a developer whose receiver runs on their own machine needs to read in the refusal: the switch that lifts the
+ * rule, and that a running server reads it only when it starts.
+ */
+const LOCAL_RECEIVERS =
+  ' (for a receiver on a development machine, the operator can set WEBHOOK_ALLOW_PRIVATE_TARGETS=1 and restart the' +
+  ' server; never in production)';
+
 /** The URL, parsed, when webhooks may be sent to it now; an UndeliverableUrlError otherwise. */
 export async function assertDeliverableUrl(raw: string, options: TargetOptions): Promise<URL> {
   const url = URL.canParse(raw) ? new URL(raw) : undefined;
   if (!url || !/^https?:$/.test(url.protocol) || !url.hostname) throw new UndeliverableUrlError('webhook_url_invalid', 'the URL is not an absolute http(s) URL');
   if (url.username || url.password) throw new UndeliverableUrlError('webhook_url_invalid', 'the URL must not carry credentials');
-  if (url.protocol !== 'https:' && !options.allowPrivate) throw new UndeliverableUrlError('webhook_url_not_https', 'webhook URLs must use https');
+  if (url.protocol !== 'https:' && !options.allowPrivate) {
+    throw new UndeliverableUrlError('webhook_url_not_https', `webhook URLs must use https${LOCAL_RECEIVERS}`);
+  }
   if (options.allowPrivate) return url;
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   let addresses: string[];
@@ -76,7 +86,10 @@ export async function assertDeliverableUrl(raw: string, options: TargetOptions):
     throw new UndeliverableUrlError('webhook_url_unresolvable', `the host ${host} does not resolve`);
   }
   const refused = addresses.find((address) => !isPublicAddress(address));
-  if (refused) throw new UndeliverableUrlError('webhook_url_not_public', `the host ${host} resolves to ${refused}, which is not a public address`);
+  if (refused) {
+    const reason = `the host ${host} resolves to ${refused}, which is not a public address${LOCAL_RECEIVERS}`;
+    throw new UndeliverableUrlError('webhook_url_not_public', reason);
+  }
   return url;
 }
 

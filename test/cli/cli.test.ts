@@ -355,7 +355,9 @@ describe('cli', function () {
 
     const loopback = await cli(['clients', 'webhook', 'set', clientId, '--url', 'https://127.0.0.1/hooks'], env);
     assert.equal(loopback.code, 2);
-    assert.match(loopback.stderr, /^error: clients webhook set: --url .*not a public address \(webhook_url_not_public\)$/m);
+    // The refusal names the switch an operator with a local receiver needs (and that the server reads it at start).
+    const refusal = /^error: clients webhook set: --url .*public address \(.*WEBHOOK_ALLOW_PRIVATE_TARGETS=1.*\) \(webhook_url_not_public\)$/m;
+    assert.match(loopback.stderr, refusal);
     const allowed = { ...env, WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' };
     const set = await cli(['clients', 'webhook', 'set', clientId, '--url', 'http://127.0.0.1:9/hooks', '--events', 'task.created task.completed'], allowed);
     assert.equal(set.code, 0, set.stderr);

@@ -7,11 +7,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import { fencedBlocks, REPO } from './guide-blocks.ts';
+import { fencedBlocks, guideBlocks, REPO } from './guide-blocks.ts';
 
 const GUIDE = 'docs/webhooks.md';
 const codeOf = (language: string) => {
-  const blocks = fencedBlocks(GUIDE).filter((block) => block.info === `${language} verify-webhook`);
+  const blocks = guideBlocks(GUIDE).filter((block) => block.language === language && block.name === 'verify-webhook');
   assert.equal(blocks.length, 1, `${GUIDE} has one \`${language} verify-webhook\` block`);
   return blocks[0]!.code;
 };

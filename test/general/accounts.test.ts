@@ -45,6 +45,13 @@ describe('createAccount', () => {
     }
   });
 
+  it('names the property a body must not have, in the path and the message of the 400', async () => {
+    const { api } = await generalApp();
+    const res = await api.post('/api/accounts').send({ ...account(), country: 'kz' }).expect(400);
+    const message = 'is not a property of this object ("country" must NOT be sent)';
+    assert.deepEqual(res.body.errors, [{ path: 'requestBody.country', message }]);
+  });
+
   it('limits account creation to 10 an hour per client address (429 with Retry-After); taken names count', async () => {
     const { api } = await generalApp(); // a fresh app has fresh counters
     const first = account();

@@ -86,6 +86,10 @@ describe('createWebhookEndpoint', () => {
       const res = await api.post(PATH).set(alice.headers).send({ url, event_types: ['task.created'] }).expect(400);
       assert.equal(res.body.code, code, url);
       assert.deepEqual(res.body.errors.map((e: { path: string }) => e.path), ['body.url'], url);
+      // A developer with a local receiver learns the switch for it, and that the server reads it at its start.
+      if (code === 'webhook_url_not_https') {
+        assert.match(res.body.detail, /WEBHOOK_ALLOW_PRIVATE_TARGETS=1 and restart the server/);
+      }
     }
     assert.deepEqual((await api.get(PATH).set(alice.headers).expect(200)).body.data, []);
   });

@@ -111,6 +111,9 @@ describe('npm start (app/main.ts)', function () {
       await first.listening;
       first.child.kill('SIGTERM');
       assert.equal(await first.exited, 0, first.output());
+      // Its banner's CLI hints carry what the CLI needs on PostgreSQL: the database, and the servers' key by name.
+      const hint = /create a partner key: DATABASE_URL=\S+ SECRETS_KEY="\$SECRETS_KEY" npm run cli -- keys create/;
+      assert.match(first.output(), hint);
       const run = startServerProcess({ DATABASE_URL: throwaway.url, REDIS_URL: undefined, DATA_DIR: undefined, PORT: String(port), WEBHOOK_POLL_MS: '500' });
       assert.equal(await run.exited, 1, run.output());
       assert.deepEqual(run.output().trim().split('\n'), [`could not start: PORT ${port} is already in use (is another server running?); stop it or choose another port with PORT=`]);
