@@ -3,6 +3,7 @@
 // Receives a run; says when it starts (so the parent can read its CPU clock), answers with its result, and exits.
 import autocannon from 'autocannon';
 
+// oxlint-disable-next-line typescript/no-misused-promises -- the listener cannot reject: it answers every failure
 process.once('message', async (runs: { measured: autocannon.Options }) => {
   try {
     process.send?.({ measuring: true });
