@@ -12,7 +12,7 @@ import { insertAccount } from '../../db/queries/profile.ts';
 import { deleteAccount } from '../../db/queries/users.ts';
 import { createLifecycle } from '../../server/process/lifecycle.ts';
 import { startEmbeddedVacuum, vacuumEmbeddedOnce } from '../../services/maintenance/embedded-vacuum.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 import { createEmbeddedDatabase } from '../support/test-db.ts';
 
 /** Updates of one student's row, as reviews and tasks make them (last_active_at, xp): thousands are weeks of use. */

@@ -11,7 +11,7 @@ import { insertAccount } from '../../db/queries/profile.ts';
 import { insertTask, updateTask } from '../../db/queries/tasks.ts';
 import { deleteAccount } from '../../db/queries/users.ts';
 import { insertEndpoint, type EndpointOwner } from '../../db/queries/webhooks.ts';
-import { testDatabase } from './root-hooks.ts';
+import { testDatabase } from './shared-database.ts';
 
 export const db = (): Db => testDatabase().db;
 
