@@ -12,6 +12,23 @@ const PLATFORM = '^server/';
 // them imports them.
 const ENTRY = ['^app/', '^scripts/'];
 
+// The files a process starts from: the service's (app/main.ts, built and started by app/start.mjs) and every file a
+// package.json script runs. They are run, never imported.
+const ENTRY_FILES = [
+  ...new Set(
+    ['app/main.ts', ...Object.values(require('./package.json').scripts).flatMap(filesRun)].map(
+      (file) => `^${file.replace(/[.]/g, '[.]')}$`,
+    ),
+  ),
+];
+// Shared services are used by many features (tasks, rooms, exams, flashcards…); the features are the other folders.
+const SHARED_SERVICES = '^services/(events|streams|progress|leases)/';
+
+/** The app/ and scripts/ files a package.json command line names. */
+function filesRun(command) {
+  return [...command.matchAll(/(?:^|\s)((?:app|scripts)\/[\w/.-]+[.](?:ts|mjs))(?=\s|$)/g)].map(([, file]) => file);
+}
+
 /** "Imports nothing of the project but these folders": packages and node: modules stay free, and an import of test/
  *  is left to not-to-test, so that it is reported once. */
 function onlyTo(allowed) {
@@ -80,6 +97,41 @@ module.exports = {
       severity: 'error',
       from: { path: '^sdk/' },
       to: onlyTo(['^sdk/', '^generated/']),
+    },
+    {
+      name: 'entry-points-apart',
+      comment:
+        'app/ (the service) and scripts/ (the CLI, bench, generators, docs) are separate programs: the service never ' +
+        'imports a tool. What both need lives in a layer below, or in app/\'s modules that the tools read (config).',
+      severity: 'error',
+      from: { path: '^app/' },
+      to: { path: '^scripts/' },
+    },
+    {
+      name: 'entry-files-not-imported',
+      comment: 'A file a process starts from (app/main.ts, a script package.json runs) is run, never imported.',
+      severity: 'error',
+      from: {},
+      to: { path: ENTRY_FILES },
+    },
+    {
+      name: 'shared-services-not-to-features',
+      comment:
+        'Shared services (events, streams, progress, leases) are called by the features; a feature they imported ' +
+        'would be reachable from every other feature. A feature hands them what they need as arguments.',
+      severity: 'error',
+      from: { path: SHARED_SERVICES },
+      to: { path: '^services/', pathNot: SHARED_SERVICES },
+    },
+    {
+      name: 'service-folders-no-loop',
+      comment:
+        'Two service folders that import each other (services/a/* ↔ services/b/*) are one concern in two places: ' +
+        'move the shared part down into one of them, or into a folder both import.',
+      severity: 'error',
+      scope: 'folder',
+      from: { path: '^services/[^/]+$' },
+      to: { path: '^services/[^/]+$', circular: true },
     },
     {
       name: 'no-circular',

@@ -81,6 +81,7 @@ class PGliteConnection implements DatabaseConnection {
     return { numAffectedRows: affectedRows === undefined ? undefined : BigInt(affectedRows), rows };
   }
 
+  // oxlint-disable-next-line require-yield -- Kysely's connection interface wants a generator; PGlite has none to give
   async *streamQuery(): AsyncIterableIterator<QueryResult<never>> {
     throw new Error('PGlite cannot stream a query');
   }

@@ -36,7 +36,7 @@ function responseExamplesPaired() {
         for (const [status, responseNode] of Object.entries(operation.responses ?? {})) {
           if (exempt.has(status)) continue;
           const response = resolve(responseNode, here);
-          for (const [mediaType, media] of Object.entries(response.node?.content ?? {})) {
+          for (const media of Object.values(response.node?.content ?? {})) {
             for (const [name, exampleNode] of Object.entries(media.examples ?? {})) {
               const example = resolve(exampleNode, response.from).node;
               if (example?.['x-unpaired'] && !requested(name)) continue;

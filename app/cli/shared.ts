@@ -108,6 +108,7 @@ function safeDescribe(target: DbTarget, describeTarget: (target: DbTarget) => st
 
 /** Control characters in a name would break the table or drive the terminal. */
 export function printable(text: string): string {
+  // oxlint-disable-next-line no-control-regex -- matching control characters is this function's job
   return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
 }
 

@@ -4,6 +4,7 @@
 import autocannon from 'autocannon';
 import type { LoadRun } from './scenarios.ts';
 
+// oxlint-disable-next-line typescript/no-misused-promises -- the listener cannot reject: it answers every failure
 process.once('message', async (run: LoadRun) => {
   try {
     process.send?.({ measuring: true });

@@ -91,7 +91,7 @@ export function redisLeases(commands: LeaseCommands, keyPrefix: string, onFailur
 
 /** Renewed three times per TTL, so one or two failed renewals (a Redis blip) do not lose the lease. */
 function renewedLease(commands: LeaseCommands, key: string, member: string, ttlMs: number): Lease {
-  const timer = setInterval(() => commands.renew(key, member, ttlMs).catch(() => {}), ttlMs / 3);
+  const timer = setInterval(() => void commands.renew(key, member, ttlMs).catch(() => {}), ttlMs / 3);
   timer.unref();
   let released = false;
   return {

@@ -11,7 +11,7 @@ import { embeddedDatabaseOf, type Db } from '../../db/connect.ts';
 import { insertAccount } from '../../db/queries/profile.ts';
 import { createLifecycle } from '../../server/process/lifecycle.ts';
 import { startEmbeddedVacuum, vacuumEmbeddedOnce } from '../../services/maintenance/embedded-vacuum.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 import { deleteWithRooms } from '../support/query-fixture.ts';
 import { createEmbeddedDatabase } from '../support/test-db.ts';
 

@@ -11,7 +11,7 @@ import { notifyAfterCommit, notifyOnCommit } from '../../db/notifications.ts';
 import { listeningTo, until } from '../support/next-notification.ts';
 import { testNotifications } from '../support/partner-app.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 
 describe('notifications sent after the commit', () => {
   let service: Db;

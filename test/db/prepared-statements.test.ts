@@ -6,7 +6,7 @@ import { sql, type Kysely } from 'kysely';
 import { embeddedDatabaseOf } from '../../db/connect.ts';
 import { executePrepared } from '../../db/prepared-statements.ts';
 import { rolledBack } from '../support/query-fixture.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 
 describe('prepared statements', () => {
   const table = `prepared_statement_test_${randomBytes(4).toString('hex')}`;

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { notificationsFor, notifyOnCommit, type Notifications } from '../../db/notifications.ts';
 import { listeningTo, until } from '../support/next-notification.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 
 describe('notifications', () => {
   let notifications: Notifications;

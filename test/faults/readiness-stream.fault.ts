@@ -1,5 +1,5 @@
 // The readiness stream across two real server processes on one PostgreSQL database: a task completed through
-// process A reaches a stream held by process B within a second (NOTIFY on commit, B's LISTEN connection), and a
+// process A reaches a stream held by process B (NOTIFY on commit, B's LISTEN connection), and a
 // stream that B ends when it stops resumes on A with Last-Event-ID, with the move made meanwhile.
 import assert from 'node:assert/strict';
 import { openEventStream, type LiveEventStream } from '../support/sse.ts';
@@ -7,6 +7,9 @@ import { startServerProcess, type ServerProcess } from '../support/server-proces
 import { faultDatabase, requiredEnv, type FaultDatabase } from './support/fixture.ts';
 
 const STREAM = '/api/exams/readiness/stream';
+// A change reaches the other process's stream in milliseconds (the run prints how many); the deadline is generous
+// for a machine doing twice its work, so that a loaded CI host cannot fail a path that works.
+const EVENT_WITHIN_MS = 10_000;
 
 describe('the readiness stream across two processes', function () {
   this.timeout(90_000);
@@ -42,7 +45,7 @@ describe('the readiness stream across two processes', function () {
     return stream;
   }
 
-  it('carries a task completed through process A to a stream on process B within a second, and resumes on A after B stops', async () => {
+  it('carries a task completed through process A to a stream on process B, and resumes on A after B stops', async () => {
     const [a, b] = [start(), start()];
     const [baseA, baseB] = await Promise.all([a.listening, b.listening]);
     const examDate = new Date(Date.now() + 7 * 86_400_000).toISOString().slice(0, 10);
@@ -57,7 +60,7 @@ describe('the readiness stream across two processes', function () {
 
     const sentAt = performance.now();
     await post(baseA, `/api/tasks/${tasks[0].id}`, { status: 'completed' }, 'PATCH');
-    const moved = await onB.next(1_000);
+    const moved = await onB.next(EVENT_WITHIN_MS);
     const latencyMs = performance.now() - sentAt;
     assert.equal(moved.event, 'readiness');
     const chemistry = JSON.parse(moved.data).exams.find((e: any) => e.exam_id === exam.id);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { generalApp } from '../support/general-app.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 
 const fresh = () => `n_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
 const account = (nickname = fresh()) => ({ email: `${nickname}@example.com`, password: 'long enough password', nickname, first_name: 'Dana' });

@@ -10,7 +10,7 @@ import { newStudent, type Student } from '../support/general-app.ts';
 import { assertIdRefusals } from '../support/refusals.ts';
 import { listen } from '../support/listening.ts';
 import { buildApp } from '../support/partner-app.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 import { chatOperation as chat, eventsOf } from '../support/tutor-events.ts';
 
 async function chatApp(tutor: Tutor = localTutor({ pauseMs: 0 }), lifecycle?: Lifecycle) {

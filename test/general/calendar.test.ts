@@ -14,7 +14,7 @@ import { FEED_READS_PER_MINUTE } from '../../app/general.ts';
 import { AUTH_FAILURES_PER_WINDOW } from '../../server/auth/auth-failure-limit.ts';
 import { MAX_FEEDS_PER_STUDENT } from '../../domain/bounds.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 
 type Api = Awaited<ReturnType<typeof generalApp>>['api'];
 

@@ -12,7 +12,7 @@ import { warnStudent } from '../../services/accounts/warnings.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
 import { addManyTasks, eventually, exportLeasesOf } from '../support/export-account.ts';
 import { listen, type Listening } from '../support/listening.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 
 type Ctx = Awaited<ReturnType<typeof generalApp>>;
 

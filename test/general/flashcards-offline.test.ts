@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { generalApp, type Student } from '../support/general-app.ts';
 import { whileKeyHeld } from '../support/idempotent-create.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 
 type Api = Awaited<ReturnType<typeof generalApp>>['api'];
 const HOUR_MS = 3_600_000;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { DateTime } from 'luxon';
 import { DAILY_CAP, READINESS_MILESTONES } from '../../domain/xp.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 
 type Api = Awaited<ReturnType<typeof generalApp>>['api'];
 const DAY_MS = 86_400_000;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { generalApp, type Student } from '../support/general-app.ts';
 import { describeIdempotentCreate } from '../support/idempotent-create.ts';
 import { assertIdRefusals } from '../support/refusals.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 
 type Api = Awaited<ReturnType<typeof generalApp>>['api'];
 const DAY_MS = 86_400_000;

@@ -13,7 +13,7 @@ import { contractClient } from '../support/contract.ts';
 import { newStudent } from '../support/general-app.ts';
 import { registerTestClient, signIn } from '../support/oauth-flow.ts';
 import { buildApp } from '../support/partner-app.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 
 describe('general principals kept per process', () => {
   const opened: Notifications[] = [];

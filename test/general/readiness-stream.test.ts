@@ -18,7 +18,7 @@ import type { StreamSettings } from '../../services/streams/stream-settings.ts';
 import { contractClient } from '../support/contract.ts';
 import { listen, type Listening } from '../support/listening.ts';
 import { buildApp } from '../support/partner-app.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 import { openEventStream, type LiveEventStream, type ServerSentEvent } from '../support/sse.ts';
 import { registerTestClient, signIn } from '../support/oauth-flow.ts';
 import { openStreamsOfGrants } from '../../db/queries/open-streams.ts';

@@ -14,7 +14,7 @@ import { newStudent, type Student } from '../support/general-app.ts';
 import { listen, type Listening } from '../support/listening.ts';
 import { deleteWithRooms } from '../support/query-fixture.ts';
 import { buildApp } from '../support/partner-app.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 import { openEventStream, type LiveEventStream, type ServerSentEvent } from '../support/sse.ts';
 
 const TEMPLATE = '/api/rooms/{room_id}/stream';

@@ -14,7 +14,7 @@ import { contractClient } from '../support/contract.ts';
 import { newStudent, type Student } from '../support/general-app.ts';
 import { listen, type Listening } from '../support/listening.ts';
 import { buildApp } from '../support/partner-app.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 import { openEventStream, type LiveEventStream } from '../support/sse.ts';
 
 describe('the study rooms sweep', () => {

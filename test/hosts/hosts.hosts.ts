@@ -64,7 +64,10 @@ describe('two hosts on one PostgreSQL (through PgBouncer) and one Redis', functi
     child.stderr!.on('data', (chunk) => (output += chunk));
     return new Promise((resolve, reject) => {
       const poll = setInterval(() => {
-        if (/listening on http:/.test(output)) (clearInterval(poll), resolve({ host, role, url: `http://${host.address}:${port}`, child, output: () => output }));
+        if (/listening on http:/.test(output)) {
+          clearInterval(poll);
+          resolve({ host, role, url: `http://${host.address}:${port}`, child, output: () => output });
+        }
       }, 50);
       child.once('exit', (code) => (clearInterval(poll), reject(new Error(`${host.name} --role ${role} exited with ${code}:\n${output}`))));
     });
@@ -150,7 +153,10 @@ describe('two hosts on one PostgreSQL (through PgBouncer) and one Redis', functi
     const leader = async (p: Running) => (await expectStatus(send(p.url, partnerKey, 'GET', '/api/v1/leaderboards/global'), 200, 'leaderboard'))[0]?.xp;
     const decks = async (p: Running) => (await expectStatus(send(p.url, partnerKey, 'GET', '/api/v1/stats'), 200, 'stats')).flashcard_decks as number;
     const counted = await decks(processes[0]!);
-    for (const p of processes) (await leader(p), assert.equal(await decks(p), counted));
+    for (const p of processes) {
+      await leader(p);
+      assert.equal(await decks(p), counted);
+    }
     await db.updateTable('users').set({ xp: 10_000_000 }).where('id', '=', contract.id).execute();
     await expectStatus(send(processes[3]!.url, contract.key, 'POST', '/api/flashcards/decks', { title: 'counted on every host' }), 201, 'a deck on host 2');
     const dropped = await heldEverywhere(

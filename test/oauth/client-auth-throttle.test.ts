@@ -12,7 +12,7 @@ import { redisLimitStores } from '../../server/limits/redis-limit-stores.ts';
 import { newStudentThroughOAuth } from '../support/general-app.ts';
 import { registerTestClient } from '../support/oauth-flow.ts';
 import { testNotifications, testTokenIssuer, testWebhookSettings } from '../support/partner-app.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 
 type App = Awaited<ReturnType<typeof createApp>>;
 

@@ -9,7 +9,7 @@ import { createLogger } from '../../server/process/logger.ts';
 import { newStudentThroughOAuth } from '../support/general-app.ts';
 import { pkcePair, registerTestClient, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';
 import { buildApp } from '../support/partner-app.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 
 function logSink() {
   const lines: string[] = [];

@@ -26,7 +26,7 @@ import { listen, type Listening } from '../support/listening.ts';
 import { authorize, refresh, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';
 import { buildApp } from '../support/partner-app.ts';
 import { rolledBack } from '../support/query-fixture.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 import { openEventStream, type LiveEventStream } from '../support/sse.ts';
 
 /** What the app asks for: enough to create every artifact of the list. */

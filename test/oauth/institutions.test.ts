@@ -9,7 +9,7 @@ import { registerClient } from '../../server/oauth/clients.ts';
 import { ACCESS_TOKEN_TYPE, EXCHANGED_TOKEN_TTL_SECONDS, STUDENT_ID_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT } from '../../server/oauth/token-exchange.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
 import { authorize, registerTestClient, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 
 describe('institutions: token exchange for one consenting student', () => {
   let context: Awaited<ReturnType<typeof generalApp>>;

@@ -10,7 +10,7 @@ import { contractClient } from '../support/contract.ts';
 import { generalApp } from '../support/general-app.ts';
 import { refresh, registerTestClient, signIn } from '../support/oauth-flow.ts';
 import { TEST_ISSUER, testNotifications, testWebhookSettings } from '../support/partner-app.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 
 describe('OAuth refresh tokens, revocation and client credentials', () => {
   let context: Awaited<ReturnType<typeof generalApp>>;

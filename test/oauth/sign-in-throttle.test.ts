@@ -8,7 +8,7 @@ import { memoryLimitStores } from '../../server/limits/rate-limits.ts';
 import { newStudentThroughOAuth } from '../support/general-app.ts';
 import { pkcePair, registerTestClient, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';
 import { testNotifications, testTokenIssuer, testWebhookSettings } from '../support/partner-app.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 
 describe('OAuth sign-in throttle', () => {
   let clientId: string;

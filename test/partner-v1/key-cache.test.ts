@@ -8,7 +8,7 @@ import { PARTNER_KEYS_CHANNEL, revokeApiKey } from '../../db/queries/api-keys.ts
 import { LISTENER_APPLICATION_NAME, notificationsFor, type Notifications } from '../../db/notifications.ts';
 import { contractClient } from '../support/contract.ts';
 import { buildApp, issueTestKey } from '../support/partner-app.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 
 describe('partner keys kept per process', () => {
   const opened: Notifications[] = [];

@@ -8,7 +8,7 @@ import type { Db } from '../../db/connect.ts';
 import { keepLeaderboardsInMemory, LEADERBOARDS_CHANNEL, readLeaderboard, topUsersByXp } from '../../db/queries/leaderboards.ts';
 import { changeNotified, nextNotification, notifies } from '../support/next-notification.ts';
 import { partnerApp, testNotifications } from '../support/partner-app.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 
 const DAY_MS = 24 * 3600 * 1000;
 const SHOWN = ['id', 'nickname', 'xp', 'streak', 'last_study_date', 'last_active_at', 'time_zone'] as const;

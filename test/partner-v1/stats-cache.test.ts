@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import { getServiceStats, keepStatsInMemory, readServiceStats, STATS_CHANNEL } from '../../db/queries/stats.ts';
 import { changeNotified, nextNotification, notifies } from '../support/next-notification.ts';
 import { partnerApp, testNotifications } from '../support/partner-app.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 import { statsByCounting } from '../support/stats-by-counting.ts';
 
 const DAY_MS = 24 * 3600 * 1000;

@@ -102,7 +102,8 @@ function stringOf(schema: Schema): fc.Arbitrary<string> {
     case 'uri':
       return fc.webUrl();
   }
-  if (schema.pattern) return fc.stringMatching(new RegExp(schema.pattern, 'u')).filter((s) => [...s].length >= minLength && [...s].length <= maxLength);
+  // JSON Schema's lengths count code points, which is what Array.from splits a string into.
+  if (schema.pattern) return fc.stringMatching(new RegExp(schema.pattern, 'u')).filter((s) => Array.from(s).length >= minLength && Array.from(s).length <= maxLength);
   return fc.string({ unit: 'grapheme', minLength, maxLength });
 }
 

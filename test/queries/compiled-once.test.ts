@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import type { Db } from '../../db/connect.ts';
 import { compiledOnce } from '../../db/prepared-statements.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 
 describe('compiledOnce', () => {
   it('binds each run its own values', async () => {

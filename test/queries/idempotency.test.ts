@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { deleteExpiredIdempotencyKeys, findIdempotencyKey, insertIdempotencyKey, tryLockIdempotencyKey, type StoredResponse } from '../../db/queries/idempotency.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 import { db, deleteNewStudents, newStudent } from '../support/query-fixture.ts';
 
 const NOW = new Date('2026-03-02T12:00:00Z');

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { generalApp, type Student } from '../support/general-app.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 
 type Api = Awaited<ReturnType<typeof generalApp>>['api'];
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { findDailyLoopFacts, listDueDecks, type LoopDay } from '../../db/queries/today.ts';
 import { completeTask, db, deleteNewStudents, newCard, newDeck, newExam, newStudent, newTask, reviewCard } from '../support/query-fixture.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 
 const at = (iso: string) => new Date(iso);
 /** 2 March 2026 in UTC, at noon. */

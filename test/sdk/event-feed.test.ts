@@ -80,7 +80,10 @@ describe('SDK: eventFeed', () => {
 
     const everything: string[] = [];
     const types: string[] = [];
-    for await (const event of eventFeed(app, { pageSize: 100 })) (everything.push(event.id), types.push(event.type));
+    for await (const event of eventFeed(app, { pageSize: 100 })) {
+      everything.push(event.id);
+      types.push(event.type);
+    }
     assert.deepEqual(types, ['task.created', 'task.created', 'task.created', 'task.completed', 'exam.created', 'task.deleted', 'task.created']);
     assert.deepEqual(seen, everything, 'every event once, in commit order');
   });

@@ -16,6 +16,7 @@ describe('SDK: sseEvents', () => {
   before(async () => {
     let onEarlyClose: () => void;
     closedEarly = new Promise((resolve) => (onEarlyClose = resolve));
+    // oxlint-disable-next-line typescript/no-misused-promises -- the handler cannot reject: it only writes and sleeps
     server = createServer(async (req, res) => {
       if (req.url === '/refuse') {
         res.writeHead(429, { 'Content-Type': 'application/problem+json' }).end(JSON.stringify({ status: 429, code: 'rate_limited', detail: 'Wait a minute.' }));
@@ -24,12 +25,18 @@ describe('SDK: sseEvents', () => {
       if (req.url === '/endless') {
         res.on('close', () => onEarlyClose());
         stream(res);
-        for (let i = 0; !res.destroyed && i < 1000; i++) (res.write(`data: ${i}\n\n`), await sleep(10));
+        for (let i = 0; !res.destroyed && i < 1000; i++) {
+          res.write(`data: ${i}\n\n`);
+          await sleep(10);
+        }
         return;
       }
       stream(res);
       // Seven-byte chunks cut events, fields and even the JSON apart.
-      for (let i = 0; i < STREAM.length; i += 7) (res.write(STREAM.slice(i, i + 7)), await sleep(2));
+      for (let i = 0; i < STREAM.length; i += 7) {
+        res.write(STREAM.slice(i, i + 7));
+        await sleep(2);
+      }
       res.end();
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -10,7 +10,7 @@ import { isDatabaseUnavailable } from '../../db/errors.ts';
 import { Problem } from '../../server/http/problems.ts';
 import { redisLimitStores } from '../../server/limits/redis-limit-stores.ts';
 import { buildApp } from '../support/partner-app.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 import { closedPort, startTcpProxy } from '../support/tcp-proxy.ts';
 
 const failureOf = (query: Promise<unknown>) => query.then(() => assert.fail('the query succeeded'), (error: unknown) => error);

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { connect, type Db } from '../../db/connect.ts';
 import { surfaces } from '../../server/contract/surfaces.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 import { operationsOf, validRequest, type GeneratedRequest, type OperationUnderTest } from '../property/requests.ts';
 import { contractClient } from '../support/contract.ts';
 import { withProviderSignature } from '../support/payment-provider.ts';

@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import { sql } from 'kysely';
 import { connect } from '../../db/connect.ts';
 import { metricsRegistry, observePool } from '../../server/process/metrics.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 import { metricsUrl, serveMetrics } from '../../app/metrics-server.ts';
 import { partnerApp } from '../support/partner-app.ts';
 

@@ -175,7 +175,10 @@ describe('npm start (app/main.ts)', function () {
     const url = await new Promise<string>((resolve, reject) => {
       const poll = setInterval(() => {
         const found = /listening on (http:\/\/localhost:\d+)/.exec(output)?.[1];
-        if (found) (clearInterval(poll), resolve(found));
+        if (found) {
+          clearInterval(poll);
+          resolve(found);
+        }
       }, 50);
       child.once('exit', () => (clearInterval(poll), reject(new Error(output))));
     });

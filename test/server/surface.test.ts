@@ -6,7 +6,7 @@ import { partnerV1Handlers } from '../../handlers/partner-v1/index.ts';
 import { loadSurfaceContract } from '../../server/contract/contract.ts';
 import { createLifecycle } from '../../server/process/lifecycle.ts';
 import { serveSurface } from '../../server/contract/surface.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 
 type Limit = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 

@@ -23,7 +23,7 @@ describe('keyedLine', () => {
       while (gates.length === 0) await new Promise((resolve) => setImmediate(resolve));
       gates.shift()!();
     }
-    assert.deepEqual(await Promise.all(busy.slice(0, 3)), ['busy 0', 'busy 1', 'busy 2']);
+    assert.deepEqual(await Promise.all(busy.slice(0, 3).map((run) => run!)), ['busy 0', 'busy 1', 'busy 2']);
     assert.equal(mostRunning, 1);
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(line.pending('busy'), 0);

@@ -13,7 +13,7 @@ import { LimitError } from '../../domain/errors.ts';
 import { contractClient } from '../support/contract.ts';
 import { newStudent } from '../support/general-app.ts';
 import { buildApp } from '../support/partner-app.ts';
-import { testDatabase } from '../support/root-hooks.ts';
+import { testDatabase } from '../support/shared-database.ts';
 
 const SHORT = { max: 3, leaseMs: 2_000, renewMs: 50 };
 

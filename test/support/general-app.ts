@@ -12,7 +12,7 @@ import { contractClient } from './contract.ts';
 import { mintSignIn } from './minted-sign-in.ts';
 import { signIn, registerTestClient } from './oauth-flow.ts';
 import { buildApp, builtAppParts } from './partner-app.ts';
-import { testDatabase } from './root-hooks.ts';
+import { testDatabase } from './shared-database.ts';
 
 
 export interface Student {

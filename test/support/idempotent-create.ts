@@ -8,7 +8,7 @@ import { tryLockIdempotencyKey } from '../../db/queries/idempotency.ts';
 import { idempotencyLockId } from '../../server/http/idempotency.ts';
 import type { Student } from './general-app.ts';
 import { generalApp } from './general-app.ts';
-import { testDatabase } from './root-hooks.ts';
+import { testDatabase } from './shared-database.ts';
 
 type Api = Awaited<ReturnType<typeof generalApp>>['api'];
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import supertest from 'supertest';
 import { registerClient } from '../../server/oauth/clients.ts';
-import { testDatabase } from './root-hooks.ts';
+import { testDatabase } from './shared-database.ts';
 
 type App = Parameters<typeof supertest>[0];
 

@@ -15,7 +15,7 @@ import type { Lifecycle } from '../../server/process/lifecycle.ts';
 import { secretBox, SECRETS_KEY_BYTES } from '../../server/auth/secret-box.ts';
 import { memoryLimitStores, type LimitStores } from '../../server/limits/rate-limits.ts';
 import { contractClient } from './contract.ts';
-import { testDatabase } from './root-hooks.ts';
+import { testDatabase } from './shared-database.ts';
 import { TEST_PAYMENT_PROVIDER_SECRET } from './payment-provider.ts';
 import { runState } from './run-state.ts';
 

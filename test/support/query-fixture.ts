@@ -12,7 +12,7 @@ import { insertTask, updateTask } from '../../db/queries/tasks.ts';
 import { deleteAccount } from '../../db/queries/users.ts';
 import { leaveEveryRoom } from '../../services/rooms/leaving.ts';
 import { insertEndpoint, type EndpointOwner } from '../../db/queries/webhooks.ts';
-import { testDatabase } from './root-hooks.ts';
+import { testDatabase } from './shared-database.ts';
 
 export const db = (): Db => testDatabase().db;
 

@@ -13,7 +13,6 @@ import { contractCoverage, eventKindCoverage, gapMessage, writeCoverageReport } 
 import { documentedEventTypes } from './event-contract.ts';
 import { readRunRecords, RECORDS_DIRECTORY_VARIABLE } from './process-records.ts';
 import { runState } from './run-state.ts';
-import { dropServerDatabase } from './test-db.ts';
 
 export function mochaGlobalSetup() {
   // Set before mocha starts its workers, which inherit this process's environment.
@@ -26,7 +25,10 @@ export async function mochaGlobalTeardown() {
     await runState.notifications?.close();
     await runState.database?.close();
     const records = readRunRecords(directory);
-    await Promise.all(records.otherDatabaseUrls.map(dropServerDatabase));
+    if (records.otherDatabaseUrls.length > 0) {
+      const { dropServerDatabase } = await import('./test-db.ts');
+      await Promise.all(records.otherDatabaseUrls.map(dropServerDatabase));
+    }
     if (process.env.CONTRACT_COVERAGE === 'off' || !ranEveryTestFile(records.files)) return;
     const coverage = contractCoverage(await loadContracts(), records.exercised, { embeddedDatabase: !process.env.DATABASE_URL });
     const events = eventKindCoverage(documentedEventTypes(), records.eventTypesSeen);

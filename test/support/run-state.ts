@@ -8,6 +8,8 @@ import type { TestDatabase } from './test-db.ts';
 
 interface RunState {
   database: TestDatabase | undefined;
+  /** Set when a loaded module needs the shared database (shared-database.ts); the root hooks build it only then. */
+  databaseWanted: boolean;
   /** The notification path of the run's database, opened by the first app that needs it (partner-app.ts). */
   notifications: Notifications | undefined;
   contracts: SurfaceContract[] | undefined;
@@ -19,4 +21,4 @@ interface RunState {
   filesRun: Set<string>;
 }
 
-export const runState: RunState = { database: undefined, notifications: undefined, contracts: undefined, exercised: new Map(), eventTypesSeen: new Set(), filesRun: new Set() };
+export const runState: RunState = { database: undefined, databaseWanted: false, notifications: undefined, contracts: undefined, exercised: new Map(), eventTypesSeen: new Set(), filesRun: new Set() };

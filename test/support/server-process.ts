@@ -51,7 +51,10 @@ export function startServerProcess(
     new Promise<RegExpExecArray>((resolve, reject) => {
       const poll = setInterval(() => {
         const match = pattern.exec(output);
-        if (match) (clearInterval(poll), resolve(match));
+        if (match) {
+          clearInterval(poll);
+          resolve(match);
+        }
       }, 20);
       void exited.then((code) => {
         clearInterval(poll);

@@ -7,7 +7,7 @@ import type { Surface } from '../../server/contract/surfaces.ts';
 import type { Db } from '../../db/connect.ts';
 import { newStudent } from './general-app.ts';
 import { buildApp, issueTestKey } from './partner-app.ts';
-import { testDatabase } from './root-hooks.ts';
+import { testDatabase } from './shared-database.ts';
 
 type App = Awaited<ReturnType<typeof buildApp>>;
 
