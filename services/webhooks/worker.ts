@@ -25,6 +25,7 @@ import type { WebhookConfig } from './delivery-config.ts';
 import type { Lifecycle } from '../../server/process/lifecycle.ts';
 import type { SecretBox } from '../../server/auth/secret-box.ts';
 import { purgeExpiredEvents } from '../events/feed.ts';
+import { keyedLine } from '../events/keyed-line.ts';
 import { attemptDelivery } from './attempt.ts';
 import { startAttemptSlots } from './attempt-slots.ts';
 import { DELIVERY_LIMITS, type DeliveryLimits } from './gate.ts';
@@ -75,7 +76,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
   // Jobs are taken once pg-boss has started and the queue is set up.
   let ready = false;
   const stopping = () => stopped || lifecycle.draining;
-  const context = { db, box: options.box, config, limits, leaseMs };
+  const context = { db, box: options.box, config, limits, leaseMs, accountLine: keyedLine(config.attemptsPerProcess) };
   const slots = startAttemptSlots({
     boss,
     capacity: config.attemptsPerProcess,
