@@ -259,7 +259,8 @@ export const CONFIG_VARIABLES = {
   WEBHOOK_ATTEMPTS_PER_PROCESS: integer({
     group: WEBHOOKS,
     description:
-      'Delivery attempts one delivering process makes at once, shared between the accounts in turn (each account holds at most 3, each endpoint 1). An attempt waits on the network: each holds a socket and its buffers, not a CPU.',
+      'Delivery attempts one delivering process makes at once, shared between the accounts in turn ' +
+      '(each account holds at most 3, each endpoint 1). An attempt waits on the network: each holds a socket and its buffers, not a CPU.',
     min: 1,
     max: 2_000,
     default: 200,

@@ -30,10 +30,14 @@ export async function joinDeliveryProcesses(
 }
 
 /** Keeps process `id` live until `liveUntil` (registered again if its row was dropped meanwhile). */
-export async function renewDeliveryProcess(db: Db, process: { id: string; settings: DeliverySettings; now: Date; liveUntil: Date }): Promise<void> {
+export async function renewDeliveryProcess(
+  db: Db,
+  process: { id: string; settings: DeliverySettings; now: Date; liveUntil: Date },
+): Promise<void> {
+  const settings = JSON.stringify(sorted(process.settings));
   await db
     .insertInto('webhook_delivery_processes')
-    .values({ id: process.id, settings: JSON.stringify(sorted(process.settings)), started_at: process.now, live_until: process.liveUntil })
+    .values({ id: process.id, settings, started_at: process.now, live_until: process.liveUntil })
     .onConflict((oc) => oc.column('id').doUpdateSet({ live_until: process.liveUntil }))
     .execute();
 }

@@ -72,11 +72,15 @@ export function startAttemptSlots(options: AttemptSlotsOptions): AttemptSlots {
       // one (its delivery was deleted), and finds the others done.
       .then(
         () => boss.complete(WEBHOOK_DELIVERY_QUEUE, job.id),
-        (error: unknown) => boss.fail(WEBHOOK_DELIVERY_QUEUE, job.id, { message: error instanceof Error ? error.message : String(error) }),
+        (error: unknown) => {
+          const message = error instanceof Error ? error.message : String(error);
+          return boss.fail(WEBHOOK_DELIVERY_QUEUE, job.id, { message });
+        },
       )
       .then(
         () => {},
-        (error: unknown) => logger.warn({ err: error }, 'a webhook attempt job could not be closed; pg-boss gives it back once it expires'),
+        (error: unknown) =>
+          logger.warn({ err: error }, 'a webhook attempt job could not be closed; it goes back when it expires'),
       )
       .finally(() => {
         running.delete(attempt);

@@ -30,6 +30,7 @@ import { accountOf, admitAttempt, settleAttempt, type DeliveryLimits, type GateR
 import { endpointFailingTooLong, retryDelayMs } from './retry-schedule.ts';
 import { signingSecrets } from './secrets.ts';
 import { dispatchAccount } from './queue.ts';
+import type { PoolShare } from './pool-share.ts';
 import { sendWebhook } from './send.ts';
 
 export interface AttemptContext {
@@ -45,6 +46,8 @@ export interface AttemptContext {
    * starting or ending together waits in memory and holds one pooled connection, not one each.
    */
   accountLine: KeyedLine;
+  /** Then within the attempts' share of the pool (pool-share.ts). */
+  share: PoolShare;
   now?: () => Date;
 }
 
@@ -72,7 +75,8 @@ export async function attemptDelivery(context: AttemptContext, run: AttemptRun):
   const account = accountOf(delivery);
   const dispatch = () => ({ limits: context.limits, leaseMs: context.leaseMs, now: now() });
   // Never refused: the line holds at most this process's attempts, fewer than its bound (worker.ts).
-  const inLine = <T>(work: () => Promise<T>) => context.accountLine.tryRun(accountKey(account), work)!;
+  const inLine = <T>(work: () => Promise<T>) =>
+    context.accountLine.tryRun(accountKey(account), () => context.share(work))!;
 
   const admission = await inLine(() => db.transaction().execute(async (trx) => {
     // Read under the account's lock: another job of this delivery (a re-send's, or one given back by pg-boss) may

@@ -8,11 +8,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
-import { joinDeliveryProcesses, leaveDeliveryProcesses, renewDeliveryProcess, type DeliverySettings } from '../../db/queries/delivery-processes.ts';
+import {
+  joinDeliveryProcesses,
+  leaveDeliveryProcesses,
+  renewDeliveryProcess,
+  type DeliverySettings,
+} from '../../db/queries/delivery-processes.ts';
 import { ConfigError } from '../../server/process/config-error.ts';
 import type { WebhookConfig } from './delivery-config.ts';
 
-/** How long a registration stays live unrenewed: a few renewals, so a busy database's slow statement does not lapse it. */
+/** How long a registration stays live unrenewed: a few renewals, so one slow statement does not lapse it. */
 export const LIVE_MS = 30_000;
 const RENEW_EVERY_MS = 10_000;
 
@@ -43,19 +48,23 @@ export async function joinDelivery(db: Db, config: WebhookConfig, logger: Logger
     const differ = Object.keys(settings).filter((name) => joined.theirs[name] !== settings[name]);
     const show = (of: DeliverySettings) => differ.map((name) => `${name}=${of[name] ?? '(unset)'}`).join(' ');
     throw new ConfigError(
-      `webhook delivery settings differ from the ${joined.processes} delivering process(es) live on this database (theirs: ${show(joined.theirs)}; ` +
-        `this one: ${show(settings)}): every process takes any delivery job, so start this one with theirs, or stop them first ` +
+      `webhook delivery settings differ from the ${joined.processes} delivering process(es) live on this database ` +
+        `(theirs: ${show(joined.theirs)}; this one: ${show(settings)}): every process takes any delivery job, ` +
+        `so start this one with theirs, or stop them first ` +
         `(one killed without a stop counts as live for ${LIVE_MS / 1000} s)`,
     );
   }
-  const renewing = setInterval(
-    () => void renewDeliveryProcess(db, at()).catch((error: unknown) => logger.warn({ err: error }, 'could not renew this delivering process; trying again')),
-    RENEW_EVERY_MS,
-  ).unref();
+  const renew = () =>
+    renewDeliveryProcess(db, at()).catch((error: unknown) =>
+      logger.warn({ err: error }, 'could not renew this delivering process; trying again'),
+    );
+  const renewing = setInterval(() => void renew(), RENEW_EVERY_MS).unref();
   return {
     async leave() {
       clearInterval(renewing);
-      await leaveDeliveryProcesses(db, id).catch((error: unknown) => logger.warn({ err: error }, `could not leave the delivering processes; the registration lapses in ${LIVE_MS / 1000} s`));
+      await leaveDeliveryProcesses(db, id).catch((error: unknown) =>
+        logger.warn({ err: error }, `could not leave the delivering processes; it lapses in ${LIVE_MS / 1000} s`),
+      );
     },
   };
 }

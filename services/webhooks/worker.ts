@@ -28,6 +28,7 @@ import { purgeExpiredEvents } from '../events/feed.ts';
 import { keyedLine } from '../events/keyed-line.ts';
 import { attemptDelivery } from './attempt.ts';
 import { startAttemptSlots } from './attempt-slots.ts';
+import { poolShare } from './pool-share.ts';
 import { DELIVERY_LIMITS, type DeliveryLimits } from './gate.ts';
 import { relayPass } from './fan-out.ts';
 import { sweepParkedDeliveries, WEBHOOK_WORK_CHANNEL } from './queue.ts';
@@ -42,6 +43,11 @@ const EXPIRY_MARGIN_MS = 5_000;
 const RELAY_GAP_MS = 25;
 /** How often the outbox loses its events past their retention: their age is counted in days, an hour is close enough. */
 const PURGE_EVERY_MS = 3_600_000;
+/**
+ * Pooled connections the attempts' transactions take at once, of the pool's 10 (db/connect.ts): the others stay for
+ * the API's requests and the relay, whatever wave of attempts starts or ends (pool-share.ts).
+ */
+const ATTEMPT_CONNECTIONS = 5;
 /** A job that failed for want of the database (not an attempt that failed: that one is recorded) is tried again. */
 const JOB_RETRIES = { retryLimit: 20, retryDelay: 5, retryBackoff: true } as const;
 
@@ -76,7 +82,8 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
   // Jobs are taken once pg-boss has started and the queue is set up.
   let ready = false;
   const stopping = () => stopped || lifecycle.draining;
-  const context = { db, box: options.box, config, limits, leaseMs, accountLine: keyedLine(config.attemptsPerProcess) };
+  const accountLine = keyedLine(config.attemptsPerProcess);
+  const context = { db, box: options.box, config, limits, leaseMs, accountLine, share: poolShare(ATTEMPT_CONNECTIONS) };
   const slots = startAttemptSlots({
     boss,
     capacity: config.attemptsPerProcess,
