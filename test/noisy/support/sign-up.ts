@@ -22,7 +22,8 @@ export async function signUpCrowd(base: string, database: FaultDatabase, count: 
   let refused = 0;
   while (accounts.length < count) {
     const nickname = `crowd_${randomBytes(4).toString('hex')}`;
-    const account = { email: `${nickname}@example.com`, password: `pw-${randomBytes(12).toString('base64url')}`, nickname, first_name: 'Mallory' };
+    const password = `pw-${randomBytes(12).toString('base64url')}`;
+    const account = { email: `${nickname}@example.com`, password, nickname, first_name: 'Mallory' };
     const answer = await postFrom(addresses.at(-1)!, `${base}/api/accounts`, account);
     if (answer.status === 429) {
       refused++;
@@ -41,7 +42,8 @@ export async function signUpCrowd(base: string, database: FaultDatabase, count: 
 function postFrom(from: string, url: string, body: unknown): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const payload = JSON.stringify(body);
-    const req = request(url, { method: 'POST', localAddress: from, family: 4, agent: false, timeout: 10_000, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } });
+    const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) };
+    const req = request(url, { method: 'POST', localAddress: from, family: 4, agent: false, timeout: 10_000, headers });
     req.on('timeout', () => req.destroy(new Error(`sign-up from ${from} got no answer within 10 s`)));
     req.on('error', reject);
     req.on('response', (res) => {
