@@ -136,7 +136,7 @@ describe('webhook delivery across kills and processes', function () {
     const worker = start(['--role', 'worker'], minutePoll);
     await worker.waitFor(/delivering webhooks/);
     // Only the commit's NOTIFY, from the web process to the worker's listening connection, can bring these within the
-    // bound: the worker's relay and its pg-boss workers would otherwise look again in a minute.
+    // bound: the worker's relay and its attempt slots would otherwise look again in a minute.
     for (let n = 1; n <= 3; n++) {
       const sentAt = Date.now();
       const [event] = await eventIdsOf(await createTasks(baseUrl, 1));
