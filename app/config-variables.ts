@@ -256,6 +256,15 @@ export const CONFIG_VARIABLES = {
     on: 'http and private addresses allowed',
   }),
   WEBHOOK_ATTEMPT_TIMEOUT_MS: integer({ group: WEBHOOKS, description: 'The longest one delivery attempt may take, from connecting to the response.', min: 100, max: 60_000, unit: 'ms', default: 10_000 }),
+  WEBHOOK_ATTEMPTS_PER_PROCESS: integer({
+    group: WEBHOOKS,
+    description:
+      'Delivery attempts one delivering process makes at once, shared between the accounts in turn ' +
+      '(each account holds at most 3, each endpoint 1). An attempt waits on the network: each holds a socket and its buffers, not a CPU.',
+    min: 1,
+    max: 2_000,
+    default: 200,
+  }),
   WEBHOOK_POLL_MS: integer({ group: WEBHOOKS, description: 'How often a delivering process looks for retries now due and endpoints whose breaker closed. New events and re-sends wake delivery at their commit (NOTIFY): this is a fallback, not the delay of a new event.', min: 500, max: 60_000, unit: 'ms', default: 500 }),
   WEBHOOK_RETRY_SCALE: value({
     group: WEBHOOKS,

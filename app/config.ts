@@ -107,6 +107,7 @@ export function configFrom(v: ConfigValues): Config {
       attemptTimeoutMs: v.WEBHOOK_ATTEMPT_TIMEOUT_MS,
       retryScale: v.WEBHOOK_RETRY_SCALE,
       pollMs: v.WEBHOOK_POLL_MS,
+      attemptsPerProcess: v.WEBHOOK_ATTEMPTS_PER_PROCESS,
     },
   };
 }

@@ -37,6 +37,7 @@ import { secretsKeyFor } from './secrets-key.ts';
 import { describeStartupError } from './startup-errors.ts';
 import { startEmbeddedVacuum } from '../services/maintenance/embedded-vacuum.ts';
 import { startRoomSweep } from '../services/rooms/sweep.ts';
+import { joinDelivery } from '../services/webhooks/delivery-settings.ts';
 import { startDeliveryWorker } from '../services/webhooks/worker.ts';
 
 /** Secrets printed once, on the first start of an embedded database. */
@@ -159,7 +160,7 @@ async function serve(db: Db, demo: Demo | undefined, limitStores: LimitStores): 
   const secrets = secretBox(secretsKeyFor(config));
   // Readiness moves reach this process's streams over it, and new events its webhook worker, whichever process made them.
   const notifications = listenForNotifications(db);
-  const worker = deliversWebhooks(role) ? deliveryWorker(db, lifecycle, secrets, notifications) : undefined;
+  const worker = deliversWebhooks(role) ? await deliveryWorker(db, lifecycle, secrets, notifications) : undefined;
   // Whatever the role: the embedded database has no autovacuum, and this process is the only one that opens it.
   const vacuum = startEmbeddedVacuum({ db, lifecycle, logger });
   const webhooks = { secrets, targets: { allowPrivate: config.webhooks.allowPrivateTargets } };
@@ -223,10 +224,17 @@ async function openCliSocket(dataDir: string, db: Db) {
 }
 
 /** The worker's part: webhook delivery, and the study rooms' sweep (what their clock brings when nobody watches). */
-function deliveryWorker(db: Db, lifecycle: LifecycleControl, box: SecretBox, notifications: Notifications) {
+async function deliveryWorker(db: Db, lifecycle: LifecycleControl, box: SecretBox, notifications: Notifications) {
+  // Refuses the start when the processes already delivering on this database run with other delivery settings.
+  const registration = embedded ? undefined : await joinDelivery(db, config.webhooks, logger);
   const delivery = startDeliveryWorker({ db, box, config: config.webhooks, logger, lifecycle, notifications });
   const rooms = startRoomSweep({ db, lifecycle, logger });
-  return { stop: async () => void (await Promise.all([delivery.stop(), rooms.stop()])) };
+  return {
+    stop: async () => {
+      await Promise.all([delivery.stop(), rooms.stop()]);
+      await registration?.leave();
+    },
+  };
 }
 
 /** The one LISTEN connection of the process (NOTIFY from any process's commits), for every role. LISTEN needs a session, so it bypasses a transaction pooler. */
@@ -243,7 +251,7 @@ async function deliverOnly(db: Db): Promise<void> {
   collectProcessMetrics();
   const lifecycle = createLifecycle();
   const notifications = listenForNotifications(db);
-  const worker = deliveryWorker(db, lifecycle, secretBox(secretsKeyFor(config)), notifications);
+  const worker = await deliveryWorker(db, lifecycle, secretBox(secretsKeyFor(config)), notifications);
   const vacuum = startEmbeddedVacuum({ db, lifecycle, logger });
   const metricsServer = config.metrics ? await serveMetrics(config.metrics, () => metricsRegistry.metrics(), metricsRegistry.contentType) : undefined;
   let stopping = false;

@@ -349,6 +349,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   webhook_endpoint_gates: WebhookEndpointGatesTable;
+  webhook_delivery_processes: WebhookDeliveryProcessesTable;
   payments: PaymentsTable;
   warnings: WarningsTable;
   readiness_versions: ReadinessVersionsTable;
@@ -429,6 +430,15 @@ export interface WebhookDeliveriesTable {
 }
 
 /** Fair delivery to an endpoint (services/webhooks/gate.ts): the lease of its one attempt in flight, and its circuit breaker. */
+/** A delivering process live on the database, with its delivery settings (services/webhooks/delivery-settings.ts). */
+export interface WebhookDeliveryProcessesTable {
+  id: string;
+  /** WEBHOOK_* name → value, as JSON. */
+  settings: ColumnType<Record<string, string>, string, string>;
+  started_at: Timestamp;
+  live_until: Timestamp;
+}
+
 export interface WebhookEndpointGatesTable {
   endpoint_id: string;
   /** The endpoint's owner: 'user:<id>' or 'client:<id>'. */

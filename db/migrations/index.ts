@@ -37,6 +37,7 @@ import * as roomMoves from './20261127_1102_room_moves.ts';
 import * as roomSweep from './20261127_1103_room_sweep.ts';
 import * as notifyAfterCommit from './20261128_0101_notify_after_commit.ts';
 import * as calendarFeedViews from './20261206_0101_calendar_feed_views.ts';
+import * as webhookDeliveryProcesses from './20261206_0102_webhook_delivery_processes.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261122_0001_partner_v1': partnerV1,
@@ -76,4 +77,5 @@ export const migrations: Record<string, Migration> = {
   '20261127_1103_room_sweep': roomSweep,
   '20261128_0101_notify_after_commit': notifyAfterCommit,
   '20261206_0101_calendar_feed_views': calendarFeedViews,
+  '20261206_0102_webhook_delivery_processes': webhookDeliveryProcesses,
 };

@@ -8,7 +8,7 @@
 // stalled process wakes up after pg-boss gave its job to another worker.
 import type { Db } from '../../db/connect.ts';
 import { jobEngine, WEBHOOK_DELIVERY_QUEUE } from '../../db/job-queue.ts';
-import { lockAccountGates, releaseLease } from '../../db/queries/endpoint-gates.ts';
+import { accountKey, lockAccountGates, releaseLease } from '../../db/queries/endpoint-gates.ts';
 import {
   appMayReceive,
   attemptStillDue,
@@ -24,11 +24,13 @@ import type { WebhookConfig } from './delivery-config.ts';
 import { envelopeOf, type EventType } from '../events/emit.ts';
 import { countDeliveryAttempt, observeWebhookAttempt, type DeliveryOutcome } from '../../server/process/metrics.ts';
 import type { SecretBox } from '../../server/auth/secret-box.ts';
+import type { KeyedLine } from '../events/keyed-line.ts';
 import { readScopeOf } from '../events/read-scopes.ts';
 import { accountOf, admitAttempt, settleAttempt, type DeliveryLimits, type GateRefusal } from './gate.ts';
 import { endpointFailingTooLong, retryDelayMs } from './retry-schedule.ts';
 import { signingSecrets } from './secrets.ts';
 import { dispatchAccount } from './queue.ts';
+import type { PoolShare } from './pool-share.ts';
 import { sendWebhook } from './send.ts';
 
 export interface AttemptContext {
@@ -38,6 +40,14 @@ export interface AttemptContext {
   limits: DeliveryLimits;
   /** How long an admitted attempt holds its endpoint's lease: longer than the attempt, shorter than its job's expiry. */
   leaseMs: number;
+  /**
+   * This process's line per account: the attempt's transactions run one account at a time (they take the account's
+   * lock first, so two of one account would wait for each other anyway), so that a wave of one account's attempts
+   * starting or ending together waits in memory and holds one pooled connection, not one each.
+   */
+  accountLine: KeyedLine;
+  /** Then within the attempts' share of the pool (pool-share.ts). */
+  share: PoolShare;
   now?: () => Date;
 }
 
@@ -64,8 +74,11 @@ export async function attemptDelivery(context: AttemptContext, run: AttemptRun):
   const attempt = { id: delivery.id, due: run.due };
   const account = accountOf(delivery);
   const dispatch = () => ({ limits: context.limits, leaseMs: context.leaseMs, now: now() });
+  // Never refused: the line holds at most this process's attempts, fewer than its bound (worker.ts).
+  const inLine = <T>(work: () => Promise<T>) =>
+    context.accountLine.tryRun(accountKey(account), () => context.share(work))!;
 
-  const admission = await db.transaction().execute(async (trx) => {
+  const admission = await inLine(() => db.transaction().execute(async (trx) => {
     // Read under the account's lock: another job of this delivery (a re-send's, or one given back by pg-boss) may
     // have made the attempt since, and released the endpoint's lease in the transaction that recorded it.
     await lockAccountGates(trx, account);
@@ -88,7 +101,7 @@ export async function attemptDelivery(context: AttemptContext, run: AttemptRun):
     await releaseLease(trx, delivery.endpoint_id, run.jobId);
     await dispatchAccount(trx, account, dispatch());
     return due ? ('skipped' as const) : ('superseded' as const);
-  });
+  }));
   if (admission === 'lost' || admission === 'superseded') return admission;
   if (admission === 'skipped') return count(admission);
   if (!admission.admitted) return admission.reason;
@@ -109,7 +122,7 @@ export async function attemptDelivery(context: AttemptContext, run: AttemptRun):
   observeWebhookAttempt(response.durationMs, response.status);
   const succeeded = response.status !== null && response.status >= 200 && response.status < 300;
 
-  const outcome = await db.transaction().execute(async (trx): Promise<AttemptResult> => {
+  const outcome = await inLine(() => db.transaction().execute(async (trx): Promise<AttemptResult> => {
     if (!(await completeJob(trx, run.jobId))) return 'lost';
     const finishedAt = now();
     // The gate first: its account lock comes before any row this transaction locks, as in admitAttempt.
@@ -142,7 +155,7 @@ export async function attemptDelivery(context: AttemptContext, run: AttemptRun):
     // next one, unless its breaker just opened).
     await dispatchAccount(trx, account, { ...dispatch(), now: finishedAt });
     return result;
-  });
+  }));
   return count(outcome);
 }
 

@@ -6,6 +6,8 @@ export interface WebhookConfig {
   attemptTimeoutMs: number;
   /** Test-only: multiplies every retry delay and the three days after which a failing endpoint is disabled. */
   retryScale: number;
+  /** Attempts one process makes at once (attempt-slots.ts): network waits, so hundreds. */
+  attemptsPerProcess: number;
   /** How often a worker looks for due deliveries and new events, in ms. */
   pollMs: number;
 }

@@ -3,7 +3,7 @@
 //   - one attempt in flight per endpoint: its job holds the endpoint's lease, which ends when the attempt's outcome
 //     is recorded, or by itself when it runs out (a process that died);
 //   - at most `attemptsPerAccount` leases live per account (a student's endpoints, or an app's), so one account's
-//     dead receivers hold at most that many of the worker slots, in every process together;
+//     dead receivers hold at most that many of the attempt slots, in every process together;
 //   - a circuit breaker: after `breakerThreshold` consecutive failed attempts (an error status, no answer, a
 //     timeout) the endpoint's attempts pause, 30 s after the threshold and twice as long after each failed probe,
 //     up to 10 min; one attempt then probes it, and a success closes it.
@@ -18,8 +18,6 @@ import type { Db } from '../../db/connect.ts';
 import { accountLeases, lockAccountGates, readGate, settleGate, takeLease, type GateAccount } from '../../db/queries/endpoint-gates.ts';
 
 export interface DeliveryLimits {
-  /** Attempts one process makes at once: each is a pg-boss worker of its own, so none waits for another. */
-  attemptsPerProcess: number;
   /** Attempts in flight or given a job at once, to one account's endpoints, in every process together. */
   attemptsPerAccount: number;
   /** Consecutive failed attempts that open an endpoint's breaker. */
@@ -30,7 +28,6 @@ export interface DeliveryLimits {
 }
 
 export const DELIVERY_LIMITS: DeliveryLimits = {
-  attemptsPerProcess: 10,
   attemptsPerAccount: 3,
   breakerThreshold: 5,
   breakerBaseMs: 30_000,

@@ -78,18 +78,26 @@ export async function resendDelivery(trx: Db, deliveryId: string, now = new Date
  * Gives the account's free places (attemptsPerAccount less its live leases) to its parked deliveries that may go
  * now, longest waiting first, one per endpoint: each gets a job, and the job the endpoint's lease. Runs under the
  * account's lock (taken here; a caller that holds it already keeps it). Returns how many jobs it sent.
+ *
+ * A job's priority is minus its rank among the account's attempts in flight or queued (0 for an account with none,
+ * -1 for its second, …), and the attempt slots fetch the highest priority first (attempt-slots.ts): when the queue
+ * holds more than the slots free, every account's first attempt goes before any account's second, whatever arrived
+ * first — round robin over the accounts with work, so a crowd of accounts cannot keep another's first attempt waiting
+ * behind theirs.
  */
 export async function dispatchAccount(trx: Db, account: GateAccount, options: DispatchOptions): Promise<number> {
   const { now } = options;
   await lockAccountGates(trx, account);
   const room = options.limits.attemptsPerAccount - (await countAccountLeases(trx, account, now));
   if (room <= 0) return 0;
+  const leases = options.limits.attemptsPerAccount - room;
   const runnable = await runnableDeliveries(trx, account, now, room);
   const until = new Date(now.getTime() + options.leaseMs);
   const boss = jobEngine(trx);
-  for (const delivery of runnable) {
+  for (const [rank, delivery] of runnable.entries()) {
     const job: AttemptJob = { delivery_id: delivery.id, due: delivery.next_attempt_at.toISOString() };
-    const jobId = await boss.send(WEBHOOK_DELIVERY_QUEUE, job, { singletonKey: delivery.id });
+    const priority = -(leases + rank);
+    const jobId = await boss.send(WEBHOOK_DELIVERY_QUEUE, job, { singletonKey: delivery.id, priority });
     if (!jobId) throw new Error(`the job of webhook delivery ${delivery.id} was not created`);
     await reserveEndpoint(trx, delivery.endpoint_id, account, jobId, until);
   }

@@ -3,16 +3,13 @@
 //     deliveries (queue.ts): those whose endpoint can take an attempt now get a job (new ones, retries now due,
 //     endpoints whose breaker closed), a few per account at most. It runs when an outbox row (or a re-send) is
 //     announced on WEBHOOK_WORK_CHANNEL after its commit, by whichever process committed it, and every WEBHOOK_POLL_MS;
-//   - pg-boss workers on the delivery queue, `attemptsPerProcess` of them (gate.ts), each taking one attempt job
-//     at a time (batchSize 1; each work() call is a polling worker of its own, the way pg-boss 10 runs jobs
-//     concurrently), so an attempt finishes on its own and a slow receiver holds one worker, never a batch. A worker
-//     that got a job looks for the next at once and wakes an idle one (pg-boss's notifyWorker), since more may be
-//     waiting; idle workers are also woken when the relay sent jobs. For the jobs nobody announced (another process's,
-//     a dead process's given back), one idle worker is woken every WEBHOOK_POLL_MS to look; the workers' own polls
-//     are RESERVE_POLL_SECONDS apart, so an idle process does not query the queue ten times each poll, and a busy
-//     worker (a slow receiver holds one for up to its timeout) never leaves the queue unwatched.
-//     pg-boss hands each job to one worker (SKIP LOCKED). This process also runs pg-boss's maintenance, which gives a
-//     job whose process died (kill -9, power loss) to another worker once it expires.
+//   - the attempt slots (attempt-slots.ts): up to `attemptsPerProcess` attempts at once (WEBHOOK_ATTEMPTS_PER_PROCESS:
+//     attempts are network waits, so hundreds), each job taken from the delivery queue with pg-boss's fetch when a
+//     slot is free, highest priority first (each account's first attempt before any account's second: queue.ts),
+//     and run on its own, so a slow receiver holds one slot, never a batch. The slots take jobs when the relay sent
+//     some, when an attempt ends, and every WEBHOOK_POLL_MS (the jobs nobody announced: another process's, a dead
+//     process's given back). pg-boss hands each job to one process (SKIP LOCKED). This process also runs pg-boss's
+//     maintenance, which gives a job whose process died (kill -9, power loss) to another once it expires.
 // So the first attempt of an event starts a few statements after its commit, not a poll later; the polls remain for
 // what only the clock brings (retries, breakers, expired leases) and for a notification lost while reconnecting.
 // Before its first fetch, it sweeps once, so a delivery parked while no worker ran gets its job.
@@ -28,10 +25,13 @@ import type { WebhookConfig } from './delivery-config.ts';
 import type { Lifecycle } from '../../server/process/lifecycle.ts';
 import type { SecretBox } from '../../server/auth/secret-box.ts';
 import { purgeExpiredEvents } from '../events/feed.ts';
+import { keyedLine } from '../events/keyed-line.ts';
 import { attemptDelivery } from './attempt.ts';
+import { startAttemptSlots } from './attempt-slots.ts';
+import { poolShare } from './pool-share.ts';
 import { DELIVERY_LIMITS, type DeliveryLimits } from './gate.ts';
 import { relayPass } from './fan-out.ts';
-import { sweepParkedDeliveries, WEBHOOK_WORK_CHANNEL, type AttemptJob } from './queue.ts';
+import { sweepParkedDeliveries, WEBHOOK_WORK_CHANNEL } from './queue.ts';
 import { startRelay } from './relay.ts';
 
 /** Beyond the attempt's own timeout, time to load and record it before its job expires and goes to another worker. */
@@ -44,10 +44,10 @@ const RELAY_GAP_MS = 25;
 /** How often the outbox loses its events past their retention: their age is counted in days, an hour is close enough. */
 const PURGE_EVERY_MS = 3_600_000;
 /**
- * How often a worker looks for a job unprompted: a safety net only, as an idle one is woken every WEBHOOK_POLL_MS, a
- * worker that finds a job wakes the next, and the relay wakes as many as it sent jobs.
+ * Pooled connections the attempts' transactions take at once, of the pool's 10 (db/connect.ts): the others stay for
+ * the API's requests and the relay, whatever wave of attempts starts or ends (pool-share.ts).
  */
-const RESERVE_POLL_SECONDS = 30;
+const ATTEMPT_CONNECTIONS = 5;
 /** A job that failed for want of the database (not an attempt that failed: that one is recorded) is tried again. */
 const JOB_RETRIES = { retryLimit: 20, retryDelay: 5, retryBackoff: true } as const;
 
@@ -79,10 +79,26 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
   boss.on('error', (error) => logger.warn({ err: error }, 'webhook delivery could not reach the database; trying again'));
   const sweepOptions = { limits, leaseMs };
   let stopped = false;
-  // The pg-boss workers waiting for a job now: those a sent job should wake (a busy one looks again when it is done).
-  const idle = new Set<string>();
+  // Jobs are taken once pg-boss has started and the queue is set up.
+  let ready = false;
   const stopping = () => stopped || lifecycle.draining;
-  const wakeIdle = (workers: number) => [...idle].slice(0, workers).forEach((id) => boss.notifyWorker(id));
+  const accountLine = keyedLine(config.attemptsPerProcess);
+  const context = { db, box: options.box, config, limits, leaseMs, accountLine, share: poolShare(ATTEMPT_CONNECTIONS) };
+  const slots = startAttemptSlots({
+    boss,
+    capacity: config.attemptsPerProcess,
+    logger,
+    stopping: () => stopping() || !ready,
+    run: async (job) => {
+      const run = { jobId: job.id, deliveryId: job.data.delivery_id, due: new Date(job.data.due) };
+      try {
+        await lifecycle.hold(attemptDelivery(context, run));
+      } catch (error) {
+        logger.warn({ err: error }, 'a webhook attempt could not be recorded; its job is tried again');
+        throw error;
+      }
+    },
+  });
 
   const started = (async () => {
     await boss.start();
@@ -90,27 +106,8 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     await boss.updateQueue(WEBHOOK_DELIVERY_QUEUE, { ...WEBHOOK_DELIVERY_QUEUE_OPTIONS, ...JOB_RETRIES, expireInSeconds });
     const swept = await sweepParkedDeliveries(db, sweepOptions);
     if (swept.sent > 0) logger.info({ jobs: swept.sent }, 'parked webhook deliveries were given jobs');
-    for (let n = 0; n < limits.attemptsPerProcess; n++) {
-      const pollingIntervalSeconds = Math.max(RESERVE_POLL_SECONDS, config.pollMs / 1000);
-      const workerId: string = await boss.work<AttemptJob>(WEBHOOK_DELIVERY_QUEUE, { batchSize: 1, pollingIntervalSeconds }, async ([job]) => {
-        if (!job) return;
-        idle.delete(workerId);
-        // Others may be waiting behind this job (a poll found it, or the relay sent more than it woke): one more looks.
-        if (!stopping()) wakeIdle(1);
-        try {
-          await lifecycle.hold(attemptDelivery({ db, box: options.box, config, limits, leaseMs }, { jobId: job.id, deliveryId: job.data.delivery_id, due: new Date(job.data.due) }));
-        } catch (error) {
-          // pg-boss then fails the job, and retries it.
-          logger.warn({ err: error }, 'a webhook attempt could not be recorded; its job is tried again');
-          throw error;
-        } finally {
-          idle.add(workerId);
-        }
-        // More jobs are likely waiting: look again at once rather than after the polling interval.
-        if (!stopping()) boss.notifyWorker(workerId);
-      });
-      idle.add(workerId);
-    }
+    ready = true;
+    slots.wake();
   })();
   started.catch((error: unknown) => logger.error({ err: error }, 'webhook delivery could not start'));
 
@@ -120,12 +117,12 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     lifecycle,
     logger,
     pass: () => relayPass(db, sweepOptions),
-    // Jobs were sent: as many idle workers look now rather than at their next poll.
-    sent: wakeIdle,
+    // Jobs were sent: the slots take them now rather than at the next poll.
+    sent: slots.wake,
   });
   const unsubscribe = options.notifications?.subscribe(WEBHOOK_WORK_CHANNEL, { message: relay.wake, missed: relay.wake });
-  // The queue's poll: one idle worker looks, whichever is idle now (none when all are busy: each looks again when done).
-  const polling = setInterval(() => stopping() || wakeIdle(1), config.pollMs).unref();
+  // The queue's poll, for the jobs nobody announced to this process.
+  const polling = setInterval(slots.wake, config.pollMs).unref();
 
   const purge = () => {
     if (stopping()) return;
@@ -145,7 +142,8 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
       unsubscribe?.();
       await relay.stop();
       await started.catch(() => {});
-      // Stops fetching and waits for the attempts in flight; the database is ours to close, not pg-boss's.
+      await slots.stop();
+      // Its maintenance; the database is ours to close, not pg-boss's.
       await boss.stop({ close: false, graceful: true, wait: true, timeout: 2 * config.attemptTimeoutMs + EXPIRY_MARGIN_MS });
     },
   };

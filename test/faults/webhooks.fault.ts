@@ -142,7 +142,7 @@ describe('webhook delivery across kills and processes', function () {
     const worker = start(['--role', 'worker'], minutePoll);
     await worker.waitFor(/delivering webhooks/);
     // Only the commit's NOTIFY, from the web process to the worker's listening connection, can bring these within the
-    // bound: the worker's relay and its pg-boss workers would otherwise look again in a minute. The bound is a third
+    // bound: the worker's relay and its attempt slots would otherwise look again in a minute. The bound is a third
     // of that minute, generous for a machine doing twice its work; an event takes milliseconds.
     for (let n = 1; n <= 3; n++) {
       const sentAt = Date.now();
@@ -151,6 +151,34 @@ describe('webhook delivery across kills and processes', function () {
       assert.equal(received.at(-1)!.webhookId, event);
       assert.ok(received.at(-1)!.receivedAt.getTime() - sentAt < NOTIFIED_WITHIN_MS);
     }
+  });
+
+  it('a process whose delivery settings differ from the live delivering processes refuses to start, in one line, and starts once they stopped', async () => {
+    // The live worker reaches private receivers; one without WEBHOOK_ALLOW_PRIVATE_TARGETS would take its jobs and fail them.
+    // The earlier tests' processes were killed without a stop: start once their registrations are gone.
+    await database.db.deleteFrom('webhook_delivery_processes').execute();
+    const { receiver } = await endpointFor(['task.created']);
+    const web = start(['--role', 'web']);
+    const baseUrl = await web.listening;
+    const allowed = start(['--role', 'worker']);
+    await allowed.waitFor(/delivering webhooks/);
+    const refused = start(['--role', 'worker'], { WEBHOOK_ALLOW_PRIVATE_TARGETS: '0' });
+    assert.equal(await refused.exited, 1);
+    const lines = refused.output().split('\n').filter((line) => line.trim() !== '');
+    assert.equal(lines.length, 1, refused.output());
+    assert.match(lines[0]!, /webhook delivery settings differ .*theirs: WEBHOOK_ALLOW_PRIVATE_TARGETS=1; this one: WEBHOOK_ALLOW_PRIVATE_TARGETS=0/);
+    // The live processes kept their jobs: an event still reaches the private receiver, at its first attempt.
+    const [event] = await eventIdsOf(await createTasks(baseUrl, 1));
+    const [received] = await receiver.waitFor(1, 10_000);
+    assert.equal(received!.webhookId, event);
+    // Once the delivering process has stopped (a web-role process delivers nothing), other settings may start.
+    allowed.child.kill('SIGTERM');
+    assert.equal(await allowed.exited, 0);
+    const changed = start(['--role', 'worker'], { WEBHOOK_ALLOW_PRIVATE_TARGETS: '0' });
+    await changed.waitFor(/delivering webhooks/);
+    // Its stop leaves the live processes, so the next test's settings may start at once.
+    changed.child.kill('SIGTERM');
+    assert.equal(await changed.exited, 0);
   });
 
   it('a receiver failing several attempts gets the same event until it accepts', async () => {

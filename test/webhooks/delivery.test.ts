@@ -21,7 +21,7 @@ import { deliveryRig } from './rig.ts';
  * machine a healthy receiver's answer can take longer than a short timeout, and a timed-out attempt is retried (a
  * duplicate by design), which would blur what the exactly-once assertions check. The retry test shortens it.
  */
-const config: WebhookConfig = { allowPrivateTargets: true, attemptTimeoutMs: 5_000, retryScale: 0.000_01, pollMs: 500 };
+const config: WebhookConfig = { allowPrivateTargets: true, attemptTimeoutMs: 5_000, retryScale: 0.000_01, pollMs: 500, attemptsPerProcess: 200 };
 
 describe('webhook delivery', function () {
   this.timeout(60_000);

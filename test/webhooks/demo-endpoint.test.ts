@@ -48,7 +48,7 @@ describe('the demo webhook endpoint', function () {
     worker = startDeliveryWorker({
       db: database.db,
       box,
-      config: { allowPrivateTargets: false, attemptTimeoutMs: 5_000, retryScale: 1, pollMs: 500 },
+      config: { allowPrivateTargets: false, attemptTimeoutMs: 5_000, retryScale: 1, pollMs: 500, attemptsPerProcess: 200 },
       logger: pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) }),
       lifecycle: createLifecycle(),
     });

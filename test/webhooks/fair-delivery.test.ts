@@ -10,6 +10,7 @@ import { WEBHOOK_DELIVERY_QUEUE } from '../../db/job-queue.ts';
 import type { WebhookConfig } from '../../services/webhooks/delivery-config.ts';
 import { emitEvent } from '../../services/events/emit.ts';
 import { DELIVERY_LIMITS, type DeliveryLimits } from '../../services/webhooks/gate.ts';
+import { relayPass } from '../../services/webhooks/fan-out.ts';
 import { scheduleDelivery } from '../../services/webhooks/queue.ts';
 import { emitExample, exampleEvents, insertStudent } from './fixtures.ts';
 import type { Receiver, Reply } from './receiver.ts';
@@ -22,7 +23,7 @@ const ATTEMPT_TIMEOUT_MS = 10_000;
  * the victim's delivery takes.
  */
 const TRICKLE_TIMEOUT_MS = 4_000;
-const config: WebhookConfig = { allowPrivateTargets: true, attemptTimeoutMs: ATTEMPT_TIMEOUT_MS, retryScale: 0.001, pollMs: 500 };
+const config: WebhookConfig = { allowPrivateTargets: true, attemptTimeoutMs: ATTEMPT_TIMEOUT_MS, retryScale: 0.001, pollMs: 500, attemptsPerProcess: 200 };
 
 describe('fair webhook delivery', function () {
   this.timeout(90_000);
@@ -118,6 +119,37 @@ describe('fair webhook delivery', function () {
     assert.equal(parked, endpoints * events, 'every delivery of the attacker is kept (pending) while it waits');
     assert.equal(endedMeanwhile, 0, "the victim's delivery did not wait for any of the attacker's attempts to end");
     assert.ok(jobs <= DELIVERY_LIMITS.attemptsPerAccount, `the queue holds only the attacker's attempts that can run (${jobs} jobs for ${parked} deliveries)`);
+  });
+
+  it("gives the attempt slots to the accounts in turn: another student's first attempt before any account's second", async () => {
+    // More runnable attempts than slots: three accounts, three endpoints each at a receiver that never answers,
+    // two slots whose attempts time out. Taken in arrival order, the first account's three attempts would go before
+    // the others' first; taken in turn, each account's first goes before any second, the victim's included.
+    const crowd = await Promise.all(
+      Array.from({ length: 3 }, async () => {
+        const student = await insertStudent(db);
+        const dead = await receiver('hang');
+        for (let i = 0; i < 3; i++) await endpointOf(student, dead);
+        await emitExample(db, 'task.created', student);
+        return dead;
+      }),
+    );
+    // Their deliveries get their jobs before the worker starts, so that its first fetch finds them all queued.
+    await relayPass(db, { limits: DELIVERY_LIMITS, leaseMs: 10_000 });
+    work({}, { attemptsPerProcess: 2, attemptTimeoutMs: 1_500 });
+    await until('both slots to hold an attempt', () => crowd.reduce((sum, dead) => sum + dead.inFlight, 0) === 2);
+
+    const victim = await insertStudent(db);
+    const healthy = await receiver();
+    await endpointOf(victim, healthy);
+    await emitExample(db, 'task.created', victim);
+    await healthy.waitFor(1, 30_000);
+    const before = crowd.map((dead) => dead.received.length);
+    console.log(`      the crowd's accounts had each had ${before.join(', ')} attempts when the victim's started`);
+    assert.ok(
+      before.every((attempts) => attempts <= 1),
+      "every account's first attempt, the victim's included, went before any account's second",
+    );
   });
 
   it("sends another student's test event while a trickling receiver holds an attempt, and ends that attempt at its timeout", async () => {

@@ -13,7 +13,7 @@ import { dispatchAccount } from '../../services/webhooks/queue.ts';
 import { emitExample, insertStudent } from './fixtures.ts';
 import { deliveryRig } from './rig.ts';
 
-const config: WebhookConfig = { allowPrivateTargets: true, attemptTimeoutMs: 5_000, retryScale: 1, pollMs: 60_000 };
+const config: WebhookConfig = { allowPrivateTargets: true, attemptTimeoutMs: 5_000, retryScale: 1, pollMs: 60_000, attemptsPerProcess: 200 };
 const sweep = { limits: DELIVERY_LIMITS, leaseMs: 10_000 };
 
 describe('a delivery made while its endpoint is released', function () {

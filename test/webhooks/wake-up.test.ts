@@ -10,7 +10,7 @@ import { emitExample, insertStudent } from './fixtures.ts';
 import { deliveryRig } from './rig.ts';
 
 /** A poll far longer than any bound below: what arrives within them was not fetched by a poll. */
-const config: WebhookConfig = { allowPrivateTargets: true, attemptTimeoutMs: 5_000, retryScale: 1, pollMs: 60_000 };
+const config: WebhookConfig = { allowPrivateTargets: true, attemptTimeoutMs: 5_000, retryScale: 1, pollMs: 60_000, attemptsPerProcess: 200 };
 /** Seconds on a loaded machine, against a minute's poll. */
 const WITHIN_MS = 3_000;
 

@@ -104,8 +104,13 @@ async function attackerAccount(database: FaultDatabase): Promise<AttackerAccount
   const nickname = `attacker_${randomBytes(4).toString('hex')}`;
   const password = `pw-${randomBytes(12).toString('base64url')}`;
   const account = await createAccount(database.db, { email: `${nickname}@example.com`, nickname, first_name: 'Mallory', password, time_zone: 'UTC', country_code: null });
+  return { id: account.id, email: account.email, password, key: await personalKeyOf(database, account.id) };
+}
+
+/** A personal key of every scope for the account (the one a student mints for a script), made in the database. */
+export async function personalKeyOf(database: FaultDatabase, userId: string): Promise<string> {
   const { key } = await insertWithFreshKey(({ prefix, hash }) =>
-    insertPersonalKey(database.db, { user_id: account.id, prefix, key_hash: hash, name: 'noisy neighbour', scopes: [...ALL_SCOPES] }),
+    insertPersonalKey(database.db, { user_id: userId, prefix, key_hash: hash, name: 'noisy neighbour', scopes: [...ALL_SCOPES] }),
   );
-  return { id: account.id, email: account.email, password, key };
+  return key;
 }
