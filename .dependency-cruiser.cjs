@@ -47,7 +47,8 @@ module.exports = {
     },
     {
       name: 'db-imports-only-db-and-domain',
-      comment: 'db/ (queries, migrations, seeds) sits under everything but domain/: it never reaches up into the runtime.',
+      comment:
+        'db/ (queries, migrations, seeds) sits under everything but domain/: it never reaches up into the runtime.',
       severity: 'error',
       from: { path: '^db/' },
       to: onlyTo(['^db/', '^domain/', '^generated/']),
@@ -77,7 +78,8 @@ module.exports = {
     },
     {
       name: 'surfaces-apart',
-      comment: 'handlers/general/ and handlers/partner-v1/ never import each other: what both need belongs in services/.',
+      comment:
+        'handlers/general/ and handlers/partner-v1/ never import each other: what both need belongs in services/.',
       severity: 'error',
       from: { path: '^handlers/(general|partner-v1)/' },
       to: { path: '^handlers/(general|partner-v1)/', pathNot: '^handlers/$1/' },
@@ -102,7 +104,7 @@ module.exports = {
       name: 'entry-points-apart',
       comment:
         'app/ (the service) and scripts/ (the CLI, bench, generators, docs) are separate programs: the service never ' +
-        'imports a tool. What both need lives in a layer below, or in app/\'s modules that the tools read (config).',
+        "imports a tool. What both need lives in a layer below, or in app/'s modules that the tools read (config).",
       severity: 'error',
       from: { path: '^app/' },
       to: { path: '^scripts/' },
@@ -142,7 +144,8 @@ module.exports = {
     },
     {
       name: 'not-to-test',
-      comment: 'Production code never imports test/: what a test helper offers that production needs moves out of test/.',
+      comment:
+        'Production code never imports test/: what a test helper offers that production needs moves out of test/.',
       severity: 'error',
       from: { pathNot: '^test/' },
       to: { path: '^test/' },

@@ -27,7 +27,14 @@ import { PARTNER_V1_PREFIX, partnerV1 } from './partner-v1.ts';
 import { PROBE_PATHS, probeRoutes } from './probes.ts';
 import { keepRawBody } from '../server/http/raw-body.ts';
 import { SECURITY_HEADERS, securityHeaders } from '../server/http/security-headers.ts';
-import { dependencyFailure, logDependencyFailure, Problem, problemOf, problems, sendProblem } from '../server/http/problems.ts';
+import {
+  dependencyFailure,
+  logDependencyFailure,
+  Problem,
+  problemOf,
+  problems,
+  sendProblem,
+} from '../server/http/problems.ts';
 import type { LimitStores } from '../server/limits/rate-limits.ts';
 
 export interface AppDeps {
@@ -126,13 +133,17 @@ export async function createApp(deps: AppDeps): Promise<RequestListener> {
       bodyLimitBytes: config.bodyLimitBytes,
     }),
   );
-  app.use((req: Request, res: Response) => sendProblem(req, res, problems.notFound(`No operation exists at ${req.path}.`)));
+  app.use((req: Request, res: Response) =>
+    sendProblem(req, res, problems.notFound(`No operation exists at ${req.path}.`)),
+  );
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => renderError(error, req, res));
 
   // The surfaces' own paths and methods: a preflight is answered for what the path serves.
-  const allowedMethods = (path: string) => (isUnder(path, PARTNER_V1_PREFIX) ? partner : generalSurface).allowedMethods(path);
+  const allowedMethods = (path: string) =>
+    (isUnder(path, PARTNER_V1_PREFIX) ? partner : generalSurface).allowedMethods(path);
   const corsOrigins = config.corsOrigins ?? [];
-  const crossOrigin = corsOrigins.length > 0 ? [cors({ origins: corsOrigins, allowedMethods, pathOf: requestPath })] : [];
+  const crossOrigin =
+    corsOrigins.length > 0 ? [cors({ origins: corsOrigins, allowedMethods, pathOf: requestPath })] : [];
   const api = apiRequests({
     prepare: [metrics, logging, headers, ...crossOrigin, bodyLimit],
     parseBody: json,
@@ -146,7 +157,8 @@ export async function createApp(deps: AppDeps): Promise<RequestListener> {
   return (req, res) => {
     const path = requestPath(req);
     // The docs of the partner surface lie under its prefix; Express serves them, as it does any path not under /api.
-    if (!isUnder(path, GENERAL_PREFIX) || docsPaths.some((prefix) => isUnder(path.toLowerCase(), prefix))) app(req, res);
+    if (!isUnder(path, GENERAL_PREFIX) || docsPaths.some((prefix) => isUnder(path.toLowerCase(), prefix)))
+      app(req, res);
     else api(req, res, path);
   };
 }
@@ -204,7 +216,8 @@ function toProblem(error: unknown, req: IncomingMessage, bodyLimitBytes: number)
     return unavailable;
   }
   const type = (error as { type?: unknown } | null)?.type;
-  if (error instanceof URIError) return problems.invalidRequest([{ path: 'path', message: 'is not valid percent-encoding' }]);
+  if (error instanceof URIError)
+    return problems.invalidRequest([{ path: 'path', message: 'is not valid percent-encoding' }]);
   if (type === 'entity.too.large') return problems.payloadTooLarge(bodyLimitBytes);
   if (type === 'entity.parse.failed') return problems.malformedBody('The request body is not valid JSON.');
   if ((typeof type === 'string' && type.startsWith('encoding.')) || type === 'charset.unsupported') {
@@ -213,7 +226,12 @@ function toProblem(error: unknown, req: IncomingMessage, bodyLimitBytes: number)
   // A body that fails to decode as its Content-Encoding says (a plain body sent as gzip): body-parser passes zlib's
   // error on as a 4xx http-error without a type.
   const status = (error as { status?: unknown } | null)?.status;
-  if ((error as { expose?: unknown } | null)?.expose === true && typeof status === 'number' && status >= 400 && status < 500) {
+  if (
+    (error as { expose?: unknown } | null)?.expose === true &&
+    typeof status === 'number' &&
+    status >= 400 &&
+    status < 500
+  ) {
     return problems.malformedBody('The request body does not decode as its Content-Encoding says.');
   }
   req.log.error({ err: error }, 'unhandled error');

@@ -29,7 +29,9 @@ export function build(root) {
     target: 'node20',
     external: EXTERNAL,
     // The CommonJS packages in the bundle require Node's built-in modules, which an ES module has no `require` for.
-    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+    },
     sourcemap: 'linked',
     metafile: true,
     write: false,
@@ -41,12 +43,16 @@ export function build(root) {
   // Each file written aside and renamed into place, the entry module last: a start never imports half a file.
   const entryLast = [...outputFiles].sort((a, b) => Number(a.path === bundle) - Number(b.path === bundle));
   for (const file of entryLast) {
-    writeFileSync(`${file.path}.${process.pid}.tmp`, file.path.endsWith('.map') ? ownSourcesOnly(file.text) : file.contents);
+    writeFileSync(
+      `${file.path}.${process.pid}.tmp`,
+      file.path.endsWith('.map') ? ownSourcesOnly(file.text) : file.contents,
+    );
     renameSync(`${file.path}.${process.pid}.tmp`, file.path);
   }
   // Chunks of earlier builds (their names carry their content's hash) would otherwise pile up.
   const current = new Set(outputFiles.map((file) => basename(file.path)));
-  for (const name of readdirSync(dist)) if (/^server-.*\.mjs(\.map)?$/.test(name) && !current.has(name)) rmSync(join(dist, name), { force: true });
+  for (const name of readdirSync(dist))
+    if (/^server-.*\.mjs(\.map)?$/.test(name) && !current.has(name)) rmSync(join(dist, name), { force: true });
   return Object.keys(metafile.inputs);
 }
 
@@ -78,7 +84,17 @@ function ownSourcesOnly(text) {
     return kept;
   });
   const nameIndex = renumber(namesUsed);
-  const mappings = encode(lines.map((line) => line.map((s) => (s.length === 1 ? s : s.length === 4 ? [s[0], sourceIndex[s[1]], s[2], s[3]] : [s[0], sourceIndex[s[1]], s[2], s[3], nameIndex[s[4]]]))));
+  const mappings = encode(
+    lines.map((line) =>
+      line.map((s) =>
+        s.length === 1
+          ? s
+          : s.length === 4
+            ? [s[0], sourceIndex[s[1]], s[2], s[3]]
+            : [s[0], sourceIndex[s[1]], s[2], s[3], nameIndex[s[4]]],
+      ),
+    ),
+  );
   return JSON.stringify({
     ...map,
     sources: map.sources.filter((_, i) => ours[i]),

@@ -27,7 +27,9 @@ export async function runPrimary(options: {
 }): Promise<void> {
   const { config, logger } = options;
   const aggregator = new AggregatorRegistry();
-  const metricsServer = config.metrics ? await serveMetrics(config.metrics, () => aggregator.clusterMetrics(), aggregator.contentType) : undefined;
+  const metricsServer = config.metrics
+    ? await serveMetrics(config.metrics, () => aggregator.clusterMetrics(), aggregator.contentType)
+    : undefined;
 
   const startedAt = new Map<Worker, number>();
   let quickDeaths = 0;
@@ -72,11 +74,14 @@ export async function runPrimary(options: {
     metricsServer?.close();
     for (const worker of startedAt.keys()) worker.process.kill('SIGTERM');
     if (startedAt.size === 0) process.exit();
-    setTimeout(() => {
-      logger.error('workers did not stop in time; killing them');
-      for (const worker of startedAt.keys()) worker.process.kill('SIGKILL');
-      process.exit(1);
-    }, config.shutdownGraceSeconds * 1000 + STOP_MARGIN_MS).unref();
+    setTimeout(
+      () => {
+        logger.error('workers did not stop in time; killing them');
+        for (const worker of startedAt.keys()) worker.process.kill('SIGKILL');
+        process.exit(1);
+      },
+      config.shutdownGraceSeconds * 1000 + STOP_MARGIN_MS,
+    ).unref();
   };
   process.on('SIGTERM', () => stopAll('SIGTERM'));
   process.on('SIGINT', () => stopAll('SIGINT'));

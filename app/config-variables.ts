@@ -28,11 +28,17 @@ const DEFAULT_SHUTDOWN_GRACE_SECONDS = 10;
 const DEFAULT_SHUTDOWN_DRAIN_SECONDS = 5;
 
 export const CONFIG_VARIABLES = {
-  PORT: integer({ group: SERVICE, description: 'The port the API, the docs and the probes listen on.', min: 0, max: 65535, default: 3000 }),
+  PORT: integer({
+    group: SERVICE,
+    description: 'The port the API, the docs and the probes listen on.',
+    min: 0,
+    max: 65535,
+    default: 3000,
+  }),
   PUBLIC_URL: value({
     group: SERVICE,
     description:
-      'The public base URL of the service: the OAuth issuer (`iss`) and the base of the metadata\'s endpoint URLs. Required with WEB_CONCURRENCY above 1 on PostgreSQL, so every process issues and accepts tokens under one issuer.',
+      "The public base URL of the service: the OAuth issuer (`iss`) and the base of the metadata's endpoint URLs. Required with WEB_CONCURRENCY above 1 on PostgreSQL, so every process issues and accepts tokens under one issuer.",
     accepts: 'an absolute http(s) URL (a trailing slash is dropped)',
     whenUnset: 'http://localhost:$PORT',
     defaultText: '`http://localhost:$PORT`',
@@ -49,13 +55,21 @@ export const CONFIG_VARIABLES = {
   }),
   VALIDATE_RESPONSES: flag({
     group: SERVICE,
-    description: 'Checks every response against the spec at run time and logs each one that breaks the contract (tests always do).',
+    description:
+      'Checks every response against the spec at run time and logs each one that breaks the contract (tests always do).',
     on: 'responses checked against the spec',
   }),
-  BODY_LIMIT_BYTES: integer({ group: SERVICE, description: 'The largest request body accepted; a larger one is answered 413 `payload_too_large`.', min: 1, max: 50 * 1024 * 1024, unit: 'bytes', default: 100 * 1024 }),
+  BODY_LIMIT_BYTES: integer({
+    group: SERVICE,
+    description: 'The largest request body accepted; a larger one is answered 413 `payload_too_large`.',
+    min: 1,
+    max: 50 * 1024 * 1024,
+    unit: 'bytes',
+    default: 100 * 1024,
+  }),
   REQUEST_TIMEOUT_MS: integer({
     group: SERVICE,
-    description: 'The longest a request\'s headers and body may take to arrive; then 408 and the connection closes.',
+    description: "The longest a request's headers and body may take to arrive; then 408 and the connection closes.",
     min: 100,
     max: 300_000,
     unit: 'ms',
@@ -63,15 +77,18 @@ export const CONFIG_VARIABLES = {
   }),
   TRUST_PROXY: value({
     group: SERVICE,
-    description: 'Express\'s `trust proxy` setting: which proxies in front of the service are trusted to name the client\'s address (rate limits and logs use it).',
-    accepts: '`true`, `false`, a hop count, or comma-separated addresses and subnets (`loopback`, `linklocal`, `uniquelocal`, `10.0.0.0/8`)',
+    description:
+      "Express's `trust proxy` setting: which proxies in front of the service are trusted to name the client's address (rate limits and logs use it).",
+    accepts:
+      '`true`, `false`, a hop count, or comma-separated addresses and subnets (`loopback`, `linklocal`, `uniquelocal`, `10.0.0.0/8`)',
     default: false as boolean | number | string,
     parse: parseTrustProxy,
   }),
   CORS_ORIGINS: value({
     group: SERVICE,
-    description: 'Origins whose browser pages may call the API surfaces (the static docs\' try-it console, a web app).',
-    accepts: 'comma-separated origins as browsers send them (`https://docs.example.com,http://localhost:8080`); no `*`, no path',
+    description: "Origins whose browser pages may call the API surfaces (the static docs' try-it console, a web app).",
+    accepts:
+      'comma-separated origins as browsers send them (`https://docs.example.com,http://localhost:8080`); no `*`, no path',
     default: [] as string[],
     defaultText: 'none: no cross-origin access',
     parse: parseCorsOrigins,
@@ -88,13 +105,15 @@ export const CONFIG_VARIABLES = {
   }),
   DATABASE_POOLER: oneOf({
     group: DATABASE,
-    description: 'What DATABASE_URL points at: PostgreSQL itself (or a session-mode pooler), or a transaction-mode pooler such as PgBouncer. `transaction` needs DATABASE_SESSION_URL and turns named prepared statements off by default.',
+    description:
+      'What DATABASE_URL points at: PostgreSQL itself (or a session-mode pooler), or a transaction-mode pooler such as PgBouncer. `transaction` needs DATABASE_SESSION_URL and turns named prepared statements off by default.',
     values: ['none', 'transaction'],
     default: 'none',
   }),
   DATABASE_SESSION_URL: value({
     group: DATABASE,
-    description: 'A connection that bypasses a transaction pooler, for what needs a session: LISTEN (events across processes) and the start-up lock (migrations, seeding). Required with DATABASE_POOLER=transaction.',
+    description:
+      'A connection that bypasses a transaction pooler, for what needs a session: LISTEN (events across processes) and the start-up lock (migrations, seeding). Required with DATABASE_POOLER=transaction.',
     accepts: 'a postgres:// URL',
     whenUnset: 'DATABASE_URL',
     parse: (_name, raw) => raw,
@@ -102,7 +121,8 @@ export const CONFIG_VARIABLES = {
   }),
   DATABASE_PREPARED_STATEMENTS: value({
     group: DATABASE,
-    description: 'Named prepared statements for the hottest queries. Behind PgBouncer they need version 1.21 or later with `max_prepared_statements` above 0.',
+    description:
+      'Named prepared statements for the hottest queries. Behind PgBouncer they need version 1.21 or later with `max_prepared_statements` above 0.',
     accepts: '`on` or `off`',
     whenUnset: '`off` with DATABASE_POOLER=transaction, else `on`',
     parse: (name, raw) => {
@@ -150,18 +170,27 @@ export const CONFIG_VARIABLES = {
     default: DEFAULT_REDIS_KEY_PREFIX,
     parse: (_name, raw) => raw,
   }),
-  REDIS_TIMEOUT_MS: integer({ group: REDIS, description: 'The longest wait to connect to Redis and for each command.', min: 50, max: 60_000, unit: 'ms', default: DEFAULT_REDIS_TIMEOUT_MS }),
+  REDIS_TIMEOUT_MS: integer({
+    group: REDIS,
+    description: 'The longest wait to connect to Redis and for each command.',
+    min: 50,
+    max: 60_000,
+    unit: 'ms',
+    default: DEFAULT_REDIS_TIMEOUT_MS,
+  }),
 
   WEB_CONCURRENCY: integer({
     group: PROCESSES,
-    description: 'The web processes `npm start` runs (node:cluster) on PostgreSQL; the embedded database serves from one.',
+    description:
+      'The web processes `npm start` runs (node:cluster) on PostgreSQL; the embedded database serves from one.',
     min: 1,
     max: 64,
     default: 1,
   }),
   SHUTDOWN_GRACE_SECONDS: integer({
     group: PROCESSES,
-    description: 'The hard deadline of a stop: this long after SIGTERM or SIGINT the process exits, whatever still runs.',
+    description:
+      'The hard deadline of a stop: this long after SIGTERM or SIGINT the process exits, whatever still runs.',
     min: 1,
     max: 600,
     unit: 'seconds',
@@ -169,12 +198,17 @@ export const CONFIG_VARIABLES = {
   }),
   SHUTDOWN_DRAIN_SECONDS: integer({
     group: PROCESSES,
-    description: 'How long a stop keeps serving (each response closing its connection) before the listener closes; less than SHUTDOWN_GRACE_SECONDS.',
+    description:
+      'How long a stop keeps serving (each response closing its connection) before the listener closes; less than SHUTDOWN_GRACE_SECONDS.',
     min: 0,
     max: 599,
     unit: 'seconds',
     // SHUTDOWN_GRACE_SECONDS is declared (and so checked) before this.
-    default: (env: Env) => Math.min(DEFAULT_SHUTDOWN_DRAIN_SECONDS, Number(env.SHUTDOWN_GRACE_SECONDS || DEFAULT_SHUTDOWN_GRACE_SECONDS) - 1),
+    default: (env: Env) =>
+      Math.min(
+        DEFAULT_SHUTDOWN_DRAIN_SECONDS,
+        Number(env.SHUTDOWN_GRACE_SECONDS || DEFAULT_SHUTDOWN_GRACE_SECONDS) - 1,
+      ),
     defaultText: `${DEFAULT_SHUTDOWN_DRAIN_SECONDS}, or SHUTDOWN_GRACE_SECONDS − 1 when that is less`,
   }),
 
@@ -188,7 +222,8 @@ export const CONFIG_VARIABLES = {
   }),
   JWT_PRIVATE_KEY: value({
     group: TOKENS,
-    description: 'An ES256 private key that alone signs access tokens, instead of the rotating keys the service stores.',
+    description:
+      'An ES256 private key that alone signs access tokens, instead of the rotating keys the service stores.',
     accepts: 'a PKCS#8 PEM (newlines may be written `\\n`)',
     whenUnset: 'keys stored in DATA_DIR or, encrypted, in the database',
     secret: true,
@@ -197,7 +232,7 @@ export const CONFIG_VARIABLES = {
 
   METRICS_PORT: integer({
     group: METRICS,
-    description: 'Serves Prometheus metrics at GET /metrics on this port, never on the API\'s.',
+    description: "Serves Prometheus metrics at GET /metrics on this port, never on the API's.",
     min: 0,
     max: 65535,
     whenUnset: 'no metrics endpoint',
@@ -225,7 +260,13 @@ export const CONFIG_VARIABLES = {
     secret: true,
     parse: (_name, raw) => raw,
   }),
-  AI_MODEL: value({ group: AI, description: 'The model asked for.', accepts: 'a model name of that API', default: 'gpt-4o-mini', parse: (_name, raw) => raw }),
+  AI_MODEL: value({
+    group: AI,
+    description: 'The model asked for.',
+    accepts: 'a model name of that API',
+    default: 'gpt-4o-mini',
+    parse: (_name, raw) => raw,
+  }),
   AI_MAX_CONCURRENCY: integer({
     group: AI,
     description: 'Replies the tutor generates at once in one process.',
@@ -235,7 +276,8 @@ export const CONFIG_VARIABLES = {
   }),
   AI_MAX_QUEUE: integer({
     group: AI,
-    description: 'Requests that may wait for a free slot in one process (contract accounts first); one more is answered 503.',
+    description:
+      'Requests that may wait for a free slot in one process (contract accounts first); one more is answered 503.',
     min: 0,
     max: 10_000,
     default: DEFAULT_AI_QUEUE_LIMITS.maxQueue,
@@ -252,10 +294,18 @@ export const CONFIG_VARIABLES = {
 
   WEBHOOK_ALLOW_PRIVATE_TARGETS: flag({
     group: WEBHOOKS,
-    description: 'Lets webhook endpoints use plain http and private or loopback addresses: for development and tests only.',
+    description:
+      'Lets webhook endpoints use plain http and private or loopback addresses: for development and tests only.',
     on: 'http and private addresses allowed',
   }),
-  WEBHOOK_ATTEMPT_TIMEOUT_MS: integer({ group: WEBHOOKS, description: 'The longest one delivery attempt may take, from connecting to the response.', min: 100, max: 60_000, unit: 'ms', default: 10_000 }),
+  WEBHOOK_ATTEMPT_TIMEOUT_MS: integer({
+    group: WEBHOOKS,
+    description: 'The longest one delivery attempt may take, from connecting to the response.',
+    min: 100,
+    max: 60_000,
+    unit: 'ms',
+    default: 10_000,
+  }),
   WEBHOOK_ATTEMPTS_PER_PROCESS: integer({
     group: WEBHOOKS,
     description:
@@ -265,15 +315,25 @@ export const CONFIG_VARIABLES = {
     max: 2_000,
     default: 200,
   }),
-  WEBHOOK_POLL_MS: integer({ group: WEBHOOKS, description: 'How often a delivering process looks for retries now due and endpoints whose breaker closed. New events and re-sends wake delivery at their commit (NOTIFY): this is a fallback, not the delay of a new event.', min: 500, max: 60_000, unit: 'ms', default: 500 }),
+  WEBHOOK_POLL_MS: integer({
+    group: WEBHOOKS,
+    description:
+      'How often a delivering process looks for retries now due and endpoints whose breaker closed. New events and re-sends wake delivery at their commit (NOTIFY): this is a fallback, not the delay of a new event.',
+    min: 500,
+    max: 60_000,
+    unit: 'ms',
+    default: 500,
+  }),
   WEBHOOK_RETRY_SCALE: value({
     group: WEBHOOKS,
-    description: 'For tests: multiplies the retry delays and the three days after which a failing endpoint is disabled.',
+    description:
+      'For tests: multiplies the retry delays and the three days after which a failing endpoint is disabled.',
     accepts: 'a number above 0 and at most 1',
     default: 1,
     parse: (name, raw) => {
       const scale = Number(raw);
-      if (!Number.isFinite(scale) || scale <= 0 || scale > 1) throw new ConfigError(`${name} must be a number above 0 and at most 1, got "${raw}"`);
+      if (!Number.isFinite(scale) || scale <= 0 || scale > 1)
+        throw new ConfigError(`${name} must be a number above 0 and at most 1, got "${raw}"`);
       return scale;
     },
   }),
@@ -288,7 +348,8 @@ export const CONFIG_VARIABLES = {
   }),
   SSE_MAX_DURATION_MS: integer({
     group: BOUNDS,
-    description: 'The longest a readiness stream stays open; then it ends and the client reconnects with Last-Event-ID.',
+    description:
+      'The longest a readiness stream stays open; then it ends and the client reconnects with Last-Event-ID.',
     min: 1_000,
     max: 24 * 3_600_000,
     unit: 'ms',
@@ -326,11 +387,16 @@ function parseTrustProxy(name: string, raw: string): boolean | number | string {
  * written otherwise (a path, a trailing slash, capitals) would never match one.
  */
 function parseCorsOrigins(name: string, raw: string): string[] {
-  const origins = raw.split(',').map((origin) => origin.trim()).filter(Boolean);
+  const origins = raw
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter(Boolean);
   for (const origin of origins) {
     const url = URL.canParse(origin) ? new URL(origin) : undefined;
     if (!url || !/^https?:$/.test(url.protocol) || url.origin !== origin) {
-      throw new ConfigError(`${name} must be comma-separated origins written as browsers send them (e.g. https://docs.example.com,http://localhost:8080; no "*", no path), got "${origin}"`);
+      throw new ConfigError(
+        `${name} must be comma-separated origins written as browsers send them (e.g. https://docs.example.com,http://localhost:8080; no "*", no path), got "${origin}"`,
+      );
     }
   }
   return origins;
@@ -339,7 +405,9 @@ function parseCorsOrigins(name: string, raw: string): string[] {
 function parseSecretsKey(name: string, raw: string): Buffer {
   const key = Buffer.from(raw, 'base64');
   if (key.length !== SECRETS_KEY_BYTES || key.toString('base64') !== raw.trim()) {
-    throw new ConfigError(`${name} must be ${SECRETS_KEY_BYTES} random bytes in base64 (make one with: openssl rand -base64 32)`);
+    throw new ConfigError(
+      `${name} must be ${SECRETS_KEY_BYTES} random bytes in base64 (make one with: openssl rand -base64 32)`,
+    );
   }
   return key;
 }
@@ -348,14 +416,17 @@ function parseSecretsKey(name: string, raw: string): Buffer {
 function parsePaymentProviderSecret(name: string, raw: string): string {
   const key = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(raw)?.[1];
   if (!key || Buffer.from(key, 'base64').length < 24) {
-    throw new ConfigError(`${name} must be the whsec_… secret the payment provider shows (whsec_ and at least 24 bytes in base64)`);
+    throw new ConfigError(
+      `${name} must be the whsec_… secret the payment provider shows (whsec_ and at least 24 bytes in base64)`,
+    );
   }
   return raw;
 }
 
 export function httpUrl(name: string, raw: string): URL {
   const url = URL.canParse(raw) ? new URL(raw) : undefined;
-  if (!url || !/^https?:$/.test(url.protocol)) throw new ConfigError(`${name} must be an absolute http(s) URL, got "${raw}"`);
+  if (!url || !/^https?:$/.test(url.protocol))
+    throw new ConfigError(`${name} must be an absolute http(s) URL, got "${raw}"`);
   return url;
 }
 

@@ -60,7 +60,6 @@ export interface Config {
   webhooks: WebhookConfig;
 }
 
-
 export type ConfigValues = Values<typeof CONFIG_VARIABLES>;
 
 export function loadConfig(env: Env = process.env): Config {
@@ -71,11 +70,15 @@ export function loadConfig(env: Env = process.env): Config {
 export function configFrom(v: ConfigValues): Config {
   // Tokens carry the issuer; processes that default it each to their own idea of their address reject each other's.
   if (v.WEB_CONCURRENCY > 1 && v.DATABASE_URL && !v.PUBLIC_URL) {
-    throw new ConfigError('PUBLIC_URL is required with WEB_CONCURRENCY above 1: every process must issue and accept tokens under the same issuer (e.g. PUBLIC_URL=https://api.example.com)');
+    throw new ConfigError(
+      'PUBLIC_URL is required with WEB_CONCURRENCY above 1: every process must issue and accept tokens under the same issuer (e.g. PUBLIC_URL=https://api.example.com)',
+    );
   }
   // The drain must end before the deadline, or the deadline would cut every stop short.
   if (v.SHUTDOWN_DRAIN_SECONDS >= v.SHUTDOWN_GRACE_SECONDS) {
-    throw new ConfigError(`SHUTDOWN_DRAIN_SECONDS (${v.SHUTDOWN_DRAIN_SECONDS}) must be less than SHUTDOWN_GRACE_SECONDS (${v.SHUTDOWN_GRACE_SECONDS})`);
+    throw new ConfigError(
+      `SHUTDOWN_DRAIN_SECONDS (${v.SHUTDOWN_DRAIN_SECONDS}) must be less than SHUTDOWN_GRACE_SECONDS (${v.SHUTDOWN_GRACE_SECONDS})`,
+    );
   }
   return {
     port: v.PORT,
@@ -121,15 +124,25 @@ export function configFrom(v: ConfigValues): Config {
 function postgresTarget(databaseUrl: string, v: ConfigValues): PostgresTarget {
   const transactionPooler = v.DATABASE_POOLER === 'transaction';
   if (transactionPooler && !v.DATABASE_SESSION_URL) {
-    throw new ConfigError('DATABASE_POOLER=transaction needs DATABASE_SESSION_URL: a connection that bypasses the transaction pooler (LISTEN and the start-up lock need a session)');
+    throw new ConfigError(
+      'DATABASE_POOLER=transaction needs DATABASE_SESSION_URL: a connection that bypasses the transaction pooler (LISTEN and the start-up lock need a session)',
+    );
   }
-  const preparedStatements = v.DATABASE_PREPARED_STATEMENTS ? v.DATABASE_PREPARED_STATEMENTS === 'on' : !transactionPooler;
-  return { databaseUrl, transactionPooler, preparedStatements, ...(v.DATABASE_SESSION_URL && { sessionUrl: v.DATABASE_SESSION_URL }) };
+  const preparedStatements = v.DATABASE_PREPARED_STATEMENTS
+    ? v.DATABASE_PREPARED_STATEMENTS === 'on'
+    : !transactionPooler;
+  return {
+    databaseUrl,
+    transactionPooler,
+    preparedStatements,
+    ...(v.DATABASE_SESSION_URL && { sessionUrl: v.DATABASE_SESSION_URL }),
+  };
 }
 
 /** AI_BASE_URL and AI_API_KEY go together: one without the other is a mistake worth refusing to start over. */
 function tutorService(v: ConfigValues): Config['ai'] {
   if (!v.AI_BASE_URL && !v.AI_API_KEY) return undefined;
-  if (!v.AI_BASE_URL || !v.AI_API_KEY) throw new ConfigError('AI_BASE_URL and AI_API_KEY must be set together (or neither, for the built-in tutor)');
+  if (!v.AI_BASE_URL || !v.AI_API_KEY)
+    throw new ConfigError('AI_BASE_URL and AI_API_KEY must be set together (or neither, for the built-in tutor)');
   return { baseUrl: v.AI_BASE_URL, apiKey: v.AI_API_KEY, model: v.AI_MODEL };
 }

@@ -50,7 +50,8 @@ export function integer(spec: IntegerSpec & (Default<number> | NoDefault)): Vari
     accepts: `an integer from ${min} to ${max}${unit ? `, in ${unit}` : ''}`,
     parse: (name, raw) => {
       const number = Number(raw);
-      if (!Number.isInteger(number) || number < min || number > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+      if (!Number.isInteger(number) || number < min || number > max)
+        throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
       return number;
     },
   });
@@ -79,7 +80,8 @@ export function oneOf<const T extends string>(spec: Described & { values: readon
     ...spec,
     accepts: spec.values.map((v) => `\`${v}\``).join(', '),
     parse: (name, raw) => {
-      if (!(spec.values as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${spec.values.join(', ')}, got "${raw}"`);
+      if (!(spec.values as readonly string[]).includes(raw))
+        throw new ConfigError(`${name} must be one of ${spec.values.join(', ')}, got "${raw}"`);
       return raw as T;
     },
   });
@@ -107,7 +109,8 @@ export function value<T>(spec: ValueSpec<T> & (Default<T> | NoDefault)): Variabl
     description: spec.description,
     secret: spec.secret ?? false,
     accepts: spec.accepts,
-    defaultText: ('defaultText' in spec && spec.defaultText) || whenUnset || (plainDefault ? `\`${plainDefault}\`` : ''),
+    defaultText:
+      ('defaultText' in spec && spec.defaultText) || whenUnset || (plainDefault ? `\`${plainDefault}\`` : ''),
     example: spec.example ?? plainDefault ?? '',
     parse(name, raw, env) {
       if (!isUnset(raw)) return spec.parse(name, raw);
@@ -126,5 +129,7 @@ export type Values<V extends Record<string, Variable<any>>> = { [K in keyof V]: 
 
 /** Every declared variable parsed from `env`, in the order declared; the first invalid one throws. */
 export function readVariables<V extends Record<string, Variable<any>>>(variables: V, env: Env): Values<V> {
-  return Object.fromEntries(Object.entries(variables).map(([name, variable]) => [name, variable.parse(name, env[name], env)])) as Values<V>;
+  return Object.fromEntries(
+    Object.entries(variables).map(([name, variable]) => [name, variable.parse(name, env[name], env)]),
+  ) as Values<V>;
 }

@@ -72,7 +72,13 @@ export async function general(deps: GeneralDeps) {
   const limit = planLimiter(deps.limitStores, deps.clientAddress);
   const streams = {
     settings: deps.streamSettings,
-    open: openStreams(deps.db, deps.notifications, { onError: (error) => deps.logger.warn({ err: error }, 'could not renew or check the open streams; retried at the next change or renewal') }),
+    open: openStreams(deps.db, deps.notifications, {
+      onError: (error) =>
+        deps.logger.warn(
+          { err: error },
+          'could not renew or check the open streams; retried at the next change or renewal',
+        ),
+    }),
     readiness: readinessGroups(deps.db, deps.notifications),
     notifications: deps.notifications,
   };
@@ -123,7 +129,9 @@ export async function general(deps: GeneralDeps) {
 
 /** Scope → description, as the spec's OAuth2 security scheme declares them (shown on the consent page). */
 function scopeDescriptions(contract: Contract): Record<string, string> {
-  const scheme = contract.definition.components?.securitySchemes?.OAuth2 as { flows?: { authorizationCode?: { scopes?: Record<string, string> } } } | undefined;
+  const scheme = contract.definition.components?.securitySchemes?.OAuth2 as
+    | { flows?: { authorizationCode?: { scopes?: Record<string, string> } } }
+    | undefined;
   return scheme?.flows?.authorizationCode?.scopes ?? {};
 }
 
@@ -172,7 +180,12 @@ function planLimiter(stores: LimitStores, clientAddress: ClientAddress) {
     { subject: 'this calendar feed URL', onStoreFailure: 'allow' },
   );
 
-  return async (req: IncomingMessage, res: ServerResponse, principal: GeneralPrincipal | undefined, operation: { operationId?: string }) => {
+  return async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    principal: GeneralPrincipal | undefined,
+    operation: { operationId?: string },
+  ) => {
     if (!principal) {
       // Secured operations without a valid credential are refused with 401 and count nowhere.
       if (operation.operationId === 'createAccount') {

@@ -7,7 +7,15 @@ import cluster from 'node:cluster';
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import { assertDatabaseReachable, cliEnvironmentFor, connect, describeTarget, sessionUrlOf, statementTimeoutMs, type Db } from '../db/connect.ts';
+import {
+  assertDatabaseReachable,
+  cliEnvironmentFor,
+  connect,
+  describeTarget,
+  sessionUrlOf,
+  statementTimeoutMs,
+  type Db,
+} from '../db/connect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { findCredentials } from '../db/queries/profile.ts';
 import { OWNER_ONLY_UMASK } from '../db/private-files.ts';
@@ -60,7 +68,9 @@ const embedded = !('databaseUrl' in config.database);
 // A worker-role process is one process: run more of them to deliver more.
 const clustered = config.webConcurrency > 1 && !embedded && servesHttp(role);
 if (config.webConcurrency > 1 && embedded && cluster.isPrimary) {
-  process.stderr.write(`WEB_CONCURRENCY=${config.webConcurrency} ignored: the embedded database serves from one process; set DATABASE_URL (PostgreSQL) to run several\n`);
+  process.stderr.write(
+    `WEB_CONCURRENCY=${config.webConcurrency} ignored: the embedded database serves from one process; set DATABASE_URL (PostgreSQL) to run several\n`,
+  );
 }
 // A new data directory: the start says what it does at each step, where a restart says one line.
 const dataDir = 'dataDir' in config.database ? config.database.dataDir : undefined;
@@ -68,12 +78,22 @@ const firstStart = dataDir !== undefined && !existsSync(join(dataDir, 'PG_VERSIO
 let db: Db | undefined;
 let limitStores: LimitStores | undefined;
 try {
-  progress(firstStart ? `creating the embedded database in ${dataDir}/ (first start only)` : `opening ${describeTarget(config.database)}`);
+  progress(
+    firstStart
+      ? `creating the embedded database in ${dataDir}/ (first start only)`
+      : `opening ${describeTarget(config.database)}`,
+  );
   const database = connect(config.database, {
     timeouts: config.databaseTimeouts,
     onConnectionError: (error) => logger.warn(error, 'a database connection failed; the pool replaces it'),
     observePool,
-    notifyAfterCommit: { onError: (error) => logger.warn({ err: error }, 'could not send the notifications of a commit; their readers catch up by themselves') },
+    notifyAfterCommit: {
+      onError: (error) =>
+        logger.warn(
+          { err: error },
+          'could not send the notifications of a commit; their readers catch up by themselves',
+        ),
+    },
     onModesTightened: (entries) =>
       logger.warn(
         { entries },
@@ -84,8 +104,15 @@ try {
   db = database;
   // Checked first, so an unreachable database stops the start within seconds, with one clear line.
   await assertDatabaseReachable(database, config.database, config.databaseTimeouts.connectMs);
-  if ('databaseUrl' in config.database && config.database.transactionPooler && !cluster.isWorker && (await statementTimeoutMs(database)) === 0) {
-    logger.warn('statements through the pooler run without a statement_timeout (DATABASE_STATEMENT_TIMEOUT_MS cannot be sent through it): set one on the role (ALTER ROLE … SET statement_timeout) or in the pooler (connect_query)');
+  if (
+    'databaseUrl' in config.database &&
+    config.database.transactionPooler &&
+    !cluster.isWorker &&
+    (await statementTimeoutMs(database)) === 0
+  ) {
+    logger.warn(
+      'statements through the pooler run without a statement_timeout (DATABASE_STATEMENT_TIMEOUT_MS cannot be sent through it): set one on the role (ALTER ROLE … SET statement_timeout) or in the pooler (connect_query)',
+    );
   }
   // Redis too, before anything is migrated or seeded: a mistyped REDIS_URL leaves the database as it was. A
   // cluster's primary checks it for the workers it forks, and closes it again; a worker-role process never uses it.
@@ -117,7 +144,9 @@ try {
 async function prepareDatabase(db: Db): Promise<Demo | undefined> {
   const now = new Date();
   await whileHoldingStartupLock(db, config.database, config.databaseTimeouts, async (locked) => {
-    const applied = await migrateToLatest(locked, (name, index, pending) => progress(`applying migration ${index}/${pending} (${name})`));
+    const applied = await migrateToLatest(locked, (name, index, pending) =>
+      progress(`applying migration ${index}/${pending} (${name})`),
+    );
     if (applied.length > 0) logger.info({ migrations: applied }, 'migrated');
     // Reference data is loaded on the first start only. Later releases' reference data arrives with `npm run cli -- seed`.
     if (await isEmpty(locked)) {
@@ -135,7 +164,10 @@ async function prepareDatabase(db: Db): Promise<Demo | undefined> {
   if (firstStart) progress('seeding demo data');
   await seedDemo(db, { seed: DEMO_SEED, now });
   if (await findCredentials(db, DEMO_STUDENT.email)) return undefined;
-  return { partnerKey: (await issueApiKey(db, { name: FIRST_START_KEY_NAME })).key, student: await createDemoStudent(db, now, secretBox(secretsKeyFor(config))) };
+  return {
+    partnerKey: (await issueApiKey(db, { name: FIRST_START_KEY_NAME })).key,
+    student: await createDemoStudent(db, now, secretBox(secretsKeyFor(config))),
+  };
 }
 
 /**
@@ -147,11 +179,17 @@ async function prepareDatabase(db: Db): Promise<Demo | undefined> {
 async function openLimitStores(): Promise<LimitStores> {
   if (!config.redisUrl) return memoryLimitStores();
   const { redisLimitStores } = await import('../server/limits/redis-limit-stores.ts');
-  return redisLimitStores(config.redisUrl, { keyPrefix: config.redisKeyPrefix, timeoutMs: config.redisTimeoutMs, logger });
+  return redisLimitStores(config.redisUrl, {
+    keyPrefix: config.redisKeyPrefix,
+    timeoutMs: config.redisTimeoutMs,
+    logger,
+  });
 }
 
 async function serve(db: Db, demo: Demo | undefined, limitStores: LimitStores): Promise<void> {
-  const signingKeys = await signingKeysFor(config, db, (error) => logger.warn({ err: error }, 'could not re-read the signing keys; verifying with the set already known'));
+  const signingKeys = await signingKeysFor(config, db, (error) =>
+    logger.warn({ err: error }, 'could not re-read the signing keys; verifying with the set already known'),
+  );
   const tokens = accessTokenIssuer(signingKeys, { issuer: config.publicUrl, now: () => new Date() });
   const tutor = tutorFromConfig(config.ai);
   collectProcessMetrics();
@@ -166,7 +204,21 @@ async function serve(db: Db, demo: Demo | undefined, limitStores: LimitStores): 
   const webhooks = { secrets, targets: { allowPrivate: config.webhooks.allowPrivateTargets } };
   let server: Server;
   try {
-    const app = await createApp({ db, logger, limitStores, tokens, tutor, webhooks, aiQueue: createAiQueue(config.aiQueue, limitStores.leases(AI_REPLY_LEASES)), exports: createExportLimits(config.exports), config, lifecycle, notifications, streamSettings: config.streams, ...(config.paymentProviderSecret ? { paymentProviderSecret: config.paymentProviderSecret } : {}) });
+    const app = await createApp({
+      db,
+      logger,
+      limitStores,
+      tokens,
+      tutor,
+      webhooks,
+      aiQueue: createAiQueue(config.aiQueue, limitStores.leases(AI_REPLY_LEASES)),
+      exports: createExportLimits(config.exports),
+      config,
+      lifecycle,
+      notifications,
+      streamSettings: config.streams,
+      ...(config.paymentProviderSecret ? { paymentProviderSecret: config.paymentProviderSecret } : {}),
+    });
     server = await listen(createServer(requestTimeoutOptions(config.requestTimeoutMs), app), config.port);
   } catch (error) {
     // The background work started above stops before the caller closes the database under it: otherwise its next
@@ -177,10 +229,16 @@ async function serve(db: Db, demo: Demo | undefined, limitStores: LimitStores): 
   }
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  logger.info({ port, database: describeTarget(config.database), sharedLimits: Boolean(config.redisUrl), tutor: tutor.model }, 'listening');
+  logger.info(
+    { port, database: describeTarget(config.database), sharedLimits: Boolean(config.redisUrl), tutor: tutor.model },
+    'listening',
+  );
   const cliSocket = dataDir && !dataDir.startsWith('memory://') ? await openCliSocket(dataDir, db) : undefined;
   // In a cluster the primary serves the workers' metrics, aggregated, and prints the banner.
-  const metricsServer = config.metrics && !cluster.isWorker ? await serveMetrics(config.metrics, () => metricsRegistry.metrics(), metricsRegistry.contentType) : undefined;
+  const metricsServer =
+    config.metrics && !cluster.isWorker
+      ? await serveMetrics(config.metrics, () => metricsRegistry.metrics(), metricsRegistry.contentType)
+      : undefined;
 
   stopOnSignals(server, lifecycle, {
     drainMs: config.shutdownDrainSeconds * 1000,
@@ -218,7 +276,10 @@ async function openCliSocket(dataDir: string, db: Db) {
   try {
     return await serveCliSocket(dataDir, db, describeTarget(config.database));
   } catch (error) {
-    logger.warn({ err: error }, 'npm run cli cannot reach this server (no socket in the data directory): stop the server to run commands');
+    logger.warn(
+      { err: error },
+      'npm run cli cannot reach this server (no socket in the data directory): stop the server to run commands',
+    );
     return undefined;
   }
 }
@@ -253,7 +314,9 @@ async function deliverOnly(db: Db): Promise<void> {
   const notifications = listenForNotifications(db);
   const worker = await deliveryWorker(db, lifecycle, secretBox(secretsKeyFor(config)), notifications);
   const vacuum = startEmbeddedVacuum({ db, lifecycle, logger });
-  const metricsServer = config.metrics ? await serveMetrics(config.metrics, () => metricsRegistry.metrics(), metricsRegistry.contentType) : undefined;
+  const metricsServer = config.metrics
+    ? await serveMetrics(config.metrics, () => metricsRegistry.metrics(), metricsRegistry.contentType)
+    : undefined;
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -261,7 +324,10 @@ async function deliverOnly(db: Db): Promise<void> {
     logger.info({ reason: signal }, 'stopping: finishing the webhook attempts in flight');
     lifecycle.beginDrain();
     setTimeout(() => {
-      logger.error({ attemptsRunning: lifecycle.running }, 'stop deadline reached: exiting; unfinished attempts are made again when their lease ends');
+      logger.error(
+        { attemptsRunning: lifecycle.running },
+        'stop deadline reached: exiting; unfinished attempts are made again when their lease ends',
+      );
       process.exit(1);
     }, config.shutdownGraceSeconds * 1000).unref();
     await Promise.all([worker.stop(), vacuum?.stop()]);
@@ -274,7 +340,9 @@ async function deliverOnly(db: Db): Promise<void> {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void stop(signal));
   // After the signals are handled, as the web process's banner (serve).
   logger.info({ database: describeTarget(config.database) }, 'delivering webhooks');
-  process.stderr.write(`study-companion-api worker: delivering webhooks  (${describeTarget(config.database)})${metricsServer ? `\n  metrics (Prometheus): ${metricsUrl(metricsServer)}` : ''}\n`);
+  process.stderr.write(
+    `study-companion-api worker: delivering webhooks  (${describeTarget(config.database)})${metricsServer ? `\n  metrics (Prometheus): ${metricsUrl(metricsServer)}` : ''}\n`,
+  );
 }
 
 /** What a person starting the service reads first: where it listens and how to try it. */

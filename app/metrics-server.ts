@@ -4,15 +4,23 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export function serveMetrics(where: { port: number; host: string }, render: () => Promise<string>, contentType: string): Promise<Server> {
+export function serveMetrics(
+  where: { port: number; host: string },
+  render: () => Promise<string>,
+  contentType: string,
+): Promise<Server> {
   const server = createServer((req, res) => {
     if (req.url !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
       res.writeHead(404, { 'Content-Type': 'text/plain' }).end('Metrics are at GET /metrics\n');
       return;
     }
     render().then(
-      (text) => res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' }).end(req.method === 'HEAD' ? undefined : text),
-      (error: Error) => res.writeHead(503, { 'Content-Type': 'text/plain' }).end(`metrics unavailable: ${error.message}\n`),
+      (text) =>
+        res
+          .writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' })
+          .end(req.method === 'HEAD' ? undefined : text),
+      (error: Error) =>
+        res.writeHead(503, { 'Content-Type': 'text/plain' }).end(`metrics unavailable: ${error.message}\n`),
     );
   });
   return new Promise((resolve, reject) => {

@@ -51,7 +51,10 @@ export function readinessCheck({ db, limitStores, lifecycle }: ProbeDeps): () =>
   let schemaCheck: Promise<Pick<Readiness['checks'], 'database' | 'migrations'>> | undefined;
   const checkSchema = () =>
     (schemaCheck ??= withTimeout(appliedMigrations(db), CHECK_TIMEOUT_MS, 'the database')
-      .then((applied) => ({ database: 'ok' as const, migrations: Object.keys(migrations).every((name) => applied.has(name)) ? ('ok' as const) : ('pending' as const) }))
+      .then((applied) => ({
+        database: 'ok' as const,
+        migrations: Object.keys(migrations).every((name) => applied.has(name)) ? ('ok' as const) : ('pending' as const),
+      }))
       .catch(() => ({ database: 'unreachable' as const, migrations: 'unknown' as const }))
       .finally(() => (schemaCheck = undefined)));
   const checkRedis = (): Promise<Check> =>

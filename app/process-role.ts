@@ -13,7 +13,8 @@ export function parseRole(args: string[]): ProcessRole {
   const at = args.findIndex((arg) => arg === '--role' || arg.startsWith('--role='));
   if (at === -1) return 'all';
   const value = args[at]!.includes('=') ? args[at]!.slice('--role='.length) : args[at + 1];
-  if (!ROLES.includes(value as ProcessRole)) throw new ConfigError(`--role must be one of ${ROLES.join(', ')}, got "${value ?? ''}"`);
+  if (!ROLES.includes(value as ProcessRole))
+    throw new ConfigError(`--role must be one of ${ROLES.join(', ')}, got "${value ?? ''}"`);
   return value as ProcessRole;
 }
 

@@ -27,6 +27,7 @@ export function secretsKeyFor(config: Pick<Config, 'database' | 'secretsKey'>): 
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
   const key = Buffer.from(readFileSync(path, 'utf8').trim(), 'base64');
-  if (key.length !== SECRETS_KEY_BYTES) throw new ConfigError(`${path} does not hold a ${SECRETS_KEY_BYTES}-byte key in base64`);
+  if (key.length !== SECRETS_KEY_BYTES)
+    throw new ConfigError(`${path} does not hold a ${SECRETS_KEY_BYTES}-byte key in base64`);
   return key;
 }

@@ -76,7 +76,9 @@ async function buildOrExit() {
     await build();
   } catch (error) {
     // One line, as every failed start says what to fix (app/main.ts); esbuild has printed the details above it.
-    process.stderr.write(`could not start: could not compile the server into dist/ (${error instanceof Error ? error.message.split('\n')[0] : error})\n`);
+    process.stderr.write(
+      `could not start: could not compile the server into dist/ (${error instanceof Error ? error.message.split('\n')[0] : error})\n`,
+    );
     process.exit(1);
   }
 }
@@ -94,7 +96,10 @@ function buildInAnotherProcess() {
 async function build() {
   const sources = (await import('./build.mjs')).build(root);
   const inputs = [...sources.filter((path) => !path.startsWith('node_modules/')), ...BUILD_INPUTS];
-  writeFileSync(inputsFile, JSON.stringify(Object.fromEntries(inputs.map((path) => [path, stampOf(join(root, path))]))));
+  writeFileSync(
+    inputsFile,
+    JSON.stringify(Object.fromEntries(inputs.map((path) => [path, stampOf(join(root, path))]))),
+  );
 }
 
 function stampOf(path) {

@@ -8,17 +8,22 @@ import { ConfigError } from '../server/process/config-error.ts';
 export function describeStartupError(error: unknown, context: { database?: DbTarget; port?: number }): string {
   if (error instanceof ConfigError) return error.message;
   const code = codeIn(error);
-  const database = context.database && 'databaseUrl' in context.database ? new URL(context.database.databaseUrl) : undefined;
-  if (code === 'EADDRINUSE') return `PORT ${context.port} is already in use (is another server running?); stop it or choose another port with PORT=`;
-  if (code === 'EACCES' && context.port !== undefined && context.port < 1024) return `PORT ${context.port} needs privileges to listen on; choose a port from 1024 with PORT=`;
+  const database =
+    context.database && 'databaseUrl' in context.database ? new URL(context.database.databaseUrl) : undefined;
+  if (code === 'EADDRINUSE')
+    return `PORT ${context.port} is already in use (is another server running?); stop it or choose another port with PORT=`;
+  if (code === 'EACCES' && context.port !== undefined && context.port < 1024)
+    return `PORT ${context.port} needs privileges to listen on; choose a port from 1024 with PORT=`;
   // PgBouncer refuses the startup parameter a direct connection sets (db/connect.ts): the pooler is not declared.
   if (database && /unsupported startup parameter: statement_timeout/.test(errorMessage(error))) {
     return `a connection pooler (PgBouncer) refused the statement_timeout startup parameter: behind a transaction-mode pooler set DATABASE_POOLER=transaction, with DATABASE_SESSION_URL pointing at PostgreSQL itself`;
   }
   if (database) {
     const name = decodeURIComponent(database.pathname.slice(1)) || '(default)';
-    if (code === '3D000') return `DATABASE_URL names the database "${name}", which does not exist on ${database.host}; create it (createdb -h ${database.hostname} -p ${database.port || 5432} ${name}) or fix the URL`;
-    if (code === '28P01' || code === '28000') return `DATABASE_URL: PostgreSQL at ${database.host} refused the credentials for database "${name}"`;
+    if (code === '3D000')
+      return `DATABASE_URL names the database "${name}", which does not exist on ${database.host}; create it (createdb -h ${database.hostname} -p ${database.port || 5432} ${name}) or fix the URL`;
+    if (code === '28P01' || code === '28000')
+      return `DATABASE_URL: PostgreSQL at ${database.host} refused the credentials for database "${name}"`;
   }
   return firstLine(error);
 }

@@ -62,7 +62,6 @@ export function sessionUrlOf(target: PostgresTarget): string {
   return target.sessionUrl ?? target.databaseUrl;
 }
 
-
 /** What the client waits beyond statement_timeout for the server's own cancellation before it gives up itself. */
 const QUERY_TIMEOUT_MARGIN_MS = 2_000;
 
@@ -110,7 +109,10 @@ export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
       ...(target.transactionPooler ? {} : { statement_timeout: timeouts.statementMs }),
       ...(afterCommit ? { options: NOTIFY_AFTER_COMMIT_OPTIONS } : {}),
       query_timeout: timeouts.statementMs + QUERY_TIMEOUT_MARGIN_MS,
-      types: { getTypeParser: (oid: number, format?: any) => parsers[oid as keyof typeof parsers] ?? pg.types.getTypeParser(oid, format) },
+      types: {
+        getTypeParser: (oid: number, format?: any) =>
+          parsers[oid as keyof typeof parsers] ?? pg.types.getTypeParser(oid, format),
+      },
     });
     const report = (error: Error) => options.onConnectionError?.(summarize(error));
     // pg emits 'error' on a client whose server went away; without a listener that event ends the process. The pool
@@ -184,7 +186,11 @@ function summarize(error: Error): ConnectionErrorSummary {
  * one line naming the database and the reason (unreachable, refused, no such database, bad credentials). Without
  * it an unreachable server surfaces as a failed migration, which sends operators astray.
  */
-export async function assertDatabaseReachable(db: Db, target: DbTarget, timeoutMs = DEFAULT_DATABASE_TIMEOUTS.connectMs): Promise<void> {
+export async function assertDatabaseReachable(
+  db: Db,
+  target: DbTarget,
+  timeoutMs = DEFAULT_DATABASE_TIMEOUTS.connectMs,
+): Promise<void> {
   // The embedded database has nothing to reach: its first query waits for it to open, however long that takes.
   const bounded = 'databaseUrl' in target;
   let timer: NodeJS.Timeout | undefined;
@@ -196,7 +202,8 @@ export async function assertDatabaseReachable(db: Db, target: DbTarget, timeoutM
     await Promise.race([sql`select 1`.execute(db), timeout]);
   } catch (error) {
     // pg reports its own connect timeout as a terminated connection; say what happened instead.
-    const reason = bounded && Date.now() - started >= timeoutMs ? `no answer within ${timeoutMs} ms` : errorMessage(error);
+    const reason =
+      bounded && Date.now() - started >= timeoutMs ? `no answer within ${timeoutMs} ms` : errorMessage(error);
     throw new Error(`cannot reach ${describeTarget(target)}: ${reason}`, { cause: error }); // the cause's SQLSTATE names the remedy (startup-errors.ts)
   } finally {
     clearTimeout(timer);
@@ -208,10 +215,11 @@ export async function assertDatabaseReachable(db: Db, target: DbTarget, timeoutM
  * it is the server's (the role's or database's setting, or the pooler's connect_query), not DATABASE_STATEMENT_TIMEOUT_MS.
  */
 export async function statementTimeoutMs(db: Db): Promise<number> {
-  const { rows } = await sql<{ ms: number }>`select setting::int as ms from pg_settings where name = 'statement_timeout'`.execute(db);
+  const { rows } = await sql<{
+    ms: number;
+  }>`select setting::int as ms from pg_settings where name = 'statement_timeout'`.execute(db);
   return rows[0]!.ms;
 }
-
 
 /** Describes where the data lives without printing credentials. */
 export function describeTarget(target: DbTarget): string {

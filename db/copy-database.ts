@@ -20,7 +20,12 @@ const SCHEMAS = ['public', 'pgboss'];
  * Tables whose rows the target's own migrations write and keep: which migrations ran (Kysely's), and pg-boss's
  * version and queue definitions. They are compared, not copied.
  */
-const BOOKKEEPING = new Set(['public.kysely_migration', 'public.kysely_migration_lock', 'pgboss.version', 'pgboss.queue']);
+const BOOKKEEPING = new Set([
+  'public.kysely_migration',
+  'public.kysely_migration_lock',
+  'pgboss.version',
+  'pgboss.queue',
+]);
 
 /** Rows per INSERT: a few megabytes of parameters at most for the widest rows the service keeps. */
 const BATCH_ROWS = 1_000;
@@ -54,7 +59,9 @@ export async function tablesWithData(db: Db): Promise<CopiedTable[]> {
   for (const name of await dataTables(db)) {
     // The counters' backfill (migration 20261124_0007) writes a zero for each counted table of a new database.
     const filter = name === 'public.stat_counter_deltas' ? sql`where delta <> 0` : sql``;
-    const { rows } = await sql<{ rows: number }>`select count(*)::int as rows from ${sql.raw(name)} ${filter}`.execute(db);
+    const { rows } = await sql<{ rows: number }>`select count(*)::int as rows from ${sql.raw(name)} ${filter}`.execute(
+      db,
+    );
     if (rows[0]!.rows > 0) found.push({ name, rows: rows[0]!.rows });
   }
   return found;
@@ -72,26 +79,29 @@ export async function copyDatabase(source: Db, target: Db, options: CopyOptions 
   const order = await insertOrder(source, tables);
   // Read in one transaction: every table as of one moment (PGlite's transaction holds the database alone), and a
   // cursor needs one.
-  return source.transaction().setIsolationLevel('repeatable read').execute(async (reading) => {
-    await TEXT_FORMS.execute(reading);
-    return target.transaction().execute(async (writing) => {
-      await TEXT_FORMS.execute(writing);
-      const triggered = await tablesWithTriggers(writing, order);
-      for (const name of triggered) await sql`alter table ${sql.raw(name)} disable trigger user`.execute(writing);
-      await sql`truncate ${sql.raw(order.map((t) => t.name).join(', '))}`.execute(writing);
-      const copied: CopiedTable[] = [];
-      for (const table of order) {
-        const rows = await copyTable(reading, writing, table);
-        options.onTable?.(table.name, rows);
-        copied.push({ name: table.name, rows });
-      }
-      await copySequences(reading, writing);
-      for (const table of order) await assertSameRows(reading, writing, table.name);
-      for (const name of triggered) await sql`alter table ${sql.raw(name)} enable trigger user`.execute(writing);
-      await options.beforeCommit?.(writing);
-      return copied;
+  return source
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute(async (reading) => {
+      await TEXT_FORMS.execute(reading);
+      return target.transaction().execute(async (writing) => {
+        await TEXT_FORMS.execute(writing);
+        const triggered = await tablesWithTriggers(writing, order);
+        for (const name of triggered) await sql`alter table ${sql.raw(name)} disable trigger user`.execute(writing);
+        await sql`truncate ${sql.raw(order.map((t) => t.name).join(', '))}`.execute(writing);
+        const copied: CopiedTable[] = [];
+        for (const table of order) {
+          const rows = await copyTable(reading, writing, table);
+          options.onTable?.(table.name, rows);
+          copied.push({ name: table.name, rows });
+        }
+        await copySequences(reading, writing);
+        for (const table of order) await assertSameRows(reading, writing, table.name);
+        for (const name of triggered) await sql`alter table ${sql.raw(name)} enable trigger user`.execute(writing);
+        await options.beforeCommit?.(writing);
+        return copied;
+      });
     });
-  });
 }
 
 interface TableToCopy {
@@ -134,17 +144,25 @@ async function assertSameSchema(source: Db, target: Db, tables: string[]): Promi
   const missing = tables.filter((t) => !targetTables.includes(t));
   const extra = targetTables.filter((t) => !tables.includes(t));
   if (missing.length > 0 || extra.length > 0) {
-    throw new CopyRefused(`the two databases' tables differ (only in the source: ${missing.join(', ') || 'none'}; only in the target: ${extra.join(', ') || 'none'})`);
+    throw new CopyRefused(
+      `the two databases' tables differ (only in the source: ${missing.join(', ') || 'none'}; only in the target: ${extra.join(', ') || 'none'})`,
+    );
   }
   const [sourceColumns, targetColumns] = await Promise.all([columnsOf(source, tables), columnsOf(target, tables)]);
   for (const table of tables) {
     if (JSON.stringify(sourceColumns.get(table)) !== JSON.stringify(targetColumns.get(table))) {
-      throw new CopyRefused(`the columns of ${table} differ: ${sourceColumns.get(table)?.join(', ')} in the source, ${targetColumns.get(table)?.join(', ')} in the target`);
+      throw new CopyRefused(
+        `the columns of ${table} differ: ${sourceColumns.get(table)?.join(', ')} in the source, ${targetColumns.get(table)?.join(', ')} in the target`,
+      );
     }
   }
-  const queues = (db: Db) => sql<{ names: string | null }>`select string_agg(name, ', ' order by name) as names from pgboss.queue`.execute(db).then((r) => r.rows[0]!.names);
+  const queues = (db: Db) =>
+    sql<{ names: string | null }>`select string_agg(name, ', ' order by name) as names from pgboss.queue`
+      .execute(db)
+      .then((r) => r.rows[0]!.names);
   const [sourceQueues, targetQueues] = await Promise.all([queues(source), queues(target)]);
-  if (sourceQueues !== targetQueues) throw new CopyRefused(`the job queues differ: ${sourceQueues} in the source, ${targetQueues} in the target`);
+  if (sourceQueues !== targetQueues)
+    throw new CopyRefused(`the job queues differ: ${sourceQueues} in the source, ${targetQueues} in the target`);
 }
 
 /** Referenced tables before the tables that reference them (foreign keys are checked at every INSERT). */
@@ -169,12 +187,16 @@ async function insertOrder(db: Db, tables: string[]): Promise<TableToCopy[]> {
   const placed = new Set<string>();
   while (placed.size < tables.length) {
     const ready = tables.filter((t) => !placed.has(t) && [...parents.get(t)!].every((p) => placed.has(p)));
-    if (ready.length === 0) throw new CopyRefused(`foreign keys form a cycle among ${tables.filter((t) => !placed.has(t)).join(', ')}`);
+    if (ready.length === 0)
+      throw new CopyRefused(`foreign keys form a cycle among ${tables.filter((t) => !placed.has(t)).join(', ')}`);
     for (const name of ready) {
       placed.add(name);
       ordered.push({
         name,
-        columns: columns.get(name)!.filter((c) => !c.endsWith(' generated')).map((c) => c.slice(0, c.indexOf(' '))),
+        columns: columns
+          .get(name)!
+          .filter((c) => !c.endsWith(' generated'))
+          .map((c) => c.slice(0, c.indexOf(' '))),
         ...(self.has(name) && { selfReference: self.get(name)! }),
       });
     }
@@ -190,7 +212,11 @@ async function tablesWithTriggers(db: Transaction<Database>, tables: TableToCopy
 }
 
 /** Streams the table through a cursor, in batches of rows, parents first where it references itself. */
-async function copyTable(reading: Transaction<Database>, writing: Transaction<Database>, table: TableToCopy): Promise<number> {
+async function copyTable(
+  reading: Transaction<Database>,
+  writing: Transaction<Database>,
+  table: TableToCopy,
+): Promise<number> {
   const cursor = sql.id('copied_rows');
   await sql`declare ${cursor} no scroll cursor for ${rowsOf(table)}`.execute(reading);
   const list = sql.raw(table.columns.join(', '));
@@ -231,13 +257,19 @@ async function copySequences(reading: Transaction<Database>, writing: Transactio
 }
 
 /** The same rows on both sides: their number and the sum of their text's hashes (in any order). */
-async function assertSameRows(reading: Transaction<Database>, writing: Transaction<Database>, name: string): Promise<void> {
+async function assertSameRows(
+  reading: Transaction<Database>,
+  writing: Transaction<Database>,
+  name: string,
+): Promise<void> {
   const summary = sql<{ rows: number; hash: string }>`
     select count(*)::int as rows, coalesce(sum(('x' || substr(md5((checked.*)::text), 1, 15))::bit(60)::bigint), 0)::text as hash
     from ${sql.raw(name)} checked`;
   const [source, target] = await Promise.all([summary.execute(reading), summary.execute(writing)]);
   const [s, t] = [source.rows[0]!, target.rows[0]!];
   if (s.rows !== t.rows || s.hash !== t.hash) {
-    throw new Error(`${name} differs after the copy (${s.rows} rows in the source, ${t.rows} in the target${s.rows === t.rows ? ', with different contents' : ''}); nothing was written`);
+    throw new Error(
+      `${name} differs after the copy (${s.rows} rows in the source, ${t.rows} in the target${s.rows === t.rows ? ', with different contents' : ''}); nothing was written`,
+    );
   }
 }

@@ -28,9 +28,19 @@ export function isSerializationFailure(error: unknown): boolean {
  */
 const UNAVAILABLE_SQLSTATES = /^(08...|57P0[123]|57014|53300|25006)$/;
 /** Node's socket errors on the way to the server. */
-const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
+const UNAVAILABLE_SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
 /** pg's and pg-pool's own errors, which carry no code: a dropped socket, a connect or read timeout, an exhausted pool. */
-const UNAVAILABLE_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error)/;
+const UNAVAILABLE_MESSAGES =
+  /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error)/;
 
 /**
  * True when the database failed the request for reasons outside it (unreachable, terminated, timed out, out of

@@ -35,7 +35,11 @@ export interface CacheOptions<V> {
   ownerOf?: (value: V) => string;
 }
 
-export function invalidatedCache<V>(notifications: Notifications, channel: string, options: CacheOptions<V>): InvalidatedCache<V> {
+export function invalidatedCache<V>(
+  notifications: Notifications,
+  channel: string,
+  options: CacheOptions<V>,
+): InvalidatedCache<V> {
   const entries = new Map<string, { value: V; keptUntil: number }>();
   // The keys kept per owner, when values have owners: what a message naming that owner drops.
   const keysByOwner = new Map<string, Set<string>>();
@@ -81,7 +85,8 @@ export function invalidatedCache<V>(notifications: Notifications, channel: strin
     async get(key, load, usable) {
       if (listening) {
         const kept = entries.get(key);
-        if (kept !== undefined && performance.now() < kept.keptUntil && (!usable || usable(kept.value))) return kept.value;
+        if (kept !== undefined && performance.now() < kept.keptUntil && (!usable || usable(kept.value)))
+          return kept.value;
       }
       const started = generation;
       const value = await load();

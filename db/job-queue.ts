@@ -40,14 +40,15 @@ export function jobExecutor(db: Db): JobExecutor {
           const results = await pglite.exec(text);
           return { rows: results.at(-1)?.rows ?? [] };
         } catch (error) {
-          await (pglite ? pglite.exec('ROLLBACK') : connection.executeQuery(CompiledQuery.raw('ROLLBACK', []))).catch(() => {});
+          await (pglite ? pglite.exec('ROLLBACK') : connection.executeQuery(CompiledQuery.raw('ROLLBACK', []))).catch(
+            () => {},
+          );
           throw error;
         }
       });
     },
   };
 }
-
 
 /** pg-boss over `db` (no cron: nothing here is scheduled by the clock); maintenance runs where `supervise` says. */
 export function jobEngine(db: Db, options: Partial<PgBoss.ConstructorOptions> = {}): PgBoss {
@@ -59,7 +60,8 @@ export async function prepareJobQueues(db: Db): Promise<void> {
   const boss = jobEngine(db, { migrate: true });
   await boss.start();
   try {
-    if (!(await boss.getQueue(WEBHOOK_DELIVERY_QUEUE))) await boss.createQueue(WEBHOOK_DELIVERY_QUEUE, WEBHOOK_DELIVERY_QUEUE_OPTIONS);
+    if (!(await boss.getQueue(WEBHOOK_DELIVERY_QUEUE)))
+      await boss.createQueue(WEBHOOK_DELIVERY_QUEUE, WEBHOOK_DELIVERY_QUEUE_OPTIONS);
   } finally {
     await boss.stop({ graceful: false, close: false });
   }

@@ -19,7 +19,10 @@ export async function migrateToLatest(db: Db, onMigration?: MigrationProgress): 
   const { error, results = [] } = await migrator.migrateToLatest();
   const failed = results.find((r) => r.status === 'Error');
   if (error) {
-    throw new Error(`migration ${failed?.migrationName ?? '(unknown)'} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(
+      `migration ${failed?.migrationName ?? '(unknown)'} failed: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
   }
   // The job engine's own schema is pg-boss's to create and migrate (db/job-queue.ts), after ours.
   await prepareJobQueues(db);
@@ -53,7 +56,10 @@ async function reporting(db: Db, onMigration: MigrationProgress): Promise<Record
  * and state reads) and pg-boss's start cost a restart ~0.3 s of CPU on PGlite. Anything missing takes the full path.
  */
 async function upToDate(db: Db): Promise<boolean> {
-  const { rows } = await sql<{ ours: string | null; jobs: string | null }>`select to_regclass('kysely_migration')::text as ours, to_regclass('pgboss.version')::text as jobs`.execute(db);
+  const { rows } = await sql<{
+    ours: string | null;
+    jobs: string | null;
+  }>`select to_regclass('kysely_migration')::text as ours, to_regclass('pgboss.version')::text as jobs`.execute(db);
   if (!rows[0]?.ours || !rows[0].jobs) return false;
   // A database that records a migration this code lacks takes the full path too, where the migrator refuses it.
   const { rows: state } = await sql<{ recorded: number; applied: number; version: number | null; queue: boolean }>`

@@ -49,7 +49,11 @@ type Message = readonly [channel: string, payload: string];
  * connection of the pool must carry NOTIFY_AFTER_COMMIT_OPTIONS. A failed send is reported to `onError` and dropped
  * (the messages are hints; see above). `coalesceMs`: how long a send waits for more (a test lengthens it).
  */
-export function sendNotificationsAfterCommit(pool: pg.Pool, onError: (error: Error) => void, coalesceMs = COALESCE_MS): void {
+export function sendNotificationsAfterCommit(
+  pool: pg.Pool,
+  onError: (error: Error) => void,
+  coalesceMs = COALESCE_MS,
+): void {
   const sender = coalescingSender(pool, onError, coalesceMs);
   pool.on('connect', (client) => followTransactions(client, sender.send));
   // A stopping process sends what its last commits announced before its pool closes (Kysely's destroy ends it).

@@ -200,7 +200,10 @@ function postgresNotifications(databaseUrl: string, options: ListenOptions): Not
     failures++;
     const backoff = Math.min(maxBackoffMs, (maxBackoffMs / 10) * 2 ** (failures - 1));
     const wait = backoff / 2 + Math.random() * (backoff / 2);
-    logger.warn({ err: error, retryInMs: Math.round(wait) }, 'lost the connection that listens for notifications; reconnecting');
+    logger.warn(
+      { err: error, retryInMs: Math.round(wait) },
+      'lost the connection that listens for notifications; reconnecting',
+    );
     retry = setTimeout(() => {
       retry = undefined;
       ensureConnected();

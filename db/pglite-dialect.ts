@@ -77,7 +77,11 @@ class PGliteConnection implements DatabaseConnection {
   constructor(private readonly pglite: PGlite) {}
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    const { affectedRows, rows } = await (this.transaction?.tx ?? this.pglite).query<R>(compiled.sql, compiled.parameters as unknown[], { rowMode: 'object' });
+    const { affectedRows, rows } = await (this.transaction?.tx ?? this.pglite).query<R>(
+      compiled.sql,
+      compiled.parameters as unknown[],
+      { rowMode: 'object' },
+    );
     return { numAffectedRows: affectedRows === undefined ? undefined : BigInt(affectedRows), rows };
   }
 

@@ -18,9 +18,13 @@ if (dataDir) {
   await db.destroy(); // closes the PGlite too
 } else {
   try {
-    process.stdout.write(`embedded database template: ${cachedTemplate() ?? 'not cached (node_modules/.cache is not writable)'}\n`);
+    process.stdout.write(
+      `embedded database template: ${cachedTemplate() ?? 'not cached (node_modules/.cache is not writable)'}\n`,
+    );
   } catch (error) {
     // Never fails an install: without a template the first start builds the database itself.
-    process.stderr.write(`embedded database template not made (the first start makes it): ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(
+      `embedded database template not made (the first start makes it): ${error instanceof Error ? error.message : String(error)}\n`,
+    );
   }
 }

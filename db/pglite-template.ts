@@ -73,19 +73,28 @@ export function tightenTemplateCache(): number {
  */
 function buildInChildProcess(dataDir: string): void {
   // Through tsx whether or not this process runs compiled; from the root, where `--import tsx` resolves.
-  const child = spawnSync(process.execPath, ['--import', 'tsx', INITDB_SCRIPT, dataDir], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
-  if (child.status !== 0) throw new Error(`could not create the embedded database in ${dataDir}: ${child.stderr.trim() || child.error?.message || `exit ${child.status}`}`);
+  const child = spawnSync(process.execPath, ['--import', 'tsx', INITDB_SCRIPT, dataDir], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    encoding: 'utf8',
+  });
+  if (child.status !== 0)
+    throw new Error(
+      `could not create the embedded database in ${dataDir}: ${child.stderr.trim() || child.error?.message || `exit ${child.status}`}`,
+    );
 }
 
 /** Everything the template's content depends on: the engine, its settings and the schema's sources. */
 function templateKey(): string {
   const hash = createHash('sha256');
   const require = createRequire(import.meta.url);
-  for (const pkg of ['@electric-sql/pglite', 'pg-boss']) hash.update(`${pkg}@${packageVersion(require.resolve(pkg))}\n`);
+  for (const pkg of ['@electric-sql/pglite', 'pg-boss'])
+    hash.update(`${pkg}@${packageVersion(require.resolve(pkg))}\n`);
   hash.update(JSON.stringify(PGLITE_CONF));
   const migrations = join(root, 'db', 'migrations');
   for (const file of readdirSync(migrations).sort()) hash.update(file).update(readFileSync(join(migrations, file)));
-  for (const file of ['db/job-queue.ts', 'db/migrate.ts', 'db/pglite-initdb.ts']) hash.update(readFileSync(join(root, file)));
+  for (const file of ['db/job-queue.ts', 'db/migrate.ts', 'db/pglite-initdb.ts'])
+    hash.update(readFileSync(join(root, file)));
   return hash.digest('hex').slice(0, 16);
 }
 
@@ -104,6 +113,7 @@ function packageVersion(entry: string): string {
 function removeOtherTemplates(current: string): void {
   for (const entry of readdirSync(TEMPLATE_CACHE)) {
     const path = join(TEMPLATE_CACHE, entry);
-    if (entry.startsWith(PREFIX) && path !== current && !entry.includes('.building-')) rmSync(path, { recursive: true, force: true });
+    if (entry.startsWith(PREFIX) && path !== current && !entry.includes('.building-'))
+      rmSync(path, { recursive: true, force: true });
   }
 }

@@ -25,9 +25,13 @@ const names = new Map<string, string>();
 const RESULT_TYPE_CHANGED = 'cached plan must not change result type';
 
 /** Runs `query` (a query builder's, or a raw `sql` template's) as a named prepared statement and returns its rows. */
-export async function executePrepared<R>(db: Pick<Kysely<any>, 'executeQuery' | 'getExecutor'>, query: Compilable<R> | RawBuilder<R> | CompiledQuery<R>): Promise<R[]> {
+export async function executePrepared<R>(
+  db: Pick<Kysely<any>, 'executeQuery' | 'getExecutor'>,
+  query: Compilable<R> | RawBuilder<R> | CompiledQuery<R>,
+): Promise<R[]> {
   const compiled = 'isRawBuilder' in query ? query.compile(db) : 'compile' in query ? query.compile() : query;
-  if (!names.has(compiled.sql) && names.size < MAX_NAMED_STATEMENTS) names.set(compiled.sql, `prepared_${names.size + 1}`);
+  if (!names.has(compiled.sql) && names.size < MAX_NAMED_STATEMENTS)
+    names.set(compiled.sql, `prepared_${names.size + 1}`);
   return (await db.executeQuery(compiled)).rows;
 }
 
@@ -42,19 +46,27 @@ class Placeholder {
  * as a named prepared statement. `build` receives a placeholder for each value and must pass each to the query as a
  * value only (a parameter), never compute with it or branch on it.
  */
-export function compiledOnce<V extends object, R>(keys: ReadonlyArray<NoInfer<keyof V & string>>, build: (db: Kysely<any>, values: V) => Compilable<R>) {
+export function compiledOnce<V extends object, R>(
+  keys: ReadonlyArray<NoInfer<keyof V & string>>,
+  build: (db: Kysely<any>, values: V) => Compilable<R>,
+) {
   const byDialect = new Map<unknown, CompiledQuery<R>>();
   return async (db: Kysely<any>, values: V): Promise<R[]> => {
     const adapter = db.getExecutor().adapter.constructor;
     let template = byDialect.get(adapter);
     if (!template) {
       template = build(db, Object.fromEntries(keys.map((key) => [key, new Placeholder(key)])) as V).compile();
-      const used = new Set(template.parameters.flatMap((parameter) => (parameter instanceof Placeholder ? [parameter.key] : [])));
+      const used = new Set(
+        template.parameters.flatMap((parameter) => (parameter instanceof Placeholder ? [parameter.key] : [])),
+      );
       const unused = keys.filter((key) => !used.has(key));
-      if (unused.length > 0) throw new Error(`compiledOnce: the query does not take ${unused.join(', ')} as a parameter`);
+      if (unused.length > 0)
+        throw new Error(`compiledOnce: the query does not take ${unused.join(', ')} as a parameter`);
       byDialect.set(adapter, template);
     }
-    const parameters = template.parameters.map((parameter) => (parameter instanceof Placeholder ? values[parameter.key as keyof V] : parameter));
+    const parameters = template.parameters.map((parameter) =>
+      parameter instanceof Placeholder ? values[parameter.key as keyof V] : parameter,
+    );
     return executePrepared(db, { ...template, parameters });
   };
 }
@@ -93,7 +105,8 @@ export class PreparingClient extends pg.Client {
 
   private async forget(name: string) {
     await super.query(`deallocate ${name}`);
-    delete (this as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements[name];
+    delete (this as unknown as { connection: { parsedStatements: Record<string, string> } }).connection
+      .parsedStatements[name];
   }
 }
 
@@ -112,14 +125,20 @@ export function prepareStatementsOn(pglite: PGlite): void {
   /** Name -> the parameter types of a statement parsed in this database. */
   const parsed = new Map<string, number[]>();
   const send = async (messages: Uint8Array[]) => {
-    const { messages: answer } = await pglite.execProtocol(concat([...messages, protocol.serialize.sync()]), { throwOnError: false });
+    const { messages: answer } = await pglite.execProtocol(concat([...messages, protocol.serialize.sync()]), {
+      throwOnError: false,
+    });
     const error = answer.find((message) => message instanceof protocol.messages.DatabaseError);
     if (error) throw error;
     return answer;
   };
   // Closed first: a statement whose result type changed is prepared again under its name (closing none is no error).
   const prepare = async (name: string, text: string) => {
-    const answer = await send([protocol.serialize.close({ type: 'S', name }), protocol.serialize.parse({ name, text }), protocol.serialize.describe({ type: 'S', name })]);
+    const answer = await send([
+      protocol.serialize.close({ type: 'S', name }),
+      protocol.serialize.parse({ name, text }),
+      protocol.serialize.describe({ type: 'S', name }),
+    ]);
     const description = answer.find((message) => message instanceof protocol.messages.ParameterDescriptionMessage);
     const types = description?.dataTypeIDs ?? [];
     parsed.set(name, types);
@@ -132,7 +151,11 @@ export function prepareStatementsOn(pglite: PGlite): void {
       const serialize = pglite.serializers[types[i]!] as Serializer | undefined;
       return serialize ? serialize(value) : String(value);
     });
-    const answer = await send([protocol.serialize.bind({ statement: name, values }), protocol.serialize.describe({ type: 'P' }), protocol.serialize.execute({})]);
+    const answer = await send([
+      protocol.serialize.bind({ statement: name, values }),
+      protocol.serialize.describe({ type: 'P' }),
+      protocol.serialize.execute({}),
+    ]);
     return pgliteResults.parseResults(answer, pglite.parsers, { rowMode: 'object' })[0]!;
   };
   /** Whether `error` says the statement's result type changed; then it is prepared again at its next use. */

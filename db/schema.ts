@@ -421,7 +421,11 @@ export interface WebhookDeliveriesTable {
   id: Generated<string>;
   event_id: string;
   endpoint_id: string;
-  status: ColumnType<'pending' | 'succeeded' | 'failed', 'pending' | 'succeeded' | 'failed' | undefined, 'pending' | 'succeeded' | 'failed'>;
+  status: ColumnType<
+    'pending' | 'succeeded' | 'failed',
+    'pending' | 'succeeded' | 'failed' | undefined,
+    'pending' | 'succeeded' | 'failed'
+  >;
   attempts: Generated<number>;
   next_attempt_at: NullableTimestamp;
   last_attempt_at: NullableTimestamp;

@@ -12,7 +12,12 @@ import { type DatabaseTimeouts } from './database-timeouts.ts';
 /** An arbitrary constant that names this lock among the advisory locks of the database. */
 const STARTUP_LOCK_ID = 727_110_011;
 
-export async function whileHoldingStartupLock<T>(db: Db, target: DbTarget, timeouts: DatabaseTimeouts | undefined, run: (db: Db) => Promise<T>): Promise<T> {
+export async function whileHoldingStartupLock<T>(
+  db: Db,
+  target: DbTarget,
+  timeouts: DatabaseTimeouts | undefined,
+  run: (db: Db) => Promise<T>,
+): Promise<T> {
   if (!('databaseUrl' in target)) return run(db);
   const session = connect({ databaseUrl: sessionUrlOf(target) }, { ...(timeouts && { timeouts }) });
   try {

@@ -33,7 +33,15 @@ export function parseTimestamp(text: string): Date {
   if (!UTC_TEXT.test(text)) return parseAnyTimestamp(text);
   // Milliseconds: the first three digits of the fraction (a Date holds no finer), as postgres-date reads them.
   const fraction = text.length === 22 ? '000' : (text.slice(20, -3) + '00').slice(0, 3);
-  const time = Date.UTC(digits(text, 0, 4), digits(text, 5, 2) - 1, digits(text, 8, 2), digits(text, 11, 2), digits(text, 14, 2), digits(text, 17, 2), digits(fraction, 0, 3));
+  const time = Date.UTC(
+    digits(text, 0, 4),
+    digits(text, 5, 2) - 1,
+    digits(text, 8, 2),
+    digits(text, 11, 2),
+    digits(text, 14, 2),
+    digits(text, 17, 2),
+    digits(fraction, 0, 3),
+  );
   return new StoredTimestamp(time, `${text.slice(0, 10)}T${text.slice(11, 19)}.${fraction}Z`);
 }
 

@@ -71,9 +71,12 @@ export function planComeback(inputs: ComebackInputs): ComebackPlan | null {
   const days: ComebackDay[] = [];
   let taken = 0;
   for (let i = 0; i < dayCount; i++) {
-    const tasks = overdueTasks.slice(taken, taken + tasksPerDay[i]!).map((t) => ({ type: 'task' as const, id: t.id, title: t.title }));
+    const tasks = overdueTasks
+      .slice(taken, taken + tasksPerDay[i]!)
+      .map((t) => ({ type: 'task' as const, id: t.id, title: t.title }));
     taken += tasks.length;
-    if (cardsPerDay[i]! > 0 || tasks.length > 0) days.push({ date: addDays(inputs.today, i), review_cards: cardsPerDay[i]!, tasks });
+    if (cardsPerDay[i]! > 0 || tasks.length > 0)
+      days.push({ date: addDays(inputs.today, i), review_cards: cardsPerDay[i]!, tasks });
   }
   const paused = overdueCards + overdueTasks.length > 0;
   const resumeOn = paused ? addDays(days.at(-1)!.date, 1) : null;
@@ -88,7 +91,15 @@ export function planComeback(inputs: ComebackInputs): ComebackPlan | null {
     new_cards_paused: paused,
     new_cards_resume_on: resumeOn,
     streak_action: streakAction(inputs, overdueTasks),
-    summary: summary(missedDays, overdueCards, overdueTasks.length, days, fittedToExam ? exam : null, dayCount, resumeOn),
+    summary: summary(
+      missedDays,
+      overdueCards,
+      overdueTasks.length,
+      days,
+      fittedToExam ? exam : null,
+      dayCount,
+      resumeOn,
+    ),
   };
 }
 
@@ -101,8 +112,11 @@ export function spread(total: number, parts: number): number[] {
 
 function streakAction(inputs: ComebackInputs, overdueTasks: readonly LoopTask[]): NextAction {
   const none = { card_count: null, due_at: null };
-  if (inputs.studied_today) return { kind: 'rest', item: null, ...none, reason: 'Today already counts as a study day: your streak is safe.' };
-  const byBacklog = [...inputs.decks].sort((a, b) => b.overdue_reviews - a.overdue_reviews || b.due_reviews - a.due_reviews || a.id.localeCompare(b.id));
+  if (inputs.studied_today)
+    return { kind: 'rest', item: null, ...none, reason: 'Today already counts as a study day: your streak is safe.' };
+  const byBacklog = [...inputs.decks].sort(
+    (a, b) => b.overdue_reviews - a.overdue_reviews || b.due_reviews - a.due_reviews || a.id.localeCompare(b.id),
+  );
   const deck = byBacklog.find((d) => d.due_reviews > 0);
   if (deck) {
     return {
@@ -123,7 +137,12 @@ function streakAction(inputs: ComebackInputs, overdueTasks: readonly LoopTask[])
       reason: `Finish ${taskName(task)}: one completed task makes today a study day and restarts your streak.`,
     };
   }
-  return { kind: 'start_something', item: null, ...none, reason: 'Review one card or complete one task: either makes today a study day and restarts your streak.' };
+  return {
+    kind: 'start_something',
+    item: null,
+    ...none,
+    reason: 'Review one card or complete one task: either makes today a study day and restarts your streak.',
+  };
 }
 
 function summary(
@@ -137,9 +156,13 @@ function summary(
 ): string {
   const missed = `You missed ${plural(missedDays, 'day')}.`;
   if (!resumeOn) return `${missed} Nothing piled up while you were away: pick up where you left off.`;
-  const backlog = [cards > 0 ? plural(cards, 'overdue card') : '', tasks > 0 ? plural(tasks, 'overdue task') : ''].filter(Boolean).join(' and ');
+  const backlog = [cards > 0 ? plural(cards, 'overdue card') : '', tasks > 0 ? plural(tasks, 'overdue task') : '']
+    .filter(Boolean)
+    .join(' and ');
   const verb = cards + tasks === 1 ? 'is' : 'are';
-  const window = exam ? `the ${plural(dayCount, 'day')} before your ${exam.subject} exam on ${exam.exam_date}` : `the next ${plural(dayCount, 'day')}`;
+  const window = exam
+    ? `the ${plural(dayCount, 'day')} before your ${exam.subject} exam on ${exam.exam_date}`
+    : `the next ${plural(dayCount, 'day')}`;
   const perDay = cards > 0 ? ` (up to ${plural(days[0]!.review_cards, 'card')} a day)` : '';
   return `${missed} ${capitalise(backlog)} ${verb} spread over ${window}${perDay}; new cards are paused until ${resumeOn}.`;
 }

@@ -89,34 +89,56 @@ export function planDailyLoop(inputs: LoopInputs): DailyLoop {
   };
 }
 
-function nextAction(inputs: LoopInputs, day: StudentDay, tasks: readonly LoopTask[], exams: readonly LoopExam[], comeback: ComebackPlan | null): NextAction {
+function nextAction(
+  inputs: LoopInputs,
+  day: StudentDay,
+  tasks: readonly LoopTask[],
+  exams: readonly LoopExam[],
+  comeback: ComebackPlan | null,
+): NextAction {
   const now = inputs.now;
   const urgentBefore = now.getTime() + URGENT_TASK_HOURS * 3_600_000;
   const newCardsPaused = comeback?.new_cards_paused ?? false;
   // After a missed day the streak has already lapsed: there is nothing to keep (the comeback plan restarts it).
-  const streakNote = comeback || inputs.studied_today || inputs.streak === 0 ? '' : `; doing it now keeps your ${inputs.streak}-day streak`;
+  const streakNote =
+    comeback || inputs.studied_today || inputs.streak === 0
+      ? ''
+      : `; doing it now keeps your ${inputs.streak}-day streak`;
 
   const urgent = tasks.find((t) => t.due_at.getTime() <= urgentBefore);
   if (urgent) {
-    const when = urgent.due_at <= now ? `was due ${describeSpan(urgent.due_at, now)} ago` : `is due in ${describeSpan(now, urgent.due_at)}`;
+    const when =
+      urgent.due_at <= now
+        ? `was due ${describeSpan(urgent.due_at, now)} ago`
+        : `is due in ${describeSpan(now, urgent.due_at)}`;
     return taskAction(urgent, `${taskName(urgent)} ${when}; it comes before anything else.`);
   }
 
   const dueCards = (deck: LoopDeck) => deck.due_reviews + (newCardsPaused ? 0 : deck.due_new);
   const pausedNote = newCardsPaused ? ' New cards stay paused until your backlog is cleared.' : '';
-  const decks = inputs.decks.filter((d) => dueCards(d) > 0).sort((a, b) => dueCards(b) - dueCards(a) || a.id.localeCompare(b.id));
+  const decks = inputs.decks
+    .filter((d) => dueCards(d) > 0)
+    .sort((a, b) => dueCards(b) - dueCards(a) || a.id.localeCompare(b.id));
   for (const exam of exams) {
     const deck = decks.find((d) => exam.deck_ids.includes(d.id));
     if (deck) {
       const count = dueCards(deck);
       const days = daysBetween(day.today, exam.exam_date);
-      return cardAction(deck, count, `${cardsDue(count, deck.title)} and they prepare for your ${exam.subject} exam ${inDays(days)}${streakNote}.${pausedNote}`);
+      return cardAction(
+        deck,
+        count,
+        `${cardsDue(count, deck.title)} and they prepare for your ${exam.subject} exam ${inDays(days)}${streakNote}.${pausedNote}`,
+      );
     }
   }
   const deck = decks[0];
   if (deck) {
     const count = dueCards(deck);
-    return cardAction(deck, count, `${cardsDue(count, deck.title)}${streakNote || '; reviewing them now keeps the intervals on schedule'}.${pausedNote}`);
+    return cardAction(
+      deck,
+      count,
+      `${cardsDue(count, deck.title)}${streakNote || '; reviewing them now keeps the intervals on schedule'}.${pausedNote}`,
+    );
   }
 
   const laterToday = tasks.find((t) => t.due_at < day.end);
@@ -140,15 +162,32 @@ function nextAction(inputs: LoopInputs, day: StudentDay, tasks: readonly LoopTas
   if (!inputs.has_material) {
     return idle('start_something', 'You have no tasks, decks or exams yet: add a task or create a deck to get a plan.');
   }
-  return idle('rest', inputs.studied_today ? 'You have studied today and nothing else is due: rest.' : 'Nothing is due right now: rest, or work ahead.');
+  return idle(
+    'rest',
+    inputs.studied_today
+      ? 'You have studied today and nothing else is due: rest.'
+      : 'Nothing is due right now: rest, or work ahead.',
+  );
 }
 
 function taskAction(task: LoopTask, reason: string): NextAction {
-  return { kind: 'do_task', item: { type: 'task', id: task.id, title: task.title }, card_count: null, due_at: task.due_at.toISOString(), reason };
+  return {
+    kind: 'do_task',
+    item: { type: 'task', id: task.id, title: task.title },
+    card_count: null,
+    due_at: task.due_at.toISOString(),
+    reason,
+  };
 }
 
 function cardAction(deck: LoopDeck, count: number, reason: string): NextAction {
-  return { kind: 'review_cards', item: { type: 'deck', id: deck.id, title: deck.title }, card_count: count, due_at: null, reason };
+  return {
+    kind: 'review_cards',
+    item: { type: 'deck', id: deck.id, title: deck.title },
+    card_count: count,
+    due_at: null,
+    reason,
+  };
 }
 
 function idle(kind: 'rest' | 'start_something', reason: string): NextAction {

@@ -36,8 +36,10 @@ export function plannedEnd(session: FocusSession): Date {
 
 export function focusState(session: FocusSession, now: Date): FocusState {
   const end = plannedEnd(session);
-  if (session.stopped_at) return { status: 'stopped', remaining_ms: remainingAt(session, session.stopped_at), ends_at: null };
-  if (session.paused_at) return { status: 'paused', remaining_ms: remainingAt(session, session.paused_at), ends_at: null };
+  if (session.stopped_at)
+    return { status: 'stopped', remaining_ms: remainingAt(session, session.stopped_at), ends_at: null };
+  if (session.paused_at)
+    return { status: 'paused', remaining_ms: remainingAt(session, session.paused_at), ends_at: null };
   if (now.getTime() >= end.getTime()) return { status: 'finished', remaining_ms: 0, ends_at: end };
   return { status: 'running', remaining_ms: end.getTime() - now.getTime(), ends_at: end };
 }
@@ -47,7 +49,11 @@ function remainingAt(session: FocusSession, at: Date): number {
   return Math.max(0, Math.min(session.duration_ms, plannedEnd(session).getTime() - at.getTime()));
 }
 
-export type TimerAction = { action: 'start'; duration_minutes: number } | { action: 'pause' } | { action: 'resume' } | { action: 'stop' };
+export type TimerAction =
+  | { action: 'start'; duration_minutes: number }
+  | { action: 'pause' }
+  | { action: 'resume' }
+  | { action: 'stop' };
 
 /** What to store for an action: a new session, or the changes to the current one; or why not now. */
 export type TimerStep =
@@ -62,15 +68,28 @@ export function timerStep(current: FocusSession | undefined, action: TimerAction
   switch (action.action) {
     case 'start':
       if (live) return { refused: `The room's timer is ${status}; stop it before starting another session.` };
-      return { start: { started_at: now, duration_ms: action.duration_minutes * 60_000, paused_at: null, paused_ms: 0, stopped_at: null } };
+      return {
+        start: {
+          started_at: now,
+          duration_ms: action.duration_minutes * 60_000,
+          paused_at: null,
+          paused_ms: 0,
+          stopped_at: null,
+        },
+      };
     case 'pause':
-      if (status !== 'running') return { refused: `Only a running timer can be paused; the room's is ${status ?? 'not started'}.` };
+      if (status !== 'running')
+        return { refused: `Only a running timer can be paused; the room's is ${status ?? 'not started'}.` };
       return { change: { paused_at: now } };
     case 'resume':
-      if (status !== 'paused' || !current?.paused_at) return { refused: `Only a paused timer can be resumed; the room's is ${status ?? 'not started'}.` };
-      return { change: { paused_at: null, paused_ms: current.paused_ms + (now.getTime() - current.paused_at.getTime()) } };
+      if (status !== 'paused' || !current?.paused_at)
+        return { refused: `Only a paused timer can be resumed; the room's is ${status ?? 'not started'}.` };
+      return {
+        change: { paused_at: null, paused_ms: current.paused_ms + (now.getTime() - current.paused_at.getTime()) },
+      };
     case 'stop':
-      if (!live) return { refused: `Only a running or paused timer can be stopped; the room's is ${status ?? 'not started'}.` };
+      if (!live)
+        return { refused: `Only a running or paused timer can be stopped; the room's is ${status ?? 'not started'}.` };
       return { change: { stopped_at: now } };
   }
 }

@@ -45,8 +45,16 @@ export function ratingOf(grade: number): FsrsGrade {
   return grade < 3 ? Rating.Again : grade === 3 ? Rating.Hard : grade === 4 ? Rating.Good : Rating.Easy;
 }
 
-const STATES: Record<State, FsrsCardState['state']> = { [State.New]: 'new', [State.Learning]: 'learning', [State.Review]: 'review', [State.Relearning]: 'relearning' };
-const STATE_OF = Object.fromEntries(Object.entries(STATES).map(([k, v]) => [v, Number(k) as State])) as Record<FsrsCardState['state'], State>;
+const STATES: Record<State, FsrsCardState['state']> = {
+  [State.New]: 'new',
+  [State.Learning]: 'learning',
+  [State.Review]: 'review',
+  [State.Relearning]: 'relearning',
+};
+const STATE_OF = Object.fromEntries(Object.entries(STATES).map(([k, v]) => [v, Number(k) as State])) as Record<
+  FsrsCardState['state'],
+  State
+>;
 
 /** One FSRS review: the card's new memory, when it is due next and the interval in whole days. */
 export function fsrsStep(stored: FsrsCardState | null, grade: number, reviewedAt: Date, parameters: FsrsParameters) {

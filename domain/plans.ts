@@ -46,7 +46,8 @@ export class PlanChangeError extends Error {}
  */
 export function planChange(current: PlanColumns, plan: Plan, limits: Partial<PlanLimits>): PlanColumns {
   if (plan !== 'contract') {
-    if (Object.values(limits).some((v) => v !== undefined)) throw new PlanChangeError(`limits are agreed for the contract plan only; ${plan} has fixed limits`);
+    if (Object.values(limits).some((v) => v !== undefined))
+      throw new PlanChangeError(`limits are agreed for the contract plan only; ${plan} has fixed limits`);
     return { plan, contract_per_minute: null, contract_per_day: null, contract_ai_per_hour: null };
   }
   const agreed = current.plan === 'contract' ? current : undefined;
@@ -56,10 +57,17 @@ export function planChange(current: PlanColumns, plan: Plan, limits: Partial<Pla
     contract_per_day: limits.per_day ?? agreed?.contract_per_day ?? null,
     contract_ai_per_hour: limits.ai_per_hour ?? agreed?.contract_ai_per_hour ?? null,
   };
-  const missing = Object.entries({ 'per-minute': columns.contract_per_minute, 'per-day': columns.contract_per_day, 'ai-per-hour': columns.contract_ai_per_hour })
+  const missing = Object.entries({
+    'per-minute': columns.contract_per_minute,
+    'per-day': columns.contract_per_day,
+    'ai-per-hour': columns.contract_ai_per_hour,
+  })
     .filter(([, value]) => value === null)
     .map(([name]) => `--${name}`);
-  if (missing.length > 0) throw new PlanChangeError(`the contract plan needs its agreed limits: give ${missing.join(', ')} (the account has no contract to keep them from)`);
+  if (missing.length > 0)
+    throw new PlanChangeError(
+      `the contract plan needs its agreed limits: give ${missing.join(', ')} (the account has no contract to keep them from)`,
+    );
   return columns;
 }
 

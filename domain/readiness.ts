@@ -37,7 +37,14 @@ export interface Readiness {
   consistency: number;
   /** The weights applied, after leaving out components without data. */
   weights: { memory: number; coverage: number; consistency: number };
-  details: { cards: number; cards_reviewed: number; tasks: number; tasks_completed: number; study_days: number; window_days: number };
+  details: {
+    cards: number;
+    cards_reviewed: number;
+    tasks: number;
+    tasks_completed: number;
+    study_days: number;
+    window_days: number;
+  };
 }
 
 /** The estimated probability of recalling the card now: exp(-t/S); 0 for a card never reviewed. */
@@ -50,7 +57,8 @@ export function retrievability(card: ReadinessCard, now: Date): number {
 
 export function readiness(input: ReadinessInput): Readiness {
   const { cards, tasks, now } = input;
-  const memory = cards.length > 0 ? cards.reduce((sum, card) => sum + retrievability(card, now), 0) / cards.length : null;
+  const memory =
+    cards.length > 0 ? cards.reduce((sum, card) => sum + retrievability(card, now), 0) / cards.length : null;
   const coverage = tasks.total > 0 ? Math.min(tasks.completed, tasks.total) / tasks.total : null;
   const study_days = Math.min(Math.max(input.study_days, 0), CONSISTENCY_WINDOW_DAYS);
   const consistency = study_days / CONSISTENCY_WINDOW_DAYS;
@@ -61,8 +69,13 @@ export function readiness(input: ReadinessInput): Readiness {
     consistency: READINESS_WEIGHTS.consistency,
   };
   const total = present.memory + present.coverage + present.consistency;
-  const weights = { memory: present.memory / total, coverage: present.coverage / total, consistency: present.consistency / total };
-  const score = 100 * (weights.memory * (memory ?? 0) + weights.coverage * (coverage ?? 0) + weights.consistency * consistency);
+  const weights = {
+    memory: present.memory / total,
+    coverage: present.coverage / total,
+    consistency: present.consistency / total,
+  };
+  const score =
+    100 * (weights.memory * (memory ?? 0) + weights.coverage * (coverage ?? 0) + weights.consistency * consistency);
 
   return {
     // Rounded half up on the value to 6 decimals, so binary noise (57.49999999999999 for 57.5) does not decide it.

@@ -84,7 +84,12 @@ class BudgetedRule extends RRule {
  * rule's dtstart; null when the rule has no more dates (COUNT used up, UNTIL passed), EXHAUSTED when the budget ran
  * out first.
  */
-export function firstDateAfter(options: Partial<rrule.Options>, after: Date, inclusive: boolean, periods: number): Date | null | typeof EXHAUSTED {
+export function firstDateAfter(
+  options: Partial<rrule.Options>,
+  after: Date,
+  inclusive: boolean,
+  periods: number,
+): Date | null | typeof EXHAUSTED {
   const rule = new BudgetedRule(options, periods);
   let found: Date | null = null;
   let capped = false;
@@ -145,7 +150,12 @@ export function periodCost(options: Partial<rrule.Options>): number {
   const nth = freq <= RRule.MONTHLY ? weekdays.filter((day) => typeof day === 'object' && day.n).length : 0;
   const monthdays = values(options.bymonthday) as number[];
   const weeknos = values(options.byweekno);
-  const filterValues = values(options.bymonth).length + weekdays.length + monthdays.length + values(options.byyearday).length + weeknos.length;
+  const filterValues =
+    values(options.bymonth).length +
+    weekdays.length +
+    monthdays.length +
+    values(options.byyearday).length +
+    weeknos.length;
   const days = PERIOD_DAYS_BUILT[freq] ?? 1;
   const monthRanges = freq === RRule.YEARLY ? values(options.bymonth).length || 1 : 1;
   return (
@@ -162,7 +172,13 @@ export function periodCost(options: Partial<rrule.Options>): number {
  * The rule's dates in [from, to), in order, in one walk from the rule's dtstart of at most `periods` periods, paid
  * from `budget`: the walk stops when the budget is spent, and the dates found are then the first ones.
  */
-export function datesBetween(options: Partial<rrule.Options>, from: Date, to: Date, periods: number, budget: SearchBudget): Date[] {
+export function datesBetween(
+  options: Partial<rrule.Options>,
+  from: Date,
+  to: Date,
+  periods: number,
+  budget: SearchBudget,
+): Date[] {
   const cost = periodCost(options);
   // rrule walks a first period whatever its budget; each period and date is paid before it starts, with room for a date.
   if (budget.remaining < cost + HANDED_COST) return [];

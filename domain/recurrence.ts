@@ -22,7 +22,22 @@ const FREQUENCIES = new Set(['DAILY', 'WEEKLY', 'MONTHLY', 'YEARLY']);
 /** Each date of a rule costs work to find; a task due more often than hourly is not a task either. */
 const MAX_TIMES_A_DAY = 24;
 /** DTSTART and TZID are not taken: the series' first due time and the student's profile give them. */
-const PARTS = new Set(['FREQ', 'INTERVAL', 'COUNT', 'UNTIL', 'BYDAY', 'BYMONTHDAY', 'BYMONTH', 'BYYEARDAY', 'BYWEEKNO', 'BYSETPOS', 'BYHOUR', 'BYMINUTE', 'BYSECOND', 'WKST']);
+const PARTS = new Set([
+  'FREQ',
+  'INTERVAL',
+  'COUNT',
+  'UNTIL',
+  'BYDAY',
+  'BYMONTHDAY',
+  'BYMONTH',
+  'BYYEARDAY',
+  'BYWEEKNO',
+  'BYSETPOS',
+  'BYHOUR',
+  'BYMINUTE',
+  'BYSECOND',
+  'WKST',
+]);
 
 /** The ranges RFC 5545 allows for the numeric BY… parts (negative values count from the end). */
 const NUMBER_RANGES: Record<string, { min: number; max: number; signed: boolean }> = {
@@ -83,7 +98,12 @@ export function nextOccurrence(rule: string, seriesStart: Date, after: Date, tim
   if (options.count) {
     // COUNT counts from the series' first date, so the walk starts there: the periods up to `after`, then the horizon.
     const elapsed = periodsIn(options.freq!, options.interval ?? 1, (from.getTime() - start.getTime()) / DAY_MS);
-    next = firstDateAfter({ ...options, dtstart: start }, from, false, Math.min(elapsed + horizon, COUNTED_SERIES_HORIZONS * horizon));
+    next = firstDateAfter(
+      { ...options, dtstart: start },
+      from,
+      false,
+      Math.min(elapsed + horizon, COUNTED_SERIES_HORIZONS * horizon),
+    );
   } else {
     // Without COUNT the series from a later period start is the same series: the walk starts just before `after`.
     next = firstDateAfter(restartedBefore(options, start, from), from, false, horizon + 1);
@@ -95,7 +115,11 @@ export function nextOccurrence(rule: string, seriesStart: Date, after: Date, tim
 
 /** UNTIL=…Z is an instant; a date-only UNTIL is the last local day of the series, included in full. */
 function floatUntil(options: Partial<rrule.Options>, untilIsDate: boolean, timeZone: string, years: number): void {
-  if (options.until) options.until = shifted(untilIsDate ? new Date(options.until.getTime() + DAY_MS - 1) : toFloating(options.until, timeZone), years);
+  if (options.until)
+    options.until = shifted(
+      untilIsDate ? new Date(options.until.getTime() + DAY_MS - 1) : toFloating(options.until, timeZone),
+      years,
+    );
 }
 
 /**
@@ -121,7 +145,12 @@ function shifted(date: Date, years: number): Date {
  * start), and rrule hands back every date from the walk's start, so a walk from 1 January to a week in December
  * would build each of the dates in between (8,000 for a rule due every hour).
  */
-function restartedBefore(options: Partial<rrule.Options>, start: Date, from: Date, onFromsDay = false): Partial<rrule.Options> {
+function restartedBefore(
+  options: Partial<rrule.Options>,
+  start: Date,
+  from: Date,
+  onFromsDay = false,
+): Partial<rrule.Options> {
   const pinned: Partial<rrule.Options> = {
     ...options,
     byhour: options.byhour ?? start.getUTCHours(),
@@ -129,8 +158,14 @@ function restartedBefore(options: Partial<rrule.Options>, start: Date, from: Dat
     bysecond: options.bysecond ?? start.getUTCSeconds(),
   };
   // rrule's own defaults (parseoptions.ts) when no part picks days.
-  if (options.byweekno == null && options.byyearday == null && options.bymonthday == null && options.byweekday == null) {
-    if (options.freq === RRule.YEARLY) Object.assign(pinned, { bymonth: options.bymonth ?? start.getUTCMonth() + 1, bymonthday: start.getUTCDate() });
+  if (
+    options.byweekno == null &&
+    options.byyearday == null &&
+    options.bymonthday == null &&
+    options.byweekday == null
+  ) {
+    if (options.freq === RRule.YEARLY)
+      Object.assign(pinned, { bymonth: options.bymonth ?? start.getUTCMonth() + 1, bymonthday: start.getUTCDate() });
     if (options.freq === RRule.MONTHLY) pinned.bymonthday = start.getUTCDate();
     if (options.freq === RRule.WEEKLY) pinned.byweekday = (start.getUTCDay() + 6) % 7; // rrule counts MO = 0
   }
@@ -150,9 +185,17 @@ function restartedBefore(options: Partial<rrule.Options>, start: Date, from: Dat
   }
   if (options.freq === RRule.MONTHLY) base.setUTCMonth(base.getUTCMonth() + steps(months), 1);
   // rrule's years are calendar years: from 1 January of the series' first year, every INTERVAL years.
-  if (options.freq === RRule.YEARLY) base.setUTCFullYear(base.getUTCFullYear() + steps(from.getUTCFullYear() - start.getUTCFullYear()), 0, 1);
-  const samePeriod = base.getUTCFullYear() === from.getUTCFullYear() && (options.freq === RRule.YEARLY || base.getUTCMonth() === from.getUTCMonth());
-  if (onFromsDay && options.bysetpos == null && (options.freq === RRule.YEARLY || options.freq === RRule.MONTHLY) && samePeriod) {
+  if (options.freq === RRule.YEARLY)
+    base.setUTCFullYear(base.getUTCFullYear() + steps(from.getUTCFullYear() - start.getUTCFullYear()), 0, 1);
+  const samePeriod =
+    base.getUTCFullYear() === from.getUTCFullYear() &&
+    (options.freq === RRule.YEARLY || base.getUTCMonth() === from.getUTCMonth());
+  if (
+    onFromsDay &&
+    options.bysetpos == null &&
+    (options.freq === RRule.YEARLY || options.freq === RRule.MONTHLY) &&
+    samePeriod
+  ) {
     base.setUTCMonth(from.getUTCMonth(), from.getUTCDate());
   }
   // rrule takes the milliseconds of every date from dtstart's.
@@ -169,22 +212,31 @@ function parse(rule: string): ParsedRule {
     if (!match) throw new InvalidRecurrence(`a part is not NAME=VALUE: ${JSON.stringify(part)}`);
     const name = match[1]!.toUpperCase();
     const value = match[2]!;
-    if (!PARTS.has(name)) throw new InvalidRecurrence(`${name} is not accepted in a task's rule (the start is due_at, the time zone the student's)`);
+    if (!PARTS.has(name))
+      throw new InvalidRecurrence(
+        `${name} is not accepted in a task's rule (the start is due_at, the time zone the student's)`,
+      );
     if (seen.has(name)) throw new InvalidRecurrence(`${name} appears twice`);
     seen.add(name);
-    if (name === 'FREQ' && !FREQUENCIES.has(value.toUpperCase())) throw new InvalidRecurrence('FREQ must be DAILY, WEEKLY, MONTHLY or YEARLY');
-    if ((name === 'COUNT' || name === 'INTERVAL') && !/^[1-9]\d{0,3}$/.test(value)) throw new InvalidRecurrence(`${name} must be a whole number from 1 to 9999`);
+    if (name === 'FREQ' && !FREQUENCIES.has(value.toUpperCase()))
+      throw new InvalidRecurrence('FREQ must be DAILY, WEEKLY, MONTHLY or YEARLY');
+    if ((name === 'COUNT' || name === 'INTERVAL') && !/^[1-9]\d{0,3}$/.test(value))
+      throw new InvalidRecurrence(`${name} must be a whole number from 1 to 9999`);
     const range = NUMBER_RANGES[name];
     if (range && !value.split(',').every((n) => inRange(n, range))) {
-      throw new InvalidRecurrence(`${name} takes numbers from ${range.signed ? `±${range.min}` : range.min} to ${range.signed ? `±${range.max}` : range.max}`);
+      throw new InvalidRecurrence(
+        `${name} takes numbers from ${range.signed ? `±${range.min}` : range.min} to ${range.signed ? `±${range.max}` : range.max}`,
+      );
     }
     if (name === 'BYHOUR' || name === 'BYMINUTE' || name === 'BYSECOND') timesADay *= value.split(',').length;
-    if (name === 'UNTIL' && !/^\d{8}(T\d{6}Z)?$/.test(value)) throw new InvalidRecurrence('UNTIL must be a date (20261231) or a UTC time (20261231T235959Z)');
+    if (name === 'UNTIL' && !/^\d{8}(T\d{6}Z)?$/.test(value))
+      throw new InvalidRecurrence('UNTIL must be a date (20261231) or a UTC time (20261231T235959Z)');
     if (name === 'UNTIL' && value < '0100') throw new InvalidRecurrence('UNTIL must lie in the years 0100 to 9999');
   }
   if (!seen.has('FREQ')) throw new InvalidRecurrence('FREQ is missing (DAILY, WEEKLY, MONTHLY or YEARLY)');
   if (seen.has('COUNT') && seen.has('UNTIL')) throw new InvalidRecurrence('COUNT and UNTIL cannot be combined');
-  if (timesADay > MAX_TIMES_A_DAY) throw new InvalidRecurrence(`BYHOUR, BYMINUTE and BYSECOND give more than ${MAX_TIMES_A_DAY} times a day`);
+  if (timesADay > MAX_TIMES_A_DAY)
+    throw new InvalidRecurrence(`BYHOUR, BYMINUTE and BYSECOND give more than ${MAX_TIMES_A_DAY} times a day`);
   try {
     return { options: RRule.parseString(text), untilIsDate: /UNTIL=\d{8}(;|$)/i.test(text) };
   } catch (error) {
@@ -201,11 +253,27 @@ function inRange(text: string, range: { min: number; max: number; signed: boolea
 /** The wall-clock time of `instant` in `timeZone`, written into a Date's UTC fields. */
 function toFloating(instant: Date, timeZone: string): Date {
   const local = DateTime.fromJSDate(instant, { zone: timeZone });
-  return floatingDate(local.year, local.month - 1, local.day, local.hour, local.minute, local.second, local.millisecond);
+  return floatingDate(
+    local.year,
+    local.month - 1,
+    local.day,
+    local.hour,
+    local.minute,
+    local.second,
+    local.millisecond,
+  );
 }
 
 /** Date.UTC, without its reading of years 0–99 as 1900–1999. */
-function floatingDate(year: number, monthIndex: number, day: number, hour = 0, minute = 0, second = 0, millisecond = 0): Date {
+function floatingDate(
+  year: number,
+  monthIndex: number,
+  day: number,
+  hour = 0,
+  minute = 0,
+  second = 0,
+  millisecond = 0,
+): Date {
   const date = new Date(0);
   date.setUTCFullYear(year, monthIndex, day);
   date.setUTCHours(hour, minute, second, millisecond);
@@ -312,15 +380,24 @@ export class RangeProjection {
     floatUntil(options, untilIsDate, timeZone, years);
     const freq = options.freq!;
     const walk = options.count ? { ...options, dtstart: start } : restartedBefore(options, start, walkFrom, true);
-    const walked = (end: Date) => periodsIn(freq, options.interval ?? 1, (end.getTime() - walk.dtstart!.getTime()) / DAY_MS) + 1;
-    const periods = options.count ? Math.min(walked(walkTo), COUNTED_SERIES_HORIZONS * HORIZONS[freq]!.periods) : walked(walkTo);
+    const walked = (end: Date) =>
+      periodsIn(freq, options.interval ?? 1, (end.getTime() - walk.dtstart!.getTime()) / DAY_MS) + 1;
+    const periods = options.count
+      ? Math.min(walked(walkTo), COUNTED_SERIES_HORIZONS * HORIZONS[freq]!.periods)
+      : walked(walkTo);
     const times = options.count || options.bysetpos ? [] : timesOfDay(walk);
     let floating: Date[];
     if (times.length > 1) {
       // Each day is found once, by its last time: a day with a time at or after walkFrom has its last one there too.
       const last = times.at(-1)!;
       const until = walk.until && new Date(walk.until.getTime() + DAY_MS);
-      const days = datesBetween({ ...walk, byhour: last[0], byminute: last[1], bysecond: last[2], until }, walkFrom, new Date(walkTo.getTime() + DAY_MS), periods, budget);
+      const days = datesBetween(
+        { ...walk, byhour: last[0], byminute: last[1], bysecond: last[2], until },
+        walkFrom,
+        new Date(walkTo.getTime() + DAY_MS),
+        periods,
+        budget,
+      );
       floating = days.flatMap((day) =>
         times
           .map(([hour, minute, second]) => {
@@ -328,7 +405,9 @@ export class RangeProjection {
             date.setUTCHours(hour, minute, second); // the milliseconds stay the day's: rrule takes them from dtstart
             return date;
           })
-          .filter((date) => date >= walk.dtstart! && (!walk.until || date <= walk.until) && date >= walkFrom && date < walkTo),
+          .filter(
+            (date) => date >= walk.dtstart! && (!walk.until || date <= walk.until) && date >= walkFrom && date < walkTo,
+          ),
       );
     } else {
       floating = datesBetween(walk, walkFrom, walkTo, periods, budget);
@@ -357,12 +436,22 @@ export class RangeProjection {
 }
 
 /** The projected occurrences of one series in [from, to), in a range of its own (see RangeProjection). */
-export function occurrencesBetween(rule: string, seriesStart: Date, after: Date, from: Date, to: Date, timeZone: string): Date[] {
+export function occurrencesBetween(
+  rule: string,
+  seriesStart: Date,
+  after: Date,
+  from: Date,
+  to: Date,
+  timeZone: string,
+): Date[] {
   return new RangeProjection(timeZone, from, to).occurrences(rule, seriesStart, after);
 }
 
 /** The times of day of a rule whose BYHOUR, BYMINUTE and BYSECOND are all given, in order: every combination. */
 function timesOfDay(options: Partial<rrule.Options>): Array<[number, number, number]> {
-  const list = (value: number | number[] | null | undefined) => [...new Set([value ?? []].flat())].sort((a, b) => a - b);
-  return list(options.byhour).flatMap((h) => list(options.byminute).flatMap((m) => list(options.bysecond).map((s): [number, number, number] => [h, m, s])));
+  const list = (value: number | number[] | null | undefined) =>
+    [...new Set([value ?? []].flat())].sort((a, b) => a - b);
+  return list(options.byhour).flatMap((h) =>
+    list(options.byminute).flatMap((m) => list(options.bysecond).map((s): [number, number, number] => [h, m, s])),
+  );
 }

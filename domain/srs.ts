@@ -33,7 +33,11 @@ export const NEW_CARD: SrsState = { ease: 2.5, repetitions: 0, interval_days: 0 
 /** The parameters after one review graded `grade` (0..5). */
 export function sm2Step(state: SrsState, grade: Grade): SrsState {
   const next = supermemo({ interval: state.interval_days, repetition: state.repetitions, efactor: state.ease }, grade);
-  return { ease: next.efactor, repetitions: next.repetition, interval_days: Math.min(next.interval, MAX_INTERVAL_DAYS) };
+  return {
+    ease: next.efactor,
+    repetitions: next.repetition,
+    interval_days: Math.min(next.interval, MAX_INTERVAL_DAYS),
+  };
 }
 
 /**
@@ -75,9 +79,16 @@ export interface ReviewStep extends SrsState {
  * instant as the last one applies. `fsrs` (the deck's FSRS parameters) schedules the card with FSRS instead of SM-2:
  * its FSRS memory moves, its SM-2 ease and repetitions stay as they were (see domain/fsrs.ts on switching).
  */
-export function reviewStep(card: ReviewedCard, grade: Grade, reviewedAt: Date, timeZone: string, fsrs?: FsrsParameters): ReviewStep {
+export function reviewStep(
+  card: ReviewedCard,
+  grade: Grade,
+  reviewedAt: Date,
+  timeZone: string,
+  fsrs?: FsrsParameters,
+): ReviewStep {
   const { ease, repetitions, interval_days, next_due_at, fsrs_state } = card;
-  if (card.last_reviewed_at && reviewedAt < card.last_reviewed_at) return { ease, repetitions, interval_days, next_due_at, fsrs_state, applied: false };
+  if (card.last_reviewed_at && reviewedAt < card.last_reviewed_at)
+    return { ease, repetitions, interval_days, next_due_at, fsrs_state, applied: false };
   if (fsrs) return { ease, repetitions, ...fsrsStep(fsrs_state, grade, reviewedAt, fsrs), applied: true };
   const step = sm2Step(card, grade);
   return { ...step, next_due_at: nextDueAt(reviewedAt, step.interval_days, timeZone), fsrs_state, applied: true };

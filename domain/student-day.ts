@@ -36,7 +36,11 @@ function dayIn(instant: Date, timeZone: string): StudentDay | undefined {
   const start = local.startOf('day');
   // The next day's start from the instant, not from this day's start: where a midnight does not exist (Chile's DST
   // change at 00:00), Luxon puts the day's start at 01:00, and a day after it would be 01:00 of the next day.
-  const day = { today: start.toISODate()!, start: start.toJSDate(), end: local.plus({ days: 1 }).startOf('day').toJSDate() };
+  const day = {
+    today: start.toISODate()!,
+    start: start.toJSDate(),
+    end: local.plus({ days: 1 }).startOf('day').toJSDate(),
+  };
   lastDays.set(timeZone, day);
   return day;
 }

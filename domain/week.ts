@@ -56,11 +56,20 @@ function computeWeek(choice: { week?: string; start?: string }, now: Date, timeZ
   let monday: DateTime;
   if (choice.week !== undefined) {
     const match = /^(\d{4})-W(\d{2})$/.exec(choice.week);
-    const parsed = match ? DateTime.fromObject({ weekYear: Number(match[1]), weekNumber: Number(match[2]), weekday: 1 }, { zone: timeZone }) : undefined;
-    if (!parsed?.isValid || parsed.weekNumber !== Number(match![2])) throw new InvalidWeek(`${choice.week} is not an ISO week (YYYY-Www, weeks 01 to 52 or 53)`);
+    const parsed = match
+      ? DateTime.fromObject(
+          { weekYear: Number(match[1]), weekNumber: Number(match[2]), weekday: 1 },
+          { zone: timeZone },
+        )
+      : undefined;
+    if (!parsed?.isValid || parsed.weekNumber !== Number(match![2]))
+      throw new InvalidWeek(`${choice.week} is not an ISO week (YYYY-Www, weeks 01 to 52 or 53)`);
     monday = parsed;
   } else {
-    const day = choice.start !== undefined ? DateTime.fromISO(choice.start, { zone: timeZone }) : DateTime.fromJSDate(now, { zone: timeZone });
+    const day =
+      choice.start !== undefined
+        ? DateTime.fromISO(choice.start, { zone: timeZone })
+        : DateTime.fromJSDate(now, { zone: timeZone });
     if (!day.isValid) throw new InvalidWeek(`${choice.start} is not a date`);
     monday = day.startOf('week');
   }
@@ -69,12 +78,20 @@ function computeWeek(choice: { week?: string; start?: string }, now: Date, timeZ
   const ends_at = monday.plus({ weeks: 1 }).startOf('day').toJSDate();
   // The service keeps instants of the years 0001–9999 (UTC): 9999-W52 ends in the year 10000.
   if (!(starts_at.getTime() >= FIRST_INSTANT && ends_at.getTime() - 1 <= LAST_INSTANT)) {
-    throw new InvalidWeek('the schedule shows the weeks that lie within 0001-01-01 to 9999-12-31 (UTC): 0001-W01 to 9999-W51 in UTC');
+    throw new InvalidWeek(
+      'the schedule shows the weeks that lie within 0001-01-01 to 9999-12-31 (UTC): 0001-W01 to 9999-W51 in UTC',
+    );
   }
   // startOf('day') again after each step: where a midnight does not exist (a DST change at 00:00), Luxon resolves it
   // to 01:00, and adding days keeps that wall time.
   const days = Array.from({ length: 7 }, (_, i) => monday.plus({ days: i }).startOf('day'));
   const dates = days.map((day) => day.toISODate()!);
   const day_starts = [...days.map((day) => day.toJSDate()), ends_at];
-  return Object.freeze({ week: monday.toFormat("kkkk-'W'WW"), dates: Object.freeze(dates) as string[], starts_at, ends_at, day_starts: Object.freeze(day_starts) as Date[] });
+  return Object.freeze({
+    week: monday.toFormat("kkkk-'W'WW"),
+    dates: Object.freeze(dates) as string[],
+    starts_at,
+    ends_at,
+    day_starts: Object.freeze(day_starts) as Date[],
+  });
 }

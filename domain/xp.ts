@@ -49,12 +49,22 @@ export function taskClaim(taskId: string, dueAt: Date, completedAt: Date, localD
 
 /** A room's focus session that ran its whole duration (`durationMs`), for one member of the room. */
 export function focusClaim(sessionId: string, durationMs: number, localDate: string): XpClaim {
-  return { key: `focus:${sessionId}`, source: 'focus', amount: Math.floor(durationMs / (FOCUS_XP_MINUTES * 60_000)), localDate };
+  return {
+    key: `focus:${sessionId}`,
+    source: 'focus',
+    amount: Math.floor(durationMs / (FOCUS_XP_MINUTES * 60_000)),
+    localDate,
+  };
 }
 
 /** The milestones an exam's readiness at `percent` has reached, each one claim. */
 export function readinessClaims(examId: string, percent: number, localDate: string): XpClaim[] {
-  return READINESS_MILESTONES.filter((m) => percent >= m.percent).map((m) => ({ key: `readiness:${examId}:${m.percent}`, source: 'readiness' as const, amount: m.xp, localDate }));
+  return READINESS_MILESTONES.filter((m) => percent >= m.percent).map((m) => ({
+    key: `readiness:${examId}:${m.percent}`,
+    source: 'readiness' as const,
+    amount: m.xp,
+    localDate,
+  }));
 }
 
 /** The sources that count toward the daily cap. */

@@ -27,10 +27,14 @@ function responseExamplesPaired() {
       for (const method of METHODS) {
         const operation = pathItem[method];
         if (!operation) continue;
-        const parameters = [...(pathItem.parameters ?? []), ...(operation.parameters ?? [])].map((p) => resolve(p, here).node).filter(Boolean);
+        const parameters = [...(pathItem.parameters ?? []), ...(operation.parameters ?? [])]
+          .map((p) => resolve(p, here).node)
+          .filter(Boolean);
         const body = resolve(operation.requestBody, here).node;
         if (parameters.length === 0 && !body) continue;
-        const bodyExamples = new Set(Object.values(body?.content ?? {}).flatMap((media) => Object.keys(media.examples ?? {})));
+        const bodyExamples = new Set(
+          Object.values(body?.content ?? {}).flatMap((media) => Object.keys(media.examples ?? {})),
+        );
         const requested = (name) => parameters.some((p) => p.examples && name in p.examples) || bodyExamples.has(name);
 
         for (const [status, responseNode] of Object.entries(operation.responses ?? {})) {
@@ -41,7 +45,9 @@ function responseExamplesPaired() {
               const example = resolve(exampleNode, response.from).node;
               if (example?.['x-unpaired'] && !requested(name)) continue;
               const lacking = [
-                ...parameters.filter((p) => p.required && !(p.examples && name in p.examples)).map((p) => `${p.in} parameter \`${p.name}\``),
+                ...parameters
+                  .filter((p) => p.required && !(p.examples && name in p.examples))
+                  .map((p) => `${p.in} parameter \`${p.name}\``),
                 ...(body?.required && !bodyExamples.has(name) ? ['the request body'] : []),
               ];
               if (requested(name) && lacking.length === 0) continue;

@@ -17,12 +17,30 @@ import { connect, describeTarget } from '../db/connect.ts';
 import { BULK_TIMEOUTS, seedScale } from '../db/seed/scale.ts';
 import type { CannedResponse } from './bench/baseline.ts';
 import { corePlan, memoryMb, processTree, startHttpProcess, stopProcess, type Started } from './bench/processes.ts';
-import { loadTargets, missedTargets, printTable, resultJson, writeResults, type ScenarioSummary, type Startup, type Summary } from './bench/report.ts';
+import {
+  loadTargets,
+  missedTargets,
+  printTable,
+  resultJson,
+  writeResults,
+  type ScenarioSummary,
+  type Startup,
+  type Summary,
+} from './bench/report.ts';
 import { compare, connectionRequests, scenarios } from './bench/scenarios.ts';
 import type { LoadRequest, RunOptions, Scenario, Target } from './bench/scenarios.ts';
 import { measureEventLatency, missedEventTargets } from './bench/event-latency.ts';
 import { createPeerSchema } from './bench/peer-schema.ts';
-import { BENCH_PUBLIC_URL, createBenchDatabase, deleteRedisKeys, newJwtPrivateKey, postgresBackends, maintainWithoutAutovacuum, prepareCredentials, type BenchDatabase } from './bench/setup.ts';
+import {
+  BENCH_PUBLIC_URL,
+  createBenchDatabase,
+  deleteRedisKeys,
+  newJwtPrivateKey,
+  postgresBackends,
+  maintainWithoutAutovacuum,
+  prepareCredentials,
+  type BenchDatabase,
+} from './bench/setup.ts';
 
 const root = new URL('../', import.meta.url).pathname;
 /** `--only events`: the event latencies (scripts/bench/event-latency.ts), measured after the scenarios. */
@@ -89,13 +107,19 @@ try {
   progress('credentials for the requests…');
   const credentials = await prepareCredentials(database, jwtPrivateKey, serverEnv.SECRETS_KEY, manyStudents);
   if (database.postgresName) {
-    progress('the naive peer\'s schema…');
+    progress("the naive peer's schema…");
     const tokens = [{ token: credentials.studentToken, studentId: credentials.studentId }, ...credentials.students];
     await createPeerSchema(database.env.DATABASE_URL!, tokens);
   }
 
   progress(`the service (${processes} process(es)) and the bare Express baseline…`);
-  const service = await startHttpProcess([...profiling(), ...startArgs], { env: { ...serverEnv, WEB_CONCURRENCY: String(processes) }, cores: plan?.server, readyPath: '/livez', deadlineMs: 120_000, cwd: root });
+  const service = await startHttpProcess([...profiling(), ...startArgs], {
+    env: { ...serverEnv, WEB_CONCURRENCY: String(processes) },
+    cores: plan?.server,
+    readyPath: '/livez',
+    deadlineMs: 120_000,
+    cwd: root,
+  });
   cleanups.push(() => stopProcess(service.child));
   const afterStartMb = memoryMb(processTree(service.child.pid!)).rssMb;
   // The service's own start is a restart: the first start has made the database already.
@@ -116,7 +140,10 @@ try {
   const cannedDir = mkdtempSync(join(tmpdir(), 'bench-baseline-'));
   cleanups.push(async () => rmSync(cannedDir, { recursive: true, force: true }));
   writeFileSync(join(cannedDir, 'responses.json'), JSON.stringify(canned));
-  const baseline = await startHttpProcess(['--import', 'tsx', 'scripts/bench/baseline.ts', join(cannedDir, 'responses.json')], { env: process.env, cores: plan?.server, readyPath: '/', deadlineMs: 30_000, cwd: root });
+  const baseline = await startHttpProcess(
+    ['--import', 'tsx', 'scripts/bench/baseline.ts', join(cannedDir, 'responses.json')],
+    { env: process.env, cores: plan?.server, readyPath: '/', deadlineMs: 30_000, cwd: root },
+  );
   cleanups.push(() => stopProcess(baseline.child));
   const baselineTarget: Target = { baseUrl: baseline.baseUrl, pids: async () => processTree(baseline.child.pid!) };
   let peerTarget: Target | undefined;
@@ -161,21 +188,29 @@ try {
   }
 
   // After the CPU scenarios, whose figures its second process and its writes would disturb.
-  const events = !only || only.includes(EVENTS)
-    ? await measureEventLatency({
-        serviceUrl: service.baseUrl,
-        studentToken: credentials.studentToken,
-        samples: args.quick ? 10 : 50,
-        progress,
-        ...(database.postgresName ? { writer: { args: startArgs, env: serverEnv, cores: plan?.server, cwd: root } } : {}),
-      })
-    : undefined;
+  const events =
+    !only || only.includes(EVENTS)
+      ? await measureEventLatency({
+          serviceUrl: service.baseUrl,
+          studentToken: credentials.studentToken,
+          samples: args.quick ? 10 : 50,
+          progress,
+          ...(database.postgresName
+            ? { writer: { args: startArgs, env: serverEnv, cores: plan?.server, cwd: root } }
+            : {}),
+        })
+      : undefined;
 
   const cpu = cpus();
   const summary: Summary = {
     commit: commit(),
     at: new Date().toISOString(),
-    machine: { cpus: cpu.length, cpuModel: cpu[0]?.model.trim() ?? 'unknown', node: process.versions.node, loadAverage: loadavg() },
+    machine: {
+      cpus: cpu.length,
+      cpuModel: cpu[0]?.model.trim() ?? 'unknown',
+      node: process.versions.node,
+      loadAverage: loadavg(),
+    },
     engine: database.engine,
     database: describeTarget(database.target),
     scaleStudents: scale,
@@ -222,7 +257,8 @@ setTimeout(() => {
 /** The server's variables: the caller's, pointed at the bench's database, key and Redis prefix, on a free port. */
 function environment(database: BenchDatabase, jwtPrivateKey: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of ['DATABASE_URL', 'DATA_DIR', 'WEB_CONCURRENCY', 'METRICS_PORT', 'AI_BASE_URL', 'AI_API_KEY']) delete env[name];
+  for (const name of ['DATABASE_URL', 'DATA_DIR', 'WEB_CONCURRENCY', 'METRICS_PORT', 'AI_BASE_URL', 'AI_API_KEY'])
+    delete env[name];
   return {
     ...env,
     ...database.env,
@@ -250,7 +286,13 @@ async function measureFirstStart(env: NodeJS.ProcessEnv): Promise<Pick<Startup, 
   progress('the server bundle, if a source changed…');
   execFileSync(process.execPath, ['app/start.mjs', '--build-only'], { cwd: root, stdio: 'inherit' });
   progress('first start of the service, on the empty database…');
-  const started: Started = await startHttpProcess(startArgs, { env, cores: plan?.server, readyPath: '/livez', deadlineMs: 120_000, cwd: root });
+  const started: Started = await startHttpProcess(startArgs, {
+    env,
+    cores: plan?.server,
+    readyPath: '/livez',
+    deadlineMs: 120_000,
+    cwd: root,
+  });
   const { rssMb } = memoryMb(processTree(started.child.pid!));
   await stopProcess(started.child);
   return { firstStartMs: started.readyMs, firstStartRssMb: rssMb };
@@ -283,7 +325,11 @@ async function addStudents(database: BenchDatabase, students: number): Promise<v
   const db = connect(database.target, { timeouts: BULK_TIMEOUTS });
   try {
     const started = performance.now();
-    await seedScale(db, { students, onChunk: (done) => progress(`seeded ${done.students.toLocaleString('en')} / ${students.toLocaleString('en')} students`) });
+    await seedScale(db, {
+      students,
+      onChunk: (done) =>
+        progress(`seeded ${done.students.toLocaleString('en')} / ${students.toLocaleString('en')} students`),
+    });
     progress(`${students.toLocaleString('en')} students in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   } finally {
     await db.destroy();
@@ -300,7 +346,9 @@ async function probe(baseUrl: string, scenario: Scenario, request: LoadRequest):
     const answered = `answered ${res.status}, expected ${expected}: ${body.slice(0, 500)}`;
     throw new Error(`${scenario.name}: ${method} ${path} ${answered}`);
   }
-  const credentialHeader = Object.keys(headers).find((name) => name === 'x-service-api-key' || name === 'authorization');
+  const credentialHeader = Object.keys(headers).find(
+    (name) => name === 'x-service-api-key' || name === 'authorization',
+  );
   const contentType = res.headers.get('content-type') ?? 'application/json';
   return { method, url: path, credentialHeader, status: res.status, contentType, body };
 }
@@ -312,7 +360,9 @@ function ratio(service: number, baseline: number): number {
 function commit(): string {
   try {
     const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root, encoding: 'utf8' }).trim() !== '';
+    const dirty =
+      execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root, encoding: 'utf8' }).trim() !==
+      '';
     return dirty ? `${head}+changes` : head;
   } catch {
     return 'unknown';
@@ -336,16 +386,23 @@ function parseCommandLine() {
     });
     const known = [...scenarios(0).map((scenario) => scenario.name), EVENTS];
     const unknown = values.only?.split(',').filter((name) => !known.includes(name)) ?? [];
-    if (unknown.length > 0) throw new Error(`--only: no scenario ${unknown.join(', ')} (scenarios: ${known.join(', ')})`);
-    if (values.scale !== undefined && !/^\d+$/.test(values.scale)) throw new Error('--scale takes a number of students');
+    if (unknown.length > 0)
+      throw new Error(`--only: no scenario ${unknown.join(', ')} (scenarios: ${known.join(', ')})`);
+    if (values.scale !== undefined && !/^\d+$/.test(values.scale))
+      throw new Error('--scale takes a number of students');
     if (!/^[1-9]\d*$/.test(values.processes)) throw new Error('--processes takes a whole number ≥ 1');
-    if (values['server-cores'] !== undefined && !/^[1-9]\d*$/.test(values['server-cores'])) throw new Error('--server-cores takes a whole number ≥ 1');
+    if (values['server-cores'] !== undefined && !/^[1-9]\d*$/.test(values['server-cores']))
+      throw new Error('--server-cores takes a whole number ≥ 1');
     if (!/^[1-9]\d*$/.test(values.connections)) throw new Error('--connections takes a whole number ≥ 1');
-    if (values.rate !== undefined && !/^[1-9]\d*$/.test(values.rate)) throw new Error('--rate takes a whole number of requests a second ≥ 1');
-    if (Number(values.processes) > 1 && !process.env.DATABASE_URL) throw new Error('--processes above 1 needs DATABASE_URL: the embedded database serves from one process');
+    if (values.rate !== undefined && !/^[1-9]\d*$/.test(values.rate))
+      throw new Error('--rate takes a whole number of requests a second ≥ 1');
+    if (Number(values.processes) > 1 && !process.env.DATABASE_URL)
+      throw new Error('--processes above 1 needs DATABASE_URL: the embedded database serves from one process');
     return values;
   } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\nusage: npm run bench [-- --quick] [-- --json] [-- --processes N] [-- --unpinned] [-- --scale N] [-- --only a,b] [-- --connections N] [-- --rate N] [-- --server-cores N]\n`);
+    process.stderr.write(
+      `${error instanceof Error ? error.message : String(error)}\nusage: npm run bench [-- --quick] [-- --json] [-- --processes N] [-- --unpinned] [-- --scale N] [-- --only a,b] [-- --connections N] [-- --rate N] [-- --server-cores N]\n`,
+    );
     process.exit(2);
   }
 }

@@ -27,7 +27,9 @@ function embeddedDataDir(): string | undefined {
 
 try {
   const dataDir = embeddedDataDir();
-  process.exitCode = (dataDir === undefined ? undefined : await runInServer(dataDir, argv, debug)) ?? (await runCommandLine(argv, { debug }));
+  process.exitCode =
+    (dataDir === undefined ? undefined : await runInServer(dataDir, argv, debug)) ??
+    (await runCommandLine(argv, { debug }));
 } catch (error) {
   process.stderr.write(`error: ${errorMessage(error)}\n`);
   process.exitCode = 1;

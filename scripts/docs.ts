@@ -11,7 +11,15 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bundledSpecs, type BundledSpec } from '../server/contract/bundled-specs.ts';
 import { SCALAR_SCRIPT } from '../server/contract/scalar-bundle.ts';
-import { DOCS_PATHS, MOCK_SERVER, docsBarLinks, docsPage, docsTitle, referenceTitle, specServers } from '../server/contract/docs.ts';
+import {
+  DOCS_PATHS,
+  MOCK_SERVER,
+  docsBarLinks,
+  docsPage,
+  docsTitle,
+  referenceTitle,
+  specServers,
+} from '../server/contract/docs.ts';
 import { readGuides } from '../server/contract/guide-files.ts';
 import { guidePage } from '../server/contract/guide-page.ts';
 import { INDEX_SLUG, type SiteLinks } from '../server/contract/guide-site.ts';
@@ -20,7 +28,9 @@ import { GUIDES_STYLESHEET } from '../server/contract/guides-style.ts';
 const GUIDES_DIR = 'guides';
 const STYLESHEET = 'guides.css';
 
-const { values } = parseArgs({ options: { out: { type: 'string', default: 'docs-dist' }, 'source-url': { type: 'string' } } });
+const { values } = parseArgs({
+  options: { out: { type: 'string', default: 'docs-dist' }, 'source-url': { type: 'string' } },
+});
 const outDir = resolve(values.out);
 const sourceUrl = values['source-url'];
 
@@ -38,11 +48,21 @@ for (const spec of specs) {
   copyFileSync(SCALAR_SCRIPT, join(dir, 'standalone.js'));
   const bar = {
     stylesheet: `../${GUIDES_DIR}/${STYLESHEET}`,
-    links: docsBarLinks(`../${GUIDES_DIR}/index.html`, specs.map((s) => ({ href: referenceHref(s), spec: s })), spec),
+    links: docsBarLinks(
+      `../${GUIDES_DIR}/index.html`,
+      specs.map((s) => ({ href: referenceHref(s), spec: s })),
+      spec,
+    ),
   };
   writeFileSync(
     join(dir, 'index.html'),
-    docsPage({ title: docsTitle(spec), specUrl: './openapi.json', scriptUrl: './standalone.js', servers: [...specServers(spec), MOCK_SERVER], bar }),
+    docsPage({
+      title: docsTitle(spec),
+      specUrl: './openapi.json',
+      scriptUrl: './standalone.js',
+      servers: [...specServers(spec), MOCK_SERVER],
+      bar,
+    }),
   );
   console.log(`wrote ${join(dir, 'index.html')}`);
 }
@@ -54,13 +74,20 @@ const links: SiteLinks = {
     return spec && referenceHref(spec);
   },
   stylesheet: STYLESHEET,
-  repositoryFile: (path) => (sourceUrl === undefined ? undefined : new URL(path, sourceUrl.endsWith('/') ? sourceUrl : `${sourceUrl}/`).href),
+  repositoryFile: (path) =>
+    sourceUrl === undefined ? undefined : new URL(path, sourceUrl.endsWith('/') ? sourceUrl : `${sourceUrl}/`).href,
 };
 const guides = readGuides();
-const site = { guides, references: specs.map((spec) => ({ path: DOCS_PATHS[spec.surface], title: referenceTitle(spec) })), links };
+const site = {
+  guides,
+  references: specs.map((spec) => ({ path: DOCS_PATHS[spec.surface], title: referenceTitle(spec) })),
+  links,
+};
 const guidesDir = join(outDir, GUIDES_DIR);
 rmSync(guidesDir, { recursive: true, force: true });
 mkdirSync(guidesDir, { recursive: true });
 writeFileSync(join(guidesDir, STYLESHEET), GUIDES_STYLESHEET);
 for (const guide of guides) writeFileSync(join(guidesDir, links.guide(guide.slug)), guidePage(site, guide));
-console.log(`wrote ${guides.length} guides to ${guidesDir}${guides.some((g) => g.slug === INDEX_SLUG) ? '' : ' (no docs/index.md)'}`);
+console.log(
+  `wrote ${guides.length} guides to ${guidesDir}${guides.some((g) => g.slug === INDEX_SLUG) ? '' : ' (no docs/index.md)'}`,
+);

@@ -19,7 +19,10 @@ const root = new URL('..', import.meta.url).pathname;
 
 async function outputsFor(surface: string): Promise<Record<string, string>> {
   const bundlePath = join(mkdtempSync(join(tmpdir(), 'bundle-')), 'openapi.json');
-  execFileSync(join(root, 'node_modules/.bin/redocly'), ['bundle', surface, '--output', bundlePath], { cwd: root, stdio: 'pipe' });
+  execFileSync(join(root, 'node_modules/.bin/redocly'), ['bundle', surface, '--output', bundlePath], {
+    cwd: root,
+    stdio: 'pipe',
+  });
   const spec = linkStreamEventSchemas(JSON.parse(readFileSync(bundlePath, 'utf8')));
   // A copy: openapi-typescript bundles its input in place, which would inline the event schemas' `$ref`s again.
   const types = astToString(await openapiTS(structuredClone(spec), { alphabetize: true, rootTypes: false }));
@@ -56,7 +59,8 @@ function linkStreamEventSchemas(spec: any): any {
     const object = node as Record<string, unknown>;
     const file = typeof object.$ref === 'string' ? /^\.\/(\w+)\.yaml$/.exec(object.$ref) : null;
     if (file) {
-      if (!spec.components?.schemas?.[file[1]!]) throw new Error(`${where}: ${object.$ref} is not among the root's components.schemas`);
+      if (!spec.components?.schemas?.[file[1]!])
+        throw new Error(`${where}: ${object.$ref} is not among the root's components.schemas`);
       object.$ref = `#/components/schemas/${file[1]}`;
     }
     for (const value of Object.values(object)) link(value, where);
@@ -66,7 +70,8 @@ function linkStreamEventSchemas(spec: any): any {
       for (const response of Object.values(item[method]?.responses ?? {}) as any[]) {
         const events: Record<string, unknown> | undefined = response['x-sse-events'];
         link(events, `${method} ${path}`);
-        for (const [event, schema] of Object.entries(events ?? {})) events![event] = { $ref: componentEqualTo(spec, schema, `${method} ${path} event ${event}`) };
+        for (const [event, schema] of Object.entries(events ?? {}))
+          events![event] = { $ref: componentEqualTo(spec, schema, `${method} ${path} event ${event}`) };
       }
     }
   }
@@ -74,8 +79,13 @@ function linkStreamEventSchemas(spec: any): any {
 }
 
 function componentEqualTo(spec: any, schema: unknown, where: string): string {
-  const names = Object.entries(spec.components?.schemas ?? {}).flatMap(([name, component]) => (isDeepStrictEqual(component, schema) ? [name] : []));
-  if (names.length !== 1) throw new Error(`${where}: its schema equals ${names.length} of the root's components.schemas; declare it there once`);
+  const names = Object.entries(spec.components?.schemas ?? {}).flatMap(([name, component]) =>
+    isDeepStrictEqual(component, schema) ? [name] : [],
+  );
+  if (names.length !== 1)
+    throw new Error(
+      `${where}: its schema equals ${names.length} of the root's components.schemas; declare it there once`,
+    );
   return `#/components/schemas/${names[0]}`;
 }
 
@@ -112,7 +122,8 @@ function output(file: string, content: string): void {
   }
 }
 for (const surface of surfaces) {
-  for (const [name, content] of Object.entries(await outputsFor(surface))) output(`generated/${surface}/${name}`, content);
+  for (const [name, content] of Object.entries(await outputsFor(surface)))
+    output(`generated/${surface}/${name}`, content);
 }
 // From the bundled specs as just written (under --check, as committed: a stale one is reported above).
 for (const [file, content] of Object.entries(docsPages(bundledSpecs()))) output(file, content);

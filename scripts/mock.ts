@@ -8,7 +8,9 @@ const port = Number(process.env.MOCK_PORT ?? 4010);
 const logger = createLogger(process.env.LOG_LEVEL ?? 'info');
 const { app, surfaces } = await createMockApp(logger);
 const server = app.listen(port, () => {
-  const served = surfaces.map(({ surface, contract }) => `${surface} (${contract.api.router.getOperations().length} operations)`).join(', ');
+  const served = surfaces
+    .map(({ surface, contract }) => `${surface} (${contract.api.router.getOperations().length} operations)`)
+    .join(', ');
   logger.info(`mock server listening on http://localhost:${port}: ${served}`);
 });
 server.on('error', (error) => {

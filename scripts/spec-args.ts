@@ -12,6 +12,7 @@ export function option(flag: string, argv: string[] = process.argv): string | un
 /** `--surface general|partner-v1`; partner v1 when absent, the surface these scripts first locked. */
 export function surfaceOption(argv: string[] = process.argv): Surface {
   const value = option('--surface', argv) ?? 'partner-v1';
-  if (!surfaces.includes(value as Surface)) throw new Error(`--surface must be one of ${surfaces.join(', ')}, got ${value}`);
+  if (!surfaces.includes(value as Surface))
+    throw new Error(`--surface must be one of ${surfaces.join(', ')}, got ${value}`);
   return value as Surface;
 }

@@ -3,7 +3,14 @@
 // its last released one (the newest spec/<surface>/released/openapi-<version>.json), naming every break. CI runs it
 // for both surfaces.
 import { fileURLToPath } from 'node:url';
-import { compareSpecs, currentSpecOf, readJson, releasedDirOf, releasedVersions, versionProblems } from './spec-diff.ts';
+import {
+  compareSpecs,
+  currentSpecOf,
+  readJson,
+  releasedDirOf,
+  releasedVersions,
+  versionProblems,
+} from './spec-diff.ts';
 import { option, surfaceOption } from './spec-args.ts';
 
 const surface = surfaceOption();
@@ -16,7 +23,10 @@ const released = readJson(releasedFile);
 const current = readJson(option('--current') ?? currentSpecOf(surface));
 
 const changes = compareSpecs(released, current);
-const breaks = [...changes.filter((c) => c.class === 'breaking').map((c) => c.message), ...versionProblems(released.info.version, current.info.version)];
+const breaks = [
+  ...changes.filter((c) => c.class === 'breaking').map((c) => c.message),
+  ...versionProblems(released.info.version, current.info.version),
+];
 if (breaks.length > 0) {
   console.error(`The ${surface} spec breaks ${name} as released in ${released.info.version} (${breaks.length}):`);
   for (const message of breaks) console.error(`  - ${message}`);
@@ -24,4 +34,7 @@ if (breaks.length > 0) {
   process.exit(1);
 }
 const others = changes.length;
-console.log(`No breaking change against ${name} ${released.info.version}` + (others ? `; ${others} compatible change(s), see \`npm run spec:changelog -- --surface ${surface}\`.` : '.'));
+console.log(
+  `No breaking change against ${name} ${released.info.version}` +
+    (others ? `; ${others} compatible change(s), see \`npm run spec:changelog -- --surface ${surface}\`.` : '.'),
+);

@@ -21,7 +21,8 @@ export function canonicalSpec(spec: any): any {
     const name = COMPONENT.exec(node.$ref)?.[1];
     return name && components[name] && !expanding.has(name) ? [name, components[name]!] : undefined;
   };
-  const expanded = (name: string, schema: Schema, expanding: Set<string>): Schema => rewrite(structuredClone(schema), new Set([...expanding, name]));
+  const expanded = (name: string, schema: Schema, expanding: Set<string>): Schema =>
+    rewrite(structuredClone(schema), new Set([...expanding, name]));
 
   function rewrite(node: Schema, expanding: Set<string>): Schema {
     for (const key of ['oneOf', 'anyOf'] as const) {
@@ -50,8 +51,10 @@ export function canonicalSpec(spec: any): any {
   }
 
   // The components first: api-smart-diff follows the paths' `$ref`s into them.
-  for (const [name, schema] of Object.entries(components)) if (isSchema(schema)) components[name] = rewrite(schema, new Set([name]));
-  for (const section of ['paths', 'webhooks'] as const) if (isSchema(copy[section])) copy[section] = rewrite(copy[section], new Set());
+  for (const [name, schema] of Object.entries(components))
+    if (isSchema(schema)) components[name] = rewrite(schema, new Set([name]));
+  for (const section of ['paths', 'webhooks'] as const)
+    if (isSchema(copy[section])) copy[section] = rewrite(copy[section], new Set());
   return copy;
 }
 

@@ -9,7 +9,15 @@ import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { option, surfaceOption } from './spec-args.ts';
 import { released, unreleasedBody, withUnreleased } from './spec-changelog-text.ts';
-import { changelogOf, compareSpecs, currentSpecOf, readJson, releasedDirOf, releasedVersions, versionProblems } from './spec-diff.ts';
+import {
+  changelogOf,
+  compareSpecs,
+  currentSpecOf,
+  readJson,
+  releasedDirOf,
+  releasedVersions,
+  versionProblems,
+} from './spec-diff.ts';
 
 const surface = surfaceOption();
 const currentFile = option('--current') ?? fileURLToPath(currentSpecOf(surface));
@@ -27,26 +35,35 @@ const updated = withUnreleased(changelog, unreleasedBody(changes, latest));
 
 if (process.argv.includes('--check')) {
   if (updated !== changelog) {
-    console.error(`${changelogName} is stale: the ${surface} spec changed since it was written. Run \`npm run spec:changelog -- --surface ${surface}\` and commit it.`);
+    console.error(
+      `${changelogName} is stale: the ${surface} spec changed since it was written. Run \`npm run spec:changelog -- --surface ${surface}\` and commit it.`,
+    );
     process.exit(1);
   }
   console.log(`${changelogName} is up to date with the ${surface} spec (${changes.length} change(s) since ${latest}).`);
 } else if (process.argv.includes('--retake')) {
   // Breaking changes are accepted: the snapshot is of a version not yet published, so nobody relies on it yet.
-  const refusals = current.info.version === latest ? [] : [`info.version is ${current.info.version}, the newest snapshot ${latest}: release it instead`];
+  const refusals =
+    current.info.version === latest
+      ? []
+      : [`info.version is ${current.info.version}, the newest snapshot ${latest}: release it instead`];
   if (refusals.length > 0) {
     console.error(`Not retaking the ${surface} snapshot ${latest}:\n  - ${refusals.join('\n  - ')}`);
     process.exit(1);
   }
   copyFileSync(currentFile, new URL(`openapi-${latest}.json`, releasedDir));
   writeFileSync(changelogFile, withUnreleased(changelog, unreleasedBody([], latest)));
-  console.log(`Retook spec/${surface}/released/openapi-${latest}.json from the current spec and emptied ${changelogName}'s Unreleased; commit both.`);
+  console.log(
+    `Retook spec/${surface}/released/openapi-${latest}.json from the current spec and emptied ${changelogName}'s Unreleased; commit both.`,
+  );
 } else if (process.argv.includes('--release')) {
   const version = current.info.version as string;
   const refusals = [
     ...breaking.map((c) => `breaking: ${c.message}`),
     ...versionProblems(latest, version),
-    ...(existsSync(new URL(`openapi-${version}.json`, releasedDir)) ? [`${version} is already released: raise info.version first`] : []),
+    ...(existsSync(new URL(`openapi-${version}.json`, releasedDir))
+      ? [`${version} is already released: raise info.version first`]
+      : []),
     ...(changes.length === 0 ? [`nothing changed since ${latest}`] : []),
   ];
   if (refusals.length > 0) {
@@ -56,9 +73,16 @@ if (process.argv.includes('--check')) {
   copyFileSync(currentFile, new URL(`openapi-${version}.json`, releasedDir));
   const date = new Date().toISOString().slice(0, 10);
   writeFileSync(changelogFile, released(updated, version, date, unreleasedBody([], version)));
-  console.log(`Released ${surface} ${version}: spec/${surface}/released/openapi-${version}.json and ${changelogName}; commit both.`);
+  console.log(
+    `Released ${surface} ${version}: spec/${surface}/released/openapi-${version}.json and ${changelogName}; commit both.`,
+  );
 } else {
-  if (breaking.length > 0) console.error(`Left out ${breaking.length} breaking change(s); \`npm run spec:breaking -- --surface ${surface}\` lists them.`);
+  if (breaking.length > 0)
+    console.error(
+      `Left out ${breaking.length} breaking change(s); \`npm run spec:breaking -- --surface ${surface}\` lists them.`,
+    );
   if (updated !== changelog) writeFileSync(changelogFile, updated);
-  console.log(`${updated === changelog ? `${changelogName} was up to date` : `wrote ${changelogName}`}: ${changes.length - breaking.length} compatible change(s) since ${latest}.`);
+  console.log(
+    `${updated === changelog ? `${changelogName} was up to date` : `wrote ${changelogName}`}: ${changes.length - breaking.length} compatible change(s) since ${latest}.`,
+  );
 }

@@ -18,15 +18,18 @@ export function describeChange(diff: Difference, before: any, after: any): strin
   const { path, action } = diff;
   const verb = VERB[action];
   const [root, second] = path;
-  if (root === 'paths' && path.length === 1 && action === 'rename') return `renamed path ${code(diff.before)} to ${code(diff.after)}`;
-  if (root === 'security') return `${verb} security requirement ${code(Object.keys((diff.before ?? diff.after ?? {}) as object).join(' + '))} of the whole API`;
+  if (root === 'paths' && path.length === 1 && action === 'rename')
+    return `renamed path ${code(diff.before)} to ${code(diff.after)}`;
+  if (root === 'security')
+    return `${verb} security requirement ${code(Object.keys((diff.before ?? diff.after ?? {}) as object).join(' + '))} of the whole API`;
   if (root === 'components' && second === 'securitySchemes') {
     return `${verb} ${path.slice(3).join('.') || 'definition'} of security scheme ${code(path[2])}${fromTo(diff)}`;
   }
   if (root !== 'paths' || typeof second !== 'string') return `${verb} ${path.join('.')}${fromTo(diff)}`;
 
   const method = path[2];
-  if (typeof method !== 'string' || !METHODS.includes(method)) return `${verb} ${path.slice(2).join('.')} of path ${code(second)}${fromTo(diff)}`;
+  if (typeof method !== 'string' || !METHODS.includes(method))
+    return `${verb} ${path.slice(2).join('.')} of path ${code(second)}${fromTo(diff)}`;
   const spec = action === 'add' ? after : before;
   const operation = spec.paths[second][method];
   const name = operation.operationId ?? `${method.toUpperCase()} ${second}`;
@@ -34,7 +37,8 @@ export function describeChange(diff: Difference, before: any, after: any): strin
   if (rest.length === 0) return `${verb} operation ${code(name)} (${method.toUpperCase()} ${second})`;
   const [part, key, ...deeper] = rest;
 
-  if (part === 'operationId') return `renamed operation ${code(diff.before)} (${method.toUpperCase()} ${second}) to ${code(diff.after)}`;
+  if (part === 'operationId')
+    return `renamed operation ${code(diff.before)} (${method.toUpperCase()} ${second}) to ${code(diff.after)}`;
   if (part === 'deprecated') return `${diff.after === true ? 'deprecated' : 'undeprecated'} operation ${code(name)}`;
   if (part === 'security') return `${verb} security requirement of ${name}${fromTo(diff)}`;
   if (part === 'parameters' && typeof key === 'number') {
@@ -45,13 +49,15 @@ export function describeChange(diff: Difference, before: any, after: any): strin
     if (deeper.length === 0) {
       return `${verb} ${action === 'add' ? (parameter.required ? 'required ' : 'optional ') : ''}${label} of ${name}`;
     }
-    if (deeper[0] === 'required') return `${label} of ${name} is ${diff.after === true ? 'now required' : 'no longer required'}`;
+    if (deeper[0] === 'required')
+      return `${label} of ${name} is ${diff.after === true ? 'now required' : 'no longer required'}`;
     if (deeper[0] === 'schema') return describeSchema(diff, deeper.slice(1), label, name);
     return `${verb} ${deeper.join('.')} of ${label} of ${name}${fromTo(diff)}`;
   }
   if (part === 'requestBody') {
     if (key === undefined) return `${verb} request body of ${name}`;
-    if (key === 'required') return `request body of ${name} is ${diff.after === true ? 'now required' : 'no longer required'}`;
+    if (key === 'required')
+      return `request body of ${name} is ${diff.after === true ? 'now required' : 'no longer required'}`;
     if (key === 'content' && deeper.length === 1) return `${verb} request media type ${code(deeper[0])} of ${name}`;
     if (key === 'content' && deeper[1] === 'schema') return describeSchema(diff, deeper.slice(2), 'request', name);
   }
@@ -59,10 +65,14 @@ export function describeChange(diff: Difference, before: any, after: any): strin
     const where = `${name} ${key}`;
     if (deeper.length === 0) return `${verb} response status ${key} of ${name}`;
     const [section, item, ...inner] = deeper;
-    if (section === 'headers' && item !== undefined && inner.length === 0) return `${verb} response header ${code(item)} of ${where}`;
-    if (section === 'headers' && inner[0] === 'required') return `response header ${code(item)} of ${where} is ${diff.after === true ? 'now required' : 'no longer required'}`;
-    if (section === 'headers' && inner[0] === 'schema') return describeSchema(diff, inner.slice(1), `response header ${code(item)}`, where);
-    if (section === 'content' && item !== undefined && inner.length === 0) return `${verb} response media type ${code(item)} of ${where}`;
+    if (section === 'headers' && item !== undefined && inner.length === 0)
+      return `${verb} response header ${code(item)} of ${where}`;
+    if (section === 'headers' && inner[0] === 'required')
+      return `response header ${code(item)} of ${where} is ${diff.after === true ? 'now required' : 'no longer required'}`;
+    if (section === 'headers' && inner[0] === 'schema')
+      return describeSchema(diff, inner.slice(1), `response header ${code(item)}`, where);
+    if (section === 'content' && item !== undefined && inner.length === 0)
+      return `${verb} response media type ${code(item)} of ${where}`;
     if (section === 'content' && inner[0] === 'schema') return describeSchema(diff, inner.slice(1), 'response', where);
   }
   return `${verb} ${rest.join('.')} of ${name}${fromTo(diff)}`;
@@ -102,7 +112,8 @@ function describeSchema(diff: Difference, path: JsonPath, subject: string, where
   };
   const verb = VERB[diff.action];
   const [keyword, key] = tail;
-  if (keyword === 'properties' && key !== undefined && tail.length === 2) return `${verb} ${at([...field, String(key)])} of ${where}`;
+  if (keyword === 'properties' && key !== undefined && tail.length === 2)
+    return `${verb} ${at([...field, String(key)])} of ${where}`;
   if (keyword === 'required' && tail.length <= 2) {
     const names = (tail.length === 2 ? [diff.before ?? diff.after] : ((diff.after ?? diff.before) as unknown[])) ?? [];
     const now = diff.action === 'add' ? 'now required' : 'no longer required';
@@ -119,14 +130,19 @@ function describeSchema(diff: Difference, path: JsonPath, subject: string, where
 
 function fromTo(diff: Difference): string {
   const show = (v: unknown) => code(v);
-  if (diff.action === 'replace' && isScalar(diff.before) && isScalar(diff.after)) return ` from ${show(diff.before)} to ${show(diff.after)}`;
+  if (diff.action === 'replace' && isScalar(diff.before) && isScalar(diff.after))
+    return ` from ${show(diff.before)} to ${show(diff.after)}`;
   if (diff.action === 'add' && isScalar(diff.after)) return ` (${show(diff.after)})`;
   if (diff.action === 'remove' && isScalar(diff.before)) return ` (was ${show(diff.before)})`;
   return '';
 }
 
 function isScalar(value: unknown): boolean {
-  return value === null || ['string', 'number', 'boolean'].includes(typeof value) || (Array.isArray(value) && value.every((v) => typeof v === 'string'));
+  return (
+    value === null ||
+    ['string', 'number', 'boolean'].includes(typeof value) ||
+    (Array.isArray(value) && value.every((v) => typeof v === 'string'))
+  );
 }
 
 function resolve(spec: any, node: any): any {

@@ -52,7 +52,12 @@ function messageFor(diff: Diff, before: object, after: object): string {
  */
 function seenByClients(diff: Diff): boolean {
   const [root, section] = diff.path;
-  return root === 'paths' || root === 'security' || root === 'webhooks' || (root === 'components' && section === 'securitySchemes');
+  return (
+    root === 'paths' ||
+    root === 'security' ||
+    root === 'webhooks' ||
+    (root === 'components' && section === 'securitySchemes')
+  );
 }
 
 type Classified = ChangeClass | 'annotation';
@@ -69,7 +74,8 @@ function houseClass(diff: Diff, after: object): Classified {
   // The declaration itself changes no valid document; it tells clients what to expect, and the changelog lists it.
   if (action === 'add' && last === 'x-extensible-enum') return 'non-breaking';
   if (action === 'add' && path[0] === 'webhooks' && path.length === 2) return 'non-breaking';
-  if (action === 'add' && path[0] === 'components' && path[1] === 'securitySchemes' && path.at(-2) === 'scopes') return 'non-breaking';
+  if (action === 'add' && path[0] === 'components' && path[1] === 'securitySchemes' && path.at(-2) === 'scopes')
+    return 'non-breaking';
   // Examples are documentation; api-smart-diff leaves their edits unclassified.
   if (path.includes('examples') || path.includes('example')) return 'annotation';
   // The operationId names the SDK method and the handler: renaming it renames the operation.
@@ -79,7 +85,8 @@ function houseClass(diff: Diff, after: object): Classified {
   // "Never remove an enum value", wherever it is (api-smart-diff allows it in responses).
   if (keyword === 'enum' && action === 'remove') return 'breaking';
   // Removing one of the accepted ways to authenticate locks out the clients that use it.
-  if ((path[0] === 'security' || keyword === 'security' || path.at(-3) === 'security') && action === 'remove') return 'breaking';
+  if ((path[0] === 'security' || keyword === 'security' || path.at(-3) === 'security') && action === 'remove')
+    return 'breaking';
   if (last === 'type' && action === 'replace') return typeChangeClass(path, diff.before, diff.after);
   // Server-sent events (`x-sse-events`, an extension api-smart-diff does not judge): their descriptions are
   // documentation, and a new value of an event's code is a new way for the server to end a stream, which every client
@@ -96,7 +103,10 @@ function houseClass(diff: Diff, after: object): Classified {
 
 /** Whether the schema holding the enum at `enumPath` declares itself open. */
 function declaredOpen(doc: object, enumPath: JsonPath): boolean {
-  return (nodeAt(doc, enumPath.slice(0, -1)) as { 'x-extensible-enum'?: unknown } | undefined)?.['x-extensible-enum'] === true;
+  return (
+    (nodeAt(doc, enumPath.slice(0, -1)) as { 'x-extensible-enum'?: unknown } | undefined)?.['x-extensible-enum'] ===
+    true
+  );
 }
 
 /** The node at `path`, following each `$ref` on the way (api-smart-diff's paths run through resolved references). */
@@ -104,7 +114,10 @@ function nodeAt(doc: object, path: JsonPath): unknown {
   const resolve = (node: any): any => {
     let current = node;
     for (let hops = 0; current && typeof current.$ref === 'string' && hops < 32; hops++) {
-      current = current.$ref.slice(2).split('/').reduce((o: any, k: string) => o?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+      current = current.$ref
+        .slice(2)
+        .split('/')
+        .reduce((o: any, k: string) => o?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
     }
     return current;
   };
@@ -122,7 +135,8 @@ function nodeAt(doc: object, path: JsonPath): unknown {
  */
 function typeChangeClass(path: JsonPath, before: unknown, after: unknown): Classified {
   const types = (t: unknown) => (Array.isArray(t) ? t : [t]) as string[];
-  const within = (a: string[], b: string[]) => a.every((t) => b.includes(t) || (t === 'integer' && b.includes('number')));
+  const within = (a: string[], b: string[]) =>
+    a.every((t) => b.includes(t) || (t === 'integer' && b.includes('number')));
   const inResponse = path.includes('responses');
   const ok = inResponse ? within(types(after), types(before)) : within(types(before), types(after));
   return ok ? 'non-breaking' : 'breaking';
@@ -132,7 +146,8 @@ function typeChangeClass(path: JsonPath, before: unknown, after: unknown): Class
 export const releasedDirOf = (surface: Surface) => new URL(`../spec/${surface}/released/`, import.meta.url);
 export const currentSpecOf = (surface: Surface) => new URL(`../generated/${surface}/openapi.json`, import.meta.url);
 /** Each surface's generated changelog: partner v1's is the project's CHANGELOG.md. */
-export const changelogOf = (surface: Surface) => new URL(surface === 'partner-v1' ? '../CHANGELOG.md' : `../CHANGELOG-${surface}.md`, import.meta.url);
+export const changelogOf = (surface: Surface) =>
+  new URL(surface === 'partner-v1' ? '../CHANGELOG.md' : `../CHANGELOG-${surface}.md`, import.meta.url);
 
 export const RELEASED_DIR = releasedDirOf('partner-v1');
 export const CURRENT_SPEC = currentSpecOf('partner-v1');
@@ -159,7 +174,8 @@ export function readJson(file: string | URL): any {
 /** Problems with the current spec's info.version against the last release: a locked surface keeps its major version and never goes back. */
 export function versionProblems(released: string, current: string): string[] {
   if (!/^\d+\.\d+\.\d+$/.test(current)) return [`info.version ${current} is not a plain MAJOR.MINOR.PATCH version`];
-  if (current.split('.')[0] !== released.split('.')[0]) return [`info.version ${current} leaves major version ${released.split('.')[0]} of the locked surface`];
+  if (current.split('.')[0] !== released.split('.')[0])
+    return [`info.version ${current} leaves major version ${released.split('.')[0]} of the locked surface`];
   if (compareVersions(current, released) < 0) return [`info.version ${current} is lower than the released ${released}`];
   return [];
 }

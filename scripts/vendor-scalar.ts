@@ -18,8 +18,19 @@ if (!version || !/^\d+\.\d+\.\d+$/.test(version)) {
 }
 const work = mkdtempSync(join(tmpdir(), 'scalar-'));
 try {
-  const [packed] = JSON.parse(execFileSync('npm', ['pack', `${SCALAR_PACKAGE}@${version}`, '--json', '--pack-destination', work], { encoding: 'utf8' })) as { filename: string; integrity: string }[];
-  execFileSync('tar', ['-xzf', join(work, packed!.filename), '-C', work, 'package/package.json', 'package/dist/browser/standalone.js']);
+  const [packed] = JSON.parse(
+    execFileSync('npm', ['pack', `${SCALAR_PACKAGE}@${version}`, '--json', '--pack-destination', work], {
+      encoding: 'utf8',
+    }),
+  ) as { filename: string; integrity: string }[];
+  execFileSync('tar', [
+    '-xzf',
+    join(work, packed!.filename),
+    '-C',
+    work,
+    'package/package.json',
+    'package/dist/browser/standalone.js',
+  ]);
   const manifest = JSON.parse(readFileSync(join(work, 'package/package.json'), 'utf8')) as { license: string };
   const bundle = readFileSync(join(work, 'package/dist/browser/standalone.js'));
   writeFileSync(SCALAR_SCRIPT, bundle);

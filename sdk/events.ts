@@ -38,7 +38,9 @@ export class EventFeedError extends Error {
     readonly status: number,
     readonly problem: Problem | undefined,
   ) {
-    super(problem ? `${status} ${problem.code}: ${problem.detail ?? problem.title}` : `the changes feed answered ${status}`);
+    super(
+      problem ? `${status} ${problem.code}: ${problem.detail ?? problem.title}` : `the changes feed answered ${status}`,
+    );
   }
 
   get expired(): boolean {
@@ -54,9 +56,16 @@ export function eventFeed(client: Client<paths>, options: EventFeedOptions = {})
     },
     async *[Symbol.asyncIterator]() {
       for (;;) {
-        const query: FeedQuery = { ...(cursor ? { cursor } : {}), ...(options.types ? { type: options.types } : {}), ...(options.pageSize ? { limit: options.pageSize } : {}) };
+        const query: FeedQuery = {
+          ...(cursor ? { cursor } : {}),
+          ...(options.types ? { type: options.types } : {}),
+          ...(options.pageSize ? { limit: options.pageSize } : {}),
+        };
         // The spec's `type` is one comma-separated value (style form, explode false).
-        const { data, error, response } = await client.GET('/api/events', { params: { query }, querySerializer: { array: { style: 'form', explode: false } } });
+        const { data, error, response } = await client.GET('/api/events', {
+          params: { query },
+          querySerializer: { array: { style: 'form', explode: false } },
+        });
         if (!data) throw new EventFeedError(response.status, error as Problem | undefined);
         for (const event of data.data) yield event;
         cursor = data.next_cursor;

@@ -27,7 +27,11 @@ interface Common {
 
 /** The partner surface (`/api/v1`), with the partner's API key on every request. */
 export function createPartnerClient({ baseUrl, apiKey, fetch }: Common & { apiKey: string }): Client<PartnerPaths> {
-  const client = createClient<PartnerPaths>({ baseUrl, headers: { 'X-Service-API-Key': apiKey }, ...(fetch ? { fetch } : {}) });
+  const client = createClient<PartnerPaths>({
+    baseUrl,
+    headers: { 'X-Service-API-Key': apiKey },
+    ...(fetch ? { fetch } : {}),
+  });
   client.use(keepRefusedStreamBodies);
   return client;
 }
@@ -41,13 +45,20 @@ export function createGeneralClient(
   options: Common & ({ accessToken: string | (() => string | Promise<string>) } | { apiKey: string } | object),
 ): Client<GeneralPaths> {
   const { baseUrl, fetch } = options;
-  const client = createClient<GeneralPaths>({ baseUrl, ...('apiKey' in options ? { headers: { 'X-Service-API-Key': options.apiKey } } : {}), ...(fetch ? { fetch } : {}) });
+  const client = createClient<GeneralPaths>({
+    baseUrl,
+    ...('apiKey' in options ? { headers: { 'X-Service-API-Key': options.apiKey } } : {}),
+    ...(fetch ? { fetch } : {}),
+  });
   client.use(keepRefusedStreamBodies);
   if ('accessToken' in options) {
     const { accessToken } = options;
     client.use({
       async onRequest({ request }) {
-        request.headers.set('Authorization', `Bearer ${typeof accessToken === 'function' ? await accessToken() : accessToken}`);
+        request.headers.set(
+          'Authorization',
+          `Bearer ${typeof accessToken === 'function' ? await accessToken() : accessToken}`,
+        );
         return request;
       },
     });

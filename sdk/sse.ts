@@ -51,7 +51,10 @@ export async function* sseEvents(response: Response): AsyncGenerator<EventSource
     }
     throw new StreamRefusedError(response.status, body);
   }
-  const reader = response.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
+  const reader = response.body
+    .pipeThrough(new TextDecoderStream())
+    .pipeThrough(new EventSourceParserStream())
+    .getReader();
   try {
     for (;;) {
       const { done, value } = await reader.read();

@@ -14,8 +14,16 @@ export type WebhookEvent = components['schemas']['WebhookEvent'];
  * WebhookVerificationError otherwise (a wrong or missing signature, a timestamp more than 5 minutes off).
  * `headers` may be a Fetch `Headers` or a Node-style object; their names are matched case-insensitively.
  */
-export function verifyWebhook(secret: string, headers: Headers | Record<string, string | string[] | undefined>, body: string | Buffer): WebhookEvent {
+export function verifyWebhook(
+  secret: string,
+  headers: Headers | Record<string, string | string[] | undefined>,
+  body: string | Buffer,
+): WebhookEvent {
   const entries = headers instanceof Headers ? [...headers.entries()] : Object.entries(headers);
-  const lowerCased = Object.fromEntries(entries.flatMap(([name, value]) => (value === undefined ? [] : [[name.toLowerCase(), Array.isArray(value) ? value.join(', ') : value]])));
+  const lowerCased = Object.fromEntries(
+    entries.flatMap(([name, value]) =>
+      value === undefined ? [] : [[name.toLowerCase(), Array.isArray(value) ? value.join(', ') : value]],
+    ),
+  );
   return new Webhook(secret).verify(body, lowerCased) as WebhookEvent;
 }

@@ -17,6 +17,7 @@ export function redirectUrisOption(given: string[] | undefined): string[] {
 export function scopesOption(given: string | undefined): string[] {
   const scopes = given ? given.split(/[\s,]+/).filter(Boolean) : [...ALL_SCOPES];
   const unknown = scopes.filter((s) => !ALL_SCOPES.includes(s as never));
-  if (unknown.length > 0) throw new UsageError(`unknown scope ${unknown.join(', ')}; scopes are: ${ALL_SCOPES.join(' ')}`);
+  if (unknown.length > 0)
+    throw new UsageError(`unknown scope ${unknown.join(', ')}; scopes are: ${ALL_SCOPES.join(' ')}`);
   return scopes;
 }

@@ -6,7 +6,13 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Db } from '../../db/connect.ts';
 import { findClient } from '../../db/queries/oauth.ts';
-import { deleteEndpoint, findClientEndpoint, insertEndpoint, updateEndpoint, type EndpointRow } from '../../db/queries/webhooks.ts';
+import {
+  deleteEndpoint,
+  findClientEndpoint,
+  insertEndpoint,
+  updateEndpoint,
+  type EndpointRow,
+} from '../../db/queries/webhooks.ts';
 import { endpointStatus } from '../../services/webhooks/endpoint-body.ts';
 import { rotateSecret } from '../../services/webhooks/endpoints.ts';
 import { bundledSpecFile } from '../../server/contract/bundled-specs.ts';
@@ -18,17 +24,24 @@ import { assertDeliverableUrl, UndeliverableUrlError } from '../../services/webh
 import { note, parse, print, UsageError, withDb } from './shared.ts';
 
 /** The kinds an app can subscribe to: the spec's catalog but the test kind, which its owner sends on request. */
-const APP_EVENT_TYPES: readonly string[] = (JSON.parse(readFileSync(bundledSpecFile('general'), 'utf8')).components.schemas.EventType.enum as string[]).filter(
-  (type) => type !== 'webhook.test',
-);
+const APP_EVENT_TYPES: readonly string[] = (
+  JSON.parse(readFileSync(bundledSpecFile('general'), 'utf8')).components.schemas.EventType.enum as string[]
+).filter((type) => type !== 'webhook.test');
 
 export async function setClientWebhook(args: string[]): Promise<void> {
-  const { values, positionals } = parse(args, { url: { type: 'string' }, events: { type: 'string' }, description: { type: 'string' } }, ['CLIENT_ID']);
+  const { values, positionals } = parse(
+    args,
+    { url: { type: 'string' }, events: { type: 'string' }, description: { type: 'string' } },
+    ['CLIENT_ID'],
+  );
   const clientId = positionals[0]!;
   if (!values.url) throw new UsageError('--url URL is required');
   const eventTypes = values.events ? [...new Set(values.events.split(/[\s,]+/).filter(Boolean))] : [...APP_EVENT_TYPES];
   const unknown = eventTypes.filter((type) => !APP_EVENT_TYPES.includes(type));
-  if (unknown.length > 0 || eventTypes.length === 0) throw new UsageError(`--events takes kinds among ${APP_EVENT_TYPES.join(' ')}${unknown.length ? `; unknown: ${unknown.join(', ')}` : ''}`);
+  if (unknown.length > 0 || eventTypes.length === 0)
+    throw new UsageError(
+      `--events takes kinds among ${APP_EVENT_TYPES.join(' ')}${unknown.length ? `; unknown: ${unknown.join(', ')}` : ''}`,
+    );
   const config = loadConfig();
   try {
     await assertDeliverableUrl(values.url, { allowPrivate: config.webhooks.allowPrivateTargets });
@@ -40,13 +53,26 @@ export async function setClientWebhook(args: string[]): Promise<void> {
   const { endpoint, secret } = await withDb(async (db) =>
     db.transaction().execute(async (trx) => {
       await assertClientExists(trx, clientId);
-      const fields = { url: values.url!, event_types: eventTypes, ...(values.description !== undefined ? { description: values.description } : {}) };
+      const fields = {
+        url: values.url!,
+        event_types: eventTypes,
+        ...(values.description !== undefined ? { description: values.description } : {}),
+      };
       const existing = await findClientEndpoint(trx, clientId);
       const now = new Date();
-      if (existing) return { endpoint: (await updateEndpoint(trx, { client_id: clientId }, existing.id, fields, now))!, secret: undefined };
+      if (existing)
+        return {
+          endpoint: (await updateEndpoint(trx, { client_id: clientId }, existing.id, fields, now))!,
+          secret: undefined,
+        };
       const id = randomUUID();
       const secret = createWebhookSecret();
-      const endpoint = await insertEndpoint(trx, { client_id: clientId }, { id, description: '', enabled: true, ...fields, secret_sealed: sealEndpointSecret(box, id, secret) }, now);
+      const endpoint = await insertEndpoint(
+        trx,
+        { client_id: clientId },
+        { id, description: '', enabled: true, ...fields, secret_sealed: sealEndpointSecret(box, id, secret) },
+        now,
+      );
       return { endpoint, secret };
     }),
   );
@@ -74,7 +100,9 @@ export async function rotateClientWebhook(args: string[]): Promise<void> {
     return rotateSecret(db, box, { client_id: clientId }, endpoint.id, new Date());
   });
   if (!row) throw new Error(`client ${clientId} has no webhook endpoint`); // removed meanwhile
-  note(`new signing secret below, shown once; the previous one also signs until ${row.previous_secret_expires_at!.toISOString()}\n`);
+  note(
+    `new signing secret below, shown once; the previous one also signs until ${row.previous_secret_expires_at!.toISOString()}\n`,
+  );
   print(secret);
 }
 
@@ -90,7 +118,10 @@ export async function removeClientWebhook(args: string[]): Promise<void> {
 async function clientEndpoint(db: Db, clientId: string): Promise<EndpointRow> {
   await assertClientExists(db, clientId);
   const endpoint = await findClientEndpoint(db, clientId);
-  if (!endpoint) throw new Error(`client ${clientId} has no webhook endpoint (set one with: npm run cli -- clients webhook set ${clientId} --url URL)`);
+  if (!endpoint)
+    throw new Error(
+      `client ${clientId} has no webhook endpoint (set one with: npm run cli -- clients webhook set ${clientId} --url URL)`,
+    );
   return endpoint;
 }
 
@@ -104,6 +135,8 @@ function describe(endpoint: EndpointRow): string {
     `url           ${endpoint.url}`,
     `events        ${endpoint.event_types.join(' ')}`,
     `status        ${endpointStatus(endpoint)}${endpoint.failing_since ? ` (failing since ${endpoint.failing_since.toISOString()})` : ''}`,
-    ...(endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > new Date() ? [`previous secret signs until ${endpoint.previous_secret_expires_at.toISOString()}`] : []),
+    ...(endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > new Date()
+      ? [`previous secret signs until ${endpoint.previous_secret_expires_at.toISOString()}`]
+      : []),
   ].join('\n');
 }

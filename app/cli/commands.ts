@@ -22,18 +22,42 @@ const plans = () => import('./plans.ts');
 const commands = new Map<string, Command>([
   ['migrate', lazy(data, (m) => m.migrate)],
   ['seed', lazy(data, (m) => m.seed)],
-  ['db move-to-postgres', lazy(() => import('./move-to-postgres.ts'), (m) => m.moveToPostgres)],
+  [
+    'db move-to-postgres',
+    lazy(
+      () => import('./move-to-postgres.ts'),
+      (m) => m.moveToPostgres,
+    ),
+  ],
   ['keys create', lazy(keys, (m) => m.create)],
   ['keys list', lazy(keys, (m) => m.list)],
   ['keys revoke', lazy(keys, (m) => m.revoke)],
-  ['keys rotate-signing', lazy(() => import('./signing-keys.ts'), (m) => m.rotateSigning)],
-  ['holidays enable', lazy(() => import('./holidays.ts'), (m) => m.enable)],
+  [
+    'keys rotate-signing',
+    lazy(
+      () => import('./signing-keys.ts'),
+      (m) => m.rotateSigning,
+    ),
+  ],
+  [
+    'holidays enable',
+    lazy(
+      () => import('./holidays.ts'),
+      (m) => m.enable,
+    ),
+  ],
   ['users create', lazy(accounts, (m) => m.createUser)],
   ['users plan', lazy(plans, (m) => m.changePlan)],
   ['users warn', lazy(plans, (m) => m.warnUser)],
   ['users reset-password', lazy(accounts, (m) => m.resetPassword)],
   ['users key', lazy(accounts, (m) => m.createPersonalKey)],
-  ['payments record', lazy(() => import('./payments.ts'), (m) => m.recordManualPayment)],
+  [
+    'payments record',
+    lazy(
+      () => import('./payments.ts'),
+      (m) => m.recordManualPayment,
+    ),
+  ],
   ['clients create', lazy(accounts, (m) => m.createClient)],
   ['clients webhook set', lazy(clientWebhooks, (m) => m.setClientWebhook)],
   ['clients webhook show', lazy(clientWebhooks, (m) => m.showClientWebhook)],
@@ -42,13 +66,28 @@ const commands = new Map<string, Command>([
   ['institutions create', lazy(institutions, (m) => m.createInstitution)],
   ['institutions list', lazy(institutions, (m) => m.listAllInstitutions)],
   ['institutions revoke', lazy(institutions, (m) => m.revokeInstitution)],
-  ['demo credentials', lazy(() => import('./demo.ts'), (m) => m.credentials)],
-  ['config check', lazy(() => import('./config.ts'), (m) => m.check)],
+  [
+    'demo credentials',
+    lazy(
+      () => import('./demo.ts'),
+      (m) => m.credentials,
+    ),
+  ],
+  [
+    'config check',
+    lazy(
+      () => import('./config.ts'),
+      (m) => m.check,
+    ),
+  ],
 ]);
 
 /** The help text; the two defaults it names are read from their modules. */
 async function usage(): Promise<string> {
-  const [{ DEFAULT_KEY_LIMITS }, { DEMO_SEED }] = await Promise.all([import('../../db/queries/api-keys.ts'), import('../../db/seed/index.ts')]);
+  const [{ DEFAULT_KEY_LIMITS }, { DEMO_SEED }] = await Promise.all([
+    import('../../db/queries/api-keys.ts'),
+    import('../../db/seed/index.ts'),
+  ]);
   return `Usage: npm run cli -- <command> [options]
 
 Commands:
@@ -140,11 +179,19 @@ function resolve(argv: string[]): string {
     if (argv.length >= words && commands.has(name)) return name;
   }
   // The longest start of the command line that some commands share names what is missing or unknown after it.
-  const group = [2, 1].map((words) => argv.slice(0, words).join(' ')).find((start) => [...commands.keys()].some((name) => name.startsWith(`${start} `)));
+  const group = [2, 1]
+    .map((words) => argv.slice(0, words).join(' '))
+    .find((start) => [...commands.keys()].some((name) => name.startsWith(`${start} `)));
   if (group === undefined) throw new UsageError(`unknown command ${JSON.stringify(argv[0] ?? '')}`);
-  const subcommands = [...commands.keys()].filter((name) => name.startsWith(`${group} `)).map((name) => name.slice(group.length + 1));
+  const subcommands = [...commands.keys()]
+    .filter((name) => name.startsWith(`${group} `))
+    .map((name) => name.slice(group.length + 1));
   const next = argv[group.split(' ').length];
-  throw new UsageError(next ? `unknown ${group} command ${JSON.stringify(next)}; expected ${subcommands.join(', ')}` : `${group} needs a command: ${subcommands.join(', ')}`);
+  throw new UsageError(
+    next
+      ? `unknown ${group} command ${JSON.stringify(next)}; expected ${subcommands.join(', ')}`
+      : `${group} needs a command: ${subcommands.join(', ')}`,
+  );
 }
 
 /** What a command line needs besides a database: the help, and `config check` (it checks the caller's environment). */

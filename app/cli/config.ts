@@ -9,14 +9,21 @@ import { CONFIG_VARIABLES } from '../config-variables.ts';
 import { readVariables } from '../env-variables.ts';
 import { parse } from './shared.ts';
 
-const SIGNING_KEYS = { JWT_PRIVATE_KEY: 'JWT_PRIVATE_KEY alone', DATA_DIR: 'a file in DATA_DIR', database: 'the database, encrypted with SECRETS_KEY' };
+const SIGNING_KEYS = {
+  JWT_PRIVATE_KEY: 'JWT_PRIVATE_KEY alone',
+  DATA_DIR: 'a file in DATA_DIR',
+  database: 'the database, encrypted with SECRETS_KEY',
+};
 
 export async function check(args: string[]): Promise<void> {
   parse(args, {});
   const env = process.env;
   const values = readVariables(CONFIG_VARIABLES, env);
   const config = configFrom(values);
-  const rows: Array<[string, string]> = Object.entries(CONFIG_VARIABLES).map(([name, variable]) => [name, variable.show(values[name as keyof typeof values] as never, env)]);
+  const rows: Array<[string, string]> = Object.entries(CONFIG_VARIABLES).map(([name, variable]) => [
+    name,
+    variable.show(values[name as keyof typeof values] as never, env),
+  ]);
   rows.push(['signing keys', SIGNING_KEYS[signingKeySource(config)]]);
   const files = dataFiles(config.database);
   if (files) rows.push(['data files', files.state]);

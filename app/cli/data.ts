@@ -22,19 +22,22 @@ export async function seed(args: string[]): Promise<void> {
   const demoSeed = integerOption('--seed', values.seed, 0, MAX_SEED) ?? DEMO_SEED;
   const scale = integerOption('--scale', values.scale, 1, MAX_SCALE);
 
-  await withDb(async (db) => {
-    const now = new Date();
-    const reference = await seedReference(db, { now });
-    print(`reference data: ${reference.universities} universities, ${reference.holidays} holidays`);
-    if (scale !== undefined) await seedAtScale(db, scale);
-    if (!values.demo) return;
-    const demo = await seedDemo(db, { seed: demoSeed, now });
-    print(
-      demo.users === 0
-        ? 'demo data: skipped, the database already has users'
-        : `demo data (seed ${demoSeed}): ${demo.users} users, ${demo.decks} decks, ${demo.aiMessages} tutor messages, ${demo.studyRooms} study rooms`,
-    );
-  }, scale === undefined ? undefined : BULK_TIMEOUTS);
+  await withDb(
+    async (db) => {
+      const now = new Date();
+      const reference = await seedReference(db, { now });
+      print(`reference data: ${reference.universities} universities, ${reference.holidays} holidays`);
+      if (scale !== undefined) await seedAtScale(db, scale);
+      if (!values.demo) return;
+      const demo = await seedDemo(db, { seed: demoSeed, now });
+      print(
+        demo.users === 0
+          ? 'demo data: skipped, the database already has users'
+          : `demo data (seed ${demoSeed}): ${demo.users} users, ${demo.decks} decks, ${demo.aiMessages} tutor messages, ${demo.studyRooms} study rooms`,
+      );
+    },
+    scale === undefined ? undefined : BULK_TIMEOUTS,
+  );
 }
 
 async function seedAtScale(db: Db, students: number): Promise<void> {

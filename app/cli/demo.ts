@@ -6,10 +6,13 @@ import { note, parse, print, withDb } from './shared.ts';
 export async function credentials(args: string[]): Promise<void> {
   parse(args, {});
   const demo = await withDb((db) => remakeDemoCredentials(db, new Date()));
-  if (!demo) throw new Error('this database has no demo student: demo data is made on the first start of an embedded database (npm start without DATABASE_URL)');
+  if (!demo)
+    throw new Error(
+      'this database has no demo student: demo data is made on the first start of an embedded database (npm start without DATABASE_URL)',
+    );
   note(
     `new demo credentials; the previous demo keys are revoked and every sign-in of ${demo.student.email} has ended\n` +
-      'shown once, below: the partner key (X-Service-API-Key on /api/v1), the student\'s password, the student\'s personal key (every scope)\n',
+      "shown once, below: the partner key (X-Service-API-Key on /api/v1), the student's password, the student's personal key (every scope)\n",
   );
   print(`partner key:  ${demo.partnerKey}`);
   print(`student:      ${demo.student.email}`);

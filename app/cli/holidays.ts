@@ -13,7 +13,9 @@ export async function enable(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, { years: { type: 'string' } }, ['COUNTRY (two letters, e.g. DE)']);
   const country = positionals[0]!; // parse guarantees the one positional
   if (!isHolidayCountrySupported(country)) {
-    throw new UsageError(`unsupported country ${JSON.stringify(country)}; expected a two-letter code known to date-holidays, e.g. DE`);
+    throw new UsageError(
+      `unsupported country ${JSON.stringify(country)}; expected a two-letter code known to date-holidays, e.g. DE`,
+    );
   }
   const years = values.years === undefined ? defaultYears(new Date()) : parseYears(values.years);
 
@@ -33,9 +35,11 @@ function parseYears(raw: string): number[] {
   if (!match) throw new UsageError(`--years must be YYYY or YYYY-YYYY, got ${JSON.stringify(raw)}`);
   const from = Number(match[1]);
   const to = Number(match[2] ?? match[1]);
-  if (from < FIRST_YEAR || to > LAST_YEAR) throw new UsageError(`--years must lie within ${FIRST_YEAR}–${LAST_YEAR}, got ${raw}`);
+  if (from < FIRST_YEAR || to > LAST_YEAR)
+    throw new UsageError(`--years must lie within ${FIRST_YEAR}–${LAST_YEAR}, got ${raw}`);
   if (from > to) throw new UsageError(`--years must run forwards (earlier year first), got ${raw}`);
-  if (to - from + 1 > MAX_YEARS) throw new UsageError(`--years may span at most ${MAX_YEARS} years, got ${to - from + 1}`);
+  if (to - from + 1 > MAX_YEARS)
+    throw new UsageError(`--years may span at most ${MAX_YEARS} years, got ${to - from + 1}`);
   return range(from, to);
 }
 

@@ -7,15 +7,22 @@ import { redirectUrisOption, scopesOption } from './client-options.ts';
 import { note, parse, print, printable, table, timestamp, UsageError, withDb } from './shared.ts';
 
 export async function createInstitution(args: string[]): Promise<void> {
-  const { values } = parse(args, { name: { type: 'string' }, 'redirect-uri': { type: 'string', multiple: true }, scopes: { type: 'string' } });
+  const { values } = parse(args, {
+    name: { type: 'string' },
+    'redirect-uri': { type: 'string', multiple: true },
+    scopes: { type: 'string' },
+  });
   const name = values.name?.trim();
   if (!name) throw new UsageError('--name NAME is required (students see it on the consent page)');
   // Where the consent page sends the student back to: the institution's own page (the code it carries may be ignored).
   const redirectUris = redirectUrisOption(values['redirect-uri']);
-  if (redirectUris.length === 0) throw new UsageError('give at least one --redirect-uri: students come back there after consenting');
+  if (redirectUris.length === 0)
+    throw new UsageError('give at least one --redirect-uri: students come back there after consenting');
   const scopes = scopesOption(values.scopes);
 
-  const client = await withDb((db) => registerClient(db, { name, redirect_uris: redirectUris, scopes, confidential: true, institution: true }));
+  const client = await withDb((db) =>
+    registerClient(db, { name, redirect_uris: redirectUris, scopes, confidential: true, institution: true }),
+  );
   note(
     `created institution "${name}" with scopes ${scopes.join(' ')}\n` +
       'client_id and client_secret below; the secret is shown once and stored only as a hash\n',
@@ -47,6 +54,9 @@ export async function revokeInstitution(args: string[]): Promise<void> {
   const { positionals } = parse(args, {}, ['CLIENT_ID (see institutions list)']);
   const clientId = positionals[0]!;
   const revoked = await withDb((db) => disableInstitution(db, clientId, new Date()));
-  if (!revoked) throw new Error(`no active institution has the client id ${printable(clientId)} (see: npm run cli -- institutions list)`);
+  if (!revoked)
+    throw new Error(
+      `no active institution has the client id ${printable(clientId)} (see: npm run cli -- institutions list)`,
+    );
   print(`revoked ${clientId}`);
 }

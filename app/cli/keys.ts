@@ -7,7 +7,11 @@ import { integerOption, note, parse, print, printable, table, timestamp, UsageEr
 const MAX_LIMIT = 2_147_483_647;
 
 export async function create(args: string[]): Promise<void> {
-  const { values } = parse(args, { name: { type: 'string' }, 'per-minute': { type: 'string' }, 'per-day': { type: 'string' } });
+  const { values } = parse(args, {
+    name: { type: 'string' },
+    'per-minute': { type: 'string' },
+    'per-day': { type: 'string' },
+  });
   const name = values.name?.trim();
   if (!name) throw new UsageError('--name NAME is required (it tells keys apart in `keys list`)');
   const perMinute = integerOption('--per-minute', values['per-minute'], 1, MAX_LIMIT) ?? DEFAULT_KEY_LIMITS.per_minute;
@@ -46,7 +50,8 @@ export async function revoke(args: string[]): Promise<void> {
   const { positionals } = parse(args, {}, ['PREFIX (see keys list)']);
   const prefix = positionals[0]!; // parse guarantees the one positional
   // The argument is not echoed when malformed: it may be a whole key pasted by mistake.
-  if (!PUBLIC_PREFIX_SHAPE.test(prefix)) throw new UsageError('PREFIX is svc_live_ followed by 8 letters or digits, as shown by keys list');
+  if (!PUBLIC_PREFIX_SHAPE.test(prefix))
+    throw new UsageError('PREFIX is svc_live_ followed by 8 letters or digits, as shown by keys list');
   const revoked = await withDb((db) => revokeApiKey(db, prefix));
   if (!revoked) throw new Error(`no active API key has the prefix ${prefix} (see: npm run cli -- keys list)`);
   print(`revoked ${prefix}`);

@@ -27,11 +27,15 @@ export async function moveToPostgres(args: string[]): Promise<void> {
   const targetUrl = postgresUrl(values.to);
   const config = loadConfig();
   if (!('dataDir' in config.database)) {
-    throw new UsageError('DATABASE_URL is set; this command moves the embedded database of DATA_DIR: unset DATABASE_URL and name the PostgreSQL database with --to');
+    throw new UsageError(
+      'DATABASE_URL is set; this command moves the embedded database of DATA_DIR: unset DATABASE_URL and name the PostgreSQL database with --to',
+    );
   }
   const { dataDir } = config.database;
-  if (dataDir.startsWith('memory://')) throw new UsageError(`DATA_DIR=${dataDir} is in memory: there is nothing to move`);
-  if (!existsSync(join(dataDir, 'PG_VERSION'))) throw new Error(`there is no embedded database in ${dataDir}/ (DATA_DIR)`);
+  if (dataDir.startsWith('memory://'))
+    throw new UsageError(`DATA_DIR=${dataDir} is in memory: there is nothing to move`);
+  if (!existsSync(join(dataDir, 'PG_VERSION')))
+    throw new Error(`there is no embedded database in ${dataDir}/ (DATA_DIR)`);
   // The key the server on this directory seals with: SECRETS_KEY when set, else the key file it made in DATA_DIR.
   const secretsKey = secretsKeyFor(config);
   const target = { databaseUrl: targetUrl };
@@ -51,7 +55,11 @@ export async function moveToPostgres(args: string[]): Promise<void> {
     }
     note(`from: embedded PGlite in ${dataDir}/\nto:   ${where}\n`);
     await migrateToLatest(source);
-    await assertKeyOpensSecrets(source, secretsKey, config.secretsKey ? 'SECRETS_KEY' : `the key in ${join(dataDir, 'secrets.key')}`);
+    await assertKeyOpensSecrets(
+      source,
+      secretsKey,
+      config.secretsKey ? 'SECRETS_KEY' : `the key in ${join(dataDir, 'secrets.key')}`,
+    );
     // Only the keys the embedded server signs with: with JWT_PRIVATE_KEY it signs with that alone, on PostgreSQL too.
     const signingKeys = config.jwtPrivateKey ? [] : await fileSigningKeyStore(dataDir).list(new Date(0));
     note(`migrating ${where}\n`);
@@ -60,7 +68,11 @@ export async function moveToPostgres(args: string[]): Promise<void> {
       onTable: (name, rows) => {
         if (rows) note(`  ${name}: ${rows} rows\n`);
       },
-      beforeCommit: (trx) => insertSigningKeys(trx, signingKeys.map((key) => sealedSigningKey(secretsKey, key))),
+      beforeCommit: (trx) =>
+        insertSigningKeys(
+          trx,
+          signingKeys.map((key) => sealedSigningKey(secretsKey, key)),
+        ),
     });
     const rows = copied.reduce((sum, table) => sum + table.rows, 0);
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
@@ -73,20 +85,26 @@ export async function moveToPostgres(args: string[]): Promise<void> {
   } finally {
     await Promise.all([source.destroy(), destination.destroy()]);
   }
-  note(`start the service with DATABASE_URL set to that database and SECRETS_KEY to the key below; keep ${dataDir}/ until it answers as before\n`);
+  note(
+    `start the service with DATABASE_URL set to that database and SECRETS_KEY to the key below; keep ${dataDir}/ until it answers as before\n`,
+  );
   // The key was only in the data directory: print it (the last line, as the CLI prints every secret it makes).
   if (!config.secretsKey) print(`SECRETS_KEY=${secretsKey.toString('base64')}`);
 }
 
 function postgresUrl(raw: string | undefined): string {
-  if (raw === undefined) throw new UsageError('--to is required: the empty PostgreSQL database, postgres://user:password@host:port/database');
+  if (raw === undefined)
+    throw new UsageError(
+      '--to is required: the empty PostgreSQL database, postgres://user:password@host:port/database',
+    );
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     throw new UsageError('--to is not a URL (expected postgres://user:password@host:port/database)');
   }
-  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') throw new UsageError(`--to must be a postgres:// URL, got ${url.protocol}`);
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')
+    throw new UsageError(`--to must be a postgres:// URL, got ${url.protocol}`);
   return raw;
 }
 
@@ -103,6 +121,9 @@ async function assertKeyOpensSecrets(db: Db, secretsKey: Buffer, keyName: string
     }
     await databaseSigningKeyStore(db, secretsKey).list(new Date(0));
   } catch (error) {
-    throw new Error(`${keyName} does not open the secrets stored in the embedded database: run this with the SECRETS_KEY the server runs with (${(error as Error).message})`, { cause: error });
+    throw new Error(
+      `${keyName} does not open the secrets stored in the embedded database: run this with the SECRETS_KEY the server runs with (${(error as Error).message})`,
+      { cause: error },
+    );
   }
 }

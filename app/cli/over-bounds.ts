@@ -12,7 +12,14 @@ import {
   roomsWithMembers,
   type OverBound,
 } from '../../db/queries/over-bounds.ts';
-import { MAX_ENDPOINTS_PER_STUDENT, MAX_FEEDS_PER_STUDENT, MAX_OPEN_SERIES, MAX_ROOMS_JOINED, MAX_ROOMS_OWNED, MAX_ROOM_MEMBERS } from '../../domain/bounds.ts';
+import {
+  MAX_ENDPOINTS_PER_STUDENT,
+  MAX_FEEDS_PER_STUDENT,
+  MAX_OPEN_SERIES,
+  MAX_ROOMS_JOINED,
+  MAX_ROOMS_OWNED,
+  MAX_ROOM_MEMBERS,
+} from '../../domain/bounds.ts';
 
 const BOUNDS: ReadonlyArray<{ what: string; max: number; over: (db: Db, max: number) => Promise<OverBound[]> }> = [
   { what: 'study rooms owned', max: MAX_ROOMS_OWNED, over: accountsOwningRooms },

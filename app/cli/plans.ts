@@ -14,7 +14,12 @@ const MAX_REASON = 1000;
 export async function changePlan(args: string[]): Promise<void> {
   const { values, positionals } = parse(
     args,
-    { plan: { type: 'string' }, 'per-minute': { type: 'string' }, 'per-day': { type: 'string' }, 'ai-per-hour': { type: 'string' } },
+    {
+      plan: { type: 'string' },
+      'per-minute': { type: 'string' },
+      'per-day': { type: 'string' },
+      'ai-per-hour': { type: 'string' },
+    },
     ['EMAIL'],
   );
   const email = positionals[0]!;
@@ -37,14 +42,17 @@ export async function changePlan(args: string[]): Promise<void> {
     return columns;
   });
   const { per_minute, per_day, ai_per_hour } = limitsOf(columns);
-  print(`${email} is on the ${plan} plan: ${per_minute} requests a minute, ${per_day} a day, ${ai_per_hour} an hour on /api/ai/*`);
+  print(
+    `${email} is on the ${plan} plan: ${per_minute} requests a minute, ${per_day} a day, ${ai_per_hour} an hour on /api/ai/*`,
+  );
 }
 
 export async function warnUser(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, { reason: { type: 'string' } }, ['EMAIL']);
   const email = positionals[0]!;
   const reason = values.reason?.trim() ?? '';
-  if (reason.length === 0 || reason.length > MAX_REASON) throw new UsageError(`--reason is required: 1 to ${MAX_REASON} characters the student will read`);
+  if (reason.length === 0 || reason.length > MAX_REASON)
+    throw new UsageError(`--reason is required: 1 to ${MAX_REASON} characters the student will read`);
   const warning = await withDb(async (db) => warnStudent(db, (await accountByEmail(db, email)).id, reason, new Date()));
   note(`warned ${email}; the warning is on their profile and sent as user.warned\n`);
   print(warning.id);

@@ -90,7 +90,8 @@ function readRequest(socket: Socket): Promise<{ argv: string[]; debug: boolean }
       socket.off('data', read);
       try {
         const request = JSON.parse(received.slice(0, end)) as { argv?: unknown; debug?: unknown };
-        if (!Array.isArray(request.argv) || !request.argv.every((arg) => typeof arg === 'string')) throw new Error('no command line');
+        if (!Array.isArray(request.argv) || !request.argv.every((arg) => typeof arg === 'string'))
+          throw new Error('no command line');
         resolve({ argv: request.argv, debug: request.debug === true });
       } catch (error) {
         reject(error);
@@ -101,14 +102,23 @@ function readRequest(socket: Socket): Promise<{ argv: string[]; debug: boolean }
   });
 }
 
-async function answer(socket: Socket, { argv, debug }: { argv: string[]; debug: boolean }, db: Db, where: string): Promise<void> {
+async function answer(
+  socket: Socket,
+  { argv, debug }: { argv: string[]; debug: boolean },
+  db: Db,
+  where: string,
+): Promise<void> {
   const send = (message: object) => {
     if (socket.writable) socket.write(`${JSON.stringify(message)}\n`);
   };
   const refused = opensNoDatabase(argv) ? 'help and config check run in the CLI itself' : refusedInServer(argv);
   let exit = 1;
   if (refused) send({ stderr: `error: ${refused}\n` });
-  else exit = await runAt({ stdout: (text) => send({ stdout: text }), stderr: (text) => send({ stderr: text }), server: { db, where } }, () => runCommandLine(argv, { debug }));
+  else
+    exit = await runAt(
+      { stdout: (text) => send({ stdout: text }), stderr: (text) => send({ stderr: text }), server: { db, where } },
+      () => runCommandLine(argv, { debug }),
+    );
   send({ exit });
   socket.end();
 }
@@ -117,7 +127,12 @@ async function answer(socket: Socket, { argv, debug }: { argv: string[]; debug: 
  * Runs `argv` in the server listening in `dataDir`, writing its output here; undefined when no server listens there
  * (none runs, or a killed one left its socket file behind): then the CLI opens the database itself.
  */
-export async function runInServer(dataDir: string, argv: string[], debug: boolean, silenceLimitMs = SERVER_SILENCE_LIMIT_MS): Promise<number | undefined> {
+export async function runInServer(
+  dataDir: string,
+  argv: string[],
+  debug: boolean,
+  silenceLimitMs = SERVER_SILENCE_LIMIT_MS,
+): Promise<number | undefined> {
   const socket = createConnection(cliSocketPath(dataDir));
   try {
     await once(socket, 'connect');
@@ -142,7 +157,10 @@ export async function runInServer(dataDir: string, argv: string[], debug: boolea
     if (message.stderr !== undefined) process.stderr.write(message.stderr);
     if (message.exit !== undefined) exit = message.exit;
   }
-  if (silent) throw new Error(`the server running on ${dataDir}/ has not answered for ${silenceLimitMs / 1000} s; it may be stuck or stopped (the command may still run there)`);
+  if (silent)
+    throw new Error(
+      `the server running on ${dataDir}/ has not answered for ${silenceLimitMs / 1000} s; it may be stuck or stopped (the command may still run there)`,
+    );
   if (exit === undefined) throw new Error('the running server stopped before the command finished; run it again');
   return exit;
 }

@@ -18,10 +18,12 @@ export function parse<const O extends Options>(args: string[], options: O, posit
   } catch (error) {
     // node:util reports every command-line problem as an ERR_PARSE_ARGS_* error; anything else is a bug.
     // Some of them span lines (a hint follows the problem); the dispatcher prints one error line.
-    if (String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS_')) throw new UsageError((error as Error).message.replace(/\s*\n\s*/g, ' '));
+    if (String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS_'))
+      throw new UsageError((error as Error).message.replace(/\s*\n\s*/g, ' '));
     throw error;
   }
-  if (parsed.positionals.length > positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[positionals.length])}`);
+  if (parsed.positionals.length > positionals.length)
+    throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[positionals.length])}`);
   const missing = positionals[parsed.positionals.length];
   if (missing !== undefined) throw new UsageError(`missing ${missing}`);
   return parsed;
@@ -31,7 +33,8 @@ export function parse<const O extends Options>(args: string[], options: O, posit
 export function integerOption(option: string, raw: string | undefined, min: number, max: number): number | undefined {
   if (raw === undefined) return undefined;
   const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!(value >= min && value <= max)) throw new UsageError(`${option} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  if (!(value >= min && value <= max))
+    throw new UsageError(`${option} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
   return value;
 }
 
@@ -72,7 +75,10 @@ export function note(text: string): void {
  * and closes it whatever happens. `applied` lists the migrations this call applied. Inside the running server,
  * `use` gets the server's database (migrated when it started) and it stays open.
  */
-export async function withDb<T>(use: (db: Db, applied: string[]) => Promise<T>, timeouts?: DatabaseTimeouts): Promise<T> {
+export async function withDb<T>(
+  use: (db: Db, applied: string[]) => Promise<T>,
+  timeouts?: DatabaseTimeouts,
+): Promise<T> {
   const server = site.getStore()?.server;
   if (server) {
     note(`database: ${server.where}, through the server that has it open\n`);
@@ -80,11 +86,9 @@ export async function withDb<T>(use: (db: Db, applied: string[]) => Promise<T>, 
   }
   // Loaded here, not at the top: a command the running server runs for this process needs neither the drivers nor
   // the migrations, and loading them is most of a CLI call's time.
-  const [{ loadConfig }, { assertDatabaseReachable, connect, describeTarget }, { migrateToLatest }] = await Promise.all([
-    import('../../app/config.ts'),
-    import('../../db/connect.ts'),
-    import('../../db/migrate.ts'),
-  ]);
+  const [{ loadConfig }, { assertDatabaseReachable, connect, describeTarget }, { migrateToLatest }] = await Promise.all(
+    [import('../../app/config.ts'), import('../../db/connect.ts'), import('../../db/migrate.ts')],
+  );
   const config = loadConfig();
   const where = safeDescribe(config.database, describeTarget);
   note(`database: ${where}\n`);
@@ -118,5 +122,12 @@ export function timestamp(date: Date): string {
 
 export function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  return [header, ...rows].map((cells) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+  return [header, ...rows]
+    .map((cells) =>
+      cells
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }

@@ -11,7 +11,10 @@ export async function rotateSigning(args: string[]): Promise<void> {
   const config = loadConfig();
   const { key, previous, where } = await withDb(async (db) => {
     const store = signingKeyStoreFor(config, db);
-    if (!store) throw new Error('JWT_PRIVATE_KEY is set, so the service signs with that key alone; unset it to use rotating stored keys');
+    if (!store)
+      throw new Error(
+        'JWT_PRIVATE_KEY is set, so the service signs with that key alone; unset it to use rotating stored keys',
+      );
     const now = new Date();
     const previous = (await store.list(now)).filter((k) => k.retired_at === null);
     return { key: await rotateSigningKey(store, ACCESS_TOKEN_TTL_SECONDS, now), previous, where: store.where };

@@ -31,15 +31,30 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('first_name', 'text', (c) => c.notNull())
     .addColumn('avatar_url', 'text')
     .addColumn('bio', 'text', (c) => c.notNull().defaultTo(''))
-    .addColumn('xp', 'integer', (c) => c.notNull().defaultTo(0).check(sql`xp >= 0`))
-    .addColumn('streak', 'integer', (c) => c.notNull().defaultTo(0).check(sql`streak >= 0`))
+    .addColumn('xp', 'integer', (c) =>
+      c
+        .notNull()
+        .defaultTo(0)
+        .check(sql`xp >= 0`),
+    )
+    .addColumn('streak', 'integer', (c) =>
+      c
+        .notNull()
+        .defaultTo(0)
+        .check(sql`streak >= 0`),
+    )
     .addColumn('premium_tier', 'text', (c) => c.notNull().defaultTo('free'))
     .addColumn('university_id', 'uuid', (c) => c.references('universities.id').onDelete('set null'))
     .addColumn('last_active_at', 'timestamptz')
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
   // Nicknames are unique regardless of case: /users/{nickname}/public looks them up case-insensitively.
-  await db.schema.createIndex('users_nickname_lower_unique').on('users').unique().expression(sql`lower(nickname)`).execute();
+  await db.schema
+    .createIndex('users_nickname_lower_unique')
+    .on('users')
+    .unique()
+    .expression(sql`lower(nickname)`)
+    .execute();
   await db.schema.createIndex('users_xp_idx').on('users').columns(['xp desc', 'id']).execute();
   await db.schema.createIndex('users_university_xp_idx').on('users').columns(['university_id', 'xp desc']).execute();
 
@@ -89,7 +104,9 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('holidays')
-    .addColumn('country_code', 'char(2)', (c) => c.notNull().references('holiday_countries.country_code').onDelete('cascade'))
+    .addColumn('country_code', 'char(2)', (c) =>
+      c.notNull().references('holiday_countries.country_code').onDelete('cascade'),
+    )
     .addColumn('on_date', 'date', (c) => c.notNull())
     .addColumn('name', 'text', (c) => c.notNull())
     .addColumn('is_break', 'boolean', (c) => c.notNull())
@@ -99,7 +116,16 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const table of ['holidays', 'holiday_countries', 'study_rooms', 'ai_messages', 'flashcard_decks', 'api_keys', 'users', 'universities']) {
+  for (const table of [
+    'holidays',
+    'holiday_countries',
+    'study_rooms',
+    'ai_messages',
+    'flashcard_decks',
+    'api_keys',
+    'users',
+    'universities',
+  ]) {
     await db.schema.dropTable(table).execute();
   }
 }

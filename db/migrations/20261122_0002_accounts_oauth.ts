@@ -9,16 +9,28 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('password_hash', 'text')
     .addColumn('time_zone', 'text', (c) => c.notNull().defaultTo('UTC'))
     .addColumn('country_code', 'char(2)', (c) => c.check(sql`country_code = lower(country_code)`))
-    .addColumn('plan', 'text', (c) => c.notNull().defaultTo('free').check(sql`plan in ('free', 'plus', 'contract')`))
+    .addColumn('plan', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('free')
+        .check(sql`plan in ('free', 'plus', 'contract')`),
+    )
     // Limits of a contractual account, agreed per contract; null for the standard plans.
     .addColumn('contract_per_minute', 'integer', (c) => c.check(sql`contract_per_minute > 0`))
     .addColumn('contract_per_day', 'integer', (c) => c.check(sql`contract_per_day > 0`))
     .addColumn('contract_ai_per_hour', 'integer', (c) => c.check(sql`contract_ai_per_hour > 0`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
-  await db.schema.createIndex('users_email_lower_unique').on('users').unique().expression(sql`lower(email)`).execute();
+  await db.schema
+    .createIndex('users_email_lower_unique')
+    .on('users')
+    .unique()
+    .expression(sql`lower(email)`)
+    .execute();
   await sql`alter table users add constraint users_contract_limits_check check (
-    (plan = 'contract') = (contract_per_minute is not null and contract_per_day is not null and contract_ai_per_hour is not null))`.execute(db);
+    (plan = 'contract') = (contract_per_minute is not null and contract_per_day is not null and contract_ai_per_hour is not null))`.execute(
+    db,
+  );
 
   // Personal keys belong to a user and carry scopes; partner keys (user_id null) carry their own limits.
   await db.schema
@@ -91,7 +103,17 @@ export async function down(db: Kysely<any>): Promise<void> {
   await sql`alter table api_keys alter column per_minute set not null, alter column per_day set not null`.execute(db);
   await db.schema.alterTable('users').dropConstraint('users_contract_limits_check').execute();
   await db.schema.dropIndex('users_email_lower_unique').execute();
-  for (const column of ['email', 'password_hash', 'time_zone', 'country_code', 'plan', 'contract_per_minute', 'contract_per_day', 'contract_ai_per_hour', 'updated_at']) {
+  for (const column of [
+    'email',
+    'password_hash',
+    'time_zone',
+    'country_code',
+    'plan',
+    'contract_per_minute',
+    'contract_per_day',
+    'contract_ai_per_hour',
+    'updated_at',
+  ]) {
     await db.schema.alterTable('users').dropColumn(column).execute();
   }
 }

@@ -10,10 +10,20 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('title', 'text', (c) => c.notNull())
     .addColumn('course', 'text')
     .addColumn('due_at', 'timestamptz', (c) => c.notNull())
-    .addColumn('status', 'text', (c) => c.notNull().defaultTo('open').check(sql`status in ('open', 'completed')`))
+    .addColumn('status', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('open')
+        .check(sql`status in ('open', 'completed')`),
+    )
     .addColumn('completed_at', 'timestamptz')
     .addColumn('notes', 'text')
-    .addColumn('priority', 'text', (c) => c.notNull().defaultTo('normal').check(sql`priority in ('low', 'normal', 'high')`))
+    .addColumn('priority', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('normal')
+        .check(sql`priority in ('low', 'normal', 'high')`),
+    )
     // An iCalendar RRULE value; its DTSTART is series_starts_at, its wall-clock time the student's time zone.
     .addColumn('recurrence', 'text')
     // The id of the series' first occurrence (no foreign key: that occurrence may be deleted, the series lives on).
@@ -25,7 +35,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addCheckConstraint('tasks_completed_at_check', sql`(status = 'completed') = (completed_at is not null)`)
-    .addCheckConstraint('tasks_recurrence_check', sql`(recurrence is null) = (series_starts_at is null) and (recurrence is null or series_id is not null)`)
+    .addCheckConstraint(
+      'tasks_recurrence_check',
+      sql`(recurrence is null) = (series_starts_at is null) and (recurrence is null or series_id is not null)`,
+    )
     .execute();
   // Lists and the schedule read a student's tasks by due time; the id makes the sort key unique for cursors.
   await db.schema.createIndex('tasks_user_due_idx').on('tasks').columns(['user_id', 'due_at', 'id']).execute();

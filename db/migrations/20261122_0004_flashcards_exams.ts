@@ -13,8 +13,15 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   // (id, user_id) is unique so that cards and exam links can reference a deck together with its owner: the
   // database itself then refuses a card or a link that crosses students.
-  await db.schema.alterTable('flashcard_decks').addUniqueConstraint('flashcard_decks_id_user_unique', ['id', 'user_id']).execute();
-  await db.schema.createIndex('flashcard_decks_user_created_idx').on('flashcard_decks').columns(['user_id', 'created_at', 'id']).execute();
+  await db.schema
+    .alterTable('flashcard_decks')
+    .addUniqueConstraint('flashcard_decks_id_user_unique', ['id', 'user_id'])
+    .execute();
+  await db.schema
+    .createIndex('flashcard_decks_user_created_idx')
+    .on('flashcard_decks')
+    .columns(['user_id', 'created_at', 'id'])
+    .execute();
 
   await db.schema
     .createTable('flashcard_cards')
@@ -24,17 +31,46 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('front', 'text', (c) => c.notNull())
     .addColumn('back', 'text', (c) => c.notNull())
     // SM-2 parameters. double precision round-trips exactly through both drivers, so `ease` is returned as stored.
-    .addColumn('ease', 'double precision', (c) => c.notNull().defaultTo(2.5).check(sql`ease >= 1.3`))
-    .addColumn('repetitions', 'integer', (c) => c.notNull().defaultTo(0).check(sql`repetitions >= 0`))
-    .addColumn('interval_days', 'integer', (c) => c.notNull().defaultTo(0).check(sql`interval_days >= 0`))
+    .addColumn('ease', 'double precision', (c) =>
+      c
+        .notNull()
+        .defaultTo(2.5)
+        .check(sql`ease >= 1.3`),
+    )
+    .addColumn('repetitions', 'integer', (c) =>
+      c
+        .notNull()
+        .defaultTo(0)
+        .check(sql`repetitions >= 0`),
+    )
+    .addColumn('interval_days', 'integer', (c) =>
+      c
+        .notNull()
+        .defaultTo(0)
+        .check(sql`interval_days >= 0`),
+    )
     .addColumn('next_due_at', 'timestamptz', (c) => c.notNull())
     .addColumn('last_reviewed_at', 'timestamptz')
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
-    .addForeignKeyConstraint('flashcard_cards_deck_fk', ['deck_id', 'user_id'], 'flashcard_decks', ['id', 'user_id'], (c) => c.onDelete('cascade'))
+    .addForeignKeyConstraint(
+      'flashcard_cards_deck_fk',
+      ['deck_id', 'user_id'],
+      'flashcard_decks',
+      ['id', 'user_id'],
+      (c) => c.onDelete('cascade'),
+    )
     .execute();
-  await db.schema.createIndex('flashcard_cards_deck_created_idx').on('flashcard_cards').columns(['deck_id', 'created_at', 'id']).execute();
-  await db.schema.createIndex('flashcard_cards_user_due_idx').on('flashcard_cards').columns(['user_id', 'next_due_at']).execute();
+  await db.schema
+    .createIndex('flashcard_cards_deck_created_idx')
+    .on('flashcard_cards')
+    .columns(['deck_id', 'created_at', 'id'])
+    .execute();
+  await db.schema
+    .createIndex('flashcard_cards_user_due_idx')
+    .on('flashcard_cards')
+    .columns(['user_id', 'next_due_at'])
+    .execute();
 
   // One row per graded review, written in the card update's transaction. The id may be chosen by the client so a
   // retried request is recognised. card_id is cleared, not cascaded, when a card goes: study days stay counted.
@@ -51,7 +87,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('interval_days', 'integer', (c) => c.notNull())
     .addColumn('next_due_at', 'timestamptz', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('flashcard_reviews_user_reviewed_idx').on('flashcard_reviews').columns(['user_id', 'reviewed_at']).execute();
+  await db.schema
+    .createIndex('flashcard_reviews_user_reviewed_idx')
+    .on('flashcard_reviews')
+    .columns(['user_id', 'reviewed_at'])
+    .execute();
   await db.schema.createIndex('flashcard_reviews_card_idx').on('flashcard_reviews').column('card_id').execute();
 
   await db.schema
@@ -73,8 +113,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('deck_id', 'uuid', (c) => c.notNull())
     .addColumn('user_id', 'uuid', (c) => c.notNull())
     .addPrimaryKeyConstraint('exam_decks_pk', ['exam_id', 'deck_id'])
-    .addForeignKeyConstraint('exam_decks_exam_fk', ['exam_id', 'user_id'], 'exams', ['id', 'user_id'], (c) => c.onDelete('cascade'))
-    .addForeignKeyConstraint('exam_decks_deck_fk', ['deck_id', 'user_id'], 'flashcard_decks', ['id', 'user_id'], (c) => c.onDelete('cascade'))
+    .addForeignKeyConstraint('exam_decks_exam_fk', ['exam_id', 'user_id'], 'exams', ['id', 'user_id'], (c) =>
+      c.onDelete('cascade'),
+    )
+    .addForeignKeyConstraint('exam_decks_deck_fk', ['deck_id', 'user_id'], 'flashcard_decks', ['id', 'user_id'], (c) =>
+      c.onDelete('cascade'),
+    )
     .execute();
   await db.schema.createIndex('exam_decks_deck_idx').on('exam_decks').column('deck_id').execute();
 
@@ -85,7 +129,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('task_id', 'uuid', (c) => c.notNull().references('tasks.id').onDelete('cascade'))
     .addColumn('user_id', 'uuid', (c) => c.notNull())
     .addPrimaryKeyConstraint('exam_tasks_pk', ['exam_id', 'task_id'])
-    .addForeignKeyConstraint('exam_tasks_exam_fk', ['exam_id', 'user_id'], 'exams', ['id', 'user_id'], (c) => c.onDelete('cascade'))
+    .addForeignKeyConstraint('exam_tasks_exam_fk', ['exam_id', 'user_id'], 'exams', ['id', 'user_id'], (c) =>
+      c.onDelete('cascade'),
+    )
     .execute();
   await db.schema.createIndex('exam_tasks_task_idx').on('exam_tasks').column('task_id').execute();
 }

@@ -22,13 +22,25 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('conversation_id', 'uuid')
     // How a reply ended: 'stop' or 'length' when complete, 'interrupted' when the client left, 'error' when the
     // provider failed. Null for the student's messages (and for replies from before this column).
-    .addColumn('finish_reason', 'text', (c) => c.check(sql`finish_reason in ('stop', 'length', 'interrupted', 'error')`))
+    .addColumn('finish_reason', 'text', (c) =>
+      c.check(sql`finish_reason in ('stop', 'length', 'interrupted', 'error')`),
+    )
     .execute();
   await db.schema
     .alterTable('ai_messages')
-    .addForeignKeyConstraint('ai_messages_conversation_fk', ['conversation_id', 'user_id'], 'ai_conversations', ['id', 'user_id'], (c) => c.onDelete('cascade'))
+    .addForeignKeyConstraint(
+      'ai_messages_conversation_fk',
+      ['conversation_id', 'user_id'],
+      'ai_conversations',
+      ['id', 'user_id'],
+      (c) => c.onDelete('cascade'),
+    )
     .execute();
-  await db.schema.createIndex('ai_messages_conversation_created_idx').on('ai_messages').columns(['conversation_id', 'created_at', 'id']).execute();
+  await db.schema
+    .createIndex('ai_messages_conversation_created_idx')
+    .on('ai_messages')
+    .columns(['conversation_id', 'created_at', 'id'])
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

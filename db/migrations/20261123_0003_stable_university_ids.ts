@@ -17,9 +17,14 @@ function stableId(website: string): string | undefined {
 
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`alter table users drop constraint users_university_id_fkey`.execute(db);
-  await sql`alter table users add constraint users_university_id_fkey foreign key (university_id) references universities (id) on delete set null on update cascade`.execute(db);
+  await sql`alter table users add constraint users_university_id_fkey foreign key (university_id) references universities (id) on delete set null on update cascade`.execute(
+    db,
+  );
 
-  const rows: Array<{ id: string; website: string | null }> = await db.selectFrom('universities').select(['id', 'website']).execute();
+  const rows: Array<{ id: string; website: string | null }> = await db
+    .selectFrom('universities')
+    .select(['id', 'website'])
+    .execute();
   const taken = new Set(rows.map((r) => r.id));
   for (const row of rows) {
     const id = row.website ? stableId(row.website) : undefined;
@@ -32,5 +37,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 export async function down(db: Kysely<any>): Promise<void> {
   // The ids stay: random ones cannot be restored, and stable ones are valid ids.
   await sql`alter table users drop constraint users_university_id_fkey`.execute(db);
-  await sql`alter table users add constraint users_university_id_fkey foreign key (university_id) references universities (id) on delete set null`.execute(db);
+  await sql`alter table users add constraint users_university_id_fkey foreign key (university_id) references universities (id) on delete set null`.execute(
+    db,
+  );
 }

@@ -18,7 +18,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('fanned_out_at', 'timestamptz')
     .execute();
   await db.schema.createIndex('events_user_created').on('events').columns(['user_id', 'created_at']).execute();
-  await db.schema.createIndex('events_not_fanned_out').on('events').column('created_at').where(sql.ref('fanned_out_at'), 'is', null).execute();
+  await db.schema
+    .createIndex('events_not_fanned_out')
+    .on('events')
+    .column('created_at')
+    .where(sql.ref('fanned_out_at'), 'is', null)
+    .execute();
 
   await db.schema
     .createTable('webhook_endpoints')
@@ -40,16 +45,30 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addCheckConstraint('webhook_endpoints_one_owner', sql`(user_id is null) <> (client_id is null)`)
     .execute();
-  await db.schema.createIndex('webhook_endpoints_user').on('webhook_endpoints').columns(['user_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('webhook_endpoints_user')
+    .on('webhook_endpoints')
+    .columns(['user_id', 'created_at'])
+    .execute();
   // An app has one endpoint (the GitHub App model).
-  await db.schema.createIndex('webhook_endpoints_client_unique').on('webhook_endpoints').column('client_id').unique().execute();
+  await db.schema
+    .createIndex('webhook_endpoints_client_unique')
+    .on('webhook_endpoints')
+    .column('client_id')
+    .unique()
+    .execute();
 
   await db.schema
     .createTable('webhook_deliveries')
     .addColumn('id', 'uuid', (c) => c.primaryKey().defaultTo(sql`gen_random_uuid()`))
     .addColumn('event_id', 'uuid', (c) => c.notNull().references('events.id').onDelete('cascade'))
     .addColumn('endpoint_id', 'uuid', (c) => c.notNull().references('webhook_endpoints.id').onDelete('cascade'))
-    .addColumn('status', 'text', (c) => c.notNull().defaultTo('pending').check(sql`status in ('pending', 'succeeded', 'failed')`))
+    .addColumn('status', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('pending')
+        .check(sql`status in ('pending', 'succeeded', 'failed')`),
+    )
     .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('next_attempt_at', 'timestamptz')
     .addColumn('last_attempt_at', 'timestamptz')
@@ -57,7 +76,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addUniqueConstraint('webhook_deliveries_event_endpoint_unique', ['event_id', 'endpoint_id'])
     .execute();
-  await db.schema.createIndex('webhook_deliveries_endpoint_created').on('webhook_deliveries').columns(['endpoint_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('webhook_deliveries_endpoint_created')
+    .on('webhook_deliveries')
+    .columns(['endpoint_id', 'created_at'])
+    .execute();
 
   await db.schema
     .createTable('webhook_attempts')
@@ -69,9 +92,14 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('response_status', 'integer')
     .addColumn('error', 'text')
     .execute();
-  await db.schema.createIndex('webhook_attempts_delivery_started').on('webhook_attempts').columns(['delivery_id', 'started_at']).execute();
+  await db.schema
+    .createIndex('webhook_attempts_delivery_started')
+    .on('webhook_attempts')
+    .columns(['delivery_id', 'started_at'])
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const table of ['webhook_attempts', 'webhook_deliveries', 'webhook_endpoints', 'events']) await db.schema.dropTable(table).execute();
+  for (const table of ['webhook_attempts', 'webhook_deliveries', 'webhook_endpoints', 'events'])
+    await db.schema.dropTable(table).execute();
 }

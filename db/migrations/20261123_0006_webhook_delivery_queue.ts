@@ -4,7 +4,12 @@
 import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').column('next_attempt_at').where(sql.ref('status'), '=', 'pending').execute();
+  await db.schema
+    .createIndex('webhook_deliveries_due')
+    .on('webhook_deliveries')
+    .column('next_attempt_at')
+    .where(sql.ref('status'), '=', 'pending')
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

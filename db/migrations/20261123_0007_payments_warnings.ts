@@ -42,6 +42,9 @@ export async function up(db: Kysely<any>): Promise<void> {
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropTable('warnings').execute();
   await db.schema.dropTable('payments').execute();
-  await db.schema.alterTable('users').addColumn('premium_tier', 'text', (c) => c.notNull().defaultTo('free')).execute();
+  await db.schema
+    .alterTable('users')
+    .addColumn('premium_tier', 'text', (c) => c.notNull().defaultTo('free'))
+    .execute();
   await sql`update users set premium_tier = case plan when 'contract' then 'pro' else plan end`.execute(db);
 }

@@ -20,7 +20,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('state', 'jsonb')
     .addColumn('moved_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
-  await db.schema.createIndex('exam_readiness_user_version').on('exam_readiness').columns(['user_id', 'version']).execute();
+  await db.schema
+    .createIndex('exam_readiness_user_version')
+    .on('exam_readiness')
+    .columns(['user_id', 'version'])
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

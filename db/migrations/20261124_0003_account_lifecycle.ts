@@ -9,13 +9,17 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await sql`alter table payments alter column user_id drop not null`.execute(db);
   await sql`alter table payments drop constraint payments_user_id_fkey`.execute(db);
-  await sql`alter table payments add constraint payments_user_id_fkey foreign key (user_id) references users(id) on delete set null`.execute(db);
+  await sql`alter table payments add constraint payments_user_id_fkey foreign key (user_id) references users(id) on delete set null`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`delete from payments where user_id is null`.execute(db);
   await sql`alter table payments drop constraint payments_user_id_fkey`.execute(db);
-  await sql`alter table payments add constraint payments_user_id_fkey foreign key (user_id) references users(id) on delete cascade`.execute(db);
+  await sql`alter table payments add constraint payments_user_id_fkey foreign key (user_id) references users(id) on delete cascade`.execute(
+    db,
+  );
   await sql`alter table payments alter column user_id set not null`.execute(db);
   await db.schema.alterTable('oauth_refresh_tokens').dropColumn('revoked_at').execute();
 }

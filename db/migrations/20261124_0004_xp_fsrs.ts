@@ -22,10 +22,18 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addPrimaryKeyConstraint('xp_awards_pk', ['user_id', 'award_key'])
     .execute();
   await db.schema.createIndex('xp_awards_user_date_idx').on('xp_awards').columns(['user_id', 'local_date']).execute();
-  await db.schema.alterTable('flashcard_reviews').addColumn('applied', 'boolean', (c) => c.notNull().defaultTo(true)).execute();
+  await db.schema
+    .alterTable('flashcard_reviews')
+    .addColumn('applied', 'boolean', (c) => c.notNull().defaultTo(true))
+    .execute();
   await db.schema
     .alterTable('flashcard_decks')
-    .addColumn('scheduler', 'text', (c) => c.notNull().defaultTo('sm2').check(sql`scheduler in ('sm2', 'fsrs')`))
+    .addColumn('scheduler', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('sm2')
+        .check(sql`scheduler in ('sm2', 'fsrs')`),
+    )
     .addColumn('fsrs_parameters', 'jsonb')
     .execute();
   await db.schema.alterTable('flashcard_cards').addColumn('fsrs_state', 'jsonb').execute();

@@ -5,7 +5,12 @@
 import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.createIndex('webhook_deliveries_pending').on('webhook_deliveries').column('id').where(sql.ref('status'), '=', 'pending').execute();
+  await db.schema
+    .createIndex('webhook_deliveries_pending')
+    .on('webhook_deliveries')
+    .column('id')
+    .where(sql.ref('status'), '=', 'pending')
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -8,7 +8,12 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .alterTable('oauth_clients')
-    .addColumn('kind', 'text', (c) => c.notNull().defaultTo('app').check(sql`kind in ('app', 'institution')`))
+    .addColumn('kind', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('app')
+        .check(sql`kind in ('app', 'institution')`),
+    )
     .addColumn('disabled_at', 'timestamptz')
     .execute();
 }

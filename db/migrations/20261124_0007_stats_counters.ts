@@ -43,7 +43,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       referencing old table as removed for each statement execute function stat_counter_delta()`.execute(db);
     await sql`create trigger ${sql.id(`${table}_count_truncate`)} after truncate on ${sql.table(table)}
       for each statement execute function stat_counter_delta()`.execute(db);
-    await sql`insert into stat_counter_deltas (counter, delta) select ${table}, count(*) from ${sql.table(table)}`.execute(db);
+    await sql`insert into stat_counter_deltas (counter, delta) select ${table}, count(*) from ${sql.table(table)}`.execute(
+      db,
+    );
   }
   await db.schema.createIndex('users_last_active_idx').on('users').column('last_active_at').execute();
 }
@@ -51,7 +53,8 @@ export async function up(db: Kysely<any>): Promise<void> {
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex('users_last_active_idx').execute();
   for (const table of COUNTED) {
-    for (const event of ['insert', 'delete', 'truncate']) await sql`drop trigger ${sql.id(`${table}_count_${event}`)} on ${sql.table(table)}`.execute(db);
+    for (const event of ['insert', 'delete', 'truncate'])
+      await sql`drop trigger ${sql.id(`${table}_count_${event}`)} on ${sql.table(table)}`.execute(db);
   }
   await sql`drop function stat_counter_delta()`.execute(db);
   await db.schema.dropTable('stat_counter_deltas').execute();

@@ -7,7 +7,8 @@ import type { Kysely } from 'kysely';
 const TABLES = ['tasks', 'flashcard_cards', 'flashcard_reviews', 'ai_messages'] as const;
 
 export async function up(db: Kysely<any>): Promise<void> {
-  for (const table of TABLES) await db.schema.createIndex(`${table}_user_id_idx`).on(table).columns(['user_id', 'id']).execute();
+  for (const table of TABLES)
+    await db.schema.createIndex(`${table}_user_id_idx`).on(table).columns(['user_id', 'id']).execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

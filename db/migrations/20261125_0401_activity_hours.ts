@@ -49,7 +49,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`create trigger users_activity_insert after insert on users
     referencing new table as added for each statement execute function activity_hour_delta()`.execute(db);
   await sql`create trigger users_activity_update after update on users
-    referencing old table as removed new table as added for each statement execute function activity_hour_delta()`.execute(db);
+    referencing old table as removed new table as added for each statement execute function activity_hour_delta()`.execute(
+    db,
+  );
   await sql`create trigger users_activity_delete after delete on users
     referencing old table as removed for each statement execute function activity_hour_delta()`.execute(db);
   await sql`create trigger users_activity_truncate after truncate on users
@@ -60,7 +62,8 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const event of ['insert', 'update', 'delete', 'truncate']) await sql`drop trigger ${sql.id(`users_activity_${event}`)} on users`.execute(db);
+  for (const event of ['insert', 'update', 'delete', 'truncate'])
+    await sql`drop trigger ${sql.id(`users_activity_${event}`)} on users`.execute(db);
   await sql`drop function activity_hour_delta()`.execute(db);
   await db.schema.dropTable('activity_hour_deltas').execute();
 }

@@ -7,7 +7,16 @@
 // know that boards are kept, and a change written by hand (psql, a script) drops them too.
 import { sql, type Kysely } from 'kysely';
 
-const SHOWN_COLUMNS = ['xp', 'nickname', 'first_name', 'last_active_at', 'streak', 'last_study_date', 'time_zone', 'university_id'];
+const SHOWN_COLUMNS = [
+  'xp',
+  'nickname',
+  'first_name',
+  'last_active_at',
+  'streak',
+  'last_study_date',
+  'time_zone',
+  'university_id',
+];
 
 export async function up(db: Kysely<any>): Promise<void> {
   // A trigger function for any channel: the channel is the trigger's argument (what keeps another kept read model
@@ -22,7 +31,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     for each statement execute function notify_channel('leaderboards')`.execute(db);
   // Row level, so that an update which sets these columns to what they were (a profile saved unchanged, a second review
   // on the same day) notifies nobody; the condition is evaluated without calling the function.
-  const changed = sql.join(SHOWN_COLUMNS.map((column) => sql`old.${sql.id(column)} is distinct from new.${sql.id(column)}`), sql` or `);
+  const changed = sql.join(
+    SHOWN_COLUMNS.map((column) => sql`old.${sql.id(column)} is distinct from new.${sql.id(column)}`),
+    sql` or `,
+  );
   await sql`create trigger users_leaderboards_update after update on users
     for each row when (${changed}) execute function notify_channel('leaderboards')`.execute(db);
   await sql`create trigger users_leaderboards_delete after delete on users
@@ -32,6 +44,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const event of ['insert', 'update', 'delete', 'truncate']) await sql`drop trigger ${sql.id(`users_leaderboards_${event}`)} on users`.execute(db);
+  for (const event of ['insert', 'update', 'delete', 'truncate'])
+    await sql`drop trigger ${sql.id(`users_leaderboards_${event}`)} on users`.execute(db);
   await sql`drop function notify_channel()`.execute(db);
 }

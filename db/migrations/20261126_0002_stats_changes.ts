@@ -17,5 +17,6 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const table of DELTA_TABLES) await sql`drop trigger ${sql.id(`${table}_notify`)} on ${sql.table(table)}`.execute(db);
+  for (const table of DELTA_TABLES)
+    await sql`drop trigger ${sql.id(`${table}_notify`)} on ${sql.table(table)}`.execute(db);
 }

@@ -14,9 +14,23 @@ export async function up(db: Kysely<any>): Promise<void> {
     .alterTable('webhook_endpoints')
     .addColumn('grant_id', 'uuid', (c) => c.references('oauth_grants.id').onDelete('cascade'))
     .execute();
-  await db.schema.createIndex('webhook_endpoints_grant').on('webhook_endpoints').column('grant_id').where(sql.ref('grant_id'), 'is not', null).execute();
-  await db.schema.createIndex('api_keys_grant').on('api_keys').column('grant_id').where(sql.ref('grant_id'), 'is not', null).execute();
-  await db.schema.createIndex('oauth_authorization_codes_grant').on('oauth_authorization_codes').column('grant_id').execute();
+  await db.schema
+    .createIndex('webhook_endpoints_grant')
+    .on('webhook_endpoints')
+    .column('grant_id')
+    .where(sql.ref('grant_id'), 'is not', null)
+    .execute();
+  await db.schema
+    .createIndex('api_keys_grant')
+    .on('api_keys')
+    .column('grant_id')
+    .where(sql.ref('grant_id'), 'is not', null)
+    .execute();
+  await db.schema
+    .createIndex('oauth_authorization_codes_grant')
+    .on('oauth_authorization_codes')
+    .column('grant_id')
+    .execute();
 
   await db.schema.alterTable('oauth_grants').addColumn('authenticated_at', 'timestamptz').execute();
   await sql`update oauth_grants as g set authenticated_at = g.created_at
@@ -25,6 +39,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('oauth_grants').dropColumn('authenticated_at').execute();
-  for (const index of ['oauth_authorization_codes_grant', 'api_keys_grant', 'webhook_endpoints_grant']) await db.schema.dropIndex(index).execute();
+  for (const index of ['oauth_authorization_codes_grant', 'api_keys_grant', 'webhook_endpoints_grant'])
+    await db.schema.dropIndex(index).execute();
   await db.schema.alterTable('webhook_endpoints').dropColumn('grant_id').execute();
 }

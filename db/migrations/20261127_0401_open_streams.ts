@@ -18,7 +18,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('expires_at', 'timestamptz', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('open_streams_user').on('open_streams').column('user_id').execute();
-  await db.schema.createIndex('open_streams_grant').on('open_streams').column('grant_id').where(sql.ref('grant_id'), 'is not', null).execute();
+  await db.schema
+    .createIndex('open_streams_grant')
+    .on('open_streams')
+    .column('grant_id')
+    .where(sql.ref('grant_id'), 'is not', null)
+    .execute();
   await db.schema.createIndex('open_streams_expires').on('open_streams').column('expires_at').execute();
 }
 

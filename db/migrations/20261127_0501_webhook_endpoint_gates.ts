@@ -17,7 +17,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('failures', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('open_until', 'timestamptz')
     .execute();
-  await db.schema.createIndex('webhook_endpoint_gates_leased').on('webhook_endpoint_gates').columns(['account', 'lease_until']).where(sql.ref('lease_until'), 'is not', null).execute();
+  await db.schema
+    .createIndex('webhook_endpoint_gates_leased')
+    .on('webhook_endpoint_gates')
+    .columns(['account', 'lease_until'])
+    .where(sql.ref('lease_until'), 'is not', null)
+    .execute();
   await db.schema
     .createIndex('webhook_deliveries_pending_by_endpoint')
     .on('webhook_deliveries')

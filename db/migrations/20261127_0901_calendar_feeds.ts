@@ -17,8 +17,17 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('last_used_at', 'timestamptz')
     .addColumn('revoked_at', 'timestamptz')
     .execute();
-  await db.schema.createIndex('calendar_feeds_by_user').on('calendar_feeds').columns(['user_id', 'created_at']).execute();
-  await db.schema.createIndex('calendar_feeds_by_grant').on('calendar_feeds').column('grant_id').where(sql.ref('grant_id'), 'is not', null).execute();
+  await db.schema
+    .createIndex('calendar_feeds_by_user')
+    .on('calendar_feeds')
+    .columns(['user_id', 'created_at'])
+    .execute();
+  await db.schema
+    .createIndex('calendar_feeds_by_grant')
+    .on('calendar_feeds')
+    .column('grant_id')
+    .where(sql.ref('grant_id'), 'is not', null)
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

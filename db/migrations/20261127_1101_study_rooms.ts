@@ -11,7 +11,12 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .alterTable('study_rooms')
     .addColumn('course', 'text')
-    .addColumn('visibility', 'text', (c) => c.notNull().defaultTo('invite').check(sql`visibility in ('invite')`))
+    .addColumn('visibility', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('invite')
+        .check(sql`visibility in ('invite')`),
+    )
     .addColumn('join_code_prefix', 'text')
     .addColumn('join_code_hash', 'text', (c) => c.unique())
     .addColumn('join_code_created_at', 'timestamptz')
@@ -25,7 +30,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('joined_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addPrimaryKeyConstraint('study_room_members_pkey', ['room_id', 'user_id'])
     .execute();
-  await db.schema.createIndex('study_room_members_by_user').on('study_room_members').columns(['user_id', 'joined_at']).execute();
+  await db.schema
+    .createIndex('study_room_members_by_user')
+    .on('study_room_members')
+    .columns(['user_id', 'joined_at'])
+    .execute();
   // A room's owner is always one of its members: every insert, however made (the API, the demo seed's bulk rows),
   // adds the owner's row in the same statement; rooms made before this migration get theirs here.
   await sql`
@@ -63,13 +72,17 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
 
   await sql`alter table xp_awards drop constraint xp_awards_source_check`.execute(db);
-  await sql`alter table xp_awards add constraint xp_awards_source_check check (source in ('review', 'task', 'readiness', 'focus'))`.execute(db);
+  await sql`alter table xp_awards add constraint xp_awards_source_check check (source in ('review', 'task', 'readiness', 'focus'))`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`delete from xp_awards where source = 'focus'`.execute(db);
   await sql`alter table xp_awards drop constraint xp_awards_source_check`.execute(db);
-  await sql`alter table xp_awards add constraint xp_awards_source_check check (source in ('review', 'task', 'readiness'))`.execute(db);
+  await sql`alter table xp_awards add constraint xp_awards_source_check check (source in ('review', 'task', 'readiness'))`.execute(
+    db,
+  );
   await db.schema.dropTable('study_room_sessions').execute();
   await sql`drop trigger study_rooms_owner_member on study_rooms`.execute(db);
   await sql`drop function study_room_owner_member()`.execute(db);

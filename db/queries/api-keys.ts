@@ -41,7 +41,12 @@ export async function findActiveApiKey(db: Db, keyHash: string): Promise<ApiKeyR
 
 /** Whether an active key with this hash belongs to a partner or to a student, to tell a caller who used it on the wrong surface. */
 export async function findActiveKeyKind(db: Db, keyHash: string): Promise<'partner' | 'personal' | undefined> {
-  const row = await db.selectFrom('api_keys').select('user_id').where('key_hash', '=', keyHash).where('revoked_at', 'is', null).executeTakeFirst();
+  const row = await db
+    .selectFrom('api_keys')
+    .select('user_id')
+    .where('key_hash', '=', keyHash)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
   return row ? (row.user_id === null ? 'partner' : 'personal') : undefined;
 }
 

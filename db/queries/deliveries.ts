@@ -23,7 +23,10 @@ export interface FanOut {
  * per connection and costs one round trip, where locking, routing, marking and a delivery each were a statement (and
  * the routing planned anew each time).
  */
-export async function fanOutEvents(db: Db, options: { limit: number; at: Date; readScopes: ReadScopes }): Promise<FanOut> {
+export async function fanOutEvents(
+  db: Db,
+  options: { limit: number; at: Date; readScopes: ReadScopes },
+): Promise<FanOut> {
   // The limit is part of the text: a parameter's generic plan would assume a tenth of the outbox.
   const limit = sql.lit(Math.trunc(options.limit));
   // Two joins, one per kind of owner (an endpoint has one), rather than one join with an OR: each reaches the
@@ -84,10 +87,20 @@ export async function appMayReceive(db: Db, clientId: string, userId: string, re
  * The delivery of an event to an endpoint, created pending and due at `at`, or the one that exists already. `id` is
  * chosen by the caller only for a record that must have a known id (the demo student's).
  */
-export async function upsertDelivery(trx: Db, delivery: { id?: string; event_id: string; endpoint_id: string; at: Date }): Promise<{ id: string; created: boolean }> {
+export async function upsertDelivery(
+  trx: Db,
+  delivery: { id?: string; event_id: string; endpoint_id: string; at: Date },
+): Promise<{ id: string; created: boolean }> {
   const inserted = await trx
     .insertInto('webhook_deliveries')
-    .values({ ...(delivery.id ? { id: delivery.id } : {}), event_id: delivery.event_id, endpoint_id: delivery.endpoint_id, status: 'pending', next_attempt_at: delivery.at, created_at: delivery.at })
+    .values({
+      ...(delivery.id ? { id: delivery.id } : {}),
+      event_id: delivery.event_id,
+      endpoint_id: delivery.endpoint_id,
+      status: 'pending',
+      next_attempt_at: delivery.at,
+      created_at: delivery.at,
+    })
     .onConflict((oc) => oc.columns(['event_id', 'endpoint_id']).doNothing())
     .returning('id')
     .executeTakeFirst();
@@ -103,13 +116,24 @@ export async function upsertDelivery(trx: Db, delivery: { id?: string; event_id:
 
 /** Makes a delivery pending again, due at `at`; false when there is no such delivery. */
 export async function makeDeliveryDue(trx: Db, deliveryId: string, at: Date): Promise<boolean> {
-  const row = await trx.updateTable('webhook_deliveries').set({ status: 'pending', next_attempt_at: at }).where('id', '=', deliveryId).returning('id').executeTakeFirst();
+  const row = await trx
+    .updateTable('webhook_deliveries')
+    .set({ status: 'pending', next_attempt_at: at })
+    .where('id', '=', deliveryId)
+    .returning('id')
+    .executeTakeFirst();
   return row !== undefined;
 }
 
 /** Whether the delivery still waits for the attempt that was due at `due` (pending, next_attempt_at = due). */
 export async function attemptStillDue(db: Db, deliveryId: string, due: Date): Promise<boolean> {
-  const row = await db.selectFrom('webhook_deliveries').select('id').where('id', '=', deliveryId).where('status', '=', 'pending').where('next_attempt_at', '=', due).executeTakeFirst();
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('id', '=', deliveryId)
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '=', due)
+    .executeTakeFirst();
   return row !== undefined;
 }
 
@@ -187,7 +211,12 @@ export async function finishDelivery(
 
 /** After a 2xx: the endpoint is no longer failing. */
 export async function clearEndpointFailing(trx: Db, endpointId: string): Promise<void> {
-  await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', endpointId).where('failing_since', 'is not', null).execute();
+  await trx
+    .updateTable('webhook_endpoints')
+    .set({ failing_since: null })
+    .where('id', '=', endpointId)
+    .where('failing_since', 'is not', null)
+    .execute();
 }
 
 /** After a failed attempt: the start of the endpoint's run of failures (kept if it had started already). */
@@ -203,6 +232,15 @@ export async function markEndpointFailing(trx: Db, endpointId: string, at: Date)
 
 /** Delivery gave up on the endpoint: disabled (its owner re-enables it) and its pending deliveries failed. */
 export async function disableFailingEndpoint(trx: Db, endpointId: string, at: Date): Promise<void> {
-  await trx.updateTable('webhook_endpoints').set({ enabled: false, disabled_reason: 'failing', updated_at: at }).where('id', '=', endpointId).execute();
-  await trx.updateTable('webhook_deliveries').set({ status: 'failed', next_attempt_at: null }).where('endpoint_id', '=', endpointId).where('status', '=', 'pending').execute();
+  await trx
+    .updateTable('webhook_endpoints')
+    .set({ enabled: false, disabled_reason: 'failing', updated_at: at })
+    .where('id', '=', endpointId)
+    .execute();
+  await trx
+    .updateTable('webhook_deliveries')
+    .set({ status: 'failed', next_attempt_at: null })
+    .where('endpoint_id', '=', endpointId)
+    .where('status', '=', 'pending')
+    .execute();
 }

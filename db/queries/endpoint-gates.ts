@@ -9,21 +9,37 @@ import { executePrepared } from '../prepared-statements.ts';
 export type GateAccount = { user_id: string } | { client_id: string };
 
 /** The account's name in its gates' rows and its lock. */
-export const accountKey = (account: GateAccount) => ('user_id' in account ? `user:${account.user_id}` : `client:${account.client_id}`);
+export const accountKey = (account: GateAccount) =>
+  'user_id' in account ? `user:${account.user_id}` : `client:${account.client_id}`;
 
 /** Holds the account's gates until the transaction ends (a transaction-level advisory lock: nothing to leak). */
 export async function lockAccountGates(trx: Db, account: GateAccount): Promise<void> {
-  await sql`select pg_advisory_xact_lock(hashtextextended(${`webhook-account:${accountKey(account)}`}, 0))`.execute(trx);
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`webhook-account:${accountKey(account)}`}, 0))`.execute(
+    trx,
+  );
 }
 
 /** The endpoint's gate, made open and idle when it has none yet. Call under lockAccountGates. */
 export async function readGate(trx: Db, endpointId: string, account: GateAccount) {
-  await trx.insertInto('webhook_endpoint_gates').values({ endpoint_id: endpointId, account: accountKey(account) }).onConflict((oc) => oc.column('endpoint_id').doNothing()).execute();
-  return trx.selectFrom('webhook_endpoint_gates').select(['lease_job', 'lease_until', 'failures', 'open_until']).where('endpoint_id', '=', endpointId).executeTakeFirstOrThrow();
+  await trx
+    .insertInto('webhook_endpoint_gates')
+    .values({ endpoint_id: endpointId, account: accountKey(account) })
+    .onConflict((oc) => oc.column('endpoint_id').doNothing())
+    .execute();
+  return trx
+    .selectFrom('webhook_endpoint_gates')
+    .select(['lease_job', 'lease_until', 'failures', 'open_until'])
+    .where('endpoint_id', '=', endpointId)
+    .executeTakeFirstOrThrow();
 }
 
 /** The account's attempts in flight at `now` on endpoints other than `endpointId`, and when the first of their leases ends. */
-export async function accountLeases(trx: Db, account: GateAccount, endpointId: string, now: Date): Promise<{ count: number; firstEnd: Date | null }> {
+export async function accountLeases(
+  trx: Db,
+  account: GateAccount,
+  endpointId: string,
+  now: Date,
+): Promise<{ count: number; firstEnd: Date | null }> {
   const row = await trx
     .selectFrom('webhook_endpoint_gates')
     .select((eb) => [eb.fn.countAll<string | number>().as('count'), eb.fn.min('lease_until').as('first_end')])
@@ -35,7 +51,11 @@ export async function accountLeases(trx: Db, account: GateAccount, endpointId: s
 }
 
 export async function takeLease(trx: Db, endpointId: string, jobId: string, until: Date): Promise<void> {
-  await trx.updateTable('webhook_endpoint_gates').set({ lease_job: jobId, lease_until: until }).where('endpoint_id', '=', endpointId).execute();
+  await trx
+    .updateTable('webhook_endpoint_gates')
+    .set({ lease_job: jobId, lease_until: until })
+    .where('endpoint_id', '=', endpointId)
+    .execute();
 }
 
 /**
@@ -49,9 +69,18 @@ export async function settleGate(
   jobId: string,
   outcome: { succeeded: boolean; openUntil: (failures: number) => Date | null },
 ): Promise<{ failures: number; open_until: Date | null }> {
-  await trx.updateTable('webhook_endpoint_gates').set({ lease_job: null, lease_until: null }).where('endpoint_id', '=', endpointId).where('lease_job', '=', jobId).execute();
+  await trx
+    .updateTable('webhook_endpoint_gates')
+    .set({ lease_job: null, lease_until: null })
+    .where('endpoint_id', '=', endpointId)
+    .where('lease_job', '=', jobId)
+    .execute();
   if (outcome.succeeded) {
-    await trx.updateTable('webhook_endpoint_gates').set({ failures: 0, open_until: null }).where('endpoint_id', '=', endpointId).execute();
+    await trx
+      .updateTable('webhook_endpoint_gates')
+      .set({ failures: 0, open_until: null })
+      .where('endpoint_id', '=', endpointId)
+      .execute();
     return { failures: 0, open_until: null };
   }
   const row = await trx
@@ -62,17 +91,33 @@ export async function settleGate(
     .executeTakeFirst();
   const failures = row?.failures ?? 0;
   const openUntil = outcome.openUntil(failures);
-  if (openUntil) await trx.updateTable('webhook_endpoint_gates').set({ open_until: openUntil }).where('endpoint_id', '=', endpointId).execute();
+  if (openUntil)
+    await trx
+      .updateTable('webhook_endpoint_gates')
+      .set({ open_until: openUntil })
+      .where('endpoint_id', '=', endpointId)
+      .execute();
   return { failures, open_until: openUntil };
 }
 
 /** Ends the lease `jobId` holds, if it still does (its job made no attempt: superseded, skipped). */
 export async function releaseLease(trx: Db, endpointId: string, jobId: string): Promise<void> {
-  await trx.updateTable('webhook_endpoint_gates').set({ lease_job: null, lease_until: null }).where('endpoint_id', '=', endpointId).where('lease_job', '=', jobId).execute();
+  await trx
+    .updateTable('webhook_endpoint_gates')
+    .set({ lease_job: null, lease_until: null })
+    .where('endpoint_id', '=', endpointId)
+    .where('lease_job', '=', jobId)
+    .execute();
 }
 
 /** The endpoint's lease goes to `jobId` until `until` (its gate made if it has none yet). Call under lockAccountGates. */
-export async function reserveEndpoint(trx: Db, endpointId: string, account: GateAccount, jobId: string, until: Date): Promise<void> {
+export async function reserveEndpoint(
+  trx: Db,
+  endpointId: string,
+  account: GateAccount,
+  jobId: string,
+  until: Date,
+): Promise<void> {
   await trx
     .insertInto('webhook_endpoint_gates')
     .values({ endpoint_id: endpointId, account: accountKey(account), lease_job: jobId, lease_until: until })
@@ -102,7 +147,11 @@ export async function runnableDeliveries(trx: Db, account: GateAccount, now: Dat
     .leftJoin('webhook_endpoint_gates as g', 'g.endpoint_id', 'd.endpoint_id')
     .distinctOn('d.endpoint_id')
     .select(['d.id', 'd.endpoint_id', 'd.next_attempt_at'])
-    .where('user_id' in account ? 'e.user_id' : 'e.client_id', '=', 'user_id' in account ? account.user_id : account.client_id)
+    .where(
+      'user_id' in account ? 'e.user_id' : 'e.client_id',
+      '=',
+      'user_id' in account ? account.user_id : account.client_id,
+    )
     .where('d.status', '=', 'pending')
     .where('d.next_attempt_at', '<=', now)
     .where((eb) => eb.or([eb('g.lease_until', 'is', null), eb('g.lease_until', '<=', now)]))
@@ -126,8 +175,15 @@ export async function runnableDeliveries(trx: Db, account: GateAccount, now: Dat
  * index), so an account whose slots are all taken costs nothing however long its backlog. Every pass of every
  * delivering process's relay runs it: a named statement, planned once per connection (planning was most of its cost).
  */
-export async function accountsWithRunnableDeliveries(db: Db, now: Date, perAccount: number, limit: number): Promise<GateAccount[]> {
-  const rows = await executePrepared(db, sql<{ user_id: string | null; client_id: string | null }>`
+export async function accountsWithRunnableDeliveries(
+  db: Db,
+  now: Date,
+  perAccount: number,
+  limit: number,
+): Promise<GateAccount[]> {
+  const rows = await executePrepared(
+    db,
+    sql<{ user_id: string | null; client_id: string | null }>`
     select distinct e.user_id, e.client_id
     from webhook_deliveries as d
     join webhook_endpoints as e on e.id = d.endpoint_id
@@ -138,6 +194,7 @@ export async function accountsWithRunnableDeliveries(db: Db, now: Date, perAccou
       and (select count(*) from webhook_endpoint_gates as l
            where l.account = case when e.user_id is not null then 'user:' || e.user_id::text else 'client:' || e.client_id::text end
              and l.lease_until > ${now}) < ${perAccount}
-    limit ${limit}`);
+    limit ${limit}`,
+  );
   return rows.map((row) => (row.user_id !== null ? { user_id: row.user_id } : { client_id: row.client_id! }));
 }

@@ -40,7 +40,11 @@ export interface FeedRow {
  * the page was read at: the oldest transaction still running, before which every event is final. Both come from one
  * statement, hence one snapshot, so the horizon never passes an event the page could not see.
  */
-export async function listFeedEvents(db: Db, userId: string, options: { types: readonly string[]; after: FeedPosition | undefined; limit: number }) {
+export async function listFeedEvents(
+  db: Db,
+  userId: string,
+  options: { types: readonly string[]; after: FeedPosition | undefined; limit: number },
+) {
   const after = options.after ?? { txid: '0', seq: 0 };
   const { rows } = await sql<{ horizon: string } & { [K in keyof FeedRow]: FeedRow[K] | null }>`
     select h.xmin::text as horizon, e.id, e.type, e.user_id, e.data, e.created_at, e.txid, e.seq
@@ -71,7 +75,15 @@ export async function deleteEventsBefore(db: Db, before: Date, batch: number): P
  * eventValues' JSON text is for a single insert.
  */
 export function eventRows(events: readonly NewEvent[]): string {
-  return JSON.stringify(events.map(({ type, user_id, data, created_at, fanned_out_at }) => ({ type, user_id, data, created_at, fanned_out_at })));
+  return JSON.stringify(
+    events.map(({ type, user_id, data, created_at, fanned_out_at }) => ({
+      type,
+      user_id,
+      data,
+      created_at,
+      fanned_out_at,
+    })),
+  );
 }
 
 /** The insert of eventRows' `rows` for a write's own statement to carry as a CTE, so its outbox rows cost no round trip. */
@@ -79,9 +91,17 @@ export function insertEvents<DB extends Database>(qc: QueryCreator<DB>, rows: st
   return qc
     .insertInto('events')
     .columns(['type', 'user_id', 'data', 'created_at', 'fanned_out_at'])
-    .expression(sql`select type, user_id, data, created_at, fanned_out_at from jsonb_populate_recordset(null::events, ${rows}::jsonb)`);
+    .expression(
+      sql`select type, user_id, data, created_at, fanned_out_at from jsonb_populate_recordset(null::events, ${rows}::jsonb)`,
+    );
 }
 
 function eventValues(event: NewEvent) {
-  return { type: event.type, user_id: event.user_id, data: JSON.stringify(event.data), created_at: event.created_at, fanned_out_at: event.fanned_out_at };
+  return {
+    type: event.type,
+    user_id: event.user_id,
+    data: JSON.stringify(event.data),
+    created_at: event.created_at,
+    fanned_out_at: event.fanned_out_at,
+  };
 }

@@ -12,13 +12,21 @@ const EXAM_COLUMNS = ['id', 'subject', 'exam_date', 'notes', 'created_at', 'upda
 
 export type ExamRow = NonNullable<Awaited<ReturnType<typeof findExam>>>;
 
-export async function listExams(db: Db, userId: string, options: { limit: number; after?: { date: string; id: string } }) {
+export async function listExams(
+  db: Db,
+  userId: string,
+  options: { limit: number; after?: { date: string; id: string } },
+) {
   let query = db.selectFrom('exams').select(EXAM_COLUMNS).where('user_id', '=', userId);
   if (options.after) {
     const { date, id } = options.after;
     query = query.where((eb) => eb(eb.refTuple('exam_date', 'id'), '>', eb.tuple(sql<string>`${date}::date`, id)));
   }
-  return query.orderBy('exam_date').orderBy('id').limit(options.limit + 1).execute();
+  return query
+    .orderBy('exam_date')
+    .orderBy('id')
+    .limit(options.limit + 1)
+    .execute();
 }
 
 /** Exams on or after `fromDate` ('YYYY-MM-DD'), nearest first; all of them unless `limit` is given. */
@@ -28,25 +36,55 @@ export async function listUpcomingExams(db: Db, userId: string, fromDate: string
 
 /** The query of listUpcomingExams without its columns, to select what a caller needs or to embed in one statement. */
 function upcomingExams(db: Db, userId: string, fromDate: string, limit?: number) {
-  let query = db.selectFrom('exams').where('user_id', '=', userId).where('exam_date', '>=', fromDate).orderBy('exam_date').orderBy('id');
+  let query = db
+    .selectFrom('exams')
+    .where('user_id', '=', userId)
+    .where('exam_date', '>=', fromDate)
+    .orderBy('exam_date')
+    .orderBy('id');
   if (limit !== undefined) query = query.limit(limit);
   return query;
 }
 
 export async function findExam(db: Db, userId: string, examId: string) {
-  return db.selectFrom('exams').select(EXAM_COLUMNS).where('id', '=', examId).where('user_id', '=', userId).executeTakeFirst();
+  return db
+    .selectFrom('exams')
+    .select(EXAM_COLUMNS)
+    .where('id', '=', examId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
 }
 
 /** The exam, locked until the transaction ends, so concurrent changes report their earlier values one after the other. */
 export async function findExamForUpdate(db: Db, userId: string, examId: string) {
-  return db.selectFrom('exams').select(EXAM_COLUMNS).where('id', '=', examId).where('user_id', '=', userId).forUpdate().executeTakeFirst();
+  return db
+    .selectFrom('exams')
+    .select(EXAM_COLUMNS)
+    .where('id', '=', examId)
+    .where('user_id', '=', userId)
+    .forUpdate()
+    .executeTakeFirst();
 }
 
-export async function insertExam(db: Db, exam: { id?: string; user_id: string; subject: string; exam_date: string; notes?: string }, now: Date) {
-  return db.insertInto('exams').values({ ...exam, created_at: now, updated_at: now }).returning(EXAM_COLUMNS).executeTakeFirstOrThrow();
+export async function insertExam(
+  db: Db,
+  exam: { id?: string; user_id: string; subject: string; exam_date: string; notes?: string },
+  now: Date,
+) {
+  return db
+    .insertInto('exams')
+    .values({ ...exam, created_at: now, updated_at: now })
+    .returning(EXAM_COLUMNS)
+    .executeTakeFirstOrThrow();
 }
 
-export async function updateExam(db: Db, userId: string, examId: string, changes: Partial<{ subject: string; exam_date: string; notes: string }>, now: Date) {
+export async function updateExam(
+  db: Db,
+  userId: string,
+  examId: string,
+  changes: Partial<{ subject: string; exam_date: string; notes: string }>,
+  now: Date,
+) {
   return db
     .updateTable('exams')
     .set({ ...changes, updated_at: now })
@@ -63,14 +101,24 @@ export async function deleteExam(db: Db, userId: string, examId: string): Promis
 /** Those of `deckIds` that are the student's decks. */
 export async function ownedDeckIds(db: Db, userId: string, deckIds: readonly string[]): Promise<Set<string>> {
   if (deckIds.length === 0) return new Set();
-  const rows = await db.selectFrom('flashcard_decks').select('id').where('user_id', '=', userId).where('id', 'in', deckIds).execute();
+  const rows = await db
+    .selectFrom('flashcard_decks')
+    .select('id')
+    .where('user_id', '=', userId)
+    .where('id', 'in', deckIds)
+    .execute();
   return new Set(rows.map((row) => row.id));
 }
 
 /** Those of `taskIds` that are the student's tasks. */
 export async function ownedTaskIds(db: Db, userId: string, taskIds: readonly string[]): Promise<Set<string>> {
   if (taskIds.length === 0) return new Set();
-  const rows = await db.selectFrom('tasks').select('id').where('user_id', '=', userId).where('id', 'in', taskIds).execute();
+  const rows = await db
+    .selectFrom('tasks')
+    .select('id')
+    .where('user_id', '=', userId)
+    .where('id', 'in', taskIds)
+    .execute();
   return new Set(rows.map((row) => row.id));
 }
 
@@ -78,7 +126,12 @@ export async function ownedTaskIds(db: Db, userId: string, taskIds: readonly str
 // primary-key violation.
 
 /** Replaces the exam's linked decks; call in the transaction that wrote the exam. */
-export async function replaceDeckLinks(trx: Db, userId: string, examId: string, deckIds: readonly string[]): Promise<void> {
+export async function replaceDeckLinks(
+  trx: Db,
+  userId: string,
+  examId: string,
+  deckIds: readonly string[],
+): Promise<void> {
   await trx.deleteFrom('exam_decks').where('exam_id', '=', examId).where('user_id', '=', userId).execute();
   if (deckIds.length > 0) {
     await trx
@@ -90,7 +143,12 @@ export async function replaceDeckLinks(trx: Db, userId: string, examId: string, 
 }
 
 /** Replaces the exam's linked tasks; call in the transaction that wrote the exam. */
-export async function replaceTaskLinks(trx: Db, userId: string, examId: string, taskIds: readonly string[]): Promise<void> {
+export async function replaceTaskLinks(
+  trx: Db,
+  userId: string,
+  examId: string,
+  taskIds: readonly string[],
+): Promise<void> {
   await trx.deleteFrom('exam_tasks').where('exam_id', '=', examId).where('user_id', '=', userId).execute();
   if (taskIds.length > 0) {
     await trx
@@ -115,7 +173,12 @@ export interface StudyWindow {
 function preparationFacts(userId: string) {
   return (eb: ExpressionBuilder<Database, 'exams'>) => [
     jsonArrayFrom(
-      eb.selectFrom('exam_decks as l').select('l.deck_id').where('l.user_id', '=', userId).whereRef('l.exam_id', '=', 'exams.id').orderBy('l.deck_id'),
+      eb
+        .selectFrom('exam_decks as l')
+        .select('l.deck_id')
+        .where('l.user_id', '=', userId)
+        .whereRef('l.exam_id', '=', 'exams.id')
+        .orderBy('l.deck_id'),
     ).as('decks'),
     jsonArrayFrom(
       eb
@@ -139,7 +202,12 @@ function preparationFacts(userId: string) {
 
 /** Those of `examIds` that are the student's, each with what prepares it, and the study days of the window: one statement. */
 export async function findExamPreparation(db: Db, userId: string, examIds: readonly string[], window: StudyWindow) {
-  const exams = db.selectFrom('exams').select('id').select(preparationFacts(userId)).where('user_id', '=', userId).where('id', 'in', examIds);
+  const exams = db
+    .selectFrom('exams')
+    .select('id')
+    .select(preparationFacts(userId))
+    .where('user_id', '=', userId)
+    .where('id', 'in', examIds);
   return db
     .selectNoFrom([jsonArrayFrom(exams).as('exams'), studyDays(db, userId, window).as('study_days')])
     .executeTakeFirstOrThrow();
@@ -150,14 +218,28 @@ export async function findExamPreparation(db: Db, userId: string, examIds: reado
  * studyDays, in a statement that reads readiness (findUpcomingPreparation, the daily loop's).
  */
 export function upcomingPreparation(db: Db, userId: string, fromDate: string, limit?: number) {
-  return jsonArrayFrom(upcomingExams(db, userId, fromDate, limit).select(['id', 'subject', 'exam_date']).select(preparationFacts(userId)));
+  return jsonArrayFrom(
+    upcomingExams(db, userId, fromDate, limit).select(['id', 'subject', 'exam_date']).select(preparationFacts(userId)),
+  );
 }
 
 /** The upcoming exams with what prepares each, and the study days of the window: one statement. */
-export async function findUpcomingPreparation(db: Db, userId: string, fromDate: string, window: StudyWindow, limit?: number) {
+export async function findUpcomingPreparation(
+  db: Db,
+  userId: string,
+  fromDate: string,
+  window: StudyWindow,
+  limit?: number,
+) {
   // Named (db/prepared-statements.ts): every write that may move readiness runs it, and its parse and plan cost more
   // than its execution.
-  const [row] = await executePrepared(db, db.selectNoFrom([upcomingPreparation(db, userId, fromDate, limit).as('exams'), studyDays(db, userId, window).as('study_days')]));
+  const [row] = await executePrepared(
+    db,
+    db.selectNoFrom([
+      upcomingPreparation(db, userId, fromDate, limit).as('exams'),
+      studyDays(db, userId, window).as('study_days'),
+    ]),
+  );
   return row!;
 }
 
@@ -170,7 +252,11 @@ export async function findUpcomingPreparation(db: Db, userId: string, fromDate: 
 export function studyDays(db: Db, userId: string, window: StudyWindow) {
   const { zone, since } = window;
   const firstReview = (from: RawBuilder<Date>) =>
-    db.selectFrom('flashcard_reviews').select((eb) => eb.fn.min('reviewed_at').as('at')).where('user_id', '=', userId).where('reviewed_at', '>=', from);
+    db
+      .selectFrom('flashcard_reviews')
+      .select((eb) => eb.fn.min('reviewed_at').as('at'))
+      .where('user_id', '=', userId)
+      .where('reviewed_at', '>=', from);
   // The first instant of the local day after `at`'s (a midnight that a clock change skips is read as the hour after).
   const nextDay = sql<Date>`(((review_days.at at time zone ${zone}::text)::date + 1)::timestamp at time zone ${zone}::text)`;
   const completions = db

@@ -18,7 +18,11 @@ export async function takeExportLease(db: Db, userId: string, holder: string, se
     .onConflict((oc) =>
       oc
         .column('user_id')
-        .doUpdateSet({ holder, expires_at: sql<Date>`now() + make_interval(secs => ${seconds})`, taken_at: sql<Date>`now()` })
+        .doUpdateSet({
+          holder,
+          expires_at: sql<Date>`now() + make_interval(secs => ${seconds})`,
+          taken_at: sql<Date>`now()`,
+        })
         .where('export_leases.expires_at', '<=', sql<Date>`now()`),
     )
     .returning('holder')

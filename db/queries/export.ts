@@ -29,16 +29,44 @@ export async function inExportSnapshot<T>(db: Db, read: (reader: Db) => Promise<
 export async function exportUser(db: Db, userId: string) {
   const user = await db
     .selectFrom('users')
-    .select(['id', 'email', 'nickname', 'first_name', 'avatar_url', 'bio', 'time_zone', 'country_code', 'university_id', 'plan', 'xp', 'streak', 'last_study_date', 'last_active_at', 'created_at', 'updated_at'])
+    .select([
+      'id',
+      'email',
+      'nickname',
+      'first_name',
+      'avatar_url',
+      'bio',
+      'time_zone',
+      'country_code',
+      'university_id',
+      'plan',
+      'xp',
+      'streak',
+      'last_study_date',
+      'last_active_at',
+      'created_at',
+      'updated_at',
+    ])
     .where('id', '=', userId)
     .executeTakeFirst();
   if (!user) return undefined;
-  const warnings = await db.selectFrom('warnings').select(['id', 'reason', 'created_at']).where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute();
+  const warnings = await db
+    .selectFrom('warnings')
+    .select(['id', 'reason', 'created_at'])
+    .where('user_id', '=', userId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
   return { ...user, warnings };
 }
 
 /** One page of a section: the rows after `after` (by the section's key, ascending), at most `limit`. */
-type PageReader = (db: Db, userId: string, after: string | undefined, limit: number) => Promise<Array<Record<string, unknown>>>;
+type PageReader = (
+  db: Db,
+  userId: string,
+  after: string | undefined,
+  limit: number,
+) => Promise<Array<Record<string, unknown>>>;
 
 interface ExportSection {
   /** The array's name in the document (AccountExport in the spec). */
@@ -59,7 +87,22 @@ export const EXPORT_SECTIONS: readonly ExportSection[] = [
     page: (db, userId, after, limit) =>
       db
         .selectFrom('tasks')
-        .select(['id', 'title', 'course', 'notes', 'priority', 'status', 'due_at', 'completed_at', 'recurrence', 'series_id', 'series_starts_at', 'previous_id', 'created_at', 'updated_at'])
+        .select([
+          'id',
+          'title',
+          'course',
+          'notes',
+          'priority',
+          'status',
+          'due_at',
+          'completed_at',
+          'recurrence',
+          'series_id',
+          'series_starts_at',
+          'previous_id',
+          'created_at',
+          'updated_at',
+        ])
         .where('user_id', '=', userId)
         .$if(after !== undefined, (q) => q.where('id', '>', after!))
         .orderBy('id')
@@ -74,8 +117,20 @@ export const EXPORT_SECTIONS: readonly ExportSection[] = [
         .selectFrom('exams as e')
         .select(['e.id', 'e.subject', 'e.exam_date', 'e.notes'])
         // text[]: both drivers parse it into strings (a uuid[] parser is not certain on both).
-        .select(sql<string[]>`array(select l.deck_id::text from exam_decks l where l.exam_id = e.id and l.user_id = e.user_id order by 1)`.as('deck_ids'))
-        .select(sql<string[]>`array(select l.task_id::text from exam_tasks l where l.exam_id = e.id and l.user_id = e.user_id order by 1)`.as('task_ids'))
+        .select(
+          sql<
+            string[]
+          >`array(select l.deck_id::text from exam_decks l where l.exam_id = e.id and l.user_id = e.user_id order by 1)`.as(
+            'deck_ids',
+          ),
+        )
+        .select(
+          sql<
+            string[]
+          >`array(select l.task_id::text from exam_tasks l where l.exam_id = e.id and l.user_id = e.user_id order by 1)`.as(
+            'task_ids',
+          ),
+        )
         .select(['e.created_at', 'e.updated_at'])
         .where('e.user_id', '=', userId)
         .$if(after !== undefined, (q) => q.where('e.id', '>', after!))
@@ -116,7 +171,20 @@ export const EXPORT_SECTIONS: readonly ExportSection[] = [
     page: (db, userId, after, limit) =>
       db
         .selectFrom('flashcard_cards')
-        .select(['id', 'deck_id', 'front', 'back', 'ease', 'repetitions', 'interval_days', 'next_due_at', 'last_reviewed_at', 'fsrs_state as fsrs', 'created_at', 'updated_at'])
+        .select([
+          'id',
+          'deck_id',
+          'front',
+          'back',
+          'ease',
+          'repetitions',
+          'interval_days',
+          'next_due_at',
+          'last_reviewed_at',
+          'fsrs_state as fsrs',
+          'created_at',
+          'updated_at',
+        ])
         .where('user_id', '=', userId)
         .$if(after !== undefined, (q) => q.where('id', '>', after!))
         .orderBy('id')
@@ -130,7 +198,17 @@ export const EXPORT_SECTIONS: readonly ExportSection[] = [
     page: (db, userId, after, limit) =>
       db
         .selectFrom('flashcard_reviews')
-        .select(['id', 'card_id', 'grade', 'reviewed_at', 'applied', 'ease', 'repetitions', 'interval_days', 'next_due_at'])
+        .select([
+          'id',
+          'card_id',
+          'grade',
+          'reviewed_at',
+          'applied',
+          'ease',
+          'repetitions',
+          'interval_days',
+          'next_due_at',
+        ])
         .where('user_id', '=', userId)
         .$if(after !== undefined, (q) => q.where('id', '>', after!))
         .orderBy('id')
@@ -184,7 +262,17 @@ export const EXPORT_SECTIONS: readonly ExportSection[] = [
     page: (db, userId, after, limit) =>
       db
         .selectFrom('webhook_endpoints')
-        .select(['id', 'url', 'event_types', 'description', 'enabled', 'disabled_reason', 'failing_since', 'created_at', 'updated_at'])
+        .select([
+          'id',
+          'url',
+          'event_types',
+          'description',
+          'enabled',
+          'disabled_reason',
+          'failing_since',
+          'created_at',
+          'updated_at',
+        ])
         .where('user_id', '=', userId)
         .$if(after !== undefined, (q) => q.where('id', '>', after!))
         .orderBy('id')
@@ -227,7 +315,15 @@ export const EXPORT_SECTIONS: readonly ExportSection[] = [
       db
         .selectFrom('oauth_grants as g')
         .innerJoin('oauth_clients as c', 'c.id', 'g.client_id')
-        .select(['g.id', 'g.client_id', 'c.name as client_name', 'g.scopes', 'g.created_at as granted_at', 'g.revoked_at', 'g.revoked_reason'])
+        .select([
+          'g.id',
+          'g.client_id',
+          'c.name as client_name',
+          'g.scopes',
+          'g.created_at as granted_at',
+          'g.revoked_at',
+          'g.revoked_reason',
+        ])
         .where('g.user_id', '=', userId)
         .$if(after !== undefined, (q) => q.where('g.id', '>', after!))
         .orderBy('g.id')
@@ -272,7 +368,9 @@ export const EXPORT_SECTIONS: readonly ExportSection[] = [
           'study_rooms.id',
           'study_rooms.name',
           'study_rooms.course',
-          sql<'owner' | 'member'>`case when study_rooms.created_by = study_room_members.user_id then 'owner' else 'member' end`.as('role'),
+          sql<
+            'owner' | 'member'
+          >`case when study_rooms.created_by = study_room_members.user_id then 'owner' else 'member' end`.as('role'),
           'study_room_members.joined_at',
           'study_rooms.created_at',
         ])

@@ -8,7 +8,20 @@ import { studentLocked } from '../student-transaction.ts';
 import type { Database } from '../schema.ts';
 import type { FsrsCardState, FsrsParameters } from '../../domain/fsrs.ts';
 
-const CARD_COLUMNS = ['id', 'deck_id', 'front', 'back', 'ease', 'repetitions', 'interval_days', 'next_due_at', 'last_reviewed_at', 'fsrs_state', 'created_at', 'updated_at'] as const;
+const CARD_COLUMNS = [
+  'id',
+  'deck_id',
+  'front',
+  'back',
+  'ease',
+  'repetitions',
+  'interval_days',
+  'next_due_at',
+  'last_reviewed_at',
+  'fsrs_state',
+  'created_at',
+  'updated_at',
+] as const;
 
 export type DeckRow = NonNullable<Awaited<ReturnType<typeof findDeck>>>;
 export type CardRow = NonNullable<Awaited<ReturnType<typeof findCard>>>;
@@ -37,7 +50,20 @@ function decksWithSummary(db: Db, userId: string, now: Date) {
           .as('s'),
       (join) => join.onTrue(),
     )
-    .select(['d.id', 'd.title', 'd.description', 'd.course', 'd.scheduler', 'd.fsrs_parameters', 'd.created_at', 'd.updated_at', 's.card_count', 's.due_count', 's.new_count', 's.next_due_at'])
+    .select([
+      'd.id',
+      'd.title',
+      'd.description',
+      'd.course',
+      'd.scheduler',
+      'd.fsrs_parameters',
+      'd.created_at',
+      'd.updated_at',
+      's.card_count',
+      's.due_count',
+      's.new_count',
+      's.next_due_at',
+    ])
     .$narrowType<{ card_count: number; due_count: number; new_count: number }>()
     .where('d.user_id', '=', userId);
 }
@@ -48,7 +74,11 @@ export async function listDecks(db: Db, userId: string, now: Date, options: { li
     const { at, id } = options.after;
     query = query.where((eb) => eb(eb.refTuple('d.created_at', 'd.id'), '<', eb.tuple(at, id)));
   }
-  return query.orderBy('d.created_at', 'desc').orderBy('d.id', 'desc').limit(options.limit + 1).execute();
+  return query
+    .orderBy('d.created_at', 'desc')
+    .orderBy('d.id', 'desc')
+    .limit(options.limit + 1)
+    .execute();
 }
 
 export async function findDeck(db: Db, userId: string, deckId: string, now: Date) {
@@ -78,11 +108,22 @@ export async function insertDeck(db: Db, deck: NewDeckRow, now: Date): Promise<s
   return row.id;
 }
 
-export type DeckChanges = Partial<{ title: string; description: string; course: string | null; scheduler: 'sm2' | 'fsrs'; fsrs_parameters: FsrsParameters }>;
+export type DeckChanges = Partial<{
+  title: string;
+  description: string;
+  course: string | null;
+  scheduler: 'sm2' | 'fsrs';
+  fsrs_parameters: FsrsParameters;
+}>;
 
 /** Each deck's scheduler and FSRS parameters, by deck id (the decks whose cards a review is about to move). */
 export async function deckSchedulers(db: Db, userId: string, deckIds: string[]) {
-  const rows = await db.selectFrom('flashcard_decks').select(['id', 'scheduler', 'fsrs_parameters']).where('user_id', '=', userId).where('id', 'in', deckIds).execute();
+  const rows = await db
+    .selectFrom('flashcard_decks')
+    .select(['id', 'scheduler', 'fsrs_parameters'])
+    .where('user_id', '=', userId)
+    .where('id', 'in', deckIds)
+    .execute();
   return new Map(rows.map((row) => [row.id, row]));
 }
 
@@ -91,11 +132,21 @@ function jsonOrNull(value: unknown): string | null {
 }
 
 /** False when the student has no deck with this id. */
-export async function updateDeck(db: Db, userId: string, deckId: string, changes: DeckChanges, now: Date): Promise<boolean> {
+export async function updateDeck(
+  db: Db,
+  userId: string,
+  deckId: string,
+  changes: DeckChanges,
+  now: Date,
+): Promise<boolean> {
   const { fsrs_parameters, ...fields } = changes;
   const result = await db
     .updateTable('flashcard_decks')
-    .set({ ...fields, ...(fsrs_parameters ? { fsrs_parameters: JSON.stringify(fsrs_parameters) } : {}), updated_at: now })
+    .set({
+      ...fields,
+      ...(fsrs_parameters ? { fsrs_parameters: JSON.stringify(fsrs_parameters) } : {}),
+      updated_at: now,
+    })
     .where('id', '=', deckId)
     .where('user_id', '=', userId)
     .executeTakeFirst();
@@ -104,23 +155,46 @@ export async function updateDeck(db: Db, userId: string, deckId: string, changes
 
 /** Deletes the deck; its cards and exam links go with it (foreign keys). False when there is no such deck. */
 export async function deleteDeck(db: Db, userId: string, deckId: string): Promise<boolean> {
-  const result = await db.deleteFrom('flashcard_decks').where('id', '=', deckId).where('user_id', '=', userId).executeTakeFirst();
+  const result = await db
+    .deleteFrom('flashcard_decks')
+    .where('id', '=', deckId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
 
-export async function listCards(db: Db, userId: string, deckId: string, options: { limit: number; dueAt?: Date; after?: AfterKey }) {
-  let query = db.selectFrom('flashcard_cards').select(CARD_COLUMNS).where('user_id', '=', userId).where('deck_id', '=', deckId);
+export async function listCards(
+  db: Db,
+  userId: string,
+  deckId: string,
+  options: { limit: number; dueAt?: Date; after?: AfterKey },
+) {
+  let query = db
+    .selectFrom('flashcard_cards')
+    .select(CARD_COLUMNS)
+    .where('user_id', '=', userId)
+    .where('deck_id', '=', deckId);
   if (options.dueAt) query = query.where('next_due_at', '<=', options.dueAt);
   if (options.after) {
     const { at, id } = options.after;
     query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(at, id)));
   }
-  return query.orderBy('created_at').orderBy('id').limit(options.limit + 1).execute();
+  return query
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(options.limit + 1)
+    .execute();
 }
 
 /** Locks the student's deck row until the transaction ends; false when there is no such deck. */
 export async function lockDeck(trx: Db, userId: string, deckId: string): Promise<boolean> {
-  const row = await trx.selectFrom('flashcard_decks').select('id').where('id', '=', deckId).where('user_id', '=', userId).forUpdate().executeTakeFirst();
+  const row = await trx
+    .selectFrom('flashcard_decks')
+    .select('id')
+    .where('id', '=', deckId)
+    .where('user_id', '=', userId)
+    .forUpdate()
+    .executeTakeFirst();
   return row !== undefined;
 }
 
@@ -159,7 +233,14 @@ export async function insertCards(db: Db, cards: NewCardRow[], now: Date) {
 /** The student's cards among `cardIds`, each locked until the transaction ends (in id order, so batches never deadlock). */
 export async function lockCards(trx: Db, userId: string, cardIds: string[]) {
   if (cardIds.length === 0) return [];
-  return trx.selectFrom('flashcard_cards').select(CARD_COLUMNS).where('user_id', '=', userId).where('id', 'in', cardIds).orderBy('id').forUpdate().execute();
+  return trx
+    .selectFrom('flashcard_cards')
+    .select(CARD_COLUMNS)
+    .where('user_id', '=', userId)
+    .where('id', 'in', cardIds)
+    .orderBy('id')
+    .forUpdate()
+    .execute();
 }
 
 function ownCard(eb: ExpressionBuilder<Database, 'flashcard_cards'>, userId: string, cardId: string) {
@@ -167,7 +248,11 @@ function ownCard(eb: ExpressionBuilder<Database, 'flashcard_cards'>, userId: str
 }
 
 export async function findCard(db: Db, userId: string, cardId: string) {
-  return db.selectFrom('flashcard_cards').select(CARD_COLUMNS).where((eb) => ownCard(eb, userId, cardId)).executeTakeFirst();
+  return db
+    .selectFrom('flashcard_cards')
+    .select(CARD_COLUMNS)
+    .where((eb) => ownCard(eb, userId, cardId))
+    .executeTakeFirst();
 }
 
 /**
@@ -189,7 +274,9 @@ const cardForReview = compiledOnce(['userId', 'cardId'], (db: Db, v: { userId: s
   db
     .selectFrom('users as u')
     .innerJoin('flashcard_cards as c', 'c.user_id', 'u.id')
-    .innerJoin('flashcard_decks as d', (join) => join.onRef('d.id', '=', 'c.deck_id').onRef('d.user_id', '=', 'c.user_id'))
+    .innerJoin('flashcard_decks as d', (join) =>
+      join.onRef('d.id', '=', 'c.deck_id').onRef('d.user_id', '=', 'c.user_id'),
+    )
     .select(CARD_COLUMNS.map((column) => `c.${column}` as const))
     .select(['d.scheduler', 'd.fsrs_parameters'])
     .where('u.id', '=', v.userId)
@@ -198,7 +285,13 @@ const cardForReview = compiledOnce(['userId', 'cardId'], (db: Db, v: { userId: s
     .forUpdate('c'),
 );
 
-export async function updateCardText(db: Db, userId: string, cardId: string, changes: Partial<{ front: string; back: string }>, now: Date) {
+export async function updateCardText(
+  db: Db,
+  userId: string,
+  cardId: string,
+  changes: Partial<{ front: string; back: string }>,
+  now: Date,
+) {
   return db
     .updateTable('flashcard_cards')
     .set({ ...changes, updated_at: now })
@@ -208,7 +301,10 @@ export async function updateCardText(db: Db, userId: string, cardId: string, cha
 }
 
 export async function deleteCard(db: Db, userId: string, cardId: string): Promise<boolean> {
-  const result = await db.deleteFrom('flashcard_cards').where((eb) => ownCard(eb, userId, cardId)).executeTakeFirst();
+  const result = await db
+    .deleteFrom('flashcard_cards')
+    .where((eb) => ownCard(eb, userId, cardId))
+    .executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
 

@@ -15,7 +15,17 @@ import { pushed } from './readiness.ts';
 import { COMPLETED } from './tasks.ts';
 import type { ReviewOutcome } from './flashcards.ts';
 
-const REVIEW_COLUMNS = ['id', 'card_id', 'grade', 'reviewed_at', 'ease', 'repetitions', 'interval_days', 'next_due_at', 'applied'] as const;
+const REVIEW_COLUMNS = [
+  'id',
+  'card_id',
+  'grade',
+  'reviewed_at',
+  'ease',
+  'repetitions',
+  'interval_days',
+  'next_due_at',
+  'applied',
+] as const;
 
 /** A review as logged. */
 export type ReviewRow = Awaited<ReturnType<typeof writeGradedReview>>;
@@ -193,29 +203,51 @@ function writes(db: Db, v: Values) {
     );
 }
 
-const graded = compiledOnce(VALUE_KEYS, (db: Db, v: Values) => writes(db, v).selectFrom('review').select(REVIEW_COLUMNS).$narrowType<{ card_id: string }>());
+const graded = compiledOnce(VALUE_KEYS, (db: Db, v: Values) =>
+  writes(db, v).selectFrom('review').select(REVIEW_COLUMNS).$narrowType<{ card_id: string }>(),
+);
 
-const gradedWithFacts = compiledOnce([...VALUE_KEYS, 'fromDate', 'limit', 'zone', 'since', 'dayStart', 'dayEnd'], (db: Db, v: Values & ReadinessFactsWindow & DayBounds) => {
-  return writes(db, v)
-    .selectFrom('review')
-    .select(REVIEW_COLUMNS)
-    .$narrowType<{ card_id: string }>()
-    .select((eb) => [
-      upcomingPreparation(db, v.userId, v.fromDate, v.limit).as('exams'),
-      studyDays(db, v.userId, { zone: v.zone, since: v.since }).as('study_days'),
-      // The review's local day as the instants it spans (a filter on the local date read every review of the days
-      // around it), and as the first review or completion from its start, before its end: a min is one probe of the
-      // index whatever the statistics say, where an EXISTS may be planned as a scan of the table when one student owns
-      // most of it.
-      eb
-        .or([
-          eb(db.selectFrom('flashcard_reviews').select((q) => q.fn.min('reviewed_at').as('at')).where('user_id', '=', v.userId).where('reviewed_at', '>=', v.dayStart), '<', v.dayEnd),
-          eb(db.selectFrom('tasks').select((q) => q.fn.min('completed_at').as('at')).where('user_id', '=', v.userId).where('status', '=', COMPLETED).where('completed_at', '>=', v.dayStart), '<', v.dayEnd),
-        ])
-        .as('day_studied'),
-      jsonArrayFrom(pushed(db, v.userId)).as('pushed'),
-    ]);
-});
+const gradedWithFacts = compiledOnce(
+  [...VALUE_KEYS, 'fromDate', 'limit', 'zone', 'since', 'dayStart', 'dayEnd'],
+  (db: Db, v: Values & ReadinessFactsWindow & DayBounds) => {
+    return writes(db, v)
+      .selectFrom('review')
+      .select(REVIEW_COLUMNS)
+      .$narrowType<{ card_id: string }>()
+      .select((eb) => [
+        upcomingPreparation(db, v.userId, v.fromDate, v.limit).as('exams'),
+        studyDays(db, v.userId, { zone: v.zone, since: v.since }).as('study_days'),
+        // The review's local day as the instants it spans (a filter on the local date read every review of the days
+        // around it), and as the first review or completion from its start, before its end: a min is one probe of the
+        // index whatever the statistics say, where an EXISTS may be planned as a scan of the table when one student owns
+        // most of it.
+        eb
+          .or([
+            eb(
+              db
+                .selectFrom('flashcard_reviews')
+                .select((q) => q.fn.min('reviewed_at').as('at'))
+                .where('user_id', '=', v.userId)
+                .where('reviewed_at', '>=', v.dayStart),
+              '<',
+              v.dayEnd,
+            ),
+            eb(
+              db
+                .selectFrom('tasks')
+                .select((q) => q.fn.min('completed_at').as('at'))
+                .where('user_id', '=', v.userId)
+                .where('status', '=', COMPLETED)
+                .where('completed_at', '>=', v.dayStart),
+              '<',
+              v.dayEnd,
+            ),
+          ])
+          .as('day_studied'),
+        jsonArrayFrom(pushed(db, v.userId)).as('pushed'),
+      ]);
+  },
+);
 
 /** Writes a graded review (see above); returns its log row. */
 export async function writeGradedReview(trx: Db, write: GradedReviewWrite) {

@@ -41,34 +41,81 @@ export const GRANT_ARTIFACTS: readonly GrantArtifact[] = [
     endsBy:
       "the grant's revoked_at: every request reads the grant (server/auth/authenticate-general.ts), and the principals " +
       'notification of the revoking commit drops the kept principal in every process',
-    live: (db, grantIds) => count(db.selectFrom('oauth_grants').select(COUNT).where('id', 'in', grantIds).where('revoked_at', 'is', null).executeTakeFirstOrThrow()),
+    live: (db, grantIds) =>
+      count(
+        db
+          .selectFrom('oauth_grants')
+          .select(COUNT)
+          .where('id', 'in', grantIds)
+          .where('revoked_at', 'is', null)
+          .executeTakeFirstOrThrow(),
+      ),
   },
   {
     name: 'authorization codes',
     table: 'oauth_authorization_codes',
     endsBy: 'marked used: a later redemption is a replay, refused',
     end: async (trx, grantIds, now) => {
-      await trx.updateTable('oauth_authorization_codes').set({ used_at: now }).where('grant_id', 'in', grantIds).where('used_at', 'is', null).execute();
+      await trx
+        .updateTable('oauth_authorization_codes')
+        .set({ used_at: now })
+        .where('grant_id', 'in', grantIds)
+        .where('used_at', 'is', null)
+        .execute();
     },
-    live: (db, grantIds) => count(db.selectFrom('oauth_authorization_codes').select(COUNT).where('grant_id', 'in', grantIds).where('used_at', 'is', null).executeTakeFirstOrThrow()),
+    live: (db, grantIds) =>
+      count(
+        db
+          .selectFrom('oauth_authorization_codes')
+          .select(COUNT)
+          .where('grant_id', 'in', grantIds)
+          .where('used_at', 'is', null)
+          .executeTakeFirstOrThrow(),
+      ),
   },
   {
     name: 'refresh tokens',
     table: 'oauth_refresh_tokens',
     endsBy: 'revoked_at set: an unknown token from then on (400 invalid_grant)',
     end: async (trx, grantIds, now) => {
-      await trx.updateTable('oauth_refresh_tokens').set({ revoked_at: now }).where('grant_id', 'in', grantIds).where('revoked_at', 'is', null).execute();
+      await trx
+        .updateTable('oauth_refresh_tokens')
+        .set({ revoked_at: now })
+        .where('grant_id', 'in', grantIds)
+        .where('revoked_at', 'is', null)
+        .execute();
     },
-    live: (db, grantIds) => count(db.selectFrom('oauth_refresh_tokens').select(COUNT).where('grant_id', 'in', grantIds).where('revoked_at', 'is', null).executeTakeFirstOrThrow()),
+    live: (db, grantIds) =>
+      count(
+        db
+          .selectFrom('oauth_refresh_tokens')
+          .select(COUNT)
+          .where('grant_id', 'in', grantIds)
+          .where('revoked_at', 'is', null)
+          .executeTakeFirstOrThrow(),
+      ),
   },
   {
     name: 'personal keys',
     table: 'api_keys',
     endsBy: 'revoked_at set (a key minted through a key inherits its grant), and the principals notification',
     end: async (trx, grantIds, now) => {
-      await trx.updateTable('api_keys').set({ revoked_at: now }).where('grant_id', 'in', grantIds).where('revoked_at', 'is', null).execute();
+      await trx
+        .updateTable('api_keys')
+        .set({ revoked_at: now })
+        .where('grant_id', 'in', grantIds)
+        .where('revoked_at', 'is', null)
+        .execute();
     },
-    live: (db, grantIds) => count(db.selectFrom('api_keys').select(COUNT).where('grant_id', 'in', grantIds).where('revoked_at', 'is', null).executeTakeFirstOrThrow()),
+    live: (db, grantIds) =>
+      count(
+        db
+          .selectFrom('api_keys')
+          .select(COUNT)
+          .where('grant_id', 'in', grantIds)
+          .where('revoked_at', 'is', null)
+          .executeTakeFirstOrThrow(),
+      ),
   },
   {
     name: 'webhook endpoints',
@@ -77,22 +124,38 @@ export const GRANT_ARTIFACTS: readonly GrantArtifact[] = [
     end: async (trx, grantIds) => {
       await trx.deleteFrom('webhook_endpoints').where('grant_id', 'in', grantIds).execute();
     },
-    live: (db, grantIds) => count(db.selectFrom('webhook_endpoints').select(COUNT).where('grant_id', 'in', grantIds).executeTakeFirstOrThrow()),
+    live: (db, grantIds) =>
+      count(
+        db.selectFrom('webhook_endpoints').select(COUNT).where('grant_id', 'in', grantIds).executeTakeFirstOrThrow(),
+      ),
   },
   {
     name: 'calendar feeds',
     table: 'calendar_feeds',
     endsBy: 'revoked_at set: the feed URL answers 404 like an unknown one',
     end: async (trx, grantIds, now) => {
-      await trx.updateTable('calendar_feeds').set({ revoked_at: now }).where('grant_id', 'in', grantIds).where('revoked_at', 'is', null).execute();
+      await trx
+        .updateTable('calendar_feeds')
+        .set({ revoked_at: now })
+        .where('grant_id', 'in', grantIds)
+        .where('revoked_at', 'is', null)
+        .execute();
     },
-    live: (db, grantIds) => count(db.selectFrom('calendar_feeds').select(COUNT).where('grant_id', 'in', grantIds).where('revoked_at', 'is', null).executeTakeFirstOrThrow()),
+    live: (db, grantIds) =>
+      count(
+        db
+          .selectFrom('calendar_feeds')
+          .select(COUNT)
+          .where('grant_id', 'in', grantIds)
+          .where('revoked_at', 'is', null)
+          .executeTakeFirstOrThrow(),
+      ),
   },
   {
     name: READINESS_STREAMS,
     table: 'open_streams',
     endsBy:
-      "their places freed (rows deleted), and the principals notification of the revoking commit: every process ends " +
+      'their places freed (rows deleted), and the principals notification of the revoking commit: every process ends ' +
       'its streams whose credential no longer stands with credential_revoked (services/streams/open-streams.ts); a process ' +
       'that misses the notification ends them at its next lease renewal, which finds their rows gone',
     end: async (trx, grantIds) => void (await releaseStreamsOfGrants(trx, grantIds)),

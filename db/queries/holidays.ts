@@ -75,11 +75,17 @@ function yyyy(year: number): string {
 }
 
 /** The country's holidays from `firstDate` to `lastDate` ('YYYY-MM-DD', inclusive), by date then name. */
-export async function holidaysBetween(db: Db, countryCode: string, firstDate: string, lastDate: string): Promise<HolidayRow[]> {
+export async function holidaysBetween(
+  db: Db,
+  countryCode: string,
+  firstDate: string,
+  lastDate: string,
+): Promise<HolidayRow[]> {
   const [first, last] = [Number(firstDate.slice(0, 4)), Number(lastDate.slice(0, 4))];
   const rows: HolidayRow[] = [];
   for (let year = first; year <= last; year++) {
-    for (const row of await listHolidays(db, countryCode, year)) if (row.on_date >= firstDate && row.on_date <= lastDate) rows.push(row);
+    for (const row of await listHolidays(db, countryCode, year))
+      if (row.on_date >= firstDate && row.on_date <= lastDate) rows.push(row);
   }
   return rows;
 }
@@ -93,7 +99,11 @@ export async function holidayYearStored(db: Db, countryCode: string, year: numbe
 export async function insertMissingHolidays(db: Db, rows: Insertable<HolidaysTable>[]): Promise<void> {
   if (rows.length === 0) return;
   await db.transaction().execute(async (trx) => {
-    await trx.insertInto('holidays').values(rows).onConflict((oc) => oc.doNothing()).execute();
+    await trx
+      .insertInto('holidays')
+      .values(rows)
+      .onConflict((oc) => oc.doNothing())
+      .execute();
     await notifyHolidaysChanged(trx);
   });
 }

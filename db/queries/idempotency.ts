@@ -8,7 +8,9 @@ import type { Db } from '../connect.ts';
  * transaction holds it, i.e. a request with the same key is still running. Released at commit or rollback.
  */
 export async function tryLockIdempotencyKey(trx: Db, lockId: bigint): Promise<boolean> {
-  const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${lockId.toString()}::bigint) as locked`.execute(trx);
+  const { rows } = await sql<{
+    locked: boolean;
+  }>`select pg_try_advisory_xact_lock(${lockId.toString()}::bigint) as locked`.execute(trx);
   return rows[0]?.locked === true;
 }
 

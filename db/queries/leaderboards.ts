@@ -63,26 +63,48 @@ export async function topUsersByXp(db: Db, options: LeaderboardOptions): Promise
 
 /** Serves topUsersByXp of `db` from memory from now on, by the cache's rules (db/invalidated-cache.ts). */
 export function keepLeaderboardsInMemory(db: Db, notifications: Notifications): void {
-  keptBoards.set(db, invalidatedCache(notifications, LEADERBOARDS_CHANNEL, { maxEntries: KEPT_BOARDS, maxAgeMs: KEPT_WITHOUT_NOTIFICATION_MS }));
+  keptBoards.set(
+    db,
+    invalidatedCache(notifications, LEADERBOARDS_CHANNEL, {
+      maxEntries: KEPT_BOARDS,
+      maxAgeMs: KEPT_WITHOUT_NOTIFICATION_MS,
+    }),
+  );
 }
 
 /** The board as the database gives it now, with how long it stays so (what topUsersByXp keeps). */
 export async function readLeaderboard(db: Db, options: LeaderboardOptions): Promise<Leaderboard> {
-  let query = db
-    .selectFrom('users')
-    .select((eb) => [
-      // rank() counts the rows before this one with more xp; they all come first in (xp desc, id) order, so the rank
-      // computed over the first `limit` rows is the rank over all of them.
-      sql<number>`rank() over (order by ${eb.ref('xp')} desc)`.as('rank'),
-      eb.case().when('last_active_at', '>=', options.activeSince).then(eb.ref('nickname')).else(null).end().as('nickname'),
-      eb.case().when('last_active_at', '>=', options.activeSince).then(eb.ref('first_name')).else(null).end().as('first_name'),
-      'xp',
-      currentStreak.as('streak'),
-      eb.case().when('last_active_at', '>=', options.activeSince).then(eb.ref('last_active_at')).else(null).end().as('named_since'),
-      // A shown streak lapses when the student's local date passes the day after the last study day.
-      sql<Date | null>`case when streak <> 0 and last_study_date >= (now() at time zone time_zone)::date - 1
+  let query = db.selectFrom('users').select((eb) => [
+    // rank() counts the rows before this one with more xp; they all come first in (xp desc, id) order, so the rank
+    // computed over the first `limit` rows is the rank over all of them.
+    sql<number>`rank() over (order by ${eb.ref('xp')} desc)`.as('rank'),
+    eb
+      .case()
+      .when('last_active_at', '>=', options.activeSince)
+      .then(eb.ref('nickname'))
+      .else(null)
+      .end()
+      .as('nickname'),
+    eb
+      .case()
+      .when('last_active_at', '>=', options.activeSince)
+      .then(eb.ref('first_name'))
+      .else(null)
+      .end()
+      .as('first_name'),
+    'xp',
+    currentStreak.as('streak'),
+    eb
+      .case()
+      .when('last_active_at', '>=', options.activeSince)
+      .then(eb.ref('last_active_at'))
+      .else(null)
+      .end()
+      .as('named_since'),
+    // A shown streak lapses when the student's local date passes the day after the last study day.
+    sql<Date | null>`case when streak <> 0 and last_study_date >= (now() at time zone time_zone)::date - 1
         then (last_study_date + 2)::timestamp at time zone time_zone end`.as('streak_until'),
-    ]);
+  ]);
   if (options.universityId) query = query.where('university_id', '=', options.universityId);
   // One level, ordered and limited where the window runs: PostgreSQL reads users_xp_idx (or users_university_xp_idx)
   // in order and stops after `limit` rows. With the window in a subquery and the limit outside it, the planner ranked

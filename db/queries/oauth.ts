@@ -73,13 +73,19 @@ export async function disableInstitution(db: Db, clientId: string, now: Date): P
   });
 }
 
-export async function insertGrant(db: Db, grant: { client_id: string; user_id: string; scopes: string[]; authenticated_at?: Date | null }): Promise<string> {
+export async function insertGrant(
+  db: Db,
+  grant: { client_id: string; user_id: string; scopes: string[]; authenticated_at?: Date | null },
+): Promise<string> {
   return (await db.insertInto('oauth_grants').values(grant).returning('id').executeTakeFirstOrThrow()).id;
 }
 
 /** Revokes a grant, which ends every token descending from it; false when it was revoked already. */
 export async function revokeGrant(db: Db, grantId: string, reason: string, now: Date): Promise<boolean> {
-  return changingPrincipals(db, async (trx, changed) => (await revokeLiveGrants(trx, { id: grantId }, reason, now, changed)) > 0);
+  return changingPrincipals(
+    db,
+    async (trx, changed) => (await revokeLiveGrants(trx, { id: grantId }, reason, now, changed)) > 0,
+  );
 }
 
 /** Which live grants a revocation ends: one grant, a student's, a client's, or both; `except` keeps one of them. */
@@ -102,8 +108,12 @@ export async function revokeLiveGrants(
   now: Date,
   changed: (userId: string) => Promise<void>,
 ): Promise<number> {
-  if (which.id === undefined && which.user_id === undefined && which.client_id === undefined) throw new Error('revokeLiveGrants: nothing selects the grants');
-  let update = trx.updateTable('oauth_grants').set({ revoked_at: now, revoked_reason: reason }).where('revoked_at', 'is', null);
+  if (which.id === undefined && which.user_id === undefined && which.client_id === undefined)
+    throw new Error('revokeLiveGrants: nothing selects the grants');
+  let update = trx
+    .updateTable('oauth_grants')
+    .set({ revoked_at: now, revoked_reason: reason })
+    .where('revoked_at', 'is', null);
   if (which.id !== undefined) update = update.where('id', '=', which.id);
   if (which.user_id !== undefined) update = update.where('user_id', '=', which.user_id);
   if (which.client_id !== undefined) update = update.where('client_id', '=', which.client_id);
@@ -122,13 +132,26 @@ export async function revokeLiveGrants(
  * the revocation committed first. False when the grant is revoked.
  */
 export async function lockLiveGrant(trx: Db, grantId: string): Promise<boolean> {
-  const row = await trx.selectFrom('oauth_grants').select('id').where('id', '=', grantId).where('revoked_at', 'is', null).forShare().executeTakeFirst();
+  const row = await trx
+    .selectFrom('oauth_grants')
+    .select('id')
+    .where('id', '=', grantId)
+    .where('revoked_at', 'is', null)
+    .forShare()
+    .executeTakeFirst();
   return row !== undefined;
 }
 
 export async function insertAuthorizationCode(
   db: Db,
-  code: { code_hash: string; grant_id: string; redirect_uri: string; code_challenge: string; code_challenge_method: string; expires_at: Date },
+  code: {
+    code_hash: string;
+    grant_id: string;
+    redirect_uri: string;
+    code_challenge: string;
+    code_challenge_method: string;
+    expires_at: Date;
+  },
 ) {
   await db.insertInto('oauth_authorization_codes').values(code).execute();
 }
@@ -138,7 +161,14 @@ export async function findAuthorizationCode(db: Db, codeHash: string) {
   return db
     .selectFrom('oauth_authorization_codes as c')
     .innerJoin('oauth_grants as g', 'g.id', 'c.grant_id')
-    .select(['c.grant_id', 'c.redirect_uri', 'c.code_challenge', 'c.code_challenge_method', 'c.expires_at', 'c.used_at'])
+    .select([
+      'c.grant_id',
+      'c.redirect_uri',
+      'c.code_challenge',
+      'c.code_challenge_method',
+      'c.expires_at',
+      'c.used_at',
+    ])
     .select(['g.client_id', 'g.user_id', 'g.scopes', 'g.revoked_at'])
     .where('c.code_hash', '=', codeHash)
     .executeTakeFirst();
@@ -161,15 +191,17 @@ export async function insertRefreshToken(db: Db, token: { token_hash: string; gr
 
 /** A refresh token with its grant, rotated or not (using a rotated one is a replay the caller reacts to). */
 export async function findRefreshToken(db: Db, tokenHash: string) {
-  return db
-    .selectFrom('oauth_refresh_tokens as t')
-    .innerJoin('oauth_grants as g', 'g.id', 't.grant_id')
-    .select(['t.grant_id', 't.expires_at', 't.rotated_at'])
-    .select(['g.client_id', 'g.user_id', 'g.scopes', 'g.revoked_at'])
-    .where('t.token_hash', '=', tokenHash)
-    // A token its grant's revocation ended is unknown from then on.
-    .where('t.revoked_at', 'is', null)
-    .executeTakeFirst();
+  return (
+    db
+      .selectFrom('oauth_refresh_tokens as t')
+      .innerJoin('oauth_grants as g', 'g.id', 't.grant_id')
+      .select(['t.grant_id', 't.expires_at', 't.rotated_at'])
+      .select(['g.client_id', 'g.user_id', 'g.scopes', 'g.revoked_at'])
+      .where('t.token_hash', '=', tokenHash)
+      // A token its grant's revocation ended is unknown from then on.
+      .where('t.revoked_at', 'is', null)
+      .executeTakeFirst()
+  );
 }
 
 /** Marks a refresh token exchanged; false when it was exchanged already. */
@@ -197,7 +229,11 @@ export async function listAuthorizedApps(db: Db, userId: string) {
       eb.fn.min('g.created_at').as('granted_at'),
       eb.fn.coalesce(eb.fn.max('t.created_at'), eb.fn.max('g.created_at')).as('last_used_at'),
       // Scope lists of different lengths cannot be array_agg'ed into one array: unnest them first.
-      sql<string[]>`array(select distinct scope from unnest(array_agg(array_to_string(g.scopes, ' '))) as lists(list), unnest(string_to_array(list, ' ')) as scope)`.as('scopes'),
+      sql<
+        string[]
+      >`array(select distinct scope from unnest(array_agg(array_to_string(g.scopes, ' '))) as lists(list), unnest(string_to_array(list, ' ')) as scope)`.as(
+        'scopes',
+      ),
     ])
     .where('g.user_id', '=', userId)
     .where('g.revoked_at', 'is', null)
@@ -208,8 +244,16 @@ export async function listAuthorizedApps(db: Db, userId: string) {
 }
 
 /** Revokes every live grant of the student to the client; the number revoked (0: the app holds none). */
-export async function revokeClientGrants(db: Db, userId: string, clientId: string, reason: string, now: Date): Promise<number> {
-  return changingPrincipals(db, (trx, changed) => revokeLiveGrants(trx, { user_id: userId, client_id: clientId }, reason, now, changed));
+export async function revokeClientGrants(
+  db: Db,
+  userId: string,
+  clientId: string,
+  reason: string,
+  now: Date,
+): Promise<number> {
+  return changingPrincipals(db, (trx, changed) =>
+    revokeLiveGrants(trx, { user_id: userId, client_id: clientId }, reason, now, changed),
+  );
 }
 
 /**

@@ -39,7 +39,11 @@ export async function openStreamIfRoom(
   return db.transaction().execute(async (trx): Promise<Opened> => {
     await sql`select pg_advisory_xact_lock(hashtextextended(${`open_streams:${holder.user_id}`}, 0))`.execute(trx);
     if (!(await stands(trx))) return { unauthorized: true };
-    await trx.deleteFrom('open_streams').where('user_id', '=', holder.user_id).where('expires_at', '<=', sql<Date>`statement_timestamp()`).execute();
+    await trx
+      .deleteFrom('open_streams')
+      .where('user_id', '=', holder.user_id)
+      .where('expires_at', '<=', sql<Date>`statement_timestamp()`)
+      .execute();
     const refused = await refusalIfFull(trx, holder.user_id, limits.max);
     if (refused) return refused;
     await trx
@@ -51,23 +55,36 @@ export async function openStreamIfRoom(
 }
 
 /** The refusal when the account holds `max` live streams (and how long until the first of their leases lapses). */
-async function refusalIfFull(db: Db, userId: string, max: number): Promise<Extract<Opened, { refused: true }> | undefined> {
+async function refusalIfFull(
+  db: Db,
+  userId: string,
+  max: number,
+): Promise<Extract<Opened, { refused: true }> | undefined> {
   const live = await db
     .selectFrom('open_streams')
     .select((eb) => [
       eb.fn.countAll<number | string>().as('count'),
-      sql<number | string | null>`extract(epoch from min(expires_at) - statement_timestamp()) * 1000`.as('first_lapse_ms'),
+      sql<number | string | null>`extract(epoch from min(expires_at) - statement_timestamp()) * 1000`.as(
+        'first_lapse_ms',
+      ),
     ])
     .where('user_id', '=', userId)
     .where('expires_at', '>', sql<Date>`statement_timestamp()`)
     .executeTakeFirstOrThrow();
-  return Number(live.count) >= max ? { refused: true, retryAfterMs: Math.max(0, Number(live.first_lapse_ms ?? 0)) } : undefined;
+  return Number(live.count) >= max
+    ? { refused: true, retryAfterMs: Math.max(0, Number(live.first_lapse_ms ?? 0)) }
+    : undefined;
 }
 
 /** Pushes the leases of the streams still open forward; returns the ids renewed (a missing one was deleted). */
 export async function renewStreams(db: Db, ids: readonly string[], leaseMs: number): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const rows = await db.updateTable('open_streams').set({ expires_at: leaseEnd(leaseMs) }).where('id', 'in', ids).returning('id').execute();
+  const rows = await db
+    .updateTable('open_streams')
+    .set({ expires_at: leaseEnd(leaseMs) })
+    .where('id', 'in', ids)
+    .returning('id')
+    .execute();
   return new Set(rows.map((row) => row.id));
 }
 
@@ -78,7 +95,10 @@ export async function closeStream(db: Db, id: string): Promise<void> {
 
 /** Deletes the leases that lapsed: the streams of processes that died, whichever account they were of. */
 export async function deleteLapsedStreams(db: Db): Promise<void> {
-  await db.deleteFrom('open_streams').where('expires_at', '<=', sql<Date>`statement_timestamp()`).execute();
+  await db
+    .deleteFrom('open_streams')
+    .where('expires_at', '<=', sql<Date>`statement_timestamp()`)
+    .execute();
 }
 
 /** The live streams opened through the grants: by their access tokens, or by personal keys minted through them. */

@@ -3,7 +3,16 @@ import type { Insertable } from 'kysely';
 import type { Db } from '../connect.ts';
 import type { PaymentsTable } from '../schema.ts';
 
-const PAYMENT_COLUMNS = ['id', 'user_id', 'plan', 'amount', 'currency', 'provider', 'provider_event_id', 'paid_at'] as const;
+const PAYMENT_COLUMNS = [
+  'id',
+  'user_id',
+  'plan',
+  'amount',
+  'currency',
+  'provider',
+  'provider_event_id',
+  'paid_at',
+] as const;
 
 export type NewPayment = Omit<Insertable<PaymentsTable>, 'id' | 'created_at'>;
 

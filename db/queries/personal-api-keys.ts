@@ -6,9 +6,22 @@ const LISTED_COLUMNS = ['id', 'prefix', 'name', 'scopes', 'created_at', 'last_us
 
 export async function insertPersonalKey(
   db: Db,
-  key: { id?: string; user_id: string; prefix: string; key_hash: string; name: string; scopes: string[]; grant_id?: string | null },
+  key: {
+    id?: string;
+    user_id: string;
+    prefix: string;
+    key_hash: string;
+    name: string;
+    scopes: string[];
+    grant_id?: string | null;
+  },
 ) {
-  return db.insertInto('api_keys').values(key).returning(LISTED_COLUMNS).$narrowType<{ scopes: string[] }>().executeTakeFirstOrThrow();
+  return db
+    .insertInto('api_keys')
+    .values(key)
+    .returning(LISTED_COLUMNS)
+    .$narrowType<{ scopes: string[] }>()
+    .executeTakeFirstOrThrow();
 }
 
 /**

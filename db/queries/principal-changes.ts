@@ -24,7 +24,10 @@ export function onPrincipalsCommitted(db: Db, listener: Listener): void {
  * PRINCIPALS_CHANNEL within that transaction: sent with its commit, never for a rollback. In a transaction of its
  * own it also tells this process's listeners once it has committed; in the caller's, the NOTIFY alone carries it.
  */
-export async function changingPrincipals<T>(db: Db, change: (trx: Db, changed: (userId: string) => Promise<void>) => Promise<T>): Promise<T> {
+export async function changingPrincipals<T>(
+  db: Db,
+  change: (trx: Db, changed: (userId: string) => Promise<void>) => Promise<T>,
+): Promise<T> {
   const run = (trx: Db, accounts: string[]) =>
     change(trx, async (userId) => {
       accounts.push(userId);

@@ -42,16 +42,30 @@ export async function findPersonalKeyAccount(db: Db, keyHash: string) {
  * the personal keys still in force (neither revoked nor minted through a grant revoked since). For work that outlives
  * the request that authenticated it (an open stream), checked again whenever the account's principals change.
  */
-export async function standingCredentials(db: Db, userId: string, ids: { grantIds: readonly string[]; keyIds: readonly string[] }) {
+export async function standingCredentials(
+  db: Db,
+  userId: string,
+  ids: { grantIds: readonly string[]; keyIds: readonly string[] },
+) {
   const account = await db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst();
   if (!account) return { account: false, grantIds: new Set<string>(), keyIds: new Set<string>() };
   const grants =
     ids.grantIds.length === 0
       ? []
-      : await db.selectFrom('oauth_grants').select('id').where('user_id', '=', userId).where('id', 'in', ids.grantIds).where('revoked_at', 'is', null).execute();
+      : await db
+          .selectFrom('oauth_grants')
+          .select('id')
+          .where('user_id', '=', userId)
+          .where('id', 'in', ids.grantIds)
+          .where('revoked_at', 'is', null)
+          .execute();
   const keys =
     ids.keyIds.length === 0
       ? []
-      : await activePersonalKeys(db).select('api_keys.id').where('api_keys.user_id', '=', userId).where('api_keys.id', 'in', ids.keyIds).execute();
+      : await activePersonalKeys(db)
+          .select('api_keys.id')
+          .where('api_keys.user_id', '=', userId)
+          .where('api_keys.id', 'in', ids.keyIds)
+          .execute();
   return { account: true, grantIds: new Set(grants.map((row) => row.id)), keyIds: new Set(keys.map((row) => row.id)) };
 }

@@ -70,7 +70,12 @@ export type ProfileChanges = Partial<{
 }>;
 
 /** A change of time zone or country drops the account's kept principals, which carry both. */
-export async function updateProfile(db: Db, userId: string, changes: ProfileChanges, now: Date): Promise<ProfileRow | undefined> {
+export async function updateProfile(
+  db: Db,
+  userId: string,
+  changes: ProfileChanges,
+  now: Date,
+): Promise<ProfileRow | undefined> {
   const update = (trx: Db) =>
     trx
       .updateTable('users')
@@ -89,13 +94,17 @@ export async function updateProfile(db: Db, userId: string, changes: ProfileChan
 }
 
 export async function universityExists(db: Db, universityId: string): Promise<boolean> {
-  return (await db.selectFrom('universities').select('id').where('id', '=', universityId).executeTakeFirst()) !== undefined;
+  return (
+    (await db.selectFrom('universities').select('id').where('id', '=', universityId).executeTakeFirst()) !== undefined
+  );
 }
 
 /** Whether PostgreSQL's zone database knows the name (case-insensitively, as `at time zone` reads it). */
 export async function isKnownTimeZone(db: Db, timeZone: string): Promise<boolean> {
   const row = await db
-    .selectNoFrom(sql<boolean>`exists (select 1 from pg_timezone_names where lower(name) = lower(${timeZone}))`.as('known'))
+    .selectNoFrom(
+      sql<boolean>`exists (select 1 from pg_timezone_names where lower(name) = lower(${timeZone}))`.as('known'),
+    )
     .executeTakeFirstOrThrow();
   return row.known;
 }

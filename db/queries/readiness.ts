@@ -23,34 +23,57 @@ export async function nextReadinessVersion(trx: Db, userId: string): Promise<num
 
 /** The version the student's readiness is at now; 0 before its first move. */
 export async function currentReadinessVersion(db: Db, userId: string): Promise<number> {
-  const row = await db.selectFrom('readiness_versions').select('version').where('user_id', '=', userId).executeTakeFirst();
+  const row = await db
+    .selectFrom('readiness_versions')
+    .select('version')
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
   return row?.version ?? 0;
 }
 
 /** The state last pushed of each exam the stream shows now (tombstones left out). */
 export function pushed(db: Db, userId: string) {
-  return db.selectFrom('exam_readiness').select(['exam_id', 'state']).where('user_id', '=', userId).where('state', 'is not', null);
+  return db
+    .selectFrom('exam_readiness')
+    .select(['exam_id', 'state'])
+    .where('user_id', '=', userId)
+    .where('state', 'is not', null);
 }
 
 /**
  * What a readiness move compares, in one statement: the upcoming exams with what prepares each and the window's
  * study days (as findUpcomingPreparation reads them), and the state last pushed of each exam.
  */
-export async function findReadinessComparison(trx: Db, userId: string, fromDate: string, window: StudyWindow, limit: number) {
+export async function findReadinessComparison(
+  trx: Db,
+  userId: string,
+  fromDate: string,
+  window: StudyWindow,
+  limit: number,
+) {
   const [row] = await executePrepared(
     trx,
-    trx.selectNoFrom([upcomingPreparation(trx, userId, fromDate, limit).as('exams'), studyDays(trx, userId, window).as('study_days'), jsonArrayFrom(pushed(trx, userId)).as('pushed')]),
+    trx.selectNoFrom([
+      upcomingPreparation(trx, userId, fromDate, limit).as('exams'),
+      studyDays(trx, userId, window).as('study_days'),
+      jsonArrayFrom(pushed(trx, userId)).as('pushed'),
+    ]),
   );
   return row!;
 }
 
 /** Records a pushed state (null: the exam left the stream) under `version`. */
-export async function recordReadiness(trx: Db, row: { exam_id: string; user_id: string; version: number; state: unknown; moved_at: Date }): Promise<void> {
+export async function recordReadiness(
+  trx: Db,
+  row: { exam_id: string; user_id: string; version: number; state: unknown; moved_at: Date },
+): Promise<void> {
   const values = { ...row, state: row.state === null ? null : JSON.stringify(row.state) };
   await trx
     .insertInto('exam_readiness')
     .values(values)
-    .onConflict((oc) => oc.column('exam_id').doUpdateSet({ version: values.version, state: values.state, moved_at: values.moved_at }))
+    .onConflict((oc) =>
+      oc.column('exam_id').doUpdateSet({ version: values.version, state: values.state, moved_at: values.moved_at }),
+    )
     .execute();
 }
 

@@ -15,13 +15,36 @@ const ROOM_COLUMNS = [
   'study_rooms.join_code_created_at',
 ] as const;
 
-const SESSION_COLUMNS = ['id', 'room_id', 'started_by', 'duration_ms', 'started_at', 'paused_at', 'paused_ms', 'stopped_at', 'finished_at'] as const;
+const SESSION_COLUMNS = [
+  'id',
+  'room_id',
+  'started_by',
+  'duration_ms',
+  'started_at',
+  'paused_at',
+  'paused_ms',
+  'stopped_at',
+  'finished_at',
+] as const;
 
-export async function insertRoom(trx: Db, room: { id?: string; name: string; course: string | null; created_by: string }, at: Date) {
+export async function insertRoom(
+  trx: Db,
+  room: { id?: string; name: string; course: string | null; created_by: string },
+  at: Date,
+) {
   const row = await trx
     .insertInto('study_rooms')
     .values({ ...room, created_at: at })
-    .returning(['id', 'name', 'course', 'visibility', 'created_by', 'created_at', 'join_code_prefix', 'join_code_created_at'])
+    .returning([
+      'id',
+      'name',
+      'course',
+      'visibility',
+      'created_by',
+      'created_at',
+      'join_code_prefix',
+      'join_code_created_at',
+    ])
     .executeTakeFirstOrThrow();
   // The owner's membership is added by the table's trigger (study_rooms_owner_member), in this statement.
   return row;
@@ -63,16 +86,27 @@ export async function lockMemberRoom(trx: Db, userId: string, roomId: string): P
 
 /** Locks the room's row for the rest of the transaction; false when there is no such room. */
 export async function lockRoom(trx: Db, roomId: string): Promise<boolean> {
-  return (await trx.selectFrom('study_rooms').select('id').where('id', '=', roomId).forUpdate().executeTakeFirst()) !== undefined;
+  return (
+    (await trx.selectFrom('study_rooms').select('id').where('id', '=', roomId).forUpdate().executeTakeFirst()) !==
+    undefined
+  );
 }
 
 export async function countOwnedRooms(db: Db, userId: string): Promise<number> {
-  const row = await db.selectFrom('study_rooms').select((eb) => eb.fn.countAll<string>().as('n')).where('created_by', '=', userId).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('study_rooms')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('created_by', '=', userId)
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
 export async function countJoinedRooms(db: Db, userId: string): Promise<number> {
-  const row = await db.selectFrom('study_room_members').select((eb) => eb.fn.countAll<string>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('study_room_members')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('user_id', '=', userId)
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -94,7 +128,14 @@ export async function listMembers(db: Db, roomId: string) {
     .selectFrom('study_room_members')
     .innerJoin('users', 'users.id', 'study_room_members.user_id')
     .innerJoin('study_rooms', 'study_rooms.id', 'study_room_members.room_id')
-    .select(['users.id as user_id', 'users.nickname', 'users.first_name', 'users.time_zone', 'study_room_members.joined_at', sql<boolean>`study_rooms.created_by = users.id`.as('is_owner')])
+    .select([
+      'users.id as user_id',
+      'users.nickname',
+      'users.first_name',
+      'users.time_zone',
+      'study_room_members.joined_at',
+      sql<boolean>`study_rooms.created_by = users.id`.as('is_owner'),
+    ])
     .where('study_room_members.room_id', '=', roomId)
     .orderBy(sql`study_rooms.created_by = users.id`, 'desc')
     .orderBy('study_room_members.joined_at')
@@ -103,7 +144,11 @@ export async function listMembers(db: Db, roomId: string) {
 }
 
 export async function addMember(trx: Db, roomId: string, userId: string, at: Date): Promise<boolean> {
-  const result = await trx.insertInto('study_room_members').values({ room_id: roomId, user_id: userId, joined_at: at }).onConflict((oc) => oc.doNothing()).executeTakeFirst();
+  const result = await trx
+    .insertInto('study_room_members')
+    .values({ room_id: roomId, user_id: userId, joined_at: at })
+    .onConflict((oc) => oc.doNothing())
+    .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
 }
 
@@ -141,20 +186,38 @@ export async function memberRoomIds(trx: Db, userId: string): Promise<string[]> 
 
 /** Gives the room to `owner`; the join code goes, so the new owner decides who may join next. */
 export async function transferRoom(trx: Db, roomId: string, owner: string): Promise<void> {
-  await trx.updateTable('study_rooms').set({ created_by: owner, join_code_prefix: null, join_code_hash: null, join_code_created_at: null }).where('id', '=', roomId).execute();
-}
-
-export async function setJoinCode(trx: Db, roomId: string, code: { prefix: string; hash: string } | null, at: Date): Promise<void> {
   await trx
     .updateTable('study_rooms')
-    .set({ join_code_prefix: code?.prefix ?? null, join_code_hash: code?.hash ?? null, join_code_created_at: code ? at : null })
+    .set({ created_by: owner, join_code_prefix: null, join_code_hash: null, join_code_created_at: null })
+    .where('id', '=', roomId)
+    .execute();
+}
+
+export async function setJoinCode(
+  trx: Db,
+  roomId: string,
+  code: { prefix: string; hash: string } | null,
+  at: Date,
+): Promise<void> {
+  await trx
+    .updateTable('study_rooms')
+    .set({
+      join_code_prefix: code?.prefix ?? null,
+      join_code_hash: code?.hash ?? null,
+      join_code_created_at: code ? at : null,
+    })
     .where('id', '=', roomId)
     .execute();
 }
 
 /** The room whose current join code hashes to `hash`, locked; undefined for a rotated, revoked or unknown code. */
 export async function lockRoomByCode(trx: Db, hash: string) {
-  return trx.selectFrom('study_rooms').select(['id', 'created_by']).where('join_code_hash', '=', hash).forUpdate().executeTakeFirst();
+  return trx
+    .selectFrom('study_rooms')
+    .select(['id', 'created_by'])
+    .where('join_code_hash', '=', hash)
+    .forUpdate()
+    .executeTakeFirst();
 }
 
 export async function countMembers(db: Db, roomId: string): Promise<number> {
@@ -188,12 +251,24 @@ export type SessionRow = {
   finished_at: Date | null;
 };
 
-export async function insertSession(trx: Db, session: { room_id: string; started_by: string; duration_ms: number; started_at: Date }): Promise<SessionRow> {
+export async function insertSession(
+  trx: Db,
+  session: { room_id: string; started_by: string; duration_ms: number; started_at: Date },
+): Promise<SessionRow> {
   return trx.insertInto('study_room_sessions').values(session).returning(SESSION_COLUMNS).executeTakeFirstOrThrow();
 }
 
-export async function updateSession(trx: Db, id: string, change: { paused_at?: Date | null; paused_ms?: number; stopped_at?: Date | null; finished_at?: Date }): Promise<SessionRow> {
-  return trx.updateTable('study_room_sessions').set(change).where('id', '=', id).returning(SESSION_COLUMNS).executeTakeFirstOrThrow();
+export async function updateSession(
+  trx: Db,
+  id: string,
+  change: { paused_at?: Date | null; paused_ms?: number; stopped_at?: Date | null; finished_at?: Date },
+): Promise<SessionRow> {
+  return trx
+    .updateTable('study_room_sessions')
+    .set(change)
+    .where('id', '=', id)
+    .returning(SESSION_COLUMNS)
+    .executeTakeFirstOrThrow();
 }
 
 /**
@@ -217,8 +292,15 @@ export async function roomsWithDueSessions(db: Db, now: Date, limit: number): Pr
 }
 
 /** A room stream announced its member present (the caller holds the room's lock and writes the `joined` move). */
-export async function addPresence(trx: Db, presence: { stream_id: string; room_id: string; user_id: string }, at: Date): Promise<void> {
-  await trx.insertInto('study_room_presences').values({ ...presence, opened_at: at }).execute();
+export async function addPresence(
+  trx: Db,
+  presence: { stream_id: string; room_id: string; user_id: string },
+  at: Date,
+): Promise<void> {
+  await trx
+    .insertInto('study_room_presences')
+    .values({ ...presence, opened_at: at })
+    .execute();
 }
 
 /**
@@ -226,7 +308,11 @@ export async function addPresence(trx: Db, presence: { stream_id: string; room_i
  * it (who writes the `left` move); undefined when it was ended already.
  */
 export async function removePresence(trx: Db, streamId: string): Promise<string | undefined> {
-  const row = await trx.deleteFrom('study_room_presences').where('stream_id', '=', streamId).returning('user_id').executeTakeFirst();
+  const row = await trx
+    .deleteFrom('study_room_presences')
+    .where('stream_id', '=', streamId)
+    .returning('user_id')
+    .executeTakeFirst();
   return row?.user_id;
 }
 
@@ -247,7 +333,14 @@ export async function lapsedPresences(db: Db, limit: number) {
     .selectFrom('study_room_presences')
     .select(['stream_id', 'room_id', 'user_id'])
     .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('open_streams').select('open_streams.id').whereRef('open_streams.id', '=', 'study_room_presences.stream_id').where('open_streams.expires_at', '>', sql<Date>`statement_timestamp()`))),
+      not(
+        exists(
+          selectFrom('open_streams')
+            .select('open_streams.id')
+            .whereRef('open_streams.id', '=', 'study_room_presences.stream_id')
+            .where('open_streams.expires_at', '>', sql<Date>`statement_timestamp()`),
+        ),
+      ),
     )
     .orderBy('opened_at')
     .limit(limit)
@@ -285,8 +378,15 @@ export interface RoomMove {
 
 /** Stores a move of the room (the caller holds its lock) and announces it at the commit; old moves are dropped. */
 export async function insertMove(trx: Db, roomId: string, kind: string, data: unknown, at: Date): Promise<void> {
-  await trx.deleteFrom('study_room_moves').where('room_id', '=', roomId).where('created_at', '<', new Date(at.getTime() - MOVES_KEPT_MS)).execute();
-  await trx.insertInto('study_room_moves').values({ room_id: roomId, kind, data: JSON.stringify(data), created_at: at }).execute();
+  await trx
+    .deleteFrom('study_room_moves')
+    .where('room_id', '=', roomId)
+    .where('created_at', '<', new Date(at.getTime() - MOVES_KEPT_MS))
+    .execute();
+  await trx
+    .insertInto('study_room_moves')
+    .values({ room_id: roomId, kind, data: JSON.stringify(data), created_at: at })
+    .execute();
   await notifyOnCommit(trx, ROOM_MOVES_CHANNEL, roomId);
 }
 
@@ -297,7 +397,14 @@ export async function announceMembershipChange(trx: Db, roomId: string): Promise
 
 /** The room's moves after `after`, in order, at most `limit`. */
 export async function movesAfter(db: Db, roomId: string, after: number, limit: number): Promise<RoomMove[]> {
-  const rows = await db.selectFrom('study_room_moves').select(['id', 'kind', 'data']).where('room_id', '=', roomId).where('id', '>', String(after)).orderBy('id').limit(limit).execute();
+  const rows = await db
+    .selectFrom('study_room_moves')
+    .select(['id', 'kind', 'data'])
+    .where('room_id', '=', roomId)
+    .where('id', '>', String(after))
+    .orderBy('id')
+    .limit(limit)
+    .execute();
   return rows.map((r) => ({ id: Number(r.id), kind: r.kind, data: r.data }));
 }
 

@@ -33,39 +33,73 @@ export async function findWeekFacts(db: Db, userId: string, week: WeekRange) {
       created_at: fromInstantMs(created_at_ms),
       updated_at: fromInstantMs(updated_at_ms),
     })),
-    heads: row!.heads.map(({ due_at_ms, series_starts_at_ms, ...head }) => ({ ...head, due_at: fromInstantMs(due_at_ms), series_starts_at: fromInstantMs(series_starts_at_ms) })),
+    heads: row!.heads.map(({ due_at_ms, series_starts_at_ms, ...head }) => ({
+      ...head,
+      due_at: fromInstantMs(due_at_ms),
+      series_starts_at: fromInstantMs(series_starts_at_ms),
+    })),
     exams: row!.exams,
     cards: row!.cards.map((card) => ({ ...card, due_count: Number(card.due_count) })),
   };
 }
 
-const TASK_TEXT_COLUMNS = TASK_COLUMNS.filter((column) => !['due_at', 'completed_at', 'created_at', 'updated_at'].includes(column)) as Array<Exclude<(typeof TASK_COLUMNS)[number], 'due_at' | 'completed_at' | 'created_at' | 'updated_at'>>;
+const TASK_TEXT_COLUMNS = TASK_COLUMNS.filter(
+  (column) => !['due_at', 'completed_at', 'created_at', 'updated_at'].includes(column),
+) as Array<Exclude<(typeof TASK_COLUMNS)[number], 'due_at' | 'completed_at' | 'created_at' | 'updated_at'>>;
 
 // Built and compiled once (db/prepared-statements.ts), like the daily loop's statement.
-const weekFacts = compiledOnce(['userId', 'from', 'to', 'firstDate', 'lastDate', 'today', 'zone', 'seriesLimit'], (db: Db, v: WeekRange & { userId: string }) =>
-  db.selectNoFrom([
-    jsonArrayFrom(
-      tasksDueBetween(db, v.userId, v.from, v.to).select([
-        ...TASK_TEXT_COLUMNS,
-        instantMs('due_at').as('due_at_ms'),
-        instantMs<number | null>('completed_at').as('completed_at_ms'),
-        instantMs('created_at').as('created_at_ms'),
-        instantMs('updated_at').as('updated_at_ms'),
-      ]),
-    ).as('tasks'),
-    jsonArrayFrom(
-      openSeriesHeadsBefore(db, v.userId, v.to, v.seriesLimit).select(['t.series_id', 't.title', 't.course', 't.priority', 't.recurrence', instantMs('t.due_at').as('due_at_ms'), instantMs('t.series_starts_at').as('series_starts_at_ms')]),
-    )
-      .$castTo<Array<{ series_id: string; title: string; course: string | null; priority: 'low' | 'normal' | 'high'; recurrence: string; due_at_ms: number; series_starts_at_ms: number }>>()
-      .as('heads'),
-    jsonArrayFrom(examsBetween(db, v.userId, v.firstDate, v.lastDate)).as('exams'),
-    // A week that is over shows no due cards (they count on today or later).
-    jsonArrayFrom(cardsDueBefore(db, v.userId, v.to, v.zone).where(sql<boolean>`${v.today}::date <= ${v.lastDate}::date`)).as('cards'),
-  ]),
+const weekFacts = compiledOnce(
+  ['userId', 'from', 'to', 'firstDate', 'lastDate', 'today', 'zone', 'seriesLimit'],
+  (db: Db, v: WeekRange & { userId: string }) =>
+    db.selectNoFrom([
+      jsonArrayFrom(
+        tasksDueBetween(db, v.userId, v.from, v.to).select([
+          ...TASK_TEXT_COLUMNS,
+          instantMs('due_at').as('due_at_ms'),
+          instantMs<number | null>('completed_at').as('completed_at_ms'),
+          instantMs('created_at').as('created_at_ms'),
+          instantMs('updated_at').as('updated_at_ms'),
+        ]),
+      ).as('tasks'),
+      jsonArrayFrom(
+        openSeriesHeadsBefore(db, v.userId, v.to, v.seriesLimit).select([
+          't.series_id',
+          't.title',
+          't.course',
+          't.priority',
+          't.recurrence',
+          instantMs('t.due_at').as('due_at_ms'),
+          instantMs('t.series_starts_at').as('series_starts_at_ms'),
+        ]),
+      )
+        .$castTo<
+          Array<{
+            series_id: string;
+            title: string;
+            course: string | null;
+            priority: 'low' | 'normal' | 'high';
+            recurrence: string;
+            due_at_ms: number;
+            series_starts_at_ms: number;
+          }>
+        >()
+        .as('heads'),
+      jsonArrayFrom(examsBetween(db, v.userId, v.firstDate, v.lastDate)).as('exams'),
+      // A week that is over shows no due cards (they count on today or later).
+      jsonArrayFrom(
+        cardsDueBefore(db, v.userId, v.to, v.zone).where(sql<boolean>`${v.today}::date <= ${v.lastDate}::date`),
+      ).as('cards'),
+    ]),
 );
 
 function tasksDueBetween(db: Db, userId: string, from: Date, to: Date) {
-  return db.selectFrom('tasks').where('user_id', '=', userId).where('due_at', '>=', from).where('due_at', '<', to).orderBy('due_at').orderBy('id');
+  return db
+    .selectFrom('tasks')
+    .where('user_id', '=', userId)
+    .where('due_at', '>=', from)
+    .where('due_at', '<', to)
+    .orderBy('due_at')
+    .orderBy('id');
 }
 
 /**
@@ -82,7 +116,9 @@ export function everyOpenSeriesHead(db: Db) {
     .selectFrom('tasks as t')
     .where('t.status', '=', 'open')
     .where('t.recurrence', 'is not', null)
-    .where((eb) => eb.not(eb.exists(eb.selectFrom('tasks as s').select('s.id').whereRef('s.previous_id', '=', 't.id'))));
+    .where((eb) =>
+      eb.not(eb.exists(eb.selectFrom('tasks as s').select('s.id').whereRef('s.previous_id', '=', 't.id'))),
+    );
 }
 
 /** The first `limit` heads due before `to`, earliest first: the series a week ending at `to` may project. */
@@ -95,14 +131,25 @@ export async function openSeriesHeads(db: Db, userId: string, to: Date, limit: n
   return executePrepared(
     db,
     openSeriesHeadsBefore(db, userId, to, limit)
-      .select(['t.series_id', 't.title', 't.course', 't.priority', 't.recurrence', 't.due_at', 't.series_starts_at', 't.updated_at'])
+      .select([
+        't.series_id',
+        't.title',
+        't.course',
+        't.priority',
+        't.recurrence',
+        't.due_at',
+        't.series_starts_at',
+        't.updated_at',
+      ])
       .$narrowType<{ series_id: string; recurrence: string; series_starts_at: Date }>(),
   );
 }
 
 /** How many open recurring series the student has: the per-account bound counts these. */
 export async function countOpenSeries(db: Db, userId: string): Promise<number> {
-  const row = await openSeriesHeadRows(db, userId).select((eb) => eb.fn.countAll<string | number>().as('count')).executeTakeFirstOrThrow();
+  const row = await openSeriesHeadRows(db, userId)
+    .select((eb) => eb.fn.countAll<string | number>().as('count'))
+    .executeTakeFirstOrThrow();
   return Number(row.count);
 }
 
@@ -122,7 +169,9 @@ function examsBetween(db: Db, userId: string, firstDate: string, lastDate: strin
 function cardsDueBefore(db: Db, userId: string, to: Date, timeZone: string) {
   const due = db
     .selectFrom('flashcard_cards as c')
-    .innerJoin('flashcard_decks as d', (join) => join.onRef('d.id', '=', 'c.deck_id').onRef('d.user_id', '=', 'c.user_id'))
+    .innerJoin('flashcard_decks as d', (join) =>
+      join.onRef('d.id', '=', 'c.deck_id').onRef('d.user_id', '=', 'c.user_id'),
+    )
     .select(['c.deck_id', 'd.title', sql<string>`(c.next_due_at at time zone ${timeZone})::date`.as('on_date')])
     .where('c.user_id', '=', userId)
     .where('c.next_due_at', '<', to)

@@ -20,11 +20,19 @@ export async function listSigningKeys(db: Db, retiredSince: Date): Promise<Signi
 }
 
 /** Adds `key`, which signs from now on: the others are retired at `now`, and keys retired before `forgetBefore` deleted. */
-export async function rotateSigningKeys(db: Db, key: { kid: string; private_key_sealed: string }, now: Date, forgetBefore: Date): Promise<void> {
+export async function rotateSigningKeys(
+  db: Db,
+  key: { kid: string; private_key_sealed: string },
+  now: Date,
+  forgetBefore: Date,
+): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await trx.deleteFrom('signing_keys').where('retired_at', '<', forgetBefore).execute();
     await trx.updateTable('signing_keys').set({ retired_at: now }).where('retired_at', 'is', null).execute();
-    await trx.insertInto('signing_keys').values({ ...key, created_at: now }).execute();
+    await trx
+      .insertInto('signing_keys')
+      .values({ ...key, created_at: now })
+      .execute();
   });
 }
 

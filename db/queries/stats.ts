@@ -47,13 +47,20 @@ export async function getServiceStats(db: Db, activeSince: Date): Promise<Servic
   const kept = keptStats.get(db);
   if (!kept) return (await readServiceStats(db, activeSince)).counts;
   const since = activeSince.getTime();
-  const stats = await kept.get('stats', () => readServiceStats(db, activeSince), (read) => read.activeSince <= since && since <= read.earliestActive);
+  const stats = await kept.get(
+    'stats',
+    () => readServiceStats(db, activeSince),
+    (read) => read.activeSince <= since && since <= read.earliestActive,
+  );
   return stats!.counts;
 }
 
 /** Serves getServiceStats of `db` from memory from now on, by the cache's rules (db/invalidated-cache.ts). */
 export function keepStatsInMemory(db: Db, notifications: Notifications): void {
-  keptStats.set(db, invalidatedCache(notifications, STATS_CHANNEL, { maxEntries: 1, maxAgeMs: KEPT_WITHOUT_NOTIFICATION_MS }));
+  keptStats.set(
+    db,
+    invalidatedCache(notifications, STATS_CHANNEL, { maxEntries: 1, maxAgeMs: KEPT_WITHOUT_NOTIFICATION_MS }),
+  );
 }
 
 /**

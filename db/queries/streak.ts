@@ -23,12 +23,12 @@ export async function recordStudyDay(trx: Db, userId: string, today: string, at:
     trx,
     trx
       .updateTable('users')
-    .set({
-      streak: sql<number>`case when last_study_date = ${today}::date then streak when last_study_date = ${today}::date - 1 then streak + 1 else 1 end`,
-      last_study_date: today,
-      last_active_at: at,
-    })
-    .where('id', '=', userId)
-    .where((eb) => eb.or([eb('last_study_date', 'is', null), eb('last_study_date', '<=', today)])),
+      .set({
+        streak: sql<number>`case when last_study_date = ${today}::date then streak when last_study_date = ${today}::date - 1 then streak + 1 else 1 end`,
+        last_study_date: today,
+        last_active_at: at,
+      })
+      .where('id', '=', userId)
+      .where((eb) => eb.or([eb('last_study_date', 'is', null), eb('last_study_date', '<=', today)])),
   );
 }

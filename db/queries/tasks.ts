@@ -48,7 +48,15 @@ export interface NewTaskRow {
 /** The row a new task is stored as: open, a recurring one starting its own series (series_id = its id). */
 export function newTaskRow(task: NewTaskRow, now: Date) {
   const id = task.id ?? randomUUID();
-  return { ...task, id, status: 'open' as const, completed_at: null, series_id: task.recurrence ? id : null, created_at: now, updated_at: now };
+  return {
+    ...task,
+    id,
+    status: 'open' as const,
+    completed_at: null,
+    series_id: task.recurrence ? id : null,
+    created_at: now,
+    updated_at: now,
+  };
 }
 
 export type NewTaskValues = ReturnType<typeof newTaskRow>;
@@ -69,20 +77,47 @@ export async function insertTaskRow(db: Db, row: NewTaskValues, events: readonly
 }
 
 /** The columns a new task's row sets: every key of NewTaskValues. */
-const NEW_TASK_KEYS = ['id', 'user_id', 'title', 'course', 'due_at', 'notes', 'priority', 'recurrence', 'series_starts_at', 'status', 'completed_at', 'series_id', 'created_at', 'updated_at'] as const satisfies ReadonlyArray<keyof NewTaskValues>;
+const NEW_TASK_KEYS = [
+  'id',
+  'user_id',
+  'title',
+  'course',
+  'due_at',
+  'notes',
+  'priority',
+  'recurrence',
+  'series_starts_at',
+  'status',
+  'completed_at',
+  'series_id',
+  'created_at',
+  'updated_at',
+] as const satisfies ReadonlyArray<keyof NewTaskValues>;
 
 // Built and compiled once (db/prepared-statements.ts): building and compiling the insert with its two CTEs cost about
 // as much of the service's CPU as sending it.
-const insertTaskStatement = compiledOnce([...NEW_TASK_KEYS, 'events'], (db: Db, v: NewTaskValues & { events: string }) =>
-  withStudentLock(db, v.user_id)
-    .with('task', (qc) => qc.insertInto('tasks').values(Object.fromEntries(NEW_TASK_KEYS.map((key) => [key, v[key]])) as NewTaskValues).returning(TASK_COLUMNS))
-    .with('outbox', (qc) => insertEvents(qc, v.events))
-    .selectFrom(['task', 'student_lock'])
-    .selectAll('task'),
+const insertTaskStatement = compiledOnce(
+  [...NEW_TASK_KEYS, 'events'],
+  (db: Db, v: NewTaskValues & { events: string }) =>
+    withStudentLock(db, v.user_id)
+      .with('task', (qc) =>
+        qc
+          .insertInto('tasks')
+          .values(Object.fromEntries(NEW_TASK_KEYS.map((key) => [key, v[key]])) as NewTaskValues)
+          .returning(TASK_COLUMNS),
+      )
+      .with('outbox', (qc) => insertEvents(qc, v.events))
+      .selectFrom(['task', 'student_lock'])
+      .selectAll('task'),
 );
 
 export async function findTask(db: Db, userId: string, id: string) {
-  return db.selectFrom('tasks').select(TASK_COLUMNS).where('user_id', '=', userId).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('tasks')
+    .select(TASK_COLUMNS)
+    .where('user_id', '=', userId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 /** The task with what recurrence needs, locked until the transaction ends, so two closes run one after the other. */
@@ -108,9 +143,21 @@ export interface TaskFilters {
  * and compiled once per combination of filters (at most 32): it is the general surface's hot read (GET /api/tasks),
  * and Kysely's building and compiling of it cost more of the service's CPU than PostgreSQL's running of it.
  */
-export async function listTasks(db: Db, userId: string, filters: TaskFilters, after: { at: Date; id: string } | undefined, limit: number) {
+export async function listTasks(
+  db: Db,
+  userId: string,
+  filters: TaskFilters,
+  after: { at: Date; id: string } | undefined,
+  limit: number,
+) {
   const values: PageValues = { userId, ...filters, after_at: after?.at, after_id: after?.id, limit: limit + 1 };
-  return taskPage({ status: Boolean(filters.status), course: Boolean(filters.course), due_from: Boolean(filters.due_from), due_to: Boolean(filters.due_to), after: Boolean(after) })(db, values);
+  return taskPage({
+    status: Boolean(filters.status),
+    course: Boolean(filters.course),
+    due_from: Boolean(filters.due_from),
+    due_to: Boolean(filters.due_to),
+    after: Boolean(after),
+  })(db, values);
 }
 
 interface PageValues extends TaskFilters {
@@ -134,14 +181,20 @@ function taskPage(shape: PageShape) {
 /** The page's statement for one combination of filters: which conditions it has is fixed, their values are bound. */
 function pageStatement(shape: PageShape) {
   const filters = (['status', 'course', 'due_from', 'due_to'] as const).filter((name) => shape[name]);
-  const keys: Array<keyof PageValues> = ['userId', ...filters, ...(shape.after ? (['after_at', 'after_id'] as const) : []), 'limit'];
+  const keys: Array<keyof PageValues> = [
+    'userId',
+    ...filters,
+    ...(shape.after ? (['after_at', 'after_id'] as const) : []),
+    'limit',
+  ];
   return compiledOnce(keys, (db: Db, v: PageValues) => {
     let query = db.selectFrom('tasks').select(TASK_COLUMNS).where('user_id', '=', v.userId);
     if (shape.status) query = query.where('status', '=', v.status!);
     if (shape.course) query = query.where('course', '=', v.course!);
     if (shape.due_from) query = query.where('due_at', '>=', v.due_from!);
     if (shape.due_to) query = query.where('due_at', '<', v.due_to!);
-    if (shape.after) query = query.where((eb) => eb(eb.refTuple('due_at', 'id'), '>', eb.tuple(v.after_at!, v.after_id!)));
+    if (shape.after)
+      query = query.where((eb) => eb(eb.refTuple('due_at', 'id'), '>', eb.tuple(v.after_at!, v.after_id!)));
     return query.orderBy('due_at').orderBy('id').limit(v.limit);
   });
 }
@@ -179,7 +232,11 @@ export async function updateTask(trx: Db, userId: string, id: string, changes: T
  * Inserts the occurrence that follows `previousId`, unless one exists already (previous_id is unique): closing an
  * occurrence twice, or in two racing requests, creates one successor.
  */
-export async function insertNextOccurrence(trx: Db, task: NewTaskRow & { series_id: string; previous_id: string }, now: Date) {
+export async function insertNextOccurrence(
+  trx: Db,
+  task: NewTaskRow & { series_id: string; previous_id: string },
+  now: Date,
+) {
   return trx
     .insertInto('tasks')
     .values({ ...task, created_at: now, updated_at: now })
@@ -190,5 +247,10 @@ export async function insertNextOccurrence(trx: Db, task: NewTaskRow & { series_
 
 /** The deleted task as it was, or undefined when the student has no task with this id. */
 export async function deleteTask(db: Db, userId: string, id: string) {
-  return db.deleteFrom('tasks').where('user_id', '=', userId).where('id', '=', id).returning(TASK_COLUMNS).executeTakeFirst();
+  return db
+    .deleteFrom('tasks')
+    .where('user_id', '=', userId)
+    .where('id', '=', id)
+    .returning(TASK_COLUMNS)
+    .executeTakeFirst();
 }

@@ -53,7 +53,15 @@ export interface LoopDay {
  * tasks_user_completed_idx, not scanned in full.
  */
 export async function findDailyLoopFacts(db: Db, userId: string, day: LoopDay, window: StudyWindow) {
-  const [row] = await dailyLoopFacts(db, { userId, now: day.now, today: day.today, start: day.start, end: day.end, zone: window.zone, since: window.since });
+  const [row] = await dailyLoopFacts(db, {
+    userId,
+    now: day.now,
+    today: day.today,
+    start: day.start,
+    end: day.end,
+    zone: window.zone,
+    since: window.since,
+  });
   if (!row || row.streak === null) return undefined;
   const last = [row.last_review, row.last_completion].filter((at): at is Date => at instanceof Date);
   return {
@@ -80,32 +88,56 @@ interface LoopValues {
 
 // Built and compiled once (db/prepared-statements.ts): Kysely's building and compiling of this statement cost more of
 // the loop's CPU than PostgreSQL's running of it.
-const dailyLoopFacts = compiledOnce(['userId', 'now', 'today', 'start', 'end', 'zone', 'since'], (db: Db, v: LoopValues) => {
-  const reviews = db.selectFrom('flashcard_reviews').where('user_id', '=', v.userId);
-  const completions = db.selectFrom('tasks').where('user_id', '=', v.userId).where('status', '=', COMPLETED);
-  return db.selectNoFrom((eb) => [
-    db.selectFrom('users').select(currentStreak.as('streak')).where('id', '=', v.userId).as('streak'),
-    jsonArrayFrom(openTasks(db, v.userId, { dueBefore: v.end }).select(['id', 'title', 'course', instantMs('due_at').as('due_at_ms')])).as('tasks'),
-    jsonArrayFrom(dueDecks(db, v.userId, v.now, v.start)).as('decks'),
-    eb
-      .or([
-        eb.exists(db.selectFrom('tasks').select('id').where('user_id', '=', v.userId)),
-        eb.exists(db.selectFrom('flashcard_decks').select('id').where('user_id', '=', v.userId)),
-        eb.exists(db.selectFrom('exams').select('id').where('user_id', '=', v.userId)),
-      ])
-      .as('has_material'),
-    reviews.select((r) => r.fn.max('reviewed_at').as('at')).where('reviewed_at', '<', v.start).as('last_review'),
-    completions.select((t) => t.fn.max('completed_at').as('at')).where('completed_at', '<', v.start).as('last_completion'),
-    // The latest review and completion against today's start, not `exists (… >= start)`: a max is one probe of the
-    // index whatever the statistics say, where an EXISTS may be planned as a scan of the table when one student owns
-    // most of it (a single-student embedded installation, the bench).
-    eb
-      .or([
-        eb(reviews.select((r) => r.fn.max('reviewed_at').as('at')), '>=', v.start),
-        eb(completions.select((t) => t.fn.max('completed_at').as('at')), '>=', v.start),
-      ])
-      .as('studied_today'),
-    upcomingPreparation(db, v.userId, v.today).as('exams'),
-    studyDays(db, v.userId, { zone: v.zone, since: v.since }).as('study_days'),
-  ]);
-});
+const dailyLoopFacts = compiledOnce(
+  ['userId', 'now', 'today', 'start', 'end', 'zone', 'since'],
+  (db: Db, v: LoopValues) => {
+    const reviews = db.selectFrom('flashcard_reviews').where('user_id', '=', v.userId);
+    const completions = db.selectFrom('tasks').where('user_id', '=', v.userId).where('status', '=', COMPLETED);
+    return db.selectNoFrom((eb) => [
+      db.selectFrom('users').select(currentStreak.as('streak')).where('id', '=', v.userId).as('streak'),
+      jsonArrayFrom(
+        openTasks(db, v.userId, { dueBefore: v.end }).select([
+          'id',
+          'title',
+          'course',
+          instantMs('due_at').as('due_at_ms'),
+        ]),
+      ).as('tasks'),
+      jsonArrayFrom(dueDecks(db, v.userId, v.now, v.start)).as('decks'),
+      eb
+        .or([
+          eb.exists(db.selectFrom('tasks').select('id').where('user_id', '=', v.userId)),
+          eb.exists(db.selectFrom('flashcard_decks').select('id').where('user_id', '=', v.userId)),
+          eb.exists(db.selectFrom('exams').select('id').where('user_id', '=', v.userId)),
+        ])
+        .as('has_material'),
+      reviews
+        .select((r) => r.fn.max('reviewed_at').as('at'))
+        .where('reviewed_at', '<', v.start)
+        .as('last_review'),
+      completions
+        .select((t) => t.fn.max('completed_at').as('at'))
+        .where('completed_at', '<', v.start)
+        .as('last_completion'),
+      // The latest review and completion against today's start, not `exists (… >= start)`: a max is one probe of the
+      // index whatever the statistics say, where an EXISTS may be planned as a scan of the table when one student owns
+      // most of it (a single-student embedded installation, the bench).
+      eb
+        .or([
+          eb(
+            reviews.select((r) => r.fn.max('reviewed_at').as('at')),
+            '>=',
+            v.start,
+          ),
+          eb(
+            completions.select((t) => t.fn.max('completed_at').as('at')),
+            '>=',
+            v.start,
+          ),
+        ])
+        .as('studied_today'),
+      upcomingPreparation(db, v.userId, v.today).as('exams'),
+      studyDays(db, v.userId, { zone: v.zone, since: v.since }).as('study_days'),
+    ]);
+  },
+);

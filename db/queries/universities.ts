@@ -24,7 +24,10 @@ const LIST_COLUMNS = [
  * frozen and the same array for the same filter until the universities change, so that what is made of it can be
  * kept as long (server/http/frozen-json.ts).
  */
-export async function listUniversities(db: Db, filter: { country?: string | undefined; limit: number }): Promise<readonly ListedUniversity[]> {
+export async function listUniversities(
+  db: Db,
+  filter: { country?: string | undefined; limit: number },
+): Promise<readonly ListedUniversity[]> {
   // Filtering the kept list keeps the database's order, so a page is what the query would give.
   const all = await keptUniversities(db);
   if (all) return keptPage(all, filter);
@@ -34,7 +37,11 @@ export async function listUniversities(db: Db, filter: { country?: string | unde
 }
 
 function orderedUniversities(db: Db) {
-  return db.selectFrom('universities').select(LIST_COLUMNS).orderBy('universities.student_count', 'desc').orderBy('universities.name');
+  return db
+    .selectFrom('universities')
+    .select(LIST_COLUMNS)
+    .orderBy('universities.student_count', 'desc')
+    .orderBy('universities.name');
 }
 
 type ListedUniversity = Awaited<ReturnType<ReturnType<typeof orderedUniversities>['execute']>>[number];
@@ -50,14 +57,22 @@ const pagesOf = new WeakMap<ListedUniversity[], Map<string, readonly ListedUnive
 /** Far more than the countries × page sizes partners ask for; any country code passes the spec, so it is bounded. */
 const KEPT_PAGES = 1_000;
 
-function keptPage(all: ListedUniversity[], filter: { country?: string | undefined; limit: number }): readonly ListedUniversity[] {
+function keptPage(
+  all: ListedUniversity[],
+  filter: { country?: string | undefined; limit: number },
+): readonly ListedUniversity[] {
   let pages = pagesOf.get(all);
   if (!pages) pagesOf.set(all, (pages = new Map()));
   const key = `${filter.country ?? ''}/${filter.limit}`;
   let page = pages.get(key);
   if (!page) {
     if (pages.size >= KEPT_PAGES) pages.clear();
-    page = Object.freeze(all.filter((u) => !filter.country || u.country === filter.country).slice(0, filter.limit).map((u) => Object.freeze(u)));
+    page = Object.freeze(
+      all
+        .filter((u) => !filter.country || u.country === filter.country)
+        .slice(0, filter.limit)
+        .map((u) => Object.freeze(u)),
+    );
     pages.set(key, page);
   }
   return page;
@@ -86,7 +101,10 @@ export async function getUniversity(db: Db, id: string, activeSince: Date) {
       .select(LIST_COLUMNS)
       .select(['universities.website', 'universities.founded_year'])
       .select((eb) => [
-        eb.fn.count<number>('users.id').filterWhere('users.last_active_at', '>=', activeSince).as('active_students_30d'),
+        eb.fn
+          .count<number>('users.id')
+          .filterWhere('users.last_active_at', '>=', activeSince)
+          .as('active_students_30d'),
         sql<number>`coalesce(sum(${eb.ref('users.xp')}), 0)::int8`.as('total_xp'),
       ])
       .where('universities.id', '=', id)

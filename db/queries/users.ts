@@ -18,11 +18,20 @@ export async function findPublicProfile(db: Db, nickname: string) {
 }
 
 /** Puts an account on the contract plan with its own limits; returns its id (undefined: no such e-mail). */
-export async function setContractPlan(db: Db, email: string, limits: { per_minute: number; per_day: number; ai_per_hour: number }) {
+export async function setContractPlan(
+  db: Db,
+  email: string,
+  limits: { per_minute: number; per_day: number; ai_per_hour: number },
+) {
   return changingPrincipals(db, async (trx, changed) => {
     const row = await trx
       .updateTable('users')
-      .set({ plan: 'contract', contract_per_minute: limits.per_minute, contract_per_day: limits.per_day, contract_ai_per_hour: limits.ai_per_hour })
+      .set({
+        plan: 'contract',
+        contract_per_minute: limits.per_minute,
+        contract_per_day: limits.per_day,
+        contract_ai_per_hour: limits.ai_per_hour,
+      })
       .where('email', '=', email)
       .returning('id')
       .executeTakeFirst();
@@ -53,7 +62,11 @@ export async function lockAccountPlan(db: Db, userId: string) {
 /** Writes the plan columns; the next request of the account sees the new limits (the commit drops kept principals). */
 export async function setPlan(db: Db, userId: string, columns: PlanColumns, now: Date): Promise<void> {
   await changingPrincipals(db, async (trx, changed) => {
-    await trx.updateTable('users').set({ ...columns, updated_at: now }).where('id', '=', userId).execute();
+    await trx
+      .updateTable('users')
+      .set({ ...columns, updated_at: now })
+      .where('id', '=', userId)
+      .execute();
     await changed(userId);
   });
 }
@@ -63,7 +76,9 @@ export async function findNamedAccount(db: Db, named: { account_id: string } | {
   return db
     .selectFrom('users')
     .select('id')
-    .where((eb) => ('account_id' in named ? eb('id', '=', named.account_id) : eb(sql`lower(email)`, '=', named.email.toLowerCase())))
+    .where((eb) =>
+      'account_id' in named ? eb('id', '=', named.account_id) : eb(sql`lower(email)`, '=', named.email.toLowerCase()),
+    )
     .executeTakeFirst();
 }
 
@@ -74,7 +89,11 @@ export async function findPasswordHash(db: Db, userId: string): Promise<string |
 }
 
 export async function setPasswordHash(db: Db, userId: string, passwordHash: string, now: Date): Promise<void> {
-  await db.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', userId).execute();
+  await db
+    .updateTable('users')
+    .set({ password_hash: passwordHash, updated_at: now })
+    .where('id', '=', userId)
+    .execute();
 }
 
 /**

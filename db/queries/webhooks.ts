@@ -43,21 +43,40 @@ export interface EndpointChanges {
 }
 
 export async function listEndpoints(db: Db, userId: string) {
-  return db.selectFrom('webhook_endpoints').select(ENDPOINT_COLUMNS).where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute();
+  return db
+    .selectFrom('webhook_endpoints')
+    .select(ENDPOINT_COLUMNS)
+    .where('user_id', '=', userId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
 }
 
 export async function countEndpoints(db: Db, userId: string): Promise<number> {
-  const row = await db.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<string | number>().as('count')).where('user_id', '=', userId).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('webhook_endpoints')
+    .select((eb) => eb.fn.countAll<string | number>().as('count'))
+    .where('user_id', '=', userId)
+    .executeTakeFirstOrThrow();
   return Number(row.count);
 }
 
 export async function findEndpoint(db: Db, owner: EndpointOwner, endpointId: string) {
-  return db.selectFrom('webhook_endpoints').select(ENDPOINT_COLUMNS).where(ownerColumn(owner), '=', ownerId(owner)).where('id', '=', endpointId).executeTakeFirst();
+  return db
+    .selectFrom('webhook_endpoints')
+    .select(ENDPOINT_COLUMNS)
+    .where(ownerColumn(owner), '=', ownerId(owner))
+    .where('id', '=', endpointId)
+    .executeTakeFirst();
 }
 
 /** An app's one endpoint. */
 export async function findClientEndpoint(db: Db, clientId: string) {
-  return db.selectFrom('webhook_endpoints').select(ENDPOINT_COLUMNS).where('client_id', '=', clientId).executeTakeFirst();
+  return db
+    .selectFrom('webhook_endpoints')
+    .select(ENDPOINT_COLUMNS)
+    .where('client_id', '=', clientId)
+    .executeTakeFirst();
 }
 
 /** Holds the student's row until the transaction ends, so creates of one student count their endpoints in turn. */
@@ -66,13 +85,22 @@ export async function lockEndpointsOf(trx: Db, userId: string): Promise<void> {
 }
 
 export async function findEndpointSecret(db: Db, owner: EndpointOwner, endpointId: string) {
-  return db.selectFrom('webhook_endpoints').select('secret_sealed').where(ownerColumn(owner), '=', ownerId(owner)).where('id', '=', endpointId).executeTakeFirst();
+  return db
+    .selectFrom('webhook_endpoints')
+    .select('secret_sealed')
+    .where(ownerColumn(owner), '=', ownerId(owner))
+    .where('id', '=', endpointId)
+    .executeTakeFirst();
 }
 
 /** The endpoint's current sealed secret, locked until the transaction ends (a rotation reads and replaces it). */
 /** Every endpoint's sealed secrets, to check that a secrets key opens them all (db move-to-postgres). */
 export async function listSealedEndpointSecrets(db: Db) {
-  return db.selectFrom('webhook_endpoints').select(['id', 'secret_sealed', 'previous_secret_sealed']).orderBy('id').execute();
+  return db
+    .selectFrom('webhook_endpoints')
+    .select(['id', 'secret_sealed', 'previous_secret_sealed'])
+    .orderBy('id')
+    .execute();
 }
 
 export async function findEndpointSecretsForUpdate(db: Db, owner: EndpointOwner, endpointId: string) {
@@ -97,14 +125,22 @@ export async function insertEndpoint(db: Db, owner: EndpointOwner, endpoint: New
  * Changes the fields given. Enabling a disabled endpoint clears why it was disabled and the failing run it was
  * disabled for, so three days of failures count afresh; disabling records that the owner did it (`disabled_reason` null).
  */
-export async function updateEndpoint(db: Db, owner: EndpointOwner, endpointId: string, changes: EndpointChanges, now: Date) {
+export async function updateEndpoint(
+  db: Db,
+  owner: EndpointOwner,
+  endpointId: string,
+  changes: EndpointChanges,
+  now: Date,
+) {
   return db
     .updateTable('webhook_endpoints')
     .set((eb) => ({
       ...changes,
       ...(changes.enabled !== undefined ? { disabled_reason: null } : {}),
       // Only a disabled endpoint that is enabled starts afresh; enabling one already on keeps its failing run.
-      ...(changes.enabled === true ? { failing_since: eb.case().when('enabled', '=', true).then(eb.ref('failing_since')).else(null).end() } : {}),
+      ...(changes.enabled === true
+        ? { failing_since: eb.case().when('enabled', '=', true).then(eb.ref('failing_since')).else(null).end() }
+        : {}),
       updated_at: now,
     }))
     .where(ownerColumn(owner), '=', ownerId(owner))
@@ -132,7 +168,11 @@ export async function replaceEndpointSecret(
 
 /** Removes the endpoint; its deliveries and attempts go with it (cascade). False when there was none. */
 export async function deleteEndpoint(db: Db, owner: EndpointOwner, endpointId: string): Promise<boolean> {
-  const result = await db.deleteFrom('webhook_endpoints').where(ownerColumn(owner), '=', ownerId(owner)).where('id', '=', endpointId).executeTakeFirst();
+  const result = await db
+    .deleteFrom('webhook_endpoints')
+    .where(ownerColumn(owner), '=', ownerId(owner))
+    .where('id', '=', endpointId)
+    .executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
 
@@ -150,17 +190,30 @@ const DELIVERY_COLUMNS = [
 export type DeliveryRow = NonNullable<Awaited<ReturnType<typeof findDelivery>>>;
 
 /** Deliveries to one endpoint, newest first, each with its latest attempt; one row more than `limit`. */
-export async function listDeliveries(db: Db, endpointId: string, options: { limit: number; before?: { at: Date; id: string } }) {
+export async function listDeliveries(
+  db: Db,
+  endpointId: string,
+  options: { limit: number; before?: { at: Date; id: string } },
+) {
   let query = deliveries(db).where('webhook_deliveries.endpoint_id', '=', endpointId);
   if (options.before) {
     const { at, id } = options.before;
-    query = query.where((eb) => eb(eb.refTuple('webhook_deliveries.created_at', 'webhook_deliveries.id'), '<', eb.tuple(at, id)));
+    query = query.where((eb) =>
+      eb(eb.refTuple('webhook_deliveries.created_at', 'webhook_deliveries.id'), '<', eb.tuple(at, id)),
+    );
   }
-  return query.orderBy('webhook_deliveries.created_at', 'desc').orderBy('webhook_deliveries.id', 'desc').limit(options.limit + 1).execute();
+  return query
+    .orderBy('webhook_deliveries.created_at', 'desc')
+    .orderBy('webhook_deliveries.id', 'desc')
+    .limit(options.limit + 1)
+    .execute();
 }
 
 export async function findDelivery(db: Db, endpointId: string, deliveryId: string) {
-  return deliveries(db).where('webhook_deliveries.endpoint_id', '=', endpointId).where('webhook_deliveries.id', '=', deliveryId).executeTakeFirst();
+  return deliveries(db)
+    .where('webhook_deliveries.endpoint_id', '=', endpointId)
+    .where('webhook_deliveries.id', '=', deliveryId)
+    .executeTakeFirst();
 }
 
 /** Deliveries with their event's kind and their latest attempt (a lateral join: one attempt row at most). */

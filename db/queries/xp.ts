@@ -14,14 +14,31 @@ import { CAPPED_SOURCES, cappedAmount, isCapped, type XpClaim } from '../../doma
  */
 export async function awardXp(trx: Db, userId: string, claim: XpClaim, at: Date): Promise<number> {
   await lockStudent(trx, userId);
-  const seen = await executePrepared(trx, trx.selectFrom('xp_awards').select('amount').where('user_id', '=', userId).where('award_key', '=', claim.key));
+  const seen = await executePrepared(
+    trx,
+    trx.selectFrom('xp_awards').select('amount').where('user_id', '=', userId).where('award_key', '=', claim.key),
+  );
   if (seen.length > 0) return 0;
-  const amount = isCapped(claim.source) ? cappedAmount(claim.amount, await cappedToday(trx, userId, claim.localDate)) : claim.amount;
+  const amount = isCapped(claim.source)
+    ? cappedAmount(claim.amount, await cappedToday(trx, userId, claim.localDate))
+    : claim.amount;
   await trx
     .insertInto('xp_awards')
-    .values({ user_id: userId, award_key: claim.key, source: claim.source, amount, local_date: claim.localDate, awarded_at: at })
+    .values({
+      user_id: userId,
+      award_key: claim.key,
+      source: claim.source,
+      amount,
+      local_date: claim.localDate,
+      awarded_at: at,
+    })
     .execute();
-  if (amount > 0) await trx.updateTable('users').set({ xp: sql<number>`xp + ${amount}` }).where('id', '=', userId).execute();
+  if (amount > 0)
+    await trx
+      .updateTable('users')
+      .set({ xp: sql<number>`xp + ${amount}` })
+      .where('id', '=', userId)
+      .execute();
   return amount;
 }
 

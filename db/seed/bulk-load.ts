@@ -25,7 +25,8 @@ export async function deferIndexesAndForeignKeys(trx: Db, tables: readonly strin
   const { rows: foreignKeys } = await sql<{ table: string; name: string; definition: string }>`
     select conrelid::regclass::text as table, conname as name, pg_get_constraintdef(oid) as definition
     from pg_constraint where contype = 'f' and conrelid = any (${tables}::regclass[])`.execute(trx);
-  for (const fk of foreignKeys) await sql`alter table ${sql.raw(fk.table)} drop constraint ${sql.id(fk.name)}`.execute(trx);
+  for (const fk of foreignKeys)
+    await sql`alter table ${sql.raw(fk.table)} drop constraint ${sql.id(fk.name)}`.execute(trx);
   for (const index of indexes) await sql`drop index ${sql.raw(index.name)}`.execute(trx);
   return {
     indexes: indexes.length,
@@ -33,7 +34,10 @@ export async function deferIndexesAndForeignKeys(trx: Db, tables: readonly strin
     async restore() {
       // The names and definitions come from the catalog as it printed them, so they are quoted as needed.
       for (const index of indexes) await sql.raw(index.definition).execute(trx);
-      for (const fk of foreignKeys) await sql`alter table ${sql.raw(fk.table)} add constraint ${sql.id(fk.name)} ${sql.raw(fk.definition)}`.execute(trx);
+      for (const fk of foreignKeys)
+        await sql`alter table ${sql.raw(fk.table)} add constraint ${sql.id(fk.name)} ${sql.raw(fk.definition)}`.execute(
+          trx,
+        );
     },
   };
 }

@@ -14,16 +14,62 @@ const DAY_MS = 86_400_000;
 const MAX_XP = 50_000;
 
 // faker has no Kazakh locale: a share of users gets a Kazakh first name from this list.
-const KAZAKH_FIRST_NAMES = ['Айдана', 'Нурсултан', 'Арман', 'Аружан', 'Ерлан', 'Мадина', 'Диас', 'Алихан', 'Жанель', 'Асель', 'Данияр', 'Айгерим', 'Нурлан', 'Аскар', 'Сауле', 'Бекзат', 'Кайрат', 'Зарина', 'Аян', 'Томирис'];
+const KAZAKH_FIRST_NAMES = [
+  'Айдана',
+  'Нурсултан',
+  'Арман',
+  'Аружан',
+  'Ерлан',
+  'Мадина',
+  'Диас',
+  'Алихан',
+  'Жанель',
+  'Асель',
+  'Данияр',
+  'Айгерим',
+  'Нурлан',
+  'Аскар',
+  'Сауле',
+  'Бекзат',
+  'Кайрат',
+  'Зарина',
+  'Аян',
+  'Томирис',
+];
 
 const COURSES = [
-  'Linear Algebra', 'Calculus I', 'Calculus II', 'Discrete Mathematics', 'Probability and Statistics', 'Physics: Mechanics',
-  'Organic Chemistry', 'Microeconomics', 'Macroeconomics', 'Data Structures', 'Algorithms', 'Databases', 'Operating Systems',
-  'Computer Networks', 'Machine Learning', 'Introduction to Programming', 'History of Kazakhstan', 'Russian Literature',
-  'Philosophy', 'Human Anatomy', 'English B2 Vocabulary', 'Kazakh Language', 'Financial Accounting', 'Constitutional Law',
+  'Linear Algebra',
+  'Calculus I',
+  'Calculus II',
+  'Discrete Mathematics',
+  'Probability and Statistics',
+  'Physics: Mechanics',
+  'Organic Chemistry',
+  'Microeconomics',
+  'Macroeconomics',
+  'Data Structures',
+  'Algorithms',
+  'Databases',
+  'Operating Systems',
+  'Computer Networks',
+  'Machine Learning',
+  'Introduction to Programming',
+  'History of Kazakhstan',
+  'Russian Literature',
+  'Philosophy',
+  'Human Anatomy',
+  'English B2 Vocabulary',
+  'Kazakh Language',
+  'Financial Accounting',
+  'Constitutional Law',
 ];
 const DECK_SUFFIXES = ['', '', ' — exam prep', ' — midterm', ': key terms', ' flashcards'];
-const ROOM_FORMATS = ['{course} study group', '{course} exam marathon', 'Late-night {course}', '{course} problem solving'];
+const ROOM_FORMATS = [
+  '{course} study group',
+  '{course} exam marathon',
+  'Late-night {course}',
+  '{course} problem solving',
+];
 
 /**
  * Users, their flashcard decks, tutor chat messages and study rooms, with explicit ids so relations hold.
@@ -35,19 +81,32 @@ function demoPlan(plan: 'free' | 'plus' | 'contract') {
   return { plan, contract_per_minute: 600, contract_per_day: 100_000, contract_ai_per_hour: 200 };
 }
 
-export function generateDemoData(opts: { seed: number; now: Date; universityIds: readonly string[]; userCount?: number }): DemoData {
+export function generateDemoData(opts: {
+  seed: number;
+  now: Date;
+  universityIds: readonly string[];
+  userCount?: number;
+}): DemoData {
   const faker = new Faker({ locale: [ru, en, base] });
   faker.seed(opts.seed);
   const now = opts.now.getTime();
-  const between = (from: number, to: number) => new Date(faker.number.int({ min: Math.ceil(from), max: Math.max(Math.ceil(from), Math.floor(to)) }));
+  const between = (from: number, to: number) =>
+    new Date(faker.number.int({ min: Math.ceil(from), max: Math.max(Math.ceil(from), Math.floor(to)) }));
 
   const users: Insertable<UsersTable>[] = [];
   const nicknames = new Set<string>();
   const activeUsers: { id: string; since: number }[] = [];
   for (let i = 0; i < (opts.userCount ?? 300); i++) {
-    const firstName = faker.datatype.boolean(0.35) ? faker.helpers.arrayElement(KAZAKH_FIRST_NAMES) : faker.person.firstName();
+    const firstName = faker.datatype.boolean(0.35)
+      ? faker.helpers.arrayElement(KAZAKH_FIRST_NAMES)
+      : faker.person.firstName();
     const recency = faker.number.float();
-    const lastActive = recency < 0.7 ? between(now - 30 * DAY_MS, now) : recency < 0.95 ? between(now - 400 * DAY_MS, now - 31 * DAY_MS) : null;
+    const lastActive =
+      recency < 0.7
+        ? between(now - 30 * DAY_MS, now)
+        : recency < 0.95
+          ? between(now - 400 * DAY_MS, now - 31 * DAY_MS)
+          : null;
     const createdAt = between(now - 730 * DAY_MS, (lastActive?.getTime() ?? now) - 1);
     const active = recency < 0.7;
     const id = faker.string.uuid();
@@ -60,8 +119,17 @@ export function generateDemoData(opts: { seed: number; now: Date; universityIds:
       // Cubing a uniform number skews XP: most users have little, a few have a lot.
       xp: Math.floor(MAX_XP * faker.number.float() ** 3),
       streak: active ? Math.floor(120 * faker.number.float() ** 2) : 0,
-      ...demoPlan(faker.helpers.weightedArrayElement([{ weight: 80, value: 'free' }, { weight: 14, value: 'plus' }, { weight: 6, value: 'contract' }] as const)),
-      university_id: opts.universityIds.length > 0 && faker.datatype.boolean(0.9) ? faker.helpers.arrayElement(opts.universityIds) : null,
+      ...demoPlan(
+        faker.helpers.weightedArrayElement([
+          { weight: 80, value: 'free' },
+          { weight: 14, value: 'plus' },
+          { weight: 6, value: 'contract' },
+        ] as const),
+      ),
+      university_id:
+        opts.universityIds.length > 0 && faker.datatype.boolean(0.9)
+          ? faker.helpers.arrayElement(opts.universityIds)
+          : null,
       last_active_at: lastActive,
       created_at: createdAt,
     });
@@ -85,29 +153,43 @@ export function generateDemoData(opts: { seed: number; now: Date; universityIds:
       for (let turn = faker.number.int({ min: 1, max: 6 }); turn > 0; turn--) {
         for (const role of ['user', 'assistant'] as const) {
           at += faker.number.int({ min: 5_000, max: 120_000 });
-          aiMessages.push({ id: faker.string.uuid(), user_id: user.id, role, content: message(faker, role, topic), created_at: new Date(at) });
+          aiMessages.push({
+            id: faker.string.uuid(),
+            user_id: user.id,
+            role,
+            content: message(faker, role, topic),
+            created_at: new Date(at),
+          });
         }
       }
     }
   }
 
-  const studyRooms: Insertable<StudyRoomsTable>[] = Array.from({ length: faker.number.int({ min: 20, max: 40 }) }, () => {
-    const creator = activeUsers.length > 0 && faker.datatype.boolean(0.9) ? faker.helpers.arrayElement(activeUsers) : undefined;
-    return {
-      id: faker.string.uuid(),
-      name: faker.helpers.arrayElement(ROOM_FORMATS).replace('{course}', faker.helpers.arrayElement(COURSES)),
-      created_by: creator?.id ?? null,
-      created_at: between(creator?.since ?? now - 365 * DAY_MS, now),
-    };
-  });
+  const studyRooms: Insertable<StudyRoomsTable>[] = Array.from(
+    { length: faker.number.int({ min: 20, max: 40 }) },
+    () => {
+      const creator =
+        activeUsers.length > 0 && faker.datatype.boolean(0.9) ? faker.helpers.arrayElement(activeUsers) : undefined;
+      return {
+        id: faker.string.uuid(),
+        name: faker.helpers.arrayElement(ROOM_FORMATS).replace('{course}', faker.helpers.arrayElement(COURSES)),
+        created_by: creator?.id ?? null,
+        created_at: between(creator?.since ?? now - 365 * DAY_MS, now),
+      };
+    },
+  );
 
   return { users, decks, aiMessages, studyRooms };
 }
 
 /** Letters, digits, '_' and '.', 3–30 characters, unique ignoring case (the database's unique index is on lower(nickname)). */
 function uniqueNickname(candidate: string, taken: Set<string>, faker: Faker): string {
-  let nickname = candidate.replace(/[^A-Za-z0-9_.]/g, '').slice(0, 26).padEnd(3, '_');
-  while (taken.has(nickname.toLowerCase())) nickname = `${nickname.slice(0, 26)}${faker.number.int({ min: 10, max: 9999 })}`.slice(0, 30);
+  let nickname = candidate
+    .replace(/[^A-Za-z0-9_.]/g, '')
+    .slice(0, 26)
+    .padEnd(3, '_');
+  while (taken.has(nickname.toLowerCase()))
+    nickname = `${nickname.slice(0, 26)}${faker.number.int({ min: 10, max: 9999 })}`.slice(0, 30);
   taken.add(nickname.toLowerCase());
   return nickname;
 }

@@ -79,7 +79,8 @@ interface DayOff {
  */
 export function computeHolidays(countryCode: string, year: number): HolidaySeed[] {
   const code = countryCode.toUpperCase();
-  if (!isHolidayCountrySupported(code)) throw new RangeError(`unsupported holiday country: ${JSON.stringify(countryCode)}`);
+  if (!isHolidayCountrySupported(code))
+    throw new RangeError(`unsupported holiday country: ${JSON.stringify(countryCode)}`);
   if (!holidaysComputable(year)) throw new RangeError(`invalid year: ${year}`);
 
   const hd = new Holidays(code);
@@ -99,10 +100,18 @@ export function computeHolidays(countryCode: string, year: number): HolidaySeed[
     const isBreak = runLength >= BREAK_MIN_DAYS;
     rows.set(key, {
       substitute: day.substitute,
-      row: { country_code: code, on_date: day.date, name, is_break: isBreak, description: describe(code, day, isBreak ? runLength : 0) },
+      row: {
+        country_code: code,
+        on_date: day.date,
+        name,
+        is_break: isBreak,
+        description: describe(code, day, isBreak ? runLength : 0),
+      },
     });
   }
-  return [...rows.values()].map((r) => r.row).sort((a, b) => a.on_date.localeCompare(b.on_date) || a.name.localeCompare(b.name));
+  return [...rows.values()]
+    .map((r) => r.row)
+    .sort((a, b) => a.on_date.localeCompare(b.on_date) || a.name.localeCompare(b.name));
 }
 
 /** Public days off of a year, one per calendar day, with the local and English names of each. */
@@ -110,13 +119,17 @@ function daysOff(hd: Holidays, year: number): DayOff[] {
   const localLanguage = hd.getLanguages()[0] ?? 'en';
   const local = hd.getHolidays(year, localLanguage).filter((h) => h.type === 'public');
   const english = hd.getHolidays(year, 'en').filter((h) => h.type === 'public');
-  if (local.length !== english.length) throw new Error(`date-holidays returned ${local.length} ${localLanguage} and ${english.length} en holidays for ${year}`);
+  if (local.length !== english.length)
+    throw new Error(
+      `date-holidays returned ${local.length} ${localLanguage} and ${english.length} en holidays for ${year}`,
+    );
 
   const out: DayOff[] = [];
   local.forEach((h, i) => {
     const en = english[i];
     // The two lists line up by order; check it rather than pair the wrong names silently.
-    if (!en || en.date !== h.date || en.rule !== h.rule) throw new Error(`date-holidays ${localLanguage}/en lists differ at ${h.date} (${h.rule})`);
+    if (!en || en.date !== h.date || en.rule !== h.rule)
+      throw new Error(`date-holidays ${localLanguage}/en lists differ at ${h.date} (${h.rule})`);
     const first = h.date.slice(0, 10); // the local calendar date; `start` is an instant and may fall on the day before
     const substitute = isSubstitute(h, local);
     for (let d = 0; d < spanDays(h); d++) {

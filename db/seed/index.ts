@@ -63,16 +63,24 @@ export async function seedDemo(
 ): Promise<{ users: number; decks: number; aiMessages: number; studyRooms: number }> {
   return db.transaction().execute(async (trx) => {
     await sql`lock table users in share row exclusive mode`.execute(trx);
-    if (await trx.selectFrom('users').select('id').limit(1).executeTakeFirst()) return { users: 0, decks: 0, aiMessages: 0, studyRooms: 0 };
+    if (await trx.selectFrom('users').select('id').limit(1).executeTakeFirst())
+      return { users: 0, decks: 0, aiMessages: 0, studyRooms: 0 };
 
     const { generateDemoData } = await import('./demo.ts');
-    const universityIds = (await trx.selectFrom('universities').select('id').orderBy('name').orderBy('country').execute()).map((u) => u.id);
+    const universityIds = (
+      await trx.selectFrom('universities').select('id').orderBy('name').orderBy('country').execute()
+    ).map((u) => u.id);
     const data = generateDemoData({ ...opts, universityIds });
     for (const rows of chunks(data.users)) await trx.insertInto('users').values(rows).execute();
     for (const rows of chunks(data.decks)) await trx.insertInto('flashcard_decks').values(rows).execute();
     for (const rows of chunks(data.aiMessages)) await trx.insertInto('ai_messages').values(rows).execute();
     for (const rows of chunks(data.studyRooms)) await trx.insertInto('study_rooms').values(rows).execute();
-    return { users: data.users.length, decks: data.decks.length, aiMessages: data.aiMessages.length, studyRooms: data.studyRooms.length };
+    return {
+      users: data.users.length,
+      decks: data.decks.length,
+      aiMessages: data.aiMessages.length,
+      studyRooms: data.studyRooms.length,
+    };
   });
 }
 

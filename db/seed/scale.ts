@@ -19,8 +19,30 @@ export const BULK_TIMEOUTS: DatabaseTimeouts = { connectMs: 5_000, statementMs: 
 /** The tables the seed fills; on an empty database their indexes and foreign keys are built after the load. */
 const SEEDED_TABLES = ['users', 'tasks', 'flashcard_decks', 'flashcard_cards', 'flashcard_reviews'] as const;
 const MAX_XP = 50_000;
-const COURSES = ['Linear Algebra', 'Calculus I', 'Algorithms', 'Databases', 'Microeconomics', 'Organic Chemistry', 'History of Kazakhstan', 'Physics: Mechanics'];
-const FIRST_NAMES = ['Айдана', 'Нурсултан', 'Арман', 'Аружан', 'Мадина', 'Alex', 'Maria', 'Иван', 'Анна', 'Данияр', 'Sofia', 'Тимур'];
+const COURSES = [
+  'Linear Algebra',
+  'Calculus I',
+  'Algorithms',
+  'Databases',
+  'Microeconomics',
+  'Organic Chemistry',
+  'History of Kazakhstan',
+  'Physics: Mechanics',
+];
+const FIRST_NAMES = [
+  'Айдана',
+  'Нурсултан',
+  'Арман',
+  'Аружан',
+  'Мадина',
+  'Alex',
+  'Maria',
+  'Иван',
+  'Анна',
+  'Данияр',
+  'Sofia',
+  'Тимур',
+];
 
 export interface ScaleCounts {
   students: number;
@@ -95,7 +117,10 @@ function seededId(runHex: string, table: number, n: RawBuilder<unknown>): RawBui
 }
 
 /** One chunk of students and their activity, in one statement: every id is computed up front, so each table is filled from `numbered`. */
-async function seedChunk(db: Db, c: { from: number; to: number; tag: string; runHex: string; universityIds: string[] }): Promise<ScaleCounts> {
+async function seedChunk(
+  db: Db,
+  c: { from: number; to: number; tag: string; runHex: string; universityIds: string[] },
+): Promise<ScaleCounts> {
   const universities = sql`${c.universityIds}::uuid[]`;
   const courses = sql`${COURSES}::text[]`;
   const names = sql`${FIRST_NAMES}::text[]`;
@@ -155,5 +180,11 @@ async function seedChunk(db: Db, c: { from: number; to: number; tag: string; run
            (select count(*) from cards) as cards, (select count(*) from reviews) as reviews
   `.execute(db);
   const row = result.rows[0]!;
-  return { students: Number(row.students), tasks: Number(row.tasks), decks: Number(row.decks), cards: Number(row.cards), reviews: Number(row.reviews) };
+  return {
+    students: Number(row.students),
+    tasks: Number(row.tasks),
+    decks: Number(row.decks),
+    cards: Number(row.cards),
+    reviews: Number(row.reviews),
+  };
 }

@@ -6,7 +6,14 @@ import { universityId } from './reference-ids.ts';
 
 export type UniversitySeed = Omit<Insertable<UniversitiesTable>, 'created_at'> & { id: string; website: string };
 
-type Row = [name: string, short_name: string, city: string, student_count: number, website: string, founded_year: number];
+type Row = [
+  name: string,
+  short_name: string,
+  city: string,
+  student_count: number,
+  website: string,
+  founded_year: number,
+];
 
 /** Kazakhstan: the national credit technology with letter grades and a 4.0 GPA, unless listed below. */
 const kz: Row[] = [
@@ -26,9 +33,23 @@ const kz: Row[] = [
   ['M. Auezov South Kazakhstan University', 'SKU', 'Shymkent', 22700, 'https://auezov.edu.kz', 1943],
   ['Toraighyrov University', 'TOU', 'Pavlodar', 11900, 'https://tou.edu.kz', 1960],
   ['D. Serikbayev East Kazakhstan Technical University', 'EKTU', 'Oskemen', 8200, 'https://www.ektu.kz', 1958],
-  ['Ablai Khan Kazakh University of International Relations and World Languages', 'KazUIRWL', 'Almaty', 8600, 'https://www.ablaikhan.kz', 1941],
+  [
+    'Ablai Khan Kazakh University of International Relations and World Languages',
+    'KazUIRWL',
+    'Almaty',
+    8600,
+    'https://www.ablaikhan.kz',
+    1941,
+  ],
   ['Narxoz University', 'Narxoz', 'Almaty', 7600, 'https://narxoz.edu.kz', 1963],
-  ['Khoja Akhmet Yassawi International Kazakh-Turkish University', 'IKTU', 'Turkistan', 14600, 'https://ayu.edu.kz', 1991],
+  [
+    'Khoja Akhmet Yassawi International Kazakh-Turkish University',
+    'IKTU',
+    'Turkistan',
+    14600,
+    'https://ayu.edu.kz',
+    1991,
+  ],
 ];
 
 /** Russia: the classic semester/exam system with the five-point scale, unless listed below. */
@@ -44,7 +65,14 @@ const ru: Row[] = [
   ['Ural Federal University', 'UrFU', 'Yekaterinburg', 35300, 'https://urfu.ru', 1920],
   ['Kazan Federal University', 'KFU', 'Kazan', 43100, 'https://kpfu.ru', 1804],
   ['Tomsk State University', 'TSU', 'Tomsk', 17500, 'https://www.tsu.ru', 1878],
-  ['Peter the Great St. Petersburg Polytechnic University', 'SPbPU', 'Saint Petersburg', 34200, 'https://www.spbstu.ru', 1899],
+  [
+    'Peter the Great St. Petersburg Polytechnic University',
+    'SPbPU',
+    'Saint Petersburg',
+    34200,
+    'https://www.spbstu.ru',
+    1899,
+  ],
   ['Tomsk Polytechnic University', 'TPU', 'Tomsk', 15200, 'https://tpu.ru', 1896],
   ['RUDN University', 'RUDN', 'Moscow', 37400, 'https://www.rudn.ru', 1960],
   ['MGIMO University', 'MGIMO', 'Moscow', 8800, 'https://mgimo.ru', 1944],
@@ -64,7 +92,11 @@ const overrides: Record<string, Partial<UniversitySeed>> = {
 /** Seeded but not yet confirmed by a university representative. */
 const unverified = new Set(['TOU', 'EKTU', 'IKTU', 'SibFU', 'Skoltech']);
 
-function build(rows: Row[], country: 'KZ' | 'RU', defaults: Pick<UniversitySeed, 'default_academic_system' | 'default_gpa_scale'>): UniversitySeed[] {
+function build(
+  rows: Row[],
+  country: 'KZ' | 'RU',
+  defaults: Pick<UniversitySeed, 'default_academic_system' | 'default_gpa_scale'>,
+): UniversitySeed[] {
   return rows.map(([name, short_name, city, student_count, website, founded_year]) => ({
     id: universityId(website),
     name,

@@ -26,7 +26,8 @@ export const createAccount: GeneralHandlers['createAccount'] = async ({ body }, 
     });
     return { status: 201, body: profileBody(row, []) };
   } catch (error) {
-    if (error instanceof AccountTaken) throw problems.conflict(`${error.message[0]!.toUpperCase()}${error.message.slice(1)}.`);
+    if (error instanceof AccountTaken)
+      throw problems.conflict(`${error.message[0]!.toUpperCase()}${error.message.slice(1)}.`);
     throw error;
   }
 };
@@ -37,13 +38,25 @@ export const createAccount: GeneralHandlers['createAccount'] = async ({ body }, 
  * credential taken before the change keeps nothing. Kept: the credential making the change (its grant, or the
  * student's own key) and the student's own keys and endpoints, made outside any grant.
  */
-export const changeMyPassword: GeneralHandlers['changeMyPassword'] = async ({ body, principal }, { db, now, passwordAttempts }) => {
-  if (!passwordAttempts) throw new Error('the general surface counts password attempts (server/auth/password-attempts.ts)');
+export const changeMyPassword: GeneralHandlers['changeMyPassword'] = async (
+  { body, principal },
+  { db, now, passwordAttempts },
+) => {
+  if (!passwordAttempts)
+    throw new Error('the general surface counts password attempts (server/auth/password-attempts.ts)');
   // Counted per account before the check, as the sign-in form counts: a stolen key cannot guess the password.
-  if (!(await passwordAttempts.attempt(principal.user_id, () => passwordConfirmed(db, principal.user_id, body.current_password)))) {
+  if (
+    !(await passwordAttempts.attempt(principal.user_id, () =>
+      passwordConfirmed(db, principal.user_id, body.current_password),
+    ))
+  ) {
     throw problems.reauthenticationRequired("The password does not match; send the account's current password.");
   }
-  await replacePassword(db, principal.user_id, body.new_password, { keptGrantId: principal.credential.grant_id, reason: 'password_changed', at: now() });
+  await replacePassword(db, principal.user_id, body.new_password, {
+    keptGrantId: principal.credential.grant_id,
+    reason: 'password_changed',
+    at: now(),
+  });
   return { status: 204, body: undefined };
 };
 
@@ -53,7 +66,9 @@ export const changeMyPassword: GeneralHandlers['changeMyPassword'] = async ({ bo
  */
 export const deleteMyAccount: GeneralHandlers['deleteMyAccount'] = async ({ principal }, { db, now }) => {
   if (!(await signedInFreshly(db, principal.credential, now()))) {
-    throw problems.reauthenticationRequired('Sign in again: only a sign-in at most 5 minutes old can delete the account.');
+    throw problems.reauthenticationRequired(
+      'Sign in again: only a sign-in at most 5 minutes old can delete the account.',
+    );
   }
   const leaveRooms = (trx: typeof db) => leaveEveryRoom(trx, principal.user_id, now());
   const deleted = await deleteAccount(db, principal.user_id, leaveRooms);
@@ -68,7 +83,11 @@ export const deleteMyAccount: GeneralHandlers['deleteMyAccount'] = async ({ prin
  * a 503 problem; once the 200 has started, any failure ends the connection without the transfer's last chunk, and is
  * logged.
  */
-export const exportMyAccount: GeneralHandlers['exportMyAccount'] = async ({ principal }, { db, now, lifecycle, exports }, { req, res }) => {
+export const exportMyAccount: GeneralHandlers['exportMyAccount'] = async (
+  { principal },
+  { db, now, lifecycle, exports },
+  { req, res },
+) => {
   const started = await startAccountExport(db, exports, principal.user_id, now, req.log);
   try {
     // Everything is freed before the client sees the end, so a next export sent at once finds the account's free.
@@ -94,7 +113,10 @@ async function sendExport(
   await spool.started(); // a problem (404, 503, 500) while nothing is sent yet
   res.statusCode = 200;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Disposition', `attachment; filename="study-companion-export-${exportedAt.toISOString().slice(0, 10)}.json"`);
+  res.setHeader(
+    'Content-Disposition',
+    `attachment; filename="study-companion-export-${exportedAt.toISOString().slice(0, 10)}.json"`,
+  );
   res.setHeader('Cache-Control', 'no-store');
   if (req.method === 'HEAD') {
     await beforeEnd();
@@ -106,8 +128,13 @@ async function sendExport(
     await beforeEnd();
     out.end();
   } catch (error) {
-    if (error instanceof DownloadStopped) req.log.info({ reason: error.reason }, 'the account export stopped before its end');
-    else req.log.error({ err: error }, 'the account export failed after it started; the connection is closed so the client sees it truncated');
+    if (error instanceof DownloadStopped)
+      req.log.info({ reason: error.reason }, 'the account export stopped before its end');
+    else
+      req.log.error(
+        { err: error },
+        'the account export failed after it started; the connection is closed so the client sees it truncated',
+      );
     res.destroy();
   }
 }

@@ -8,7 +8,13 @@ import type { Slot, Waiting } from '../../services/ai/queue.ts';
 import { trackSseStream } from '../../server/process/metrics.ts';
 import { problems } from '../../server/http/problems.ts';
 import type { FinishReason } from '../../db/queries/ai.ts';
-import { TutorUnavailable, type StudentFacts, type Turn, type Tutor, type TutorUsage } from '../../services/ai/tutor/types.ts';
+import {
+  TutorUnavailable,
+  type StudentFacts,
+  type Turn,
+  type Tutor,
+  type TutorUsage,
+} from '../../services/ai/tutor/types.ts';
 
 /**
  * The most of a reply that is streamed and stored, whatever the model does with its token limit
@@ -17,8 +23,10 @@ import { TutorUnavailable, type StudentFacts, type Turn, type Tutor, type TutorU
  */
 export const MAX_REPLY_CHARS = 16_000;
 
-const RESTARTING = 'The service is restarting; the reply so far is stored (finish_reason interrupted). Send the request again on a new connection.';
-const RESTARTING_WHILE_QUEUED = 'The service is restarting; nothing was stored. Send the request again on a new connection.';
+const RESTARTING =
+  'The service is restarting; the reply so far is stored (finish_reason interrupted). Send the request again on a new connection.';
+const RESTARTING_WHILE_QUEUED =
+  'The service is restarting; nothing was stored. Send the request again on a new connection.';
 const DELETED = 'The conversation was deleted while the reply streamed; the reply was not stored.';
 
 /** Aborts when the client goes away. The response's 'close', not the request's: on Node 20 a POST's request emits
@@ -40,7 +48,11 @@ export interface ReplyStream {
 }
 
 /** Starts the 200 event stream; events are dropped once the client is gone. */
-export async function openReplyStream(req: IncomingMessage, res: ServerResponse, clientGone: AbortSignal): Promise<ReplyStream> {
+export async function openReplyStream(
+  req: IncomingMessage,
+  res: ServerResponse,
+  clientGone: AbortSignal,
+): Promise<ReplyStream> {
   const session = await createSession(req, res, { retry: null });
   trackSseStream(res);
   let sequence = 0;
@@ -52,7 +64,12 @@ export async function openReplyStream(req: IncomingMessage, res: ServerResponse,
     fail(error) {
       const unavailable = error instanceof TutorUnavailable;
       if (!unavailable) req.log.error({ err: error }, 'the tutor chat failed after its stream started');
-      send('error', unavailable ? { code: 'tutor_unavailable', detail: error.message } : { code: 'internal_error', detail: problems.internal().detail });
+      send(
+        'error',
+        unavailable
+          ? { code: 'tutor_unavailable', detail: error.message }
+          : { code: 'internal_error', detail: problems.internal().detail },
+      );
     },
     end: () => res.end(),
   };
@@ -62,7 +79,11 @@ export async function openReplyStream(req: IncomingMessage, res: ServerResponse,
  * Tells the client its place (`queued`) now and whenever it moves, until a slot is free. Undefined when the wait
  * ended first: the client left (nothing more to send) or the server is stopping (an `error` event asks for a retry).
  */
-export async function waitForSlot(waiting: Waiting, stream: ReplyStream, streamsEnd: AbortSignal): Promise<Slot | undefined> {
+export async function waitForSlot(
+  waiting: Waiting,
+  stream: ReplyStream,
+  streamsEnd: AbortSignal,
+): Promise<Slot | undefined> {
   stream.send('queued', { position: waiting.position });
   waiting.onMove((position) => stream.send('queued', { position }));
   try {
@@ -104,7 +125,12 @@ export async function relayReply(stream: ReplyStream, r: Reply): Promise<void> {
   let finish: { finish_reason: 'stop' | 'length'; usage: TutorUsage } | undefined;
   let failure: unknown;
   try {
-    stream.send('message.started', { conversation_id: r.conversationId, message_id: replyId, user_message_id: r.userMessageId, model: r.tutor.model });
+    stream.send('message.started', {
+      conversation_id: r.conversationId,
+      message_id: replyId,
+      user_message_id: r.userMessageId,
+      model: r.tutor.model,
+    });
     const signal = AbortSignal.any([stopped, tooLong.signal]);
     for await (const event of r.tutor.reply({ message: r.message, history: r.history, facts: r.facts, signal })) {
       if (stopped.aborted) break;
@@ -129,9 +155,15 @@ export async function relayReply(stream: ReplyStream, r: Reply): Promise<void> {
   try {
     const stored = finish || text ? await r.store(replyId, text, reason) : true;
     if (!stored) stream.send('error', { code: 'conversation_deleted', detail: DELETED });
-    else if (finish) stream.send('message.completed', { message_id: replyId, finish_reason: finish.finish_reason, usage: finish.usage });
+    else if (finish)
+      stream.send('message.completed', {
+        message_id: replyId,
+        finish_reason: finish.finish_reason,
+        usage: finish.usage,
+      });
     else if (r.streamsEnd.aborted) stream.send('error', { code: 'service_restarting', detail: RESTARTING });
-    else if (!r.clientGone.aborted) throw failure ?? new TutorUnavailable('The tutor ended without finishing its reply.');
+    else if (!r.clientGone.aborted)
+      throw failure ?? new TutorUnavailable('The tutor ended without finishing its reply.');
   } catch (error) {
     stream.fail(error);
   }

@@ -23,7 +23,11 @@ type ChatArguments = Parameters<GeneralHandlers['streamTutorChat']>;
 export const streamTutorChat: GeneralHandlers['streamTutorChat'] = async (input, context, io) => {
   const { aiQueue } = context;
   // The account's place comes first, before any read: a refused request costs one count and stores nothing.
-  const reservation = await aiQueue.reserve({ account: input.principal.user_id, plan: input.principal.plan, conversation: input.body.conversation_id });
+  const reservation = await aiQueue.reserve({
+    account: input.principal.user_id,
+    plan: input.principal.plan,
+    conversation: input.body.conversation_id,
+  });
   if (reservation.kind === 'refused') throw tooManyReplies(reservation);
   try {
     await queueAndReply(input, context, io);
@@ -47,12 +51,17 @@ async function queueAndReply(
   ]);
 
   const client = clientDisconnect(res);
-  const admission = aiQueue.admit(principal.plan === 'contract', AbortSignal.any([client.signal, lifecycle.streamsEnd]));
+  const admission = aiQueue.admit(
+    principal.plan === 'contract',
+    AbortSignal.any([client.signal, lifecycle.streamsEnd]),
+  );
   let slot: Slot | undefined = admission.kind === 'started' ? admission.slot : undefined;
   let stream: ReplyStream | undefined;
   try {
     if (admission.kind === 'full') {
-      throw problems.serviceUnavailable(`The AI tutor is busy: every generation slot is taken and ${aiQueue.waiting} requests are waiting.`);
+      throw problems.serviceUnavailable(
+        `The AI tutor is busy: every generation slot is taken and ${aiQueue.waiting} requests are waiting.`,
+      );
     }
     if (admission.kind === 'queued') {
       stream = await openReplyStream(req, res, client.signal);
@@ -81,7 +90,8 @@ async function queueAndReply(
       facts,
       clientGone: client.signal,
       streamsEnd: lifecycle.streamsEnd,
-      store: (id, content, finishReason) => storeReply(db, userId, turn.conversationId, { id, content, finishReason }, clock()),
+      store: (id, content, finishReason) =>
+        storeReply(db, userId, turn.conversationId, { id, content, finishReason }, clock()),
     });
   } finally {
     slot?.release();
@@ -109,7 +119,10 @@ export const getConversation: GeneralHandlers['getConversation'] = async ({ path
   if (!conversation) throw noConversation();
   const rows = await listMessages(db, principal.user_id, conversation.id, timeIdCursor(query.cursor), query.limit);
   const messages = page(rows, query.limit, (row) => [row.created_at.toISOString(), row.id]);
-  return { status: 200, body: { ...conversationBody(conversation), messages: { ...messages, data: messages.data.map(messageBody) } } };
+  return {
+    status: 200,
+    body: { ...conversationBody(conversation), messages: { ...messages, data: messages.data.map(messageBody) } },
+  };
 };
 
 export const deleteConversation: GeneralHandlers['deleteConversation'] = async ({ path, principal }, { db }) => {
@@ -121,8 +134,18 @@ function noConversation() {
   return problems.notFound('You have no conversation with this id.');
 }
 
-function conversationBody(row: { id: string; title: string; created_at: Date; updated_at: Date }): Schemas['Conversation'] {
-  return { id: row.id, title: row.title, created_at: row.created_at.toISOString(), updated_at: row.updated_at.toISOString() };
+function conversationBody(row: {
+  id: string;
+  title: string;
+  created_at: Date;
+  updated_at: Date;
+}): Schemas['Conversation'] {
+  return {
+    id: row.id,
+    title: row.title,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
 }
 
 function messageBody(row: Awaited<ReturnType<typeof listMessages>>[number]): Schemas['ConversationMessage'] {

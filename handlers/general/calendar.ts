@@ -16,15 +16,26 @@ export const listMyCalendarFeeds: GeneralHandlers['listMyCalendarFeeds'] = async
   return { status: 200, body: { data: feeds.map(feedBody) } };
 };
 
-export const createMyCalendarFeed: GeneralHandlers['createMyCalendarFeed'] = async ({ body, principal }, { db, publicUrl }) => {
+export const createMyCalendarFeed: GeneralHandlers['createMyCalendarFeed'] = async (
+  { body, principal },
+  { db, publicUrl },
+) => {
   const { feed, token } = await createCalendarFeed(db, principal, body);
   const url = new URL(`/api/calendar/${token}.ics`, publicUrl);
   const webcal = `webcal://${url.host}${url.pathname}`;
-  return { status: 201, body: { ...feedBody(feed), url: url.href, webcal_url: webcal }, headers: { 'Cache-Control': 'no-store' } };
+  return {
+    status: 201,
+    body: { ...feedBody(feed), url: url.href, webcal_url: webcal },
+    headers: { 'Cache-Control': 'no-store' },
+  };
 };
 
-export const revokeMyCalendarFeed: GeneralHandlers['revokeMyCalendarFeed'] = async ({ path, principal }, { db, now }) => {
-  if (!(await revokeCalendarFeed(db, principal.user_id, path.feed_id, now()))) throw problems.notFound('You have no active calendar feed with this id.');
+export const revokeMyCalendarFeed: GeneralHandlers['revokeMyCalendarFeed'] = async (
+  { path, principal },
+  { db, now },
+) => {
+  if (!(await revokeCalendarFeed(db, principal.user_id, path.feed_id, now())))
+    throw problems.notFound('You have no active calendar feed with this id.');
   return { status: 204, body: undefined };
 };
 
@@ -34,7 +45,11 @@ export const revokeMyCalendarFeed: GeneralHandlers['revokeMyCalendarFeed'] = asy
  * its ETag lets a polling app get 304 (server/http/send-body.ts). The text is written only when the data changed, and a
  * few times a minute at most (services/calendar/rendered-calendars.ts).
  */
-export const getCalendarFeed: GeneralHandlers['getCalendarFeed'] = async ({ path }, { db, now, publicUrl, authFailures }, { req, res }) => {
+export const getCalendarFeed: GeneralHandlers['getCalendarFeed'] = async (
+  { path },
+  { db, now, publicUrl, authFailures },
+  { req, res },
+) => {
   // The per-URL read limit cannot stop probing, since each guess is a new URL: an unknown token counts as a failed
   // authentication of its address, and an address over that limit is refused before any lookup.
   await authFailures.checkUrlCredential(req, res);

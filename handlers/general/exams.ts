@@ -20,10 +20,14 @@ export const listExams: GeneralHandlers['listExams'] = async ({ query, principal
 
 export const createExam: GeneralHandlers['createExam'] = async ({ headers, body, principal }, { db, now }) => {
   const at = now();
-  return idempotently(db, { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'createExam', body, now: at }, async (trx) => ({
-    status: 201 as const,
-    body: await addExam(trx, principal, body, at),
-  }));
+  return idempotently(
+    db,
+    { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'createExam', body, now: at },
+    async (trx) => ({
+      status: 201 as const,
+      body: await addExam(trx, principal, body, at),
+    }),
+  );
 };
 
 export const getExam: GeneralHandlers['getExam'] = async ({ path, principal }, { db, now }) => {
@@ -44,7 +48,11 @@ export const deleteExam: GeneralHandlers['deleteExam'] = async ({ path, principa
 };
 
 /** The readiness of every upcoming exam, live (services/readiness/readiness-stream.ts). */
-export const streamExamReadiness: GeneralHandlers['streamExamReadiness'] = async ({ headers, principal }, { db, now, lifecycle, streams }, { req, res }) => {
+export const streamExamReadiness: GeneralHandlers['streamExamReadiness'] = async (
+  { headers, principal },
+  { db, now, lifecycle, streams },
+  { req, res },
+) => {
   if (!streams) throw new Error('the general surface serves streams with its notifications');
   await streamReadiness({
     req,
@@ -57,6 +65,7 @@ export const streamExamReadiness: GeneralHandlers['streamExamReadiness'] = async
     lastEventId: headers['Last-Event-ID'],
     now,
     streamsEnd: lifecycle.streamsEnd,
-    onError: (error) => req.log.warn({ err: error }, 'the readiness stream could not read the moves; it ends, the client reconnects'),
+    onError: (error) =>
+      req.log.warn({ err: error }, 'the readiness stream could not read the moves; it ends, the client reconnects'),
   });
 };

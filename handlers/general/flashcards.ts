@@ -25,20 +25,27 @@ const noDeck = () => problems.notFound('You have no deck with this id.');
 const noCard = () => problems.notFound('You have no card with this id.');
 
 export const listDecks: GeneralHandlers['listDecks'] = async ({ query, principal }, { db, now }) => {
-  const rows = await listDeckRows(db, principal.user_id, now(), { limit: query.limit, after: timeIdCursor(query.cursor) });
+  const rows = await listDeckRows(db, principal.user_id, now(), {
+    limit: query.limit,
+    after: timeIdCursor(query.cursor),
+  });
   const result = page(rows, query.limit, (row) => [row.created_at.toISOString(), row.id]);
   return { status: 200, body: { ...result, data: result.data.map(deckBody) } };
 };
 
 export const createDeck: GeneralHandlers['createDeck'] = async ({ headers, body, principal }, { db, now }) => {
   const at = now();
-  return idempotently(db, { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'createDeck', body, now: at }, async (trx) => {
-    const { fsrs_parameters, ...fields } = body;
-    // Parameters are stored complete (defaults filled in) once given or once the deck uses FSRS, and returned as stored.
-    const stored = fsrs_parameters || body.scheduler === 'fsrs' ? fsrsParameters(fsrs_parameters) : null;
-    const id = await insertDeck(trx, { user_id: principal.user_id, ...fields, fsrs_parameters: stored }, at);
-    return { status: 201 as const, body: deckBody(await deckOrThrow(trx, principal.user_id, id, at)) };
-  });
+  return idempotently(
+    db,
+    { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'createDeck', body, now: at },
+    async (trx) => {
+      const { fsrs_parameters, ...fields } = body;
+      // Parameters are stored complete (defaults filled in) once given or once the deck uses FSRS, and returned as stored.
+      const stored = fsrs_parameters || body.scheduler === 'fsrs' ? fsrsParameters(fsrs_parameters) : null;
+      const id = await insertDeck(trx, { user_id: principal.user_id, ...fields, fsrs_parameters: stored }, at);
+      return { status: 201 as const, body: deckBody(await deckOrThrow(trx, principal.user_id, id, at)) };
+    },
+  );
 };
 
 export const getDeck: GeneralHandlers['getDeck'] = async ({ path, principal }, { db, now }) => {
@@ -50,8 +57,21 @@ export const updateDeck: GeneralHandlers['updateDeck'] = async ({ path, body, pr
   const { fsrs_parameters, ...fields } = body;
   const current = await deckOrThrow(db, principal.user_id, path.deck_id, at);
   // Switching to FSRS without parameters stores the defaults, so the deck always shows the ones its reviews use.
-  const stored = fsrs_parameters ? fsrsParameters(fsrs_parameters) : body.scheduler === 'fsrs' && !current.fsrs_parameters ? fsrsParameters(null) : undefined;
-  if (!(await updateDeckRow(db, principal.user_id, path.deck_id, { ...fields, ...(stored ? { fsrs_parameters: stored } : {}) }, at))) throw noDeck();
+  const stored = fsrs_parameters
+    ? fsrsParameters(fsrs_parameters)
+    : body.scheduler === 'fsrs' && !current.fsrs_parameters
+      ? fsrsParameters(null)
+      : undefined;
+  if (
+    !(await updateDeckRow(
+      db,
+      principal.user_id,
+      path.deck_id,
+      { ...fields, ...(stored ? { fsrs_parameters: stored } : {}) },
+      at,
+    ))
+  )
+    throw noDeck();
   return { status: 200, body: deckBody(await deckOrThrow(db, principal.user_id, path.deck_id, at)) };
 };
 
@@ -75,7 +95,13 @@ export const listCards: GeneralHandlers['listCards'] = async ({ path, query, pri
 
 export const createCard: GeneralHandlers['createCard'] = async ({ path, headers, body, principal }, { db, now }) => {
   const at = now();
-  const request = { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'createCard', body: { deck_id: path.deck_id, ...body }, now: at };
+  const request = {
+    userId: principal.user_id,
+    key: headers['Idempotency-Key'],
+    operationId: 'createCard',
+    body: { deck_id: path.deck_id, ...body },
+    now: at,
+  };
   return idempotently(db, request, async (trx) => {
     const row = await addCard(trx, principal, path.deck_id, body, at);
     if (!row) throw noDeck();
@@ -86,7 +112,13 @@ export const createCard: GeneralHandlers['createCard'] = async ({ path, headers,
 /** Up to 500 cards in one statement: the spec refuses a batch with any bad card (naming its index), so none is added. */
 export const createCards: GeneralHandlers['createCards'] = async ({ path, headers, body, principal }, { db, now }) => {
   const at = now();
-  const request = { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'createCards', body: { deck_id: path.deck_id, ...body }, now: at };
+  const request = {
+    userId: principal.user_id,
+    key: headers['Idempotency-Key'],
+    operationId: 'createCards',
+    body: { deck_id: path.deck_id, ...body },
+    now: at,
+  };
   return idempotently(db, request, async (trx) => {
     const rows = await addCards(trx, principal, path.deck_id, body.cards, at);
     if (!rows) throw noDeck();
@@ -118,12 +150,28 @@ export const deleteCard: GeneralHandlers['deleteCard'] = async ({ path, principa
 export const reviewCard: GeneralHandlers['reviewCard'] = async ({ path, headers, body, principal }, { db, now }) => {
   const at = now();
   const reviewedAt = reviewTime(body.reviewed_at, at, 'body.reviewed_at');
-  const request = { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'reviewCard', body: { card_id: path.card_id, ...body }, now: at };
-  return idempotently(db, request, async (trx) => {
-    const recorded = await recordReview(trx, principal, { card_id: path.card_id, grade: body.grade as Grade, reviewedAt }, at);
-    if (!recorded) throw noCard();
-    return { status: 201 as const, body: reviewResultBody(recorded) };
-   }, { locksStudent: true });
+  const request = {
+    userId: principal.user_id,
+    key: headers['Idempotency-Key'],
+    operationId: 'reviewCard',
+    body: { card_id: path.card_id, ...body },
+    now: at,
+  };
+  return idempotently(
+    db,
+    request,
+    async (trx) => {
+      const recorded = await recordReview(
+        trx,
+        principal,
+        { card_id: path.card_id, grade: body.grade as Grade, reviewedAt },
+        at,
+      );
+      if (!recorded) throw noCard();
+      return { status: 201 as const, body: reviewResultBody(recorded) };
+    },
+    { locksStudent: true },
+  );
 };
 
 /**
@@ -137,10 +185,22 @@ export const reviewCards: GeneralHandlers['reviewCards'] = async ({ headers, bod
     grade: review.grade as Grade,
     reviewedAt: reviewTime(review.reviewed_at, at, `body.reviews.${index}.reviewed_at`),
   }));
-  const request = { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'reviewCards', body, now: at };
+  const request = {
+    userId: principal.user_id,
+    key: headers['Idempotency-Key'],
+    operationId: 'reviewCards',
+    body,
+    now: at,
+  };
   return idempotently(db, request, async (trx) => {
     const outcome = await recordReviews(trx, principal, reviews, at);
-    if ('unknown' in outcome) throw problems.invalidRequest(outcome.unknown.map((index) => ({ path: `body.reviews.${index}.card_id`, message: 'is not one of your cards' })));
+    if ('unknown' in outcome)
+      throw problems.invalidRequest(
+        outcome.unknown.map((index) => ({
+          path: `body.reviews.${index}.card_id`,
+          message: 'is not one of your cards',
+        })),
+      );
     return { status: 201 as const, body: { data: outcome.reviewed.map(reviewResultBody) } };
   });
 };
@@ -160,7 +220,12 @@ async function deckOrThrow(db: Db, userId: string, deckId: string, at: Date): Pr
 }
 
 function deckBody(row: DeckRow): Schemas['Deck'] {
-  return { ...row, next_due_at: row.next_due_at?.toISOString() ?? null, created_at: row.created_at.toISOString(), updated_at: row.updated_at.toISOString() };
+  return {
+    ...row,
+    next_due_at: row.next_due_at?.toISOString() ?? null,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
 }
 
 function cardBody(row: CardRow): Schemas['Card'] {
@@ -176,5 +241,8 @@ function cardBody(row: CardRow): Schemas['Card'] {
 }
 
 function reviewResultBody({ review, card }: RecordedReview): Schemas['ReviewResult'] {
-  return { review: { ...review, reviewed_at: review.reviewed_at.toISOString(), next_due_at: review.next_due_at.toISOString() }, card: cardBody(card) };
+  return {
+    review: { ...review, reviewed_at: review.reviewed_at.toISOString(), next_due_at: review.next_due_at.toISOString() },
+    card: cardBody(card),
+  };
 }

@@ -5,10 +5,44 @@ import { createMyCalendarFeed, getCalendarFeed, listMyCalendarFeeds, revokeMyCal
 import { deleteConversation, getConversation, listConversations, streamTutorChat } from './ai.ts';
 import { listEvents } from './events.ts';
 import { createExam, deleteExam, getExam, listExams, streamExamReadiness, updateExam } from './exams.ts';
-import { createCard, createDeck, deleteCard, deleteDeck, getCard, getDeck, listCards, listDecks, reviewCard, updateCard, updateDeck, createCards, reviewCards } from './flashcards.ts';
+import {
+  createCard,
+  createDeck,
+  deleteCard,
+  deleteDeck,
+  getCard,
+  getDeck,
+  listCards,
+  listDecks,
+  reviewCard,
+  updateCard,
+  updateDeck,
+  createCards,
+  reviewCards,
+} from './flashcards.ts';
 import { receivePaymentEvent } from './payments.ts';
-import { createMyApiKey, getMyProfile, listMyApiKeys, listMyAuthorizations, revokeMyApiKey, revokeMyAuthorization, updateMyProfile } from './profile.ts';
-import { controlRoomTimer, createRoom, deleteRoom, getRoom, joinRoom, leaveRoom, listMyRooms, listRoomMembers, revokeRoomJoinCode, rotateRoomJoinCode, streamRoom } from './rooms.ts';
+import {
+  createMyApiKey,
+  getMyProfile,
+  listMyApiKeys,
+  listMyAuthorizations,
+  revokeMyApiKey,
+  revokeMyAuthorization,
+  updateMyProfile,
+} from './profile.ts';
+import {
+  controlRoomTimer,
+  createRoom,
+  deleteRoom,
+  getRoom,
+  joinRoom,
+  leaveRoom,
+  listMyRooms,
+  listRoomMembers,
+  revokeRoomJoinCode,
+  rotateRoomJoinCode,
+  streamRoom,
+} from './rooms.ts';
 import { getSchedule } from './schedule.ts';
 import { createTask, deleteTask, getTask, listTasks, updateTask } from './tasks.ts';
 import { getTodayLoop } from './today.ts';

@@ -7,7 +7,10 @@ import type { Schemas } from './types.ts';
 /** How many of a student's warnings the profile shows, newest first. */
 export const PROFILE_WARNINGS = 10;
 
-export function profileBody(row: ProfileRow, warnings: { id: string; reason: string; created_at: Date }[]): Schemas['UserProfile'] {
+export function profileBody(
+  row: ProfileRow,
+  warnings: { id: string; reason: string; created_at: Date }[],
+): Schemas['UserProfile'] {
   const { contract_per_minute: _m, contract_per_day: _d, contract_ai_per_hour: _a, updated_at, ...fields } = row;
   return {
     ...fields,

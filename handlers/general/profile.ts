@@ -12,7 +12,10 @@ import { assertTimeZone } from '../../services/accounts/time-zones.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 
 export const getMyProfile: GeneralHandlers['getMyProfile'] = async ({ principal }, { db }) => {
-  const [row, warnings] = await Promise.all([findProfile(db, principal.user_id), listRecentWarnings(db, principal.user_id, PROFILE_WARNINGS)]);
+  const [row, warnings] = await Promise.all([
+    findProfile(db, principal.user_id),
+    listRecentWarnings(db, principal.user_id, PROFILE_WARNINGS),
+  ]);
   if (!row) throw problems.notFound('This account no longer exists.');
   return { status: 200, body: profileBody(row, warnings) };
 };
@@ -27,7 +30,8 @@ export const updateMyProfile: GeneralHandlers['updateMyProfile'] = async ({ body
     if (!row) throw problems.notFound('This account no longer exists.');
     return { status: 200, body: profileBody(row, await listRecentWarnings(db, principal.user_id, PROFILE_WARNINGS)) };
   } catch (error) {
-    if (violatedConstraint(error) === 'users_nickname_lower_unique') throw problems.conflict(`The nickname ${body.nickname} is taken.`);
+    if (violatedConstraint(error) === 'users_nickname_lower_unique')
+      throw problems.conflict(`The nickname ${body.nickname} is taken.`);
     throw error;
   }
 };
@@ -50,7 +54,13 @@ export const createMyApiKey: GeneralHandlers['createMyApiKey'] = async ({ header
   // A key minted through an OAuth grant (directly, or by a key that was) ends with that grant.
   const grant_id = principal.credential.grant_id;
   const idempotencyKey = headers['Idempotency-Key'];
-  const request = { userId: principal.user_id, key: idempotencyKey, operationId: 'createMyApiKey', body, now: context.now() };
+  const request = {
+    userId: principal.user_id,
+    key: idempotencyKey,
+    operationId: 'createMyApiKey',
+    body,
+    now: context.now(),
+  };
   const created = await idempotently(db, request, async (trx): Promise<CreatedKey> => {
     const { key, record } = await insertWithFreshKey(({ prefix, hash }) =>
       insertPersonalKey(trx, { user_id: principal.user_id, prefix, key_hash: hash, name: body.name, scopes, grant_id }),
@@ -66,7 +76,8 @@ type CreatedKey = { status: 201; body: Schemas['CreatedPersonalApiKey']; headers
 const sealContext = (keyId: string) => `personal-api-key:${keyId}`;
 
 export const revokeMyApiKey: GeneralHandlers['revokeMyApiKey'] = async ({ path, principal }, { db, now }) => {
-  if (!(await revokePersonalKey(db, principal.user_id, path.key_id, now()))) throw problems.notFound('You have no active key with this id.');
+  if (!(await revokePersonalKey(db, principal.user_id, path.key_id, now())))
+    throw problems.notFound('You have no active key with this id.');
   return { status: 204, body: undefined };
 };
 
@@ -83,7 +94,10 @@ export const listMyAuthorizations: GeneralHandlers['listMyAuthorizations'] = asy
 };
 
 /** Ends the app's grants; their tokens, the keys minted through them and the app's webhooks for the student stop with them. */
-export const revokeMyAuthorization: GeneralHandlers['revokeMyAuthorization'] = async ({ path, principal }, { db, now }) => {
+export const revokeMyAuthorization: GeneralHandlers['revokeMyAuthorization'] = async (
+  { path, principal },
+  { db, now },
+) => {
   const revoked = await revokeClientGrants(db, principal.user_id, path.client_id, 'revoked_by_student', now());
   if (revoked === 0) throw problems.notFound('You have not authorized an app with this client id.');
   return { status: 204, body: undefined };

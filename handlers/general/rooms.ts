@@ -4,7 +4,17 @@
 import { findMemberRoom, listMemberRooms, listMembers, presentMembers } from '../../db/queries/rooms.ts';
 import { memberBody, roomBodies, roomBody } from '../../services/rooms/room-body.ts';
 import { streamRoom as followRoom } from '../../services/rooms/room-stream.ts';
-import { addRoom, controlTimer, joinByCode, leave, noRoom, recordFinishedSessions, removeRoom, revokeJoinCode, rotateJoinCode } from '../../services/rooms/writes.ts';
+import {
+  addRoom,
+  controlTimer,
+  joinByCode,
+  leave,
+  noRoom,
+  recordFinishedSessions,
+  removeRoom,
+  revokeJoinCode,
+  rotateJoinCode,
+} from '../../services/rooms/writes.ts';
 import { idempotently } from '../../server/http/idempotency.ts';
 import { problems } from '../../server/http/problems.ts';
 import type { GeneralHandlers } from './types.ts';
@@ -12,16 +22,24 @@ import type { GeneralHandlers } from './types.ts';
 export const listMyRooms: GeneralHandlers['listMyRooms'] = async ({ principal }, { db, now }) => {
   const at = now();
   const rows = await listMemberRooms(db, principal.user_id);
-  await recordFinishedSessions(db, rows.map((row) => row.id), at);
+  await recordFinishedSessions(
+    db,
+    rows.map((row) => row.id),
+    at,
+  );
   return { status: 200, body: { data: await roomBodies(db, principal.user_id, rows, at) } };
 };
 
 export const createRoom: GeneralHandlers['createRoom'] = async ({ headers, body, principal }, { db, now }) => {
   const at = now();
-  return idempotently(db, { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'createRoom', body, now: at }, async (trx) => ({
-    status: 201 as const,
-    body: await addRoom(trx, principal.user_id, body, at),
-  }));
+  return idempotently(
+    db,
+    { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'createRoom', body, now: at },
+    async (trx) => ({
+      status: 201 as const,
+      body: await addRoom(trx, principal.user_id, body, at),
+    }),
+  );
 };
 
 export const getRoom: GeneralHandlers['getRoom'] = async ({ path, principal }, { db, now }) => {
@@ -76,7 +94,11 @@ export const controlRoomTimer: GeneralHandlers['controlRoomTimer'] = async ({ pa
 };
 
 /** The room live: its timer and who is present (services/rooms/room-stream.ts). */
-export const streamRoom: GeneralHandlers['streamRoom'] = async ({ path, headers, principal }, { db, now, lifecycle, streams }, { req, res }) => {
+export const streamRoom: GeneralHandlers['streamRoom'] = async (
+  { path, headers, principal },
+  { db, now, lifecycle, streams },
+  { req, res },
+) => {
   if (!streams) throw new Error('the general surface serves streams with its notifications');
   await followRoom({
     req,
@@ -90,7 +112,8 @@ export const streamRoom: GeneralHandlers['streamRoom'] = async ({ path, headers,
     lastEventId: headers['Last-Event-ID'],
     now,
     streamsEnd: lifecycle.streamsEnd,
-    onError: (error) => req.log.warn({ err: error }, 'the room stream could not read or write its moves; it ends, the client reconnects'),
+    onError: (error) =>
+      req.log.warn({ err: error }, 'the room stream could not read or write its moves; it ends, the client reconnects'),
   });
 };
 

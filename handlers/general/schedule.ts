@@ -1,4 +1,9 @@
-import { holidaysBetween, holidayYearStored, insertMissingHolidays, isHolidayCountryEnabled } from '../../db/queries/holidays.ts';
+import {
+  holidaysBetween,
+  holidayYearStored,
+  insertMissingHolidays,
+  isHolidayCountryEnabled,
+} from '../../db/queries/holidays.ts';
 import { holidaysComputable } from '../../db/seed/holiday-years.ts';
 import { findWeekFacts } from '../../db/queries/schedule.ts';
 import type { Db } from '../../db/connect.ts';
@@ -7,7 +12,12 @@ import { taskBody } from '../../services/tasks/task-body.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 import { localDate } from '../../domain/student-day.ts';
 import { dayOfWeek, InvalidWeek, resolveWeek, type Week } from '../../domain/week.ts';
-import { RangeProjection, WEEK_PROJECTED_MAX, WEEK_PROJECTION_BUDGET, WEEK_SERIES_MAX } from '../../domain/recurrence.ts';
+import {
+  RangeProjection,
+  WEEK_PROJECTED_MAX,
+  WEEK_PROJECTION_BUDGET,
+  WEEK_SERIES_MAX,
+} from '../../domain/recurrence.ts';
 
 /**
  * The week view. Days are the student's (profile time zone). A card counts on the later of its due date and today,
@@ -23,18 +33,36 @@ export const getSchedule: GeneralHandlers['getSchedule'] = async ({ query, princ
   try {
     week = resolveWeek(query, at, zone);
   } catch (error) {
-    if (error instanceof InvalidWeek) throw problems.invalidRequest([{ path: query.week !== undefined ? 'query.week' : 'query.start', message: error.message }]);
+    if (error instanceof InvalidWeek)
+      throw problems.invalidRequest([
+        { path: query.week !== undefined ? 'query.week' : 'query.start', message: error.message },
+      ]);
     throw error;
   }
   const first = week.dates[0]!;
   const last = week.dates[6]!;
   const today = localDate(at, zone);
   const [{ tasks, heads, exams, cards }, holidays] = await Promise.all([
-    findWeekFacts(db, principal.user_id, { from: week.starts_at, to: week.ends_at, firstDate: first, lastDate: last, today, zone, seriesLimit: WEEK_SERIES_MAX }),
+    findWeekFacts(db, principal.user_id, {
+      from: week.starts_at,
+      to: week.ends_at,
+      firstDate: first,
+      lastDate: last,
+      today,
+      zone,
+      seriesLimit: WEEK_SERIES_MAX,
+    }),
     principal.country_code ? countryHolidays(db, principal.country_code.toUpperCase(), week) : Promise.resolve([]),
   ]);
 
-  const days: Schemas['ScheduleDay'][] = week.dates.map((date) => ({ date, tasks: [], projected_tasks: [], exams: [], decks_due: [], holidays: [] }));
+  const days: Schemas['ScheduleDay'][] = week.dates.map((date) => ({
+    date,
+    tasks: [],
+    projected_tasks: [],
+    exams: [],
+    decks_due: [],
+    holidays: [],
+  }));
   const day = (date: string) => days.find((d) => d.date === date);
   // An instant's day from the week's own midnights: no zone arithmetic (Luxon's, through Intl) per task.
   const dayAt = (instant: Date) => {
@@ -44,15 +72,31 @@ export const getSchedule: GeneralHandlers['getSchedule'] = async ({ query, princ
   for (const task of tasks) dayAt(task.due_at)?.tasks.push(taskBody(task));
   // One budget for every series of the week (heads come earliest open occurrence first): what a student stored cannot
   // make the view cost more than it.
-  const projection = new RangeProjection(zone, week.starts_at, week.ends_at, WEEK_PROJECTION_BUDGET, WEEK_PROJECTED_MAX);
+  const projection = new RangeProjection(
+    zone,
+    week.starts_at,
+    week.ends_at,
+    WEEK_PROJECTION_BUDGET,
+    WEEK_PROJECTED_MAX,
+  );
   for (const head of heads) {
     for (const due of projection.occurrences(head.recurrence, head.series_starts_at, head.due_at)) {
       const due_at = due.toISOString();
       const { series_id, title, course, priority, recurrence } = head;
-      dayAt(due)?.projected_tasks.push({ projected: true, occurrence_key: `${series_id}/${due_at}`, series_id, title, course, due_at, priority, recurrence });
+      dayAt(due)?.projected_tasks.push({
+        projected: true,
+        occurrence_key: `${series_id}/${due_at}`,
+        series_id,
+        title,
+        course,
+        due_at,
+        priority,
+        recurrence,
+      });
     }
   }
-  for (const d of days) d.projected_tasks.sort((a, b) => a.due_at.localeCompare(b.due_at) || a.series_id.localeCompare(b.series_id));
+  for (const d of days)
+    d.projected_tasks.sort((a, b) => a.due_at.localeCompare(b.due_at) || a.series_id.localeCompare(b.series_id));
   for (const exam of exams) day(exam.exam_date)?.exams.push(exam);
   for (const holiday of holidays) day(holiday.on_date)?.holidays.push(holiday);
   for (const card of cards) {
@@ -62,11 +106,19 @@ export const getSchedule: GeneralHandlers['getSchedule'] = async ({ query, princ
     if (deck) deck.due_count += card.due_count;
     else target.decks_due.push({ deck_id: card.deck_id, title: card.title, due_count: card.due_count });
   }
-  for (const d of days) d.decks_due.sort((a, b) => a.title.localeCompare(b.title) || a.deck_id.localeCompare(b.deck_id));
+  for (const d of days)
+    d.decks_due.sort((a, b) => a.title.localeCompare(b.title) || a.deck_id.localeCompare(b.deck_id));
 
   return {
     status: 200,
-    body: { week: week.week, start_date: first, end_date: last, time_zone: zone, country_code: principal.country_code, days },
+    body: {
+      week: week.week,
+      start_date: first,
+      end_date: last,
+      time_zone: zone,
+      country_code: principal.country_code,
+      days,
+    },
   };
 };
 

@@ -13,8 +13,15 @@ import type { GeneralHandlers } from './types.ts';
 export const listTasks: GeneralHandlers['listTasks'] = async ({ query, principal }, { db }) => {
   const due_from = query.due_from === undefined ? undefined : new Date(query.due_from);
   const due_to = query.due_to === undefined ? undefined : new Date(query.due_to);
-  if (due_from && due_to && due_from >= due_to) throw problems.invalidRequest([{ path: 'query.due_to', message: 'must be after due_from' }]);
-  const rows = await listTaskPage(db, principal.user_id, { status: query.status, course: query.course, due_from, due_to }, timeIdCursor(query.cursor), query.limit);
+  if (due_from && due_to && due_from >= due_to)
+    throw problems.invalidRequest([{ path: 'query.due_to', message: 'must be after due_from' }]);
+  const rows = await listTaskPage(
+    db,
+    principal.user_id,
+    { status: query.status, course: query.course, due_from, due_to },
+    timeIdCursor(query.cursor),
+    query.limit,
+  );
   const result = page(rows, query.limit, (row) => [row.due_at.toISOString(), row.id]);
   return { status: 200, body: { ...result, data: result.data.map(taskBody) } };
 };

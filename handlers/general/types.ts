@@ -8,5 +8,10 @@ import type { GeneralContext } from './context.ts';
  * Who calls the general surface: one student, through an access token or a personal key. Only the operations under
  * `paths` are served; those under `webhooks` are requests this service sends (services/events/).
  */
-export type GeneralHandlers = SurfaceHandlers<Pick<operations, OperationId>, QueryDefaults, GeneralPrincipal, GeneralContext>;
+export type GeneralHandlers = SurfaceHandlers<
+  Pick<operations, OperationId>,
+  QueryDefaults,
+  GeneralPrincipal,
+  GeneralContext
+>;
 export type Schemas = components['schemas'];

@@ -15,11 +15,21 @@ import type { EventType } from '../../services/events/emit.ts';
 import { readScopesOf } from '../../services/events/read-scopes.ts';
 import { requireScopes } from '../../server/auth/scopes.ts';
 import { endpointBody } from '../../services/webhooks/endpoint-body.ts';
-import { changeEndpoint, registerEndpoint, resendEndpointDelivery, rotateSecret, sendTestEvent } from '../../services/webhooks/endpoints.ts';
+import {
+  changeEndpoint,
+  registerEndpoint,
+  resendEndpointDelivery,
+  rotateSecret,
+  sendTestEvent,
+} from '../../services/webhooks/endpoints.ts';
 import type { WebhookEndpointSettings } from '../../services/webhooks/endpoint-settings.ts';
 import { problems } from '../../server/http/problems.ts';
 import { openEndpointSecret } from '../../services/webhooks/secrets.ts';
-import { assertDeliverableUrl, UndeliverableUrlError, type TargetOptions } from '../../services/webhooks/target-address.ts';
+import {
+  assertDeliverableUrl,
+  UndeliverableUrlError,
+  type TargetOptions,
+} from '../../services/webhooks/target-address.ts';
 import { page, timeIdCursor } from '../../server/contract/cursor.ts';
 import { idempotently } from '../../server/http/idempotency.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
@@ -32,7 +42,10 @@ export const listWebhookEndpoints: GeneralHandlers['listWebhookEndpoints'] = asy
   return { status: 200, body: { data: rows.map(endpointBody) } };
 };
 
-export const createWebhookEndpoint: GeneralHandlers['createWebhookEndpoint'] = async ({ headers, body, principal }, context) => {
+export const createWebhookEndpoint: GeneralHandlers['createWebhookEndpoint'] = async (
+  { headers, body, principal },
+  context,
+) => {
   const { db, now } = context;
   const { secrets, targets } = context.webhooks;
   const at = now();
@@ -40,10 +53,20 @@ export const createWebhookEndpoint: GeneralHandlers['createWebhookEndpoint'] = a
   await assertUrl(body.url, targets);
   // The response stored for an Idempotency-Key never holds the secret (it would lie there in the clear for a day):
   // the secret is added from its sealed column to the first answer and to every replay alike.
-  const request = { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'createWebhookEndpoint', body, now: at };
-  const created = await idempotently(db, request, async (trx): Promise<{ status: 201; body: Schemas['WebhookEndpoint']; headers?: Record<string, string> }> => {
-    return { status: 201, body: endpointBody(await registerEndpoint(trx, principal, body, secrets, at)) };
-  });
+  const request = {
+    userId: principal.user_id,
+    key: headers['Idempotency-Key'],
+    operationId: 'createWebhookEndpoint',
+    body,
+    now: at,
+  };
+  const created = await idempotently(
+    db,
+    request,
+    async (trx): Promise<{ status: 201; body: Schemas['WebhookEndpoint']; headers?: Record<string, string> }> => {
+      return { status: 201, body: endpointBody(await registerEndpoint(trx, principal, body, secrets, at)) };
+    },
+  );
   const secret = await currentSecret(db, secrets, { user_id: principal.user_id }, created.body.id);
   return { ...created, body: { ...created.body, secret }, headers: { ...created.headers, ...NO_STORE } };
 };
@@ -54,7 +77,10 @@ export const getWebhookEndpoint: GeneralHandlers['getWebhookEndpoint'] = async (
   return { status: 200, body: endpointBody(row) };
 };
 
-export const updateWebhookEndpoint: GeneralHandlers['updateWebhookEndpoint'] = async ({ path, body, principal }, context) => {
+export const updateWebhookEndpoint: GeneralHandlers['updateWebhookEndpoint'] = async (
+  { path, body, principal },
+  context,
+) => {
   const { targets } = context.webhooks;
   if (body.event_types) requireScopes(principal, readScopesOf(body.event_types));
   if (body.url !== undefined) await assertUrl(body.url, targets);
@@ -68,20 +94,35 @@ export const deleteWebhookEndpoint: GeneralHandlers['deleteWebhookEndpoint'] = a
   return { status: 204, body: undefined };
 };
 
-export const rotateWebhookEndpointSecret: GeneralHandlers['rotateWebhookEndpointSecret'] = async ({ path, principal }, context) => {
+export const rotateWebhookEndpointSecret: GeneralHandlers['rotateWebhookEndpointSecret'] = async (
+  { path, principal },
+  context,
+) => {
   const { secrets } = context.webhooks;
-  const { row, secret } = await rotateSecret(context.db, secrets, { user_id: principal.user_id }, path.endpoint_id, context.now());
+  const { row, secret } = await rotateSecret(
+    context.db,
+    secrets,
+    { user_id: principal.user_id },
+    path.endpoint_id,
+    context.now(),
+  );
   if (!row) throw noEndpoint();
   return { status: 200, body: { ...endpointBody(row), secret }, headers: NO_STORE };
 };
 
-export const sendWebhookTestEvent: GeneralHandlers['sendWebhookTestEvent'] = async ({ path, principal }, { db, now }) => {
+export const sendWebhookTestEvent: GeneralHandlers['sendWebhookTestEvent'] = async (
+  { path, principal },
+  { db, now },
+) => {
   const delivery = await sendTestEvent(db, principal.user_id, path.endpoint_id, now());
   if (!delivery) throw noEndpoint();
   return { status: 202, body: deliveryBody(delivery) };
 };
 
-export const listWebhookDeliveries: GeneralHandlers['listWebhookDeliveries'] = async ({ path, query, principal }, { db }) => {
+export const listWebhookDeliveries: GeneralHandlers['listWebhookDeliveries'] = async (
+  { path, query, principal },
+  { db },
+) => {
   const endpoint = await findEndpoint(db, { user_id: principal.user_id }, path.endpoint_id);
   if (!endpoint) throw noEndpoint();
   const rows = await listDeliveries(db, endpoint.id, { limit: query.limit, before: timeIdCursor(query.cursor) });
@@ -89,14 +130,22 @@ export const listWebhookDeliveries: GeneralHandlers['listWebhookDeliveries'] = a
   return { status: 200, body: { ...result, data: result.data.map(deliveryBody) } };
 };
 
-export const resendWebhookDelivery: GeneralHandlers['resendWebhookDelivery'] = async ({ path, principal }, { db, now }) => {
+export const resendWebhookDelivery: GeneralHandlers['resendWebhookDelivery'] = async (
+  { path, principal },
+  { db, now },
+) => {
   const delivery = await resendEndpointDelivery(db, principal.user_id, path.endpoint_id, path.delivery_id, now());
   if (!delivery) throw noEndpoint();
   return { status: 202 as const, body: deliveryBody(delivery) };
 };
 
 /** The endpoint's current secret in the clear, to show to its owner. */
-async function currentSecret(db: Db, secrets: WebhookEndpointSettings['secrets'], owner: EndpointOwner, endpointId: string): Promise<string> {
+async function currentSecret(
+  db: Db,
+  secrets: WebhookEndpointSettings['secrets'],
+  owner: EndpointOwner,
+  endpointId: string,
+): Promise<string> {
   const row = await findEndpointSecret(db, owner, endpointId);
   // Removed between its creation and a replay of that creation: it is gone, like any other removed endpoint.
   if (!row) throw noEndpoint();

@@ -1,4 +1,9 @@
-import { insertMissingHolidays, isHolidayCountryEnabled, listHolidays as storedHolidays, type HolidayRow } from '../../db/queries/holidays.ts';
+import {
+  insertMissingHolidays,
+  isHolidayCountryEnabled,
+  listHolidays as storedHolidays,
+  type HolidayRow,
+} from '../../db/queries/holidays.ts';
 import { problems } from '../../server/http/problems.ts';
 import type { PartnerHandlers } from './types.ts';
 

@@ -12,10 +12,17 @@ export const getGlobalLeaderboard: PartnerHandlers['getGlobalLeaderboard'] = asy
   body: (await topUsersByXp(db, { activeSince: activeSince(now()), limit: query.limit })) as Board,
 });
 
-export const getUniversityLeaderboard: PartnerHandlers['getUniversityLeaderboard'] = async ({ path, query }, { db, now }) => {
+export const getUniversityLeaderboard: PartnerHandlers['getUniversityLeaderboard'] = async (
+  { path, query },
+  { db, now },
+) => {
   if (!(await universityExists(db, path.uni_id))) throw problems.notFound(`No university has id ${path.uni_id}.`);
   return {
     status: 200,
-    body: (await topUsersByXp(db, { activeSince: activeSince(now()), limit: query.limit, universityId: path.uni_id })) as Board,
+    body: (await topUsersByXp(db, {
+      activeSince: activeSince(now()),
+      limit: query.limit,
+      universityId: path.uni_id,
+    })) as Board,
   };
 };

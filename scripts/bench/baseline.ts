@@ -28,13 +28,21 @@ const app = express();
 // Bodies are parsed as Express apps do, so a POST scenario pays for its JSON here too.
 app.use(express.json());
 app.use((req, res) => {
-  const canned = byRequest.get(requestKey(req.method, req.originalUrl, CREDENTIAL_HEADERS.find((name) => req.headers[name] !== undefined)));
+  const canned = byRequest.get(
+    requestKey(
+      req.method,
+      req.originalUrl,
+      CREDENTIAL_HEADERS.find((name) => req.headers[name] !== undefined),
+    ),
+  );
   if (!canned) return void res.status(404).json({ error: 'no canned response' });
   res.status(canned.status).type(canned.contentType).send(canned.body);
 });
 const server = app.listen(0, '127.0.0.1', (error?: Error) => {
   if (error) throw error;
   const address = server.address();
-  process.stderr.write(`baseline listening on http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}\n`);
+  process.stderr.write(
+    `baseline listening on http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}\n`,
+  );
 });
 process.once('SIGTERM', () => server.close(() => process.exit(0)));

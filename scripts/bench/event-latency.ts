@@ -63,7 +63,13 @@ export async function measureEventLatency(options: EventLatencyOptions): Promise
     if (options.writer) {
       options.progress('event latency: a second process of the service (--role web) for the writes…');
       const { args, env, cores, cwd } = options.writer;
-      const second: Started = await startHttpProcess([...args, '--role', 'web'], { env: { ...env, WEB_CONCURRENCY: '1' }, cores, readyPath: '/livez', deadlineMs: 120_000, cwd });
+      const second: Started = await startHttpProcess([...args, '--role', 'web'], {
+        env: { ...env, WEB_CONCURRENCY: '1' },
+        cores,
+        readyPath: '/livez',
+        deadlineMs: 120_000,
+        cwd,
+      });
       cleanups.push(() => stopProcess(second.child));
       writerUrl = second.baseUrl;
     }
@@ -72,20 +78,44 @@ export async function measureEventLatency(options: EventLatencyOptions): Promise
     options.progress(`event latency: ${options.samples} task(s) created, each timed to its webhook's first attempt…`);
     const receiver = await loopbackReceiver();
     cleanups.push(() => receiver.close());
-    const endpoint = await api(serviceUrl, 'POST', '/api/webhooks/endpoints', { url: receiver.url, event_types: ['task.created'], description: 'bench: event latency' }, 201);
+    const endpoint = await api(
+      serviceUrl,
+      'POST',
+      '/api/webhooks/endpoints',
+      { url: receiver.url, event_types: ['task.created'], description: 'bench: event latency' },
+      201,
+    );
     cleanups.push(() => api(serviceUrl, 'DELETE', `/api/webhooks/endpoints/${endpoint.id}`, undefined, 204));
     const webhook = await sample(options.samples, async () => {
       const arrived = receiver.next();
       const sent = performance.now();
-      await api(writerUrl, 'POST', '/api/tasks', { title: 'Bench: event latency', due_at: '2030-01-15T09:00:00Z', course: 'Bench' }, 201);
+      await api(
+        writerUrl,
+        'POST',
+        '/api/tasks',
+        { title: 'Bench: event latency', due_at: '2030-01-15T09:00:00Z', course: 'Bench' },
+        201,
+      );
       const answered = performance.now();
       return { sent, answered, event: await arrived };
     });
 
     options.progress(`event latency: ${options.samples} readiness move(s), each timed to its event on an open stream…`);
     const examDate = new Date(Date.now() + 14 * 86_400_000).toISOString().slice(0, 10);
-    const task = await api(writerUrl, 'POST', '/api/tasks', { title: 'Bench: past paper', due_at: `${examDate}T09:00:00Z`, course: 'Bench' }, 201);
-    const exam = await api(writerUrl, 'POST', '/api/exams', { subject: 'Bench', exam_date: examDate, task_ids: [task.id] }, 201);
+    const task = await api(
+      writerUrl,
+      'POST',
+      '/api/tasks',
+      { title: 'Bench: past paper', due_at: `${examDate}T09:00:00Z`, course: 'Bench' },
+      201,
+    );
+    const exam = await api(
+      writerUrl,
+      'POST',
+      '/api/exams',
+      { subject: 'Bench', exam_date: examDate, task_ids: [task.id] },
+      201,
+    );
     cleanups.push(() => api(writerUrl, 'DELETE', `/api/exams/${exam.id}`, undefined, 204));
     const stream = await openStream(serviceUrl + '/api/exams/readiness/stream', studentToken);
     cleanups.push(async () => stream.close());
@@ -103,7 +133,8 @@ export async function measureEventLatency(options: EventLatencyOptions): Promise
     });
     return { acrossProcesses: writerUrl !== serviceUrl, webhookFirstAttempt: webhook, readinessStream: readiness };
   } finally {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch((error) => options.progress(`event latency cleanup: ${String(error)}`));
+    for (const cleanup of cleanups.reverse())
+      await cleanup().catch((error) => options.progress(`event latency cleanup: ${String(error)}`));
   }
 }
 
@@ -113,11 +144,20 @@ export function missedEventTargets(latencies: EventLatencies | undefined, target
   if (!targets) return ['event latency: no "events" targets in bench/targets.json'];
   const misses: string[] = [];
   const { webhookFirstAttempt: webhook, readinessStream: readiness } = latencies;
-  if (webhook.timedOut > 0) misses.push(`webhook first attempt: ${webhook.timedOut} of ${webhook.samples} never came within ${EVENT_TIMEOUT_MS} ms`);
-  if (readiness.timedOut > 0) misses.push(`readiness stream: ${readiness.timedOut} of ${readiness.samples} events never came within ${EVENT_TIMEOUT_MS} ms`);
-  if (webhook.p50Ms > targets.webhookFirstAttemptP50Ms) misses.push(`webhook first attempt: p50 ${webhook.p50Ms} ms > max ${targets.webhookFirstAttemptP50Ms} ms`);
-  if (webhook.p99Ms > targets.webhookFirstAttemptP99Ms) misses.push(`webhook first attempt: p99 ${webhook.p99Ms} ms > max ${targets.webhookFirstAttemptP99Ms} ms`);
-  if (readiness.p50Ms > targets.readinessStreamP50Ms) misses.push(`readiness stream: p50 ${readiness.p50Ms} ms > max ${targets.readinessStreamP50Ms} ms`);
+  if (webhook.timedOut > 0)
+    misses.push(
+      `webhook first attempt: ${webhook.timedOut} of ${webhook.samples} never came within ${EVENT_TIMEOUT_MS} ms`,
+    );
+  if (readiness.timedOut > 0)
+    misses.push(
+      `readiness stream: ${readiness.timedOut} of ${readiness.samples} events never came within ${EVENT_TIMEOUT_MS} ms`,
+    );
+  if (webhook.p50Ms > targets.webhookFirstAttemptP50Ms)
+    misses.push(`webhook first attempt: p50 ${webhook.p50Ms} ms > max ${targets.webhookFirstAttemptP50Ms} ms`);
+  if (webhook.p99Ms > targets.webhookFirstAttemptP99Ms)
+    misses.push(`webhook first attempt: p99 ${webhook.p99Ms} ms > max ${targets.webhookFirstAttemptP99Ms} ms`);
+  if (readiness.p50Ms > targets.readinessStreamP50Ms)
+    misses.push(`readiness stream: p50 ${readiness.p50Ms} ms > max ${targets.readinessStreamP50Ms} ms`);
   return misses;
 }
 
@@ -127,13 +167,20 @@ export function eventLatencyLines(latencies: EventLatencies, targets: EventTarge
   return [
     `  events after a write, ${latencies.acrossProcesses ? 'written through another process of the service' : 'in one process'} (from its answer, which follows its commit; from its request, which comes before it):`,
     `  ${'event'.padEnd(24)}${'samples'.padStart(8)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}${'from request p50/p99'.padStart(22)}  target`,
-    row('webhook first attempt', latencies.webhookFirstAttempt, targets ? `p50 ≤ ${targets.webhookFirstAttemptP50Ms}, p99 ≤ ${targets.webhookFirstAttemptP99Ms}` : '-'),
+    row(
+      'webhook first attempt',
+      latencies.webhookFirstAttempt,
+      targets ? `p50 ≤ ${targets.webhookFirstAttemptP50Ms}, p99 ≤ ${targets.webhookFirstAttemptP99Ms}` : '-',
+    ),
     row('readiness on a stream', latencies.readinessStream, targets ? `p50 ≤ ${targets.readinessStreamP50Ms}` : '-'),
   ];
 }
 
 /** Runs `once` `count` times in a row, a random pause before each; a sample whose event never came counts apart. */
-async function sample(count: number, once: () => Promise<{ sent: number; answered: number; event: number | undefined }>): Promise<LatencyFigures> {
+async function sample(
+  count: number,
+  once: () => Promise<{ sent: number; answered: number; event: number | undefined }>,
+): Promise<LatencyFigures> {
   const fromAnswer: number[] = [];
   const fromRequest: number[] = [];
   let timedOut = 0;
@@ -168,18 +215,28 @@ function client(token: string) {
   return async (baseUrl: string, method: string, path: string, body: unknown, expected: number): Promise<any> => {
     const res = await fetch(baseUrl + path, {
       method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(10_000),
     });
     const text = await res.text();
-    if (res.status !== expected) throw new Error(`event latency: ${method} ${path} answered ${res.status}, expected ${expected}: ${text.slice(0, 300)}`);
+    if (res.status !== expected)
+      throw new Error(
+        `event latency: ${method} ${path} answered ${res.status}, expected ${expected}: ${text.slice(0, 300)}`,
+      );
     return text ? JSON.parse(text) : undefined;
   };
 }
 
 /** A receiver that answers 204 at once; `next()` resolves with the arrival time of the next request, or undefined after the timeout. */
-async function loopbackReceiver(): Promise<{ url: string; next(): Promise<number | undefined>; close(): Promise<void> }> {
+async function loopbackReceiver(): Promise<{
+  url: string;
+  next(): Promise<number | undefined>;
+  close(): Promise<void>;
+}> {
   let waiting: ((at: number) => void) | undefined;
   const server: Server = createServer((req, res) => {
     // Timed at the request's arrival: the attempt has started by then.
@@ -202,9 +259,15 @@ async function loopbackReceiver(): Promise<{ url: string; next(): Promise<number
  * An open text/event-stream; `next(type)` resolves with the arrival time of the first event of that type not yet
  * taken (one may have come before the call), or undefined after the timeout; `drop(type)` forgets those not taken.
  */
-async function openStream(url: string, token: string): Promise<{ next(type: string): Promise<number | undefined>; drop(type: string): void; close(): void }> {
+async function openStream(
+  url: string,
+  token: string,
+): Promise<{ next(type: string): Promise<number | undefined>; drop(type: string): void; close(): void }> {
   const abort = new AbortController();
-  const res = await fetch(url, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' }, signal: abort.signal });
+  const res = await fetch(url, {
+    headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
+    signal: abort.signal,
+  });
   if (res.status !== 200 || !res.body) throw new Error(`event latency: the readiness stream answered ${res.status}`);
   const arrived = new Map<string, number[]>();
   const waiting = new Map<string, (at: number) => void>();
@@ -225,7 +288,9 @@ async function openStream(url: string, token: string): Promise<{ next(type: stri
   return {
     next: (type) => {
       const early = arrived.get(type)?.shift();
-      return early !== undefined ? Promise.resolve(early) : within(new Promise<number>((resolve) => waiting.set(type, resolve)));
+      return early !== undefined
+        ? Promise.resolve(early)
+        : within(new Promise<number>((resolve) => waiting.set(type, resolve)));
     },
     drop: (type) => void arrived.delete(type),
     close: () => abort.abort(),

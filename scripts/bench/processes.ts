@@ -45,13 +45,16 @@ export async function startHttpProcess(
   let output = '';
   child.stderr!.on('data', (chunk) => (output += chunk));
   const exited = new Promise<never>((_resolve, reject) =>
-    child.once('exit', (code, signal) => reject(new Error(`${args.join(' ')} exited (${signal ?? code}) before serving:\n${output.slice(-2000)}`))),
+    child.once('exit', (code, signal) =>
+      reject(new Error(`${args.join(' ')} exited (${signal ?? code}) before serving:\n${output.slice(-2000)}`)),
+    ),
   );
   exited.catch(() => {});
   const deadline = started + options.deadlineMs;
   const ready = (async () => {
     for (;;) {
-      if (performance.now() > deadline) throw new Error(`${args.join(' ')} did not serve within ${options.deadlineMs} ms:\n${output.slice(-2000)}`);
+      if (performance.now() > deadline)
+        throw new Error(`${args.join(' ')} did not serve within ${options.deadlineMs} ms:\n${output.slice(-2000)}`);
       const port = /listening on http:\/\/[^:\s]+:(\d+)/.exec(output)?.[1];
       if (port) {
         const baseUrl = `http://127.0.0.1:${port}`;

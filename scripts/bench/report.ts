@@ -104,8 +104,10 @@ export function missedTargets(summary: Summary, profile: TargetProfile | undefin
   if (!profile) return [`bench/targets.json has no "${summary.engine}" profile`];
   const misses: string[] = [];
   const { startup, rss } = summary;
-  if (profile.maxFirstStartMs !== undefined && startup.firstStartMs > profile.maxFirstStartMs) misses.push(`first start ${startup.firstStartMs} ms > max ${profile.maxFirstStartMs} ms`);
-  if (profile.maxRestartMs !== undefined && startup.restartMs > profile.maxRestartMs) misses.push(`restart ${startup.restartMs} ms > max ${profile.maxRestartMs} ms`);
+  if (profile.maxFirstStartMs !== undefined && startup.firstStartMs > profile.maxFirstStartMs)
+    misses.push(`first start ${startup.firstStartMs} ms > max ${profile.maxFirstStartMs} ms`);
+  if (profile.maxRestartMs !== undefined && startup.restartMs > profile.maxRestartMs)
+    misses.push(`restart ${startup.restartMs} ms > max ${profile.maxRestartMs} ms`);
   const highest = Math.max(startup.firstStartRssMb, startup.restartRssMb, rss.afterStartMb, rss.peakMb);
   if (highest > profile.maxRssMb) misses.push(`server RSS ${highest} MB > max ${profile.maxRssMb} MB`);
   for (const s of summary.scenarios) {
@@ -123,32 +125,54 @@ export function missedTargets(summary: Summary, profile: TargetProfile | undefin
         misses.push(`${s.name}: CPU/request ${s.peerRatio}× the naive peer > max ${target.maxPeerRatio}×`);
       }
     }
-    if (target.maxP99Ms !== undefined && s.service.latencyMs.p99 > target.maxP99Ms) misses.push(`${s.name}: p99 ${s.service.latencyMs.p99} ms > max ${target.maxP99Ms} ms`);
+    if (target.maxP99Ms !== undefined && s.service.latencyMs.p99 > target.maxP99Ms)
+      misses.push(`${s.name}: p99 ${s.service.latencyMs.p99} ms > max ${target.maxP99Ms} ms`);
   }
   return misses;
 }
 
 /** `unjudged`: why the targets are not judged in this run, or undefined when they are. */
-export function printTable(summary: Summary, profile: TargetProfile | undefined, misses: string[], unjudged: string | undefined, resultsFile: string | undefined): void {
+export function printTable(
+  summary: Summary,
+  profile: TargetProfile | undefined,
+  misses: string[],
+  unjudged: string | undefined,
+  resultsFile: string | undefined,
+): void {
   const out: string[] = [];
   const s = summary;
   const each = s.requests ? `${s.requests} requests` : `${s.durationSeconds} s`;
   const length = `${s.rounds} round(s) per scenario of ${each} on the baseline then ${each} on the service, after a warm-up`;
   const load = `${s.connections} connection(s)${s.rate === undefined ? '' : ` sending ${s.rate} requests/s in all`}`;
   out.push(`study-companion-api bench (${s.mode}: ${load}, ${length}; commit ${s.commit})`);
-  out.push(`  machine: ${s.machine.cpus} × ${s.machine.cpuModel}, Node ${s.machine.node}, load average ${s.machine.loadAverage.map((l) => l.toFixed(1)).join(' ')}`);
-  out.push(`  database: ${s.database}${s.scaleStudents ? ` + ${s.scaleStudents.toLocaleString('en')} generated students` : ''}; rate limits: ${s.limitStore}; LOG_LEVEL=${s.logLevel}; ${s.processes} web process(es)`);
-  if (s.maintainedAfterWarmUps) out.push('  autovacuum: off on this server, so the bench does its work (VACUUM ANALYZE) after each scenario\'s warm-up, as autovacuum keeps a running service\'s dead versions and statistics');
-  out.push(`  pinning: ${s.pinning ? `server on core(s) ${s.pinning.server}, load generator on core ${s.pinning.load} (taskset)` : 'none (--unpinned, no taskset, or too few cores)'}`);
-  out.push('  baseline: bare Express 5 answering each scenario with the same status and JSON from memory, in the same run');
+  out.push(
+    `  machine: ${s.machine.cpus} × ${s.machine.cpuModel}, Node ${s.machine.node}, load average ${s.machine.loadAverage.map((l) => l.toFixed(1)).join(' ')}`,
+  );
+  out.push(
+    `  database: ${s.database}${s.scaleStudents ? ` + ${s.scaleStudents.toLocaleString('en')} generated students` : ''}; rate limits: ${s.limitStore}; LOG_LEVEL=${s.logLevel}; ${s.processes} web process(es)`,
+  );
+  if (s.maintainedAfterWarmUps)
+    out.push(
+      "  autovacuum: off on this server, so the bench does its work (VACUUM ANALYZE) after each scenario's warm-up, as autovacuum keeps a running service's dead versions and statistics",
+    );
+  out.push(
+    `  pinning: ${s.pinning ? `server on core(s) ${s.pinning.server}, load generator on core ${s.pinning.load} (taskset)` : 'none (--unpinned, no taskset, or too few cores)'}`,
+  );
+  out.push(
+    '  baseline: bare Express 5 answering each scenario with the same status and JSON from memory, in the same run',
+  );
   if (s.scenarios.some((r) => r.peer)) {
     out.push(
       "  peer: a naive Express 5 + pg service doing the write's durable minimum on its own schema" +
-        ' (scripts/bench/peer.ts), in the same rounds; ÷ peer: the median of the rounds\' ratios of the service to it',
+        " (scripts/bench/peer.ts), in the same rounds; ÷ peer: the median of the rounds' ratios of the service to it",
     );
   }
-  out.push(`  CPU µs/req: user + system of the server's processes${s.engine === 'postgresql' ? " plus its PostgreSQL backends (of which PG µs/req is the backends' share)" : ' (PGlite runs inside it)'}, over the measured runs`);
-  out.push("  CPU ratio: the median of the rounds' ratios (each round: the baseline, then the service, seconds apart), and their range");
+  out.push(
+    `  CPU µs/req: user + system of the server's processes${s.engine === 'postgresql' ? " plus its PostgreSQL backends (of which PG µs/req is the backends' share)" : ' (PGlite runs inside it)'}, over the measured runs`,
+  );
+  out.push(
+    "  CPU ratio: the median of the rounds' ratios (each round: the baseline, then the service, seconds apart), and their range",
+  );
   out.push(
     `  start (to the first answered request): first start on the empty database ${s.startup.firstStartMs} ms (RSS ${s.startup.firstStartRssMb} MB), restart ${s.startup.restartMs} ms (RSS ${s.startup.restartRssMb} MB)`,
   );
@@ -177,11 +201,17 @@ export function printTable(summary: Summary, profile: TargetProfile | undefined,
       `${r.cpuRatioRange[0]}–${r.cpuRatioRange[1]}×`,
       ...(peer ? peerCells(r) : []),
       target ? targetCell(target) : '-',
-      Object.entries(r.service.statuses).map(([code, count]) => `${code}×${count}`).join(' ') + (r.service.failures.length + r.baseline.failures.length > 0 ? '  ✗' : ''),
+      Object.entries(r.service.statuses)
+        .map(([code, count]) => `${code}×${count}`)
+        .join(' ') + (r.service.failures.length + r.baseline.failures.length > 0 ? '  ✗' : ''),
     ];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]?.length ?? 0)));
-  const line = (cells: string[]) => '  ' + cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : i === cells.length - 1 ? c : c.padStart(widths[i] ?? 0))).join('  ');
+  const line = (cells: string[]) =>
+    '  ' +
+    cells
+      .map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : i === cells.length - 1 ? c : c.padStart(widths[i] ?? 0)))
+      .join('  ');
   out.push(line(header), ...rows.map(line));
   out.push('');
   if (s.events) out.push(...eventLatencyLines(s.events, profile?.events), '');
@@ -189,7 +219,10 @@ export function printTable(summary: Summary, profile: TargetProfile | undefined,
     for (const failure of r.service.failures) out.push(`  FAILED ${r.name}: ${failure}`);
     for (const failure of r.baseline.failures) out.push(`  FAILED ${r.name} (baseline): ${failure}`);
   }
-  if (unjudged) out.push(`  targets not judged: ${unjudged} (${misses.length} would be missed${misses.length ? ': ' + misses.join('; ') : ''})`);
+  if (unjudged)
+    out.push(
+      `  targets not judged: ${unjudged} (${misses.length} would be missed${misses.length ? ': ' + misses.join('; ') : ''})`,
+    );
   else if (misses.length > 0) for (const miss of misses) out.push(`  MISSED ${miss}`);
   else out.push('  all targets met');
   if (resultsFile) out.push(`  written: ${resultsFile}`);
@@ -217,13 +250,28 @@ function targetCell(target: ScenarioTarget): string {
 }
 
 /** bench/results/<timestamp>-<engine>.json (gitignored), for comparisons between commits. */
-export function writeResults(summary: Summary, profile: TargetProfile | undefined, misses: string[], judged: boolean, ok: boolean): string {
+export function writeResults(
+  summary: Summary,
+  profile: TargetProfile | undefined,
+  misses: string[],
+  judged: boolean,
+  ok: boolean,
+): string {
   mkdirSync(RESULTS_DIR, { recursive: true });
-  const file = new URL(`${summary.at.replace(/[:.]/g, '-')}-${summary.engine}${summary.mode === 'quick' ? '-quick' : ''}.json`, RESULTS_DIR);
+  const file = new URL(
+    `${summary.at.replace(/[:.]/g, '-')}-${summary.engine}${summary.mode === 'quick' ? '-quick' : ''}.json`,
+    RESULTS_DIR,
+  );
   writeFileSync(file, JSON.stringify(resultJson(summary, profile, misses, judged, ok), null, 2) + '\n');
   return file.pathname;
 }
 
-export function resultJson(summary: Summary, profile: TargetProfile | undefined, misses: string[], judged: boolean, ok: boolean) {
+export function resultJson(
+  summary: Summary,
+  profile: TargetProfile | undefined,
+  misses: string[],
+  judged: boolean,
+  ok: boolean,
+) {
   return { ...summary, targets: profile ?? null, targetsJudged: judged, missedTargets: misses, ok };
 }

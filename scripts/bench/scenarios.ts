@@ -30,7 +30,10 @@ export type ScenarioIds = Pick<Credentials, 'cardId'>;
  * The issue's scenarios first (partner v1's hot reads, then the general surface with a JWT), then the refusals.
  * `ids` may be left out where only the names are needed.
  */
-export function scenarios(year: number, ids: ScenarioIds = { cardId: '00000000-0000-0000-0000-000000000000' }): Scenario[] {
+export function scenarios(
+  year: number,
+  ids: ScenarioIds = { cardId: '00000000-0000-0000-0000-000000000000' },
+): Scenario[] {
   const createTask = {
     method: 'POST',
     path: '/api/tasks',
@@ -47,10 +50,28 @@ export function scenarios(year: number, ids: ScenarioIds = { cardId: '00000000-0
     peer: true,
   } as const;
   return [
-    { name: 'v1-universities', method: 'GET', path: '/api/v1/universities?country_code=kz&limit=20', credential: 'partner-key', expectedStatus: 200 },
-    { name: 'v1-leaderboard', method: 'GET', path: '/api/v1/leaderboards/global?limit=100', credential: 'partner-key', expectedStatus: 200 },
+    {
+      name: 'v1-universities',
+      method: 'GET',
+      path: '/api/v1/universities?country_code=kz&limit=20',
+      credential: 'partner-key',
+      expectedStatus: 200,
+    },
+    {
+      name: 'v1-leaderboard',
+      method: 'GET',
+      path: '/api/v1/leaderboards/global?limit=100',
+      credential: 'partner-key',
+      expectedStatus: 200,
+    },
     { name: 'v1-health', method: 'GET', path: '/api/v1/health', credential: 'partner-key', expectedStatus: 200 },
-    { name: 'v1-holidays', method: 'GET', path: `/api/v1/holidays/kz?year=${year}`, credential: 'partner-key', expectedStatus: 200 },
+    {
+      name: 'v1-holidays',
+      method: 'GET',
+      path: `/api/v1/holidays/kz?year=${year}`,
+      credential: 'partner-key',
+      expectedStatus: 200,
+    },
     // Counters and active students per hour of last activity: constant work however many students there are.
     { name: 'v1-stats', method: 'GET', path: '/api/v1/stats', credential: 'partner-key', expectedStatus: 200 },
     // The general surface: an ES256 JWT verified and its grant read on every request, then the student's data.
@@ -79,7 +100,13 @@ export function scenarios(year: number, ids: ScenarioIds = { cardId: '00000000-0
     },
     // The week view: tasks, exams, due decks, the country's holidays and the recurring tasks' projections.
     { name: 'week-schedule', method: 'GET', path: '/api/schedule', credential: 'student-token', expectedStatus: 200 },
-    { name: 'v1-invalid-400', method: 'GET', path: '/api/v1/universities?limit=0', credential: 'partner-key', expectedStatus: 400 },
+    {
+      name: 'v1-invalid-400',
+      method: 'GET',
+      path: '/api/v1/universities?limit=0',
+      credential: 'partner-key',
+      expectedStatus: 400,
+    },
     { name: 'v1-unauthenticated-401', method: 'GET', path: '/api/v1/health', credential: 'none', expectedStatus: 401 },
   ];
 }
@@ -242,13 +269,16 @@ function combine(rounds: Measurement[]): Measurement {
   const cpuMicros = rounds.reduce((sum, r) => sum + r.cpuUsPerRequest * r.requests, 0);
   const databaseMicros = rounds.reduce((sum, r) => sum + (r.databaseCpuUsPerRequest ?? 0) * r.requests, 0);
   const statuses: Record<string, number> = {};
-  for (const r of rounds) for (const [code, count] of Object.entries(r.statuses)) statuses[code] = (statuses[code] ?? 0) + count;
+  for (const r of rounds)
+    for (const [code, count] of Object.entries(r.statuses)) statuses[code] = (statuses[code] ?? 0) + count;
   return {
     requests,
     requestsPerSec: Math.round(rounds.reduce((sum, r) => sum + r.requestsPerSec, 0) / rounds.length),
     latencyMs: { p50: median(rounds.map((r) => r.latencyMs.p50)), p99: median(rounds.map((r) => r.latencyMs.p99)) },
     cpuUsPerRequest: requests > 0 ? Math.round(cpuMicros / requests) : 0,
-    ...(rounds.some((r) => r.databaseCpuUsPerRequest !== undefined) ? { databaseCpuUsPerRequest: requests > 0 ? Math.round(databaseMicros / requests) : 0 } : {}),
+    ...(rounds.some((r) => r.databaseCpuUsPerRequest !== undefined)
+      ? { databaseCpuUsPerRequest: requests > 0 ? Math.round(databaseMicros / requests) : 0 }
+      : {}),
     statuses,
     failures: [...new Set(rounds.flatMap((r) => r.failures))],
   };
@@ -272,7 +302,10 @@ function loadOptions(target: Target, requests: LoadRequest[][], options: RunOpti
   // Quick runs count requests (the warm-up: a fifth of them); full runs count seconds.
   return options.requests
     ? { warmUp: { ...base, amount: Math.ceil(options.requests / 5) }, measured: { ...base, amount: options.requests } }
-    : { warmUp: { ...base, duration: options.warmupSeconds }, measured: { ...base, duration: options.durationSeconds } };
+    : {
+        warmUp: { ...base, duration: options.warmupSeconds },
+        measured: { ...base, duration: options.durationSeconds },
+      };
 }
 
 /** The warm-up: JIT, connection pools and caches settle before anything is counted; its result is discarded. */
@@ -290,11 +323,17 @@ async function measure(
     options: loadOptions(target, requests, options).measured,
     requests,
   });
-  const statuses = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, stats.count ?? 0]));
+  const statuses = Object.fromEntries(
+    Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, stats.count ?? 0]),
+  );
   const failures: string[] = [];
-  const unexpected = Object.entries(statuses).filter(([code, count]) => code !== String(scenario.expectedStatus) && count > 0);
+  const unexpected = Object.entries(statuses).filter(
+    ([code, count]) => code !== String(scenario.expectedStatus) && count > 0,
+  );
   if (unexpected.length > 0) {
-    failures.push(`unexpected statuses ${unexpected.map(([code, count]) => `${code}×${count}`).join(', ')} (expected only ${scenario.expectedStatus})`);
+    failures.push(
+      `unexpected statuses ${unexpected.map(([code, count]) => `${code}×${count}`).join(', ')} (expected only ${scenario.expectedStatus})`,
+    );
   }
   if (result.errors > 0) failures.push(`${result.errors} connection errors`);
   if (result.timeouts > 0) failures.push(`${result.timeouts} timeouts`);
@@ -346,8 +385,13 @@ function runLoad(
         const atEnd = target.pids().then(cpuMicros);
         const databasePids = target.databasePids?.();
         Promise.all([atStart, atEnd, databasePids]).then(([start, end, database]) => {
-          const only = (pids: number[]) => (readings: Map<number, number>) => new Map([...readings].filter(([pid]) => pids.includes(pid)));
-          resolve({ result: message.result, cpuMicros: cpuSpent(start, end), databaseMicros: database && cpuSpent(only(database)(start), only(database)(end)) });
+          const only = (pids: number[]) => (readings: Map<number, number>) =>
+            new Map([...readings].filter(([pid]) => pids.includes(pid)));
+          resolve({
+            result: message.result,
+            cpuMicros: cpuSpent(start, end),
+            databaseMicros: database && cpuSpent(only(database)(start), only(database)(end)),
+          });
         }, reject);
       } else reject(new Error(`load generator: ${message.error}`));
     });

@@ -53,7 +53,13 @@ export async function createBenchDatabase(databaseUrl: string | undefined): Prom
   }
   const parent = mkdtempSync(join(tmpdir(), 'bench-'));
   const dataDir = join(parent, 'data');
-  return { engine: 'pglite', target: { dataDir }, env: { DATA_DIR: dataDir }, postgresName: undefined, drop: async () => rmSync(parent, { recursive: true, force: true }) };
+  return {
+    engine: 'pglite',
+    target: { dataDir },
+    env: { DATA_DIR: dataDir },
+    postgresName: undefined,
+    drop: async () => rmSync(parent, { recursive: true, force: true }),
+  };
 }
 
 export interface Credentials {
@@ -100,17 +106,45 @@ export async function prepareCredentials(
     await seedDemo(db, { seed: DEMO_SEED, now });
     if (!(await findCredentials(db, DEMO_STUDENT.email))) {
       // Sealed with the server's key (SECRETS_KEY, or the key file of its data directory), which opens them.
-      const secrets = secretBox(secretsKeyFor({ database: database.target, secretsKey: secretsKey ? Buffer.from(secretsKey, 'base64') : undefined }));
+      const secrets = secretBox(
+        secretsKeyFor({
+          database: database.target,
+          secretsKey: secretsKey ? Buffer.from(secretsKey, 'base64') : undefined,
+        }),
+      );
       await createDemoStudent(db, now, secrets);
     }
-    const studentId = (await setContractPlan(db, DEMO_STUDENT.email, { per_minute: HUGE_LIMIT, per_day: HUGE_LIMIT, ai_per_hour: HUGE_LIMIT }))!;
+    const studentId = (await setContractPlan(db, DEMO_STUDENT.email, {
+      per_minute: HUGE_LIMIT,
+      per_day: HUGE_LIMIT,
+      ai_per_hour: HUGE_LIMIT,
+    }))!;
     const { key: apiKey } = await issueApiKey(db, { name: 'bench', per_minute: HUGE_LIMIT, per_day: HUGE_LIMIT });
-    const { client_id } = await registerClient(db, { name: 'bench', redirect_uris: ['http://127.0.0.1/callback'], scopes: [...ALL_SCOPES], confidential: false });
+    const { client_id } = await registerClient(db, {
+      name: 'bench',
+      redirect_uris: ['http://127.0.0.1/callback'],
+      scopes: [...ALL_SCOPES],
+      confidential: false,
+    });
     const grantId = await insertGrant(db, { client_id, user_id: studentId, scopes: [...ALL_SCOPES] });
 
-    const tokens = accessTokenIssuer(await loadSigningKey(jwtPrivateKey), { issuer: BENCH_PUBLIC_URL, now: () => new Date() });
-    const { token: studentToken } = await tokens.issue({ user_id: studentId, client_id, scopes: ALL_SCOPES, grant_id: grantId });
-    const card = await db.selectFrom('flashcard_cards').select('id').where('user_id', '=', studentId).orderBy('id').limit(1).executeTakeFirstOrThrow();
+    const tokens = accessTokenIssuer(await loadSigningKey(jwtPrivateKey), {
+      issuer: BENCH_PUBLIC_URL,
+      now: () => new Date(),
+    });
+    const { token: studentToken } = await tokens.issue({
+      user_id: studentId,
+      client_id,
+      scopes: ALL_SCOPES,
+      grant_id: grantId,
+    });
+    const card = await db
+      .selectFrom('flashcard_cards')
+      .select('id')
+      .where('user_id', '=', studentId)
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirstOrThrow();
     const others = await studentsWithCards(db, studentId, students);
     await db
       .updateTable('users')

@@ -23,7 +23,13 @@ export interface AccessTokenIssuer {
   issuer: string;
   audience: string;
   /** `lifetime_seconds`: shorter than the default for exchanged tokens (RFC 8693, server/oauth/token-exchange.ts). */
-  issue(claims: { user_id: string; client_id: string; scopes: readonly string[]; grant_id: string; lifetime_seconds?: number }): Promise<{ token: string; expiresAt: Date }>;
+  issue(claims: {
+    user_id: string;
+    client_id: string;
+    scopes: readonly string[];
+    grant_id: string;
+    lifetime_seconds?: number;
+  }): Promise<{ token: string; expiresAt: Date }>;
   verify(token: string): Promise<AccessTokenClaims | undefined>;
   /** The public key set served at /oauth/jwks.json. */
   jwks(): { keys: JWK[] };

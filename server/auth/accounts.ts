@@ -13,14 +13,19 @@ export function generatePassword(): string {
   return randomBytes(12).toString('base64url');
 }
 
-export async function createAccount(db: Db, account: Omit<NewAccountRow, 'password_hash'> & { password: string }): Promise<ProfileRow> {
+export async function createAccount(
+  db: Db,
+  account: Omit<NewAccountRow, 'password_hash'> & { password: string },
+): Promise<ProfileRow> {
   const { password, ...fields } = account;
   try {
     return await insertAccount(db, { ...fields, password_hash: await hashPassword(password) });
   } catch (error) {
     const constraint = violatedConstraint(error);
-    if (constraint === 'users_email_lower_unique') throw new AccountTaken(`an account with the e-mail ${account.email} exists already`);
-    if (constraint === 'users_nickname_lower_unique') throw new AccountTaken(`the nickname ${account.nickname} is taken`);
+    if (constraint === 'users_email_lower_unique')
+      throw new AccountTaken(`an account with the e-mail ${account.email} exists already`);
+    if (constraint === 'users_nickname_lower_unique')
+      throw new AccountTaken(`the nickname ${account.nickname} is taken`);
     throw error;
   }
 }

@@ -13,7 +13,9 @@ const PUBLIC_PREFIX_LENGTH = KEY_PREFIX.length + 8;
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const KEY_SHAPE = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{${RANDOM_LENGTH}}$`);
 /** What a key's public prefix looks like (`keys revoke` checks its argument against it). */
-export const PUBLIC_PREFIX_SHAPE = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{${PUBLIC_PREFIX_LENGTH - KEY_PREFIX.length}}$`);
+export const PUBLIC_PREFIX_SHAPE = new RegExp(
+  `^${KEY_PREFIX}[0-9A-Za-z]{${PUBLIC_PREFIX_LENGTH - KEY_PREFIX.length}}$`,
+);
 
 export interface NewApiKey {
   key: string;
@@ -43,12 +45,19 @@ export async function issueApiKey(
   db: Db,
   options: { name: string; per_minute?: number; per_day?: number },
 ): Promise<{ key: string; record: ApiKeyRecord }> {
-  const limits = { per_minute: options.per_minute ?? DEFAULT_KEY_LIMITS.per_minute, per_day: options.per_day ?? DEFAULT_KEY_LIMITS.per_day };
-  return insertWithFreshKey(({ prefix, hash }) => insertApiKey(db, { prefix, key_hash: hash, name: options.name, ...limits }));
+  const limits = {
+    per_minute: options.per_minute ?? DEFAULT_KEY_LIMITS.per_minute,
+    per_day: options.per_day ?? DEFAULT_KEY_LIMITS.per_day,
+  };
+  return insertWithFreshKey(({ prefix, hash }) =>
+    insertApiKey(db, { prefix, key_hash: hash, name: options.name, ...limits }),
+  );
 }
 
 /** Generates a key and stores it with `insert`; the returned `key` is the only copy there will ever be. */
-export async function insertWithFreshKey<R>(insert: (key: NewApiKey) => Promise<R>): Promise<{ key: string; record: R }> {
+export async function insertWithFreshKey<R>(
+  insert: (key: NewApiKey) => Promise<R>,
+): Promise<{ key: string; record: R }> {
   // A clash of 8-character prefixes is unlikely but possible; a fresh key resolves it.
   for (let attempt = 0; ; attempt++) {
     const fresh = generateApiKey();

@@ -43,7 +43,8 @@ export function authFailureLimit(stores: LimitStores, clientAddress: ClientAddre
     try {
       await count(req, res, address);
     } catch (error) {
-      if (error instanceof Problem && error.status === 429) refusedUntil.set(address, Date.now() + Number(res.getHeader('Retry-After')) * 1000);
+      if (error instanceof Problem && error.status === 429)
+        refusedUntil.set(address, Date.now() + Number(res.getHeader('Retry-After')) * 1000);
       throw error;
     }
   }

@@ -39,12 +39,24 @@ const MISSING = { error: 'missing' } as const;
 const PARTNER_KEY_ON_GENERAL_SURFACE =
   "This is a partner API key: it works on the partner API (/api/v1/...) only. The general surface takes a student's OAuth access token or personal API key.";
 
-export function generalAuthenticators(db: Db, tokens: AccessTokenIssuer, logger: Logger, now: () => Date, notifications: Notifications) {
+export function generalAuthenticators(
+  db: Db,
+  tokens: AccessTokenIssuer,
+  logger: Logger,
+  now: () => Date,
+  notifications: Notifications,
+) {
   const recordKeyUse = keyUseRecorder(db, logger, now);
   // Dropped per account: every writer names the account whose grant, key, plan, zone or country it changed.
   const ownerOf = (value: { user_id: string }) => value.user_id;
-  const grantAccounts = invalidatedCache<Account>(notifications, PRINCIPALS_CHANNEL, { maxEntries: KEPT_PRINCIPALS, ownerOf });
-  const keyPrincipals = invalidatedCache<KeyPrincipal>(notifications, PRINCIPALS_CHANNEL, { maxEntries: KEPT_PRINCIPALS, ownerOf });
+  const grantAccounts = invalidatedCache<Account>(notifications, PRINCIPALS_CHANNEL, {
+    maxEntries: KEPT_PRINCIPALS,
+    ownerOf,
+  });
+  const keyPrincipals = invalidatedCache<KeyPrincipal>(notifications, PRINCIPALS_CHANNEL, {
+    maxEntries: KEPT_PRINCIPALS,
+    ownerOf,
+  });
   onPrincipalsCommitted(db, (userId) => {
     grantAccounts.dropOwner(userId);
     keyPrincipals.dropOwner(userId);
@@ -56,7 +68,15 @@ export function generalAuthenticators(db: Db, tokens: AccessTokenIssuer, logger:
     // A revoked grant (logout, refresh-token replay) stops its tokens from the next request on.
     const account = await grantAccounts.get(`${claims.sid}:${claims.sub}`, async () => {
       const row = await findGrantAccount(db, claims.sid, claims.sub);
-      return row && { user_id: row.user_id, plan: row.plan, limits: limitsOf(row), time_zone: row.time_zone, country_code: row.country_code };
+      return (
+        row && {
+          user_id: row.user_id,
+          plan: row.plan,
+          limits: limitsOf(row),
+          time_zone: row.time_zone,
+          country_code: row.country_code,
+        }
+      );
     });
     if (!account) return undefined;
     return {
@@ -79,17 +99,26 @@ export function generalAuthenticators(db: Db, tokens: AccessTokenIssuer, logger:
     return principal;
   };
 
-  const outcome = (principal: GeneralPrincipal | undefined): AuthOutcome<GeneralPrincipal> => (principal ? { principal } : { error: 'invalid' });
+  const outcome = (principal: GeneralPrincipal | undefined): AuthOutcome<GeneralPrincipal> =>
+    principal ? { principal } : { error: 'invalid' };
   // Both kinds of key look alike (svc_live_…); a partner key sent here is told where it belongs.
-  const keyOutcome = async (key: string, principal: GeneralPrincipal | undefined): Promise<AuthOutcome<GeneralPrincipal>> => {
-    if (principal || !looksLikeApiKey(key) || (await findActiveKeyKind(db, hashSecret(key))) !== 'partner') return outcome(principal);
+  const keyOutcome = async (
+    key: string,
+    principal: GeneralPrincipal | undefined,
+  ): Promise<AuthOutcome<GeneralPrincipal>> => {
+    if (principal || !looksLikeApiKey(key) || (await findActiveKeyKind(db, hashSecret(key))) !== 'partner')
+      return outcome(principal);
     return { error: 'invalid', detail: PARTNER_KEY_ON_GENERAL_SURFACE };
   };
 
   // The two bearer schemes share the Authorization header; the token's shape says which one it is meant for.
   return {
-    OAuth2: bearerAuthenticator(async (token) => (looksLikeApiKey(token) ? MISSING : outcome(await verifyAccessToken(token)))),
-    PersonalKeyBearer: bearerAuthenticator(async (token) => (looksLikeApiKey(token) ? keyOutcome(token, await verifyPersonalKey(token)) : MISSING)),
+    OAuth2: bearerAuthenticator(async (token) =>
+      looksLikeApiKey(token) ? MISSING : outcome(await verifyAccessToken(token)),
+    ),
+    PersonalKeyBearer: bearerAuthenticator(async (token) =>
+      looksLikeApiKey(token) ? keyOutcome(token, await verifyPersonalKey(token)) : MISSING,
+    ),
     PersonalKeyHeader: async (req: IncomingMessage): Promise<AuthOutcome<GeneralPrincipal>> => {
       const key = headerValue(req, 'x-service-api-key');
       return key ? keyOutcome(key, await verifyPersonalKey(key)) : MISSING;

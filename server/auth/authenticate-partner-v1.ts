@@ -3,7 +3,12 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
-import { findActiveApiKey, findActiveKeyKind, PARTNER_KEYS_CHANNEL, type ApiKeyRecord } from '../../db/queries/api-keys.ts';
+import {
+  findActiveApiKey,
+  findActiveKeyKind,
+  PARTNER_KEYS_CHANNEL,
+  type ApiKeyRecord,
+} from '../../db/queries/api-keys.ts';
 import type { Notifications } from '../../db/notifications.ts';
 import { looksLikeApiKey } from './api-keys.ts';
 import { bearerAuthenticator } from './bearer-authenticator.ts';
@@ -28,7 +33,10 @@ export function partnerKeyAuthenticators(db: Db, logger: Logger, now: () => Date
     if (!key) return { error: 'missing' };
     const hash = looksLikeApiKey(key) ? hashSecret(key) : undefined;
     const record = hash ? await activeKeys.get(hash, () => findActiveApiKey(db, hash)) : undefined;
-    if (!record) return hash && (await findActiveKeyKind(db, hash)) === 'personal' ? { error: 'invalid', detail: PERSONAL_KEY_ON_PARTNER_SURFACE } : { error: 'invalid' };
+    if (!record)
+      return hash && (await findActiveKeyKind(db, hash)) === 'personal'
+        ? { error: 'invalid', detail: PERSONAL_KEY_ON_PARTNER_SURFACE }
+        : { error: 'invalid' };
     recordUse(record);
     return { principal: record };
   }

@@ -14,7 +14,9 @@ const MISSING = { error: 'missing' } as const;
  * Authenticates a request by its bearer credential: what `check` makes of the token; 'missing' when the request has
  * none (no Authorization header, another scheme, or a header that is not `Bearer <token>`).
  */
-export function bearerAuthenticator<P>(check: (token: string) => Promise<AuthOutcome<P>>): (req: IncomingMessage) => Promise<AuthOutcome<P>> {
+export function bearerAuthenticator<P>(
+  check: (token: string) => Promise<AuthOutcome<P>>,
+): (req: IncomingMessage) => Promise<AuthOutcome<P>> {
   const passport = new Passport();
   // The strategy's "user" is the whole outcome, a rejection with its detail included: passport's `false` then means
   // one thing only, that no token was sent.
@@ -28,10 +30,16 @@ export function bearerAuthenticator<P>(check: (token: string) => Promise<AuthOut
   );
   return (req) =>
     new Promise((resolve, reject) => {
-      const authenticate = passport.authenticate('bearer', { session: false }, (error: unknown, outcome: AuthOutcome<P> | false) =>
-        error ? reject(error) : resolve(outcome || MISSING),
+      const authenticate = passport.authenticate(
+        'bearer',
+        { session: false },
+        (error: unknown, outcome: AuthOutcome<P> | false) => (error ? reject(error) : resolve(outcome || MISSING)),
       );
-      authenticate({ headers: { ...req.headers, authorization: singleSpaced(req.headers.authorization) } }, undefined, reject);
+      authenticate(
+        { headers: { ...req.headers, authorization: singleSpaced(req.headers.authorization) } },
+        undefined,
+        reject,
+      );
     });
 }
 

@@ -19,4 +19,3 @@ export function generateFeedToken(): NewFeedToken {
   const token = TOKEN_PREFIX + randomBase62(RANDOM_LENGTH);
   return { token, prefix: token.slice(0, PUBLIC_PREFIX_LENGTH), hash: hashSecret(token) };
 }
-

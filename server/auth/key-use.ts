@@ -12,6 +12,8 @@ export function keyUseRecorder(db: Db, logger: Logger, now: () => Date) {
     const at = now();
     if (at.getTime() - (lastTouched.get(key.id) ?? 0) < TOUCH_INTERVAL_MS) return;
     lastTouched.set(key.id, at.getTime());
-    markApiKeyUsed(db, key.id, at).catch((error) => logger.warn({ err: error, key: key.prefix }, 'could not record key use'));
+    markApiKeyUsed(db, key.id, at).catch((error) =>
+      logger.warn({ err: error, key: key.prefix }, 'could not record key use'),
+    );
   };
 }

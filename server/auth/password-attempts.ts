@@ -22,14 +22,22 @@ export interface PasswordAttempts {
 export function passwordAttempts(stores: LimitStores): PasswordAttempts {
   // Fails closed, as the sign-in throttle does: a guard against guessing that lets every guess through while Redis
   // is away is no guard; a password change can wait for the counters (503).
-  const counter = stores.counter('password-attempts', [{ name: '15-minute', windowMs: PASSWORD_ATTEMPTS_WINDOW_MS }], 'refuse');
+  const counter = stores.counter(
+    'password-attempts',
+    [{ name: '15-minute', windowMs: PASSWORD_ATTEMPTS_WINDOW_MS }],
+    'refuse',
+  );
   return {
     async attempt(userId, check) {
       const counted = await counter.hit([userId], [PASSWORD_ATTEMPTS_PER_ACCOUNT]);
       const { totalHits, resetTime } = counted[0]!;
       if (totalHits > PASSWORD_ATTEMPTS_PER_ACCOUNT) {
         const retryAfterSeconds = Math.max(1, Math.ceil((resetTime - Date.now()) / 1000));
-        throw problems.passwordAttemptsExceeded(PASSWORD_ATTEMPTS_PER_ACCOUNT, PASSWORD_ATTEMPTS_WINDOW_MS / 60_000, retryAfterSeconds);
+        throw problems.passwordAttemptsExceeded(
+          PASSWORD_ATTEMPTS_PER_ACCOUNT,
+          PASSWORD_ATTEMPTS_WINDOW_MS / 60_000,
+          retryAfterSeconds,
+        );
       }
       const matched = await check();
       if (matched) await counter.giveBack([userId], counted);

@@ -8,7 +8,8 @@ import type { GeneralPrincipal, Scope } from './principal.ts';
 import { REALM } from './realm.ts';
 
 /** Every scope, in the order of the spec's `Scope` enum. */
-export const ALL_SCOPES: readonly Scope[] = JSON.parse(readFileSync(bundledSpecFile('general'), 'utf8')).components.schemas.Scope.enum;
+export const ALL_SCOPES: readonly Scope[] = JSON.parse(readFileSync(bundledSpecFile('general'), 'utf8')).components
+  .schemas.Scope.enum;
 
 /** The scopes an operation needs: the union of its requirements' lists (the spec gives every scheme the same). */
 export function requiredScopes(operation: Operation): string[] {

@@ -29,7 +29,8 @@ export interface SecretBox {
 }
 
 export function secretBox(key: Buffer): SecretBox {
-  if (key.length !== SECRETS_KEY_BYTES) throw new Error(`a secrets key has ${SECRETS_KEY_BYTES} bytes, got ${key.length}`);
+  if (key.length !== SECRETS_KEY_BYTES)
+    throw new Error(`a secrets key has ${SECRETS_KEY_BYTES} bytes, got ${key.length}`);
   return {
     seal(plaintext, context) {
       const iv = randomBytes(IV_BYTES);
@@ -44,9 +45,13 @@ export function secretBox(key: Buffer): SecretBox {
       const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, IV_BYTES)).setAAD(Buffer.from(context));
       decipher.setAuthTag(bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
       try {
-        return Buffer.concat([decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+        return Buffer.concat([decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString(
+          'utf8',
+        );
       } catch {
-        throw new Error(`cannot decrypt the stored secret ${context}: SECRETS_KEY is not the key it was encrypted with`);
+        throw new Error(
+          `cannot decrypt the stored secret ${context}: SECRETS_KEY is not the key it was encrypted with`,
+        );
       }
     },
   };

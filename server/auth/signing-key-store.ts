@@ -11,7 +11,13 @@ import type { Db, DbTarget } from '../../db/connect.ts';
 import { ConfigError } from '../process/config-error.ts';
 import { secretBox, secretsKeyRequired } from './secret-box.ts';
 import { ACCESS_TOKEN_TTL_SECONDS } from './access-tokens.ts';
-import { loadSigningKey, storedSigningKeys, type SigningKeys, type SigningKeyStore, type StoredKey } from './signing-keys.ts';
+import {
+  loadSigningKey,
+  storedSigningKeys,
+  type SigningKeys,
+  type SigningKeyStore,
+  type StoredKey,
+} from './signing-keys.ts';
 
 export const SIGNING_KEYS_FILE = 'signing-keys.json';
 
@@ -61,7 +67,12 @@ export function fileSigningKeyStore(dataDir: string): SigningKeyStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw new Error(`cannot read the signing keys in ${path}: ${(error as Error).message}`, { cause: error });
     }
-    return contents.keys.map((k) => ({ kid: k.kid, privateJwk: k.private_jwk, created_at: new Date(k.created_at), retired_at: k.retired_at ? new Date(k.retired_at) : null }));
+    return contents.keys.map((k) => ({
+      kid: k.kid,
+      privateJwk: k.private_jwk,
+      created_at: new Date(k.created_at),
+      retired_at: k.retired_at ? new Date(k.retired_at) : null,
+    }));
   };
   return {
     where: path,
@@ -75,7 +86,12 @@ export function fileSigningKeyStore(dataDir: string): SigningKeyStore {
         .filter((k) => k.retired_at === null || k.retired_at >= forgetBefore)
         .map((k) => ({ ...k, retired_at: k.retired_at ?? key.created_at }));
       const contents: FileContents = {
-        keys: [key, ...kept].map((k) => ({ kid: k.kid, private_jwk: k.privateJwk, created_at: k.created_at.toISOString(), retired_at: k.retired_at?.toISOString() ?? null })),
+        keys: [key, ...kept].map((k) => ({
+          kid: k.kid,
+          private_jwk: k.privateJwk,
+          created_at: k.created_at.toISOString(),
+          retired_at: k.retired_at?.toISOString() ?? null,
+        })),
       };
       // Written whole and renamed into place: a reader never sees half a file. Private keys: owner only.
       const temporary = `${path}.${process.pid}.tmp`;
@@ -89,7 +105,12 @@ const sealContext = (kid: string) => `signing-key:${kid}`;
 
 /** A key as the signing_keys table keeps it: its private half sealed under SECRETS_KEY, bound to its kid. */
 export function sealedSigningKey(secretsKey: Buffer, key: StoredKey): SigningKeyRow {
-  return { kid: key.kid, private_key_sealed: secretBox(secretsKey).seal(JSON.stringify(key.privateJwk), sealContext(key.kid)), created_at: key.created_at, retired_at: key.retired_at };
+  return {
+    kid: key.kid,
+    private_key_sealed: secretBox(secretsKey).seal(JSON.stringify(key.privateJwk), sealContext(key.kid)),
+    created_at: key.created_at,
+    retired_at: key.retired_at,
+  };
 }
 
 export function databaseSigningKeyStore(db: Db, secretsKey: Buffer): SigningKeyStore {
@@ -99,7 +120,10 @@ export function databaseSigningKeyStore(db: Db, secretsKey: Buffer): SigningKeyS
     where: 'the database (table signing_keys)',
     async list(retiredSince) {
       const rows = await listSigningKeys(db, retiredSince);
-      return rows.map((row) => ({ ...row, privateJwk: JSON.parse(box.open(row.private_key_sealed, context(row.kid))) as JWK }));
+      return rows.map((row) => ({
+        ...row,
+        privateJwk: JSON.parse(box.open(row.private_key_sealed, context(row.kid))) as JWK,
+      }));
     },
     async rotate(key, forgetBefore) {
       const { kid, private_key_sealed } = sealedSigningKey(secretsKey, key);

@@ -3,7 +3,16 @@
 // (a file in DATA_DIR, or the database on PostgreSQL), or, in tests and benchmarks, a key made for the process.
 // Stored keys rotate without downtime: the newest key signs, and a retired key verifies until every token it
 // signed has expired; each process re-reads the set every minute, and at once when a token names a kid it lacks.
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, importPKCS8, type CryptoKey, type JWK, type KeyObject } from 'jose';
+import {
+  calculateJwkThumbprint,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  importPKCS8,
+  type CryptoKey,
+  type JWK,
+  type KeyObject,
+} from 'jose';
 
 export const SIGNING_ALGORITHM = 'ES256';
 

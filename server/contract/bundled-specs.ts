@@ -20,7 +20,8 @@ export interface BundledSpec {
 const GENERATED_DIR = (() => {
   for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
     if (existsSync(join(dir, 'generated'))) return join(dir, 'generated');
-    if (dirname(dir) === dir) throw new Error(`no generated/ above ${fileURLToPath(import.meta.url)}: run npm run generate`);
+    if (dirname(dir) === dir)
+      throw new Error(`no generated/ above ${fileURLToPath(import.meta.url)}: run npm run generate`);
   }
 })();
 

@@ -20,7 +20,11 @@ export interface Contract {
    * What is wrong with a response of an operation: an undocumented status, a body or headers off the schema.
    * `bodiless`: the answer to a HEAD, whose headers are the GET's and whose body is absent by definition.
    */
-  checkResponse(operation: Operation, response: { status: number; headers: Record<string, unknown>; body: unknown }, options?: { bodiless?: boolean }): string[];
+  checkResponse(
+    operation: Operation,
+    response: { status: number; headers: Record<string, unknown>; body: unknown },
+    options?: { bodiless?: boolean },
+  ): string[];
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'trace'];
@@ -63,27 +67,39 @@ export async function loadContract(definition: Document): Promise<Contract> {
   parseOncePerRequest(api);
   copyQueryPlainly(api);
 
-  const match = (method: string, path: string) => api.router.matchOperation({ method: routedMethod(method), path, headers: {}, query: {} }) ?? undefined;
+  const match = (method: string, path: string) =>
+    api.router.matchOperation({ method: routedMethod(method), path, headers: {}, query: {} }) ?? undefined;
   return {
     api,
     definition,
     match,
-    allowedMethods: (path) => METHODS.filter((method) => match(method, path)).flatMap((m) => (m === 'get' ? ['GET', 'HEAD'] : [m.toUpperCase()])),
+    allowedMethods: (path) =>
+      METHODS.filter((method) => match(method, path)).flatMap((m) =>
+        m === 'get' ? ['GET', 'HEAD'] : [m.toUpperCase()],
+      ),
     checkResponse(operation, { status, headers, body }, { bodiless = false } = {}) {
       const documented = Object.keys(operation.responses ?? {});
       if (!documented.includes(String(status))) {
-        return [`status ${status} is not documented for ${operation.operationId} (documented: ${documented.join(', ')})`];
+        return [
+          `status ${status} is not documented for ${operation.operationId} (documented: ${documented.join(', ')})`,
+        ];
       }
       const failures: string[] = [];
       const bodyErrors = bodiless ? [] : (api.validator.validateResponse(body, operation, status).errors ?? []);
       for (const error of bodyErrors) failures.push(`body${error.instancePath} ${error.message}`);
       // openapi-backend's 'superset' match requires every documented header, even one with `required: false`
       // (Idempotent-Replayed); so match 'any' for the schemas and check presence by each header's `required`.
-      const headerResult = api.validator.validateResponseHeaders(headers, operation, { statusCode: status, setMatchType: 'any' as never });
+      const headerResult = api.validator.validateResponseHeaders(headers, operation, {
+        statusCode: status,
+        setMatchType: 'any' as never,
+      });
       for (const error of headerResult.errors ?? []) failures.push(`headers${error.instancePath} ${error.message}`);
-      const documentedHeaders = (operation.responses?.[status] as { headers?: Record<string, { required?: boolean }> } | undefined)?.headers ?? {};
+      const documentedHeaders =
+        (operation.responses?.[status] as { headers?: Record<string, { required?: boolean }> } | undefined)?.headers ??
+        {};
       for (const [name, header] of Object.entries(documentedHeaders)) {
-        if (header.required === true && headers[name.toLowerCase()] === undefined) failures.push(`headers must have required property '${name.toLowerCase()}'`);
+        if (header.required === true && headers[name.toLowerCase()] === undefined)
+          failures.push(`headers must have required property '${name.toLowerCase()}'`);
       }
       return failures;
     },
@@ -104,7 +120,10 @@ function parseOncePerRequest(api: OpenAPIBackend): void {
   const router = api.router;
   const parse = router.parseRequest.bind(router);
   type Parsed = ReturnType<typeof parse>;
-  const kept = new WeakMap<object, { request: object; operation: Operation; parsed: Parsed; pathParams: Parsed['params'] }>();
+  const kept = new WeakMap<
+    object,
+    { request: object; operation: Operation; parsed: Parsed; pathParams: Parsed['params'] }
+  >();
   router.parseRequest = (req, operation) => {
     if (!operation) return { ...req, params: {}, query: {}, headers: {}, cookies: {}, requestBody: req.body };
     const entry = kept.get(req.headers);
@@ -147,4 +166,3 @@ function copyQueryPlainly(api: OpenAPIBackend): void {
 function isPrimitive(value: unknown): boolean {
   return value === null || (typeof value !== 'object' && typeof value !== 'function');
 }
-

@@ -48,7 +48,15 @@ export function feedCursor(cursor: string | undefined): { at: Date; txid: string
   const key = decodeCursor(cursor, 3);
   if (!key) return undefined;
   const [at, txid, seq] = key;
-  if (typeof at !== 'string' || !isInstant(at) || typeof txid !== 'string' || !XID8.test(txid) || !Number.isSafeInteger(seq) || (seq as number) < 0) throw notACursor();
+  if (
+    typeof at !== 'string' ||
+    !isInstant(at) ||
+    typeof txid !== 'string' ||
+    !XID8.test(txid) ||
+    !Number.isSafeInteger(seq) ||
+    (seq as number) < 0
+  )
+    throw notACursor();
   return { at: new Date(at), txid, seq: seq as number };
 }
 

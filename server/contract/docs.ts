@@ -14,9 +14,11 @@ import { GUIDES_PATH, GUIDES_STYLESHEET_PATH, guidesRoutes } from './guides-rout
 /** Where the service serves each surface's docs (a new surface fails to compile until it has a path here). */
 export const DOCS_PATHS: Record<Surface, string> = { general: '/docs', 'partner-v1': '/api/v1/docs' };
 
-
 /** The mock server at its default port (scripts/mock.ts), offered to the try-it console beside the spec's servers. */
-export const MOCK_SERVER = { url: 'http://localhost:4010', description: 'Mock server (`npm run mock`), answers from the examples' };
+export const MOCK_SERVER = {
+  url: 'http://localhost:4010',
+  description: 'Mock server (`npm run mock`), answers from the examples',
+};
 
 export interface ServerEntry {
   url: string;
@@ -78,12 +80,22 @@ export function referenceTitle(spec: BundledSpec): string {
 }
 
 /** The bar's links: the guides, then each reference, `current` marked. */
-export function docsBarLinks(guides: string, references: Array<{ href: string; spec: BundledSpec }>, current: BundledSpec): DocsBar['links'] {
-  return [{ href: guides, text: 'Guides' }, ...references.map(({ href, spec }) => ({ href, text: referenceTitle(spec), current: spec === current }))];
+export function docsBarLinks(
+  guides: string,
+  references: Array<{ href: string; spec: BundledSpec }>,
+  current: BundledSpec,
+): DocsBar['links'] {
+  return [
+    { href: guides, text: 'Guides' },
+    ...references.map(({ href, spec }) => ({ href, text: referenceTitle(spec), current: spec === current })),
+  ];
 }
 
 export function specServers(spec: BundledSpec): ServerEntry[] {
-  return (spec.definition.servers ?? []).map(({ url, description }) => ({ url, ...(description ? { description } : {}) }));
+  return (spec.definition.servers ?? []).map(({ url, description }) => ({
+    url,
+    ...(description ? { description } : {}),
+  }));
 }
 
 /**
@@ -92,7 +104,10 @@ export function specServers(spec: BundledSpec): ServerEntry[] {
  */
 export function docsRoutes(specs: BundledSpec[] = bundledSpecs()): express.Router {
   const router = express.Router();
-  const references: ReferenceEntry[] = specs.map((spec) => ({ path: DOCS_PATHS[spec.surface], title: referenceTitle(spec) }));
+  const references: ReferenceEntry[] = specs.map((spec) => ({
+    path: DOCS_PATHS[spec.surface],
+    title: referenceTitle(spec),
+  }));
   router.use(GUIDES_PATH, guidesRoutes(references));
   const barReferences = specs.map((spec) => ({ href: DOCS_PATHS[spec.surface], spec }));
   for (const spec of specs) {
@@ -103,7 +118,15 @@ export function docsRoutes(specs: BundledSpec[] = bundledSpecs()): express.Route
       // The service the page came from first, so the try-it console calls this instance by default.
       const self = { url: `${req.protocol}://${req.get('host')}`, description: 'This instance' };
       const bar = { stylesheet: GUIDES_STYLESHEET_PATH, links: docsBarLinks(`${GUIDES_PATH}/`, barReferences, spec) };
-      res.type('html').send(docsPage({ title: docsTitle(spec), specUrl: `${path}/openapi.json`, scriptUrl: `${path}/standalone.js`, servers: [self, ...servers, MOCK_SERVER], bar }));
+      res.type('html').send(
+        docsPage({
+          title: docsTitle(spec),
+          specUrl: `${path}/openapi.json`,
+          scriptUrl: `${path}/standalone.js`,
+          servers: [self, ...servers, MOCK_SERVER],
+          bar,
+        }),
+      );
     });
     router.get(`${path}/openapi.json`, (_req, res) => res.sendFile(spec.file));
     router.get(`${path}/standalone.js`, (_req, res) => res.sendFile(SCALAR_SCRIPT, { maxAge: '1d' }));

@@ -8,7 +8,6 @@ import { FIRST_INSTANT, LAST_INSTANT } from '../../domain/instants.ts';
 // ajv-formats is CommonJS; under ESM its function is the default export's default.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
-
 /**
  * An RFC 3339 date-time that JavaScript reads as written and that lies in the years 0001–9999 in UTC: `23:59:60`
  * (a leap second) passes RFC 3339 but not Date, and `9999-12-31T23:00:00-05:00` is in the year 10000.

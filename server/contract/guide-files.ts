@@ -43,13 +43,20 @@ function links(tokens: Token[]): string[] {
     const own = token.type === 'link' ? [(token as Tokens.Link).href] : [];
     const children = 'tokens' in token && token.tokens ? links(token.tokens) : [];
     const items = token.type === 'list' ? links((token as Tokens.List).items) : [];
-    const cells = token.type === 'table' ? links([...(token as Tokens.Table).header, ...(token as Tokens.Table).rows.flat()].flatMap((cell) => cell.tokens)) : [];
+    const cells =
+      token.type === 'table'
+        ? links(
+            [...(token as Tokens.Table).header, ...(token as Tokens.Table).rows.flat()].flatMap((cell) => cell.tokens),
+          )
+        : [];
     return [...own, ...children, ...items, ...cells];
   });
 }
 
 function firstHeading(markdown: string): string | undefined {
-  const heading = new Lexer().lex(markdown).find((token): token is Tokens.Heading => token.type === 'heading' && token.depth === 1);
+  const heading = new Lexer()
+    .lex(markdown)
+    .find((token): token is Tokens.Heading => token.type === 'heading' && token.depth === 1);
   return heading && plainText(heading.tokens);
 }
 

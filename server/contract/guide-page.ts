@@ -16,7 +16,9 @@ export function guidePage(site: Site, guide: Guide): string {
   const title = guide.slug === INDEX_SLUG ? siteTitle : `${guide.title} — ${siteTitle}`;
   const item = (href: string, text: string, current: boolean) =>
     `<li><a href="${escapeHtml(href)}"${current ? ' aria-current="page"' : ''}>${escapeHtml(text)}</a></li>`;
-  const guides = site.guides.filter((g) => g.slug !== INDEX_SLUG).map((g) => item(site.links.guide(g.slug), g.title, g.slug === guide.slug));
+  const guides = site.guides
+    .filter((g) => g.slug !== INDEX_SLUG)
+    .map((g) => item(site.links.guide(g.slug), g.title, g.slug === guide.slug));
   const references = site.references.flatMap(({ path, title }) => {
     const href = site.links.reference(path);
     return href ? [item(href, title, false)] : [];

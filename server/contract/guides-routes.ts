@@ -49,7 +49,10 @@ export function guidesRoutes(references: ReferenceEntry[]): express.Router {
       },
     }),
   );
-  router.get('/guides.css', (_req, res) => void res.type('css').set('Cache-Control', 'public, max-age=3600').send(GUIDES_STYLESHEET));
+  router.get(
+    '/guides.css',
+    (_req, res) => void res.type('css').set('Cache-Control', 'public, max-age=3600').send(GUIDES_STYLESHEET),
+  );
   const send = async (slug: string, res: express.Response, next: express.NextFunction) => {
     const html = await page(slug);
     if (html === undefined) return next();

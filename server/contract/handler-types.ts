@@ -19,7 +19,9 @@ export type HandlerResult<O extends OperationShape> = {
 }[SuccessStatus<O>];
 
 type Query<O extends OperationShape, Defaulted extends PropertyKey> =
-  NonNullable<O['parameters']['query']> extends infer Q ? Omit<Q, Defaulted & keyof Q> & Required<Pick<Q, Defaulted & keyof Q>> : never;
+  NonNullable<O['parameters']['query']> extends infer Q
+    ? Omit<Q, Defaulted & keyof Q> & Required<Pick<Q, Defaulted & keyof Q>>
+    : never;
 
 type RequestBody<O extends OperationShape> =
   NonNullable<O['requestBody']> extends { content: { 'application/json': infer B } } ? B : undefined;
@@ -47,16 +49,23 @@ export interface HandlerContext {
   apiVersion: string;
 }
 
-export type Handler<O extends OperationShape, Defaulted extends PropertyKey, Principal, Context extends HandlerContext> = (
-  input: HandlerInput<O, Defaulted, Principal>,
-  context: Context,
-) => Promise<HandlerResult<O>>;
+export type Handler<
+  O extends OperationShape,
+  Defaulted extends PropertyKey,
+  Principal,
+  Context extends HandlerContext,
+> = (input: HandlerInput<O, Defaulted, Principal>, context: Context) => Promise<HandlerResult<O>>;
 
 /**
  * Streaming operations write the response themselves, and only they may: a `text/event-stream` 200, or a download (a
  * 200 with `Content-Disposition`), whose document is written as it is read rather than built in memory first.
  */
-export type StreamingHandler<O extends OperationShape, Defaulted extends PropertyKey, Principal, Context extends HandlerContext> = (
+export type StreamingHandler<
+  O extends OperationShape,
+  Defaulted extends PropertyKey,
+  Principal,
+  Context extends HandlerContext,
+> = (
   input: HandlerInput<O, Defaulted, Principal>,
   context: Context,
   http: { req: IncomingMessage; res: ServerResponse },
@@ -68,8 +77,23 @@ type IsStreaming<O extends OperationShape> = O['responses'] extends
   ? true
   : false;
 
-export type SurfaceHandlers<Operations extends { [K in keyof Operations]: OperationShape }, QueryDefaults, Principal, Context extends HandlerContext> = {
+export type SurfaceHandlers<
+  Operations extends { [K in keyof Operations]: OperationShape },
+  QueryDefaults,
+  Principal,
+  Context extends HandlerContext,
+> = {
   [K in keyof Operations]: IsStreaming<Operations[K]> extends true
-    ? StreamingHandler<Operations[K], K extends keyof QueryDefaults ? QueryDefaults[K] & PropertyKey : never, Principal, Context>
-    : Handler<Operations[K], K extends keyof QueryDefaults ? QueryDefaults[K] & PropertyKey : never, Principal, Context>;
+    ? StreamingHandler<
+        Operations[K],
+        K extends keyof QueryDefaults ? QueryDefaults[K] & PropertyKey : never,
+        Principal,
+        Context
+      >
+    : Handler<
+        Operations[K],
+        K extends keyof QueryDefaults ? QueryDefaults[K] & PropertyKey : never,
+        Principal,
+        Context
+      >;
 };

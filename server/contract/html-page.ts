@@ -1,6 +1,16 @@
 // The frame every docs page shares, a guide's or a reference's: one document head (its title, the viewport, one
 // stylesheet) around the page's own body.
-export function htmlPage({ title, stylesheet, bodyClass, body }: { title: string; stylesheet: string; bodyClass?: string; body: string }): string {
+export function htmlPage({
+  title,
+  stylesheet,
+  bodyClass,
+  body,
+}: {
+  title: string;
+  stylesheet: string;
+  bodyClass?: string;
+  body: string;
+}): string {
   return `<!doctype html>
 <html lang="en">
   <head>

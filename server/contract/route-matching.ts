@@ -4,7 +4,13 @@ import type { OpenAPIBackend, Operation } from 'openapi-backend';
 /** openapi-backend's pattern for a path template: each `{name}` matches one path segment, the rest literally. */
 function templatePattern(path: string): RegExp {
   const literal = (part: string) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`^${path.replace(/\{[^}]+\}/g, '\0').split('\0').map(literal).join('[^/]+')}$`);
+  return new RegExp(
+    `^${path
+      .replace(/\{[^}]+\}/g, '\0')
+      .split('\0')
+      .map(literal)
+      .join('[^/]+')}$`,
+  );
 }
 
 /**
@@ -18,9 +24,14 @@ export function matchTemplatesOnce(api: OpenAPIBackend): void {
   const router = api.router;
   const operations = router.getOperations();
   const templates = operations
-    .map((operation) => ({ operation, pattern: templatePattern(operation.path), literal: operation.path.replace(/\{.*?\}/g, '').length }))
+    .map((operation) => ({
+      operation,
+      pattern: templatePattern(operation.path),
+      literal: operation.path.replace(/\{.*?\}/g, '').length,
+    }))
     .sort((a, b) => b.literal - a.literal);
-  const underRoot = (path: string) => (router as unknown as { isUnderApiRoot(path: string): boolean }).isUnderApiRoot(path);
+  const underRoot = (path: string) =>
+    (router as unknown as { isUnderApiRoot(path: string): boolean }).isUnderApiRoot(path);
   const refuse = (strict: boolean | undefined, error: string) => {
     if (strict) throw new Error(error);
     return undefined as unknown as Operation;

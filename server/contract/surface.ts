@@ -45,7 +45,10 @@ export interface SurfaceOptions<P, C extends HandlerContext = HandlerContext> {
   limit: (req: IncomingMessage, res: ServerResponse, principal: P | undefined, operation: Operation) => Promise<void>;
   /** Why a method is refused on an existing path (appended to the 405 detail). */
   methodNotAllowedReason?: string;
-  handlers: Record<string, (input: any, context: C, http: { req: IncomingMessage; res: ServerResponse }) => Promise<HandlerOutcome>>;
+  handlers: Record<
+    string,
+    (input: any, context: C, http: { req: IncomingMessage; res: ServerResponse }) => Promise<HandlerOutcome>
+  >;
   context: C;
   /** Called with each response that breaks the contract, when response validation is on. */
   onContractViolation?: (req: IncomingMessage, failures: string[]) => void;
@@ -54,8 +57,9 @@ export interface SurfaceOptions<P, C extends HandlerContext = HandlerContext> {
 /** A JSON result, or nothing when a streaming handler wrote the response itself. */
 type HandlerOutcome = { status: number; body: unknown; headers?: Record<string, string> } | void;
 
-
-export function serveSurface<P, C extends HandlerContext = HandlerContext>(options: SurfaceOptions<P, C>): SurfaceHandler {
+export function serveSurface<P, C extends HandlerContext = HandlerContext>(
+  options: SurfaceOptions<P, C>,
+): SurfaceHandler {
   const { contract } = options;
   const api = contract.api;
 
@@ -68,7 +72,12 @@ export function serveSurface<P, C extends HandlerContext = HandlerContext>(optio
     },
     methodNotAllowed: (_c: Context, req: IncomingMessage) => {
       const path = requestPath(req);
-      throw problems.methodNotAllowed(req.method ?? 'GET', path, contract.allowedMethods(path), options.methodNotAllowedReason);
+      throw problems.methodNotAllowed(
+        req.method ?? 'GET',
+        path,
+        contract.allowedMethods(path),
+        options.methodNotAllowedReason,
+      );
     },
     postRoutingHandler: async (c: Context, req: IncomingMessage, res: ServerResponse) => {
       if (!c.operation) return; // 404 or 405 follows
@@ -98,7 +107,10 @@ export function serveSurface<P, C extends HandlerContext = HandlerContext>(optio
       const challenge = typeof options.challenge === 'string' ? options.challenge : options.challenge(failure);
       // An authenticator that knows more (a key of the other surface) says so instead of the generic detail.
       const known = outcomes.find((o) => o && 'detail' in o && o.detail);
-      throw problems.unauthorized((known && 'detail' in known && known.detail) || options.unauthorizedDetail(failure), challenge);
+      throw problems.unauthorized(
+        (known && 'detail' in known && known.detail) || options.unauthorizedDetail(failure),
+        challenge,
+      );
     },
     validationFail: (c: Context) => {
       throw problems.invalidRequest((c.validation.errors ?? []).map(fieldError));
@@ -127,8 +139,14 @@ export function serveSurface<P, C extends HandlerContext = HandlerContext>(optio
       // Checked as sent, so the ETag and a 304 are seen, and read as a client reads the headers: one sent as several
       // field lines (RateLimit, one per window) is one value, the lines joined with ", " (RFC 9110 section 5.3).
       if (options.onContractViolation) {
-        const headers = Object.fromEntries(Object.entries(res.getHeaders()).map(([k, v]) => [k.toLowerCase(), Array.isArray(v) ? v.join(', ') : v]));
-        const failures = contract.checkResponse(c.operation, { status: res.statusCode, headers, body: result.body }, { bodiless: res.statusCode === 304 });
+        const headers = Object.fromEntries(
+          Object.entries(res.getHeaders()).map(([k, v]) => [k.toLowerCase(), Array.isArray(v) ? v.join(', ') : v]),
+        );
+        const failures = contract.checkResponse(
+          c.operation,
+          { status: res.statusCode, headers, body: result.body },
+          { bodiless: res.statusCode === 304 },
+        );
         if (failures.length > 0) options.onContractViolation(req, failures);
       }
     });
@@ -177,7 +195,9 @@ function declaredHeaders(c: Context): Record<string, string> {
  * stream, or a download (Content-Disposition).
  */
 function streams(operation: Operation): boolean {
-  const ok = operation.responses?.['200'] as { content?: Record<string, unknown>; headers?: Record<string, unknown> } | undefined;
+  const ok = operation.responses?.['200'] as
+    | { content?: Record<string, unknown>; headers?: Record<string, unknown> }
+    | undefined;
   return ok?.content?.['text/event-stream'] !== undefined || ok?.headers?.['Content-Disposition'] !== undefined;
 }
 

@@ -30,7 +30,9 @@ export interface ApiRequestsOptions {
 /** Methods whose request body means something (RFC 9110); other methods' bodies are never read. */
 export const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH']);
 
-export function apiRequests(options: ApiRequestsOptions): (req: IncomingMessage, res: ServerResponse, path: string) => void {
+export function apiRequests(
+  options: ApiRequestsOptions,
+): (req: IncomingMessage, res: ServerResponse, path: string) => void {
   const { prepare, parseBody, surfaces, renderError } = options;
   return (req, res, path) => {
     const fail = (error: unknown) => renderError(error, req, res);

@@ -5,7 +5,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** Request headers a browser client of the API sends beyond the CORS-safelisted ones (the specs' header parameters). */
-export const CORS_ALLOWED_HEADERS = ['Authorization', 'X-Service-API-Key', 'Content-Type', 'Idempotency-Key', 'If-None-Match', 'Last-Event-ID'];
+export const CORS_ALLOWED_HEADERS = [
+  'Authorization',
+  'X-Service-API-Key',
+  'Content-Type',
+  'Idempotency-Key',
+  'If-None-Match',
+  'Last-Event-ID',
+];
 
 /**
  * Response headers a client reads that are not CORS-safelisted (the specs' response headers, and API-Version): without

@@ -55,7 +55,10 @@ export function downloadWriter(res: ServerResponse, options: DownloadOptions): D
         const closed = () => finish(new DownloadStopped('client_gone'));
         const stopping = () => finish(new DownloadStopped('service_stopping'));
         const left = deadline - Date.now();
-        const timer = setTimeout(() => finish(new DownloadStopped(left < options.stallMs ? 'too_long' : 'client_stalled')), Math.min(options.stallMs, left));
+        const timer = setTimeout(
+          () => finish(new DownloadStopped(left < options.stallMs ? 'too_long' : 'client_stalled')),
+          Math.min(options.stallMs, left),
+        );
         res.once('drain', drained);
         res.once('close', closed);
         options.stop.addEventListener('abort', stopping, { once: true });

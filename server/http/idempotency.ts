@@ -7,7 +7,12 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
 import { lockStudent, retriedTransaction, studentTransaction } from '../../db/student-transaction.ts';
-import { deleteExpiredIdempotencyKeys, findIdempotencyKey, insertIdempotencyKey, tryLockIdempotencyKey } from '../../db/queries/idempotency.ts';
+import {
+  deleteExpiredIdempotencyKeys,
+  findIdempotencyKey,
+  insertIdempotencyKey,
+  tryLockIdempotencyKey,
+} from '../../db/queries/idempotency.ts';
 import { problems } from './problems.ts';
 
 export const KEY_LIFETIME_MS = 24 * 60 * 60_000;
@@ -29,15 +34,23 @@ type Result = { status: number; body: unknown; headers?: Record<string, string> 
  * `locksStudent`: the work's first statement takes the student's lock itself, with what it reads (a graded review),
  * so a request without a key spends no round trip on the lock alone.
  */
-export async function idempotently<R extends Result>(db: Db, request: IdempotentRequest, work: (trx: Db) => Promise<R>, options: { locksStudent?: boolean } = {}): Promise<R> {
+export async function idempotently<R extends Result>(
+  db: Db,
+  request: IdempotentRequest,
+  work: (trx: Db) => Promise<R>,
+  options: { locksStudent?: boolean } = {},
+): Promise<R> {
   const { key } = request;
-  if (key === undefined) return options.locksStudent ? retriedTransaction(db, work) : studentTransaction(db, request.userId, work);
+  if (key === undefined)
+    return options.locksStudent ? retriedTransaction(db, work) : studentTransaction(db, request.userId, work);
   const requestHash = fingerprint(request.operationId, request.body);
   return retriedTransaction(db, async (trx) => {
     // The key's try-lock never waits, so it may come before the student's lock (db/student-transaction.ts), and a
     // second request with the key is told 409 at once instead of queueing behind the first.
     if (!(await tryLockIdempotencyKey(trx, idempotencyLockId(request.userId, key)))) {
-      throw problems.conflict('A request with this Idempotency-Key is still running; retry it once that one has finished.');
+      throw problems.conflict(
+        'A request with this Idempotency-Key is still running; retry it once that one has finished.',
+      );
     }
     await lockStudent(trx, request.userId);
     await deleteExpiredIdempotencyKeys(trx, request.userId, request.now);
@@ -45,7 +58,11 @@ export async function idempotently<R extends Result>(db: Db, request: Idempotent
     if (stored) {
       if (stored.request_hash !== requestHash) throw problems.idempotencyKeyReused();
       // The stored response was produced by this operation (the hash covers the operationId), so it has R's shape.
-      return { status: stored.response_status, body: stored.response_body, headers: { [REPLAYED_HEADER]: 'true' } } as unknown as R;
+      return {
+        status: stored.response_status,
+        body: stored.response_body,
+        headers: { [REPLAYED_HEADER]: 'true' },
+      } as unknown as R;
     }
     const result = await work(trx);
     await insertIdempotencyKey(trx, {

@@ -24,7 +24,8 @@ export const PROBLEM_CODES = {
   invalid_request: {
     status: 400,
     title: 'Invalid request',
-    description: 'A parameter, header or the body does not match the spec (each invalid part is listed in `errors`), or the request carries more than one credential; fix the request before sending it again.',
+    description:
+      'A parameter, header or the body does not match the spec (each invalid part is listed in `errors`), or the request carries more than one credential; fix the request before sending it again.',
   },
   reviewed_at_out_of_range: {
     status: 400,
@@ -34,32 +35,34 @@ export const PROBLEM_CODES = {
   webhook_url_invalid: {
     status: 400,
     title: 'Webhook URL refused',
-    description: 'A webhook endpoint\'s URL is not an absolute http(s) URL, or carries credentials.',
+    description: "A webhook endpoint's URL is not an absolute http(s) URL, or carries credentials.",
   },
   webhook_url_not_https: {
     status: 400,
     title: 'Webhook URL refused',
-    description: 'A webhook endpoint\'s URL uses plain http; webhooks are sent over https only.',
+    description: "A webhook endpoint's URL uses plain http; webhooks are sent over https only.",
   },
   webhook_url_unresolvable: {
     status: 400,
     title: 'Webhook URL refused',
-    description: 'A webhook endpoint\'s host does not resolve in DNS.',
+    description: "A webhook endpoint's host does not resolve in DNS.",
   },
   webhook_url_not_public: {
     status: 400,
     title: 'Webhook URL refused',
-    description: 'A webhook endpoint\'s host resolves to an address that is not public (loopback, private, link-local…).',
+    description:
+      "A webhook endpoint's host resolves to an address that is not public (loopback, private, link-local…).",
   },
   unauthorized: {
     status: 401,
     title: 'Unauthorized',
-    description: 'No credential, or one that is unknown, expired or revoked; `WWW-Authenticate` names the scheme the surface expects.',
+    description:
+      'No credential, or one that is unknown, expired or revoked; `WWW-Authenticate` names the scheme the surface expects.',
   },
   invalid_signature: {
     status: 401,
     title: 'Invalid signature',
-    description: 'A signed callback (the payment provider\'s events) whose signature is missing, wrong or too old.',
+    description: "A signed callback (the payment provider's events) whose signature is missing, wrong or too old.",
   },
   insufficient_scope: {
     status: 403,
@@ -74,7 +77,7 @@ export const PROBLEM_CODES = {
   room_owner_only: {
     status: 403,
     title: 'Room owner only',
-    description: 'Only a study room\'s owner changes its join code or deletes it; a member leaves instead.',
+    description: "Only a study room's owner changes its join code or deletes it; a member leaves instead.",
   },
   not_found: {
     status: 404,
@@ -89,7 +92,8 @@ export const PROBLEM_CODES = {
   conflict: {
     status: 409,
     title: 'Conflict',
-    description: 'The request contradicts the record\'s current state (a duplicate, or a change that state does not allow).',
+    description:
+      "The request contradicts the record's current state (a duplicate, or a change that state does not allow).",
   },
   endpoint_limit_reached: {
     status: 409,
@@ -124,7 +128,8 @@ export const PROBLEM_CODES = {
   room_timer_conflict: {
     status: 409,
     title: 'Room timer conflict',
-    description: 'The room\'s focus timer is not in a state the action applies to (a start while a session runs, a pause of what is not running…); read the room and act on its timer as it is.',
+    description:
+      "The room's focus timer is not in a state the action applies to (a start while a session runs, a pause of what is not running…); read the room and act on its timer as it is.",
   },
   endpoint_disabled: {
     status: 409,
@@ -154,12 +159,14 @@ export const PROBLEM_CODES = {
   rate_limited: {
     status: 429,
     title: 'Too many requests',
-    description: 'The credential\'s or the address\'s rate limit is spent; wait for `Retry-After` (the `RateLimit` headers show the quota).',
+    description:
+      "The credential's or the address's rate limit is spent; wait for `Retry-After` (the `RateLimit` headers show the quota).",
   },
   password_attempts_exceeded: {
     status: 429,
     title: 'Too many password attempts',
-    description: 'Too many wrong passwords for one account in the window; no password is checked for it until `Retry-After` has passed.',
+    description:
+      'Too many wrong passwords for one account in the window; no password is checked for it until `Retry-After` has passed.',
   },
   export_in_progress: {
     status: 429,
@@ -169,12 +176,14 @@ export const PROBLEM_CODES = {
   too_many_concurrent_replies: {
     status: 429,
     title: 'Too many concurrent replies',
-    description: 'The account (or conversation) already has as many AI replies queued or generating as it may; retry after `Retry-After`.',
+    description:
+      'The account (or conversation) already has as many AI replies queued or generating as it may; retry after `Retry-After`.',
   },
   too_many_streams: {
     status: 429,
     title: 'Too many open streams',
-    description: 'The account holds as many open streams as it may, whichever credential opened them; close one or retry after `Retry-After`.',
+    description:
+      'The account holds as many open streams as it may, whichever credential opened them; close one or retry after `Retry-After`.',
   },
   internal_error: {
     status: 500,
@@ -184,12 +193,14 @@ export const PROBLEM_CODES = {
   service_unavailable: {
     status: 503,
     title: 'Service unavailable',
-    description: 'A dependency (the database, the rate-limit store) failed or was too slow, or concurrent writes collided; retry after `Retry-After`.',
+    description:
+      'A dependency (the database, the rate-limit store) failed or was too slow, or concurrent writes collided; retry after `Retry-After`.',
   },
   not_configured: {
     status: 503,
     title: 'Not configured',
-    description: 'A feature its operator has not set up yet (the payment provider\'s secret); retry after `Retry-After`.',
+    description:
+      "A feature its operator has not set up yet (the payment provider's secret); retry after `Retry-After`.",
   },
 } as const satisfies Record<string, ProblemCodeEntry>;
 

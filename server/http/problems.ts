@@ -42,12 +42,20 @@ export class Problem extends Error {
 
 export const problems = {
   invalidRequest: (errors: FieldError[]) =>
-    new Problem('invalid_request', `The request has ${errors.length} invalid part${errors.length === 1 ? '' : 's'}; see errors.`, { errors }),
-  malformedBody: (detail: string) => new Problem('invalid_request', detail, { errors: [{ path: 'body', message: detail }] }),
+    new Problem(
+      'invalid_request',
+      `The request has ${errors.length} invalid part${errors.length === 1 ? '' : 's'}; see errors.`,
+      { errors },
+    ),
+  malformedBody: (detail: string) =>
+    new Problem('invalid_request', detail, { errors: [{ path: 'body', message: detail }] }),
   /** RFC 6750 §2 and §3.1: a request uses one method to send its credential; more than one is invalid_request. */
   severalCredentials: (carriers: string[], challenge: string) =>
     new Problem('invalid_request', `The request carries credentials in ${carriers.join(' and ')}; send exactly one.`, {
-      errors: carriers.map((name) => ({ path: `header.${name}`, message: 'is one of several credentials; send only one' })),
+      errors: carriers.map((name) => ({
+        path: `header.${name}`,
+        message: 'is one of several credentials; send only one',
+      })),
       headers: { 'WWW-Authenticate': `${challenge}, error="invalid_request"` },
     }),
   unauthorized: (detail: string, challenge: string) =>
@@ -64,13 +72,20 @@ export const problems = {
   conflict: (detail: string) => new Problem('conflict', detail),
   /** A webhook endpoint's URL the service will not deliver to; `code` says why (services/webhooks/target-address.ts). */
   undeliverableUrl: (code: UndeliverableCode, reason: string) =>
-    new Problem(code, `Webhooks cannot be sent to this URL: ${reason}.`, { errors: [{ path: 'body.url', message: reason }] }),
+    new Problem(code, `Webhooks cannot be sent to this URL: ${reason}.`, {
+      errors: [{ path: 'body.url', message: reason }],
+    }),
   methodNotAllowed: (method: string, path: string, allow: string[], why = '') =>
-    new Problem('method_not_allowed', `${method} is not allowed on ${path}${why}.`, { headers: { Allow: allow.join(', ') } }),
+    new Problem('method_not_allowed', `${method} is not allowed on ${path}${why}.`, {
+      headers: { Allow: allow.join(', ') },
+    }),
   payloadTooLarge: (limitBytes: number) =>
     new Problem('payload_too_large', `The request body exceeds ${Math.floor(limitBytes / 1024)} KiB.`),
   idempotencyKeyReused: () =>
-    new Problem('idempotency_key_reused', 'This Idempotency-Key was used with a different request; use a new key for a new request.'),
+    new Problem(
+      'idempotency_key_reused',
+      'This Idempotency-Key was used with a different request; use a new key for a new request.',
+    ),
   /** A review dated in the future or before the offline window (domain/srs.ts OFFLINE_REVIEW_WINDOW_DAYS). */
   reviewedAtOutOfRange: (path: string, days: number) =>
     new Problem('reviewed_at_out_of_range', `reviewed_at must be within the past ${days} days and not in the future.`, {
@@ -99,14 +114,21 @@ export const problems = {
    * concurrency condition, not a fault of the request, so a 503 that asks for a prompt retry.
    */
   writeContention: () =>
-    new Problem('service_unavailable', `Other changes to the same data were being written at the same moment. Retry in ${CONTENTION_RETRY_AFTER_SECONDS} second.`, {
-      headers: { 'Retry-After': String(CONTENTION_RETRY_AFTER_SECONDS) },
-    }),
+    new Problem(
+      'service_unavailable',
+      `Other changes to the same data were being written at the same moment. Retry in ${CONTENTION_RETRY_AFTER_SECONDS} second.`,
+      {
+        headers: { 'Retry-After': String(CONTENTION_RETRY_AFTER_SECONDS) },
+      },
+    ),
   unknownStudent: (detail: string) => new Problem('unknown_student', detail),
   /** A feature its operator has not set up: the caller (a provider that retries) may try again later. */
   notConfigured: (detail: string, retryAfterSeconds: number) =>
-    new Problem('not_configured', `${detail} Retry in ${retryAfterSeconds} seconds.`, { headers: { 'Retry-After': String(retryAfterSeconds) } }),
-  internal: () => new Problem('internal_error', 'Something failed on our side; it has been logged with the request id.'),
+    new Problem('not_configured', `${detail} Retry in ${retryAfterSeconds} seconds.`, {
+      headers: { 'Retry-After': String(retryAfterSeconds) },
+    }),
+  internal: () =>
+    new Problem('internal_error', 'Something failed on our side; it has been logged with the request id.'),
 };
 
 /**

@@ -20,7 +20,13 @@ export function serialize(text: string): SerializedBody {
 }
 
 /** Sends `body` with `status`; headers set earlier (request id, limits) are kept, an ETag set earlier wins. */
-export function sendBody(req: IncomingMessage, res: ServerResponse, status: number, contentType: string, body: SerializedBody): void {
+export function sendBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  contentType: string,
+  body: SerializedBody,
+): void {
   res.statusCode = status;
   if (!res.hasHeader('Content-Type')) res.setHeader('Content-Type', contentType);
   if (!res.hasHeader('ETag')) res.setHeader('ETag', body.etag);

@@ -32,7 +32,10 @@ export interface GuardOptions {
   scope: string;
   onFailure: OnStoreFailure;
   failures: StoreFailures;
-  warn: (details: { scope: string; onFailure: OnStoreFailure; reason: string; failuresSinceLastWarning: number }, message: string) => void;
+  warn: (
+    details: { scope: string; onFailure: OnStoreFailure; reason: string; failuresSinceLastWarning: number },
+    message: string,
+  ) => void;
   /** At most one warning per limiter in this many milliseconds. */
   warnIntervalMs?: number;
 }
@@ -55,7 +58,9 @@ function failureHandling(options: GuardOptions) {
     const reason = error instanceof Error ? error.message || error.name : String(error);
     options.warn(
       { scope, onFailure, reason, failuresSinceLastWarning: unwarned },
-      onFailure === 'allow' ? 'rate-limit store failed: requests pass uncounted' : 'rate-limit store failed: requests are refused with 503',
+      onFailure === 'allow'
+        ? 'rate-limit store failed: requests pass uncounted'
+        : 'rate-limit store failed: requests are refused with 503',
     );
     unwarned = 0;
   };
@@ -74,7 +79,11 @@ function failureHandling(options: GuardOptions) {
 }
 
 /** A limiter's window counter: the windows are named `${scope}:${name}` in the failure metrics; the warning names the limiter. */
-export function guardCounter(counter: WindowCounter, windows: readonly { name: string; windowMs: number }[], options: GuardOptions): WindowCounter {
+export function guardCounter(
+  counter: WindowCounter,
+  windows: readonly { name: string; windowMs: number }[],
+  options: GuardOptions,
+): WindowCounter {
   const { warn, fail } = failureHandling(options);
   const scopes = windows.map((window) => `${options.scope}:${window.name}`);
   return {

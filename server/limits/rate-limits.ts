@@ -88,12 +88,17 @@ export function createLimiter<P>(
       const resetSeconds = Math.max(0, Math.ceil((resetTime - Date.now()) / 1000));
       if (!res.headersSent) {
         res.appendHeader('RateLimit', `"${name}"; r=${Math.max(limit - totalHits, 0)}; t=${resetSeconds}`);
-        res.appendHeader('RateLimit-Policy', `"${name}"; q=${limit}; w=${windowSeconds[i]}; pk=:${partitionKey(keys[i]!)}:`);
+        res.appendHeader(
+          'RateLimit-Policy',
+          `"${name}"; q=${limit}; w=${windowSeconds[i]}; pk=:${partitionKey(keys[i]!)}:`,
+        );
       }
       if (totalHits > limit) {
         if (!res.headersSent) res.setHeader('Retry-After', String(resetSeconds));
         countRateLimitRefusal(`${scope}:${name}`);
-        throw problems.rateLimited(`The per-${name} limit of ${subject} (${limit} requests) is exhausted; retry in ${resetSeconds} seconds.`);
+        throw problems.rateLimited(
+          `The per-${name} limit of ${subject} (${limit} requests) is exhausted; retry in ${resetSeconds} seconds.`,
+        );
       }
     }
     return () => counter.giveBack(keys, counted);

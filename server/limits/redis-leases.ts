@@ -67,7 +67,12 @@ export interface LeaseCommands {
  * instead (`onFailure` is told): the bound then holds per process, never open, and Redis takes over again on its
  * return. A lease whose release fails expires by itself.
  */
-export function redisLeases(commands: LeaseCommands, keyPrefix: string, onFailure: (error: unknown) => void, ttlMs = LEASE_TTL_MS): AccountLeases {
+export function redisLeases(
+  commands: LeaseCommands,
+  keyPrefix: string,
+  onFailure: (error: unknown) => void,
+  ttlMs = LEASE_TTL_MS,
+): AccountLeases {
   const local = memoryLeases();
   return {
     async acquire({ account, group, limit }): Promise<LeaseResult> {

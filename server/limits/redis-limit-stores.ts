@@ -48,10 +48,12 @@ export async function redisLimitStores(url: string, options: RedisLimitOptions =
   started = true;
   const failures = new StoreFailures();
   const warn = options.logger ? options.logger.warn.bind(options.logger) : () => {};
-  const countWindows = (keys: string[], args: string[]) => withTimeout(client.countWindows(keys, args), timeoutMs, 'Redis');
+  const countWindows = (keys: string[], args: string[]) =>
+    withTimeout(client.countWindows(keys, args), timeoutMs, 'Redis');
   const decrement = (key: string) => withTimeout(client.decr(key), timeoutMs, 'Redis');
   const leaseCommands: LeaseCommands = {
-    acquire: (key, member, group, limit, ttlMs) => withTimeout(client.acquireLease(key, member, group, limit, ttlMs), timeoutMs, 'Redis'),
+    acquire: (key, member, group, limit, ttlMs) =>
+      withTimeout(client.acquireLease(key, member, group, limit, ttlMs), timeoutMs, 'Redis'),
     renew: (key, member, ttlMs) => withTimeout(client.renewLease(key, member, ttlMs), timeoutMs, 'Redis'),
     release: (key, member) => withTimeout(client.zRem(key, member), timeoutMs, 'Redis'),
     count: (key) => withTimeout(client.zCount(key, Date.now(), '+inf'), timeoutMs, 'Redis'),
@@ -70,7 +72,8 @@ export async function redisLimitStores(url: string, options: RedisLimitOptions =
         { scope, onFailure, failures, warn },
       ),
     // Counted in this process while Redis fails (server/limits/redis-leases.ts): reported like a limiter that fails open.
-    leases: (scope, ttlMs) => redisLeases(leaseCommands, `${keyPrefix}${scope}:`, leaseFailureReporter(scope, failures, warn), ttlMs),
+    leases: (scope, ttlMs) =>
+      redisLeases(leaseCommands, `${keyPrefix}${scope}:`, leaseFailureReporter(scope, failures, warn), ttlMs),
     failures,
     ping: async (pingTimeoutMs) => {
       await withTimeout(client.ping(), pingTimeoutMs, 'Redis');
@@ -82,7 +85,11 @@ export async function redisLimitStores(url: string, options: RedisLimitOptions =
 }
 
 /** Counts each lease taken in this process because Redis failed, and warns at most once a minute per scope. */
-function leaseFailureReporter(scope: string, failures: StoreFailures, warn: (details: object, message: string) => void) {
+function leaseFailureReporter(
+  scope: string,
+  failures: StoreFailures,
+  warn: (details: object, message: string) => void,
+) {
   let lastWarning = -Infinity;
   return (error: unknown) => {
     failures.record(scope, 'allowed');
@@ -111,7 +118,11 @@ async function connectWithin(client: RedisConnection, timeoutMs: number, name: s
   const onError = (error: unknown) => (lastError = error);
   client.on('error', onError);
   try {
-    await withTimeout(client.connect().then(() => client.ping()), timeoutMs, 'Redis');
+    await withTimeout(
+      client.connect().then(() => client.ping()),
+      timeoutMs,
+      'Redis',
+    );
   } catch (error) {
     if (client.isOpen) client.destroy();
     throw new Error(`cannot reach ${name}: ${errorMessage(lastError ?? error)}`);
@@ -123,7 +134,9 @@ async function connectWithin(client: RedisConnection, timeoutMs: number, name: s
 /** Host, port and database of a Redis URL, never its password. */
 function describeRedis(url: string): string {
   const parsed = URL.canParse(url) ? new URL(url) : undefined;
-  return parsed ? `Redis at ${parsed.host}${parsed.pathname.replace(/^\/$/, '')}` : 'Redis (REDIS_URL is not a valid URL)';
+  return parsed
+    ? `Redis at ${parsed.host}${parsed.pathname.replace(/^\/$/, '')}`
+    : 'Redis (REDIS_URL is not a valid URL)';
 }
 
 /**
@@ -178,7 +191,8 @@ export function redisWindowCounter(
       );
       const now = Date.now();
       const counted: CountedWindow[] = [];
-      for (let i = 0; i < reply.length; i += 2) counted.push({ totalHits: Number(reply[i]), resetTime: now + Number(reply[i + 1]) });
+      for (let i = 0; i < reply.length; i += 2)
+        counted.push({ totalHits: Number(reply[i]), resetTime: now + Number(reply[i + 1]) });
       return counted;
     },
     async giveBack(keys, counted) {

@@ -26,7 +26,10 @@ export interface WindowCounter {
 }
 
 /** The windows counted that have not ended (with their keys): once a window ends, its key counts the next one's requests. */
-export function stillCounting(keys: readonly string[], counted: readonly CountedWindow[]): Array<{ window: number; key: string }> {
+export function stillCounting(
+  keys: readonly string[],
+  counted: readonly CountedWindow[],
+): Array<{ window: number; key: string }> {
   const now = Date.now();
   return counted.flatMap(({ resetTime }, window) => (resetTime > now ? [{ window, key: keys[window]! }] : []));
 }

@@ -35,10 +35,10 @@ export function clientAuthLimit(stores: LimitStores): RequestHandler[] {
       ...(keyOf ? { keyOf } : {}),
       succeeded: (_req, res) => res.locals.clientAuthenticationFailed !== true,
       refuse: (_req, res) =>
-        res
-          .status(429)
-          .set('Cache-Control', 'no-store')
-          .json({ error: 'slow_down', error_description: 'Too many failed client authentications; retry after the time Retry-After gives.' }),
+        res.status(429).set('Cache-Control', 'no-store').json({
+          error: 'slow_down',
+          error_description: 'Too many failed client authentications; retry after the time Retry-After gives.',
+        }),
     });
   return [
     throttle('oauth-client-auth', CLIENT_AUTH_FAILURES_PER_ADDRESS),

@@ -32,12 +32,17 @@ export function redirectUriProblem(uri: string): string | undefined {
   if (!url || !/^https?:$/.test(url.protocol)) return 'must be an absolute http(s) URL';
   if (uri.includes('#')) return 'must not contain a fragment (#…): RFC 6749 §3.1.2';
   const loopback = LOOPBACK_HOSTS.has(url.hostname) || /^127(\.\d{1,3}){3}$/.test(url.hostname);
-  if (url.protocol === 'http:' && !loopback) return 'must use https unless its host is loopback (localhost, 127.0.0.1, [::1])';
+  if (url.protocol === 'http:' && !loopback)
+    return 'must use https unless its host is loopback (localhost, 127.0.0.1, [::1])';
   return undefined;
 }
 
-export async function registerClient(db: Db, client: NewClient): Promise<{ client_id: string; client_secret?: string }> {
-  if (client.institution && (!client.confidential || client.owner_user_id)) throw new Error('an institution is a confidential client without an owner');
+export async function registerClient(
+  db: Db,
+  client: NewClient,
+): Promise<{ client_id: string; client_secret?: string }> {
+  if (client.institution && (!client.confidential || client.owner_user_id))
+    throw new Error('an institution is a confidential client without an owner');
   const client_id = `client_${randomBytes(12).toString('base64url')}`;
   const client_secret = client.confidential ? `secret_${randomBytes(32).toString('base64url')}` : undefined;
   const grants = ['authorization_code', 'refresh_token'];

@@ -17,7 +17,9 @@ export function renderLoginPage(page: LoginPage): string {
   const hidden = Object.entries(page.params)
     .map(([name, value]) => `<input type="hidden" name="${escape(name)}" value="${escape(value)}">`)
     .join('\n      ');
-  const scopes = page.scopes.map(([scope, what]) => `<li><code>${escape(scope)}</code> ${escape(what)}</li>`).join('\n        ');
+  const scopes = page.scopes
+    .map(([scope, what]) => `<li><code>${escape(scope)}</code> ${escape(what)}</li>`)
+    .join('\n        ');
   return `<!doctype html>
 <html lang="en">
 <head>

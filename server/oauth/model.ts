@@ -41,7 +41,14 @@ export function secretMatches(secret: string, secretHash: string): boolean {
 
 /** The client as the library wants it, plus its name for the sign-in page and its owner for client credentials. */
 function toLibraryClient(row: ClientRow): OAuth2Server.Client {
-  return { id: row.id, name: row.name, grants: row.grants, redirectUris: row.redirect_uris, scopes: row.scopes, owner_user_id: row.owner_user_id };
+  return {
+    id: row.id,
+    name: row.name,
+    grants: row.grants,
+    redirectUris: row.redirect_uris,
+    scopes: row.scopes,
+    owner_user_id: row.owner_user_id,
+  };
 }
 
 export function oauthModel(db: Db, tokens: AccessTokenIssuer, now: () => Date) {
@@ -54,7 +61,9 @@ export function oauthModel(db: Db, tokens: AccessTokenIssuer, now: () => Date) {
       const row = await findClient(db, clientId);
       if (!row) return false;
       if (secret === null) return toLibraryClient(row);
-      const authenticated = row.secret_hash ? secret !== undefined && secretMatches(secret, row.secret_hash) : secret === undefined;
+      const authenticated = row.secret_hash
+        ? secret !== undefined && secretMatches(secret, row.secret_hash)
+        : secret === undefined;
       return authenticated ? toLibraryClient(row) : false;
     },
 
@@ -73,12 +82,21 @@ export function oauthModel(db: Db, tokens: AccessTokenIssuer, now: () => Date) {
     },
 
     async saveAuthorizationCode(
-      code: Pick<OAuth2Server.AuthorizationCode, 'authorizationCode' | 'expiresAt' | 'redirectUri' | 'scope' | 'codeChallenge' | 'codeChallengeMethod'>,
+      code: Pick<
+        OAuth2Server.AuthorizationCode,
+        'authorizationCode' | 'expiresAt' | 'redirectUri' | 'scope' | 'codeChallenge' | 'codeChallengeMethod'
+      >,
       client: OAuth2Server.Client,
       user: GrantUser,
     ) {
-      if (!code.codeChallenge || code.codeChallengeMethod !== 'S256') throw new Error('PKCE S256 is checked before authorize() runs');
-      const grant_id = await insertGrant(db, { client_id: client.id, user_id: user.id, scopes: code.scope ?? [], authenticated_at: user.authenticated_at ?? null });
+      if (!code.codeChallenge || code.codeChallengeMethod !== 'S256')
+        throw new Error('PKCE S256 is checked before authorize() runs');
+      const grant_id = await insertGrant(db, {
+        client_id: client.id,
+        user_id: user.id,
+        scopes: code.scope ?? [],
+        authenticated_at: user.authenticated_at ?? null,
+      });
       await insertAuthorizationCode(db, {
         code_hash: hashSecret(code.authorizationCode),
         grant_id,
@@ -123,7 +141,12 @@ export function oauthModel(db: Db, tokens: AccessTokenIssuer, now: () => Date) {
     async generateAccessToken(client: OAuth2Server.Client, user: GrantUser, scope: string[]) {
       // Client credentials have no grant yet at this point; each issue is a grant of its own.
       user.grant_id ??= await insertGrant(db, { client_id: client.id, user_id: user.id, scopes: scope });
-      const { token } = await tokens.issue({ user_id: user.id, client_id: client.id, scopes: scope, grant_id: user.grant_id });
+      const { token } = await tokens.issue({
+        user_id: user.id,
+        client_id: client.id,
+        scopes: scope,
+        grant_id: user.grant_id,
+      });
       return token;
     },
 

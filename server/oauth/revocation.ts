@@ -40,7 +40,9 @@ function clientCredentials(req: Request): { id: string; secret: string | undefin
     const decoded = Buffer.from(basic, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     try {
-      return colon < 0 ? undefined : { id: decodeURIComponent(decoded.slice(0, colon)), secret: decodeURIComponent(decoded.slice(colon + 1)) };
+      return colon < 0
+        ? undefined
+        : { id: decodeURIComponent(decoded.slice(0, colon)), secret: decodeURIComponent(decoded.slice(colon + 1)) };
     } catch {
       return undefined; // malformed percent-encoding
     }

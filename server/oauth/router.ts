@@ -7,7 +7,11 @@
 //   POST /oauth/revoke         RFC 7009
 //   GET  /.well-known/oauth-authorization-server   RFC 8414 metadata
 //   GET  /oauth/jwks.json      the access-token signing keys
-import OAuth2Server, { OAuthError, Request as OAuthRequest, Response as OAuthResponse } from '@node-oauth/oauth2-server';
+import OAuth2Server, {
+  OAuthError,
+  Request as OAuthRequest,
+  Response as OAuthResponse,
+} from '@node-oauth/oauth2-server';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
@@ -44,7 +48,9 @@ const SERVER_ERROR_DESCRIPTION = 'The authorization server failed; try again lat
 
 /** The RFC 6749 §5.2 error object; an error of ours (5xx) is `server_error` without its internal message. */
 function tokenError(error: OAuthError): { error: string; error_description: string } {
-  return error.code >= 500 ? { error: 'server_error', error_description: SERVER_ERROR_DESCRIPTION } : { error: error.name, error_description: error.message };
+  return error.code >= 500
+    ? { error: 'server_error', error_description: SERVER_ERROR_DESCRIPTION }
+    : { error: error.name, error_description: error.message };
 }
 
 /** Failed sign-ins allowed per client address in 15 minutes, against password guessing. */
@@ -59,7 +65,10 @@ const SIGN_IN_ATTEMPTS_PER_ACCOUNT = 10;
 export function oauthRoutes(deps: OAuthDeps): express.Router {
   const { db, tokens, now } = deps;
   const model = oauthModel(db, tokens, now);
-  const server = new OAuth2Server({ model: model as never, extendedGrantTypes: { [TOKEN_EXCHANGE_GRANT]: tokenExchangeGrantType(db, tokens) } });
+  const server = new OAuth2Server({
+    model: model as never,
+    extendedGrantTypes: { [TOKEN_EXCHANGE_GRANT]: tokenExchangeGrantType(db, tokens) },
+  });
   const router = express.Router();
   const form = express.urlencoded({ extended: false, limit: deps.bodyLimitBytes });
   /** Failed sign-ins in 15 minutes, counted per `key` of the request (`undefined`: not counted here). */
@@ -72,7 +81,11 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
       onStoreFailure: 'refuse',
       ...(keyOf ? { keyOf } : {}),
       // A redirect (302) is a success; a re-rendered page (401) counts.
-      refuse: (_req, res) => res.status(429).type('html').send(renderErrorPage('Too many sign-in attempts; wait a few minutes and try again.')),
+      refuse: (_req, res) =>
+        res
+          .status(429)
+          .type('html')
+          .send(renderErrorPage('Too many sign-in attempts; wait a few minutes and try again.')),
     });
   const signInLimit = [
     signInThrottle('oauth-sign-in', SIGN_IN_ATTEMPTS_PER_ADDRESS),
@@ -113,11 +126,15 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
     const checked = await checkAuthorizationRequest(params);
     if ('page' in checked) return void res.status(400).type('html').send(checked.page);
     if ('redirect' in checked) return void res.redirect(303, checked.redirect);
-    if (decision === 'deny') return void res.redirect(303, errorRedirect(params, 'access_denied', 'The student denied the request.'));
+    if (decision === 'deny')
+      return void res.redirect(303, errorRedirect(params, 'access_denied', 'The student denied the request.'));
 
     const account = await findCredentials(db, email);
-    const valid = account?.password_hash ? await verifyPassword(account.password_hash, password) : await verifyNothing(password);
-    if (!account || !valid) return void sendLoginPage(res, 401, checked.client, params, { email, error: 'The e-mail or password is wrong.' });
+    const valid = account?.password_hash
+      ? await verifyPassword(account.password_hash, password)
+      : await verifyNothing(password);
+    if (!account || !valid)
+      return void sendLoginPage(res, 401, checked.client, params, { email, error: 'The e-mail or password is wrong.' });
 
     // The moment the password was checked: what the 5-minute re-authentication window counts from.
     const authenticatedAt = now();
@@ -171,7 +188,11 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
       response.status = error.code;
       response.body = tokenError(error);
     }
-    res.status(response.status ?? 200).set(response.headers).set('Cache-Control', 'no-store').json(response.body);
+    res
+      .status(response.status ?? 200)
+      .set(response.headers)
+      .set('Cache-Control', 'no-store')
+      .json(response.body);
   });
 
   router.post('/oauth/revoke', form, refuseUnstorableText(asOAuthError), async (req, res) => {
@@ -179,7 +200,10 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
     res.set('Cache-Control', 'no-store');
     if (outcome === 'revoked') return void res.status(200).end();
     if (outcome === 'invalid_client') {
-      return void res.status(401).set('WWW-Authenticate', 'Basic realm="oauth"').json({ error: 'invalid_client', error_description: 'Client authentication failed.' });
+      return void res
+        .status(401)
+        .set('WWW-Authenticate', 'Basic realm="oauth"')
+        .json({ error: 'invalid_client', error_description: 'Client authentication failed.' });
     }
     res.status(400).json({ error: 'invalid_request', error_description: 'The token parameter is missing.' });
   });
@@ -191,8 +215,11 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
     if (!unavailable) return next(error);
     logDependencyFailure(req, error);
     res.status(503).set(unavailable.extra.headers);
-    if (req.path === '/oauth/authorize') return void res.type('html').send(renderErrorPage(UNAVAILABLE_DESCRIPTION, 'Sign-in is unavailable right now'));
-    res.set('Cache-Control', 'no-store').json({ error: 'temporarily_unavailable', error_description: UNAVAILABLE_DESCRIPTION });
+    if (req.path === '/oauth/authorize')
+      return void res.type('html').send(renderErrorPage(UNAVAILABLE_DESCRIPTION, 'Sign-in is unavailable right now'));
+    res
+      .set('Cache-Control', 'no-store')
+      .json({ error: 'temporarily_unavailable', error_description: UNAVAILABLE_DESCRIPTION });
   });
 
   /** Checks what must be right before the page is shown: a bad client or redirect URI never redirects (RFC 6749 §4.1.2.1). */
@@ -203,12 +230,26 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
     if (!redirectUri || !(await model.validateRedirectUri(redirectUri, client))) {
       return { page: renderErrorPage('The application sent you with a return address it has not registered.') };
     }
-    if (params.response_type !== 'code') return { redirect: errorRedirect(params, 'unsupported_response_type', 'Only response_type=code is supported.') };
+    if (params.response_type !== 'code')
+      return { redirect: errorRedirect(params, 'unsupported_response_type', 'Only response_type=code is supported.') };
     if (!params.code_challenge || params.code_challenge_method !== 'S256') {
-      return { redirect: errorRedirect(params, 'invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256.') };
+      return {
+        redirect: errorRedirect(
+          params,
+          'invalid_request',
+          'PKCE is required: send code_challenge with code_challenge_method=S256.',
+        ),
+      };
     }
-    const scopes = await model.validateScope({ id: '' }, client, params.scope ? params.scope.split(' ').filter(Boolean) : undefined);
-    if (!scopes) return { redirect: errorRedirect(params, 'invalid_scope', 'The scope asks for more than this application may have.') };
+    const scopes = await model.validateScope(
+      { id: '' },
+      client,
+      params.scope ? params.scope.split(' ').filter(Boolean) : undefined,
+    );
+    if (!scopes)
+      return {
+        redirect: errorRedirect(params, 'invalid_scope', 'The scope asks for more than this application may have.'),
+      };
     return { client: { name: client.name as string, scopes, redirectUri } };
   }
 
@@ -225,7 +266,10 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
       `default-src 'none'; style-src 'unsafe-inline'; form-action 'self' ${new URL(client.redirectUri).origin}; frame-ancestors 'none'; base-uri 'none'`,
     );
     const scopes = client.scopes.map((scope): [string, string] => [scope, deps.scopes[scope] ?? '']);
-    res.status(status).type('html').send(renderLoginPage({ clientName: client.name, scopes, params, ...extra }));
+    res
+      .status(status)
+      .type('html')
+      .send(renderLoginPage({ clientName: client.name, scopes, params, ...extra }));
   }
 
   return router;
@@ -242,7 +286,10 @@ type CheckedRequest =
  */
 function refuseUnstorableText(refuse: (res: Response, field: FieldError) => void): RequestHandler {
   return (req, res, next) => {
-    const unstorable = unstorableText(req.query, '') ?? unstorableText(req.body, '') ?? unstorableText({ authorization: basicCredentials(req) }, '');
+    const unstorable =
+      unstorableText(req.query, '') ??
+      unstorableText(req.body, '') ??
+      unstorableText({ authorization: basicCredentials(req) }, '');
     if (unstorable) refuse(res, unstorable);
     else next();
   };
@@ -250,12 +297,18 @@ function refuseUnstorableText(refuse: (res: Response, field: FieldError) => void
 
 /** The sign-in page's endpoint answers a person: with the error page (RFC 6749 §4.1.2.1: never a redirect here). */
 function asErrorPage(res: Response, { path, message }: FieldError): void {
-  res.status(400).type('html').send(renderErrorPage(`The request's ${path} ${message}.`));
+  res
+    .status(400)
+    .type('html')
+    .send(renderErrorPage(`The request's ${path} ${message}.`));
 }
 
 /** RFC 6749 §5.2 error response, as the token and revocation endpoints answer. */
 function asOAuthError(res: Response, { path, message }: FieldError): void {
-  res.status(400).set('Cache-Control', 'no-store').json({ error: 'invalid_request', error_description: `${path} ${message}.` });
+  res
+    .status(400)
+    .set('Cache-Control', 'no-store')
+    .json({ error: 'invalid_request', error_description: `${path} ${message}.` });
 }
 
 /** The client id and secret of HTTP Basic credentials, as the endpoints read them (each part form-urldecoded). */
@@ -275,7 +328,15 @@ function basicCredentials(req: Request): string[] | undefined {
 }
 
 /** The authorization request's parameters: the only ones the sign-in form carries through as hidden fields. */
-const AUTHORIZE_PARAMS = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method'];
+const AUTHORIZE_PARAMS = [
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'scope',
+  'state',
+  'code_challenge',
+  'code_challenge_method',
+];
 /** What the student types or clicks on the sign-in form: read from the posted form only, never carried as hidden fields. */
 const SIGN_IN_FIELDS = ['email', 'password', 'decision'];
 

@@ -10,7 +10,13 @@
 // authorizes the exchange is the client's own credential plus the student's consent grant. The token issued names
 // that grant (`sid`), as every access token does, so revoking the grant (DELETE /api/users/me/authorizations/{id},
 // or `institutions revoke`) stops it on its next request.
-import OAuth2Server, { AbstractGrantType, InvalidGrantError, InvalidRequestError, InvalidScopeError, OAuthError } from '@node-oauth/oauth2-server';
+import OAuth2Server, {
+  AbstractGrantType,
+  InvalidGrantError,
+  InvalidRequestError,
+  InvalidScopeError,
+  OAuthError,
+} from '@node-oauth/oauth2-server';
 import type { Db } from '../../db/connect.ts';
 import { findLiveGrants } from '../../db/queries/oauth.ts';
 import type { AccessTokenIssuer } from '../auth/access-tokens.ts';
@@ -43,10 +49,17 @@ export class InvalidTargetError extends OAuthError {
  * an audience is the tokens' own (`aud`, the issuer's /api) or the issuer; a resource is an absolute URI at the API.
  */
 function unknownTargetOf(body: Record<string, unknown>, tokens: AccessTokenIssuer): string | undefined {
-  const values = (name: string) => [body[name]].flat().filter((value) => value !== undefined).map(String);
+  const values = (name: string) =>
+    [body[name]]
+      .flat()
+      .filter((value) => value !== undefined)
+      .map(String);
   const audiences = new Set([tokens.audience, tokens.issuer]);
   const atApi = (uri: string) => uri === tokens.audience || uri.startsWith(`${tokens.audience}/`);
-  return values('audience').find((audience) => !audiences.has(audience)) ?? values('resource').find((resource) => !atApi(resource));
+  return (
+    values('audience').find((audience) => !audiences.has(audience)) ??
+    values('resource').find((resource) => !atApi(resource))
+  );
 }
 
 /** The grant type class the library instantiates per request, bound to the database and the token issuer. */
@@ -55,19 +68,26 @@ export function tokenExchangeGrantType(db: Db, tokens: AccessTokenIssuer): typeo
     async handle(request: OAuth2Server.Request, client: OAuth2Server.Client) {
       const body = (request.body ?? {}) as Record<string, unknown>;
       const subject = body.subject_token;
-      if (typeof subject !== 'string' || !subject) throw new InvalidRequestError('Missing parameter: `subject_token` (the student\'s id)');
+      if (typeof subject !== 'string' || !subject)
+        throw new InvalidRequestError("Missing parameter: `subject_token` (the student's id)");
       if (body.subject_token_type !== STUDENT_ID_TOKEN_TYPE) {
         throw new InvalidRequestError(`Invalid parameter: \`subject_token_type\` must be ${STUDENT_ID_TOKEN_TYPE}`);
       }
       if (body.requested_token_type !== undefined && body.requested_token_type !== ACCESS_TOKEN_TYPE) {
-        throw new InvalidRequestError(`Invalid parameter: \`requested_token_type\`: only ${ACCESS_TOKEN_TYPE} is issued`);
+        throw new InvalidRequestError(
+          `Invalid parameter: \`requested_token_type\`: only ${ACCESS_TOKEN_TYPE} is issued`,
+        );
       }
       // Delegation (an actor acting for the subject) is not offered: the client itself is the only actor.
-      if (body.actor_token !== undefined) throw new InvalidRequestError('Invalid parameter: `actor_token` is not supported');
+      if (body.actor_token !== undefined)
+        throw new InvalidRequestError('Invalid parameter: `actor_token` is not supported');
       // RFC 8693 §2.2.2: a target the server does not know is `invalid_target`, never silently ignored (the client
       // would believe its token limited to, or valid at, a service it named).
       const unknownTarget = unknownTargetOf(body, tokens);
-      if (unknownTarget) throw new InvalidTargetError(`Invalid target: \`${unknownTarget}\` is not this API; the only audience is ${tokens.audience}`);
+      if (unknownTarget)
+        throw new InvalidTargetError(
+          `Invalid target: \`${unknownTarget}\` is not this API; the only audience is ${tokens.audience}`,
+        );
 
       const requested = this.getScope(request);
       // Checked before the student is looked up, so that this answer too says nothing about the student.
@@ -92,7 +112,14 @@ export function tokenExchangeGrantType(db: Db, tokens: AccessTokenIssuer): typeo
       });
       // `issued_token_type` reaches the response as an extended token attribute (the router allows them for this
       // grant type only); no refresh token is issued.
-      return { accessToken: token, accessTokenExpiresAt: expiresAt, scope, client, user: { id: studentId, grant_id: grant.id }, issued_token_type: ACCESS_TOKEN_TYPE };
+      return {
+        accessToken: token,
+        accessTokenExpiresAt: expiresAt,
+        scope,
+        client,
+        user: { id: studentId, grant_id: grant.id },
+        issued_token_type: ACCESS_TOKEN_TYPE,
+      };
     }
   };
 }

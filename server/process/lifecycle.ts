@@ -75,7 +75,11 @@ export interface StopOptions {
  * Tracks `server`'s connections from now on (call it right after `listen()`) and returns the stop described
  * above; it runs once, however often it is called, and resolves with the exit code it exited with.
  */
-export function gracefulStop(server: Server, lifecycle: LifecycleControl, options: StopOptions): (reason: string, choice?: DrainChoice) => Promise<number> {
+export function gracefulStop(
+  server: Server,
+  lifecycle: LifecycleControl,
+  options: StopOptions,
+): (reason: string, choice?: DrainChoice) => Promise<number> {
   const connections = drainConnections(server);
   const { logger, drainMs, deadlineMs, exit = (code) => process.exit(code) } = options;
   let stopping: Promise<number> | undefined;
@@ -87,7 +91,10 @@ export function gracefulStop(server: Server, lifecycle: LifecycleControl, option
     let deadline: NodeJS.Timeout | undefined;
     const deadlineReached = new Promise<number>((resolve) => {
       deadline = setTimeout(() => {
-        logger.error({ openConnections: connections.open, handlersRunning: lifecycle.running }, 'stop deadline reached: exiting with work unfinished');
+        logger.error(
+          { openConnections: connections.open, handlersRunning: lifecycle.running },
+          'stop deadline reached: exiting with work unfinished',
+        );
         connections.destroyAll();
         resolve(1);
       }, deadlineMs);
@@ -95,7 +102,10 @@ export function gracefulStop(server: Server, lifecycle: LifecycleControl, option
     const clean = (async () => {
       await drained(drainMs, endWhenIdle ? connections.noneOpen() : undefined);
       const { allEnded } = await connections.closeListener();
-      logger.info({ openConnections: connections.open, handlersRunning: lifecycle.running }, 'stopping: listener closed, ending streams and requests in flight');
+      logger.info(
+        { openConnections: connections.open, handlersRunning: lifecycle.running },
+        'stopping: listener closed, ending streams and requests in flight',
+      );
       lifecycle.endStreams();
       await Promise.all([allEnded, lifecycle.idle()]);
       await options.release();
@@ -128,6 +138,9 @@ export function stopOnSignals(server: Server, lifecycle: LifecycleControl, optio
 /** Resolves after `ms`, or sooner once `noneOpen` (when given) does; the timer does not outlive it. */
 async function drained(ms: number, noneOpen: Promise<void> | undefined): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))), ...(noneOpen ? [noneOpen] : [])]);
+  await Promise.race([
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
+    ...(noneOpen ? [noneOpen] : []),
+  ]);
   clearTimeout(timer);
 }

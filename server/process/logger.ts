@@ -27,7 +27,9 @@ export function terminalLines(destination?: NodeJS.WritableStream): DestinationS
       const req = log.req as { method?: string; url?: string } | undefined;
       if (!req) return message;
       const res = log.res as { statusCode?: number } | undefined;
-      return res ? `${req.method} ${req.url} ${res.statusCode} ${String(log.responseTime)} ms${message === 'request completed' ? '' : ` (${message})`}` : `${message} (${req.method} ${req.url})`;
+      return res
+        ? `${req.method} ${req.url} ${res.statusCode} ${String(log.responseTime)} ms${message === 'request completed' ? '' : ` (${message})`}`
+        : `${message} (${req.method} ${req.url})`;
     },
     ...(destination ? { destination } : {}),
   });
@@ -51,7 +53,12 @@ let writingRequestLine = false;
  * stalled log driver) would then stop the event loop with it; asynchronous, it only holds lines back.
  */
 export function batchedLines(fd: number): DestinationStream {
-  const out = pino.destination({ dest: fd, minLength: BATCH_BYTES, maxWrite: MAX_WRITE_BYTES, periodicFlush: BATCH_MAX_WAIT_MS });
+  const out = pino.destination({
+    dest: fd,
+    minLength: BATCH_BYTES,
+    maxWrite: MAX_WRITE_BYTES,
+    periodicFlush: BATCH_MAX_WAIT_MS,
+  });
   // A flush while a write is under way does nothing, and the end of that write leaves what is held below 32 KB: the
   // line would wait for the timer. So the flush is made again when that write is done.
   let flushAfterWrite = false;
@@ -147,7 +154,13 @@ export function requestLogging(logger: Logger, options: RequestLoggingOptions = 
     const started = Date.now();
     res.once('close', () => {
       const quiet = quietPaths.has(req.url?.split('?')[0] ?? '');
-      const level = quiet ? 'debug' : res.statusCode >= 500 ? 'error' : res.statusCode >= 400 || !res.writableFinished ? 'warn' : 'info';
+      const level = quiet
+        ? 'debug'
+        : res.statusCode >= 500
+          ? 'error'
+          : res.statusCode >= 400 || !res.writableFinished
+            ? 'warn'
+            : 'info';
       if (!logger.isLevelEnabled(level)) return;
       const line = { req: serializeRequest(req), res: serializeResponse(res), responseTime: Date.now() - started };
       writingRequestLine = true; // pino writes within the call (batchedLines)

@@ -96,11 +96,15 @@ export function trackSseStream(res: ServerResponse): void {
 /** Reports a pg pool's size and its waits for a connection. */
 export function observePool(pool: pg.Pool): void {
   pools.add(pool);
-  const connect = pool.connect.bind(pool) as (callback?: (...args: unknown[]) => void) => Promise<pg.PoolClient> | undefined;
+  const connect = pool.connect.bind(pool) as (
+    callback?: (...args: unknown[]) => void,
+  ) => Promise<pg.PoolClient> | undefined;
   // Kysely checks connections out with pool.connect(); timing that call is the wait for a free connection. pg-pool's
   // own query() checks out with a callback, which must reach the pool (a wrapper that dropped it hung every
   // pool.query for good, holding its connection).
-  (pool as { connect: (callback?: (...args: unknown[]) => void) => Promise<pg.PoolClient> | undefined }).connect = (callback) => {
+  (pool as { connect: (callback?: (...args: unknown[]) => void) => Promise<pg.PoolClient> | undefined }).connect = (
+    callback,
+  ) => {
     if (callback) return connect(callback);
     const end = poolAcquire.startTimer();
     return connect()!.finally(end);

@@ -16,7 +16,12 @@ export interface PasswordReplacement {
   at: Date;
 }
 
-export async function replacePassword(db: Db, userId: string, password: string, { keptGrantId, reason, at }: PasswordReplacement): Promise<void> {
+export async function replacePassword(
+  db: Db,
+  userId: string,
+  password: string,
+  { keptGrantId, reason, at }: PasswordReplacement,
+): Promise<void> {
   const passwordHash = await hashPassword(password);
   await changingPrincipals(db, async (trx, changed) => {
     await setPasswordHash(trx, userId, passwordHash, at);

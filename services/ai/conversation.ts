@@ -3,7 +3,13 @@
 // ended. Each write is its own transaction that checks the conversation still exists, because a student may delete
 // it from another request while a reply is queued or streaming.
 import type { Db } from '../../db/connect.ts';
-import { createConversation, insertMessage, listRecentMessages, touchConversation, type FinishReason } from '../../db/queries/ai.ts';
+import {
+  createConversation,
+  insertMessage,
+  listRecentMessages,
+  touchConversation,
+  type FinishReason,
+} from '../../db/queries/ai.ts';
 import { recentTurns } from './tutor/history.ts';
 import { cutAtWord } from './tutor/topic.ts';
 import type { Turn } from './tutor/types.ts';
@@ -32,7 +38,14 @@ export async function storeStudentMessage(
   return db.transaction().execute(async (trx) => {
     if (conversationId && !(await touchConversation(trx, userId, conversationId, now))) return undefined;
     const id = conversationId ?? (await createConversation(trx, userId, titleOf(message), now));
-    const userMessageId = await insertMessage(trx, { user_id: userId, conversation_id: id, role: 'user', content: message, finish_reason: null, created_at: now });
+    const userMessageId = await insertMessage(trx, {
+      user_id: userId,
+      conversation_id: id,
+      role: 'user',
+      content: message,
+      finish_reason: null,
+      created_at: now,
+    });
     return { conversationId: id, userMessageId };
   });
 }
@@ -47,7 +60,15 @@ export async function storeReply(
 ): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     if (!(await touchConversation(trx, userId, conversationId, now))) return false;
-    await insertMessage(trx, { id: reply.id, user_id: userId, conversation_id: conversationId, role: 'assistant', content: reply.content, finish_reason: reply.finishReason, created_at: now });
+    await insertMessage(trx, {
+      id: reply.id,
+      user_id: userId,
+      conversation_id: conversationId,
+      role: 'assistant',
+      content: reply.content,
+      finish_reason: reply.finishReason,
+      created_at: now,
+    });
     return true;
   });
 }

@@ -86,7 +86,10 @@ interface Waiter {
 }
 
 /** `leases`: where the accounts' places are counted; absent, in this process only. */
-export function createAiQueue(limits: AiQueueLimits = DEFAULT_AI_QUEUE_LIMITS, leases: AccountLeases = memoryLeases()): AiQueue {
+export function createAiQueue(
+  limits: AiQueueLimits = DEFAULT_AI_QUEUE_LIMITS,
+  leases: AccountLeases = memoryLeases(),
+): AiQueue {
   /** In the order they will start. */
   const waiters: Waiter[] = [];
   let running = 0;

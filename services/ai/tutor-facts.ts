@@ -19,7 +19,12 @@ const FACTS_PER_KIND = 3;
 export type FactsFocus = components['schemas']['TutorChatRequest']['context'];
 
 /** The student's situation now, from their own data; `focus` narrows it to one deck or exam (404 if not theirs). */
-export async function tutorFacts(db: Db, student: { user_id: string; time_zone: string }, now: Date, focus: FactsFocus): Promise<StudentFacts> {
+export async function tutorFacts(
+  db: Db,
+  student: { user_id: string; time_zone: string },
+  now: Date,
+  focus: FactsFocus,
+): Promise<StudentFacts> {
   const userId = student.user_id;
   const zone = student.time_zone;
   const today = localDate(now, zone);

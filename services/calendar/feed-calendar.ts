@@ -15,8 +15,24 @@ const ZONE_YEARS_AHEAD = 5;
 export interface FeedContent {
   /** The student's profile time zone: where due times and series are placed. */
   timeZone: string;
-  tasks: ReadonlyArray<{ id: string; title: string; course: string | null; notes: string | null; priority: string; due_at: Date; updated_at: Date }>;
-  series: ReadonlyArray<{ series_id: string; title: string; course: string | null; priority: string; recurrence: string; series_starts_at: Date; updated_at: Date }>;
+  tasks: ReadonlyArray<{
+    id: string;
+    title: string;
+    course: string | null;
+    notes: string | null;
+    priority: string;
+    due_at: Date;
+    updated_at: Date;
+  }>;
+  series: ReadonlyArray<{
+    series_id: string;
+    title: string;
+    course: string | null;
+    priority: string;
+    recurrence: string;
+    series_starts_at: Date;
+    updated_at: Date;
+  }>;
   exams: ReadonlyArray<{ id: string; subject: string; exam_date: string; notes: string; updated_at: Date }>;
   holidays: ReadonlyArray<{ on_date: string; name: string; description: string | null }>;
 }
@@ -29,7 +45,10 @@ export function feedCalendar(content: FeedContent, host: string, now: Date): str
   const starts = [now, ...content.tasks.map((t) => t.due_at), ...content.series.map((s) => s.series_starts_at)];
   const firstYear = DateTime.fromMillis(Math.min(...starts.map((d) => d.getTime())), { zone }).year;
   const zoneFrom = DateTime.fromObject({ year: firstYear }, { zone }).toJSDate();
-  const zoneTo = DateTime.fromObject({ year: DateTime.fromJSDate(now, { zone }).year + ZONE_YEARS_AHEAD }, { zone }).toJSDate();
+  const zoneTo = DateTime.fromObject(
+    { year: DateTime.fromJSDate(now, { zone }).year + ZONE_YEARS_AHEAD },
+    { zone },
+  ).toJSDate();
   const calendar = ical({
     name: 'Study companion',
     prodId: { company: 'study-companion.example', product: 'calendar feed' },
@@ -85,7 +104,9 @@ export function feedCalendar(content: FeedContent, host: string, now: Date): str
 }
 
 function taskDescription(task: { course: string | null; priority: string; notes?: string | null }): string {
-  return [task.course ? `Course: ${task.course}` : null, `Priority: ${task.priority}`, task.notes ?? null].filter(Boolean).join('\n');
+  return [task.course ? `Course: ${task.course}` : null, `Priority: ${task.priority}`, task.notes ?? null]
+    .filter(Boolean)
+    .join('\n');
 }
 
 /**

@@ -39,7 +39,8 @@ export async function createCalendarFeed(db: Db, principal: GeneralPrincipal, re
   const fresh = generateFeedToken();
   const feed = await studentTransaction(db, principal.user_id, async (trx) => {
     const grant_id = principal.credential.grant_id;
-    if (grant_id !== null && !(await lockLiveGrant(trx, grant_id))) throw new AuthenticationError('The credential was revoked.');
+    if (grant_id !== null && !(await lockLiveGrant(trx, grant_id)))
+      throw new AuthenticationError('The credential was revoked.');
     if ((await countCalendarFeeds(trx, principal.user_id)) >= MAX_FEEDS_PER_STUDENT) {
       const detail = `You have ${MAX_FEEDS_PER_STUDENT} calendar feeds, the most a student may have; revoke one first.`;
       throw new LimitError('calendar_feed_limit_reached', detail, { max: MAX_FEEDS_PER_STUDENT });

@@ -21,7 +21,10 @@ interface Kept {
   text: string;
 }
 
-const kept = new LRUCache<string, Kept>({ maxSize: KEPT_CHARACTERS, sizeCalculation: (entry) => entry.text.length + 1 });
+const kept = new LRUCache<string, Kept>({
+  maxSize: KEPT_CHARACTERS,
+  sizeCalculation: (entry) => entry.text.length + 1,
+});
 /** When each student's texts, of any view, were written within the last minute. */
 const written = new LRUCache<string, number[]>({ max: COUNTED_STUDENTS });
 

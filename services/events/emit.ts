@@ -29,10 +29,28 @@ export async function emitEvent<T extends EventType>(trx: Db, event: EmittedEven
 
 /** The event's outbox row, for a write that stores it in the change's own statement (as insertTaskRow does). */
 export function outboxRow<T extends EventType>(event: EmittedEvent<T>): NewEvent {
-  return { type: event.type, user_id: event.studentId, data: event.data, created_at: event.at, fanned_out_at: event.direct ? event.at : null };
+  return {
+    type: event.type,
+    user_id: event.studentId,
+    data: event.data,
+    created_at: event.at,
+    fanned_out_at: event.direct ? event.at : null,
+  };
 }
 
 /** The envelope a receiver gets, from a stored event. */
-export function envelopeOf(row: { id: string; type: string; user_id: string; data: unknown; created_at: Date }): EventOf<EventType> {
-  return { id: row.id, type: row.type, created_at: row.created_at.toISOString(), student_id: row.user_id, data: row.data } as EventOf<EventType>;
+export function envelopeOf(row: {
+  id: string;
+  type: string;
+  user_id: string;
+  data: unknown;
+  created_at: Date;
+}): EventOf<EventType> {
+  return {
+    id: row.id,
+    type: row.type,
+    created_at: row.created_at.toISOString(),
+    student_id: row.user_id,
+    data: row.data,
+  } as EventOf<EventType>;
 }

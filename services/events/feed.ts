@@ -22,7 +22,20 @@ const DAY_MS = 86_400_000;
 const CLOCK_SKEW_MS = 5 * 60_000;
 
 /** The kinds the feed lists: every change; a webhook test is a ping to one endpoint, not a change. */
-export const FEED_TYPES = ['task.created', 'task.updated', 'task.completed', 'task.deleted', 'exam.created', 'exam.updated', 'exam.deleted', 'payment.succeeded', 'user.warned', 'room.created', 'room.member_joined', 'room.session_finished'] as const satisfies readonly Exclude<EventType, 'webhook.test'>[];
+export const FEED_TYPES = [
+  'task.created',
+  'task.updated',
+  'task.completed',
+  'task.deleted',
+  'exam.created',
+  'exam.updated',
+  'exam.deleted',
+  'payment.succeeded',
+  'user.warned',
+  'room.created',
+  'room.member_joined',
+  'room.session_finished',
+] as const satisfies readonly Exclude<EventType, 'webhook.test'>[];
 export type FeedType = (typeof FEED_TYPES)[number];
 
 export interface FeedPage {
@@ -31,7 +44,12 @@ export interface FeedPage {
   next_cursor: string;
 }
 
-export async function readFeed(db: Db, principal: GeneralPrincipal, request: { types?: readonly FeedType[]; cursor?: string; limit: number }, now: Date): Promise<FeedPage> {
+export async function readFeed(
+  db: Db,
+  principal: GeneralPrincipal,
+  request: { types?: readonly FeedType[]; cursor?: string; limit: number },
+  now: Date,
+): Promise<FeedPage> {
   const types = kindsToRead(principal, request.types);
   const after = feedCursor(request.cursor);
   if (after && after.at.getTime() < now.getTime() - EVENT_RETENTION_DAYS * DAY_MS) {

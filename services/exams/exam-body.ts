@@ -12,7 +12,12 @@ export type Exam = components['schemas']['Exam'];
 
 /** The exams of `rows`, in their order, as of `now`: one preparation query for the whole set. */
 export async function examBodies(db: Db, student: Student, rows: ExamRow[], now: Date): Promise<Exam[]> {
-  const preparation = await examPreparation(db, student, rows.map((row) => row.id), now);
+  const preparation = await examPreparation(
+    db,
+    student,
+    rows.map((row) => row.id),
+    now,
+  );
   const today = localDate(now, student.time_zone);
   return rows.map((row) => ({
     ...row,

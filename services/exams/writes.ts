@@ -2,7 +2,16 @@
 // student's own only), the event that tells of the change, and the readiness moves it causes. The exams handlers
 // parse the request and shape the answer; what a write does lives here.
 import type { Db } from '../../db/connect.ts';
-import { deleteExam, findExamForUpdate, insertExam, ownedDeckIds, ownedTaskIds, replaceDeckLinks, replaceTaskLinks, updateExam } from '../../db/queries/exams.ts';
+import {
+  deleteExam,
+  findExamForUpdate,
+  insertExam,
+  ownedDeckIds,
+  ownedTaskIds,
+  replaceDeckLinks,
+  replaceTaskLinks,
+  updateExam,
+} from '../../db/queries/exams.ts';
 import { studentTransaction } from '../../db/student-transaction.ts';
 import type { components } from '../../generated/general/types.ts';
 import { InputError, type FieldError } from '../../domain/errors.ts';
@@ -15,9 +24,18 @@ import type { Student } from '../../server/auth/principal.ts';
 const EXAM_EVENT_FIELDS = ['subject', 'exam_date', 'notes', 'deck_ids', 'task_ids'] as const;
 
 /** Inserts an exam with its links, in the caller's transaction; returns it as the API shows it. */
-export async function addExam(trx: Db, student: Student, exam: components['schemas']['NewExam'], at: Date): Promise<Exam> {
+export async function addExam(
+  trx: Db,
+  student: Student,
+  exam: components['schemas']['NewExam'],
+  at: Date,
+): Promise<Exam> {
   await assertOwnLinks(trx, student.user_id, exam);
-  const row = await insertExam(trx, { user_id: student.user_id, subject: exam.subject, exam_date: exam.exam_date, notes: exam.notes }, at);
+  const row = await insertExam(
+    trx,
+    { user_id: student.user_id, subject: exam.subject, exam_date: exam.exam_date, notes: exam.notes },
+    at,
+  );
   await replaceDeckLinks(trx, student.user_id, row.id, exam.deck_ids ?? []);
   await replaceTaskLinks(trx, student.user_id, row.id, exam.task_ids ?? []);
   const added = await examBody(trx, student, row, at);
@@ -30,7 +48,13 @@ export async function addExam(trx: Db, student: Student, exam: components['schem
  * Changes an exam of the student's (`deck_ids` and `task_ids` replace the linked sets); returns it as the API shows
  * it, or undefined when the student has no exam with this id.
  */
-export async function changeExam(db: Db, student: Student, examId: string, update: components['schemas']['ExamUpdate'], at: Date): Promise<Exam | undefined> {
+export async function changeExam(
+  db: Db,
+  student: Student,
+  examId: string,
+  update: components['schemas']['ExamUpdate'],
+  at: Date,
+): Promise<Exam | undefined> {
   const { deck_ids, task_ids, ...fields } = update;
   return studentTransaction(db, student.user_id, async (trx) => {
     const current = await findExamForUpdate(trx, student.user_id, examId);
@@ -69,12 +93,20 @@ export async function removeExam(db: Db, student: Student, examId: string, at: D
  * fine, the body is not. An unknown id and another student's id get the same answer. Ids come back from PostgreSQL
  * in lower case, and a uuid may be sent in either.
  */
-async function assertOwnLinks(db: Db, userId: string, links: { deck_ids?: string[]; task_ids?: string[] }): Promise<void> {
+async function assertOwnLinks(
+  db: Db,
+  userId: string,
+  links: { deck_ids?: string[]; task_ids?: string[] },
+): Promise<void> {
   const decks = await ownedDeckIds(db, userId, links.deck_ids ?? []);
   const tasks = await ownedTaskIds(db, userId, links.task_ids ?? []);
   const errors: FieldError[] = [
-    ...(links.deck_ids ?? []).flatMap((id, i) => (decks.has(id.toLowerCase()) ? [] : [{ path: `body.deck_ids.${i}`, message: `names no deck of yours (${id})` }])),
-    ...(links.task_ids ?? []).flatMap((id, i) => (tasks.has(id.toLowerCase()) ? [] : [{ path: `body.task_ids.${i}`, message: `names no task of yours (${id})` }])),
+    ...(links.deck_ids ?? []).flatMap((id, i) =>
+      decks.has(id.toLowerCase()) ? [] : [{ path: `body.deck_ids.${i}`, message: `names no deck of yours (${id})` }],
+    ),
+    ...(links.task_ids ?? []).flatMap((id, i) =>
+      tasks.has(id.toLowerCase()) ? [] : [{ path: `body.task_ids.${i}`, message: `names no task of yours (${id})` }],
+    ),
   ];
   if (errors.length > 0) throw new InputError(errors);
 }

@@ -29,7 +29,13 @@ export interface StartedExport {
  * 503 problem when every slot reads), then starts writing the document into a spool. What was taken is given back
  * when starting fails; once started, by `free()`.
  */
-export async function startAccountExport(db: Db, limits: ExportLimits, userId: string, now: () => Date, log: Logger): Promise<StartedExport> {
+export async function startAccountExport(
+  db: Db,
+  limits: ExportLimits,
+  userId: string,
+  now: () => Date,
+  log: Logger,
+): Promise<StartedExport> {
   const { settings } = limits;
   const lease = await holdExportLease(db, userId, settings.leaseSeconds, log);
   if ('retryAfterSeconds' in lease) {
@@ -38,7 +44,8 @@ export async function startAccountExport(db: Db, limits: ExportLimits, userId: s
   }
   try {
     const slot = limits.tryRead();
-    if (!slot) throw new UnavailableError(`Every export slot of this server is reading (${settings.maxReading} at once).`);
+    if (!slot)
+      throw new UnavailableError(`Every export slot of this server is reading (${settings.maxReading} at once).`);
     let spool: Spool;
     try {
       spool = await openSpool(settings.spoolMaxBytes);
@@ -73,7 +80,9 @@ function writeAccountExport(db: Db, userId: string, exportedAt: Date, out: Pick<
   return inExportSnapshot(db, async (reader) => {
     const user = await exportUser(reader, userId);
     if (!user) return false;
-    await out.write(`{"format_version":"${EXPORT_FORMAT_VERSION}","exported_at":${JSON.stringify(exportedAt)},"user":${JSON.stringify(user)}`);
+    await out.write(
+      `{"format_version":"${EXPORT_FORMAT_VERSION}","exported_at":${JSON.stringify(exportedAt)},"user":${JSON.stringify(user)}`,
+    );
     for (const section of EXPORT_SECTIONS) {
       await out.write(`,"${section.name}":[`);
       let separator = '';

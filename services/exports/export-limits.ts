@@ -13,7 +13,6 @@ import type { Db } from '../../db/connect.ts';
 import { DEFAULT_EXPORT_SETTINGS, type ExportSettings } from './export-settings.ts';
 import { releaseExportLease, renewExportLease, takeExportLease } from '../../db/queries/export-leases.ts';
 
-
 /** A held reading slot; `release()` frees it (a second call does nothing). */
 export interface ReadingSlot {
   release(): void;
@@ -59,16 +58,25 @@ export interface HeldLease {
  * three times per lease time, so it outlives a slow renewal; a renewal that fails is logged and the download goes on
  * (the lease then expires on its own, at worst letting a second export start).
  */
-export async function holdExportLease(db: Db, userId: string, leaseSeconds: number, log: Logger): Promise<HeldLease | { retryAfterSeconds: number }> {
+export async function holdExportLease(
+  db: Db,
+  userId: string,
+  leaseSeconds: number,
+  log: Logger,
+): Promise<HeldLease | { retryAfterSeconds: number }> {
   const holder = randomUUID();
   const lease = await takeExportLease(db, userId, holder, leaseSeconds);
   if (!lease.taken) return { retryAfterSeconds: lease.retryAfterSeconds };
-  const renewal = setInterval(() => {
-    renewExportLease(db, userId, holder, leaseSeconds).then(
-      (renewed) => renewed || log.warn('the export lease expired before its renewal; another export of this student may start'),
-      (error: unknown) => log.warn({ err: error }, 'the export lease could not be renewed; it expires on its own'),
-    );
-  }, (leaseSeconds * 1000) / 3);
+  const renewal = setInterval(
+    () => {
+      renewExportLease(db, userId, holder, leaseSeconds).then(
+        (renewed) =>
+          renewed || log.warn('the export lease expired before its renewal; another export of this student may start'),
+        (error: unknown) => log.warn({ err: error }, 'the export lease could not be renewed; it expires on its own'),
+      );
+    },
+    (leaseSeconds * 1000) / 3,
+  );
   renewal.unref();
   let released: Promise<void> | undefined;
   return {

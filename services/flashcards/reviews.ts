@@ -4,8 +4,19 @@
 // caller's transaction (an idempotent request's), so a crash leaves all of it or none and concurrent reviews of one
 // card apply one after the other.
 import type { Db } from '../../db/connect.ts';
-import { deckSchedulers, lockCardForReview, lockCards, type CardRow, type ReviewOutcome } from '../../db/queries/flashcards.ts';
-import { writeGradedReview, writeGradedReviewWithFacts, type GradedReviewWrite, type ReviewRow } from '../../db/queries/graded-review.ts';
+import {
+  deckSchedulers,
+  lockCardForReview,
+  lockCards,
+  type CardRow,
+  type ReviewOutcome,
+} from '../../db/queries/flashcards.ts';
+import {
+  writeGradedReview,
+  writeGradedReviewWithFacts,
+  type GradedReviewWrite,
+  type ReviewRow,
+} from '../../db/queries/graded-review.ts';
 import { fsrsParameters, type FsrsParameters } from '../../domain/fsrs.ts';
 import { reviewStep, type Grade } from '../../domain/srs.ts';
 import { localDate } from '../../domain/student-day.ts';
@@ -32,11 +43,24 @@ export interface GradedCard {
  * statements: the locks with the card, the review's writes with what readiness compares, and a move only when
  * readiness moved. The card's read takes the student's lock, so the caller's transaction need not take it first.
  */
-export async function recordReview(trx: Db, student: Student, review: GradedCard, at: Date): Promise<RecordedReview | undefined> {
+export async function recordReview(
+  trx: Db,
+  student: Student,
+  review: GradedCard,
+  at: Date,
+): Promise<RecordedReview | undefined> {
   const locked = await lockCardForReview(trx, student.user_id, review.card_id);
   if (!locked) return undefined;
   const { card } = locked;
-  const { outcome, write } = gradedReview(student, card, fsrsOf(locked.deck), review.grade, review.reviewedAt, at, true);
+  const { outcome, write } = gradedReview(
+    student,
+    card,
+    fsrsOf(locked.deck),
+    review.grade,
+    review.reviewedAt,
+    at,
+    true,
+  );
   const window = readinessWindow(at, student.time_zone);
   const { review: logged, facts } = await writeGradedReviewWithFacts(trx, write, window);
   const updated = reviewedCard(card, outcome, at);
@@ -59,17 +83,37 @@ export async function recordReview(trx: Db, student: Student, review: GradedCard
  * times), whatever order they came in. The results are in the order given. `unknown`: the positions of the reviews
  * whose card is not the student's, and nothing is written.
  */
-export async function recordReviews(trx: Db, student: Student, reviews: GradedCard[], at: Date): Promise<{ reviewed: RecordedReview[] } | { unknown: number[] }> {
-  const cards = new Map((await lockCards(trx, student.user_id, [...new Set(reviews.map((r) => r.card_id))])).map((card) => [card.id, card]));
+export async function recordReviews(
+  trx: Db,
+  student: Student,
+  reviews: GradedCard[],
+  at: Date,
+): Promise<{ reviewed: RecordedReview[] } | { unknown: number[] }> {
+  const cards = new Map(
+    (await lockCards(trx, student.user_id, [...new Set(reviews.map((r) => r.card_id))])).map((card) => [card.id, card]),
+  );
   const unknown = reviews.flatMap((review, index) => (cards.has(review.card_id) ? [] : [index]));
   if (unknown.length > 0) return { unknown };
-  const schedulers = await deckSchedulers(trx, student.user_id, [...new Set([...cards.values()].map((card) => card.deck_id))]);
+  const schedulers = await deckSchedulers(trx, student.user_id, [
+    ...new Set([...cards.values()].map((card) => card.deck_id)),
+  ]);
   const reviewed: RecordedReview[] = new Array(reviews.length);
   const studyDays = new Set<string>();
-  const inOrder = reviews.map((review, index) => ({ ...review, index })).sort((a, b) => a.reviewedAt.getTime() - b.reviewedAt.getTime() || a.index - b.index);
+  const inOrder = reviews
+    .map((review, index) => ({ ...review, index }))
+    .sort((a, b) => a.reviewedAt.getTime() - b.reviewedAt.getTime() || a.index - b.index);
   for (const review of inOrder) {
     const current = cards.get(review.card_id)!;
-    const recorded = await applyReview(trx, student, current, fsrsOf(schedulers.get(current.deck_id)), review.grade, review.reviewedAt, at, studyDays);
+    const recorded = await applyReview(
+      trx,
+      student,
+      current,
+      fsrsOf(schedulers.get(current.deck_id)),
+      review.grade,
+      review.reviewedAt,
+      at,
+      studyDays,
+    );
     cards.set(review.card_id, recorded.card);
     reviewed[review.index] = recorded;
   }
@@ -92,15 +136,35 @@ async function applyReview(
   at: Date,
   studyDays: Set<string>,
 ): Promise<RecordedReview> {
-  const { outcome, write } = gradedReview(student, card, fsrs, grade, reviewedAt, at, !studyDays.has(localDate(reviewedAt, student.time_zone)));
+  const { outcome, write } = gradedReview(
+    student,
+    card,
+    fsrs,
+    grade,
+    reviewedAt,
+    at,
+    !studyDays.has(localDate(reviewedAt, student.time_zone)),
+  );
   studyDays.add(write.day);
   const review = await writeGradedReview(trx, write);
   return { review, card: reviewedCard(card, outcome, at) };
 }
 
 /** The scheduling step of a review (domain/srs.ts reviewStep) and the write that records it (db/queries/graded-review.ts). */
-function gradedReview(student: Student, card: CardRow, fsrs: FsrsParameters | undefined, grade: Grade, reviewedAt: Date, at: Date, studyDay: boolean) {
-  const outcome: ReviewOutcome = { grade, reviewed_at: reviewedAt, ...reviewStep(card, grade, reviewedAt, student.time_zone, fsrs) };
+function gradedReview(
+  student: Student,
+  card: CardRow,
+  fsrs: FsrsParameters | undefined,
+  grade: Grade,
+  reviewedAt: Date,
+  at: Date,
+  studyDay: boolean,
+) {
+  const outcome: ReviewOutcome = {
+    grade,
+    reviewed_at: reviewedAt,
+    ...reviewStep(card, grade, reviewedAt, student.time_zone, fsrs),
+  };
   const day = localDate(reviewedAt, student.time_zone);
   const write: GradedReviewWrite = {
     userId: student.user_id,
@@ -116,7 +180,16 @@ function gradedReview(student: Student, card: CardRow, fsrs: FsrsParameters | un
 function reviewedCard(card: CardRow, outcome: ReviewOutcome, at: Date): CardRow {
   if (!outcome.applied) return card;
   const { ease, repetitions, interval_days, next_due_at, reviewed_at, fsrs_state } = outcome;
-  return { ...card, ease, repetitions, interval_days, next_due_at, last_reviewed_at: reviewed_at, fsrs_state, updated_at: at };
+  return {
+    ...card,
+    ease,
+    repetitions,
+    interval_days,
+    next_due_at,
+    last_reviewed_at: reviewed_at,
+    fsrs_state,
+    updated_at: at,
+  };
 }
 
 function memoryOf(card: CardRow) {
@@ -124,6 +197,8 @@ function memoryOf(card: CardRow) {
 }
 
 /** The FSRS parameters a review of a card of `deck` schedules with, or undefined for an SM-2 deck. */
-function fsrsOf(deck: { scheduler: string; fsrs_parameters: FsrsParameters | null } | undefined): FsrsParameters | undefined {
+function fsrsOf(
+  deck: { scheduler: string; fsrs_parameters: FsrsParameters | null } | undefined,
+): FsrsParameters | undefined {
   return deck?.scheduler === 'fsrs' ? fsrsParameters(deck.fsrs_parameters) : undefined;
 }

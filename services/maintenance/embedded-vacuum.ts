@@ -61,7 +61,13 @@ export interface EmbeddedVacuum {
  * drains or stop() is called. A pass that fails is logged and the next one comes on time; nothing here ends the
  * process. Undefined on PostgreSQL: its autovacuum does the work.
  */
-export function startEmbeddedVacuum(options: { db: Db; lifecycle: Lifecycle; logger: Logger; everyMs?: number; firstAfterMs?: number }): EmbeddedVacuum | undefined {
+export function startEmbeddedVacuum(options: {
+  db: Db;
+  lifecycle: Lifecycle;
+  logger: Logger;
+  everyMs?: number;
+  firstAfterMs?: number;
+}): EmbeddedVacuum | undefined {
   const { db, lifecycle, logger, everyMs = EMBEDDED_VACUUM_EVERY_MS, firstAfterMs = everyMs } = options;
   if (!embeddedDatabaseOf(db)) return undefined;
   let stopped = false;
@@ -71,14 +77,21 @@ export function startEmbeddedVacuum(options: { db: Db; lifecycle: Lifecycle; log
 
   const pass = async () => {
     const done = await vacuumEmbeddedOnce(db, stopping);
-    if (done.tables === done.listed) logger.info({ tables: done.tables, ms: done.ms }, 'vacuumed the embedded database');
-    else logger.info({ tables: done.tables, listed: done.listed, ms: done.ms }, 'vacuum of the embedded database cut short: the process is stopping');
+    if (done.tables === done.listed)
+      logger.info({ tables: done.tables, ms: done.ms }, 'vacuumed the embedded database');
+    else
+      logger.info(
+        { tables: done.tables, listed: done.listed, ms: done.ms },
+        'vacuum of the embedded database cut short: the process is stopping',
+      );
   };
   const run = () => {
     if (stopping()) return;
     running = lifecycle
       .hold(pass())
-      .catch((error: unknown) => logger.warn({ err: error }, 'could not vacuum the embedded database; trying again at the next pass'))
+      .catch((error: unknown) =>
+        logger.warn({ err: error }, 'could not vacuum the embedded database; trying again at the next pass'),
+      )
       .then(() => {
         running = undefined;
         if (!stopping()) timer = setTimeout(run, everyMs);

@@ -15,12 +15,19 @@ export interface SignatureHeaders {
 export function verifyProviderSignature(secret: string, rawBody: Buffer | undefined, headers: SignatureHeaders): void {
   const { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': signature } = headers;
   if (!id || !timestamp || !signature || !rawBody) {
-    throw new SignatureError('Send the event signed per Standard Webhooks: webhook-id, webhook-timestamp and webhook-signature headers.');
+    throw new SignatureError(
+      'Send the event signed per Standard Webhooks: webhook-id, webhook-timestamp and webhook-signature headers.',
+    );
   }
   try {
-    new Webhook(secret).verify(rawBody, { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': signature });
+    new Webhook(secret).verify(rawBody, {
+      'webhook-id': id,
+      'webhook-timestamp': timestamp,
+      'webhook-signature': signature,
+    });
   } catch (error) {
-    if (error instanceof WebhookVerificationError) throw new SignatureError(`The webhook-signature does not verify under the provider secret: ${error.message}.`);
+    if (error instanceof WebhookVerificationError)
+      throw new SignatureError(`The webhook-signature does not verify under the provider secret: ${error.message}.`);
     throw error;
   }
 }

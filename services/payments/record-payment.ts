@@ -2,7 +2,12 @@
 // payment is stored once per provider event, the plan changes and `payment.succeeded` is emitted. A redelivered
 // provider event finds its payment and changes nothing.
 import type { Db } from '../../db/connect.ts';
-import { findPaymentOfProviderEvent, insertPaymentOnce, type NewPayment, type PaymentRow } from '../../db/queries/payments.ts';
+import {
+  findPaymentOfProviderEvent,
+  insertPaymentOnce,
+  type NewPayment,
+  type PaymentRow,
+} from '../../db/queries/payments.ts';
 import { lockAccountPlan, setPlan } from '../../db/queries/users.ts';
 import type { components } from '../../generated/general/types.ts';
 import { emitEvent } from '../events/emit.ts';

@@ -29,9 +29,16 @@ export async function examPreparation(
   now: Date,
 ): Promise<Map<string, ExamPreparation>> {
   if (examIds.length === 0) return new Map();
-  const { exams, study_days } = await findExamPreparation(db, student.user_id, examIds, studyWindow(now, student.time_zone));
+  const { exams, study_days } = await findExamPreparation(
+    db,
+    student.user_id,
+    examIds,
+    studyWindow(now, student.time_zone),
+  );
   const facts = new Map(exams.map((exam) => [exam.id, exam]));
-  return new Map(examIds.map((examId) => [examId, preparationOf(facts.get(examId) ?? NO_PREPARATION, study_days, now)]));
+  return new Map(
+    examIds.map((examId) => [examId, preparationOf(facts.get(examId) ?? NO_PREPARATION, study_days, now)]),
+  );
 }
 
 /** The window of CONSISTENCY_WINDOW_DAYS local days, today included, that readiness counts study days in. */
@@ -54,7 +61,10 @@ export function preparationOf(facts: PreparationFacts, study_days: number, now: 
     task_ids: facts.tasks.map((link) => link.task_id),
     readiness: readiness({
       now,
-      cards: facts.cards.map((card) => ({ interval_days: card.interval_days, last_reviewed_at: fromInstantMs(card.last_reviewed_ms) })),
+      cards: facts.cards.map((card) => ({
+        interval_days: card.interval_days,
+        last_reviewed_at: fromInstantMs(card.last_reviewed_ms),
+      })),
       tasks: { total: facts.tasks.length, completed: facts.tasks.filter((link) => link.completed).length },
       study_days,
     }),

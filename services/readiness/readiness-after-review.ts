@@ -29,8 +29,13 @@ export interface ReadinessFacts<E extends PreparationFacts> {
  * The facts after the review, from the facts before it and whether its day had study already; undefined when an exam
  * linked to the card's deck holds no card with the memory it had (the facts were not read before this review).
  */
-export function afterReview<E extends PreparationFacts>(facts: ReadinessFacts<E> & { day_studied: boolean }, review: ReviewedCard): ReadinessFacts<E> | undefined {
-  const moved = review.before.interval_days !== review.after.interval_days || review.before.last_reviewed_ms !== review.after.last_reviewed_ms;
+export function afterReview<E extends PreparationFacts>(
+  facts: ReadinessFacts<E> & { day_studied: boolean },
+  review: ReviewedCard,
+): ReadinessFacts<E> | undefined {
+  const moved =
+    review.before.interval_days !== review.after.interval_days ||
+    review.before.last_reviewed_ms !== review.after.last_reviewed_ms;
   const exams: E[] = [];
   for (const exam of facts.exams) {
     if (!moved || !exam.decks.some((link) => link.deck_id === review.deck_id)) {
@@ -38,7 +43,10 @@ export function afterReview<E extends PreparationFacts>(facts: ReadinessFacts<E>
       continue;
     }
     // Cards with equal memory count the same, so any one of them stands for the reviewed card.
-    const at = exam.cards.findIndex((card) => card.interval_days === review.before.interval_days && card.last_reviewed_ms === review.before.last_reviewed_ms);
+    const at = exam.cards.findIndex(
+      (card) =>
+        card.interval_days === review.before.interval_days && card.last_reviewed_ms === review.before.last_reviewed_ms,
+    );
     if (at < 0) return undefined;
     const cards = [...exam.cards];
     cards[at] = { ...review.after };

@@ -35,7 +35,11 @@ interface Group {
 /**
  * `catchUpEveryMs`: how often every group reads again whether or not a move was announced (below). A test shortens it.
  */
-export function readinessGroups(db: Db, notifications: Notifications, { catchUpEveryMs = KEPT_WITHOUT_NOTIFICATION_MS } = {}): ReadinessGroups {
+export function readinessGroups(
+  db: Db,
+  notifications: Notifications,
+  { catchUpEveryMs = KEPT_WITHOUT_NOTIFICATION_MS } = {},
+): ReadinessGroups {
   const groups = new Map<string, Group>();
 
   const catchUp = async (userId: string, group: Group) => {

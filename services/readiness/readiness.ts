@@ -8,7 +8,12 @@ import type { Db } from '../../db/connect.ts';
 import { findUpcomingPreparation } from '../../db/queries/exams.ts';
 import { awardXp } from '../../db/queries/xp.ts';
 import { lockStudent } from '../../db/student-transaction.ts';
-import { findReadinessComparison, nextReadinessVersion, readinessMovedSince, recordReadiness } from '../../db/queries/readiness.ts';
+import {
+  findReadinessComparison,
+  nextReadinessVersion,
+  readinessMovedSince,
+  recordReadiness,
+} from '../../db/queries/readiness.ts';
 import { preparationOf, studyWindow } from './preparation.ts';
 import type { Readiness } from '../../domain/readiness.ts';
 import { localDate } from '../../domain/student-day.ts';
@@ -42,12 +47,27 @@ export interface ReadinessMove {
 
 /** The readiness of the student's exams from today on, nearest first, computed for `now` (one statement). */
 export async function upcomingReadiness(db: Db, student: Student, now: Date): Promise<ExamReadinessState[]> {
-  const { exams, study_days } = await findUpcomingPreparation(db, student.user_id, localDate(now, student.time_zone), studyWindow(now, student.time_zone), STREAMED_EXAMS);
+  const { exams, study_days } = await findUpcomingPreparation(
+    db,
+    student.user_id,
+    localDate(now, student.time_zone),
+    studyWindow(now, student.time_zone),
+    STREAMED_EXAMS,
+  );
   return readinessStates(exams, study_days, now);
 }
 
-function readinessStates(exams: Awaited<ReturnType<typeof findUpcomingPreparation>>['exams'], studyDays: number, now: Date): ExamReadinessState[] {
-  return exams.map(({ id, subject, exam_date, ...facts }) => ({ exam_id: id, subject, exam_date, readiness: preparationOf(facts, studyDays, now).readiness }));
+function readinessStates(
+  exams: Awaited<ReturnType<typeof findUpcomingPreparation>>['exams'],
+  studyDays: number,
+  now: Date,
+): ExamReadinessState[] {
+  return exams.map(({ id, subject, exam_date, ...facts }) => ({
+    exam_id: id,
+    subject,
+    exam_date,
+    readiness: preparationOf(facts, studyDays, now).readiness,
+  }));
 }
 
 /**
@@ -58,7 +78,18 @@ function readinessStates(exams: Awaited<ReturnType<typeof findUpcomingPreparatio
  */
 export async function readinessMoved(trx: Db, student: Student, at: Date): Promise<void> {
   await lockStudent(trx, student.user_id);
-  await recordMoves(trx, student, at, await findReadinessComparison(trx, student.user_id, localDate(at, student.time_zone), studyWindow(at, student.time_zone), STREAMED_EXAMS));
+  await recordMoves(
+    trx,
+    student,
+    at,
+    await findReadinessComparison(
+      trx,
+      student.user_id,
+      localDate(at, student.time_zone),
+      studyWindow(at, student.time_zone),
+      STREAMED_EXAMS,
+    ),
+  );
 }
 
 /**
@@ -102,12 +133,15 @@ async function recordMoves(trx: Db, student: Student, at: Date, facts: Readiness
   // there is a move loses nothing.
   if (moved.length + removed.length === 0) return;
   const version = await nextReadinessVersion(trx, student.user_id);
-  for (const state of moved) await recordReadiness(trx, { exam_id: state.exam_id, user_id: student.user_id, version, state, moved_at: at });
-  for (const examId of removed) await recordReadiness(trx, { exam_id: examId, user_id: student.user_id, version, state: null, moved_at: at });
+  for (const state of moved)
+    await recordReadiness(trx, { exam_id: state.exam_id, user_id: student.user_id, version, state, moved_at: at });
+  for (const examId of removed)
+    await recordReadiness(trx, { exam_id: examId, user_id: student.user_id, version, state: null, moved_at: at });
   // Only exams that moved can have reached a milestone: the usual move (or none) costs no ledger query.
   const today = localDate(at, student.time_zone);
   for (const state of moved) {
-    for (const claim of readinessClaims(state.exam_id, state.readiness.percent, today)) await awardXp(trx, student.user_id, claim, at);
+    for (const claim of readinessClaims(state.exam_id, state.readiness.percent, today))
+      await awardXp(trx, student.user_id, claim, at);
   }
   await notifyAfterCommit(trx, READINESS_CHANNEL, `${student.user_id}:${version}`);
 }
@@ -117,7 +151,11 @@ export async function movesSince(db: Db, userId: string, version: number): Promi
   const moves = new Map<number, ReadinessMove>();
   for (const row of await readinessMovedSince(db, userId, version)) {
     let move = moves.get(row.version);
-    if (!move) moves.set(row.version, (move = { version: row.version, at: row.moved_at.toISOString(), exams: [], removed_exam_ids: [] }));
+    if (!move)
+      moves.set(
+        row.version,
+        (move = { version: row.version, at: row.moved_at.toISOString(), exams: [], removed_exam_ids: [] }),
+      );
     if (row.state === null) move.removed_exam_ids.push(row.exam_id);
     else move.exams.push(row.state as ExamReadinessState);
   }
@@ -135,7 +173,8 @@ export function parseMove(payload: string): { userId: string; version: number } 
 export function sameState(before: ExamReadinessState | undefined, after: ExamReadinessState): boolean {
   if (!before) return false;
   const [a, b] = [before.readiness, after.readiness];
-  const close = (x: number | null, y: number | null) => (x === null || y === null ? x === y : Math.abs(x - y) < COMPONENT_TOLERANCE);
+  const close = (x: number | null, y: number | null) =>
+    x === null || y === null ? x === y : Math.abs(x - y) < COMPONENT_TOLERANCE;
   return (
     before.subject === after.subject &&
     before.exam_date === after.exam_date &&

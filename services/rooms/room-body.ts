@@ -58,7 +58,10 @@ export async function roomBodies(db: Db, viewerId: string, rows: readonly RoomRo
       visibility: row.visibility,
       role: owner ? 'owner' : 'member',
       member_count: counts.get(row.id) ?? 1,
-      join_code: owner && row.join_code_prefix && row.join_code_created_at ? { prefix: row.join_code_prefix, created_at: row.join_code_created_at.toISOString() } : null,
+      join_code:
+        owner && row.join_code_prefix && row.join_code_created_at
+          ? { prefix: row.join_code_prefix, created_at: row.join_code_created_at.toISOString() }
+          : null,
       timer: session ? timerBody(session, now) : null,
       created_at: row.created_at.toISOString(),
     };

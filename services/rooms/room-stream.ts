@@ -14,7 +14,19 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Session } from 'better-sse';
 import type { Db } from '../../db/connect.ts';
 import type { Notifications } from '../../db/notifications.ts';
-import { addPresence, findMemberRoom, insertMove, listMembers, lockRoom, moveBounds, movesAfter, presentMembers, ROOM_MOVES_CHANNEL, roomStreamKind, type RoomMove } from '../../db/queries/rooms.ts';
+import {
+  addPresence,
+  findMemberRoom,
+  insertMove,
+  listMembers,
+  lockRoom,
+  moveBounds,
+  movesAfter,
+  presentMembers,
+  ROOM_MOVES_CHANNEL,
+  roomStreamKind,
+  type RoomMove,
+} from '../../db/queries/rooms.ts';
 import { retriedTransaction } from '../../db/student-transaction.ts';
 import { openSession, revocations } from '../streams/live-stream.ts';
 import type { OpenStreams, StreamHolder } from '../streams/open-streams.ts';
@@ -106,7 +118,11 @@ async function openingEvents(s: RoomStream): Promise<RoomOpening> {
   const members = (await listMembers(s.db, s.roomId)).filter((m) => present.has(m.user_id)).map(memberName);
   const last = (await moveBounds(s.db, s.roomId)).last;
   const snapshot = { at: at.toISOString(), missed: resumeFrom !== undefined, timer, present: members };
-  return { last, endsAt: timer?.status === 'running' ? timer.ends_at : null, send: (session) => session.push(snapshot, 'snapshot', String(last)) };
+  return {
+    last,
+    endsAt: timer?.status === 'running' ? timer.ends_at : null,
+    send: (session) => session.push(snapshot, 'snapshot', String(last)),
+  };
 }
 
 function push(session: Session, move: RoomMove): void {
@@ -115,7 +131,9 @@ function push(session: Session, move: RoomMove): void {
 
 /** The running session's end after these moves: the last timer move decides (undefined: they say nothing of it). */
 function endOf(moves: readonly RoomMove[]): string | null {
-  const timer = moves.filter((m) => m.kind === 'timer').at(-1)?.data as { timer?: { status: string; ends_at: string | null } } | undefined;
+  const timer = moves.filter((m) => m.kind === 'timer').at(-1)?.data as
+    | { timer?: { status: string; ends_at: string | null } }
+    | undefined;
   return timer?.timer?.status === 'running' ? timer.timer.ends_at : null;
 }
 
@@ -132,7 +150,10 @@ function followRoom(s: RoomStream, endsAt: string | null): (following: Following
     const watchEnd = (endsAt: string | null) => {
       clearTimeout(finishTimer);
       if (!endsAt) return;
-      finishTimer = setTimeout(() => void recordFinishedSessions(s.db, [s.roomId], s.now()).catch(s.onError), Math.max(0, Date.parse(endsAt) - s.now().getTime()) + 50);
+      finishTimer = setTimeout(
+        () => void recordFinishedSessions(s.db, [s.roomId], s.now()).catch(s.onError),
+        Math.max(0, Date.parse(endsAt) - s.now().getTime()) + 50,
+      );
     };
     const catchUp = async () => {
       if (reading) return void (again = true);

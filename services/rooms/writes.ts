@@ -46,7 +46,12 @@ const joinedTooMany = () => {
 };
 
 /** Creates a room owned by the student, in the caller's transaction (which holds the student's lock). */
-export async function addRoom(trx: Db, studentId: string, room: components['schemas']['NewRoom'], at: Date): Promise<Room> {
+export async function addRoom(
+  trx: Db,
+  studentId: string,
+  room: components['schemas']['NewRoom'],
+  at: Date,
+): Promise<Room> {
   if (!(await mayOwnAnotherRoom(trx, studentId))) {
     const detail = `You own ${MAX_ROOMS_OWNED} rooms, the most a student may; delete one first.`;
     throw new LimitError('room_limit_reached', detail, { max: MAX_ROOMS_OWNED });
@@ -62,7 +67,13 @@ export async function addRoom(trx: Db, studentId: string, room: components['sche
  * Runs `work` on a room the student is a member of, with the room locked; a room the student is not in is a 404.
  * A session of the room that ran out meanwhile is recorded first, so `work` sees the timer as it is.
  */
-async function inMemberRoom<T>(db: Db, studentId: string, roomId: string, at: Date, work: (trx: Db, room: RoomRow) => Promise<T>): Promise<T> {
+async function inMemberRoom<T>(
+  db: Db,
+  studentId: string,
+  roomId: string,
+  at: Date,
+  work: (trx: Db, room: RoomRow) => Promise<T>,
+): Promise<T> {
   return retriedTransaction(db, async (trx) => {
     const room = await lockMemberRoom(trx, studentId, roomId);
     if (!room) throw noRoom();
@@ -96,7 +107,12 @@ export async function joinByCode(db: Db, studentId: string, code: string, at: Da
     const joined = await roomBody(trx, studentId, room, at);
     await emitEvent(trx, { type: 'room.member_joined', studentId, data: { object: joined, member: joiner }, at });
     if (room.created_by && room.created_by !== studentId) {
-      await emitEvent(trx, { type: 'room.member_joined', studentId: room.created_by, data: { object: await roomBody(trx, room.created_by, room, at), member: joiner }, at });
+      await emitEvent(trx, {
+        type: 'room.member_joined',
+        studentId: room.created_by,
+        data: { object: await roomBody(trx, room.created_by, room, at), member: joiner },
+        at,
+      });
     }
     return joined;
   });
@@ -133,12 +149,26 @@ export async function revokeJoinCode(db: Db, studentId: string, roomId: string, 
 }
 
 /** Starts, pauses, resumes or stops the room's timer for every member; 409 when its state does not allow the action. */
-export async function controlTimer(db: Db, studentId: string, roomId: string, action: TimerAction, at: Date): Promise<RoomTimer> {
+export async function controlTimer(
+  db: Db,
+  studentId: string,
+  roomId: string,
+  action: TimerAction,
+  at: Date,
+): Promise<RoomTimer> {
   return inMemberRoom(db, studentId, roomId, at, async (trx) => {
     const current = (await latestSessions(trx, [roomId])).get(roomId);
     const step = timerStep(current, action, at);
     if ('refused' in step) throw new ConflictError('room_timer_conflict', step.refused);
-    const session = 'start' in step ? await insertSession(trx, { room_id: roomId, started_by: studentId, duration_ms: step.start.duration_ms, started_at: at }) : await updateSession(trx, current!.id, step.change);
+    const session =
+      'start' in step
+        ? await insertSession(trx, {
+            room_id: roomId,
+            started_by: studentId,
+            duration_ms: step.start.duration_ms,
+            started_at: at,
+          })
+        : await updateSession(trx, current!.id, step.change);
     const timer = timerBody(session, at);
     await insertMove(trx, roomId, 'timer', { event: TIMER_EVENTS[action.action], timer }, at);
     return timer;
@@ -158,13 +188,20 @@ export async function recordFinishedSession(trx: Db, roomId: string, now: Date):
   const finished = await updateSession(trx, session.id, { finished_at: end });
   const body = timerBody(finished, now);
   await insertMove(trx, roomId, 'timer', { event: 'finished', timer: body }, now);
-  const members = (await listMembers(trx, roomId)).filter((m) => m.joined_at.getTime() <= session.started_at.getTime()).sort((a, b) => (a.user_id < b.user_id ? -1 : 1));
+  const members = (await listMembers(trx, roomId))
+    .filter((m) => m.joined_at.getTime() <= session.started_at.getTime())
+    .sort((a, b) => (a.user_id < b.user_id ? -1 : 1));
   for (const member of members) {
     await lockStudent(trx, member.user_id);
     const day = localDate(end, member.time_zone);
     await progress(trx, member, now, {
       studied: { day, claim: focusClaim(session.id, session.duration_ms, day) },
-      event: (xp) => ({ type: 'room.session_finished', studentId: member.user_id, data: { object: body, xp_awarded: xp }, at: now }),
+      event: (xp) => ({
+        type: 'room.session_finished',
+        studentId: member.user_id,
+        data: { object: body, xp_awarded: xp },
+        at: now,
+      }),
     });
   }
 }
@@ -172,7 +209,10 @@ export async function recordFinishedSession(trx: Db, roomId: string, now: Date):
 /** Records the finish of any session of these rooms that ran out (for reads, which otherwise write nothing). */
 export async function recordFinishedSessions(db: Db, roomIds: readonly string[], now: Date): Promise<void> {
   const sessions = await latestSessions(db, roomIds);
-  const due = [...sessions.values()].filter((s) => !s.finished_at && focusState(s, now).status === 'finished').map((s) => s.room_id).sort();
+  const due = [...sessions.values()]
+    .filter((s) => !s.finished_at && focusState(s, now).status === 'finished')
+    .map((s) => s.room_id)
+    .sort();
   for (const roomId of due) {
     await retriedTransaction(db, async (trx) => {
       if (await lockRoom(trx, roomId)) await recordFinishedSession(trx, roomId, now);

@@ -8,7 +8,11 @@ import type { StreamRevocation } from './open-streams.ts';
 import { RECONNECT_MS, REVOCATION_ENDINGS, type StreamEnding } from './stream-endings.ts';
 
 /** The stream's SSE session, or undefined for a HEAD request (answered with the stream's headers, then ended). */
-export async function openSession(req: IncomingMessage, res: ServerResponse, heartbeatMs: number): Promise<Session | undefined> {
+export async function openSession(
+  req: IncomingMessage,
+  res: ServerResponse,
+  heartbeatMs: number,
+): Promise<Session | undefined> {
   const session = await createSession(req, res, { retry: RECONNECT_MS, keepAlive: heartbeatMs });
   trackSseStream(res);
   if (req.method !== 'HEAD') return session;

@@ -15,7 +15,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
 import type { Notifications } from '../../db/notifications.ts';
-import { closeStream, deleteLapsedStreams, openStreamIfRoom, renewStreams, type Opened } from '../../db/queries/open-streams.ts';
+import {
+  closeStream,
+  deleteLapsedStreams,
+  openStreamIfRoom,
+  renewStreams,
+  type Opened,
+} from '../../db/queries/open-streams.ts';
 import { onPrincipalsCommitted, PRINCIPALS_CHANNEL } from '../../db/queries/principal-changes.ts';
 import { standingCredentials } from '../../db/queries/principals.ts';
 import type { Credential } from '../../server/auth/principal.ts';
@@ -74,7 +80,11 @@ interface Held {
   writing: boolean;
 }
 
-export function openStreams(db: Db, notifications: Notifications, options: { limits?: OpenStreamLimits; onError: (error: unknown) => void }): OpenStreams {
+export function openStreams(
+  db: Db,
+  notifications: Notifications,
+  options: { limits?: OpenStreamLimits; onError: (error: unknown) => void },
+): OpenStreams {
   const limits = options.limits ?? OPEN_STREAM_LIMITS;
   const held = new Map<string, Held>();
   const byAccount = new Map<string, Set<string>>();
@@ -105,7 +115,11 @@ export function openStreams(db: Db, notifications: Notifications, options: { lim
   const recheck = async (userId: string): Promise<void> => {
     const entries = [...(byAccount.get(userId) ?? [])].map((id) => [id, held.get(id)!] as const);
     if (entries.length === 0) return;
-    const standing = await standingCredentials(db, userId, credentialIds(entries.map(([, entry]) => entry.holder.credential)));
+    const standing = await standingCredentials(
+      db,
+      userId,
+      credentialIds(entries.map(([, entry]) => entry.holder.credential)),
+    );
     for (const [id, { holder }] of entries) {
       if (!standing.account) revoke(id, 'account_deleted');
       else if (!stands(standing, holder.credential)) revoke(id, 'credential_revoked');
@@ -149,9 +163,17 @@ export function openStreams(db: Db, notifications: Notifications, options: { lim
       hold(id, entry);
       let opened: Opened;
       try {
-        const row = { id, user_id: holder.user_id, kind, grant_id: credential.grant_id, key_id: credential.kind === 'api_key' ? credential.key_id : null };
+        const row = {
+          id,
+          user_id: holder.user_id,
+          kind,
+          grant_id: credential.grant_id,
+          key_id: credential.kind === 'api_key' ? credential.key_id : null,
+        };
         const inLine = opening.tryRun(holder.user_id, () =>
-          openStreamIfRoom(db, row, limits, async (trx) => stands(await standingCredentials(trx, holder.user_id, credentialIds([credential])), credential)),
+          openStreamIfRoom(db, row, limits, async (trx) =>
+            stands(await standingCredentials(trx, holder.user_id, credentialIds([credential])), credential),
+          ),
         );
         opened = (await inLine) ?? { refused: true, retryAfterMs: BUSY_RETRY_AFTER_MS };
       } catch (error) {
@@ -161,7 +183,8 @@ export function openStreams(db: Db, notifications: Notifications, options: { lim
       entry.writing = false;
       if (!('opened' in opened)) {
         forget(id);
-        if ('unauthorized' in opened) throw new AuthenticationError('The access token or API key was revoked.', 'invalid_token');
+        if ('unauthorized' in opened)
+          throw new AuthenticationError('The access token or API key was revoked.', 'invalid_token');
         const retryAfterSeconds = Math.max(1, Math.ceil(opened.retryAfterMs / 1000));
         const detail = `This account has ${limits.max} streams open, the most it may hold at once (whichever key or token opened them); close one, or retry in ${retryAfterSeconds} seconds.`;
         throw new LimitError('too_many_streams', detail, { max: limits.max, retryAfterSeconds });
@@ -193,5 +216,7 @@ function credentialIds(credentials: readonly Credential[]) {
 
 function stands(standing: Awaited<ReturnType<typeof standingCredentials>>, credential: Credential): boolean {
   if (!standing.account) return false;
-  return credential.kind === 'access_token' ? standing.grantIds.has(credential.grant_id) : standing.keyIds.has(credential.key_id);
+  return credential.kind === 'access_token'
+    ? standing.grantIds.has(credential.grant_id)
+    : standing.keyIds.has(credential.key_id);
 }

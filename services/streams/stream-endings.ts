@@ -7,10 +7,12 @@ export const RECONNECT_MS = 2_000;
 
 export const STREAM_ENDINGS = {
   service_restarting: 'The service is restarting. Reconnect with Last-Event-ID; the moves made meanwhile follow.',
-  max_duration_reached: 'The stream was open as long as one stream may be. Reconnect with Last-Event-ID; nothing is missed.',
+  max_duration_reached:
+    'The stream was open as long as one stream may be. Reconnect with Last-Event-ID; nothing is missed.',
   service_unavailable: 'The database did not answer. Reconnect with Last-Event-ID in a moment.',
   account_deleted: 'The account was deleted. Do not reconnect.',
-  credential_revoked: 'The access token or API key this stream was opened with was revoked (signed out, access withdrawn, key revoked, password changed). Reconnect only with a valid credential.',
+  credential_revoked:
+    'The access token or API key this stream was opened with was revoked (signed out, access withdrawn, key revoked, password changed). Reconnect only with a valid credential.',
 } as const;
 
 export type StreamEnding = keyof typeof STREAM_ENDINGS;

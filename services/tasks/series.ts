@@ -4,7 +4,12 @@
 import type { Db } from '../../db/connect.ts';
 import { countOpenSeries } from '../../db/queries/schedule.ts';
 import { insertNextOccurrence, type TaskRow } from '../../db/queries/tasks.ts';
-import { assertValidRecurrence, InvalidRecurrence, nextOccurrence, normaliseRecurrence } from '../../domain/recurrence.ts';
+import {
+  assertValidRecurrence,
+  InvalidRecurrence,
+  nextOccurrence,
+  normaliseRecurrence,
+} from '../../domain/recurrence.ts';
 import { MAX_OPEN_SERIES } from '../../domain/bounds.ts';
 import { InputError, LimitError } from '../../domain/errors.ts';
 
@@ -16,7 +21,8 @@ export function checkedRecurrence(rule: string, seriesStart: Date, timeZone: str
   try {
     assertValidRecurrence(rule, seriesStart, timeZone);
   } catch (error) {
-    if (error instanceof InvalidRecurrence) throw new InputError([{ path: 'body.recurrence', message: `is not a valid recurrence rule: ${error.message}` }]);
+    if (error instanceof InvalidRecurrence)
+      throw new InputError([{ path: 'body.recurrence', message: `is not a valid recurrence rule: ${error.message}` }]);
     throw error;
   }
   return normaliseRecurrence(rule);
@@ -38,7 +44,12 @@ export async function assertSeriesRoom(trx: Db, userId: string, counted: 0 | 1):
  * The occurrence that follows a closed one of a series, inserted; undefined when the series has ended, or when the
  * closed occurrence has its successor already (the row lock and the unique previous_id make it at most one).
  */
-export async function insertSuccessor(trx: Db, student: { user_id: string; time_zone: string }, closed: TaskRow & { series_starts_at: Date | null }, at: Date): Promise<TaskRow | undefined> {
+export async function insertSuccessor(
+  trx: Db,
+  student: { user_id: string; time_zone: string },
+  closed: TaskRow & { series_starts_at: Date | null },
+  at: Date,
+): Promise<TaskRow | undefined> {
   if (!closed.recurrence || !closed.series_id || !closed.series_starts_at) return undefined;
   const next = nextOccurrence(closed.recurrence, closed.series_starts_at, closed.due_at, student.time_zone);
   if (!next) return undefined;

@@ -2,7 +2,15 @@
 // the exams the task prepares, and, when an open task is closed, the study day, its xp and the next occurrence of
 // its series. The tasks handlers parse the request and shape the answer; what a write does lives here.
 import type { Db } from '../../db/connect.ts';
-import { deleteTask, findTaskForUpdate, insertTaskRow, newTaskRow, updateTask, type NewTaskRow, type TaskChanges } from '../../db/queries/tasks.ts';
+import {
+  deleteTask,
+  findTaskForUpdate,
+  insertTaskRow,
+  newTaskRow,
+  updateTask,
+  type NewTaskRow,
+  type TaskChanges,
+} from '../../db/queries/tasks.ts';
 import { studentTransaction } from '../../db/student-transaction.ts';
 import { localDate } from '../../domain/student-day.ts';
 import { taskClaim } from '../../domain/xp.ts';
@@ -15,7 +23,17 @@ import { taskBody, type Task } from './task-body.ts';
 import type { Student } from '../../server/auth/principal.ts';
 
 /** The fields a task.updated or task.completed event reports the earlier values of. */
-const TASK_EVENT_FIELDS = ['title', 'course', 'due_at', 'status', 'completed_at', 'notes', 'priority', 'recurrence', 'series_id'] as const;
+const TASK_EVENT_FIELDS = [
+  'title',
+  'course',
+  'due_at',
+  'status',
+  'completed_at',
+  'notes',
+  'priority',
+  'recurrence',
+  'series_id',
+] as const;
 
 /**
  * Inserts a task and its task.created event under the student's lock, within the student's bound of open series when
@@ -37,7 +55,13 @@ export async function addTask(db: Db, task: NewTaskRow, at: Date): Promise<Task>
  * when the student has no task with this id. Closing an open occurrence of a recurring task inserts its successor in
  * the same transaction; the row lock and the unique previous_id make that happen at most once.
  */
-export async function changeTask(db: Db, student: Student, taskId: string, update: components['schemas']['TaskUpdate'], at: Date): Promise<Task | undefined> {
+export async function changeTask(
+  db: Db,
+  student: Student,
+  taskId: string,
+  update: components['schemas']['TaskUpdate'],
+  at: Date,
+): Promise<Task | undefined> {
   return studentTransaction(db, student.user_id, async (trx) => {
     const current = await findTaskForUpdate(trx, student.user_id, taskId);
     if (!current) return undefined;
@@ -47,7 +71,8 @@ export async function changeTask(db: Db, student: Student, taskId: string, updat
     if (due_at !== undefined) changes.due_at = dueAt;
     const closing = status === 'completed' && current.status === 'open';
     if (closing) Object.assign(changes, { status: 'completed', completed_at: at });
-    if (status === 'open' && current.status === 'completed') Object.assign(changes, { status: 'open', completed_at: null });
+    if (status === 'open' && current.status === 'completed')
+      Object.assign(changes, { status: 'open', completed_at: null });
     if (recurrence === null) Object.assign(changes, { recurrence: null, series_starts_at: null });
     if (recurrence) {
       // A new rule starts at this occurrence; earlier occurrences stay in the series.
@@ -57,7 +82,8 @@ export async function changeTask(db: Db, student: Student, taskId: string, updat
     const updated = await updateTask(trx, student.user_id, taskId, changes);
     // Adding a rule to an open task, or reopening a task that has one, may start an open series: counted with it.
     const wasSeries = current.status === 'open' && current.recurrence !== null;
-    if (!wasSeries && updated.status === 'open' && updated.recurrence !== null) await assertSeriesRoom(trx, student.user_id, 1);
+    if (!wasSeries && updated.status === 'open' && updated.recurrence !== null)
+      await assertSeriesRoom(trx, student.user_id, 1);
     const [before, after] = [taskBody(current), taskBody(updated)];
     const previous = previousAttributes(before, after, TASK_EVENT_FIELDS);
     const data = { object: after, previous_attributes: previous };
@@ -71,7 +97,13 @@ export async function changeTask(db: Db, student: Student, taskId: string, updat
     if (closing) {
       const successor = await insertSuccessor(trx, student, updated, at);
       // The schedule gained a task: the next occurrence is created like any other task.
-      if (successor) await emitEvent(trx, { type: 'task.created', studentId: student.user_id, data: { object: taskBody(successor) }, at });
+      if (successor)
+        await emitEvent(trx, {
+          type: 'task.created',
+          studentId: student.user_id,
+          data: { object: taskBody(successor) },
+          at,
+        });
     }
     return after;
   });
@@ -82,7 +114,12 @@ export async function removeTask(db: Db, student: Student, taskId: string, at: D
   return studentTransaction(db, student.user_id, async (trx) => {
     const removed = await deleteTask(trx, student.user_id, taskId);
     if (!removed) return false;
-    const deleted = { type: 'task.deleted' as const, studentId: student.user_id, data: { object: taskBody(removed) }, at };
+    const deleted = {
+      type: 'task.deleted' as const,
+      studentId: student.user_id,
+      data: { object: taskBody(removed) },
+      at,
+    };
     await progress(trx, student, at, { event: () => deleted });
     return true;
   });

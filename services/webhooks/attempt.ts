@@ -78,37 +78,58 @@ export async function attemptDelivery(context: AttemptContext, run: AttemptRun):
   const inLine = <T>(work: () => Promise<T>) =>
     context.accountLine.tryRun(accountKey(account), () => context.share(work))!;
 
-  const admission = await inLine(() => db.transaction().execute(async (trx) => {
-    // Read under the account's lock: another job of this delivery (a re-send's, or one given back by pg-boss) may
-    // have made the attempt since, and released the endpoint's lease in the transaction that recorded it.
-    await lockAccountGates(trx, account);
-    const due = await attemptStillDue(trx, delivery.id, run.due);
-    const covered =
-      due &&
-      delivery.enabled &&
-      (delivery.endpoint_client_id === null || (await appMayReceive(trx, delivery.endpoint_client_id, delivery.event_user_id, readScopeOf(delivery.event_type as EventType))));
-    if (covered) {
-      const verdict = await admitAttempt(trx, { endpointId: delivery.endpoint_id, account, jobId: run.jobId, now: now(), leaseMs: context.leaseMs, limits: context.limits });
-      if (verdict.admitted) return verdict;
-      // Held back: the delivery stays parked (pending, due) and goes when the gate's holder ends or the sweep finds
-      // its turn come; the job itself is done.
+  const admission = await inLine(() =>
+    db.transaction().execute(async (trx) => {
+      // Read under the account's lock: another job of this delivery (a re-send's, or one given back by pg-boss) may
+      // have made the attempt since, and released the endpoint's lease in the transaction that recorded it.
+      await lockAccountGates(trx, account);
+      const due = await attemptStillDue(trx, delivery.id, run.due);
+      const covered =
+        due &&
+        delivery.enabled &&
+        (delivery.endpoint_client_id === null ||
+          (await appMayReceive(
+            trx,
+            delivery.endpoint_client_id,
+            delivery.event_user_id,
+            readScopeOf(delivery.event_type as EventType),
+          )));
+      if (covered) {
+        const verdict = await admitAttempt(trx, {
+          endpointId: delivery.endpoint_id,
+          account,
+          jobId: run.jobId,
+          now: now(),
+          leaseMs: context.leaseMs,
+          limits: context.limits,
+        });
+        if (verdict.admitted) return verdict;
+        // Held back: the delivery stays parked (pending, due) and goes when the gate's holder ends or the sweep finds
+        // its turn come; the job itself is done.
+        if (!(await completeJob(trx, run.jobId))) return 'lost' as const;
+        return verdict;
+      }
+      // No attempt to make: the endpoint's place this job held goes to the account's next parked delivery.
       if (!(await completeJob(trx, run.jobId))) return 'lost' as const;
-      return verdict;
-    }
-    // No attempt to make: the endpoint's place this job held goes to the account's next parked delivery.
-    if (!(await completeJob(trx, run.jobId))) return 'lost' as const;
-    if (due) await finishDelivery(trx, attempt, { status: 'failed', next_attempt_at: null, succeeded_at: null });
-    await releaseLease(trx, delivery.endpoint_id, run.jobId);
-    await dispatchAccount(trx, account, dispatch());
-    return due ? ('skipped' as const) : ('superseded' as const);
-  }));
+      if (due) await finishDelivery(trx, attempt, { status: 'failed', next_attempt_at: null, succeeded_at: null });
+      await releaseLease(trx, delivery.endpoint_id, run.jobId);
+      await dispatchAccount(trx, account, dispatch());
+      return due ? ('skipped' as const) : ('superseded' as const);
+    }),
+  );
   if (admission === 'lost' || admission === 'superseded') return admission;
   if (admission === 'skipped') return count(admission);
   if (!admission.admitted) return admission.reason;
 
   const startedAt = now();
   const payload = JSON.stringify(
-    envelopeOf({ id: delivery.event_id, type: delivery.event_type, user_id: delivery.event_user_id, data: delivery.event_data, created_at: delivery.event_created_at }),
+    envelopeOf({
+      id: delivery.event_id,
+      type: delivery.event_type,
+      user_id: delivery.event_user_id,
+      data: delivery.event_data,
+      created_at: delivery.event_created_at,
+    }),
   );
   const response = await sendWebhook({
     url: delivery.url,
@@ -122,40 +143,52 @@ export async function attemptDelivery(context: AttemptContext, run: AttemptRun):
   observeWebhookAttempt(response.durationMs, response.status);
   const succeeded = response.status !== null && response.status >= 200 && response.status < 300;
 
-  const outcome = await inLine(() => db.transaction().execute(async (trx): Promise<AttemptResult> => {
-    if (!(await completeJob(trx, run.jobId))) return 'lost';
-    const finishedAt = now();
-    // The gate first: its account lock comes before any row this transaction locks, as in admitAttempt.
-    await settleAttempt(trx, {
-      endpointId: delivery.endpoint_id,
-      account,
-      jobId: run.jobId,
-      succeeded,
-      now: finishedAt,
-      limits: context.limits,
-      scale: config.retryScale,
-    });
-    await insertAttempt(trx, { delivery_id: delivery.id, started_at: startedAt, duration_ms: response.durationMs, response_status: response.status, error: response.error });
-    await countAttempt(trx, delivery.id, startedAt);
-    const delay = succeeded ? undefined : retryDelayMs(delivery.attempts + 1, config.retryScale);
-    let result: DeliveryOutcome = succeeded ? 'succeeded' : delay === undefined ? 'failed' : 'retrying';
-    // A retry is parked, due at `next`: the sweep gives it a job once it is due and its endpoint can take it.
-    const next = delay === undefined ? null : new Date(finishedAt.getTime() + delay);
-    await finishDelivery(trx, attempt, { status: result === 'retrying' ? 'pending' : result, next_attempt_at: next, succeeded_at: succeeded ? finishedAt : null });
-    if (succeeded) {
-      await clearEndpointFailing(trx, delivery.endpoint_id);
-    } else {
-      const failingSince = await markEndpointFailing(trx, delivery.endpoint_id, startedAt);
-      if (endpointFailingTooLong(failingSince, finishedAt, config.retryScale)) {
-        await disableFailingEndpoint(trx, delivery.endpoint_id, finishedAt);
-        result = 'failed';
+  const outcome = await inLine(() =>
+    db.transaction().execute(async (trx): Promise<AttemptResult> => {
+      if (!(await completeJob(trx, run.jobId))) return 'lost';
+      const finishedAt = now();
+      // The gate first: its account lock comes before any row this transaction locks, as in admitAttempt.
+      await settleAttempt(trx, {
+        endpointId: delivery.endpoint_id,
+        account,
+        jobId: run.jobId,
+        succeeded,
+        now: finishedAt,
+        limits: context.limits,
+        scale: config.retryScale,
+      });
+      await insertAttempt(trx, {
+        delivery_id: delivery.id,
+        started_at: startedAt,
+        duration_ms: response.durationMs,
+        response_status: response.status,
+        error: response.error,
+      });
+      await countAttempt(trx, delivery.id, startedAt);
+      const delay = succeeded ? undefined : retryDelayMs(delivery.attempts + 1, config.retryScale);
+      let result: DeliveryOutcome = succeeded ? 'succeeded' : delay === undefined ? 'failed' : 'retrying';
+      // A retry is parked, due at `next`: the sweep gives it a job once it is due and its endpoint can take it.
+      const next = delay === undefined ? null : new Date(finishedAt.getTime() + delay);
+      await finishDelivery(trx, attempt, {
+        status: result === 'retrying' ? 'pending' : result,
+        next_attempt_at: next,
+        succeeded_at: succeeded ? finishedAt : null,
+      });
+      if (succeeded) {
+        await clearEndpointFailing(trx, delivery.endpoint_id);
+      } else {
+        const failingSince = await markEndpointFailing(trx, delivery.endpoint_id, startedAt);
+        if (endpointFailingTooLong(failingSince, finishedAt, config.retryScale)) {
+          await disableFailingEndpoint(trx, delivery.endpoint_id, finishedAt);
+          result = 'failed';
+        }
       }
-    }
-    // The place this attempt held goes to the account's parked deliveries that have waited longest (this endpoint's
-    // next one, unless its breaker just opened).
-    await dispatchAccount(trx, account, { ...dispatch(), now: finishedAt });
-    return result;
-  }));
+      // The place this attempt held goes to the account's parked deliveries that have waited longest (this endpoint's
+      // next one, unless its breaker just opened).
+      await dispatchAccount(trx, account, { ...dispatch(), now: finishedAt });
+      return result;
+    }),
+  );
   return count(outcome);
 }
 
@@ -167,6 +200,7 @@ async function completeJob(trx: Db, jobId: string): Promise<boolean> {
 }
 
 function count(result: AttemptResult): AttemptResult {
-  if (result === 'succeeded' || result === 'retrying' || result === 'failed' || result === 'skipped') countDeliveryAttempt(result);
+  if (result === 'succeeded' || result === 'retrying' || result === 'failed' || result === 'skipped')
+    countDeliveryAttempt(result);
   return result;
 }

@@ -18,7 +18,9 @@ export function endpointBody(row: EndpointRow): components['schemas']['WebhookEn
   };
 }
 
-export function endpointStatus(row: Pick<EndpointRow, 'enabled' | 'disabled_reason'>): components['schemas']['WebhookEndpoint']['status'] {
+export function endpointStatus(
+  row: Pick<EndpointRow, 'enabled' | 'disabled_reason'>,
+): components['schemas']['WebhookEndpoint']['status'] {
   if (row.enabled) return 'enabled';
   return row.disabled_reason === 'failing' ? 'disabled_failing' : 'disabled';
 }

@@ -28,7 +28,6 @@ import type { WebhookEndpointSettings } from './endpoint-settings.ts';
 import { resendDelivery, scheduleDelivery } from './queue.ts';
 import { createWebhookSecret, sealEndpointSecret, SECRET_ROTATION_OVERLAP_MS } from './secrets.ts';
 
-
 /** What a student registers: where to send, which events, and whether to send yet. */
 export interface EndpointRegistration {
   url: string;
@@ -58,7 +57,12 @@ export async function registerEndpoint(
   const id = randomUUID();
   const secret_sealed = sealEndpointSecret(secrets, id, createWebhookSecret());
   const { url, event_types, description = '', enabled = true } = registration;
-  return insertEndpoint(trx, { user_id: principal.user_id }, { id, url, event_types, description, enabled, secret_sealed, grant_id }, at);
+  return insertEndpoint(
+    trx,
+    { user_id: principal.user_id },
+    { id, url, event_types, description, enabled, secret_sealed, grant_id },
+    at,
+  );
 }
 
 /**
@@ -67,7 +71,13 @@ export async function registerEndpoint(
  * student's own endpoint at itself and keep it past revocation); set with the student's own key, it is the student's
  * again.
  */
-export async function changeEndpoint(db: Db, principal: GeneralPrincipal, endpointId: string, changes: Omit<EndpointChanges, 'grant_id'>, at: Date): Promise<EndpointRow | undefined> {
+export async function changeEndpoint(
+  db: Db,
+  principal: GeneralPrincipal,
+  endpointId: string,
+  changes: Omit<EndpointChanges, 'grant_id'>,
+  at: Date,
+): Promise<EndpointRow | undefined> {
   return db.transaction().execute(async (trx) => {
     const owned = changes.url === undefined ? changes : { ...changes, grant_id: await liveGrantOf(trx, principal) };
     return updateEndpoint(trx, { user_id: principal.user_id }, endpointId, owned, at);
@@ -78,11 +88,22 @@ export async function changeEndpoint(db: Db, principal: GeneralPrincipal, endpoi
  * Sends a `webhook.test` event to one endpoint of the student's, and only to it; returns its delivery, or undefined
  * when the student has no endpoint with this id.
  */
-export async function sendTestEvent(db: Db, userId: string, endpointId: string, at: Date): Promise<DeliveryRow | undefined> {
+export async function sendTestEvent(
+  db: Db,
+  userId: string,
+  endpointId: string,
+  at: Date,
+): Promise<DeliveryRow | undefined> {
   return studentTransaction(db, userId, async (trx) => {
     const endpoint = await enabledEndpoint(trx, userId, endpointId);
     if (!endpoint) return undefined;
-    const eventId = await emitEvent(trx, { type: 'webhook.test', studentId: userId, data: { object: endpointBody(endpoint) }, at, direct: true });
+    const eventId = await emitEvent(trx, {
+      type: 'webhook.test',
+      studentId: userId,
+      data: { object: endpointBody(endpoint) },
+      at,
+      direct: true,
+    });
     const deliveryId = await scheduleDelivery(trx, { eventId, endpointId: endpoint.id }, at);
     return (await findDelivery(trx, endpoint.id, deliveryId))!;
   });
@@ -117,7 +138,10 @@ export async function resendEndpointDelivery(
 export async function enabledEndpoint(db: Db, userId: string, endpointId: string): Promise<EndpointRow | undefined> {
   const endpoint = await findEndpoint(db, { user_id: userId }, endpointId);
   if (endpoint && !endpoint.enabled) {
-    throw new ConflictError('endpoint_disabled', 'This endpoint is disabled; enable it (PATCH {"enabled":true}) before sending to it.');
+    throw new ConflictError(
+      'endpoint_disabled',
+      'This endpoint is disabled; enable it (PATCH {"enabled":true}) before sending to it.',
+    );
   }
   return endpoint;
 }
@@ -130,7 +154,8 @@ export async function enabledEndpoint(db: Db, userId: string, endpointId: string
  */
 async function liveGrantOf(trx: Db, principal: GeneralPrincipal): Promise<string | null> {
   const grantId = principal.credential.grant_id;
-  if (grantId !== null && !(await lockLiveGrant(trx, grantId))) throw new AuthenticationError('The credential was revoked.');
+  if (grantId !== null && !(await lockLiveGrant(trx, grantId)))
+    throw new AuthenticationError('The credential was revoked.');
   return grantId;
 }
 
@@ -138,7 +163,13 @@ async function liveGrantOf(trx: Db, principal: GeneralPrincipal): Promise<string
  * A new current secret for an endpoint of `owner`; the one it replaces signs beside it for 24 hours. The student's rotation and the CLI's
  * rotation of an app's endpoint. `row` is undefined when `owner` has no such endpoint.
  */
-export async function rotateSecret(db: Db, secrets: WebhookEndpointSettings['secrets'], owner: EndpointOwner, endpointId: string, at: Date) {
+export async function rotateSecret(
+  db: Db,
+  secrets: WebhookEndpointSettings['secrets'],
+  owner: EndpointOwner,
+  endpointId: string,
+  at: Date,
+) {
   return db.transaction().execute(async (trx) => {
     const current = await findEndpointSecretsForUpdate(trx, owner, endpointId);
     if (!current) return { row: undefined, secret: undefined };

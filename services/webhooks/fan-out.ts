@@ -31,5 +31,7 @@ export async function relayPass(db: Db, sweep: Omit<DispatchOptions, 'now'>): Pr
 
 /** The accounts whose endpoints a fan-out made deliveries for. */
 function accountsOf(deliveries: FanOut['deliveries']): GateAccount[] {
-  return deliveries.map((delivery) => (delivery.user_id !== null ? { user_id: delivery.user_id } : { client_id: delivery.client_id! }));
+  return deliveries.map((delivery) =>
+    delivery.user_id !== null ? { user_id: delivery.user_id } : { client_id: delivery.client_id! },
+  );
 }

@@ -15,7 +15,14 @@
 // delivery spends none of its retries: nothing was sent, so its attempts, its retry schedule and its
 // next_attempt_at are unchanged (an endpoint failing for three days is still disabled, since each probe fails).
 import type { Db } from '../../db/connect.ts';
-import { accountLeases, lockAccountGates, readGate, settleGate, takeLease, type GateAccount } from '../../db/queries/endpoint-gates.ts';
+import {
+  accountLeases,
+  lockAccountGates,
+  readGate,
+  settleGate,
+  takeLease,
+  type GateAccount,
+} from '../../db/queries/endpoint-gates.ts';
 
 export interface DeliveryLimits {
   /** Attempts in flight or given a job at once, to one account's endpoints, in every process together. */
@@ -37,8 +44,13 @@ export const DELIVERY_LIMITS: DeliveryLimits = {
 export type GateRefusal = 'endpoint_busy' | 'account_busy' | 'circuit_open';
 export type Admission = { admitted: true } | { admitted: false; reason: GateRefusal; until: Date };
 
-export function accountOf(endpoint: { endpoint_user_id: string | null; endpoint_client_id: string | null }): GateAccount {
-  return endpoint.endpoint_user_id !== null ? { user_id: endpoint.endpoint_user_id } : { client_id: endpoint.endpoint_client_id! };
+export function accountOf(endpoint: {
+  endpoint_user_id: string | null;
+  endpoint_client_id: string | null;
+}): GateAccount {
+  return endpoint.endpoint_user_id !== null
+    ? { user_id: endpoint.endpoint_user_id }
+    : { client_id: endpoint.endpoint_client_id! };
 }
 
 /**
@@ -60,10 +72,12 @@ export async function admitAttempt(
     await takeLease(trx, endpointId, jobId, until);
     return { admitted: true };
   }
-  if (current.open_until && current.open_until > now) return { admitted: false, reason: 'circuit_open', until: current.open_until };
+  if (current.open_until && current.open_until > now)
+    return { admitted: false, reason: 'circuit_open', until: current.open_until };
   if (leaseLive) return { admitted: false, reason: 'endpoint_busy', until: current.lease_until! };
   const inFlight = await accountLeases(trx, account, endpointId, now);
-  if (inFlight.count >= limits.attemptsPerAccount) return { admitted: false, reason: 'account_busy', until: inFlight.firstEnd ?? until };
+  if (inFlight.count >= limits.attemptsPerAccount)
+    return { admitted: false, reason: 'account_busy', until: inFlight.firstEnd ?? until };
   await takeLease(trx, endpointId, jobId, until);
   return { admitted: true };
 }
@@ -81,7 +95,15 @@ export function breakerOpenMs(failures: number, limits: DeliveryLimits, scale: n
  */
 export async function settleAttempt(
   trx: Db,
-  gate: { endpointId: string; account: GateAccount; jobId: string; succeeded: boolean; now: Date; limits: DeliveryLimits; scale: number },
+  gate: {
+    endpointId: string;
+    account: GateAccount;
+    jobId: string;
+    succeeded: boolean;
+    now: Date;
+    limits: DeliveryLimits;
+    scale: number;
+  },
 ): Promise<{ open_until: Date | null }> {
   const { now, limits } = gate;
   await lockAccountGates(trx, gate.account);
@@ -94,4 +116,3 @@ export async function settleAttempt(
   });
   return { open_until: breaker.open_until };
 }
-

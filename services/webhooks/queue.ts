@@ -28,7 +28,15 @@ import type { Db } from '../../db/connect.ts';
 import { jobEngine, WEBHOOK_DELIVERY_QUEUE } from '../../db/job-queue.ts';
 import { notifyAfterCommit } from '../../db/notifications.ts';
 import { makeDeliveryDue, upsertDelivery } from '../../db/queries/deliveries.ts';
-import { accountKey, accountsWithRunnableDeliveries, countAccountLeases, lockAccountGates, reserveEndpoint, runnableDeliveries, type GateAccount } from '../../db/queries/endpoint-gates.ts';
+import {
+  accountKey,
+  accountsWithRunnableDeliveries,
+  countAccountLeases,
+  lockAccountGates,
+  reserveEndpoint,
+  runnableDeliveries,
+  type GateAccount,
+} from '../../db/queries/endpoint-gates.ts';
 import type { DeliveryLimits } from './gate.ts';
 
 /**
@@ -58,7 +66,11 @@ export const SWEEP_ACCOUNTS = 100;
  * The delivery of an event to an endpoint, parked with its first attempt due now (the next sweep gives it a job);
  * an existing delivery of the pair (unique) is returned as it is. Returns the delivery's id.
  */
-export async function scheduleDelivery(trx: Db, delivery: { eventId: string; endpointId: string }, now = new Date()): Promise<string> {
+export async function scheduleDelivery(
+  trx: Db,
+  delivery: { eventId: string; endpointId: string },
+  now = new Date(),
+): Promise<string> {
   const { id } = await upsertDelivery(trx, { event_id: delivery.eventId, endpoint_id: delivery.endpointId, at: now });
   return id;
 }
@@ -120,8 +132,11 @@ export async function sweepParkedDeliveries(
 ): Promise<{ sent: number; more: boolean }> {
   const now = options.now ?? (() => new Date());
   const runnable = await accountsWithRunnableDeliveries(db, now(), options.limits.attemptsPerAccount, SWEEP_ACCOUNTS);
-  const accounts = new Map([...(options.fannedOut ?? []), ...runnable].map((account) => [accountKey(account), account]));
+  const accounts = new Map(
+    [...(options.fannedOut ?? []), ...runnable].map((account) => [accountKey(account), account]),
+  );
   let sent = 0;
-  for (const account of accounts.values()) sent += await db.transaction().execute((trx) => dispatchAccount(trx, account, { ...options, now: now() }));
+  for (const account of accounts.values())
+    sent += await db.transaction().execute((trx) => dispatchAccount(trx, account, { ...options, now: now() }));
   return { sent, more: runnable.length === SWEEP_ACCOUNTS };
 }

@@ -7,12 +7,28 @@ const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 
-export const RETRY_DELAYS_MS = [5 * SECOND, MINUTE, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR, 14 * HOUR, 14 * HOUR, 20 * HOUR];
+export const RETRY_DELAYS_MS = [
+  5 * SECOND,
+  MINUTE,
+  5 * MINUTE,
+  30 * MINUTE,
+  2 * HOUR,
+  5 * HOUR,
+  10 * HOUR,
+  10 * HOUR,
+  14 * HOUR,
+  14 * HOUR,
+  20 * HOUR,
+];
 export const DISABLE_FAILING_ENDPOINT_AFTER_MS = 72 * HOUR;
 const JITTER = 0.2;
 
 /** The delay before attempt `attemptsMade + 1`, or undefined when delivery gives up after `attemptsMade` attempts. */
-export function retryDelayMs(attemptsMade: number, scale: number, random: () => number = Math.random): number | undefined {
+export function retryDelayMs(
+  attemptsMade: number,
+  scale: number,
+  random: () => number = Math.random,
+): number | undefined {
   const base = RETRY_DELAYS_MS[attemptsMade - 1];
   if (base === undefined) return undefined;
   return Math.round(base * scale * (1 - JITTER + 2 * JITTER * random()));

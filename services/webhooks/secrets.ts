@@ -33,7 +33,11 @@ export interface EndpointSecrets {
 /** The secrets that sign a delivery at `now`: the current one first, then the previous one while it is live. */
 export function signingSecrets(box: SecretBox, endpoint: EndpointSecrets, now: Date): string[] {
   const secrets = [openEndpointSecret(box, endpoint.id, endpoint.secret_sealed)];
-  if (endpoint.previous_secret_sealed && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > now) {
+  if (
+    endpoint.previous_secret_sealed &&
+    endpoint.previous_secret_expires_at &&
+    endpoint.previous_secret_expires_at > now
+  ) {
     secrets.push(openEndpointSecret(box, endpoint.id, endpoint.previous_secret_sealed));
   }
   return secrets;

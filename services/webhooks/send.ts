@@ -49,7 +49,8 @@ export async function sendWebhook(request: WebhookRequest): Promise<WebhookRespo
   const url = new URL(request.url);
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   // A literal address never reaches the lookup, so it is checked here.
-  if (!request.allowPrivate && isIP(host) && !isPublicAddress(host)) return done(null, `address not allowed: ${host} is not public`);
+  if (!request.allowPrivate && isIP(host) && !isPublicAddress(host))
+    return done(null, `address not allowed: ${host} is not public`);
   if (!request.allowPrivate && url.protocol !== 'https:') return done(null, 'address not allowed: not https');
   const headers = {
     'content-type': 'application/json',
@@ -81,7 +82,14 @@ export async function sendWebhook(request: WebhookRequest): Promise<WebhookRespo
     req.on('error', (error) => finish(done(null, describe(error))));
     req.on('response', (res) => {
       res.on('error', (error) => finish(done(null, describe(error))));
-      res.on('end', () => finish(done(res.statusCode ?? null, res.statusCode && res.statusCode >= 200 && res.statusCode < 300 ? null : `HTTP ${res.statusCode}`)));
+      res.on('end', () =>
+        finish(
+          done(
+            res.statusCode ?? null,
+            res.statusCode && res.statusCode >= 200 && res.statusCode < 300 ? null : `HTTP ${res.statusCode}`,
+          ),
+        ),
+      );
       res.resume();
     });
     req.end(request.payload);

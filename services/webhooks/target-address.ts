@@ -72,8 +72,10 @@ const LOCAL_RECEIVERS =
 /** The URL, parsed, when webhooks may be sent to it now; an UndeliverableUrlError otherwise. */
 export async function assertDeliverableUrl(raw: string, options: TargetOptions): Promise<URL> {
   const url = URL.canParse(raw) ? new URL(raw) : undefined;
-  if (!url || !/^https?:$/.test(url.protocol) || !url.hostname) throw new UndeliverableUrlError('webhook_url_invalid', 'the URL is not an absolute http(s) URL');
-  if (url.username || url.password) throw new UndeliverableUrlError('webhook_url_invalid', 'the URL must not carry credentials');
+  if (!url || !/^https?:$/.test(url.protocol) || !url.hostname)
+    throw new UndeliverableUrlError('webhook_url_invalid', 'the URL is not an absolute http(s) URL');
+  if (url.username || url.password)
+    throw new UndeliverableUrlError('webhook_url_invalid', 'the URL must not carry credentials');
   if (url.protocol !== 'https:' && !options.allowPrivate) {
     throw new UndeliverableUrlError('webhook_url_not_https', `webhook URLs must use https${LOCAL_RECEIVERS}`);
   }
@@ -81,7 +83,11 @@ export async function assertDeliverableUrl(raw: string, options: TargetOptions):
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   let addresses: string[];
   try {
-    addresses = isIP(host) ? [host] : (await withTimeout(resolveAll(host), options.dnsTimeoutMs ?? DNS_TIMEOUT_MS, `DNS for ${host}`)).map((a) => a.address);
+    addresses = isIP(host)
+      ? [host]
+      : (await withTimeout(resolveAll(host), options.dnsTimeoutMs ?? DNS_TIMEOUT_MS, `DNS for ${host}`)).map(
+          (a) => a.address,
+        );
   } catch {
     throw new UndeliverableUrlError('webhook_url_unresolvable', `the host ${host} does not resolve`);
   }
@@ -94,7 +100,9 @@ export async function assertDeliverableUrl(raw: string, options: TargetOptions):
 }
 
 function resolveAll(host: string): Promise<LookupAddress[]> {
-  return new Promise((resolve, reject) => dnsLookup(host, { all: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))));
+  return new Promise((resolve, reject) =>
+    dnsLookup(host, { all: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))),
+  );
 }
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
@@ -110,7 +118,10 @@ export function checkedLookup(options: Pick<TargetOptions, 'allowPrivate'>) {
       if (error) return callback(error, '');
       const refused = options.allowPrivate ? undefined : addresses.find((a) => !isPublicAddress(a.address));
       if (refused) {
-        const refusal: NodeJS.ErrnoException = new UndeliverableUrlError('webhook_url_not_public', `${hostname} resolved to ${refused.address}, which is not a public address`);
+        const refusal: NodeJS.ErrnoException = new UndeliverableUrlError(
+          'webhook_url_not_public',
+          `${hostname} resolved to ${refused.address}, which is not a public address`,
+        );
         return callback(refusal, '');
       }
       if (lookupOptions.all) return callback(null, addresses);

@@ -76,7 +76,9 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
   const leaseMs = config.attemptTimeoutMs + EXPIRY_MARGIN_MS;
   // Maintenance (expiring the jobs of dead processes) runs as often as a job can expire, in one process at a time.
   const boss = jobEngine(db, { supervise: true, maintenanceIntervalSeconds: expireInSeconds });
-  boss.on('error', (error) => logger.warn({ err: error }, 'webhook delivery could not reach the database; trying again'));
+  boss.on('error', (error) =>
+    logger.warn({ err: error }, 'webhook delivery could not reach the database; trying again'),
+  );
   const sweepOptions = { limits, leaseMs };
   let stopped = false;
   // Jobs are taken once pg-boss has started and the queue is set up.
@@ -103,7 +105,11 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
   const started = (async () => {
     await boss.start();
     // The queue's expiry follows this process's attempt timeout (the processes of one deployment share it).
-    await boss.updateQueue(WEBHOOK_DELIVERY_QUEUE, { ...WEBHOOK_DELIVERY_QUEUE_OPTIONS, ...JOB_RETRIES, expireInSeconds });
+    await boss.updateQueue(WEBHOOK_DELIVERY_QUEUE, {
+      ...WEBHOOK_DELIVERY_QUEUE_OPTIONS,
+      ...JOB_RETRIES,
+      expireInSeconds,
+    });
     const swept = await sweepParkedDeliveries(db, sweepOptions);
     if (swept.sent > 0) logger.info({ jobs: swept.sent }, 'parked webhook deliveries were given jobs');
     ready = true;
@@ -120,7 +126,10 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     // Jobs were sent: the slots take them now rather than at the next poll.
     sent: slots.wake,
   });
-  const unsubscribe = options.notifications?.subscribe(WEBHOOK_WORK_CHANNEL, { message: relay.wake, missed: relay.wake });
+  const unsubscribe = options.notifications?.subscribe(WEBHOOK_WORK_CHANNEL, {
+    message: relay.wake,
+    missed: relay.wake,
+  });
   // The queue's poll, for the jobs nobody announced to this process.
   const polling = setInterval(slots.wake, config.pollMs).unref();
 
@@ -129,7 +138,9 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     lifecycle
       .hold(purgeExpiredEvents(db, new Date()))
       .then((deleted) => deleted > 0 && logger.info({ events: deleted }, 'events past their retention were deleted'))
-      .catch((error: unknown) => logger.warn({ err: error }, 'events past their retention could not be deleted; trying again within the hour'));
+      .catch((error: unknown) =>
+        logger.warn({ err: error }, 'events past their retention could not be deleted; trying again within the hour'),
+      );
   };
   purge();
   const purging = setInterval(purge, PURGE_EVERY_MS).unref();
@@ -144,7 +155,12 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
       await started.catch(() => {});
       await slots.stop();
       // Its maintenance; the database is ours to close, not pg-boss's.
-      await boss.stop({ close: false, graceful: true, wait: true, timeout: 2 * config.attemptTimeoutMs + EXPIRY_MARGIN_MS });
+      await boss.stop({
+        close: false,
+        graceful: true,
+        wait: true,
+        timeout: 2 * config.attemptTimeoutMs + EXPIRY_MARGIN_MS,
+      });
     },
   };
 }

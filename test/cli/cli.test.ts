@@ -39,9 +39,14 @@ interface Run {
 
 function cli(args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'scripts/cli.ts', ...args], { cwd: root, env, timeout: 110_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'scripts/cli.ts', ...args],
+      { cwd: root, env, timeout: 110_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -86,15 +91,26 @@ describe('cli', function () {
     }
   }
 
-  async function count(db: Db, table: 'api_keys' | 'universities' | 'holidays' | 'users' | 'flashcard_decks' | 'ai_messages' | 'study_rooms'): Promise<number> {
-    return Number((await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+  async function count(
+    db: Db,
+    table: 'api_keys' | 'universities' | 'holidays' | 'users' | 'flashcard_decks' | 'ai_messages' | 'study_rooms',
+  ): Promise<number> {
+    return Number(
+      (
+        await db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   }
 
   it('migrate applies every migration, then says the database is up to date', async () => {
     const first = await cli(['migrate'], env);
     assert.equal(first.code, 0, first.stderr);
     // A new embedded database is a copy of the migrated template (db/pglite-template.ts): nothing is left to apply.
-    const expected = 'databaseUrl' in target ? Object.keys(migrations).map((name) => `applied ${name}`) : ['already up to date'];
+    const expected =
+      'databaseUrl' in target ? Object.keys(migrations).map((name) => `applied ${name}`) : ['already up to date'];
     assert.deepEqual(first.stdout.trimEnd().split('\n'), expected);
 
     const second = await cli(['migrate'], env);
@@ -130,14 +146,23 @@ describe('cli', function () {
     key = run.stdout.trimEnd().split('\n').at(-1) ?? '';
     assert.match(key, KEY_SHAPE);
     prefix = key.slice(0, 'svc_live_'.length + 8);
-    assert.match(run.stderr, new RegExp(`created API key ${prefix} "cli test key": 5 requests per minute, 100 per day`));
+    assert.match(
+      run.stderr,
+      new RegExp(`created API key ${prefix} "cli test key": 5 requests per minute, 100 per day`),
+    );
     assert.match(run.stderr, /shown once.*store it now/);
 
     const rows = await inspect((db) => db.selectFrom('api_keys').selectAll().execute());
     assert.equal(rows.length, 1);
     const row = rows[0]!;
     assert.deepEqual(
-      { prefix: row.prefix, name: row.name, per_minute: row.per_minute, per_day: row.per_day, revoked_at: row.revoked_at },
+      {
+        prefix: row.prefix,
+        name: row.name,
+        per_minute: row.per_minute,
+        per_day: row.per_day,
+        revoked_at: row.revoked_at,
+      },
       { prefix, name: 'cli test key', per_minute: 5, per_day: 100, revoked_at: null },
     );
     assert.equal(row.key_hash, createHash('sha256').update(key).digest('hex'));
@@ -150,7 +175,12 @@ describe('cli', function () {
     assert.equal(run.code, 0, run.stderr);
     const [header, line, ...rest] = run.stdout.trimEnd().split('\n');
     assert.match(header ?? '', /^PREFIX\s+NAME\s+PER MINUTE\s+PER DAY\s+CREATED\s+LAST USED\s+STATUS$/);
-    assert.match(line ?? '', new RegExp(`^${prefix}\\s+cli test key\\s+5\\s+100\\s+\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ\\s+never\\s+active$`));
+    assert.match(
+      line ?? '',
+      new RegExp(
+        `^${prefix}\\s+cli test key\\s+5\\s+100\\s+\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ\\s+never\\s+active$`,
+      ),
+    );
     assert.deepEqual(rest, []);
     const output = run.stdout + run.stderr;
     assert.ok(!output.includes(key.slice('svc_live_'.length)), 'keys list printed the key');
@@ -161,7 +191,9 @@ describe('cli', function () {
     const first = await cli(['keys', 'revoke', prefix], env);
     assert.equal(first.code, 0, first.stderr);
     assert.equal(first.stdout, `revoked ${prefix}\n`);
-    const row = await inspect((db) => db.selectFrom('api_keys').select('revoked_at').where('prefix', '=', prefix).executeTakeFirstOrThrow());
+    const row = await inspect((db) =>
+      db.selectFrom('api_keys').select('revoked_at').where('prefix', '=', prefix).executeTakeFirstOrThrow(),
+    );
     assert.ok(row.revoked_at instanceof Date);
 
     const second = await cli(['keys', 'revoke', prefix], env);
@@ -174,8 +206,20 @@ describe('cli', function () {
     assert.equal(run.code, 0, run.stderr);
     const { dates, rows, enabled } = await inspect(async (db) => ({
       dates: await db.selectFrom('holidays').select('on_date').distinct().where('country_code', '=', 'DE').execute(),
-      rows: Number((await db.selectFrom('holidays').select((eb) => eb.fn.countAll<number>().as('n')).where('country_code', '=', 'DE').executeTakeFirstOrThrow()).n),
-      enabled: await db.selectFrom('holiday_countries').select('country_code').where('country_code', '=', 'DE').executeTakeFirst(),
+      rows: Number(
+        (
+          await db
+            .selectFrom('holidays')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('country_code', '=', 'DE')
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
+      enabled: await db
+        .selectFrom('holiday_countries')
+        .select('country_code')
+        .where('country_code', '=', 'DE')
+        .executeTakeFirst(),
     }));
     assert.ok(rows >= 9, `only ${rows} German holidays`);
     assert.ok(dates.every((d) => d.on_date.startsWith('2026-')));
@@ -184,11 +228,31 @@ describe('cli', function () {
   });
 
   it('users create stores an Argon2id hash of a generated password, printed once as the last line; a taken e-mail fails', async () => {
-    const run = await cli(['users', 'create', '--email', 'kim@example.com', '--nickname', 'kim_cli', '--country', 'KZ', '--time-zone', 'Asia/Almaty'], env);
+    const run = await cli(
+      [
+        'users',
+        'create',
+        '--email',
+        'kim@example.com',
+        '--nickname',
+        'kim_cli',
+        '--country',
+        'KZ',
+        '--time-zone',
+        'Asia/Almaty',
+      ],
+      env,
+    );
     assert.equal(run.code, 0, run.stderr);
     const password = run.stdout.trimEnd().split('\n').at(-1) ?? '';
     assert.match(password, /^[\w-]{16}$/);
-    const row = await inspect((db) => db.selectFrom('users').select(['password_hash', 'country_code', 'time_zone']).where('email', '=', 'kim@example.com').executeTakeFirstOrThrow());
+    const row = await inspect((db) =>
+      db
+        .selectFrom('users')
+        .select(['password_hash', 'country_code', 'time_zone'])
+        .where('email', '=', 'kim@example.com')
+        .executeTakeFirstOrThrow(),
+    );
     assert.match(row.password_hash!, /^\$argon2id\$/);
     assert.deepEqual([row.country_code, row.time_zone], ['kz', 'Asia/Almaty']);
     const again = await cli(['users', 'create', '--email', 'KIM@example.com', '--nickname', 'kim_other'], env);
@@ -200,8 +264,16 @@ describe('cli', function () {
   let kimKey = '';
   async function kimProfile() {
     return inspect(async (db) => {
-      const res = await contractClient(await buildApp({ db })).get('/api/users/me').set('X-Service-API-Key', kimKey).expect(200);
-      return { plan: res.body.plan, limits: res.body.limits, warnings: res.body.warnings, policy: String(res.headers['ratelimit-policy']) };
+      const res = await contractClient(await buildApp({ db }))
+        .get('/api/users/me')
+        .set('X-Service-API-Key', kimKey)
+        .expect(200);
+      return {
+        plan: res.body.plan,
+        limits: res.body.limits,
+        warnings: res.body.warnings,
+        policy: String(res.headers['ratelimit-policy']),
+      };
     });
   }
 
@@ -210,32 +282,76 @@ describe('cli', function () {
     assert.equal(run.code, 0, run.stderr);
     kimKey = run.stdout.trimEnd().split('\n').at(-1) ?? '';
     assert.match(kimKey, KEY_SHAPE);
-    const row = await inspect((db) => db.selectFrom('api_keys').select(['name', 'scopes', 'grant_id', 'key_hash']).where('prefix', '=', kimKey.slice(0, 17)).executeTakeFirstOrThrow());
+    const row = await inspect((db) =>
+      db
+        .selectFrom('api_keys')
+        .select(['name', 'scopes', 'grant_id', 'key_hash'])
+        .where('prefix', '=', kimKey.slice(0, 17))
+        .executeTakeFirstOrThrow(),
+    );
     assert.deepEqual([row.name, row.scopes, row.grant_id], ['cli test', ['profile:read'], null]);
     assert.equal(row.key_hash, createHash('sha256').update(kimKey).digest('hex'), 'only the hash is stored');
     assert.equal((await kimProfile()).plan, 'free');
     const byDefault = await cli(['users', 'key', 'kim@example.com'], env);
     assert.equal(byDefault.code, 0, byDefault.stderr);
-    const scopes = await inspect(async (db) => (await db.selectFrom('api_keys').select('scopes').where('prefix', '=', byDefault.stdout.trimEnd().split('\n').at(-1)!.slice(0, 17)).executeTakeFirstOrThrow()).scopes);
-    assert.deepEqual(scopes, ALL_SCOPES.filter((scope) => scope !== 'keys:manage'));
+    const scopes = await inspect(
+      async (db) =>
+        (
+          await db
+            .selectFrom('api_keys')
+            .select('scopes')
+            .where('prefix', '=', byDefault.stdout.trimEnd().split('\n').at(-1)!.slice(0, 17))
+            .executeTakeFirstOrThrow()
+        ).scopes,
+    );
+    assert.deepEqual(
+      scopes,
+      ALL_SCOPES.filter((scope) => scope !== 'keys:manage'),
+    );
   });
 
   it('users plan changes the plan, and the next request counts under its limits', async () => {
-
     const plus = await cli(['users', 'plan', 'KIM@example.com', '--plan', 'plus'], env);
     assert.equal(plus.code, 0, plus.stderr);
-    assert.equal(plus.stdout, 'KIM@example.com is on the plus plan: 600 requests a minute, 100000 a day, 200 an hour on /api/ai/*\n');
+    assert.equal(
+      plus.stdout,
+      'KIM@example.com is on the plus plan: 600 requests a minute, 100000 a day, 200 an hour on /api/ai/*\n',
+    );
     const afterPlus = await kimProfile();
-    assert.deepEqual([afterPlus.plan, afterPlus.limits], ['plus', { per_minute: 600, per_day: 100_000, ai_per_hour: 200 }]);
+    assert.deepEqual(
+      [afterPlus.plan, afterPlus.limits],
+      ['plus', { per_minute: 600, per_day: 100_000, ai_per_hour: 200 }],
+    );
     assert.match(afterPlus.policy, /"minute"; q=600;/);
 
-    const contract = await cli(['users', 'plan', 'kim@example.com', '--plan', 'contract', '--per-minute', '1500', '--per-day', '50000', '--ai-per-hour', '90'], env);
+    const contract = await cli(
+      [
+        'users',
+        'plan',
+        'kim@example.com',
+        '--plan',
+        'contract',
+        '--per-minute',
+        '1500',
+        '--per-day',
+        '50000',
+        '--ai-per-hour',
+        '90',
+      ],
+      env,
+    );
     assert.equal(contract.code, 0, contract.stderr);
     // A renegotiated contract changes one limit; the others are kept.
-    const renegotiated = await cli(['users', 'plan', 'kim@example.com', '--plan', 'contract', '--per-minute', '2000'], env);
+    const renegotiated = await cli(
+      ['users', 'plan', 'kim@example.com', '--plan', 'contract', '--per-minute', '2000'],
+      env,
+    );
     assert.equal(renegotiated.code, 0, renegotiated.stderr);
     const afterContract = await kimProfile();
-    assert.deepEqual([afterContract.plan, afterContract.limits], ['contract', { per_minute: 2000, per_day: 50_000, ai_per_hour: 90 }]);
+    assert.deepEqual(
+      [afterContract.plan, afterContract.limits],
+      ['contract', { per_minute: 2000, per_day: 50_000, ai_per_hour: 90 }],
+    );
     assert.match(afterContract.policy, /"minute"; q=2000;/);
   });
 
@@ -253,31 +369,61 @@ describe('cli', function () {
   });
 
   it('users warn stores the warning, shows it on the profile and emits user.warned', async () => {
-    const run = await cli(['users', 'warn', 'kim@example.com', '--reason', '  Repeated automated requests to the tutor.  '], env);
+    const run = await cli(
+      ['users', 'warn', 'kim@example.com', '--reason', '  Repeated automated requests to the tutor.  '],
+      env,
+    );
     assert.equal(run.code, 0, run.stderr);
     const id = run.stdout.trim();
     const { warnings } = await kimProfile();
     assert.equal(warnings.length, 1);
-    assert.deepEqual({ id: warnings[0].id, reason: warnings[0].reason }, { id, reason: 'Repeated automated requests to the tutor.' });
+    assert.deepEqual(
+      { id: warnings[0].id, reason: warnings[0].reason },
+      { id, reason: 'Repeated automated requests to the tutor.' },
+    );
     const [event] = await kimEvents('user.warned');
     assert.deepEqual(event!.data.object, warnings[0]);
   });
 
   it('users reset-password prints a new password once, ends every sign-in (its refresh tokens too) and keeps the own personal keys', async () => {
     const before = await inspect(async (db) => {
-      const { id } = await db.selectFrom('users').select('id').where('email', '=', 'kim@example.com').executeTakeFirstOrThrow();
-      const client = await registerClient(db, { name: 'Phone app', redirect_uris: ['https://app.example/cb'], scopes: ['profile:read'], confidential: false });
+      const { id } = await db
+        .selectFrom('users')
+        .select('id')
+        .where('email', '=', 'kim@example.com')
+        .executeTakeFirstOrThrow();
+      const client = await registerClient(db, {
+        name: 'Phone app',
+        redirect_uris: ['https://app.example/cb'],
+        scopes: ['profile:read'],
+        confidential: false,
+      });
       const grant_id = await insertGrant(db, { client_id: client.client_id, user_id: id, scopes: ['profile:read'] });
-      await insertRefreshToken(db, { token_hash: 'phone-refresh-token-hash', grant_id, expires_at: new Date(Date.now() + 86_400_000) });
-      return (await db.selectFrom('users').select('password_hash').where('id', '=', id).executeTakeFirstOrThrow()).password_hash!;
+      await insertRefreshToken(db, {
+        token_hash: 'phone-refresh-token-hash',
+        grant_id,
+        expires_at: new Date(Date.now() + 86_400_000),
+      });
+      return (await db.selectFrom('users').select('password_hash').where('id', '=', id).executeTakeFirstOrThrow())
+        .password_hash!;
     });
     const run = await cli(['users', 'reset-password', 'KIM@example.com'], env);
     assert.equal(run.code, 0, run.stderr);
     const password = run.stdout.trimEnd().split('\n').at(-1) ?? '';
     assert.match(password, /^[\w-]{16}$/);
     const after = await inspect(async (db) => ({
-      hash: (await db.selectFrom('users').select('password_hash').where('email', '=', 'kim@example.com').executeTakeFirstOrThrow()).password_hash!,
-      refresh: await db.selectFrom('oauth_refresh_tokens').select('revoked_at').where('token_hash', '=', 'phone-refresh-token-hash').executeTakeFirstOrThrow(),
+      hash: (
+        await db
+          .selectFrom('users')
+          .select('password_hash')
+          .where('email', '=', 'kim@example.com')
+          .executeTakeFirstOrThrow()
+      ).password_hash!,
+      refresh: await db
+        .selectFrom('oauth_refresh_tokens')
+        .select('revoked_at')
+        .where('token_hash', '=', 'phone-refresh-token-hash')
+        .executeTakeFirstOrThrow(),
       grant: await db
         .selectFrom('oauth_grants')
         .innerJoin('oauth_refresh_tokens', 'oauth_refresh_tokens.grant_id', 'oauth_grants.id')
@@ -296,27 +442,71 @@ describe('cli', function () {
   });
 
   it('payments record changes the plan and emits payment.succeeded once per provider event id', async () => {
-    const run = await cli(['payments', 'record', 'kim@example.com', '--plan', 'plus', '--amount', '4990', '--currency', 'usd', '--provider-event-id', 'inv-2026-0001'], env);
+    const run = await cli(
+      [
+        'payments',
+        'record',
+        'kim@example.com',
+        '--plan',
+        'plus',
+        '--amount',
+        '4990',
+        '--currency',
+        'usd',
+        '--provider-event-id',
+        'inv-2026-0001',
+      ],
+      env,
+    );
     assert.equal(run.code, 0, run.stderr);
     const paymentId = run.stdout.trim();
     assert.equal((await kimProfile()).plan, 'plus');
-    const again = await cli(['payments', 'record', 'kim@example.com', '--plan', 'plus', '--amount', '4990', '--currency', 'USD', '--provider-event-id', 'inv-2026-0001'], env);
+    const again = await cli(
+      [
+        'payments',
+        'record',
+        'kim@example.com',
+        '--plan',
+        'plus',
+        '--amount',
+        '4990',
+        '--currency',
+        'USD',
+        '--provider-event-id',
+        'inv-2026-0001',
+      ],
+      env,
+    );
     assert.equal(again.code, 0, again.stderr);
     assert.equal(again.stdout.trim(), paymentId);
     assert.match(again.stderr, /recorded before; nothing changed/);
-    const generated = await cli(['payments', 'record', 'kim@example.com', '--plan', 'plus', '--amount', '100', '--currency', 'KZT'], env);
+    const generated = await cli(
+      ['payments', 'record', 'kim@example.com', '--plan', 'plus', '--amount', '100', '--currency', 'KZT'],
+      env,
+    );
     assert.equal(generated.code, 0, generated.stderr);
 
     const events = await kimEvents('payment.succeeded');
     assert.equal(events.length, 2);
     assert.deepEqual(
       { ...events[0]!.data.object, paid_at: undefined },
-      { id: paymentId, plan: 'plus', amount: 4990, currency: 'USD', provider: 'manual', provider_event_id: 'inv-2026-0001', paid_at: undefined },
+      {
+        id: paymentId,
+        plan: 'plus',
+        amount: 4990,
+        currency: 'USD',
+        provider: 'manual',
+        provider_event_id: 'inv-2026-0001',
+        paid_at: undefined,
+      },
     );
     assert.match(String(events[1]!.data.object.provider_event_id), /^manual-[0-9a-f-]{36}$/);
 
     // A contract is paid for only once its limits are agreed.
-    const contract = await cli(['payments', 'record', 'kim@example.com', '--plan', 'contract', '--amount', '100000', '--currency', 'USD'], env);
+    const contract = await cli(
+      ['payments', 'record', 'kim@example.com', '--plan', 'contract', '--amount', '100000', '--currency', 'USD'],
+      env,
+    );
     assert.equal(contract.code, 2);
     assert.match(contract.stderr, /set them with users plan first/);
     assert.equal((await kimEvents('payment.succeeded')).length, 2);
@@ -325,8 +515,15 @@ describe('cli', function () {
   /** kim's stored events of one kind, oldest first, each checked against the spec. */
   async function kimEvents(type: string) {
     const rows = await inspect((db) =>
-      db.selectFrom('events').innerJoin('users', 'users.id', 'events.user_id').select(['events.id', 'events.type', 'events.user_id', 'events.data', 'events.created_at'])
-        .where('users.email', '=', 'kim@example.com').where('events.type', '=', type).orderBy('events.created_at').orderBy('events.id').execute(),
+      db
+        .selectFrom('events')
+        .innerJoin('users', 'users.id', 'events.user_id')
+        .select(['events.id', 'events.type', 'events.user_id', 'events.data', 'events.created_at'])
+        .where('users.email', '=', 'kim@example.com')
+        .where('events.type', '=', type)
+        .orderBy('events.created_at')
+        .orderBy('events.id')
+        .execute(),
     );
     const events = rows.map(envelopeOf);
     for (const event of events) assertEventConforms(event);
@@ -334,37 +531,81 @@ describe('cli', function () {
   }
 
   it('clients create prints a confidential client’s id and secret once, storing only the secret’s hash', async () => {
-    const run = await cli(['clients', 'create', '--name', 'Sync', '--confidential', '--owner', 'kim@example.com', '--scopes', 'tasks:read tasks:write'], env);
+    const run = await cli(
+      [
+        'clients',
+        'create',
+        '--name',
+        'Sync',
+        '--confidential',
+        '--owner',
+        'kim@example.com',
+        '--scopes',
+        'tasks:read tasks:write',
+      ],
+      env,
+    );
     assert.equal(run.code, 0, run.stderr);
     const [clientId, secret] = run.stdout.trimEnd().split('\n').slice(-2);
-    const row = await inspect((db) => db.selectFrom('oauth_clients').select(['secret_hash', 'grants', 'scopes']).where('id', '=', clientId!).executeTakeFirstOrThrow());
+    const row = await inspect((db) =>
+      db
+        .selectFrom('oauth_clients')
+        .select(['secret_hash', 'grants', 'scopes'])
+        .where('id', '=', clientId!)
+        .executeTakeFirstOrThrow(),
+    );
     assert.equal(row.secret_hash, createHash('sha256').update(secret!).digest('hex'));
     assert.deepEqual(row.scopes, ['tasks:read', 'tasks:write']);
     assert.ok(row.grants.includes('client_credentials'));
-    const unknownScope = await cli(['clients', 'create', '--name', 'X', '--redirect-uri', 'https://a.example/cb', '--scopes', 'root'], env);
+    const unknownScope = await cli(
+      ['clients', 'create', '--name', 'X', '--redirect-uri', 'https://a.example/cb', '--scopes', 'root'],
+      env,
+    );
     assert.equal(unknownScope.code, 2);
   });
 
   it('clients webhook set|show|rotate|remove manage an app’s one endpoint; its secret is printed once and stored sealed', async function () {
     // Ten CLI processes, each opening the database: ~110 s on the embedded one when the machine is loaded.
     this.timeout(300_000);
-    const created = await cli(['clients', 'create', '--name', 'Planner', '--redirect-uri', 'https://planner.example/cb'], env);
+    const created = await cli(
+      ['clients', 'create', '--name', 'Planner', '--redirect-uri', 'https://planner.example/cb'],
+      env,
+    );
     const clientId = created.stdout.trimEnd().split('\n').at(-1)!;
     const box = secretBox(Buffer.from(TEST_SECRETS_KEY, 'base64'));
-    const endpointRow = () => inspect((db) => db.selectFrom('webhook_endpoints').selectAll().where('client_id', '=', clientId).executeTakeFirst());
+    const endpointRow = () =>
+      inspect((db) =>
+        db.selectFrom('webhook_endpoints').selectAll().where('client_id', '=', clientId).executeTakeFirst(),
+      );
 
     const loopback = await cli(['clients', 'webhook', 'set', clientId, '--url', 'https://127.0.0.1/hooks'], env);
     assert.equal(loopback.code, 2);
     // The refusal names the switch an operator with a local receiver needs (and that the server reads it at start).
-    const refusal = /^error: clients webhook set: --url .*public address \(.*WEBHOOK_ALLOW_PRIVATE_TARGETS=1.*\) \(webhook_url_not_public\)$/m;
+    const refusal =
+      /^error: clients webhook set: --url .*public address \(.*WEBHOOK_ALLOW_PRIVATE_TARGETS=1.*\) \(webhook_url_not_public\)$/m;
     assert.match(loopback.stderr, refusal);
     const allowed = { ...env, WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' };
-    const set = await cli(['clients', 'webhook', 'set', clientId, '--url', 'http://127.0.0.1:9/hooks', '--events', 'task.created task.completed'], allowed);
+    const set = await cli(
+      [
+        'clients',
+        'webhook',
+        'set',
+        clientId,
+        '--url',
+        'http://127.0.0.1:9/hooks',
+        '--events',
+        'task.created task.completed',
+      ],
+      allowed,
+    );
     assert.equal(set.code, 0, set.stderr);
     const secret = set.stdout.trimEnd().split('\n').at(-1)!;
     assert.match(secret, /^whsec_/);
     let row = (await endpointRow())!;
-    assert.deepEqual([row.url, row.event_types, row.enabled, row.user_id], ['http://127.0.0.1:9/hooks', ['task.created', 'task.completed'], true, null]);
+    assert.deepEqual(
+      [row.url, row.event_types, row.enabled, row.user_id],
+      ['http://127.0.0.1:9/hooks', ['task.created', 'task.completed'], true, null],
+    );
     assert.ok(!JSON.stringify(row).includes(secret.slice(6)), 'the secret is stored sealed');
     assert.deepEqual(signingSecrets(box, row, new Date()), [secret]);
 
@@ -373,7 +614,10 @@ describe('cli', function () {
     assert.doesNotMatch(changed.stdout, /whsec_/);
     row = (await endpointRow())!;
     assert.equal(row.url, 'http://127.0.0.1:9/other');
-    assert.ok(row.event_types.includes('exam.updated') && !row.event_types.includes('webhook.test'), 'without --events: every kind an app can receive');
+    assert.ok(
+      row.event_types.includes('exam.updated') && !row.event_types.includes('webhook.test'),
+      'without --events: every kind an app can receive',
+    );
     assert.deepEqual(signingSecrets(box, row, new Date()), [secret], 'set on an existing endpoint keeps its secret');
 
     const shown = await cli(['clients', 'webhook', 'show', clientId], env);
@@ -385,7 +629,11 @@ describe('cli', function () {
     const rotated = await cli(['clients', 'webhook', 'rotate', clientId], env);
     assert.equal(rotated.code, 0, rotated.stderr);
     const newSecret = rotated.stdout.trimEnd().split('\n').at(-1)!;
-    assert.deepEqual(signingSecrets(box, (await endpointRow())!, new Date()), [newSecret, secret], 'both sign during the overlap');
+    assert.deepEqual(
+      signingSecrets(box, (await endpointRow())!, new Date()),
+      [newSecret, secret],
+      'both sign during the overlap',
+    );
 
     const removed = await cli(['clients', 'webhook', 'remove', clientId], env);
     assert.equal(removed.code, 0, removed.stderr);
@@ -393,7 +641,10 @@ describe('cli', function () {
     const gone = await cli(['clients', 'webhook', 'show', clientId], env);
     assert.equal(gone.code, 1);
     assert.match(gone.stderr, /has no webhook endpoint/);
-    assert.equal((await cli(['clients', 'webhook', 'set', 'no-such-client', '--url', 'http://127.0.0.1:9/hooks'], allowed)).code, 1);
+    assert.equal(
+      (await cli(['clients', 'webhook', 'set', 'no-such-client', '--url', 'http://127.0.0.1:9/hooks'], allowed)).code,
+      1,
+    );
     const incomplete = await cli(['clients', 'webhook'], env);
     assert.equal(incomplete.code, 2);
     assert.match(incomplete.stderr, /^error: clients webhook needs a command: set, show, rotate, remove$/m);
@@ -402,26 +653,54 @@ describe('cli', function () {
   /** The institution the next two cases share (one operator's session): its client id, and one student's grant to it. */
   const school = { clientId: '', secret: '', grantId: '' };
   const schoolClient = () =>
-    inspect((db) => db.selectFrom('oauth_clients').select(['secret_hash', 'grants', 'scopes', 'kind', 'disabled_at', 'owner_user_id']).where('id', '=', school.clientId).executeTakeFirstOrThrow());
+    inspect((db) =>
+      db
+        .selectFrom('oauth_clients')
+        .select(['secret_hash', 'grants', 'scopes', 'kind', 'disabled_at', 'owner_user_id'])
+        .where('id', '=', school.clientId)
+        .executeTakeFirstOrThrow(),
+    );
 
   it('institutions create|list: the secret is printed once and stored only as a hash; the list counts consenting students', async () => {
-    const created = await cli(['institutions', 'create', '--name', 'Almaty School 42', '--redirect-uri', 'https://school42.example/consented', '--scopes', 'profile:read tasks:read'], env);
+    const created = await cli(
+      [
+        'institutions',
+        'create',
+        '--name',
+        'Almaty School 42',
+        '--redirect-uri',
+        'https://school42.example/consented',
+        '--scopes',
+        'profile:read tasks:read',
+      ],
+      env,
+    );
     assert.equal(created.code, 0, created.stderr);
     const [clientId, secret] = created.stdout.trimEnd().split('\n').slice(-2) as [string, string];
     Object.assign(school, { clientId, secret });
     const row = await schoolClient();
     assert.equal(row.secret_hash, createHash('sha256').update(secret).digest('hex'));
-    assert.deepEqual([row.kind, row.scopes, row.owner_user_id, row.disabled_at], ['institution', ['profile:read', 'tasks:read'], null, null]);
+    assert.deepEqual(
+      [row.kind, row.scopes, row.owner_user_id, row.disabled_at],
+      ['institution', ['profile:read', 'tasks:read'], null, null],
+    );
     assert.ok(row.grants.includes('urn:ietf:params:oauth:grant-type:token-exchange'));
     // One student consented (the grant row is what the consent page leaves).
     school.grantId = await inspect(async (db) => {
-      const kim = await db.selectFrom('users').select('id').where('email', '=', 'kim@example.com').executeTakeFirstOrThrow();
+      const kim = await db
+        .selectFrom('users')
+        .select('id')
+        .where('email', '=', 'kim@example.com')
+        .executeTakeFirstOrThrow();
       return insertGrant(db, { client_id: clientId, user_id: kim.id, scopes: ['profile:read'] });
     });
 
     const listed = await cli(['institutions', 'list'], env);
     assert.equal(listed.code, 0, listed.stderr);
-    assert.match(listed.stdout, new RegExp(`^${clientId}\\s+Almaty School 42\\s+1\\s+\\S+\\s+active\\s+profile:read tasks:read$`, 'm'));
+    assert.match(
+      listed.stdout,
+      new RegExp(`^${clientId}\\s+Almaty School 42\\s+1\\s+\\S+\\s+active\\s+profile:read tasks:read$`, 'm'),
+    );
     assert.ok(!listed.stdout.includes(secret));
   });
 
@@ -430,7 +709,13 @@ describe('cli', function () {
     const revoked = await cli(['institutions', 'revoke', clientId], env);
     assert.equal(revoked.code, 0, revoked.stderr);
     assert.ok((await schoolClient()).disabled_at);
-    const grant = await inspect((db) => db.selectFrom('oauth_grants').select(['revoked_at', 'revoked_reason']).where('id', '=', grantId).executeTakeFirstOrThrow());
+    const grant = await inspect((db) =>
+      db
+        .selectFrom('oauth_grants')
+        .select(['revoked_at', 'revoked_reason'])
+        .where('id', '=', grantId)
+        .executeTakeFirstOrThrow(),
+    );
     assert.ok(grant.revoked_at);
     assert.equal(grant.revoked_reason, 'client_disabled');
     const listed = await cli(['institutions', 'list'], env);
@@ -442,7 +727,11 @@ describe('cli', function () {
   });
 
   it('institutions create and revoke refuse a bad command line with exit code 2', async () => {
-    const cases = [['institutions', 'create', '--name', 'X'], ['institutions', 'create', '--name', 'X', '--redirect-uri', 'https://x.example/cb', '--scopes', 'root'], ['institutions', 'revoke']];
+    const cases = [
+      ['institutions', 'create', '--name', 'X'],
+      ['institutions', 'create', '--name', 'X', '--redirect-uri', 'https://x.example/cb', '--scopes', 'root'],
+      ['institutions', 'revoke'],
+    ];
     const runs = await Promise.all(cases.map((args) => cli(args, env)));
     runs.forEach((run, i) => {
       assert.equal(run.code, 2, `${cases[i]!.join(' ')}: ${run.stderr}`);
@@ -457,14 +746,20 @@ describe('cli', function () {
     const [userId, grantId] = [randomUUID(), randomUUID()];
     // The store the CLI and the server use: the file in DATA_DIR, or the table (opened only then: PGlite admits one process).
     const withStore = <T>(use: (store: SigningKeyStore) => Promise<T>): Promise<T> =>
-      'dataDir' in target ? use(fileSigningKeyStore(target.dataDir)) : inspect((db) => use(databaseSigningKeyStore(db, Buffer.from(TEST_SECRETS_KEY, 'base64'))));
+      'dataDir' in target
+        ? use(fileSigningKeyStore(target.dataDir))
+        : inspect((db) => use(databaseSigningKeyStore(db, Buffer.from(TEST_SECRETS_KEY, 'base64'))));
     // Earlier tests of this file migrated the database; run alone (--grep), this one must see a migrated one too.
     assert.equal((await cli(['migrate'], env)).code, 0);
     const before = await withStore(async (store) => {
       const keys = await storedSigningKeys(store, { tokenTtlSeconds, now: () => new Date(), onReloadError: () => {} });
       keys.stop();
       const issuer = accessTokenIssuer(keys, { issuer: 'http://cli.test', now: () => new Date() });
-      return { kid: keys.signer().kid, token: (await issuer.issue({ user_id: userId, client_id: 'c', scopes: ['profile:read'], grant_id: grantId })).token };
+      return {
+        kid: keys.signer().kid,
+        token: (await issuer.issue({ user_id: userId, client_id: 'c', scopes: ['profile:read'], grant_id: grantId }))
+          .token,
+      };
     });
     const run = await cli(['keys', 'rotate-signing'], env);
     assert.equal(run.code, 0, run.stderr);
@@ -476,20 +771,31 @@ describe('cli', function () {
       const keys = await storedSigningKeys(store, { tokenTtlSeconds, now: () => new Date(), onReloadError: () => {} });
       keys.stop();
       assert.equal(keys.signer().kid, kid);
-      assert.deepEqual(keys.jwks().map((k) => k.kid).sort(), [kid, before.kid].sort());
+      assert.deepEqual(
+        keys
+          .jwks()
+          .map((k) => k.kid)
+          .sort(),
+        [kid, before.kid].sort(),
+      );
       const issuer = accessTokenIssuer(keys, { issuer: 'http://cli.test', now: () => new Date() });
       assert.equal((await issuer.verify(before.token))?.sub, userId);
     });
   });
 
   it('config check prints the resolved settings with secrets masked, and refuses an invalid one in one line', async () => {
-    const secrets = { AI_BASE_URL: 'https://ai.example/v1', AI_API_KEY: 'sk-very-secret', REDIS_URL: 'redis://:redis-pass@127.0.0.1:6379' };
+    const secrets = {
+      AI_BASE_URL: 'https://ai.example/v1',
+      AI_API_KEY: 'sk-very-secret',
+      REDIS_URL: 'redis://:redis-pass@127.0.0.1:6379',
+    };
     const run = await cli(['config', 'check'], { ...env, ...secrets });
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /^PORT\s+3000$/m);
     assert.match(run.stdout, /^AI_API_KEY\s+\(set, masked\)$/m);
     assert.match(run.stdout, /^SECRETS_KEY\s+\(set, masked\)$/m);
-    for (const secret of ['sk-very-secret', 'redis-pass', TEST_SECRETS_KEY]) assert.ok(!run.stdout.includes(secret), `${secret} was printed`);
+    for (const secret of ['sk-very-secret', 'redis-pass', TEST_SECRETS_KEY])
+      assert.ok(!run.stdout.includes(secret), `${secret} was printed`);
     const invalid = await cli(['config', 'check'], { ...env, PORT: 'abc' });
     assert.equal(invalid.code, 1);
     assert.equal(invalid.stderr, 'error: PORT must be an integer from 0 to 65535, got "abc"\n');
@@ -511,20 +817,47 @@ describe('cli', function () {
   it('rejects a bad command line with exit code 2 and one error line, before touching the database', async () => {
     const cases: [string[], RegExp][] = [
       [['keys', 'create'], /^error: keys create: --name NAME is required/],
-      [['keys', 'create', '--name', 'x', '--per-minute', '0'], /^error: keys create: --per-minute must be a whole number from 1 to \d+, got "0"$/],
-      [['keys', 'create', '--name', 'x', '--per-minute', 'abc'], /^error: keys create: --per-minute must be a whole number from 1 to \d+, got "abc"$/],
-      [['keys', 'create', '--name', 'x', '--per-minute', '50', '--per-day', '10'], /^error: keys create: --per-day \(10\) must be at least --per-minute \(50\)$/],
+      [
+        ['keys', 'create', '--name', 'x', '--per-minute', '0'],
+        /^error: keys create: --per-minute must be a whole number from 1 to \d+, got "0"$/,
+      ],
+      [
+        ['keys', 'create', '--name', 'x', '--per-minute', 'abc'],
+        /^error: keys create: --per-minute must be a whole number from 1 to \d+, got "abc"$/,
+      ],
+      [
+        ['keys', 'create', '--name', 'x', '--per-minute', '50', '--per-day', '10'],
+        /^error: keys create: --per-day \(10\) must be at least --per-minute \(50\)$/,
+      ],
       [['frobnicate'], /^error: unknown command "frobnicate"$/],
       [['keys', 'create', '--name', 'x', '--colour', 'red'], /^error: keys create: Unknown option '--colour'/],
       [['holidays', 'enable', 'xx'], /^error: holidays enable: unsupported country "xx"/],
-      [['clients', 'create', '--name', 'x', '--redirect-uri', 'https://app.example/cb#done'], /^error: clients create: --redirect-uri must not contain a fragment/],
-      [['clients', 'create', '--name', 'x', '--redirect-uri', 'http://app.example/cb'], /^error: clients create: --redirect-uri must use https unless its host is loopback/],
-      [['users', 'plan', 'kim@example.com', '--plan', 'gold'], /^error: users plan: --plan must be one of free, plus, contract$/],
+      [
+        ['clients', 'create', '--name', 'x', '--redirect-uri', 'https://app.example/cb#done'],
+        /^error: clients create: --redirect-uri must not contain a fragment/,
+      ],
+      [
+        ['clients', 'create', '--name', 'x', '--redirect-uri', 'http://app.example/cb'],
+        /^error: clients create: --redirect-uri must use https unless its host is loopback/,
+      ],
+      [
+        ['users', 'plan', 'kim@example.com', '--plan', 'gold'],
+        /^error: users plan: --plan must be one of free, plus, contract$/,
+      ],
       [['users', 'warn', 'kim@example.com', '--reason', '   '], /^error: users warn: --reason is required/],
-      [['payments', 'record', 'kim@example.com', '--plan', 'plus', '--currency', 'USD'], /^error: payments record: --amount is required/],
-      [['payments', 'record', 'kim@example.com', '--plan', 'free', '--amount', '1', '--currency', 'USD'], /^error: payments record: --plan must be one of plus, contract$/],
+      [
+        ['payments', 'record', 'kim@example.com', '--plan', 'plus', '--currency', 'USD'],
+        /^error: payments record: --amount is required/,
+      ],
+      [
+        ['payments', 'record', 'kim@example.com', '--plan', 'free', '--amount', '1', '--currency', 'USD'],
+        /^error: payments record: --plan must be one of plus, contract$/,
+      ],
       [['db', 'move-to-postgres'], /^error: db move-to-postgres: --to is required/],
-      [['db', 'move-to-postgres', '--to', 'mysql://db.example/app'], /^error: db move-to-postgres: --to must be a postgres:\/\/ URL/],
+      [
+        ['db', 'move-to-postgres', '--to', 'mysql://db.example/app'],
+        /^error: db move-to-postgres: --to must be a postgres:\/\/ URL/,
+      ],
     ];
     const runs = await Promise.all(cases.map(([args]) => cli(args, env)));
     runs.forEach((run, i) => {
@@ -537,8 +870,20 @@ describe('cli', function () {
     });
     const written = await inspect(async (db) => ({
       // Partner keys: the personal key of the plan tests is none of these commands' doing.
-      keys: Number((await db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', 'is', null).executeTakeFirstOrThrow()).n),
-      xx: await db.selectFrom('holiday_countries').select('country_code').where('country_code', '=', 'XX').executeTakeFirst(),
+      keys: Number(
+        (
+          await db
+            .selectFrom('api_keys')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('user_id', 'is', null)
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
+      xx: await db
+        .selectFrom('holiday_countries')
+        .select('country_code')
+        .where('country_code', '=', 'XX')
+        .executeTakeFirst(),
     }));
     assert.deepEqual(written, { keys: 1, xx: undefined });
   });
@@ -555,7 +900,32 @@ describe('cli', function () {
   it('--help lists every command and the environment variables', async () => {
     const run = await cli(['--help'], env);
     assert.equal(run.code, 0, run.stderr);
-    for (const text of ['migrate', 'seed [--demo] [--seed N]', 'keys create --name NAME', 'keys list', 'keys revoke PREFIX', 'holidays enable CC', 'users create', 'users plan', 'users warn', 'users reset-password', 'payments record', 'clients create', 'clients webhook set', 'clients webhook rotate', 'institutions create', 'institutions list', 'institutions revoke', 'keys rotate-signing', 'demo credentials', 'config check', 'db move-to-postgres --to', 'DATABASE_URL', 'DATA_DIR', 'SECRETS_KEY']) {
+    for (const text of [
+      'migrate',
+      'seed [--demo] [--seed N]',
+      'keys create --name NAME',
+      'keys list',
+      'keys revoke PREFIX',
+      'holidays enable CC',
+      'users create',
+      'users plan',
+      'users warn',
+      'users reset-password',
+      'payments record',
+      'clients create',
+      'clients webhook set',
+      'clients webhook rotate',
+      'institutions create',
+      'institutions list',
+      'institutions revoke',
+      'keys rotate-signing',
+      'demo credentials',
+      'config check',
+      'db move-to-postgres --to',
+      'DATABASE_URL',
+      'DATA_DIR',
+      'SECRETS_KEY',
+    ]) {
       assert.ok(run.stdout.includes(text), `usage lacks ${text}`);
     }
   });

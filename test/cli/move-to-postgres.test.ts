@@ -26,14 +26,22 @@ import { startServerProcess, type ServerProcess } from '../support/server-proces
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const KEY = 'svc_live_[0-9A-Za-z]{32}';
 
-function cli(args: string[], env: Record<string, string | undefined>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function cli(
+  args: string[],
+  env: Record<string, string | undefined>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const merged: NodeJS.ProcessEnv = { ...process.env };
   for (const name of ['DATABASE_URL', 'DATA_DIR', 'SECRETS_KEY', 'JWT_PRIVATE_KEY', 'DEBUG']) delete merged[name];
   Object.assign(merged, env);
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'scripts/cli.ts', ...args], { cwd: root, env: merged, timeout: 170_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'scripts/cli.ts', ...args],
+      { cwd: root, env: merged, timeout: 170_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -51,12 +59,19 @@ async function receiver(): Promise<{ url: string; server: Server; succeed(): voi
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, server, succeed: () => (status = 200), received };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    server,
+    succeed: () => (status = 200),
+    received,
+  };
 }
 
 function run(command: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    execFile(command, args, { timeout: 60_000 }, (error, _stdout, stderr) => (error ? reject(new Error(`${command}: ${stderr || error.message}`)) : resolve()));
+    execFile(command, args, { timeout: 60_000 }, (error, _stdout, stderr) =>
+      error ? reject(new Error(`${command}: ${stderr || error.message}`)) : resolve(),
+    );
   });
 }
 
@@ -82,18 +97,37 @@ describe('a stopped copy of DATA_DIR (the embedded backup of docs/production.md)
     const dataDir = mkdtempSync(join(tmpdir(), 'sc-backup-'));
     const copy = `${dataDir}-copy`;
     dirs.push(dataDir, copy);
-    const env = { DATA_DIR: dataDir, DATABASE_URL: undefined, REDIS_URL: undefined, SECRETS_KEY: undefined, SHUTDOWN_DRAIN_SECONDS: '0', WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' };
+    const env = {
+      DATA_DIR: dataDir,
+      DATABASE_URL: undefined,
+      REDIS_URL: undefined,
+      SECRETS_KEY: undefined,
+      SHUTDOWN_DRAIN_SECONDS: '0',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
+    };
     const original = startServerProcess(env);
     const base = await original.listening;
     const personalKey = new RegExp(`personal API key[^\\n]*\\n\\s*(${KEY})`).exec(original.output())?.[1];
     assert.ok(personalKey, original.output());
     const headers = { 'X-Service-API-Key': personalKey, 'Content-Type': 'application/json' };
-    const post = (path: string, body: unknown) => fetch(`${base}${path}`, { method: 'POST', headers, body: JSON.stringify(body) }).then(async (res) => ({ status: res.status, body: await res.json() }));
-    assert.equal((await post('/api/tasks', { title: 'Backed up', due_at: '2031-03-01T09:00:00Z', course: null })).status, 201);
-    const endpoint = await post('/api/webhooks/endpoints', { url: 'http://127.0.0.1:9/hooks', event_types: ['task.created'] });
+    const post = (path: string, body: unknown) =>
+      fetch(`${base}${path}`, { method: 'POST', headers, body: JSON.stringify(body) }).then(async (res) => ({
+        status: res.status,
+        body: await res.json(),
+      }));
+    assert.equal(
+      (await post('/api/tasks', { title: 'Backed up', due_at: '2031-03-01T09:00:00Z', course: null })).status,
+      201,
+    );
+    const endpoint = await post('/api/webhooks/endpoints', {
+      url: 'http://127.0.0.1:9/hooks',
+      event_types: ['task.created'],
+    });
     assert.equal(endpoint.status, 201);
     const reads = ['/api/tasks', '/api/webhooks/endpoints', '/api/events'];
-    const before = await Promise.all(reads.map((path) => fetch(`${base}${path}`, { headers }).then((res) => res.json())));
+    const before = await Promise.all(
+      reads.map((path) => fetch(`${base}${path}`, { headers }).then((res) => res.json())),
+    );
     original.child.kill('SIGTERM');
     assert.equal(await original.exited, 0);
 
@@ -101,7 +135,9 @@ describe('a stopped copy of DATA_DIR (the embedded backup of docs/production.md)
     rmSync(dataDir, { recursive: true, force: true }); // the original is lost; the copy is all there is
     const restored = startServerProcess({ ...env, DATA_DIR: copy });
     const restoredBase = await restored.listening;
-    const after = await Promise.all(reads.map((path) => fetch(`${restoredBase}${path}`, { headers }).then((res) => res.json())));
+    const after = await Promise.all(
+      reads.map((path) => fetch(`${restoredBase}${path}`, { headers }).then((res) => res.json())),
+    );
     assert.deepEqual(JSON.parse(JSON.stringify(after).replaceAll(restoredBase, base)), before);
     restored.child.kill('SIGTERM');
     assert.equal(await restored.exited, 0);
@@ -128,7 +164,12 @@ describe('db move-to-postgres', function () {
 
   function start(env: Record<string, string | undefined>): ServerProcess {
     // No Redis: both sides count limits in memory, so a limit's remaining count is no difference between them.
-    const server = startServerProcess({ REDIS_URL: undefined, SHUTDOWN_DRAIN_SECONDS: '0', WEBHOOK_ALLOW_PRIVATE_TARGETS: '1', ...env });
+    const server = startServerProcess({
+      REDIS_URL: undefined,
+      SHUTDOWN_DRAIN_SECONDS: '0',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
+      ...env,
+    });
     servers.push(server);
     return server;
   }
@@ -185,8 +226,17 @@ describe('db move-to-postgres', function () {
       const [, email, password] = /demo student (\S+), password (\S+)/.exec(output) ?? [];
       assert.ok(partnerKey && personalKey && email && password, output);
       const asStudent = { 'X-Service-API-Key': personalKey, 'Content-Type': 'application/json' };
-      const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = asStudent) => {
-        const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const call = async (
+        method: string,
+        path: string,
+        body?: unknown,
+        headers: Record<string, string> = asStudent,
+      ) => {
+        const res = await fetch(`${base}${path}`, {
+          method,
+          headers,
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
         const text = await res.text();
         return { status: res.status, body: text ? JSON.parse(text) : undefined };
       };
@@ -197,20 +247,52 @@ describe('db move-to-postgres', function () {
       };
 
       // A contract's limits: the test's polling stays clear of the free plan's 60 requests a minute.
-      const plan = await cli(['users', 'plan', email, '--plan', 'contract', '--per-minute', '6000', '--per-day', '100000', '--ai-per-hour', '10'], { DATA_DIR: dataDir });
+      const plan = await cli(
+        [
+          'users',
+          'plan',
+          email,
+          '--plan',
+          'contract',
+          '--per-minute',
+          '6000',
+          '--per-day',
+          '100000',
+          '--ai-per-hour',
+          '10',
+        ],
+        { DATA_DIR: dataDir },
+      );
       assert.equal(plan.code, 0, plan.stderr);
 
       // Activity through the API: a key, a webhook endpoint, tasks, a deck with cards and a review (xp).
-      const key = (await created('/api/users/me/api-keys', { name: 'moved key', scopes: ['profile:read', 'tasks:read'] })).key as string;
+      const key = (
+        await created('/api/users/me/api-keys', { name: 'moved key', scopes: ['profile:read', 'tasks:read'] })
+      ).key as string;
       const endpoint = await created('/api/webhooks/endpoints', { url: hooks.url, event_types: ['task.created'] });
       await created('/api/tasks', { title: 'Thesis chapter 2', due_at: '2031-03-01T09:00:00Z', course: 'Databases' });
       await created('/api/tasks', { title: 'Lab report', due_at: '2031-03-02T09:00:00Z', course: null });
       const deck = await created('/api/flashcards/decks', { title: 'Moved deck' });
-      const card = await created(`/api/flashcards/decks/${deck.id}/cards`, { front: 'PGlite', back: 'PostgreSQL in WebAssembly' });
+      const card = await created(`/api/flashcards/decks/${deck.id}/cards`, {
+        front: 'PGlite',
+        back: 'PostgreSQL in WebAssembly',
+      });
       await created(`/api/flashcards/decks/${deck.id}/cards`, { front: 'pg_dump', back: 'a logical backup' });
       await created(`/api/flashcards/cards/${card.id}/reviews`, { grade: 4 });
       // An OAuth grant: a public app registered with the CLI (through the running server), signed in with PKCE.
-      const registered = await cli(['clients', 'create', '--name', 'Moved app', '--redirect-uri', TEST_REDIRECT_URI, '--scopes', 'profile:read tasks:read'], { DATA_DIR: dataDir });
+      const registered = await cli(
+        [
+          'clients',
+          'create',
+          '--name',
+          'Moved app',
+          '--redirect-uri',
+          TEST_REDIRECT_URI,
+          '--scopes',
+          'profile:read tasks:read',
+        ],
+        { DATA_DIR: dataDir },
+      );
       assert.equal(registered.code, 0, registered.stderr);
       const clientId = registered.stdout.trimEnd().split('\n').at(-1)!;
       const tokens = await signIn(base, { client_id: clientId, email, password, scope: 'profile:read tasks:read' });
@@ -242,11 +324,15 @@ describe('db move-to-postgres', function () {
         ['/api/v1/leaderboards/global?limit=5', { 'X-Service-API-Key': partnerKey }],
         ['/api/v1/stats', { 'X-Service-API-Key': partnerKey }],
       ];
-      const answers = async () => Promise.all(reads.map(async ([path, headers]) => ({ path, ...(await call('GET', path, undefined, headers)) })));
+      const answers = async () =>
+        Promise.all(reads.map(async ([path, headers]) => ({ path, ...(await call('GET', path, undefined, headers)) })));
       const before = await answers();
       for (const answer of before) assert.equal(answer.status, 200, `${answer.path}: ${JSON.stringify(answer.body)}`);
       const pending = before.find((a) => a.path === deliveries)!.body.data as Array<{ id: string; status: string }>;
-      assert.deepEqual(pending.map((d) => d.status), ['pending', 'pending']);
+      assert.deepEqual(
+        pending.map((d) => d.status),
+        ['pending', 'pending'],
+      );
 
       // Not while the server runs on the directory: it would go on writing after the copy.
       const busy = await cli(['db', 'move-to-postgres', '--to', target.url], { DATA_DIR: dataDir });
@@ -255,7 +341,10 @@ describe('db move-to-postgres', function () {
       await stop(embedded);
 
       // A SECRETS_KEY other than the one that sealed the endpoint's secret is refused before anything is written.
-      const wrongKey = await cli(['db', 'move-to-postgres', '--to', target.url], { DATA_DIR: dataDir, SECRETS_KEY: Buffer.alloc(32, 9).toString('base64') });
+      const wrongKey = await cli(['db', 'move-to-postgres', '--to', target.url], {
+        DATA_DIR: dataDir,
+        SECRETS_KEY: Buffer.alloc(32, 9).toString('base64'),
+      });
       assert.equal(wrongKey.code, 1, wrongKey.stdout);
       assert.match(wrongKey.stderr, /^error: SECRETS_KEY does not open the secrets stored in the embedded database/m);
 
@@ -263,7 +352,11 @@ describe('db move-to-postgres', function () {
       assert.equal(moved.code, 0, moved.stderr);
       assert.match(moved.stdout, /^moved \d+ rows in \d+ tables and 1 signing key to PostgreSQL at /m);
       const secretsKey = /^SECRETS_KEY=(\S+)$/.exec(moved.stdout.trimEnd().split('\n').at(-1)!)?.[1];
-      assert.equal(secretsKey, readFileSync(join(dataDir, 'secrets.key'), 'utf8').trim(), 'the key printed is the one of DATA_DIR');
+      assert.equal(
+        secretsKey,
+        readFileSync(join(dataDir, 'secrets.key'), 'utf8').trim(),
+        'the key printed is the one of DATA_DIR',
+      );
       const again = await cli(['db', 'move-to-postgres', '--to', target.url], { DATA_DIR: dataDir });
       assert.equal(again.code, 1);
       assert.match(again.stderr, /is not empty \(.*rows/);
@@ -272,23 +365,35 @@ describe('db move-to-postgres', function () {
       const onPostgres = start({ DATABASE_URL: target.url, DATA_DIR: undefined, SECRETS_KEY: secretsKey });
       const movedBase = await onPostgres.listening;
       const origin = base;
-      const asked = await Promise.all(reads.map(async ([path, headers]) => {
-        const res = await fetch(`${movedBase}${path}`, { headers });
-        return { path, status: res.status, body: JSON.parse(await res.text()) };
-      }));
+      const asked = await Promise.all(
+        reads.map(async ([path, headers]) => {
+          const res = await fetch(`${movedBase}${path}`, { headers });
+          return { path, status: res.status, body: JSON.parse(await res.text()) };
+        }),
+      );
       // Links in bodies name the base URL, the new process's port; a key's last_used_at moves with every request,
       // these reads included, and the partner's stats say when they were counted.
       const comparable = (answer: unknown, base: string) =>
-        JSON.parse(JSON.stringify(answer).replaceAll(base, 'BASE'), (name, value) => (name === 'last_used_at' || name === 'generated_at' ? undefined : value));
+        JSON.parse(JSON.stringify(answer).replaceAll(base, 'BASE'), (name, value) =>
+          name === 'last_used_at' || name === 'generated_at' ? undefined : value,
+        );
       for (const [i, answer] of asked.entries()) {
-        assert.deepEqual(comparable(answer, movedBase), comparable(before[i], origin), `${answer.path} answers differently on PostgreSQL`);
+        assert.deepEqual(
+          comparable(answer, movedBase),
+          comparable(before[i], origin),
+          `${answer.path} answers differently on PostgreSQL`,
+        );
       }
 
       // The refresh token of the grant still refreshes, and a new write gets the next position of the changes feed.
       const refreshed = await refresh(movedBase, { client_id: clientId, refresh_token: tokens.refresh_token });
       assert.equal(refreshed.status, 200, JSON.stringify(refreshed.body));
       const feed = before.find((a) => a.path === '/api/events')!.body;
-      const next = await fetch(`${movedBase}/api/tasks`, { method: 'POST', headers: asStudent, body: JSON.stringify({ title: 'After the move', due_at: '2031-03-03T09:00:00Z', course: null }) });
+      const next = await fetch(`${movedBase}/api/tasks`, {
+        method: 'POST',
+        headers: asStudent,
+        body: JSON.stringify({ title: 'After the move', due_at: '2031-03-03T09:00:00Z', course: null }),
+      });
       assert.equal(next.status, 201);
       const later = await fetch(`${movedBase}/api/events`, { headers: asStudent }).then((res) => res.json());
       assert.equal(later.data.length, feed.data.length + 1, 'the new event follows the moved ones');
@@ -298,13 +403,26 @@ describe('db move-to-postgres', function () {
       const delivered = await until('the moved deliveries to succeed', 120_000, async () => {
         const res = await fetch(`${movedBase}${deliveries}`, { headers: asStudent }).then((r) => r.json());
         const moved = res.data.filter((d: { id: string }) => pending.some((p) => p.id === d.id));
-        return moved.length === 2 && moved.every((d: { status: string }) => d.status === 'succeeded') ? moved : undefined;
+        return moved.length === 2 && moved.every((d: { status: string }) => d.status === 'succeeded')
+          ? moved
+          : undefined;
       });
       assert.ok(delivered.every((d: { attempts: number }) => d.attempts >= 3));
-      assert.ok(hooks.received.some((body) => body.includes('Thesis chapter 2')), 'the moved delivery is signed and sent as before');
+      assert.ok(
+        hooks.received.some((body) => body.includes('Thesis chapter 2')),
+        'the moved delivery is signed and sent as before',
+      );
 
       // The PostgreSQL backup of the guide, restored: pg_dump while it serves, pg_restore into a new database.
-      const served = await Promise.all(reads.map(([path, headers]) => fetch(`${movedBase}${path}`, { headers }).then(async (res) => ({ path, status: res.status, body: await res.json() }))));
+      const served = await Promise.all(
+        reads.map(([path, headers]) =>
+          fetch(`${movedBase}${path}`, { headers }).then(async (res) => ({
+            path,
+            status: res.status,
+            body: await res.json(),
+          })),
+        ),
+      );
       const dump = join(dataDir, 'backup.dump');
       await run('pg_dump', ['-Fc', '-d', target.url, '-f', dump]);
       await stop(onPostgres);
@@ -316,7 +434,11 @@ describe('db move-to-postgres', function () {
         for (const [i, [path, headers]] of reads.entries()) {
           const res = await fetch(`${restoredBase}${path}`, { headers });
           const answer = { path, status: res.status, body: await res.json() };
-          assert.deepEqual(comparable(answer, restoredBase), comparable(served[i], movedBase), `${path} answers differently after pg_restore`);
+          assert.deepEqual(
+            comparable(answer, restoredBase),
+            comparable(served[i], movedBase),
+            `${path} answers differently after pg_restore`,
+          );
         }
         await stop(onRestored);
       } finally {
@@ -338,14 +460,30 @@ describe('db move-to-postgres', function () {
       await assert.rejects(
         copyDatabase(source, destination, {
           beforeCommit: async (trx) => {
-            assert.equal(await sql<{ n: number }>`select count(*)::int as n from stat_counter_deltas where delta = 5`.execute(trx).then((r) => r.rows[0]!.n), 1, 'the rows were in');
+            assert.equal(
+              await sql<{ n: number }>`select count(*)::int as n from stat_counter_deltas where delta = 5`
+                .execute(trx)
+                .then((r) => r.rows[0]!.n),
+              1,
+              'the rows were in',
+            );
             throw new Error('interrupted');
           },
         }),
         /interrupted/,
       );
       assert.deepEqual(await tablesWithData(destination), [], 'the target holds nothing');
-      assert.equal((await sql<{ n: number }>`select count(*)::int as n from pg_trigger where not tgenabled = 'O' and not tgisinternal`.execute(destination)).rows[0]!.n, 0, 'its triggers are on');
+      assert.equal(
+        (
+          await sql<{
+            n: number;
+          }>`select count(*)::int as n from pg_trigger where not tgenabled = 'O' and not tgisinternal`.execute(
+            destination,
+          )
+        ).rows[0]!.n,
+        0,
+        'its triggers are on',
+      );
     } finally {
       await Promise.all([source.destroy(), destination.destroy()]);
       await other.drop();

@@ -21,16 +21,27 @@ describe('npm run cli while npm start runs on the embedded database', function (
   beforeEach(() => (dataDir = mkdtempSync(join(tmpdir(), 'sc-cli-socket-'))));
   afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  const start = () => startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: undefined, REDIS_URL: undefined, SHUTDOWN_DRAIN_SECONDS: '0' });
+  const start = () =>
+    startServerProcess({
+      DATA_DIR: dataDir,
+      DATABASE_URL: undefined,
+      REDIS_URL: undefined,
+      SHUTDOWN_DRAIN_SECONDS: '0',
+    });
 
   function cli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
     const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, SECRETS_KEY: TEST_SECRETS_KEY };
     delete env.DATABASE_URL;
     delete env.DEBUG;
     return new Promise((resolve) => {
-      execFile(process.execPath, ['--import', 'tsx', 'scripts/cli.ts', ...args], { cwd: root, env, timeout: 110_000 }, (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
-      });
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', 'scripts/cli.ts', ...args],
+        { cwd: root, env, timeout: 110_000 },
+        (error, stdout, stderr) => {
+          resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
+        },
+      );
     });
   }
 
@@ -49,7 +60,8 @@ describe('npm run cli while npm start runs on the embedded database', function (
     const personalKey = new RegExp(`^personal key: +(${KEY})$`, 'm').exec(remade.stdout)?.[1];
     assert.ok(partnerKey && personalKey, remade.stdout);
 
-    const health = (key: string) => fetch(`${url}/api/v1/health`, { headers: { 'X-Service-API-Key': key } }).then((res) => res.status);
+    const health = (key: string) =>
+      fetch(`${url}/api/v1/health`, { headers: { 'X-Service-API-Key': key } }).then((res) => res.status);
     assert.equal(await health(partnerKey), 200, 'the new partner key works');
     assert.equal(await health(firstPartnerKey), 401, 'the first one is revoked, for the running server too');
     assert.equal((await fetch(`${url}/api/today/loop`, { headers: { 'X-Service-API-Key': personalKey } })).status, 200);
@@ -83,7 +95,10 @@ describe('npm run cli while npm start runs on the embedded database', function (
     await once(mute, 'listening');
     try {
       const startedAt = Date.now();
-      await assert.rejects(runInServer(dataDir, ['keys', 'list'], false, 300), /has not answered for 0.3 s; it may be stuck or stopped/);
+      await assert.rejects(
+        runInServer(dataDir, ['keys', 'list'], false, 300),
+        /has not answered for 0.3 s; it may be stuck or stopped/,
+      );
       assert.ok(Date.now() - startedAt < 10_000);
     } finally {
       for (const socket of held) socket.destroy();

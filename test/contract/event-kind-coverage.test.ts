@@ -8,8 +8,14 @@ describe('contract coverage of webhook event kinds', () => {
     const documented = documentedEventTypes();
     assert.ok(documented.includes('task.completed') && documented.includes('payment.succeeded'));
     const partial = eventKindCoverage(documented, new Set(documented.filter((t) => t !== 'user.warned')));
-    assert.deepEqual(partial.filter((e) => !e.produced).map((e) => e.type), ['user.warned']);
-    assert.match(gapMessage([], partial)!, /webhook event kinds no test produced and checked against the spec: user\.warned$/);
+    assert.deepEqual(
+      partial.filter((e) => !e.produced).map((e) => e.type),
+      ['user.warned'],
+    );
+    assert.match(
+      gapMessage([], partial)!,
+      /webhook event kinds no test produced and checked against the spec: user\.warned$/,
+    );
     assert.equal(gapMessage([], eventKindCoverage(documented, new Set(documented))), undefined);
   });
 });

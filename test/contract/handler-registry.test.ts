@@ -13,10 +13,16 @@ function typeErrors(source: string): string[] {
   try {
     const file = join(dir, 'registry.ts');
     writeFileSync(file, source);
-    const config = ts.getParsedCommandLineOfConfigFile(join(root, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} });
+    const config = ts.getParsedCommandLineOfConfigFile(
+      join(root, 'tsconfig.json'),
+      {},
+      { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} },
+    );
     assert.ok(config, 'tsconfig.json parses');
     const program = ts.createProgram([file], config.options);
-    return ts.getPreEmitDiagnostics(program, program.getSourceFile(file)).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    return ts
+      .getPreEmitDiagnostics(program, program.getSourceFile(file))
+      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -32,23 +38,37 @@ describe('handler registry typing', function () {
   this.timeout(120_000);
 
   it('accepts the real registry', () => {
-    assert.deepEqual(typeErrors(`${header}\nexport const ok: PartnerHandlers = { ...allButGetStats, getStats };\n`), []);
+    assert.deepEqual(
+      typeErrors(`${header}\nexport const ok: PartnerHandlers = { ...allButGetStats, getStats };\n`),
+      [],
+    );
   });
 
   it('rejects a registry without a handler for an operation', () => {
     const errors = typeErrors(`${header}\nexport const missing: PartnerHandlers = { ...allButGetStats };\n`);
-    assert.ok(errors.some((e) => /getStats/.test(e)), errors.join('\n'));
+    assert.ok(
+      errors.some((e) => /getStats/.test(e)),
+      errors.join('\n'),
+    );
   });
 
   it('rejects a handler for an operation the spec does not have', () => {
-    const errors = typeErrors(`${header}\nexport const extra: PartnerHandlers = { ...allButGetStats, getStats, getStatistics: getStats };\n`);
-    assert.ok(errors.some((e) => /getStatistics/.test(e)), errors.join('\n'));
+    const errors = typeErrors(
+      `${header}\nexport const extra: PartnerHandlers = { ...allButGetStats, getStats, getStatistics: getStats };\n`,
+    );
+    assert.ok(
+      errors.some((e) => /getStatistics/.test(e)),
+      errors.join('\n'),
+    );
   });
 
   it('rejects a handler whose body does not match the documented response', () => {
     const errors = typeErrors(`${header}
 export const wrongBody: PartnerHandlers['getStats'] = async () => ({ status: 200, body: { total_users: 'many' } as never as { total_users: string } });
 `);
-    assert.ok(errors.some((e) => /not assignable/.test(e)), errors.join('\n'));
+    assert.ok(
+      errors.some((e) => /not assignable/.test(e)),
+      errors.join('\n'),
+    );
   });
 });

@@ -34,7 +34,14 @@ describe('the embedded database vacuum', () => {
 
   async function newStudent(): Promise<string> {
     const nickname = `vac_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
-    const { id } = await insertAccount(db, { email: `${nickname}@example.com`, password_hash: 'never-verified', nickname, first_name: 'Vacuum', time_zone: 'UTC', country_code: null });
+    const { id } = await insertAccount(db, {
+      email: `${nickname}@example.com`,
+      password_hash: 'never-verified',
+      nickname,
+      first_name: 'Vacuum',
+      time_zone: 'UTC',
+      country_code: null,
+    });
     students.push(id);
     return id;
   }
@@ -51,7 +58,8 @@ describe('the embedded database vacuum', () => {
       // The table is small enough for a sequential scan and a sort; the read that matters is the index's.
       await sql`set local enable_seqscan = off`.execute(trx);
       await sql`set local enable_bitmapscan = off`.execute(trx);
-      const explain = () => sql<{ 'QUERY PLAN': Array<{ Plan: Record<string, any> }> }>`
+      const explain = () =>
+        sql<{ 'QUERY PLAN': Array<{ Plan: Record<string, any> }> }>`
         explain (analyze, buffers, format json) select id, xp from users order by xp desc, id limit 10`.execute(trx);
       await explain();
       const plan = (await explain()).rows[0]!['QUERY PLAN'][0]!.Plan;
@@ -74,10 +82,17 @@ describe('the embedded database vacuum', () => {
     const fresh = await leaderboardBuffers();
 
     // The board's leader studies on: each review or task writes the row's last_active_at and xp.
-    const { top } = await db.selectFrom('users').select((eb) => eb.fn.max('xp').as('top')).executeTakeFirstOrThrow();
+    const { top } = await db
+      .selectFrom('users')
+      .select((eb) => eb.fn.max('xp').as('top'))
+      .executeTakeFirstOrThrow();
     const hour = Date.parse('2026-03-02T10:00:00Z');
     for (let i = 1; i <= UPDATES; i++) {
-      await db.updateTable('users').set({ last_active_at: new Date(hour + i * 1_000), xp: Number(top) + i }).where('id', '=', student).execute();
+      await db
+        .updateTable('users')
+        .set({ last_active_at: new Date(hour + i * 1_000), xp: Number(top) + i })
+        .where('id', '=', student)
+        .execute();
     }
     const before = await leaderboardBuffers();
     const deadBefore = await deadVersions();
@@ -85,33 +100,54 @@ describe('the embedded database vacuum', () => {
     const pass = await vacuumEmbeddedOnce(db);
     const after = await leaderboardBuffers();
     const deadAfter = await deadVersions();
-    console.log(`      leaderboard read: ${fresh} buffers fresh, ${before} after ${UPDATES} updates of its leader, ${after} after the pass; users' dead versions ${deadBefore} -> ${deadAfter}; pass: ${pass.tables} tables in ${pass.ms} ms`);
+    console.log(
+      `      leaderboard read: ${fresh} buffers fresh, ${before} after ${UPDATES} updates of its leader, ${after} after the pass; users' dead versions ${deadBefore} -> ${deadAfter}; pass: ${pass.tables} tables in ${pass.ms} ms`,
+    );
 
     assert.equal(pass.tables, pass.listed);
     assert.ok(pass.tables > 10, `every table of the service: ${pass.tables}`);
-    assert.ok(deadBefore >= UPDATES / 5 && deadAfter <= deadBefore / 10, `the pass cleared the dead versions: ${deadBefore} before it, ${deadAfter} after`);
-    assert.ok(before >= fresh + 10, `the updates' dead versions cost the read pages: ${fresh} fresh, ${before} after the updates`);
+    assert.ok(
+      deadBefore >= UPDATES / 5 && deadAfter <= deadBefore / 10,
+      `the pass cleared the dead versions: ${deadBefore} before it, ${deadAfter} after`,
+    );
+    assert.ok(
+      before >= fresh + 10,
+      `the updates' dead versions cost the read pages: ${fresh} fresh, ${before} after the updates`,
+    );
     // Back to about its fresh cost: the index keeps the level the updates' entries grew it by, and the leader's row
     // may sit on a page of its own.
-    assert.ok(after <= fresh + 3 && after * 4 <= before, `the pass gave the read back about its fresh cost: ${fresh} fresh, ${after} after the pass (${before} before it)`);
+    assert.ok(
+      after <= fresh + 3 && after * 4 <= before,
+      `the pass gave the read back about its fresh cost: ${fresh} fresh, ${after} after the pass (${before} before it)`,
+    );
   });
 
   it('runs on a timer only on the embedded database, holds the stop for its pass and ends it at the next table', async function () {
     this.timeout(30_000);
     if (ownDatabase) {
       // PostgreSQL: the server's autovacuum does this; nothing is started.
-      const started = startEmbeddedVacuum({ db: testDatabase().db, lifecycle: createLifecycle(), logger: pino({ level: 'silent' }) });
+      const started = startEmbeddedVacuum({
+        db: testDatabase().db,
+        lifecycle: createLifecycle(),
+        logger: pino({ level: 'silent' }),
+      });
       assert.equal(started, undefined);
     }
     const lines: Array<{ msg: string; tables: number; listed?: number; ms: number }> = [];
-    const logger = pino({ level: 'info' }, new Writable({ write: (chunk, _encoding, done) => (lines.push(JSON.parse(String(chunk))), done()) }));
+    const logger = pino(
+      { level: 'info' },
+      new Writable({ write: (chunk, _encoding, done) => (lines.push(JSON.parse(String(chunk))), done()) }),
+    );
     const lifecycle = createLifecycle();
     const vacuum = startEmbeddedVacuum({ db, lifecycle, logger, firstAfterMs: 0, everyMs: 20 });
     assert.ok(vacuum, 'started on the embedded database');
 
     // Whole passes, one after another, each logged with its tables and duration.
     while (lines.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
-    assert.deepEqual(lines.slice(0, 2).map((line) => line.msg), ['vacuumed the embedded database', 'vacuumed the embedded database']);
+    assert.deepEqual(
+      lines.slice(0, 2).map((line) => line.msg),
+      ['vacuumed the embedded database', 'vacuumed the embedded database'],
+    );
     assert.ok(lines[0]!.tables > 10 && lines[0]!.ms >= 0, JSON.stringify(lines[0]));
 
     // The stop begins while a pass runs: the lifecycle holds the stop for it, and it ends before its next table.

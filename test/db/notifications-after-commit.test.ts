@@ -27,7 +27,10 @@ describe('notifications sent after the commit', () => {
 
   const subscribe = async (channel: string) => (await listeningTo(testNotifications(), channel)).received;
   /** A message committed by another session after everything before: what arrived before it was sent before it. */
-  const marker = (channel: string) => testDatabase().db.transaction().execute((trx) => notifyOnCommit(trx, channel, 'marker'));
+  const marker = (channel: string) =>
+    testDatabase()
+      .db.transaction()
+      .execute((trx) => notifyOnCommit(trx, channel, 'marker'));
 
   /** A plain pg session with the service's start-up setting, and the notices it gets. */
   async function serviceSession() {
@@ -38,7 +41,7 @@ describe('notifications sent after the commit', () => {
     return { client, notices };
   }
 
-  it("leaves the NOTIFY out of the commit, and the process sends it once the transaction has committed", async () => {
+  it('leaves the NOTIFY out of the commit, and the process sends it once the transaction has committed', async () => {
     const received = await subscribe('test_after_commit');
     // A session with the setting but nobody sending for it: its commit announces nothing by itself...
     const { client, notices } = await serviceSession();
@@ -49,7 +52,10 @@ describe('notifications sent after the commit', () => {
     } finally {
       await client.end();
     }
-    assert.deepEqual(notices.map(({ detail, hint }) => [detail, hint]), [['test_after_commit', 'left to the process']]);
+    assert.deepEqual(
+      notices.map(({ detail, hint }) => [detail, hint]),
+      [['test_after_commit', 'left to the process']],
+    );
     await marker('test_after_commit');
     await until(() => received.length > 0, 'the marker');
     assert.deepEqual(received, ['marker'], 'the commit itself sent nothing');
@@ -68,7 +74,12 @@ describe('notifications sent after the commit', () => {
         throw new Error('roll back');
       })
       .catch(() => {});
-    await assert.rejects(sql`do $$ begin perform notify_after_commit('test_after_rollback', 'failed'); raise exception 'fails'; end $$`.execute(service), /fails/);
+    await assert.rejects(
+      sql`do $$ begin perform notify_after_commit('test_after_rollback', 'failed'); raise exception 'fails'; end $$`.execute(
+        service,
+      ),
+      /fails/,
+    );
     await sql`select notify_after_commit('test_after_rollback', 'autocommit')`.execute(service);
     await until(() => received.length > 0, 'the statement in autocommit');
     await marker('test_after_rollback');
@@ -82,21 +93,31 @@ describe('notifications sent after the commit', () => {
     const received = await subscribe('test_trigger_rows');
     try {
       await client.query('create temporary table notify_after_commit_rows (n int)');
-      await client.query(`create trigger rows_notify after insert on pg_temp.notify_after_commit_rows for each row execute function notify_channel('test_trigger_rows')`);
+      await client.query(
+        `create trigger rows_notify after insert on pg_temp.notify_after_commit_rows for each row execute function notify_channel('test_trigger_rows')`,
+      );
       await client.query('begin');
       await client.query('insert into notify_after_commit_rows select generate_series(1, 3)');
       await client.query('insert into notify_after_commit_rows values (4)');
       await client.query('commit');
-      assert.deepEqual(notices.map(({ detail }) => detail), ['test_trigger_rows'], 'one notice for four rows in two statements');
+      assert.deepEqual(
+        notices.map(({ detail }) => detail),
+        ['test_trigger_rows'],
+        'one notice for four rows in two statements',
+      );
     } finally {
       await client.end();
     }
     // The same trigger function in a session without the setting (an operator's psql): the commit notifies.
-    await testDatabase().db.transaction().execute(async (trx) => {
-      await sql`create temporary table notify_after_commit_rows (n int) on commit drop`.execute(trx);
-      await sql`create trigger rows_notify after insert on pg_temp.notify_after_commit_rows for each row execute function notify_channel('test_trigger_rows')`.execute(trx);
-      await sql`insert into ${table} values (1)`.execute(trx);
-    });
+    await testDatabase()
+      .db.transaction()
+      .execute(async (trx) => {
+        await sql`create temporary table notify_after_commit_rows (n int) on commit drop`.execute(trx);
+        await sql`create trigger rows_notify after insert on pg_temp.notify_after_commit_rows for each row execute function notify_channel('test_trigger_rows')`.execute(
+          trx,
+        );
+        await sql`insert into ${table} values (1)`.execute(trx);
+      });
     await until(() => received.length > 0, 'the notification of the commit');
     assert.deepEqual(received, ['']);
   });
@@ -107,7 +128,10 @@ describe('notifications sent after the commit', () => {
     const proxy = await startTcpProxy({ host: server.hostname, port: Number(server.port || 5432) });
     const failures: Error[] = [];
     // Its sends wait a second for more messages, so that the database is surely gone before the first one leaves.
-    const behindProxy = connect({ databaseUrl: proxy.urlFor(testDatabase().url!) }, { notifyAfterCommit: { onError: (error) => failures.push(error), coalesceMs: 1_000 } });
+    const behindProxy = connect(
+      { databaseUrl: proxy.urlFor(testDatabase().url!) },
+      { notifyAfterCommit: { onError: (error) => failures.push(error), coalesceMs: 1_000 } },
+    );
     try {
       await behindProxy.transaction().execute((trx) => notifyAfterCommit(trx, 'test_after_fault', 'lost'));
       await proxy.stop(); // every connection reset, new ones refused

@@ -12,13 +12,17 @@ describe('prepared statements', () => {
   const table = `prepared_statement_test_${randomBytes(4).toString('hex')}`;
   // A table of this test's own, outside the schema's types.
   const db = () => testDatabase().db as unknown as Kysely<Record<string, { id: number; value: number | string }>>;
-  const byValue = (value: number) => db().selectFrom(table).select(['id', 'value']).where('value', '>=', value).orderBy('id');
+  const byValue = (value: number) =>
+    db().selectFrom(table).select(['id', 'value']).where('value', '>=', value).orderBy('id');
 
   // PGlite's own on PGlite (Kysely takes turns on its one connection by itself), a Kysely one on PostgreSQL.
   const transaction = async (body: (exec: (text: string) => Promise<unknown>) => Promise<void>) => {
     const pglite = embeddedDatabaseOf(testDatabase().db);
     if (pglite) await pglite.transaction((tx) => body((text) => tx.exec(text)));
-    else await db().transaction().execute((trx) => body((text) => sql.raw(text).execute(trx)));
+    else
+      await db()
+        .transaction()
+        .execute((trx) => body((text) => sql.raw(text).execute(trx)));
   };
 
   before(async () => {
@@ -34,7 +38,11 @@ describe('prepared statements', () => {
   });
 
   it('fails as the unnamed statement does, and runs again after the failure', async () => {
-    const failing = () => db().selectFrom(table).select(sql<number>`1 / value`.as('share')).where('value', '>=', 0);
+    const failing = () =>
+      db()
+        .selectFrom(table)
+        .select(sql<number>`1 / value`.as('share'))
+        .where('value', '>=', 0);
     await sql`insert into ${sql.table(table)} values (4, 0)`.execute(db());
     try {
       await assert.rejects(executePrepared(db(), failing()), { code: '22012' }); // division by zero
@@ -62,7 +70,9 @@ describe('prepared statements', () => {
         await executePrepared(connection, byValue(10));
         await executePrepared(connection, byValue(20));
         const text = byValue(10).compile().sql;
-        const { rows } = await sql<{ name: string }>`select name from pg_prepared_statements where statement = ${text}`.execute(connection);
+        const { rows } = await sql<{
+          name: string;
+        }>`select name from pg_prepared_statements where statement = ${text}`.execute(connection);
         assert.equal(rows.length, 1);
         assert.match(rows[0]!.name, /^prepared_\d+$/);
       });
@@ -70,14 +80,19 @@ describe('prepared statements', () => {
 
   it('runs by name inside a transaction too, seeing its writes, and rolls back with it', async () => {
     const insert = (trx: Kysely<Record<string, { id: number; value: number | string }>>, id: number) =>
-      trx.insertInto(table).values({ id, value: id * 10 }).returning(['id', 'value']);
+      trx
+        .insertInto(table)
+        .values({ id, value: id * 10 })
+        .returning(['id', 'value']);
     await rolledBack(testDatabase().db, async (trx) => {
       const own = trx as unknown as Kysely<Record<string, { id: number; value: number | string }>>;
       assert.deepEqual(await executePrepared(own, insert(own, 6)), [{ id: 6, value: 60 }]);
       const reads = own.selectFrom(table).select(['id', 'value']).where('value', '>=', 60).orderBy('id');
       assert.deepEqual(await executePrepared(own, reads), [{ id: 6, value: 60 }]);
       const texts = [insert(own, 6).compile().sql, reads.compile().sql];
-      const { rows } = await sql<{ name: string }>`select name from pg_prepared_statements where statement = any(${texts})`.execute(own);
+      const { rows } = await sql<{
+        name: string;
+      }>`select name from pg_prepared_statements where statement = any(${texts})`.execute(own);
       assert.equal(rows.length, 2);
       assert.ok(rows.every((row) => /^prepared_\d+$/.test(row.name)));
     });

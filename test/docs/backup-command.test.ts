@@ -17,7 +17,10 @@ describe('the backup command of docs/production.md', () => {
   it('copies the default .data outside the working folder, keeping 0700/0600, with DATA_DIR unset', () => {
     const block = fencedBlocks('docs/production.md').find((candidate) => candidate.code.includes('cp -a'));
     assert.ok(block, 'docs/production.md shows the backup command');
-    const copy = block.code.split('\n').filter((line) => !line.startsWith('systemctl')).join('\n');
+    const copy = block.code
+      .split('\n')
+      .filter((line) => !line.startsWith('systemctl'))
+      .join('\n');
     const repository = join(home, 'checkout');
     mkdirSync(join(repository, '.data'), { recursive: true, mode: 0o700 });
     writeFileSync(join(repository, '.data/secrets.key'), 'secret', { mode: 0o600 });

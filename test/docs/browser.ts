@@ -24,11 +24,25 @@ export async function launchOrSkip(context: Context): Promise<Browser> {
   }
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
-const CONTENT_TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.css': 'text/css', '.js': 'text/javascript', '.json': 'application/json' };
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.css': 'text/css',
+  '.js': 'text/javascript',
+  '.json': 'application/json',
+};
 
 /** A plain static file server over a directory, like any host the built docs would be published on. */
 export async function serveDirectory(root: string): Promise<{ url: string; server: Server }> {
@@ -36,7 +50,9 @@ export async function serveDirectory(root: string): Promise<{ url: string; serve
     const path = normalize(join(root, decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)));
     const file = path.endsWith('/') ? join(path, 'index.html') : path;
     if (!file.startsWith(root) || !existsSync(file)) return void res.writeHead(404).end();
-    res.writeHead(200, { 'Content-Type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream' }).end(readFileSync(file));
+    res
+      .writeHead(200, { 'Content-Type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream' })
+      .end(readFileSync(file));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
@@ -61,9 +77,12 @@ export function operationsOf(definition: Document): DocumentedOperation[] {
 /** What a page did wrong while loading: failed requests (bar the favicon) and CSP violations. */
 export async function watchPage(page: Page): Promise<string[]> {
   const problems: string[] = [];
-  page.on('requestfailed', (request) => problems.push(`request failed: ${request.url()} (${request.failure()?.errorText})`));
+  page.on('requestfailed', (request) =>
+    problems.push(`request failed: ${request.url()} (${request.failure()?.errorText})`),
+  );
   page.on('response', (response) => {
-    if (response.status() >= 400 && !response.url().endsWith('/favicon.ico')) problems.push(`${response.status()} for ${response.url()}`);
+    if (response.status() >= 400 && !response.url().endsWith('/favicon.ico'))
+      problems.push(`${response.status()} for ${response.url()}`);
   });
   page.on('console', (message) => {
     if (message.text().startsWith('CSP violation:')) problems.push(message.text());
@@ -84,7 +103,8 @@ export async function watchPage(page: Page): Promise<string[]> {
  */
 export async function missingOperations(page: Page, operations: DocumentedOperation[]): Promise<string[]> {
   const missing: string[] = [];
-  for (const op of operations) if (!(await showsOperation(page, op))) missing.push(`${op.operationId} (${op.method} ${op.path}, "${op.summary}")`);
+  for (const op of operations)
+    if (!(await showsOperation(page, op))) missing.push(`${op.operationId} (${op.method} ${op.path}, "${op.summary}")`);
   return missing;
 }
 
@@ -113,12 +133,20 @@ async function showsOperation(page: Page, op: DocumentedOperation): Promise<bool
 }
 
 /** The operations of `others` whose section or summary appears on the page (summaries shared with `own` aside). */
-export async function foreignOperations(page: Page, others: DocumentedOperation[], own: DocumentedOperation[]): Promise<string[]> {
+export async function foreignOperations(
+  page: Page,
+  others: DocumentedOperation[],
+  own: DocumentedOperation[],
+): Promise<string[]> {
   const text = await page.evaluate(() => document.body.innerText);
   const ids = await page.evaluate(() => [...document.querySelectorAll('[id]')].map((e) => e.id));
   const ownSummaries = new Set(own.map((op) => op.summary));
   return others
-    .filter((op) => ids.some((id) => id.endsWith(`/${op.method}${op.path}`)) || (!ownSummaries.has(op.summary) && text.includes(op.summary)))
+    .filter(
+      (op) =>
+        ids.some((id) => id.endsWith(`/${op.method}${op.path}`)) ||
+        (!ownSummaries.has(op.summary) && text.includes(op.summary)),
+    )
     .map((op) => `${op.operationId} (${op.method} ${op.path})`);
 }
 
@@ -129,7 +157,8 @@ export async function foreignOperations(page: Page, others: DocumentedOperation[
 export function watchConsoleErrors(page: Page): string[] {
   const errors: string[] = [];
   page.on('console', (message) => {
-    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) errors.push(message.text());
+    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
+      errors.push(message.text());
   });
   page.on('pageerror', (error) => errors.push(`uncaught: ${error.message}`));
   return errors;
@@ -141,9 +170,14 @@ export function watchConsoleErrors(page: Page): string[] {
  * are returned apart. The anchors of a reference page are made by Scalar in the browser and are not checked.
  * `seen` caches each page's answer across calls.
  */
-export async function brokenLinks(page: Page, seen: Map<string, { status: number; ids: Set<string> | undefined }>): Promise<{ broken: string[]; external: string[] }> {
+export async function brokenLinks(
+  page: Page,
+  seen: Map<string, { status: number; ids: Set<string> | undefined }>,
+): Promise<{ broken: string[]; external: string[] }> {
   const here = new URL(page.url());
-  const hrefs = await page.evaluate(() => [...new Set([...document.querySelectorAll('a[href]')].map((a) => (a as HTMLAnchorElement).href))]);
+  const hrefs = await page.evaluate(() => [
+    ...new Set([...document.querySelectorAll('a[href]')].map((a) => (a as HTMLAnchorElement).href)),
+  ]);
   const broken: string[] = [];
   const external: string[] = [];
   for (const href of hrefs) {
@@ -161,7 +195,9 @@ export async function brokenLinks(page: Page, seen: Map<string, { status: number
       const response = await page.request.get(target);
       const html = (response.headers()['content-type'] ?? '').startsWith('text/html') ? await response.text() : '';
       // A guide page (its body says so) has its anchors in its HTML.
-      const ids = /<body class="guides">/.test(html) ? new Set([...html.matchAll(/\sid="([^"]+)"/g)].map((m) => m[1]!)) : undefined;
+      const ids = /<body class="guides">/.test(html)
+        ? new Set([...html.matchAll(/\sid="([^"]+)"/g)].map((m) => m[1]!))
+        : undefined;
       seen.set(target, { status: response.status(), ids });
     }
     const { status, ids } = seen.get(target)!;

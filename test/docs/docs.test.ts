@@ -19,12 +19,22 @@ import { INDEX_SLUG, type Guide } from '../../server/contract/guide-site.ts';
 import { GUIDES_PATH } from '../../server/contract/guides-routes.ts';
 import { listen, type Listening } from '../support/listening.ts';
 import { buildApp } from '../support/partner-app.ts';
-import { brokenLinks, foreignOperations, launchOrSkip, missingOperations, operationsOf, serveDirectory, watchConsoleErrors, watchPage } from './browser.ts';
+import {
+  brokenLinks,
+  foreignOperations,
+  launchOrSkip,
+  missingOperations,
+  operationsOf,
+  serveDirectory,
+  watchConsoleErrors,
+  watchPage,
+} from './browser.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 const specs = bundledSpecs();
 const operationsBySurface = new Map(specs.map((spec) => [spec.surface, operationsOf(spec.definition)]));
-const othersThan = (surface: Surface) => specs.filter((s) => s.surface !== surface).flatMap((s) => operationsOf(s.definition));
+const othersThan = (surface: Surface) =>
+  specs.filter((s) => s.surface !== surface).flatMap((s) => operationsOf(s.definition));
 const guides = readGuides();
 
 describe('rendered docs served by the service', () => {
@@ -39,21 +49,34 @@ describe('rendered docs served by the service', () => {
     const path = DOCS_PATHS[spec.surface];
 
     it(`${path} is public HTML that loads the ${spec.surface} spec and Scalar from beside it`, async () => {
-      const res = await api.get(path).expect(200).expect('Content-Type', /^text\/html/);
+      const res = await api
+        .get(path)
+        .expect(200)
+        .expect('Content-Type', /^text\/html/);
       assert.match(res.text, new RegExp(`"url":"${path}/openapi.json"`));
       assert.match(res.text, new RegExp(`<script src="${path}/standalone.js">`));
       assert.doesNotMatch(res.text, /<script>/, 'no inline script, so script-src stays self');
       const spec_ = await api.get(`${path}/openapi.json`).expect(200).expect('Content-Type', /json/);
       assert.deepEqual(spec_.body, spec.definition, `${path}/openapi.json is the bundled ${spec.surface} spec`);
-      await api.get(`${path}/standalone.js`).expect(200).expect('Content-Type', /javascript/).expect('Cache-Control', 'public, max-age=86400');
-      await api.get(`${path.toUpperCase()}/`).expect(200).expect('Content-Type', /^text\/html/); // routed as Express routes: any case, a trailing slash
+      await api
+        .get(`${path}/standalone.js`)
+        .expect(200)
+        .expect('Content-Type', /javascript/)
+        .expect('Cache-Control', 'public, max-age=86400');
+      await api
+        .get(`${path.toUpperCase()}/`)
+        .expect(200)
+        .expect('Content-Type', /^text\/html/); // routed as Express routes: any case, a trailing slash
     });
 
     it(`${path} relaxes the content-security policy for Scalar and the try-it servers only`, async () => {
       const csp = directives((await api.get(path).expect(200)).headers['content-security-policy']);
       assert.deepEqual(csp['script-src'], ["'self'"]);
       assert.deepEqual(csp['style-src'], ["'self'", "'unsafe-inline'"]);
-      assert.deepEqual(csp['connect-src'], ["'self'", ...new Set([...(spec.definition.servers ?? []).map((s) => new URL(s.url).origin), 'http://localhost:4010'])]);
+      assert.deepEqual(csp['connect-src'], [
+        "'self'",
+        ...new Set([...(spec.definition.servers ?? []).map((s) => new URL(s.url).origin), 'http://localhost:4010']),
+      ]);
       assert.equal(csp['upgrade-insecure-requests'], undefined);
       const elsewhere = directives((await api.get('/no-such-page').expect(404)).headers['content-security-policy']);
       assert.equal(elsewhere['connect-src'], undefined, 'other routes keep helmet defaults');
@@ -62,7 +85,10 @@ describe('rendered docs served by the service', () => {
   }
 
   it('leaves everything else under /api/v1 to the partner surface', async () => {
-    const res = await api.get('/api/v1/docs/nothing-here').expect(404).expect('Content-Type', /problem\+json/);
+    const res = await api
+      .get('/api/v1/docs/nothing-here')
+      .expect(404)
+      .expect('Content-Type', /problem\+json/);
     assert.equal(res.body.code, 'not_found');
   });
 });
@@ -72,16 +98,23 @@ describe('npm run docs', function () {
   let outDir: string;
   before(() => {
     outDir = mkdtempSync(join(tmpdir(), 'sc-docs-'));
-    execFileSync(process.execPath, ['--import', 'tsx', 'scripts/docs.ts', '--out', outDir], { cwd: root, stdio: 'pipe' });
+    execFileSync(process.execPath, ['--import', 'tsx', 'scripts/docs.ts', '--out', outDir], {
+      cwd: root,
+      stdio: 'pipe',
+    });
   });
   after(() => rmSync(outDir, { recursive: true, force: true }));
 
   it('writes index.html, openapi.json and standalone.js for every generated surface', () => {
-    for (const spec of specs) assert.deepEqual(readdirSync(join(outDir, spec.surface)).sort(), ['index.html', 'openapi.json', 'standalone.js']);
+    for (const spec of specs)
+      assert.deepEqual(readdirSync(join(outDir, spec.surface)).sort(), ['index.html', 'openapi.json', 'standalone.js']);
   });
 
   it('writes guides/index.html, a page for every other guide and their stylesheet', () => {
-    assert.deepEqual(readdirSync(join(outDir, 'guides')).sort(), [...guides.map((g) => `${g.slug}.html`), 'guides.css'].sort());
+    assert.deepEqual(
+      readdirSync(join(outDir, 'guides')).sort(),
+      [...guides.map((g) => `${g.slug}.html`), 'guides.css'].sort(),
+    );
   });
 
   describe('the docs in a browser', () => {
@@ -132,7 +165,9 @@ describe('npm run docs', function () {
         const errors = watchConsoleErrors(page);
         assert.equal((await page.goto(url))?.status(), 200, url);
         assert.ok((await page.title()).startsWith(guide.title), `the title of ${url} names ${guide.title}`);
-        const nav = await page.locator('.guides-list a').evaluateAll((links) => links.map((a) => [a.textContent, a.getAttribute('aria-current')]));
+        const nav = await page
+          .locator('.guides-list a')
+          .evaluateAll((links) => links.map((a) => [a.textContent, a.getAttribute('aria-current')]));
         assert.deepEqual(
           nav,
           guides.filter((g) => g.slug !== INDEX_SLUG).map((g) => [g.title, g.slug === guide.slug ? 'page' : null]),
@@ -158,9 +193,16 @@ describe('npm run docs', function () {
         await page.goto(url);
         const own = operationsBySurface.get(surface)!;
         assert.deepEqual(await missingOperations(page, own), [], `operations missing from ${url}`);
-        assert.deepEqual(await foreignOperations(page, othersThan(surface), own), [], `operations of another surface on ${url}`);
+        assert.deepEqual(
+          await foreignOperations(page, othersThan(surface), own),
+          [],
+          `operations of another surface on ${url}`,
+        );
         // The bar above Scalar is visible (Scalar's layout leaves room for it), and every link of the page answers.
-        assert.ok(await page.locator('.docs-bar a', { hasText: 'Guides' }).isVisible(), `the link to the guides is visible on ${url}`);
+        assert.ok(
+          await page.locator('.docs-bar a', { hasText: 'Guides' }).isVisible(),
+          `the link to the guides is visible on ${url}`,
+        );
         assert.deepEqual((await brokenLinks(page, seen)).broken, [], `links of ${url} that lead nowhere`);
         assert.deepEqual(problems, [], `${url} loads cleanly`);
       } finally {

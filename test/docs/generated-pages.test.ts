@@ -17,7 +17,10 @@ const pages = docsPages(bundledSpecs());
 describe('generated pages', () => {
   for (const [file, content] of Object.entries(pages)) {
     it(`${file} is as npm run generate writes it`, () => {
-      assert.ok(readFileSync(join(root, file), 'utf8') === content, `${file} is stale: run npm run generate and commit it`);
+      assert.ok(
+        readFileSync(join(root, file), 'utf8') === content,
+        `${file} is stale: run npm run generate and commit it`,
+      );
     });
   }
 

@@ -22,7 +22,15 @@ export const REPO = new URL('../../', import.meta.url).pathname;
 export type Language = 'sh' | 'js' | 'ts' | 'python' | 'go';
 
 const LANGUAGES: Record<string, Language> = {
-  sh: 'sh', bash: 'sh', shell: 'sh', js: 'js', javascript: 'js', ts: 'ts', typescript: 'ts', python: 'python', go: 'go',
+  sh: 'sh',
+  bash: 'sh',
+  shell: 'sh',
+  js: 'js',
+  javascript: 'js',
+  ts: 'ts',
+  typescript: 'ts',
+  python: 'python',
+  go: 'go',
 };
 
 /** How a saved block of each language runs, and the extension it is saved with. */
@@ -62,7 +70,9 @@ export interface GuideBlock extends FencedBlock {
 export function documentedFiles(): string[] {
   const guides = readdirSync(join(REPO, 'docs')).filter((name) => name.endsWith('.md'));
   const index = readFileSync(join(REPO, 'docs/index.md'), 'utf8');
-  const linked = [...index.matchAll(/\]\(([\w-]+\.md)\)/g)].map((match) => match[1]!).filter((name) => guides.includes(name));
+  const linked = [...index.matchAll(/\]\(([\w-]+\.md)\)/g)]
+    .map((match) => match[1]!)
+    .filter((name) => guides.includes(name));
   const ordered = [...new Set(['index.md', ...linked, ...guides.sort()])];
   return ['README.md', ...ordered.map((name) => `docs/${name}`)];
 }
@@ -76,7 +86,8 @@ export function fencedBlocks(file: string): FencedBlock[] {
     const [, indent, fence, info] = open;
     const body: string[] = [];
     let j = i + 1;
-    for (; j < lines.length && !lines[j]!.trimStart().startsWith(fence!); j++) body.push(lines[j]!.slice(indent!.length));
+    for (; j < lines.length && !lines[j]!.trimStart().startsWith(fence!); j++)
+      body.push(lines[j]!.slice(indent!.length));
     blocks.push({ file, line: i + 1, info: info!.trim(), code: body.join('\n') });
     i = j;
   }
@@ -92,16 +103,24 @@ export function guideBlocks(file: string): GuideBlock[] {
     if (!language) return [];
     const name = words.slice(1).find((word) => !word.includes('=') && word !== 'background' && word !== 'folder');
     const saveAs = words.find((word) => word.startsWith('file='))?.slice('file='.length);
-    const noRun = noRunAt < 0 ? undefined : block.info.slice(noRunAt).replace(/^no-run:?\s*/, '').trim();
-    return [{
-      ...block,
-      language,
-      background: words.includes('background'),
-      folder: words.includes('folder'),
-      ...(name ? { name } : {}),
-      ...(saveAs ? { saveAs } : {}),
-      ...(noRun !== undefined ? { noRun } : {}),
-    }];
+    const noRun =
+      noRunAt < 0
+        ? undefined
+        : block.info
+            .slice(noRunAt)
+            .replace(/^no-run:?\s*/, '')
+            .trim();
+    return [
+      {
+        ...block,
+        language,
+        background: words.includes('background'),
+        folder: words.includes('folder'),
+        ...(name ? { name } : {}),
+        ...(saveAs ? { saveAs } : {}),
+        ...(noRun !== undefined ? { noRun } : {}),
+      },
+    ];
   });
 }
 
@@ -165,7 +184,10 @@ function script(block: GuideBlock, reader: ReaderContext): string {
   const runner = RUNNERS[block.language];
   const file = join(reader.folder, block.saveAs ?? `block-${block.line}.${runner.extension}`);
   writeFileSync(file, `${block.code}\n`, { mode: 0o600 });
-  const command = runner.command(file).map((word) => `'${word.replaceAll("'", `'\\''`)}'`).join(' ');
+  const command = runner
+    .command(file)
+    .map((word) => `'${word.replaceAll("'", `'\\''`)}'`)
+    .join(' ');
   return ['set -euo pipefail', 'set -a', reader.state, 'set +a', `cd '${reader.folder}'`, `exec ${command}`].join('\n');
 }
 

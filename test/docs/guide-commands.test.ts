@@ -64,7 +64,14 @@ describe('blocks of the README and the guides, on a fresh instance', function ()
 
   before(async () => {
     const port = await freePort();
-    server = startServerProcess({ DATA_DIR: join(dataDir, 'data'), PORT: String(port), DATABASE_URL: undefined, REDIS_URL: undefined, SECRETS_KEY: undefined, WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' });
+    server = startServerProcess({
+      DATA_DIR: join(dataDir, 'data'),
+      PORT: String(port),
+      DATABASE_URL: undefined,
+      REDIS_URL: undefined,
+      SECRETS_KEY: undefined,
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
+    });
     const base = await server.listening;
     const output = server.output();
     const { DATABASE_URL: _db, REDIS_URL: _redis, SECRETS_KEY: _secrets, ...inherited } = process.env;
@@ -99,8 +106,9 @@ describe('blocks of the README and the guides, on a fresh instance', function ()
     const notRun = blocks.filter((block) => block.noRun !== undefined);
     const skipped = blocks.filter((block) => block.noRun === undefined && missingToolchains.has(block.language));
     const run = blocks.length - notRun.length - skipped.length;
-    const languages = [...new Set(blocks.map((block) => block.language))]
-      .map((language) => `${blocks.filter((block) => block.language === language).length} ${language}`);
+    const languages = [...new Set(blocks.map((block) => block.language))].map(
+      (language) => `${blocks.filter((block) => block.language === language).length} ${language}`,
+    );
     console.log(
       `      ${blocks.length} code blocks (${languages.join(', ')}) in ${files.length} files: ` +
         `${run} run, ${notRun.length} no-run, ${skipped.length} skipped here:`,
@@ -113,7 +121,9 @@ describe('blocks of the README and the guides, on a fresh instance', function ()
   });
 
   it('writes every address of the service as $BASE, so that the guides work on any port', () => {
-    const fixed = blocks.filter((block) => block.noRun === undefined && /(localhost|127\.0\.0\.1):3000/.test(block.code));
+    const fixed = blocks.filter(
+      (block) => block.noRun === undefined && /(localhost|127\.0\.0\.1):3000/.test(block.code),
+    );
     assert.deepEqual(fixed.map(where), [], 'these blocks name port 3000 instead of $BASE');
   });
 
@@ -138,7 +148,10 @@ describe('blocks of the README and the guides, on a fresh instance', function ()
           const shown = `--- output ---\n${run.output}\n${also.join('\n')}`;
           assert.equal(run.code, 0, `${where(block)} failed (exit ${run.code}):\n${block.code}\n${shown}`);
           for (const stated of statedOutputs(block.code)) {
-            assert.ok(showsOutput(run.stdout, stated), `${where(block)} does not print what it states: ${stated}\n${shown}`);
+            assert.ok(
+              showsOutput(run.stdout, stated),
+              `${where(block)} does not print what it states: ${stated}\n${shown}`,
+            );
           }
           reader.state = run.state;
         }

@@ -30,8 +30,10 @@ describe('the guides as a text', () => {
 
   it('docs/index.md links every guide, the two references, and the generated pages', () => {
     const links = linksOf('docs/index.md').map((link) => link.replace(/^\.\//, '').split('#')[0]!);
-    for (const guide of guides.filter((file) => file !== 'docs/index.md')) assert.ok(links.includes(guide.slice('docs/'.length)), `docs/index.md lacks ${guide}`);
-    for (const page of [...GENERATED, '/docs', '/api/v1/docs']) assert.ok(links.includes(page), `docs/index.md lacks ${page}`);
+    for (const guide of guides.filter((file) => file !== 'docs/index.md'))
+      assert.ok(links.includes(guide.slice('docs/'.length)), `docs/index.md lacks ${guide}`);
+    for (const page of [...GENERATED, '/docs', '/api/v1/docs'])
+      assert.ok(links.includes(page), `docs/index.md lacks ${page}`);
   });
 
   it('README.md links every guide', () => {
@@ -47,7 +49,11 @@ describe('the guides as a text', () => {
         if (/^(https?:|mailto:)/.test(link) || link.startsWith('/')) continue; // the web, or the references the service serves
         const [path, anchor] = link.split('#') as [string, string | undefined];
         const target = path === '' ? file : join(inDocs ? 'docs' : '', path);
-        if (inDocs) assert.ok(!path.includes('/') || path.startsWith('./') && !path.slice(2).includes('/'), `${file}: ${link} leaves docs/ (name repository files in code spans)`);
+        if (inDocs)
+          assert.ok(
+            !path.includes('/') || (path.startsWith('./') && !path.slice(2).includes('/')),
+            `${file}: ${link} leaves docs/ (name repository files in code spans)`,
+          );
         assert.ok(existsSync(join(REPO, target)), `${file}: ${link} names no file`);
         if (anchor) assert.ok(anchorsOf(target).has(anchor), `${file}: ${link} names no heading of ${target}`);
       }

@@ -18,15 +18,29 @@ const slugs = new Set(guides.map((g) => g.slug));
 
 describe('the guides in docs/', () => {
   it('has an index, the errors guide and the configuration guide', () => {
-    for (const slug of [INDEX_SLUG, 'errors', 'configuration']) assert.ok(slugs.has(slug), `docs/${slug}.md is missing`);
+    for (const slug of [INDEX_SLUG, 'errors', 'configuration'])
+      assert.ok(slugs.has(slug), `docs/${slug}.md is missing`);
   });
 
   it('orders them as the index links them, the unlinked ones after, alphabetically', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sc-guides-'));
     try {
-      writeFileSync(join(dir, 'index.md'), '# Site\n\n- [B](b.md)\n- [A](./a.md#part)\n- [B again](b.md)\n- [Nowhere](missing.md)\n');
-      for (const slug of ['a', 'b', 'd', 'c']) writeFileSync(join(dir, `${slug}.md`), `# Guide ${slug.toUpperCase()}\n`);
-      assert.deepEqual(readGuides(dir).map((g) => [g.slug, g.title]), [['index', 'Site'], ['b', 'Guide B'], ['a', 'Guide A'], ['c', 'Guide C'], ['d', 'Guide D']]);
+      writeFileSync(
+        join(dir, 'index.md'),
+        '# Site\n\n- [B](b.md)\n- [A](./a.md#part)\n- [B again](b.md)\n- [Nowhere](missing.md)\n',
+      );
+      for (const slug of ['a', 'b', 'd', 'c'])
+        writeFileSync(join(dir, `${slug}.md`), `# Guide ${slug.toUpperCase()}\n`);
+      assert.deepEqual(
+        readGuides(dir).map((g) => [g.slug, g.title]),
+        [
+          ['index', 'Site'],
+          ['b', 'Guide B'],
+          ['a', 'Guide A'],
+          ['c', 'Guide C'],
+          ['d', 'Guide D'],
+        ],
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -55,7 +69,11 @@ describe('a guide rendered', () => {
       ['/api/v1/docs/', '/api/v1/docs', '../partner-v1/index.html'],
       ['/api/v1/docs#tag/universities', '/api/v1/docs#tag/universities', '../partner-v1/index.html#tag/universities'],
       ['#local', '#local', '#local'],
-      ['https://www.rfc-editor.org/rfc/rfc9457', 'https://www.rfc-editor.org/rfc/rfc9457', 'https://www.rfc-editor.org/rfc/rfc9457'],
+      [
+        'https://www.rfc-editor.org/rfc/rfc9457',
+        'https://www.rfc-editor.org/rfc/rfc9457',
+        'https://www.rfc-editor.org/rfc/rfc9457',
+      ],
       ['../spec/general/openapi.yaml', undefined, undefined],
       ['../../elsewhere.md', undefined, undefined],
     ];
@@ -63,15 +81,24 @@ describe('a guide rendered', () => {
       assert.equal(rewriteHref(href, known, served), asServed, `${href} served`);
       assert.equal(rewriteHref(href, known, staticLinks), asBuilt, `${href} built`);
     }
-    const withSource = { ...staticLinks, repositoryFile: (path: string) => `https://git.example/repo/blob/main/${path}` };
-    assert.equal(rewriteHref('../spec/general/openapi.yaml#L3', known, withSource), 'https://git.example/repo/blob/main/spec/general/openapi.yaml#L3');
+    const withSource = {
+      ...staticLinks,
+      repositoryFile: (path: string) => `https://git.example/repo/blob/main/${path}`,
+    };
+    assert.equal(
+      rewriteHref('../spec/general/openapi.yaml#L3', known, withSource),
+      'https://git.example/repo/blob/main/spec/general/openapi.yaml#L3',
+    );
   });
 
-  it('keeps the text of a link with no page to lead to, gives headings GitHub\'s anchors and keeps code blocks\' language', () => {
-    const html = renderMarkdown('# Errors & `codes`\n\n## Retry\n\n## Retry\n\nSee [the spec](../spec/x.yaml) and [codes](errors.md#retry).\n\n```ts\nconst a = 1 < 2;\n```\n', {
-      guides: [...known].map((slug) => ({ slug, title: slug, markdown: '' })),
-      links: staticLinks,
-    });
+  it("keeps the text of a link with no page to lead to, gives headings GitHub's anchors and keeps code blocks' language", () => {
+    const html = renderMarkdown(
+      '# Errors & `codes`\n\n## Retry\n\n## Retry\n\nSee [the spec](../spec/x.yaml) and [codes](errors.md#retry).\n\n```ts\nconst a = 1 < 2;\n```\n',
+      {
+        guides: [...known].map((slug) => ({ slug, title: slug, markdown: '' })),
+        links: staticLinks,
+      },
+    );
     assert.match(html, /<h1 id="errors--codes"><a class="anchor" href="#errors--codes"/);
     assert.match(html, /<h2 id="retry">.*<h2 id="retry-1">/s);
     assert.match(html, /See the spec and <a href="errors.html#retry">codes<\/a>/);
@@ -86,7 +113,10 @@ describe('the guides served by the service', () => {
   it(`serves the index at ${GUIDES_PATH}/ and every guide at ${GUIDES_PATH}/<slug>, with no script and a policy that allows none`, async () => {
     for (const guide of guides) {
       const path = guide.slug === INDEX_SLUG ? `${GUIDES_PATH}/` : `${GUIDES_PATH}/${guide.slug}`;
-      const res = await api.get(path).expect(200).expect('Content-Type', /^text\/html/);
+      const res = await api
+        .get(path)
+        .expect(200)
+        .expect('Content-Type', /^text\/html/);
       assert.doesNotMatch(res.text, /<script/i, `${path} has a script`);
       assert.match(res.text, new RegExp(`<link rel="stylesheet" href="${GUIDES_PATH}/guides.css" />`));
       const csp = res.headers['content-security-policy'] as string;
@@ -94,12 +124,21 @@ describe('the guides served by the service', () => {
       assert.match(csp, /style-src 'self'(;|$)/);
       assert.doesNotMatch(csp, /upgrade-insecure-requests/, 'a local instance serves plain http');
     }
-    await api.get(GUIDES_PATH).expect(200).expect('Content-Type', /^text\/html/);
-    await api.get(`${GUIDES_PATH}/guides.css`).expect(200).expect('Content-Type', /^text\/css/);
+    await api
+      .get(GUIDES_PATH)
+      .expect(200)
+      .expect('Content-Type', /^text\/html/);
+    await api
+      .get(`${GUIDES_PATH}/guides.css`)
+      .expect(200)
+      .expect('Content-Type', /^text\/css/);
   });
 
   it('answers a guide that does not exist with the 404 problem', async () => {
-    const res = await api.get(`${GUIDES_PATH}/no-such-guide`).expect(404).expect('Content-Type', /problem\+json/);
+    const res = await api
+      .get(`${GUIDES_PATH}/no-such-guide`)
+      .expect(404)
+      .expect('Content-Type', /problem\+json/);
     assert.equal(res.body.code, 'not_found');
   });
 

@@ -6,7 +6,12 @@ import { readFileSync } from 'node:fs';
 import { SCALAR_PACKAGE, SCALAR_SCRIPT, SCALAR_SOURCE } from '../../server/contract/scalar-bundle.ts';
 
 describe('the vendored reference renderer', () => {
-  const source = JSON.parse(readFileSync(SCALAR_SOURCE, 'utf8')) as { package: string; version: string; license: string; sha256: string };
+  const source = JSON.parse(readFileSync(SCALAR_SOURCE, 'utf8')) as {
+    package: string;
+    version: string;
+    license: string;
+    sha256: string;
+  };
 
   it('is the bundle of the release its record names, unchanged', () => {
     assert.equal(source.package, SCALAR_PACKAGE);
@@ -16,7 +21,10 @@ describe('the vendored reference renderer', () => {
   });
 
   it('is no longer an installed package (its Node-22-only dependencies would warn on every npm ci)', () => {
-    const manifest = JSON.parse(readFileSync('package.json', 'utf8')) as { dependencies: object; devDependencies: object };
+    const manifest = JSON.parse(readFileSync('package.json', 'utf8')) as {
+      dependencies: object;
+      devDependencies: object;
+    };
     assert.ok(!(SCALAR_PACKAGE in manifest.dependencies) && !(SCALAR_PACKAGE in manifest.devDependencies));
   });
 });

@@ -21,14 +21,24 @@ function vector() {
   const guide = readFileSync(join(REPO, GUIDE), 'utf8');
   const cell = (name: string) => new RegExp(`\\| ${name} \\| \`([^\`]+)\``).exec(guide)![1]!;
   const body = fencedBlocks(GUIDE).find((block) => block.info === 'json')!.code;
-  return { secret: cell('secret'), id: cell('`webhook-id`'), timestamp: Number(cell('`webhook-timestamp`')), signature: cell('`webhook-signature`'), body };
+  return {
+    secret: cell('secret'),
+    id: cell('`webhook-id`'),
+    timestamp: Number(cell('`webhook-timestamp`')),
+    signature: cell('`webhook-signature`'),
+    body,
+  };
 }
 
 /** Cases every implementation must answer alike: [name, headers, body, now in seconds, the event id or null for a refusal]. */
 function cases() {
   const v = vector();
   const now = Math.floor(Date.now() / 1000);
-  const headers = (signature: string, timestamp = v.timestamp) => ({ 'webhook-id': v.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature });
+  const headers = (signature: string, timestamp = v.timestamp) => ({
+    'webhook-id': v.id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signature,
+  });
   const other = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
   const signedNow = new Webhook(v.secret).sign(v.id, new Date(now * 1000), v.body);
   const rotation = `${new Webhook(other).sign(v.id, new Date(now * 1000), v.body)} ${signedNow}`;
@@ -58,7 +68,9 @@ describe('the verification code of docs/webhooks.md', () => {
   it('Node: verifyWebhook accepts what is signed and refuses the rest', async () => {
     const file = join(dir, 'verify.mjs');
     writeFileSync(file, codeOf('js'));
-    const { verifyWebhook } = (await import(file)) as { verifyWebhook: (s: string, h: Record<string, string>, b: string | Buffer, now?: number) => { id: string } };
+    const { verifyWebhook } = (await import(file)) as {
+      verifyWebhook: (s: string, h: Record<string, string>, b: string | Buffer, now?: number) => { id: string };
+    };
     const { secret } = vector();
     for (const [name, headers, body, now, id] of cases()) {
       for (const asBytes of [false, true]) {
@@ -84,7 +96,15 @@ for name, headers, body, now, _ in cases:
         out.append(None)
 print(json.dumps(out))`;
     const all = cases();
-    const answer = execFileSync('python3', ['-c', driver], { cwd: dir, input: JSON.stringify([vector().secret, all]), encoding: 'utf8' });
-    assert.deepEqual(JSON.parse(answer), all.map((c) => c[4]), all.map((c) => c[0]).join(', '));
+    const answer = execFileSync('python3', ['-c', driver], {
+      cwd: dir,
+      input: JSON.stringify([vector().secret, all]),
+      encoding: 'utf8',
+    });
+    assert.deepEqual(
+      JSON.parse(answer),
+      all.map((c) => c[4]),
+      all.map((c) => c[0]).join(', '),
+    );
   });
 });

@@ -50,7 +50,9 @@ const passed = (result: Run, file: string) => {
 
 describe('the journeys of spec/workflows/ (Arazzo), run by redocly respect on a fresh instance', function () {
   this.timeout(900_000);
-  const files = readdirSync(join(REPO, WORKFLOWS_DIR)).filter((name) => name.endsWith('.arazzo.yaml')).sort();
+  const files = readdirSync(join(REPO, WORKFLOWS_DIR))
+    .filter((name) => name.endsWith('.arazzo.yaml'))
+    .sort();
   const dir = mkdtempSync(join(tmpdir(), 'workflows-'));
   let database: ThrowawayDatabase | undefined;
   let server: ServerProcess | undefined;

@@ -98,9 +98,12 @@ export interface RespectOptions {
 /** One `redocly respect` run of a workflow file. */
 export function respect(file: string, options: RespectOptions): Promise<Run> {
   const args = [
-    'respect', file,
-    '--server', ['general', 'partner', 'oauth'].map((name) => `${name}=${options.base}`).join(','),
-    '--input', JSON.stringify(options.inputs),
+    'respect',
+    file,
+    '--server',
+    ['general', 'partner', 'oauth'].map((name) => `${name}=${options.base}`).join(','),
+    '--input',
+    JSON.stringify(options.inputs),
     ...(options.workflows ?? []).flatMap((workflow) => ['--workflow', workflow]),
     ...(options.severity ? ['--severity', JSON.stringify(options.severity)] : []),
     ...(options.jsonOutput ? ['--json-output', options.jsonOutput] : []),

@@ -14,25 +14,50 @@ type Ctx = Awaited<ReturnType<typeof generalApp>>;
 const DAY_MS = 86_400_000;
 
 async function addTask(ctx: Ctx, student: Student, title = 'Essay') {
-  return (await ctx.api.post('/api/tasks').set(student.headers).send({ title, due_at: '2026-12-01T09:00:00Z', course: 'CHEM 201' }).expect(201)).body as { id: string };
+  return (
+    await ctx.api
+      .post('/api/tasks')
+      .set(student.headers)
+      .send({ title, due_at: '2026-12-01T09:00:00Z', course: 'CHEM 201' })
+      .expect(201)
+  ).body as { id: string };
 }
 
 async function addExam(ctx: Ctx, student: Student) {
-  return (await ctx.api.post('/api/exams').set(student.headers).send({ subject: 'Anatomy', exam_date: '2027-01-20' }).expect(201)).body as { id: string };
+  return (
+    await ctx.api
+      .post('/api/exams')
+      .set(student.headers)
+      .send({ subject: 'Anatomy', exam_date: '2027-01-20' })
+      .expect(201)
+  ).body as { id: string };
 }
 
 /**
  * Every event after `cursor` once `count` of them are listed: on PostgreSQL the feed waits for every transaction
  * older than an event (of any session on the server, other test files' too) to end before it lists the event.
  */
-const readAll = (ctx: Ctx, student: Student, count: number, query: Record<string, string | number> = {}, cursor?: string) =>
-  eventually(() => readOnce(ctx, student, query, cursor), (read) => read.events.length >= count);
+const readAll = (
+  ctx: Ctx,
+  student: Student,
+  count: number,
+  query: Record<string, string | number> = {},
+  cursor?: string,
+) =>
+  eventually(
+    () => readOnce(ctx, student, query, cursor),
+    (read) => read.events.length >= count,
+  );
 
 /** Every event after `cursor`, page by page; the ids seen and the cursor to store. */
 async function readOnce(ctx: Ctx, student: Student, query: Record<string, string | number> = {}, cursor?: string) {
   const events: Array<{ id: string; type: string; data: { object: { id: string } } }> = [];
   for (let pages = 0; pages < 50; pages++) {
-    const res = await ctx.api.get('/api/events').set(student.headers).query({ ...query, ...(cursor ? { cursor } : {}) }).expect(200);
+    const res = await ctx.api
+      .get('/api/events')
+      .set(student.headers)
+      .query({ ...query, ...(cursor ? { cursor } : {}) })
+      .expect(200);
     events.push(...res.body.data);
     cursor = res.body.next_cursor as string;
     assert.equal(typeof cursor, 'string');
@@ -52,14 +77,27 @@ describe('listEvents (the changes feed)', () => {
     await addTask(ctx, bob, 'Bob’s own');
 
     const { events } = await readAll(ctx, alice, 4);
-    assert.deepEqual(events.map((e) => e.type), ['task.created', 'task.completed', 'exam.created', 'task.deleted']);
-    assert.deepEqual(events.map((e) => e.data.object.id), [task.id, task.id, exam.id, task.id]);
-    const stored = await ctx.db.selectFrom('events').select(['id', 'type', 'user_id', 'data', 'created_at']).where('user_id', '=', alice.id).execute();
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['task.created', 'task.completed', 'exam.created', 'task.deleted'],
+    );
+    assert.deepEqual(
+      events.map((e) => e.data.object.id),
+      [task.id, task.id, exam.id, task.id],
+    );
+    const stored = await ctx.db
+      .selectFrom('events')
+      .select(['id', 'type', 'user_id', 'data', 'created_at'])
+      .where('user_id', '=', alice.id)
+      .execute();
     const byId = new Map(stored.map((row) => [row.id, envelopeOf(row)]));
     for (const event of events) assert.deepEqual(event, byId.get(event.id));
 
     const bobs = await readAll(ctx, bob, 1);
-    assert.deepEqual(bobs.events.map((e) => e.type), ['task.created']);
+    assert.deepEqual(
+      bobs.events.map((e) => e.type),
+      ['task.created'],
+    );
   });
 
   it('resumes from a stored cursor across pages and later writes: every event once, none repeated', async () => {
@@ -75,12 +113,18 @@ describe('listEvents (the changes feed)', () => {
     assert.equal(quiet.body.has_more, false);
     for (let i = 5; i < 8; i++) await addTask(ctx, alice, `t${i}`);
     const later = await readAll(ctx, alice, 3, { limit: 2 }, quiet.body.next_cursor);
-    assert.deepEqual(later.events.map((e) => e.type), ['task.created', 'task.created', 'task.created']);
+    assert.deepEqual(
+      later.events.map((e) => e.type),
+      ['task.created', 'task.created', 'task.created'],
+    );
 
     const all = [...first.events, ...later.events].map((e) => e.id);
     assert.equal(new Set(all).size, 8);
     const fromScratch = await readAll(ctx, alice, 8, { limit: 100 });
-    assert.deepEqual(fromScratch.events.map((e) => e.id), all);
+    assert.deepEqual(
+      fromScratch.events.map((e) => e.id),
+      all,
+    );
   });
 
   it('filters by one kind or several', async () => {
@@ -90,8 +134,14 @@ describe('listEvents (the changes feed)', () => {
     await addExam(ctx, alice);
     await ctx.api.patch(`/api/tasks/${task.id}`).set(alice.headers).send({ status: 'completed' }).expect(200);
 
-    assert.deepEqual((await readAll(ctx, alice, 1, { type: 'exam.created' })).events.map((e) => e.type), ['exam.created']);
-    assert.deepEqual((await readAll(ctx, alice, 2, { type: 'task.completed,exam.created' })).events.map((e) => e.type), ['exam.created', 'task.completed']);
+    assert.deepEqual(
+      (await readAll(ctx, alice, 1, { type: 'exam.created' })).events.map((e) => e.type),
+      ['exam.created'],
+    );
+    assert.deepEqual(
+      (await readAll(ctx, alice, 2, { type: 'task.completed,exam.created' })).events.map((e) => e.type),
+      ['exam.created', 'task.completed'],
+    );
     await ctx.api.get('/api/events').set(alice.headers).query({ type: 'task.exploded' }).expect(400);
   });
 
@@ -101,13 +151,29 @@ describe('listEvents (the changes feed)', () => {
     await addTask(ctx, alice);
     await addExam(ctx, alice);
     const keyWith = async (scopes: string[]) => {
-      const { key } = (await ctx.api.post('/api/users/me/api-keys').set(alice.headers).send({ name: scopes.join(' '), scopes }).expect(201)).body;
+      const { key } = (
+        await ctx.api
+          .post('/api/users/me/api-keys')
+          .set(alice.headers)
+          .send({ name: scopes.join(' '), scopes })
+          .expect(201)
+      ).body;
       return { ...alice, headers: { authorization: `Bearer ${key}` } };
     };
     const tasksOnly = await keyWith(['tasks:read']);
-    assert.deepEqual((await readAll(ctx, tasksOnly, 1)).events.map((e) => e.type), ['task.created']);
-    assert.deepEqual((await readAll(ctx, alice, 2)).events.map((e) => e.type), ['task.created', 'exam.created']);
-    const refused = await ctx.api.get('/api/events').set(tasksOnly.headers).query({ type: 'task.created,exam.created' }).expect(403);
+    assert.deepEqual(
+      (await readAll(ctx, tasksOnly, 1)).events.map((e) => e.type),
+      ['task.created'],
+    );
+    assert.deepEqual(
+      (await readAll(ctx, alice, 2)).events.map((e) => e.type),
+      ['task.created', 'exam.created'],
+    );
+    const refused = await ctx.api
+      .get('/api/events')
+      .set(tasksOnly.headers)
+      .query({ type: 'task.created,exam.created' })
+      .expect(403);
     assert.equal(refused.body.code, 'insufficient_scope');
     const nothing = await keyWith(['tasks:write', 'ai:chat']);
     assert.equal((await ctx.api.get('/api/events').set(nothing.headers).expect(403)).body.code, 'insufficient_scope');
@@ -123,8 +189,15 @@ describe('listEvents (the changes feed)', () => {
     assert.match(res.body.detail, /30 days/);
     const recent = encodeCursor([new Date(Date.now() - (EVENT_RETENTION_DAYS - 1) * DAY_MS).toISOString(), '1', 0]);
     await ctx.api.get('/api/events').set(alice.headers).query({ cursor: recent }).expect(200);
-    for (const bad of ['nope', encodeCursor(['2026-11-01T00:00:00Z', 'x', 0]), encodeCursor(['2026-11-01T00:00:00Z', '1', -1])]) {
-      assert.equal((await ctx.api.get('/api/events').set(alice.headers).query({ cursor: bad }).expect(400)).body.code, 'invalid_request');
+    for (const bad of [
+      'nope',
+      encodeCursor(['2026-11-01T00:00:00Z', 'x', 0]),
+      encodeCursor(['2026-11-01T00:00:00Z', '1', -1]),
+    ]) {
+      assert.equal(
+        (await ctx.api.get('/api/events').set(alice.headers).query({ cursor: bad }).expect(400)).body.code,
+        'invalid_request',
+      );
     }
   });
 
@@ -137,7 +210,10 @@ describe('listEvents (the changes feed)', () => {
     await sql`update events set created_at = ${threeDaysAgo} where user_id = ${alice.id}`.execute(ctx.db);
     const { cursor } = await readAll(ctx, alice, 1);
     const read = (at: number) =>
-      ctx.api.get('/api/events').set(alice.headers).query({ cursor: encodeCursor([new Date(at).toISOString(), '0', 0]) });
+      ctx.api
+        .get('/api/events')
+        .set(alice.headers)
+        .query({ cursor: encodeCursor([new Date(at).toISOString(), '0', 0]) });
     for (const forged of [now + 365 * DAY_MS, now]) {
       const res = await read(forged).expect(400);
       assert.equal(res.body.code, 'invalid_request');
@@ -154,10 +230,24 @@ describe('listEvents (the changes feed)', () => {
     const alice = await ctx.newStudent();
     const now = new Date();
     const at = (days: number) => new Date(now.getTime() - days * DAY_MS);
-    const old = await insertEvent(ctx.db, { type: 'user.warned', user_id: alice.id, data: {}, created_at: at(EVENT_RETENTION_DAYS + 2), fanned_out_at: now });
-    const kept = await insertEvent(ctx.db, { type: 'user.warned', user_id: alice.id, data: {}, created_at: at(EVENT_RETENTION_DAYS), fanned_out_at: now });
+    const old = await insertEvent(ctx.db, {
+      type: 'user.warned',
+      user_id: alice.id,
+      data: {},
+      created_at: at(EVENT_RETENTION_DAYS + 2),
+      fanned_out_at: now,
+    });
+    const kept = await insertEvent(ctx.db, {
+      type: 'user.warned',
+      user_id: alice.id,
+      data: {},
+      created_at: at(EVENT_RETENTION_DAYS),
+      fanned_out_at: now,
+    });
     assert.ok((await purgeExpiredEvents(ctx.db, now, 1)) >= 1);
-    const left = (await ctx.db.selectFrom('events').select('id').where('user_id', '=', alice.id).execute()).map((row) => row.id);
+    const left = (await ctx.db.selectFrom('events').select('id').where('user_id', '=', alice.id).execute()).map(
+      (row) => row.id,
+    );
     assert.ok(!left.includes(old));
     assert.ok(left.includes(kept));
   });
@@ -169,13 +259,23 @@ describe('listEvents (the changes feed)', () => {
     await addTask(ctx, alice, 'seen before');
     const before = await readAll(ctx, alice, 1);
     // A payload the spec accepts, for the event the slow transaction writes by hand.
-    const { data } = await ctx.db.selectFrom('events').select('data').where('user_id', '=', alice.id).executeTakeFirstOrThrow();
+    const { data } = await ctx.db
+      .selectFrom('events')
+      .select('data')
+      .where('user_id', '=', alice.id)
+      .executeTakeFirstOrThrow();
     let commitFirst!: () => void;
     const held = new Promise<void>((resolve) => (commitFirst = resolve));
     let firstWritten!: () => void;
     const written = new Promise<void>((resolve) => (firstWritten = resolve));
     const slow = ctx.db.transaction().execute(async (trx) => {
-      await insertEvent(trx, { type: 'task.created', user_id: alice.id, data, created_at: new Date(), fanned_out_at: new Date() });
+      await insertEvent(trx, {
+        type: 'task.created',
+        user_id: alice.id,
+        data,
+        created_at: new Date(),
+        fanned_out_at: new Date(),
+      });
       firstWritten();
       await held;
     });
@@ -187,6 +287,9 @@ describe('listEvents (the changes feed)', () => {
     await slow;
     const after = await readAll(ctx, alice, 2, {}, during.cursor);
     // The slow transaction's event first (its id is older), then the one that committed while it was open.
-    assert.deepEqual(after.events.map((e) => e.data.object.id), [before.events[0]!.data.object.id, later.id]);
+    assert.deepEqual(
+      after.events.map((e) => e.data.object.id),
+      [before.events[0]!.data.object.id, later.id],
+    );
   });
 });

@@ -52,12 +52,17 @@ describe('notifications', () => {
     // A second subscriber of a channel already listened to is served at once (no `missed`: it missed nothing).
     const gone: string[] = [];
     notifications.subscribe('test_unsubscribe', { message: (payload) => gone.push(payload), missed: () => {} })();
-    await testDatabase().db.transaction().execute((trx) => notifyOnCommit(trx, 'test_unsubscribe', 'after'));
+    await testDatabase()
+      .db.transaction()
+      .execute((trx) => notifyOnCommit(trx, 'test_unsubscribe', 'after'));
     await until(() => staying.received.length > 0, 'the message to the subscriber that stays');
     assert.deepEqual(gone, []);
   });
 
   it('refuses a channel name that is not a plain identifier', () => {
-    assert.throws(() => notifications.subscribe('Bad-Channel', { message: () => {}, missed: () => {} }), /not a notification channel name/);
+    assert.throws(
+      () => notifications.subscribe('Bad-Channel', { message: () => {}, missed: () => {} }),
+      /not a notification channel name/,
+    );
   });
 });

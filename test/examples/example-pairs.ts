@@ -9,7 +9,9 @@ import type { Document } from 'openapi-backend';
 
 /** Responses whose cause is not in the parameters or the body (credentials, method, size, rate, the server), as the
  * lint rule has them. */
-const UNPAIRED_STATUSES = new Set<string>(JSON.parse(readFileSync(new URL('../../redocly/unpaired-statuses.json', import.meta.url), 'utf8')));
+const UNPAIRED_STATUSES = new Set<string>(
+  JSON.parse(readFileSync(new URL('../../redocly/unpaired-statuses.json', import.meta.url), 'utf8')),
+);
 
 export interface ExampleRequest {
   method: string;
@@ -63,7 +65,11 @@ const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 export function examplePairs(spec: Document): { pairs: ExamplePair[]; missing: string[] } {
   const resolve = <T>(node: unknown): T => {
     let current = node as { $ref?: string };
-    while (current?.$ref) current = current.$ref.slice(2).split('/').reduce((o: any, k) => o[k.replace(/~1/g, '/').replace(/~0/g, '~')], spec);
+    while (current?.$ref)
+      current = current.$ref
+        .slice(2)
+        .split('/')
+        .reduce((o: any, k) => o[k.replace(/~1/g, '/').replace(/~0/g, '~')], spec);
     return current as T;
   };
   const pairs: ExamplePair[] = [];
@@ -74,9 +80,13 @@ export function examplePairs(spec: Document): { pairs: ExamplePair[]; missing: s
       if (!operation) continue;
       // An operation's parameter replaces the path's parameter of the same name and location.
       const own = (operation.parameters ?? []).map((p) => resolve<Parameter>(p));
-      const inherited = ((pathItem as { parameters?: unknown[] }).parameters ?? []).map((p) => resolve<Parameter>(p)).filter((p) => !own.some((o) => o.name === p.name && o.in === p.in));
+      const inherited = ((pathItem as { parameters?: unknown[] }).parameters ?? [])
+        .map((p) => resolve<Parameter>(p))
+        .filter((p) => !own.some((o) => o.name === p.name && o.in === p.in));
       const parameters = [...inherited, ...own];
-      const body = resolve<{ required?: boolean; content: Record<string, { examples?: Record<string, Example> }> } | undefined>(operation.requestBody);
+      const body = resolve<
+        { required?: boolean; content: Record<string, { examples?: Record<string, Example> }> } | undefined
+      >(operation.requestBody);
       const bodyExamples = body?.content['application/json']?.examples ?? {};
       const takesInput = parameters.length > 0 || body !== undefined;
       const secured = (operation.security ?? spec.security ?? []).length > 0;
@@ -89,7 +99,8 @@ export function examplePairs(spec: Document): { pairs: ExamplePair[]; missing: s
             if (parameter.required) lacking.push(`${parameter.in} parameter ${parameter.name}`);
             continue;
           }
-          if (parameter.in === 'path') request.path = request.path.replace(`{${parameter.name}}`, encodeURIComponent(String(value)));
+          if (parameter.in === 'path')
+            request.path = request.path.replace(`{${parameter.name}}`, encodeURIComponent(String(value)));
           else if (parameter.in === 'query') request.query[parameter.name] = value;
           else if (parameter.in === 'header') request.headers[parameter.name] = String(value);
         }
@@ -97,19 +108,36 @@ export function examplePairs(spec: Document): { pairs: ExamplePair[]; missing: s
         else if (body?.required) lacking.push('request body');
         return { request, lacking };
       };
-      const requestNames = new Set([...parameters.flatMap((p) => Object.keys(p.examples ?? {})), ...Object.keys(bodyExamples)]);
+      const requestNames = new Set([
+        ...parameters.flatMap((p) => Object.keys(p.examples ?? {})),
+        ...Object.keys(bodyExamples),
+      ]);
       const responseNames = new Set<string>();
       const bodyless: string[] = [];
       for (const [status, responseNode] of Object.entries(operation.responses)) {
         const response = resolve<{ content?: Record<string, { examples?: Record<string, Example> }> }>(responseNode);
-        for (const media of Object.values(response.content ?? {})) for (const name of Object.keys(media.examples ?? {})) responseNames.add(name);
+        for (const media of Object.values(response.content ?? {}))
+          for (const name of Object.keys(media.examples ?? {})) responseNames.add(name);
         if (!response.content && !UNPAIRED_STATUSES.has(status)) bodyless.push(status);
       }
       for (const status of bodyless) {
         for (const name of [...requestNames].filter((n) => !responseNames.has(n))) {
           const { request, lacking } = assemble(name);
-          if (lacking.length > 0) missing.push(`${operation.operationId} ${status} (paired by name) example ${name}: no request example of that name for ${lacking.join(', ')}`);
-          else pairs.push({ operationId: operation.operationId, name, status: Number(status), request, expected: undefined, bodyless: true, varies: [], secured });
+          if (lacking.length > 0)
+            missing.push(
+              `${operation.operationId} ${status} (paired by name) example ${name}: no request example of that name for ${lacking.join(', ')}`,
+            );
+          else
+            pairs.push({
+              operationId: operation.operationId,
+              name,
+              status: Number(status),
+              request,
+              expected: undefined,
+              bodyless: true,
+              varies: [],
+              secured,
+            });
         }
       }
 
@@ -117,7 +145,9 @@ export function examplePairs(spec: Document): { pairs: ExamplePair[]; missing: s
         if (UNPAIRED_STATUSES.has(status)) continue;
         const response = resolve<{ content?: Record<string, { examples?: Record<string, Example> }> }>(responseNode);
         for (const media of Object.values(response.content ?? {})) {
-          const named = Object.entries(media.examples ?? {}).map(([name, example]) => [name, resolve<Example>(example)] as const);
+          const named = Object.entries(media.examples ?? {}).map(
+            ([name, example]) => [name, resolve<Example>(example)] as const,
+          );
           // Without input there is one request: it answers the first success example.
           const runnable = takesInput ? named : status.startsWith('2') ? named.slice(0, 1) : [];
           for (const [name, example] of runnable) {
@@ -125,10 +155,21 @@ export function examplePairs(spec: Document): { pairs: ExamplePair[]; missing: s
             const requested = parameters.some((p) => p.examples?.[name]) || bodyExamples[name] !== undefined;
             if (example['x-unpaired'] && !requested) continue;
             if (takesInput && (!requested || lacking.length > 0)) {
-              missing.push(`${operation.operationId} ${status} example ${name}: no request example of that name${lacking.length ? ` for ${lacking.join(', ')}` : ''}`);
+              missing.push(
+                `${operation.operationId} ${status} example ${name}: no request example of that name${lacking.length ? ` for ${lacking.join(', ')}` : ''}`,
+              );
               continue;
             }
-            pairs.push({ operationId: operation.operationId, name, status: Number(status), request, expected: example.value, bodyless: false, varies: example['x-varies'] ?? [], secured });
+            pairs.push({
+              operationId: operation.operationId,
+              name,
+              status: Number(status),
+              request,
+              expected: example.value,
+              bodyless: false,
+              varies: example['x-varies'] ?? [],
+              secured,
+            });
           }
         }
       }
@@ -141,5 +182,9 @@ export function examplePairs(spec: Document): { pairs: ExamplePair[]; missing: s
 export function withoutVarying(value: unknown, varies: readonly string[]): unknown {
   if (Array.isArray(value)) return value.map((item) => withoutVarying(item, varies));
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).filter(([key]) => !varies.includes(key)).map(([key, item]) => [key, withoutVarying(item, varies)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => !varies.includes(key))
+      .map(([key, item]) => [key, withoutVarying(item, varies)]),
+  );
 }

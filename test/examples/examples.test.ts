@@ -83,7 +83,9 @@ function freshInstance() {
   return async ({ surface, pair }: Run) => {
     fresh = memoryLimitStores();
     const { method, path, query, headers, body } = pair.request;
-    let request = api[method as 'get'](path).query(query as Record<string, string>).set(headers);
+    let request = api[method as 'get'](path)
+      .query(query as Record<string, string>)
+      .set(headers);
     if (pair.secured) request = request.set('X-Service-API-Key', credentials[surface]!);
     const res = await (body === undefined ? request : request.send(body as object));
     assert.equal(res.status, pair.status, `answered ${res.status}: ${JSON.stringify(res.body)}`);
@@ -91,7 +93,8 @@ function freshInstance() {
   };
 }
 
-const title = ({ surface, pair }: Run) => `${surface} ${pair.operationId} ${pair.status} ${pair.name}: ${pair.request.method.toUpperCase()} ${pair.request.path}`;
+const title = ({ surface, pair }: Run) =>
+  `${surface} ${pair.operationId} ${pair.status} ${pair.name}: ${pair.request.method.toUpperCase()} ${pair.request.path}`;
 
 describe('spec examples on a fresh instance', () => {
   for (const { surface, pairs, missing } of specs) {
@@ -104,14 +107,20 @@ describe('spec examples on a fresh instance', () => {
   describe('reads before writes: each answers its example', () => {
     const send = freshInstance();
     // Across both surfaces: every read sees the instance as it was started (a create would change the stats).
-    const ordered = [...inSpecOrder].sort((a, b) => METHOD_ORDER.indexOf(a.pair.request.method) - METHOD_ORDER.indexOf(b.pair.request.method));
+    const ordered = [...inSpecOrder].sort(
+      (a, b) => METHOD_ORDER.indexOf(a.pair.request.method) - METHOD_ORDER.indexOf(b.pair.request.method),
+    );
     for (const run of ordered) {
       it(title(run), async () => {
         const res = await send(run);
         if (run.pair.bodyless) return assert.equal(res.text ?? '', '');
         if (String(res.headers['content-type']).startsWith('text/event-stream')) return; // the schema check covers streams
         const { expected, varies } = run.pair;
-        assert.deepEqual(withoutVarying(res.body, varies), withoutVarying(expected, varies), `actual body: ${JSON.stringify(res.body)}`);
+        assert.deepEqual(
+          withoutVarying(res.body, varies),
+          withoutVarying(expected, varies),
+          `actual body: ${JSON.stringify(res.body)}`,
+        );
       });
     }
   });

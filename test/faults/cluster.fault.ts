@@ -38,7 +38,9 @@ function get(url: string, headers: Record<string, string> = {}): Promise<{ statu
 
 /** Workers that logged "listening" (each worker logs it once it serves; pino names the pid). */
 function listeningPids(primary: ServerProcess): number[] {
-  return [...primary.output().matchAll(/^\{"level":30,"time":\d+,"pid":(\d+)[^\n]*"msg":"listening"\}$/gm)].map((m) => Number(m[1]));
+  return [...primary.output().matchAll(/^\{"level":30,"time":\d+,"pid":(\d+)[^\n]*"msg":"listening"\}$/gm)].map((m) =>
+    Number(m[1]),
+  );
 }
 
 /** The primary's node children: tsx's esbuild service is a child of it too, at times, and is no worker. */
@@ -54,7 +56,12 @@ function workerPids(primary: ServerProcess): number[] {
   }
 }
 
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, context: () => string, timeoutMs = 90_000): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => T | undefined | Promise<T | undefined>,
+  context: () => string,
+  timeoutMs = 90_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -70,13 +77,19 @@ describe('several processes on PostgreSQL and Redis', function () {
   let db: Db;
   const started: ServerProcess[] = [];
   const start = (env: Record<string, string | undefined>) => {
-    const server = startServerProcess({ DATABASE_URL: throwaway.url, REDIS_URL: redisUrl, PUBLIC_URL: 'http://localhost:3000', ...env });
+    const server = startServerProcess({
+      DATABASE_URL: throwaway.url,
+      REDIS_URL: redisUrl,
+      PUBLIC_URL: 'http://localhost:3000',
+      ...env,
+    });
     started.push(server);
     return server;
   };
 
   before(async function () {
-    if (!databaseServer || !redisUrl) throw new Error('fault tests need DATABASE_URL and REDIS_URL (see docs/contract-testing.md)');
+    if (!databaseServer || !redisUrl)
+      throw new Error('fault tests need DATABASE_URL and REDIS_URL (see docs/contract-testing.md)');
     throwaway = await createThrowawayDatabase(databaseServer, 'sc_cluster');
     db = connect({ databaseUrl: throwaway.url });
   });
@@ -98,7 +111,10 @@ describe('several processes on PostgreSQL and Redis', function () {
     await Promise.all([a!.listening, b!.listening]);
     const migratedBy = [a!, b!].filter((p) => p.output().includes('"msg":"migrated"'));
     assert.equal(migratedBy.length, 1, 'exactly one process applied the migrations');
-    const { count } = await db.selectFrom('kysely_migration' as never).select(sql<number>`count(*)`.as('count')).executeTakeFirstOrThrow();
+    const { count } = await db
+      .selectFrom('kysely_migration' as never)
+      .select(sql<number>`count(*)`.as('count'))
+      .executeTakeFirstOrThrow();
     assert.equal(count, Object.keys(migrations).length);
     const universities = await db
       .selectFrom('universities')
@@ -109,9 +125,26 @@ describe('several processes on PostgreSQL and Redis', function () {
     // Both made or read the same signing keys in the database: a token issued by one verifies on the other, and
     // after both have stopped, on a process started later.
     const password = 'correct horse battery staple';
-    const account = await createAccount(db, { email: 'restart@example.com', nickname: 'restart_student', first_name: 'R', password, time_zone: 'UTC', country_code: null });
-    const { client_id } = await registerClient(db, { name: 'restart test', redirect_uris: [TEST_REDIRECT_URI], scopes: ['profile:read'], confidential: false });
-    const { access_token } = await signIn(await a!.listening, { client_id, email: account.email, password, scope: 'profile:read' });
+    const account = await createAccount(db, {
+      email: 'restart@example.com',
+      nickname: 'restart_student',
+      first_name: 'R',
+      password,
+      time_zone: 'UTC',
+      country_code: null,
+    });
+    const { client_id } = await registerClient(db, {
+      name: 'restart test',
+      redirect_uris: [TEST_REDIRECT_URI],
+      scopes: ['profile:read'],
+      confidential: false,
+    });
+    const { access_token } = await signIn(await a!.listening, {
+      client_id,
+      email: account.email,
+      password,
+      scope: 'profile:read',
+    });
     const auth = { Authorization: `Bearer ${access_token}` };
     assert.equal((await get(`${await b!.listening}/api/users/me`, auth)).status, 200);
     a!.child.kill('SIGTERM');
@@ -129,14 +162,30 @@ describe('several processes on PostgreSQL and Redis', function () {
     const primary = start({ WEB_CONCURRENCY: '2', METRICS_PORT: '0', LOG_LEVEL: 'info' });
     const url = await primary.listening;
     const password = 'correct horse battery staple';
-    const account = await createAccount(db, { email: 'cluster@example.com', nickname: 'cluster_student', first_name: 'C', password, time_zone: 'UTC', country_code: null });
-    const { client_id } = await registerClient(db, { name: 'cluster test', redirect_uris: [TEST_REDIRECT_URI], scopes: ['profile:read'], confidential: false });
+    const account = await createAccount(db, {
+      email: 'cluster@example.com',
+      nickname: 'cluster_student',
+      first_name: 'C',
+      password,
+      time_zone: 'UTC',
+      country_code: null,
+    });
+    const { client_id } = await registerClient(db, {
+      name: 'cluster test',
+      redirect_uris: [TEST_REDIRECT_URI],
+      scopes: ['profile:read'],
+      confidential: false,
+    });
     const seen = () => `workers ${workerPids(primary).join(', ')}\n${primary.output()}`;
     const serving = (pids: number[]) => pids.every((pid) => listeningPids(primary).includes(pid));
-    const original = await until('two workers', () => {
-      const pids = workerPids(primary);
-      return pids.length === 2 && serving(pids) ? pids : undefined;
-    }, seen);
+    const original = await until(
+      'two workers',
+      () => {
+        const pids = workerPids(primary);
+        return pids.length === 2 && serving(pids) ? pids : undefined;
+      },
+      seen,
+    );
     const { access_token } = await signIn(url, { client_id, email: account.email, password, scope: 'profile:read' });
     const auth = { Authorization: `Bearer ${access_token}` };
 
@@ -147,7 +196,10 @@ describe('several processes on PostgreSQL and Redis', function () {
     const client = async () => {
       while (Date.now() < stopAt) {
         const startedAt = Date.now();
-        const ok = await get(`${url}/docs/openapi.json`).then((r) => r.status === 200, () => false);
+        const ok = await get(`${url}/docs/openapi.json`).then(
+          (r) => r.status === 200,
+          () => false,
+        );
         outcomes.push({ startedAt, ok });
       }
     };
@@ -158,20 +210,31 @@ describe('several processes on PostgreSQL and Redis', function () {
     await load;
     // Requests sent once the primary has seen the worker go (it stops handing it connections) are all served.
     const after = outcomes.filter((o) => o.startedAt > killedAt + 500);
-    assert.ok(after.length > 20 && after.every((o) => o.ok), `requests after the kill: ${after.filter((o) => o.ok).length} of ${after.length} served`);
+    assert.ok(
+      after.length > 20 && after.every((o) => o.ok),
+      `requests after the kill: ${after.filter((o) => o.ok).length} of ${after.length} served`,
+    );
     assert.ok(outcomes.filter((o) => !o.ok).length <= 4, 'at most the requests in flight on the killed worker failed');
 
     // The dead worker is replaced; then the other original one is killed too: only processes that did not issue the
     // token are left, and they verify it.
-    await until('a replacement worker', () => {
-      const fresh = workerPids(primary).filter((pid) => !original.includes(pid));
-      return fresh.length === 1 && serving(fresh) ? true : undefined;
-    }, seen);
+    await until(
+      'a replacement worker',
+      () => {
+        const fresh = workerPids(primary).filter((pid) => !original.includes(pid));
+        return fresh.length === 1 && serving(fresh) ? true : undefined;
+      },
+      seen,
+    );
     process.kill(original[1]!, 'SIGKILL');
-    const replacements = await until('two replacement workers', () => {
-      const pids = workerPids(primary);
-      return pids.length === 2 && pids.every((pid) => !original.includes(pid)) && serving(pids) ? pids : undefined;
-    }, seen);
+    const replacements = await until(
+      'two replacement workers',
+      () => {
+        const pids = workerPids(primary);
+        return pids.length === 2 && pids.every((pid) => !original.includes(pid)) && serving(pids) ? pids : undefined;
+      },
+      seen,
+    );
     assert.equal(replacements.length, 2);
     for (let i = 0; i < 4; i++) assert.equal((await get(`${url}/api/users/me`, auth)).status, 200);
 
@@ -197,7 +260,13 @@ describe('several processes on PostgreSQL and Redis', function () {
     assert.equal(value('rate_limit_refusals_total{limiter="general:minute"}'), 4);
     assert.ok(value('db_pool_connections') >= 2, 'each worker holds pooled connections');
     assert.ok(value('db_pool_acquire_seconds_count') > 0);
-    for (const series of ['db_pool_waiting', 'db_pool_connections_idle', 'sse_streams_open', 'nodejs_eventloop_lag_seconds']) value(series);
+    for (const series of [
+      'db_pool_waiting',
+      'db_pool_connections_idle',
+      'sse_streams_open',
+      'nodejs_eventloop_lag_seconds',
+    ])
+      value(series);
     assert.doesNotMatch(scraped.body, /operation="\/api\/users\/me"/, 'operationIds, not raw paths, as label values');
 
     // SIGTERM to the primary stops the workers, then the primary.

@@ -26,7 +26,8 @@ describe('kill -9 during idempotent POST /api/tasks, then retries', function () 
     database = await faultDatabase('sc_fault_crash');
   });
   after(async () => {
-    for (const server of servers) if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+    for (const server of servers)
+      if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
     await database?.drop();
   });
 
@@ -38,7 +39,11 @@ describe('kill -9 during idempotent POST /api/tasks, then retries', function () 
   const post = (baseUrl: string, attempt: Attempt) =>
     fetch(`${baseUrl}/api/tasks`, {
       method: 'POST',
-      headers: { 'X-Service-API-Key': database.studentKey, 'Idempotency-Key': attempt.key, 'content-type': 'application/json' },
+      headers: {
+        'X-Service-API-Key': database.studentKey,
+        'Idempotency-Key': attempt.key,
+        'content-type': 'application/json',
+      },
       body: JSON.stringify({ title: attempt.title, due_at: '2030-06-01T09:00:00Z', course: 'Fault suite' }),
     });
 
@@ -46,7 +51,10 @@ describe('kill -9 during idempotent POST /api/tasks, then retries', function () 
     const first = start();
     const firstUrl = await first.listening;
     const run = randomUUID().slice(0, 8);
-    const attempts: Attempt[] = Array.from({ length: REQUESTS }, (_, i) => ({ key: randomUUID(), title: `crash ${run} #${i}` }));
+    const attempts: Attempt[] = Array.from({ length: REQUESTS }, (_, i) => ({
+      key: randomUUID(),
+      title: `crash ${run} #${i}`,
+    }));
     let answered = 0;
     const inFlight = attempts.map((attempt) =>
       post(firstUrl, attempt).then(
@@ -70,7 +78,12 @@ describe('kill -9 during idempotent POST /api/tasks, then retries', function () 
     const retries = await Promise.all(
       attempts.map(async (attempt) => {
         const response = await post(secondUrl, attempt);
-        return { attempt, status: response.status, replayed: response.headers.get('idempotent-replayed'), body: (await response.json()) as { id: string; title: string } };
+        return {
+          attempt,
+          status: response.status,
+          replayed: response.headers.get('idempotent-replayed'),
+          body: (await response.json()) as { id: string; title: string },
+        };
       }),
     );
     for (const { attempt, status, replayed, body } of retries) {

@@ -38,7 +38,8 @@ export interface PgBouncerOptions {
 
 export function pgbouncerBinary(): string {
   const binary = BINARIES.find((path) => existsSync(path));
-  if (!binary) throw new Error('PgBouncer is not installed (Debian: apt-get install -y pgbouncer; .ci/run installs it)');
+  if (!binary)
+    throw new Error('PgBouncer is not installed (Debian: apt-get install -y pgbouncer; .ci/run installs it)');
   return binary;
 }
 
@@ -79,7 +80,9 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
   );
   writeFileSync(join(dir, 'users.txt'), `"${user}" ""\n`);
   if (asRoot) chownSync(dir, ...ownerOf(UNPRIVILEGED_USER));
-  const child = spawn(binary, [...(asRoot ? ['-u', UNPRIVILEGED_USER] : []), join(dir, 'pgbouncer.ini')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(binary, [...(asRoot ? ['-u', UNPRIVILEGED_USER] : []), join(dir, 'pgbouncer.ini')], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
@@ -130,5 +133,8 @@ async function freePort(address: string): Promise<number> {
 }
 
 function ownerOf(name: string): [number, number] {
-  return [Number(execFileSync('id', ['-u', name], { encoding: 'utf8' })), Number(execFileSync('id', ['-g', name], { encoding: 'utf8' }))];
+  return [
+    Number(execFileSync('id', ['-u', name], { encoding: 'utf8' })),
+    Number(execFileSync('id', ['-g', name], { encoding: 'utf8' })),
+  ];
 }

@@ -23,15 +23,30 @@ export interface Reply {
 }
 
 /** One request; the body is parsed when it is JSON. */
-export async function send(baseUrl: string, key: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+export async function send(
+  baseUrl: string,
+  key: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Reply> {
   const response = await fetch(baseUrl + path, {
     method,
-    headers: { 'X-Service-API-Key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    headers: {
+      'X-Service-API-Key': key,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...headers,
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     signal: AbortSignal.timeout(10_000),
   });
   const text = await response.text();
-  return { status: response.status, headers: response.headers, body: (response.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text };
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: (response.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text,
+  };
 }
 
 export async function expectStatus(reply: Promise<Reply>, status: number, what: string): Promise<any> {
@@ -43,8 +58,24 @@ export async function expectStatus(reply: Promise<Reply>, status: number, what: 
 /** A new student on the free plan, with a personal key holding every scope. */
 export async function studentWithKey(db: Db, nickname: string): Promise<{ id: string; email: string; key: string }> {
   const email = `${nickname}@pooler.test`;
-  const account = await createAccount(db, { email, nickname, first_name: 'P', password: 'correct horse battery staple', time_zone: 'UTC', country_code: null });
-  const { key } = await insertWithFreshKey(({ prefix, hash }) => insertPersonalKey(db, { id: randomUUID(), user_id: account.id, prefix, key_hash: hash, name: 'pooler tests', scopes: [...ALL_SCOPES] }));
+  const account = await createAccount(db, {
+    email,
+    nickname,
+    first_name: 'P',
+    password: 'correct horse battery staple',
+    time_zone: 'UTC',
+    country_code: null,
+  });
+  const { key } = await insertWithFreshKey(({ prefix, hash }) =>
+    insertPersonalKey(db, {
+      id: randomUUID(),
+      user_id: account.id,
+      prefix,
+      key_hash: hash,
+      name: 'pooler tests',
+      scopes: [...ALL_SCOPES],
+    }),
+  );
   return { id: account.id, email, key };
 }
 
@@ -54,13 +85,20 @@ export const PAYMENT_PROVIDER_SECRET = TEST_PAYMENT_PROVIDER_SECRET;
 /** The payment provider's callback through `baseUrl`: a paid plus checkout of `email` (a plan change that commits there). */
 export async function payPlus(baseUrl: string, email: string): Promise<void> {
   const payload = JSON.stringify(paidCheckout({ email }));
-  const response = await fetch(`${baseUrl}/api/payments/provider-events`, { method: 'POST', headers: { 'content-type': 'application/json', ...providerSignature(payload) }, body: payload, signal: AbortSignal.timeout(10_000) });
+  const response = await fetch(`${baseUrl}/api/payments/provider-events`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...providerSignature(payload) },
+    body: payload,
+    signal: AbortSignal.timeout(10_000),
+  });
   assert.equal(response.status, 200, `the payment callback: ${response.status} ${await response.text()}`);
 }
 
 /** The per-minute quota of the student's plan, as the RateLimit-Policy header of a request through `baseUrl` says. */
 export async function minuteQuota(baseUrl: string, key: string): Promise<string | undefined> {
-  return /"minute"; q=(\d+);/.exec((await send(baseUrl, key, 'GET', '/api/users/me')).headers.get('ratelimit-policy') ?? '')?.[1];
+  return /"minute"; q=(\d+);/.exec(
+    (await send(baseUrl, key, 'GET', '/api/users/me')).headers.get('ratelimit-policy') ?? '',
+  )?.[1];
 }
 
 /**
@@ -69,7 +107,11 @@ export async function minuteQuota(baseUrl: string, key: string): Promise<string 
  * from its cache: this asks every process until `holds` is true there, within `withinMs`, then twice more (once it
  * holds, it holds). Says how many answers were stale and when the last process held, from the change's response.
  */
-export async function heldEverywhere(bases: string[], holds: (base: string) => Promise<boolean>, withinMs = 1_000): Promise<string> {
+export async function heldEverywhere(
+  bases: string[],
+  holds: (base: string) => Promise<boolean>,
+  withinMs = 1_000,
+): Promise<string> {
   const changedAt = performance.now();
   let stale = 0;
   for (const base of bases) {
@@ -84,14 +126,25 @@ export async function heldEverywhere(bases: string[], holds: (base: string) => P
 }
 
 export async function createTask(baseUrl: string, key: string, title: string): Promise<string> {
-  const task = await expectStatus(send(baseUrl, key, 'POST', '/api/tasks', { title, due_at: '2030-06-01T09:00:00Z', course: 'Pooler' }), 201, 'create a task');
+  const task = await expectStatus(
+    send(baseUrl, key, 'POST', '/api/tasks', { title, due_at: '2030-06-01T09:00:00Z', course: 'Pooler' }),
+    201,
+    'create a task',
+  );
   return task.id as string;
 }
 
 /** The smoke set; returns the number of requests it made. */
 export async function runSmokeSet(baseUrl: string, keys: Keys): Promise<number> {
   let made = 0;
-  const ok = (method: string, path: string, status: number, body?: unknown, key = keys.studentKey, headers: Record<string, string> = {}) => {
+  const ok = (
+    method: string,
+    path: string,
+    status: number,
+    body?: unknown,
+    key = keys.studentKey,
+    headers: Record<string, string> = {},
+  ) => {
     made++;
     return expectStatus(send(baseUrl, key, method, path, body, headers), status, `${method} ${path}`);
   };
@@ -109,13 +162,19 @@ export async function runSmokeSet(baseUrl: string, keys: Keys): Promise<number> 
   made++;
   await ok('GET', `/api/tasks/${taskId}`, 200);
   const list = await ok('GET', '/api/tasks?limit=50', 200);
-  assert.ok(list.data.some((task: { id: string }) => task.id === taskId), 'the new task is listed');
+  assert.ok(
+    list.data.some((task: { id: string }) => task.id === taskId),
+    'the new task is listed',
+  );
   await ok('PATCH', `/api/tasks/${taskId}`, 200, { status: 'completed' });
   await ok('GET', '/api/today/loop', 200);
   await ok('GET', '/api/schedule', 200);
 
   const deck = await ok('POST', '/api/flashcards/decks', 201, { title: 'Pooler deck' });
-  const card = await ok('POST', `/api/flashcards/decks/${deck.id}/cards`, 201, { front: 'pgbouncer', back: 'a pooler' });
+  const card = await ok('POST', `/api/flashcards/decks/${deck.id}/cards`, 201, {
+    front: 'pgbouncer',
+    back: 'a pooler',
+  });
   await ok('POST', `/api/flashcards/cards/${card.id}/reviews`, 201, { grade: 4 });
   await ok('GET', `/api/flashcards/decks/${deck.id}/cards`, 200);
 
@@ -127,7 +186,13 @@ export async function runSmokeSet(baseUrl: string, keys: Keys): Promise<number> 
   assert.equal(again.id, first.id, 'a retry with the same Idempotency-Key makes no second task');
 
   // Concurrent requests: each transaction may land on another server connection of the pooler.
-  const burst = await Promise.all(Array.from({ length: 24 }, (_, i) => (i % 2 ? send(baseUrl, keys.studentKey, 'GET', '/api/today/loop') : send(baseUrl, keys.partnerKey, 'GET', '/api/v1/leaderboards/global'))));
+  const burst = await Promise.all(
+    Array.from({ length: 24 }, (_, i) =>
+      i % 2
+        ? send(baseUrl, keys.studentKey, 'GET', '/api/today/loop')
+        : send(baseUrl, keys.partnerKey, 'GET', '/api/v1/leaderboards/global'),
+    ),
+  );
   made += burst.length;
   assert.deepEqual(
     burst.map((reply) => reply.status),

@@ -19,7 +19,18 @@ import { startServerProcess, TEST_SECRETS_KEY, type ServerProcess } from '../sup
 import { insertEndpoint } from '../webhooks/fixtures.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 import { pgbouncerBinary, startPgBouncer, type PgBouncer } from './pgbouncer-process.ts';
-import { createTask, expectStatus, heldEverywhere, minuteQuota, payPlus, PAYMENT_PROVIDER_SECRET, runSmokeSet, send, studentWithKey, type Keys } from './pgbouncer-smoke.ts';
+import {
+  createTask,
+  expectStatus,
+  heldEverywhere,
+  minuteQuota,
+  payPlus,
+  PAYMENT_PROVIDER_SECRET,
+  runSmokeSet,
+  send,
+  studentWithKey,
+  type Keys,
+} from './pgbouncer-smoke.ts';
 import { requiredEnv, ROOMY, until } from './support/fixture.ts';
 
 const box = secretBox(Buffer.from(TEST_SECRETS_KEY, 'base64'));
@@ -70,16 +81,22 @@ describe('behind PgBouncer in transaction mode', function () {
     [one, two] = (await Promise.all(processes.map((p) => p.listening))) as [string, string];
     const migratedBy = processes.filter((p) => p.output().includes('"msg":"migrated"'));
     assert.equal(migratedBy.length, 1, 'one process migrated, under the start-up lock held on its session connection');
-    for (const p of processes) assert.doesNotMatch(p.output(), /"level":(40|50)/, `no warning or error at start:\n${p.output()}`);
+    for (const p of processes)
+      assert.doesNotMatch(p.output(), /"level":(40|50)/, `no warning or error at start:\n${p.output()}`);
 
     const now = new Date();
     const partner = await issueApiKey(db, { name: 'pgbouncer suite', per_minute: ROOMY, per_day: ROOMY });
     const student = await createDemoStudent(db, now, box);
-    studentId = (await setContractPlan(db, DEMO_STUDENT.email, { per_minute: ROOMY, per_day: ROOMY, ai_per_hour: ROOMY }))!;
+    studentId = (await setContractPlan(db, DEMO_STUDENT.email, {
+      per_minute: ROOMY,
+      per_day: ROOMY,
+      ai_per_hour: ROOMY,
+    }))!;
     keys = { studentKey: student.key, partnerKey: partner.key };
   });
   after(async () => {
-    for (const server of servers.splice(0)) if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+    for (const server of servers.splice(0))
+      if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
     await Promise.all([...servers.map((s) => s.exited), ...receivers.splice(0).map((r) => r.close())]);
     await db?.destroy();
     await bouncer?.stop();
@@ -89,18 +106,36 @@ describe('behind PgBouncer in transaction mode', function () {
   it('passes the smoke set through the pooler on both processes, each listening on its own session connection', async () => {
     const before = await bouncer.transactions(name);
     const made = (await runSmokeSet(one, keys)) + (await runSmokeSet(two, keys));
-    assert.ok((await bouncer.transactions(name)) - before >= made, 'every request ran its statements through PgBouncer');
-    const { rows } = await sql<{ query: string }>`select query from pg_stat_activity where datname = ${name} and application_name = ${LISTENER_APPLICATION_NAME}`.execute(db);
+    assert.ok(
+      (await bouncer.transactions(name)) - before >= made,
+      'every request ran its statements through PgBouncer',
+    );
+    const { rows } = await sql<{
+      query: string;
+    }>`select query from pg_stat_activity where datname = ${name} and application_name = ${LISTENER_APPLICATION_NAME}`.execute(
+      db,
+    );
     assert.equal(rows.length, 2, 'one listening connection per process, straight to PostgreSQL');
     for (const row of rows) assert.match(row.query, /^LISTEN /);
   });
 
-  it('drops cached principals, plans, leaderboards and /stats in the other process as its commit\'s NOTIFY arrives', async () => {
+  it("drops cached principals, plans, leaderboards and /stats in the other process as its commit's NOTIFY arrives", async () => {
     // A personal key made and revoked through one process, used (and so cached) in both first.
-    const made = await expectStatus(send(one, keys.studentKey, 'POST', '/api/users/me/api-keys', { name: 'revoked through one', scopes: ['tasks:read'] }), 201, 'create a key');
-    for (const base of [one, two, one, two]) await expectStatus(send(base, made.key, 'GET', '/api/tasks'), 200, 'the new key');
+    const made = await expectStatus(
+      send(one, keys.studentKey, 'POST', '/api/users/me/api-keys', {
+        name: 'revoked through one',
+        scopes: ['tasks:read'],
+      }),
+      201,
+      'create a key',
+    );
+    for (const base of [one, two, one, two])
+      await expectStatus(send(base, made.key, 'GET', '/api/tasks'), 200, 'the new key');
     await expectStatus(send(one, keys.studentKey, 'DELETE', `/api/users/me/api-keys/${made.id}`), 204, 'revoke it');
-    const revoked = await heldEverywhere([two, one], async (base) => (await send(base, made.key, 'GET', '/api/tasks')).status === 401);
+    const revoked = await heldEverywhere(
+      [two, one],
+      async (base) => (await send(base, made.key, 'GET', '/api/tasks')).status === 401,
+    );
 
     // A payment through one process moves a student from the free plan (60 a minute) to plus (600).
     const student = await studentWithKey(db, 'paying');
@@ -109,27 +144,51 @@ describe('behind PgBouncer in transaction mode', function () {
     const planned = await heldEverywhere([two, one], async (base) => (await minuteQuota(base, student.key)) === '600');
 
     // The global leaderboard and /stats, read (and kept) in both, then changed.
-    const top = async (base: string) => (await expectStatus(send(base, keys.partnerKey, 'GET', '/api/v1/leaderboards/global'), 200, 'leaderboard'))[0];
-    const decks = async (base: string) => (await expectStatus(send(base, keys.partnerKey, 'GET', '/api/v1/stats'), 200, 'stats')).flashcard_decks as number;
+    const top = async (base: string) =>
+      (await expectStatus(send(base, keys.partnerKey, 'GET', '/api/v1/leaderboards/global'), 200, 'leaderboard'))[0];
+    const decks = async (base: string) =>
+      (await expectStatus(send(base, keys.partnerKey, 'GET', '/api/v1/stats'), 200, 'stats')).flashcard_decks as number;
     const counted = await decks(one);
     assert.equal(await decks(two), counted);
     await top(one);
     await top(two);
     await db.updateTable('users').set({ xp: 10_000_000 }).where('id', '=', studentId).execute();
-    await expectStatus(send(one, keys.studentKey, 'POST', '/api/flashcards/decks', { title: 'counted' }), 201, 'a deck');
-    const ranked = await heldEverywhere([two, one], async (base) => (await top(base)).xp === 10_000_000 && (await decks(base)) === counted + 1);
+    await expectStatus(
+      send(one, keys.studentKey, 'POST', '/api/flashcards/decks', { title: 'counted' }),
+      201,
+      'a deck',
+    );
+    const ranked = await heldEverywhere(
+      [two, one],
+      async (base) => (await top(base)).xp === 10_000_000 && (await decks(base)) === counted + 1,
+    );
     console.log(`      in both processes: revocation ${revoked}; plan ${planned}; leaderboard and /stats ${ranked}`);
   });
 
   it('delivers every webhook event once, the two processes sharing the job queue through the pooler', async () => {
     const receiver = await startReceiver();
     receivers.push(receiver);
-    const endpoint = await insertEndpoint(db, box, { user_id: studentId }, { url: receiver.url, event_types: ['task.created'] });
+    const endpoint = await insertEndpoint(
+      db,
+      box,
+      { user_id: studentId },
+      { url: receiver.url, event_types: ['task.created'] },
+    );
     receiver.secrets.push(endpoint.secret);
-    const tasks = await Promise.all(Array.from({ length: 20 }, (_, i) => createTask(i % 2 ? one : two, keys.studentKey, `hook ${i}`)));
+    const tasks = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => createTask(i % 2 ? one : two, keys.studentKey, `hook ${i}`)),
+    );
     await receiver.waitFor(20, 60_000);
     await until(
-      async () => (await db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', endpoint.id).where('status', '=', 'succeeded').execute()).length === 20,
+      async () =>
+        (
+          await db
+            .selectFrom('webhook_deliveries')
+            .select('id')
+            .where('endpoint_id', '=', endpoint.id)
+            .where('status', '=', 'succeeded')
+            .execute()
+        ).length === 20,
       30_000,
       'every delivery recorded as succeeded',
     );
@@ -142,7 +201,10 @@ describe('behind PgBouncer in transaction mode', function () {
   it('refuses to start through the pooler when it is not declared, saying which settings to set', async () => {
     const undeclared = start({ DATABASE_POOLER: 'none', DATABASE_SESSION_URL: '' });
     assert.equal(await undeclared.exited, 1);
-    assert.match(undeclared.output(), /could not start: a connection pooler \(PgBouncer\) refused the statement_timeout startup parameter: .*DATABASE_POOLER=transaction/);
+    assert.match(
+      undeclared.output(),
+      /could not start: a connection pooler \(PgBouncer\) refused the statement_timeout startup parameter: .*DATABASE_POOLER=transaction/,
+    );
   });
 
   it('warns at start when statements through the pooler run without a statement_timeout', async () => {

@@ -5,7 +5,16 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
-import { assertServiceUnavailable, attempt, faultDatabase, requiredEnv, sleep, until, type Answer, type FaultDatabase } from './support/fixture.ts';
+import {
+  assertServiceUnavailable,
+  attempt,
+  faultDatabase,
+  requiredEnv,
+  sleep,
+  until,
+  type Answer,
+  type FaultDatabase,
+} from './support/fixture.ts';
 
 const TERMINATIONS = 4;
 const WORKERS = 6;
@@ -32,14 +41,18 @@ describe('PostgreSQL connections terminated under load', function () {
     const admin = new pg.Client({ connectionString: requiredEnv('DATABASE_URL') });
     await admin.connect();
     try {
-      const { rows } = await admin.query('select pg_terminate_backend(pid) as ended from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [database.name]);
+      const { rows } = await admin.query(
+        'select pg_terminate_backend(pid) as ended from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()',
+        [database.name],
+      );
       return rows.filter((row) => row.ended).length;
     } finally {
       await admin.end();
     }
   }
 
-  const readUniversities = () => attempt(`${base}/api/v1/universities?limit=5`, { headers: { 'X-Service-API-Key': database.partnerKey } });
+  const readUniversities = () =>
+    attempt(`${base}/api/v1/universities?limit=5`, { headers: { 'X-Service-API-Key': database.partnerKey } });
   const createTask = (title: string, key: string) =>
     attempt(`${base}/api/tasks`, {
       method: 'POST',
@@ -87,7 +100,13 @@ describe('PostgreSQL connections terminated under load', function () {
     console.log(`      ${answers.length} requests, ${terminated} backends ended, ${unavailable} answered 503`);
 
     // Heals by itself: both a read and a write succeed again soon after the last termination.
-    await until(async () => (await readUniversities()).status === 200 && (await createTask(`after ${randomUUID()}`, randomUUID())).status === 201, 10_000, 'recovery');
+    await until(
+      async () =>
+        (await readUniversities()).status === 200 &&
+        (await createTask(`after ${randomUUID()}`, randomUUID())).status === 201,
+      10_000,
+      'recovery',
+    );
     assert.ok(performance.now() - lastFault < 10_000, 'recovered within 10 s of the last fault');
 
     // Nothing half written: every POST retried with its key ends 201, and each title exists exactly once.
@@ -96,10 +115,19 @@ describe('PostgreSQL connections terminated under load', function () {
       const retried = await createTask(post.title, key);
       assert.equal(retried.status, 201, `retry of ${post.title}: ${retried.status} ${JSON.stringify(retried.body)}`);
     }
-    const rows = await database.db.selectFrom('tasks').select(['title']).where('course', '=', 'Fault drills').where('title', 'like', 'drill %').execute();
+    const rows = await database.db
+      .selectFrom('tasks')
+      .select(['title'])
+      .where('course', '=', 'Fault drills')
+      .where('title', 'like', 'drill %')
+      .execute();
     const counts = new Map<string, number>();
     for (const { title } of rows) counts.set(title, (counts.get(title) ?? 0) + 1);
-    assert.deepEqual([...counts.values()].filter((n) => n !== 1), [], 'a task was written twice');
+    assert.deepEqual(
+      [...counts.values()].filter((n) => n !== 1),
+      [],
+      'a task was written twice',
+    );
     assert.deepEqual(new Set(counts.keys()), new Set([...posts.values()].map((p) => p.title)), 'a task was lost');
   });
 });

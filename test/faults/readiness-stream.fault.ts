@@ -28,13 +28,23 @@ describe('the readiness stream across two processes', function () {
   });
 
   const start = () => {
-    const server = startServerProcess({ DATABASE_URL: database.url, REDIS_URL: redisUrl, SHUTDOWN_DRAIN_SECONDS: '0', SHUTDOWN_GRACE_SECONDS: '10' });
+    const server = startServerProcess({
+      DATABASE_URL: database.url,
+      REDIS_URL: redisUrl,
+      SHUTDOWN_DRAIN_SECONDS: '0',
+      SHUTDOWN_GRACE_SECONDS: '10',
+    });
     processes.push(server);
     return server;
   };
   const headers = () => ({ 'X-Service-API-Key': database.studentKey, 'Content-Type': 'application/json' });
   async function post(base: string, path: string, body: unknown, method = 'POST') {
-    const res = await fetch(base + path, { method, headers: headers(), body: JSON.stringify(body), signal: AbortSignal.timeout(5_000) });
+    const res = await fetch(base + path, {
+      method,
+      headers: headers(),
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(5_000),
+    });
     assert.ok(res.ok, `${method} ${path}: ${res.status} ${await res.clone().text()}`);
     return (await res.json()) as any;
   }
@@ -50,8 +60,13 @@ describe('the readiness stream across two processes', function () {
     const [baseA, baseB] = await Promise.all([a.listening, b.listening]);
     const examDate = new Date(Date.now() + 7 * 86_400_000).toISOString().slice(0, 10);
     const tasks = [];
-    for (const title of ['Past paper 1', 'Past paper 2']) tasks.push(await post(baseA, '/api/tasks', { title, due_at: `${examDate}T09:00:00Z`, course: 'Chemistry' }));
-    const exam = await post(baseA, '/api/exams', { subject: 'Chemistry', exam_date: examDate, task_ids: tasks.map((t) => t.id) });
+    for (const title of ['Past paper 1', 'Past paper 2'])
+      tasks.push(await post(baseA, '/api/tasks', { title, due_at: `${examDate}T09:00:00Z`, course: 'Chemistry' }));
+    const exam = await post(baseA, '/api/exams', {
+      subject: 'Chemistry',
+      exam_date: examDate,
+      task_ids: tasks.map((t) => t.id),
+    });
 
     const onB = await open(baseB);
     const snapshot = await onB.next();
@@ -65,7 +80,9 @@ describe('the readiness stream across two processes', function () {
     assert.equal(moved.event, 'readiness');
     const chemistry = JSON.parse(moved.data).exams.find((e: any) => e.exam_id === exam.id);
     assert.equal(chemistry.readiness.details.tasks_completed, 1);
-    console.log(`      (from the PATCH sent to process A to the event on process B's stream: ${latencyMs.toFixed(0)} ms)`);
+    console.log(
+      `      (from the PATCH sent to process A to the event on process B's stream: ${latencyMs.toFixed(0)} ms)`,
+    );
 
     // B stops: its stream ends with service_restarting and the id to resume from.
     b.child.kill('SIGTERM');

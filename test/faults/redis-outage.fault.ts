@@ -5,7 +5,14 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
-import { assertServiceUnavailable, call, faultDatabase, requiredEnv, until, type FaultDatabase } from './support/fixture.ts';
+import {
+  assertServiceUnavailable,
+  call,
+  faultDatabase,
+  requiredEnv,
+  until,
+  type FaultDatabase,
+} from './support/fixture.ts';
 
 /** Every request during the outage must be answered within this (the Redis deadline is 1 s). */
 const ANSWER_WITHIN_MS = 2_500;
@@ -38,15 +45,27 @@ describe('Redis killed and restored behind a proxy', function () {
   const health = () => call(`${base}/api/v1/health`, { headers: { 'X-Service-API-Key': database.partnerKey } });
   const tasks = () => call(`${base}/api/tasks`, { headers: { 'X-Service-API-Key': database.studentKey } });
   const signIn = () =>
-    call(`${base}/oauth/authorize`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'email=a%40example.com&password=wrong' });
+    call(`${base}/oauth/authorize`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'email=a%40example.com&password=wrong',
+    });
   const signUp = () =>
     call(`${base}/api/accounts`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ email: `fault-${randomBytes(4).toString('hex')}@example.com`, password: 'a long enough password', nickname: `f${randomBytes(4).toString('hex')}`, first_name: 'F', time_zone: 'UTC', country_code: 'kz' }),
+      body: JSON.stringify({
+        email: `fault-${randomBytes(4).toString('hex')}@example.com`,
+        password: 'a long enough password',
+        nickname: `f${randomBytes(4).toString('hex')}`,
+        first_name: 'F',
+        time_zone: 'UTC',
+        country_code: 'kz',
+      }),
     });
   /** Requests left in the key's minute window, from the RateLimit header. */
-  const remaining = (answer: { headers: Headers }) => Number(/"minute"; r=(\d+)/.exec(answer.headers.get('ratelimit') ?? '')?.[1]);
+  const remaining = (answer: { headers: Headers }) =>
+    Number(/"minute"; r=(\d+)/.exec(answer.headers.get('ratelimit') ?? '')?.[1]);
 
   it('fails open for quotas, closed for throttles, never hangs, and counts in Redis again within 10 s', async () => {
     const first = await health();

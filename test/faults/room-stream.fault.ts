@@ -27,8 +27,25 @@ describe('a study room across two processes', function () {
 
   before(async () => {
     database = await faultDatabase('sc_fault_rooms');
-    const bob = await insertAccount(database.db, { email: 'bob@example.com', nickname: 'bob_rooms', first_name: 'Bob', time_zone: 'UTC', country_code: null, password_hash: await hashPassword('not-used-here') });
-    bobKey = (await insertWithFreshKey(({ prefix, hash }) => insertPersonalKey(database.db, { user_id: bob.id, prefix, key_hash: hash, name: 'fault suite', scopes: [...ALL_SCOPES] }))).key;
+    const bob = await insertAccount(database.db, {
+      email: 'bob@example.com',
+      nickname: 'bob_rooms',
+      first_name: 'Bob',
+      time_zone: 'UTC',
+      country_code: null,
+      password_hash: await hashPassword('not-used-here'),
+    });
+    bobKey = (
+      await insertWithFreshKey(({ prefix, hash }) =>
+        insertPersonalKey(database.db, {
+          user_id: bob.id,
+          prefix,
+          key_hash: hash,
+          name: 'fault suite',
+          scopes: [...ALL_SCOPES],
+        }),
+      )
+    ).key;
   });
   after(async () => {
     streams.forEach((stream) => stream.close());
@@ -37,7 +54,12 @@ describe('a study room across two processes', function () {
   });
 
   const start = () => {
-    const server = startServerProcess({ DATABASE_URL: database.url, REDIS_URL: redisUrl, SHUTDOWN_DRAIN_SECONDS: '0', SHUTDOWN_GRACE_SECONDS: '10' });
+    const server = startServerProcess({
+      DATABASE_URL: database.url,
+      REDIS_URL: redisUrl,
+      SHUTDOWN_DRAIN_SECONDS: '0',
+      SHUTDOWN_GRACE_SECONDS: '10',
+    });
     processes.push(server);
     return server;
   };
@@ -71,11 +93,17 @@ describe('a study room across two processes', function () {
     let sentAt = performance.now();
     const onB = await open(baseB, bobKey, room.id);
     const bobSnapshot = JSON.parse((await onB.next()).data);
-    assert.deepEqual(bobSnapshot.present.map((m: { nickname: string }) => m.nickname).sort(), ['bob_rooms', 'demo_student']);
+    assert.deepEqual(bobSnapshot.present.map((m: { nickname: string }) => m.nickname).sort(), [
+      'bob_rooms',
+      'demo_student',
+    ]);
     const joined = await onA.next(EVENT_WITHIN_MS);
     const presenceMs = performance.now() - sentAt;
     assert.equal(joined.event, 'presence');
-    assert.deepEqual(JSON.parse(joined.data), { event: 'joined', member: { nickname: 'bob_rooms', first_name: 'Bob' } });
+    assert.deepEqual(JSON.parse(joined.data), {
+      event: 'joined',
+      member: { nickname: 'bob_rooms', first_name: 'Bob' },
+    });
 
     // Bob starts the timer through process B; Alice, on A, sees the same session.
     sentAt = performance.now();
@@ -91,7 +119,9 @@ describe('a study room across two processes', function () {
     const paused = await onB.next(EVENT_WITHIN_MS);
     assert.equal(JSON.parse(paused.data).event, 'paused');
     assert.deepEqual(JSON.parse(paused.data).timer, JSON.parse((await onA.next(EVENT_WITHIN_MS)).data).timer);
-    console.log(`      (presence on A after B's stream opened: ${presenceMs.toFixed(0)} ms; the timer on both after the POST to B: ${timerMs.toFixed(0)} ms)`);
+    console.log(
+      `      (presence on A after B's stream opened: ${presenceMs.toFixed(0)} ms; the timer on both after the POST to B: ${timerMs.toFixed(0)} ms)`,
+    );
   });
 
   it("a killed process's member leaves the room on the other process's streams, once, when the lease lapses", async function () {
@@ -116,8 +146,19 @@ describe('a study room across two processes', function () {
     const leftMs = performance.now() - killedAt;
     assert.equal(left.event, 'presence');
     assert.deepEqual(JSON.parse(left.data), { event: 'left', member: { nickname: 'bob_rooms', first_name: 'Bob' } });
-    assert.equal((await call(baseA, alice, `/api/rooms/${room.id}/members`)).data.find((m: { nickname: string }) => m.nickname === 'bob_rooms').present, false);
-    const lefts = await database.db.selectFrom('study_room_moves').select('id').where('room_id', '=', room.id).where('kind', '=', 'presence').where(sql`data->>'event'`, '=', 'left').execute();
+    assert.equal(
+      (await call(baseA, alice, `/api/rooms/${room.id}/members`)).data.find(
+        (m: { nickname: string }) => m.nickname === 'bob_rooms',
+      ).present,
+      false,
+    );
+    const lefts = await database.db
+      .selectFrom('study_room_moves')
+      .select('id')
+      .where('room_id', '=', room.id)
+      .where('kind', '=', 'presence')
+      .where(sql`data->>'event'`, '=', 'left')
+      .execute();
     assert.equal(lefts.length, 1, 'one left move for the dead stream');
     console.log(`      (left on A after B was killed: ${(leftMs / 1000).toFixed(1)} s)`);
   });

@@ -9,13 +9,22 @@ import { faultDatabase, requiredEnv, type FaultDatabase } from './support/fixtur
 
 const EXIT_WITHIN_MS = 10_000;
 
-async function failedStart(env: Record<string, string | undefined>): Promise<{ code: number | null; ms: number; lines: string[] }> {
+async function failedStart(
+  env: Record<string, string | undefined>,
+): Promise<{ code: number | null; ms: number; lines: string[] }> {
   const started = performance.now();
   const server = startServerProcess(env);
   const timer = setTimeout(() => server.child.kill('SIGKILL'), 45_000); // a hang fails the bound below, not the run
   const code = await server.exited;
   clearTimeout(timer);
-  return { code, ms: performance.now() - started, lines: server.output().split('\n').filter((line) => line.trim() !== '') };
+  return {
+    code,
+    ms: performance.now() - started,
+    lines: server
+      .output()
+      .split('\n')
+      .filter((line) => line.trim() !== ''),
+  };
 }
 
 describe('start-up with an unreachable dependency', function () {
@@ -35,7 +44,10 @@ describe('start-up with an unreachable dependency', function () {
 
   it('exits non-zero within 10 s with one line naming Redis when Redis is unreachable', async () => {
     const port = await closedPort();
-    const { code, ms, lines, budgetMs } = await failedStartWithBudget({ DATABASE_URL: database.url, REDIS_URL: `redis://127.0.0.1:${port}` });
+    const { code, ms, lines, budgetMs } = await failedStartWithBudget({
+      DATABASE_URL: database.url,
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+    });
     assert.ok(code !== 0 && code !== null, `exit code ${code}`);
     assert.ok(ms < budgetMs, `exited after ${Math.round(ms)} ms (budget ${Math.round(budgetMs)} ms)`);
     assert.equal(lines.length, 1, `one line, got:\n${lines.join('\n')}`);
@@ -44,7 +56,10 @@ describe('start-up with an unreachable dependency', function () {
 
   it('exits non-zero within 10 s with one line naming the database when PostgreSQL is unreachable', async () => {
     const port = await closedPort();
-    const { code, ms, lines, budgetMs } = await failedStartWithBudget({ DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/nowhere`, REDIS_URL: requiredEnv('REDIS_URL') });
+    const { code, ms, lines, budgetMs } = await failedStartWithBudget({
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/nowhere`,
+      REDIS_URL: requiredEnv('REDIS_URL'),
+    });
     assert.ok(code !== 0 && code !== null, `exit code ${code}`);
     assert.ok(ms < budgetMs, `exited after ${Math.round(ms)} ms (budget ${Math.round(budgetMs)} ms)`);
     assert.equal(lines.length, 1, `one line, got:\n${lines.join('\n')}`);

@@ -25,7 +25,14 @@ interface Outcome {
 }
 
 /** Sends a GET through `agent`, noting in `outcome` whether the connection was reused and how it ended. */
-function send(baseUrl: string, path: string, headers: Record<string, string>, agent: Agent, carried: WeakSet<Socket>, outcome: Outcome): Promise<void> {
+function send(
+  baseUrl: string,
+  path: string,
+  headers: Record<string, string>,
+  agent: Agent,
+  carried: WeakSet<Socket>,
+  outcome: Outcome,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     let connection: Socket;
     const req = request(new URL(path, baseUrl), { agent, headers }, (res) => {
@@ -149,7 +156,11 @@ describe('stops of the server process (SIGTERM)', function () {
     const closedAt = Number(/"time":(\d+)[^\n]*listener closed/.exec(app.output())?.[1]);
     assert.ok(closedAt > signalledAt, 'the listener closed after the drain');
     assert.deepEqual(
-      failed.filter((o) => o.error !== 'ECONNREFUSED' && !(o.error === 'ECONNRESET' && closedAt - o.sentAt >= 0 && closedAt - o.sentAt < ACCEPT_QUEUE_WINDOW_MS)),
+      failed.filter(
+        (o) =>
+          o.error !== 'ECONNREFUSED' &&
+          !(o.error === 'ECONNRESET' && closedAt - o.sentAt >= 0 && closedAt - o.sentAt < ACCEPT_QUEUE_WINDOW_MS),
+      ),
       [],
       `requests failed otherwise than by a refused connection (of ${outcomes.length}; listener closed ${closedAt - signalledAt} ms after SIGTERM)`,
     );
@@ -180,10 +191,21 @@ describe('stops of the server process (SIGTERM)', function () {
     assert.equal(last.event, 'error', received);
     assert.equal(JSON.parse(last.data).code, 'service_restarting');
     const messageId = JSON.parse(events[0]!.data).message_id;
-    const streamed = events.filter((e) => e.event === 'message.delta').map((e) => JSON.parse(e.data).text).join('');
+    const streamed = events
+      .filter((e) => e.event === 'message.delta')
+      .map((e) => JSON.parse(e.data).text)
+      .join('');
     assert.equal(await app.exited, 0, app.output());
-    const stored = await database.db.selectFrom('ai_messages').select(['content', 'finish_reason']).where('id', '=', messageId).executeTakeFirst();
-    assert.deepEqual(stored, { content: streamed, finish_reason: 'interrupted' }, 'the reply the student saw is stored');
+    const stored = await database.db
+      .selectFrom('ai_messages')
+      .select(['content', 'finish_reason'])
+      .where('id', '=', messageId)
+      .executeTakeFirst();
+    assert.deepEqual(
+      stored,
+      { content: streamed, finish_reason: 'interrupted' },
+      'the reply the student saw is stored',
+    );
   });
 
   it('exits at its deadline when a request hangs (a write blocked on a table lock), with code 1', async () => {
@@ -222,7 +244,11 @@ describe('stops of the server process (SIGTERM)', function () {
  */
 async function waitForLockWait(db: Db): Promise<void> {
   for (;;) {
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(db);
+    const { rows } = await sql<{
+      n: number;
+    }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(
+      db,
+    );
     if (rows[0]!.n > 0) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

@@ -32,7 +32,8 @@ describe('webhook delivery across kills and processes', function () {
     database = await faultDatabase('sc_fault_webhooks');
   });
   afterEach(async () => {
-    for (const server of servers.splice(0)) if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+    for (const server of servers.splice(0))
+      if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
     await Promise.all(receivers.splice(0).map((r) => r.close()));
   });
   after(() => database?.drop());
@@ -58,7 +59,12 @@ describe('webhook delivery across kills and processes', function () {
   const endpointFor = async (types: string[]) => {
     const receiver = await startReceiver();
     receivers.push(receiver);
-    const endpoint = await insertEndpoint(database.db, box, { user_id: database.studentId }, { url: receiver.url, event_types: types });
+    const endpoint = await insertEndpoint(
+      database.db,
+      box,
+      { user_id: database.studentId },
+      { url: receiver.url, event_types: types },
+    );
     receiver.secrets.push(endpoint.secret);
     return { receiver, endpoint };
   };
@@ -77,10 +83,22 @@ describe('webhook delivery across kills and processes', function () {
     return ids;
   };
   const eventIdsOf = async (taskIds: string[]) => {
-    const rows = await database.db.selectFrom('events').select(['id', 'data']).where('type', '=', 'task.created').where('user_id', '=', database.studentId).execute();
-    return rows.filter((row) => taskIds.includes((row.data as { object: { id: string } }).object.id)).map((row) => row.id);
+    const rows = await database.db
+      .selectFrom('events')
+      .select(['id', 'data'])
+      .where('type', '=', 'task.created')
+      .where('user_id', '=', database.studentId)
+      .execute();
+    return rows
+      .filter((row) => taskIds.includes((row.data as { object: { id: string } }).object.id))
+      .map((row) => row.id);
   };
-  const deliveriesOf = (endpointId: string) => database.db.selectFrom('webhook_deliveries').select(['id', 'event_id', 'status', 'attempts']).where('endpoint_id', '=', endpointId).execute();
+  const deliveriesOf = (endpointId: string) =>
+    database.db
+      .selectFrom('webhook_deliveries')
+      .select(['id', 'event_id', 'status', 'attempts'])
+      .where('endpoint_id', '=', endpointId)
+      .execute();
 
   it('kill -9 mid-delivery, then a restart: every event arrives, repeated only where it was not acknowledged', async () => {
     const { receiver, endpoint } = await endpointFor(['task.created']);
@@ -92,17 +110,29 @@ describe('webhook delivery across kills and processes', function () {
     await receiver.waitFor(8, 30_000);
     // At least once cannot tell an acknowledgement the killed process never recorded from one it did not get; kill it
     // once the five answered deliveries are recorded, so a repeat below can only be of an unanswered one.
-    await until(async () => (await deliveriesOf(endpoint.id)).filter((d) => d.status === 'succeeded').length === 5, 30_000, 'the five answered deliveries to be recorded');
+    await until(
+      async () => (await deliveriesOf(endpoint.id)).filter((d) => d.status === 'succeeded').length === 5,
+      30_000,
+      'the five answered deliveries to be recorded',
+    );
     first.child.kill('SIGKILL');
     await first.exited;
 
     receiver.script([], 204);
     const second = start();
     await second.listening;
-    await until(async () => (await deliveriesOf(endpoint.id)).filter((d) => d.status === 'succeeded').length === 20, AFTER_RESTART_MS, 'every delivery to succeed after the restart');
+    await until(
+      async () => (await deliveriesOf(endpoint.id)).filter((d) => d.status === 'succeeded').length === 20,
+      AFTER_RESTART_MS,
+      'every delivery to succeed after the restart',
+    );
 
     const acknowledged = receiver.received.filter((r) => r.status !== 'hang');
-    assert.deepEqual([...new Set(acknowledged.map((r) => r.webhookId))].sort(), [...events].sort(), 'every event was acknowledged');
+    assert.deepEqual(
+      [...new Set(acknowledged.map((r) => r.webhookId))].sort(),
+      [...events].sort(),
+      'every event was acknowledged',
+    );
     assert.equal(acknowledged.length, 20, 'no event was acknowledged twice');
     for (const delivery of receiver.received) {
       assert.equal(delivery.verifiedWith, 0, 'signed with the endpoint secret');
@@ -111,9 +141,17 @@ describe('webhook delivery across kills and processes', function () {
     }
     // A repeated webhook-id is a retry of a request the receiver never answered, not a second delivery.
     const byId = new Map<string, typeof receiver.received>();
-    for (const request of receiver.received) byId.set(request.webhookId, [...(byId.get(request.webhookId) ?? []), request]);
-    for (const [id, requests] of byId) assert.ok(requests.slice(0, -1).every((r) => r.status === 'hang'), `${id} was repeated after an acknowledgement`);
-    assert.ok([...byId.values()].some((requests) => requests.length > 1), 'some delivery was cut by the kill and retried');
+    for (const request of receiver.received)
+      byId.set(request.webhookId, [...(byId.get(request.webhookId) ?? []), request]);
+    for (const [id, requests] of byId)
+      assert.ok(
+        requests.slice(0, -1).every((r) => r.status === 'hang'),
+        `${id} was repeated after an acknowledgement`,
+      );
+    assert.ok(
+      [...byId.values()].some((requests) => requests.length > 1),
+      'some delivery was cut by the kill and retried',
+    );
   });
 
   it('two worker processes on one queue never make the same attempt twice', async () => {
@@ -124,7 +162,11 @@ describe('webhook delivery across kills and processes', function () {
     await Promise.all(workers.map((w) => w.waitFor(/delivering webhooks/)));
     const events = await eventIdsOf(await createTasks(baseUrl, 40));
     await receiver.waitFor(40, 60_000);
-    await until(async () => (await deliveriesOf(endpoint.id)).filter((d) => d.status === 'succeeded').length === 40, 30_000, 'every delivery to succeed');
+    await until(
+      async () => (await deliveriesOf(endpoint.id)).filter((d) => d.status === 'succeeded').length === 40,
+      30_000,
+      'every delivery to succeed',
+    );
     await new Promise((resolve) => setTimeout(resolve, 500));
     assert.equal(receiver.received.length, 40, 'one request per event');
     assert.deepEqual(receiver.received.map((r) => r.webhookId).sort(), [...events].sort());
@@ -164,9 +206,15 @@ describe('webhook delivery across kills and processes', function () {
     await allowed.waitFor(/delivering webhooks/);
     const refused = start(['--role', 'worker'], { WEBHOOK_ALLOW_PRIVATE_TARGETS: '0' });
     assert.equal(await refused.exited, 1);
-    const lines = refused.output().split('\n').filter((line) => line.trim() !== '');
+    const lines = refused
+      .output()
+      .split('\n')
+      .filter((line) => line.trim() !== '');
     assert.equal(lines.length, 1, refused.output());
-    assert.match(lines[0]!, /webhook delivery settings differ .*theirs: WEBHOOK_ALLOW_PRIVATE_TARGETS=1; this one: WEBHOOK_ALLOW_PRIVATE_TARGETS=0/);
+    assert.match(
+      lines[0]!,
+      /webhook delivery settings differ .*theirs: WEBHOOK_ALLOW_PRIVATE_TARGETS=1; this one: WEBHOOK_ALLOW_PRIVATE_TARGETS=0/,
+    );
     // The live processes kept their jobs: an event still reaches the private receiver, at its first attempt.
     const [event] = await eventIdsOf(await createTasks(baseUrl, 1));
     const [received] = await receiver.waitFor(1, 10_000);
@@ -192,8 +240,17 @@ describe('webhook delivery across kills and processes', function () {
       Array(5).fill(event),
     );
     assert.ok(received.every((r) => r.verifiedWith === 0));
-    await until(async () => (await deliveriesOf(endpoint.id))[0]?.status === 'succeeded', 10_000, 'the delivery to succeed');
-    const attempts = await database.db.selectFrom('webhook_attempts').select(['response_status', 'error']).where('delivery_id', '=', (await deliveriesOf(endpoint.id))[0]!.id).orderBy('started_at').execute();
+    await until(
+      async () => (await deliveriesOf(endpoint.id))[0]?.status === 'succeeded',
+      10_000,
+      'the delivery to succeed',
+    );
+    const attempts = await database.db
+      .selectFrom('webhook_attempts')
+      .select(['response_status', 'error'])
+      .where('delivery_id', '=', (await deliveriesOf(endpoint.id))[0]!.id)
+      .orderBy('started_at')
+      .execute();
     assert.deepEqual(
       attempts.map((a) => a.response_status),
       [500, 502, null, 500, 204],

@@ -34,7 +34,10 @@ function countsAndGroups(name: string, make: () => Promise<{ leases: AccountLeas
       const a = held(await leases.acquire({ account: 'alice', limit: 2 }));
       const b = held(await leases.acquire({ account: 'alice', group: 'conversation-1', limit: 2 }));
       assert.deepEqual(await leases.acquire({ account: 'alice', limit: 2 }), { kind: 'refused', reason: 'account' });
-      assert.deepEqual(await leases.acquire({ account: 'alice', group: 'conversation-1', limit: 5 }), { kind: 'refused', reason: 'group' });
+      assert.deepEqual(await leases.acquire({ account: 'alice', group: 'conversation-1', limit: 5 }), {
+        kind: 'refused',
+        reason: 'group',
+      });
       held(await leases.acquire({ account: 'bob', limit: 2 })).release();
       assert.equal(await leases.held('alice'), 2);
 
@@ -69,10 +72,15 @@ describe('account leases (AI replies in flight)', () => {
 
     it('are one count for every process: two processes never hand out more than the limit between them', async () => {
       const keyPrefix = prefix();
-      const processes = [await redisLimitStores(redisUrl!, { keyPrefix }), await redisLimitStores(redisUrl!, { keyPrefix })];
+      const processes = [
+        await redisLimitStores(redisUrl!, { keyPrefix }),
+        await redisLimitStores(redisUrl!, { keyPrefix }),
+      ];
       try {
         const [one, two] = processes.map((stores) => stores.leases('ai-replies'));
-        const results = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? one! : two!).acquire({ account: 'alice', limit: 2 })));
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => (i % 2 ? one! : two!).acquire({ account: 'alice', limit: 2 })),
+        );
         assert.equal(results.filter((r) => r.kind === 'held').length, 2);
         assert.equal(await two!.held('alice'), 2);
       } finally {
@@ -83,18 +91,29 @@ describe('account leases (AI replies in flight)', () => {
     it('of a process that died expire after their TTL; a live holder’s are renewed past it', async () => {
       const keyPrefix = prefix();
       const ttlMs = 1_500;
-      const [dying, living] = [await redisLimitStores(redisUrl!, { keyPrefix }), await redisLimitStores(redisUrl!, { keyPrefix })];
+      const [dying, living] = [
+        await redisLimitStores(redisUrl!, { keyPrefix }),
+        await redisLimitStores(redisUrl!, { keyPrefix }),
+      ];
       try {
         held(await dying.leases('ai-replies', ttlMs).acquire({ account: 'alice', limit: 1 }));
         const renewed = held(await living.leases('ai-replies', ttlMs).acquire({ account: 'bob', limit: 1 }));
         await dying.close(); // as a crash: no release, no renewal
 
         const leases = living.leases('ai-replies', ttlMs);
-        assert.deepEqual(await leases.acquire({ account: 'alice', limit: 1 }), { kind: 'refused', reason: 'account' }, 'still counted at first');
+        assert.deepEqual(
+          await leases.acquire({ account: 'alice', limit: 1 }),
+          { kind: 'refused', reason: 'account' },
+          'still counted at first',
+        );
         const started = Date.now();
         await eventually(async () => (await leases.held('alice')) === 0, 'the dead process’s lease expired');
         assert.ok(Date.now() - started < 10_000);
-        assert.deepEqual(await leases.acquire({ account: 'bob', limit: 1 }), { kind: 'refused', reason: 'account' }, 'renewed while its holder lives');
+        assert.deepEqual(
+          await leases.acquire({ account: 'bob', limit: 1 }),
+          { kind: 'refused', reason: 'account' },
+          'renewed while its holder lives',
+        );
         renewed.release();
         held(await leases.acquire({ account: 'alice', limit: 1 })).release();
       } finally {
@@ -108,21 +127,40 @@ describe('account leases (AI replies in flight)', () => {
       const warnings: unknown[] = [];
       let stores: LimitStores | undefined;
       try {
-        stores = await redisLimitStores(proxy.urlFor(redisUrl!), { keyPrefix: prefix(), timeoutMs: 300, logger: { warn: ((details: unknown) => void warnings.push(details)) as never } });
+        stores = await redisLimitStores(proxy.urlFor(redisUrl!), {
+          keyPrefix: prefix(),
+          timeoutMs: 300,
+          logger: { warn: ((details: unknown) => void warnings.push(details)) as never },
+        });
         const leases = stores.leases('ai-replies');
         const inRedis = held(await leases.acquire({ account: 'alice', limit: 2 }));
 
         await proxy.stop();
         const local = held(await leases.acquire({ account: 'alice', limit: 2 }));
         held(await leases.acquire({ account: 'alice', limit: 2 }));
-        assert.deepEqual(await leases.acquire({ account: 'alice', limit: 2 }), { kind: 'refused', reason: 'account' }, 'still 2 in this process');
+        assert.deepEqual(
+          await leases.acquire({ account: 'alice', limit: 2 }),
+          { kind: 'refused', reason: 'account' },
+          'still 2 in this process',
+        );
         assert.deepEqual(stores.failures.byScope.get('ai-replies'), { allowed: 3, refused: 0 });
         assert.equal(warnings.length, 1, 'one warning, not one per request');
 
         await proxy.start();
         local.release();
-        await eventually(() => leases.held('nobody').then(() => true, () => false), 'Redis answers again');
-        assert.deepEqual(await leases.acquire({ account: 'alice', limit: 1 }), { kind: 'refused', reason: 'account' }, 'counted in Redis again, where the lease taken before the outage still counts');
+        await eventually(
+          () =>
+            leases.held('nobody').then(
+              () => true,
+              () => false,
+            ),
+          'Redis answers again',
+        );
+        assert.deepEqual(
+          await leases.acquire({ account: 'alice', limit: 1 }),
+          { kind: 'refused', reason: 'account' },
+          'counted in Redis again, where the lease taken before the outage still counts',
+        );
         inRedis.release();
         held(await leases.acquire({ account: 'alice', limit: 1 })).release();
       } finally {

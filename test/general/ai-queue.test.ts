@@ -53,7 +53,11 @@ async function testLeases(keyPrefix: string): Promise<AccountLeases> {
 }
 const openStores: LimitStores[] = [];
 
-async function queueApp(limits: { maxQueue: number; maxConcurrency?: number }, lifecycle?: Lifecycle, keyPrefix = `ai-queue-test:${randomBytes(4).toString('hex')}:`) {
+async function queueApp(
+  limits: { maxQueue: number; maxConcurrency?: number },
+  lifecycle?: Lifecycle,
+  keyPrefix = `ai-queue-test:${randomBytes(4).toString('hex')}:`,
+) {
   const { tutor, finish } = heldTutor();
   const queue = createAiQueue({ maxConcurrency: 1, ...limits }, await testLeases(keyPrefix));
   const app = await buildApp({ tutor, aiQueue: queue, ...(lifecycle ? { lifecycle } : {}) });
@@ -78,8 +82,13 @@ async function queueApp(limits: { maxQueue: number; maxConcurrency?: number }, l
       body: JSON.stringify({ message, ...(conversationId ? { conversation_id: conversationId } : {}) }),
       signal: client.signal,
     });
-    if (response.status === 200) return { status: 200, chat: { events: readEvents(response.body!), abort: () => client.abort() } as Chat };
-    return { status: response.status, problem: (await response.json()) as { code: string; detail: string }, retryAfter: response.headers.get('retry-after') };
+    if (response.status === 200)
+      return { status: 200, chat: { events: readEvents(response.body!), abort: () => client.abort() } as Chat };
+    return {
+      status: response.status,
+      problem: (await response.json()) as { code: string; detail: string },
+      retryAfter: response.headers.get('retry-after'),
+    };
   };
   return { app, api: contractClient(app), queue, server, finish, chat, attempt, newStudent: () => newStudent(app) };
 }
@@ -93,7 +102,12 @@ async function next(chat: Chat): Promise<Pick<TutorEvent, 'event' | 'json'>> {
 const queuedAt = (position: number) => ({ event: 'queued', json: { position } });
 
 async function messagesOf(student: Student) {
-  return testDatabase().db.selectFrom('ai_messages').select(['role', 'content']).where('user_id', '=', student.id).orderBy('created_at').execute();
+  return testDatabase()
+    .db.selectFrom('ai_messages')
+    .select(['role', 'content'])
+    .where('user_id', '=', student.id)
+    .orderBy('created_at')
+    .execute();
 }
 
 async function contractStudent(app: Awaited<ReturnType<typeof queueApp>>): Promise<Student> {
@@ -138,13 +152,22 @@ describe('streamTutorChat in the AI queue', () => {
     assert.deepEqual(await messagesOf(freeA), [], 'a waiting request has stored nothing yet');
 
     app.finish('holding');
-    assert.deepEqual((await holding.events.ended, holding.events.received.map((e) => e.event)), ['message.started', 'message.delta', 'message.completed']);
+    assert.deepEqual((await holding.events.ended, holding.events.received.map((e) => e.event)), [
+      'message.started',
+      'message.delta',
+      'message.completed',
+    ]);
     assert.equal((await next(c)).event, 'message.started', 'the contract request starts next');
     assert.deepEqual(await next(a), queuedAt(1));
     assert.deepEqual(await next(b), queuedAt(2));
 
     app.finish('contract');
-    assert.deepEqual((await c.events.ended, c.events.received.map((e) => e.event)), ['queued', 'message.started', 'message.delta', 'message.completed']);
+    assert.deepEqual((await c.events.ended, c.events.received.map((e) => e.event)), [
+      'queued',
+      'message.started',
+      'message.delta',
+      'message.completed',
+    ]);
     assert.equal((await next(a)).event, 'message.started', 'then the free requests, first come first served');
     assert.deepEqual(await next(b), queuedAt(1));
     assert.deepEqual(await messagesOf(freeA), [{ role: 'user', content: 'free A' }], 'stored once the reply starts');
@@ -155,7 +178,15 @@ describe('streamTutorChat in the AI queue', () => {
     await b.events.ended;
     assert.deepEqual(
       b.events.received.map((e) => [e.event, e.id]),
-      [['queued', '1'], ['queued', '2'], ['queued', '3'], ['queued', '4'], ['message.started', '5'], ['message.delta', '6'], ['message.completed', '7']],
+      [
+        ['queued', '1'],
+        ['queued', '2'],
+        ['queued', '3'],
+        ['queued', '4'],
+        ['message.started', '5'],
+        ['message.delta', '6'],
+        ['message.completed', '7'],
+      ],
     );
     assert.deepEqual([app.queue.running, app.queue.waiting], [0, 0]);
   });
@@ -239,20 +270,32 @@ describe('streamTutorChat in the AI queue', () => {
       assert.match(answer.problem!.detail, /2 replies/);
       assert.ok(Number(answer.retryAfter) > 0, `Retry-After: ${answer.retryAfter}`);
     }
-    for (const answer of answers.filter((a) => a.status === 200)) assert.equal((await next(answer.chat!)).event, 'message.started');
+    for (const answer of answers.filter((a) => a.status === 200))
+      assert.equal((await next(answer.chat!)).event, 'message.started');
     assert.deepEqual([app.queue.running, app.queue.waiting], [2, 0]);
 
     const other = await app.chat(victim, 'my turn');
     assert.equal((await next(other)).event, 'message.started', 'a free generation slot, at once');
     const stored = await messagesOf(attacker);
-    assert.deepEqual(stored.map((m) => m.content).sort(), [...admitted].sort(), 'nothing stored for the refused requests');
+    assert.deepEqual(
+      stored.map((m) => m.content).sort(),
+      [...admitted].sort(),
+      'nothing stored for the refused requests',
+    );
 
     for (const message of [...admitted, 'my turn']) app.finish(message);
     await Promise.all([...answers.flatMap((a) => (a.chat ? [a.chat.events.ended] : [])), other.events.ended]);
     assert.deepEqual([app.queue.running, app.queue.waiting], [0, 0]);
     // The account's hourly budget (20) is spent: its places are checked on the queue itself.
-    const places = [await app.queue.reserve({ account: attacker.id, plan: 'free' }), await app.queue.reserve({ account: attacker.id, plan: 'free' })];
-    assert.deepEqual(places.map((place) => place.kind), ['reserved', 'reserved'], 'the account’s places are free again');
+    const places = [
+      await app.queue.reserve({ account: attacker.id, plan: 'free' }),
+      await app.queue.reserve({ account: attacker.id, plan: 'free' }),
+    ];
+    assert.deepEqual(
+      places.map((place) => place.kind),
+      ['reserved', 'reserved'],
+      'the account’s places are free again',
+    );
     for (const place of places) if (place.kind === 'reserved') place.lease.release();
   });
 
@@ -286,9 +329,20 @@ describe('streamTutorChat in the AI queue', () => {
     for (const message of ['g1', 'c1', 'c2', 'c3', 'g2', 'f1']) app.finish(message);
     await Promise.all([g1, g2, f1, ...contract].map((c) => c.events.ended));
     assert.equal(contract[0]!.events.received.at(-1)!.event, 'message.completed');
-    const order = (await testDatabase().db.selectFrom('ai_messages').select('content').where('role', '=', 'user').where('user_id', 'in', [greedy.id, free.id, boss.id]).orderBy('created_at').execute()).map((m) => m.content);
+    const order = (
+      await testDatabase()
+        .db.selectFrom('ai_messages')
+        .select('content')
+        .where('role', '=', 'user')
+        .where('user_id', 'in', [greedy.id, free.id, boss.id])
+        .orderBy('created_at')
+        .execute()
+    ).map((m) => m.content);
     assert.deepEqual(order, ['g1', 'c1', 'c2', 'c3', 'g2', 'f1'], 'started in this order');
-    assert.deepEqual(await messagesOf(greedy).then((rows) => rows.filter((m) => m.role === 'user').map((m) => m.content)), ['g1', 'g2']);
+    assert.deepEqual(
+      await messagesOf(greedy).then((rows) => rows.filter((m) => m.role === 'user').map((m) => m.content)),
+      ['g1', 'g2'],
+    );
   });
 
   it('generates one reply at a time per conversation: a second concurrent message to it is refused', async () => {
@@ -314,19 +368,28 @@ describe('streamTutorChat in the AI queue', () => {
     app.finish('follow-up');
     app.finish('elsewhere');
     await Promise.all([followUp.chat!.events.ended, elsewhere.chat!.events.ended]);
-    assert.deepEqual((await messagesOf(student)).filter((m) => m.role === 'user').map((m) => m.content), ['first', 'follow-up', 'elsewhere']);
+    assert.deepEqual(
+      (await messagesOf(student)).filter((m) => m.role === 'user').map((m) => m.content),
+      ['first', 'follow-up', 'elsewhere'],
+    );
   });
 
   it('holds the account’s 2 across processes sharing Redis: 20 requests spread over two servers admit 2', async function () {
     if (!process.env.REDIS_URL) this.skip(); // needs a real Redis: .ci/run sets REDIS_URL
     const keyPrefix = `ai-queue-test:${randomBytes(4).toString('hex')}:`;
-    const [one, two] = [await queueApp({ maxConcurrency: 4, maxQueue: 16 }, undefined, keyPrefix), await queueApp({ maxConcurrency: 4, maxQueue: 16 }, undefined, keyPrefix)];
+    const [one, two] = [
+      await queueApp({ maxConcurrency: 4, maxQueue: 16 }, undefined, keyPrefix),
+      await queueApp({ maxConcurrency: 4, maxQueue: 16 }, undefined, keyPrefix),
+    ];
     server = { close: async () => void (await Promise.all([one.server.close(), two.server.close()])) } as Listening;
     const attacker = await one.newStudent();
     const messages = Array.from({ length: 20 }, (_, i) => `spread ${i}`);
     const answers = await Promise.all(messages.map((message, i) => (i % 2 ? one : two).attempt(attacker, message)));
     assert.equal(answers.filter((answer) => answer.status === 200).length, 2);
-    assert.deepEqual(new Set(answers.filter((answer) => answer.status !== 200).map((answer) => answer.problem!.code)), new Set(['too_many_concurrent_replies']));
+    assert.deepEqual(
+      new Set(answers.filter((answer) => answer.status !== 200).map((answer) => answer.problem!.code)),
+      new Set(['too_many_concurrent_replies']),
+    );
     for (const message of messages) {
       one.finish(message);
       two.finish(message);

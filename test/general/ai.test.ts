@@ -15,7 +15,12 @@ import { chatOperation as chat, eventsOf } from '../support/tutor-events.ts';
 
 async function chatApp(tutor: Tutor = localTutor({ pauseMs: 0 }), lifecycle?: Lifecycle) {
   const app = await buildApp({ tutor, ...(lifecycle ? { lifecycle } : {}) });
-  return { app, api: contractClient(app), db: testDatabase().db, newStudent: (options?: Parameters<typeof newStudent>[1]) => newStudent(app, options) };
+  return {
+    app,
+    api: contractClient(app),
+    db: testDatabase().db,
+    newStudent: (options?: Parameters<typeof newStudent>[1]) => newStudent(app, options),
+  };
 }
 
 async function messagesOf(userId: string) {
@@ -31,9 +36,19 @@ async function messagesOf(userId: string) {
 /** A deck with `due` cards due an hour ago and one due tomorrow. */
 async function deckWithDueCards(student: Student, title: string, due: number): Promise<string> {
   const { db } = testDatabase();
-  const deck = await db.insertInto('flashcard_decks').values({ user_id: student.id, title }).returning('id').executeTakeFirstOrThrow();
+  const deck = await db
+    .insertInto('flashcard_decks')
+    .values({ user_id: student.id, title })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   const at = (hours: number) => new Date(Date.now() + hours * 3_600_000);
-  const cards = [...Array.from({ length: due }, () => at(-1)), at(24)].map((next_due_at, i) => ({ deck_id: deck.id, user_id: student.id, front: `Q${i}`, back: `A${i}`, next_due_at }));
+  const cards = [...Array.from({ length: due }, () => at(-1)), at(24)].map((next_due_at, i) => ({
+    deck_id: deck.id,
+    user_id: student.id,
+    front: `Q${i}`,
+    back: `A${i}`,
+    next_due_at,
+  }));
   await db.insertInto('flashcard_cards').values(cards).execute();
   return deck.id;
 }
@@ -43,7 +58,11 @@ describe('streamTutorChat', () => {
     const { api, newStudent } = await chatApp();
     const alice = await newStudent();
     await deckWithDueCards(alice, 'Anatomy', 12);
-    const res = await api.post('/api/ai/chat').set(alice.headers).send({ message: 'Can you explain the Krebs cycle?' }).expect(200);
+    const res = await api
+      .post('/api/ai/chat')
+      .set(alice.headers)
+      .send({ message: 'Can you explain the Krebs cycle?' })
+      .expect(200);
     assert.match(String(res.headers['content-type']), /^text\/event-stream/);
     assert.ok(chat.responses['200'].content['text/event-stream'], 'the spec documents text/event-stream for the 200');
     assert.match(String(res.headers['cache-control']), /no-cache/);
@@ -57,22 +76,40 @@ describe('streamTutorChat', () => {
     assert.ok(events.length >= 4, 'the reply comes in several pieces');
     const [started] = events;
     assert.equal(started!.json.model, 'local-tutor');
-    const reply = events.filter((e) => e.event === 'message.delta').map((e) => e.json.text).join('');
+    const reply = events
+      .filter((e) => e.event === 'message.delta')
+      .map((e) => e.json.text)
+      .join('');
     assert.match(reply, /the Krebs cycle/);
     assert.match(reply, /You have 12 cards due in Anatomy/);
     assert.match(reply, /review the 12 due cards in Anatomy/);
-    assert.deepEqual(events.at(-1)!.json, { message_id: started!.json.message_id, finish_reason: 'stop', usage: { input_tokens: null, output_tokens: null } });
+    assert.deepEqual(events.at(-1)!.json, {
+      message_id: started!.json.message_id,
+      finish_reason: 'stop',
+      usage: { input_tokens: null, output_tokens: null },
+    });
   });
 
   it('stores the message and the whole reply under the student, in one conversation that can be continued', async () => {
     const { api, newStudent } = await chatApp();
     const [alice, bob] = await Promise.all([newStudent(), newStudent()]);
-    const first = eventsOf((await api.post('/api/ai/chat').set(alice.headers).send({ message: 'What is osmosis?' }).expect(200)).text);
+    const first = eventsOf(
+      (await api.post('/api/ai/chat').set(alice.headers).send({ message: 'What is osmosis?' }).expect(200)).text,
+    );
     const { conversation_id, message_id, user_message_id } = first[0]!.json;
-    const reply = first.filter((e) => e.event === 'message.delta').map((e) => e.json.text).join('');
+    const reply = first
+      .filter((e) => e.event === 'message.delta')
+      .map((e) => e.json.text)
+      .join('');
 
     const second = eventsOf(
-      (await api.post('/api/ai/chat').set(alice.headers).send({ message: 'And diffusion?', conversation_id }).expect(200)).text,
+      (
+        await api
+          .post('/api/ai/chat')
+          .set(alice.headers)
+          .send({ message: 'And diffusion?', conversation_id })
+          .expect(200)
+      ).text,
     );
     assert.equal(second[0]!.json.conversation_id, conversation_id);
     assert.match(second[1]!.json.text, /^Back to diffusion/);
@@ -87,10 +124,13 @@ describe('streamTutorChat', () => {
         ['assistant', conversation_id, 'stop'],
       ],
     );
-    assert.deepEqual(stored.slice(0, 2).map((m) => [m.id, m.content]), [
-      [user_message_id, 'What is osmosis?'],
-      [message_id, reply],
-    ]);
+    assert.deepEqual(
+      stored.slice(0, 2).map((m) => [m.id, m.content]),
+      [
+        [user_message_id, 'What is osmosis?'],
+        [message_id, reply],
+      ],
+    );
     assert.deepEqual(await messagesOf(bob.id), []);
   });
 
@@ -99,21 +139,53 @@ describe('streamTutorChat', () => {
     const alice = await newStudent({ time_zone: 'Asia/Almaty' });
     const deckId = await deckWithDueCards(alice, 'Organic chemistry', 3);
     const examDate = new Date(Date.now() + 5 * 86_400_000).toISOString().slice(0, 10);
-    const exam = await db.insertInto('exams').values({ user_id: alice.id, subject: 'Biology', exam_date: examDate }).returning('id').executeTakeFirstOrThrow();
+    const exam = await db
+      .insertInto('exams')
+      .values({ user_id: alice.id, subject: 'Biology', exam_date: examDate })
+      .returning('id')
+      .executeTakeFirstOrThrow();
 
-    const onDeck = eventsOf((await api.post('/api/ai/chat').set(alice.headers).send({ message: 'Quiz me', context: { deck_id: deckId } }).expect(200)).text);
-    const deckReply = onDeck.filter((e) => e.event === 'message.delta').map((e) => e.json.text).join('');
+    const onDeck = eventsOf(
+      (
+        await api
+          .post('/api/ai/chat')
+          .set(alice.headers)
+          .send({ message: 'Quiz me', context: { deck_id: deckId } })
+          .expect(200)
+      ).text,
+    );
+    const deckReply = onDeck
+      .filter((e) => e.event === 'message.delta')
+      .map((e) => e.json.text)
+      .join('');
     assert.match(deckReply, /Organic chemistry has 4 cards, 3 due now/);
 
-    const onExam = eventsOf((await api.post('/api/ai/chat').set(alice.headers).send({ message: 'What first?', context: { exam_id: exam.id } }).expect(200)).text);
-    const examReply = onExam.filter((e) => e.event === 'message.delta').map((e) => e.json.text).join('');
+    const onExam = eventsOf(
+      (
+        await api
+          .post('/api/ai/chat')
+          .set(alice.headers)
+          .send({ message: 'What first?', context: { exam_id: exam.id } })
+          .expect(200)
+      ).text,
+    );
+    const examReply = onExam
+      .filter((e) => e.event === 'message.delta')
+      .map((e) => e.json.text)
+      .join('');
     assert.match(examReply, new RegExp(`Your Biology exam is in [45] days \\(${examDate}\\)`));
   });
 
   it('answers 400 for an empty, blank, missing or too long message, and stores nothing', async () => {
     const { api, newStudent } = await chatApp();
     const alice = await newStudent();
-    for (const body of [{ message: '' }, { message: '   \n ' }, {}, { message: 'x'.repeat(4001) }, { message: 'hi', context: {} }]) {
+    for (const body of [
+      { message: '' },
+      { message: '   \n ' },
+      {},
+      { message: 'x'.repeat(4001) },
+      { message: 'hi', context: {} },
+    ]) {
       const res = await api.post('/api/ai/chat').set(alice.headers).send(body).expect(400);
       assert.equal(res.body.code, 'invalid_request');
     }
@@ -132,17 +204,31 @@ describe('streamTutorChat', () => {
   it('answers 404 for another student’s conversation, deck or exam exactly as for an unknown one, and stores nothing', async () => {
     const { api, db, newStudent } = await chatApp();
     const [alice, bob] = await Promise.all([newStudent(), newStudent()]);
-    const bobs = eventsOf((await api.post('/api/ai/chat').set(bob.headers).send({ message: 'Hi' }).expect(200)).text)[0]!.json.conversation_id;
+    const bobs = eventsOf(
+      (await api.post('/api/ai/chat').set(bob.headers).send({ message: 'Hi' }).expect(200)).text,
+    )[0]!.json.conversation_id;
     const bobsDeck = await deckWithDueCards(bob, 'Secret deck', 1);
-    const bobsExam = await db.insertInto('exams').values({ user_id: bob.id, subject: 'Law', exam_date: '2030-01-10' }).returning('id').executeTakeFirstOrThrow();
+    const bobsExam = await db
+      .insertInto('exams')
+      .values({ user_id: bob.id, subject: 'Law', exam_date: '2030-01-10' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     const cases = [
       [{ conversation_id: bobs }, { conversation_id: randomUUID() }],
       [{ context: { deck_id: bobsDeck } }, { context: { deck_id: randomUUID() } }],
       [{ context: { exam_id: bobsExam.id } }, { context: { exam_id: randomUUID() } }],
     ];
     for (const [others, unknown] of cases) {
-      const a = await api.post('/api/ai/chat').set(alice.headers).send({ message: 'Continue', ...others }).expect(404);
-      const b = await api.post('/api/ai/chat').set(alice.headers).send({ message: 'Continue', ...unknown }).expect(404);
+      const a = await api
+        .post('/api/ai/chat')
+        .set(alice.headers)
+        .send({ message: 'Continue', ...others })
+        .expect(404);
+      const b = await api
+        .post('/api/ai/chat')
+        .set(alice.headers)
+        .send({ message: 'Continue', ...unknown })
+        .expect(404);
       assert.equal(a.body.code, 'not_found');
       assert.equal(a.body.detail.replace(/[0-9a-f-]{36}/, '<id>'), b.body.detail.replace(/[0-9a-f-]{36}/, '<id>'));
     }
@@ -154,7 +240,11 @@ describe('streamTutorChat', () => {
     const { api, newStudent } = await chatApp();
     const alice = await newStudent();
     for (let i = 0; i < 20; i++) {
-      const ok = await api.post('/api/ai/chat').set(alice.headers).send({ message: `Question ${i}` }).expect(200);
+      const ok = await api
+        .post('/api/ai/chat')
+        .set(alice.headers)
+        .send({ message: `Question ${i}` })
+        .expect(200);
       assert.match(String(ok.headers['ratelimit']), new RegExp(`"hour"; r=${19 - i};`));
     }
     const refused = await api.post('/api/ai/chat').set(alice.headers).send({ message: 'One more' }).expect(429);
@@ -176,15 +266,29 @@ describe('streamTutorChat', () => {
     });
     after(() => upstream.close());
 
-    const providerApp = (lifecycle?: Lifecycle) => chatApp(openAiCompatibleTutor({ baseUrl: upstream.baseUrl, apiKey: 'sk-test-123', model: 'test-model' }), lifecycle);
+    const providerApp = (lifecycle?: Lifecycle) =>
+      chatApp(
+        openAiCompatibleTutor({ baseUrl: upstream.baseUrl, apiKey: 'sk-test-123', model: 'test-model' }),
+        lifecycle,
+      );
 
     it('relays the provider’s stream, reports its usage and sends it the student’s facts and the conversation', async () => {
       const { api, newStudent } = await providerApp();
       const alice = await newStudent();
       await deckWithDueCards(alice, 'Anatomy', 2);
-      upstream.behave({ kind: 'reply', pieces: ['The Krebs ', 'cycle turns ', 'acetyl-CoA into CO2.'], usage: { prompt_tokens: 120, completion_tokens: 9 } });
-      const first = eventsOf((await api.post('/api/ai/chat').set(alice.headers).send({ message: 'Explain the Krebs cycle' }).expect(200)).text);
-      assert.deepEqual(first.map((e) => e.event), ['message.started', 'message.delta', 'message.delta', 'message.delta', 'message.completed']);
+      upstream.behave({
+        kind: 'reply',
+        pieces: ['The Krebs ', 'cycle turns ', 'acetyl-CoA into CO2.'],
+        usage: { prompt_tokens: 120, completion_tokens: 9 },
+      });
+      const first = eventsOf(
+        (await api.post('/api/ai/chat').set(alice.headers).send({ message: 'Explain the Krebs cycle' }).expect(200))
+          .text,
+      );
+      assert.deepEqual(
+        first.map((e) => e.event),
+        ['message.started', 'message.delta', 'message.delta', 'message.delta', 'message.completed'],
+      );
       assert.equal(first[0]!.json.model, 'test-model');
       assert.deepEqual(first.at(-1)!.json.usage, { input_tokens: 120, output_tokens: 9 });
       const sent = upstream.requests.at(-1)!;
@@ -197,14 +301,25 @@ describe('streamTutorChat', () => {
 
       upstream.behave({ kind: 'reply', pieces: ['Glycolysis first.'], finish_reason: 'length' });
       const conversation_id = first[0]!.json.conversation_id;
-      const second = eventsOf((await api.post('/api/ai/chat').set(alice.headers).send({ message: 'What comes before?', conversation_id }).expect(200)).text);
+      const second = eventsOf(
+        (
+          await api
+            .post('/api/ai/chat')
+            .set(alice.headers)
+            .send({ message: 'What comes before?', conversation_id })
+            .expect(200)
+        ).text,
+      );
       assert.equal(second.at(-1)!.json.finish_reason, 'length');
       assert.deepEqual(upstream.requests.at(-1)!.body.messages.slice(1), [
         { role: 'user', content: 'Explain the Krebs cycle' },
         { role: 'assistant', content: 'The Krebs cycle turns acetyl-CoA into CO2.' },
         { role: 'user', content: 'What comes before?' },
       ]);
-      assert.deepEqual((await messagesOf(alice.id)).map((m) => m.finish_reason), [null, 'stop', null, 'length']);
+      assert.deepEqual(
+        (await messagesOf(alice.id)).map((m) => m.finish_reason),
+        [null, 'stop', null, 'length'],
+      );
     });
 
     it('asks the provider for at most 2,000 tokens and cuts a longer reply at 16,000 characters, streamed and stored as length', async () => {
@@ -212,12 +327,21 @@ describe('streamTutorChat', () => {
       const alice = await newStudent();
       // A provider that ignores max_tokens: 20 pieces of 1,000 characters, then a normal end.
       upstream.behave({ kind: 'reply', pieces: Array.from({ length: 20 }, (_, i) => String(i % 10).repeat(1_000)) });
-      const events = eventsOf((await api.post('/api/ai/chat').set(alice.headers).send({ message: 'Talk a lot' }).expect(200)).text);
+      const events = eventsOf(
+        (await api.post('/api/ai/chat').set(alice.headers).send({ message: 'Talk a lot' }).expect(200)).text,
+      );
       assert.equal(upstream.requests.at(-1)!.body.max_tokens, 2_000);
-      const streamed = events.filter((e) => e.event === 'message.delta').map((e) => e.json.text).join('');
+      const streamed = events
+        .filter((e) => e.event === 'message.delta')
+        .map((e) => e.json.text)
+        .join('');
       assert.equal(streamed.length, 16_000);
       assert.equal(events.filter((e) => e.event === 'message.delta').length, 16, 'nothing sent past the bound');
-      assert.deepEqual(events.at(-1)!.json, { message_id: events[0]!.json.message_id, finish_reason: 'length', usage: { input_tokens: null, output_tokens: null } });
+      assert.deepEqual(events.at(-1)!.json, {
+        message_id: events[0]!.json.message_id,
+        finish_reason: 'length',
+        usage: { input_tokens: null, output_tokens: null },
+      });
       const stored = (await messagesOf(alice.id)).find((m) => m.role === 'assistant');
       assert.deepEqual([stored?.content.length, stored?.finish_reason], [16_000, 'length']);
     });
@@ -226,7 +350,9 @@ describe('streamTutorChat', () => {
       const { api, newStudent } = await providerApp();
       const alice = await newStudent();
       upstream.behave({ kind: 'reply', pieces: ['a'.repeat(16_000)] });
-      const first = eventsOf((await api.post('/api/ai/chat').set(alice.headers).send({ message: 'one' }).expect(200)).text);
+      const first = eventsOf(
+        (await api.post('/api/ai/chat').set(alice.headers).send({ message: 'one' }).expect(200)).text,
+      );
       const conversation_id = first[0]!.json.conversation_id;
       upstream.behave({ kind: 'reply', pieces: ['b'.repeat(16_000)] });
       await api.post('/api/ai/chat').set(alice.headers).send({ message: 'two', conversation_id }).expect(200);
@@ -249,11 +375,19 @@ describe('streamTutorChat', () => {
       const { api, newStudent } = await providerApp();
       const alice = await newStudent();
       upstream.behave({ kind: 'status', status: 503 });
-      const events = eventsOf((await api.post('/api/ai/chat').set(alice.headers).send({ message: 'Anyone there?' }).expect(200)).text);
-      assert.deepEqual(events.map((e) => e.event), ['message.started', 'error']);
+      const events = eventsOf(
+        (await api.post('/api/ai/chat').set(alice.headers).send({ message: 'Anyone there?' }).expect(200)).text,
+      );
+      assert.deepEqual(
+        events.map((e) => e.event),
+        ['message.started', 'error'],
+      );
       assert.equal(events[1]!.json.code, 'tutor_unavailable');
       assert.match(events[1]!.json.detail, /503/);
-      assert.deepEqual((await messagesOf(alice.id)).map((m) => [m.role, m.content]), [['user', 'Anyone there?']]);
+      assert.deepEqual(
+        (await messagesOf(alice.id)).map((m) => [m.role, m.content]),
+        [['user', 'Anyone there?']],
+      );
     });
 
     it('stops generating when the client disconnects, and stores what was streamed as an interrupted reply', async () => {
@@ -294,7 +428,10 @@ describe('streamTutorChat', () => {
         assert.equal(reply.finish_reason, 'interrupted');
         assert.match(reply.content, /^piece 1\. piece 2\. /);
         const listed = await api.get('/api/ai/conversations').set(alice.headers).expect(200);
-        assert.deepEqual(listed.body.data.map((c: { id: string; title: string }) => [c.id, c.title]), [[started.conversation_id, 'Talk forever']]);
+        assert.deepEqual(
+          listed.body.data.map((c: { id: string; title: string }) => [c.id, c.title]),
+          [[started.conversation_id, 'Talk forever']],
+        );
       } finally {
         await server.close();
       }
@@ -316,7 +453,10 @@ describe('streamTutorChat', () => {
         const events = eventsOf(received);
         assert.equal(events.at(-1)!.event, 'error');
         assert.equal(events.at(-1)!.json.code, 'service_restarting');
-        const streamed = events.filter((e) => e.event === 'message.delta').map((e) => e.json.text).join('');
+        const streamed = events
+          .filter((e) => e.event === 'message.delta')
+          .map((e) => e.json.text)
+          .join('');
         // Stored before the stream ended, so before a stop could close the database.
         const stored = (await messagesOf(alice.id)).find((m) => m.role === 'assistant');
         assert.equal(stored?.finish_reason, 'interrupted');
@@ -331,8 +471,17 @@ describe('streamTutorChat', () => {
 
 describe('listConversations, getConversation, deleteConversation', () => {
   /** A chat of `student`'s with the built-in tutor; its `message.started` data. */
-  async function chatOnce(api: ReturnType<typeof contractClient>, student: Student, message: string, conversation_id?: string) {
-    const res = await api.post('/api/ai/chat').set(student.headers).send({ message, ...(conversation_id ? { conversation_id } : {}) }).expect(200);
+  async function chatOnce(
+    api: ReturnType<typeof contractClient>,
+    student: Student,
+    message: string,
+    conversation_id?: string,
+  ) {
+    const res = await api
+      .post('/api/ai/chat')
+      .set(student.headers)
+      .send({ message, ...(conversation_id ? { conversation_id } : {}) })
+      .expect(200);
     return eventsOf(res.text)[0]!.json as { conversation_id: string; message_id: string; user_message_id: string };
   }
 
@@ -346,7 +495,10 @@ describe('listConversations, getConversation, deleteConversation', () => {
     await chatOnce(api, bob, 'Bob asks');
 
     const all = await api.get('/api/ai/conversations').set(alice.headers).expect(200);
-    assert.deepEqual(all.body.data.map((c: { id: string }) => c.id), [osmosis.conversation_id, mitosis.conversation_id, krebs.conversation_id]);
+    assert.deepEqual(
+      all.body.data.map((c: { id: string }) => c.id),
+      [osmosis.conversation_id, mitosis.conversation_id, krebs.conversation_id],
+    );
     assert.equal(all.body.data[0].title, 'What is osmosis?', 'named after the first line of the first message');
     assert.ok(all.body.data[0].updated_at > all.body.data[0].created_at);
     assert.deepEqual([all.body.has_more, all.body.next_cursor], [false, null]);
@@ -354,15 +506,29 @@ describe('listConversations, getConversation, deleteConversation', () => {
     const ids: string[] = [];
     let cursor: string | null = null;
     do {
-      const res: { body: any } = await api.get('/api/ai/conversations').query({ limit: 2, ...(cursor ? { cursor } : {}) }).set(alice.headers).expect(200);
+      const res: { body: any } = await api
+        .get('/api/ai/conversations')
+        .query({ limit: 2, ...(cursor ? { cursor } : {}) })
+        .set(alice.headers)
+        .expect(200);
       ids.push(...res.body.data.map((c: { id: string }) => c.id));
       assert.equal(res.body.has_more, res.body.next_cursor !== null);
       cursor = res.body.next_cursor;
     } while (cursor);
-    assert.deepEqual(ids, all.body.data.map((c: { id: string }) => c.id));
+    assert.deepEqual(
+      ids,
+      all.body.data.map((c: { id: string }) => c.id),
+    );
 
-    const bad = await api.get('/api/ai/conversations').query({ cursor: 'bm90LWEtY3Vyc29y' }).set(alice.headers).expect(400);
-    assert.deepEqual(bad.body.errors.map((e: { path: string }) => e.path), ['query.cursor']);
+    const bad = await api
+      .get('/api/ai/conversations')
+      .query({ cursor: 'bm90LWEtY3Vyc29y' })
+      .set(alice.headers)
+      .expect(400);
+    assert.deepEqual(
+      bad.body.errors.map((e: { path: string }) => e.path),
+      ['query.cursor'],
+    );
   });
 
   it('reads a conversation with its messages oldest first, paginated, as they were stored', async () => {
@@ -375,16 +541,41 @@ describe('listConversations, getConversation, deleteConversation', () => {
     const whole = await api.get(`/api/ai/conversations/${first.conversation_id}`).set(alice.headers).expect(200);
     assert.equal(whole.body.id, first.conversation_id);
     assert.equal(whole.body.title, 'What is osmosis?');
-    const messages = whole.body.messages.data as Array<{ id: string; role: string; content: string; finish_reason: string | null }>;
-    assert.deepEqual(messages.map((m) => m.id), [first.user_message_id, first.message_id, second.user_message_id, second.message_id]);
-    assert.deepEqual(messages.map((m) => [m.role, m.content, m.finish_reason]), stored.map((m) => [m.role, m.content, m.finish_reason]));
+    const messages = whole.body.messages.data as Array<{
+      id: string;
+      role: string;
+      content: string;
+      finish_reason: string | null;
+    }>;
+    assert.deepEqual(
+      messages.map((m) => m.id),
+      [first.user_message_id, first.message_id, second.user_message_id, second.message_id],
+    );
+    assert.deepEqual(
+      messages.map((m) => [m.role, m.content, m.finish_reason]),
+      stored.map((m) => [m.role, m.content, m.finish_reason]),
+    );
     assert.deepEqual([whole.body.messages.has_more, whole.body.messages.next_cursor], [false, null]);
 
-    const firstPage = await api.get(`/api/ai/conversations/${first.conversation_id}`).query({ limit: 3 }).set(alice.headers).expect(200);
-    assert.deepEqual(firstPage.body.messages.data.map((m: { id: string }) => m.id), messages.slice(0, 3).map((m) => m.id));
+    const firstPage = await api
+      .get(`/api/ai/conversations/${first.conversation_id}`)
+      .query({ limit: 3 })
+      .set(alice.headers)
+      .expect(200);
+    assert.deepEqual(
+      firstPage.body.messages.data.map((m: { id: string }) => m.id),
+      messages.slice(0, 3).map((m) => m.id),
+    );
     assert.equal(firstPage.body.messages.has_more, true);
-    const rest = await api.get(`/api/ai/conversations/${first.conversation_id}`).query({ limit: 3, cursor: firstPage.body.messages.next_cursor }).set(alice.headers).expect(200);
-    assert.deepEqual(rest.body.messages.data.map((m: { id: string }) => m.id), [second.message_id]);
+    const rest = await api
+      .get(`/api/ai/conversations/${first.conversation_id}`)
+      .query({ limit: 3, cursor: firstPage.body.messages.next_cursor })
+      .set(alice.headers)
+      .expect(200);
+    assert.deepEqual(
+      rest.body.messages.data.map((m: { id: string }) => m.id),
+      [second.message_id],
+    );
     assert.equal(rest.body.messages.next_cursor, null);
   });
 
@@ -396,10 +587,17 @@ describe('listConversations, getConversation, deleteConversation', () => {
     await api.delete(`/api/ai/conversations/${gone.conversation_id}`).set(alice.headers).expect(204);
     await api.get(`/api/ai/conversations/${gone.conversation_id}`).set(alice.headers).expect(404);
     await api.delete(`/api/ai/conversations/${gone.conversation_id}`).set(alice.headers).expect(404);
-    await api.post('/api/ai/chat').set(alice.headers).send({ message: 'Still there?', conversation_id: gone.conversation_id }).expect(404);
+    await api
+      .post('/api/ai/chat')
+      .set(alice.headers)
+      .send({ message: 'Still there?', conversation_id: gone.conversation_id })
+      .expect(404);
     assert.deepEqual([...new Set((await messagesOf(alice.id)).map((m) => m.conversation_id))], [kept.conversation_id]);
     const listed = await api.get('/api/ai/conversations').set(alice.headers).expect(200);
-    assert.deepEqual(listed.body.data.map((c: { id: string }) => c.id), [kept.conversation_id]);
+    assert.deepEqual(
+      listed.body.data.map((c: { id: string }) => c.id),
+      [kept.conversation_id],
+    );
   });
 
   it('ends a reply whose conversation is deleted while it streams with an error event, and stores nothing', async () => {
@@ -416,24 +614,36 @@ describe('listConversations, getConversation, deleteConversation', () => {
     const { api, newStudent, db } = await chatApp(deletingTutor);
     const alice = await newStudent();
     midStream = async () => {
-      const { id } = await db.selectFrom('ai_conversations').select('id').where('user_id', '=', alice.id).executeTakeFirstOrThrow();
+      const { id } = await db
+        .selectFrom('ai_conversations')
+        .select('id')
+        .where('user_id', '=', alice.id)
+        .executeTakeFirstOrThrow();
       await api.delete(`/api/ai/conversations/${id}`).set(alice.headers).expect(204);
     };
-    const events = eventsOf((await api.post('/api/ai/chat').set(alice.headers).send({ message: 'Tell me everything' }).expect(200)).text);
+    const events = eventsOf(
+      (await api.post('/api/ai/chat').set(alice.headers).send({ message: 'Tell me everything' }).expect(200)).text,
+    );
     assert.deepEqual(
       events.map((e) => e.event),
       ['message.started', 'message.delta', 'message.delta', 'error'],
     );
     assert.equal(events.at(-1)!.json.code, 'conversation_deleted');
     assert.deepEqual(await messagesOf(alice.id), []);
-    assert.equal((await db.selectFrom('ai_conversations').select('id').where('user_id', '=', alice.id).execute()).length, 0);
+    assert.equal(
+      (await db.selectFrom('ai_conversations').select('id').where('user_id', '=', alice.id).execute()).length,
+      0,
+    );
   });
 
   it('answers 401, 403 without ai:chat, and 404 for another student’s conversation on listConversations', async () => {
     const { api, newStudent } = await chatApp();
     await api.get('/api/ai/conversations').expect(401);
     const narrow = await newStudent({ scopes: ['profile:read'] });
-    assert.equal((await api.get('/api/ai/conversations').set(narrow.headers).expect(403)).body.code, 'insufficient_scope');
+    assert.equal(
+      (await api.get('/api/ai/conversations').set(narrow.headers).expect(403)).body.code,
+      'insufficient_scope',
+    );
   });
 
   for (const method of ['get', 'delete'] as const) {

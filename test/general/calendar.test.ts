@@ -21,7 +21,10 @@ type Api = Awaited<ReturnType<typeof generalApp>>['api'];
 const pathOf = (url: string) => new URL(url).pathname;
 
 async function createFeed(api: Api, student: Student, name = 'Phone', fields: { include_notes?: boolean } = {}) {
-  const created = await api.post('/api/users/me/calendar-feeds').set(student.headers).send({ name, ...fields });
+  const created = await api
+    .post('/api/users/me/calendar-feeds')
+    .set(student.headers)
+    .send({ name, ...fields });
   assert.equal(created.status, 201, created.text);
   return created.body as { id: string; prefix: string; url: string; webcal_url: string };
 }
@@ -43,7 +46,8 @@ function parseStrictly(text: string) {
     for (const component of calendar.getAllSubcomponents('vevent')) {
       for (const property of component.getAllProperties()) {
         const tzid = property.getParameter('tzid');
-        if (tzid) assert.ok(zones.includes(String(tzid)), `${property.name} names TZID ${tzid}, which has no VTIMEZONE`);
+        if (tzid)
+          assert.ok(zones.includes(String(tzid)), `${property.name} names TZID ${tzid}, which has no VTIMEZONE`);
       }
     }
     for (const zone of calendar.getAllSubcomponents('vtimezone')) ICAL.TimezoneService.register(zone);
@@ -65,7 +69,12 @@ function parseStrictly(text: string) {
 /** The service's own walk of a series (the one that creates each next occurrence when one is closed). */
 function serviceWalk(rule: string, start: Date, timeZone: string, max: number): Date[] {
   const dates = [start];
-  for (let next = nextOccurrence(rule, start, start, timeZone); next && dates.length < max; next = nextOccurrence(rule, start, next, timeZone)) dates.push(next);
+  for (
+    let next = nextOccurrence(rule, start, start, timeZone);
+    next && dates.length < max;
+    next = nextOccurrence(rule, start, next, timeZone)
+  )
+    dates.push(next);
   return dates;
 }
 
@@ -73,25 +82,48 @@ describe('calendar feeds', () => {
   it('creates a feed whose URL is shown once, lists it without the secret, and revokes it', async () => {
     const { api, newStudent } = await generalApp();
     const alice = await newStudent();
-    const created = await api.post('/api/users/me/calendar-feeds').set(alice.headers).send({ name: 'Phone' }).expect(201);
+    const created = await api
+      .post('/api/users/me/calendar-feeds')
+      .set(alice.headers)
+      .send({ name: 'Phone' })
+      .expect(201);
     assert.equal(created.headers['cache-control'], 'no-store');
     const { id, prefix, url, webcal_url } = created.body;
-    assert.match(url, /^https?:\/\/[^/]+(\/[^/]+)*\/api\/calendar\/scf_[0-9A-Za-z]{32}\.ics$/, 'the shape the spec describes');
+    assert.match(
+      url,
+      /^https?:\/\/[^/]+(\/[^/]+)*\/api\/calendar\/scf_[0-9A-Za-z]{32}\.ics$/,
+      'the shape the spec describes',
+    );
     assert.ok(pathOf(url).startsWith(`/api/calendar/${prefix}`), 'the prefix starts the token');
-    assert.equal(webcal_url, url.replace(/^https?:/, 'webcal:'), 'the webcal URL is the same URL with the scheme swapped');
+    assert.equal(
+      webcal_url,
+      url.replace(/^https?:/, 'webcal:'),
+      'the webcal URL is the same URL with the scheme swapped',
+    );
 
     const list = await api.get('/api/users/me/calendar-feeds').set(alice.headers).expect(200);
-    assert.deepEqual(list.body.data.map((feed: { id: string }) => feed.id), [id]);
+    assert.deepEqual(
+      list.body.data.map((feed: { id: string }) => feed.id),
+      [id],
+    );
     const token = pathOf(url).slice('/api/calendar/'.length, -'.ics'.length);
     assert.ok(!JSON.stringify(list.body).includes(token), 'the list never shows the token');
     assert.equal(list.body.data[0].last_used_at, null);
-    const stored = await testDatabase().db.selectFrom('calendar_feeds').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    const stored = await testDatabase()
+      .db.selectFrom('calendar_feeds')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     assert.ok(!JSON.stringify(stored).includes(token), 'only a hash of the token is stored');
 
     const feed = await api.get(pathOf(url)).expect(200);
     assert.match(String(feed.headers['content-type']), /^text\/calendar/);
     assert.equal(feed.headers['cache-control'], 'private, max-age=900');
-    assert.notEqual((await api.get('/api/users/me/calendar-feeds').set(alice.headers).expect(200)).body.data[0].last_used_at, null, 'a read is recorded');
+    assert.notEqual(
+      (await api.get('/api/users/me/calendar-feeds').set(alice.headers).expect(200)).body.data[0].last_used_at,
+      null,
+      'a read is recorded',
+    );
 
     await api.delete(`/api/users/me/calendar-feeds/${id}`).set(alice.headers).expect(204);
     const revoked = await api.get(pathOf(url)).expect(404);
@@ -103,7 +135,11 @@ describe('calendar feeds', () => {
 
   it('refuses what it must: credentials, scopes, malformed input', async () => {
     const { api, newStudent } = await generalApp();
-    const [alice, noSchedule, noKeys] = await Promise.all([newStudent(), newStudent({ scopes: ['keys:manage'] }), newStudent({ scopes: ['schedule:read', 'profile:read'] })]);
+    const [alice, noSchedule, noKeys] = await Promise.all([
+      newStudent(),
+      newStudent({ scopes: ['keys:manage'] }),
+      newStudent({ scopes: ['schedule:read', 'profile:read'] }),
+    ]);
     await api.get('/api/users/me/calendar-feeds').expect(401);
     await api.post('/api/users/me/calendar-feeds').send({ name: 'x' }).expect(401);
     await api.delete('/api/users/me/calendar-feeds/9f0e8d7c-6b5a-4c3d-8e2f-1a0b9c8d7e6f').expect(401);
@@ -116,7 +152,10 @@ describe('calendar feeds', () => {
       assert.equal(res.body.code, 'insufficient_scope');
     }
     await api.post('/api/users/me/calendar-feeds').set(alice.headers).send({ name: '' }).expect(400);
-    await api.get('/api/users/me/calendar-feeds').set({ ...alice.headers, 'x-service-api-key': 'svc_live_x' }).expect(400);
+    await api
+      .get('/api/users/me/calendar-feeds')
+      .set({ ...alice.headers, 'x-service-api-key': 'svc_live_x' })
+      .expect(400);
     await api.delete('/api/users/me/calendar-feeds/not-a-uuid').set(alice.headers).expect(400);
     await api.get('/api/calendar/not-a-token!.ics').expect(400);
     // A token of the wrong shape (here an API key's) is refused by the spec's pattern, before any lookup.
@@ -127,11 +166,22 @@ describe('calendar feeds', () => {
     const { api, newStudent } = await generalApp();
     const [alice, bob] = await Promise.all([newStudent(), newStudent()]);
     const feed = await createFeed(api, alice);
-    await api.post('/api/tasks').set(bob.headers).send({ title: 'Bob’s secret task', due_at: new Date(Date.now() + 86_400_000).toISOString(), course: null }).expect(201);
-    await api.post('/api/tasks').set(alice.headers).send({ title: 'Alice’s task', due_at: new Date(Date.now() + 86_400_000).toISOString(), course: null }).expect(201);
+    await api
+      .post('/api/tasks')
+      .set(bob.headers)
+      .send({ title: 'Bob’s secret task', due_at: new Date(Date.now() + 86_400_000).toISOString(), course: null })
+      .expect(201);
+    await api
+      .post('/api/tasks')
+      .set(alice.headers)
+      .send({ title: 'Alice’s task', due_at: new Date(Date.now() + 86_400_000).toISOString(), course: null })
+      .expect(201);
     assert.deepEqual((await api.get('/api/users/me/calendar-feeds').set(bob.headers).expect(200)).body.data, []);
     const others = await api.delete(`/api/users/me/calendar-feeds/${feed.id}`).set(bob.headers).expect(404);
-    const unknown = await api.delete('/api/users/me/calendar-feeds/9f0e8d7c-6b5a-4c3d-8e2f-1a0b9c8d7e6f').set(bob.headers).expect(404);
+    const unknown = await api
+      .delete('/api/users/me/calendar-feeds/9f0e8d7c-6b5a-4c3d-8e2f-1a0b9c8d7e6f')
+      .set(bob.headers)
+      .expect(404);
     assert.equal(others.body.detail, unknown.body.detail);
     const text = (await api.get(pathOf(feed.url)).expect(200)).text;
     assert.match(text, /SUMMARY:Alice’s task/);
@@ -143,7 +193,11 @@ describe('calendar feeds', () => {
     const [alice, bob] = await Promise.all([newStudent(), newStudent()]);
     const feeds = [];
     for (let i = 0; i < MAX_FEEDS_PER_STUDENT; i++) feeds.push(await createFeed(api, alice, `device ${i}`));
-    const refused = await api.post('/api/users/me/calendar-feeds').set(alice.headers).send({ name: 'one more' }).expect(409);
+    const refused = await api
+      .post('/api/users/me/calendar-feeds')
+      .set(alice.headers)
+      .send({ name: 'one more' })
+      .expect(409);
     assert.equal(refused.body.code, 'calendar_feed_limit_reached');
     await createFeed(api, bob); // the bound is per student
     await api.delete(`/api/users/me/calendar-feeds/${feeds[0]!.id}`).set(alice.headers).expect(204);
@@ -154,14 +208,22 @@ describe('calendar feeds', () => {
     const { api, newStudent } = await generalApp();
     const alice = await newStudent({ time_zone: 'Europe/Berlin' });
     const feed = await createFeed(api, alice);
-    await api.post('/api/tasks').set(alice.headers).send({ title: 'Essay', due_at: '2027-01-15T10:00:00Z', course: 'History' }).expect(201);
+    await api
+      .post('/api/tasks')
+      .set(alice.headers)
+      .send({ title: 'Essay', due_at: '2027-01-15T10:00:00Z', course: 'History' })
+      .expect(201);
     const first = await api.get(pathOf(feed.url)).expect(200);
     const again = await api.get(pathOf(feed.url)).expect(200);
     assert.equal(again.headers.etag, first.headers.etag, 'the same data gives the same bytes');
     const notModified = await api.get(pathOf(feed.url)).set('If-None-Match', String(first.headers.etag)).expect(304);
     assert.equal(notModified.text, '');
     assert.equal(notModified.headers['cache-control'], 'private, max-age=900');
-    await api.post('/api/exams').set(alice.headers).send({ subject: 'Calculus I', exam_date: '2027-01-20' }).expect(201);
+    await api
+      .post('/api/exams')
+      .set(alice.headers)
+      .send({ subject: 'Calculus I', exam_date: '2027-01-20' })
+      .expect(201);
     const changed = await api.get(pathOf(feed.url)).set('If-None-Match', String(first.headers.etag)).expect(200);
     assert.notEqual(changed.headers.etag, first.headers.etag);
     assert.match(changed.text, /SUMMARY:Exam: Calculus I/);
@@ -172,15 +234,36 @@ describe('calendar feeds', () => {
     const berlin = await newStudent({ time_zone: 'Europe/Berlin', country_code: 'kz' });
     const almaty = await newStudent({ time_zone: 'Asia/Almaty', country_code: 'kz' });
     // Weekly on Monday at 09:00 in Berlin, across the spring change (28 March 2027): 08:00Z, then 07:00Z.
-    const weekly = { title: 'Seminar prep; read ch. 3, 4', course: 'Physics', due_at: '2027-03-15T08:00:00Z', recurrence: 'FREQ=WEEKLY;BYDAY=MO;COUNT=4' };
+    const weekly = {
+      title: 'Seminar prep; read ch. 3, 4',
+      course: 'Physics',
+      due_at: '2027-03-15T08:00:00Z',
+      recurrence: 'FREQ=WEEKLY;BYDAY=MO;COUNT=4',
+    };
     // Daily at 09:00 in Almaty (+05), to the end of 5 January (a date-only UNTIL includes that whole local day).
-    const daily = { title: 'Flashcards', course: null, due_at: '2027-01-01T04:00:00Z', recurrence: 'FREQ=DAILY;UNTIL=20270105' };
+    const daily = {
+      title: 'Flashcards',
+      course: null,
+      due_at: '2027-01-01T04:00:00Z',
+      recurrence: 'FREQ=DAILY;UNTIL=20270105',
+    };
     await api.post('/api/tasks').set(berlin.headers).send(weekly).expect(201);
-    await api.post('/api/tasks').set(berlin.headers).send({ title: 'One-off', course: null, due_at: '2027-02-01T12:30:00Z' }).expect(201);
-    await api.post('/api/exams').set(berlin.headers).send({ subject: 'Physics', exam_date: '2027-04-20', notes: 'Room 101' }).expect(201);
+    await api
+      .post('/api/tasks')
+      .set(berlin.headers)
+      .send({ title: 'One-off', course: null, due_at: '2027-02-01T12:30:00Z' })
+      .expect(201);
+    await api
+      .post('/api/exams')
+      .set(berlin.headers)
+      .send({ subject: 'Physics', exam_date: '2027-04-20', notes: 'Room 101' })
+      .expect(201);
     await api.post('/api/tasks').set(almaty.headers).send(daily).expect(201);
 
-    for (const [student, task, zone] of [[berlin, weekly, 'Europe/Berlin'], [almaty, daily, 'Asia/Almaty']] as const) {
+    for (const [student, task, zone] of [
+      [berlin, weekly, 'Europe/Berlin'],
+      [almaty, daily, 'Asia/Almaty'],
+    ] as const) {
       const feed = await createFeed(api, student);
       const text = (await api.get(pathOf(feed.url)).expect(200)).text;
       const { calendar, events, expanded } = parseStrictly(text);
@@ -195,17 +278,28 @@ describe('calendar feeds', () => {
       assert.equal(series.summary, task.title);
       assert.equal(series.startDate.zone.tzid, zone, 'placed in the student’s zone');
       const walked = serviceWalk(task.recurrence, new Date(task.due_at), zone, 20);
-      assert.deepEqual(expanded.get(series.uid)!.map((d) => d.toISOString()), walked.map((d) => d.toISOString()), `${zone}: ical.js and the service agree`);
+      assert.deepEqual(
+        expanded.get(series.uid)!.map((d) => d.toISOString()),
+        walked.map((d) => d.toISOString()),
+        `${zone}: ical.js and the service agree`,
+      );
 
       const holidays = await holidaysBetween(testDatabase().db, 'KZ', '2026-01-01', '2027-12-31');
       assert.ok(holidays.length > 0);
-      assert.equal(events.filter((event) => event.uid.startsWith('holiday-')).length, holidays.length, 'this and next year’s holidays of the country');
+      assert.equal(
+        events.filter((event) => event.uid.startsWith('holiday-')).length,
+        holidays.length,
+        'this and next year’s holidays of the country',
+      );
     }
     // Spot-check the DST move itself, not only the agreement.
     const checked = await createFeed(api, berlin, 'check', { include_notes: true });
     const berlinFeed = parseStrictly((await api.get(pathOf(checked.url)).expect(200)).text);
     const weeklyDates = [...berlinFeed.expanded.values()].find((dates) => dates.length === 4)!;
-    assert.deepEqual(weeklyDates.map((d) => d.toISOString()), ['2027-03-15T08:00:00.000Z', '2027-03-22T08:00:00.000Z', '2027-03-29T07:00:00.000Z', '2027-04-05T07:00:00.000Z']);
+    assert.deepEqual(
+      weeklyDates.map((d) => d.toISOString()),
+      ['2027-03-15T08:00:00.000Z', '2027-03-22T08:00:00.000Z', '2027-03-29T07:00:00.000Z', '2027-04-05T07:00:00.000Z'],
+    );
     const exam = berlinFeed.events.find((event) => event.summary === 'Exam: Physics')!;
     assert.equal(exam.startDate.isDate, true, 'an exam is an all-day event');
     assert.equal(exam.startDate.toString(), '2027-04-20');
@@ -220,8 +314,21 @@ describe('calendar feeds', () => {
     }
     const { api, newStudent } = await generalApp();
     const berlin = await newStudent({ time_zone: 'Europe/Berlin', country_code: 'kz' });
-    await api.post('/api/tasks').set(berlin.headers).send({ title: 'Seminar prep', course: 'Physics', due_at: '2027-03-15T08:00:00Z', recurrence: 'FREQ=WEEKLY;BYDAY=MO;COUNT=4' }).expect(201);
-    await api.post('/api/exams').set(berlin.headers).send({ subject: 'Physics', exam_date: '2027-04-20', notes: 'Room 101' }).expect(201);
+    await api
+      .post('/api/tasks')
+      .set(berlin.headers)
+      .send({
+        title: 'Seminar prep',
+        course: 'Physics',
+        due_at: '2027-03-15T08:00:00Z',
+        recurrence: 'FREQ=WEEKLY;BYDAY=MO;COUNT=4',
+      })
+      .expect(201);
+    await api
+      .post('/api/exams')
+      .set(berlin.headers)
+      .send({ subject: 'Physics', exam_date: '2027-04-20', notes: 'Room 101' })
+      .expect(201);
     const text = (await api.get(pathOf((await createFeed(api, berlin)).url)).expect(200)).text;
 
     const home = mkdtempSync(join(tmpdir(), 'sc-khal-'));
@@ -232,13 +339,24 @@ describe('calendar feeds', () => {
       writeFileSync(
         join(home, 'config'),
         [
-          '[calendars]', '[[study]]', `path = ${join(home, 'calendar')}`,
-          '[locale]', 'local_timezone = Europe/Berlin', 'default_timezone = Europe/Berlin',
-          'timeformat = %H:%M', 'dateformat = %Y-%m-%d', 'longdateformat = %Y-%m-%d', 'datetimeformat = %Y-%m-%d %H:%M', 'longdatetimeformat = %Y-%m-%d %H:%M',
+          '[calendars]',
+          '[[study]]',
+          `path = ${join(home, 'calendar')}`,
+          '[locale]',
+          'local_timezone = Europe/Berlin',
+          'default_timezone = Europe/Berlin',
+          'timeformat = %H:%M',
+          'dateformat = %Y-%m-%d',
+          'longdateformat = %Y-%m-%d',
+          'datetimeformat = %Y-%m-%d %H:%M',
+          'longdatetimeformat = %Y-%m-%d %H:%M',
         ].join('\n'),
       );
       const khal = (...args: string[]) => {
-        const run = spawnSync('khal', ['-c', join(home, 'config'), ...args], { encoding: 'utf8', env: { ...process.env, HOME: home, XDG_DATA_HOME: home } });
+        const run = spawnSync('khal', ['-c', join(home, 'config'), ...args], {
+          encoding: 'utf8',
+          env: { ...process.env, HOME: home, XDG_DATA_HOME: home },
+        });
         assert.equal(run.status, 0, run.stderr);
         assert.equal(run.stderr, '', 'khal had nothing to complain about');
         return run.stdout;
@@ -247,7 +365,12 @@ describe('calendar feeds', () => {
       const listed = khal('list', '--format', '{start-date} {start-time} {title}', '2026-12-01', '2027-04-21');
       const seminars = listed.split('\n').filter((line) => line.includes('Seminar prep'));
       // 09:00 in Berlin each Monday, before the change (08:00Z) and after it (07:00Z).
-      assert.deepEqual(seminars, ['2027-03-15 09:00 Seminar prep', '2027-03-22 09:00 Seminar prep', '2027-03-29 09:00 Seminar prep', '2027-04-05 09:00 Seminar prep']);
+      assert.deepEqual(seminars, [
+        '2027-03-15 09:00 Seminar prep',
+        '2027-03-22 09:00 Seminar prep',
+        '2027-03-29 09:00 Seminar prep',
+        '2027-04-05 09:00 Seminar prep',
+      ]);
       assert.match(listed, /^2027-04-20 +Exam: Physics$/m, 'the exam is an all-day event on its date');
       const holidays = await holidaysBetween(testDatabase().db, 'KZ', '2026-12-01', '2027-04-21');
       assert.ok(holidays.length > 0, 'the window holds holidays of the student’s country');
@@ -261,7 +384,10 @@ describe('calendar feeds', () => {
     const { api, newStudent } = await generalApp();
     const alice = await newStudent();
     const [busy, quiet] = [await createFeed(api, alice, 'busy'), await createFeed(api, alice, 'quiet')];
-    const remaining = async () => String((await api.get('/api/users/me/calendar-feeds').set(alice.headers).expect(200)).headers['ratelimit']).match(/"minute"; r=(\d+)/)![1];
+    const remaining = async () =>
+      String((await api.get('/api/users/me/calendar-feeds').set(alice.headers).expect(200)).headers['ratelimit']).match(
+        /"minute"; r=(\d+)/,
+      )![1];
     const before = Number(await remaining());
     for (let i = 0; i < FEED_READS_PER_MINUTE; i++) await api.get(pathOf(busy.url)).expect(200);
     assert.equal(Number(await remaining()), before - 1, 'the feed reads spent none of the account’s requests');

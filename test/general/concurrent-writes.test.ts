@@ -30,11 +30,30 @@ describe('concurrent writes of one student', () => {
     const { api, db, newStudent } = await generalApp();
     const student = await newStudent();
     // The plus plan's 600 writes a minute, so the rate limit does not stand between the clients and the locks.
-    await setPlan(db, student.id, { plan: 'plus', contract_per_minute: null, contract_per_day: null, contract_ai_per_hour: null }, new Date());
-    await api.post('/api/exams').set(student.headers).send({ subject: 'Chemistry', exam_date: inDays(10).slice(0, 10) }).expect(201);
-    const deck = (await api.post('/api/flashcards/decks').set(student.headers).send({ title: 'Chemistry' }).expect(201)).body;
+    await setPlan(
+      db,
+      student.id,
+      { plan: 'plus', contract_per_minute: null, contract_per_day: null, contract_ai_per_hour: null },
+      new Date(),
+    );
+    await api
+      .post('/api/exams')
+      .set(student.headers)
+      .send({ subject: 'Chemistry', exam_date: inDays(10).slice(0, 10) })
+      .expect(201);
+    const deck = (await api.post('/api/flashcards/decks').set(student.headers).send({ title: 'Chemistry' }).expect(201))
+      .body;
     const cards: string[] = [];
-    for (let i = 0; i < 3; i++) cards.push((await api.post(`/api/flashcards/decks/${deck.id}/cards`).set(student.headers).send({ front: `Q${i}`, back: `A${i}` }).expect(201)).body.id);
+    for (let i = 0; i < 3; i++)
+      cards.push(
+        (
+          await api
+            .post(`/api/flashcards/decks/${deck.id}/cards`)
+            .set(student.headers)
+            .send({ front: `Q${i}`, back: `A${i}` })
+            .expect(201)
+        ).body.id,
+      );
     const tasks: string[] = [];
     for (let i = 0; i < TASKS; i++) tasks.push(await newTask(api, student, i));
 
@@ -52,8 +71,18 @@ describe('concurrent writes of one student', () => {
         for (const [i, id] of order.entries()) {
           await send(api.patch(`/api/tasks/${id}`).set(student.headers).send({ status: 'completed' }));
           // Grade 2 (forgotten) keeps the interval at a day: many passing grades in a row would push it past the year 9999.
-          await send(api.post(`/api/flashcards/cards/${cards[(i + n) % cards.length]}/reviews`).set(student.headers).send({ grade: 2 }));
-          await send(api.patch(`/api/tasks/${id}`).set(student.headers).send({ status: 'open', title: `Essay ${i} (${n}.${round})` }));
+          await send(
+            api
+              .post(`/api/flashcards/cards/${cards[(i + n) % cards.length]}/reviews`)
+              .set(student.headers)
+              .send({ grade: 2 }),
+          );
+          await send(
+            api
+              .patch(`/api/tasks/${id}`)
+              .set(student.headers)
+              .send({ status: 'open', title: `Essay ${i} (${n}.${round})` }),
+          );
         }
         // One task each round is deleted and replaced, so deletes race the closes of the other clients.
         const victim = order[round % order.length]!;
@@ -65,9 +94,16 @@ describe('concurrent writes of one student', () => {
     await Promise.all(Array.from({ length: CLIENTS }, (_, n) => client(n)));
 
     console.log(`      (${statuses.length} concurrent writes; ${failures.length} answered 5xx)`);
-    assert.deepEqual(failures, [], `no write may answer 5xx; statuses seen: ${[...new Set(statuses)].sort().join(', ')}`);
+    assert.deepEqual(
+      failures,
+      [],
+      `no write may answer 5xx; statuses seen: ${[...new Set(statuses)].sort().join(', ')}`,
+    );
     // A delete racing a close of the same task may find it gone: 404 is an answer, anything else is a bug.
-    assert.ok(statuses.every((status) => status < 300 || status === 404), `only 2xx and 404: ${[...new Set(statuses)].sort().join(', ')}`);
+    assert.ok(
+      statuses.every((status) => status < 300 || status === 404),
+      `only 2xx and 404: ${[...new Set(statuses)].sort().join(', ')}`,
+    );
   });
 });
 

@@ -10,21 +10,43 @@ type Api = Awaited<ReturnType<typeof generalApp>>['api'];
 const inDays = (days: number, zone = 'UTC') => DateTime.now().setZone(zone).plus({ days }).toISODate()!;
 
 async function createExam(api: Api, student: Student, fields: Record<string, unknown> = {}) {
-  return (await api.post('/api/exams').set(student.headers).send({ subject: 'Organic chemistry', exam_date: inDays(10), ...fields }).expect(201)).body;
+  return (
+    await api
+      .post('/api/exams')
+      .set(student.headers)
+      .send({ subject: 'Organic chemistry', exam_date: inDays(10), ...fields })
+      .expect(201)
+  ).body;
 }
 
 async function deckWithCards(api: Api, student: Student, cards: number) {
-  const deck = (await api.post('/api/flashcards/decks').set(student.headers).send({ title: 'Reactions' }).expect(201)).body;
+  const deck = (await api.post('/api/flashcards/decks').set(student.headers).send({ title: 'Reactions' }).expect(201))
+    .body;
   const ids: string[] = [];
   for (let i = 0; i < cards; i++) {
-    ids.push((await api.post(`/api/flashcards/decks/${deck.id}/cards`).set(student.headers).send({ front: `q${i}`, back: `a${i}` }).expect(201)).body.id);
+    ids.push(
+      (
+        await api
+          .post(`/api/flashcards/decks/${deck.id}/cards`)
+          .set(student.headers)
+          .send({ front: `q${i}`, back: `a${i}` })
+          .expect(201)
+      ).body.id,
+    );
   }
   return { deckId: deck.id as string, cardIds: ids };
 }
 
 async function createTask(api: Api, student: Student, completed = false) {
-  const task = (await api.post('/api/tasks').set(student.headers).send({ title: 'Past paper', due_at: '2026-12-01T09:00:00Z', course: 'CHEM 201' }).expect(201)).body;
-  if (completed) await api.patch(`/api/tasks/${task.id}`).set(student.headers).send({ status: 'completed' }).expect(200);
+  const task = (
+    await api
+      .post('/api/tasks')
+      .set(student.headers)
+      .send({ title: 'Past paper', due_at: '2026-12-01T09:00:00Z', course: 'CHEM 201' })
+      .expect(201)
+  ).body;
+  if (completed)
+    await api.patch(`/api/tasks/${task.id}`).set(student.headers).send({ status: 'completed' }).expect(200);
   return task.id as string;
 }
 
@@ -37,7 +59,12 @@ describe('createExam', () => {
     const { deckId, cardIds } = await deckWithCards(api, alice, 2);
     await api.post(`/api/flashcards/cards/${cardIds[0]}/reviews`).set(alice.headers).send({ grade: 4 }).expect(201);
     const taskIds = [await createTask(api, alice, true), await createTask(api, alice)];
-    const exam = await createExam(api, alice, { exam_date: inDays(10, 'Asia/Almaty'), deck_ids: [deckId], task_ids: taskIds, notes: 'Room 204' });
+    const exam = await createExam(api, alice, {
+      exam_date: inDays(10, 'Asia/Almaty'),
+      deck_ids: [deckId],
+      task_ids: taskIds,
+      notes: 'Room 204',
+    });
     assert.equal(exam.days_left, 10);
     assert.deepEqual(exam.deck_ids, [deckId]);
     assert.deepEqual([...exam.task_ids].sort(), [...taskIds].sort());
@@ -48,7 +75,14 @@ describe('createExam', () => {
     assert.equal(readiness.coverage, 0.5);
     assert.equal(readiness.consistency, 1 / 14);
     assert.deepEqual(readiness.weights, { memory: 0.5, coverage: 0.3, consistency: 0.2 });
-    assert.deepEqual(readiness.details, { cards: 2, cards_reviewed: 1, tasks: 2, tasks_completed: 1, study_days: 1, window_days: 14 });
+    assert.deepEqual(readiness.details, {
+      cards: 2,
+      cards_reviewed: 1,
+      tasks: 2,
+      tasks_completed: 1,
+      study_days: 1,
+      window_days: 14,
+    });
     assert.equal(readiness.percent, 41); // 25 + 15 + 1.43
   });
 
@@ -62,7 +96,10 @@ describe('createExam', () => {
       .set(alice.headers)
       .send({ subject: 'Chemistry', exam_date: inDays(5), deck_ids: [bobsDeck], task_ids: [randomUUID(), bobsTask] })
       .expect(400);
-    assert.deepEqual(res.body.errors.map((e: { path: string }) => e.path), ['body.deck_ids.0', 'body.task_ids.0', 'body.task_ids.1']);
+    assert.deepEqual(
+      res.body.errors.map((e: { path: string }) => e.path),
+      ['body.deck_ids.0', 'body.task_ids.0', 'body.task_ids.1'],
+    );
     assert.equal((await api.get('/api/exams').set(alice.headers).expect(200)).body.data.length, 0);
   });
 
@@ -70,10 +107,21 @@ describe('createExam', () => {
     const { api, newStudent } = await generalApp();
     const alice = await newStudent();
     await api.post('/api/exams').set(alice.headers).send({ subject: 'x', exam_date: '2026-02-30' }).expect(400);
-    await api.post('/api/exams').set(alice.headers).send({ exam_date: inDays(3) }).expect(400);
-    await api.post('/api/exams').send({ subject: 'x', exam_date: inDays(3) }).expect(401);
+    await api
+      .post('/api/exams')
+      .set(alice.headers)
+      .send({ exam_date: inDays(3) })
+      .expect(400);
+    await api
+      .post('/api/exams')
+      .send({ subject: 'x', exam_date: inDays(3) })
+      .expect(401);
     const reader = await newStudent({ scopes: ['exams:read'] });
-    await api.post('/api/exams').set(reader.headers).send({ subject: 'x', exam_date: inDays(3) }).expect(403);
+    await api
+      .post('/api/exams')
+      .set(reader.headers)
+      .send({ subject: 'x', exam_date: inDays(3) })
+      .expect(403);
   });
 
   describeIdempotentCreate({
@@ -88,14 +136,25 @@ describe('listExams', () => {
   it("pages through the student's own exams, soonest first", async () => {
     const { api, newStudent } = await generalApp();
     const [alice, bob] = await Promise.all([newStudent(), newStudent()]);
-    for (const [subject, days] of [['later', 30], ['soon', 3], ['middle', 12]] as const) await createExam(api, alice, { subject, exam_date: inDays(days) });
+    for (const [subject, days] of [
+      ['later', 30],
+      ['soon', 3],
+      ['middle', 12],
+    ] as const)
+      await createExam(api, alice, { subject, exam_date: inDays(days) });
     await createExam(api, bob);
     const first = await api.get('/api/exams?limit=2').set(alice.headers).expect(200);
-    assert.deepEqual(first.body.data.map((e: { subject: string }) => e.subject), ['soon', 'middle']);
+    assert.deepEqual(
+      first.body.data.map((e: { subject: string }) => e.subject),
+      ['soon', 'middle'],
+    );
     assert.equal(first.body.has_more, true);
     assert.ok(first.body.data.every((e: { readiness: { percent: number } }) => Number.isInteger(e.readiness.percent)));
     const rest = await api.get(`/api/exams?limit=2&cursor=${first.body.next_cursor}`).set(alice.headers).expect(200);
-    assert.deepEqual(rest.body.data.map((e: { subject: string }) => e.subject), ['later']);
+    assert.deepEqual(
+      rest.body.data.map((e: { subject: string }) => e.subject),
+      ['later'],
+    );
     assert.equal(rest.body.next_cursor, null);
   });
 
@@ -105,7 +164,10 @@ describe('listExams', () => {
     const wrongShape = Buffer.from(JSON.stringify(['2026-13-45', randomUUID()])).toString('base64url');
     await api.get(`/api/exams?cursor=${wrongShape}`).set(alice.headers).expect(400);
     await api.get('/api/exams').expect(401);
-    await api.get('/api/exams').set((await newStudent({ scopes: ['decks:read'] })).headers).expect(403);
+    await api
+      .get('/api/exams')
+      .set((await newStudent({ scopes: ['decks:read'] })).headers)
+      .expect(403);
   });
 });
 
@@ -117,7 +179,10 @@ describe('getExam', () => {
     const res = await api.get(`/api/exams/${exam.id}`).set(alice.headers).expect(200);
     assert.deepEqual(res.body, exam);
     assert.equal(res.body.days_left, -2);
-    assert.deepEqual([res.body.readiness.memory, res.body.readiness.coverage, res.body.readiness.percent], [null, null, 0]);
+    assert.deepEqual(
+      [res.body.readiness.memory, res.body.readiness.coverage, res.body.readiness.percent],
+      [null, null, 0],
+    );
   });
 
   it('answers 401, 403, 404 (unknown and another student’s exam), 400 for a malformed id', () =>
@@ -132,7 +197,11 @@ describe('updateExam', () => {
     const done = await createTask(api, alice, true);
     const exam = await createExam(api, alice, { deck_ids: [deckId] });
     assert.equal(exam.readiness.memory, 0);
-    const res = await api.patch(`/api/exams/${exam.id}`).set(alice.headers).send({ exam_date: inDays(20), deck_ids: [], task_ids: [done] }).expect(200);
+    const res = await api
+      .patch(`/api/exams/${exam.id}`)
+      .set(alice.headers)
+      .send({ exam_date: inDays(20), deck_ids: [], task_ids: [done] })
+      .expect(200);
     assert.equal(res.body.days_left, 20);
     assert.deepEqual([res.body.deck_ids, res.body.task_ids], [[], [done]]);
     assert.equal(res.body.readiness.memory, null);
@@ -147,12 +216,22 @@ describe('updateExam', () => {
     const exam = await createExam(api, alice);
     const { deckId: bobsDeck } = await deckWithCards(api, bob, 0);
     await api.patch(`/api/exams/${exam.id}`).set(alice.headers).send({}).expect(400);
-    await api.patch(`/api/exams/${exam.id}`).set(alice.headers).send({ subject: 'Renamed', deck_ids: [bobsDeck] }).expect(400);
+    await api
+      .patch(`/api/exams/${exam.id}`)
+      .set(alice.headers)
+      .send({ subject: 'Renamed', deck_ids: [bobsDeck] })
+      .expect(400);
     assert.deepEqual((await api.get(`/api/exams/${exam.id}`).set(alice.headers).expect(200)).body, exam);
   });
 
   it('answers 401, 403, 404 (unknown and another student’s exam), 400 for a malformed id', () =>
-    assertIdRefusals({ method: 'patch', path: (id) => `/api/exams/${id}`, body: { subject: 'Mine now' }, otherScope: 'exams:read', create: examOf }));
+    assertIdRefusals({
+      method: 'patch',
+      path: (id) => `/api/exams/${id}`,
+      body: { subject: 'Mine now' },
+      otherScope: 'exams:read',
+      create: examOf,
+    }));
 });
 
 describe('deleteExam', () => {

@@ -70,7 +70,9 @@ function downloadedBytes(server: Listening, student: Student): Promise<number> {
       .get(`${server.baseUrl}${PATH}`, { headers: student.headers }, (res) => {
         let bytes = 0;
         res.on('data', (chunk: Buffer) => (bytes += chunk.length));
-        res.on('end', () => (res.statusCode === 200 && res.complete ? resolve(bytes) : reject(new Error(`status ${res.statusCode}`))));
+        res.on('end', () =>
+          res.statusCode === 200 && res.complete ? resolve(bytes) : reject(new Error(`status ${res.statusCode}`)),
+        );
         res.on('error', reject);
       })
       .on('error', reject);
@@ -111,21 +113,40 @@ describe('exportMyAccount shares the service', () => {
       const timings: number[] = [];
       for (let round = 0; round < 3; round++) {
         const tasks = await timed(() => ctx.api.get('/api/tasks').set(victim.headers));
-        assert.equal(tasks.result.status, 200, `another student's GET /api/tasks: ${tasks.result.status} ${JSON.stringify(tasks.result.body)}`);
+        assert.equal(
+          tasks.result.status,
+          200,
+          `another student's GET /api/tasks: ${tasks.result.status} ${JSON.stringify(tasks.result.body)}`,
+        );
         assert.ok(tasks.ms < 2_000, `another student's GET /api/tasks took ${tasks.ms.toFixed(0)} ms`);
         const universities = await timed(() => ctx.api.get('/api/v1/universities').set('X-Service-API-Key', key));
-        assert.equal(universities.result.status, 200, `a partner's GET /api/v1/universities: ${universities.result.status}`);
-        assert.ok(universities.ms < 2_000, `a partner's GET /api/v1/universities took ${universities.ms.toFixed(0)} ms`);
+        assert.equal(
+          universities.result.status,
+          200,
+          `a partner's GET /api/v1/universities: ${universities.result.status}`,
+        );
+        assert.ok(
+          universities.ms < 2_000,
+          `a partner's GET /api/v1/universities took ${universities.ms.toFixed(0)} ms`,
+        );
         timings.push(tasks.ms, universities.ms);
       }
-      console.log(`      victim's requests during 10 never-read exports: ${timings.map((ms) => ms.toFixed(0)).join(', ')} ms`);
+      console.log(
+        `      victim's requests during 10 never-read exports: ${timings.map((ms) => ms.toFixed(0)).join(', ')} ms`,
+      );
       const statuses = await Promise.all(sockets.map(statusOf));
       assert.deepEqual(statuses.sort(), [200, ...Array(9).fill(429)], 'one export runs, the nine others are refused');
     } finally {
       for (const socket of sockets) socket.destroy();
     }
     // The server sees the clients go a moment later, and frees the export then.
-    assert.equal(await eventually(() => exportLeasesOf(ctx.db, attacker.id), (n) => n === 0), 0);
+    assert.equal(
+      await eventually(
+        () => exportLeasesOf(ctx.db, attacker.id),
+        (n) => n === 0,
+      ),
+      0,
+    );
   });
 
   it('refuses a second export of the account while the first is downloading: 429 export_in_progress with Retry-After', async function () {
@@ -139,25 +160,44 @@ describe('exportMyAccount shares the service', () => {
       assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${res.headers['retry-after']}`);
       // Another process (an app of its own on the same database) refuses it too.
       const secondProcess = await generalApp({ exports: createExportLimits() });
-      assert.equal((await secondProcess.api.get(PATH).set(attacker.headers).expect(429)).body.code, 'export_in_progress');
+      assert.equal(
+        (await secondProcess.api.get(PATH).set(attacker.headers).expect(429)).body.code,
+        'export_in_progress',
+      );
       const other = await ctx.newStudent();
       await ctx.api.get(PATH).set(other.headers).expect(200); // per account: another student exports meanwhile
     } finally {
       socket.destroy();
     }
     // The download's end, by the client going away, ends the export: the next one is served.
-    assert.equal(await eventually(() => exportLeasesOf(ctx.db, attacker.id), (n) => n === 0), 0);
+    assert.equal(
+      await eventually(
+        () => exportLeasesOf(ctx.db, attacker.id),
+        (n) => n === 0,
+      ),
+      0,
+    );
     await ctx.api.get(PATH).set(attacker.headers).expect(200);
   });
 
   it('holds across processes: a lease another process holds refuses; one a crashed process left expires', async () => {
     const student = await ctx.newStudent();
     const lease = { user_id: student.id, holder: '00000000-0000-4000-8000-000000000001' };
-    await ctx.db.insertInto('export_leases').values({ ...lease, expires_at: new Date(Date.now() + 30_000) }).execute();
+    await ctx.db
+      .insertInto('export_leases')
+      .values({ ...lease, expires_at: new Date(Date.now() + 30_000) })
+      .execute();
     const refused = await ctx.api.get(PATH).set(student.headers).expect(429);
     assert.equal(refused.body.code, 'export_in_progress');
-    assert.ok(Number(refused.headers['retry-after']) <= 31, `Retry-After ${refused.headers['retry-after']}: until the lease expires`);
-    await ctx.db.updateTable('export_leases').set({ expires_at: new Date(Date.now() - 1_000) }).where('user_id', '=', student.id).execute();
+    assert.ok(
+      Number(refused.headers['retry-after']) <= 31,
+      `Retry-After ${refused.headers['retry-after']}: until the lease expires`,
+    );
+    await ctx.db
+      .updateTable('export_leases')
+      .set({ expires_at: new Date(Date.now() - 1_000) })
+      .where('user_id', '=', student.id)
+      .execute();
     await ctx.api.get(PATH).set(student.headers).expect(200);
     // Freed before the document's end reaches the client.
     assert.equal(await exportLeasesOf(ctx.db, student.id), 0, 'the export that ended released its lease');
@@ -172,7 +212,14 @@ describe('exportMyAccount shares the service', () => {
       const socket = await neverReadingExport(own, attacker);
       assert.equal(await statusOf(socket), 200);
       // The export is freed once its stalled client is cut off.
-      assert.equal(await eventually(() => exportLeasesOf(ctx.db, attacker.id), (n) => n === 0, 150), 0);
+      assert.equal(
+        await eventually(
+          () => exportLeasesOf(ctx.db, attacker.id),
+          (n) => n === 0,
+          150,
+        ),
+        0,
+      );
       await app.api.get(PATH).set(attacker.headers).expect(200);
       // The client, reading again, finds the server gone: the transfer lacks its last chunk.
       let rest = '';
@@ -191,7 +238,12 @@ describe('exportMyAccount shares the service', () => {
     this.timeout(60_000);
     const app = await generalApp({ exports: createExportLimits({ maxReading: 2 }) });
     const own = await listen(app.app);
-    const [a, b, c, victim] = await Promise.all([app.newStudent(), app.newStudent(), app.newStudent(), app.newStudent()]);
+    const [a, b, c, victim] = await Promise.all([
+      app.newStudent(),
+      app.newStudent(),
+      app.newStudent(),
+      app.newStudent(),
+    ]);
     // The last section's table is locked: both exports hold their reading slot until the lock ends.
     const locker = new pg.Client({ connectionString: testDatabase().url });
     await locker.connect();
@@ -214,7 +266,10 @@ describe('exportMyAccount shares the service', () => {
       for (const socket of sockets) socket.destroy();
       await own.close();
     }
-    await eventually(() => app.api.get(PATH).set(c.headers), (res) => res.status === 200);
+    await eventually(
+      () => app.api.get(PATH).set(c.headers),
+      (res) => res.status === 200,
+    );
   });
 
   it('keeps the document unchanged when the temporary file restarts many times (64 KB ahead of the client at most)', async function () {
@@ -230,7 +285,11 @@ describe('exportMyAccount shares the service', () => {
   it(`does not block the event loop while it writes a ${MANY_TASKS}-task account`, async function () {
     this.timeout(120_000);
     // Read over the network and only counted: parsing 14 MB here would block this process's loop itself.
-    const bytes = await withinEventLoopBudget('the export of a large account', () => downloadedBytes(server, attacker), 3);
+    const bytes = await withinEventLoopBudget(
+      'the export of a large account',
+      () => downloadedBytes(server, attacker),
+      3,
+    );
     assert.ok(bytes > MANY_TASKS * 4096, `${bytes} bytes`);
   });
 });

@@ -11,12 +11,19 @@ const DAY_MS = 86_400_000;
 async function deckWithCards(api: Api, owner: Student, n: number): Promise<{ deckId: string; cardIds: string[] }> {
   const deckId = (await api.post('/api/flashcards/decks').set(owner.headers).send({ title: 'XP' }).expect(201)).body.id;
   const cards = Array.from({ length: n }, (_, i) => ({ front: `Q${i}`, back: `A${i}` }));
-  const created = (await api.post(`/api/flashcards/decks/${deckId}/cards/bulk`).set(owner.headers).send({ cards }).expect(201)).body.data;
+  const created = (
+    await api.post(`/api/flashcards/decks/${deckId}/cards/bulk`).set(owner.headers).send({ cards }).expect(201)
+  ).body.data;
   return { deckId, cardIds: created.map((c: { id: string }) => c.id) };
 }
 const review = (api: Api, owner: Student, cardId: string, grade: number, reviewed_at?: string) =>
-  api.post(`/api/flashcards/cards/${cardId}/reviews`).set(owner.headers).send({ grade, ...(reviewed_at ? { reviewed_at } : {}) }).expect(201);
-const xpOf = async (api: Api, owner: Student) => (await api.get('/api/users/me').set(owner.headers).expect(200)).body.xp as number;
+  api
+    .post(`/api/flashcards/cards/${cardId}/reviews`)
+    .set(owner.headers)
+    .send({ grade, ...(reviewed_at ? { reviewed_at } : {}) })
+    .expect(201);
+const xpOf = async (api: Api, owner: Student) =>
+  (await api.get('/api/users/me').set(owner.headers).expect(200)).body.xp as number;
 
 describe('xp from reviews', () => {
   it('pays a review by grade, once per card and day: reviewing one card again earns nothing', async () => {
@@ -37,17 +44,36 @@ describe('xp from reviews', () => {
     const alice = await newStudent();
     const { deckId, cardIds } = await deckWithCards(api, alice, 3);
     const in10Days = new Date(Date.now() + 10 * DAY_MS).toISOString().slice(0, 10);
-    await api.post('/api/exams').set(alice.headers).send({ subject: 'XP', exam_date: in10Days, deck_ids: [deckId] }).expect(201);
+    await api
+      .post('/api/exams')
+      .set(alice.headers)
+      .send({ subject: 'XP', exam_date: in10Days, deck_ids: [deckId] })
+      .expect(201);
     const rounds = 4;
     await Promise.all(cardIds.flatMap((cardId) => Array.from({ length: rounds }, () => review(api, alice, cardId, 4))));
-    const awards = await testDatabase().db.selectFrom('xp_awards').select(['source', 'amount']).where('user_id', '=', alice.id).execute();
-    assert.deepEqual(awards.filter((award) => award.source === 'review').map((award) => award.amount), [3, 3, 3]);
-    assert.equal(await xpOf(api, alice), awards.reduce((sum, award) => sum + award.amount, 0), "the student's xp is its ledger's sum");
+    const awards = await testDatabase()
+      .db.selectFrom('xp_awards')
+      .select(['source', 'amount'])
+      .where('user_id', '=', alice.id)
+      .execute();
+    assert.deepEqual(
+      awards.filter((award) => award.source === 'review').map((award) => award.amount),
+      [3, 3, 3],
+    );
+    assert.equal(
+      await xpOf(api, alice),
+      awards.reduce((sum, award) => sum + award.amount, 0),
+      "the student's xp is its ledger's sum",
+    );
     // A review stamped before the card's last one (it waited for the lock behind a later one) is logged without moving
     // the card; every other moved it from where the one before left it.
     for (const cardId of cardIds) {
       const card = (await api.get(`/api/flashcards/cards/${cardId}`).set(alice.headers).expect(200)).body;
-      const logged = await testDatabase().db.selectFrom('flashcard_reviews').select('applied').where('card_id', '=', cardId).execute();
+      const logged = await testDatabase()
+        .db.selectFrom('flashcard_reviews')
+        .select('applied')
+        .where('card_id', '=', cardId)
+        .execute();
       assert.equal(logged.length, rounds);
       assert.equal(card.repetitions, logged.filter((row) => row.applied).length);
     }
@@ -79,7 +105,13 @@ describe('xp from reviews', () => {
     const alice = await newStudent();
     const { deckId, cardIds } = await deckWithCards(api, alice, 1);
     const examDate = DateTime.utc().plus({ days: 5 }).toISODate();
-    const exam = (await api.post('/api/exams').set(alice.headers).send({ subject: 'XP', exam_date: examDate, deck_ids: [deckId] }).expect(201)).body;
+    const exam = (
+      await api
+        .post('/api/exams')
+        .set(alice.headers)
+        .send({ subject: 'XP', exam_date: examDate, deck_ids: [deckId] })
+        .expect(201)
+    ).body;
     const before = await xpOf(api, alice);
     await review(api, alice, cardIds[0]!, 5);
     const { percent } = (await api.get(`/api/exams/${exam.id}`).set(alice.headers).expect(200)).body.readiness;
@@ -90,11 +122,20 @@ describe('xp from reviews', () => {
     // already paid pay nothing more, only the review does.
     const after = await xpOf(api, alice);
     await api.delete(`/api/flashcards/cards/${cardIds[0]}`).set(alice.headers).expect(204);
-    const fresh = (await api.post(`/api/flashcards/decks/${deckId}/cards`).set(alice.headers).send({ front: 'more', back: 'more' }).expect(201)).body;
+    const fresh = (
+      await api
+        .post(`/api/flashcards/decks/${deckId}/cards`)
+        .set(alice.headers)
+        .send({ front: 'more', back: 'more' })
+        .expect(201)
+    ).body;
     const dipped = (await api.get(`/api/exams/${exam.id}`).set(alice.headers).expect(200)).body.readiness.percent;
     await review(api, alice, fresh.id, 5);
     const recovered = (await api.get(`/api/exams/${exam.id}`).set(alice.headers).expect(200)).body.readiness.percent;
-    assert.ok(dipped < reached[0]!.percent && recovered >= reached[0]!.percent, `readiness ${percent} → ${dipped} → ${recovered}`);
+    assert.ok(
+      dipped < reached[0]!.percent && recovered >= reached[0]!.percent,
+      `readiness ${percent} → ${dipped} → ${recovered}`,
+    );
     assert.equal(await xpOf(api, alice), after + 3);
   });
 });

@@ -8,19 +8,33 @@ type Api = Awaited<ReturnType<typeof generalApp>>['api'];
 const DAY_MS = 86_400_000;
 
 async function createDeck(api: Api, student: Student, fields: Record<string, unknown> = {}) {
-  return (await api.post('/api/flashcards/decks').set(student.headers).send({ title: 'Organic chemistry', ...fields }).expect(201)).body;
+  return (
+    await api
+      .post('/api/flashcards/decks')
+      .set(student.headers)
+      .send({ title: 'Organic chemistry', ...fields })
+      .expect(201)
+  ).body;
 }
 
 async function createCard(api: Api, student: Student, deckId: string, fields: Record<string, unknown> = {}) {
-  return (await api.post(`/api/flashcards/decks/${deckId}/cards`).set(student.headers).send({ front: 'SN2?', back: 'Bimolecular substitution.', ...fields }).expect(201)).body;
+  return (
+    await api
+      .post(`/api/flashcards/decks/${deckId}/cards`)
+      .set(student.headers)
+      .send({ front: 'SN2?', back: 'Bimolecular substitution.', ...fields })
+      .expect(201)
+  ).body;
 }
 
 async function review(api: Api, student: Student, cardId: string, grade: number) {
-  return (await api.post(`/api/flashcards/cards/${cardId}/reviews`).set(student.headers).send({ grade }).expect(201)).body;
+  return (await api.post(`/api/flashcards/cards/${cardId}/reviews`).set(student.headers).send({ grade }).expect(201))
+    .body;
 }
 
 const deckOf = (api: Api, owner: Student) => createDeck(api, owner).then((deck) => deck.id as string);
-const cardOf = async (api: Api, owner: Student) => (await createCard(api, owner, await deckOf(api, owner))).id as string;
+const cardOf = async (api: Api, owner: Student) =>
+  (await createCard(api, owner, await deckOf(api, owner))).id as string;
 
 describe('createDeck', () => {
   it('creates an empty deck with defaults', async () => {
@@ -41,14 +55,18 @@ describe('createDeck', () => {
     await api.post('/api/flashcards/decks').set(alice.headers).send({ title: 'x', colour: 'red' }).expect(400);
     await api.post('/api/flashcards/decks').send({ title: 'x' }).expect(401);
     const reader = await newStudent({ scopes: ['decks:read'] });
-    assert.equal((await api.post('/api/flashcards/decks').set(reader.headers).send({ title: 'x' }).expect(403)).body.code, 'insufficient_scope');
+    assert.equal(
+      (await api.post('/api/flashcards/decks').set(reader.headers).send({ title: 'x' }).expect(403)).body.code,
+      'insufficient_scope',
+    );
   });
 
   describeIdempotentCreate({
     prepare: async () => '/api/flashcards/decks',
     body: { title: 'Statistics' },
     otherBody: { title: 'Statistics II' },
-    count: async (api, student) => (await api.get('/api/flashcards/decks').set(student.headers).expect(200)).body.data.length,
+    count: async (api, student) =>
+      (await api.get('/api/flashcards/decks').set(student.headers).expect(200)).body.data.length,
   });
 });
 
@@ -60,10 +78,19 @@ describe('listDecks', () => {
     for (const title of ['one', 'two', 'three']) created.push(await createDeck(api, alice, { title }));
     await createDeck(api, bob);
     const first = await api.get('/api/flashcards/decks?limit=2').set(alice.headers).expect(200);
-    assert.deepEqual(first.body.data.map((d: { title: string }) => d.title), ['three', 'two']);
+    assert.deepEqual(
+      first.body.data.map((d: { title: string }) => d.title),
+      ['three', 'two'],
+    );
     assert.equal(first.body.has_more, true);
-    const second = await api.get(`/api/flashcards/decks?limit=2&cursor=${first.body.next_cursor}`).set(alice.headers).expect(200);
-    assert.deepEqual(second.body.data.map((d: { id: string }) => d.id), [created[0].id]);
+    const second = await api
+      .get(`/api/flashcards/decks?limit=2&cursor=${first.body.next_cursor}`)
+      .set(alice.headers)
+      .expect(200);
+    assert.deepEqual(
+      second.body.data.map((d: { id: string }) => d.id),
+      [created[0].id],
+    );
     assert.equal(second.body.has_more, false);
     assert.equal(second.body.next_cursor, null);
   });
@@ -76,7 +103,10 @@ describe('listDecks', () => {
     await api.get(`/api/flashcards/decks?cursor=${wrongShape}`).set(alice.headers).expect(400);
     await api.get('/api/flashcards/decks?limit=101').set(alice.headers).expect(400);
     await api.get('/api/flashcards/decks').expect(401);
-    await api.get('/api/flashcards/decks').set((await newStudent({ scopes: ['tasks:read'] })).headers).expect(403);
+    await api
+      .get('/api/flashcards/decks')
+      .set((await newStudent({ scopes: ['tasks:read'] })).headers)
+      .expect(403);
   });
 });
 
@@ -95,7 +125,12 @@ describe('getDeck', () => {
   });
 
   it('answers 401, 403, 404 (unknown and another student’s deck), 400 for a malformed id', () =>
-    assertIdRefusals({ method: 'get', path: (id) => `/api/flashcards/decks/${id}`, otherScope: 'decks:write', create: deckOf }));
+    assertIdRefusals({
+      method: 'get',
+      path: (id) => `/api/flashcards/decks/${id}`,
+      otherScope: 'decks:write',
+      create: deckOf,
+    }));
 });
 
 describe('updateDeck', () => {
@@ -103,7 +138,11 @@ describe('updateDeck', () => {
     const { api, newStudent } = await generalApp();
     const alice = await newStudent();
     const deck = await createDeck(api, alice, { course: 'CHEM 201' });
-    const res = await api.patch(`/api/flashcards/decks/${deck.id}`).set(alice.headers).send({ title: 'Renamed', course: null }).expect(200);
+    const res = await api
+      .patch(`/api/flashcards/decks/${deck.id}`)
+      .set(alice.headers)
+      .send({ title: 'Renamed', course: null })
+      .expect(200);
     assert.equal(res.body.title, 'Renamed');
     assert.equal(res.body.course, null);
     assert.ok(res.body.updated_at >= deck.updated_at);
@@ -119,7 +158,13 @@ describe('updateDeck', () => {
   });
 
   it('answers 401, 403, 404 (unknown and another student’s deck), 400 for a malformed id', () =>
-    assertIdRefusals({ method: 'patch', path: (id) => `/api/flashcards/decks/${id}`, body: { title: 'Mine now' }, otherScope: 'decks:read', create: deckOf }));
+    assertIdRefusals({
+      method: 'patch',
+      path: (id) => `/api/flashcards/decks/${id}`,
+      body: { title: 'Mine now' },
+      otherScope: 'decks:read',
+      create: deckOf,
+    }));
 });
 
 describe('deleteDeck', () => {
@@ -132,7 +177,11 @@ describe('deleteDeck', () => {
     await api.delete(`/api/flashcards/decks/${deck.id}`).set(alice.headers).expect(204);
     await api.get(`/api/flashcards/decks/${deck.id}`).set(alice.headers).expect(404);
     await api.get(`/api/flashcards/cards/${card.id}`).set(alice.headers).expect(404);
-    const reviews = await db.selectFrom('flashcard_reviews').select(['card_id', 'grade']).where('user_id', '=', alice.id).execute();
+    const reviews = await db
+      .selectFrom('flashcard_reviews')
+      .select(['card_id', 'grade'])
+      .where('user_id', '=', alice.id)
+      .execute();
     assert.deepEqual(reviews, [{ card_id: null, grade: 4 }]);
   });
 
@@ -145,7 +194,12 @@ describe('deleteDeck', () => {
   });
 
   it('answers 401, 403, 404 (unknown and another student’s deck), 400 for a malformed id', () =>
-    assertIdRefusals({ method: 'delete', path: (id) => `/api/flashcards/decks/${id}`, otherScope: 'decks:read', create: deckOf }));
+    assertIdRefusals({
+      method: 'delete',
+      path: (id) => `/api/flashcards/decks/${id}`,
+      otherScope: 'decks:read',
+      create: deckOf,
+    }));
 });
 
 describe('listCards', () => {
@@ -157,12 +211,24 @@ describe('listCards', () => {
     for (const front of ['a', 'b', 'c']) cards.push(await createCard(api, alice, deck.id, { front }));
     await review(api, alice, cards[1].id, 5);
     const first = await api.get(`/api/flashcards/decks/${deck.id}/cards?limit=2`).set(alice.headers).expect(200);
-    assert.deepEqual(first.body.data.map((c: { front: string }) => c.front), ['a', 'b']);
-    const rest = await api.get(`/api/flashcards/decks/${deck.id}/cards?limit=2&cursor=${first.body.next_cursor}`).set(alice.headers).expect(200);
-    assert.deepEqual(rest.body.data.map((c: { front: string }) => c.front), ['c']);
+    assert.deepEqual(
+      first.body.data.map((c: { front: string }) => c.front),
+      ['a', 'b'],
+    );
+    const rest = await api
+      .get(`/api/flashcards/decks/${deck.id}/cards?limit=2&cursor=${first.body.next_cursor}`)
+      .set(alice.headers)
+      .expect(200);
+    assert.deepEqual(
+      rest.body.data.map((c: { front: string }) => c.front),
+      ['c'],
+    );
     assert.equal(rest.body.has_more, false);
     const due = await api.get(`/api/flashcards/decks/${deck.id}/cards?due=true`).set(alice.headers).expect(200);
-    assert.deepEqual(due.body.data.map((c: { front: string }) => c.front), ['a', 'c']);
+    assert.deepEqual(
+      due.body.data.map((c: { front: string }) => c.front),
+      ['a', 'c'],
+    );
   });
 
   it('answers 400 for a malformed cursor', async () => {
@@ -173,7 +239,12 @@ describe('listCards', () => {
   });
 
   it('answers 401, 403, 404 (unknown and another student’s deck), 400 for a malformed id', () =>
-    assertIdRefusals({ method: 'get', path: (id) => `/api/flashcards/decks/${id}/cards`, otherScope: 'exams:read', create: deckOf }));
+    assertIdRefusals({
+      method: 'get',
+      path: (id) => `/api/flashcards/decks/${id}/cards`,
+      otherScope: 'exams:read',
+      create: deckOf,
+    }));
 });
 
 describe('createCard', () => {
@@ -195,7 +266,13 @@ describe('createCard', () => {
   });
 
   it('answers 401, 403, 404 (unknown and another student’s deck), 400 for a malformed id', () =>
-    assertIdRefusals({ method: 'post', path: (id) => `/api/flashcards/decks/${id}/cards`, body: { front: 'f', back: 'b' }, otherScope: 'decks:read', create: deckOf }));
+    assertIdRefusals({
+      method: 'post',
+      path: (id) => `/api/flashcards/decks/${id}/cards`,
+      body: { front: 'f', back: 'b' },
+      otherScope: 'decks:read',
+      create: deckOf,
+    }));
 
   describeIdempotentCreate({
     prepare: async (api, student) => `/api/flashcards/decks/${await deckOf(api, student)}/cards`,
@@ -214,7 +291,12 @@ describe('getCard', () => {
   });
 
   it('answers 401, 403, 404 (unknown and another student’s card), 400 for a malformed id', () =>
-    assertIdRefusals({ method: 'get', path: (id) => `/api/flashcards/cards/${id}`, otherScope: 'tasks:read', create: cardOf }));
+    assertIdRefusals({
+      method: 'get',
+      path: (id) => `/api/flashcards/cards/${id}`,
+      otherScope: 'tasks:read',
+      create: cardOf,
+    }));
 });
 
 describe('updateCard', () => {
@@ -223,9 +305,14 @@ describe('updateCard', () => {
     const alice = await newStudent();
     const card = await createCard(api, alice, await deckOf(api, alice));
     const reviewed = (await review(api, alice, card.id, 5)).card;
-    const res = await api.patch(`/api/flashcards/cards/${card.id}`).set(alice.headers).send({ back: 'Corrected' }).expect(200);
+    const res = await api
+      .patch(`/api/flashcards/cards/${card.id}`)
+      .set(alice.headers)
+      .send({ back: 'Corrected' })
+      .expect(200);
     assert.equal(res.body.back, 'Corrected');
-    for (const field of ['ease', 'repetitions', 'interval_days', 'next_due_at', 'last_reviewed_at']) assert.deepEqual(res.body[field], reviewed[field], field);
+    for (const field of ['ease', 'repetitions', 'interval_days', 'next_due_at', 'last_reviewed_at'])
+      assert.deepEqual(res.body[field], reviewed[field], field);
   });
 
   it('answers 400 for an empty body or an SM-2 field', async () => {
@@ -237,7 +324,13 @@ describe('updateCard', () => {
   });
 
   it('answers 401, 403, 404 (unknown and another student’s card), 400 for a malformed id', () =>
-    assertIdRefusals({ method: 'patch', path: (id) => `/api/flashcards/cards/${id}`, body: { front: 'x' }, otherScope: 'decks:read', create: cardOf }));
+    assertIdRefusals({
+      method: 'patch',
+      path: (id) => `/api/flashcards/cards/${id}`,
+      body: { front: 'x' },
+      otherScope: 'decks:read',
+      create: cardOf,
+    }));
 });
 
 describe('deleteCard', () => {
@@ -252,7 +345,12 @@ describe('deleteCard', () => {
   });
 
   it('answers 401, 403, 404 (unknown and another student’s card), 400 for a malformed id', () =>
-    assertIdRefusals({ method: 'delete', path: (id) => `/api/flashcards/cards/${id}`, otherScope: 'decks:read', create: cardOf }));
+    assertIdRefusals({
+      method: 'delete',
+      path: (id) => `/api/flashcards/cards/${id}`,
+      otherScope: 'decks:read',
+      create: cardOf,
+    }));
 });
 
 describe('reviewCard', () => {
@@ -271,10 +369,22 @@ describe('reviewCard', () => {
       const { card: after, review: recorded } = result;
       assert.deepEqual({ repetitions: after.repetitions, interval_days: after.interval_days, ease: after.ease }, step);
       assert.equal(after.last_reviewed_at, recorded.reviewed_at);
-      assert.equal(new Date(after.next_due_at).getTime() - new Date(recorded.reviewed_at).getTime(), step.interval_days * DAY_MS);
-      assert.deepEqual({ ...recorded, id: undefined, reviewed_at: undefined, grade: undefined }, {
-        id: undefined, reviewed_at: undefined, grade: undefined, card_id: card.id, ...step, next_due_at: after.next_due_at, applied: true,
-      });
+      assert.equal(
+        new Date(after.next_due_at).getTime() - new Date(recorded.reviewed_at).getTime(),
+        step.interval_days * DAY_MS,
+      );
+      assert.deepEqual(
+        { ...recorded, id: undefined, reviewed_at: undefined, grade: undefined },
+        {
+          id: undefined,
+          reviewed_at: undefined,
+          grade: undefined,
+          card_id: card.id,
+          ...step,
+          next_due_at: after.next_due_at,
+          applied: true,
+        },
+      );
       assert.deepEqual((await api.get(`/api/flashcards/cards/${card.id}`).set(alice.headers).expect(200)).body, after);
     }
     // A blackout restarts the card: repetitions 0, 1 day, ease - 0.8.
@@ -297,7 +407,13 @@ describe('reviewCard', () => {
       .execute();
     assert.equal(rows.length, 2);
     assert.equal(rows[0]!.id, first.review.id);
-    assert.deepEqual(rows.map((r) => [r.grade, r.repetitions, r.interval_days]), [[3, 1, 1], [1, 0, 1]]);
+    assert.deepEqual(
+      rows.map((r) => [r.grade, r.repetitions, r.interval_days]),
+      [
+        [3, 1, 1],
+        [1, 0, 1],
+      ],
+    );
     assert.ok(Math.abs(rows[1]!.ease - (2.5 - 0.14 - 0.54)) < 1e-9);
   });
 
@@ -311,13 +427,27 @@ describe('reviewCard', () => {
   });
 
   it('answers 401, 403, 404 (unknown and another student’s card), 400 for a malformed id', () =>
-    assertIdRefusals({ method: 'post', path: (id) => `/api/flashcards/cards/${id}/reviews`, body: { grade: 4 }, otherScope: 'decks:read', create: cardOf }));
+    assertIdRefusals({
+      method: 'post',
+      path: (id) => `/api/flashcards/cards/${id}/reviews`,
+      body: { grade: 4 },
+      otherScope: 'decks:read',
+      create: cardOf,
+    }));
 
   describeIdempotentCreate({
     prepare: async (api, student) => `/api/flashcards/cards/${await cardOf(api, student)}/reviews`,
     body: { grade: 4 },
     otherBody: { grade: 2 },
     count: async (_api, student) =>
-      Number((await testDatabase().db.selectFrom('flashcard_reviews').select((eb) => eb.fn.countAll().as('n')).where('user_id', '=', student.id).executeTakeFirstOrThrow()).n),
+      Number(
+        (
+          await testDatabase()
+            .db.selectFrom('flashcard_reviews')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .where('user_id', '=', student.id)
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
   });
 });

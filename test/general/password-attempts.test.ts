@@ -17,16 +17,24 @@ const personalKey = async (api: Api, student: Student): Promise<{ 'x-service-api
   return { 'x-service-api-key': created.body.key };
 };
 const changePassword = (api: Api, headers: Record<string, string>, current_password: string) =>
-  api.post('/api/users/me/password').set(headers).send({ current_password, new_password: `new-${randomBytes(8).toString('hex')}` });
+  api
+    .post('/api/users/me/password')
+    .set(headers)
+    .send({ current_password, new_password: `new-${randomBytes(8).toString('hex')}` });
 
 describe('password attempts', () => {
   it(`a personal key sending 40 wrong passwords at once gets ${PASSWORD_ATTEMPTS_PER_ACCOUNT} checked, then 429 even for the right one`, async () => {
     const { api, newStudentThroughOAuth } = await generalApp();
     const [alice, bob] = [await newStudentThroughOAuth(), await newStudentThroughOAuth()];
     const key = await personalKey(api, alice);
-    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => changePassword(api, key, `wrong guess ${i}`)));
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => changePassword(api, key, `wrong guess ${i}`)),
+    );
     const count = (status: number) => answers.filter((res) => res.status === status).length;
-    assert.deepEqual({ 403: count(403), 429: count(429) }, { 403: PASSWORD_ATTEMPTS_PER_ACCOUNT, 429: 40 - PASSWORD_ATTEMPTS_PER_ACCOUNT });
+    assert.deepEqual(
+      { 403: count(403), 429: count(429) },
+      { 403: PASSWORD_ATTEMPTS_PER_ACCOUNT, 429: 40 - PASSWORD_ATTEMPTS_PER_ACCOUNT },
+    );
 
     const held = await changePassword(api, key, alice.password).expect(429);
     assert.equal(held.body.code, 'password_attempts_exceeded');
@@ -41,11 +49,19 @@ describe('password attempts', () => {
   it('counts wrong passwords only: a right one in between does not use an attempt up', async () => {
     const { api, newStudentThroughOAuth } = await generalApp();
     const alice = await newStudentThroughOAuth();
-    for (let i = 1; i < PASSWORD_ATTEMPTS_PER_ACCOUNT; i++) await changePassword(api, alice.headers, 'wrong').expect(403);
+    for (let i = 1; i < PASSWORD_ATTEMPTS_PER_ACCOUNT; i++)
+      await changePassword(api, alice.headers, 'wrong').expect(403);
     const password = `new-${randomBytes(8).toString('hex')}`;
-    await api.post('/api/users/me/password').set(alice.headers).send({ current_password: alice.password, new_password: password }).expect(204);
+    await api
+      .post('/api/users/me/password')
+      .set(alice.headers)
+      .send({ current_password: alice.password, new_password: password })
+      .expect(204);
     await changePassword(api, alice.headers, 'wrong').expect(403); // the 10th failure
-    assert.equal((await changePassword(api, alice.headers, password).expect(429)).body.code, 'password_attempts_exceeded');
+    assert.equal(
+      (await changePassword(api, alice.headers, password).expect(429)).body.code,
+      'password_attempts_exceeded',
+    );
   });
 
   it('shares the count between processes through Redis', async function () {
@@ -57,8 +73,13 @@ describe('password attempts', () => {
       const apps = await Promise.all(stores.map((limitStores) => buildApp({ limitStores })));
       const apis = apps.map((app) => contractClient(app));
       const alice = await newStudentThroughOAuth(apps[0]!);
-      for (let i = 0; i < PASSWORD_ATTEMPTS_PER_ACCOUNT; i++) await changePassword(apis[i % 2]!, alice.headers, 'wrong').expect(403);
-      for (const api of apis) assert.equal((await changePassword(api, alice.headers, alice.password).expect(429)).body.code, 'password_attempts_exceeded');
+      for (let i = 0; i < PASSWORD_ATTEMPTS_PER_ACCOUNT; i++)
+        await changePassword(apis[i % 2]!, alice.headers, 'wrong').expect(403);
+      for (const api of apis)
+        assert.equal(
+          (await changePassword(api, alice.headers, alice.password).expect(429)).body.code,
+          'password_attempts_exceeded',
+        );
     } finally {
       await Promise.all(stores.map((store) => store.close()));
     }

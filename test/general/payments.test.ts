@@ -14,13 +14,22 @@ type Ctx = Awaited<ReturnType<typeof generalApp>>;
 const PATH = '/api/payments/provider-events';
 
 /** POSTs the event as the provider would: the exact bytes that were signed. */
-function deliver(ctx: Pick<Ctx, 'api'>, event: unknown, signature: (payload: string) => Record<string, string> = (p) => providerSignature(p)) {
+function deliver(
+  ctx: Pick<Ctx, 'api'>,
+  event: unknown,
+  signature: (payload: string) => Record<string, string> = (p) => providerSignature(p),
+) {
   const payload = JSON.stringify(event);
   return ctx.api.post(PATH).set('Content-Type', 'application/json').set(signature(payload)).send(payload);
 }
 
 async function paymentEvents(ctx: Ctx, student: Student) {
-  const rows = await ctx.db.selectFrom('events').select(['id', 'type', 'user_id', 'data', 'created_at']).where('user_id', '=', student.id).where('type', '=', 'payment.succeeded').execute();
+  const rows = await ctx.db
+    .selectFrom('events')
+    .select(['id', 'type', 'user_id', 'data', 'created_at'])
+    .where('user_id', '=', student.id)
+    .where('type', '=', 'payment.succeeded')
+    .execute();
   const events = rows.map(envelopeOf);
   for (const event of events) assertEventConforms(event);
   return events;
@@ -40,15 +49,18 @@ describe('receivePaymentEvent', () => {
 
     const event = paidCheckout({ email: alice.email.toUpperCase() });
     const res = await deliver(ctx, event).expect(200);
-    assert.deepEqual({ ...res.body, id: undefined }, {
-      id: undefined,
-      plan: 'plus',
-      amount: 4990,
-      currency: 'USD',
-      provider: 'provider',
-      provider_event_id: event.id,
-      paid_at: '2026-11-23T11:00:00.000Z',
-    });
+    assert.deepEqual(
+      { ...res.body, id: undefined },
+      {
+        id: undefined,
+        plan: 'plus',
+        amount: 4990,
+        currency: 'USD',
+        provider: 'provider',
+        provider_event_id: event.id,
+        paid_at: '2026-11-23T11:00:00.000Z',
+      },
+    );
 
     // The same token as before: nothing about the credential changed, only the account's plan.
     const after = await ctx.api.get('/api/users/me').set(alice.headers).expect(200);
@@ -88,7 +100,12 @@ describe('receivePaymentEvent', () => {
   it('keeps a contract account on its contract when it pays for plus', async () => {
     const ctx = await generalApp();
     const alice = await ctx.newStudent();
-    await setPlan(ctx.db, alice.id, { plan: 'contract', contract_per_minute: 5000, contract_per_day: 500_000, contract_ai_per_hour: 900 }, new Date());
+    await setPlan(
+      ctx.db,
+      alice.id,
+      { plan: 'contract', contract_per_minute: 5000, contract_per_day: 500_000, contract_ai_per_hour: 900 },
+      new Date(),
+    );
     await deliver(ctx, paidCheckout({ account_id: alice.id })).expect(200);
     const profile = (await ctx.api.get('/api/users/me').set(alice.headers).expect(200)).body;
     assert.equal(profile.plan, 'contract');
@@ -103,7 +120,9 @@ describe('receivePaymentEvent', () => {
     const otherSecret = `whsec_${Buffer.alloc(32, 3).toString('base64')}`;
     const wrongKey = await deliver(ctx, event, (p) => providerSignature(p, { secret: otherSecret })).expect(401);
     assert.equal(wrongKey.body.code, 'invalid_signature');
-    const tampered = await deliver(ctx, { ...event, data: { object: { ...event.data.object, amount: 1 } } }, () => providerSignature(JSON.stringify(event))).expect(401);
+    const tampered = await deliver(ctx, { ...event, data: { object: { ...event.data.object, amount: 1 } } }, () =>
+      providerSignature(JSON.stringify(event)),
+    ).expect(401);
     assert.equal(tampered.body.code, 'invalid_signature');
     const unsigned = await deliver(ctx, event, () => ({})).expect(401);
     assert.equal(unsigned.body.code, 'invalid_signature');
@@ -116,10 +135,14 @@ describe('receivePaymentEvent', () => {
     const ctx = await generalApp();
     const alice = await ctx.newStudent();
     const event = paidCheckout({ email: alice.email });
-    const stale = await deliver(ctx, event, (p) => providerSignature(p, { at: new Date(Date.now() - 6 * 60_000) })).expect(401);
+    const stale = await deliver(ctx, event, (p) =>
+      providerSignature(p, { at: new Date(Date.now() - 6 * 60_000) }),
+    ).expect(401);
     assert.equal(stale.body.code, 'invalid_signature');
     assert.match(stale.body.detail, /too old/i);
-    const ahead = await deliver(ctx, event, (p) => providerSignature(p, { at: new Date(Date.now() + 6 * 60_000) })).expect(401);
+    const ahead = await deliver(ctx, event, (p) =>
+      providerSignature(p, { at: new Date(Date.now() + 6 * 60_000) }),
+    ).expect(401);
     assert.match(ahead.body.detail, /too new/i);
     assert.equal(await paymentCount(ctx, alice), 0);
   });
@@ -136,9 +159,16 @@ describe('receivePaymentEvent', () => {
   it('is 400 for an event the spec refuses, before the signature is looked at', async () => {
     const ctx = await generalApp();
     const event = paidCheckout({ email: 'a@example.com' });
-    const res = await deliver(ctx, { ...event, data: { object: { ...event.data.object, plan: 'free' } } }, () => ({})).expect(400);
+    const res = await deliver(
+      ctx,
+      { ...event, data: { object: { ...event.data.object, plan: 'free' } } },
+      () => ({}),
+    ).expect(400);
     assert.equal(res.body.code, 'invalid_request');
-    assert.ok(res.body.errors.some((e: { path: string }) => e.path.includes('plan')), JSON.stringify(res.body.errors));
+    assert.ok(
+      res.body.errors.some((e: { path: string }) => e.path.includes('plan')),
+      JSON.stringify(res.body.errors),
+    );
   });
 
   it('is 503 not_configured with Retry-After without PAYMENT_PROVIDER_SECRET', async () => {
@@ -153,7 +183,12 @@ describe('plan vocabulary', () => {
   it('shows a contract account as pro on partner v1 and on the profile, from the one plan column', async () => {
     const ctx = await generalApp();
     const alice = await ctx.newStudent();
-    await setPlan(ctx.db, alice.id, { plan: 'contract', contract_per_minute: 100, contract_per_day: 1000, contract_ai_per_hour: 10 }, new Date());
+    await setPlan(
+      ctx.db,
+      alice.id,
+      { plan: 'contract', contract_per_minute: 100, contract_per_day: 1000, contract_ai_per_hour: 10 },
+      new Date(),
+    );
     const { key } = await issueTestKey();
     const v1 = await ctx.api.get(`/api/v1/users/${alice.nickname}/public`).set('X-Service-API-Key', key).expect(200);
     assert.equal(v1.body.premium_tier, 'pro');

@@ -43,17 +43,29 @@ describe('general principals kept per process', () => {
     const fire = (kind: string) => () => {
       for (const w of waiting.splice(0).filter((w) => w.kind === kind)) w.resolve();
     };
-    notifications.subscribe(PRINCIPALS_CHANNEL, { message: fire('message'), missed: fire('missed'), lost: fire('lost') });
-    return { next: (kind: 'message' | 'missed' | 'lost') => new Promise<void>((resolve) => waiting.push({ kind, resolve })) };
+    notifications.subscribe(PRINCIPALS_CHANNEL, {
+      message: fire('message'),
+      missed: fire('missed'),
+      lost: fire('lost'),
+    });
+    return {
+      next: (kind: 'message' | 'missed' | 'lost') => new Promise<void>((resolve) => waiting.push({ kind, resolve })),
+    };
   }
-  const delivered = (...processes: Array<{ events: ReturnType<typeof watch> }>) => Promise.all(processes.map((p) => p.events.next('message')));
+  const delivered = (...processes: Array<{ events: ReturnType<typeof watch> }>) =>
+    Promise.all(processes.map((p) => p.events.next('message')));
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
   it('refuses the tokens of a grant revoked through one process in every process', async () => {
     const [one, two] = await twoProcesses();
     const student = await newStudent(one.app);
     const appClient = (await registerTestClient(['tasks:read'])).client_id;
-    const appTokens = await signIn(one.app, { email: student.email, password: student.password, client_id: appClient, scope: 'tasks:read' });
+    const appTokens = await signIn(one.app, {
+      email: student.email,
+      password: student.password,
+      client_id: appClient,
+      scope: 'tasks:read',
+    });
     for (const p of [one, two, one, two]) await p.api.get('/api/tasks').set(bearer(appTokens.access_token)).expect(200);
 
     const told = delivered(one, two);
@@ -68,12 +80,20 @@ describe('general principals kept per process', () => {
   it('applies a new plan in every process from the next request on', async () => {
     const [one, two] = await twoProcesses();
     const student = await newStudent(one.app);
-    const minuteQuota = async (p: typeof one) => /"minute"; q=(\d+);/.exec(String((await p.api.get('/api/tasks').set(student.headers).expect(200)).headers['ratelimit-policy']))?.[1];
+    const minuteQuota = async (p: typeof one) =>
+      /"minute"; q=(\d+);/.exec(
+        String((await p.api.get('/api/tasks').set(student.headers).expect(200)).headers['ratelimit-policy']),
+      )?.[1];
     for (const p of [one, two]) assert.equal(await minuteQuota(p), '60');
 
     // As the CLI's `users plan` or a payment does it: from outside both apps.
     const told = delivered(one, two);
-    await setPlan(testDatabase().db, student.id, { plan: 'contract', contract_per_minute: 5000, contract_per_day: 500_000, contract_ai_per_hour: 900 }, new Date());
+    await setPlan(
+      testDatabase().db,
+      student.id,
+      { plan: 'contract', contract_per_minute: 5000, contract_per_day: 500_000, contract_ai_per_hour: 900 },
+      new Date(),
+    );
     await told;
     for (const p of [one, two]) assert.equal(await minuteQuota(p), '5000');
   });
@@ -81,7 +101,13 @@ describe('general principals kept per process', () => {
   it('refuses a personal key revoked through one process in every process', async () => {
     const [one, two] = await twoProcesses();
     const student = await newStudent(one.app);
-    const created = (await two.api.post('/api/users/me/api-keys').set(student.headers).send({ name: 'script', scopes: ['tasks:read'] }).expect(201)).body;
+    const created = (
+      await two.api
+        .post('/api/users/me/api-keys')
+        .set(student.headers)
+        .send({ name: 'script', scopes: ['tasks:read'] })
+        .expect(201)
+    ).body;
     const viaKey = { 'x-service-api-key': created.key };
     for (const p of [one, two, one, two]) await p.api.get('/api/tasks').set(viaKey).expect(200);
 
@@ -95,18 +121,36 @@ describe('general principals kept per process', () => {
     const [one, two] = await twoProcesses();
     const student = await newStudent(one.app);
     await two.api.get('/api/tasks').set(student.headers).expect(200);
-    const grant = await testDatabase().db.selectFrom('oauth_grants').select('id').where('user_id', '=', student.id).executeTakeFirstOrThrow();
-    await testDatabase().db.updateTable('oauth_grants').set({ revoked_at: new Date() }).where('id', '=', grant.id).execute();
+    const grant = await testDatabase()
+      .db.selectFrom('oauth_grants')
+      .select('id')
+      .where('user_id', '=', student.id)
+      .executeTakeFirstOrThrow();
+    await testDatabase()
+      .db.updateTable('oauth_grants')
+      .set({ revoked_at: new Date() })
+      .where('id', '=', grant.id)
+      .execute();
     await two.api.get('/api/tasks').set(student.headers).expect(200);
 
     // Another account's change leaves this one kept; a change of this account drops it.
     const other = await newStudent(one.app);
     let told = delivered(two);
-    await setPlan(testDatabase().db, other.id, { plan: 'plus', contract_per_minute: null, contract_per_day: null, contract_ai_per_hour: null }, new Date());
+    await setPlan(
+      testDatabase().db,
+      other.id,
+      { plan: 'plus', contract_per_minute: null, contract_per_day: null, contract_ai_per_hour: null },
+      new Date(),
+    );
     await told;
     await two.api.get('/api/tasks').set(student.headers).expect(200);
     told = delivered(two);
-    await setPlan(testDatabase().db, student.id, { plan: 'plus', contract_per_minute: null, contract_per_day: null, contract_ai_per_hour: null }, new Date());
+    await setPlan(
+      testDatabase().db,
+      student.id,
+      { plan: 'plus', contract_per_minute: null, contract_per_day: null, contract_ai_per_hour: null },
+      new Date(),
+    );
     await told;
     await two.api.get('/api/tasks').set(student.headers).expect(401);
   });
@@ -115,7 +159,13 @@ describe('general principals kept per process', () => {
     const { db, url } = testDatabase();
     if (!url) this.skip(); // the embedded database listens in process: there is no connection to lose
     const listeners = async () =>
-      (await sql<{ pid: number }>`select pid from pg_stat_activity where application_name = ${LISTENER_APPLICATION_NAME} and datname = current_database()`.execute(db)).rows.map((r) => r.pid);
+      (
+        await sql<{
+          pid: number;
+        }>`select pid from pg_stat_activity where application_name = ${LISTENER_APPLICATION_NAME} and datname = current_database()`.execute(
+          db,
+        )
+      ).rows.map((r) => r.pid);
     const before = await listeners();
     const two = await process({ ownPool: true });
     const own = (await listeners()).filter((pid) => !before.includes(pid));

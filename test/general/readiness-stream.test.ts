@@ -78,14 +78,43 @@ describe('streamExamReadiness', () => {
     const h = student.headers;
     const deck = (await api.post('/api/flashcards/decks').set(h).send({ title: 'Cells' }).expect(201)).body;
     const cards = [];
-    for (const front of ['Mitochondria?', 'Ribosome?']) cards.push((await api.post(`/api/flashcards/decks/${deck.id}/cards`).set(h).send({ front, back: 'An organelle' }).expect(201)).body);
-    const task = (await api.post('/api/tasks').set(h).send({ title: 'Read chapter 3', due_at: inDays(2) + 'T12:00:00Z', course: 'Biology' }).expect(201)).body;
-    const biology = (await api.post('/api/exams').set(h).send({ subject: 'Biology', exam_date: inDays(10), deck_ids: [deck.id], task_ids: [task.id] }).expect(201)).body;
-    const history = (await api.post('/api/exams').set(h).send({ subject: 'History', exam_date: inDays(20) }).expect(201)).body;
+    for (const front of ['Mitochondria?', 'Ribosome?'])
+      cards.push(
+        (
+          await api
+            .post(`/api/flashcards/decks/${deck.id}/cards`)
+            .set(h)
+            .send({ front, back: 'An organelle' })
+            .expect(201)
+        ).body,
+      );
+    const task = (
+      await api
+        .post('/api/tasks')
+        .set(h)
+        .send({ title: 'Read chapter 3', due_at: inDays(2) + 'T12:00:00Z', course: 'Biology' })
+        .expect(201)
+    ).body;
+    const biology = (
+      await api
+        .post('/api/exams')
+        .set(h)
+        .send({ subject: 'Biology', exam_date: inDays(10), deck_ids: [deck.id], task_ids: [task.id] })
+        .expect(201)
+    ).body;
+    const history = (
+      await api
+        .post('/api/exams')
+        .set(h)
+        .send({ subject: 'History', exam_date: inDays(20) })
+        .expect(201)
+    ).body;
     return { student, deck, cards, task, biology, history };
   }
-  const review = (student: Student, cardId: string) => api.post(`/api/flashcards/cards/${cardId}/reviews`).set(student.headers).send({ grade: 5 }).expect(201);
-  const readinessOf = async (student: Student, examId: string) => (await api.get(`/api/exams/${examId}`).set(student.headers).expect(200)).body.readiness;
+  const review = (student: Student, cardId: string) =>
+    api.post(`/api/flashcards/cards/${cardId}/reviews`).set(student.headers).send({ grade: 5 }).expect(201);
+  const readinessOf = async (student: Student, examId: string) =>
+    (await api.get(`/api/exams/${examId}`).set(student.headers).expect(200)).body.readiness;
 
   afterEach(async () => {
     streams.splice(0).forEach((stream) => stream.close());
@@ -103,7 +132,10 @@ describe('streamExamReadiness', () => {
       assert.equal(first.event, 'snapshot');
       const snapshot = dataOf(first);
       assert.equal(snapshot.missed, false);
-      assert.deepEqual(snapshot.exams.map((e: any) => e.subject), ['Biology', 'History']);
+      assert.deepEqual(
+        snapshot.exams.map((e: any) => e.subject),
+        ['Biology', 'History'],
+      );
       assert.deepEqual(snapshot.exams[0].readiness, await readinessOf(student, biology.id));
 
       // The day's first review makes it a study day: consistency moves for both exams, memory for Biology.
@@ -119,11 +151,17 @@ describe('streamExamReadiness', () => {
       await review(student, cards[1].id);
       const secondReview = await stream.next();
       assert.ok(Number(secondReview.id) > Number(firstReview.id));
-      assert.deepEqual(dataOf(secondReview).exams.map((e: any) => e.exam_id), [biology.id]);
+      assert.deepEqual(
+        dataOf(secondReview).exams.map((e: any) => e.exam_id),
+        [biology.id],
+      );
 
       await api.patch(`/api/tasks/${task.id}`).set(student.headers).send({ status: 'completed' }).expect(200);
       const completed = dataOf(await stream.next());
-      assert.deepEqual(completed.exams.map((e: any) => e.exam_id), [biology.id]);
+      assert.deepEqual(
+        completed.exams.map((e: any) => e.exam_id),
+        [biology.id],
+      );
       assert.equal(completed.exams[0].readiness.coverage, 1);
       assert.equal(completed.exams[0].readiness.percent, (await readinessOf(student, biology.id)).percent);
 
@@ -139,7 +177,11 @@ describe('streamExamReadiness', () => {
       const stream = await open(student);
       dataOf(await stream.next());
       await review(other.student, other.cards[0].id);
-      await api.patch(`/api/exams/${biology.id}`).set(student.headers).send({ notes: 'Bring a calculator' }).expect(200);
+      await api
+        .patch(`/api/exams/${biology.id}`)
+        .set(student.headers)
+        .send({ notes: 'Bring a calculator' })
+        .expect(200);
       await assert.rejects(stream.next(500), /no event within/);
     });
 
@@ -154,12 +196,22 @@ describe('streamExamReadiness', () => {
 
       const again = await open(student, { 'Last-Event-ID': snapshot.id! });
       const missed = [await again.next(), await again.next()];
-      assert.deepEqual(missed.map((e) => e.event), ['readiness', 'readiness']);
-      assert.ok(Number(missed[0]!.id) > Number(snapshot.id) && Number(missed[1]!.id) > Number(missed[0]!.id), 'in order, after the id sent');
+      assert.deepEqual(
+        missed.map((e) => e.event),
+        ['readiness', 'readiness'],
+      );
+      assert.ok(
+        Number(missed[0]!.id) > Number(snapshot.id) && Number(missed[1]!.id) > Number(missed[0]!.id),
+        'in order, after the id sent',
+      );
       const latest = dataOf(missed[1]!).exams.find((e: any) => e.exam_id === biology.id);
       assert.deepEqual(latest.readiness.details, (await readinessOf(student, biology.id)).details);
       // The first move also moved History (a new study day); History did not move since, so it is not repeated.
-      assert.equal(dataOf(missed[0]!).exams.length, 1, 'Biology moved again later and is sent once, in its latest move');
+      assert.equal(
+        dataOf(missed[0]!).exams.length,
+        1,
+        'Biology moved again later and is sent once, in its latest move',
+      );
 
       // ...and the stream goes on live.
       await review(student, cards[1].id);
@@ -232,11 +284,15 @@ describe('streamExamReadiness', () => {
   it('answers within the contract through the contract client (status, headers), and HEAD without a body', async () => {
     await serve({ heartbeatMs: 15_000, maxDurationMs: 100 });
     const { student } = await preparedStudent();
-    const res = await api.get(PATH).set(student.headers).buffer(true).parse((r, done) => {
-      let text = '';
-      r.on('data', (chunk: Buffer) => (text += chunk));
-      r.on('end', () => done(null, text));
-    });
+    const res = await api
+      .get(PATH)
+      .set(student.headers)
+      .buffer(true)
+      .parse((r, done) => {
+        let text = '';
+        r.on('data', (chunk: Buffer) => (text += chunk));
+        r.on('end', () => done(null, text));
+      });
     assert.equal(res.status, 200);
     assert.match(String(res.headers['cache-control']), /no-cache/);
     const head = await api.head(PATH).set(student.headers).expect(200);
@@ -250,11 +306,16 @@ describe('streamExamReadiness', () => {
     const stream = await open(student);
     await stream.next();
     const { db } = testDatabase();
-    const listeners = sql<{ pid: number }>`select pid from pg_stat_activity where application_name = ${LISTENER_APPLICATION_NAME} and datname = current_database()`;
+    const listeners = sql<{
+      pid: number;
+    }>`select pid from pg_stat_activity where application_name = ${LISTENER_APPLICATION_NAME} and datname = current_database()`;
     const before = (await listeners.execute(db)).rows.map((row) => row.pid);
     assert.ok(before.length > 0, 'a connection listens');
     await sql`select pg_terminate_backend(pid) from pg_stat_activity where pid = any(${before})`.execute(db);
-    await until(async () => !(await listeners.execute(db)).rows.some((row) => before.includes(row.pid)), 'the listening connection is gone');
+    await until(
+      async () => !(await listeners.execute(db)).rows.some((row) => before.includes(row.pid)),
+      'the listening connection is gone',
+    );
     // Made while nothing listens (the listener waits at least half a second before it reconnects): its notification
     // is lost, and the reconnected listener tells the stream to read again.
     await review(student, cards[0].id);
@@ -307,16 +368,42 @@ describe('streamExamReadiness: fair share', () => {
 
   async function studentWithExam(p: Awaited<ReturnType<typeof process>>) {
     const student = await newStudent(p.app);
-    const deck = (await p.api.post('/api/flashcards/decks').set(student.headers).send({ title: 'Cells' }).expect(201)).body;
+    const deck = (await p.api.post('/api/flashcards/decks').set(student.headers).send({ title: 'Cells' }).expect(201))
+      .body;
     const cards = [];
-    for (const front of ['Mitochondria?', 'Ribosome?']) cards.push((await p.api.post(`/api/flashcards/decks/${deck.id}/cards`).set(student.headers).send({ front, back: 'An organelle' }).expect(201)).body);
-    await p.api.post('/api/exams').set(student.headers).send({ subject: 'Biology', exam_date: inDays(10), deck_ids: [deck.id] }).expect(201);
+    for (const front of ['Mitochondria?', 'Ribosome?'])
+      cards.push(
+        (
+          await p.api
+            .post(`/api/flashcards/decks/${deck.id}/cards`)
+            .set(student.headers)
+            .send({ front, back: 'An organelle' })
+            .expect(201)
+        ).body,
+      );
+    await p.api
+      .post('/api/exams')
+      .set(student.headers)
+      .send({ subject: 'Biology', exam_date: inDays(10), deck_ids: [deck.id] })
+      .expect(201);
     return { student, cards };
   }
   const personalKey = async (p: Awaited<ReturnType<typeof process>>, student: Student) =>
-    (await p.api.post('/api/users/me/api-keys').set(student.headers).send({ name: 'dashboard', scopes: ['exams:read'] }).expect(201)).body as { id: string; key: string };
+    (
+      await p.api
+        .post('/api/users/me/api-keys')
+        .set(student.headers)
+        .send({ name: 'dashboard', scopes: ['exams:read'] })
+        .expect(201)
+    ).body as { id: string; key: string };
   const openRows = async (userId: string) =>
-    Number((await sql<{ n: string }>`select count(*) as n from open_streams where user_id = ${userId}`.execute(testDatabase().db)).rows[0]!.n);
+    Number(
+      (
+        await sql<{ n: string }>`select count(*) as n from open_streams where user_id = ${userId}`.execute(
+          testDatabase().db,
+        )
+      ).rows[0]!.n,
+    );
 
   it(`bounds the streams an account holds open at ${MAX}, counted per account over every key and process, and frees a place when a stream ends`, async () => {
     const [one, two] = [await process(), await process({ own: true })];
@@ -324,14 +411,22 @@ describe('streamExamReadiness: fair share', () => {
     const key = await personalKey(one, student);
     const viaKey = { 'X-Service-API-Key': key.key };
     // Half through the access token on one process, half through a personal key on the other.
-    for (let i = 0; i < MAX; i++) await (i % 2 === 0 ? one.open(student.headers) : two.open(viaKey)).then((stream) => stream.next());
+    for (let i = 0; i < MAX; i++)
+      await (i % 2 === 0 ? one.open(student.headers) : two.open(viaKey)).then((stream) => stream.next());
     assert.equal(await openRows(student.id), MAX);
 
-    for (const [p, headers] of [[one, student.headers], [two, student.headers], [one, viaKey]] as const) {
+    for (const [p, headers] of [
+      [one, student.headers],
+      [two, student.headers],
+      [one, viaKey],
+    ] as const) {
       const refused = await p.api.get(PATH).set(headers).expect(429);
       assert.equal(refused.body.code, 'too_many_streams');
       const retryAfter = Number(refused.headers['retry-after']);
-      assert.ok(retryAfter >= 1 && retryAfter <= OPEN_STREAM_LIMITS.leaseMs / 1000, `Retry-After ${retryAfter}: until the earliest lease may lapse`);
+      assert.ok(
+        retryAfter >= 1 && retryAfter <= OPEN_STREAM_LIMITS.leaseMs / 1000,
+        `Retry-After ${retryAfter}: until the earliest lease may lapse`,
+      );
     }
     // Another account is not affected.
     const other = await newStudent(one.app);
@@ -348,13 +443,20 @@ describe('streamExamReadiness: fair share', () => {
     const p = await process();
     const { student } = await studentWithExam(p);
     const rows = (expires: string) =>
-      Array.from({ length: MAX }, () => sql`(${student.id}::uuid, 'readiness', statement_timestamp() + ${expires}::interval)`);
+      Array.from(
+        { length: MAX },
+        () => sql`(${student.id}::uuid, 'readiness', statement_timestamp() + ${expires}::interval)`,
+      );
     // A dead process left MAX streams whose leases have lapsed: they do not count, and are deleted on the way.
-    await sql`insert into open_streams (user_id, kind, expires_at) values ${sql.join(rows('-1 second'))}`.execute(testDatabase().db);
+    await sql`insert into open_streams (user_id, kind, expires_at) values ${sql.join(rows('-1 second'))}`.execute(
+      testDatabase().db,
+    );
     assert.equal((await (await p.open(student.headers)).next()).event, 'snapshot');
     assert.equal(await openRows(student.id), 1);
     // Leases still running count until they lapse, which Retry-After says.
-    await sql`insert into open_streams (user_id, kind, expires_at) values ${sql.join(rows('20 seconds'))}`.execute(testDatabase().db);
+    await sql`insert into open_streams (user_id, kind, expires_at) values ${sql.join(rows('20 seconds'))}`.execute(
+      testDatabase().db,
+    );
     const refused = await p.api.get(PATH).set(student.headers).expect(429);
     assert.ok(Number(refused.headers['retry-after']) <= 20);
   });
@@ -373,9 +475,16 @@ describe('streamExamReadiness: fair share', () => {
       const before = reads.count;
       await p.api.post(`/api/flashcards/cards/${card.id}/reviews`).set(student.headers).send({ grade: 5 }).expect(201);
       const moved = await Promise.all(own.map((stream) => stream.next()));
-      assert.ok(moved.every((event) => event.event === 'readiness' && event.id === moved[0]!.id), `move ${i + 1} reached every stream`);
+      assert.ok(
+        moved.every((event) => event.event === 'readiness' && event.id === moved[0]!.id),
+        `move ${i + 1} reached every stream`,
+      );
       await until(() => reads.settled(), 'the reads are done');
-      assert.equal(reads.count - before, 1, `move ${i + 1}: one read for ${MAX} streams of one student (was ${reads.count - before})`);
+      assert.equal(
+        reads.count - before,
+        1,
+        `move ${i + 1}: one read for ${MAX} streams of one student (was ${reads.count - before})`,
+      );
     }
   });
 
@@ -383,10 +492,16 @@ describe('streamExamReadiness: fair share', () => {
     const p = await process();
     const { student, cards } = await studentWithExam(p);
     // A long history: the student's moves are numbered far beyond what an old client holds.
-    await sql`update readiness_versions set version = version + ${MAX_REPLAYED_MOVES} where user_id = ${student.id}`.execute(testDatabase().db);
+    await sql`update readiness_versions set version = version + ${MAX_REPLAYED_MOVES} where user_id = ${student.id}`.execute(
+      testDatabase().db,
+    );
     const first = await p.open(student.headers);
     const snapshot = await first.next();
-    await p.api.post(`/api/flashcards/cards/${cards[0]!.id}/reviews`).set(student.headers).send({ grade: 5 }).expect(201);
+    await p.api
+      .post(`/api/flashcards/cards/${cards[0]!.id}/reviews`)
+      .set(student.headers)
+      .send({ grade: 5 })
+      .expect(201);
     assert.equal((await first.next()).event, 'readiness');
 
     const fromZero = await p.open(student.headers, { 'Last-Event-ID': '0' });
@@ -443,8 +558,14 @@ describe('streamExamReadiness: fair share', () => {
     const [one, two] = [await process(), await process({ own: true })];
     const { student } = await studentWithExam(one);
     const appClient = (await registerTestClient(['exams:read'])).client_id;
-    const appTokens = await signIn(one.app, { email: student.email, password: student.password, client_id: appClient, scope: 'exams:read' });
-    const grantId = JSON.parse(Buffer.from(appTokens.access_token.split('.')[1]!, 'base64url').toString()).sid as string;
+    const appTokens = await signIn(one.app, {
+      email: student.email,
+      password: student.password,
+      client_id: appClient,
+      scope: 'exams:read',
+    });
+    const grantId = JSON.parse(Buffer.from(appTokens.access_token.split('.')[1]!, 'base64url').toString())
+      .sid as string;
     const onApp = await one.open({ authorization: `Bearer ${appTokens.access_token}` });
     const onStudent = await one.open(student.headers);
     for (const stream of [onApp, onStudent]) await stream.next();
@@ -455,7 +576,10 @@ describe('streamExamReadiness: fair share', () => {
     assert.equal(dataOf(last).code, 'credential_revoked');
     await onApp.ended;
     await assert.rejects(onStudent.next(300), /no event within/, "the student's own sign-in keeps its stream");
-    await until(async () => (await openStreamsOfGrants(testDatabase().db, [grantId])) === 0, "the grant's streams freed their places");
+    await until(
+      async () => (await openStreamsOfGrants(testDatabase().db, [grantId])) === 0,
+      "the grant's streams freed their places",
+    );
   });
 });
 

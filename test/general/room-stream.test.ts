@@ -25,7 +25,9 @@ ajv.addSchema(spec, 'general');
 const eventSchemas = Object.fromEntries(
   Object.keys(spec.paths[TEMPLATE].get.responses['200']['x-sse-events']).map((name) => [
     name,
-    ajv.compile({ $ref: `general#/paths/${TEMPLATE.replace(/\//g, '~1').replace(/[{}]/g, (c) => encodeURIComponent(c))}/get/responses/200/x-sse-events/${name}` }),
+    ajv.compile({
+      $ref: `general#/paths/${TEMPLATE.replace(/\//g, '~1').replace(/[{}]/g, (c) => encodeURIComponent(c))}/get/responses/200/x-sse-events/${name}`,
+    }),
   ]),
 );
 
@@ -64,7 +66,8 @@ describe('streamRoom', () => {
     for (const other of others) await api.post('/api/rooms/join').set(other.headers).send({ code }).expect(200);
     return room.id as string;
   }
-  const timer = (student: Student, roomId: string, body: Record<string, unknown>) => api.post(`/api/rooms/${roomId}/timer`).set(student.headers).send(body).expect(200);
+  const timer = (student: Student, roomId: string, body: Record<string, unknown>) =>
+    api.post(`/api/rooms/${roomId}/timer`).set(student.headers).send(body).expect(200);
 
   afterEach(async () => {
     streams.splice(0).forEach((stream) => stream.close());
@@ -79,14 +82,28 @@ describe('streamRoom', () => {
       const room = await roomOf(alice, [bob]);
       const onAlice = await open(alice, room);
       const first = dataOf(await onAlice.next(), 'snapshot');
-      assert.deepEqual(first, { at: first.at, missed: false, timer: null, present: [{ nickname: alice.nickname, first_name: 'Test' }] });
+      assert.deepEqual(first, {
+        at: first.at,
+        missed: false,
+        timer: null,
+        present: [{ nickname: alice.nickname, first_name: 'Test' }],
+      });
 
       const onBob = await open(bob, room);
       const bobSnapshot = dataOf(await onBob.next(), 'snapshot');
-      assert.deepEqual(bobSnapshot.present.map((m: { nickname: string }) => m.nickname).sort(), [alice.nickname, bob.nickname].sort());
-      assert.deepEqual(dataOf(await onAlice.next(), 'presence'), { event: 'joined', member: { nickname: bob.nickname, first_name: 'Test' } });
+      assert.deepEqual(
+        bobSnapshot.present.map((m: { nickname: string }) => m.nickname).sort(),
+        [alice.nickname, bob.nickname].sort(),
+      );
+      assert.deepEqual(dataOf(await onAlice.next(), 'presence'), {
+        event: 'joined',
+        member: { nickname: bob.nickname, first_name: 'Test' },
+      });
       const members = (await api.get(`/api/rooms/${room}/members`).set(alice.headers).expect(200)).body.data;
-      assert.deepEqual(members.map((m: { present: boolean }) => m.present), [true, true]);
+      assert.deepEqual(
+        members.map((m: { present: boolean }) => m.present),
+        [true, true],
+      );
 
       const started = (await timer(alice, room, { action: 'start', duration_minutes: 25 })).body;
       const [toAlice, toBob] = [await onAlice.next(), await onBob.next()];
@@ -98,9 +115,18 @@ describe('streamRoom', () => {
       assert.equal(dataOf(await onBob.next(), 'timer').event, 'paused');
 
       onBob.close();
-      assert.deepEqual(dataOf(await onAlice.next(), 'presence'), { event: 'left', member: { nickname: bob.nickname, first_name: 'Test' } });
+      assert.deepEqual(dataOf(await onAlice.next(), 'presence'), {
+        event: 'left',
+        member: { nickname: bob.nickname, first_name: 'Test' },
+      });
       const after = (await api.get(`/api/rooms/${room}/members`).set(alice.headers).expect(200)).body.data;
-      assert.deepEqual(after.map((m: { nickname: string; present: boolean }) => [m.nickname, m.present]), [[alice.nickname, true], [bob.nickname, false]]);
+      assert.deepEqual(
+        after.map((m: { nickname: string; present: boolean }) => [m.nickname, m.present]),
+        [
+          [alice.nickname, true],
+          [bob.nickname, false],
+        ],
+      );
     });
 
     it('a session that ran out reaches every stream as finished', async () => {
@@ -110,7 +136,11 @@ describe('streamRoom', () => {
       dataOf(await onBob.next(), 'snapshot');
       const started = (await timer(alice, room, { action: 'start', duration_minutes: 5 })).body;
       dataOf(await onBob.next(), 'timer');
-      await testDatabase().db.updateTable('study_room_sessions').set({ started_at: sql`started_at - interval '6 minutes'` }).where('id', '=', started.session_id).execute();
+      await testDatabase()
+        .db.updateTable('study_room_sessions')
+        .set({ started_at: sql`started_at - interval '6 minutes'` })
+        .where('id', '=', started.session_id)
+        .execute();
       await api.get(`/api/rooms/${room}`).set(alice.headers).expect(200);
       const finished = dataOf(await onBob.next(), 'timer');
       assert.equal(finished.event, 'finished');
@@ -130,8 +160,14 @@ describe('streamRoom', () => {
       // Bob's own stream closing (whenever the server saw the connection go) and reopening are moves too; the
       // timer's two come in order.
       const kinds = missed.map((e) => `${e.event} ${JSON.parse(e.data).event}`);
-      assert.deepEqual(kinds.filter((k) => k.startsWith('timer')), ['timer started', 'timer stopped']);
-      assert.deepEqual(kinds.filter((k) => k.startsWith('presence')), ['presence left', 'presence joined']);
+      assert.deepEqual(
+        kinds.filter((k) => k.startsWith('timer')),
+        ['timer started', 'timer stopped'],
+      );
+      assert.deepEqual(
+        kinds.filter((k) => k.startsWith('presence')),
+        ['presence left', 'presence joined'],
+      );
       assert.equal(kinds.at(-1), 'presence joined');
       missed.forEach((e) => dataOf(e, e.event));
       const fresh = await open(bob, room, { 'Last-Event-ID': '999999999' });
@@ -155,7 +191,10 @@ describe('streamRoom', () => {
       assert.notEqual(first.event, 'snapshot', `a replay, not a snapshot: ${first.data}`);
       const replayed = [first, await again.next(), await again.next(), await again.next()];
       const kinds = replayed.map((e) => `${e.event} ${JSON.parse(e.data).event}`);
-      assert.deepEqual(kinds.filter((k) => k.startsWith('timer')), ['timer started', 'timer stopped']);
+      assert.deepEqual(
+        kinds.filter((k) => k.startsWith('timer')),
+        ['timer started', 'timer stopped'],
+      );
     });
 
     for (const how of ['leaves the room', 'deletes the account'] as const) {
@@ -188,7 +227,11 @@ describe('streamRoom', () => {
     });
 
     it('refuses a room the student is not in (404, as an unknown one), no credential, a narrow one, a bad id; counts in the stream bound', async () => {
-      const [alice, bob, narrow] = [await newStudent(app), await newStudent(app), await newStudent(app, { scopes: ['tasks:read'] })];
+      const [alice, bob, narrow] = [
+        await newStudent(app),
+        await newStudent(app),
+        await newStudent(app, { scopes: ['tasks:read'] }),
+      ];
       const room = await roomOf(alice);
       const others = await api.get(path(room)).set(bob.headers).expect(404);
       const unknown = await api.get(path('9f0e8d7c-6b5a-4c3d-8e2f-1a0b9c8d7e6f')).set(bob.headers).expect(404);

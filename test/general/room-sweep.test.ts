@@ -36,18 +36,49 @@ describe('the study rooms sweep', () => {
 
   /** A 25-minute session of the room that ends `endsInMs` from now (its start and the memberships moved back). */
   async function sessionEndingIn(roomId: string, starter: Student, endsInMs: number) {
-    const session = (await api.post(`/api/rooms/${roomId}/timer`).set(starter.headers).send({ action: 'start', duration_minutes: 25 }).expect(200)).body;
+    const session = (
+      await api
+        .post(`/api/rooms/${roomId}/timer`)
+        .set(starter.headers)
+        .send({ action: 'start', duration_minutes: 25 })
+        .expect(200)
+    ).body;
     const back = sql`${25 * 60_000 - endsInMs} * interval '1 millisecond'`;
-    await db().updateTable('study_room_sessions').set({ started_at: sql`started_at - ${back}` }).where('id', '=', session.session_id).execute();
-    await db().updateTable('study_room_members').set({ joined_at: sql`joined_at - interval '26 minutes'` }).where('room_id', '=', roomId).execute();
-    const row = await db().selectFrom('study_room_sessions').select(['id', 'started_at']).where('id', '=', session.session_id).executeTakeFirstOrThrow();
+    await db()
+      .updateTable('study_room_sessions')
+      .set({ started_at: sql`started_at - ${back}` })
+      .where('id', '=', session.session_id)
+      .execute();
+    await db()
+      .updateTable('study_room_members')
+      .set({ joined_at: sql`joined_at - interval '26 minutes'` })
+      .where('room_id', '=', roomId)
+      .execute();
+    const row = await db()
+      .selectFrom('study_room_sessions')
+      .select(['id', 'started_at'])
+      .where('id', '=', session.session_id)
+      .executeTakeFirstOrThrow();
     return { id: row.id, plannedEnd: new Date(row.started_at.getTime() + 25 * 60_000) };
   }
 
   const movesOf = (roomId: string, kind: string) =>
-    db().selectFrom('study_room_moves').select(['id', 'data']).where('room_id', '=', roomId).where('kind', '=', kind).orderBy('id').execute() as Promise<Array<{ id: string; data: any }>>;
-  const finishedEvents = (studentId: string) => db().selectFrom('events').select('data').where('user_id', '=', studentId).where('type', '=', 'room.session_finished').execute();
-  const xpOf = async (student: Student) => (await api.get('/api/users/me').set(student.headers).expect(200)).body as { xp: number; streak: number };
+    db()
+      .selectFrom('study_room_moves')
+      .select(['id', 'data'])
+      .where('room_id', '=', roomId)
+      .where('kind', '=', kind)
+      .orderBy('id')
+      .execute() as Promise<Array<{ id: string; data: any }>>;
+  const finishedEvents = (studentId: string) =>
+    db()
+      .selectFrom('events')
+      .select('data')
+      .where('user_id', '=', studentId)
+      .where('type', '=', 'room.session_finished')
+      .execute();
+  const xpOf = async (student: Student) =>
+    (await api.get('/api/users/me').set(student.headers).expect(200)).body as { xp: number; streak: number };
 
   it('records a session nobody watches as finished within seconds of its planned end: move, events, study day, xp', async function () {
     this.timeout(15_000);
@@ -55,7 +86,9 @@ describe('the study rooms sweep', () => {
     const room = await roomOf(alice, [bob]);
     const session = await sessionEndingIn(room, alice, 1_500);
     // Two worker processes sweep at once.
-    const sweeps = [1, 2].map(() => startRoomSweep({ db: db(), lifecycle: createLifecycle(), logger: pino({ level: 'silent' }) }));
+    const sweeps = [1, 2].map(() =>
+      startRoomSweep({ db: db(), lifecycle: createLifecycle(), logger: pino({ level: 'silent' }) }),
+    );
     try {
       let seenAt: number | undefined;
       while (seenAt === undefined && Date.now() < session.plannedEnd.getTime() + 5_000) {
@@ -65,12 +98,19 @@ describe('the study rooms sweep', () => {
       assert.ok(seenAt, 'the finished move came within 5 s of the planned end');
       const lag = seenAt - session.plannedEnd.getTime();
       assert.ok(lag >= 0, `not before its end (${lag} ms)`);
-      assert.ok(lag <= SWEEP_EVERY_MS + 1_000, `within a sweep's interval of its end, not at the next read (${lag} ms)`);
+      assert.ok(
+        lag <= SWEEP_EVERY_MS + 1_000,
+        `within a sweep's interval of its end, not at the next read (${lag} ms)`,
+      );
     } finally {
       await Promise.all(sweeps.map((sweep) => sweep.stop()));
     }
     assert.equal((await movesOf(room, 'timer')).filter((m) => m.data.event === 'finished').length, 1);
-    const row = await db().selectFrom('study_room_sessions').select('finished_at').where('id', '=', session.id).executeTakeFirstOrThrow();
+    const row = await db()
+      .selectFrom('study_room_sessions')
+      .select('finished_at')
+      .where('id', '=', session.id)
+      .executeTakeFirstOrThrow();
     assert.equal(row.finished_at?.getTime(), session.plannedEnd.getTime());
     for (const student of [alice, bob]) {
       const events = await finishedEvents(student.id);
@@ -102,7 +142,11 @@ describe('the study rooms sweep', () => {
     for (const student of [alice, bob]) assert.equal((await finishedEvents(student.id)).length, 1);
     assert.equal((await xpOf(alice)).xp, 5);
     assert.equal((await xpOf(bob)).xp, 5, 'the paused session of his own room gave nothing');
-    const pausedRow = await db().selectFrom('study_room_sessions').select('finished_at').where('id', '=', paused.id).executeTakeFirstOrThrow();
+    const pausedRow = await db()
+      .selectFrom('study_room_sessions')
+      .select('finished_at')
+      .where('id', '=', paused.id)
+      .executeTakeFirstOrThrow();
     assert.equal(pausedRow.finished_at, null);
   });
 
@@ -118,13 +162,31 @@ describe('the study rooms sweep', () => {
     async function crashedStream(roomId: string, student: Student, lease: 'lapsed' | 'deleted') {
       const streamId = randomUUID();
       if (lease === 'lapsed') {
-        await db().insertInto('open_streams').values({ id: streamId, user_id: student.id, kind: roomStreamKind(roomId), grant_id: null, key_id: null, expires_at: sql<Date>`statement_timestamp() - interval '1 second'` }).execute();
+        await db()
+          .insertInto('open_streams')
+          .values({
+            id: streamId,
+            user_id: student.id,
+            kind: roomStreamKind(roomId),
+            grant_id: null,
+            key_id: null,
+            expires_at: sql<Date>`statement_timestamp() - interval '1 second'`,
+          })
+          .execute();
       }
-      await db().transaction().execute(async (trx) => {
-        await lockRoom(trx, roomId);
-        await addPresence(trx, { stream_id: streamId, room_id: roomId, user_id: student.id }, new Date());
-        await insertMove(trx, roomId, 'presence', { event: 'joined', member: { nickname: student.nickname, first_name: 'Test' } }, new Date());
-      });
+      await db()
+        .transaction()
+        .execute(async (trx) => {
+          await lockRoom(trx, roomId);
+          await addPresence(trx, { stream_id: streamId, room_id: roomId, user_id: student.id }, new Date());
+          await insertMove(
+            trx,
+            roomId,
+            'presence',
+            { event: 'joined', member: { nickname: student.nickname, first_name: 'Test' } },
+            new Date(),
+          );
+        });
       return streamId;
     }
 
@@ -146,12 +208,26 @@ describe('the study rooms sweep', () => {
       await endPresence(db(), room, bobStream, now);
 
       const seen = [JSON.parse((await onAlice.next()).data), JSON.parse((await onAlice.next()).data)];
-      assert.deepEqual(seen.map((m) => [m.event, m.member.nickname]).sort(), [['left', bob.nickname], ['left', carol.nickname]].sort());
+      assert.deepEqual(
+        seen.map((m) => [m.event, m.member.nickname]).sort(),
+        [
+          ['left', bob.nickname],
+          ['left', carol.nickname],
+        ].sort(),
+      );
       await assert.rejects(onAlice.next(300), 'nothing more reaches the stream');
       const left = (await movesOf(room, 'presence')).filter((m) => m.data.event === 'left');
       assert.deepEqual(left.map((m) => m.data.member.nickname).sort(), [bob.nickname, carol.nickname].sort());
-      const presences = await db().selectFrom('study_room_presences').select('user_id').where('room_id', '=', room).execute();
-      assert.deepEqual(presences.map((p) => p.user_id), [alice.id], "alice's live stream is still present");
+      const presences = await db()
+        .selectFrom('study_room_presences')
+        .select('user_id')
+        .where('room_id', '=', room)
+        .execute();
+      assert.deepEqual(
+        presences.map((p) => p.user_id),
+        [alice.id],
+        "alice's live stream is still present",
+      );
     });
   });
 });

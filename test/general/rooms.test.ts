@@ -17,7 +17,13 @@ type Ctx = Awaited<ReturnType<typeof generalApp>>;
 type Api = Ctx['api'];
 
 async function createRoom(api: Api, student: Student, fields: Record<string, unknown> = {}) {
-  return (await api.post('/api/rooms').set(student.headers).send({ title: 'Anatomy group', ...fields }).expect(201)).body;
+  return (
+    await api
+      .post('/api/rooms')
+      .set(student.headers)
+      .send({ title: 'Anatomy group', ...fields })
+      .expect(201)
+  ).body;
 }
 
 async function codeOf(api: Api, owner: Student, roomId: string): Promise<string> {
@@ -33,7 +39,14 @@ async function roomWith(api: Api, owner: Student, others: Student[]) {
 }
 
 async function eventsOf(ctx: Ctx, studentId: string, type: string) {
-  const rows = await ctx.db.selectFrom('events').select(['id', 'type', 'user_id', 'data', 'created_at']).where('user_id', '=', studentId).where('type', '=', type).orderBy('created_at').orderBy('seq').execute();
+  const rows = await ctx.db
+    .selectFrom('events')
+    .select(['id', 'type', 'user_id', 'data', 'created_at'])
+    .where('user_id', '=', studentId)
+    .where('type', '=', type)
+    .orderBy('created_at')
+    .orderBy('seq')
+    .execute();
   const events = rows.map(envelopeOf);
   for (const event of events) assertEventConforms(event);
   return events as Array<{ type: string; student_id: string; data: any }>;
@@ -49,7 +62,17 @@ describe('study rooms', () => {
       const room = await createRoom(ctx.api, alice, { title: 'Calculus group', course: 'Calculus' });
       assert.deepEqual(
         { ...room, id: undefined, created_at: undefined },
-        { id: undefined, created_at: undefined, title: 'Calculus group', course: 'Calculus', visibility: 'invite', role: 'owner', member_count: 1, join_code: null, timer: null },
+        {
+          id: undefined,
+          created_at: undefined,
+          title: 'Calculus group',
+          course: 'Calculus',
+          visibility: 'invite',
+          role: 'owner',
+          member_count: 1,
+          join_code: null,
+          timer: null,
+        },
       );
       const [event] = await eventsOf(ctx, alice.id, 'room.created');
       assert.deepEqual(event!.data.object, room);
@@ -64,10 +87,16 @@ describe('study rooms', () => {
       await ctx.api.post('/api/rooms').set(alice.headers).send({ title: 'x', visibility: 'public' }).expect(400);
       await ctx.api.post('/api/rooms').send({ title: 'x' }).expect(401);
       await ctx.api.get('/api/rooms').expect(401);
-      assert.equal((await ctx.api.post('/api/rooms').set(reader.headers).send({ title: 'x' }).expect(403)).body.code, 'insufficient_scope');
+      assert.equal(
+        (await ctx.api.post('/api/rooms').set(reader.headers).send({ title: 'x' }).expect(403)).body.code,
+        'insufficient_scope',
+      );
       const writer = await ctx.newStudent({ scopes: ['rooms:write'] });
       assert.equal((await ctx.api.get('/api/rooms').set(writer.headers).expect(403)).body.code, 'insufficient_scope');
-      await ctx.api.get('/api/rooms').set({ ...alice.headers, 'x-service-api-key': 'svc_live_x' }).expect(400);
+      await ctx.api
+        .get('/api/rooms')
+        .set({ ...alice.headers, 'x-service-api-key': 'svc_live_x' })
+        .expect(400);
     });
 
     it(`a student owns at most ${MAX_ROOMS_OWNED} rooms: one more is 409 room_limit_reached, until one goes`, async () => {
@@ -97,15 +126,30 @@ describe('study rooms', () => {
       const created = await ctx.api.post(`/api/rooms/${room.id}/join-code`).set(alice.headers).expect(201);
       assert.equal(created.headers['cache-control'], 'no-store');
       assert.ok(created.body.code.startsWith(created.body.prefix));
-      const stored = await ctx.db.selectFrom('study_rooms').selectAll().where('id', '=', room.id).executeTakeFirstOrThrow();
+      const stored = await ctx.db
+        .selectFrom('study_rooms')
+        .selectAll()
+        .where('id', '=', room.id)
+        .executeTakeFirstOrThrow();
       assert.notEqual(stored.join_code_hash, created.body.code, 'only a hash is stored');
-      assert.deepEqual((await ctx.api.get(`/api/rooms/${room.id}`).set(alice.headers).expect(200)).body.join_code, { prefix: created.body.prefix, created_at: created.body.created_at });
+      assert.deepEqual((await ctx.api.get(`/api/rooms/${room.id}`).set(alice.headers).expect(200)).body.join_code, {
+        prefix: created.body.prefix,
+        created_at: created.body.created_at,
+      });
 
-      const joined = await ctx.api.post('/api/rooms/join').set(bob.headers).send({ code: created.body.code }).expect(200);
+      const joined = await ctx.api
+        .post('/api/rooms/join')
+        .set(bob.headers)
+        .send({ code: created.body.code })
+        .expect(200);
       assert.equal(joined.body.role, 'member');
       assert.equal(joined.body.member_count, 2);
       assert.equal(joined.body.join_code, null, 'a member is not shown the code');
-      const again = await ctx.api.post('/api/rooms/join').set(bob.headers).send({ code: created.body.code }).expect(200);
+      const again = await ctx.api
+        .post('/api/rooms/join')
+        .set(bob.headers)
+        .send({ code: created.body.code })
+        .expect(200);
       assert.equal(again.body.member_count, 2, 'joining twice changes nothing');
       assert.equal((await eventsOf(ctx, bob.id, 'room.member_joined')).length, 1);
       const [toOwner] = await eventsOf(ctx, alice.id, 'room.member_joined');
@@ -113,11 +157,24 @@ describe('study rooms', () => {
       assert.equal(toOwner!.data.member.nickname, bob.nickname);
 
       const members = (await ctx.api.get(`/api/rooms/${room.id}/members`).set(bob.headers).expect(200)).body.data;
-      assert.deepEqual(members.map((m: Record<string, unknown>) => Object.keys(m).sort()), [0, 1].map(() => ['first_name', 'joined_at', 'nickname', 'present', 'role']));
-      assert.deepEqual(members.map((m: { nickname: string; role: string; present: boolean }) => [m.nickname, m.role, m.present]), [[alice.nickname, 'owner', false], [bob.nickname, 'member', false]]);
+      assert.deepEqual(
+        members.map((m: Record<string, unknown>) => Object.keys(m).sort()),
+        [0, 1].map(() => ['first_name', 'joined_at', 'nickname', 'present', 'role']),
+      );
+      assert.deepEqual(
+        members.map((m: { nickname: string; role: string; present: boolean }) => [m.nickname, m.role, m.present]),
+        [
+          [alice.nickname, 'owner', false],
+          [bob.nickname, 'member', false],
+        ],
+      );
 
       const rotated = (await ctx.api.post(`/api/rooms/${room.id}/join-code`).set(alice.headers).expect(201)).body.code;
-      const stale = await ctx.api.post('/api/rooms/join').set(carol.headers).send({ code: created.body.code }).expect(404);
+      const stale = await ctx.api
+        .post('/api/rooms/join')
+        .set(carol.headers)
+        .send({ code: created.body.code })
+        .expect(404);
       assert.equal(stale.body.code, 'not_found');
       await ctx.api.delete(`/api/rooms/${room.id}/join-code`).set(alice.headers).expect(204);
       await ctx.api.delete(`/api/rooms/${room.id}/join-code`).set(alice.headers).expect(204);
@@ -152,7 +209,8 @@ describe('study rooms', () => {
       const room = await createRoom(ctx.api, owner);
       const code = await codeOf(ctx.api, owner, room.id);
       const joiners = await Promise.all(Array.from({ length: MAX_ROOM_MEMBERS }, () => ctx.newStudent()));
-      for (const joiner of joiners.slice(1)) await ctx.api.post('/api/rooms/join').set(joiner.headers).send({ code }).expect(200);
+      for (const joiner of joiners.slice(1))
+        await ctx.api.post('/api/rooms/join').set(joiner.headers).send({ code }).expect(200);
       const full = await ctx.api.post('/api/rooms/join').set(joiners[0]!.headers).send({ code }).expect(409);
       assert.equal(full.body.code, 'room_full');
 
@@ -163,8 +221,14 @@ describe('study rooms', () => {
       for (const host of hosts) await roomWith(ctx.api, host, [busy]);
       assert.equal((await ctx.api.get('/api/rooms').set(busy.headers).expect(200)).body.data.length, MAX_ROOMS_JOINED);
       const other = await roomWith(ctx.api, joiners[0]!, []);
-      assert.equal((await ctx.api.post('/api/rooms/join').set(busy.headers).send({ code: other.code }).expect(409)).body.code, 'room_join_limit_reached');
-      assert.equal((await ctx.api.post('/api/rooms').set(busy.headers).send({ title: 'mine' }).expect(409)).body.code, 'room_join_limit_reached');
+      assert.equal(
+        (await ctx.api.post('/api/rooms/join').set(busy.headers).send({ code: other.code }).expect(409)).body.code,
+        'room_join_limit_reached',
+      );
+      assert.equal(
+        (await ctx.api.post('/api/rooms').set(busy.headers).send({ title: 'mine' }).expect(409)).body.code,
+        'room_join_limit_reached',
+      );
     });
   });
 
@@ -183,7 +247,11 @@ describe('study rooms', () => {
       await ctx.api.delete(`/api/rooms/${room.id}/membership`).set(carol.headers).expect(204);
       await ctx.api.delete(`/api/rooms/${room.id}/membership`).set(carol.headers).expect(404);
       await ctx.api.delete(`/api/rooms/${room.id}/membership`).set(bob.headers).expect(204);
-      assert.equal(await ctx.db.selectFrom('study_rooms').select('id').where('id', '=', room.id).executeTakeFirst(), undefined, 'the last member leaving deleted it');
+      assert.equal(
+        await ctx.db.selectFrom('study_rooms').select('id').where('id', '=', room.id).executeTakeFirst(),
+        undefined,
+        'the last member leaving deleted it',
+      );
     });
 
     describe(`a leaving owner's room passes on within the ${MAX_ROOMS_OWNED} rooms owned`, () => {
@@ -239,7 +307,7 @@ describe('study rooms', () => {
       await ctx.api.delete(`/api/rooms/${room.id}`).set(alice.headers).expect(404);
     });
 
-    it("deleting an account hands its rooms on and ends its memberships; the export lists rooms owned and joined", async () => {
+    it('deleting an account hands its rooms on and ends its memberships; the export lists rooms owned and joined', async () => {
       const ctx = await generalApp();
       const [alice, bob] = [await ctx.newStudent(), await ctx.newStudent()];
       const shared = await roomWith(ctx.api, alice, [bob]);
@@ -248,12 +316,25 @@ describe('study rooms', () => {
       const exported = (await ctx.api.get('/api/users/me/export').set(alice.headers).expect(200)).body.study_rooms;
       assert.deepEqual(
         exported.map((r: { id: string; role: string }) => [r.id, r.role]).sort(),
-        [[shared.id, 'owner'], [alone, 'owner'], [bobs.id, 'member']].sort(),
+        [
+          [shared.id, 'owner'],
+          [alone, 'owner'],
+          [bobs.id, 'member'],
+        ].sort(),
       );
       assert.ok(await deleteWithRooms(ctx.db, alice.id));
       const rooms = (await ctx.api.get('/api/rooms').set(bob.headers).expect(200)).body.data;
-      assert.deepEqual(rooms.map((r: { id: string; role: string; member_count: number }) => [r.id, r.role, r.member_count]).sort(), [[shared.id, 'owner', 1], [bobs.id, 'owner', 1]].sort());
-      assert.equal(await ctx.db.selectFrom('study_rooms').select('id').where('id', '=', alone).executeTakeFirst(), undefined);
+      assert.deepEqual(
+        rooms.map((r: { id: string; role: string; member_count: number }) => [r.id, r.role, r.member_count]).sort(),
+        [
+          [shared.id, 'owner', 1],
+          [bobs.id, 'owner', 1],
+        ].sort(),
+      );
+      assert.equal(
+        await ctx.db.selectFrom('study_rooms').select('id').where('id', '=', alone).executeTakeFirst(),
+        undefined,
+      );
     });
   });
 
@@ -262,10 +343,27 @@ describe('study rooms', () => {
       { method: 'get' as const, path: (id: string) => `/api/rooms/${id}`, otherScope: 'tasks:read' as const },
       { method: 'get' as const, path: (id: string) => `/api/rooms/${id}/members`, otherScope: 'rooms:write' as const },
       { method: 'delete' as const, path: (id: string) => `/api/rooms/${id}`, otherScope: 'rooms:read' as const },
-      { method: 'delete' as const, path: (id: string) => `/api/rooms/${id}/membership`, otherScope: 'rooms:read' as const },
-      { method: 'post' as const, path: (id: string) => `/api/rooms/${id}/join-code`, otherScope: 'rooms:read' as const },
-      { method: 'delete' as const, path: (id: string) => `/api/rooms/${id}/join-code`, otherScope: 'rooms:read' as const },
-      { method: 'post' as const, path: (id: string) => `/api/rooms/${id}/timer`, body: { action: 'start', duration_minutes: 25 }, otherScope: 'rooms:read' as const },
+      {
+        method: 'delete' as const,
+        path: (id: string) => `/api/rooms/${id}/membership`,
+        otherScope: 'rooms:read' as const,
+      },
+      {
+        method: 'post' as const,
+        path: (id: string) => `/api/rooms/${id}/join-code`,
+        otherScope: 'rooms:read' as const,
+      },
+      {
+        method: 'delete' as const,
+        path: (id: string) => `/api/rooms/${id}/join-code`,
+        otherScope: 'rooms:read' as const,
+      },
+      {
+        method: 'post' as const,
+        path: (id: string) => `/api/rooms/${id}/timer`,
+        body: { action: 'start', duration_minutes: 25 },
+        otherScope: 'rooms:read' as const,
+      },
     ];
     for (const op of ops) {
       it(`${op.method.toUpperCase()} ${op.path('{room_id}')}: 401, 403, 404 for a room the student is not in, 400`, async () => {
@@ -279,14 +377,22 @@ describe('study rooms', () => {
       const ctx = await generalApp();
       const [alice, bob] = [await ctx.newStudent(), await ctx.newStudent()];
       const room = await roomWith(ctx.api, alice, [bob]);
-      const timer = (body: Record<string, unknown>, who = alice) => ctx.api.post(`/api/rooms/${room.id}/timer`).set(who.headers).send(body);
+      const timer = (body: Record<string, unknown>, who = alice) =>
+        ctx.api.post(`/api/rooms/${room.id}/timer`).set(who.headers).send(body);
       const started = (await timer({ action: 'start', duration_minutes: 25 }).expect(200)).body;
       assert.equal(started.status, 'running');
       assert.equal(started.duration_minutes, 25);
       assert.equal(Date.parse(started.ends_at) - Date.parse(started.started_at), 25 * 60_000);
       const seen = (await ctx.api.get(`/api/rooms/${room.id}`).set(bob.headers).expect(200)).body.timer;
-      assert.deepEqual({ ...seen, remaining_seconds: 0 }, { ...started, remaining_seconds: 0 }, 'the other member reads the same session');
-      assert.equal((await timer({ action: 'start', duration_minutes: 5 }, bob).expect(409)).body.code, 'room_timer_conflict');
+      assert.deepEqual(
+        { ...seen, remaining_seconds: 0 },
+        { ...started, remaining_seconds: 0 },
+        'the other member reads the same session',
+      );
+      assert.equal(
+        (await timer({ action: 'start', duration_minutes: 5 }, bob).expect(409)).body.code,
+        'room_timer_conflict',
+      );
       assert.equal((await timer({ action: 'resume' }).expect(409)).body.code, 'room_timer_conflict');
       const paused = (await timer({ action: 'pause' }, bob).expect(200)).body;
       assert.equal(paused.status, 'paused');
@@ -298,20 +404,47 @@ describe('study rooms', () => {
       assert.equal((await timer({ action: 'stop' }).expect(409)).body.code, 'room_timer_conflict');
       await timer({ action: 'start' }).expect(400);
       await timer({ action: 'start', duration_minutes: 181 }).expect(400);
-      assert.equal((await timer({ action: 'start', duration_minutes: 50 }).expect(200)).body.status, 'running', 'a stopped session frees the room');
-      assert.deepEqual(await eventsOf(ctx, alice.id, 'room.session_finished'), [], 'a stopped session is no study activity');
+      assert.equal(
+        (await timer({ action: 'start', duration_minutes: 50 }).expect(200)).body.status,
+        'running',
+        'a stopped session frees the room',
+      );
+      assert.deepEqual(
+        await eventsOf(ctx, alice.id, 'room.session_finished'),
+        [],
+        'a stopped session is no study activity',
+      );
     });
 
-    it("a session that ran out counts as study activity of those in the room when it started: streak, xp, room.session_finished", async () => {
+    it('a session that ran out counts as study activity of those in the room when it started: streak, xp, room.session_finished', async () => {
       const ctx = await generalApp();
-      const [alice, bob, late] = [await ctx.newStudent({ time_zone: 'Asia/Almaty' }), await ctx.newStudent(), await ctx.newStudent()];
+      const [alice, bob, late] = [
+        await ctx.newStudent({ time_zone: 'Asia/Almaty' }),
+        await ctx.newStudent(),
+        await ctx.newStudent(),
+      ];
       const room = await roomWith(ctx.api, alice, [bob]);
-      const session = (await ctx.api.post(`/api/rooms/${room.id}/timer`).set(bob.headers).send({ action: 'start', duration_minutes: 25 }).expect(200)).body;
+      const session = (
+        await ctx.api
+          .post(`/api/rooms/${room.id}/timer`)
+          .set(bob.headers)
+          .send({ action: 'start', duration_minutes: 25 })
+          .expect(200)
+      ).body;
       await ctx.api.post('/api/rooms/join').set(late.headers).send({ code: room.code }).expect(200);
       // The session started 26 minutes ago: moved back in the store, with the memberships that came before it.
       const back = sql<Date>`interval '26 minutes'`;
-      await ctx.db.updateTable('study_room_sessions').set({ started_at: sql`started_at - ${back}` }).where('id', '=', session.session_id).execute();
-      await ctx.db.updateTable('study_room_members').set({ joined_at: sql`joined_at - ${back}` }).where('room_id', '=', room.id).where('user_id', 'in', [alice.id, bob.id]).execute();
+      await ctx.db
+        .updateTable('study_room_sessions')
+        .set({ started_at: sql`started_at - ${back}` })
+        .where('id', '=', session.session_id)
+        .execute();
+      await ctx.db
+        .updateTable('study_room_members')
+        .set({ joined_at: sql`joined_at - ${back}` })
+        .where('room_id', '=', room.id)
+        .where('user_id', 'in', [alice.id, bob.id])
+        .execute();
 
       const read = (await ctx.api.get(`/api/rooms/${room.id}`).set(late.headers).expect(200)).body.timer;
       assert.equal(read.status, 'finished');
@@ -327,7 +460,11 @@ describe('study rooms', () => {
       assert.deepEqual(await eventsOf(ctx, late.id, 'room.session_finished'), [], 'joined after it started');
       // Recorded once: more reads and a new session award nothing more for it.
       await ctx.api.get('/api/rooms').set(alice.headers).expect(200);
-      await ctx.api.post(`/api/rooms/${room.id}/timer`).set(alice.headers).send({ action: 'start', duration_minutes: 5 }).expect(200);
+      await ctx.api
+        .post(`/api/rooms/${room.id}/timer`)
+        .set(alice.headers)
+        .send({ action: 'start', duration_minutes: 5 })
+        .expect(200);
       assert.equal((await eventsOf(ctx, alice.id, 'room.session_finished')).length, 1);
       assert.equal((await ctx.api.get('/api/users/me').set(alice.headers).expect(200)).body.xp, 5);
     });
@@ -336,11 +473,35 @@ describe('study rooms', () => {
       const ctx = await generalApp();
       const alice = await ctx.newStudent();
       const today = new Date().toISOString().slice(0, 10);
-      await ctx.db.insertInto('xp_awards').values({ user_id: alice.id, award_key: `task:${randomUUID()}`, source: 'task', amount: 148, local_date: today, awarded_at: new Date() }).execute();
+      await ctx.db
+        .insertInto('xp_awards')
+        .values({
+          user_id: alice.id,
+          award_key: `task:${randomUUID()}`,
+          source: 'task',
+          amount: 148,
+          local_date: today,
+          awarded_at: new Date(),
+        })
+        .execute();
       const room = await roomOf(ctx.api, alice);
-      const session = (await ctx.api.post(`/api/rooms/${room}/timer`).set(alice.headers).send({ action: 'start', duration_minutes: 60 }).expect(200)).body;
-      await ctx.db.updateTable('study_room_sessions').set({ started_at: sql`started_at - interval '61 minutes'` }).where('id', '=', session.session_id).execute();
-      await ctx.db.updateTable('study_room_members').set({ joined_at: sql`joined_at - interval '61 minutes'` }).where('room_id', '=', room).execute();
+      const session = (
+        await ctx.api
+          .post(`/api/rooms/${room}/timer`)
+          .set(alice.headers)
+          .send({ action: 'start', duration_minutes: 60 })
+          .expect(200)
+      ).body;
+      await ctx.db
+        .updateTable('study_room_sessions')
+        .set({ started_at: sql`started_at - interval '61 minutes'` })
+        .where('id', '=', session.session_id)
+        .execute();
+      await ctx.db
+        .updateTable('study_room_members')
+        .set({ joined_at: sql`joined_at - interval '61 minutes'` })
+        .where('room_id', '=', room)
+        .execute();
       await ctx.api.get(`/api/rooms/${room}`).set(alice.headers).expect(200);
       const [event] = await eventsOf(ctx, alice.id, 'room.session_finished');
       assert.equal(event!.data.xp_awarded, 2, 'what is left of the cap of 150, not 12');
@@ -353,9 +514,15 @@ describe('study rooms', () => {
       const alice = await ctx.newStudent();
       await createRoom(ctx.api, alice);
       const narrow = await ctx.newStudent({ scopes: ['tasks:read'] });
-      assert.equal((await ctx.api.get('/api/events').query({ type: 'room.created' }).set(narrow.headers).expect(403)).body.code, 'insufficient_scope');
+      assert.equal(
+        (await ctx.api.get('/api/events').query({ type: 'room.created' }).set(narrow.headers).expect(403)).body.code,
+        'insufficient_scope',
+      );
       const feed = await ctx.api.get('/api/events').query({ type: 'room.created' }).set(alice.headers).expect(200);
-      assert.deepEqual(feed.body.data.map((e: { type: string }) => e.type), ['room.created']);
+      assert.deepEqual(
+        feed.body.data.map((e: { type: string }) => e.type),
+        ['room.created'],
+      );
     });
   });
 });

@@ -4,10 +4,17 @@ import { generalApp, type Student } from '../support/general-app.ts';
 
 type Api = Awaited<ReturnType<typeof generalApp>>['api'];
 type Db = Awaited<ReturnType<typeof generalApp>>['db'];
-type Day = { date: string; tasks: Array<{ title: string }>; exams: Array<{ subject: string }>; decks_due: Array<{ title: string; due_count: number }>; holidays: Array<{ name: string }> };
+type Day = {
+  date: string;
+  tasks: Array<{ title: string }>;
+  exams: Array<{ subject: string }>;
+  decks_due: Array<{ title: string; due_count: number }>;
+  holidays: Array<{ name: string }>;
+};
 
 async function task(api: Api, student: Student, title: string, due_at: string) {
-  return (await api.post('/api/tasks').set(student.headers).send({ title, due_at, course: 'Physics' }).expect(201)).body;
+  return (await api.post('/api/tasks').set(student.headers).send({ title, due_at, course: 'Physics' }).expect(201))
+    .body;
 }
 
 async function week(api: Api, student: Student, query: string) {
@@ -17,10 +24,16 @@ async function week(api: Api, student: Student, query: string) {
 }
 
 async function deckWithCards(db: Db, student: Student, title: string, dueTimes: Date[]) {
-  const deck = await db.insertInto('flashcard_decks').values({ user_id: student.id, title }).returning('id').executeTakeFirstOrThrow();
+  const deck = await db
+    .insertInto('flashcard_decks')
+    .values({ user_id: student.id, title })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   await db
     .insertInto('flashcard_cards')
-    .values(dueTimes.map((next_due_at) => ({ deck_id: deck.id, user_id: student.id, front: 'q', back: 'a', next_due_at })))
+    .values(
+      dueTimes.map((next_due_at) => ({ deck_id: deck.id, user_id: student.id, front: 'q', back: 'a', next_due_at })),
+    )
     .execute();
   return deck.id;
 }
@@ -36,9 +49,18 @@ describe('getSchedule', () => {
     const { body, byDate } = await week(api, almaty, '?week=2026-W48');
     assert.equal(body.week, '2026-W48');
     assert.deepEqual([body.start_date, body.end_date, body.time_zone], ['2026-11-23', '2026-11-29', 'Asia/Almaty']);
-    assert.deepEqual(body.days.map((d: Day) => d.date), ['2026-11-23', '2026-11-24', '2026-11-25', '2026-11-26', '2026-11-27', '2026-11-28', '2026-11-29']);
-    assert.deepEqual(byDate('2026-11-23').tasks.map((t) => t.title), ['monday evening']);
-    assert.deepEqual(byDate('2026-11-24').tasks.map((t) => t.title), ['late monday in UTC']);
+    assert.deepEqual(
+      body.days.map((d: Day) => d.date),
+      ['2026-11-23', '2026-11-24', '2026-11-25', '2026-11-26', '2026-11-27', '2026-11-28', '2026-11-29'],
+    );
+    assert.deepEqual(
+      byDate('2026-11-23').tasks.map((t) => t.title),
+      ['monday evening'],
+    );
+    assert.deepEqual(
+      byDate('2026-11-24').tasks.map((t) => t.title),
+      ['late monday in UTC'],
+    );
     assert.equal(body.days.flatMap((d: Day) => d.tasks).length, 2);
   });
 
@@ -53,16 +75,22 @@ describe('getSchedule', () => {
     assert.equal(current.week, now.toFormat("kkkk-'W'WW"));
   });
 
-  it('shows the public holidays of the student\'s country: KZ Independence Day on 16 December 2026', async () => {
+  it("shows the public holidays of the student's country: KZ Independence Day on 16 December 2026", async () => {
     const { api, newStudent } = await generalApp();
     const [kz, nowhere] = [await newStudent({ time_zone: 'Asia/Almaty', country_code: 'kz' }), await newStudent()];
     const { body, byDate } = await week(api, kz, '?start=2026-12-16');
     assert.equal(body.country_code, 'kz');
-    assert.deepEqual(byDate('2026-12-16').holidays.map((h) => h.name), ['Тәуелсіздік күні / Independence Day']);
+    assert.deepEqual(
+      byDate('2026-12-16').holidays.map((h) => h.name),
+      ['Тәуелсіздік күні / Independence Day'],
+    );
     assert.equal(body.days.flatMap((d: Day) => d.holidays).length, 1);
     const without = await week(api, nowhere, '?start=2026-12-16');
     assert.equal(without.body.country_code, null);
-    assert.deepEqual(without.body.days.flatMap((d: Day) => d.holidays), []);
+    assert.deepEqual(
+      without.body.days.flatMap((d: Day) => d.holidays),
+      [],
+    );
   });
 
   it('computes the holidays of a year the seed does not hold, on first use', async () => {
@@ -87,8 +115,13 @@ describe('getSchedule', () => {
         const student = await newStudent({ time_zone: 'UTC', country_code: country });
         const { body } = await week(api, student, query);
         assert.equal(body.start_date, monday);
-        const holidayDates = body.days.filter((d: Day) => d.holidays.length > 0).map((d: Day & { date: string }) => d.date);
-        assert.ok(holidayDates.every((date: string) => withHolidays.includes(date)), `holidays on ${holidayDates.join(', ')}`);
+        const holidayDates = body.days
+          .filter((d: Day) => d.holidays.length > 0)
+          .map((d: Day & { date: string }) => d.date);
+        assert.ok(
+          holidayDates.every((date: string) => withHolidays.includes(date)),
+          `holidays on ${holidayDates.join(', ')}`,
+        );
       });
     }
   }
@@ -96,10 +129,16 @@ describe('getSchedule', () => {
   it('lists exams on their date', async () => {
     const { api, db, newStudent } = await generalApp();
     const [alice, bob] = [await newStudent({ time_zone: 'Asia/Almaty' }), await newStudent()];
-    await db.insertInto('exams').values({ user_id: alice.id, subject: 'Linear Algebra', exam_date: '2026-11-27' }).execute();
+    await db
+      .insertInto('exams')
+      .values({ user_id: alice.id, subject: 'Linear Algebra', exam_date: '2026-11-27' })
+      .execute();
     await db.insertInto('exams').values({ user_id: bob.id, subject: 'Not mine', exam_date: '2026-11-27' }).execute();
     const { byDate } = await week(api, alice, '?week=2026-W48');
-    assert.deepEqual(byDate('2026-11-27').exams.map((e) => e.subject), ['Linear Algebra']);
+    assert.deepEqual(
+      byDate('2026-11-27').exams.map((e) => e.subject),
+      ['Linear Algebra'],
+    );
   });
 
   it('counts cards due per deck and day; overdue cards count on today, and not in past weeks', async () => {
@@ -117,14 +156,26 @@ describe('getSchedule', () => {
     await deckWithCards(db, alice, 'Bases', [nextWeekMonday.plus({ hours: 11 }).toJSDate()]);
 
     const current = await week(api, alice, '');
-    assert.deepEqual(current.byDate(today).decks_due.map((d) => [d.title, d.due_count]), [['Eigenvalues', 3]]);
+    assert.deepEqual(
+      current.byDate(today).decks_due.map((d) => [d.title, d.due_count]),
+      [['Eigenvalues', 3]],
+    );
     assert.equal(current.body.days.flatMap((d: Day) => d.decks_due).length, 1);
 
     const next = await week(api, alice, `?start=${nextWeekMonday.toISODate()}`);
-    assert.deepEqual(next.byDate(nextWeekMonday.toISODate()!).decks_due.map((d) => [d.title, d.due_count]), [['Bases', 1], ['Eigenvalues', 1]]);
+    assert.deepEqual(
+      next.byDate(nextWeekMonday.toISODate()!).decks_due.map((d) => [d.title, d.due_count]),
+      [
+        ['Bases', 1],
+        ['Eigenvalues', 1],
+      ],
+    );
 
     const past = await week(api, alice, `?start=${now.minus({ weeks: 2 }).toISODate()}`);
-    assert.deepEqual(past.body.days.flatMap((d: Day) => d.decks_due), []);
+    assert.deepEqual(
+      past.body.days.flatMap((d: Day) => d.decks_due),
+      [],
+    );
   });
 
   it('answers 400 for week and start together, an impossible week or date', async () => {

@@ -22,7 +22,11 @@ describe('getTodayLoop', () => {
     const { api, newStudent } = await generalApp();
     const [alice, bob] = await Promise.all([newStudent(), newStudent()]);
     const due_at = new Date(Date.now() - 3 * DAY_MS).toISOString();
-    const task = await api.post('/api/tasks').set(alice.headers).send({ title: 'Essay', course: 'History', due_at }).expect(201);
+    const task = await api
+      .post('/api/tasks')
+      .set(alice.headers)
+      .send({ title: 'Essay', course: 'History', due_at })
+      .expect(201);
 
     const res = await api.get('/api/today/loop').set(alice.headers).expect(200);
     assert.equal(res.body.next_action.kind, 'do_task');
@@ -39,7 +43,11 @@ describe('getTodayLoop', () => {
     const alice = await newStudent({ time_zone: zone });
     const now = Date.now();
     const today = DateTime.fromMillis(now, { zone }).startOf('day');
-    const deck = await db.insertInto('flashcard_decks').values({ user_id: alice.id, title: 'Anatomy' }).returning('id').executeTakeFirstOrThrow();
+    const deck = await db
+      .insertInto('flashcard_decks')
+      .values({ user_id: alice.id, title: 'Anatomy' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     const reviewedAt = new Date(now - 5 * DAY_MS);
     await db
       .insertInto('flashcard_cards')
@@ -57,9 +65,24 @@ describe('getTodayLoop', () => {
         { deck_id: deck.id, user_id: alice.id, front: 'new card', back: 'answer', next_due_at: new Date(now - DAY_MS) },
       ])
       .execute();
-    await db.insertInto('flashcard_reviews').values({ user_id: alice.id, grade: 4, reviewed_at: reviewedAt, ease: 2.5, repetitions: 1, interval_days: 2, next_due_at: new Date(now - 3 * DAY_MS) }).execute();
+    await db
+      .insertInto('flashcard_reviews')
+      .values({
+        user_id: alice.id,
+        grade: 4,
+        reviewed_at: reviewedAt,
+        ease: 2.5,
+        repetitions: 1,
+        interval_days: 2,
+        next_due_at: new Date(now - 3 * DAY_MS),
+      })
+      .execute();
     const examDate = today.plus({ days: 3 }).toISODate()!;
-    const exam = await db.insertInto('exams').values({ user_id: alice.id, subject: 'Biology', exam_date: examDate }).returning('id').executeTakeFirstOrThrow();
+    const exam = await db
+      .insertInto('exams')
+      .values({ user_id: alice.id, subject: 'Biology', exam_date: examDate })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     await db.insertInto('exam_decks').values({ exam_id: exam.id, deck_id: deck.id, user_id: alice.id }).execute();
 
     const res = await api.get('/api/today/loop').set(alice.headers).expect(200);
@@ -85,17 +108,39 @@ describe('getTodayLoop', () => {
     // One study day in the window of 14; 10 of 11 cards reviewed, each at exp(-5/2).
     assert.equal(readiness.readiness.details.study_days, 1);
     assert.equal(readiness.readiness.details.cards_reviewed, 10);
-    assert.ok(Math.abs(readiness.readiness.memory - (10 * Math.exp(-2.5)) / 11) < 1e-4, String(readiness.readiness.memory));
+    assert.ok(
+      Math.abs(readiness.readiness.memory - (10 * Math.exp(-2.5)) / 11) < 1e-4,
+      String(readiness.readiness.memory),
+    );
   });
 
   it('counts a review today as studied, so the streak action is done', async () => {
     const { api, db, newStudent } = await generalApp();
     const alice = await newStudent();
     const now = Date.now();
-    await db.insertInto('flashcard_reviews').values([
-      { user_id: alice.id, grade: 4, reviewed_at: new Date(now - 4 * DAY_MS), ease: 2.5, repetitions: 1, interval_days: 1, next_due_at: new Date(now) },
-      { user_id: alice.id, grade: 4, reviewed_at: new Date(now), ease: 2.5, repetitions: 2, interval_days: 6, next_due_at: new Date(now + 6 * DAY_MS) },
-    ]).execute();
+    await db
+      .insertInto('flashcard_reviews')
+      .values([
+        {
+          user_id: alice.id,
+          grade: 4,
+          reviewed_at: new Date(now - 4 * DAY_MS),
+          ease: 2.5,
+          repetitions: 1,
+          interval_days: 1,
+          next_due_at: new Date(now),
+        },
+        {
+          user_id: alice.id,
+          grade: 4,
+          reviewed_at: new Date(now),
+          ease: 2.5,
+          repetitions: 2,
+          interval_days: 6,
+          next_due_at: new Date(now + 6 * DAY_MS),
+        },
+      ])
+      .execute();
     const res = await api.get('/api/today/loop').set(alice.headers).expect(200);
     assert.equal(res.body.studied_today, true);
     assert.equal(res.body.comeback_plan.missed_days, 3);
@@ -107,10 +152,20 @@ describe('getTodayLoop', () => {
     const alice = await newStudent();
     const now = Date.now();
     const at = (days: number) => new Date(now + days * DAY_MS);
-    await db.insertInto('tasks').values([
-      { user_id: alice.id, title: 'Lab report', due_at: at(-3), status: 'completed', completed_at: at(-3), updated_at: at(-3) },
-      { user_id: alice.id, title: 'Reading', due_at: at(-2), updated_at: at(-3) },
-    ]).execute();
+    await db
+      .insertInto('tasks')
+      .values([
+        {
+          user_id: alice.id,
+          title: 'Lab report',
+          due_at: at(-3),
+          status: 'completed',
+          completed_at: at(-3),
+          updated_at: at(-3),
+        },
+        { user_id: alice.id, title: 'Reading', due_at: at(-2), updated_at: at(-3) },
+      ])
+      .execute();
     const res = await api.get('/api/today/loop').set(alice.headers).expect(200);
     assert.equal(res.body.studied_today, false);
     assert.equal(res.body.comeback_plan.missed_days, 2);

@@ -18,7 +18,8 @@ describe('warnings on the profile', () => {
     const [alice, bob] = [await ctx.newStudent(), await ctx.newStudent()];
     const start = Date.UTC(2026, 10, 23, 9);
     const warnings = [];
-    for (let i = 0; i < 12; i++) warnings.push(await warnStudent(ctx.db, alice.id, `Warning number ${i}`, new Date(start + i * 60_000)));
+    for (let i = 0; i < 12; i++)
+      warnings.push(await warnStudent(ctx.db, alice.id, `Warning number ${i}`, new Date(start + i * 60_000)));
 
     const shown = (await ctx.api.get('/api/users/me').set(alice.headers).expect(200)).body.warnings;
     assert.deepEqual(shown, warnings.slice(2).reverse());
@@ -29,10 +30,22 @@ describe('warnings on the profile', () => {
     assert.deepEqual(updated.body.warnings, shown);
     assert.deepEqual((await ctx.api.get('/api/users/me').set(bob.headers).expect(200)).body.warnings, []);
 
-    const rows = await ctx.db.selectFrom('events').select(['id', 'type', 'user_id', 'data', 'created_at']).where('user_id', '=', alice.id).where('type', '=', 'user.warned').orderBy('created_at').execute();
+    const rows = await ctx.db
+      .selectFrom('events')
+      .select(['id', 'type', 'user_id', 'data', 'created_at'])
+      .where('user_id', '=', alice.id)
+      .where('type', '=', 'user.warned')
+      .orderBy('created_at')
+      .execute();
     const events = rows.map(envelopeOf);
     for (const event of events) assertEventConforms(event);
-    assert.deepEqual(events.map((e) => e.data.object), warnings);
-    assert.deepEqual(events.map((e) => e.created_at), warnings.map((w) => w.created_at));
+    assert.deepEqual(
+      events.map((e) => e.data.object),
+      warnings,
+    );
+    assert.deepEqual(
+      events.map((e) => e.created_at),
+      warnings.map((w) => w.created_at),
+    );
   });
 });

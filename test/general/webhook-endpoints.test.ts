@@ -24,7 +24,13 @@ const PATH = '/api/webhooks/endpoints';
 const RECEIVER = 'http://127.0.0.1:9/hooks';
 
 async function register(api: Api, student: Student, fields: Record<string, unknown> = {}) {
-  return (await api.post(PATH).set(student.headers).send({ url: RECEIVER, event_types: ['task.created', 'task.completed'], ...fields }).expect(201)).body;
+  return (
+    await api
+      .post(PATH)
+      .set(student.headers)
+      .send({ url: RECEIVER, event_types: ['task.created', 'task.completed'], ...fields })
+      .expect(201)
+  ).body;
 }
 
 /** An app whose endpoints may point at loopback, as WEBHOOK_ALLOW_PRIVATE_TARGETS=1 allows. */
@@ -34,7 +40,11 @@ describe('createWebhookEndpoint', () => {
   it('registers an endpoint and shows its whsec_ secret this once, with Cache-Control: no-store', async () => {
     const { api, newStudent } = await loopbackApp();
     const alice = await newStudent();
-    const res = await api.post(PATH).set(alice.headers).send({ url: RECEIVER, event_types: ['task.created'], description: 'My planner' }).expect(201);
+    const res = await api
+      .post(PATH)
+      .set(alice.headers)
+      .send({ url: RECEIVER, event_types: ['task.created'], description: 'My planner' })
+      .expect(201);
     assert.equal(res.headers['cache-control'], 'no-store');
     assert.match(res.body.secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
     assert.equal(res.body.status, 'enabled');
@@ -83,9 +93,17 @@ describe('createWebhookEndpoint', () => {
       ['https://user:password@receiver.example.com/hooks', 'webhook_url_invalid'],
     ];
     for (const [url, code] of refusals) {
-      const res = await api.post(PATH).set(alice.headers).send({ url, event_types: ['task.created'] }).expect(400);
+      const res = await api
+        .post(PATH)
+        .set(alice.headers)
+        .send({ url, event_types: ['task.created'] })
+        .expect(400);
       assert.equal(res.body.code, code, url);
-      assert.deepEqual(res.body.errors.map((e: { path: string }) => e.path), ['body.url'], url);
+      assert.deepEqual(
+        res.body.errors.map((e: { path: string }) => e.path),
+        ['body.url'],
+        url,
+      );
       // A developer with a local receiver learns the switch for it, and that the server reads it at its start.
       if (code === 'webhook_url_not_https') {
         assert.match(res.body.detail, /WEBHOOK_ALLOW_PRIVATE_TARGETS=1 and restart the server/);
@@ -98,17 +116,37 @@ describe('createWebhookEndpoint', () => {
     const { api, newStudent } = await loopbackApp();
     const alice = await newStudent();
     await api.post(PATH).set(alice.headers).send({ url: RECEIVER, event_types: [] }).expect(400);
-    await api.post(PATH).set(alice.headers).send({ url: RECEIVER, event_types: ['task.exploded'] }).expect(400);
-    await api.post(PATH).send({ url: RECEIVER, event_types: ['task.created'] }).expect(401);
+    await api
+      .post(PATH)
+      .set(alice.headers)
+      .send({ url: RECEIVER, event_types: ['task.exploded'] })
+      .expect(400);
+    await api
+      .post(PATH)
+      .send({ url: RECEIVER, event_types: ['task.created'] })
+      .expect(401);
     const reader = await newStudent({ scopes: ['tasks:read'] });
-    assert.equal((await api.post(PATH).set(reader.headers).send({ url: RECEIVER, event_types: ['task.created'] }).expect(403)).body.code, 'insufficient_scope');
+    assert.equal(
+      (
+        await api
+          .post(PATH)
+          .set(reader.headers)
+          .send({ url: RECEIVER, event_types: ['task.created'] })
+          .expect(403)
+      ).body.code,
+      'insufficient_scope',
+    );
   });
 
   it('needs the read scope of each kind subscribed to (an endpoint is a way to read)', async () => {
     const { api, newStudent } = await loopbackApp();
     const tasksOnly = await newStudent({ scopes: ['webhooks:manage', 'tasks:read'] });
     await register(api, tasksOnly, { event_types: ['task.created', 'task.deleted'] });
-    const res = await api.post(PATH).set(tasksOnly.headers).send({ url: RECEIVER, event_types: ['task.created', 'exam.created'] }).expect(403);
+    const res = await api
+      .post(PATH)
+      .set(tasksOnly.headers)
+      .send({ url: RECEIVER, event_types: ['task.created', 'exam.created'] })
+      .expect(403);
     assert.equal(res.body.code, 'insufficient_scope');
     assert.match(res.body.detail, /exams:read/);
   });
@@ -117,7 +155,11 @@ describe('createWebhookEndpoint', () => {
     const { api, newStudent } = await loopbackApp();
     const [alice, bob] = await Promise.all([newStudent(), newStudent()]);
     for (let i = 0; i < MAX_ENDPOINTS_PER_STUDENT; i++) await register(api, alice, { description: `#${i}` });
-    const res = await api.post(PATH).set(alice.headers).send({ url: RECEIVER, event_types: ['task.created'] }).expect(409);
+    const res = await api
+      .post(PATH)
+      .set(alice.headers)
+      .send({ url: RECEIVER, event_types: ['task.created'] })
+      .expect(409);
     assert.equal(res.body.code, 'endpoint_limit_reached');
     await register(api, bob); // the cap is per student
     const first = (await api.get(PATH).set(alice.headers).expect(200)).body.data[0];
@@ -142,15 +184,24 @@ describe('listWebhookEndpoints', () => {
     const second = await register(api, alice, { description: 'second' });
     await register(api, bob);
     const { data } = (await api.get(PATH).set(alice.headers).expect(200)).body;
-    assert.deepEqual(data.map((e: { id: string }) => e.id), [first.id, second.id]);
+    assert.deepEqual(
+      data.map((e: { id: string }) => e.id),
+      [first.id, second.id],
+    );
   });
 
   it('answers 400 for two credentials at once, 401 without credentials and 403 without webhooks:manage', async () => {
     const { api, newStudent } = await generalApp();
     const alice = await newStudent();
-    assert.equal((await api.get(PATH).set(alice.headers).set('X-Service-API-Key', 'svc_live_x').expect(400)).body.code, 'invalid_request');
+    assert.equal(
+      (await api.get(PATH).set(alice.headers).set('X-Service-API-Key', 'svc_live_x').expect(400)).body.code,
+      'invalid_request',
+    );
     await api.get(PATH).expect(401);
-    await api.get(PATH).set((await newStudent({ scopes: ['tasks:read'] })).headers).expect(403);
+    await api
+      .get(PATH)
+      .set((await newStudent({ scopes: ['tasks:read'] })).headers)
+      .expect(403);
   });
 });
 
@@ -164,7 +215,11 @@ describe('updateWebhookEndpoint', () => {
     const { api, newStudent } = await loopbackApp();
     const alice = await newStudent();
     const endpoint = await register(api, alice, { description: 'before' });
-    const res = await api.patch(`${PATH}/${endpoint.id}`).set(alice.headers).send({ url: 'http://127.0.0.1:10/other', event_types: ['exam.created'] }).expect(200);
+    const res = await api
+      .patch(`${PATH}/${endpoint.id}`)
+      .set(alice.headers)
+      .send({ url: 'http://127.0.0.1:10/other', event_types: ['exam.created'] })
+      .expect(200);
     assert.equal(res.body.url, 'http://127.0.0.1:10/other');
     assert.deepEqual(res.body.event_types, ['exam.created']);
     assert.equal(res.body.description, 'before');
@@ -175,19 +230,31 @@ describe('updateWebhookEndpoint', () => {
     const { api, db, newStudent } = await loopbackApp();
     const alice = await newStudent();
     const endpoint = await register(api, alice);
-    assert.equal((await api.patch(`${PATH}/${endpoint.id}`).set(alice.headers).send({ enabled: false }).expect(200)).body.status, 'disabled');
+    assert.equal(
+      (await api.patch(`${PATH}/${endpoint.id}`).set(alice.headers).send({ enabled: false }).expect(200)).body.status,
+      'disabled',
+    );
 
     // What delivery does after three days of failures (services/webhooks/).
     const failingSince = new Date(Date.now() - 3 * 86_400_000);
-    await db.updateTable('webhook_endpoints').set({ enabled: false, disabled_reason: 'failing', failing_since: failingSince }).where('id', '=', endpoint.id).execute();
+    await db
+      .updateTable('webhook_endpoints')
+      .set({ enabled: false, disabled_reason: 'failing', failing_since: failingSince })
+      .where('id', '=', endpoint.id)
+      .execute();
     const failing = (await api.get(`${PATH}/${endpoint.id}`).set(alice.headers).expect(200)).body;
     assert.equal(failing.status, 'disabled_failing');
     assert.equal(failing.failing_since, failingSince.toISOString());
 
-    const enabled = (await api.patch(`${PATH}/${endpoint.id}`).set(alice.headers).send({ enabled: true }).expect(200)).body;
+    const enabled = (await api.patch(`${PATH}/${endpoint.id}`).set(alice.headers).send({ enabled: true }).expect(200))
+      .body;
     assert.equal(enabled.status, 'enabled');
     assert.equal(enabled.failing_since, null);
-    const row = await db.selectFrom('webhook_endpoints').select(['enabled', 'disabled_reason', 'failing_since']).where('id', '=', endpoint.id).executeTakeFirstOrThrow();
+    const row = await db
+      .selectFrom('webhook_endpoints')
+      .select(['enabled', 'disabled_reason', 'failing_since'])
+      .where('id', '=', endpoint.id)
+      .executeTakeFirstOrThrow();
     assert.deepEqual(row, { enabled: true, disabled_reason: null, failing_since: null });
   });
 
@@ -196,7 +263,11 @@ describe('updateWebhookEndpoint', () => {
     const alice = await newStudent();
     const endpoint = await register(api, alice);
     const failingSince = new Date(Date.now() - 86_400_000);
-    await db.updateTable('webhook_endpoints').set({ failing_since: failingSince }).where('id', '=', endpoint.id).execute();
+    await db
+      .updateTable('webhook_endpoints')
+      .set({ failing_since: failingSince })
+      .where('id', '=', endpoint.id)
+      .execute();
     const res = await api.patch(`${PATH}/${endpoint.id}`).set(alice.headers).send({ enabled: true }).expect(200);
     assert.equal(res.body.failing_since, failingSince.toISOString());
   });
@@ -205,16 +276,30 @@ describe('updateWebhookEndpoint', () => {
     const { api, newStudent } = await generalApp();
     const alice = await newStudent();
     const endpoint = await register(await loopbackApp().then((c) => c.api), alice);
-    const res = await api.patch(`${PATH}/${endpoint.id}`).set(alice.headers).send({ url: 'https://127.0.0.1/hooks' }).expect(400);
+    const res = await api
+      .patch(`${PATH}/${endpoint.id}`)
+      .set(alice.headers)
+      .send({ url: 'https://127.0.0.1/hooks' })
+      .expect(400);
     assert.equal(res.body.code, 'webhook_url_not_public');
     await api.patch(`${PATH}/${endpoint.id}`).set(alice.headers).send({}).expect(400);
     const narrow = await newStudent({ scopes: ['webhooks:manage', 'tasks:read'] });
     const own = await register(await loopbackApp().then((c) => c.api), narrow);
-    await api.patch(`${PATH}/${own.id}`).set(narrow.headers).send({ event_types: ['user.warned'] }).expect(403);
+    await api
+      .patch(`${PATH}/${own.id}`)
+      .set(narrow.headers)
+      .send({ event_types: ['user.warned'] })
+      .expect(403);
   });
 
   it('answers 401, 403, 404 (unknown and another student’s endpoint), 400 for a malformed id', () =>
-    assertIdRefusals({ method: 'patch', path: (id) => `${PATH}/${id}`, body: { description: 'x' }, otherScope: 'tasks:read', create: endpointOf }));
+    assertIdRefusals({
+      method: 'patch',
+      path: (id) => `${PATH}/${id}`,
+      body: { description: 'x' },
+      otherScope: 'tasks:read',
+      create: endpointOf,
+    }));
 });
 
 describe('whose an endpoint is (it ends with the grant it was made or redirected through)', () => {
@@ -222,17 +307,53 @@ describe('whose an endpoint is (it ends with the grant it was made or redirected
     const { api, db, newStudent, app } = await loopbackApp();
     const alice = await newStudent();
     const made = await insertWithFreshKey(({ prefix, hash }) =>
-      insertPersonalKey(db, { user_id: alice.id, prefix, key_hash: hash, name: 'own', scopes: ['tasks:read', 'webhooks:manage'], grant_id: null }),
+      insertPersonalKey(db, {
+        user_id: alice.id,
+        prefix,
+        key_hash: hash,
+        name: 'own',
+        scopes: ['tasks:read', 'webhooks:manage'],
+        grant_id: null,
+      }),
     );
     const own = { 'x-service-api-key': made.key };
-    const kept = (await api.post(PATH).set(own).send({ url: RECEIVER, event_types: ['task.created'] }).expect(201)).body;
-    const redirected = (await api.post(PATH).set(own).send({ url: RECEIVER, event_types: ['task.created'] }).expect(201)).body;
-    const reclaimed = (await api.post(PATH).set(own).send({ url: RECEIVER, event_types: ['task.created'] }).expect(201)).body;
+    const kept = (
+      await api
+        .post(PATH)
+        .set(own)
+        .send({ url: RECEIVER, event_types: ['task.created'] })
+        .expect(201)
+    ).body;
+    const redirected = (
+      await api
+        .post(PATH)
+        .set(own)
+        .send({ url: RECEIVER, event_types: ['task.created'] })
+        .expect(201)
+    ).body;
+    const reclaimed = (
+      await api
+        .post(PATH)
+        .set(own)
+        .send({ url: RECEIVER, event_types: ['task.created'] })
+        .expect(201)
+    ).body;
 
     const client = (await registerTestClient(['tasks:read', 'webhooks:manage'])).client_id;
-    const tokens = await signIn(app, { client_id: client, email: alice.email, password: alice.password, scope: 'tasks:read webhooks:manage' });
+    const tokens = await signIn(app, {
+      client_id: client,
+      email: alice.email,
+      password: alice.password,
+      scope: 'tasks:read webhooks:manage',
+    });
     const asApp = { authorization: `Bearer ${tokens.access_token}` };
-    const appMade = (await api.post(PATH).set(asApp).send({ url: RECEIVER, event_types: ['task.created'] }).expect(201)).body;
+    const appMade = (
+      await api
+        .post(PATH)
+        .set(asApp)
+        .send({ url: RECEIVER, event_types: ['task.created'] })
+        .expect(201)
+    ).body;
     // The app points the student's own endpoint at a receiver of its choosing: the endpoint is the app's from now on.
     await api.patch(`${PATH}/${redirected.id}`).set(asApp).send({ url: 'http://127.0.0.1:9/app-receiver' }).expect(200);
     // One the app pointed elsewhere and the student pointed back is the student's again; a rename changes no owner.
@@ -255,11 +376,19 @@ describe('deleteWebhookEndpoint', () => {
     await api.post(`${PATH}/${endpoint.id}/test`).set(alice.headers).expect(202);
     await api.delete(`${PATH}/${endpoint.id}`).set(alice.headers).expect(204);
     await api.get(`${PATH}/${endpoint.id}`).set(alice.headers).expect(404);
-    assert.equal((await db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', endpoint.id).execute()).length, 0);
+    assert.equal(
+      (await db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', endpoint.id).execute()).length,
+      0,
+    );
   });
 
   it('answers 401, 403, 404 (unknown and another student’s endpoint), 400 for a malformed id', () =>
-    assertIdRefusals({ method: 'delete', path: (id) => `${PATH}/${id}`, otherScope: 'tasks:read', create: endpointOf }));
+    assertIdRefusals({
+      method: 'delete',
+      path: (id) => `${PATH}/${id}`,
+      otherScope: 'tasks:read',
+      create: endpointOf,
+    }));
 });
 
 describe('rotateWebhookEndpointSecret', () => {
@@ -275,7 +404,11 @@ describe('rotateWebhookEndpointSecret', () => {
     assert.ok(expires >= before + 86_400_000 && expires <= Date.now() + 86_400_000);
     assert.ok(!('secret' in (await api.get(`${PATH}/${endpoint.id}`).set(alice.headers).expect(200)).body));
 
-    const row = await db.selectFrom('webhook_endpoints').selectAll().where('id', '=', endpoint.id).executeTakeFirstOrThrow();
+    const row = await db
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('id', '=', endpoint.id)
+      .executeTakeFirstOrThrow();
     const during = signingSecrets(testSecrets, row, new Date());
     assert.deepEqual(during, [res.body.secret, endpoint.secret]);
     assert.deepEqual(signingSecrets(testSecrets, row, new Date(expires + 1)), [res.body.secret]);
@@ -285,8 +418,13 @@ describe('rotateWebhookEndpointSecret', () => {
     const id = randomUUID();
     const at = new Date();
     const signature = during.map((secret) => new Webhook(secret).sign(id, at, body)).join(' ');
-    const headers = { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': signature };
-    for (const secret of [endpoint.secret, res.body.secret]) assert.deepEqual(new Webhook(secret).verify(body, headers), { hello: 'world' });
+    const headers = {
+      'webhook-id': id,
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': signature,
+    };
+    for (const secret of [endpoint.secret, res.body.secret])
+      assert.deepEqual(new Webhook(secret).verify(body, headers), { hello: 'world' });
   });
 
   it('rotating again within the overlap drops the oldest secret at once', async () => {
@@ -295,12 +433,21 @@ describe('rotateWebhookEndpointSecret', () => {
     const endpoint = await register(api, alice);
     const second = (await api.post(`${PATH}/${endpoint.id}/secret/rotate`).set(alice.headers).expect(200)).body;
     const third = (await api.post(`${PATH}/${endpoint.id}/secret/rotate`).set(alice.headers).expect(200)).body;
-    const row = await db.selectFrom('webhook_endpoints').selectAll().where('id', '=', endpoint.id).executeTakeFirstOrThrow();
+    const row = await db
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('id', '=', endpoint.id)
+      .executeTakeFirstOrThrow();
     assert.deepEqual(signingSecrets(testSecrets, row, new Date()), [third.secret, second.secret]);
   });
 
   it('answers 401, 403, 404 (unknown and another student’s endpoint), 400 for a malformed id', () =>
-    assertIdRefusals({ method: 'post', path: (id) => `${PATH}/${id}/secret/rotate`, otherScope: 'tasks:read', create: endpointOf }));
+    assertIdRefusals({
+      method: 'post',
+      path: (id) => `${PATH}/${id}/secret/rotate`,
+      otherScope: 'tasks:read',
+      create: endpointOf,
+    }));
 });
 
 describe('sendWebhookTestEvent', () => {
@@ -313,12 +460,20 @@ describe('sendWebhookTestEvent', () => {
     assert.equal(res.body.event_type, 'webhook.test');
     assert.equal(res.body.status, 'pending');
 
-    const event = await db.selectFrom('events').select(['id', 'type', 'user_id', 'data', 'created_at', 'fanned_out_at']).where('id', '=', res.body.event_id).executeTakeFirstOrThrow();
+    const event = await db
+      .selectFrom('events')
+      .select(['id', 'type', 'user_id', 'data', 'created_at', 'fanned_out_at'])
+      .where('id', '=', res.body.event_id)
+      .executeTakeFirstOrThrow();
     const envelope = envelopeOf(event);
     assertEventConforms(envelope);
     assert.equal((envelope.data as { object: { id: string } }).object.id, endpoint.id);
     assert.notEqual(event.fanned_out_at, null, 'stored as fanned out: the fan-out passes a test by');
-    const deliveries = await db.selectFrom('webhook_deliveries').select(['endpoint_id']).where('event_id', '=', event.id).execute();
+    const deliveries = await db
+      .selectFrom('webhook_deliveries')
+      .select(['endpoint_id'])
+      .where('event_id', '=', event.id)
+      .execute();
     assert.deepEqual(deliveries, [{ endpoint_id: endpoint.id }]);
     assert.equal((await api.get(`${PATH}/${other.id}/deliveries`).set(alice.headers).expect(200)).body.data.length, 0);
   });
@@ -327,11 +482,19 @@ describe('sendWebhookTestEvent', () => {
     const { api, newStudent } = await loopbackApp();
     const alice = await newStudent();
     const endpoint = await register(api, alice, { enabled: false });
-    assert.equal((await api.post(`${PATH}/${endpoint.id}/test`).set(alice.headers).expect(409)).body.code, 'endpoint_disabled');
+    assert.equal(
+      (await api.post(`${PATH}/${endpoint.id}/test`).set(alice.headers).expect(409)).body.code,
+      'endpoint_disabled',
+    );
   });
 
   it('answers 401, 403, 404 (unknown and another student’s endpoint), 400 for a malformed id', () =>
-    assertIdRefusals({ method: 'post', path: (id) => `${PATH}/${id}/test`, otherScope: 'tasks:read', create: endpointOf }));
+    assertIdRefusals({
+      method: 'post',
+      path: (id) => `${PATH}/${id}/test`,
+      otherScope: 'tasks:read',
+      create: endpointOf,
+    }));
 });
 
 describe('listWebhookDeliveries', () => {
@@ -340,13 +503,25 @@ describe('listWebhookDeliveries', () => {
     const alice = await newStudent();
     const endpoint = await register(api, alice);
     const sent: string[] = [];
-    for (let i = 0; i < 3; i++) sent.push((await api.post(`${PATH}/${endpoint.id}/test`).set(alice.headers).expect(202)).body.id);
-    const first = (await api.get(`${PATH}/${endpoint.id}/deliveries`).query({ limit: 2 }).set(alice.headers).expect(200)).body;
+    for (let i = 0; i < 3; i++)
+      sent.push((await api.post(`${PATH}/${endpoint.id}/test`).set(alice.headers).expect(202)).body.id);
+    const first = (
+      await api.get(`${PATH}/${endpoint.id}/deliveries`).query({ limit: 2 }).set(alice.headers).expect(200)
+    ).body;
     assert.equal(first.has_more, true);
-    const second = (await api.get(`${PATH}/${endpoint.id}/deliveries`).query({ limit: 2, cursor: first.next_cursor }).set(alice.headers).expect(200)).body;
+    const second = (
+      await api
+        .get(`${PATH}/${endpoint.id}/deliveries`)
+        .query({ limit: 2, cursor: first.next_cursor })
+        .set(alice.headers)
+        .expect(200)
+    ).body;
     assert.equal(second.has_more, false);
     assert.equal(second.next_cursor, null);
-    assert.deepEqual([...first.data, ...second.data].map((d: { id: string }) => d.id), [...sent].reverse());
+    assert.deepEqual(
+      [...first.data, ...second.data].map((d: { id: string }) => d.id),
+      [...sent].reverse(),
+    );
   });
 
   it('shows the attempts count and the last attempt with its response status', async () => {
@@ -357,25 +532,52 @@ describe('listWebhookDeliveries', () => {
     // Two attempts as delivery records them (services/webhooks/): a 500, then a timeout.
     const first = new Date(Date.now() - 60_000);
     const second = new Date(Date.now() - 1_000);
-    await db.insertInto('webhook_attempts').values([
-      { delivery_id: delivery.id, started_at: first, duration_ms: 40, response_status: 500, error: null },
-      { delivery_id: delivery.id, started_at: second, duration_ms: 10_000, response_status: null, error: 'timed out after 10000 ms' },
-    ]).execute();
-    await db.updateTable('webhook_deliveries').set({ attempts: 2, last_attempt_at: second }).where('id', '=', delivery.id).execute();
+    await db
+      .insertInto('webhook_attempts')
+      .values([
+        { delivery_id: delivery.id, started_at: first, duration_ms: 40, response_status: 500, error: null },
+        {
+          delivery_id: delivery.id,
+          started_at: second,
+          duration_ms: 10_000,
+          response_status: null,
+          error: 'timed out after 10000 ms',
+        },
+      ])
+      .execute();
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ attempts: 2, last_attempt_at: second })
+      .where('id', '=', delivery.id)
+      .execute();
     const [listed] = (await api.get(`${PATH}/${endpoint.id}/deliveries`).set(alice.headers).expect(200)).body.data;
     assert.equal(listed.attempts, 2);
-    assert.deepEqual(listed.last_attempt, { started_at: second.toISOString(), duration_ms: 10_000, response_status: null, error: 'timed out after 10000 ms' });
+    assert.deepEqual(listed.last_attempt, {
+      started_at: second.toISOString(),
+      duration_ms: 10_000,
+      response_status: null,
+      error: 'timed out after 10000 ms',
+    });
   });
 
   it('answers 400 for a malformed cursor', async () => {
     const { api, newStudent } = await loopbackApp();
     const alice = await newStudent();
     const endpoint = await register(api, alice);
-    await api.get(`${PATH}/${endpoint.id}/deliveries`).query({ cursor: 'bm90LWEtY3Vyc29y' }).set(alice.headers).expect(400);
+    await api
+      .get(`${PATH}/${endpoint.id}/deliveries`)
+      .query({ cursor: 'bm90LWEtY3Vyc29y' })
+      .set(alice.headers)
+      .expect(400);
   });
 
   it('answers 401, 403, 404 (unknown and another student’s endpoint), 400 for a malformed id', () =>
-    assertIdRefusals({ method: 'get', path: (id) => `${PATH}/${id}/deliveries`, otherScope: 'tasks:read', create: endpointOf }));
+    assertIdRefusals({
+      method: 'get',
+      path: (id) => `${PATH}/${id}/deliveries`,
+      otherScope: 'tasks:read',
+      create: endpointOf,
+    }));
 });
 
 describe('resendWebhookDelivery', () => {
@@ -384,8 +586,15 @@ describe('resendWebhookDelivery', () => {
     const alice = await newStudent();
     const endpoint = await register(api, alice);
     const delivery = (await api.post(`${PATH}/${endpoint.id}/test`).set(alice.headers).expect(202)).body;
-    await db.updateTable('webhook_deliveries').set({ status: 'failed', next_attempt_at: null }).where('id', '=', delivery.id).execute();
-    const res = await api.post(`${PATH}/${endpoint.id}/deliveries/${delivery.id}/resend`).set(alice.headers).expect(202);
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ status: 'failed', next_attempt_at: null })
+      .where('id', '=', delivery.id)
+      .execute();
+    const res = await api
+      .post(`${PATH}/${endpoint.id}/deliveries/${delivery.id}/resend`)
+      .set(alice.headers)
+      .expect(202);
     assert.equal(res.body.id, delivery.id);
     assert.equal(res.body.event_id, delivery.event_id);
     assert.equal(res.body.status, 'pending');
@@ -398,17 +607,32 @@ describe('resendWebhookDelivery', () => {
     const endpoint = await register(api, alice);
     const other = await register(api, alice);
     const delivery = (await api.post(`${PATH}/${endpoint.id}/test`).set(alice.headers).expect(202)).body;
-    const elsewhere = await api.post(`${PATH}/${other.id}/deliveries/${delivery.id}/resend`).set(alice.headers).expect(404);
-    const unknown = await api.post(`${PATH}/${endpoint.id}/deliveries/${randomUUID()}/resend`).set(alice.headers).expect(404);
+    const elsewhere = await api
+      .post(`${PATH}/${other.id}/deliveries/${delivery.id}/resend`)
+      .set(alice.headers)
+      .expect(404);
+    const unknown = await api
+      .post(`${PATH}/${endpoint.id}/deliveries/${randomUUID()}/resend`)
+      .set(alice.headers)
+      .expect(404);
     assert.equal(elsewhere.body.detail, unknown.body.detail);
     await api.post(`${PATH}/${endpoint.id}/deliveries/${delivery.id}/resend`).set(bob.headers).expect(404);
     await api.post(`${PATH}/${endpoint.id}/deliveries/not-a-uuid/resend`).set(alice.headers).expect(400);
     await api.patch(`${PATH}/${endpoint.id}`).set(alice.headers).send({ enabled: false }).expect(200);
-    assert.equal((await api.post(`${PATH}/${endpoint.id}/deliveries/${delivery.id}/resend`).set(alice.headers).expect(409)).body.code, 'endpoint_disabled');
+    assert.equal(
+      (await api.post(`${PATH}/${endpoint.id}/deliveries/${delivery.id}/resend`).set(alice.headers).expect(409)).body
+        .code,
+      'endpoint_disabled',
+    );
   });
 
   it('answers 401, 403, 404 (unknown and another student’s endpoint), 400 for a malformed id', () =>
-    assertIdRefusals({ method: 'post', path: (id) => `${PATH}/${id}/deliveries/${randomUUID()}/resend`, otherScope: 'tasks:read', create: endpointOf }));
+    assertIdRefusals({
+      method: 'post',
+      path: (id) => `${PATH}/${id}/deliveries/${randomUUID()}/resend`,
+      otherScope: 'tasks:read',
+      create: endpointOf,
+    }));
 });
 
 /** An endpoint of `owner`'s, registered directly (the app under test need not allow loopback). */

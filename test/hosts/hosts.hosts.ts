@@ -22,7 +22,15 @@ import { TEST_SECRETS_KEY } from '../support/server-process.ts';
 import { insertEndpoint } from '../webhooks/fixtures.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 import { startPgBouncer, type PgBouncer } from '../faults/pgbouncer-process.ts';
-import { expectStatus, heldEverywhere, minuteQuota, payPlus, PAYMENT_PROVIDER_SECRET, send, studentWithKey } from '../faults/pgbouncer-smoke.ts';
+import {
+  expectStatus,
+  heldEverywhere,
+  minuteQuota,
+  payPlus,
+  PAYMENT_PROVIDER_SECRET,
+  send,
+  studentWithKey,
+} from '../faults/pgbouncer-smoke.ts';
 import { requiredEnv, ROOMY, until } from '../faults/support/fixture.ts';
 import { createHosts, type Host, type Hosts } from './network.ts';
 
@@ -58,7 +66,11 @@ describe('two hosts on one PostgreSQL (through PgBouncer) and one Redis', functi
   let contract: { id: string; key: string };
 
   const startProcess = (host: Host, role: string, port: number, env: NodeJS.ProcessEnv): Promise<Running> => {
-    const child = network.spawnIn(host, process.execPath, ['app/start.mjs', '--role', role], { cwd: root, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = network.spawnIn(host, process.execPath, ['app/start.mjs', '--role', role], {
+      cwd: root,
+      env: { ...process.env, ...env, PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout!.on('data', (chunk) => (output += chunk));
     child.stderr!.on('data', (chunk) => (output += chunk));
@@ -69,7 +81,13 @@ describe('two hosts on one PostgreSQL (through PgBouncer) and one Redis', functi
           resolve({ host, role, url: `http://${host.address}:${port}`, child, output: () => output });
         }
       }, 50);
-      child.once('exit', (code) => (clearInterval(poll), reject(new Error(`${host.name} --role ${role} exited with ${code}:\n${output}`))));
+      child.once(
+        'exit',
+        (code) => (
+          clearInterval(poll),
+          reject(new Error(`${host.name} --role ${role} exited with ${code}:\n${output}`))
+        ),
+      );
     });
   };
   before(async function () {
@@ -104,13 +122,29 @@ describe('two hosts on one PostgreSQL (through PgBouncer) and one Redis', functi
       WEBHOOK_POLL_MS: '500',
       SHUTDOWN_DRAIN_SECONDS: '0',
     };
-    processes = await Promise.all(network.hosts.flatMap((host) => ROLES.map(({ role, port }) => startProcess(host, role, port, env))));
-    assert.equal(processes.filter((p) => p.output().includes('"msg":"migrated"')).length, 1, 'one process of one host migrated');
+    processes = await Promise.all(
+      network.hosts.flatMap((host) => ROLES.map(({ role, port }) => startProcess(host, role, port, env))),
+    );
+    assert.equal(
+      processes.filter((p) => p.output().includes('"msg":"migrated"')).length,
+      1,
+      'one process of one host migrated',
+    );
 
     partnerKey = (await issueApiKey(db, { name: 'hosts suite', per_minute: ROOMY, per_day: ROOMY })).key;
     contract = await studentWithKey(db, 'contract');
-    await setPlan(db, contract.id, { plan: 'contract', contract_per_minute: ROOMY, contract_per_day: ROOMY, contract_ai_per_hour: ROOMY }, new Date());
-    const endpoint = await insertEndpoint(db, box, { user_id: contract.id }, { url: `http://${network.gateway}:${receiverPort}/hooks`, event_types: ['task.created'] });
+    await setPlan(
+      db,
+      contract.id,
+      { plan: 'contract', contract_per_minute: ROOMY, contract_per_day: ROOMY, contract_ai_per_hour: ROOMY },
+      new Date(),
+    );
+    const endpoint = await insertEndpoint(
+      db,
+      box,
+      { user_id: contract.id },
+      { url: `http://${network.gateway}:${receiverPort}/hooks`, event_types: ['task.created'] },
+    );
     receiver.secrets.push(endpoint.secret);
   });
   after(async () => {
@@ -123,24 +157,45 @@ describe('two hosts on one PostgreSQL (through PgBouncer) and one Redis', functi
 
   it('serves from every process of every host, through PgBouncer', async () => {
     const before = await bouncer.transactions(name);
-    for (const p of processes) await expectStatus(send(p.url, contract.key, 'GET', '/api/today/loop'), 200, `${p.host.name} --role ${p.role}`);
+    for (const p of processes)
+      await expectStatus(send(p.url, contract.key, 'GET', '/api/today/loop'), 200, `${p.host.name} --role ${p.role}`);
     assert.ok((await bouncer.transactions(name)) > before, 'their statements went through the pooler');
   });
 
   it('counts a limit once across hosts', async () => {
     const free = await studentWithKey(db, 'free');
     const statuses: number[] = [];
-    for (let i = 0; i < 64; i++) statuses.push((await send(processes[i % processes.length]!.url, free.key, 'GET', '/api/users/me')).status);
-    assert.deepEqual(statuses, [...Array(60).fill(200), ...Array(4).fill(429)], 'the free plan allows 60 a minute, wherever they are sent');
+    for (let i = 0; i < 64; i++)
+      statuses.push((await send(processes[i % processes.length]!.url, free.key, 'GET', '/api/users/me')).status);
+    assert.deepEqual(
+      statuses,
+      [...Array(60).fill(200), ...Array(4).fill(429)],
+      'the free plan allows 60 a minute, wherever they are sent',
+    );
   });
 
-  it('holds a revocation and a plan change on every host as the commit\'s NOTIFY arrives (milliseconds)', async () => {
+  it("holds a revocation and a plan change on every host as the commit's NOTIFY arrives (milliseconds)", async () => {
     const student = await studentWithKey(db, 'revoked');
-    const made = await expectStatus(send(processes[0]!.url, student.key, 'POST', '/api/users/me/api-keys', { name: 'revoked on host 1', scopes: ['tasks:read'] }), 201, 'a key');
-    for (const p of processes) await expectStatus(send(p.url, made.key, 'GET', '/api/tasks'), 200, `the new key on ${p.host.name}`);
-    await expectStatus(send(processes[0]!.url, student.key, 'DELETE', `/api/users/me/api-keys/${made.id}`), 204, 'revoke it on host 1');
+    const made = await expectStatus(
+      send(processes[0]!.url, student.key, 'POST', '/api/users/me/api-keys', {
+        name: 'revoked on host 1',
+        scopes: ['tasks:read'],
+      }),
+      201,
+      'a key',
+    );
+    for (const p of processes)
+      await expectStatus(send(p.url, made.key, 'GET', '/api/tasks'), 200, `the new key on ${p.host.name}`);
+    await expectStatus(
+      send(processes[0]!.url, student.key, 'DELETE', `/api/users/me/api-keys/${made.id}`),
+      204,
+      'revoke it on host 1',
+    );
     const everywhere = [...processes].reverse().map((p) => p.url);
-    const revoked = await heldEverywhere(everywhere, async (url) => (await send(url, made.key, 'GET', '/api/tasks')).status === 401);
+    const revoked = await heldEverywhere(
+      everywhere,
+      async (url) => (await send(url, made.key, 'GET', '/api/tasks')).status === 401,
+    );
 
     // A payment through host 1 moves the student from the free plan (60 a minute) to plus (600).
     for (const p of processes) assert.equal(await minuteQuota(p.url, student.key), '60');
@@ -150,15 +205,21 @@ describe('two hosts on one PostgreSQL (through PgBouncer) and one Redis', functi
   });
 
   it('drops the leaderboard and /stats caches on every host', async () => {
-    const leader = async (p: Running) => (await expectStatus(send(p.url, partnerKey, 'GET', '/api/v1/leaderboards/global'), 200, 'leaderboard'))[0]?.xp;
-    const decks = async (p: Running) => (await expectStatus(send(p.url, partnerKey, 'GET', '/api/v1/stats'), 200, 'stats')).flashcard_decks as number;
+    const leader = async (p: Running) =>
+      (await expectStatus(send(p.url, partnerKey, 'GET', '/api/v1/leaderboards/global'), 200, 'leaderboard'))[0]?.xp;
+    const decks = async (p: Running) =>
+      (await expectStatus(send(p.url, partnerKey, 'GET', '/api/v1/stats'), 200, 'stats')).flashcard_decks as number;
     const counted = await decks(processes[0]!);
     for (const p of processes) {
       await leader(p);
       assert.equal(await decks(p), counted);
     }
     await db.updateTable('users').set({ xp: 10_000_000 }).where('id', '=', contract.id).execute();
-    await expectStatus(send(processes[3]!.url, contract.key, 'POST', '/api/flashcards/decks', { title: 'counted on every host' }), 201, 'a deck on host 2');
+    await expectStatus(
+      send(processes[3]!.url, contract.key, 'POST', '/api/flashcards/decks', { title: 'counted on every host' }),
+      201,
+      'a deck on host 2',
+    );
     const dropped = await heldEverywhere(
       processes.map((p) => p.url),
       async (url) => {
@@ -179,7 +240,11 @@ describe('two hosts on one PostgreSQL (through PgBouncer) and one Redis', functi
       for (let i = 0; Date.now() < stopAt; i++) {
         const p = processes[(n + i) % processes.length]!;
         const startedAt = Date.now();
-        const reply = await send(p.url, contract.key, 'POST', '/api/tasks', { title: `load ${n}.${i}`, due_at: '2030-06-01T09:00:00Z', course: 'Hosts' }).catch(() => undefined);
+        const reply = await send(p.url, contract.key, 'POST', '/api/tasks', {
+          title: `load ${n}.${i}`,
+          due_at: '2030-06-01T09:00:00Z',
+          course: 'Hosts',
+        }).catch(() => undefined);
         if (reply?.status === 201) acknowledged.push(reply.body.id);
         if (startedAt > killedAt) afterKill.push({ host: p.host.name, ok: reply?.status === 201 });
         if (!reply) await new Promise((resolve) => setTimeout(resolve, 50)); // a dead host refuses at once
@@ -195,20 +260,36 @@ describe('two hosts on one PostgreSQL (through PgBouncer) and one Redis', functi
     await load;
 
     const served = afterKill.filter((r) => r.host === hostTwo!.name);
-    assert.ok(served.length > 10 && served.every((r) => r.ok), `after the kill host 2 answered ${served.filter((r) => r.ok).length} of ${served.length}`);
+    assert.ok(
+      served.length > 10 && served.every((r) => r.ok),
+      `after the kill host 2 answered ${served.filter((r) => r.ok).length} of ${served.length}`,
+    );
     assert.ok(acknowledged.length > 20, `acknowledged writes: ${acknowledged.length}`);
     const stored = await db.selectFrom('tasks').select('id').where('id', 'in', acknowledged).execute();
     assert.equal(stored.length, acknowledged.length, 'every acknowledged task is stored');
 
     // Host 2's worker delivers every event, those host 1's worker held when it died among them (once their lease ends).
     const eventsOf = async () => {
-      const rows = await db.selectFrom('events').select(['id', 'data']).where('type', '=', 'task.created').where('user_id', '=', contract.id).execute();
-      return rows.filter((row) => acknowledged.includes((row.data as { object: { id: string } }).object.id)).map((row) => row.id);
+      const rows = await db
+        .selectFrom('events')
+        .select(['id', 'data'])
+        .where('type', '=', 'task.created')
+        .where('user_id', '=', contract.id)
+        .execute();
+      return rows
+        .filter((row) => acknowledged.includes((row.data as { object: { id: string } }).object.id))
+        .map((row) => row.id);
     };
     const events = await eventsOf();
     assert.equal(events.length, acknowledged.length, 'an event for every acknowledged write');
-    await until(async () => events.every((id) => receiver.received.some((r) => r.webhookId === id && r.status !== 'hang')), 60_000, 'every event delivered');
+    await until(
+      async () => events.every((id) => receiver.received.some((r) => r.webhookId === id && r.status !== 'hang')),
+      60_000,
+      'every event delivered',
+    );
     assert.ok(receiver.received.every((r) => r.verifiedWith === 0));
-    console.log(`      ${acknowledged.length} writes acknowledged (${served.length} by host 2 after the kill), all stored; ${events.length} events, all delivered`);
+    console.log(
+      `      ${acknowledged.length} writes acknowledged (${served.length} by host 2 after the kill), all stored; ${events.length} events, all delivered`,
+    );
   });
 });

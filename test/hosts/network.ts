@@ -30,7 +30,11 @@ export async function createHosts(count: number): Promise<Hosts> {
   const subnet = `10.231.${process.pid % 250}`;
   const bridge = `scbr${tag}`;
   const gateway = `${subnet}.1`;
-  const hosts: Host[] = Array.from({ length: count }, (_, i) => ({ name: `host-${i + 1}`, namespace: `sc-host-${tag}-${i + 1}`, address: `${subnet}.${11 + i}` }));
+  const hosts: Host[] = Array.from({ length: count }, (_, i) => ({
+    name: `host-${i + 1}`,
+    namespace: `sc-host-${tag}-${i + 1}`,
+    address: `${subnet}.${11 + i}`,
+  }));
   const children = new Set<ChildProcess>();
   let destroyed = false;
 
@@ -67,7 +71,10 @@ export async function createHosts(count: number): Promise<Hosts> {
     }
   } catch (error) {
     destroy();
-    throw new Error(`could not make the hosts' network (root and iproute2 needed): ${(error as { stderr?: Buffer }).stderr?.toString() ?? String(error)}`, { cause: error });
+    throw new Error(
+      `could not make the hosts' network (root and iproute2 needed): ${(error as { stderr?: Buffer }).stderr?.toString() ?? String(error)}`,
+      { cause: error },
+    );
   }
 
   return {
@@ -82,7 +89,9 @@ export async function createHosts(count: number): Promise<Hosts> {
     async forward(targetPort) {
       // A process of its own: in this one, the test's own requests would queue the forwarded bytes (a commit's
       // NOTIFY among them) behind its event loop's other work.
-      const child = spawn(process.execPath, ['-e', FORWARDER, gateway, String(targetPort)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, ['-e', FORWARDER, gateway, String(targetPort)], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       children.add(child);
       child.once('exit', () => children.delete(child));
       return new Promise<number>((resolve, reject) => {

@@ -27,7 +27,11 @@ export function packagesExcluding(declared: string, packages: Record<string, Loc
 
 describe('package engines', () => {
   it('every locked package supports every Node version package.json declares', () => {
-    assert.deepEqual(packagesExcluding(project.engines.node, lock.packages), [], `package.json declares node ${project.engines.node}`);
+    assert.deepEqual(
+      packagesExcluding(project.engines.node, lock.packages),
+      [],
+      `package.json declares node ${project.engines.node}`,
+    );
   });
 
   it('names each package whose engines leave out part of the declared range, nested ones included', () => {
@@ -39,6 +43,9 @@ describe('package engines', () => {
       'node_modules/bundle/node_modules/inner': { version: '1.0.0', engines: { node: '>=22' } },
       'node_modules/strings': { version: '1.0.0', engines: ['node >=99'] },
     };
-    assert.deepEqual(packagesExcluding('>=20.19', packages), ['@x/new@2.0.0 needs node >=22', 'inner@1.0.0 needs node >=22']);
+    assert.deepEqual(packagesExcluding('>=20.19', packages), [
+      '@x/new@2.0.0 needs node >=22',
+      'inner@1.0.0 needs node >=22',
+    ]);
   });
 });

@@ -10,7 +10,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 
 const root = new URL('../../', import.meta.url).pathname;
-const [command, ...args] = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts['check:imports'] as string).split(' ');
+const [command, ...args] = (
+  JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts['check:imports'] as string
+).split(' ');
 
 /** Each planted file and what it imports: a path of the miniature, `type:` before it for `import type`, or a package. */
 type Tree = Record<string, string[]>;
@@ -63,7 +65,8 @@ for (const [, from, to] of breaks) broken[from] = [...(broken[from] ?? []), to];
 
 /** What the check reports for the planted breaks, as `rule: from → to`: a loop between folders from each side. */
 const expected = breaks.flatMap(([rule, from, to]) => {
-  if (rule === FOLDER_LOOP) return [`${rule}: ${dirname(from)} → ${dirname(to)}`, `${rule}: ${dirname(to)} → ${dirname(from)}`];
+  if (rule === FOLDER_LOOP)
+    return [`${rule}: ${dirname(from)} → ${dirname(to)}`, `${rule}: ${dirname(to)} → ${dirname(from)}`];
   return [`${rule}: ${from} → ${rule === 'every-import-resolves' ? './missing.ts' : to.replace(/^type:/, '')}`];
 });
 
@@ -75,11 +78,15 @@ describe('import rules (npm run check:imports)', () => {
   function check(tree: Tree, ...extra: string[]) {
     const folder = mkdtempSync(join(tmpdir(), 'import-rules-'));
     folders.push(folder);
-    for (const file of ['.dependency-cruiser.cjs', 'tsconfig.json', 'package.json']) copyFileSync(join(root, file), join(folder, file));
+    for (const file of ['.dependency-cruiser.cjs', 'tsconfig.json', 'package.json'])
+      copyFileSync(join(root, file), join(folder, file));
     symlinkSync(join(root, 'node_modules'), join(folder, 'node_modules'));
     for (const [file, imports] of Object.entries(tree)) {
       mkdirSync(join(folder, dirname(file)), { recursive: true });
-      writeFileSync(join(folder, file), imports.map((target, i) => importLine(file, target, i)).join('') + 'export const planted = 1;\n');
+      writeFileSync(
+        join(folder, file),
+        imports.map((target, i) => importLine(file, target, i)).join('') + 'export const planted = 1;\n',
+      );
     }
     return spawnSync(join(root, 'node_modules/.bin', command!), [...args, ...extra], { cwd: folder, encoding: 'utf8' });
   }
@@ -94,13 +101,21 @@ describe('import rules (npm run check:imports)', () => {
     const run = check(broken);
     assert.notEqual(run.status, 0, run.stdout + run.stderr);
     for (const report of expected) assert.match(run.stdout, new RegExp(`error ${report.replace(/ → .*/, ' → ')}`));
-    assert.match(run.stdout, /handlers\/general\/ and handlers\/partner-v1\/ never import each other/, 'the rule comment says why');
+    assert.match(
+      run.stdout,
+      /handlers\/general\/ and handlers\/partner-v1\/ never import each other/,
+      'the rule comment says why',
+    );
     assert.match(run.stdout, new RegExp(`x ${expected.length} dependency violations \\(${expected.length} errors`));
   });
 
   it('reports exactly the planted breaks: nothing in the tidy part, nothing twice', () => {
     const run = check(broken, '--output-type', 'json');
-    const violations = JSON.parse(run.stdout).summary.violations as { rule: { name: string }; from: string; to: string }[];
+    const violations = JSON.parse(run.stdout).summary.violations as {
+      rule: { name: string };
+      from: string;
+      to: string;
+    }[];
     const reported = violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`).sort();
     assert.deepEqual(reported, [...expected].sort());
   });

@@ -42,9 +42,16 @@ describe('mock server (scripts/mock.ts)', () => {
           for (const status of statuses) {
             const res = await send(mock, spec.definition, operation, status ? { prefer: `code=${status}` } : {});
             const label = `${operation.operationId} ${status ? `Prefer code=${status}` : '(default)'}`;
-            if (status && res.status !== Number(status)) failures.push(`${label}: answered ${res.status}: ${res.text.slice(0, 300)}`);
-            if (!status && (res.status < 200 || res.status > 299)) failures.push(`${label}: answered ${res.status}, not a 2xx: ${res.text.slice(0, 300)}`);
-            for (const failure of contract.checkResponse(operation, { status: res.status, headers: res.headers, body: bodyOf(res) })) failures.push(`${label}: ${failure}`);
+            if (status && res.status !== Number(status))
+              failures.push(`${label}: answered ${res.status}: ${res.text.slice(0, 300)}`);
+            if (!status && (res.status < 200 || res.status > 299))
+              failures.push(`${label}: answered ${res.status}, not a 2xx: ${res.text.slice(0, 300)}`);
+            for (const failure of contract.checkResponse(operation, {
+              status: res.status,
+              headers: res.headers,
+              body: bodyOf(res),
+            }))
+              failures.push(`${label}: ${failure}`);
             checked++;
           }
         }
@@ -57,12 +64,23 @@ describe('mock server (scripts/mock.ts)', () => {
         const secured = contract.api.router.getOperations().find((op) => securityOf(spec.definition, op).length > 0)!;
         const anonymous = await send(mock, spec.definition, secured, { credentials: false });
         assert.equal(anonymous.status, 401);
-        assert.deepEqual(contract.checkResponse(secured, { status: 401, headers: anonymous.headers, body: anonymous.body }), []);
+        assert.deepEqual(
+          contract.checkResponse(secured, { status: 401, headers: anonymous.headers, body: anonymous.body }),
+          [],
+        );
 
-        const withQuery = contract.api.router.getOperations().find((op) => parametersOf(op).some((p) => p.in === 'query') && op.responses?.['400']);
+        const withQuery = contract.api.router
+          .getOperations()
+          .find((op) => parametersOf(op).some((p) => p.in === 'query') && op.responses?.['400']);
         const withBody = contract.api.router.getOperations().find((op) => op.requestBody && op.responses?.['400']);
         const invalid = withQuery
-          ? await send(mock, spec.definition, withQuery, { query: Object.fromEntries(parametersOf(withQuery).filter((p) => p.in === 'query').map((p) => [p.name, '\u0000not valid\u0000'])) })
+          ? await send(mock, spec.definition, withQuery, {
+              query: Object.fromEntries(
+                parametersOf(withQuery)
+                  .filter((p) => p.in === 'query')
+                  .map((p) => [p.name, '\u0000not valid\u0000']),
+              ),
+            })
           : await send(mock, spec.definition, withBody!, { body: { unexpected: true } });
         assert.equal(invalid.status, 400, invalid.text);
         assert.equal(invalid.body.code, 'invalid_request');
@@ -74,18 +92,31 @@ describe('mock server (scripts/mock.ts)', () => {
   it('picks a named example with Prefer: example=…', async () => {
     const spec = specs.find((s) => s.surface === 'partner-v1')!;
     const operation = contracts.get('partner-v1')!.match('get', '/api/v1/universities/x')!;
-    const examples = (operation.responses!['404'] as { content: Record<string, MediaType> }).content['application/problem+json']!.examples!;
+    const examples = (operation.responses!['404'] as { content: Record<string, MediaType> }).content[
+      'application/problem+json'
+    ]!.examples!;
     const [name, { value }] = Object.entries(examples)[0]!;
     const res = await send(mock, spec.definition, operation, { prefer: `code=404, example=${name}` });
     assert.deepEqual(res.body, value);
   });
 
   it('answers malformed JSON with a 400, paths of no surface with a 404, an undocumented Prefer code with a 400, and CORS preflights', async () => {
-    const malformed = await mock.post('/api/accounts').set('Content-Type', 'application/json').send('{"email":').expect(400);
+    const malformed = await mock
+      .post('/api/accounts')
+      .set('Content-Type', 'application/json')
+      .send('{"email":')
+      .expect(400);
     assert.equal(malformed.body.code, 'invalid_request');
-    const unknown = await mock.get('/api/v1/no-such-thing').expect(404).expect('Content-Type', /problem\+json/);
+    const unknown = await mock
+      .get('/api/v1/no-such-thing')
+      .expect(404)
+      .expect('Content-Type', /problem\+json/);
     assert.equal(unknown.body.code, 'not_found');
-    const undocumented = await mock.get('/api/v1/health').set('X-Service-API-Key', 'k').set('Prefer', 'code=418').expect(400);
+    const undocumented = await mock
+      .get('/api/v1/health')
+      .set('X-Service-API-Key', 'k')
+      .set('Prefer', 'code=418')
+      .expect(400);
     assert.match(undocumented.body.errors[0].message, /code=418 is not documented/);
     await mock
       .options('/api/v1/health')
@@ -106,13 +137,25 @@ function send(
   options: { prefer?: string; credentials?: boolean; query?: Record<string, string>; body?: unknown } = {},
 ) {
   const parameters = parametersOf(operation);
-  const path = operation.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(String(exampleOf(parameters.find((p) => p.in === 'path' && p.name === name)!))));
-  const query = options.query ?? Object.fromEntries(parameters.filter((p) => p.in === 'query' && p.required).map((p) => [p.name, String(exampleOf(p))]));
+  const path = operation.path.replace(/\{([^}]+)\}/g, (_, name: string) =>
+    encodeURIComponent(String(exampleOf(parameters.find((p) => p.in === 'path' && p.name === name)!))),
+  );
+  const query =
+    options.query ??
+    Object.fromEntries(
+      parameters.filter((p) => p.in === 'query' && p.required).map((p) => [p.name, String(exampleOf(p))]),
+    );
   let request = mock[operation.method as 'get'](path).query(query);
   if (options.prefer) request = request.set('Prefer', options.prefer);
   const scheme = securityOf(definition, operation)[0];
-  if (scheme && options.credentials !== false) request = scheme.type === 'apiKey' ? request.set(scheme.name!, 'mock-credential') : request.set('Authorization', 'Bearer mock-credential');
-  const json = (operation.requestBody as { content?: Record<string, MediaType> } | undefined)?.content?.['application/json'];
+  if (scheme && options.credentials !== false)
+    request =
+      scheme.type === 'apiKey'
+        ? request.set(scheme.name!, 'mock-credential')
+        : request.set('Authorization', 'Bearer mock-credential');
+  const json = (operation.requestBody as { content?: Record<string, MediaType> } | undefined)?.content?.[
+    'application/json'
+  ];
   const body = options.body ?? (json ? (json.example ?? Object.values(json.examples ?? {})[0]?.value) : undefined);
   return body === undefined ? request : request.send(body as object);
 }
@@ -124,7 +167,12 @@ function parametersOf(operation: Operation): Parameter[] {
 /** The parameter's example, else one its schema gives (a UUID for `format: uuid`, which needs none). */
 function exampleOf({ name, example, examples, schema }: Parameter): unknown {
   const value =
-    example ?? Object.values(examples ?? {})[0]?.value ?? schema?.example ?? schema?.default ?? schema?.enum?.[0] ?? (schema?.format === 'uuid' ? '00000000-0000-4000-8000-000000000000' : undefined);
+    example ??
+    Object.values(examples ?? {})[0]?.value ??
+    schema?.example ??
+    schema?.default ??
+    schema?.enum?.[0] ??
+    (schema?.format === 'uuid' ? '00000000-0000-4000-8000-000000000000' : undefined);
   assert.notEqual(value, undefined, `parameter ${name} needs an example for the mock test`);
   return value;
 }

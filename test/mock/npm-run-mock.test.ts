@@ -19,7 +19,11 @@ function accepts(port: number): Promise<boolean> {
 
 /** Polls every 100 ms until `accepts(port)` is `wanted`; false if `ms` pass first. */
 async function until(port: number, wanted: boolean, ms: number): Promise<boolean> {
-  for (const deadline = Date.now() + ms; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 100))) {
+  for (
+    const deadline = Date.now() + ms;
+    Date.now() < deadline;
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  ) {
     if ((await accepts(port)) === wanted) return true;
   }
   return false;

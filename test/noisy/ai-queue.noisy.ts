@@ -74,32 +74,59 @@ describe('noisy neighbour: the AI queue filled by one account', function () {
   it(`${CHATS} concurrent chats of a free account leave room for the victim's`, async () => {
     const attacker = new Attacker(n.base, n.attacker.key);
     const victims: ChatOutcome[] = [];
-    const verdict = await victimUnderAttack(n, 'AI queue', async (pressure) => {
-      const held = await Promise.all(
-        Array.from({ length: CHATS }, (_, i) => attacker.hold('POST /api/ai/chat', '/api/ai/chat', { method: 'POST', body: { message: `Explain topic ${i} at length` }, read: 'drain', countEvents: 'message.delta' })),
-      );
-      const until = performance.now() + HOLD_MS;
-      await sleep(1_000);
-      victims.push(await victimChat());
-      await sleep(Math.max(0, until - 2_000 - performance.now()));
-      victims.push(await victimChat());
-      await sleep(Math.max(0, until - performance.now()));
-      const generating = upstream.requests.filter((r) => r.body.messages.some((m) => /^Explain topic/.test(m.content))).length;
-      const deltas = held.reduce((sum, h) => sum + h.counted, 0);
-      attacker.releaseAll();
-      pressure.note(`${CHATS} chats sent at once to a model that replies a piece every 250 ms, held ${HOLD_MS / 1000} s: admitted ${held.filter((h) => h.status === 200).length}, of which the upstream was asked for ${generating} replies (${deltas} pieces streamed to the attacker)`);
-      pressure.note(`the victim's chats: ${victims.map((v) => `${v.status}${v.code ? ` ${v.code}` : ''}${v.firstEvent ? ` (${v.firstEvent})` : ''} in ${ms(v.ms)}`).join(', ')}`);
-      pressure.note(attacker.describe());
-    }, [{ method: 'POST', path: '/api/ai/chat', body: { message: 'Hello' } }]);
+    const verdict = await victimUnderAttack(
+      n,
+      'AI queue',
+      async (pressure) => {
+        const held = await Promise.all(
+          Array.from({ length: CHATS }, (_, i) =>
+            attacker.hold('POST /api/ai/chat', '/api/ai/chat', {
+              method: 'POST',
+              body: { message: `Explain topic ${i} at length` },
+              read: 'drain',
+              countEvents: 'message.delta',
+            }),
+          ),
+        );
+        const until = performance.now() + HOLD_MS;
+        await sleep(1_000);
+        victims.push(await victimChat());
+        await sleep(Math.max(0, until - 2_000 - performance.now()));
+        victims.push(await victimChat());
+        await sleep(Math.max(0, until - performance.now()));
+        const generating = upstream.requests.filter((r) =>
+          r.body.messages.some((m) => /^Explain topic/.test(m.content)),
+        ).length;
+        const deltas = held.reduce((sum, h) => sum + h.counted, 0);
+        attacker.releaseAll();
+        pressure.note(
+          `${CHATS} chats sent at once to a model that replies a piece every 250 ms, held ${HOLD_MS / 1000} s: admitted ${held.filter((h) => h.status === 200).length}, of which the upstream was asked for ${generating} replies (${deltas} pieces streamed to the attacker)`,
+        );
+        pressure.note(
+          `the victim's chats: ${victims.map((v) => `${v.status}${v.code ? ` ${v.code}` : ''}${v.firstEvent ? ` (${v.firstEvent})` : ''} in ${ms(v.ms)}`).join(', ')}`,
+        );
+        pressure.note(attacker.describe());
+      },
+      [{ method: 'POST', path: '/api/ai/chat', body: { message: 'Hello' } }],
+    );
 
     assertUnharmed(verdict, [
       ...victims
         .filter((v) => v.status !== 200 || v.firstEvent === undefined || v.ms > ADMITTED_WITHIN_MS)
-        .map((v) => `the victim's chat answered ${v.status} ${v.code ?? ''} with first event ${v.firstEvent ?? 'none'} in ${ms(v.ms)} (must be a 200 whose stream starts within ${ms(ADMITTED_WITHIN_MS)})`),
+        .map(
+          (v) =>
+            `the victim's chat answered ${v.status} ${v.code ?? ''} with first event ${v.firstEvent ?? 'none'} in ${ms(v.ms)} (must be a 200 whose stream starts within ${ms(ADMITTED_WITHIN_MS)})`,
+        ),
       // The attack was made: replies were generated for the attacker, and its excess was refused as its own limit
       // (429), not as a full service (503).
-      ...unless(attacker.answered('POST /api/ai/chat', 200) >= 1, `no chat of the attacker was admitted: ${attacker.describe()}`),
-      ...unless(attacker.unansweredOr5xx().length === 0, `the attacker got no answer or a 5xx: ${attacker.unansweredOr5xx().join('; ')}`),
+      ...unless(
+        attacker.answered('POST /api/ai/chat', 200) >= 1,
+        `no chat of the attacker was admitted: ${attacker.describe()}`,
+      ),
+      ...unless(
+        attacker.unansweredOr5xx().length === 0,
+        `the attacker got no answer or a 5xx: ${attacker.unansweredOr5xx().join('; ')}`,
+      ),
     ]);
   });
 });

@@ -38,34 +38,60 @@ describe('noisy neighbour: exports held open and never read', function () {
   after(() => n?.close());
 
   it(`${EXPORTS} concurrent exports of a sizeable account, never read, leave the victim and the partner served`, async () => {
-    const size = await sql<{ bytes: number }>`select sum(pg_column_size(t.*))::int as bytes from tasks t where user_id = ${n.attacker.id}`.execute(n.database.db);
+    const size = await sql<{
+      bytes: number;
+    }>`select sum(pg_column_size(t.*))::int as bytes from tasks t where user_id = ${n.attacker.id}`.execute(
+      n.database.db,
+    );
     const attacker = new Attacker(n.base, n.attacker.key);
-    const verdict = await victimUnderAttack(n, 'exports', async (pressure) => {
-      const held = await Promise.all(Array.from({ length: EXPORTS }, () => attacker.hold('GET /api/users/me/export', '/api/users/me/export', { read: 'never' })));
-      let inTransaction = 0;
-      let poolWaiting = 0;
-      const until = performance.now() + HOLD_MS;
-      while (performance.now() < until) {
-        // What the server holds for the attacker meanwhile: its backends inside a transaction, and requests waiting for the pool.
-        const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and xact_start is not null and pid <> pg_backend_pid()`.execute(n.database.db);
-        inTransaction = Math.max(inTransaction, rows[0]!.n);
-        poolWaiting = Math.max(poolWaiting, (await n.metric('db_pool_waiting')) ?? 0);
-        await sleep(1_000);
-      }
-      const stillOpen = attacker.openHeld().length;
-      attacker.releaseAll();
-      pressure.note(`${EXPORTS} exports of a ${(size.rows[0]!.bytes / 1e6).toFixed(1)} MB account (${TASKS} tasks) sent at once and never read, held ${HOLD_MS / 1000} s`);
-      pressure.note(`exports admitted ${held.filter((h) => h.status === 200).length}, still in flight at the end of the hold ${stillOpen}`);
-      pressure.note(`server: at most ${inTransaction} backends in a transaction, at most ${poolWaiting} requests waiting for the pool`);
-      pressure.note(attacker.describe());
-    }, [{ method: 'GET', path: '/api/users/me/export' }]);
+    const verdict = await victimUnderAttack(
+      n,
+      'exports',
+      async (pressure) => {
+        const held = await Promise.all(
+          Array.from({ length: EXPORTS }, () =>
+            attacker.hold('GET /api/users/me/export', '/api/users/me/export', { read: 'never' }),
+          ),
+        );
+        let inTransaction = 0;
+        let poolWaiting = 0;
+        const until = performance.now() + HOLD_MS;
+        while (performance.now() < until) {
+          // What the server holds for the attacker meanwhile: its backends inside a transaction, and requests waiting for the pool.
+          const { rows } = await sql<{
+            n: number;
+          }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and xact_start is not null and pid <> pg_backend_pid()`.execute(
+            n.database.db,
+          );
+          inTransaction = Math.max(inTransaction, rows[0]!.n);
+          poolWaiting = Math.max(poolWaiting, (await n.metric('db_pool_waiting')) ?? 0);
+          await sleep(1_000);
+        }
+        const stillOpen = attacker.openHeld().length;
+        attacker.releaseAll();
+        pressure.note(
+          `${EXPORTS} exports of a ${(size.rows[0]!.bytes / 1e6).toFixed(1)} MB account (${TASKS} tasks) sent at once and never read, held ${HOLD_MS / 1000} s`,
+        );
+        pressure.note(
+          `exports admitted ${held.filter((h) => h.status === 200).length}, still in flight at the end of the hold ${stillOpen}`,
+        );
+        pressure.note(
+          `server: at most ${inTransaction} backends in a transaction, at most ${poolWaiting} requests waiting for the pool`,
+        );
+        pressure.note(attacker.describe());
+      },
+      [{ method: 'GET', path: '/api/users/me/export' }],
+    );
 
     const admitted = attacker.answered('GET /api/users/me/export', 200);
     const refused = attacker.answered('GET /api/users/me/export', 429);
     assertUnharmed(verdict, [
       // The attack was made: at least one export was served, and every other one refused in words, not dropped.
       ...unless(admitted >= 1, `no export was served to the attacker: ${attacker.describe()}`),
-      ...unless(admitted + refused === EXPORTS, `exports neither served nor refused with a 429: ${attacker.describe()}`),
+      ...unless(
+        admitted + refused === EXPORTS,
+        `exports neither served nor refused with a 429: ${attacker.describe()}`,
+      ),
     ]);
   });
 });

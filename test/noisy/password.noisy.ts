@@ -27,26 +27,47 @@ describe('noisy neighbour: password guessing with a stolen key', function () {
   it(`${WRONG} wrong current passwords, then the right one, through a personal key: refused early, and the password stays`, async () => {
     const attacker = new Attacker(n.base, n.attacker.key);
     const statuses: number[] = [];
-    const verdict = await victimUnderAttack(n, 'password guessing', async (pressure) => {
-      for (let i = 0; i <= WRONG; i++) {
-        const sentAt = performance.now();
-        const right = i === WRONG;
-        const answer = await attacker.call(right ? 'POST /api/users/me/password (right)' : 'POST /api/users/me/password (wrong)', 'POST', '/api/users/me/password', {
-          current_password: right ? n.attacker.password : `guess number ${i}`,
-          new_password: NEW_PASSWORD,
-        });
-        statuses.push(answer.status);
-        await sleep(Math.max(0, sentAt + TRY_EVERY_MS - performance.now()));
-      }
-      pressure.note(`${WRONG} wrong current passwords then the right one, one every ${TRY_EVERY_MS} ms, with the account's personal key`);
-      pressure.note(`statuses in order: ${runs(statuses)}`);
-      pressure.note(attacker.describe());
-    }, [{ method: 'POST', path: '/api/users/me/password', body: { current_password: 'not the password', new_password: 'not a new password either' } }]);
+    const verdict = await victimUnderAttack(
+      n,
+      'password guessing',
+      async (pressure) => {
+        for (let i = 0; i <= WRONG; i++) {
+          const sentAt = performance.now();
+          const right = i === WRONG;
+          const answer = await attacker.call(
+            right ? 'POST /api/users/me/password (right)' : 'POST /api/users/me/password (wrong)',
+            'POST',
+            '/api/users/me/password',
+            {
+              current_password: right ? n.attacker.password : `guess number ${i}`,
+              new_password: NEW_PASSWORD,
+            },
+          );
+          statuses.push(answer.status);
+          await sleep(Math.max(0, sentAt + TRY_EVERY_MS - performance.now()));
+        }
+        pressure.note(
+          `${WRONG} wrong current passwords then the right one, one every ${TRY_EVERY_MS} ms, with the account's personal key`,
+        );
+        pressure.note(`statuses in order: ${runs(statuses)}`);
+        pressure.note(attacker.describe());
+      },
+      [
+        {
+          method: 'POST',
+          path: '/api/users/me/password',
+          body: { current_password: 'not the password', new_password: 'not a new password either' },
+        },
+      ],
+    );
 
     const firstRefusal = statuses.indexOf(429) + 1;
     const hash = await findPasswordHash(n.database.db, n.attacker.id);
     assertUnharmed(verdict, [
-      ...unless(firstRefusal >= 1 && firstRefusal <= REFUSED_WITHIN, `the first 429 came at try ${firstRefusal || 'never'} (statuses ${runs(statuses)}); it must come within ${REFUSED_WITHIN}`),
+      ...unless(
+        firstRefusal >= 1 && firstRefusal <= REFUSED_WITHIN,
+        `the first 429 came at try ${firstRefusal || 'never'} (statuses ${runs(statuses)}); it must come within ${REFUSED_WITHIN}`,
+      ),
       ...unless(statuses[WRONG] !== 204, 'the right password after the guesses changed the password (204)'),
       ...unless(await verifyPassword(hash!, n.attacker.password), 'the stored password is no longer the original'),
       ...unless(!(await verifyPassword(hash!, NEW_PASSWORD)), "the thief's password was stored"),

@@ -25,37 +25,71 @@ describe('noisy neighbour: dense recurrences projected a year ahead', function (
   it(`${SERIES} hourly series and their schedule a year later leave the event loop and the victim alone`, async () => {
     const attacker = new Attacker(n.base, n.attacker.key);
     const scheduleTimes: number[] = [];
-    const verdict = await victimUnderAttack(n, 'dense recurrence', async (pressure) => {
-      const until = performance.now() + ATTACK_MS;
-      const dueAt = new Date(Date.now() + 86_400_000);
-      dueAt.setUTCHours(0, 0, 0, 0);
-      pressure.step('creates series');
-      for (let i = 0; i < SERIES && performance.now() < until; i++) {
-        await attacker.call('POST /api/tasks (hourly series)', 'POST', '/api/tasks', { title: `Every hour ${i}`, due_at: dueAt.toISOString(), course: 'Dense', recurrence: EVERY_HOUR }, until - performance.now());
-      }
-      const aYearLater = new Date(dueAt.getTime() + 365 * 86_400_000).toISOString().slice(0, 10);
-      pressure.step('reads the schedule');
-      // The rest of the minute's budget on the schedule, one request at a time, each cut at the attack's end.
-      while (attacker.sent < FREE_PER_MINUTE && performance.now() < until - 50) {
-        const sentAt = performance.now();
-        const answer = await attacker.call(`GET /api/schedule?start=${aYearLater}`, 'GET', `/api/schedule?start=${aYearLater}`, undefined, until - sentAt);
-        if (answer.status !== 0) scheduleTimes.push(answer.ms);
-        const next = sentAt + SCHEDULE_EVERY_MS - performance.now();
-        if (next > 0) await new Promise((resolve) => setTimeout(resolve, next));
-      }
-      pressure.note(`${SERIES} tasks recurring ${EVERY_HOUR.replace(/BYHOUR=.*/, 'BYHOUR=0,…,23')}, then the schedule a year later for the rest of ${ATTACK_MS / 1000} s`);
-      pressure.note(`schedule answers to the attacker: ${describeSpread(spread(scheduleTimes))}`);
-      pressure.note(attacker.describe());
-    }, [
-      { method: 'POST', path: '/api/tasks', body: { title: 'Seminar', due_at: new Date(Date.now() + 86_400_000).toISOString(), course: null, recurrence: 'FREQ=WEEKLY;BYDAY=MO' } },
-      { method: 'GET', path: '/api/schedule' },
-    ]);
+    const verdict = await victimUnderAttack(
+      n,
+      'dense recurrence',
+      async (pressure) => {
+        const until = performance.now() + ATTACK_MS;
+        const dueAt = new Date(Date.now() + 86_400_000);
+        dueAt.setUTCHours(0, 0, 0, 0);
+        pressure.step('creates series');
+        for (let i = 0; i < SERIES && performance.now() < until; i++) {
+          await attacker.call(
+            'POST /api/tasks (hourly series)',
+            'POST',
+            '/api/tasks',
+            { title: `Every hour ${i}`, due_at: dueAt.toISOString(), course: 'Dense', recurrence: EVERY_HOUR },
+            until - performance.now(),
+          );
+        }
+        const aYearLater = new Date(dueAt.getTime() + 365 * 86_400_000).toISOString().slice(0, 10);
+        pressure.step('reads the schedule');
+        // The rest of the minute's budget on the schedule, one request at a time, each cut at the attack's end.
+        while (attacker.sent < FREE_PER_MINUTE && performance.now() < until - 50) {
+          const sentAt = performance.now();
+          const answer = await attacker.call(
+            `GET /api/schedule?start=${aYearLater}`,
+            'GET',
+            `/api/schedule?start=${aYearLater}`,
+            undefined,
+            until - sentAt,
+          );
+          if (answer.status !== 0) scheduleTimes.push(answer.ms);
+          const next = sentAt + SCHEDULE_EVERY_MS - performance.now();
+          if (next > 0) await new Promise((resolve) => setTimeout(resolve, next));
+        }
+        pressure.note(
+          `${SERIES} tasks recurring ${EVERY_HOUR.replace(/BYHOUR=.*/, 'BYHOUR=0,…,23')}, then the schedule a year later for the rest of ${ATTACK_MS / 1000} s`,
+        );
+        pressure.note(`schedule answers to the attacker: ${describeSpread(spread(scheduleTimes))}`);
+        pressure.note(attacker.describe());
+      },
+      [
+        {
+          method: 'POST',
+          path: '/api/tasks',
+          body: {
+            title: 'Seminar',
+            due_at: new Date(Date.now() + 86_400_000).toISOString(),
+            course: null,
+            recurrence: 'FREQ=WEEKLY;BYDAY=MO',
+          },
+        },
+        { method: 'GET', path: '/api/schedule' },
+      ],
+    );
 
     assertUnharmed(verdict, [
       // The attack was made (series exist), and the attacker itself was answered every time, in words.
-      ...unless(attacker.answered('POST /api/tasks (hourly series)', 201) >= 1, `no series was created: ${attacker.describe()}`),
+      ...unless(
+        attacker.answered('POST /api/tasks (hourly series)', 201) >= 1,
+        `no series was created: ${attacker.describe()}`,
+      ),
       ...unless(scheduleTimes.length >= 1, "the attacker's schedule was never answered"),
-      ...unless(attacker.unansweredOr5xx().length === 0, `the attacker got no answer or a 5xx: ${attacker.unansweredOr5xx().join('; ')}`),
+      ...unless(
+        attacker.unansweredOr5xx().length === 0,
+        `the attacker got no answer or a 5xx: ${attacker.unansweredOr5xx().join('; ')}`,
+      ),
     ]);
   });
 });

@@ -61,7 +61,8 @@ describe('noisy neighbour: webhook receivers that never answer', function () {
   /** Milliseconds from `sentAt` to the victim receiver's task.created for `taskId`, or undefined when none came in time. */
   async function deliveredAfter(taskId: string, sentAt: number): Promise<number | undefined> {
     while (performance.now() - sentAt < WAIT_FOR_DELIVERY_MS) {
-      if (victims.received.some((r) => r.event.type === 'task.created' && (r.event as any).data.object.id === taskId)) return performance.now() - sentAt;
+      if (victims.received.some((r) => r.event.type === 'task.created' && (r.event as any).data.object.id === taskId))
+        return performance.now() - sentAt;
       await sleep(20);
     }
     return undefined;
@@ -92,19 +93,32 @@ describe('noisy neighbour: webhook receivers that never answer', function () {
     let share = { jobs: 0, pending: 0 };
     const verdict = await victimUnderAttack(n, 'slow webhook receivers', async (pressure) => {
       for (let i = 0; i < ENDPOINTS; i++) {
-        await attacker.call('POST /api/webhooks/endpoints (never answers)', 'POST', '/api/webhooks/endpoints', { url: `${dead.url}/${i}`, event_types: ['task.created'] });
+        await attacker.call('POST /api/webhooks/endpoints (never answers)', 'POST', '/api/webhooks/endpoints', {
+          url: `${dead.url}/${i}`,
+          event_types: ['task.created'],
+        });
       }
       for (let i = 1; i <= CREATES; i++) {
         const sentAt = performance.now();
-        await attacker.call('POST /api/tasks', 'POST', '/api/tasks', { title: `Noise ${i}`, due_at: '2030-06-01T09:00:00Z', course: 'Noise' });
+        await attacker.call('POST /api/tasks', 'POST', '/api/tasks', {
+          title: `Noise ${i}`,
+          due_at: '2030-06-01T09:00:00Z',
+          course: 'Noise',
+        });
         if (VICTIM_CREATES_AFTER.includes(i)) await victimCreate();
         await sleep(Math.max(0, sentAt + CREATE_EVERY_MS - performance.now()));
       }
       deliveredMs = await Promise.all(deliveries);
       share = await queueShareOf(n, n.attacker.id);
-      pressure.note(`${ENDPOINTS} endpoints at a receiver that never answers (attempts time out after 10 s), ${CREATES} task creations: up to ${ENDPOINTS * CREATES} deliveries that hang`);
-      pressure.note(`the dead receiver got ${dead.received.length} requests; the victim's endpoint got its task.created after ${[firstMs, unattendedMs].map((d) => (d === undefined ? 'nothing' : ms(d))).join(' then ')} before the attack (a first delivery, then the control), and during it after ${deliveredMs.map((d) => (d === undefined ? `none within ${ms(WAIT_FOR_DELIVERY_MS)}` : ms(d))).join(', ')} (bound ${ms(DELIVERED_WITHIN_MS)})`);
-      pressure.note(`the queue was given ${share.jobs} jobs for the attacker's deliveries while ${share.pending} of them were pending`);
+      pressure.note(
+        `${ENDPOINTS} endpoints at a receiver that never answers (attempts time out after 10 s), ${CREATES} task creations: up to ${ENDPOINTS * CREATES} deliveries that hang`,
+      );
+      pressure.note(
+        `the dead receiver got ${dead.received.length} requests; the victim's endpoint got its task.created after ${[firstMs, unattendedMs].map((d) => (d === undefined ? 'nothing' : ms(d))).join(' then ')} before the attack (a first delivery, then the control), and during it after ${deliveredMs.map((d) => (d === undefined ? `none within ${ms(WAIT_FOR_DELIVERY_MS)}` : ms(d))).join(', ')} (bound ${ms(DELIVERED_WITHIN_MS)})`,
+      );
+      pressure.note(
+        `the queue was given ${share.jobs} jobs for the attacker's deliveries while ${share.pending} of them were pending`,
+      );
       pressure.note(attacker.describe());
     });
     // Each job the attacker got is an attempt the dead receiver saw, or one of its few places not yet started.
@@ -112,13 +126,31 @@ describe('noisy neighbour: webhook receivers that never answer', function () {
 
     const late = deliveredMs.filter((d) => d === undefined || d > DELIVERED_WITHIN_MS).length;
     assertUnharmed(verdict, [
-      ...unless(unattendedMs !== undefined && unattendedMs <= DELIVERED_WITHIN_MS, `even before the attack the victim's task.created came after ${unattendedMs === undefined ? `more than ${ms(WAIT_FOR_DELIVERY_MS)}` : ms(unattendedMs)}`),
-      ...unless(victimCreates.length === VICTIM_CREATES_AFTER.length + 2 && victimCreates.every((status) => status === 201), `the victim's creates answered ${victimCreates.join(', ')}`),
-      ...unless(share.jobs <= jobBound, `the queue was given ${share.jobs} jobs for the attacker's deliveries, more than the ${dead.received.length} attempts made and ${DELIVERY_LIMITS.attemptsPerAccount} places waiting to start`),
-      ...unless(late === 0, `${late} of the victim's ${deliveredMs.length} task.created deliveries came later than ${ms(DELIVERED_WITHIN_MS)} (or not within ${ms(WAIT_FOR_DELIVERY_MS)})`),
+      ...unless(
+        unattendedMs !== undefined && unattendedMs <= DELIVERED_WITHIN_MS,
+        `even before the attack the victim's task.created came after ${unattendedMs === undefined ? `more than ${ms(WAIT_FOR_DELIVERY_MS)}` : ms(unattendedMs)}`,
+      ),
+      ...unless(
+        victimCreates.length === VICTIM_CREATES_AFTER.length + 2 && victimCreates.every((status) => status === 201),
+        `the victim's creates answered ${victimCreates.join(', ')}`,
+      ),
+      ...unless(
+        share.jobs <= jobBound,
+        `the queue was given ${share.jobs} jobs for the attacker's deliveries, more than the ${dead.received.length} attempts made and ${DELIVERY_LIMITS.attemptsPerAccount} places waiting to start`,
+      ),
+      ...unless(
+        late === 0,
+        `${late} of the victim's ${deliveredMs.length} task.created deliveries came later than ${ms(DELIVERED_WITHIN_MS)} (or not within ${ms(WAIT_FOR_DELIVERY_MS)})`,
+      ),
       // The attack was made: the endpoints exist, the tasks were created, and the dead receiver was called.
-      ...unless(attacker.answered('POST /api/webhooks/endpoints (never answers)', 201) === ENDPOINTS, `the attacker's endpoints were not all created: ${attacker.describe()}`),
-      ...unless(attacker.answered('POST /api/tasks', 201) >= CREATES / 2, `the attacker's tasks were refused: ${attacker.describe()}`),
+      ...unless(
+        attacker.answered('POST /api/webhooks/endpoints (never answers)', 201) === ENDPOINTS,
+        `the attacker's endpoints were not all created: ${attacker.describe()}`,
+      ),
+      ...unless(
+        attacker.answered('POST /api/tasks', 201) >= CREATES / 2,
+        `the attacker's tasks were refused: ${attacker.describe()}`,
+      ),
       ...unless(dead.received.length >= 1, 'the dead receiver was never called'),
     ]);
   });

@@ -28,7 +28,10 @@ describe('OAuth authorization code with PKCE', () => {
   });
 
   it('shows a sign-in page naming the app and the scopes asked for, carrying the request through the form', async () => {
-    const res = await supertest(context.app).get('/oauth/authorize').query(authorizeQuery({ scope: 'profile:read tasks:read' })).expect(200);
+    const res = await supertest(context.app)
+      .get('/oauth/authorize')
+      .query(authorizeQuery({ scope: 'profile:read tasks:read' }))
+      .expect(200);
     assert.match(res.headers['content-type']!, /text\/html/);
     assert.match(res.text, /Test app/);
     assert.match(res.text, /tasks:read/);
@@ -39,7 +42,12 @@ describe('OAuth authorization code with PKCE', () => {
 
   it('issues a 15-minute JWT access token and a refresh token for a code and its verifier', async () => {
     const student = await context.newStudentThroughOAuth();
-    const { code, verifier } = await authorize(context.app, { client_id: clientId, email: student.email, password: student.password, scope: 'profile:read' });
+    const { code, verifier } = await authorize(context.app, {
+      client_id: clientId,
+      email: student.email,
+      password: student.password,
+      scope: 'profile:read',
+    });
     const tokens = await exchangeCode(context.app, { client_id: clientId, code, verifier });
     assert.equal(tokens.token_type, 'Bearer');
     assert.ok(tokens.expires_in > 890 && tokens.expires_in <= 900, `expires_in ${tokens.expires_in} is 15 minutes`);
@@ -54,44 +62,85 @@ describe('OAuth authorization code with PKCE', () => {
   it('grants what the client may have when the request names no scope, except account:export, which is asked for by name only', async () => {
     const exporter = (await registerTestClient(['profile:read', 'account:export'])).client_id;
     const student = await context.newStudentThroughOAuth();
-    const page = await supertest(context.app).get('/oauth/authorize').query(authorizeQuery({ client_id: exporter, scope: '' })).expect(200);
+    const page = await supertest(context.app)
+      .get('/oauth/authorize')
+      .query(authorizeQuery({ client_id: exporter, scope: '' }))
+      .expect(200);
     assert.doesNotMatch(page.text, /account:export/, 'the consent page does not offer it');
-    const { code, verifier } = await authorize(context.app, { client_id: exporter, email: student.email, password: student.password, scope: '' });
+    const { code, verifier } = await authorize(context.app, {
+      client_id: exporter,
+      email: student.email,
+      password: student.password,
+      scope: '',
+    });
     const tokens = await exchangeCode(context.app, { client_id: exporter, code, verifier });
     assert.equal(tokens.scope, 'profile:read');
-    const res = await context.api.get('/api/users/me/export').set('authorization', `Bearer ${tokens.access_token}`).expect(403);
+    const res = await context.api
+      .get('/api/users/me/export')
+      .set('authorization', `Bearer ${tokens.access_token}`)
+      .expect(403);
     assert.equal(res.body.code, 'insufficient_scope');
     // Asked for by name, it is granted.
-    const named = await authorize(context.app, { client_id: exporter, email: student.email, password: student.password, scope: 'account:export' });
+    const named = await authorize(context.app, {
+      client_id: exporter,
+      email: student.email,
+      password: student.password,
+      scope: 'account:export',
+    });
     assert.equal((await exchangeCode(context.app, { client_id: exporter, ...named })).scope, 'account:export');
   });
 
   it('refuses a code exchanged with the wrong verifier', async () => {
     const student = await context.newStudentThroughOAuth();
-    const { code } = await authorize(context.app, { client_id: clientId, email: student.email, password: student.password, scope: 'profile:read' });
+    const { code } = await authorize(context.app, {
+      client_id: clientId,
+      email: student.email,
+      password: student.password,
+      scope: 'profile:read',
+    });
     const res = await supertest(context.app)
       .post('/oauth/token')
       .type('form')
-      .send({ grant_type: 'authorization_code', client_id: clientId, code, redirect_uri: TEST_REDIRECT_URI, code_verifier: pkcePair().verifier })
+      .send({
+        grant_type: 'authorization_code',
+        client_id: clientId,
+        code,
+        redirect_uri: TEST_REDIRECT_URI,
+        code_verifier: pkcePair().verifier,
+      })
       .expect(400);
     assert.equal(res.body.error, 'invalid_grant');
   });
 
   it('treats a second exchange of a code as a replay: refused, and the tokens of the first exchange are revoked', async () => {
     const student = await context.newStudentThroughOAuth();
-    const { code, verifier } = await authorize(context.app, { client_id: clientId, email: student.email, password: student.password, scope: 'profile:read' });
+    const { code, verifier } = await authorize(context.app, {
+      client_id: clientId,
+      email: student.email,
+      password: student.password,
+      scope: 'profile:read',
+    });
     const first = await exchangeCode(context.app, { client_id: clientId, code, verifier });
     const replay = await supertest(context.app)
       .post('/oauth/token')
       .type('form')
-      .send({ grant_type: 'authorization_code', client_id: clientId, code, redirect_uri: TEST_REDIRECT_URI, code_verifier: verifier })
+      .send({
+        grant_type: 'authorization_code',
+        client_id: clientId,
+        code,
+        redirect_uri: TEST_REDIRECT_URI,
+        code_verifier: verifier,
+      })
       .expect(400);
     assert.equal(replay.body.error, 'invalid_grant');
     await context.api.get('/api/users/me').set('authorization', `Bearer ${first.access_token}`).expect(401);
   });
 
   it('requires PKCE with S256: without it the app gets invalid_request at its redirect URI', async () => {
-    const res = await supertest(context.app).get('/oauth/authorize').query(authorizeQuery({ code_challenge_method: 'plain' })).expect(303);
+    const res = await supertest(context.app)
+      .get('/oauth/authorize')
+      .query(authorizeQuery({ code_challenge_method: 'plain' }))
+      .expect(303);
     const location = new URL(res.headers.location!);
     assert.equal(location.origin + location.pathname, TEST_REDIRECT_URI);
     assert.equal(location.searchParams.get('error'), 'invalid_request');
@@ -99,12 +148,21 @@ describe('OAuth authorization code with PKCE', () => {
   });
 
   it('never redirects to an unregistered redirect URI or for an unknown client', async () => {
-    await supertest(context.app).get('/oauth/authorize').query(authorizeQuery({ redirect_uri: 'https://attacker.example/cb' })).expect(400);
-    await supertest(context.app).get('/oauth/authorize').query(authorizeQuery({ client_id: 'client_unknown' })).expect(400);
+    await supertest(context.app)
+      .get('/oauth/authorize')
+      .query(authorizeQuery({ redirect_uri: 'https://attacker.example/cb' }))
+      .expect(400);
+    await supertest(context.app)
+      .get('/oauth/authorize')
+      .query(authorizeQuery({ client_id: 'client_unknown' }))
+      .expect(400);
   });
 
   it('refuses scopes beyond those of the client with invalid_scope', async () => {
-    const res = await supertest(context.app).get('/oauth/authorize').query(authorizeQuery({ scope: 'ai:chat' })).expect(303);
+    const res = await supertest(context.app)
+      .get('/oauth/authorize')
+      .query(authorizeQuery({ scope: 'ai:chat' }))
+      .expect(303);
     assert.equal(new URL(res.headers.location!).searchParams.get('error'), 'invalid_scope');
   });
 
@@ -126,9 +184,17 @@ describe('OAuth authorization code with PKCE', () => {
 
   it('keeps scopes the student did not grant out of the token (403 insufficient_scope)', async () => {
     const student = await context.newStudentThroughOAuth();
-    const { code, verifier } = await authorize(context.app, { client_id: clientId, email: student.email, password: student.password, scope: 'tasks:read' });
+    const { code, verifier } = await authorize(context.app, {
+      client_id: clientId,
+      email: student.email,
+      password: student.password,
+      scope: 'tasks:read',
+    });
     const tokens = await exchangeCode(context.app, { client_id: clientId, code, verifier });
-    const res = await context.api.get('/api/users/me').set('authorization', `Bearer ${tokens.access_token}`).expect(403);
+    const res = await context.api
+      .get('/api/users/me')
+      .set('authorization', `Bearer ${tokens.access_token}`)
+      .expect(403);
     assert.equal(res.body.code, 'insufficient_scope');
   });
 });
@@ -139,7 +205,16 @@ describe('OAuth sign-in page hygiene', () => {
     const { client_id } = await registerTestClient(['profile:read']);
     const res = await supertest(app)
       .get('/oauth/authorize')
-      .query({ response_type: 'code', client_id, redirect_uri: TEST_REDIRECT_URI, code_challenge: pkcePair().challenge, code_challenge_method: 'S256', password: 'planted', decision: 'deny', email: 'victim@example.com' })
+      .query({
+        response_type: 'code',
+        client_id,
+        redirect_uri: TEST_REDIRECT_URI,
+        code_challenge: pkcePair().challenge,
+        code_challenge_method: 'S256',
+        password: 'planted',
+        decision: 'deny',
+        email: 'victim@example.com',
+      })
       .expect(200);
     assert.doesNotMatch(res.text, /type="hidden" name="(email|password|decision)"/);
     assert.doesNotMatch(res.text, /planted|victim@example\.com/);
@@ -147,11 +222,19 @@ describe('OAuth sign-in page hygiene', () => {
 
   it('never writes the authorization code or tokens to the log', async () => {
     const lines: string[] = [];
-    const logger = createLogger('info', new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) }));
+    const logger = createLogger(
+      'info',
+      new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) }),
+    );
     const app = await buildApp({ logger });
     const { client_id } = await registerTestClient(['profile:read']);
     const student = await newStudentThroughOAuth(app);
-    const { code, verifier } = await authorize(app, { client_id, email: student.email, password: student.password, scope: 'profile:read' });
+    const { code, verifier } = await authorize(app, {
+      client_id,
+      email: student.email,
+      password: student.password,
+      scope: 'profile:read',
+    });
     const tokens = await exchangeCode(app, { client_id, code, verifier });
     assert.ok(lines.length > 0, 'requests were logged');
     for (const secret of [code, tokens.access_token, tokens.refresh_token, student.password]) {

@@ -6,7 +6,10 @@ import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import supertest from 'supertest';
 import { createApp } from '../../app/app.ts';
-import { CLIENT_AUTH_FAILURES_PER_ADDRESS, CLIENT_AUTH_FAILURES_PER_CLIENT } from '../../server/oauth/client-auth-limit.ts';
+import {
+  CLIENT_AUTH_FAILURES_PER_ADDRESS,
+  CLIENT_AUTH_FAILURES_PER_CLIENT,
+} from '../../server/oauth/client-auth-limit.ts';
 import { memoryLimitStores, type LimitStores } from '../../server/limits/rate-limits.ts';
 import { redisLimitStores } from '../../server/limits/redis-limit-stores.ts';
 import { newStudentThroughOAuth } from '../support/general-app.ts';
@@ -36,7 +39,12 @@ async function confidentialClient(app: App) {
 }
 
 const clientCredentials = (app: App, from: string, clientId: string, secret: string) =>
-  supertest(app).post('/oauth/token').set('X-Forwarded-For', from).auth(clientId, secret).type('form').send({ grant_type: 'client_credentials' });
+  supertest(app)
+    .post('/oauth/token')
+    .set('X-Forwarded-For', from)
+    .auth(clientId, secret)
+    .type('form')
+    .send({ grant_type: 'client_credentials' });
 
 function assertThrottled(res: { status: number; body: { error?: string }; headers: Record<string, string> }) {
   assert.equal(res.status, 429);
@@ -52,7 +60,9 @@ describe('/oauth/token client authentication throttle', () => {
     const [target, other] = [await confidentialClient(app), await confidentialClient(app)];
     const statuses = new Set<number>();
     for (let i = 0; i < CLIENT_AUTH_FAILURES_PER_CLIENT; i++) {
-      statuses.add((await clientCredentials(app, `198.51.${Math.floor(i / 10)}.${i % 10}`, target.id, `secret_wrong_${i}`)).status);
+      statuses.add(
+        (await clientCredentials(app, `198.51.${Math.floor(i / 10)}.${i % 10}`, target.id, `secret_wrong_${i}`)).status,
+      );
     }
     assert.deepEqual([...statuses], [401]);
     assertThrottled(await clientCredentials(app, '203.0.113.7', target.id, target.secret));
@@ -62,7 +72,8 @@ describe('/oauth/token client authentication throttle', () => {
   it(`holds an address after ${CLIENT_AUTH_FAILURES_PER_ADDRESS} wrong secrets over several clients; other addresses get tokens`, async () => {
     const app = await appBehindProxy();
     const clients = [await confidentialClient(app), await confidentialClient(app)];
-    for (let i = 0; i < CLIENT_AUTH_FAILURES_PER_ADDRESS; i++) await clientCredentials(app, '198.51.100.1', clients[i % 2]!.id, 'secret_wrong').expect(401);
+    for (let i = 0; i < CLIENT_AUTH_FAILURES_PER_ADDRESS; i++)
+      await clientCredentials(app, '198.51.100.1', clients[i % 2]!.id, 'secret_wrong').expect(401);
     assertThrottled(await clientCredentials(app, '198.51.100.1', clients[0]!.id, clients[0]!.secret));
     await clientCredentials(app, '198.51.100.2', clients[0]!.id, clients[0]!.secret).expect(200);
   });
@@ -72,7 +83,12 @@ describe('/oauth/token client authentication throttle', () => {
     const client = await confidentialClient(app);
     for (let i = 0; i <= CLIENT_AUTH_FAILURES_PER_ADDRESS; i++) {
       await clientCredentials(app, '198.51.100.3', client.id, client.secret).expect(200);
-      const refresh = await supertest(app).post('/oauth/token').set('X-Forwarded-For', '198.51.100.3').auth(client.id, client.secret).type('form').send({ grant_type: 'refresh_token', refresh_token: 'not-a-token' });
+      const refresh = await supertest(app)
+        .post('/oauth/token')
+        .set('X-Forwarded-For', '198.51.100.3')
+        .auth(client.id, client.secret)
+        .type('form')
+        .send({ grant_type: 'refresh_token', refresh_token: 'not-a-token' });
       assert.equal(refresh.status, 400);
     }
   });
@@ -85,7 +101,8 @@ describe('/oauth/token client authentication throttle', () => {
     try {
       const apps = [await appBehindProxy(stores[0]), await appBehindProxy(stores[1])];
       const client = await confidentialClient(apps[0]!);
-      for (let i = 0; i < CLIENT_AUTH_FAILURES_PER_ADDRESS; i++) await clientCredentials(apps[i % 2]!, '198.51.100.4', client.id, 'secret_wrong').expect(401);
+      for (let i = 0; i < CLIENT_AUTH_FAILURES_PER_ADDRESS; i++)
+        await clientCredentials(apps[i % 2]!, '198.51.100.4', client.id, 'secret_wrong').expect(401);
       for (const app of apps) assertThrottled(await clientCredentials(app, '198.51.100.4', client.id, client.secret));
     } finally {
       await Promise.all(stores.map((store) => store.close()));

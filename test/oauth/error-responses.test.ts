@@ -50,9 +50,19 @@ describe('OAuth error responses', () => {
     const downDb = connect({ databaseUrl: 'postgres://postgres@127.0.0.1:1/unreachable' });
     try {
       const app = await buildApp({ db: downDb, logger });
-      const res = await supertest(app).post('/oauth/token').type('form').send({ grant_type: 'client_credentials', client_id: 'c', client_secret: 's' }).expect(503);
-      assert.deepEqual(res.body, { error: 'temporarily_unavailable', error_description: 'The service is temporarily unavailable; try again in 5 seconds.' });
-      assert.ok(lines.some((line) => line.includes('ECONNREFUSED')), 'the cause is in the log');
+      const res = await supertest(app)
+        .post('/oauth/token')
+        .type('form')
+        .send({ grant_type: 'client_credentials', client_id: 'c', client_secret: 's' })
+        .expect(503);
+      assert.deepEqual(res.body, {
+        error: 'temporarily_unavailable',
+        error_description: 'The service is temporarily unavailable; try again in 5 seconds.',
+      });
+      assert.ok(
+        lines.some((line) => line.includes('ECONNREFUSED')),
+        'the cause is in the log',
+      );
     } finally {
       await downDb.destroy();
     }
@@ -83,6 +93,9 @@ describe('OAuth error responses', () => {
     assert.equal(location.searchParams.get('error'), 'server_error');
     assert.equal(location.searchParams.get('error_description'), 'The authorization server failed; try again later.');
     assert.equal(location.searchParams.get('state'), 's1');
-    assert.ok(lines.some((line) => line.includes('is on fire')), 'the cause is in the log');
+    assert.ok(
+      lines.some((line) => line.includes('is on fire')),
+      'the cause is in the log',
+    );
   });
 });

@@ -74,12 +74,21 @@ describe('what a grant owns ends with it (GRANT_ARTIFACTS)', () => {
     const notifications = notificationsFor(db, url, { logger: pino({ level: 'silent' }), timeoutMs: 5_000 });
     opened.push(notifications);
     // Streams live long enough to be ended by the revocation, not by their longest time.
-    const app = await buildApp({ db, notifications, allowPrivateWebhookTargets: true, streamSettings: { heartbeatMs: 15_000, maxDurationMs: 10 * 60_000 } });
+    const app = await buildApp({
+      db,
+      notifications,
+      allowPrivateWebhookTargets: true,
+      streamSettings: { heartbeatMs: 15_000, maxDurationMs: 10 * 60_000 },
+    });
     const heard: Array<{ kind: string; resolve: () => void }> = [];
     const fire = (kind: string) => () => {
       for (const w of heard.splice(0).filter((w) => w.kind === kind)) w.resolve();
     };
-    notifications.subscribe(PRINCIPALS_CHANNEL, { message: fire('message'), missed: fire('missed'), lost: fire('lost') });
+    notifications.subscribe(PRINCIPALS_CHANNEL, {
+      message: fire('message'),
+      missed: fire('missed'),
+      lost: fire('lost'),
+    });
     const next = (kind: 'message' | 'missed') => new Promise<void>((resolve) => heard.push({ kind, resolve }));
     await next('missed'); // the app's caches subscribed first, so they are listening too
     return { app, api: contractClient(app), next };
@@ -103,16 +112,34 @@ describe('what a grant owns ends with it (GRANT_ARTIFACTS)', () => {
       union
       select tc.table_name from information_schema.table_constraints as tc
       join information_schema.constraint_column_usage as cu on cu.constraint_name = tc.constraint_name and cu.table_schema = tc.table_schema
-      where tc.constraint_type = 'FOREIGN KEY' and tc.table_schema = current_schema() and cu.table_name = 'oauth_grants' and tc.table_name <> 'oauth_grants'`.execute(testDatabase().db);
+      where tc.constraint_type = 'FOREIGN KEY' and tc.table_schema = current_schema() and cu.table_name = 'oauth_grants' and tc.table_name <> 'oauth_grants'`.execute(
+      testDatabase().db,
+    );
     const listed = GRANT_ARTIFACTS.map((artifact) => artifact.table).filter((table) => table !== null);
-    assert.deepEqual([...new Set(rows.map((row) => row.table_name))].sort(), [...listed].sort(), 'every table that names a grant is in GRANT_ARTIFACTS');
-    assert.deepEqual(GRANT_ARTIFACTS.map((artifact) => artifact.name).sort(), Object.keys(CHECKS).sort(), 'every entry has its check in this walk');
+    assert.deepEqual(
+      [...new Set(rows.map((row) => row.table_name))].sort(),
+      [...listed].sort(),
+      'every table that names a grant is in GRANT_ARTIFACTS',
+    );
+    assert.deepEqual(
+      GRANT_ARTIFACTS.map((artifact) => artifact.name).sort(),
+      Object.keys(CHECKS).sort(),
+      'every entry has its check in this walk',
+    );
   });
 
   /** Each way a grant ends, and who holds it. */
-  const HOLDERS: Array<{ title: string; holder: () => Promise<Holder>; revoke: (created: Created) => Promise<unknown> }> = [
+  const HOLDERS: Array<{
+    title: string;
+    holder: () => Promise<Holder>;
+    revoke: (created: Created) => Promise<unknown>;
+  }> = [
     { title: 'an app, when the student revokes it', holder: () => appHolder(), revoke: (c) => studentRevokes(c) },
-    { title: 'an institution, when the student revokes it', holder: () => institutionHolder(), revoke: (c) => studentRevokes(c) },
+    {
+      title: 'an institution, when the student revokes it',
+      holder: () => institutionHolder(),
+      revoke: (c) => studentRevokes(c),
+    },
     {
       title: 'an institution, when the operator disables it',
       holder: () => institutionHolder(),
@@ -123,7 +150,11 @@ describe('what a grant owns ends with it (GRANT_ARTIFACTS)', () => {
       holder: () => appHolder(),
       revoke: async (c) => {
         const key = await ownKey(c.student, ['profile:write']);
-        await one.api.post('/api/users/me/password').set({ 'x-service-api-key': key }).send({ current_password: c.student.password, new_password: 'a brand new password' }).expect(204);
+        await one.api
+          .post('/api/users/me/password')
+          .set({ 'x-service-api-key': key })
+          .send({ current_password: c.student.password, new_password: 'a brand new password' })
+          .expect(204);
       },
     },
   ];
@@ -134,9 +165,16 @@ describe('what a grant owns ends with it (GRANT_ARTIFACTS)', () => {
       const grantIds = await grantsOf(created);
       await placeOfAProcessThatDoesNotHear(created, grantIds[0]!);
       for (const artifact of GRANT_ARTIFACTS) {
-        if (artifact.live) assert.ok((await artifact.live(testDatabase().db, grantIds)) > 0, `${artifact.name}: created through the grant`);
+        if (artifact.live)
+          assert.ok(
+            (await artifact.live(testDatabase().db, grantIds)) > 0,
+            `${artifact.name}: created through the grant`,
+          );
       }
-      assert.ok(await receives(created, created.endpointId), 'before: the app’s endpoint gets the student’s task.created');
+      assert.ok(
+        await receives(created, created.endpointId),
+        'before: the app’s endpoint gets the student’s task.created',
+      );
 
       assert.equal(created.streamEnded(), false, 'before: the stream is open');
       const heardInTwo = two.next('message');
@@ -144,7 +182,12 @@ describe('what a grant owns ends with it (GRANT_ARTIFACTS)', () => {
       await heardInTwo;
 
       for (const artifact of GRANT_ARTIFACTS) {
-        if (artifact.live) assert.equal(await artifact.live(testDatabase().db, grantIds), 0, `${artifact.name} still live; ends by: ${artifact.endsBy}`);
+        if (artifact.live)
+          assert.equal(
+            await artifact.live(testDatabase().db, grantIds),
+            0,
+            `${artifact.name} still live; ends by: ${artifact.endsBy}`,
+          );
         await CHECKS[artifact.name]!(created);
       }
     });
@@ -159,20 +202,36 @@ describe('what a grant owns ends with it (GRANT_ARTIFACTS)', () => {
       const res = await supertest(one.app)
         .post('/oauth/token')
         .type('form')
-        .send({ grant_type: 'authorization_code', ...client, code: unusedCode.code, redirect_uri: TEST_REDIRECT_URI, code_verifier: unusedCode.verifier });
+        .send({
+          grant_type: 'authorization_code',
+          ...client,
+          code: unusedCode.code,
+          redirect_uri: TEST_REDIRECT_URI,
+          code_verifier: unusedCode.verifier,
+        });
       assert.ok(res.status === 400 || res.status === 401, `a code of the revoked grant answered ${res.status}`);
     },
     'refresh tokens': async ({ client, refreshToken }) => {
       const res = client.client_secret
-        ? await supertest(one.app).post('/oauth/token').type('form').send({ grant_type: 'refresh_token', ...client, refresh_token: refreshToken })
+        ? await supertest(one.app)
+            .post('/oauth/token')
+            .type('form')
+            .send({ grant_type: 'refresh_token', ...client, refresh_token: refreshToken })
         : await refresh(one.app, { client_id: client.client_id, refresh_token: refreshToken });
-      assert.ok(res.status === 400 || res.status === 401, `a refresh token of the revoked grant answered ${res.status}`);
+      assert.ok(
+        res.status === 400 || res.status === 401,
+        `a refresh token of the revoked grant answered ${res.status}`,
+      );
     },
     'personal keys': async ({ key }) => {
       for (const view of [one, two]) await view.api.get('/api/users/me').set({ 'x-service-api-key': key }).expect(401);
     },
     'webhook endpoints': async (created) => {
-      assert.equal(await receives(created, created.endpointId), false, 'the app’s endpoint still gets the student’s private notes');
+      assert.equal(
+        await receives(created, created.endpointId),
+        false,
+        'the app’s endpoint still gets the student’s private notes',
+      );
       assert.ok(await receives(created, created.ownEndpointId), 'the student’s own endpoint keeps receiving');
     },
     'calendar feeds': async ({ feedPath, ownFeedPath }) => {
@@ -184,8 +243,15 @@ describe('what a grant owns ends with it (GRANT_ARTIFACTS)', () => {
       const deadline = Date.now() + STREAM_ENDS_WITHIN_MS;
       let event = await stream.next(STREAM_ENDS_WITHIN_MS);
       while (event.event !== 'error') event = await stream.next(Math.max(1, deadline - Date.now()));
-      assert.equal(JSON.parse(event.data).code, 'credential_revoked', `the stream opened with the revoked credential ended with ${event.data}`);
-      const ended = await Promise.race([stream.ended.then(() => true), new Promise<boolean>((resolve) => setTimeout(resolve, Math.max(1, deadline - Date.now()), false))]);
+      assert.equal(
+        JSON.parse(event.data).code,
+        'credential_revoked',
+        `the stream opened with the revoked credential ended with ${event.data}`,
+      );
+      const ended = await Promise.race([
+        stream.ended.then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(resolve, Math.max(1, deadline - Date.now()), false)),
+      ]);
       assert.ok(ended, 'the readiness stream opened with the revoked credential is still open');
     },
   };
@@ -197,12 +263,23 @@ describe('what a grant owns ends with it (GRANT_ARTIFACTS)', () => {
   }
 
   async function appHolder(): Promise<Holder> {
-    const client = await registerClient(testDatabase().db, { name: 'Walking app', redirect_uris: [TEST_REDIRECT_URI], scopes: SCOPES.split(' '), confidential: false });
+    const client = await registerClient(testDatabase().db, {
+      name: 'Walking app',
+      redirect_uris: [TEST_REDIRECT_URI],
+      scopes: SCOPES.split(' '),
+      confidential: false,
+    });
     return { client, accessToken: async (_student, tokens) => tokens.access_token };
   }
 
   async function institutionHolder(): Promise<Holder> {
-    const client = await registerClient(testDatabase().db, { name: 'Walking school', redirect_uris: [TEST_REDIRECT_URI], scopes: SCOPES.split(' '), confidential: true, institution: true });
+    const client = await registerClient(testDatabase().db, {
+      name: 'Walking school',
+      redirect_uris: [TEST_REDIRECT_URI],
+      scopes: SCOPES.split(' '),
+      confidential: true,
+      institution: true,
+    });
     return {
       client,
       // What an institution holds: the token it exchanges its own credential for (RFC 8693).
@@ -211,7 +288,12 @@ describe('what a grant owns ends with it (GRANT_ARTIFACTS)', () => {
           await supertest(one.app)
             .post('/oauth/token')
             .type('form')
-            .send({ grant_type: TOKEN_EXCHANGE_GRANT, ...client, subject_token: student.id, subject_token_type: STUDENT_ID_TOKEN_TYPE })
+            .send({
+              grant_type: TOKEN_EXCHANGE_GRANT,
+              ...client,
+              subject_token: student.id,
+              subject_token_type: STUDENT_ID_TOKEN_TYPE,
+            })
             .expect(200)
         ).body.access_token,
     };
@@ -222,19 +304,47 @@ describe('what a grant owns ends with it (GRANT_ARTIFACTS)', () => {
     const consent = { client_id: client.client_id, email: student.email, password: student.password, scope: SCOPES };
     const { code, verifier } = await authorize(one.app, consent);
     const codeTokens = (
-      await supertest(one.app).post('/oauth/token').type('form').send({ grant_type: 'authorization_code', ...client, code, redirect_uri: TEST_REDIRECT_URI, code_verifier: verifier }).expect(200)
+      await supertest(one.app)
+        .post('/oauth/token')
+        .type('form')
+        .send({
+          grant_type: 'authorization_code',
+          ...client,
+          code,
+          redirect_uri: TEST_REDIRECT_URI,
+          code_verifier: verifier,
+        })
+        .expect(200)
     ).body;
     const unusedCode = await authorize(one.app, consent);
     const token = await accessToken(student, codeTokens);
     const as = bearer(token);
-    const key = (await one.api.post('/api/users/me/api-keys').set(as).send({ name: 'minted by the holder', scopes: ['profile:read'] }).expect(201)).body.key;
+    const key = (
+      await one.api
+        .post('/api/users/me/api-keys')
+        .set(as)
+        .send({ name: 'minted by the holder', scopes: ['profile:read'] })
+        .expect(201)
+    ).body.key;
     const endpoint = { url: 'http://127.0.0.1:9/hooks', event_types: ['task.created'] };
     const endpointId = (await one.api.post('/api/webhooks/endpoints').set(as).send(endpoint).expect(201)).body.id;
     const own = await ownKey(student, ['tasks:read', 'webhooks:manage']);
-    const ownEndpointId = (await one.api.post('/api/webhooks/endpoints').set({ 'x-service-api-key': own }).send(endpoint).expect(201)).body.id;
-    const feedPath = new URL((await one.api.post('/api/users/me/calendar-feeds').set(as).send({ name: 'the holder’s' }).expect(201)).body.url).pathname;
+    const ownEndpointId = (
+      await one.api.post('/api/webhooks/endpoints').set({ 'x-service-api-key': own }).send(endpoint).expect(201)
+    ).body.id;
+    const feedPath = new URL(
+      (await one.api.post('/api/users/me/calendar-feeds').set(as).send({ name: 'the holder’s' }).expect(201)).body.url,
+    ).pathname;
     const ownFeedKey = await ownKey(student, ['keys:manage', 'schedule:read']);
-    const ownFeedPath = new URL((await one.api.post('/api/users/me/calendar-feeds').set({ 'x-service-api-key': ownFeedKey }).send({ name: 'own' }).expect(201)).body.url).pathname;
+    const ownFeedPath = new URL(
+      (
+        await one.api
+          .post('/api/users/me/calendar-feeds')
+          .set({ 'x-service-api-key': ownFeedKey })
+          .send({ name: 'own' })
+          .expect(201)
+      ).body.url,
+    ).pathname;
     await one.api.get(feedPath).expect(200);
     const stream = await openEventStream(`${server.baseUrl}/api/exams/readiness/stream`, as);
     streams.push(stream);
@@ -247,7 +357,20 @@ describe('what a grant owns ends with it (GRANT_ARTIFACTS)', () => {
       await view.api.get('/api/users/me').set(as).expect(200);
       await view.api.get('/api/users/me').set({ 'x-service-api-key': key }).expect(200);
     }
-    return { student, client, accessToken: token, refreshToken: codeTokens.refresh_token, unusedCode, key, endpointId, stream, streamEnded: () => streamEnded, ownEndpointId, feedPath, ownFeedPath };
+    return {
+      student,
+      client,
+      accessToken: token,
+      refreshToken: codeTokens.refresh_token,
+      unusedCode,
+      key,
+      endpointId,
+      stream,
+      streamEnded: () => streamEnded,
+      ownEndpointId,
+      feedPath,
+      ownFeedPath,
+    };
   }
 
   /**
@@ -257,11 +380,19 @@ describe('what a grant owns ends with it (GRANT_ARTIFACTS)', () => {
    */
   async function placeOfAProcessThatDoesNotHear({ student }: Created, grantId: string) {
     const row = { id: randomUUID(), user_id: student.id, kind: 'readiness', grant_id: grantId, key_id: null };
-    assert.deepEqual(await openStreamIfRoom(testDatabase().db, row, { max: 10, leaseMs: 10 * 60_000 }, async () => true), { opened: true });
+    assert.deepEqual(
+      await openStreamIfRoom(testDatabase().db, row, { max: 10, leaseMs: 10 * 60_000 }, async () => true),
+      { opened: true },
+    );
   }
 
   async function grantsOf({ student, client }: Created): Promise<string[]> {
-    const rows = await testDatabase().db.selectFrom('oauth_grants').select('id').where('user_id', '=', student.id).where('client_id', '=', client.client_id).execute();
+    const rows = await testDatabase()
+      .db.selectFrom('oauth_grants')
+      .select('id')
+      .where('user_id', '=', student.id)
+      .where('client_id', '=', client.client_id)
+      .execute();
     return rows.map((row) => row.id);
   }
 
@@ -270,20 +401,42 @@ describe('what a grant owns ends with it (GRANT_ARTIFACTS)', () => {
   }
 
   async function ownKey(student: Student, scopes: string[]): Promise<string> {
-    const made = await insertWithFreshKey(({ prefix, hash }) => insertPersonalKey(testDatabase().db, { user_id: student.id, prefix, key_hash: hash, name: 'own', scopes, grant_id: null }));
+    const made = await insertWithFreshKey(({ prefix, hash }) =>
+      insertPersonalKey(testDatabase().db, {
+        user_id: student.id,
+        prefix,
+        key_hash: hash,
+        name: 'own',
+        scopes,
+        grant_id: null,
+      }),
+    );
     return made.key;
   }
 
   /** Whether the fan-out would send the student's next task.created (with private notes) to the endpoint. */
   async function receives({ student }: Created, endpointId: string): Promise<boolean> {
     const own = await ownKey(student, ['tasks:write']);
-    await one.api.post('/api/tasks').set({ 'x-service-api-key': own }).send({ title: 'Diary', due_at: '2030-01-01T10:00:00Z', course: 'Private', notes: 'private notes' }).expect(201);
+    await one.api
+      .post('/api/tasks')
+      .set({ 'x-service-api-key': own })
+      .send({ title: 'Diary', due_at: '2030-01-01T10:00:00Z', course: 'Private', notes: 'private notes' })
+      .expect(201);
     const db = testDatabase().db;
-    const event = await db.selectFrom('events').select(['id', 'type', 'user_id']).where('user_id', '=', student.id).where('type', '=', 'task.created').orderBy('created_at', 'desc').limit(1).executeTakeFirstOrThrow();
+    const event = await db
+      .selectFrom('events')
+      .select(['id', 'type', 'user_id'])
+      .where('user_id', '=', student.id)
+      .where('type', '=', 'task.created')
+      .orderBy('created_at', 'desc')
+      .limit(1)
+      .executeTakeFirstOrThrow();
     // Fanned out again, alone (made the oldest waiting, its deliveries gone), in a transaction rolled back afterwards.
     const { deliveries } = await rolledBack(db, async (trx) => {
       await trx.deleteFrom('webhook_deliveries').where('event_id', '=', event.id).execute();
-      await sql`update events set fanned_out_at = null, created_at = to_timestamp(0) where id = ${event.id}`.execute(trx);
+      await sql`update events set fanned_out_at = null, created_at = to_timestamp(0) where id = ${event.id}`.execute(
+        trx,
+      );
       return fanOutEvents(trx, { limit: 1, at: new Date(), readScopes: READ_SCOPES });
     });
     return deliveries.some((delivery) => delivery.event_id === event.id && delivery.endpoint_id === endpointId);

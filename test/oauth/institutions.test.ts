@@ -6,7 +6,12 @@ import { randomUUID } from 'node:crypto';
 import supertest from 'supertest';
 import { disableInstitution } from '../../db/queries/oauth.ts';
 import { registerClient } from '../../server/oauth/clients.ts';
-import { ACCESS_TOKEN_TYPE, EXCHANGED_TOKEN_TTL_SECONDS, STUDENT_ID_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT } from '../../server/oauth/token-exchange.ts';
+import {
+  ACCESS_TOKEN_TYPE,
+  EXCHANGED_TOKEN_TTL_SECONDS,
+  STUDENT_ID_TOKEN_TYPE,
+  TOKEN_EXCHANGE_GRANT,
+} from '../../server/oauth/token-exchange.ts';
 import { generalApp, type Student } from '../support/general-app.ts';
 import { authorize, registerTestClient, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';
 import { testDatabase } from '../support/shared-database.ts';
@@ -35,11 +40,21 @@ describe('institutions: token exchange for one consenting student', () => {
     await authorize(context.app, { client_id: to.client_id, email: student.email, password: student.password, scope });
   }
 
-  function exchange(subject: string, extra: Record<string, string | string[]> = {}, as: { client_id: string; client_secret: string } = institution) {
+  function exchange(
+    subject: string,
+    extra: Record<string, string | string[]> = {},
+    as: { client_id: string; client_secret: string } = institution,
+  ) {
     return supertest(context.app)
       .post('/oauth/token')
       .type('form')
-      .send({ grant_type: TOKEN_EXCHANGE_GRANT, ...as, subject_token: subject, subject_token_type: STUDENT_ID_TOKEN_TYPE, ...extra });
+      .send({
+        grant_type: TOKEN_EXCHANGE_GRANT,
+        ...as,
+        subject_token: subject,
+        subject_token_type: STUDENT_ID_TOKEN_TYPE,
+        ...extra,
+      });
   }
 
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -53,7 +68,10 @@ describe('institutions: token exchange for one consenting student', () => {
     assert.equal(res.body.issued_token_type, ACCESS_TOKEN_TYPE);
     assert.equal(res.body.scope, 'profile:read tasks:read');
     assert.equal(res.body.refresh_token, undefined);
-    assert.ok(res.body.expires_in > EXCHANGED_TOKEN_TTL_SECONDS - 60 && res.body.expires_in <= EXCHANGED_TOKEN_TTL_SECONDS, `expires_in ${res.body.expires_in}`);
+    assert.ok(
+      res.body.expires_in > EXCHANGED_TOKEN_TTL_SECONDS - 60 && res.body.expires_in <= EXCHANGED_TOKEN_TTL_SECONDS,
+      `expires_in ${res.body.expires_in}`,
+    );
 
     const token = bearer(res.body.access_token);
     assert.equal((await context.api.get('/api/users/me').set(token).expect(200)).body.id, student.id);
@@ -82,12 +100,18 @@ describe('institutions: token exchange for one consenting student', () => {
     const student = await context.newStudentThroughOAuth(); // signed in to the test app, never to the institution
     const other = await newInstitution();
     await consent(student, 'profile:read', other); // consent to another institution is no consent to this one
-    const refusals = await Promise.all([student.id, randomUUID(), 'kim@example.com'].map(async (subject) => (await exchange(subject).expect(400)).body));
+    const refusals = await Promise.all(
+      [student.id, randomUUID(), 'kim@example.com'].map(async (subject) => (await exchange(subject).expect(400)).body),
+    );
     assert.equal(refusals[0].error, 'invalid_grant');
     assert.deepEqual(refusals[1], refusals[0]);
     assert.deepEqual(refusals[2], refusals[0]);
     // The scope check that comes before the lookup says nothing either: the same answer for both.
-    const scoped = await Promise.all([student.id, randomUUID()].map(async (subject) => (await exchange(subject, { scope: 'keys:manage' }).expect(400)).body));
+    const scoped = await Promise.all(
+      [student.id, randomUUID()].map(
+        async (subject) => (await exchange(subject, { scope: 'keys:manage' }).expect(400)).body,
+      ),
+    );
     assert.deepEqual(scoped[0], scoped[1]);
   });
 
@@ -128,7 +152,10 @@ describe('institutions: token exchange for one consenting student', () => {
   });
 
   it('refuses the grant type to an ordinary app with unauthorized_client, even for a student who consented to it', async () => {
-    const app = (await registerTestClient(['profile:read'], { confidential: true })) as { client_id: string; client_secret: string };
+    const app = (await registerTestClient(['profile:read'], { confidential: true })) as {
+      client_id: string;
+      client_secret: string;
+    };
     const student = await context.newStudentThroughOAuth();
     await consent(student, 'profile:read', app);
     const res = await exchange(student.id, {}, app).expect(400);
@@ -138,11 +165,23 @@ describe('institutions: token exchange for one consenting student', () => {
   it('refuses a request that does not name the student our way with invalid_request', async () => {
     const student = await context.newStudentThroughOAuth();
     await consent(student, 'profile:read');
-    const wrong: Record<string, string>[] = [{ subject_token_type: 'urn:ietf:params:oauth:token-type:access_token' }, { requested_token_type: 'urn:ietf:params:oauth:token-type:refresh_token' }, { actor_token: 'x' }];
+    const wrong: Record<string, string>[] = [
+      { subject_token_type: 'urn:ietf:params:oauth:token-type:access_token' },
+      { requested_token_type: 'urn:ietf:params:oauth:token-type:refresh_token' },
+      { actor_token: 'x' },
+    ];
     for (const extra of wrong) {
-      assert.equal((await exchange(student.id, extra).expect(400)).body.error, 'invalid_request', JSON.stringify(extra));
+      assert.equal(
+        (await exchange(student.id, extra).expect(400)).body.error,
+        'invalid_request',
+        JSON.stringify(extra),
+      );
     }
-    const noSubject = await supertest(context.app).post('/oauth/token').type('form').send({ grant_type: TOKEN_EXCHANGE_GRANT, ...institution, subject_token_type: STUDENT_ID_TOKEN_TYPE }).expect(400);
+    const noSubject = await supertest(context.app)
+      .post('/oauth/token')
+      .type('form')
+      .send({ grant_type: TOKEN_EXCHANGE_GRANT, ...institution, subject_token_type: STUDENT_ID_TOKEN_TYPE })
+      .expect(400);
     assert.equal(noSubject.body.error, 'invalid_request');
   });
 
@@ -160,7 +199,11 @@ describe('institutions: token exchange for one consenting student', () => {
     const student = await context.newStudentThroughOAuth();
     await consent(student, 'profile:read');
     const api = `${(await supertest(context.app).get('/.well-known/oauth-authorization-server').expect(200)).body.issuer}/api`;
-    const targets: Array<Record<string, string | string[]>> = [{ audience: 'https://another-service.example' }, { resource: 'https://another-service.example/api' }, { audience: [api, 'urn:other'] }];
+    const targets: Array<Record<string, string | string[]>> = [
+      { audience: 'https://another-service.example' },
+      { resource: 'https://another-service.example/api' },
+      { audience: [api, 'urn:other'] },
+    ];
     for (const extra of targets) {
       const res = await exchange(student.id, extra).expect(400);
       assert.equal(res.body.error, 'invalid_target', JSON.stringify(extra));

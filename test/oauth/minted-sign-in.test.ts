@@ -19,20 +19,38 @@ function kindOf(value: unknown): unknown {
   return value;
 }
 
-const kinds = (row: Record<string, unknown>) => Object.fromEntries(Object.entries(row).map(([column, value]) => [column, kindOf(value)]));
+const kinds = (row: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(row).map(([column, value]) => [column, kindOf(value)]));
 const minutesBetween = (from: Date, to: Date) => Math.round((to.getTime() - from.getTime()) / 60_000);
 
 /** Everything the student's one sign-in left: its rows, lifetimes and token, each by kind where it must differ. */
 async function signInOf(db: Db, student: Student) {
-  const grant = await db.selectFrom('oauth_grants').selectAll().where('user_id', '=', student.id).executeTakeFirstOrThrow();
+  const grant = await db
+    .selectFrom('oauth_grants')
+    .selectAll()
+    .where('user_id', '=', student.id)
+    .executeTakeFirstOrThrow();
   const codes = await db.selectFrom('oauth_authorization_codes').selectAll().where('grant_id', '=', grant.id).execute();
-  const refreshTokens = await db.selectFrom('oauth_refresh_tokens').selectAll().where('grant_id', '=', grant.id).execute();
+  const refreshTokens = await db
+    .selectFrom('oauth_refresh_tokens')
+    .selectAll()
+    .where('grant_id', '=', grant.id)
+    .execute();
   const { iat, exp, ...claims } = decodeJwt(student.token);
   return {
     grant: kinds(grant),
-    codes: codes.map((code) => ({ ...kinds(code), lifetime_minutes: minutesBetween(grant.created_at, code.expires_at) })),
-    refresh_tokens: refreshTokens.map((token) => ({ ...kinds(token), lifetime_minutes: minutesBetween(token.created_at, token.expires_at) })),
-    token: { header: decodeProtectedHeader(student.token), claims: { ...kinds(claims), lifetime_seconds: exp! - iat! } },
+    codes: codes.map((code) => ({
+      ...kinds(code),
+      lifetime_minutes: minutesBetween(grant.created_at, code.expires_at),
+    })),
+    refresh_tokens: refreshTokens.map((token) => ({
+      ...kinds(token),
+      lifetime_minutes: minutesBetween(token.created_at, token.expires_at),
+    })),
+    token: {
+      header: decodeProtectedHeader(student.token),
+      claims: { ...kinds(claims), lifetime_seconds: exp! - iat! },
+    },
   };
 }
 
@@ -50,22 +68,48 @@ describe('a minted sign-in (the students most tests use)', () => {
     assert.deepEqual(mintedSignIn, realSignIn);
     // Not only alike, but right: one grant of the scopes asked for, whose one code was used, and a live refresh token.
     assert.deepEqual(realSignIn.grant.scopes, scopes);
-    const [code, refreshToken] = [realSignIn.codes[0] as Record<string, unknown>, realSignIn.refresh_tokens[0] as Record<string, unknown>];
-    assert.deepEqual([realSignIn.codes.length, code.used_at, realSignIn.refresh_tokens.length, refreshToken.rotated_at], [1, 'an instant', 1, null]);
+    const [code, refreshToken] = [
+      realSignIn.codes[0] as Record<string, unknown>,
+      realSignIn.refresh_tokens[0] as Record<string, unknown>,
+    ];
+    assert.deepEqual(
+      [realSignIn.codes.length, code.used_at, realSignIn.refresh_tokens.length, refreshToken.rotated_at],
+      [1, 'an instant', 1, null],
+    );
     assert.equal(decodeJwt(minted.token).sub, minted.id);
   });
 
   it('gives credentials that work as real ones do: the refresh token rotates, the password signs in, the sign-in is fresh', async () => {
     const minted = await context.newStudent({ scopes: ['profile:read'] });
-    const grant = await context.db.selectFrom('oauth_grants').select(['client_id', 'authenticated_at']).where('user_id', '=', minted.id).executeTakeFirstOrThrow();
-    assert.ok(grant.authenticated_at && Date.now() - grant.authenticated_at.getTime() < 60_000, 'signed in just now, as deleting the account needs');
+    const grant = await context.db
+      .selectFrom('oauth_grants')
+      .select(['client_id', 'authenticated_at'])
+      .where('user_id', '=', minted.id)
+      .executeTakeFirstOrThrow();
+    assert.ok(
+      grant.authenticated_at && Date.now() - grant.authenticated_at.getTime() < 60_000,
+      'signed in just now, as deleting the account needs',
+    );
 
     await context.api.get('/api/users/me').set(minted.headers).expect(200);
-    const rotated = (await refresh(context.app, { client_id: grant.client_id, refresh_token: minted.refresh_token }).expect(200)).body;
-    await context.api.get('/api/users/me').set({ authorization: `Bearer ${rotated.access_token}` }).expect(200);
+    const rotated = (
+      await refresh(context.app, { client_id: grant.client_id, refresh_token: minted.refresh_token }).expect(200)
+    ).body;
+    await context.api
+      .get('/api/users/me')
+      .set({ authorization: `Bearer ${rotated.access_token}` })
+      .expect(200);
     await refresh(context.app, { client_id: grant.client_id, refresh_token: minted.refresh_token }).expect(400);
 
-    const again = await signIn(context.app, { client_id: grant.client_id, email: minted.email, password: minted.password, scope: 'profile:read' });
-    await context.api.get('/api/users/me').set({ authorization: `Bearer ${again.access_token}` }).expect(200);
+    const again = await signIn(context.app, {
+      client_id: grant.client_id,
+      email: minted.email,
+      password: minted.password,
+      scope: 'profile:read',
+    });
+    await context.api
+      .get('/api/users/me')
+      .set({ authorization: `Bearer ${again.access_token}` })
+      .expect(200);
   });
 });

@@ -23,7 +23,12 @@ describe('OAuth refresh tokens, revocation and client credentials', () => {
 
   async function signedIn() {
     const student = await context.newStudentThroughOAuth();
-    return signIn(context.app, { client_id: clientId, email: student.email, password: student.password, scope: 'profile:read' });
+    return signIn(context.app, {
+      client_id: clientId,
+      email: student.email,
+      password: student.password,
+      scope: 'profile:read',
+    });
   }
 
   it('rotates the refresh token on every use; the new pair works', async () => {
@@ -37,13 +42,17 @@ describe('OAuth refresh tokens, revocation and client credentials', () => {
 
   it('revokes the whole grant when a rotated refresh token is replayed (a stolen copy)', async () => {
     const first = await signedIn();
-    const second = (await refresh(context.app, { client_id: clientId, refresh_token: first.refresh_token }).expect(200)).body;
+    const second = (await refresh(context.app, { client_id: clientId, refresh_token: first.refresh_token }).expect(200))
+      .body;
     const replay = await refresh(context.app, { client_id: clientId, refresh_token: first.refresh_token }).expect(400);
     assert.equal(replay.body.error, 'invalid_grant');
     // Both the thief's and the rightful client's tokens are now dead.
     const denied = await context.api.get('/api/users/me').set(bearer(second.access_token)).expect(401);
     assert.match(String(denied.headers['www-authenticate']), /error="invalid_token"/);
-    assert.equal((await refresh(context.app, { client_id: clientId, refresh_token: second.refresh_token }).expect(400)).body.error, 'invalid_grant');
+    assert.equal(
+      (await refresh(context.app, { client_id: clientId, refresh_token: second.refresh_token }).expect(400)).body.error,
+      'invalid_grant',
+    );
   });
 
   it('refuses a refresh token presented by another client', async () => {
@@ -55,24 +64,44 @@ describe('OAuth refresh tokens, revocation and client credentials', () => {
 
   it('revokes the grant of a refresh token at /oauth/revoke, stopping its access token at once', async () => {
     const tokens = await signedIn();
-    await supertest(context.app).post('/oauth/revoke').type('form').send({ client_id: clientId, token: tokens.refresh_token, token_type_hint: 'refresh_token' }).expect(200);
+    await supertest(context.app)
+      .post('/oauth/revoke')
+      .type('form')
+      .send({ client_id: clientId, token: tokens.refresh_token, token_type_hint: 'refresh_token' })
+      .expect(200);
     await context.api.get('/api/users/me').set(bearer(tokens.access_token)).expect(401);
     await refresh(context.app, { client_id: clientId, refresh_token: tokens.refresh_token }).expect(400);
   });
 
   it('revokes the grant of an access token too, and answers 200 for a token it does not know', async () => {
     const tokens = await signedIn();
-    await supertest(context.app).post('/oauth/revoke').type('form').send({ client_id: clientId, token: tokens.access_token }).expect(200);
+    await supertest(context.app)
+      .post('/oauth/revoke')
+      .type('form')
+      .send({ client_id: clientId, token: tokens.access_token })
+      .expect(200);
     await context.api.get('/api/users/me').set(bearer(tokens.access_token)).expect(401);
-    await supertest(context.app).post('/oauth/revoke').type('form').send({ client_id: clientId, token: 'no-such-token' }).expect(200);
+    await supertest(context.app)
+      .post('/oauth/revoke')
+      .type('form')
+      .send({ client_id: clientId, token: 'no-such-token' })
+      .expect(200);
   });
 
   it('does not let one client revoke another client’s tokens, and refuses unauthenticated revocation', async () => {
     const tokens = await signedIn();
     const other = (await registerTestClient(['profile:read'])).client_id;
-    await supertest(context.app).post('/oauth/revoke').type('form').send({ client_id: other, token: tokens.refresh_token }).expect(200);
+    await supertest(context.app)
+      .post('/oauth/revoke')
+      .type('form')
+      .send({ client_id: other, token: tokens.refresh_token })
+      .expect(200);
     await context.api.get('/api/users/me').set(bearer(tokens.access_token)).expect(200);
-    const res = await supertest(context.app).post('/oauth/revoke').type('form').send({ token: tokens.refresh_token }).expect(401);
+    const res = await supertest(context.app)
+      .post('/oauth/revoke')
+      .type('form')
+      .send({ token: tokens.refresh_token })
+      .expect(401);
     assert.equal(res.body.error, 'invalid_client');
   });
 
@@ -89,7 +118,11 @@ describe('OAuth refresh tokens, revocation and client credentials', () => {
       config: { bodyLimitBytes: 100 * 1024, validateResponses: false, trustProxy: false },
     });
     const student = await context.newStudentThroughOAuth();
-    const grant = await testDatabase().db.selectFrom('oauth_grants').select('id').where('user_id', '=', student.id).executeTakeFirstOrThrow();
+    const grant = await testDatabase()
+      .db.selectFrom('oauth_grants')
+      .select('id')
+      .where('user_id', '=', student.id)
+      .executeTakeFirstOrThrow();
     const expired = await accessTokenIssuer(key, { issuer: TEST_ISSUER, now: sixteenMinutesAgo }).issue({
       user_id: student.id,
       client_id: 'test',
@@ -108,7 +141,10 @@ describe('OAuth refresh tokens, revocation and client credentials', () => {
     const jwks = (await supertest(context.app).get('/oauth/jwks.json').expect(200)).body;
     const tokens = await signedIn();
     const kid = JSON.parse(Buffer.from(tokens.access_token.split('.')[0]!, 'base64url').toString()).kid;
-    assert.ok(jwks.keys.some((k: { kid: string; d?: string }) => k.kid === kid && k.d === undefined), 'the public key is published, never the private part');
+    assert.ok(
+      jwks.keys.some((k: { kid: string; d?: string }) => k.kid === kid && k.d === undefined),
+      'the public key is published, never the private part',
+    );
   });
 
   describe('client credentials', () => {
@@ -139,7 +175,11 @@ describe('OAuth refresh tokens, revocation and client credentials', () => {
     });
 
     it('refuses client credentials to a public client', async () => {
-      const res = await supertest(context.app).post('/oauth/token').type('form').send({ grant_type: 'client_credentials', client_id: clientId }).expect(400);
+      const res = await supertest(context.app)
+        .post('/oauth/token')
+        .type('form')
+        .send({ grant_type: 'client_credentials', client_id: clientId })
+        .expect(400);
       assert.equal(res.body.error, 'invalid_client');
     });
   });

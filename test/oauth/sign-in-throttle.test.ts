@@ -30,22 +30,18 @@ describe('OAuth sign-in throttle', () => {
   }
 
   function signIn(app: Awaited<ReturnType<typeof appBehindProxy>>, from: string, email: string, password: string) {
-    return supertest(app)
-      .post('/oauth/authorize')
-      .set('X-Forwarded-For', from)
-      .type('form')
-      .send({
-        response_type: 'code',
-        client_id: clientId,
-        redirect_uri: TEST_REDIRECT_URI,
-        scope: 'profile:read',
-        state: 's',
-        code_challenge: pkcePair().challenge,
-        code_challenge_method: 'S256',
-        email,
-        password,
-        decision: 'allow',
-      });
+    return supertest(app).post('/oauth/authorize').set('X-Forwarded-For', from).type('form').send({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: TEST_REDIRECT_URI,
+      scope: 'profile:read',
+      state: 's',
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+      email,
+      password,
+      decision: 'allow',
+    });
   }
 
   it('holds one account after 10 failures from 10 addresses, even for the right password; other accounts sign in', async () => {
@@ -53,8 +49,14 @@ describe('OAuth sign-in throttle', () => {
     const [alice, bob] = await Promise.all([newStudentThroughOAuth(app), newStudentThroughOAuth(app)]);
     const first = await signIn(app, '198.51.100.1', alice.email, 'a wrong password').expect(401);
     // Each throttle names its window in the RateLimit headers, as express-rate-limit names one.
-    assert.match(String(first.headers.ratelimit), /^"20-in-15min"; r=19; t=(899|900), "10-in-15min"; r=9; t=(899|900)$/);
-    assert.match(String(first.headers['ratelimit-policy']), /^"20-in-15min"; q=20; w=900; pk=:\w+=*:, "10-in-15min"; q=10; w=900; pk=:\w+=*:$/);
+    assert.match(
+      String(first.headers.ratelimit),
+      /^"20-in-15min"; r=19; t=(899|900), "10-in-15min"; r=9; t=(899|900)$/,
+    );
+    assert.match(
+      String(first.headers['ratelimit-policy']),
+      /^"20-in-15min"; q=20; w=900; pk=:\w+=*:, "10-in-15min"; q=10; w=900; pk=:\w+=*:$/,
+    );
     for (let i = 2; i <= 10; i++) await signIn(app, `198.51.100.${i}`, alice.email, 'a wrong password').expect(401);
     const held = await signIn(app, '203.0.113.7', alice.email.toUpperCase(), alice.password).expect(429);
     assert.match(held.text, /Too many sign-in attempts/);
@@ -64,7 +66,8 @@ describe('OAuth sign-in throttle', () => {
   it('still holds one address after 20 failures over many accounts', async () => {
     const app = await appBehindProxy();
     const carol = await newStudentThroughOAuth(app);
-    for (let i = 1; i <= 20; i++) await signIn(app, '198.51.100.99', `nobody-${i}@example.com`, 'a wrong password').expect(401);
+    for (let i = 1; i <= 20; i++)
+      await signIn(app, '198.51.100.99', `nobody-${i}@example.com`, 'a wrong password').expect(401);
     await signIn(app, '198.51.100.99', carol.email, carol.password).expect(429);
     await signIn(app, '198.51.100.100', carol.email, carol.password).expect(303);
   });

@@ -8,7 +8,11 @@ import { partnerApp } from '../support/partner-app.ts';
 describe('conditional requests (partner v1)', () => {
   it('answers 304 to If-None-Match with the current ETag on every operation that documents it', async () => {
     const { api, key, db } = await partnerApp();
-    const university = await db.selectFrom('universities').select('id').orderBy('student_count', 'desc').executeTakeFirstOrThrow();
+    const university = await db
+      .selectFrom('universities')
+      .select('id')
+      .orderBy('student_count', 'desc')
+      .executeTakeFirstOrThrow();
     const user = await db.selectFrom('users').select('nickname').orderBy('xp', 'desc').executeTakeFirstOrThrow();
     const paths = [
       '/api/v1/universities?country_code=kz&limit=5',
@@ -28,7 +32,11 @@ describe('conditional requests (partner v1)', () => {
       assert.equal(unchanged.headers.etag, etag, path);
       assert.ok(unchanged.headers.ratelimit, `${path}: a 304 counts and says so`);
 
-      const other = await api.get(path).set('X-Service-API-Key', key).set('If-None-Match', 'W/"something-else"').expect(200);
+      const other = await api
+        .get(path)
+        .set('X-Service-API-Key', key)
+        .set('If-None-Match', 'W/"something-else"')
+        .expect(200);
       assert.deepEqual(other.body, first.body, path);
     }
   });
@@ -39,9 +47,19 @@ describe('conditional requests (partner v1)', () => {
     const before = await api.get(path).set('X-Service-API-Key', key).expect(200);
     const top = await db.selectFrom('users').select(['id', 'xp']).orderBy('xp', 'desc').executeTakeFirstOrThrow();
     // Boards kept in memory show a change once its notification arrives (db/queries/leaderboards.ts).
-    await changeNotified(LEADERBOARDS_CHANNEL, () => db.updateTable('users').set({ xp: top.xp + 1 }).where('id', '=', top.id).execute());
+    await changeNotified(LEADERBOARDS_CHANNEL, () =>
+      db
+        .updateTable('users')
+        .set({ xp: top.xp + 1 })
+        .where('id', '=', top.id)
+        .execute(),
+    );
     try {
-      const after = await api.get(path).set('X-Service-API-Key', key).set('If-None-Match', before.headers.etag as string).expect(200);
+      const after = await api
+        .get(path)
+        .set('X-Service-API-Key', key)
+        .set('If-None-Match', before.headers.etag as string)
+        .expect(200);
       assert.notEqual(after.headers.etag, before.headers.etag);
     } finally {
       await db.updateTable('users').set({ xp: top.xp }).where('id', '=', top.id).execute();
@@ -51,6 +69,9 @@ describe('conditional requests (partner v1)', () => {
   it('does not answer 304 to a request refused before its handler', async () => {
     const { api, key } = await partnerApp();
     const first = await api.get('/api/v1/universities?limit=2').set('X-Service-API-Key', key).expect(200);
-    await api.get('/api/v1/universities?limit=2').set('If-None-Match', first.headers.etag as string).expect(401);
+    await api
+      .get('/api/v1/universities?limit=2')
+      .set('If-None-Match', first.headers.etag as string)
+      .expect(401);
   });
 });

@@ -2,14 +2,25 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { partnerApp } from '../support/partner-app.ts';
 
-const specVersion = JSON.parse(readFileSync(new URL('../../generated/partner-v1/openapi.json', import.meta.url), 'utf8')).info.version;
+const specVersion = JSON.parse(
+  readFileSync(new URL('../../generated/partner-v1/openapi.json', import.meta.url), 'utf8'),
+).info.version;
 
 describe('getHealth', () => {
   it('reports ok, the contract version and the calling key by prefix and limits', async () => {
     const { api, key, record } = await partnerApp({ keyLimits: { per_minute: 77, per_day: 7777 } });
     const res = await api.get('/api/v1/health').set('X-Service-API-Key', key).expect(200);
-    assert.deepEqual(res.body, { status: 'ok', version: specVersion, your_key: record.prefix, rate_limit_per_min: 77, rate_limit_per_day: 7777 });
-    assert.ok(key.startsWith(res.body.your_key) && res.body.your_key.length < key.length, 'only a prefix of the key is echoed');
+    assert.deepEqual(res.body, {
+      status: 'ok',
+      version: specVersion,
+      your_key: record.prefix,
+      rate_limit_per_min: 77,
+      rate_limit_per_day: 7777,
+    });
+    assert.ok(
+      key.startsWith(res.body.your_key) && res.body.your_key.length < key.length,
+      'only a prefix of the key is echoed',
+    );
     assert.match(String(res.headers['ratelimit']), /"minute"; r=76; t=\d+, "day"; r=7776; t=\d+/);
     assert.match(String(res.headers['ratelimit-policy']), /"minute"; q=77; w=60;.*"day"; q=7777; w=86400/);
   });

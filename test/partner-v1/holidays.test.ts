@@ -13,10 +13,17 @@ describe('listHolidays', () => {
     const nauryz = res.body.filter((h: Holiday) => h.name.includes('Nauryz'));
     assert.ok(nauryz.length >= 3);
     assert.ok(nauryz.every((h: Holiday) => h.is_break && /Наурыз/.test(h.name)));
-    assert.ok(res.body.some((h: Holiday) => h.on_date === '2026-12-16'), 'Independence Day');
+    assert.ok(
+      res.body.some((h: Holiday) => h.on_date === '2026-12-16'),
+      'Independence Day',
+    );
     const dates = res.body.map((h: Holiday) => h.on_date);
     assert.deepEqual(dates, [...dates].sort(), 'in date order');
-    assert.ok(res.body.every((h: Holiday) => h.on_date.startsWith('2026-') && h.name.includes(' / ') && h.description.length > 0));
+    assert.ok(
+      res.body.every(
+        (h: Holiday) => h.on_date.startsWith('2026-') && h.name.includes(' / ') && h.description.length > 0,
+      ),
+    );
   });
 
   it('defaults to the current year and marks the Russian New Year holidays as a break', async () => {
@@ -34,7 +41,13 @@ describe('listHolidays', () => {
     const { api, key, db } = await partnerApp();
     const res = await api.get('/api/v1/holidays/kz?year=2061').set('X-Service-API-Key', key).expect(200);
     assert.ok(res.body.length > 5);
-    const stored = await db.selectFrom('holidays').select('on_date').where('country_code', '=', 'KZ').where('on_date', '>=', '2061-01-01').where('on_date', '<=', '2061-12-31').execute();
+    const stored = await db
+      .selectFrom('holidays')
+      .select('on_date')
+      .where('country_code', '=', 'KZ')
+      .where('on_date', '>=', '2061-01-01')
+      .where('on_date', '<=', '2061-12-31')
+      .execute();
     assert.equal(stored.length, res.body.length, 'stored for the next request');
   });
 
@@ -45,7 +58,10 @@ describe('listHolidays', () => {
     // Processes keep the enabled countries in memory: they serve FR once the commit's notification reaches them.
     await changeNotified(HOLIDAYS_CHANNEL, () => storeHolidays(db, 'FR', [2026]));
     const res = await api.get('/api/v1/holidays/fr?year=2026').set('X-Service-API-Key', key).expect(200);
-    assert.ok(res.body.some((h: Holiday) => h.on_date === '2026-07-14'), 'Bastille Day');
+    assert.ok(
+      res.body.some((h: Holiday) => h.on_date === '2026-07-14'),
+      'Bastille Day',
+    );
   });
 
   for (const bad of ['holidays/kaz', 'holidays/k1', 'holidays/kz?year=1999', 'holidays/kz?year=20x6']) {
@@ -66,7 +82,13 @@ describe('listHolidays from memory', () => {
     const first = before.body[0] as Holiday;
     const renamed = { name: `${first.name} (moved)` };
     const rename = () =>
-      db.updateTable('holidays').set(renamed).where('country_code', '=', 'KZ').where('on_date', '=', first.on_date).where('name', '=', first.name).execute();
+      db
+        .updateTable('holidays')
+        .set(renamed)
+        .where('country_code', '=', 'KZ')
+        .where('on_date', '=', first.on_date)
+        .where('name', '=', first.name)
+        .execute();
     try {
       await rename();
       // Nobody was told: the year kept in memory still answers, as the same bytes.
@@ -81,7 +103,10 @@ describe('listHolidays from memory', () => {
       await rename();
       await changeNotified(HOLIDAYS_CHANNEL, () => db.transaction().execute((trx) => notifyHolidaysChanged(trx)));
       const changed = await api.get(path).set('X-Service-API-Key', key).expect(200);
-      assert.ok(changed.body.some((h: Holiday) => h.name === renamed.name), 'the renamed holiday, once notified');
+      assert.ok(
+        changed.body.some((h: Holiday) => h.name === renamed.name),
+        'the renamed holiday, once notified',
+      );
       assert.notEqual(changed.headers.etag, before.headers.etag, 'serialized anew');
     } finally {
       await changeNotified(HOLIDAYS_CHANNEL, () => storeHolidays(db, 'KZ', [2027]));

@@ -33,8 +33,14 @@ describe('partner keys kept per process', () => {
     const fire = (kind: string) => () => {
       for (const w of waiting.splice(0).filter((w) => w.kind === kind)) w.resolve();
     };
-    notifications.subscribe(PARTNER_KEYS_CHANNEL, { message: fire('message'), missed: fire('missed'), lost: fire('lost') });
-    return { next: (kind: 'message' | 'missed' | 'lost') => new Promise<void>((resolve) => waiting.push({ kind, resolve })) };
+    notifications.subscribe(PARTNER_KEYS_CHANNEL, {
+      message: fire('message'),
+      missed: fire('missed'),
+      lost: fire('lost'),
+    });
+    return {
+      next: (kind: 'message' | 'missed' | 'lost') => new Promise<void>((resolve) => waiting.push({ kind, resolve })),
+    };
   }
 
   it('refuses a revoked key in every process once the revocation commits', async () => {
@@ -62,7 +68,8 @@ describe('partner keys kept per process', () => {
     await one.api.get('/api/v1/health').set('X-Service-API-Key', key).expect(200);
 
     // A change that notifies nobody is not seen while the key is kept: the answer came from the process.
-    const revokeSilently = () => db.updateTable('api_keys').set({ revoked_at: new Date() }).where('id', '=', record.id).execute();
+    const revokeSilently = () =>
+      db.updateTable('api_keys').set({ revoked_at: new Date() }).where('id', '=', record.id).execute();
     await revokeSilently();
     await one.api.get('/api/v1/health').set('X-Service-API-Key', key).expect(200);
     await db.updateTable('api_keys').set({ revoked_at: null }).where('id', '=', record.id).execute();
@@ -75,7 +82,11 @@ describe('partner keys kept per process', () => {
   });
 
   async function listenerPids(): Promise<number[]> {
-    const { rows } = await sql<{ pid: number }>`select pid from pg_stat_activity where application_name = ${LISTENER_APPLICATION_NAME} and datname = current_database()`.execute(testDatabase().db);
+    const { rows } = await sql<{
+      pid: number;
+    }>`select pid from pg_stat_activity where application_name = ${LISTENER_APPLICATION_NAME} and datname = current_database()`.execute(
+      testDatabase().db,
+    );
     return rows.map((row) => row.pid);
   }
 });

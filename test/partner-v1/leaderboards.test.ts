@@ -19,16 +19,31 @@ describe('getGlobalLeaderboard', () => {
     const res = await api.get('/api/v1/leaderboards/global?limit=100').set('X-Service-API-Key', key).expect(200);
     assert.equal(res.body.length, 100);
     assertCompetitionRanks(res.body);
-    const top = await db.selectFrom('users').select(['nickname', 'first_name', 'xp', 'streak', 'last_active_at']).orderBy('xp', 'desc').orderBy('id').limit(100).execute();
+    const top = await db
+      .selectFrom('users')
+      .select(['nickname', 'first_name', 'xp', 'streak', 'last_active_at'])
+      .orderBy('xp', 'desc')
+      .orderBy('id')
+      .limit(100)
+      .execute();
     const activeSince = Date.now() - 30 * DAY_MS;
     top.forEach((user, i) => {
       const active = user.last_active_at !== null && user.last_active_at.getTime() >= activeSince;
       assert.deepEqual(
         { ...res.body[i], rank: undefined },
-        { rank: undefined, nickname: active ? user.nickname : null, first_name: active ? user.first_name : null, xp: user.xp, streak: user.streak },
+        {
+          rank: undefined,
+          nickname: active ? user.nickname : null,
+          first_name: active ? user.first_name : null,
+          xp: user.xp,
+          streak: user.streak,
+        },
       );
     });
-    assert.ok(res.body.some((e: Entry) => e.nickname === null), 'the demo data has inactive users in the top 100');
+    assert.ok(
+      res.body.some((e: Entry) => e.nickname === null),
+      'the demo data has inactive users in the top 100',
+    );
   });
 
   it('returns 20 entries by default and refuses limit out of range', async () => {
@@ -49,16 +64,30 @@ describe('getUniversityLeaderboard', () => {
       .groupBy('university_id')
       .orderBy('n', 'desc')
       .executeTakeFirstOrThrow();
-    const res = await api.get(`/api/v1/leaderboards/university/${busiest.university_id}?limit=100`).set('X-Service-API-Key', key).expect(200);
+    const res = await api
+      .get(`/api/v1/leaderboards/university/${busiest.university_id}?limit=100`)
+      .set('X-Service-API-Key', key)
+      .expect(200);
     assert.equal(res.body.length, Math.min(100, Number(busiest.n)));
     assertCompetitionRanks(res.body);
-    const members = await db.selectFrom('users').select(['xp']).where('university_id', '=', busiest.university_id).orderBy('xp', 'desc').execute();
-    assert.deepEqual(res.body.map((e: Entry) => e.xp), members.slice(0, 100).map((m) => m.xp));
+    const members = await db
+      .selectFrom('users')
+      .select(['xp'])
+      .where('university_id', '=', busiest.university_id)
+      .orderBy('xp', 'desc')
+      .execute();
+    assert.deepEqual(
+      res.body.map((e: Entry) => e.xp),
+      members.slice(0, 100).map((m) => m.xp),
+    );
   });
 
   it('is 404 for an unknown university and 400 for a malformed id', async () => {
     const { api, key } = await partnerApp();
-    await api.get('/api/v1/leaderboards/university/00000000-0000-4000-8000-000000000000').set('X-Service-API-Key', key).expect(404);
+    await api
+      .get('/api/v1/leaderboards/university/00000000-0000-4000-8000-000000000000')
+      .set('X-Service-API-Key', key)
+      .expect(404);
     await api.get('/api/v1/leaderboards/university/42').set('X-Service-API-Key', key).expect(400);
   });
 });

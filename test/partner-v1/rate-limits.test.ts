@@ -42,9 +42,13 @@ describe('partner rate limits', () => {
     /** Sends five requests alternately to two app instances and returns the statuses. */
     async function alternate(storesA: LimitStores, storesB: LimitStores): Promise<number[]> {
       const { key } = await issueTestKey({ per_minute: 4 });
-      const apis = [contractClient(await buildApp({ limitStores: storesA })), contractClient(await buildApp({ limitStores: storesB }))];
+      const apis = [
+        contractClient(await buildApp({ limitStores: storesA })),
+        contractClient(await buildApp({ limitStores: storesB })),
+      ];
       const statuses: number[] = [];
-      for (let i = 0; i < 5; i++) statuses.push((await apis[i % 2]!.get('/api/v1/health').set('X-Service-API-Key', key)).status);
+      for (let i = 0; i < 5; i++)
+        statuses.push((await apis[i % 2]!.get('/api/v1/health').set('X-Service-API-Key', key)).status);
       return statuses;
     }
 
@@ -52,7 +56,10 @@ describe('partner rate limits', () => {
       const url = process.env.REDIS_URL;
       if (!url) this.skip(); // needs a real Redis: .ci/run sets REDIS_URL
       const prefix = `rl:test:${randomBytes(4).toString('hex')}:`;
-      const [a, b] = [await redisLimitStores(url!, { keyPrefix: prefix }), await redisLimitStores(url!, { keyPrefix: prefix })];
+      const [a, b] = [
+        await redisLimitStores(url!, { keyPrefix: prefix }),
+        await redisLimitStores(url!, { keyPrefix: prefix }),
+      ];
       try {
         assert.deepEqual(await alternate(a, b), [200, 200, 200, 200, 429]);
       } finally {

@@ -26,12 +26,26 @@ describe('stats kept in memory', () => {
       // Counted, but with the notifying trigger off while it is: nobody is told, and the kept counts still answer.
       await db.transaction().execute(async (trx) => {
         await sql`alter table stat_counter_deltas disable trigger stat_counter_deltas_notify`.execute(trx);
-        rooms.push((await trx.insertInto('study_rooms').values({ created_by: owner.id, name: 'Untold' }).returning('id').executeTakeFirstOrThrow()).id);
+        rooms.push(
+          (
+            await trx
+              .insertInto('study_rooms')
+              .values({ created_by: owner.id, name: 'Untold' })
+              .returning('id')
+              .executeTakeFirstOrThrow()
+          ).id,
+        );
         await sql`alter table stat_counter_deltas enable trigger stat_counter_deltas_notify`.execute(trx);
       });
       assert.equal((await stats()).study_rooms_total, before.study_rooms_total, 'the kept counts');
 
-      const told = await changeNotified(STATS_CHANNEL, () => db.insertInto('study_rooms').values({ created_by: owner.id, name: 'Told' }).returning('id').executeTakeFirstOrThrow());
+      const told = await changeNotified(STATS_CHANNEL, () =>
+        db
+          .insertInto('study_rooms')
+          .values({ created_by: owner.id, name: 'Told' })
+          .returning('id')
+          .executeTakeFirstOrThrow(),
+      );
       rooms.push(told.id);
       assert.equal((await stats()).study_rooms_total, before.study_rooms_total + 2, 'read again: both rooms');
     } finally {
@@ -42,8 +56,25 @@ describe('stats kept in memory', () => {
 
   it('notifies nothing for a statement that counts nothing', async () => {
     const { db } = testDatabase();
-    assert.equal(await notifies(db, STATS_CHANNEL, () => db.deleteFrom('study_rooms').where(sql<boolean>`false`).execute()), false);
-    assert.equal(await notifies(db, STATS_CHANNEL, () => db.updateTable('users').set({ updated_at: new Date() }).where(sql<boolean>`false`).execute()), false);
+    assert.equal(
+      await notifies(db, STATS_CHANNEL, () =>
+        db
+          .deleteFrom('study_rooms')
+          .where(sql<boolean>`false`)
+          .execute(),
+      ),
+      false,
+    );
+    assert.equal(
+      await notifies(db, STATS_CHANNEL, () =>
+        db
+          .updateTable('users')
+          .set({ updated_at: new Date() })
+          .where(sql<boolean>`false`)
+          .execute(),
+      ),
+      false,
+    );
   });
 
   it('reads the counts again once the window would leave a counted student behind, or take one more in', async () => {
@@ -52,11 +83,23 @@ describe('stats kept in memory', () => {
     await nextNotification(STATS_CHANNEL, 'missed');
     const windowStart = new Date(Date.now() - 30 * DAY_MS);
     const kept = await getServiceStats(db, windowStart);
-    const { earliest } = (await sql<{ earliest: Date }>`select min(last_active_at) as earliest from users where last_active_at >= ${windowStart}`.execute(db)).rows[0]!;
+    const { earliest } = (
+      await sql<{
+        earliest: Date;
+      }>`select min(last_active_at) as earliest from users where last_active_at >= ${windowStart}`.execute(db)
+    ).rows[0]!;
     assert.ok(earliest, 'the demo data has active students');
 
-    assert.equal(await getServiceStats(db, new Date(earliest.getTime() - 1)), kept, 'a later window that counts the same students: the kept counts');
-    assert.equal(await getServiceStats(db, earliest), kept, 'a window starting at the earliest activity still counts it');
+    assert.equal(
+      await getServiceStats(db, new Date(earliest.getTime() - 1)),
+      kept,
+      'a later window that counts the same students: the kept counts',
+    );
+    assert.equal(
+      await getServiceStats(db, earliest),
+      kept,
+      'a window starting at the earliest activity still counts it',
+    );
 
     const later = new Date(earliest.getTime() + 1);
     const afterIt = await getServiceStats(db, later);
@@ -64,6 +107,10 @@ describe('stats kept in memory', () => {
     assert.equal(afterIt.active_users_30d, (await statsByCounting(db, later)).active_users_30d);
 
     const earlier = new Date(windowStart.getTime() - 300 * DAY_MS);
-    assert.equal((await getServiceStats(db, earlier)).active_users_30d, (await statsByCounting(db, earlier)).active_users_30d, 'an earlier window: read again');
+    assert.equal(
+      (await getServiceStats(db, earlier)).active_users_30d,
+      (await statsByCounting(db, earlier)).active_users_30d,
+      'an earlier window: read again',
+    );
   });
 });

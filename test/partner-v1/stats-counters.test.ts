@@ -21,16 +21,27 @@ const HOUR = 60 * MINUTE;
  */
 function windowsAround(now: Date): Date[] {
   const onTheHour = Math.floor(now.getTime() / HOUR) * HOUR;
-  return [LONG_AGO, new Date(now.getTime() - 30 * 24 * HOUR), new Date(onTheHour - 5 * HOUR), new Date(onTheHour - 90 * MINUTE + 17_000), new Date(now.getTime() - 7 * MINUTE)];
+  return [
+    LONG_AGO,
+    new Date(now.getTime() - 30 * 24 * HOUR),
+    new Date(onTheHour - 5 * HOUR),
+    new Date(onTheHour - 90 * MINUTE + 17_000),
+    new Date(now.getTime() - 7 * MINUTE),
+  ];
 }
 
 async function assertCountersMatch(db: Db) {
   for (const since of windowsAround(new Date())) {
-    assert.deepEqual(await getServiceStats(db, since), await statsByCounting(db, since), `active since ${since.toISOString()}`);
+    assert.deepEqual(
+      await getServiceStats(db, since),
+      await statsByCounting(db, since),
+      `active since ${since.toISOString()}`,
+    );
   }
 }
 
-const hourRows = async (db: Db) => Number((await sql<{ n: number }>`select count(*) as n from activity_hour_deltas`.execute(db)).rows[0]!.n);
+const hourRows = async (db: Db) =>
+  Number((await sql<{ n: number }>`select count(*) as n from activity_hour_deltas`.execute(db)).rows[0]!.n);
 
 /** A student with a deck, a conversation of two messages and a study room; returns the student's id. */
 async function addStudent(db: Db, nickname: string): Promise<string> {
@@ -61,7 +72,9 @@ describe('stats counters', () => {
     const start = await users();
     const first = await addStudent(db, 'first');
     await addStudent(db, 'second');
-    await sql`insert into users (nickname, first_name) select 'bulk_' || i, 'Bulk' from generate_series(1, 500) as i`.execute(db);
+    await sql`insert into users (nickname, first_name) select 'bulk_' || i, 'Bulk' from generate_series(1, 500) as i`.execute(
+      db,
+    );
     await assertCountersMatch(db);
     // The student's deck and messages go by the foreign keys' cascade; the room stays (created_by set null).
     await db.deleteFrom('users').where('id', '=', first).execute();
@@ -100,14 +113,16 @@ describe('stats counters', () => {
   it('fold the deltas into one row per table, past the threshold only, and keep the totals', async () => {
     const { db } = database;
     for (let i = 0; i < FOLD_ABOVE / 4; i++) await addStudent(db, `fold${i}`);
-    const deltas = async () => Number((await sql<{ n: number }>`select count(*) as n from stat_counter_deltas`.execute(db)).rows[0]!.n);
+    const deltas = async () =>
+      Number((await sql<{ n: number }>`select count(*) as n from stat_counter_deltas`.execute(db)).rows[0]!.n);
     assert.ok((await deltas()) > FOLD_ABOVE);
     await assertCountersMatch(db);
     assert.ok((await deltas()) <= 5, 'folded to one row per counted table');
     // Below the threshold a read writes nothing: it takes no transaction id, so it costs no commit.
     const assigned = await db.transaction().execute(async (trx) => {
       await getServiceStats(trx, LONG_AGO);
-      return (await sql<{ xid: string | null }>`select pg_current_xact_id_if_assigned()::text as xid`.execute(trx)).rows[0]!.xid;
+      return (await sql<{ xid: string | null }>`select pg_current_xact_id_if_assigned()::text as xid`.execute(trx))
+        .rows[0]!.xid;
     });
     assert.equal(assigned, null);
     await assertCountersMatch(db);
@@ -122,7 +137,9 @@ describe('stats counters', () => {
     await assertCountersMatch(db);
     // Moves: back to now (into the current hour), into the past, within the same hour (nothing to append), to none.
     await sql`update users set last_active_at = now() where nickname like 'spread_1%'`.execute(db);
-    await sql`update users set last_active_at = last_active_at - interval '3 days' where nickname like 'spread_2%'`.execute(db);
+    await sql`update users set last_active_at = last_active_at - interval '3 days' where nickname like 'spread_2%'`.execute(
+      db,
+    );
     const before = await hourRows(db);
     await sql`update users set last_active_at = date_bin('1 hour', last_active_at, timestamptz '2000-01-01 00:00:00+00') + interval '1 minute'
       where nickname like 'spread_3%' and last_active_at is not null`.execute(db);
@@ -133,15 +150,23 @@ describe('stats counters', () => {
     await assertCountersMatch(db);
 
     // Each statement that moves a student to another hour appends rows; past the threshold a read folds them.
-    const surplus = async () => Number((await sql<{ n: number }>`select count(*) - count(distinct hour) as n from activity_hour_deltas`.execute(db)).rows[0]!.n);
+    const surplus = async () =>
+      Number(
+        (await sql<{ n: number }>`select count(*) - count(distinct hour) as n from activity_hour_deltas`.execute(db))
+          .rows[0]!.n,
+      );
     for (let i = 0; (await surplus()) <= FOLD_ABOVE; i++) {
-      await sql`update users set last_active_at = now() - (${i % 48} || ' hours')::interval where nickname = ${`spread_${(i % 40) + 60}`}`.execute(db);
+      await sql`update users set last_active_at = now() - (${i % 48} || ' hours')::interval where nickname = ${`spread_${(i % 40) + 60}`}`.execute(
+        db,
+      );
     }
     const piled = await hourRows(db);
     await assertCountersMatch(db);
     const folded = await hourRows(db);
     assert.ok(folded < piled, `folded ${piled} rows into ${folded}`);
-    const distinctHours = Number((await sql<{ n: number }>`select count(distinct hour) as n from activity_hour_deltas`.execute(db)).rows[0]!.n);
+    const distinctHours = Number(
+      (await sql<{ n: number }>`select count(distinct hour) as n from activity_hour_deltas`.execute(db)).rows[0]!.n,
+    );
     assert.equal(folded, distinctHours, 'one row per hour after a fold');
     await assertCountersMatch(db);
   });
@@ -164,14 +189,20 @@ describe('stats counters', () => {
             const id = await addStudent(shared, name);
             if (round % 3 === 0) await shared.deleteFrom('users').where('id', '=', id).execute();
             if (round % 4 === 1) await shared.deleteFrom('flashcard_decks').where('user_id', '=', id).execute();
-            if (round % 4 === 2) await sql`update users set last_active_at = now() - (${worker * 7 + round} || ' hours')::interval where id = ${id}`.execute(shared);
+            if (round % 4 === 2)
+              await sql`update users set last_active_at = now() - (${worker * 7 + round} || ' hours')::interval where id = ${id}`.execute(
+                shared,
+              );
             if (round % 5 === 2) {
               // Half the work of a transaction that then fails: none of it may count.
-              await shared.transaction().execute(async (trx) => {
-                await addStudent(trx, `${name}_rolled_back`);
-                await trx.deleteFrom('users').where('id', '=', id).execute();
-                throw new Error('roll back');
-              }).catch((error: Error) => assert.equal(error.message, 'roll back'));
+              await shared
+                .transaction()
+                .execute(async (trx) => {
+                  await addStudent(trx, `${name}_rolled_back`);
+                  await trx.deleteFrom('users').where('id', '=', id).execute();
+                  throw new Error('roll back');
+                })
+                .catch((error: Error) => assert.equal(error.message, 'roll back'));
             }
             // Readers fold while writers append.
             if (round % 2 === 0) await getServiceStats(shared, LONG_AGO);
@@ -179,7 +210,11 @@ describe('stats counters', () => {
         }),
       );
       await assertCountersMatch(database.db);
-      const survivors = await database.db.selectFrom('users').select(database.db.fn.countAll<number>().as('n')).where('nickname', 'like', 'w%').executeTakeFirstOrThrow();
+      const survivors = await database.db
+        .selectFrom('users')
+        .select(database.db.fn.countAll<number>().as('n'))
+        .where('nickname', 'like', 'w%')
+        .executeTakeFirstOrThrow();
       assert.equal(Number(survivors.n), 20 * 10, 'five of fifteen deleted, none by the rolled-back transactions');
     } finally {
       await shared.destroy();

@@ -14,13 +14,19 @@ describe('getStats', () => {
     assert.equal(res.body.ai_messages_total, await count('ai_messages'));
     assert.equal(res.body.study_rooms_total, await count('study_rooms'));
     assert.ok(res.body.total_users >= 100, 'demo data makes the numbers meaningful');
-    assert.ok(res.body.active_users_30d > 0 && res.body.active_users_30d < res.body.total_users, 'some users are inactive');
+    assert.ok(
+      res.body.active_users_30d > 0 && res.body.active_users_30d < res.body.total_users,
+      'some users are inactive',
+    );
     assert.ok(Date.parse(res.body.generated_at) >= before - 1000, 'generated now');
   });
 
   it('is 401 with an unknown key', async () => {
     const { api } = await partnerApp();
-    const res = await api.get('/api/v1/stats').set('X-Service-API-Key', 'svc_live_' + 'x'.repeat(32)).expect(401);
+    const res = await api
+      .get('/api/v1/stats')
+      .set('X-Service-API-Key', 'svc_live_' + 'x'.repeat(32))
+      .expect(401);
     assert.match(res.body.detail, /unknown or revoked/);
   });
 });

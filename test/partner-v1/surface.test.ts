@@ -12,7 +12,10 @@ describe('partner surface', () => {
     await api.get('/api/v1/stats').set('X-Service-API-Key', key).expect(200);
     // The key is kept in the process until the revocation's notification arrives (test/partner-v1/key-cache.test.ts).
     const delivered = new Promise<void>((resolve) => {
-      const stop = testNotifications().subscribe(PARTNER_KEYS_CHANNEL, { message: () => (stop(), resolve()), missed: () => {} });
+      const stop = testNotifications().subscribe(PARTNER_KEYS_CHANNEL, {
+        message: () => (stop(), resolve()),
+        missed: () => {},
+      });
     });
     assert.equal(await revokeApiKey(db, record.prefix), true);
     await delivered;
@@ -44,7 +47,13 @@ describe('partner surface', () => {
 
   it('never answers 5xx to malformed paths and parameters', async () => {
     const { api, key } = await partnerApp();
-    for (const path of ['/api/v1/users/%ZZ/public', '/api/v1/users/%00/public', '/api/v1/universities?limit[]=1', '/api/v1/universities?limit=%FF', '/api/v1/holidays/%E2%82%AC']) {
+    for (const path of [
+      '/api/v1/users/%ZZ/public',
+      '/api/v1/users/%00/public',
+      '/api/v1/universities?limit[]=1',
+      '/api/v1/universities?limit=%FF',
+      '/api/v1/holidays/%E2%82%AC',
+    ]) {
       const res = await api.get(path).set('X-Service-API-Key', key);
       assert.ok(res.status >= 400 && res.status < 500, `${path} answered ${res.status}`);
     }
@@ -52,15 +61,28 @@ describe('partner surface', () => {
 
   it('refuses a request body over the limit with 413 before reading it', async () => {
     const { api, key } = await partnerApp();
-    const res = await api.get('/api/v1/health').set('X-Service-API-Key', key).set('Content-Type', 'application/json').send('x'.repeat(200 * 1024)).expect(413);
+    const res = await api
+      .get('/api/v1/health')
+      .set('X-Service-API-Key', key)
+      .set('Content-Type', 'application/json')
+      .send('x'.repeat(200 * 1024))
+      .expect(413);
     assert.equal(res.body.code, 'payload_too_large');
   });
 
   it('echoes a sane X-Request-Id and replaces an unusable one', async () => {
     const { api, key } = await partnerApp();
-    const echoed = await api.get('/api/v1/health').set('X-Service-API-Key', key).set('X-Request-Id', 'trace-123').expect(200);
+    const echoed = await api
+      .get('/api/v1/health')
+      .set('X-Service-API-Key', key)
+      .set('X-Request-Id', 'trace-123')
+      .expect(200);
     assert.equal(echoed.headers['x-request-id'], 'trace-123');
-    const replaced = await api.get('/api/v1/health').set('X-Service-API-Key', key).set('X-Request-Id', 'x'.repeat(300)).expect(200);
+    const replaced = await api
+      .get('/api/v1/health')
+      .set('X-Service-API-Key', key)
+      .set('X-Request-Id', 'x'.repeat(300))
+      .expect(200);
     assert.match(String(replaced.headers['x-request-id']), /^[0-9a-f-]{36}$/);
   });
 
@@ -78,11 +100,18 @@ describe('partner surface', () => {
     const { key } = await issueTestKey();
     const api = contractClient(app);
     await api.get('/api/v1/health').set('X-Service-API-Key', key).set('X-Request-Id', 'log-check-1').expect(200);
-    await api.get('/api/v1/health').set('Authorization', `Bearer ${key}`).set('X-Request-Id', 'log-check-2').expect(200);
+    await api
+      .get('/api/v1/health')
+      .set('Authorization', `Bearer ${key}`)
+      .set('X-Request-Id', 'log-check-2')
+      .expect(200);
     const entries = lines.map((line) => JSON.parse(line));
     assert.ok(entries.some((e) => e.req?.id === 'log-check-1' && e.res?.statusCode === 200));
     assert.ok(entries.some((e) => e.req?.id === 'log-check-2'));
     const secret = key.slice('svc_live_'.length);
-    assert.ok(lines.every((line) => !line.includes(secret)), 'no log line contains the key');
+    assert.ok(
+      lines.every((line) => !line.includes(secret)),
+      'no log line contains the key',
+    );
   });
 });

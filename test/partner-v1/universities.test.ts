@@ -10,14 +10,23 @@ describe('listUniversities', () => {
     const res = await api.get('/api/v1/universities').set('X-Service-API-Key', key).expect(200);
     assert.equal(res.body.length, 20);
     const counts = res.body.map((u: { student_count: number }) => u.student_count);
-    assert.deepEqual(counts, [...counts].sort((a, b) => b - a));
+    assert.deepEqual(
+      counts,
+      [...counts].sort((a, b) => b - a),
+    );
     for (const u of res.body) assert.equal(u.country_code, u.country.toLowerCase());
   });
 
   it('filters by country in either case and honours limit', async () => {
     const { api, key } = await partnerApp();
-    const lower = await api.get('/api/v1/universities?country_code=kz&limit=5').set('X-Service-API-Key', key).expect(200);
-    const upper = await api.get('/api/v1/universities?country_code=KZ&limit=5').set('X-Service-API-Key', key).expect(200);
+    const lower = await api
+      .get('/api/v1/universities?country_code=kz&limit=5')
+      .set('X-Service-API-Key', key)
+      .expect(200);
+    const upper = await api
+      .get('/api/v1/universities?country_code=KZ&limit=5')
+      .set('X-Service-API-Key', key)
+      .expect(200);
     assert.equal(lower.body.length, 5);
     assert.deepEqual(lower.body, upper.body);
     assert.ok(lower.body.every((u: { country: string }) => u.country === 'KZ'));
@@ -32,12 +41,23 @@ describe('listUniversities', () => {
     assert.deepEqual(res.body, []);
   });
 
-  for (const bad of ['limit=0', 'limit=101', 'limit=abc', 'limit=2.5', 'country_code=kaz', 'country_code=k1', 'limit=1&limit=2']) {
+  for (const bad of [
+    'limit=0',
+    'limit=101',
+    'limit=abc',
+    'limit=2.5',
+    'country_code=kaz',
+    'country_code=k1',
+    'limit=1&limit=2',
+  ]) {
     it(`rejects ${bad} with a 400 that names the parameter`, async () => {
       const { api, key } = await partnerApp();
       const res = await api.get(`/api/v1/universities?${bad}`).set('X-Service-API-Key', key).expect(400);
       assert.equal(res.body.code, 'invalid_request');
-      assert.ok(res.body.errors.some((e: { path: string }) => e.path.startsWith('query.')), JSON.stringify(res.body.errors));
+      assert.ok(
+        res.body.errors.some((e: { path: string }) => e.path.startsWith('query.')),
+        JSON.stringify(res.body.errors),
+      );
     });
   }
 });
@@ -47,22 +67,31 @@ describe('getUniversity', () => {
     const { api, key, db } = await partnerApp();
     const [first] = (await api.get('/api/v1/universities?limit=1').set('X-Service-API-Key', key).expect(200)).body;
     const res = await api.get(`/api/v1/universities/${first.id}`).set('X-Service-API-Key', key).expect(200);
-    assert.deepEqual({ ...res.body, website: undefined, founded_year: undefined, active_students_30d: undefined, total_xp: undefined }, {
-      ...first,
-      website: undefined,
-      founded_year: undefined,
-      active_students_30d: undefined,
-      total_xp: undefined,
-    });
+    assert.deepEqual(
+      { ...res.body, website: undefined, founded_year: undefined, active_students_30d: undefined, total_xp: undefined },
+      {
+        ...first,
+        website: undefined,
+        founded_year: undefined,
+        active_students_30d: undefined,
+        total_xp: undefined,
+      },
+    );
     const students = await db.selectFrom('users').select(['xp']).where('university_id', '=', first.id).execute();
-    assert.equal(res.body.total_xp, students.reduce((sum, s) => sum + s.xp, 0));
+    assert.equal(
+      res.body.total_xp,
+      students.reduce((sum, s) => sum + s.xp, 0),
+    );
     assert.ok(res.body.active_students_30d <= students.length);
     assert.match(res.body.website, /^https:\/\//);
   });
 
   it('is 404 for an unknown id and 400 for a malformed one', async () => {
     const { api, key } = await partnerApp();
-    const missing = await api.get('/api/v1/universities/00000000-0000-4000-8000-000000000000').set('X-Service-API-Key', key).expect(404);
+    const missing = await api
+      .get('/api/v1/universities/00000000-0000-4000-8000-000000000000')
+      .set('X-Service-API-Key', key)
+      .expect(404);
     assert.equal(missing.body.code, 'not_found');
     const malformed = await api.get('/api/v1/universities/not-a-uuid').set('X-Service-API-Key', key).expect(400);
     assert.equal(malformed.body.errors[0].path, 'path.uni_id');
@@ -92,7 +121,11 @@ describe('listUniversities from memory', () => {
       assert.equal(after.body.at(-1).id, largest.id, 'the emptied university is last now');
       assert.equal(after.body.at(-1).student_count, 0);
       assert.notEqual(after.headers.etag, before.headers.etag, 'the new list is serialized anew');
-      await api.get(path).set('X-Service-API-Key', key).set('If-None-Match', before.headers.etag as string).expect(200);
+      await api
+        .get(path)
+        .set('X-Service-API-Key', key)
+        .set('If-None-Match', before.headers.etag as string)
+        .expect(200);
     } finally {
       // The reference seed puts the row back, and tells the processes so.
       const delivered = next('message');

@@ -7,9 +7,13 @@ import { issueTestKey } from '../support/partner-app.ts';
 type Api = Awaited<ReturnType<typeof generalApp>>['api'];
 
 async function v1View(api: Api, key: string, student: Student, universityId: string) {
-  const board = (await api.get(`/api/v1/leaderboards/university/${universityId}?limit=100`).set('X-Service-API-Key', key).expect(200)).body;
+  const board = (
+    await api.get(`/api/v1/leaderboards/university/${universityId}?limit=100`).set('X-Service-API-Key', key).expect(200)
+  ).body;
   const entry = board.find((e: { nickname: string | null }) => e.nickname === student.nickname);
-  const publicProfile = (await api.get(`/api/v1/users/${student.nickname}/public`).set('X-Service-API-Key', key).expect(200)).body;
+  const publicProfile = (
+    await api.get(`/api/v1/users/${student.nickname}/public`).set('X-Service-API-Key', key).expect(200)
+  ).body;
   return { entry, publicProfile };
 }
 
@@ -32,9 +36,27 @@ describe('xp and streak between the general surface and partner v1', () => {
     await api.patch('/api/users/me').set(alice.headers).send({ university_id: university.id }).expect(200);
 
     const deck = (await api.post('/api/flashcards/decks').set(alice.headers).send({ title: 'Board' }).expect(201)).body;
-    const cards = (await api.post(`/api/flashcards/decks/${deck.id}/cards/bulk`).set(alice.headers).send({ cards: [{ front: 'a', back: 'b' }, { front: 'c', back: 'd' }] }).expect(201)).body.data;
-    for (const card of cards) await api.post(`/api/flashcards/cards/${card.id}/reviews`).set(alice.headers).send({ grade: 5 }).expect(201);
-    const task = (await api.post('/api/tasks').set(alice.headers).send({ title: 'Read', course: null, due_at: new Date(Date.now() + 3_600_000).toISOString() }).expect(201)).body;
+    const cards = (
+      await api
+        .post(`/api/flashcards/decks/${deck.id}/cards/bulk`)
+        .set(alice.headers)
+        .send({
+          cards: [
+            { front: 'a', back: 'b' },
+            { front: 'c', back: 'd' },
+          ],
+        })
+        .expect(201)
+    ).body.data;
+    for (const card of cards)
+      await api.post(`/api/flashcards/cards/${card.id}/reviews`).set(alice.headers).send({ grade: 5 }).expect(201);
+    const task = (
+      await api
+        .post('/api/tasks')
+        .set(alice.headers)
+        .send({ title: 'Read', course: null, due_at: new Date(Date.now() + 3_600_000).toISOString() })
+        .expect(201)
+    ).body;
     await api.patch(`/api/tasks/${task.id}`).set(alice.headers).send({ status: 'completed' }).expect(200);
 
     const me = (await api.get('/api/users/me').set(alice.headers).expect(200)).body;

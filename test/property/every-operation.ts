@@ -6,7 +6,9 @@ import { ROOMY, surfacesUnderTest, type Client, type SurfaceUnderTest } from '..
 import { operationsOf, type OperationUnderTest } from './requests.ts';
 
 /** Calls `each` inside the surface's describe block for every operation; `client()` is ready once tests run. */
-export function describeEveryOperation(each: (op: OperationUnderTest, under: SurfaceUnderTest, client: () => Client) => void): void {
+export function describeEveryOperation(
+  each: (op: OperationUnderTest, under: SurfaceUnderTest, client: () => Client) => void,
+): void {
   for (const surface of surfaces) {
     const under = surfacesUnderTest[surface];
     if (!under) continue;

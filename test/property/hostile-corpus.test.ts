@@ -12,7 +12,15 @@ import { pkcePair, registerTestClient, TEST_REDIRECT_URI } from '../support/oaut
 import type { Client } from '../support/surfaces-under-test.ts';
 import { describeEveryOperation } from './every-operation.ts';
 import { HOSTILE_HEADER, HOSTILE_JSON, HOSTILE_WIRE } from './hostile-values.ts';
-import { reachesOperation, toRequest, validInputs, validRequest, type Inputs, type OperationUnderTest, type Parameter } from './requests.ts';
+import {
+  reachesOperation,
+  toRequest,
+  validInputs,
+  validRequest,
+  type Inputs,
+  type OperationUnderTest,
+  type Parameter,
+} from './requests.ts';
 
 const runs = Number(process.env.PROPERTY_RUNS ?? 15);
 const seed = Number(process.env.PROPERTY_SEED ?? 20261123);
@@ -33,13 +41,19 @@ type Slot = { parameter: Parameter } | { field: string } | { wholeBody: true };
 
 function slotsOf(op: OperationUnderTest): Slot[] {
   const fields = Object.keys((op.body?.schema.properties ?? {}) as object).map((field) => ({ field }));
-  return [...op.parameters.map((parameter) => ({ parameter })), ...fields, ...(op.body ? [{ wholeBody: true as const }] : [])];
+  return [
+    ...op.parameters.map((parameter) => ({ parameter })),
+    ...fields,
+    ...(op.body ? [{ wholeBody: true as const }] : []),
+  ];
 }
 
 function hostileRequest(op: OperationUnderTest): fc.Arbitrary<HostileRequest> | undefined {
   const slots = slotsOf(op);
   if (slots.length === 0) return undefined;
-  return fc.tuple(validInputs(op), fc.constantFrom(...slots), fc.nat()).map(([inputs, slot, pick]) => withHostile(op, inputs, slot, pick));
+  return fc
+    .tuple(validInputs(op), fc.constantFrom(...slots), fc.nat())
+    .map(([inputs, slot, pick]) => withHostile(op, inputs, slot, pick));
 }
 
 /** A valid request with the value number `pick` of the slot's corpus in `slot`. */
@@ -51,13 +65,26 @@ function withHostile(op: OperationUnderTest, inputs: Inputs, slot: Slot, pick: n
     inputs.params.set(parameter, SLOT);
     const base = toRequest(op, inputs);
     const headers = parameter.in === 'header' ? { ...base.headers, [parameter.name]: value } : base.headers;
-    return { method: op.method, url: base.url.replace(SLOT, value), headers, ...bodyOf(base.body), broken: `${parameter.in} ${parameter.name} = ${value.slice(0, 60)}` };
+    return {
+      method: op.method,
+      url: base.url.replace(SLOT, value),
+      headers,
+      ...bodyOf(base.body),
+      broken: `${parameter.in} ${parameter.name} = ${value.slice(0, 60)}`,
+    };
   }
   const value = HOSTILE_JSON[pick % HOSTILE_JSON.length]!;
   const base = toRequest(op, inputs);
-  const body = 'field' in slot ? { ...(typeof base.body === 'object' && base.body ? base.body : {}), [slot.field]: SLOT } : SLOT;
+  const body =
+    'field' in slot ? { ...(typeof base.body === 'object' && base.body ? base.body : {}), [slot.field]: SLOT } : SLOT;
   const bodyText = JSON.stringify(body).replace(JSON.stringify(SLOT), value);
-  return { method: op.method, url: base.url, headers: base.headers, bodyText, broken: `${'field' in slot ? `body.${slot.field}` : 'body'} = ${value.slice(0, 60)}` };
+  return {
+    method: op.method,
+    url: base.url,
+    headers: base.headers,
+    bodyText,
+    broken: `${'field' in slot ? `body.${slot.field}` : 'body'} = ${value.slice(0, 60)}`,
+  };
 }
 
 /**
@@ -66,7 +93,9 @@ function withHostile(op: OperationUnderTest, inputs: Inputs, slot: Slot, pick: n
  */
 function everySlotWithTheWorst(op: OperationUnderTest): HostileRequest[] {
   return slotsOf(op).flatMap((slot, s) =>
-    [0, 1, 2].map((pick) => withHostile(op, fc.sample(validInputs(op), { numRuns: 1, seed: seed + s * 3 + pick })[0]!, slot, pick)),
+    [0, 1, 2].map((pick) =>
+      withHostile(op, fc.sample(validInputs(op), { numRuns: 1, seed: seed + s * 3 + pick })[0]!, slot, pick),
+    ),
   );
 }
 
@@ -81,7 +110,10 @@ async function send({ app, credentials }: Client, hostile: HostileRequest) {
 }
 
 function assertNoServerError(res: request.Response, hostile: { broken: string; url: string }) {
-  assert.ok(res.status < 500, `${res.status} for ${hostile.broken} (${hostile.url.slice(0, 120)}): ${res.text.slice(0, 300)}`);
+  assert.ok(
+    res.status < 500,
+    `${res.status} for ${hostile.broken} (${hostile.url.slice(0, 120)}): ${res.text.slice(0, 300)}`,
+  );
 }
 
 describe(`hostile corpus (${runs} runs each, seed ${seed})`, () => {
@@ -97,7 +129,12 @@ describe(`hostile corpus (${runs} runs each, seed ${seed})`, () => {
       const check = async (req: HostileRequest) => {
         const res = await withinEventLoopBudget(req.broken, () => send(target, req));
         assertNoServerError(res, req);
-        if (res.status >= 400) assert.match(String(res.headers['content-type']), /^application\/problem\+json/, `${res.status} for ${req.broken}`);
+        if (res.status >= 400)
+          assert.match(
+            String(res.headers['content-type']),
+            /^application\/problem\+json/,
+            `${res.status} for ${req.broken}`,
+          );
       };
       for (const req of everySlotWithTheWorst(op).filter(reachesOperation)) await check(req);
       await fc.assert(fc.asyncProperty(hostile, check), parameters);
@@ -111,27 +148,65 @@ describe(`hostile corpus (${runs} runs each, seed ${seed})`, () => {
       app = await buildApp();
       const { client_id } = await registerTestClient(['tasks:read']);
       const { verifier, challenge } = pkcePair();
-      const authorizeParams = { response_type: 'code', client_id, redirect_uri: TEST_REDIRECT_URI, scope: 'tasks:read', state: 's', code_challenge: challenge, code_challenge_method: 'S256' };
+      const authorizeParams = {
+        response_type: 'code',
+        client_id,
+        redirect_uri: TEST_REDIRECT_URI,
+        scope: 'tasks:read',
+        state: 's',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      };
       base = {
         'GET /oauth/authorize': authorizeParams,
-        'POST /oauth/authorize': { ...authorizeParams, email: 'someone@example.com', password: 'not-the-password', decision: 'allow' },
-        'POST /oauth/token': { grant_type: 'authorization_code', client_id, code: 'no-such-code', redirect_uri: TEST_REDIRECT_URI, code_verifier: verifier, refresh_token: 'x', scope: 'tasks:read' },
-        'POST /oauth/revoke': { client_id, token: 'no-such-token', token_type_hint: 'refresh_token', client_secret: 'x' },
+        'POST /oauth/authorize': {
+          ...authorizeParams,
+          email: 'someone@example.com',
+          password: 'not-the-password',
+          decision: 'allow',
+        },
+        'POST /oauth/token': {
+          grant_type: 'authorization_code',
+          client_id,
+          code: 'no-such-code',
+          redirect_uri: TEST_REDIRECT_URI,
+          code_verifier: verifier,
+          refresh_token: 'x',
+          scope: 'tasks:read',
+        },
+        'POST /oauth/revoke': {
+          client_id,
+          token: 'no-such-token',
+          token_type_hint: 'refresh_token',
+          client_secret: 'x',
+        },
       };
     });
 
-    for (const endpoint of ['GET /oauth/authorize', 'POST /oauth/authorize', 'POST /oauth/token', 'POST /oauth/revoke']) {
+    for (const endpoint of [
+      'GET /oauth/authorize',
+      'POST /oauth/authorize',
+      'POST /oauth/token',
+      'POST /oauth/revoke',
+    ]) {
       it(`${endpoint}: no 5xx and no blocked event loop, whatever one field holds`, async () => {
         const [method, path] = endpoint.split(' ') as ['GET' | 'POST', string];
         const fields = Object.keys(base[endpoint]!);
         const encoded = (params: Record<string, string>) => new URLSearchParams(params).toString();
         const call = (form: string, basic?: string) => {
           const authorization = basic ? { Authorization: `Basic ${basic}` } : {};
-          return method === 'GET' ? request(app).get(`${path}?${form}`).set(authorization) : request(app).post(path).set(authorization).type('form').send(form);
+          return method === 'GET'
+            ? request(app).get(`${path}?${form}`).set(authorization)
+            : request(app).post(path).set(authorization).type('form').send(form);
         };
         await call(encoded(base[endpoint]!)); // warm
-        const hostile = fc.record({ field: fc.constantFrom(...fields, 'basic'), value: fc.constantFrom(...HOSTILE_WIRE) });
-        const worst = [...fields, 'basic'].flatMap((field) => HOSTILE_WIRE.slice(0, 3).map((value) => ({ field, value })));
+        const hostile = fc.record({
+          field: fc.constantFrom(...fields, 'basic'),
+          value: fc.constantFrom(...HOSTILE_WIRE),
+        });
+        const worst = [...fields, 'basic'].flatMap((field) =>
+          HOSTILE_WIRE.slice(0, 3).map((value) => ({ field, value })),
+        );
         await fc.assert(
           fc.asyncProperty(hostile, async ({ field, value }) => {
             const broken = `${field} = ${value.slice(0, 60)}`;

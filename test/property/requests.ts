@@ -46,7 +46,9 @@ export function operationsOf(spec: any): OperationUnderTest[] {
         method,
         pathTemplate,
         parameters: parameters.filter((p) => p.in !== 'cookie'),
-        ...(json ? { body: { schema: json.schema ?? {}, required: Boolean(resolve(operation.requestBody).required) } } : {}),
+        ...(json
+          ? { body: { schema: json.schema ?? {}, required: Boolean(resolve(operation.requestBody).required) } }
+          : {}),
         secured: security.length > 0 && security.every((requirement) => Object.keys(requirement).length > 0),
       };
     }),
@@ -66,17 +68,28 @@ export function invalidRequest(op: OperationUnderTest): fc.Arbitrary<GeneratedRe
   for (const parameter of op.parameters) {
     const where = `${parameter.in} parameter ${parameter.name}`;
     breakers.push(
-      fc.tuple(validInputs(op), judgedOnTheWire(parameter, invalidValue(parameter.schema), false)).map(([inputs, bad]) => {
-        inputs.params.set(parameter, bad);
-        return { ...toRequest(op, inputs), broken: `${where} = ${JSON.stringify(bad)}` };
-      }),
+      fc
+        .tuple(validInputs(op), judgedOnTheWire(parameter, invalidValue(parameter.schema), false))
+        .map(([inputs, bad]) => {
+          inputs.params.set(parameter, bad);
+          return { ...toRequest(op, inputs), broken: `${where} = ${JSON.stringify(bad)}` };
+        }),
     );
     if (parameter.required && parameter.in !== 'path') {
-      breakers.push(validInputs(op).map((inputs) => (inputs.params.delete(parameter), { ...toRequest(op, inputs), broken: `${where} missing` })));
+      breakers.push(
+        validInputs(op).map(
+          (inputs) => (inputs.params.delete(parameter), { ...toRequest(op, inputs), broken: `${where} missing` }),
+        ),
+      );
     }
   }
   if (op.body) {
-    breakers.push(fc.tuple(validInputs(op), invalidValue(op.body.schema)).map(([inputs, bad]) => ({ ...toRequest(op, { ...inputs, body: bad }), broken: `body = ${JSON.stringify(bad)}` })));
+    breakers.push(
+      fc.tuple(validInputs(op), invalidValue(op.body.schema)).map(([inputs, bad]) => ({
+        ...toRequest(op, { ...inputs, body: bad }),
+        broken: `body = ${JSON.stringify(bad)}`,
+      })),
+    );
   }
   return breakers.length > 0 ? fc.oneof(...breakers).filter(reachesOperation) : undefined;
 }
@@ -84,9 +97,18 @@ export function invalidRequest(op: OperationUnderTest): fc.Arbitrary<GeneratedRe
 export function validInputs(op: OperationUnderTest): fc.Arbitrary<Inputs> {
   const params = op.parameters.map((p) => {
     const value = judgedOnTheWire(p, validValue(p.schema), true);
-    return p.required || p.in === 'path' ? value.map((v) => [p, v] as const) : fc.option(value.map((v) => [p, v] as const), { nil: undefined });
+    return p.required || p.in === 'path'
+      ? value.map((v) => [p, v] as const)
+      : fc.option(
+          value.map((v) => [p, v] as const),
+          { nil: undefined },
+        );
   });
-  const body = op.body ? (op.body.required ? validValue(op.body.schema) : fc.option(validValue(op.body.schema), { nil: undefined })) : fc.constant(undefined);
+  const body = op.body
+    ? op.body.required
+      ? validValue(op.body.schema)
+      : fc.option(validValue(op.body.schema), { nil: undefined })
+    : fc.constant(undefined);
   return fc.tuple(fc.tuple(...params), body).map(([pairs, bodyValue]) => ({
     params: new Map(pairs.filter((pair): pair is readonly [Parameter, unknown] => pair !== undefined)),
     body: bodyValue,
@@ -101,7 +123,10 @@ function judgedOnTheWire(parameter: Parameter, values: fc.Arbitrary<unknown>, va
   return values.filter(
     // A list parameter's array is judged item by item, each as its text; any other parameter's value as the one text
     // it goes out as (an array in a header is the string "[]" or "a,b").
-    (v) => accepts(parameter.schema, isListParameter(parameter) && Array.isArray(v) ? v.map(onTheWire) : onTheWire(v)) === valid && (parameter.in !== 'header' || /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(onTheWire(v))),
+    (v) =>
+      accepts(parameter.schema, isListParameter(parameter) && Array.isArray(v) ? v.map(onTheWire) : onTheWire(v)) ===
+        valid &&
+      (parameter.in !== 'header' || /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(onTheWire(v))),
   );
 }
 
@@ -114,10 +139,17 @@ export function toRequest(op: OperationUnderTest, { params, body }: Inputs): Gen
     const value = params.get(parameter);
     if (parameter.in === 'path') url = url.replace(`{${parameter.name}}`, encodeURIComponent(onTheWire(value)));
     else if (parameter.in === 'header') headers[parameter.name] = onTheWire(value);
-    else for (const item of Array.isArray(value) && parameter.schema.type === 'array' ? value : [value]) query.append(parameter.name, onTheWire(item));
+    else
+      for (const item of Array.isArray(value) && parameter.schema.type === 'array' ? value : [value])
+        query.append(parameter.name, onTheWire(item));
   }
   const search = query.toString();
-  return { method: op.method, url: search ? `${url}?${search}` : url, headers, ...(body !== undefined ? { body } : {}) };
+  return {
+    method: op.method,
+    url: search ? `${url}?${search}` : url,
+    headers,
+    ...(body !== undefined ? { body } : {}),
+  };
 }
 
 /** A parameter value as text (a broken value may be an object, sent as its JSON). */
@@ -135,7 +167,10 @@ export function reachesOperation(request: GeneratedRequest): boolean {
  * object or array, since the JSON parser refuses any other body (400) before routing.
  */
 export function reachesAuthentication(request: GeneratedRequest): boolean {
-  return reachesOperation(request) && (request.body === undefined || (typeof request.body === 'object' && request.body !== null));
+  return (
+    reachesOperation(request) &&
+    (request.body === undefined || (typeof request.body === 'object' && request.body !== null))
+  );
 }
 
 function resolveRefs(spec: any, node: any, seen = new Set<string>()): any {
@@ -143,7 +178,10 @@ function resolveRefs(spec: any, node: any, seen = new Set<string>()): any {
   if (!node || typeof node !== 'object') return node;
   if (typeof node.$ref === 'string') {
     if (seen.has(node.$ref)) return {}; // a recursive schema: stop one level down (any value)
-    const target = node.$ref.slice(2).split('/').reduce((at: any, key: string) => at?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], spec);
+    const target = node.$ref
+      .slice(2)
+      .split('/')
+      .reduce((at: any, key: string) => at?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], spec);
     return resolveRefs(spec, target, new Set([...seen, node.$ref]));
   }
   return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, resolveRefs(spec, value, seen)]));

@@ -36,8 +36,10 @@ export function invalidValue(schema: Schema): fc.Arbitrary<unknown> {
     fc.array(fc.integer(), { maxLength: 3 }),
     fc.dictionary(fc.stringMatching(/^[a-z]{1,5}$/), fc.integer(), { maxKeys: 3 }),
   ];
-  if (typeof schema.maximum === 'number') candidates.push(fc.integer({ min: 1, max: 1000 }).map((d) => schema.maximum + d));
-  if (typeof schema.minimum === 'number') candidates.push(fc.integer({ min: 1, max: 1000 }).map((d) => schema.minimum - d));
+  if (typeof schema.maximum === 'number')
+    candidates.push(fc.integer({ min: 1, max: 1000 }).map((d) => schema.maximum + d));
+  if (typeof schema.minimum === 'number')
+    candidates.push(fc.integer({ min: 1, max: 1000 }).map((d) => schema.minimum - d));
   if (typeof schema.maxLength === 'number') candidates.push(fc.constant('x'.repeat(schema.maxLength + 1)));
   if (schema.type === 'object' && schema.properties) {
     // A valid object with one field broken or one required field left out.
@@ -45,7 +47,9 @@ export function invalidValue(schema: Schema): fc.Arbitrary<unknown> {
       fc.tuple(validValue(schema), invalidValue(sub)).map(([object, bad]) => ({ ...(object as object), [name]: bad })),
     );
     const missing = ((schema.required ?? []) as string[]).map((name) =>
-      validValue(schema).map((object) => Object.fromEntries(Object.entries(object as object).filter(([key]) => key !== name))),
+      validValue(schema).map((object) =>
+        Object.fromEntries(Object.entries(object as object).filter(([key]) => key !== name)),
+      ),
     );
     candidates.push(...broken, ...missing);
   }
@@ -66,12 +70,23 @@ function generate(schema: Schema): fc.Arbitrary<unknown> {
     case 'boolean':
       return fc.boolean();
     case 'integer':
-      return fc.integer({ min: bound(schema.minimum, schema.exclusiveMinimum, 1, -1e6), max: bound(schema.maximum, schema.exclusiveMaximum, -1, 1e6) });
+      return fc.integer({
+        min: bound(schema.minimum, schema.exclusiveMinimum, 1, -1e6),
+        max: bound(schema.maximum, schema.exclusiveMaximum, -1, 1e6),
+      });
     case 'number':
-      return fc.double({ noNaN: true, noDefaultInfinity: true, min: schema.minimum ?? -1e6, max: schema.maximum ?? 1e6 });
+      return fc.double({
+        noNaN: true,
+        noDefaultInfinity: true,
+        min: schema.minimum ?? -1e6,
+        max: schema.maximum ?? 1e6,
+      });
     case 'array':
       // At most 5 items, unless the schema needs more (FSRS weights: exactly 21).
-      return fc.array(generate(schema.items ?? {}), { minLength: schema.minItems ?? 0, maxLength: Math.max(schema.minItems ?? 0, Math.min(schema.maxItems ?? 5, 5)) });
+      return fc.array(generate(schema.items ?? {}), {
+        minLength: schema.minItems ?? 0,
+        maxLength: Math.max(schema.minItems ?? 0, Math.min(schema.maxItems ?? 5, 5)),
+      });
     case 'object':
       return objectOf(schema);
     case 'string':
@@ -83,7 +98,11 @@ function generate(schema: Schema): fc.Arbitrary<unknown> {
 
 function objectOf(schema: Schema): fc.Arbitrary<unknown> {
   const properties = (schema.properties ?? {}) as Record<string, Schema>;
-  const record = Object.fromEntries(Object.entries(properties).filter(([, s]) => !s.readOnly).map(([name, s]) => [name, generate(s)]));
+  const record = Object.fromEntries(
+    Object.entries(properties)
+      .filter(([, s]) => !s.readOnly)
+      .map(([name, s]) => [name, generate(s)]),
+  );
   return fc.record(record, { requiredKeys: ((schema.required ?? []) as string[]).filter((name) => name in record) });
 }
 
@@ -94,16 +113,23 @@ function stringOf(schema: Schema): fc.Arbitrary<string> {
     case 'uuid':
       return fc.uuid();
     case 'date':
-      return fc.date({ min: new Date('1970-01-01'), max: new Date('2100-12-31'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10));
+      return fc
+        .date({ min: new Date('1970-01-01'), max: new Date('2100-12-31'), noInvalidDate: true })
+        .map((d) => d.toISOString().slice(0, 10));
     case 'date-time':
-      return fc.date({ min: new Date('1970-01-01'), max: new Date('2100-12-31'), noInvalidDate: true }).map((d) => d.toISOString());
+      return fc
+        .date({ min: new Date('1970-01-01'), max: new Date('2100-12-31'), noInvalidDate: true })
+        .map((d) => d.toISOString());
     case 'email':
       return fc.emailAddress();
     case 'uri':
       return fc.webUrl();
   }
   // JSON Schema's lengths count code points, which is what Array.from splits a string into.
-  if (schema.pattern) return fc.stringMatching(new RegExp(schema.pattern, 'u')).filter((s) => Array.from(s).length >= minLength && Array.from(s).length <= maxLength);
+  if (schema.pattern)
+    return fc
+      .stringMatching(new RegExp(schema.pattern, 'u'))
+      .filter((s) => Array.from(s).length >= minLength && Array.from(s).length <= maxLength);
   return fc.string({ unit: 'grapheme', minLength, maxLength });
 }
 

@@ -10,17 +10,30 @@ import { contractClient } from '../support/contract.ts';
 import { surfacesUnderTest, type Client } from '../support/surfaces-under-test.ts';
 import { describeEveryOperation } from './every-operation.ts';
 import { withProviderSignature } from '../support/payment-provider.ts';
-import { invalidRequest, reachesAuthentication, validRequest, type GeneratedRequest, type OperationUnderTest } from './requests.ts';
+import {
+  invalidRequest,
+  reachesAuthentication,
+  validRequest,
+  type GeneratedRequest,
+  type OperationUnderTest,
+} from './requests.ts';
 
 const runs = Number(process.env.PROPERTY_RUNS ?? 20);
 const seed = Number(process.env.PROPERTY_SEED ?? 20261122);
 const parameters = { numRuns: runs, seed, endOnFailure: true };
 
-async function send(client: Client | (() => Promise<Client>), op: OperationUnderTest, request: GeneratedRequest, withCredentials = true) {
+async function send(
+  client: Client | (() => Promise<Client>),
+  op: OperationUnderTest,
+  request: GeneratedRequest,
+  withCredentials = true,
+) {
   const { app, credentials } = typeof client === 'function' ? await client() : client;
   // As JSON text, so that scalars and null are sent as JSON too.
   const payload = request.body === undefined ? undefined : JSON.stringify(request.body);
-  let call = contractClient(app)[request.method](request.url).set(withCredentials ? withProviderSignature(op, request, payload) : request.headers);
+  let call = contractClient(app)
+    [request.method](request.url)
+    .set(withCredentials ? withProviderSignature(op, request, payload) : request.headers);
   if (withCredentials) call = call.set(credentials);
   if (payload !== undefined) call = call.set('Content-Type', 'application/json').send(payload);
   return call;
@@ -44,7 +57,10 @@ describe(`spec-driven properties (${runs} runs each, seed ${seed})`, () => {
             // So can a per-account bound the generated requests reach (ten wrong current passwords, say); the client's
             // rate limit is roomy, so `rate_limited` never is.
             const refusedByLimits = res.status === 429 && res.body?.code === 'rate_limited';
-            assert.ok(res.status !== 401 && !refusedByLimits, `valid input refused with ${res.status} ${res.body?.code}: ${res.body?.detail} (${JSON.stringify(request)})`);
+            assert.ok(
+              res.status !== 401 && !refusedByLimits,
+              `valid input refused with ${res.status} ${res.body?.code}: ${res.body?.detail} (${JSON.stringify(request)})`,
+            );
           }),
           parameters,
         );
@@ -57,7 +73,10 @@ describe(`spec-driven properties (${runs} runs each, seed ${seed})`, () => {
             fc.asyncProperty(invalid, async (request) => {
               const res = await send(target(), op, request);
               assert.ok(res.status >= 400 && res.status < 500, `${res.status} for ${request.broken} (${request.url})`);
-              assert.ok(![401, 429].includes(res.status), `${res.status} for ${request.broken}: the credentials are valid`);
+              assert.ok(
+                ![401, 429].includes(res.status),
+                `${res.status} for ${request.broken}: the credentials are valid`,
+              );
               assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
             }),
             parameters,
@@ -67,7 +86,9 @@ describe(`spec-driven properties (${runs} runs each, seed ${seed})`, () => {
 
       if (op.secured) {
         it('answers 401 without credentials, whatever the input', async () => {
-          const anyRequest = (invalid ? fc.oneof(validRequest(op), invalid) : validRequest(op)).filter(reachesAuthentication);
+          const anyRequest = (invalid ? fc.oneof(validRequest(op), invalid) : validRequest(op)).filter(
+            reachesAuthentication,
+          );
           await fc.assert(
             fc.asyncProperty(anyRequest, async (request) => {
               const res = await send(client(), op, request, false);

@@ -9,17 +9,22 @@ import { testDatabase } from '../support/shared-database.ts';
 describe('compiledOnce', () => {
   it('binds each run its own values', async () => {
     const { db } = testDatabase();
-    const echo = compiledOnce(['word', 'at'], (qb: Db, v: { word: string; at: Date }) => qb.selectNoFrom([sql<string>`${v.word}::text`.as('word'), sql<Date>`${v.at}::timestamptz`.as('at')]));
+    const echo = compiledOnce(['word', 'at'], (qb: Db, v: { word: string; at: Date }) =>
+      qb.selectNoFrom([sql<string>`${v.word}::text`.as('word'), sql<Date>`${v.at}::timestamptz`.as('at')]),
+    );
     const first = new Date('2026-11-27T10:00:00.000Z');
     const second = new Date('2001-01-01T00:00:00.000Z');
-    const run = async (word: string, at: Date) => (await echo(db, { word, at })).map((row) => [row.word, row.at.toISOString()]);
+    const run = async (word: string, at: Date) =>
+      (await echo(db, { word, at })).map((row) => [row.word, row.at.toISOString()]);
     assert.deepEqual(await run('one', first), [['one', first.toISOString()]]);
     assert.deepEqual(await run('two', second), [['two', second.toISOString()]]);
   });
 
   it('refuses a build that does not pass a value as a parameter', async () => {
     const { db } = testDatabase();
-    const baked = compiledOnce(['word', 'limit'], (qb: Db, v: { word: string; limit: number }) => qb.selectNoFrom(sql<string>`${v.word}::text`.as('word')));
+    const baked = compiledOnce(['word', 'limit'], (qb: Db, v: { word: string; limit: number }) =>
+      qb.selectNoFrom(sql<string>`${v.word}::text`.as('word')),
+    );
     await assert.rejects(baked(db, { word: 'one', limit: 3 }), /does not take limit as a parameter/);
   });
 });

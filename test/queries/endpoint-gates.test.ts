@@ -23,7 +23,9 @@ const seconds = (n: number) => new Date(NOW.getTime() + n * 1000);
 const inTransaction = <T>(work: (trx: Db) => Promise<T>) => db().transaction().execute(work);
 
 /** A student with `count` endpoints; the account and the endpoints' ids. */
-async function accountWithEndpoints(count: number): Promise<{ account: GateAccount; userId: string; endpoints: string[] }> {
+async function accountWithEndpoints(
+  count: number,
+): Promise<{ account: GateAccount; userId: string; endpoints: string[] }> {
   const userId = await newStudent();
   const endpoints: string[] = [];
   for (let n = 0; n < count; n++) endpoints.push(await newEndpoint({ user_id: userId }, ['task.created']));
@@ -38,7 +40,12 @@ describe('endpoint gate queries', () => {
     const [e1, e2, e3] = endpoints as [string, string, string];
     const stranger = await accountWithEndpoints(1);
     await inTransaction(async (trx) => {
-      assert.deepEqual(await readGate(trx, e1, account), { lease_job: null, lease_until: null, failures: 0, open_until: null });
+      assert.deepEqual(await readGate(trx, e1, account), {
+        lease_job: null,
+        lease_until: null,
+        failures: 0,
+        open_until: null,
+      });
       await takeLease(trx, e1, 'job-1', seconds(10));
       await reserveEndpoint(trx, e2, account, 'job-2', seconds(20));
       await reserveEndpoint(trx, e3, account, 'job-3', NOW); // ends now: not live
@@ -54,7 +61,12 @@ describe('endpoint gate queries', () => {
     await settleGate(db(), e1, 'job-superseded', { succeeded: true, openUntil: () => null });
     assert.equal((await readGate(db(), e1, account)).lease_job, 'job-1');
     await settleGate(db(), e1, 'job-1', { succeeded: true, openUntil: () => null });
-    assert.deepEqual(await readGate(db(), e1, account), { lease_job: null, lease_until: null, failures: 0, open_until: null });
+    assert.deepEqual(await readGate(db(), e1, account), {
+      lease_job: null,
+      lease_until: null,
+      failures: 0,
+      open_until: null,
+    });
   });
 
   it('opens the breaker when the run of failures says so, and a success closes it and clears the run', async () => {
@@ -67,14 +79,29 @@ describe('endpoint gate queries', () => {
     assert.deepEqual(await fail(), { failures: 2, open_until: seconds(120) });
     assert.deepEqual(await fail(), { failures: 3, open_until: seconds(180) });
     assert.equal((await readGate(db(), endpoint, account)).open_until?.getTime(), seconds(180).getTime());
-    assert.deepEqual(await settleGate(db(), endpoint, 'job', { succeeded: true, openUntil: openAfterTwo }), { failures: 0, open_until: null });
-    assert.deepEqual(await readGate(db(), endpoint, account), { lease_job: null, lease_until: null, failures: 0, open_until: null });
+    assert.deepEqual(await settleGate(db(), endpoint, 'job', { succeeded: true, openUntil: openAfterTwo }), {
+      failures: 0,
+      open_until: null,
+    });
+    assert.deepEqual(await readGate(db(), endpoint, account), {
+      lease_job: null,
+      lease_until: null,
+      failures: 0,
+      open_until: null,
+    });
   });
 
   it('lets parked deliveries go oldest first, one per endpoint, only through a gate with no live lease and a closed breaker', async () => {
     const { account, userId, endpoints } = await accountWithEndpoints(4);
     const [free, leased, broken, lapsed] = endpoints as [string, string, string, string];
-    const delivery = async (endpoint: string, dueIn: number) => (await upsertDelivery(db(), { event_id: await newEvent(userId, 'task.created'), endpoint_id: endpoint, at: seconds(dueIn) })).id;
+    const delivery = async (endpoint: string, dueIn: number) =>
+      (
+        await upsertDelivery(db(), {
+          event_id: await newEvent(userId, 'task.created'),
+          endpoint_id: endpoint,
+          at: seconds(dueIn),
+        })
+      ).id;
     const freeOlder = await delivery(free, -30);
     await delivery(free, -10);
     await delivery(free, 10); // not due
@@ -88,16 +115,29 @@ describe('endpoint gate queries', () => {
       await settleGate(trx, broken, 'job-b', { succeeded: false, openUntil: () => seconds(1) });
     });
 
-    assert.deepEqual((await runnableDeliveries(db(), account, NOW, 10)).map((d) => d.id), [freeOlder, lapsedOne]);
-    assert.deepEqual((await runnableDeliveries(db(), account, NOW, 1)).map((d) => d.id), [freeOlder]);
+    assert.deepEqual(
+      (await runnableDeliveries(db(), account, NOW, 10)).map((d) => d.id),
+      [freeOlder, lapsedOne],
+    );
+    assert.deepEqual(
+      (await runnableDeliveries(db(), account, NOW, 1)).map((d) => d.id),
+      [freeOlder],
+    );
     assert.equal((await runnableDeliveries(db(), account, seconds(5), 10)).length, 4);
   });
 
   it('names an account with a runnable delivery only while it holds fewer live leases than its share', async () => {
     const { account, userId, endpoints } = await accountWithEndpoints(3);
     const [waiting, busyA, busyB] = endpoints as [string, string, string];
-    await upsertDelivery(db(), { event_id: await newEvent(userId, 'task.created'), endpoint_id: waiting, at: seconds(-1) });
-    const named = async (perAccount: number) => (await accountsWithRunnableDeliveries(db(), NOW, perAccount, 10_000)).some((a) => 'user_id' in a && a.user_id === userId);
+    await upsertDelivery(db(), {
+      event_id: await newEvent(userId, 'task.created'),
+      endpoint_id: waiting,
+      at: seconds(-1),
+    });
+    const named = async (perAccount: number) =>
+      (await accountsWithRunnableDeliveries(db(), NOW, perAccount, 10_000)).some(
+        (a) => 'user_id' in a && a.user_id === userId,
+      );
     assert.equal(await named(2), true);
     await inTransaction(async (trx) => {
       await reserveEndpoint(trx, busyA, account, 'job-a', seconds(30));

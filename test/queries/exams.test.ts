@@ -2,9 +2,27 @@
 // refuses a link across students, and one id in two letter cases is one link), and readiness reads its facts and
 // counts study days in the student's zone.
 import assert from 'node:assert/strict';
-import { findExamPreparation, listExams, listUpcomingExams, ownedDeckIds, ownedTaskIds, replaceDeckLinks, replaceTaskLinks } from '../../db/queries/exams.ts';
+import {
+  findExamPreparation,
+  listExams,
+  listUpcomingExams,
+  ownedDeckIds,
+  ownedTaskIds,
+  replaceDeckLinks,
+  replaceTaskLinks,
+} from '../../db/queries/exams.ts';
 import { localDate } from '../../domain/student-day.ts';
-import { completeTask, db, deleteNewStudents, newCard, newDeck, newExam, newStudent, newTask, reviewCard } from '../support/query-fixture.ts';
+import {
+  completeTask,
+  db,
+  deleteNewStudents,
+  newCard,
+  newDeck,
+  newExam,
+  newStudent,
+  newTask,
+  reviewCard,
+} from '../support/query-fixture.ts';
 
 const at = (iso: string) => new Date(iso);
 
@@ -28,9 +46,15 @@ describe('exam queries', () => {
     }
     const sorted = [...walked].sort((a, b) => a.exam_date.localeCompare(b.exam_date) || a.id.localeCompare(b.id));
     assert.deepEqual(walked, sorted);
-    assert.deepEqual(walked.map((e) => e.exam_date), [...dates].sort());
+    assert.deepEqual(
+      walked.map((e) => e.exam_date),
+      [...dates].sort(),
+    );
     assert.equal(new Set(walked.map((e) => e.id)).size, dates.length);
-    assert.deepEqual((await listUpcomingExams(db(), student, '2026-06-02')).map((e) => e.exam_date), ['2026-06-02', '2026-06-02', '2026-06-02', '2026-06-03']);
+    assert.deepEqual(
+      (await listUpcomingExams(db(), student, '2026-06-02')).map((e) => e.exam_date),
+      ['2026-06-02', '2026-06-02', '2026-06-02', '2026-06-03'],
+    );
     assert.equal((await listUpcomingExams(db(), student, '2026-06-02', 1)).length, 1);
   });
 
@@ -50,9 +74,18 @@ describe('exam queries', () => {
     await replaceDeckLinks(db(), student, exam.id, [deck, deck.toUpperCase()]);
     await replaceTaskLinks(db(), student, exam.id, [task.id, task.id.toUpperCase()]);
 
-    const { exams } = await findExamPreparation(db(), student, [exam.id], { zone: 'UTC', since: at('2026-05-01T00:00:00Z') });
-    assert.deepEqual(exams.map((e) => ({ decks: e.decks, tasks: e.tasks })), [{ decks: [{ deck_id: deck }], tasks: [{ task_id: task.id, completed: false }] }]);
-    assert.deepEqual((await findExamPreparation(db(), stranger, [exam.id], { zone: 'UTC', since: at('2026-05-01T00:00:00Z') })).exams, []);
+    const { exams } = await findExamPreparation(db(), student, [exam.id], {
+      zone: 'UTC',
+      since: at('2026-05-01T00:00:00Z'),
+    });
+    assert.deepEqual(
+      exams.map((e) => ({ decks: e.decks, tasks: e.tasks })),
+      [{ decks: [{ deck_id: deck }], tasks: [{ task_id: task.id, completed: false }] }],
+    );
+    assert.deepEqual(
+      (await findExamPreparation(db(), stranger, [exam.id], { zone: 'UTC', since: at('2026-05-01T00:00:00Z') })).exams,
+      [],
+    );
   });
 
   it("reads the linked tasks' completion and the linked cards' memory, and replaces the links", async () => {
@@ -68,7 +101,9 @@ describe('exam queries', () => {
     await replaceDeckLinks(db(), student, exam.id, [deckA]);
     await replaceTaskLinks(db(), student, exam.id, [task.id]);
 
-    const read = async () => (await findExamPreparation(db(), student, [exam.id], { zone: 'UTC', since: at('2026-05-01T00:00:00Z') })).exams[0]!;
+    const read = async () =>
+      (await findExamPreparation(db(), student, [exam.id], { zone: 'UTC', since: at('2026-05-01T00:00:00Z') }))
+        .exams[0]!;
     const facts = await read();
     assert.deepEqual(facts.tasks, [{ task_id: task.id, completed: true }]);
     assert.deepEqual(
@@ -90,7 +125,8 @@ describe('exam queries', () => {
     await completeTask(student, task.id, at('2026-05-04T10:00:00Z'));
     await reviewCard(student, card.id, at('2026-04-20T10:00:00Z'), at('2026-05-10T00:00:00Z')); // before the window
 
-    const days = async (zone: string, since: string) => Number((await findExamPreparation(db(), student, [exam.id], { zone, since: at(since) })).study_days);
+    const days = async (zone: string, since: string) =>
+      Number((await findExamPreparation(db(), student, [exam.id], { zone, since: at(since) })).study_days);
     assert.equal(await days('UTC', '2026-05-01T00:00:00Z'), 1);
     assert.equal(await days('Asia/Almaty', '2026-05-01T00:00:00Z'), 2);
     assert.equal(await days('UTC', '2026-05-04T10:00:00.001Z'), 1);
@@ -103,10 +139,20 @@ describe('exam queries', () => {
     // Reviews at pseudo-random instants over three weeks around the spring clock changes, several a day.
     let seed = 7;
     const random = () => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647;
-    const times = Array.from({ length: 60 }, () => new Date(Date.parse('2026-03-20T00:00:00Z') + Math.floor(random() * 21 * 86_400_000)));
+    const times = Array.from(
+      { length: 60 },
+      () => new Date(Date.parse('2026-03-20T00:00:00Z') + Math.floor(random() * 21 * 86_400_000)),
+    );
     for (const time of times) await reviewCard(student, card.id, time, at('2026-06-01T00:00:00Z'));
     const since = at('2026-03-25T00:00:00Z');
-    for (const zone of ['UTC', 'Europe/Berlin', 'America/Santiago', 'Asia/Kathmandu', 'Pacific/Apia', 'America/Havana']) {
+    for (const zone of [
+      'UTC',
+      'Europe/Berlin',
+      'America/Santiago',
+      'Asia/Kathmandu',
+      'Pacific/Apia',
+      'America/Havana',
+    ]) {
       const expected = new Set(times.filter((time) => time >= since).map((time) => localDate(time, zone))).size;
       const counted = Number((await findExamPreparation(db(), student, [exam.id], { zone, since })).study_days);
       assert.equal(counted, expected, zone);

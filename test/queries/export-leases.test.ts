@@ -16,8 +16,15 @@ describe('export lease queries', () => {
     const student = await newStudent();
     assert.deepEqual(await takeExportLease(db(), student, a, 30), { taken: true });
     const refused = await takeExportLease(db(), student, b, 30);
-    assert.ok(!refused.taken && refused.retryAfterSeconds >= 29 && refused.retryAfterSeconds <= 30, JSON.stringify(refused));
-    assert.deepEqual(await takeExportLease(db(), await newStudent(), b, 30), { taken: true }, "another student's export is its own");
+    assert.ok(
+      !refused.taken && refused.retryAfterSeconds >= 29 && refused.retryAfterSeconds <= 30,
+      JSON.stringify(refused),
+    );
+    assert.deepEqual(
+      await takeExportLease(db(), await newStudent(), b, 30),
+      { taken: true },
+      "another student's export is its own",
+    );
 
     assert.equal(await renewExportLease(db(), student, b, 30), false);
     await releaseExportLease(db(), student, b);

@@ -2,13 +2,28 @@
 // a deck's summary at a given instant, a batch of cards kept in the order given, and another student's ids finding
 // nothing.
 import assert from 'node:assert/strict';
-import { deleteCard, deleteDeck, findCard, findDeck, insertCards, listCards, listDecks, lockCards, updateDeck, type AfterKey } from '../../db/queries/flashcards.ts';
+import {
+  deleteCard,
+  deleteDeck,
+  findCard,
+  findDeck,
+  insertCards,
+  listCards,
+  listDecks,
+  lockCards,
+  updateDeck,
+  type AfterKey,
+} from '../../db/queries/flashcards.ts';
 import { db, deleteNewStudents, newCard, newDeck, newStudent, reviewCard } from '../support/query-fixture.ts';
 
 const at = (iso: string) => new Date(iso);
 
 /** Every page of `read`, `limit` at a time, following the cursor of each page's last row. */
-async function walk<T extends { id: string }>(limit: number, read: (after: AfterKey | undefined) => Promise<T[]>, key: (row: T) => AfterKey): Promise<T[][]> {
+async function walk<T extends { id: string }>(
+  limit: number,
+  read: (after: AfterKey | undefined) => Promise<T[]>,
+  key: (row: T) => AfterKey,
+): Promise<T[][]> {
   const pages: T[][] = [];
   let after: AfterKey | undefined;
   for (;;) {
@@ -26,7 +41,12 @@ describe('flashcard queries', () => {
     const student = await newStudent();
     await newDeck(await newStudent(), at('2026-03-05T00:00:00Z'));
     const same = at('2026-03-02T00:00:00Z');
-    const decks = [await newDeck(student, at('2026-03-01T00:00:00Z')), await newDeck(student, same), await newDeck(student, same), await newDeck(student, at('2026-03-03T00:00:00Z'))];
+    const decks = [
+      await newDeck(student, at('2026-03-01T00:00:00Z')),
+      await newDeck(student, same),
+      await newDeck(student, same),
+      await newDeck(student, at('2026-03-03T00:00:00Z')),
+    ];
     const now = new Date();
     const pages = await walk(
       2,
@@ -53,10 +73,25 @@ describe('flashcard queries', () => {
 
     const summary = async (iso: string) => {
       const row = await findDeck(db(), student, deck, at(iso));
-      return { cards: Number(row?.card_count), due: Number(row?.due_count), new: Number(row?.new_count), next: row?.next_due_at?.toISOString() };
+      return {
+        cards: Number(row?.card_count),
+        due: Number(row?.due_count),
+        new: Number(row?.new_count),
+        next: row?.next_due_at?.toISOString(),
+      };
     };
-    assert.deepEqual(await summary('2026-03-02T00:00:00Z'), { cards: 3, due: 1, new: 2, next: '2026-03-02T00:00:00.000Z' });
-    assert.deepEqual(await summary('2026-03-04T00:00:00Z'), { cards: 3, due: 3, new: 2, next: '2026-03-02T00:00:00.000Z' });
+    assert.deepEqual(await summary('2026-03-02T00:00:00Z'), {
+      cards: 3,
+      due: 1,
+      new: 2,
+      next: '2026-03-02T00:00:00.000Z',
+    });
+    assert.deepEqual(await summary('2026-03-04T00:00:00Z'), {
+      cards: 3,
+      due: 3,
+      new: 2,
+      next: '2026-03-02T00:00:00.000Z',
+    });
     const empty = await findDeck(db(), student, await newDeck(student), at('2026-03-04T00:00:00Z'));
     assert.deepEqual([Number(empty?.card_count), Number(empty?.due_count), empty?.next_due_at], [0, 0, null]);
   });
@@ -66,18 +101,34 @@ describe('flashcard queries', () => {
     const deck = await newDeck(student);
     const early = await newCard(student, deck, at('2026-03-01T00:00:00Z'));
     const fronts = ['one', 'two', 'three', 'four', 'five'];
-    const batch = await insertCards(db(), fronts.map((front) => ({ user_id: student, deck_id: deck, front, back: 'b' })), at('2026-03-02T00:00:00Z'));
-    assert.deepEqual(batch.map((c) => c.front), fronts);
+    const batch = await insertCards(
+      db(),
+      fronts.map((front) => ({ user_id: student, deck_id: deck, front, back: 'b' })),
+      at('2026-03-02T00:00:00Z'),
+    );
+    assert.deepEqual(
+      batch.map((c) => c.front),
+      fronts,
+    );
 
     const pages = await walk(
       2,
       (after) => listCards(db(), student, deck, { limit: 2, after }),
       (card) => ({ at: card.created_at, id: card.id }),
     );
-    assert.deepEqual(pages.flat().map((c) => c.front), ['front', ...fronts]);
-    assert.deepEqual(pages.map((page) => page.length), [2, 2, 2]);
+    assert.deepEqual(
+      pages.flat().map((c) => c.front),
+      ['front', ...fronts],
+    );
+    assert.deepEqual(
+      pages.map((page) => page.length),
+      [2, 2, 2],
+    );
     const due = await listCards(db(), student, deck, { limit: 10, dueAt: at('2026-03-01T23:59:59Z') });
-    assert.deepEqual(due.map((c) => c.id), [early.id]);
+    assert.deepEqual(
+      due.map((c) => c.id),
+      [early.id],
+    );
   });
 
   it("finds, locks, changes and deletes none of another student's decks and cards", async () => {
@@ -90,7 +141,10 @@ describe('flashcard queries', () => {
     assert.equal(await findDeck(db(), stranger, deck, new Date()), undefined);
     assert.equal(await findCard(db(), stranger, card.id), undefined);
     assert.deepEqual((await listCards(db(), stranger, deck, { limit: 10 })).length, 0);
-    assert.deepEqual((await lockCards(db(), owner, [strangersCard.id, card.id])).map((c) => c.id), [card.id]);
+    assert.deepEqual(
+      (await lockCards(db(), owner, [strangersCard.id, card.id])).map((c) => c.id),
+      [card.id],
+    );
     assert.equal(await updateDeck(db(), stranger, deck, { title: 'taken over' }, new Date()), false);
     assert.equal(await deleteCard(db(), stranger, card.id), false);
     assert.equal(await deleteDeck(db(), stranger, deck), false);

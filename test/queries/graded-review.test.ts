@@ -3,7 +3,15 @@
 import assert from 'node:assert/strict';
 import { writeGradedReviewWithFacts, type GradedReviewWrite } from '../../db/queries/graded-review.ts';
 import { localDate } from '../../domain/student-day.ts';
-import { completeTask, db, deleteNewStudents, newCard, newDeck, newStudent, newTask } from '../support/query-fixture.ts';
+import {
+  completeTask,
+  db,
+  deleteNewStudents,
+  newCard,
+  newDeck,
+  newStudent,
+  newTask,
+} from '../support/query-fixture.ts';
 
 const ZONE = 'Asia/Almaty'; // UTC+5: 19:00Z starts the next local day
 const at = (iso: string) => new Date(iso);
@@ -13,13 +21,27 @@ async function review(userId: string, cardId: string, reviewedAt: Date) {
   const write: GradedReviewWrite = {
     userId,
     cardId,
-    outcome: { grade: 2, reviewed_at: reviewedAt, ease: 2.5, repetitions: 0, interval_days: 1, next_due_at: new Date(reviewedAt.getTime() + 86_400_000), applied: true, fsrs_state: null },
+    outcome: {
+      grade: 2,
+      reviewed_at: reviewedAt,
+      ease: 2.5,
+      repetitions: 0,
+      interval_days: 1,
+      next_due_at: new Date(reviewedAt.getTime() + 86_400_000),
+      applied: true,
+      fsrs_state: null,
+    },
     at: reviewedAt,
     studyDay: true,
     day,
     xp: { key: `review:${cardId}:${day}`, source: 'review', amount: 0, cap: 100, cappedSources: ['review'] },
   };
-  const { facts } = await writeGradedReviewWithFacts(db(), write, { fromDate: day, limit: 5, zone: ZONE, since: new Date(reviewedAt.getTime() - 14 * 86_400_000) });
+  const { facts } = await writeGradedReviewWithFacts(db(), write, {
+    fromDate: day,
+    limit: 5,
+    zone: ZONE,
+    since: new Date(reviewedAt.getTime() - 14 * 86_400_000),
+  });
   return facts.day_studied;
 }
 
@@ -32,7 +54,11 @@ describe('graded review facts', () => {
     // 18:30Z is 23:30 on 03-02 in Almaty; 19:30Z is already 03-03.
     assert.equal(await review(student, card, at('2026-03-02T18:30:00Z')), false, 'the first review of 03-02');
     assert.equal(await review(student, card, at('2026-03-02T18:59:00Z')), true, 'a second review of 03-02');
-    assert.equal(await review(student, card, at('2026-03-02T19:30:00Z')), false, 'the first review of 03-03, 31 minutes after one of 03-02');
+    assert.equal(
+      await review(student, card, at('2026-03-02T19:30:00Z')),
+      false,
+      'the first review of 03-03, 31 minutes after one of 03-02',
+    );
     assert.equal(await review(student, card, at('2026-03-03T18:59:59Z')), true, 'the last second of 03-03');
 
     // A task completed on 03-04 (local) makes it a studied day for a review later that day, not for 03-05.

@@ -2,7 +2,13 @@
 // again once expired; the key's try-lock refuses a second transaction without waiting and frees at its end.
 import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
-import { deleteExpiredIdempotencyKeys, findIdempotencyKey, insertIdempotencyKey, tryLockIdempotencyKey, type StoredResponse } from '../../db/queries/idempotency.ts';
+import {
+  deleteExpiredIdempotencyKeys,
+  findIdempotencyKey,
+  insertIdempotencyKey,
+  tryLockIdempotencyKey,
+  type StoredResponse,
+} from '../../db/queries/idempotency.ts';
 import { testDatabase } from '../support/shared-database.ts';
 import { db, deleteNewStudents, newStudent } from '../support/query-fixture.ts';
 
@@ -25,8 +31,14 @@ describe('idempotency key queries', () => {
     const other = await newStudent();
     await insertIdempotencyKey(db(), stored(student, 'k', new Date(NOW.getTime() + 1000)));
     await insertIdempotencyKey(db(), stored(other, 'k', new Date(NOW.getTime() + 1000)));
-    await assert.rejects(insertIdempotencyKey(db(), stored(student, 'k', new Date(NOW.getTime() + 1000))), { code: '23505' });
-    assert.deepEqual(await findIdempotencyKey(db(), student, 'k'), { request_hash: 'hash-of-k', response_status: 201, response_body: { id: 'k', nested: { list: [1, 'two', null] } } });
+    await assert.rejects(insertIdempotencyKey(db(), stored(student, 'k', new Date(NOW.getTime() + 1000))), {
+      code: '23505',
+    });
+    assert.deepEqual(await findIdempotencyKey(db(), student, 'k'), {
+      request_hash: 'hash-of-k',
+      response_status: 201,
+      response_body: { id: 'k', nested: { list: [1, 'two', null] } },
+    });
     assert.equal(await findIdempotencyKey(db(), student, 'K'), undefined);
   });
 
@@ -38,7 +50,8 @@ describe('idempotency key queries', () => {
     await insertIdempotencyKey(db(), stored(student, 'live', new Date(NOW.getTime() + 1)));
     await insertIdempotencyKey(db(), stored(other, 'expired', new Date(NOW.getTime() - 1)));
     await deleteExpiredIdempotencyKeys(db(), student, NOW);
-    const left = async (userId: string, keys: string[]) => (await Promise.all(keys.map((key) => findIdempotencyKey(db(), userId, key)))).map(Boolean);
+    const left = async (userId: string, keys: string[]) =>
+      (await Promise.all(keys.map((key) => findIdempotencyKey(db(), userId, key)))).map(Boolean);
     assert.deepEqual(await left(student, ['expired', 'expires-now', 'live']), [false, false, true]);
     assert.deepEqual(await left(other, ['expired']), [true]);
   });
@@ -60,9 +73,19 @@ describe('idempotency key queries', () => {
         await held;
       });
     await taken;
-    assert.equal(await db().transaction().execute((trx) => tryLockIdempotencyKey(trx, lockId)), false);
+    assert.equal(
+      await db()
+        .transaction()
+        .execute((trx) => tryLockIdempotencyKey(trx, lockId)),
+      false,
+    );
     release();
     await holder;
-    assert.equal(await db().transaction().execute((trx) => tryLockIdempotencyKey(trx, lockId)), true);
+    assert.equal(
+      await db()
+        .transaction()
+        .execute((trx) => tryLockIdempotencyKey(trx, lockId)),
+      true,
+    );
   });
 });

@@ -38,8 +38,19 @@ async function newUniversity(): Promise<string> {
 async function student(universityId: string, xp: number, activeAt: Date | null, timeZone = 'UTC'): Promise<string> {
   const id = await newStudent({ timeZone });
   await updateProfile(db(), id, { university_id: universityId }, new Date());
-  if (xp > 0) await db().transaction().execute((trx) => awardXp(trx, id, { key: 'leaderboard-test', source: 'readiness', amount: xp, localDate: '2026-03-02' }, new Date()));
-  if (activeAt) await recordStudyDay(db(), id, DateTime.fromJSDate(activeAt, { zone: timeZone }).toISODate()!, activeAt);
+  if (xp > 0)
+    await db()
+      .transaction()
+      .execute((trx) =>
+        awardXp(
+          trx,
+          id,
+          { key: 'leaderboard-test', source: 'readiness', amount: xp, localDate: '2026-03-02' },
+          new Date(),
+        ),
+      );
+  if (activeAt)
+    await recordStudyDay(db(), id, DateTime.fromJSDate(activeAt, { zone: timeZone }).toISODate()!, activeAt);
   return id;
 }
 
@@ -62,14 +73,21 @@ describe('leaderboard queries', () => {
     const board = await readLeaderboard(db(), { activeSince, limit: 10, universityId: university });
     const tied = [tiedActive, tiedInactive].sort();
     const named = (id: string) => id === top || id === tiedActive;
-    const nicknames = await db().selectFrom('users').select(['id', 'nickname']).where('id', 'in', [top, ...tied, never]).execute();
+    const nicknames = await db()
+      .selectFrom('users')
+      .select(['id', 'nickname'])
+      .where('id', 'in', [top, ...tied, never])
+      .execute();
     const nickname = new Map(nicknames.map((row) => [row.id, row.nickname]));
     assert.deepEqual(
       board.entries.map((e) => [e.rank, e.xp, e.nickname]),
       [[1, 50, nickname.get(top)], ...tied.map((id) => [2, 30, named(id) ? nickname.get(id) : null]), [4, 10, null]],
     );
     assert.ok(board.entries.every((e) => (e.nickname === null) === (e.first_name === null)));
-    assert.deepEqual((await readLeaderboard(db(), { activeSince, limit: 2, universityId: university })).entries.map((e) => e.rank), [1, 2]);
+    assert.deepEqual(
+      (await readLeaderboard(db(), { activeSince, limit: 2, universityId: university })).entries.map((e) => e.rank),
+      [1, 2],
+    );
   });
 
   it('stays right until the earliest named activity leaves the window and the first shown streak lapses', async () => {
@@ -80,11 +98,19 @@ describe('leaderboard queries', () => {
     await student(university, 10, earlier, 'America/New_York');
     await student(university, 5, new Date('2020-01-01T12:00:00Z')); // lapsed streak, hidden name
 
-    const board = await readLeaderboard(db(), { activeSince: new Date('2021-01-01T00:00:00Z'), limit: 10, universityId: university });
+    const board = await readLeaderboard(db(), {
+      activeSince: new Date('2021-01-01T00:00:00Z'),
+      limit: 10,
+      universityId: university,
+    });
     assert.equal(board.namedSince, earlier.getTime());
-    assert.deepEqual(board.entries.map((e) => e.streak), [1, 1, 0]);
+    assert.deepEqual(
+      board.entries.map((e) => e.streak),
+      [1, 1, 0],
+    );
     // A study day today lapses when the day after tomorrow starts in the student's zone; the earlier of the two.
-    const lapse = (at: Date, zone: string) => DateTime.fromJSDate(at, { zone }).startOf('day').plus({ days: 2 }).toMillis();
+    const lapse = (at: Date, zone: string) =>
+      DateTime.fromJSDate(at, { zone }).startOf('day').plus({ days: 2 }).toMillis();
     assert.equal(board.streaksUntil, Math.min(lapse(now, 'Asia/Almaty'), lapse(earlier, 'America/New_York')));
   });
 });

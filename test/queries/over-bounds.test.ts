@@ -5,7 +5,14 @@ import { randomUUID } from 'node:crypto';
 import { insertCalendarFeed } from '../../db/queries/calendar.ts';
 import { addMember, insertRoom } from '../../db/queries/rooms.ts';
 import { overBoundLines } from '../../app/cli/over-bounds.ts';
-import { MAX_ENDPOINTS_PER_STUDENT, MAX_FEEDS_PER_STUDENT, MAX_OPEN_SERIES, MAX_ROOMS_JOINED, MAX_ROOMS_OWNED, MAX_ROOM_MEMBERS } from '../../domain/bounds.ts';
+import {
+  MAX_ENDPOINTS_PER_STUDENT,
+  MAX_FEEDS_PER_STUDENT,
+  MAX_OPEN_SERIES,
+  MAX_ROOMS_JOINED,
+  MAX_ROOMS_OWNED,
+  MAX_ROOM_MEMBERS,
+} from '../../domain/bounds.ts';
 import { db, deleteNewStudents, newEndpoint, newStudent, newTask } from '../support/query-fixture.ts';
 
 describe('accounts over a per-account bound, as db move-to-postgres lists them', () => {
@@ -20,7 +27,10 @@ describe('accounts over a per-account bound, as db move-to-postgres lists them',
     for (let i = 0; i <= MAX_ROOMS_JOINED; i++) rooms.push((await room(over, i)).id);
     for (let i = 0; i < MAX_ROOMS_OWNED; i++) await room(at, i);
     for (let i = 0; i < MAX_ROOM_MEMBERS; i++) await addMember(db(), rooms[0]!, await newStudent(), now);
-    for (const [student, feeds] of [[over, MAX_FEEDS_PER_STUDENT + 1], [at, MAX_FEEDS_PER_STUDENT]] as const) {
+    for (const [student, feeds] of [
+      [over, MAX_FEEDS_PER_STUDENT + 1],
+      [at, MAX_FEEDS_PER_STUDENT],
+    ] as const) {
       for (let i = 0; i < feeds; i++) {
         const feed = { name: `f${i}`, prefix: 'scf_x', token_hash: randomUUID(), grant_id: null };
         await insertCalendarFeed(db(), { ...feed, user_id: student, scopes: [], include_notes: false });

@@ -4,12 +4,29 @@ import assert from 'node:assert/strict';
 import { countOpenSeries, findWeekFacts, openSeriesHeads, type WeekRange } from '../../db/queries/schedule.ts';
 import { findTask } from '../../db/queries/tasks.ts';
 import { insertNextOccurrence } from '../../db/queries/tasks.ts';
-import { completeTask, db, deleteNewStudents, newCard, newDeck, newExam, newStudent, newTask } from '../support/query-fixture.ts';
+import {
+  completeTask,
+  db,
+  deleteNewStudents,
+  newCard,
+  newDeck,
+  newExam,
+  newStudent,
+  newTask,
+} from '../support/query-fixture.ts';
 
 const at = (iso: string) => new Date(iso);
 
 /** The week of 2026-03-02 (a Monday) to 2026-03-08 in UTC, seen on its Wednesday. */
-const week: WeekRange = { from: at('2026-03-02T00:00:00Z'), to: at('2026-03-09T00:00:00Z'), firstDate: '2026-03-02', lastDate: '2026-03-08', today: '2026-03-04', zone: 'UTC', seriesLimit: 10 };
+const week: WeekRange = {
+  from: at('2026-03-02T00:00:00Z'),
+  to: at('2026-03-09T00:00:00Z'),
+  firstDate: '2026-03-02',
+  lastDate: '2026-03-08',
+  today: '2026-03-04',
+  zone: 'UTC',
+  seriesLimit: 10,
+};
 
 describe('schedule queries', () => {
   after(deleteNewStudents);
@@ -22,7 +39,10 @@ describe('schedule queries', () => {
     await newTask(student, at('2026-03-09T00:00:00Z'));
     await newTask(other, at('2026-03-03T00:00:00Z'));
     const { tasks } = await findWeekFacts(db(), student, week);
-    assert.deepEqual(tasks.map((t) => t.id), [first.id, last.id]);
+    assert.deepEqual(
+      tasks.map((t) => t.id),
+      [first.id, last.id],
+    );
     // Read back as a task row, every instant a Date, as a task is read on its own.
     const alone = (await findTask(db(), student, first.id))!;
     assert.ok(tasks[0]!.due_at instanceof Date && tasks[0]!.created_at instanceof Date);
@@ -34,7 +54,10 @@ describe('schedule queries', () => {
     await newExam(student, '2026-03-09');
     await newExam(other, '2026-03-04');
     const { exams } = await findWeekFacts(db(), student, week);
-    assert.deepEqual(exams.map((e) => e.id), [monday.id, sundayA.id, sundayB.id]);
+    assert.deepEqual(
+      exams.map((e) => e.id),
+      [monday.id, sundayA.id, sundayB.id],
+    );
     assert.deepEqual(exams[0], { id: monday.id, subject: 'b', exam_date: '2026-03-02' });
   });
 
@@ -50,7 +73,11 @@ describe('schedule queries', () => {
     const heads = async (to: string, limit = 10) => {
       const feed = (await openSeriesHeads(db(), student, at(to), limit)).map((h) => h.due_at.toISOString());
       const { heads: viewed } = await findWeekFacts(db(), student, { ...week, to: at(to), seriesLimit: limit });
-      assert.deepEqual(viewed.map((h) => h.due_at.toISOString()), feed, 'the week view and the calendar feed find the same heads');
+      assert.deepEqual(
+        viewed.map((h) => h.due_at.toISOString()),
+        feed,
+        'the week view and the calendar feed find the same heads',
+      );
       return feed;
     };
     assert.deepEqual(await heads('2026-03-10T00:00:00Z'), ['2026-03-01T09:00:00.000Z', '2026-03-03T09:00:00.000Z']);
@@ -59,8 +86,25 @@ describe('schedule queries', () => {
 
     // Closing the daily head created its successor: the successor is the head now, and the series still counts once.
     await completeTask(student, daily.id, at('2026-03-01T09:00:00Z'));
-    const next = { user_id: student, title: daily.title, course: null, notes: null, priority: 'normal' as const, recurrence: 'FREQ=DAILY' };
-    await insertNextOccurrence(db(), { ...next, due_at: at('2026-03-02T09:00:00Z'), series_starts_at: daily.due_at, series_id: daily.id, previous_id: daily.id }, new Date());
+    const next = {
+      user_id: student,
+      title: daily.title,
+      course: null,
+      notes: null,
+      priority: 'normal' as const,
+      recurrence: 'FREQ=DAILY',
+    };
+    await insertNextOccurrence(
+      db(),
+      {
+        ...next,
+        due_at: at('2026-03-02T09:00:00Z'),
+        series_starts_at: daily.due_at,
+        series_id: daily.id,
+        previous_id: daily.id,
+      },
+      new Date(),
+    );
     assert.deepEqual(await heads('2026-03-10T00:00:00Z'), ['2026-03-02T09:00:00.000Z', '2026-03-03T09:00:00.000Z']);
     assert.equal(await countOpenSeries(db(), student), 3);
   });
@@ -76,7 +120,11 @@ describe('schedule queries', () => {
     await newCard(other, await newDeck(other), at('2026-03-02T10:00:00Z'));
 
     const count = async (zone: string, today = week.today) =>
-      Object.fromEntries((await findWeekFacts(db(), student, { ...week, zone, today })).cards.filter((r) => r.deck_id === deck).map((r) => [r.on_date, r.due_count]));
+      Object.fromEntries(
+        (await findWeekFacts(db(), student, { ...week, zone, today })).cards
+          .filter((r) => r.deck_id === deck)
+          .map((r) => [r.on_date, r.due_count]),
+      );
     assert.deepEqual(await count('UTC'), { '2026-03-02': 3 });
     assert.deepEqual(await count('Asia/Almaty'), { '2026-03-02': 2, '2026-03-03': 1 });
     assert.deepEqual(await count('America/Los_Angeles'), { '2026-03-02': 3 });

@@ -6,7 +6,11 @@ import { currentStreak, recordStudyDay } from '../../db/queries/streak.ts';
 import { db, deleteNewStudents, newStudent } from '../support/query-fixture.ts';
 
 const streakOf = async (userId: string) => {
-  const row = await db().selectFrom('users').select(['streak', currentStreak.as('current'), 'last_study_date']).where('id', '=', userId).executeTakeFirstOrThrow();
+  const row = await db()
+    .selectFrom('users')
+    .select(['streak', currentStreak.as('current'), 'last_study_date'])
+    .where('id', '=', userId)
+    .executeTakeFirstOrThrow();
   return { stored: row.streak, current: row.current, last: row.last_study_date };
 };
 
@@ -44,6 +48,10 @@ describe('streak queries', () => {
     assert.deepEqual(await streakOf(behind), { stored: 2, current: 2, last: twoDaysAgo });
 
     await recordStudyDay(db(), ahead, today('Pacific/Kiritimati').minus({ days: 1 }).toISODate()!, new Date());
-    assert.deepEqual(await streakOf(ahead), { stored: 3, current: 3, last: today('Pacific/Kiritimati').minus({ days: 1 }).toISODate() });
+    assert.deepEqual(await streakOf(ahead), {
+      stored: 3,
+      current: 3,
+      last: today('Pacific/Kiritimati').minus({ days: 1 }).toISODate(),
+    });
   });
 });

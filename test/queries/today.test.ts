@@ -3,12 +3,27 @@
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { findDailyLoopFacts, listDueDecks, type LoopDay } from '../../db/queries/today.ts';
-import { completeTask, db, deleteNewStudents, newCard, newDeck, newExam, newStudent, newTask, reviewCard } from '../support/query-fixture.ts';
+import {
+  completeTask,
+  db,
+  deleteNewStudents,
+  newCard,
+  newDeck,
+  newExam,
+  newStudent,
+  newTask,
+  reviewCard,
+} from '../support/query-fixture.ts';
 import { testDatabase } from '../support/shared-database.ts';
 
 const at = (iso: string) => new Date(iso);
 /** 2 March 2026 in UTC, at noon. */
-const DAY: LoopDay = { now: at('2026-03-02T12:00:00Z'), today: '2026-03-02', start: at('2026-03-02T00:00:00Z'), end: at('2026-03-03T00:00:00Z') };
+const DAY: LoopDay = {
+  now: at('2026-03-02T12:00:00Z'),
+  today: '2026-03-02',
+  start: at('2026-03-02T00:00:00Z'),
+  end: at('2026-03-03T00:00:00Z'),
+};
 const WINDOW = { zone: 'UTC', since: at('2026-02-23T00:00:00Z') };
 
 describe('daily loop queries', () => {
@@ -28,7 +43,12 @@ describe('daily loop queries', () => {
 
     const decks = await listDueDecks(db(), student, DAY.now, DAY.start);
     assert.deepEqual(
-      decks.map((d) => ({ id: d.id, due_reviews: Number(d.due_reviews), overdue_reviews: Number(d.overdue_reviews), due_new: Number(d.due_new) })),
+      decks.map((d) => ({
+        id: d.id,
+        due_reviews: Number(d.due_reviews),
+        overdue_reviews: Number(d.overdue_reviews),
+        due_new: Number(d.due_new),
+      })),
       [{ id: deck, due_reviews: 2, overdue_reviews: 1, due_new: 1 }],
     );
   });
@@ -36,7 +56,10 @@ describe('daily loop queries', () => {
   it('reads open tasks due by the end of today, overdue first, and whether the student has any material', async () => {
     const student = await newStudent();
     const fresh = await findDailyLoopFacts(db(), student, DAY, WINDOW);
-    assert.deepEqual({ tasks: fresh?.tasks, decks: fresh?.decks, has_material: fresh?.has_material, streak: fresh?.streak }, { tasks: [], decks: [], has_material: false, streak: 0 });
+    assert.deepEqual(
+      { tasks: fresh?.tasks, decks: fresh?.decks, has_material: fresh?.has_material, streak: fresh?.streak },
+      { tasks: [], decks: [], has_material: false, streak: 0 },
+    );
 
     const overdue = await newTask(student, at('2026-02-27T09:00:00Z'));
     const tonight = await newTask(student, at('2026-03-02T23:59:59.999Z'));
@@ -81,7 +104,10 @@ describe('daily loop queries', () => {
     await newExam(student, '2026-03-01');
     const today = await newExam(student, '2026-03-02');
     const facts = await findDailyLoopFacts(db(), student, DAY, WINDOW);
-    assert.deepEqual(facts?.exams.map((e) => e.id), [today.id]);
+    assert.deepEqual(
+      facts?.exams.map((e) => e.id),
+      [today.id],
+    );
     assert.equal(await findDailyLoopFacts(db(), '00000000-0000-4000-8000-000000000000', DAY, WINDOW), undefined);
   });
 
@@ -101,10 +127,20 @@ describe('daily loop queries', () => {
       // Without sequential scans the planner picks an index for every part; which one is what this asserts.
       await client.query('set plan_cache_mode = force_generic_plan; set enable_seqscan = off');
       await client.query(`prepare loop_facts as ${statement.text}`);
-      const literals = statement.values.map((value) => (value === null ? 'null' : `'${(value instanceof Date ? value.toISOString() : String(value)).replaceAll("'", "''")}'`));
-      const { rows } = await client.query<{ 'QUERY PLAN': string }>(`explain execute loop_facts(${literals.join(', ')})`);
+      const literals = statement.values.map((value) =>
+        value === null
+          ? 'null'
+          : `'${(value instanceof Date ? value.toISOString() : String(value)).replaceAll("'", "''")}'`,
+      );
+      const { rows } = await client.query<{ 'QUERY PLAN': string }>(
+        `explain execute loop_facts(${literals.join(', ')})`,
+      );
       const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
-      assert.equal(plan.match(/tasks_user_completed_idx/g)?.length, 3, `the last completion, study today and the study days read the partial index:\n${plan}`);
+      assert.equal(
+        plan.match(/tasks_user_completed_idx/g)?.length,
+        3,
+        `the last completion, study today and the study days read the partial index:\n${plan}`,
+      );
     } finally {
       await client.end();
     }
@@ -117,8 +153,10 @@ async function loopStatement(run: () => Promise<unknown>): Promise<{ text: strin
   const query = pg.Client.prototype.query;
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
     const [first, second] = args;
-    const config = typeof first === 'string' ? { text: first, values: second } : (first as { text: string; values?: unknown });
-    if (/"last_completion"/.test(config.text)) sent.push({ text: config.text, values: (config.values as unknown[] | undefined) ?? [] });
+    const config =
+      typeof first === 'string' ? { text: first, values: second } : (first as { text: string; values?: unknown });
+    if (/"last_completion"/.test(config.text))
+      sent.push({ text: config.text, values: (config.values as unknown[] | undefined) ?? [] });
     return (query as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof query;
   try {

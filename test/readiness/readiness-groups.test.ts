@@ -28,7 +28,10 @@ describe('readiness groups across processes', function () {
     this.timeout(180_000);
     database = await createFreshDatabase();
     writer = database.url ? connect({ databaseUrl: database.url }) : database.db;
-    notifications = notificationsFor(database.db, database.url, { logger: pino({ level: 'silent' }), timeoutMs: 5_000 });
+    notifications = notificationsFor(database.db, database.url, {
+      logger: pino({ level: 'silent' }),
+      timeoutMs: 5_000,
+    });
   });
   after(async () => {
     await notifications.close();
@@ -41,7 +44,13 @@ describe('readiness groups across processes', function () {
     const other = { user_id: await insertStudent(writer), time_zone: 'UTC' };
     const examDate = new Date(Date.now() + 7 * 86_400_000).toISOString().slice(0, 10);
     const [exam] = await Promise.all(
-      [student, other].map((s) => writer.insertInto('exams').values({ user_id: s.user_id, subject: 'Chemistry', exam_date: examDate }).returning('id').executeTakeFirstOrThrow()),
+      [student, other].map((s) =>
+        writer
+          .insertInto('exams')
+          .values({ user_id: s.user_id, subject: 'Chemistry', exam_date: examDate })
+          .returning('id')
+          .executeTakeFirstOrThrow(),
+      ),
     );
     const groups = readinessGroups(database.db, notifications);
     const delivered: ReadinessMove[][] = [];
@@ -60,7 +69,10 @@ describe('readiness groups across processes', function () {
       const committedAt = Date.now();
       await writer.transaction().execute((trx) => readinessMoved(trx, other, new Date()));
       await writer.transaction().execute((trx) => readinessMoved(trx, student, new Date()));
-      await Promise.race([came, new Promise((_, reject) => setTimeout(() => reject(new Error(`no move within ${WITHIN_MS} ms`)), WITHIN_MS))]);
+      await Promise.race([
+        came,
+        new Promise((_, reject) => setTimeout(() => reject(new Error(`no move within ${WITHIN_MS} ms`)), WITHIN_MS)),
+      ]);
       assert.ok(Date.now() - committedAt < WITHIN_MS);
       assert.deepEqual(
         delivered.flat().flatMap((move) => move.exams.map((state) => state.exam_id)),
@@ -75,19 +87,33 @@ describe('readiness groups across processes', function () {
   it('hands a move whose notification was lost to the stream all the same, by its next catch-up read', async function () {
     if (!database.url) this.skip(); // the embedded database's commits notify: nothing to lose
     // A writer that leaves its notifications to a sender that never sends (a process that died after its commit).
-    const lostWriter = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url, options: NOTIFY_AFTER_COMMIT_OPTIONS }) }) });
+    const lostWriter = new Kysely<Database>({
+      dialect: new PostgresDialect({
+        pool: new pg.Pool({ connectionString: database.url, options: NOTIFY_AFTER_COMMIT_OPTIONS }),
+      }),
+    });
     const announced: string[] = [];
     notifications.subscribe(READINESS_CHANNEL, { message: (payload) => announced.push(payload), missed: () => {} });
     const student = { user_id: await insertStudent(writer), time_zone: 'UTC' };
     const examDate = new Date(Date.now() + 7 * 86_400_000).toISOString().slice(0, 10);
-    await writer.insertInto('exams').values({ user_id: student.user_id, subject: 'Biology', exam_date: examDate }).execute();
+    await writer
+      .insertInto('exams')
+      .values({ user_id: student.user_id, subject: 'Biology', exam_date: examDate })
+      .execute();
     const groups = readinessGroups(database.db, notifications, { catchUpEveryMs: 300 });
     let arrived: () => void = () => {};
     const came = new Promise<void>((resolve) => (arrived = resolve));
-    const leave = groups.join(student.user_id, { version: 0, deliver: () => arrived(), fail: (error) => assert.fail(String(error)) });
+    const leave = groups.join(student.user_id, {
+      version: 0,
+      deliver: () => arrived(),
+      fail: (error) => assert.fail(String(error)),
+    });
     try {
       await lostWriter.transaction().execute((trx) => readinessMoved(trx, student, new Date()));
-      await Promise.race([came, new Promise((_, reject) => setTimeout(() => reject(new Error(`no move within ${WITHIN_MS} ms`)), WITHIN_MS))]);
+      await Promise.race([
+        came,
+        new Promise((_, reject) => setTimeout(() => reject(new Error(`no move within ${WITHIN_MS} ms`)), WITHIN_MS)),
+      ]);
       // It came by the read: the move's notification was never sent (a marker committed after it arrives first).
       await database.db.transaction().execute((trx) => notifyOnCommit(trx, READINESS_CHANNEL, 'marker'));
       while (announced.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));

@@ -26,7 +26,17 @@ import { createThrowawayDatabase, type ThrowawayDatabase } from '../../db/throwa
 import { statsByCounting } from '../support/stats-by-counting.ts';
 
 /** Tables whose size grows with students: a sequential scan of one of them is a full scan of the service's data. */
-const GROWING = new Set(['users', 'tasks', 'flashcard_decks', 'flashcard_cards', 'flashcard_reviews', 'exams', 'ai_messages', 'ai_conversations', 'api_keys']);
+const GROWING = new Set([
+  'users',
+  'tasks',
+  'flashcard_decks',
+  'flashcard_cards',
+  'flashcard_reviews',
+  'exams',
+  'ai_messages',
+  'ai_conversations',
+  'api_keys',
+]);
 const STUDENTS = Number(process.env.SCALE_STUDENTS || 50_000);
 const DAY_MS = 86_400_000;
 
@@ -49,21 +59,31 @@ describe(`query plans on ${STUDENTS.toLocaleString('en')} generated students`, f
 
   before(async () => {
     const serverUrl = process.env.DATABASE_URL;
-    if (!serverUrl) throw new Error('the scale suite needs DATABASE_URL (CI: DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run test:scale)');
+    if (!serverUrl)
+      throw new Error(
+        'the scale suite needs DATABASE_URL (CI: DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run test:scale)',
+      );
     throwaway = await createThrowawayDatabase(serverUrl, 'sc_scale');
     seeded = connect({ databaseUrl: throwaway.url }, { timeouts: BULK_TIMEOUTS });
     await migrateToLatest(seeded);
     await seedReference(seeded, { now: new Date() });
     await seedScale(seeded, { students: STUDENTS });
     // Read before any test's read of /stats could fold the rows.
-    activityRowsAfterSeed = (await sql<{ rows: number; hours: number }>`
-      select count(*)::int as rows, count(distinct hour)::int as hours from activity_hour_deltas`.execute(seeded)).rows[0]!;
-    student = (await sql<typeof student>`
+    activityRowsAfterSeed = (
+      await sql<{ rows: number; hours: number }>`
+      select count(*)::int as rows, count(distinct hour)::int as hours from activity_hour_deltas`.execute(seeded)
+    ).rows[0]!;
+    student = (
+      await sql<typeof student>`
       select u.id, u.university_id, u.nickname, d.id as deck_id from users u join flashcard_decks d on d.user_id = u.id
-      where u.university_id is not null order by u.xp desc limit 1`.execute(seeded)).rows[0]!;
+      where u.university_id is not null order by u.xp desc limit 1`.execute(seeded)
+    ).rows[0]!;
     // The queries run through a Kysely that records the SQL it sends; each statement is then explained as sent.
     pool = new pg.Pool({ connectionString: throwaway.url, max: 2 });
-    logged = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: (event) => void (event.level === 'query' && captured.push(event.query)) });
+    logged = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool }),
+      log: (event) => void (event.level === 'query' && captured.push(event.query)),
+    });
   });
 
   after(async () => {
@@ -81,14 +101,20 @@ describe(`query plans on ${STUDENTS.toLocaleString('en')} generated students`, f
   const window = { zone: 'UTC', since: new Date(dayStart.getTime() - 13 * DAY_MS) };
   const cases: Array<[string, (db: Db) => Promise<unknown>]> = [
     ['v1 leaderboard, global (topUsersByXp)', (db) => topUsersByXp(db, { activeSince: monthAgo, limit: 100 })],
-    ['v1 leaderboard, one university (topUsersByXp)', (db) => topUsersByXp(db, { activeSince: monthAgo, limit: 100, universityId: student.university_id })],
+    [
+      'v1 leaderboard, one university (topUsersByXp)',
+      (db) => topUsersByXp(db, { activeSince: monthAgo, limit: 100, universityId: student.university_id }),
+    ],
     ['v1 university with its counts (getUniversity)', (db) => getUniversity(db, student.university_id, monthAgo)],
     // Five counters summed from a few delta rows, the active users summed per hour of last activity (the window's
     // first, partial hour counted on users_last_active_idx).
     ['v1 stats (getServiceStats)', (db) => getServiceStats(db, monthAgo)],
     ['v1 public profile (findPublicProfile)', (db) => findPublicProfile(db, student.nickname)],
     ['tasks, first page (listTasks)', (db) => listTasks(db, student.id, {}, undefined, 20)],
-    ['tasks, open, due this week (listTasks)', (db) => listTasks(db, student.id, { status: 'open', due_from: now, due_to: nextWeek }, undefined, 20)],
+    [
+      'tasks, open, due this week (listTasks)',
+      (db) => listTasks(db, student.id, { status: 'open', due_from: now, due_to: nextWeek }, undefined, 20),
+    ],
     ['open tasks (listOpenTasks)', (db) => listOpenTasks(db, student.id, { dueBefore: nextWeek, limit: 10 })],
     ['decks (listDecks)', (db) => listDecks(db, student.id, now, { limit: 20 })],
     ['cards of a deck (listCards)', (db) => listCards(db, student.id, student.deck_id, { limit: 20 })],
@@ -96,14 +122,35 @@ describe(`query plans on ${STUDENTS.toLocaleString('en')} generated students`, f
     ['exams (listExams)', (db) => listExams(db, student.id, { limit: 20 })],
     ['upcoming exams (listUpcomingExams)', (db) => listUpcomingExams(db, student.id, today, 5)],
     ['due decks (listDueDecks)', (db) => listDueDecks(db, student.id, now, dayStart)],
-    ['daily loop, one statement (findDailyLoopFacts)', (db) => findDailyLoopFacts(db, student.id, { now, today, start: dayStart, end: dayEnd }, window)],
-    ['exam preparation (findExamPreparation)', (db) => findExamPreparation(db, student.id, ['00000000-0000-4000-8000-000000000000'], window)],
-    ['readiness of upcoming exams (findUpcomingPreparation)', (db) => findUpcomingPreparation(db, student.id, today, window, 100)],
+    [
+      'daily loop, one statement (findDailyLoopFacts)',
+      (db) => findDailyLoopFacts(db, student.id, { now, today, start: dayStart, end: dayEnd }, window),
+    ],
+    [
+      'exam preparation (findExamPreparation)',
+      (db) => findExamPreparation(db, student.id, ['00000000-0000-4000-8000-000000000000'], window),
+    ],
+    [
+      'readiness of upcoming exams (findUpcomingPreparation)',
+      (db) => findUpcomingPreparation(db, student.id, today, window, 100),
+    ],
     [
       'schedule, one statement (findWeekFacts)',
-      (db) => findWeekFacts(db, student.id, { from: now, to: nextWeek, firstDate: today, lastDate: nextWeek.toISOString().slice(0, 10), today, zone: 'Asia/Almaty', seriesLimit: 50 }),
+      (db) =>
+        findWeekFacts(db, student.id, {
+          from: now,
+          to: nextWeek,
+          firstDate: today,
+          lastDate: nextWeek.toISOString().slice(0, 10),
+          today,
+          zone: 'Asia/Almaty',
+          seriesLimit: 50,
+        }),
     ],
-    ['tutor: recent messages (listRecentMessages)', (db) => listRecentMessages(db, student.id, '00000000-0000-4000-8000-000000000000', 20)],
+    [
+      'tutor: recent messages (listRecentMessages)',
+      (db) => listRecentMessages(db, student.id, '00000000-0000-4000-8000-000000000000', 20),
+    ],
     ['personal keys (listPersonalKeys)', (db) => listPersonalKeys(db, student.id)],
   ];
 
@@ -116,7 +163,11 @@ describe(`query plans on ${STUDENTS.toLocaleString('en')} generated students`, f
         const plan = await explain(query);
         const nodes = flatten(plan);
         const fullScans = nodes.filter((n) => n['Node Type'] === 'Seq Scan' && GROWING.has(n['Relation Name'] ?? ''));
-        assert.deepEqual(fullScans.map((n) => n['Relation Name']), [], `sequential scan in:\n${query.sql}\n${JSON.stringify(plan, null, 1)}`);
+        assert.deepEqual(
+          fullScans.map((n) => n['Relation Name']),
+          [],
+          `sequential scan in:\n${query.sql}\n${JSON.stringify(plan, null, 1)}`,
+        );
         // Every read of a growing table is an index scan, or a bitmap heap scan fed by one.
         const indexed = new Set(nodes.filter((n) => n['Index Name']).map((n) => n['Index Name']));
         assert.ok(indexed.size > 0, `no index read in:\n${query.sql}\n${JSON.stringify(plan, null, 1)}`);
@@ -136,7 +187,10 @@ describe(`query plans on ${STUDENTS.toLocaleString('en')} generated students`, f
   });
 
   async function explain(query: CompiledQuery): Promise<PlanNode> {
-    const { rows } = await pool.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`explain (format json) ${query.sql}`, query.parameters as unknown[]);
+    const { rows } = await pool.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
+      `explain (format json) ${query.sql}`,
+      query.parameters as unknown[],
+    );
     return rows[0]!['QUERY PLAN'][0]!.Plan;
   }
 });

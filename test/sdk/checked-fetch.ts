@@ -14,15 +14,25 @@ export async function contractCheckedFetch(): Promise<(request: Request) => Prom
     const method = request.method.toLowerCase();
     const path = new URL(request.url).pathname;
     const response = await fetch(request);
-    const found = loaded.map((contract) => ({ contract, operation: contract.match(method, path) })).find(({ operation }) => operation);
+    const found = loaded
+      .map((contract) => ({ contract, operation: contract.match(method, path) }))
+      .find(({ operation }) => operation);
     assert.ok(found?.operation, `${request.method} ${path} is no operation of the spec`);
     const type = response.headers.get('content-type') ?? '';
     // Streams are read by the caller; their status and headers are still checked.
     const text = type.startsWith('text/event-stream') ? '' : await response.clone().text();
     // openapi-backend validates an absent body (204) as null.
     const body = text === '' ? null : /json/.test(type) ? JSON.parse(text) : text;
-    const failures = found.contract.checkResponse(found.operation, { status: response.status, headers: Object.fromEntries(response.headers), body });
-    assert.deepEqual(failures, [], `${found.operation.operationId} ${response.status} breaks the contract:\n  ${failures.join('\n  ')}`);
+    const failures = found.contract.checkResponse(found.operation, {
+      status: response.status,
+      headers: Object.fromEntries(response.headers),
+      body,
+    });
+    assert.deepEqual(
+      failures,
+      [],
+      `${found.operation.operationId} ${response.status} breaks the contract:\n  ${failures.join('\n  ')}`,
+    );
     return response;
   };
 }

@@ -19,7 +19,8 @@ describe('SDK: eventFeed', () => {
   });
   after(() => service?.close());
 
-  const clientOf = (student: Student, doFetch = fetch) => createGeneralClient({ baseUrl: service.baseUrl, fetch: doFetch, accessToken: student.token });
+  const clientOf = (student: Student, doFetch = fetch) =>
+    createGeneralClient({ baseUrl: service.baseUrl, fetch: doFetch, accessToken: student.token });
 
   async function drain(feed: EventFeed, into: string[]) {
     for await (const event of feed) into.push(event.id);
@@ -40,7 +41,8 @@ describe('SDK: eventFeed', () => {
   it('catches up after a time offline, through a lost connection and a resume from the stored cursor, with nothing missed or repeated', async () => {
     const [alice, bob] = await Promise.all([newStudent(service.app), newStudent(service.app)]);
     const app = clientOf(alice);
-    const addTask = async (title: string) => (await app.POST('/api/tasks', { body: { title, due_at: '2026-12-01T09:00:00Z', course: 'CHEM 201' } })).data!;
+    const addTask = async (title: string) =>
+      (await app.POST('/api/tasks', { body: { title, due_at: '2026-12-01T09:00:00Z', course: 'CHEM 201' } })).data!;
 
     // Online: the first sync stores its cursor.
     await addTask('before going offline');
@@ -52,12 +54,18 @@ describe('SDK: eventFeed', () => {
 
     // Offline: the student changes things on another device; another student's changes happen too.
     const other = clientOf(alice);
-    const b = (await other.POST('/api/tasks', { body: { title: 'b', due_at: '2026-12-02T09:00:00Z', course: 'CHEM 201' } })).data!;
-    const c = (await other.POST('/api/tasks', { body: { title: 'c', due_at: '2026-12-03T09:00:00Z', course: 'CHEM 201' } })).data!;
+    const b = (
+      await other.POST('/api/tasks', { body: { title: 'b', due_at: '2026-12-02T09:00:00Z', course: 'CHEM 201' } })
+    ).data!;
+    const c = (
+      await other.POST('/api/tasks', { body: { title: 'c', due_at: '2026-12-03T09:00:00Z', course: 'CHEM 201' } })
+    ).data!;
     await other.PATCH('/api/tasks/{id}', { params: { path: { id: b.id } }, body: { status: 'completed' } });
     await other.POST('/api/exams', { body: { subject: 'Anatomy', exam_date: '2027-01-20' } });
     await other.DELETE('/api/tasks/{id}', { params: { path: { id: c.id } } });
-    await clientOf(bob).POST('/api/tasks', { body: { title: 'Bob’s', due_at: '2026-12-01T09:00:00Z', course: 'CHEM 201' } });
+    await clientOf(bob).POST('/api/tasks', {
+      body: { title: 'Bob’s', due_at: '2026-12-01T09:00:00Z', course: 'CHEM 201' },
+    });
     await other.POST('/api/tasks', { body: { title: 'd', due_at: '2026-12-04T09:00:00Z', course: 'CHEM 201' } });
 
     await settled(alice, 7);
@@ -84,7 +92,15 @@ describe('SDK: eventFeed', () => {
       everything.push(event.id);
       types.push(event.type);
     }
-    assert.deepEqual(types, ['task.created', 'task.created', 'task.created', 'task.completed', 'exam.created', 'task.deleted', 'task.created']);
+    assert.deepEqual(types, [
+      'task.created',
+      'task.created',
+      'task.created',
+      'task.completed',
+      'exam.created',
+      'task.deleted',
+      'task.created',
+    ]);
     assert.deepEqual(seen, everything, 'every event once, in commit order');
   });
 

@@ -41,23 +41,37 @@ describe('SDK: createPartnerClient', () => {
     const board = await partner.GET('/api/v1/leaderboards/global', { params: { query: { limit: 5 } } });
     assert.ok(board.data && board.data.length > 0 && board.data.length <= 5);
     const xp = board.data.map((entry) => entry.xp);
-    assert.deepEqual(xp, [...xp].sort((a, b) => b - a));
-    const holidays = await partner.GET('/api/v1/holidays/{country_code}', { params: { path: { country_code: 'KZ' }, query: { year: 2026 } } });
+    assert.deepEqual(
+      xp,
+      [...xp].sort((a, b) => b - a),
+    );
+    const holidays = await partner.GET('/api/v1/holidays/{country_code}', {
+      params: { path: { country_code: 'KZ' }, query: { year: 2026 } },
+    });
     assert.ok(holidays.data?.some((h) => h.on_date.startsWith('2026-')));
   });
 
   it('returns problems as typed errors: 404 for an unknown university, 400 for a bad limit', async () => {
-    const missing = await partner.GET('/api/v1/universities/{uni_id}', { params: { path: { uni_id: '00000000-0000-4000-8000-000000000000' } } });
+    const missing = await partner.GET('/api/v1/universities/{uni_id}', {
+      params: { path: { uni_id: '00000000-0000-4000-8000-000000000000' } },
+    });
     assert.equal(missing.response.status, 404);
     assert.equal(missing.data, undefined);
     assert.equal(missing.error?.code, 'not_found');
     const bad = await partner.GET('/api/v1/universities', { params: { query: { limit: 500 } } });
     assert.equal(bad.response.status, 400);
-    assert.ok(bad.error?.errors?.some((e) => e.path === 'query.limit'), JSON.stringify(bad.error));
+    assert.ok(
+      bad.error?.errors?.some((e) => e.path === 'query.limit'),
+      JSON.stringify(bad.error),
+    );
   });
 
   it('a client with an unknown key gets 401 unauthorized', async () => {
-    const stranger = createPartnerClient({ baseUrl: service.baseUrl, apiKey: 'svc_live_' + 'x'.repeat(32), fetch: await contractCheckedFetch() });
+    const stranger = createPartnerClient({
+      baseUrl: service.baseUrl,
+      apiKey: 'svc_live_' + 'x'.repeat(32),
+      fetch: await contractCheckedFetch(),
+    });
     const { error, response } = await stranger.GET('/api/v1/stats');
     assert.equal(response.status, 401);
     assert.equal(error?.code, 'unauthorized');

@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sseEvents, StreamRefusedError, type EventSourceMessage } from '../../sdk/index.ts';
 
-const STREAM = ': keep-alive comment\n\nevent: delta\nid: 1\ndata: {"text":"Hel"}\n\nevent: delta\nid: 2\ndata: {"text":"lo"}\n\ndata: line one\ndata: line two\n\nevent: done\ndata: {}\n\n';
+const STREAM =
+  ': keep-alive comment\n\nevent: delta\nid: 1\ndata: {"text":"Hel"}\n\nevent: delta\nid: 2\ndata: {"text":"lo"}\n\ndata: line one\ndata: line two\n\nevent: done\ndata: {}\n\n';
 
 describe('SDK: sseEvents', () => {
   let server: Server;
@@ -19,7 +20,9 @@ describe('SDK: sseEvents', () => {
     // oxlint-disable-next-line typescript/no-misused-promises -- the handler cannot reject: it only writes and sleeps
     server = createServer(async (req, res) => {
       if (req.url === '/refuse') {
-        res.writeHead(429, { 'Content-Type': 'application/problem+json' }).end(JSON.stringify({ status: 429, code: 'rate_limited', detail: 'Wait a minute.' }));
+        res
+          .writeHead(429, { 'Content-Type': 'application/problem+json' })
+          .end(JSON.stringify({ status: 429, code: 'rate_limited', detail: 'Wait a minute.' }));
         return;
       }
       if (req.url === '/endless') {
@@ -63,7 +66,11 @@ describe('SDK: sseEvents', () => {
       async () => {
         for await (const _ of sseEvents(await fetch(`${baseUrl}/refuse`))) assert.fail('no event expected');
       },
-      (error: unknown) => error instanceof StreamRefusedError && error.status === 429 && (error.body as { code: string }).code === 'rate_limited' && /Wait a minute/.test(error.message),
+      (error: unknown) =>
+        error instanceof StreamRefusedError &&
+        error.status === 429 &&
+        (error.body as { code: string }).code === 'rate_limited' &&
+        /Wait a minute/.test(error.message),
     );
   });
 

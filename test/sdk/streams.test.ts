@@ -41,7 +41,10 @@ describe('SDK: streams through the documented calls', () => {
   it('streamTutorChat accepted: message.started, deltas that make the reply, message.completed, typed by the spec', async () => {
     const student = await newStudent(service.app);
     const client = createGeneralClient({ baseUrl: service.baseUrl, accessToken: student.token });
-    const { response } = await client.POST('/api/ai/chat', { body: { message: 'What should I revise first?' }, parseAs: 'stream' });
+    const { response } = await client.POST('/api/ai/chat', {
+      body: { message: 'What should I revise first?' },
+      parseAs: 'stream',
+    });
     const names: Array<string | undefined> = [];
     let started: GeneralSchema<'TutorMessageStarted'> | undefined;
     let completed: GeneralSchema<'TutorMessageCompleted'> | undefined;
@@ -56,7 +59,9 @@ describe('SDK: streams through the documented calls', () => {
     assert.equal(names.at(-1), 'message.completed');
     assert.ok(reply.length > 0, 'the reply arrives in pieces');
     assert.equal(completed?.message_id, started?.message_id);
-    const stored = await client.GET('/api/ai/conversations/{conversation_id}', { params: { path: { conversation_id: started!.conversation_id } } });
+    const stored = await client.GET('/api/ai/conversations/{conversation_id}', {
+      params: { path: { conversation_id: started!.conversation_id } },
+    });
     assert.equal(stored.data?.messages.data.at(-1)?.content, reply);
   });
 

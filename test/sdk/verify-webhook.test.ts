@@ -24,12 +24,16 @@ const headersFor = (secret: string, id: string, at: Date, body: string) => ({
 
 describe('webhook test vector', () => {
   it('signs as docs/webhooks.md publishes it, by the standardwebhooks library and by hand', () => {
-    assert.equal(new Webhook(VECTOR.secret).sign(VECTOR.id, new Date(VECTOR.timestamp * 1000), VECTOR.body), VECTOR.signature);
+    assert.equal(
+      new Webhook(VECTOR.secret).sign(VECTOR.id, new Date(VECTOR.timestamp * 1000), VECTOR.body),
+      VECTOR.signature,
+    );
     const key = Buffer.from(VECTOR.secret.slice('whsec_'.length), 'base64');
     const byHand = createHmac('sha256', key).update(`${VECTOR.id}.${VECTOR.timestamp}.${VECTOR.body}`).digest('base64');
     assert.equal(`v1,${byHand}`, VECTOR.signature);
     const guide = readFileSync(new URL('../../docs/webhooks.md', import.meta.url), 'utf8');
-    for (const part of [VECTOR.secret, VECTOR.id, String(VECTOR.timestamp), VECTOR.body, VECTOR.signature]) assert.ok(guide.includes(part), `docs/webhooks.md lacks ${part}`);
+    for (const part of [VECTOR.secret, VECTOR.id, String(VECTOR.timestamp), VECTOR.body, VECTOR.signature])
+      assert.ok(guide.includes(part), `docs/webhooks.md lacks ${part}`);
     assertEventConforms(JSON.parse(VECTOR.body));
   });
 });
@@ -39,7 +43,11 @@ describe('SDK: verifyWebhook', () => {
     const id = randomUUID();
     const body = VECTOR.body.replaceAll(VECTOR.id, id);
     const headers = headersFor(VECTOR.secret, id, new Date(), body);
-    const event = verifyWebhook(VECTOR.secret, Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toUpperCase(), v])), body);
+    const event = verifyWebhook(
+      VECTOR.secret,
+      Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toUpperCase(), v])),
+      body,
+    );
     assert.equal(event.type, 'webhook.test');
     if (event.type === 'webhook.test') assert.equal(event.data.object.description, 'My planner'); // narrowed by type
     assert.equal(verifyWebhook(VECTOR.secret, new Headers(headers), Buffer.from(body)).id, id);
@@ -48,7 +56,9 @@ describe('SDK: verifyWebhook', () => {
   it('accepts either of two signatures, as during a secret rotation', () => {
     const other = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
     const at = new Date();
-    const signature = [other, VECTOR.secret].map((secret) => new Webhook(secret).sign(VECTOR.id, at, VECTOR.body)).join(' ');
+    const signature = [other, VECTOR.secret]
+      .map((secret) => new Webhook(secret).sign(VECTOR.id, at, VECTOR.body))
+      .join(' ');
     const headers = { ...headersFor(VECTOR.secret, VECTOR.id, at, VECTOR.body), 'webhook-signature': signature };
     assert.equal(verifyWebhook(other, headers, VECTOR.body).id, VECTOR.id);
     assert.equal(verifyWebhook(VECTOR.secret, headers, VECTOR.body).id, VECTOR.id);
@@ -59,12 +69,26 @@ describe('SDK: verifyWebhook', () => {
     const headers = headersFor(VECTOR.secret, VECTOR.id, at, VECTOR.body);
     const other = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
     assert.throws(() => verifyWebhook(other, headers, VECTOR.body), WebhookVerificationError);
-    assert.throws(() => verifyWebhook(VECTOR.secret, headers, VECTOR.body.replace('My planner', 'Your planner')), WebhookVerificationError);
-    assert.throws(() => verifyWebhook(VECTOR.secret, { ...headers, 'webhook-signature': undefined }, VECTOR.body), WebhookVerificationError);
+    assert.throws(
+      () => verifyWebhook(VECTOR.secret, headers, VECTOR.body.replace('My planner', 'Your planner')),
+      WebhookVerificationError,
+    );
+    assert.throws(
+      () => verifyWebhook(VECTOR.secret, { ...headers, 'webhook-signature': undefined }, VECTOR.body),
+      WebhookVerificationError,
+    );
     // The published vector's own timestamp lies in the past: replayed today it is refused.
-    const stale = { 'webhook-id': VECTOR.id, 'webhook-timestamp': String(VECTOR.timestamp), 'webhook-signature': VECTOR.signature };
-    if (Date.now() / 1000 - VECTOR.timestamp > 300) assert.throws(() => verifyWebhook(VECTOR.secret, stale, VECTOR.body), WebhookVerificationError);
+    const stale = {
+      'webhook-id': VECTOR.id,
+      'webhook-timestamp': String(VECTOR.timestamp),
+      'webhook-signature': VECTOR.signature,
+    };
+    if (Date.now() / 1000 - VECTOR.timestamp > 300)
+      assert.throws(() => verifyWebhook(VECTOR.secret, stale, VECTOR.body), WebhookVerificationError);
     const old = new Date(Date.now() - 6 * 60_000);
-    assert.throws(() => verifyWebhook(VECTOR.secret, headersFor(VECTOR.secret, VECTOR.id, old, VECTOR.body), VECTOR.body), WebhookVerificationError);
+    assert.throws(
+      () => verifyWebhook(VECTOR.secret, headersFor(VECTOR.secret, VECTOR.id, old, VECTOR.body), VECTOR.body),
+      WebhookVerificationError,
+    );
   });
 });

@@ -28,7 +28,9 @@ function served(prepare: Step[] = []) {
       res.end(`rendered: ${error instanceof Error ? error.message : String(error)}`);
     },
   });
-  const api = supertest((req: IncomingMessage, res: ServerResponse) => handle(req, res, (req.url ?? '/').split('?')[0]!));
+  const api = supertest((req: IncomingMessage, res: ServerResponse) =>
+    handle(req, res, (req.url ?? '/').split('?')[0]!),
+  );
   return { api, seen };
 }
 
@@ -72,8 +74,15 @@ describe('API requests without Express', () => {
     const { api } = served();
     assert.deepEqual((await api.post('/api/tasks').send({ title: 'a' }).expect(200)).body.body, { title: 'a' });
     assert.deepEqual((await api.patch('/api/tasks/1').send({ title: 'b' }).expect(200)).body.body, { title: 'b' });
-    assert.equal((await api.delete('/api/tasks/1').set('Content-Type', 'application/json').send('{"x":1}').expect(200)).body.body, null);
-    const malformed = await api.post('/api/tasks').set('Content-Type', 'application/json').send('{"title":').expect(500);
+    assert.equal(
+      (await api.delete('/api/tasks/1').set('Content-Type', 'application/json').send('{"x":1}').expect(200)).body.body,
+      null,
+    );
+    const malformed = await api
+      .post('/api/tasks')
+      .set('Content-Type', 'application/json')
+      .send('{"title":')
+      .expect(500);
     assert.match(malformed.text, /^rendered: /);
   });
 });

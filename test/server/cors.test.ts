@@ -14,7 +14,11 @@ const DOCS = 'https://docs.example.com';
 const OTHER = 'https://elsewhere.example';
 
 function preflight(app: Parameters<typeof supertest>[0], path: string, origin: string, method = 'GET') {
-  return supertest(app).options(path).set('Origin', origin).set('Access-Control-Request-Method', method).set('Access-Control-Request-Headers', 'x-service-api-key');
+  return supertest(app)
+    .options(path)
+    .set('Origin', origin)
+    .set('Access-Control-Request-Method', method)
+    .set('Access-Control-Request-Headers', 'x-service-api-key');
 }
 
 describe('CORS on the API surfaces', () => {
@@ -25,9 +29,14 @@ describe('CORS on the API surfaces', () => {
     assert.match(partner.headers.vary ?? '', /\bOrigin\b/);
     assert.equal(partner.headers['access-control-allow-methods'], 'GET, HEAD');
     const allowed = String(partner.headers['access-control-allow-headers']).split(', ');
-    for (const header of ['Authorization', 'X-Service-API-Key', 'Content-Type', 'Idempotency-Key', 'If-None-Match']) assert.ok(allowed.includes(header), header);
+    for (const header of ['Authorization', 'X-Service-API-Key', 'Content-Type', 'Idempotency-Key', 'If-None-Match'])
+      assert.ok(allowed.includes(header), header);
     assert.ok(Number(partner.headers['access-control-max-age']) > 0);
-    assert.equal(partner.headers['access-control-allow-credentials'], undefined, 'credentials are headers, never cookies');
+    assert.equal(
+      partner.headers['access-control-allow-credentials'],
+      undefined,
+      'credentials are headers, never cookies',
+    );
 
     const general = await preflight(app, '/api/users/me', 'http://localhost:8080', 'PATCH').expect(204);
     assert.equal(general.headers['access-control-allow-origin'], 'http://localhost:8080');
@@ -36,10 +45,18 @@ describe('CORS on the API surfaces', () => {
 
   it('gives another origin no Allow-Origin: its preflight is refused as any OPTIONS is (405)', async () => {
     const app = await buildApp({ corsOrigins: [DOCS] });
-    const res = await contractClient(app).options('/api/v1/universities').set('Origin', OTHER).set('Access-Control-Request-Method', 'GET').expect(405);
+    const res = await contractClient(app)
+      .options('/api/v1/universities')
+      .set('Origin', OTHER)
+      .set('Access-Control-Request-Method', 'GET')
+      .expect(405);
     assert.equal(res.headers['access-control-allow-origin'], undefined);
     const { key } = await issueTestKey();
-    const read = await contractClient(app).get('/api/v1/universities').set('Origin', OTHER).set('X-Service-API-Key', key).expect(200);
+    const read = await contractClient(app)
+      .get('/api/v1/universities')
+      .set('Origin', OTHER)
+      .set('X-Service-API-Key', key)
+      .expect(200);
     assert.equal(read.headers['access-control-allow-origin'], undefined);
     assert.match(read.headers.vary ?? '', /\bOrigin\b/, 'a cache must not hand this answer to a listed origin');
   });
@@ -47,10 +64,15 @@ describe('CORS on the API surfaces', () => {
   it('lets a listed origin read a response and its rate-limit headers', async () => {
     const app = await buildApp({ corsOrigins: [DOCS] });
     const { key } = await issueTestKey();
-    const res = await contractClient(app).get('/api/v1/universities').set('Origin', DOCS).set('X-Service-API-Key', key).expect(200);
+    const res = await contractClient(app)
+      .get('/api/v1/universities')
+      .set('Origin', DOCS)
+      .set('X-Service-API-Key', key)
+      .expect(200);
     assert.equal(res.headers['access-control-allow-origin'], DOCS);
     const exposed = String(res.headers['access-control-expose-headers']).split(', ');
-    for (const header of ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'ETag']) assert.ok(exposed.includes(header), header);
+    for (const header of ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'ETag'])
+      assert.ok(exposed.includes(header), header);
     assert.equal(res.headers['access-control-allow-credentials'], undefined);
     // A refusal is readable too: the page can show why (a 401 and its problem).
     const refused = await contractClient(app).get('/api/v1/universities').set('Origin', DOCS).expect(401);
@@ -58,35 +80,74 @@ describe('CORS on the API surfaces', () => {
   });
 
   it('exposes every response header the specs document that a script could not read otherwise', () => {
-    const safelisted = new Set(['cache-control', 'content-language', 'content-length', 'content-type', 'expires', 'last-modified', 'pragma']);
+    const safelisted = new Set([
+      'cache-control',
+      'content-language',
+      'content-length',
+      'content-type',
+      'expires',
+      'last-modified',
+      'pragma',
+    ]);
     const exposed = new Set(CORS_EXPOSED_HEADERS.map((header) => header.toLowerCase()));
     for (const { surface, definition } of bundledSpecs()) {
       const responses = [
         ...Object.values(definition.components?.responses ?? {}),
-        ...Object.values(definition.paths ?? {}).flatMap((item) => Object.values(item ?? {}).flatMap((op) => Object.values((op as { responses?: object }).responses ?? {}))),
+        ...Object.values(definition.paths ?? {}).flatMap((item) =>
+          Object.values(item ?? {}).flatMap((op) => Object.values((op as { responses?: object }).responses ?? {})),
+        ),
       ] as Array<{ headers?: Record<string, unknown> }>;
       for (const name of responses.flatMap((response) => Object.keys(response.headers ?? {}))) {
-        assert.ok(safelisted.has(name.toLowerCase()) || exposed.has(name.toLowerCase()), `${surface}: ${name} is not exposed`);
+        assert.ok(
+          safelisted.has(name.toLowerCase()) || exposed.has(name.toLowerCase()),
+          `${surface}: ${name} is not exposed`,
+        );
       }
     }
   });
 
   it('sends no CORS header without CORS_ORIGINS', async () => {
     const app = await buildApp();
-    const res = await contractClient(app).options('/api/v1/universities').set('Origin', DOCS).set('Access-Control-Request-Method', 'GET').expect(405);
+    const res = await contractClient(app)
+      .options('/api/v1/universities')
+      .set('Origin', DOCS)
+      .set('Access-Control-Request-Method', 'GET')
+      .expect(405);
     const { key } = await issueTestKey();
-    const read = await contractClient(app).get('/api/v1/universities').set('Origin', DOCS).set('X-Service-API-Key', key).expect(200);
+    const read = await contractClient(app)
+      .get('/api/v1/universities')
+      .set('Origin', DOCS)
+      .set('X-Service-API-Key', key)
+      .expect(200);
     for (const response of [res, read]) {
-      assert.deepEqual(Object.keys(response.headers).filter((name) => name.startsWith('access-control-')), []);
+      assert.deepEqual(
+        Object.keys(response.headers).filter((name) => name.startsWith('access-control-')),
+        [],
+      );
       assert.doesNotMatch(response.headers.vary ?? '', /\bOrigin\b/);
     }
   });
 
   it('takes CORS_ORIGINS as exact origins only, refusing "*" and anything that is not one', () => {
     assert.deepEqual(loadConfig({}).corsOrigins, []);
-    assert.deepEqual(loadConfig({ CORS_ORIGINS: `${DOCS}, http://localhost:8080` }).corsOrigins, [DOCS, 'http://localhost:8080']);
-    for (const bad of ['*', 'not a url', `${DOCS}/`, `${DOCS}/docs`, 'https://Docs.example.com', 'ftp://docs.example.com', 'null']) {
-      assert.throws(() => loadConfig({ CORS_ORIGINS: bad }), (e) => e instanceof ConfigError && e.message.startsWith('CORS_ORIGINS must be') && !e.message.includes('\n'), bad);
+    assert.deepEqual(loadConfig({ CORS_ORIGINS: `${DOCS}, http://localhost:8080` }).corsOrigins, [
+      DOCS,
+      'http://localhost:8080',
+    ]);
+    for (const bad of [
+      '*',
+      'not a url',
+      `${DOCS}/`,
+      `${DOCS}/docs`,
+      'https://Docs.example.com',
+      'ftp://docs.example.com',
+      'null',
+    ]) {
+      assert.throws(
+        () => loadConfig({ CORS_ORIGINS: bad }),
+        (e) => e instanceof ConfigError && e.message.startsWith('CORS_ORIGINS must be') && !e.message.includes('\n'),
+        bad,
+      );
     }
   });
 });

@@ -26,7 +26,9 @@ describe('credentials on the surfaces', () => {
       api = contractClient(app);
       const student = await context.newStudent();
       sub = student.id;
-      sid = (await context.db.selectFrom('oauth_grants').select('id').where('user_id', '=', sub).executeTakeFirstOrThrow()).id;
+      sid = (
+        await context.db.selectFrom('oauth_grants').select('id').where('user_id', '=', sub).executeTakeFirstOrThrow()
+      ).id;
       sign = (claims) =>
         new SignJWT({ client_id: 'test', scope: 'profile:read', sid, ...claims })
           .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: key.signer().kid })
@@ -40,7 +42,10 @@ describe('credentials on the surfaces', () => {
     });
 
     it('accepts the well-formed token the bad ones are variations of', async () => {
-      await api.get('/api/users/me').set('authorization', `Bearer ${await sign({})}`).expect(200);
+      await api
+        .get('/api/users/me')
+        .set('authorization', `Bearer ${await sign({})}`)
+        .expect(200);
     });
 
     for (const [what, claims] of [
@@ -52,7 +57,10 @@ describe('credentials on the surfaces', () => {
       ['a sid that is a number', { sid: 42 }],
     ] as const) {
       it(`answers a validly signed token with ${what} 401 invalid_token, not 500`, async () => {
-        const res = await api.get('/api/users/me').set('authorization', `Bearer ${await sign(claims)}`).expect(401);
+        const res = await api
+          .get('/api/users/me')
+          .set('authorization', `Bearer ${await sign(claims)}`)
+          .expect(401);
         assert.match(String(res.headers['www-authenticate']), /error="invalid_token"/);
       });
     }
@@ -62,20 +70,40 @@ describe('credentials on the surfaces', () => {
     it('refuses a token and a key of different accounts with 400 invalid_request, before looking either up', async () => {
       const { api, newStudent } = await generalApp();
       const [alice, bob] = await Promise.all([newStudent(), newStudent()]);
-      const bobsKey = (await api.post('/api/users/me/api-keys').set(bob.headers).send({ name: 'k', scopes: ['profile:read'] }).expect(201)).body.key;
+      const bobsKey = (
+        await api
+          .post('/api/users/me/api-keys')
+          .set(bob.headers)
+          .send({ name: 'k', scopes: ['profile:read'] })
+          .expect(201)
+      ).body.key;
       for (const path of ['/api/users/me', '/api/users/me/api-keys', '/api/today/loop']) {
         const res = await api.get(path).set(alice.headers).set('X-Service-API-Key', bobsKey).expect(400);
         assert.equal(res.body.code, 'invalid_request');
-        assert.deepEqual(res.body.errors.map((e: { path: string }) => e.path), ['header.Authorization', 'header.X-Service-API-Key']);
+        assert.deepEqual(
+          res.body.errors.map((e: { path: string }) => e.path),
+          ['header.Authorization', 'header.X-Service-API-Key'],
+        );
         assert.equal(res.headers['www-authenticate'], 'Bearer realm="general", error="invalid_request"');
       }
-      await api.post('/api/tasks').set(alice.headers).set('X-Service-API-Key', bobsKey).send({ title: 't', due_at: '2026-12-01T10:00:00Z', course: null }).expect(400);
+      await api
+        .post('/api/tasks')
+        .set(alice.headers)
+        .set('X-Service-API-Key', bobsKey)
+        .send({ title: 't', due_at: '2026-12-01T10:00:00Z', course: null })
+        .expect(400);
     });
 
     it('refuses the same key sent in both headers too: one method per request, whatever they hold', async () => {
       const { api, newStudent } = await generalApp();
       const alice = await newStudent();
-      const key = (await api.post('/api/users/me/api-keys').set(alice.headers).send({ name: 'k', scopes: ['profile:read'] }).expect(201)).body.key;
+      const key = (
+        await api
+          .post('/api/users/me/api-keys')
+          .set(alice.headers)
+          .send({ name: 'k', scopes: ['profile:read'] })
+          .expect(201)
+      ).body.key;
       await api.get('/api/users/me').set('X-Service-API-Key', key).set('Authorization', `Bearer ${key}`).expect(400);
       await api.get('/api/users/me').set('X-Service-API-Key', key).expect(200);
     });
@@ -86,8 +114,15 @@ describe('credentials on the surfaces', () => {
       const { api, newStudent } = await generalApp();
       const alice = await newStudent();
       const task = { title: 't', due_at: '2026-12-01T10:00:00Z', course: null };
-      const res = await api.post('/api/tasks').send({ ...task, access_token: alice.token }).expect(401);
-      assert.equal(res.headers['www-authenticate'], 'Bearer realm="general"', 'answered as a request without a credential');
+      const res = await api
+        .post('/api/tasks')
+        .send({ ...task, access_token: alice.token })
+        .expect(401);
+      assert.equal(
+        res.headers['www-authenticate'],
+        'Bearer realm="general"',
+        'answered as a request without a credential',
+      );
       await api.post('/api/tasks').set(alice.headers).send(task).expect(201);
     });
 
@@ -143,7 +178,9 @@ describe('credentials on the surfaces', () => {
         const api = contractClient(server.baseUrl);
         const from = (address: string) => ({ 'X-Forwarded-For': address, 'X-Service-API-Key': 'svc_live_not_a_key' });
         for (let sent = 0; sent < AUTH_FAILURES_PER_WINDOW; sent += 50) {
-          await Promise.all(Array.from({ length: 50 }, () => api.get('/api/v1/health').set(from('198.51.100.7')).expect(401)));
+          await Promise.all(
+            Array.from({ length: 50 }, () => api.get('/api/v1/health').set(from('198.51.100.7')).expect(401)),
+          );
         }
         await api.get('/api/users/me').set(from('198.51.100.7')).expect(429);
         // Another client behind the same proxy (the same socket address) keeps its own allowance.
@@ -157,7 +194,10 @@ describe('credentials on the surfaces', () => {
       const url = process.env.REDIS_URL;
       if (!url) this.skip(); // needs a real Redis: .ci/run sets REDIS_URL
       const prefix = `rl:test:${randomBytes(4).toString('hex')}:`;
-      const [storesA, storesB] = [await redisLimitStores(url!, { keyPrefix: prefix }), await redisLimitStores(url!, { keyPrefix: prefix })];
+      const [storesA, storesB] = [
+        await redisLimitStores(url!, { keyPrefix: prefix }),
+        await redisLimitStores(url!, { keyPrefix: prefix }),
+      ];
       const server = await listen(await buildApp({ limitStores: storesA }));
       try {
         await failEveryAllowedTime(contractClient(server.baseUrl));

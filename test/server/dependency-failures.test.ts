@@ -13,7 +13,11 @@ import { buildApp } from '../support/partner-app.ts';
 import { testDatabase } from '../support/shared-database.ts';
 import { closedPort, startTcpProxy } from '../support/tcp-proxy.ts';
 
-const failureOf = (query: Promise<unknown>) => query.then(() => assert.fail('the query succeeded'), (error: unknown) => error);
+const failureOf = (query: Promise<unknown>) =>
+  query.then(
+    () => assert.fail('the query succeeded'),
+    (error: unknown) => error,
+  );
 
 describe('dependency failures', () => {
   let downDb: Db;
@@ -69,10 +73,20 @@ describe('dependency failures', () => {
             await new Promise((resolve) => setTimeout(resolve, 200)); // the client learns of it between two statements
             await sql`select 1`.execute(trx);
           })
-          .then(() => 'committed', (error: unknown) => error);
+          .then(
+            () => 'committed',
+            (error: unknown) => error,
+          );
         assert.equal(isDatabaseUnavailable(outcome), true, String(outcome));
-        assert.deepEqual(reported[0], { code: '57P01', message: 'terminating connection due to administrator command' });
-        assert.equal((await sql<{ one: number }>`select 1 as one`.execute(db)).rows[0]!.one, 1, 'the pool opened a new connection');
+        assert.deepEqual(reported[0], {
+          code: '57P01',
+          message: 'terminating connection due to administrator command',
+        });
+        assert.equal(
+          (await sql<{ one: number }>`select 1 as one`.execute(db)).rows[0]!.one,
+          1,
+          'the pool opened a new connection',
+        );
       } finally {
         await db.destroy();
       }
@@ -82,12 +96,19 @@ describe('dependency failures', () => {
   describe('the OAuth endpoints on a database that is down', () => {
     it('answer temporarily_unavailable with Retry-After in their own formats', async () => {
       const api = supertest(await buildApp({ db: downDb }));
-      const token = await api.post('/oauth/token').type('form').send({ grant_type: 'client_credentials', client_id: 'c', client_secret: 's' }).expect(503);
+      const token = await api
+        .post('/oauth/token')
+        .type('form')
+        .send({ grant_type: 'client_credentials', client_id: 'c', client_secret: 's' })
+        .expect(503);
       assert.equal(token.body.error, 'temporarily_unavailable');
       assert.match(String(token.headers['retry-after']), /^\d+$/);
       const revoke = await api.post('/oauth/revoke').type('form').send({ client_id: 'c', token: 't' }).expect(503);
       assert.equal(revoke.body.error, 'temporarily_unavailable');
-      const page = await api.get('/oauth/authorize').query({ client_id: 'c', redirect_uri: 'http://127.0.0.1/cb' }).expect(503);
+      const page = await api
+        .get('/oauth/authorize')
+        .query({ client_id: 'c', redirect_uri: 'http://127.0.0.1/cb' })
+        .expect(503);
       assert.match(String(page.headers['content-type']), /^text\/html/);
       assert.match(String(page.headers['retry-after']), /^\d+$/);
     });
@@ -96,7 +117,10 @@ describe('dependency failures', () => {
   describe('start-up checks', () => {
     it('assertDatabaseReachable throws one line naming the database and the reason', async () => {
       const error = await failureOf(assertDatabaseReachable(downDb, { databaseUrl: downUrl }));
-      assert.match((error as Error).message, /^cannot reach PostgreSQL at 127\.0\.0\.1:\d+\/nowhere: .*ECONNREFUSED[^\n]*$/);
+      assert.match(
+        (error as Error).message,
+        /^cannot reach PostgreSQL at 127\.0\.0\.1:\d+\/nowhere: .*ECONNREFUSED[^\n]*$/,
+      );
     });
 
     it('redisLimitStores throws one line naming Redis and the reason, at once', async () => {
@@ -130,7 +154,8 @@ describe('dependency failures', () => {
       ];
       const open = stores.counter('quota', windows, 'allow');
       const closed = stores.counter('throttle', windows, 'refuse');
-      const hitsOf = async (counter: typeof open) => (await counter.hit(['k', 'k'], [50, 50])).map((window) => window.totalHits);
+      const hitsOf = async (counter: typeof open) =>
+        (await counter.hit(['k', 'k'], [50, 50])).map((window) => window.totalHits);
       try {
         assert.deepEqual(await hitsOf(open), [1, 1]);
 
@@ -146,7 +171,10 @@ describe('dependency failures', () => {
           assert.ok(counted[1]!.resetTime - Date.now() > 60_000, 'each window as long as its own');
         }
         const refusal = await failureOf(closed.hit(['k', 'k'], [50, 50]));
-        assert.ok(refusal instanceof Problem && refusal.status === 503 && refusal.code === 'service_unavailable', String(refusal));
+        assert.ok(
+          refusal instanceof Problem && refusal.status === 503 && refusal.code === 'service_unavailable',
+          String(refusal),
+        );
         // A give-back comes after the answer: it fails quietly, with no count of its own.
         await open.giveBack(['k', 'k'], counted);
         assert.deepEqual(Object.fromEntries(stores.failures.byScope), {

@@ -31,7 +31,10 @@ function sampleRequest(op: OperationUnderTest, spec: any): GeneratedRequest {
 
 function send({ app, credentials }: Client, request: GeneratedRequest, op: OperationUnderTest) {
   const payload = request.body === undefined ? undefined : JSON.stringify(request.body);
-  const call = contractClient(app)[request.method](request.url).set(withProviderSignature(op, request, payload)).set(credentials);
+  const call = contractClient(app)
+    [request.method](request.url)
+    .set(withProviderSignature(op, request, payload))
+    .set(credentials);
   return payload === undefined ? call : call.set('Content-Type', 'application/json').send(payload);
 }
 
@@ -98,7 +101,12 @@ describe('documented statuses outside the input', () => {
             it('413 for a body over the limit, before reading it', async () => {
               const { app, credentials } = await clientFor(ROOMY);
               const request = sampleRequest(op, spec);
-              const res = await contractClient(app)[op.method](request.url).set(credentials).set('Content-Type', 'application/json').send(`"${'x'.repeat(BODY_LIMIT)}"`).expect(413);
+              const res = await contractClient(app)
+                [op.method](request.url)
+                .set(credentials)
+                .set('Content-Type', 'application/json')
+                .send(`"${'x'.repeat(BODY_LIMIT)}"`)
+                .expect(413);
               assert.equal(res.body.code, 'payload_too_large');
             });
           }

@@ -15,21 +15,80 @@ const NUL = '\u0000';
 
 /** Each stored text the audit tried, as the request that stores it. */
 const STORED_TEXTS: Array<{ field: string; send: (g: General, s: Student) => Promise<request.Response> }> = [
-  { field: 'requestBody.title', send: ({ api }, s) => api.post('/api/tasks').set(s.headers).send({ title: `a${NUL}`, due_at: '2026-11-23T09:00:00Z', course: null }) },
-  { field: 'requestBody.course', send: ({ api }, s) => api.post('/api/tasks').set(s.headers).send({ title: 'a', due_at: '2026-11-23T09:00:00Z', course: `a${NUL}` }) },
-  { field: 'requestBody.notes', send: ({ api }, s) => api.post('/api/tasks').set(s.headers).send({ title: 'a', due_at: '2026-11-23T09:00:00Z', course: null, notes: NUL }) },
-  { field: 'requestBody.title', send: ({ api }, s) => api.post('/api/flashcards/decks').set(s.headers).send({ title: `deck${NUL}` }) },
+  {
+    field: 'requestBody.title',
+    send: ({ api }, s) =>
+      api
+        .post('/api/tasks')
+        .set(s.headers)
+        .send({ title: `a${NUL}`, due_at: '2026-11-23T09:00:00Z', course: null }),
+  },
+  {
+    field: 'requestBody.course',
+    send: ({ api }, s) =>
+      api
+        .post('/api/tasks')
+        .set(s.headers)
+        .send({ title: 'a', due_at: '2026-11-23T09:00:00Z', course: `a${NUL}` }),
+  },
+  {
+    field: 'requestBody.notes',
+    send: ({ api }, s) =>
+      api
+        .post('/api/tasks')
+        .set(s.headers)
+        .send({ title: 'a', due_at: '2026-11-23T09:00:00Z', course: null, notes: NUL }),
+  },
+  {
+    field: 'requestBody.title',
+    send: ({ api }, s) =>
+      api
+        .post('/api/flashcards/decks')
+        .set(s.headers)
+        .send({ title: `deck${NUL}` }),
+  },
   {
     field: 'requestBody.front',
     send: async ({ api }, s) => {
       const deck = await api.post('/api/flashcards/decks').set(s.headers).send({ title: 'deck' }).expect(201);
-      return api.post(`/api/flashcards/decks/${deck.body.id}/cards`).set(s.headers).send({ front: `q${NUL}`, back: 'a' });
+      return api
+        .post(`/api/flashcards/decks/${deck.body.id}/cards`)
+        .set(s.headers)
+        .send({ front: `q${NUL}`, back: 'a' });
     },
   },
-  { field: 'requestBody.subject', send: ({ api }, s) => api.post('/api/exams').set(s.headers).send({ subject: `x${NUL}`, exam_date: '2026-12-20' }) },
-  { field: 'requestBody.message', send: ({ api }, s) => api.post('/api/ai/chat').set(s.headers).send({ message: `hi${NUL}` }) },
-  { field: 'requestBody.bio', send: ({ api }, s) => api.patch('/api/users/me').set(s.headers).send({ bio: `me${NUL}` }) },
-  { field: 'requestBody.name', send: ({ api }, s) => api.post('/api/users/me/api-keys').set(s.headers).send({ name: `key${NUL}` }) },
+  {
+    field: 'requestBody.subject',
+    send: ({ api }, s) =>
+      api
+        .post('/api/exams')
+        .set(s.headers)
+        .send({ subject: `x${NUL}`, exam_date: '2026-12-20' }),
+  },
+  {
+    field: 'requestBody.message',
+    send: ({ api }, s) =>
+      api
+        .post('/api/ai/chat')
+        .set(s.headers)
+        .send({ message: `hi${NUL}` }),
+  },
+  {
+    field: 'requestBody.bio',
+    send: ({ api }, s) =>
+      api
+        .patch('/api/users/me')
+        .set(s.headers)
+        .send({ bio: `me${NUL}` }),
+  },
+  {
+    field: 'requestBody.name',
+    send: ({ api }, s) =>
+      api
+        .post('/api/users/me/api-keys')
+        .set(s.headers)
+        .send({ name: `key${NUL}` }),
+  },
   { field: 'query.course', send: ({ api }, s) => api.get('/api/tasks?course=a%00').set(s.headers) },
 ];
 
@@ -58,7 +117,10 @@ describe('hostile inputs: no 5xx', () => {
     }
 
     it('in a key of a JSON body', async () => {
-      const res = await general.api.post('/api/tasks').set(student.headers).send({ [`title${NUL}`]: 'x', title: 'a', due_at: '2026-11-23T09:00:00Z', course: null });
+      const res = await general.api
+        .post('/api/tasks')
+        .set(student.headers)
+        .send({ [`title${NUL}`]: 'x', title: 'a', due_at: '2026-11-23T09:00:00Z', course: null });
       assertRefused(res, `requestBody.title${NUL}`.replace(NUL, '\\u0000'), /NUL/);
     });
 
@@ -73,7 +135,11 @@ describe('hostile inputs: no 5xx', () => {
   });
 
   it('a lone surrogate is a 400 naming the field (it would be stored as U+FFFD, silently)', async () => {
-    const res = await general.api.post('/api/tasks').set(student.headers).set('Content-Type', 'application/json').send('{"title":"a\\ud800","due_at":"2026-11-23T09:00:00Z","course":null}');
+    const res = await general.api
+      .post('/api/tasks')
+      .set(student.headers)
+      .set('Content-Type', 'application/json')
+      .send('{"title":"a\\ud800","due_at":"2026-11-23T09:00:00Z","course":null}');
     assertRefused(res, 'requestBody.title', /surrogate/);
   });
 
@@ -87,22 +153,38 @@ describe('hostile inputs: no 5xx', () => {
     ];
     for (const [due_at, field, message] of cases) {
       it(`due_at ${due_at}`, async () => {
-        assertRefused(await general.api.post('/api/tasks').set(student.headers).send({ title: 'a', due_at, course: null }), field, message);
+        assertRefused(
+          await general.api.post('/api/tasks').set(student.headers).send({ title: 'a', due_at, course: null }),
+          field,
+          message,
+        );
       });
     }
 
     it('the range ends are accepted and echoed in RFC 3339 form', async () => {
       for (const due_at of ['0001-01-01T00:00:00Z', '9999-12-31T23:59:59.999Z']) {
-        const res = await general.api.post('/api/tasks').set(student.headers).send({ title: 'a', due_at, course: null }).expect(201);
+        const res = await general.api
+          .post('/api/tasks')
+          .set(student.headers)
+          .send({ title: 'a', due_at, course: null })
+          .expect(201);
         assert.equal(res.body.due_at, new Date(due_at).toISOString());
         assert.match(res.body.due_at, /^\d{4}-/);
       }
-      const exam = await general.api.post('/api/exams').set(student.headers).send({ subject: 'x', exam_date: '9999-12-31' }).expect(201);
+      const exam = await general.api
+        .post('/api/exams')
+        .set(student.headers)
+        .send({ subject: 'x', exam_date: '9999-12-31' })
+        .expect(201);
       assert.equal(exam.body.exam_date, '9999-12-31');
     });
 
     it('exam_date 0000-01-01', async () => {
-      assertRefused(await general.api.post('/api/exams').set(student.headers).send({ subject: 'x', exam_date: '0000-01-01' }), 'requestBody.exam_date', /date|pattern/);
+      assertRefused(
+        await general.api.post('/api/exams').set(student.headers).send({ subject: 'x', exam_date: '0000-01-01' }),
+        'requestBody.exam_date',
+        /date|pattern/,
+      );
     });
 
     for (const [query, field] of [
@@ -133,18 +215,31 @@ describe('hostile inputs: no 5xx', () => {
     });
 
     it('an exams cursor that carries 0000-01-01', async () => {
-      assertRefused(await general.api.get(`/api/exams?cursor=${encodeCursor(['0000-01-01', randomUUID()])}`).set(student.headers), 'query.cursor', /cursor/);
+      assertRefused(
+        await general.api.get(`/api/exams?cursor=${encodeCursor(['0000-01-01', randomUUID()])}`).set(student.headers),
+        'query.cursor',
+        /cursor/,
+      );
     });
 
     it('a tasks cursor that carries a year 10000 instant', async () => {
-      assertRefused(await general.api.get(`/api/tasks?cursor=${encodeCursor(['+010000-01-01T00:00:00.000Z', randomUUID()])}`).set(student.headers), 'query.cursor', /cursor/);
+      assertRefused(
+        await general.api
+          .get(`/api/tasks?cursor=${encodeCursor(['+010000-01-01T00:00:00.000Z', randomUUID()])}`)
+          .set(student.headers),
+        'query.cursor',
+        /cursor/,
+      );
     });
   });
 
   describe('bodies that do not decode are 4xx problems', () => {
     for (const credentials of [true, false]) {
       it(`Content-Encoding: gzip on a plain body (${credentials ? 'with' : 'without'} credentials)`, async () => {
-        let call = request(general.app).post('/api/tasks').set('Content-Type', 'application/json').set('Content-Encoding', 'gzip');
+        let call = request(general.app)
+          .post('/api/tasks')
+          .set('Content-Type', 'application/json')
+          .set('Content-Encoding', 'gzip');
         if (credentials) call = call.set(student.headers);
         const res = await call.send('{"title":"a","due_at":"2026-11-23T09:00:00Z","course":null}');
         assert.equal(res.status, 400, `${res.status} ${res.text}`);
@@ -154,20 +249,35 @@ describe('hostile inputs: no 5xx', () => {
 
     it('a gzip body that decodes is read', async () => {
       const body = gzipSync(JSON.stringify({ title: 'zipped', due_at: '2026-11-23T09:00:00Z', course: null }));
-      const res = await request(general.app).post('/api/tasks').set(student.headers).set('Content-Type', 'application/json').set('Content-Encoding', 'gzip').serialize((b: Buffer) => b as never).send(body);
+      const res = await request(general.app)
+        .post('/api/tasks')
+        .set(student.headers)
+        .set('Content-Type', 'application/json')
+        .set('Content-Encoding', 'gzip')
+        .serialize((b: Buffer) => b as never)
+        .send(body);
       assert.equal(res.status, 201, res.text);
     });
 
     for (const encoding of ['br', 'zstd', 'compress', 'x-custom']) {
       it(`Content-Encoding: ${encoding} is a 400 problem`, async () => {
-        const res = await request(general.app).post('/api/tasks').set(student.headers).set('Content-Type', 'application/json').set('Content-Encoding', encoding).send('{}');
+        const res = await request(general.app)
+          .post('/api/tasks')
+          .set(student.headers)
+          .set('Content-Type', 'application/json')
+          .set('Content-Encoding', encoding)
+          .send('{}');
         assert.equal(res.status, 400, `${res.status} ${res.text}`);
         assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
       });
     }
 
     it('an unknown charset is a 400 problem', async () => {
-      const res = await request(general.app).post('/api/tasks').set(student.headers).set('Content-Type', 'application/json; charset=x-unknown').send('{}');
+      const res = await request(general.app)
+        .post('/api/tasks')
+        .set(student.headers)
+        .set('Content-Type', 'application/json; charset=x-unknown')
+        .send('{}');
       assert.equal(res.status, 400, `${res.status} ${res.text}`);
       assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
     });
@@ -188,16 +298,35 @@ describe('hostile inputs: no 5xx', () => {
 
     for (const field of ['client_id', 'email']) {
       it(`POST /oauth/authorize with NUL in ${field} shows the error page (400)`, async () => {
-        const form = { response_type: 'code', client_id: clientId, redirect_uri: 'http://localhost:8080/callback', email: 'a@example.com', password: 'x', [field]: `a${NUL}` };
+        const form = {
+          response_type: 'code',
+          client_id: clientId,
+          redirect_uri: 'http://localhost:8080/callback',
+          email: 'a@example.com',
+          password: 'x',
+          [field]: `a${NUL}`,
+        };
         const res = await request(general.app).post('/oauth/authorize').type('form').send(form);
         assert.equal(res.status, 400, res.text);
         assert.match(res.text, new RegExp(field));
       });
     }
 
-    for (const [path, field] of [['/oauth/revoke', 'client_id'], ['/oauth/revoke', 'token'], ['/oauth/token', 'client_id'], ['/oauth/token', 'code']] as const) {
+    for (const [path, field] of [
+      ['/oauth/revoke', 'client_id'],
+      ['/oauth/revoke', 'token'],
+      ['/oauth/token', 'client_id'],
+      ['/oauth/token', 'code'],
+    ] as const) {
       it(`POST ${path} with NUL in ${field} is an RFC 6749 invalid_request (400)`, async () => {
-        const form = { grant_type: 'authorization_code', client_id: clientId, token: 'x', code: 'x', redirect_uri: 'http://localhost:8080/callback', [field]: `a${NUL}` };
+        const form = {
+          grant_type: 'authorization_code',
+          client_id: clientId,
+          token: 'x',
+          code: 'x',
+          redirect_uri: 'http://localhost:8080/callback',
+          [field]: `a${NUL}`,
+        };
         const res = await request(general.app).post(path).type('form').send(form);
         assert.equal(res.status, 400, res.text);
         assert.equal(res.body.error, 'invalid_request');

@@ -12,7 +12,11 @@ describe('metrics (METRICS_PORT)', () => {
   let server: Server;
   let url: string;
   before(async () => {
-    server = await serveMetrics({ port: 0, host: '127.0.0.1' }, () => metricsRegistry.metrics(), metricsRegistry.contentType);
+    server = await serveMetrics(
+      { port: 0, host: '127.0.0.1' },
+      () => metricsRegistry.metrics(),
+      metricsRegistry.contentType,
+    );
     url = metricsUrl(server);
   });
   after(() => server.close());

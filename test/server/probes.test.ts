@@ -23,7 +23,10 @@ describe('probes (/livez, /readyz)', function () {
     assert.equal(live.headers['cache-control'], 'no-store');
     await app.get('/LIVEZ/').expect(200); // routed as Express routes: any case, a trailing slash
     const ready = await app.get('/readyz').expect(200);
-    assert.deepEqual(ready.body, { status: 'ready', checks: { accepting: 'ok', database: 'ok', migrations: 'ok', redis: 'not_configured' } });
+    assert.deepEqual(ready.body, {
+      status: 'ready',
+      checks: { accepting: 'ok', database: 'ok', migrations: 'ok', redis: 'not_configured' },
+    });
   });
 
   it('is not ready while the process drains for a stop, though still alive', async () => {
@@ -44,7 +47,12 @@ describe('probes (/livez, /readyz)', function () {
       const startedAt = Date.now();
       const ready = await app.get('/readyz').expect(503);
       assert.ok(Date.now() - startedAt < 1000);
-      assert.deepEqual(ready.body.checks, { accepting: 'ok', database: 'unreachable', migrations: 'unknown', redis: 'not_configured' });
+      assert.deepEqual(ready.body.checks, {
+        accepting: 'ok',
+        database: 'unreachable',
+        migrations: 'unknown',
+        redis: 'not_configured',
+      });
     } finally {
       await db.destroy();
     }
@@ -57,7 +65,10 @@ describe('probes (/livez, /readyz)', function () {
     await app.get('/livez').expect(200);
     await app.get('/readyz').expect(200);
     await app.get('/api/v1/health').expect(401);
-    assert.deepEqual(lines.map((line) => line.req?.url), ['/api/v1/health']);
+    assert.deepEqual(
+      lines.map((line) => line.req?.url),
+      ['/api/v1/health'],
+    );
   });
 
   it('is not ready when Redis is configured and cannot be reached', async function () {
@@ -76,14 +87,24 @@ describe('probes (/livez, /readyz)', function () {
     const throwaway = await createThrowawayDatabase(serverUrl!, 'probes_test');
     const db = connect({ databaseUrl: throwaway.url });
     try {
-      await db.schema.createTable('kysely_migration').addColumn('name', 'varchar(255)', (c) => c.primaryKey()).execute();
-      await db.insertInto('kysely_migration' as never).values({ name: '20261122_0001_partner_v1' } as never).execute();
+      await db.schema
+        .createTable('kysely_migration')
+        .addColumn('name', 'varchar(255)', (c) => c.primaryKey())
+        .execute();
+      await db
+        .insertInto('kysely_migration' as never)
+        .values({ name: '20261122_0001_partner_v1' } as never)
+        .execute();
       const app = supertest(await buildApp({ db, limitStores: memoryLimitStores() }));
-      assert.deepEqual((await app.get('/readyz').expect(503)).body.checks, { accepting: 'ok', database: 'ok', migrations: 'pending', redis: 'not_configured' });
+      assert.deepEqual((await app.get('/readyz').expect(503)).body.checks, {
+        accepting: 'ok',
+        database: 'ok',
+        migrations: 'pending',
+        redis: 'not_configured',
+      });
     } finally {
       await db.destroy();
       await throwaway.drop();
     }
   });
 });
-

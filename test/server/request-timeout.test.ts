@@ -21,7 +21,9 @@ function trickle(baseUrl: string): Promise<{ sent: number; response: string }> {
     let response = '';
     let timer: NodeJS.Timeout | undefined;
     socket.on('connect', () => {
-      socket.write('POST /api/accounts HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{');
+      socket.write(
+        'POST /api/accounts HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{',
+      );
       timer = setInterval(() => {
         if (sent >= TRICKLE_BYTES) return void (clearInterval(timer), socket.destroy(), resolve({ sent, response }));
         socket.write(' ');
@@ -30,7 +32,13 @@ function trickle(baseUrl: string): Promise<{ sent: number; response: string }> {
     });
     socket.on('data', (chunk) => (response += chunk.toString('latin1')));
     socket.on('close', () => (clearInterval(timer), resolve({ sent, response })));
-    socket.on('error', (error) => (clearInterval(timer), (error as NodeJS.ErrnoException).code === 'ECONNRESET' ? resolve({ sent, response }) : reject(error)));
+    socket.on(
+      'error',
+      (error) => (
+        clearInterval(timer),
+        (error as NodeJS.ErrnoException).code === 'ECONNRESET' ? resolve({ sent, response }) : reject(error)
+      ),
+    );
   });
 }
 
@@ -40,7 +48,10 @@ describe('request timeout', () => {
     const server = await listen(await buildApp(), requestTimeoutOptions(TIMEOUT_MS));
     try {
       const { sent, response } = await trickle(server.baseUrl);
-      assert.ok(sent < TRICKLE_BYTES, `the server closed the connection after ${sent} of ${TRICKLE_BYTES} trickled bytes`);
+      assert.ok(
+        sent < TRICKLE_BYTES,
+        `the server closed the connection after ${sent} of ${TRICKLE_BYTES} trickled bytes`,
+      );
       assert.match(response, /^HTTP\/1\.1 408 /);
       // A request that arrives promptly is served as usual.
       assert.equal((await fetch(`${server.baseUrl}/livez`)).status, 200);

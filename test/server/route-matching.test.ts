@@ -17,8 +17,20 @@ async function router(definition: Document, compiledOnce: boolean) {
 /** Every path of the spec with its parameters filled in several ways, and paths next to them that match nothing. */
 function paths(definition: Document): string[] {
   const templates = Object.keys(definition.paths ?? {});
-  const filled = templates.flatMap((t) => [t.replace(/\{[^}]+\}/g, 'x'), t.replace(/\{[^}]+\}/g, '0062eb69-0850-50d0-85b9-2d36e004ad63'), t.replace(/\{[^}]+\}/g, 'a.b')]);
-  const near = filled.flatMap((p) => [`${p}/`, `${p}/extra`, `${p}/special`, p.replace(/\/[^/]+$/, ''), p.replace(/\/[^/]+$/, '/special'), p.toUpperCase(), `${p}.json`]);
+  const filled = templates.flatMap((t) => [
+    t.replace(/\{[^}]+\}/g, 'x'),
+    t.replace(/\{[^}]+\}/g, '0062eb69-0850-50d0-85b9-2d36e004ad63'),
+    t.replace(/\{[^}]+\}/g, 'a.b'),
+  ]);
+  const near = filled.flatMap((p) => [
+    `${p}/`,
+    `${p}/extra`,
+    `${p}/special`,
+    p.replace(/\/[^/]+$/, ''),
+    p.replace(/\/[^/]+$/, '/special'),
+    p.toUpperCase(),
+    `${p}.json`,
+  ]);
   return [...new Set([...templates, ...filled, ...near, '/', '/nothing', ''])];
 }
 
@@ -62,7 +74,11 @@ describe('route matching with compiled templates', () => {
           for (const strict of [false, true]) {
             const request = { method, path, headers: {}, query: {} };
             const expected = outcome(() => theirs.matchOperation(request, strict));
-            assert.equal(outcome(() => ours.matchOperation(request, strict)), expected, `${method} ${path} (strict: ${strict})`);
+            assert.equal(
+              outcome(() => ours.matchOperation(request, strict)),
+              expected,
+              `${method} ${path} (strict: ${strict})`,
+            );
             compared++;
             if (expected.startsWith('operation')) routed++;
           }

@@ -37,7 +37,11 @@ async function stoppableServer(options: { drainMs: number; deadlineMs: number; s
   return { lifecycle, server, port, stop, events, slowStarted };
 }
 
-function get(port: number, path: string, agent?: Agent): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
+function get(
+  port: number,
+  path: string,
+  agent?: Agent,
+): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path, agent }, (res) => {
       let body = '';
@@ -164,10 +168,22 @@ describe('graceful stop (server/process/lifecycle.ts)', function () {
 describe('stop settings (SHUTDOWN_DRAIN_SECONDS, SHUTDOWN_GRACE_SECONDS)', () => {
   it('drains 5 s within a 10 s deadline by default, and refuses a drain that would not end before the deadline', () => {
     assert.deepEqual(pickStop(loadConfig({})), { shutdownDrainSeconds: 5, shutdownGraceSeconds: 10 });
-    assert.deepEqual(pickStop(loadConfig({ SHUTDOWN_GRACE_SECONDS: '3' })), { shutdownDrainSeconds: 2, shutdownGraceSeconds: 3 });
-    assert.deepEqual(pickStop(loadConfig({ SHUTDOWN_DRAIN_SECONDS: '0', SHUTDOWN_GRACE_SECONDS: '1' })), { shutdownDrainSeconds: 0, shutdownGraceSeconds: 1 });
-    assert.throws(() => loadConfig({ SHUTDOWN_DRAIN_SECONDS: '10' }), /SHUTDOWN_DRAIN_SECONDS \(10\) must be less than SHUTDOWN_GRACE_SECONDS \(10\)/);
-    assert.throws(() => loadConfig({ SHUTDOWN_GRACE_SECONDS: '0' }), /SHUTDOWN_GRACE_SECONDS must be an integer from 1/);
+    assert.deepEqual(pickStop(loadConfig({ SHUTDOWN_GRACE_SECONDS: '3' })), {
+      shutdownDrainSeconds: 2,
+      shutdownGraceSeconds: 3,
+    });
+    assert.deepEqual(pickStop(loadConfig({ SHUTDOWN_DRAIN_SECONDS: '0', SHUTDOWN_GRACE_SECONDS: '1' })), {
+      shutdownDrainSeconds: 0,
+      shutdownGraceSeconds: 1,
+    });
+    assert.throws(
+      () => loadConfig({ SHUTDOWN_DRAIN_SECONDS: '10' }),
+      /SHUTDOWN_DRAIN_SECONDS \(10\) must be less than SHUTDOWN_GRACE_SECONDS \(10\)/,
+    );
+    assert.throws(
+      () => loadConfig({ SHUTDOWN_GRACE_SECONDS: '0' }),
+      /SHUTDOWN_GRACE_SECONDS must be an integer from 1/,
+    );
   });
 });
 

@@ -27,7 +27,13 @@ describe('npm start (app/main.ts)', function () {
   // before a stop: each would wait its 5 s; the drain is test/server/shutdown.test.ts's subject, and the `npm start`
   // test below keeps one, which tells the server from a wrapper that died alone.
   const start = () =>
-    startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: undefined, REDIS_URL: undefined, PUBLIC_URL: 'http://localhost:3000', SHUTDOWN_DRAIN_SECONDS: '0' });
+    startServerProcess({
+      DATA_DIR: dataDir,
+      DATABASE_URL: undefined,
+      REDIS_URL: undefined,
+      PUBLIC_URL: 'http://localhost:3000',
+      SHUTDOWN_DRAIN_SECONDS: '0',
+    });
 
   it('seeds an empty embedded database, prints a working demo key once, and stops cleanly on SIGTERM', async () => {
     const first = start();
@@ -36,7 +42,9 @@ describe('npm start (app/main.ts)', function () {
     assert.ok(key, `a demo key is printed:\n${first.output()}`);
     const health = await fetch(`${url}/api/v1/health`, { headers: { 'X-Service-API-Key': key } });
     assert.equal(health.status, 200);
-    const universities = await fetch(`${url}/api/v1/universities?limit=100`, { headers: { Authorization: `Bearer ${key}` } });
+    const universities = await fetch(`${url}/api/v1/universities?limit=100`, {
+      headers: { Authorization: `Bearer ${key}` },
+    });
     assert.ok(((await universities.json()) as unknown[]).length >= 30);
     // The demo student's personal key works on the general surface, whose daily loop starts with the overdue task.
     const personalKey = /personal API key[^\n]*\n\s*(svc_live_[0-9A-Za-z]{32})/.exec(first.output())?.[1];
@@ -52,14 +60,27 @@ describe('npm start (app/main.ts)', function () {
     // The signing key was made once and kept beside the data, readable by its owner only.
     assert.equal(statSync(join(dataDir, SIGNING_KEYS_FILE)).mode & 0o777, 0o600);
     const db = connect({ dataDir });
-    const { client_id } = await registerClient(db, { name: 'restart test', redirect_uris: [TEST_REDIRECT_URI], scopes: ['profile:read'], confidential: false });
+    const { client_id } = await registerClient(db, {
+      name: 'restart test',
+      redirect_uris: [TEST_REDIRECT_URI],
+      scopes: ['profile:read'],
+      confidential: false,
+    });
     await db.destroy();
 
     // A second start keeps the data, and the key stays secret: it is not printed again.
     const second = start();
     const again = await second.listening;
-    const { access_token } = await signIn(again, { client_id, email: DEMO_STUDENT.email, password, scope: 'profile:read' });
-    assert.equal((await fetch(`${again}/api/users/me`, { headers: { Authorization: `Bearer ${access_token}` } })).status, 200);
+    const { access_token } = await signIn(again, {
+      client_id,
+      email: DEMO_STUDENT.email,
+      password,
+      scope: 'profile:read',
+    });
+    assert.equal(
+      (await fetch(`${again}/api/users/me`, { headers: { Authorization: `Bearer ${access_token}` } })).status,
+      200,
+    );
     // While it runs, no other process may open the same embedded database (PGlite would lose writes).
     const intruder = start();
     await assert.rejects(intruder.listening, /in use by process/);
@@ -73,7 +94,10 @@ describe('npm start (app/main.ts)', function () {
     // An access token issued before a restart still verifies after it.
     const third = start();
     const restarted = await third.listening;
-    assert.equal((await fetch(`${restarted}/api/users/me`, { headers: { Authorization: `Bearer ${access_token}` } })).status, 200);
+    assert.equal(
+      (await fetch(`${restarted}/api/users/me`, { headers: { Authorization: `Bearer ${access_token}` } })).status,
+      200,
+    );
     third.child.kill('SIGTERM');
     assert.equal(await third.exited, 0);
   });
@@ -89,7 +113,13 @@ describe('npm start (app/main.ts)', function () {
         [{ AI_BASE_URL: 'https://ai.example/v1' }, /^could not start: AI_BASE_URL and AI_API_KEY must be set together/],
       ];
       for (const [env, line] of cases) {
-        const run = startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: undefined, REDIS_URL: undefined, AI_API_KEY: undefined, ...env });
+        const run = startServerProcess({
+          DATA_DIR: dataDir,
+          DATABASE_URL: undefined,
+          REDIS_URL: undefined,
+          AI_API_KEY: undefined,
+          ...env,
+        });
         assert.equal(await run.exited, 1, run.output());
         assert.deepEqual(run.output().trim().split('\n').length, 1, run.output());
         assert.match(run.output().trim(), line);
@@ -107,16 +137,29 @@ describe('npm start (app/main.ts)', function () {
     const port = (taken.address() as AddressInfo).port;
     try {
       // A first start migrates and seeds, so that the second reaches its listen at once, its worker already polling.
-      const first = startServerProcess({ DATABASE_URL: throwaway.url, REDIS_URL: undefined, DATA_DIR: undefined, SHUTDOWN_DRAIN_SECONDS: '0' });
+      const first = startServerProcess({
+        DATABASE_URL: throwaway.url,
+        REDIS_URL: undefined,
+        DATA_DIR: undefined,
+        SHUTDOWN_DRAIN_SECONDS: '0',
+      });
       await first.listening;
       first.child.kill('SIGTERM');
       assert.equal(await first.exited, 0, first.output());
       // Its banner's CLI hints carry what the CLI needs on PostgreSQL: the database, and the servers' key by name.
       const hint = /create a partner key: DATABASE_URL=\S+ SECRETS_KEY="\$SECRETS_KEY" npm run cli -- keys create/;
       assert.match(first.output(), hint);
-      const run = startServerProcess({ DATABASE_URL: throwaway.url, REDIS_URL: undefined, DATA_DIR: undefined, PORT: String(port), WEBHOOK_POLL_MS: '500' });
+      const run = startServerProcess({
+        DATABASE_URL: throwaway.url,
+        REDIS_URL: undefined,
+        DATA_DIR: undefined,
+        PORT: String(port),
+        WEBHOOK_POLL_MS: '500',
+      });
       assert.equal(await run.exited, 1, run.output());
-      assert.deepEqual(run.output().trim().split('\n'), [`could not start: PORT ${port} is already in use (is another server running?); stop it or choose another port with PORT=`]);
+      assert.deepEqual(run.output().trim().split('\n'), [
+        `could not start: PORT ${port} is already in use (is another server running?); stop it or choose another port with PORT=`,
+      ]);
     } finally {
       taken.close();
       await throwaway.drop();
@@ -129,28 +172,45 @@ describe('npm start (app/main.ts)', function () {
     url.pathname = '/sc_no_such_database';
     const run = startServerProcess({ DATABASE_URL: url.toString(), REDIS_URL: undefined });
     assert.equal(await run.exited, 1, run.output());
-    assert.match(run.output().trim(), /^could not start: DATABASE_URL names the database "sc_no_such_database", which does not exist on [^\n]+; create it \(createdb [^\n]+\) or fix the URL$/);
+    assert.match(
+      run.output().trim(),
+      /^could not start: DATABASE_URL names the database "sc_no_such_database", which does not exist on [^\n]+; create it \(createdb [^\n]+\) or fix the URL$/,
+    );
   });
 
   it('reaches Redis before it changes the database: a closed REDIS_URL fails in one line and leaves no table behind', async () => {
     // A throwaway PostgreSQL database, or a new embedded one when the run has none: after the failed start the first
     // has no table (kysely_migration included), the second no reference data.
-    const throwaway = process.env.DATABASE_URL ? await createThrowawayDatabase(process.env.DATABASE_URL, 'sc_start_redis') : undefined;
+    const throwaway = process.env.DATABASE_URL
+      ? await createThrowawayDatabase(process.env.DATABASE_URL, 'sc_start_redis')
+      : undefined;
     const emptyDir = throwaway ? undefined : mkdtempSync(join(tmpdir(), 'sc-start-redis-'));
     const target = throwaway ? { databaseUrl: throwaway.url } : { dataDir: emptyDir! };
     try {
       const port = await closedPort();
-      const run = startServerProcess({ DATABASE_URL: throwaway?.url, DATA_DIR: emptyDir, REDIS_URL: `redis://127.0.0.1:${port}` });
+      const run = startServerProcess({
+        DATABASE_URL: throwaway?.url,
+        DATA_DIR: emptyDir,
+        REDIS_URL: `redis://127.0.0.1:${port}`,
+      });
       assert.equal(await run.exited, 1, run.output());
-      assert.match(run.output().trim(), new RegExp(`^could not start: cannot reach Redis at 127\\.0\\.0\\.1:${port}: [^\\n]*ECONNREFUSED[^\\n]*$`));
+      assert.match(
+        run.output().trim(),
+        new RegExp(`^could not start: cannot reach Redis at 127\\.0\\.0\\.1:${port}: [^\\n]*ECONNREFUSED[^\\n]*$`),
+      );
       const db = connect(target);
       try {
         if (throwaway) {
-          const tables = await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = 'public'`.execute(db);
+          const tables = await sql<{
+            name: string;
+          }>`select table_name as name from information_schema.tables where table_schema = 'public'`.execute(db);
           assert.deepEqual(tables.rows, [], 'no migration ran');
         } else {
           // A new embedded database is copied from a migrated template: what must not have happened is the seeding.
-          const universities = await db.selectFrom('universities').select((eb) => eb.fn.countAll<string>().as('count')).executeTakeFirstOrThrow();
+          const universities = await db
+            .selectFrom('universities')
+            .select((eb) => eb.fn.countAll<string>().as('count'))
+            .executeTakeFirstOrThrow();
           assert.equal(Number(universities.count), 0, 'no reference data was loaded');
         }
       } finally {
@@ -167,7 +227,15 @@ describe('npm start (app/main.ts)', function () {
     const child = spawn('npm', ['start', '--silent'], {
       cwd: new URL('../../', import.meta.url).pathname,
       // A drain of 2 s, not the default 5: a server left behind by a wrapper still answers the request 0.5 s after the exit.
-      env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: dataDir, DATABASE_URL: '', REDIS_URL: '', SHUTDOWN_DRAIN_SECONDS: '2' },
+      env: {
+        ...process.env,
+        PORT: '0',
+        LOG_LEVEL: 'warn',
+        DATA_DIR: dataDir,
+        DATABASE_URL: '',
+        REDIS_URL: '',
+        SHUTDOWN_DRAIN_SECONDS: '2',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

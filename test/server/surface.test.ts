@@ -12,7 +12,11 @@ type Limit = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
 // Headers the contract requires on 200s, set in the real app by the limiter and the request logger.
 const oneWindow: Limit = async (_req, res) => {
-  for (const [name, value] of Object.entries({ RateLimit: '"minute"; r=0; t=1', 'RateLimit-Policy': '"minute"; q=1; w=60', 'X-Request-Id': 'r' })) {
+  for (const [name, value] of Object.entries({
+    RateLimit: '"minute"; r=0; t=1',
+    'RateLimit-Policy': '"minute"; q=1; w=60',
+    'X-Request-Id': 'r',
+  })) {
     res.setHeader(name, value);
   }
 };
@@ -30,7 +34,10 @@ async function appWithHealth(body: unknown, violations: string[][], limit: Limit
   const principal = { id: 'k', prefix: 'svc_live_Ab3dE6gH', name: 'n', per_minute: 1, per_day: 1 };
   const serve = serveSurface({
     contract: await loadSurfaceContract('partner-v1'),
-    authenticators: { ApiKeyHeader: async () => ({ principal }), ApiKeyBearer: async () => ({ error: 'missing' as const }) },
+    authenticators: {
+      ApiKeyHeader: async () => ({ principal }),
+      ApiKeyBearer: async () => ({ error: 'missing' as const }),
+    },
     challenge: 'Bearer',
     unauthorizedDetail: () => 'no',
     limit,
@@ -38,7 +45,10 @@ async function appWithHealth(body: unknown, violations: string[][], limit: Limit
     context: { db: testDatabase().db, now: () => new Date(), lifecycle: createLifecycle(), apiVersion: '1.0.0' },
     onContractViolation: (_req, failures) => violations.push(failures),
   });
-  return supertest((req: IncomingMessage, res: ServerResponse) => void serve(req, res).catch((error: unknown) => res.writeHead(500).end(String(error))));
+  return supertest(
+    (req: IncomingMessage, res: ServerResponse) =>
+      void serve(req, res).catch((error: unknown) => res.writeHead(500).end(String(error))),
+  );
 }
 
 describe('serveSurface response check', () => {
@@ -47,11 +57,23 @@ describe('serveSurface response check', () => {
     const api = await appWithHealth({ status: 'ok', version: 'one' }, violations);
     await api.get('/api/v1/health').expect(200);
     assert.equal(violations.length, 1);
-    assert.ok(violations[0]!.some((f) => /your_key/.test(f)), violations[0]!.join('\n'));
-    assert.ok(violations[0]!.some((f) => /version/.test(f)), violations[0]!.join('\n'));
+    assert.ok(
+      violations[0]!.some((f) => /your_key/.test(f)),
+      violations[0]!.join('\n'),
+    );
+    assert.ok(
+      violations[0]!.some((f) => /version/.test(f)),
+      violations[0]!.join('\n'),
+    );
   });
 
-  const keptBody = { status: 'ok', version: '1.0.0', your_key: 'svc_live_Ab3dE6gH', rate_limit_per_min: 1, rate_limit_per_day: 1 };
+  const keptBody = {
+    status: 'ok',
+    version: '1.0.0',
+    your_key: 'svc_live_Ab3dE6gH',
+    rate_limit_per_min: 1,
+    rate_limit_per_day: 1,
+  };
 
   it('stays quiet for a response that keeps it', async () => {
     const violations: string[][] = [];

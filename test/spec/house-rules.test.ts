@@ -12,7 +12,8 @@ describe('house lint rules', () => {
   let scratch: string;
   before(() => {
     scratch = mkdtempSync(join(tmpdir(), 'house-rules-'));
-    for (const entry of ['spec', 'redocly', 'redocly.yaml', '.redocly.lint-ignore.yaml']) cpSync(join(root, entry), join(scratch, entry), { recursive: true });
+    for (const entry of ['spec', 'redocly', 'redocly.yaml', '.redocly.lint-ignore.yaml'])
+      cpSync(join(root, entry), join(scratch, entry), { recursive: true });
   });
   after(() => rmSync(scratch, { recursive: true, force: true }));
 
@@ -22,10 +23,18 @@ describe('house lint rules', () => {
     const after = before.replace(/^ {10}rename:$/m, '          renamed:');
     assert.notEqual(after, before, 'the scratch edit applies');
     writeFileSync(file, after);
-    const lint = await runNode([join(root, 'node_modules/@redocly/cli/bin/cli.js'), 'lint', '--format=stylish'], scratch);
+    const lint = await runNode(
+      [join(root, 'node_modules/@redocly/cli/bin/cli.js'), 'lint', '--format=stylish'],
+      scratch,
+    );
     assert.equal(lint.code, 1, lint.stdout + lint.stderr);
-    assert.match(lint.stdout + lint.stderr, /house\/response-examples-paired +Response example `rename` \(200\) of updateDeck has no request example of the same name on the request body\./);
-    const problems = (lint.stdout + lint.stderr).split('\n').filter((line) => /^\s+\d+:\d+\s+(error|warning)\s/.test(line));
+    assert.match(
+      lint.stdout + lint.stderr,
+      /house\/response-examples-paired +Response example `rename` \(200\) of updateDeck has no request example of the same name on the request body\./,
+    );
+    const problems = (lint.stdout + lint.stderr)
+      .split('\n')
+      .filter((line) => /^\s+\d+:\d+\s+(error|warning)\s/.test(line));
     assert.equal(problems.length, 1, `the edit breaks this rule only:\n${problems.join('\n')}`);
   });
 });

@@ -54,7 +54,11 @@ describe('spec: a third-party generator (@hey-api/openapi-ts) on the bundled spe
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'hey-api-'));
     for (const surface of surfaces) {
-      await createClient({ input: `generated/${surface}/openapi.json`, output: join(dir, surface), logs: { level: 'silent', file: false } });
+      await createClient({
+        input: `generated/${surface}/openapi.json`,
+        output: join(dir, surface),
+        logs: { level: 'silent', file: false },
+      });
       writeFileSync(join(dir, `${surface}-usage.ts`), USAGE[surface]);
     }
   });
@@ -63,9 +67,24 @@ describe('spec: a third-party generator (@hey-api/openapi-ts) on the bundled spe
   it('generates a client of each surface that, with code using its event and variant types, typechecks under strict', () => {
     const program = ts.createProgram(
       surfaces.map((surface) => join(dir, `${surface}-usage.ts`)),
-      { strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler, lib: ['lib.es2022.d.ts', 'lib.dom.d.ts', 'lib.dom.iterable.d.ts'], types: [], skipLibCheck: true },
+      {
+        strict: true,
+        noEmit: true,
+        target: ts.ScriptTarget.ES2022,
+        module: ts.ModuleKind.ESNext,
+        moduleResolution: ts.ModuleResolutionKind.Bundler,
+        lib: ['lib.es2022.d.ts', 'lib.dom.d.ts', 'lib.dom.iterable.d.ts'],
+        types: [],
+        skipLibCheck: true,
+      },
     );
-    const errors = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n') + (d.file ? ` (${d.file.fileName.slice(dir.length + 1)})` : ''));
+    const errors = ts
+      .getPreEmitDiagnostics(program)
+      .map(
+        (d) =>
+          ts.flattenDiagnosticMessageText(d.messageText, '\n') +
+          (d.file ? ` (${d.file.fileName.slice(dir.length + 1)})` : ''),
+      );
     assert.deepEqual(errors, []);
   });
 });

@@ -15,7 +15,10 @@ describe('keyedLine', () => {
       return result;
     };
     const busy = Array.from({ length: 5 }, (_, i) => line.tryRun('busy', task(`busy ${i}`)));
-    assert.deepEqual(busy.map((p) => p !== undefined), [true, true, true, false, false]);
+    assert.deepEqual(
+      busy.map((p) => p !== undefined),
+      [true, true, true, false, false],
+    );
     assert.equal(line.pending('busy'), 3);
     const other = line.tryRun('other', async () => 'other');
     assert.equal(await other, 'other', "another key's task ran while the busy key's first was still running");

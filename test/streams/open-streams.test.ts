@@ -29,15 +29,28 @@ describe('open streams', () => {
   async function holder() {
     const app = await buildApp();
     const student = await newStudent(app);
-    const key = (await contractClient(app).post('/api/users/me/api-keys').set(student.headers).send({ name: 'k', scopes: ['exams:read'] }).expect(201)).body;
+    const key = (
+      await contractClient(app)
+        .post('/api/users/me/api-keys')
+        .set(student.headers)
+        .send({ name: 'k', scopes: ['exams:read'] })
+        .expect(201)
+    ).body;
     const credential: Credential = { kind: 'api_key', key_id: key.id, prefix: key.prefix, grant_id: null };
     return { user_id: student.id, credential };
   }
   const expiries = async (userId: string) =>
-    (await sql<{ expires_at: Date }>`select expires_at from open_streams where user_id = ${userId} order by id`.execute(testDatabase().db)).rows.map((r) => r.expires_at.getTime());
+    (
+      await sql<{
+        expires_at: Date;
+      }>`select expires_at from open_streams where user_id = ${userId} order by id`.execute(testDatabase().db)
+    ).rows.map((r) => r.expires_at.getTime());
 
   it('renews the leases of its streams, and ends a stream whose row was deleted under it (lease_lost)', async () => {
-    const streams = openStreams(testDatabase().db, notifications, { limits: SHORT, onError: (error) => assert.fail(String(error)) });
+    const streams = openStreams(testDatabase().db, notifications, {
+      limits: SHORT,
+      onError: (error) => assert.fail(String(error)),
+    });
     const account = await holder();
     const endings: StreamRevocation[] = [];
     const kept = await streams.take(account, 'readiness', (why) => endings.push(why));
@@ -46,7 +59,9 @@ describe('open streams', () => {
 
     await streams.take(account, 'readiness', (why) => endings.push(why));
     assert.equal(streams.held, 2);
-    await sql`delete from open_streams where id = (select id from open_streams where user_id = ${account.user_id} order by opened_at desc, id limit 1)`.execute(testDatabase().db);
+    await sql`delete from open_streams where id = (select id from open_streams where user_id = ${account.user_id} order by opened_at desc, id limit 1)`.execute(
+      testDatabase().db,
+    );
     await until(() => endings.length === 1, 'the stream whose row is gone was told');
     assert.deepEqual(endings, ['lease_lost']);
     assert.equal(streams.held, 1);
@@ -57,13 +72,21 @@ describe('open streams', () => {
   });
 
   it('never lets concurrent opens through several processes pass the bound together', async () => {
-    const processes = [0, 1, 2].map(() => openStreams(testDatabase().db, notifications, { limits: SHORT, onError: () => {} }));
+    const processes = [0, 1, 2].map(() =>
+      openStreams(testDatabase().db, notifications, { limits: SHORT, onError: () => {} }),
+    );
     const account = await holder();
-    const attempts = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => processes[i % 3]!.take(account, 'readiness', () => {})));
+    const attempts = await Promise.allSettled(
+      Array.from({ length: 12 }, (_, i) => processes[i % 3]!.take(account, 'readiness', () => {})),
+    );
     const taken = attempts.filter((a) => a.status === 'fulfilled');
     const refused = attempts.flatMap((a) => (a.status === 'rejected' ? [a.reason] : []));
     assert.equal(taken.length, SHORT.max);
-    assert.ok(refused.every((r) => r instanceof LimitError && r.code === 'too_many_streams' && Number(r.bound.retryAfterSeconds) >= 1));
+    assert.ok(
+      refused.every(
+        (r) => r instanceof LimitError && r.code === 'too_many_streams' && Number(r.bound.retryAfterSeconds) >= 1,
+      ),
+    );
     for (const place of taken) await (place as PromiseFulfilledResult<{ release(): Promise<void> }>).value.release();
   });
 
@@ -82,7 +105,10 @@ describe('open streams', () => {
     pool!.on('release', sample);
     try {
       // Renewals of the places taken would use the pool beside the opens: none falls within this burst.
-      const streams = openStreams(db, notifications, { limits: { ...SHORT, leaseMs: 60_000, renewMs: 30_000 }, onError: () => {} });
+      const streams = openStreams(db, notifications, {
+        limits: { ...SHORT, leaseMs: 60_000, renewMs: 30_000 },
+        onError: () => {},
+      });
       const [busy, other] = [await holder(), await holder()];
       // A burst as large as one minute of a free account's requests, and meanwhile one open of another account.
       const burst = Array.from({ length: 60 }, () => streams.take(busy, 'readiness', () => {}));
@@ -92,7 +118,11 @@ describe('open streams', () => {
       const refused = attempts.flatMap((a) => (a.status === 'rejected' ? [a.reason] : []));
       assert.equal((await Promise.allSettled([others]))[0]!.status, 'fulfilled', "the other account's open was served");
       assert.equal(taken.length, SHORT.max + 1);
-      assert.ok(refused.every((r) => r instanceof LimitError && r.code === 'too_many_streams' && Number(r.bound.retryAfterSeconds) >= 1));
+      assert.ok(
+        refused.every(
+          (r) => r instanceof LimitError && r.code === 'too_many_streams' && Number(r.bound.retryAfterSeconds) >= 1,
+        ),
+      );
       // One connection for the burst's open in progress, one for the other account's.
       assert.ok(mostCheckedOut <= 2, `the opens held ${mostCheckedOut} pool connections at once`);
       assert.equal(mostWaiting, 0, 'a request waited for a pool connection');

@@ -4,7 +4,12 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export type Behaviour =
-  | { kind: 'reply'; pieces: string[]; finish_reason?: string; usage?: { prompt_tokens: number; completion_tokens: number } }
+  | {
+      kind: 'reply';
+      pieces: string[];
+      finish_reason?: string;
+      usage?: { prompt_tokens: number; completion_tokens: number };
+    }
   /** Sends a piece every `everyMs` until the client goes away. */
   | { kind: 'endless'; everyMs: number }
   | { kind: 'status'; status: number };
@@ -37,12 +42,16 @@ export async function startChatCompletionsServer(): Promise<ChatCompletionsServe
       requests.push({ path: req.url ?? '', headers: req.headers, body: JSON.parse(raw), ended });
       const current = behaviour;
       if (current.kind === 'status') {
-        res.writeHead(current.status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'upstream says no' } }));
+        res
+          .writeHead(current.status, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: 'upstream says no' } }));
         return;
       }
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       const chunk = (delta: object, finish_reason: string | null = null, usage: object | null = null) =>
-        res.write(`data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', model: 'test-model', choices: usage ? [] : [{ index: 0, delta, finish_reason }], usage })}\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', model: 'test-model', choices: usage ? [] : [{ index: 0, delta, finish_reason }], usage })}\n\n`,
+        );
       if (current.kind === 'reply') {
         chunk({ role: 'assistant', content: '' });
         for (const piece of current.pieces) chunk({ content: piece });

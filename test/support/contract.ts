@@ -21,7 +21,9 @@ export interface SurfaceContract {
  * before any test, since supertest's checks are synchronous.
  */
 export async function loadContracts(): Promise<SurfaceContract[]> {
-  runState.contracts ??= await Promise.all(bundledSpecs().map(async ({ surface, definition }) => ({ surface, contract: await loadContract(definition) })));
+  runState.contracts ??= await Promise.all(
+    bundledSpecs().map(async ({ surface, definition }) => ({ surface, contract: await loadContract(definition) })),
+  );
   return runState.contracts;
 }
 
@@ -51,24 +53,40 @@ function conformsToContract(res: supertest.Response): void {
   const owner = contracts.find(({ contract: c }) => c.match(method, path) || c.allowedMethods(path).length > 0);
   const operation = owner?.contract.match(method, path);
   if (res.status >= 400) {
-    assert.match(String(res.headers['content-type']), /^application\/problem\+json/, `${res.status} must be problem+json`);
+    assert.match(
+      String(res.headers['content-type']),
+      /^application\/problem\+json/,
+      `${res.status} must be problem+json`,
+    );
   }
   if (res.status >= 400 && method !== 'head') {
     assert.equal(res.body.status, res.status, 'problem.status must equal the HTTP status');
-    for (const field of ['type', 'title', 'code', 'detail']) assert.equal(typeof res.body[field], 'string', `problem.${field} must be a string`);
+    for (const field of ['type', 'title', 'code', 'detail'])
+      assert.equal(typeof res.body[field], 'string', `problem.${field} must be a string`);
   }
   assert.ok(res.headers['x-request-id'], 'every response carries X-Request-Id');
   if (!owner || !operation) {
     // No operation: only the generic 404/405/413 problems may answer.
-    assert.ok([404, 405, 413].includes(res.status), `${method.toUpperCase()} ${path} matched no operation but answered ${res.status}`);
+    assert.ok(
+      [404, 405, 413].includes(res.status),
+      `${method.toUpperCase()} ${path} matched no operation but answered ${res.status}`,
+    );
     if (owner && res.status === 405) recordMethodNotAllowed(owner, path, res);
     return;
   }
   const { surface, contract } = owner;
   // supertest reports an empty body as {}; a 204 has none, nor has the answer to a HEAD.
   const body = res.status === 204 ? null : res.body;
-  const failures = contract.checkResponse(operation, { status: res.status, headers: res.headers, body }, { bodiless: method === 'head' });
-  assert.deepEqual(failures, [], `${operation.operationId} ${res.status} breaks the contract:\n  ${failures.join('\n  ')}`);
+  const failures = contract.checkResponse(
+    operation,
+    { status: res.status, headers: res.headers, body },
+    { bodiless: method === 'head' },
+  );
+  assert.deepEqual(
+    failures,
+    [],
+    `${operation.operationId} ${res.status} breaks the contract:\n  ${failures.join('\n  ')}`,
+  );
   record(surface, operation.operationId ?? `${method} ${path}`, res.status);
 }
 
@@ -80,7 +98,11 @@ function recordMethodNotAllowed({ surface, contract }: SurfaceContract, path: st
   for (const method of contract.allowedMethods(path)) {
     const operation = contract.match(method.toLowerCase(), path)!;
     const failures = contract.checkResponse(operation, { status: 405, headers: res.headers, body: res.body });
-    assert.deepEqual(failures, [], `405 on ${path} breaks the contract of ${operation.operationId}:\n  ${failures.join('\n  ')}`);
+    assert.deepEqual(
+      failures,
+      [],
+      `405 on ${path} breaks the contract of ${operation.operationId}:\n  ${failures.join('\n  ')}`,
+    );
     record(surface, operation.operationId!, 405);
   }
 }
@@ -88,10 +110,8 @@ function recordMethodNotAllowed({ surface, contract }: SurfaceContract, path: st
 /** A supertest client whose every response is checked against the spec. */
 export function contractClient(app: App) {
   const agent = supertest(app);
-  const checked =
-    (method: 'get' | 'head' | 'post' | 'put' | 'patch' | 'delete' | 'options') =>
-    (path: string) =>
-      agent[method](path).expect(conformsToContract);
+  const checked = (method: 'get' | 'head' | 'post' | 'put' | 'patch' | 'delete' | 'options') => (path: string) =>
+    agent[method](path).expect(conformsToContract);
   return {
     get: checked('get'),
     head: checked('head'),

@@ -36,9 +36,13 @@ export function contractCoverage(
 ): OperationCoverage[] {
   return contracts.flatMap(({ surface, contract }) =>
     contract.api.router.getOperations().map((operation) => {
-      const documented = Object.keys(operation.responses ?? {}).filter((status) => !(options.embeddedDatabase && onlyOnServer(operation, status)));
+      const documented = Object.keys(operation.responses ?? {}).filter(
+        (status) => !(options.embeddedDatabase && onlyOnServer(operation, status)),
+      );
       const seen = [...(exercised.get(surface)?.get(operation.operationId!) ?? [])].sort((a, b) => a - b);
-      const covered = (status: string) => status === 'default' || seen.some((s) => (/^\dXX$/i.test(status) ? String(s)[0] === status[0] : String(s) === status));
+      const covered = (status: string) =>
+        status === 'default' ||
+        seen.some((s) => (/^\dXX$/i.test(status) ? String(s)[0] === status[0] : String(s) === status));
       return {
         surface,
         operationId: operation.operationId!,
@@ -63,15 +67,28 @@ export function eventKindCoverage(documented: string[], seen: ReadonlySet<string
 
 export function writeCoverageReport(rows: OperationCoverage[], events: EventKindCoverage[]): void {
   const gaps = rows.reduce((n, row) => n + row.missing.length, 0) + events.filter((e) => !e.produced).length;
-  writeFileSync(REPORT_FILE, JSON.stringify({ written_at: new Date().toISOString(), gaps, operations: rows, events }, null, 2) + '\n');
+  writeFileSync(
+    REPORT_FILE,
+    JSON.stringify({ written_at: new Date().toISOString(), gaps, operations: rows, events }, null, 2) + '\n',
+  );
 }
 
 /** The rows as an aligned text table. */
 export function coverageTable(rows: OperationCoverage[]): string {
   const header = ['surface', 'operation', 'documented', 'exercised', 'missing'];
-  const lines = rows.map((r) => [r.surface, r.operationId, r.documented.join(' '), r.exercised.join(' '), r.missing.join(' ') || '—']);
+  const lines = rows.map((r) => [
+    r.surface,
+    r.operationId,
+    r.documented.join(' '),
+    r.exercised.join(' '),
+    r.missing.join(' ') || '—',
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const format = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const format = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [format(header), format(widths.map((w) => '-'.repeat(w))), ...lines.map(format)].join('\n');
 }
 
@@ -80,10 +97,19 @@ export function gapMessage(rows: OperationCoverage[], events: EventKindCoverage[
   const gaps = rows.filter((r) => r.missing.length > 0);
   const unproduced = events.filter((e) => !e.produced).map((e) => e.type);
   if (gaps.length === 0 && unproduced.length === 0) return undefined;
-  const statuses = gaps.length === 0 ? [] : [
-    'Documented statuses no test exercised (add tests, or fix the spec if a status cannot happen):',
-    ...gaps.map((r) => `  ${r.surface} ${r.operationId} (${r.method} ${r.path}): ${r.missing.join(', ')}${r.exercised.length === 0 ? ' — never exercised at all' : ''}`),
-  ];
-  const kinds = unproduced.length === 0 ? [] : [`Documented webhook event kinds no test produced and checked against the spec: ${unproduced.join(', ')}`];
+  const statuses =
+    gaps.length === 0
+      ? []
+      : [
+          'Documented statuses no test exercised (add tests, or fix the spec if a status cannot happen):',
+          ...gaps.map(
+            (r) =>
+              `  ${r.surface} ${r.operationId} (${r.method} ${r.path}): ${r.missing.join(', ')}${r.exercised.length === 0 ? ' — never exercised at all' : ''}`,
+          ),
+        ];
+  const kinds =
+    unproduced.length === 0
+      ? []
+      : [`Documented webhook event kinds no test produced and checked against the spec: ${unproduced.join(', ')}`];
   return [...statuses, ...kinds].join('\n');
 }

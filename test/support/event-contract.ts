@@ -11,12 +11,18 @@ let compiled: Map<string, ValidateFunction> | undefined;
 
 function validators(): Map<string, ValidateFunction> {
   if (compiled) return compiled;
-  const general = bundledSpecs().find(({ surface }) => surface === 'general')!.definition as unknown as { webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: object }> } } }> };
+  const general = bundledSpecs().find(({ surface }) => surface === 'general')!.definition as unknown as {
+    webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: object }> } } }>;
+  };
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addServiceFormats(ajv);
   ajv.addSchema(general, 'general');
   const map = new Map<string, ValidateFunction>();
-  for (const type of Object.keys(general.webhooks)) map.set(type, ajv.getSchema(`general#/webhooks/${jsonPointer(type)}/post/requestBody/content/application~1json/schema`)!);
+  for (const type of Object.keys(general.webhooks))
+    map.set(
+      type,
+      ajv.getSchema(`general#/webhooks/${jsonPointer(type)}/post/requestBody/content/application~1json/schema`)!,
+    );
   return (compiled = map);
 }
 
@@ -29,7 +35,10 @@ export function documentedEventTypes(): string[] {
 export function assertEventConforms(event: { type: string }): void {
   const validate = validators().get(event.type);
   assert.ok(validate, `event type ${event.type} is not in the spec's webhooks`);
-  assert.ok(validate(event), `${event.type} payload breaks the spec:\n  ${JSON.stringify(validate.errors, null, 2)}\n${JSON.stringify(event, null, 2)}`);
+  assert.ok(
+    validate(event),
+    `${event.type} payload breaks the spec:\n  ${JSON.stringify(validate.errors, null, 2)}\n${JSON.stringify(event, null, 2)}`,
+  );
   runState.eventTypesSeen.add(event.type);
 }
 

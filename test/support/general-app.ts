@@ -14,7 +14,6 @@ import { signIn, registerTestClient } from './oauth-flow.ts';
 import { buildApp, builtAppParts } from './partner-app.ts';
 import { testDatabase } from './shared-database.ts';
 
-
 export interface Student {
   id: string;
   email: string;
@@ -59,7 +58,11 @@ export async function newStudent(app: App, options: StudentOptions = {}): Promis
     country_code: options.country_code ?? null,
     password_hash: await sharedPasswordHash(),
   });
-  const tokens = await mintSignIn(parts, { client_id: await testClientId(), user_id: account.id, scopes: options.scopes ?? ALL_SCOPES });
+  const tokens = await mintSignIn(parts, {
+    client_id: await testClientId(),
+    user_id: account.id,
+    scopes: options.scopes ?? ALL_SCOPES,
+  });
   return student(account.id, { nickname, email, password: SHARED_PASSWORD }, tokens);
 }
 
@@ -69,9 +72,21 @@ export async function newStudentThroughOAuth(app: App, options: StudentOptions =
   const password = `pw-${randomUUID()}`;
   const created = await contractClient(app)
     .post('/api/accounts')
-    .send({ email, password, nickname, first_name: 'Test', time_zone: options.time_zone ?? 'UTC', ...(options.country_code ? { country_code: options.country_code } : {}) })
+    .send({
+      email,
+      password,
+      nickname,
+      first_name: 'Test',
+      time_zone: options.time_zone ?? 'UTC',
+      ...(options.country_code ? { country_code: options.country_code } : {}),
+    })
     .expect(201);
-  const tokens = await signIn(app, { client_id: await testClientId(), email, password, scope: (options.scopes ?? ALL_SCOPES).join(' ') });
+  const tokens = await signIn(app, {
+    client_id: await testClientId(),
+    email,
+    password,
+    scope: (options.scopes ?? ALL_SCOPES).join(' '),
+  });
   return student(created.body.id, { nickname, email, password }, tokens);
 }
 
@@ -80,7 +95,11 @@ function newIdentity() {
   return { nickname, email: `${nickname}@example.com` };
 }
 
-function student(id: string, identity: { nickname: string; email: string; password: string }, tokens: { access_token: string; refresh_token: string }): Student {
+function student(
+  id: string,
+  identity: { nickname: string; email: string; password: string },
+  tokens: { access_token: string; refresh_token: string },
+): Student {
   const token = tokens.access_token;
   return { id, ...identity, token, refresh_token: tokens.refresh_token, headers: { authorization: `Bearer ${token}` } };
 }

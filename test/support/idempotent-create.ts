@@ -30,8 +30,18 @@ export function describeIdempotentCreate(operation: IdempotentCreate): void {
       const alice = await newStudent();
       const path = await operation.prepare(api, alice);
       const key = randomUUID();
-      const first = await api.post(path).set(alice.headers).set('Idempotency-Key', key).send(operation.body).expect(201);
-      const retry = await api.post(path).set(alice.headers).set('Idempotency-Key', key).send(operation.body).expect(201);
+      const first = await api
+        .post(path)
+        .set(alice.headers)
+        .set('Idempotency-Key', key)
+        .send(operation.body)
+        .expect(201);
+      const retry = await api
+        .post(path)
+        .set(alice.headers)
+        .set('Idempotency-Key', key)
+        .send(operation.body)
+        .expect(201);
       assert.deepEqual(retry.body, first.body);
       assert.equal(retry.headers['idempotent-replayed'], 'true');
       assert.equal(await operation.count(api, alice, path), 1);
@@ -43,7 +53,12 @@ export function describeIdempotentCreate(operation: IdempotentCreate): void {
       const path = await operation.prepare(api, alice);
       const key = randomUUID();
       await api.post(path).set(alice.headers).set('Idempotency-Key', key).send(operation.body).expect(201);
-      const res = await api.post(path).set(alice.headers).set('Idempotency-Key', key).send(operation.otherBody).expect(422);
+      const res = await api
+        .post(path)
+        .set(alice.headers)
+        .set('Idempotency-Key', key)
+        .send(operation.otherBody)
+        .expect(422);
       assert.equal(res.body.code, 'idempotency_key_reused');
       assert.equal(await operation.count(api, alice, path), 1);
     });
@@ -71,8 +86,10 @@ export function describeIdempotentCreate(operation: IdempotentCreate): void {
  * does. PostgreSQL only: PGlite's single connection would serialise `work` behind the holder.
  */
 export async function whileKeyHeld(studentId: string, key: string, work: () => Promise<void>): Promise<void> {
-  await testDatabase().db.transaction().execute(async (trx) => {
-    assert.equal(await tryLockIdempotencyKey(trx, idempotencyLockId(studentId, key)), true);
-    await work();
-  });
+  await testDatabase()
+    .db.transaction()
+    .execute(async (trx) => {
+      assert.equal(await tryLockIdempotencyKey(trx, idempotencyLockId(studentId, key)), true);
+      await work();
+    });
 }

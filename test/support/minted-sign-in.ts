@@ -42,10 +42,15 @@ export async function mintSignIn(
   );
 
   // POST /oauth/token with the code: it is used up, then the tokens are issued and the refresh token stored.
-  if (!(await model.revokeAuthorizationCode(code as OAuth2Server.AuthorizationCode))) throw new Error('the fresh authorization code was used already');
+  if (!(await model.revokeAuthorizationCode(code as OAuth2Server.AuthorizationCode)))
+    throw new Error('the fresh authorization code was used already');
   const accessToken = await model.generateAccessToken(client, code.user, scope);
   const refreshToken = await generateRandomToken();
   const refreshTokenExpiresAt = new Date(Date.now() + REFRESH_TOKEN_TTL_SECONDS * 1000);
-  await model.saveToken({ accessToken, refreshToken, refreshTokenExpiresAt, scope, client, user: code.user }, client, code.user);
+  await model.saveToken(
+    { accessToken, refreshToken, refreshTokenExpiresAt, scope, client, user: code.user },
+    client,
+    code.user,
+  );
   return { access_token: accessToken, refresh_token: refreshToken };
 }

@@ -8,7 +8,11 @@ import { testNotifications } from './partner-app.ts';
  * Resolves on the channel's next message (with its payload) or next `missed` (listening is in place). Subscribes at
  * once: call it before the change whose notification it waits for.
  */
-export function nextNotification(channel: string, kind: 'message' | 'missed', notifications: Notifications = testNotifications()): Promise<string> {
+export function nextNotification(
+  channel: string,
+  kind: 'message' | 'missed',
+  notifications: Notifications = testNotifications(),
+): Promise<string> {
   return new Promise((resolve) => {
     const stop = notifications.subscribe(channel, {
       message: (payload) => kind === 'message' && (stop(), resolve(payload)),
@@ -43,7 +47,10 @@ export async function listeningTo(notifications: Notifications, channel: string)
   const received: string[] = [];
   let listening!: () => void;
   const ready = new Promise<void>((resolve) => (listening = resolve));
-  const unsubscribe = notifications.subscribe(channel, { message: (payload) => received.push(payload), missed: () => listening() });
+  const unsubscribe = notifications.subscribe(channel, {
+    message: (payload) => received.push(payload),
+    missed: () => listening(),
+  });
   await ready;
   return { received, unsubscribe };
 }

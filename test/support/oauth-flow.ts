@@ -25,11 +25,20 @@ export function pkcePair() {
 }
 
 export function registerTestClient(scopes: string[], options: { confidential?: boolean; owner_user_id?: string } = {}) {
-  return registerClient(testDatabase().db, { name: 'Test app', redirect_uris: [TEST_REDIRECT_URI], scopes, confidential: options.confidential ?? false, ...options });
+  return registerClient(testDatabase().db, {
+    name: 'Test app',
+    redirect_uris: [TEST_REDIRECT_URI],
+    scopes,
+    confidential: options.confidential ?? false,
+    ...options,
+  });
 }
 
 /** Signs in on the authorize form and returns the redirect's code (and the verifier that goes with it). */
-export async function authorize(app: App, input: { client_id: string; email: string; password: string; scope: string; state?: string }) {
+export async function authorize(
+  app: App,
+  input: { client_id: string; email: string; password: string; scope: string; state?: string },
+) {
   const { verifier, challenge } = pkcePair();
   const res = await supertest(app)
     .post('/oauth/authorize')
@@ -55,21 +64,36 @@ export async function authorize(app: App, input: { client_id: string; email: str
   return { code, verifier };
 }
 
-export async function exchangeCode(app: App, input: { client_id: string; code: string; verifier: string }): Promise<TokenSet> {
+export async function exchangeCode(
+  app: App,
+  input: { client_id: string; code: string; verifier: string },
+): Promise<TokenSet> {
   const res = await supertest(app)
     .post('/oauth/token')
     .type('form')
-    .send({ grant_type: 'authorization_code', client_id: input.client_id, code: input.code, redirect_uri: TEST_REDIRECT_URI, code_verifier: input.verifier })
+    .send({
+      grant_type: 'authorization_code',
+      client_id: input.client_id,
+      code: input.code,
+      redirect_uri: TEST_REDIRECT_URI,
+      code_verifier: input.verifier,
+    })
     .expect(200);
   return res.body as TokenSet;
 }
 
 export function refresh(app: App, input: { client_id: string; refresh_token: string }) {
-  return supertest(app).post('/oauth/token').type('form').send({ grant_type: 'refresh_token', client_id: input.client_id, refresh_token: input.refresh_token });
+  return supertest(app)
+    .post('/oauth/token')
+    .type('form')
+    .send({ grant_type: 'refresh_token', client_id: input.client_id, refresh_token: input.refresh_token });
 }
 
 /** Authorization code + PKCE, start to finish. */
-export async function signIn(app: App, input: { client_id: string; email: string; password: string; scope: string }): Promise<TokenSet> {
+export async function signIn(
+  app: App,
+  input: { client_id: string; email: string; password: string; scope: string },
+): Promise<TokenSet> {
   const { code, verifier } = await authorize(app, input);
   return exchangeCode(app, { client_id: input.client_id, code, verifier });
 }

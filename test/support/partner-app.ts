@@ -24,7 +24,9 @@ export const TEST_ISSUER = 'http://127.0.0.1:3000';
 let testTokens: Promise<AccessTokenIssuer> | undefined;
 /** One signing key per test run, as one process has in production. */
 export function testTokenIssuer(): Promise<AccessTokenIssuer> {
-  testTokens ??= loadSigningKey(undefined).then((key) => accessTokenIssuer(key, { issuer: TEST_ISSUER, now: () => new Date() }));
+  testTokens ??= loadSigningKey(undefined).then((key) =>
+    accessTokenIssuer(key, { issuer: TEST_ISSUER, now: () => new Date() }),
+  );
   return testTokens;
 }
 
@@ -76,7 +78,8 @@ export async function buildApp(
     corsOrigins?: string[];
   } = {},
 ) {
-  const paymentProviderSecret = options.paymentProviderSecret === undefined ? TEST_PAYMENT_PROVIDER_SECRET : options.paymentProviderSecret;
+  const paymentProviderSecret =
+    options.paymentProviderSecret === undefined ? TEST_PAYMENT_PROVIDER_SECRET : options.paymentProviderSecret;
   const db = options.db ?? testDatabase().db;
   const tokens = options.tokens ?? (await testTokenIssuer());
   const app = await createApp({
@@ -92,7 +95,12 @@ export async function buildApp(
     notifications: options.notifications ?? testNotifications(),
     streamSettings: options.streamSettings ?? SHORT_STREAMS,
     webhooks: testWebhookSettings(options.allowPrivateWebhookTargets),
-    config: { bodyLimitBytes: 100 * 1024, validateResponses: false, trustProxy: options.trustProxy ?? false, ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}) },
+    config: {
+      bodyLimitBytes: 100 * 1024,
+      validateResponses: false,
+      trustProxy: options.trustProxy ?? false,
+      ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
+    },
   });
   builtWith.set(app, { db, tokens });
   return app;

@@ -6,7 +6,10 @@ import { Webhook } from 'standardwebhooks';
 export const TEST_PAYMENT_PROVIDER_SECRET = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
 
 /** Standard Webhooks headers for `payload`, signed at `at` (default now) under `secret`. */
-export function providerSignature(payload: string, options: { secret?: string; at?: Date; id?: string } = {}): Record<string, string> {
+export function providerSignature(
+  payload: string,
+  options: { secret?: string; at?: Date; id?: string } = {},
+): Record<string, string> {
   const id = options.id ?? `msg_${randomUUID()}`;
   const at = options.at ?? new Date();
   return {
@@ -39,6 +42,8 @@ export function withProviderSignature(
 ): Record<string, string> {
   if (payload === undefined || !op.parameters.some((p) => p.name === 'webhook-signature')) return request.headers;
   if (SIGNATURE_HEADERS.some((name) => request.broken?.includes(`header parameter ${name}`))) return request.headers;
-  const unsigned = Object.fromEntries(Object.entries(request.headers).filter(([name]) => !SIGNATURE_HEADERS.includes(name.toLowerCase())));
+  const unsigned = Object.fromEntries(
+    Object.entries(request.headers).filter(([name]) => !SIGNATURE_HEADERS.includes(name.toLowerCase())),
+  );
   return { ...unsigned, ...providerSignature(payload) };
 }

@@ -36,7 +36,12 @@ export function writeProcessRecord(): void {
     pid: process.pid,
     databaseUrl: runState.database?.url,
     files: [...runState.filesRun],
-    exercised: Object.fromEntries([...runState.exercised].map(([surface, operations]) => [surface, Object.fromEntries([...operations].map(([id, statuses]) => [id, [...statuses]]))])),
+    exercised: Object.fromEntries(
+      [...runState.exercised].map(([surface, operations]) => [
+        surface,
+        Object.fromEntries([...operations].map(([id, statuses]) => [id, [...statuses]])),
+      ]),
+    ),
     eventTypesSeen: [...runState.eventTypesSeen],
   };
   mkdirSync(directory, { recursive: true });
@@ -47,14 +52,20 @@ export function writeProcessRecord(): void {
 }
 
 export function readRunRecords(directory: string): RunRecords {
-  const union: RunRecords = { files: new Set(), exercised: new Map(), eventTypesSeen: new Set(), otherDatabaseUrls: [] };
+  const union: RunRecords = {
+    files: new Set(),
+    exercised: new Map(),
+    eventTypesSeen: new Set(),
+    otherDatabaseUrls: [],
+  };
   for (const name of readdirSync(directory).filter((n) => n.endsWith('.json'))) {
     const record = JSON.parse(readFileSync(join(directory, name), 'utf8')) as ProcessRecord;
     for (const file of record.files) union.files.add(file);
     for (const type of record.eventTypesSeen) union.eventTypesSeen.add(type);
     for (const [surface, operations] of Object.entries(record.exercised)) {
       const seen = union.exercised.get(surface) ?? union.exercised.set(surface, new Map()).get(surface)!;
-      for (const [id, statuses] of Object.entries(operations)) seen.set(id, new Set([...(seen.get(id) ?? []), ...statuses]));
+      for (const [id, statuses] of Object.entries(operations))
+        seen.set(id, new Set([...(seen.get(id) ?? []), ...statuses]));
     }
     if (record.databaseUrl && record.pid !== process.pid) union.otherDatabaseUrls.push(record.databaseUrl);
   }

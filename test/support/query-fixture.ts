@@ -61,23 +61,46 @@ export async function newCard(userId: string, deckId: string, dueAt: Date) {
 
 /** A review of the card at `at` that makes it due at `nextDueAt`, recorded and applied as a review is. */
 export async function reviewCard(userId: string, cardId: string, at: Date, nextDueAt: Date): Promise<void> {
-  const outcome = { grade: 4, reviewed_at: at, ease: 2.5, repetitions: 1, interval_days: 1, next_due_at: nextDueAt, applied: true, fsrs_state: null };
+  const outcome = {
+    grade: 4,
+    reviewed_at: at,
+    ease: 2.5,
+    repetitions: 1,
+    interval_days: 1,
+    next_due_at: nextDueAt,
+    applied: true,
+    fsrs_state: null,
+  };
   await db()
     .transaction()
     .execute(async (trx) => {
       const { fsrs_state: _memory, ...logged } = outcome;
       await trx
         .updateTable('flashcard_cards')
-        .set({ ease: outcome.ease, repetitions: outcome.repetitions, interval_days: outcome.interval_days, next_due_at: nextDueAt, last_reviewed_at: at, updated_at: at })
+        .set({
+          ease: outcome.ease,
+          repetitions: outcome.repetitions,
+          interval_days: outcome.interval_days,
+          next_due_at: nextDueAt,
+          last_reviewed_at: at,
+          updated_at: at,
+        })
         .where('id', '=', cardId)
         .where('user_id', '=', userId)
         .execute();
-      await trx.insertInto('flashcard_reviews').values({ ...logged, card_id: cardId, user_id: userId }).execute();
+      await trx
+        .insertInto('flashcard_reviews')
+        .values({ ...logged, card_id: cardId, user_id: userId })
+        .execute();
     });
 }
 
 /** A one-off task (or the first occurrence of a series, with `recurrence`). */
-export async function newTask(userId: string, dueAt: Date, options: { course?: string; recurrence?: string; title?: string } = {}) {
+export async function newTask(
+  userId: string,
+  dueAt: Date,
+  options: { course?: string; recurrence?: string; title?: string } = {},
+) {
   return insertTask(
     db(),
     {
@@ -104,10 +127,19 @@ export async function newExam(userId: string, date: string, subject = unique('ex
 }
 
 /** An enabled endpoint of the owner for `eventTypes`; its id. Its secret is never read by the queries under test. */
-export async function newEndpoint(owner: EndpointOwner, eventTypes: string[], options: { enabled?: boolean } = {}): Promise<string> {
+export async function newEndpoint(
+  owner: EndpointOwner,
+  eventTypes: string[],
+  options: { enabled?: boolean } = {},
+): Promise<string> {
   const id = randomUUID();
   const url = 'https://receiver.example.com/hook';
-  await insertEndpoint(db(), owner, { id, url, event_types: eventTypes, description: '', enabled: options.enabled ?? true, secret_sealed: 'unsealed' }, new Date());
+  await insertEndpoint(
+    db(),
+    owner,
+    { id, url, event_types: eventTypes, description: '', enabled: options.enabled ?? true, secret_sealed: 'unsealed' },
+    new Date(),
+  );
   return id;
 }
 
@@ -135,6 +167,14 @@ export async function newEvent(userId: string, type: string, at = new Date()): P
 /** An app (OAuth client) with a live grant of `scopes` from the student. */
 export async function newAppGrant(userId: string, scopes: string[]): Promise<{ clientId: string; grantId: string }> {
   const clientId = unique('app');
-  await insertClient(db(), { id: clientId, name: 'Query app', secret_hash: null, redirect_uris: ['https://app.example.com/cb'], grants: ['authorization_code'], scopes, owner_user_id: null });
+  await insertClient(db(), {
+    id: clientId,
+    name: 'Query app',
+    secret_hash: null,
+    redirect_uris: ['https://app.example.com/cb'],
+    grants: ['authorization_code'],
+    scopes,
+    owner_user_id: null,
+  });
   return { clientId, grantId: await insertGrant(db(), { client_id: clientId, user_id: userId, scopes }) };
 }

@@ -20,7 +20,11 @@ export interface IdOperation {
 
 export async function assertIdRefusals(operation: IdOperation): Promise<void> {
   const { api, newStudent } = await generalApp();
-  const [alice, bob, narrow] = await Promise.all([newStudent(), newStudent(), newStudent({ scopes: [operation.otherScope] })]);
+  const [alice, bob, narrow] = await Promise.all([
+    newStudent(),
+    newStudent(),
+    newStudent({ scopes: [operation.otherScope] }),
+  ]);
   const id = await operation.create(api, alice);
   const call = (path: string) => {
     const request = api[operation.method](path);
@@ -35,5 +39,7 @@ export async function assertIdRefusals(operation: IdOperation): Promise<void> {
   assert.equal(others.body.detail, unknown.body.detail, "another student's id answers exactly like an unknown one");
   await call(operation.path('not-a-uuid')).set(alice.headers).expect(400);
   // A uuid with a urn:uuid: prefix passes ajv-formats' check but not PostgreSQL's uuid type: the spec's check must refuse it.
-  await call(operation.path(`urn:uuid:${randomUUID()}`)).set(alice.headers).expect(400);
+  await call(operation.path(`urn:uuid:${randomUUID()}`))
+    .set(alice.headers)
+    .expect(400);
 }

@@ -13,7 +13,10 @@ import { runState } from './run-state.ts';
 // first: tsx compiles it to CommonJS, and a file that fails there (rrule's default import has no CommonJS
 // equivalent) is import()ed again, so every module it reaches exists twice, each copy with its own state. The
 // mocharc files turn require(esm) off, and mocha then import()s every file.
-if (process.features.require_module) throw new Error('mocha must import() the test files: run it with --no-experimental-require-module (as .mocharc.json does)');
+if (process.features.require_module)
+  throw new Error(
+    'mocha must import() the test files: run it with --no-experimental-require-module (as .mocharc.json does)',
+  );
 
 export const mochaHooks = {
   async beforeAll(this: Context) {
@@ -23,7 +26,9 @@ export const mochaHooks = {
     // Imported here, not above: PGlite, the migrations and the seed are modules a run without a database never loads.
     const { createTestDatabase } = await import('./test-db.ts');
     const database = (runState.database = await createTestDatabase());
-    console.log(`    (tests run on ${database.description}${process.env.REDIS_URL ? ', Redis at ' + new URL(process.env.REDIS_URL).host : ''})`);
+    console.log(
+      `    (tests run on ${database.description}${process.env.REDIS_URL ? ', Redis at ' + new URL(process.env.REDIS_URL).host : ''})`,
+    );
     // Named in the record at once, so the run's end drops it even if this process dies before its first file ends.
     writeProcessRecord();
   },

@@ -30,7 +30,9 @@ export async function mochaGlobalTeardown() {
       await Promise.all(records.otherDatabaseUrls.map(dropServerDatabase));
     }
     if (process.env.CONTRACT_COVERAGE === 'off' || !ranEveryTestFile(records.files)) return;
-    const coverage = contractCoverage(await loadContracts(), records.exercised, { embeddedDatabase: !process.env.DATABASE_URL });
+    const coverage = contractCoverage(await loadContracts(), records.exercised, {
+      embeddedDatabase: !process.env.DATABASE_URL,
+    });
     const events = eventKindCoverage(documentedEventTypes(), records.eventTypesSeen);
     writeCoverageReport(coverage, events);
     const gaps = gapMessage(coverage, events);

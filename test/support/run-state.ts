@@ -21,4 +21,12 @@ interface RunState {
   filesRun: Set<string>;
 }
 
-export const runState: RunState = { database: undefined, databaseWanted: false, notifications: undefined, contracts: undefined, exercised: new Map(), eventTypesSeen: new Set(), filesRun: new Set() };
+export const runState: RunState = {
+  database: undefined,
+  databaseWanted: false,
+  notifications: undefined,
+  contracts: undefined,
+  exercised: new Map(),
+  eventTypesSeen: new Set(),
+  filesRun: new Set(),
+};

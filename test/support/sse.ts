@@ -12,7 +12,9 @@ export interface ServerSentEvent {
 
 export function parseEventStream(body: string): ServerSentEvent[] {
   const events: ServerSentEvent[] = [];
-  const parser = createParser({ onEvent: ({ event, id, data }) => events.push({ event: event ?? 'message', id, data }) });
+  const parser = createParser({
+    onEvent: ({ event, id, data }) => events.push({ event: event ?? 'message', id, data }),
+  });
   parser.feed(body);
   return events;
 }
@@ -50,7 +52,8 @@ export async function openEventStream(url: string, headers: Record<string, strin
   const ended = (async () => {
     const decoder = new TextDecoder();
     try {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>)
+        parser.feed(decoder.decode(chunk, { stream: true }));
     } catch {
       // closed by the client
     } finally {

@@ -47,7 +47,11 @@ export const surfacesUnderTest: Partial<Record<Surface, SurfaceUnderTest>> = {
       await onContractPlan(testDatabase().db, student.id, perMinute);
       // A password typed more than 5 minutes ago cannot delete the account (deleteMyAccount answers 403), so no generated request
       // ends the student every operation's requests share. test/general/account-lifecycle.test.ts deletes for real.
-      await testDatabase().db.updateTable('oauth_grants').set({ authenticated_at: sql`now() - interval '6 minutes'` }).where('user_id', '=', student.id).execute();
+      await testDatabase()
+        .db.updateTable('oauth_grants')
+        .set({ authenticated_at: sql`now() - interval '6 minutes'` })
+        .where('user_id', '=', student.id)
+        .execute();
       return { app: db ? await buildApp({ db }) : app, credentials: student.headers };
     },
     // Account creation allows 10 an hour per address; every test request comes from 127.0.0.1, so each gets a fresh
@@ -58,5 +62,10 @@ export const surfacesUnderTest: Partial<Record<Surface, SurfaceUnderTest>> = {
 
 /** A contractual plan carries its own limits, so a test can set them. */
 async function onContractPlan(db: Db, userId: string, perMinute: number): Promise<void> {
-  await setPlan(db, userId, { plan: 'contract', contract_per_minute: perMinute, contract_per_day: ROOMY, contract_ai_per_hour: ROOMY }, new Date());
+  await setPlan(
+    db,
+    userId,
+    { plan: 'contract', contract_per_minute: perMinute, contract_per_day: ROOMY, contract_ai_per_hour: ROOMY },
+    new Date(),
+  );
 }

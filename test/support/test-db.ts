@@ -2,7 +2,14 @@
 // DATABASE_URL (created for this run and dropped after it, so a developer's own data is never touched).
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'kysely';
-import { connect, describeTarget, embeddedDatabaseOf, PGLITE_OPTIONS, type Db, type DbTarget } from '../../db/connect.ts';
+import {
+  connect,
+  describeTarget,
+  embeddedDatabaseOf,
+  PGLITE_OPTIONS,
+  type Db,
+  type DbTarget,
+} from '../../db/connect.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
 import { seedDemo, seedReference } from '../../db/seed/index.ts';
 import { createThrowawayDatabase } from '../../db/throwaway-database.ts';

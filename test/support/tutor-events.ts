@@ -16,7 +16,10 @@ addFormats.default(ajv);
 ajv.addSchema(spec, 'general');
 /** The spec's schema of each event's data, compiled. */
 const eventSchemas = Object.fromEntries(
-  Object.keys(chatOperation.responses['200']['x-sse-events']).map((name) => [name, ajv.compile({ $ref: `general#/paths/~1api~1ai~1chat/post/responses/200/x-sse-events/${name}` })]),
+  Object.keys(chatOperation.responses['200']['x-sse-events']).map((name) => [
+    name,
+    ajv.compile({ $ref: `general#/paths/~1api~1ai~1chat/post/responses/200/x-sse-events/${name}` }),
+  ]),
 );
 
 export type TutorEvent = ServerSentEvent & { json: any };

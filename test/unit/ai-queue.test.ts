@@ -39,7 +39,10 @@ describe('createAiQueue', () => {
     const free2 = enter(queue, 'free2', false, starts);
     const contract1 = enter(queue, 'contract1', true, starts);
     const contract2 = enter(queue, 'contract2', true, starts);
-    assert.deepEqual([contract1, contract2, free1, free2].map((r) => r.waiting.position), [1, 2, 3, 4]);
+    assert.deepEqual(
+      [contract1, contract2, free1, free2].map((r) => r.waiting.position),
+      [1, 2, 3, 4],
+    );
     assert.deepEqual(free1.moves, [2, 3], 'pushed back by each contract request');
     assert.deepEqual(free2.moves, [3, 4]);
 
@@ -92,8 +95,17 @@ describe('createAiQueue', () => {
 
   it('takes its limits from AI_MAX_CONCURRENCY (4, at least 1) and AI_MAX_QUEUE (16, 0 allowed)', () => {
     assert.deepEqual(loadConfig({}).aiQueue, { maxConcurrency: 4, maxQueue: 16 });
-    assert.deepEqual(loadConfig({ AI_MAX_CONCURRENCY: '1', AI_MAX_QUEUE: '0' }).aiQueue, { maxConcurrency: 1, maxQueue: 0 });
-    assert.throws(() => loadConfig({ AI_MAX_CONCURRENCY: '0' }), /AI_MAX_CONCURRENCY must be an integer from 1 to 1000, got "0"/);
-    assert.throws(() => loadConfig({ AI_MAX_QUEUE: '-1' }), /AI_MAX_QUEUE must be an integer from 0 to 10000, got "-1"/);
+    assert.deepEqual(loadConfig({ AI_MAX_CONCURRENCY: '1', AI_MAX_QUEUE: '0' }).aiQueue, {
+      maxConcurrency: 1,
+      maxQueue: 0,
+    });
+    assert.throws(
+      () => loadConfig({ AI_MAX_CONCURRENCY: '0' }),
+      /AI_MAX_CONCURRENCY must be an integer from 1 to 1000, got "0"/,
+    );
+    assert.throws(
+      () => loadConfig({ AI_MAX_QUEUE: '-1' }),
+      /AI_MAX_QUEUE must be an integer from 0 to 10000, got "-1"/,
+    );
   });
 });

@@ -14,7 +14,7 @@ import { createTestDatabase, type TestDatabase } from '../support/test-db.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-describe('the bench\'s naive peer', () => {
+describe("the bench's naive peer", () => {
   let database: TestDatabase | undefined;
   let peer: Started | undefined;
   let client: pg.Client | undefined;
@@ -66,7 +66,7 @@ describe('the bench\'s naive peer', () => {
   });
 });
 
-describe('the bench\'s targets against the peer', () => {
+describe("the bench's targets against the peer", () => {
   const measured = (cpuUsPerRequest: number): Measurement => ({
     requests: 100,
     requestsPerSec: 100,

@@ -34,7 +34,13 @@ function deck(id: string, due_reviews: number, extra: Partial<LoopDeck> = {}): L
 
 /** An exam whose readiness comes from `study_days` of the last 14 alone (no cards or tasks linked). */
 function exam(id: string, exam_date: string, deck_ids: string[] = [], study_days = 0): LoopExam {
-  return { id, subject: `Subject ${id}`, exam_date, deck_ids, readiness: readiness({ now: NOW, cards: [], tasks: { total: 0, completed: 0 }, study_days }) };
+  return {
+    id,
+    subject: `Subject ${id}`,
+    exam_date,
+    deck_ids,
+    readiness: readiness({ now: NOW, cards: [], tasks: { total: 0, completed: 0 }, study_days }),
+  };
 }
 
 describe('planDailyLoop', () => {
@@ -50,7 +56,9 @@ describe('planDailyLoop', () => {
     });
 
     it('suggests rest when the student has material but nothing is due', () => {
-      const loop = planDailyLoop(inputs({ has_material: true, decks: [deck('d1', 0)], tasks: [task('t1', '2026-11-25T10:00:00Z')] }));
+      const loop = planDailyLoop(
+        inputs({ has_material: true, decks: [deck('d1', 0)], tasks: [task('t1', '2026-11-25T10:00:00Z')] }),
+      );
       assert.equal(loop.next_action.kind, 'rest');
       assert.match(loop.next_action.reason, /Nothing is due/);
     });
@@ -62,7 +70,10 @@ describe('planDailyLoop', () => {
         inputs({
           has_material: true,
           decks: [deck('d1', 40)],
-          tasks: [task('t-later', '2026-11-22T09:00:00Z'), task('t-late', '2026-11-22T08:00:00Z', { title: 'Essay', course: 'History' })],
+          tasks: [
+            task('t-later', '2026-11-22T09:00:00Z'),
+            task('t-late', '2026-11-22T08:00:00Z', { title: 'Essay', course: 'History' }),
+          ],
         }),
       );
       assert.equal(loop.next_action.kind, 'do_task');
@@ -72,16 +83,26 @@ describe('planDailyLoop', () => {
     });
 
     it('puts a task due within hours before due cards', () => {
-      const loop = planDailyLoop(inputs({ has_material: true, decks: [deck('d1', 12)], tasks: [task('t1', '2026-11-22T13:00:00Z', { course: 'History', title: 'Essay' })] }));
+      const loop = planDailyLoop(
+        inputs({
+          has_material: true,
+          decks: [deck('d1', 12)],
+          tasks: [task('t1', '2026-11-22T13:00:00Z', { course: 'History', title: 'Essay' })],
+        }),
+      );
       assert.equal(loop.next_action.kind, 'do_task');
       assert.equal(loop.next_action.reason, 'Essay for History is due in 3 hours; it comes before anything else.');
     });
 
     it('puts due cards before a task due later today, and that task before exam prep', () => {
       const later = task('t1', '2026-11-22T20:00:00Z');
-      const withCards = planDailyLoop(inputs({ has_material: true, decks: [deck('d1', 3)], tasks: [later], exams: [exam('e1', '2026-11-24')] }));
+      const withCards = planDailyLoop(
+        inputs({ has_material: true, decks: [deck('d1', 3)], tasks: [later], exams: [exam('e1', '2026-11-24')] }),
+      );
       assert.equal(withCards.next_action.kind, 'review_cards');
-      const withoutCards = planDailyLoop(inputs({ has_material: true, tasks: [later], exams: [exam('e1', '2026-11-24')] }));
+      const withoutCards = planDailyLoop(
+        inputs({ has_material: true, tasks: [later], exams: [exam('e1', '2026-11-24')] }),
+      );
       assert.equal(withoutCards.next_action.kind, 'do_task');
       assert.equal(withoutCards.next_action.reason, 'Task t1 is due today at 20:00.');
     });
@@ -98,8 +119,14 @@ describe('planDailyLoop', () => {
       assert.equal(loop.next_action.kind, 'review_cards');
       assert.deepEqual(loop.next_action.item, { type: 'deck', id: 'anatomy', title: 'Anatomy' });
       assert.equal(loop.next_action.card_count, 12);
-      assert.equal(loop.next_action.reason, '12 cards of Anatomy are due and they prepare for your Subject bio exam in 2 days; doing it now keeps your 5-day streak.');
-      assert.deepEqual(loop.readiness.map((r) => [r.exam_id, r.exam_date, r.days_left, r.readiness.percent]), [['bio', '2026-11-24', 2, 50]]);
+      assert.equal(
+        loop.next_action.reason,
+        '12 cards of Anatomy are due and they prepare for your Subject bio exam in 2 days; doing it now keeps your 5-day streak.',
+      );
+      assert.deepEqual(
+        loop.readiness.map((r) => [r.exam_id, r.exam_date, r.days_left, r.readiness.percent]),
+        [['bio', '2026-11-24', 2, 50]],
+      );
     });
 
     it('takes the deck with most due cards when no exam claims one, counting new cards outside a comeback', () => {
@@ -109,16 +136,26 @@ describe('planDailyLoop', () => {
     });
 
     it('suggests preparing for an exam within two weeks when nothing is due, with its readiness', () => {
-      const loop = planDailyLoop(inputs({ has_material: true, exams: [exam('far', '2027-01-20'), exam('near', '2026-11-30', [], 6)] }));
+      const loop = planDailyLoop(
+        inputs({ has_material: true, exams: [exam('far', '2027-01-20'), exam('near', '2026-11-30', [], 6)] }),
+      );
       assert.equal(loop.next_action.kind, 'prepare_exam');
       assert.deepEqual(loop.next_action.item, { type: 'exam', id: 'near', title: 'Subject near' });
       assert.match(loop.next_action.reason, /in 8 days and your readiness is 43%/);
-      assert.deepEqual(loop.readiness.map((r) => r.exam_id), ['near', 'far']);
+      assert.deepEqual(
+        loop.readiness.map((r) => r.exam_id),
+        ['near', 'far'],
+      );
     });
 
     it('leaves past exams out of readiness', () => {
-      const loop = planDailyLoop(inputs({ has_material: true, exams: [exam('past', '2026-11-21'), exam('today', '2026-11-22')] }));
-      assert.deepEqual(loop.readiness.map((r) => [r.exam_id, r.days_left]), [['today', 0]]);
+      const loop = planDailyLoop(
+        inputs({ has_material: true, exams: [exam('past', '2026-11-21'), exam('today', '2026-11-22')] }),
+      );
+      assert.deepEqual(
+        loop.readiness.map((r) => [r.exam_id, r.days_left]),
+        [['today', 0]],
+      );
     });
   });
 
@@ -128,7 +165,10 @@ describe('planDailyLoop', () => {
       streak: 0,
       // Last study on Nov 18: Nov 19, 20 and 21 were missed.
       last_activity_before_today: new Date('2026-11-18T19:00:00Z'),
-      decks: [deck('anatomy', 70, { title: 'Anatomy', overdue_reviews: 60, due_new: 15 }), deck('latin', 30, { overdue_reviews: 30 })],
+      decks: [
+        deck('anatomy', 70, { title: 'Anatomy', overdue_reviews: 60, due_new: 15 }),
+        deck('latin', 30, { overdue_reviews: 30 }),
+      ],
       exams: [exam('bio', '2026-11-27', ['anatomy'])],
     });
 
@@ -140,7 +180,13 @@ describe('planDailyLoop', () => {
       assert.deepEqual(plan.backlog, { overdue_cards: 90, overdue_tasks: 0 });
       assert.deepEqual(
         plan.days.map((d) => [d.date, d.review_cards]),
-        [['2026-11-22', 18], ['2026-11-23', 18], ['2026-11-24', 18], ['2026-11-25', 18], ['2026-11-26', 18]],
+        [
+          ['2026-11-22', 18],
+          ['2026-11-23', 18],
+          ['2026-11-24', 18],
+          ['2026-11-25', 18],
+          ['2026-11-26', 18],
+        ],
       );
       assert.equal(plan.plan_until, '2026-11-26');
       assert.equal(plan.exam_id, 'bio');
@@ -176,19 +222,34 @@ describe('planDailyLoop', () => {
         ...comeback,
         exams: [],
         decks: [deck('d', 9, { overdue_reviews: 9 })],
-        tasks: [task('b', '2026-11-20T10:00:00Z'), task('a', '2026-11-19T10:00:00Z'), task('today', '2026-11-22T18:00:00Z')],
+        tasks: [
+          task('b', '2026-11-20T10:00:00Z'),
+          task('a', '2026-11-19T10:00:00Z'),
+          task('today', '2026-11-22T18:00:00Z'),
+        ],
       }).comeback_plan!;
       assert.deepEqual(plan.backlog, { overdue_cards: 9, overdue_tasks: 2 });
       assert.deepEqual(
         plan.days.map((d) => [d.date, d.review_cards, d.tasks.map((t) => t.id)]),
-        [['2026-11-22', 2, ['a']], ['2026-11-23', 2, ['b']], ['2026-11-24', 1, []], ['2026-11-25', 1, []], ['2026-11-26', 1, []], ['2026-11-27', 1, []], ['2026-11-28', 1, []]],
+        [
+          ['2026-11-22', 2, ['a']],
+          ['2026-11-23', 2, ['b']],
+          ['2026-11-24', 1, []],
+          ['2026-11-25', 1, []],
+          ['2026-11-26', 1, []],
+          ['2026-11-27', 1, []],
+          ['2026-11-28', 1, []],
+        ],
       );
       assert.equal(plan.exam_id, null);
       assert.equal(plan.new_cards_resume_on, '2026-11-29');
     });
 
     it('is null when yesterday had study activity, and for a student who never studied', () => {
-      assert.equal(planDailyLoop({ ...comeback, last_activity_before_today: new Date('2026-11-21T23:59:00Z') }).comeback_plan, null);
+      assert.equal(
+        planDailyLoop({ ...comeback, last_activity_before_today: new Date('2026-11-21T23:59:00Z') }).comeback_plan,
+        null,
+      );
       assert.equal(planDailyLoop({ ...comeback, last_activity_before_today: null }).comeback_plan, null);
     });
 
@@ -228,7 +289,11 @@ describe('planDailyLoop', () => {
     it('keeps whole calendar days across the end of daylight saving time', () => {
       // New York leaves DST on 2026-11-01: that day has 25 hours.
       const day = studentDay(new Date('2026-11-01T12:00:00Z'), 'America/New_York');
-      assert.deepEqual(day, { today: '2026-11-01', start: new Date('2026-11-01T04:00:00Z'), end: new Date('2026-11-02T05:00:00Z') });
+      assert.deepEqual(day, {
+        today: '2026-11-01',
+        start: new Date('2026-11-01T04:00:00Z'),
+        end: new Date('2026-11-02T05:00:00Z'),
+      });
 
       const plan = planDailyLoop(
         inputs({
@@ -242,7 +307,14 @@ describe('planDailyLoop', () => {
       ).comeback_plan!;
       assert.equal(plan.missed_days, 2);
       assert.equal(plan.last_study_date, '2026-10-29');
-      assert.deepEqual(plan.days.map((d) => [d.date, d.review_cards]), [['2026-11-01', 2], ['2026-11-02', 2], ['2026-11-03', 2]]);
+      assert.deepEqual(
+        plan.days.map((d) => [d.date, d.review_cards]),
+        [
+          ['2026-11-01', 2],
+          ['2026-11-02', 2],
+          ['2026-11-03', 2],
+        ],
+      );
     });
 
     it('answers each day of a zone as Luxon does while a day is remembered, days asked in turn and again', () => {
@@ -254,7 +326,11 @@ describe('planDailyLoop', () => {
         for (const date of [...days].reverse()) {
           const start = DateTime.fromISO(date, { zone }).startOf('day');
           const expected = { today: date, start: start.toJSDate(), end: start.plus({ days: 1 }).toJSDate() };
-          for (const instant of [expected.start, start.set({ hour: 12 }).toJSDate(), new Date(expected.end.getTime() - 1)]) {
+          for (const instant of [
+            expected.start,
+            start.set({ hour: 12 }).toJSDate(),
+            new Date(expected.end.getTime() - 1),
+          ]) {
             assert.deepEqual(studentDay(instant, zone), expected, `${instant.toISOString()} in round ${round}`);
             assert.equal(localDate(instant, zone), date);
           }
@@ -267,13 +343,22 @@ describe('planDailyLoop', () => {
     const base = inputs({
       has_material: true,
       last_activity_before_today: new Date('2026-11-15T10:00:00Z'),
-      tasks: [task('t2', '2026-11-20T10:00:00Z'), task('t1', '2026-11-20T10:00:00Z'), task('t3', '2026-11-21T10:00:00Z')],
+      tasks: [
+        task('t2', '2026-11-20T10:00:00Z'),
+        task('t1', '2026-11-20T10:00:00Z'),
+        task('t3', '2026-11-21T10:00:00Z'),
+      ],
       decks: [deck('b', 4, { overdue_reviews: 4 }), deck('a', 4, { overdue_reviews: 4 })],
       exams: [exam('y', '2026-11-25', ['a']), exam('x', '2026-11-25', ['b'])],
     });
     const first = planDailyLoop(base);
     assert.deepEqual(planDailyLoop(base), first);
-    const shuffled = planDailyLoop({ ...base, tasks: [...base.tasks].reverse(), decks: [...base.decks].reverse(), exams: [...base.exams].reverse() });
+    const shuffled = planDailyLoop({
+      ...base,
+      tasks: [...base.tasks].reverse(),
+      decks: [...base.decks].reverse(),
+      exams: [...base.exams].reverse(),
+    });
     assert.deepEqual(shuffled, first);
     assert.equal(first.next_action.item?.id, 't1');
     assert.equal(first.comeback_plan?.streak_action.item?.id, 'a');

@@ -6,8 +6,28 @@ import { vtimezone } from '../../services/calendar/vtimezone.ts';
 
 const content: FeedContent = {
   timeZone: 'Europe/Berlin',
-  tasks: [{ id: 't1', title: 'Essay', course: 'History', notes: null, priority: 'high', due_at: new Date('2026-12-01T09:00:00Z'), updated_at: new Date('2026-11-20T10:00:00Z') }],
-  series: [{ series_id: 's1', title: 'Seminar', course: null, priority: 'normal', recurrence: 'FREQ=WEEKLY;BYDAY=MO', series_starts_at: new Date('2025-03-03T08:00:00Z'), updated_at: new Date('2026-11-20T10:00:00Z') }],
+  tasks: [
+    {
+      id: 't1',
+      title: 'Essay',
+      course: 'History',
+      notes: null,
+      priority: 'high',
+      due_at: new Date('2026-12-01T09:00:00Z'),
+      updated_at: new Date('2026-11-20T10:00:00Z'),
+    },
+  ],
+  series: [
+    {
+      series_id: 's1',
+      title: 'Seminar',
+      course: null,
+      priority: 'normal',
+      recurrence: 'FREQ=WEEKLY;BYDAY=MO',
+      series_starts_at: new Date('2025-03-03T08:00:00Z'),
+      updated_at: new Date('2026-11-20T10:00:00Z'),
+    },
+  ],
   exams: [],
   holidays: [{ on_date: '2026-12-16', name: 'Independence Day', description: null }],
 };
@@ -39,7 +59,10 @@ describe('vtimezone', () => {
 describe('rfcRule', () => {
   it('turns a date-only UNTIL into the UTC time of that local day’s last second', () => {
     assert.equal(rfcRule('FREQ=DAILY;UNTIL=20270105', 'Asia/Almaty'), 'FREQ=DAILY;UNTIL=20270105T185959Z');
-    assert.equal(rfcRule('FREQ=DAILY;UNTIL=20270105;INTERVAL=2', 'Europe/Berlin'), 'FREQ=DAILY;UNTIL=20270105T225959Z;INTERVAL=2');
+    assert.equal(
+      rfcRule('FREQ=DAILY;UNTIL=20270105;INTERVAL=2', 'Europe/Berlin'),
+      'FREQ=DAILY;UNTIL=20270105T225959Z;INTERVAL=2',
+    );
     assert.equal(rfcRule('FREQ=DAILY;UNTIL=20270105T120000Z', 'Europe/Berlin'), 'FREQ=DAILY;UNTIL=20270105T120000Z');
   });
 });

@@ -3,7 +3,14 @@ import { focusState, plannedEnd, timerStep, type FocusSession } from '../../doma
 
 const t0 = new Date('2026-11-27T12:00:00.000Z');
 const at = (minutes: number) => new Date(t0.getTime() + minutes * 60_000);
-const session = (fields: Partial<FocusSession> = {}): FocusSession => ({ started_at: t0, duration_ms: 25 * 60_000, paused_at: null, paused_ms: 0, stopped_at: null, ...fields });
+const session = (fields: Partial<FocusSession> = {}): FocusSession => ({
+  started_at: t0,
+  duration_ms: 25 * 60_000,
+  paused_at: null,
+  paused_ms: 0,
+  stopped_at: null,
+  ...fields,
+});
 
 /** Applies a step's change to a session, as the store does. */
 function apply(current: FocusSession | undefined, step: ReturnType<typeof timerStep>): FocusSession {
@@ -52,6 +59,9 @@ describe('focus timer', () => {
   });
 
   it('a new session starts now with the duration asked for', () => {
-    assert.deepEqual(apply(undefined, timerStep(undefined, { action: 'start', duration_minutes: 50 }, at(0))), session({ duration_ms: 50 * 60_000 }));
+    assert.deepEqual(
+      apply(undefined, timerStep(undefined, { action: 'start', duration_minutes: 50 }, at(0))),
+      session({ duration_ms: 50 * 60_000 }),
+    );
   });
 });

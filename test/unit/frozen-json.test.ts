@@ -21,7 +21,8 @@ describe('sendJson and sendFrozenJson', () => {
     it(`${path}: sends what res.json sends`, async () => {
       const api = app(frozen);
       const [json, sent] = [await api.get('/json').expect(200), await api.get(path).expect(200)];
-      for (const header of ['content-type', 'content-length', 'etag']) assert.equal(sent.headers[header], json.headers[header], header);
+      for (const header of ['content-type', 'content-length', 'etag'])
+        assert.equal(sent.headers[header], json.headers[header], header);
       assert.equal(sent.text, json.text);
       assert.deepEqual(sent.body, frozen);
     });
@@ -29,7 +30,10 @@ describe('sendJson and sendFrozenJson', () => {
     it(`${path}: answers a matching If-None-Match with 304 and no body, and HEAD without a body`, async () => {
       const api = app(frozen);
       const { etag } = (await api.get(path).expect(200)).headers;
-      const unchanged = await api.get(path).set('If-None-Match', etag as string).expect(304);
+      const unchanged = await api
+        .get(path)
+        .set('If-None-Match', etag as string)
+        .expect(304);
       assert.equal(unchanged.text ?? '', '');
       assert.equal(unchanged.headers.etag, etag);
       assert.equal(unchanged.headers['content-type'], undefined);

@@ -6,7 +6,10 @@
 import assert from 'node:assert/strict';
 import { fsrsParameters, fsrsStep, ratingOf, type FsrsCardState } from '../../domain/fsrs.ts';
 
-const W = [0.212, 1.2931, 2.3065, 8.2956, 6.4133, 0.8334, 3.0194, 0.001, 1.8722, 0.1666, 0.796, 1.4835, 0.0614, 0.2629, 1.6483, 0.6014, 1.8729, 0.5425, 0.0912, 0.0658, 0.1542];
+const W = [
+  0.212, 1.2931, 2.3065, 8.2956, 6.4133, 0.8334, 3.0194, 0.001, 1.8722, 0.1666, 0.796, 1.4835, 0.0614, 0.2629, 1.6483,
+  0.6014, 1.8729, 0.5425, 0.0912, 0.0658, 0.1542,
+];
 
 describe('fsrsStep (FSRS-6 through ts-fsrs 5.4.2)', () => {
   it('reproduces the published interval history, with the state stored as JSON between reviews', () => {
@@ -29,10 +32,22 @@ describe('fsrsStep (FSRS-6 through ts-fsrs 5.4.2)', () => {
     const parameters = fsrsParameters({ w: W });
     const now = new Date(2022, 11, 29, 12, 30, 0, 0);
     const first = [0, 3, 4, 5].map((grade) => fsrsStep(null, grade, now, parameters));
-    assert.deepEqual(first.map((s) => s.fsrs_state.stability), [0.212, 1.2931, 2.3065, 8.2956]);
-    assert.deepEqual(first.map((s) => s.fsrs_state.difficulty), [6.4133, 5.11217071, 2.11810397, 1]);
-    assert.deepEqual(first.map((s) => s.interval_days), [0, 0, 0, 8]);
-    assert.deepEqual(first.map((s) => s.fsrs_state.state), ['learning', 'learning', 'learning', 'review']);
+    assert.deepEqual(
+      first.map((s) => s.fsrs_state.stability),
+      [0.212, 1.2931, 2.3065, 8.2956],
+    );
+    assert.deepEqual(
+      first.map((s) => s.fsrs_state.difficulty),
+      [6.4133, 5.11217071, 2.11810397, 1],
+    );
+    assert.deepEqual(
+      first.map((s) => s.interval_days),
+      [0, 0, 0, 8],
+    );
+    assert.deepEqual(
+      first.map((s) => s.fsrs_state.state),
+      ['learning', 'learning', 'learning', 'review'],
+    );
   });
 
   it('maps grades 0–2 to Again, 3 Hard, 4 Good, 5 Easy, and fills unset parameters with the defaults', () => {

@@ -44,7 +44,7 @@ describe('computeHolidays', () => {
     it('flags Monday 9 March as the substitute for Women’s Day on Sunday the 8th; two days are not a break', () => {
       assert.equal(only(kz, '2026-03-08').is_break, false);
       const row = only(kz, '2026-03-09');
-      assert.equal(row.name, 'Халықаралық әйелдер күні / International Women\'s Day');
+      assert.equal(row.name, "Халықаралық әйелдер күні / International Women's Day");
       assert.equal(row.description, "Substitute day off for International Women's Day.");
       assert.equal(row.is_break, false);
     });
@@ -60,7 +60,10 @@ describe('computeHolidays', () => {
 
     it('has one row for each day of 1–8 January, all part of the New Year break', () => {
       const january = ru.filter((r) => r.on_date <= '2026-01-08');
-      assert.deepEqual(january.map((r) => r.on_date), ['01', '02', '03', '04', '05', '06', '07', '08'].map((d) => `2026-01-${d}`));
+      assert.deepEqual(
+        january.map((r) => r.on_date),
+        ['01', '02', '03', '04', '05', '06', '07', '08'].map((d) => `2026-01-${d}`),
+      );
       assert.ok(january.every((r) => r.is_break));
       assert.equal(only(ru, '2026-01-04').name, 'Новогодние каникулы / New Year Holiday');
       assert.equal(only(ru, '2026-01-07').name, 'Рождество Христово / Christmas Day');
@@ -102,7 +105,11 @@ describe('computeHolidays', () => {
           assert.match(row.on_date, new RegExp(`^${year}-\\d\\d-\\d\\d$`));
           assert.ok(row.description.length > 10);
         }
-        assert.equal(new Set(rows.map((r) => `${r.on_date}|${r.name}`)).size, rows.length, `${country} ${year} duplicates`);
+        assert.equal(
+          new Set(rows.map((r) => `${r.on_date}|${r.name}`)).size,
+          rows.length,
+          `${country} ${year} duplicates`,
+        );
       }
     }
   });

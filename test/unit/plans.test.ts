@@ -2,8 +2,18 @@
 import assert from 'node:assert/strict';
 import { planAfterPayment, planChange, PlanChangeError, premiumTierOf, type PlanColumns } from '../../domain/plans.ts';
 
-const FREE: PlanColumns = { plan: 'free', contract_per_minute: null, contract_per_day: null, contract_ai_per_hour: null };
-const CONTRACT: PlanColumns = { plan: 'contract', contract_per_minute: 1000, contract_per_day: 90_000, contract_ai_per_hour: 50 };
+const FREE: PlanColumns = {
+  plan: 'free',
+  contract_per_minute: null,
+  contract_per_day: null,
+  contract_ai_per_hour: null,
+};
+const CONTRACT: PlanColumns = {
+  plan: 'contract',
+  contract_per_minute: 1000,
+  contract_per_day: 90_000,
+  contract_ai_per_hour: 50,
+};
 
 describe('plans', () => {
   it('maps contract to pro for partner v1 and keeps free and plus', () => {
@@ -17,8 +27,16 @@ describe('plans', () => {
 
   it('needs every agreed limit for a new contract, and keeps those not given on an existing one', () => {
     assert.throws(() => planChange(FREE, 'contract', { per_minute: 5, per_day: 100 }), /give --ai-per-hour/);
-    assert.deepEqual(planChange(FREE, 'contract', { per_minute: 5, per_day: 100, ai_per_hour: 1 }), { plan: 'contract', contract_per_minute: 5, contract_per_day: 100, contract_ai_per_hour: 1 });
-    assert.deepEqual(planChange(CONTRACT, 'contract', { per_day: 100_000 }), { ...CONTRACT, contract_per_day: 100_000 });
+    assert.deepEqual(planChange(FREE, 'contract', { per_minute: 5, per_day: 100, ai_per_hour: 1 }), {
+      plan: 'contract',
+      contract_per_minute: 5,
+      contract_per_day: 100,
+      contract_ai_per_hour: 1,
+    });
+    assert.deepEqual(planChange(CONTRACT, 'contract', { per_day: 100_000 }), {
+      ...CONTRACT,
+      contract_per_day: 100_000,
+    });
   });
 
   it('never lowers an account on payment: plus upgrades free, a contract stays, a contract payment needs agreed limits', () => {

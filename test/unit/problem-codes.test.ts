@@ -13,10 +13,15 @@ const SOURCE_DIRS = ['app', 'server', 'services', 'handlers', 'db', 'domain', 's
 const TABLE = 'server/http/problem-codes.ts';
 
 describe('the table of problem codes', () => {
-  const sources = SOURCE_DIRS.flatMap((dir) => tsFiles(join(root, dir))).map((file) => ({ file: relative(root, file), text: readFileSync(file, 'utf8') }));
+  const sources = SOURCE_DIRS.flatMap((dir) => tsFiles(join(root, dir))).map((file) => ({
+    file: relative(root, file),
+    text: readFileSync(file, 'utf8'),
+  }));
 
   it('builds every problem in server/http/problems.ts, so each takes its status and title from the table', () => {
-    const elsewhere = sources.filter(({ file, text }) => file !== 'server/http/problems.ts' && /new Problem\(/.test(text)).map(({ file }) => file);
+    const elsewhere = sources
+      .filter(({ file, text }) => file !== 'server/http/problems.ts' && /new Problem\(/.test(text))
+      .map(({ file }) => file);
     assert.deepEqual(elsewhere, []);
     const problem = problems.conflict('A duplicate.');
     assert.deepEqual([problem.status, problem.title], [PROBLEM_CODES.conflict.status, PROBLEM_CODES.conflict.title]);
@@ -28,15 +33,24 @@ describe('the table of problem codes', () => {
     const builders = new RegExp(`new (?:${classes.join('|')})\\(\\s*'([a-z_]+)'`, 'g');
     const used = new Set(sources.flatMap(({ text }) => [...text.matchAll(builders)].map((m) => m[1]!)));
     assert.ok(used.size >= 20, `found only ${used.size} codes in the source: has the way problems are built changed?`);
-    assert.deepEqual([...used].filter((code) => !(code in PROBLEM_CODES)), []);
+    assert.deepEqual(
+      [...used].filter((code) => !(code in PROBLEM_CODES)),
+      [],
+    );
   });
 
   it('has no code that nothing answers with', () => {
-    const source = sources.filter(({ file }) => file !== TABLE).map(({ text }) => text).join('\n');
-    assert.deepEqual(Object.keys(PROBLEM_CODES).filter((code) => !source.includes(`'${code}'`)), []);
+    const source = sources
+      .filter(({ file }) => file !== TABLE)
+      .map(({ text }) => text)
+      .join('\n');
+    assert.deepEqual(
+      Object.keys(PROBLEM_CODES).filter((code) => !source.includes(`'${code}'`)),
+      [],
+    );
   });
 
-  it('agrees with the codes and statuses the spec\'s Problem schema documents', () => {
+  it("agrees with the codes and statuses the spec's Problem schema documents", () => {
     for (const spec of bundledSpecs()) {
       const description: string = (spec.definition as any).components.schemas.Problem.properties.code.description;
       const documented = new Map<string, number>();
@@ -50,7 +64,11 @@ describe('the table of problem codes', () => {
         }
       }
       const table = new Map(Object.entries(PROBLEM_CODES).map(([code, { status }]) => [code, status]));
-      assert.deepEqual([...documented].sort(), [...table].sort(), `${spec.surface}: Problem.code's description against ${TABLE}`);
+      assert.deepEqual(
+        [...documented].sort(),
+        [...table].sort(),
+        `${spec.surface}: Problem.code's description against ${TABLE}`,
+      );
     }
   });
 });

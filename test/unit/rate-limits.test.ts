@@ -23,7 +23,9 @@ function appWith(stores: LimitStores, caller: Caller, kept: GiveBack[] = []) {
   );
   const app = express();
   app.get('/', (req, res, next) => limit(req, res, caller).then(() => res.json({ ok: true }), next));
-  app.get('/kept', (req, res, next) => limit(req, res, caller).then((giveBack) => res.json({ ok: kept.push(giveBack) }), next));
+  app.get('/kept', (req, res, next) =>
+    limit(req, res, caller).then((giveBack) => res.json({ ok: kept.push(giveBack) }), next),
+  );
   app.use((error: Problem, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
     res.status(error.status).json({ code: error.code, detail: error.detail });
   });
@@ -36,7 +38,9 @@ for (const kind of ['memory', 'Redis'] as const) {
     before(async function () {
       if (kind === 'memory') return void (stores = memoryLimitStores());
       if (!process.env.REDIS_URL) this.skip(); // needs a real Redis: .ci/run sets REDIS_URL
-      stores = await redisLimitStores(process.env.REDIS_URL!, { keyPrefix: `rl:test:${randomBytes(4).toString('hex')}:` });
+      stores = await redisLimitStores(process.env.REDIS_URL!, {
+        keyPrefix: `rl:test:${randomBytes(4).toString('hex')}:`,
+      });
     });
     after(() => stores?.close());
 
@@ -48,7 +52,11 @@ for (const kind of ['memory', 'Redis'] as const) {
       assert.equal(refused.body.code, 'rate_limited');
       assert.match(refused.body.detail, /per-short limit/);
       assert.match(String(refused.headers['retry-after']), /^[01]$/);
-      assert.match(String(refused.headers['ratelimit']), /^"short"; r=0; t=[01]$/, 'the windows after the refusing one are not reported');
+      assert.match(
+        String(refused.headers['ratelimit']),
+        /^"short"; r=0; t=[01]$/,
+        'the windows after the refusing one are not reported',
+      );
       await api.get('/').expect(429);
       await new Promise((resolve) => setTimeout(resolve, 1100)); // let the short window reset
       const next = await api.get('/').expect(200);
@@ -61,7 +69,10 @@ for (const kind of ['memory', 'Redis'] as const) {
       await api.get('/').expect(200);
       await api.get('/').expect(200);
       const refused = await api.get('/').expect(429);
-      assert.match(refused.body.detail, /per-long limit of this key \(2 requests\) is exhausted; retry in (59|60) seconds/);
+      assert.match(
+        refused.body.detail,
+        /per-long limit of this key \(2 requests\) is exhausted; retry in (59|60) seconds/,
+      );
       assert.match(String(refused.headers['retry-after']), /^(59|60)$/);
       assert.match(String(refused.headers['ratelimit']), /^"short"; r=2; t=[01], "long"; r=0; t=(59|60)$/);
     });
@@ -72,19 +83,31 @@ for (const kind of ['memory', 'Redis'] as const) {
       await api.get('/kept').expect(200);
       await api.get('/kept').expect(200);
       await kept.shift()!();
-      assert.match(String((await api.get('/').expect(200)).headers['ratelimit']), /^"short"; r=3; t=[01], "long"; r=48;/);
+      assert.match(
+        String((await api.get('/').expect(200)).headers['ratelimit']),
+        /^"short"; r=3; t=[01], "long"; r=48;/,
+      );
       await new Promise((resolve) => setTimeout(resolve, 1100)); // the short window of the second request ends
-      assert.match(String((await api.get('/').expect(200)).headers['ratelimit']), /^"short"; r=4; t=[01], "long"; r=47;/);
+      assert.match(
+        String((await api.get('/').expect(200)).headers['ratelimit']),
+        /^"short"; r=4; t=[01], "long"; r=47;/,
+      );
       await kept.shift()!();
       // Given back in the long window only: the short one now counts the requests of another window.
-      assert.match(String((await api.get('/').expect(200)).headers['ratelimit']), /^"short"; r=3; t=[01], "long"; r=47;/);
+      assert.match(
+        String((await api.get('/').expect(200)).headers['ratelimit']),
+        /^"short"; r=3; t=[01], "long"; r=47;/,
+      );
     });
 
     it('reports each window in the RateLimit and RateLimit-Policy headers', async () => {
       const res = await appWith(stores, { id: 'b', short: 5, long: 50 }).get('/').expect(200);
       assert.match(String(res.headers['ratelimit']), /^"short"; r=4; t=[01], "long"; r=49; t=(59|60)$/);
       // pk: express-rate-limit's partition key of the key "b" (base64 of the first 12 hex digits of its SHA-256).
-      assert.equal(res.headers['ratelimit-policy'], '"short"; q=5; w=1; pk=:M2UyM2U4MTYwMDM5:, "long"; q=50; w=60; pk=:M2UyM2U4MTYwMDM5:');
+      assert.equal(
+        res.headers['ratelimit-policy'],
+        '"short"; q=5; w=1; pk=:M2UyM2U4MTYwMDM5:, "long"; q=50; w=60; pk=:M2UyM2U4MTYwMDM5:',
+      );
     });
   });
 }

@@ -16,11 +16,20 @@ const state: ExamReadinessState = {
     details: { cards: 20, cards_reviewed: 14, tasks: 2, tasks_completed: 1, study_days: 7, window_days: 14 },
   },
 };
-const withReadiness = (changes: Partial<ExamReadinessState['readiness']>): ExamReadinessState => ({ ...state, readiness: { ...state.readiness, ...changes } });
+const withReadiness = (changes: Partial<ExamReadinessState['readiness']>): ExamReadinessState => ({
+  ...state,
+  readiness: { ...state.readiness, ...changes },
+});
 
 describe('readiness moves', () => {
   it('sees no move in the same state, whatever the order of its stored keys, nor in a moment of memory decay', () => {
-    const reordered = { ...state, readiness: { ...state.readiness, details: { window_days: 14, study_days: 7, tasks_completed: 1, tasks: 2, cards_reviewed: 14, cards: 20 } } };
+    const reordered = {
+      ...state,
+      readiness: {
+        ...state.readiness,
+        details: { window_days: 14, study_days: 7, tasks_completed: 1, tasks: 2, cards_reviewed: 14, cards: 20 },
+      },
+    };
     assert.equal(sameState(reordered, state), true);
     assert.equal(sameState(state, withReadiness({ memory: 0.6201 })), true);
   });
@@ -29,7 +38,10 @@ describe('readiness moves', () => {
     assert.equal(sameState(state, withReadiness({ percent: 62 })), false);
     assert.equal(sameState(state, withReadiness({ memory: 0.65 })), false);
     assert.equal(sameState(state, withReadiness({ coverage: null })), false);
-    assert.equal(sameState(state, withReadiness({ details: { ...state.readiness.details, cards_reviewed: 15 } })), false);
+    assert.equal(
+      sameState(state, withReadiness({ details: { ...state.readiness.details, cards_reviewed: 15 } })),
+      false,
+    );
     assert.equal(sameState(state, { ...state, subject: 'Cell biology' }), false);
     assert.equal(sameState(state, { ...state, exam_date: '2026-11-28' }), false);
     assert.equal(sameState(undefined, state), false);

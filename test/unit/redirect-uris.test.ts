@@ -3,7 +3,12 @@ import { redirectUriProblem } from '../../server/oauth/clients.ts';
 
 describe('redirectUriProblem (clients create)', () => {
   it('accepts https anywhere and http on loopback hosts only', () => {
-    for (const uri of ['https://app.example/callback', 'http://localhost:8080/callback', 'http://127.0.0.1:8765/cb', 'http://[::1]:9000/cb']) {
+    for (const uri of [
+      'https://app.example/callback',
+      'http://localhost:8080/callback',
+      'http://127.0.0.1:8765/cb',
+      'http://[::1]:9000/cb',
+    ]) {
       assert.equal(redirectUriProblem(uri), undefined, uri);
     }
   });

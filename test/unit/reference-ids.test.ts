@@ -17,8 +17,15 @@ describe('stable reference ids', () => {
   it('derive a university id from its website host, without www. and letter case', () => {
     assert.equal(universityId('https://www.kaznu.kz'), universityId('https://KAZNU.kz/about'));
     assert.notEqual(universityId('https://www.kaznu.kz'), universityId('https://www.msu.ru'));
-    assert.match(universityId('https://www.kaznu.kz'), /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    assert.equal(new Set(universities.map((u) => u.id)).size, universities.length, 'two universities share a website host');
+    assert.match(
+      universityId('https://www.kaznu.kz'),
+      /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
+    assert.equal(
+      new Set(universities.map((u) => u.id)).size,
+      universities.length,
+      'two universities share a website host',
+    );
   });
 
   it('are identical in two fresh databases and survive a re-seed', async () => {
@@ -54,17 +61,27 @@ describe('stable reference ids', () => {
         .execute();
       const oldKaznu = old.find((u) => u.name === kaznu.name)!.id;
       assert.notEqual(oldKaznu, kaznu.id);
-      await db.insertInto('users').values({ nickname: 'moved_student', first_name: 'Moved', university_id: oldKaznu }).execute();
+      await db
+        .insertInto('users')
+        .values({ nickname: 'moved_student', first_name: 'Moved', university_id: oldKaznu })
+        .execute();
 
       assert.equal((await migrateToLatest(db))[0], '20261123_0003_stable_university_ids');
       const rows = await db.selectFrom('universities').select(['id', 'website']).execute();
       assert.equal(rows.length, universities.length);
       for (const row of rows) assert.equal(row.id, universityId(row.website!));
-      const student = await db.selectFrom('users').select('university_id').where('nickname', '=', 'moved_student').executeTakeFirstOrThrow();
+      const student = await db
+        .selectFrom('users')
+        .select('university_id')
+        .where('nickname', '=', 'moved_student')
+        .executeTakeFirstOrThrow();
       assert.equal(student.university_id, kaznu.id);
 
       await seedReference(db, { now });
-      const count = await db.selectFrom('universities').select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
+      const count = await db
+        .selectFrom('universities')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .executeTakeFirstOrThrow();
       assert.equal(count.n, universities.length, 'a re-seed after the migration duplicated universities');
     } finally {
       await db.destroy();

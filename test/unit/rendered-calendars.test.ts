@@ -5,7 +5,8 @@ import { randomUUID } from 'node:crypto';
 import type { FeedContent } from '../../services/calendar/feed-calendar.ts';
 import { calendarText, RENDERS_PER_MINUTE } from '../../services/calendar/rendered-calendars.ts';
 
-const contentWith = (title: string) => ({ timeZone: 'Asia/Almaty', tasks: [{ title }], series: [], exams: [], holidays: [] }) as unknown as FeedContent;
+const contentWith = (title: string) =>
+  ({ timeZone: 'Asia/Almaty', tasks: [{ title }], series: [], exams: [], holidays: [] }) as unknown as FeedContent;
 
 describe('calendar texts kept per student', () => {
   it('writes again only when the content changed', () => {
@@ -23,22 +24,46 @@ describe('calendar texts kept per student', () => {
     let writes = 0;
     for (let n = 0; n < 50; n++) calendarText(student, contentWith(`change ${n}`), () => `text ${writes++}`, n * 100);
     assert.equal(writes, RENDERS_PER_MINUTE);
-    assert.equal(calendarText(student, contentWith('later'), () => `text ${writes++}`, 61_000), `text ${RENDERS_PER_MINUTE}`, 'a minute on, it writes again');
+    assert.equal(
+      calendarText(student, contentWith('later'), () => `text ${writes++}`, 61_000),
+      `text ${RENDERS_PER_MINUTE}`,
+      'a minute on, it writes again',
+    );
   });
 
   it('keeps students apart', () => {
-    const [one, two] = [{ userId: randomUUID(), view: {} }, { userId: randomUUID(), view: {} }];
+    const [one, two] = [
+      { userId: randomUUID(), view: {} },
+      { userId: randomUUID(), view: {} },
+    ];
     calendarText(one, contentWith('x'), () => 'one', 0);
-    assert.equal(calendarText(two, contentWith('x'), () => 'two', 0), 'two');
+    assert.equal(
+      calendarText(two, contentWith('x'), () => 'two', 0),
+      'two',
+    );
   });
 
   it("counts a student's views together, and past the bound serves each view only a text written for it", () => {
     const userId = randomUUID();
-    const [plain, noted] = [{ userId, view: { notes: false } }, { userId, view: { notes: true } }];
+    const [plain, noted] = [
+      { userId, view: { notes: false } },
+      { userId, view: { notes: true } },
+    ];
     calendarText(noted, contentWith('with notes'), () => 'noted', 0);
     for (let n = 1; n < RENDERS_PER_MINUTE; n++) calendarText(noted, contentWith(`with notes ${n}`), () => 'noted', n);
-    assert.equal(calendarText(plain, contentWith('without'), () => 'plain', 10), 'plain', 'a view not written yet');
-    assert.equal(calendarText(plain, contentWith('without, changed'), () => 'plain 2', 20), 'plain', 'over the bound');
-    assert.equal(calendarText(noted, contentWith('with notes, changed'), () => 'noted 2', 30), 'noted');
+    assert.equal(
+      calendarText(plain, contentWith('without'), () => 'plain', 10),
+      'plain',
+      'a view not written yet',
+    );
+    assert.equal(
+      calendarText(plain, contentWith('without, changed'), () => 'plain 2', 20),
+      'plain',
+      'over the bound',
+    );
+    assert.equal(
+      calendarText(noted, contentWith('with notes, changed'), () => 'noted 2', 30),
+      'noted',
+    );
   });
 });

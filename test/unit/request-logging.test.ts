@@ -44,7 +44,8 @@ describe('requestLogging', () => {
       assert.equal(typeof req.remoteAddress, 'string');
       assert.equal(typeof req.remotePort, 'number');
       assert.equal(req.headers['x-request-id'], 'censor-1');
-      for (const name of ['authorization', 'x-service-api-key', 'cookie']) assert.equal(req.headers[name], '[redacted]', name);
+      for (const name of ['authorization', 'x-service-api-key', 'cookie'])
+        assert.equal(req.headers[name], '[redacted]', name);
     }
     assert.equal(line!.res.statusCode, 302);
     assert.equal(line!.res.headers['x-request-id'], 'censor-1');
@@ -58,7 +59,10 @@ describe('requestLogging', () => {
     const lines: Array<Record<string, any>> = [];
     const logger = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) });
     const app = express();
-    const sameOnEveryResponse = [['X-Frame-Options', 'SAMEORIGIN'], ['Content-Security-Policy', "default-src 'self'"]] as const;
+    const sameOnEveryResponse = [
+      ['X-Frame-Options', 'SAMEORIGIN'],
+      ['Content-Security-Policy', "default-src 'self'"],
+    ] as const;
     app.use(requestLogging(logger, { sameOnEveryResponse }));
     app.use((_req, res, next) => {
       for (const [name, value] of sameOnEveryResponse) res.setHeader(name, value);
@@ -102,7 +106,10 @@ describe('batchedLines', () => {
       assert.doesNotMatch(readFileSync(file, 'utf8'), /held-/, 'request lines are held');
       logger.warn('second');
       await until(() => readFileSync(file, 'utf8').includes('"second"'));
-      const messages = readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { msg: string; req?: { id: string } });
+      const messages = readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { msg: string; req?: { id: string } });
       assert.deepEqual(
         messages.map((m) => m.req?.id ?? m.msg),
         ['first', 'held-0', 'held-1', 'held-2', 'second'],
@@ -162,4 +169,3 @@ describe('terminal lines', () => {
     assert.doesNotMatch(text, /secret-token|authorization|headers/i, 'no header reaches the terminal line');
   });
 });
-

@@ -15,7 +15,10 @@ describe('secretBox (secrets encrypted at rest)', () => {
 
   it('refuses another key, another context (a value moved to another row) and an altered value', () => {
     const sealed = box.seal('secret', 'signing-key:a');
-    assert.throws(() => secretBox(randomBytes(32)).open(sealed, 'signing-key:a'), /SECRETS_KEY is not the key it was encrypted with/);
+    assert.throws(
+      () => secretBox(randomBytes(32)).open(sealed, 'signing-key:a'),
+      /SECRETS_KEY is not the key it was encrypted with/,
+    );
     assert.throws(() => box.open(sealed, 'signing-key:b'), /cannot decrypt/);
     const altered = sealed.slice(0, -2) + (sealed.endsWith('A') ? 'BB' : 'AA');
     assert.throws(() => box.open(altered, 'signing-key:a'), /cannot decrypt/);

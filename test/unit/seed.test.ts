@@ -10,8 +10,14 @@ import { createEmbeddedDatabase } from '../support/test-db.ts';
 const now = new Date('2026-11-22T12:00:00Z');
 const DAY_MS = 86_400_000;
 
-async function count(db: Db, table: 'universities' | 'holidays' | 'users' | 'flashcard_decks' | 'ai_messages' | 'study_rooms'): Promise<number> {
-  const row = await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+async function count(
+  db: Db,
+  table: 'universities' | 'holidays' | 'users' | 'flashcard_decks' | 'ai_messages' | 'study_rooms',
+): Promise<number> {
+  const row = await db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -34,30 +40,66 @@ describe('seed', () => {
       assert.equal(await count(db, 'universities'), result.universities);
       assert.equal(await count(db, 'holidays'), result.holidays);
 
-      const byCountry = await db.selectFrom('universities').select(['country', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('country').orderBy('country').execute();
-      assert.deepEqual(byCountry.map((r) => [r.country, Number(r.n) >= 15]), [['KZ', true], ['RU', true]]);
+      const byCountry = await db
+        .selectFrom('universities')
+        .select(['country', (eb) => eb.fn.countAll<number>().as('n')])
+        .groupBy('country')
+        .orderBy('country')
+        .execute();
+      assert.deepEqual(
+        byCountry.map((r) => [r.country, Number(r.n) >= 15]),
+        [
+          ['KZ', true],
+          ['RU', true],
+        ],
+      );
 
       const years = await db
         .selectFrom('holidays')
-        .select(['country_code', sql<number>`min(extract(year from on_date))::int`.as('first'), sql<number>`max(extract(year from on_date))::int`.as('last')])
+        .select([
+          'country_code',
+          sql<number>`min(extract(year from on_date))::int`.as('first'),
+          sql<number>`max(extract(year from on_date))::int`.as('last'),
+        ])
         .groupBy('country_code')
         .orderBy('country_code')
         .execute();
-      assert.deepEqual(years, [{ country_code: 'KZ', first: 2025, last: 2028 }, { country_code: 'RU', first: 2025, last: 2028 }]);
-      const countries = await db.selectFrom('holiday_countries').select('country_code').orderBy('country_code').execute();
-      assert.deepEqual(countries.map((c) => c.country_code), ['KZ', 'RU']);
+      assert.deepEqual(years, [
+        { country_code: 'KZ', first: 2025, last: 2028 },
+        { country_code: 'RU', first: 2025, last: 2028 },
+      ]);
+      const countries = await db
+        .selectFrom('holiday_countries')
+        .select('country_code')
+        .orderBy('country_code')
+        .execute();
+      assert.deepEqual(
+        countries.map((c) => c.country_code),
+        ['KZ', 'RU'],
+      );
     });
 
     it('gives the same rows when run again and restores edited universities', async () => {
       const before = { universities: await count(db, 'universities'), holidays: await count(db, 'holidays') };
       const msu = universities.find((u) => u.short_name === 'MSU');
       assert.ok(msu);
-      await db.updateTable('universities').set({ city: 'Nowhere', student_count: 1 }).where('name', '=', msu.name).execute();
+      await db
+        .updateTable('universities')
+        .set({ city: 'Nowhere', student_count: 1 })
+        .where('name', '=', msu.name)
+        .execute();
 
       const again = await seedReference(db, { now });
       assert.deepEqual(again, before);
-      assert.deepEqual({ universities: await count(db, 'universities'), holidays: await count(db, 'holidays') }, before);
-      const restored = await db.selectFrom('universities').select(['city', 'student_count']).where('name', '=', msu.name).executeTakeFirstOrThrow();
+      assert.deepEqual(
+        { universities: await count(db, 'universities'), holidays: await count(db, 'holidays') },
+        before,
+      );
+      const restored = await db
+        .selectFrom('universities')
+        .select(['city', 'student_count'])
+        .where('name', '=', msu.name)
+        .executeTakeFirstOrThrow();
       assert.deepEqual(restored, { city: msu.city, student_count: msu.student_count });
     });
 
@@ -71,7 +113,10 @@ describe('seed', () => {
         .where('on_date', '<=', '2026-12-31')
         .orderBy('on_date')
         .execute();
-      assert.deepEqual(rows, ['21', '22', '23', '24'].map((d) => ({ on_date: `2026-03-${d}`, is_break: true })));
+      assert.deepEqual(
+        rows,
+        ['21', '22', '23', '24'].map((d) => ({ on_date: `2026-03-${d}`, is_break: true })),
+      );
     });
   });
 
@@ -90,10 +135,20 @@ describe('seed', () => {
         },
         result,
       );
-      const distinct = await db.selectFrom('users').select(sql<number>`count(distinct lower(nickname))`.as('n')).executeTakeFirstOrThrow();
+      const distinct = await db
+        .selectFrom('users')
+        .select(sql<number>`count(distinct lower(nickname))`.as('n'))
+        .executeTakeFirstOrThrow();
       assert.equal(Number(distinct.n), 300);
-      const withUniversity = await db.selectFrom('users').innerJoin('universities', 'universities.id', 'users.university_id').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-      assert.ok(Number(withUniversity.n) >= 240 && Number(withUniversity.n) < 300, `${withUniversity.n} users with a university`);
+      const withUniversity = await db
+        .selectFrom('users')
+        .innerJoin('universities', 'universities.id', 'users.university_id')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
+      assert.ok(
+        Number(withUniversity.n) >= 240 && Number(withUniversity.n) < 300,
+        `${withUniversity.n} users with a university`,
+      );
     });
 
     it('does nothing once users exist', async () => {
@@ -111,7 +166,10 @@ describe('generateDemoData', () => {
   it('is the same for the same seed and differs for another seed', () => {
     assert.deepEqual(generateDemoData({ seed: 1, now, universityIds }), data);
     const other = generateDemoData({ seed: 2, now, universityIds });
-    assert.notDeepEqual(other.users.map((u) => u.nickname), data.users.map((u) => u.nickname));
+    assert.notDeepEqual(
+      other.users.map((u) => u.nickname),
+      data.users.map((u) => u.nickname),
+    );
   });
 
   it('makes users that fit the columns and the described distribution', () => {
@@ -125,7 +183,11 @@ describe('generateDemoData', () => {
       assert.ok(u.xp !== undefined && u.xp >= 0 && u.xp <= 50_000);
       assert.ok(u.streak !== undefined && u.streak >= 0 && u.streak <= 120);
       assert.ok(['free', 'plus', 'contract'].includes(String(u.plan)));
-      assert.equal(u.contract_per_minute != null, u.plan === 'contract', 'a contract carries its limits, no other plan does');
+      assert.equal(
+        u.contract_per_minute != null,
+        u.plan === 'contract',
+        'a contract carries its limits, no other plan does',
+      );
       assert.ok(u.university_id === null || universityIds.includes(u.university_id!));
       const created = dayMs(u.created_at);
       assert.ok(created >= now.getTime() - 730 * DAY_MS && created <= now.getTime());

@@ -27,7 +27,7 @@ describe('refusals without transport, mapped to problems once', () => {
     assert.equal(problemOf(new ConflictError('room_timer_conflict', 'Nothing runs.'))!.status, 409);
   });
 
-  it('sends a bound\'s wait as Retry-After, a credential\'s challenge and invalid parts as the catalogue does', () => {
+  it("sends a bound's wait as Retry-After, a credential's challenge and invalid parts as the catalogue does", () => {
     const streams = problemOf(new LimitError('too_many_streams', 'Too many.', { max: 5, retryAfterSeconds: 7 }))!;
     assert.deepEqual([streams.status, streams.extra.headers], [429, { 'Retry-After': '7' }]);
     const revoked = problemOf(new AuthenticationError('Revoked.', 'invalid_token'))!;

@@ -3,7 +3,17 @@
 // q < 3 starts the repetitions again. The rows are chosen where the description leaves no room for reading; the
 // two places where the library reads it its own way are pinned separately below (see domain/srs.ts).
 import assert from 'node:assert/strict';
-import { isWithinOfflineWindow, MAX_INTERVAL_DAYS, NEW_CARD, nextDueAt, OFFLINE_REVIEW_WINDOW_DAYS, reviewStep, sm2Step, type Grade, type SrsState } from '../../domain/srs.ts';
+import {
+  isWithinOfflineWindow,
+  MAX_INTERVAL_DAYS,
+  NEW_CARD,
+  nextDueAt,
+  OFFLINE_REVIEW_WINDOW_DAYS,
+  reviewStep,
+  sm2Step,
+  type Grade,
+  type SrsState,
+} from '../../domain/srs.ts';
 
 /** Eases are binary doubles (2.7 + 0.1 is 2.8000000000000003); compare them to the decimal worked by hand. */
 function assertState(actual: SrsState, expected: SrsState, label: string): void {
@@ -24,7 +34,11 @@ describe('sm2Step (SM-2 through supermemo 2.0.23)', () => {
     const expected: Record<Grade, number> = { 5: 2.6, 4: 2.5, 3: 2.36, 2: 2.18, 1: 1.96, 0: 1.7 };
     for (const [grade, ease] of Object.entries(expected)) {
       const passed = Number(grade) >= 3;
-      assertState(sm2Step(NEW_CARD, Number(grade) as Grade), { ease, repetitions: passed ? 1 : 0, interval_days: 1 }, `q=${grade}`);
+      assertState(
+        sm2Step(NEW_CARD, Number(grade) as Grade),
+        { ease, repetitions: passed ? 1 : 0, interval_days: 1 },
+        `q=${grade}`,
+      );
     }
   });
 
@@ -34,8 +48,16 @@ describe('sm2Step (SM-2 through supermemo 2.0.23)', () => {
   });
 
   it('multiplies by the ease the card had before the review: 15 days at 2.5 answered 3 gives 37.5 → 38 days, ease 2.36', () => {
-    assertState(sm2Step({ ease: 2.5, repetitions: 3, interval_days: 15 }, 3), { ease: 2.36, repetitions: 4, interval_days: 38 }, 'q=3');
-    assertState(sm2Step({ ease: 1.3, repetitions: 5, interval_days: 10 }, 5), { ease: 1.4, repetitions: 6, interval_days: 13 }, 'q=5 at the floor');
+    assertState(
+      sm2Step({ ease: 2.5, repetitions: 3, interval_days: 15 }, 3),
+      { ease: 2.36, repetitions: 4, interval_days: 38 },
+      'q=3',
+    );
+    assertState(
+      sm2Step({ ease: 1.3, repetitions: 5, interval_days: 10 }, 5),
+      { ease: 1.4, repetitions: 6, interval_days: 13 },
+      'q=5 at the floor',
+    );
   });
 
   it('caps the interval at MAX_INTERVAL_DAYS, so a card passed for ever stays on the calendar', () => {
@@ -46,7 +68,11 @@ describe('sm2Step (SM-2 through supermemo 2.0.23)', () => {
   });
 
   it('never lets the ease fall below 1.3', () => {
-    assertState(sm2Step({ ease: 1.4, repetitions: 0, interval_days: 0 }, 3), { ease: 1.3, repetitions: 1, interval_days: 1 }, '1.4 - 0.14');
+    assertState(
+      sm2Step({ ease: 1.4, repetitions: 0, interval_days: 0 }, 3),
+      { ease: 1.3, repetitions: 1, interval_days: 1 },
+      '1.4 - 0.14',
+    );
     const blackouts = run([0, 0, 0]);
     assertState(blackouts[0]!, { ease: 1.7, repetitions: 0, interval_days: 1 }, 'first blackout');
     assertState(blackouts[1]!, { ease: 1.3, repetitions: 0, interval_days: 1 }, '1.7 - 0.8 floors at 1.3');
@@ -62,7 +88,11 @@ describe('sm2Step (SM-2 through supermemo 2.0.23)', () => {
 
   // Where the library and the description part ways; we keep the library (reason in srs.ts) and say so here.
   it('rounds a fractional interval to the nearest day where the description rounds up: 6 × 2.7 = 16.2 → 16 (not 17)', () => {
-    assertState(sm2Step({ ease: 2.7, repetitions: 2, interval_days: 6 }, 5), { ease: 2.8, repetitions: 3, interval_days: 16 }, 'q=5');
+    assertState(
+      sm2Step({ ease: 2.7, repetitions: 2, interval_days: 6 }, 5),
+      { ease: 2.8, repetitions: 3, interval_days: 16 },
+      'q=5',
+    );
   });
 
   it('does not add a day for floating-point noise: 15 × 2.8000000000000003 gives 42 days', () => {
@@ -75,15 +105,28 @@ describe('sm2Step (SM-2 through supermemo 2.0.23)', () => {
 describe('nextDueAt', () => {
   it('adds calendar days in the student time zone, keeping the wall-clock time across a DST change', () => {
     // Berlin leaves summer time on 25 October 2026: 09:30 CEST (07:30Z) + 1 day is 09:30 CET (08:30Z).
-    assert.equal(nextDueAt(new Date('2026-10-24T07:30:00Z'), 1, 'Europe/Berlin').toISOString(), '2026-10-25T08:30:00.000Z');
-    assert.equal(nextDueAt(new Date('2026-11-22T09:30:00Z'), 16, 'Asia/Almaty').toISOString(), '2026-12-08T09:30:00.000Z');
+    assert.equal(
+      nextDueAt(new Date('2026-10-24T07:30:00Z'), 1, 'Europe/Berlin').toISOString(),
+      '2026-10-25T08:30:00.000Z',
+    );
+    assert.equal(
+      nextDueAt(new Date('2026-11-22T09:30:00Z'), 16, 'Asia/Almaty').toISOString(),
+      '2026-12-08T09:30:00.000Z',
+    );
   });
 });
 
 describe('reviewStep (reviews applied in the order they happened)', () => {
   const timeZone = 'Europe/Berlin';
   const lastReview = new Date('2026-11-20T10:00:00Z');
-  const card = { ease: 2.6, repetitions: 1, interval_days: 1, next_due_at: new Date('2026-11-21T10:00:00Z'), last_reviewed_at: lastReview, fsrs_state: null };
+  const card = {
+    ease: 2.6,
+    repetitions: 1,
+    interval_days: 1,
+    next_due_at: new Date('2026-11-21T10:00:00Z'),
+    last_reviewed_at: lastReview,
+    fsrs_state: null,
+  };
 
   it('applies a review at or after the last one, counting the interval from its own time', () => {
     const later = new Date('2026-11-21T09:00:00Z');
@@ -96,14 +139,24 @@ describe('reviewStep (reviews applied in the order they happened)', () => {
 
   it('logs a review older than the last one without moving the card', () => {
     const step = reviewStep(card, 0, new Date(lastReview.getTime() - 1), timeZone);
-    assert.deepEqual(step, { ease: 2.6, repetitions: 1, interval_days: 1, next_due_at: card.next_due_at, fsrs_state: null, applied: false });
+    assert.deepEqual(step, {
+      ease: 2.6,
+      repetitions: 1,
+      interval_days: 1,
+      next_due_at: card.next_due_at,
+      fsrs_state: null,
+      applied: false,
+    });
   });
 
   it('accepts reviewed_at from 7 days back up to now, nothing in the future', () => {
     const now = new Date('2026-11-23T12:00:00Z');
     assert.equal(isWithinOfflineWindow(now, now), true);
     assert.equal(isWithinOfflineWindow(new Date(now.getTime() - OFFLINE_REVIEW_WINDOW_DAYS * 86_400_000), now), true);
-    assert.equal(isWithinOfflineWindow(new Date(now.getTime() - OFFLINE_REVIEW_WINDOW_DAYS * 86_400_000 - 1), now), false);
+    assert.equal(
+      isWithinOfflineWindow(new Date(now.getTime() - OFFLINE_REVIEW_WINDOW_DAYS * 86_400_000 - 1), now),
+      false,
+    );
     assert.equal(isWithinOfflineWindow(new Date(now.getTime() + 1), now), false);
   });
 });

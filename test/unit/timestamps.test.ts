@@ -20,20 +20,32 @@ describe('parseTimestamp', () => {
   it('reads every UTC text as pg does, and answers toISOString() as a Date of that instant', () => {
     const years = fc.integer({ min: Date.UTC(1000, 0, 1), max: Date.UTC(9999, 11, 31, 23, 59, 59, 999) });
     fc.assert(
-      fc.property(years, fc.integer({ min: 0, max: 999 }), fc.integer({ min: 0, max: 6 }), (time, micros, fractionDigits) => {
-        const text = utcText(time, micros, fractionDigits);
-        const parsed = parseTimestamp(text);
-        assert.ok(parsed instanceof StoredTimestamp, text);
-        assert.equal(parsed.getTime(), pgParse(text).getTime(), text);
-        assert.equal(parsed.toISOString(), new Date(parsed.getTime()).toISOString(), text);
-        assert.equal(JSON.stringify(parsed), JSON.stringify(new Date(parsed.getTime())), text);
-      }),
+      fc.property(
+        years,
+        fc.integer({ min: 0, max: 999 }),
+        fc.integer({ min: 0, max: 6 }),
+        (time, micros, fractionDigits) => {
+          const text = utcText(time, micros, fractionDigits);
+          const parsed = parseTimestamp(text);
+          assert.ok(parsed instanceof StoredTimestamp, text);
+          assert.equal(parsed.getTime(), pgParse(text).getTime(), text);
+          assert.equal(parsed.toISOString(), new Date(parsed.getTime()).toISOString(), text);
+          assert.equal(JSON.stringify(parsed), JSON.stringify(new Date(parsed.getTime())), text);
+        },
+      ),
       { numRuns: 2000 },
     );
   });
 
   it('leaves every other form to pg: another offset, early and BC years, infinity', () => {
-    for (const text of ['2026-11-25 19:30:00.5+01:30', '2026-11-25 13:00:00-05', '0099-01-01 00:00:00+00', '0044-03-15 12:00:00+00 BC', 'infinity', '-infinity']) {
+    for (const text of [
+      '2026-11-25 19:30:00.5+01:30',
+      '2026-11-25 13:00:00-05',
+      '0099-01-01 00:00:00+00',
+      '0044-03-15 12:00:00+00 BC',
+      'infinity',
+      '-infinity',
+    ]) {
       const parsed = parseTimestamp(text);
       assert.equal(parsed instanceof StoredTimestamp, false, text);
       assert.equal(String(parsed), String(pgParse(text)), text);

@@ -8,7 +8,15 @@ describe('week: resolveWeek', () => {
   it('names an ISO week: Monday to Sunday, bounds at local midnight', () => {
     const w = resolveWeek({ week: '2026-W48' }, now, 'Asia/Almaty');
     assert.equal(w.week, '2026-W48');
-    assert.deepEqual(w.dates, ['2026-11-23', '2026-11-24', '2026-11-25', '2026-11-26', '2026-11-27', '2026-11-28', '2026-11-29']);
+    assert.deepEqual(w.dates, [
+      '2026-11-23',
+      '2026-11-24',
+      '2026-11-25',
+      '2026-11-26',
+      '2026-11-27',
+      '2026-11-28',
+      '2026-11-29',
+    ]);
     assert.equal(w.starts_at.toISOString(), '2026-11-22T19:00:00.000Z'); // 00:00 in UTC+5
     assert.equal(w.ends_at.toISOString(), '2026-11-29T19:00:00.000Z');
   });
@@ -67,7 +75,11 @@ describe('week: dayOfWeek', () => {
         const instant = new Date(t);
         const day = dayOfWeek(week, instant);
         const date = localDate(instant, zone);
-        assert.equal(day === undefined ? undefined : week.dates[day], week.dates.includes(date) ? date : undefined, instant.toISOString());
+        assert.equal(
+          day === undefined ? undefined : week.dates[day],
+          week.dates.includes(date) ? date : undefined,
+          instant.toISOString(),
+        );
         if (day !== undefined) inside++;
       }
       assert.ok(inside > 1000);
@@ -81,7 +93,7 @@ describe('week: dayOfWeek', () => {
     assert.notEqual(next, a);
     assert.equal(next.starts_at.getTime(), a.ends_at.getTime());
     assert.equal(resolveWeek({ week: '2026-W48' }, now, 'Asia/Almaty').week, '2026-W48');
-    assert.throws(() => ((a.dates as string[]).push('x')), TypeError);
+    assert.throws(() => (a.dates as string[]).push('x'), TypeError);
   });
 });
 

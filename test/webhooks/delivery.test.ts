@@ -21,7 +21,13 @@ import { deliveryRig } from './rig.ts';
  * machine a healthy receiver's answer can take longer than a short timeout, and a timed-out attempt is retried (a
  * duplicate by design), which would blur what the exactly-once assertions check. The retry test shortens it.
  */
-const config: WebhookConfig = { allowPrivateTargets: true, attemptTimeoutMs: 5_000, retryScale: 0.000_01, pollMs: 500, attemptsPerProcess: 200 };
+const config: WebhookConfig = {
+  allowPrivateTargets: true,
+  attemptTimeoutMs: 5_000,
+  retryScale: 0.000_01,
+  pollMs: 500,
+  attemptsPerProcess: 200,
+};
 
 describe('webhook delivery', function () {
   this.timeout(60_000);
@@ -34,10 +40,25 @@ describe('webhook delivery', function () {
   const work = (overrides: Partial<WebhookConfig> = {}) => rig.work({ config: overrides });
   const receiver = () => rig.receiver();
   const deliveriesOf = (endpointId: string) =>
-    db.selectFrom('webhook_deliveries').select(['id', 'event_id', 'status', 'attempts', 'succeeded_at']).where('endpoint_id', '=', endpointId).orderBy('created_at').execute();
+    db
+      .selectFrom('webhook_deliveries')
+      .select(['id', 'event_id', 'status', 'attempts', 'succeeded_at'])
+      .where('endpoint_id', '=', endpointId)
+      .orderBy('created_at')
+      .execute();
   const attemptsOf = (deliveryId: string) =>
-    db.selectFrom('webhook_attempts').select(['response_status', 'error', 'duration_ms']).where('delivery_id', '=', deliveryId).orderBy('started_at').execute();
-  async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+    db
+      .selectFrom('webhook_attempts')
+      .select(['response_status', 'error', 'duration_ms'])
+      .where('delivery_id', '=', deliveryId)
+      .orderBy('started_at')
+      .execute();
+  async function until<T>(
+    what: string,
+    read: () => Promise<T>,
+    done: (value: T) => boolean,
+    timeoutMs = 20_000,
+  ): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const value = await read();
@@ -52,7 +73,11 @@ describe('webhook delivery', function () {
     const kinds = documentedEventTypes() as EventType[];
     // One endpoint wants every kind but exam.deleted: the subscription filters.
     const hook = await receiver();
-    const endpoint = await rig.endpoint({ user_id: studentId }, hook, kinds.filter((k) => k !== 'exam.deleted'));
+    const endpoint = await rig.endpoint(
+      { user_id: studentId },
+      hook,
+      kinds.filter((k) => k !== 'exam.deleted'),
+    );
     const other = await receiver();
     await rig.endpoint({ user_id: await insertStudent(db) }, other, kinds);
     const ids = new Map<string, EventType>();
@@ -69,7 +94,11 @@ describe('webhook delivery', function () {
       assert.equal(ids.get(delivery.event.id), delivery.event.type);
     }
     assert.deepEqual(received.map((d) => d.event.type).sort(), kinds.filter((k) => k !== 'exam.deleted').sort());
-    const deliveries = await until('every delivery recorded', () => deliveriesOf(endpoint.id), (rows) => rows.every((d) => d.status === 'succeeded'));
+    const deliveries = await until(
+      'every delivery recorded',
+      () => deliveriesOf(endpoint.id),
+      (rows) => rows.every((d) => d.status === 'succeeded'),
+    );
     assert.equal(deliveries.length, kinds.length - 1);
     assert.ok(deliveries.every((d) => d.attempts === 1 && d.succeeded_at));
     assert.equal(other.received.length, 0, "another student's endpoint gets none of them");
@@ -90,8 +119,15 @@ describe('webhook delivery', function () {
       received.map((d) => d.webhookId),
       [eventId, eventId, eventId, eventId],
     );
-    assert.ok(received.every((d) => d.verifiedWith === 0 && d.body === received[0]!.body), 'every retry is the same signed body');
-    const [delivery] = await until('the delivery to succeed', () => deliveriesOf(endpoint.id), (rows) => rows[0]?.status === 'succeeded');
+    assert.ok(
+      received.every((d) => d.verifiedWith === 0 && d.body === received[0]!.body),
+      'every retry is the same signed body',
+    );
+    const [delivery] = await until(
+      'the delivery to succeed',
+      () => deliveriesOf(endpoint.id),
+      (rows) => rows[0]?.status === 'succeeded',
+    );
     assert.equal(delivery!.attempts, 4);
     const attempts = await attemptsOf(delivery!.id);
     assert.deepEqual(
@@ -101,7 +137,11 @@ describe('webhook delivery', function () {
     assert.match(attempts[1]!.error!, /timed out after 500 ms/);
     assert.equal(attempts[0]!.error, 'HTTP 500');
     assert.equal(attempts[3]!.error, null);
-    const row = await db.selectFrom('webhook_endpoints').select(['failing_since', 'enabled']).where('id', '=', endpoint.id).executeTakeFirstOrThrow();
+    const row = await db
+      .selectFrom('webhook_endpoints')
+      .select(['failing_since', 'enabled'])
+      .where('id', '=', endpoint.id)
+      .executeTakeFirstOrThrow();
     assert.equal(row.failing_since, null, 'a success ends the run of failures');
     assert.equal(row.enabled, true);
     assert.equal(received.length, 4, 'nothing more is sent after the 2xx');
@@ -118,12 +158,21 @@ describe('webhook delivery', function () {
 
     const row = await until(
       'the endpoint to be disabled',
-      () => db.selectFrom('webhook_endpoints').select(['enabled', 'disabled_reason', 'failing_since']).where('id', '=', endpoint.id).executeTakeFirstOrThrow(),
+      () =>
+        db
+          .selectFrom('webhook_endpoints')
+          .select(['enabled', 'disabled_reason', 'failing_since'])
+          .where('id', '=', endpoint.id)
+          .executeTakeFirstOrThrow(),
       (r) => !r.enabled,
     );
     assert.equal(row.disabled_reason, 'failing');
     assert.ok(row.failing_since);
-    const deliveries = await until('its deliveries to fail', () => deliveriesOf(endpoint.id), (rows) => rows.every((d) => d.status === 'failed'));
+    const deliveries = await until(
+      'its deliveries to fail',
+      () => deliveriesOf(endpoint.id),
+      (rows) => rows.every((d) => d.status === 'failed'),
+    );
     assert.equal(deliveries.length, 2);
     assert.ok(hook.received.length >= 4, `retried before giving up (${hook.received.length} attempts)`);
     const sentBefore = hook.received.length;
@@ -136,7 +185,11 @@ describe('webhook delivery', function () {
     const studentId = await insertStudent(db);
     const { clientId, grantId } = await insertAppWithGrant(db, studentId, ['tasks:read']);
     const hook = await receiver();
-    const endpoint = await rig.endpoint({ client_id: clientId }, hook, ['task.created', 'task.updated', 'exam.created']);
+    const endpoint = await rig.endpoint({ client_id: clientId }, hook, [
+      'task.created',
+      'task.updated',
+      'exam.created',
+    ]);
     const taskEvent = await emitExample(db, 'task.created', studentId);
     await emitExample(db, 'exam.created', studentId); // exams:read is not granted
     await emitExample(db, 'task.created', await insertStudent(db)); // another student: no grant
@@ -156,7 +209,11 @@ describe('webhook delivery', function () {
     await revokeGrant(db, grantId, 'test', new Date());
     await emitExample(db, 'task.created', studentId);
     work();
-    const deliveries = await until('the revoked delivery to fail', () => deliveriesOf(endpoint.id), (rows) => rows.some((d) => d.event_id === updated && d.status === 'failed'));
+    const deliveries = await until(
+      'the revoked delivery to fail',
+      () => deliveriesOf(endpoint.id),
+      (rows) => rows.some((d) => d.event_id === updated && d.status === 'failed'),
+    );
     assert.equal(deliveries.length, 2, 'no delivery is made for an event after the revocation');
     assert.equal(hook.received.length, 1, 'nothing is sent once the grant is revoked');
   });
@@ -165,7 +222,9 @@ describe('webhook delivery', function () {
     const studentId = await insertStudent(db);
     const old = 'whsec_' + randomBytes(32).toString('base64');
     const hook = await receiver();
-    const endpoint = await rig.endpoint({ user_id: studentId }, hook, ['user.warned'], { previousSecret: { secret: old, expires_at: new Date(Date.now() + 60_000) } });
+    const endpoint = await rig.endpoint({ user_id: studentId }, hook, ['user.warned'], {
+      previousSecret: { secret: old, expires_at: new Date(Date.now() + 60_000) },
+    });
     const eventId = await emitExample(db, 'user.warned', studentId);
     work();
     const [delivery] = await hook.waitFor(1);
@@ -176,13 +235,24 @@ describe('webhook delivery', function () {
     assert.doesNotThrow(() => new Webhook(old).verify(delivery!.body, headers));
     assert.doesNotThrow(() => new Webhook(endpoint.secret).verify(delivery!.body, headers));
 
-    const [row] = await until('the delivery to succeed', () => deliveriesOf(endpoint.id), (rows) => rows[0]?.status === 'succeeded');
+    const [row] = await until(
+      'the delivery to succeed',
+      () => deliveriesOf(endpoint.id),
+      (rows) => rows[0]?.status === 'succeeded',
+    );
     // scheduleDelivery of the same pair reuses the delivery; a re-send makes one more attempt of it.
-    assert.equal(await db.transaction().execute((trx) => scheduleDelivery(trx, { eventId, endpointId: endpoint.id })), row!.id);
+    assert.equal(
+      await db.transaction().execute((trx) => scheduleDelivery(trx, { eventId, endpointId: endpoint.id })),
+      row!.id,
+    );
     assert.equal(await db.transaction().execute((trx) => resendDelivery(trx, row!.id)), true);
     const received = await hook.waitFor(2);
     assert.equal(received[1]!.webhookId, eventId);
-    const [again] = await until('the re-send to succeed', () => deliveriesOf(endpoint.id), (rows) => rows[0]?.status === 'succeeded' && rows[0].attempts === 2);
+    const [again] = await until(
+      'the re-send to succeed',
+      () => deliveriesOf(endpoint.id),
+      (rows) => rows[0]?.status === 'succeeded' && rows[0].attempts === 2,
+    );
     assert.equal(again!.id, row!.id);
   });
 
@@ -190,7 +260,11 @@ describe('webhook delivery', function () {
     const studentId = await insertStudent(db);
     const hook = await receiver();
     const endpoint = await rig.endpoint({ user_id: studentId }, hook, ['task.created']);
-    const [jobless, givenUp, settled] = [await emitExample(db, 'task.created', studentId), await emitExample(db, 'task.created', studentId), await emitExample(db, 'task.created', studentId)];
+    const [jobless, givenUp, settled] = [
+      await emitExample(db, 'task.created', studentId),
+      await emitExample(db, 'task.created', studentId),
+      await emitExample(db, 'task.created', studentId),
+    ];
     const now = new Date();
     await db.updateTable('events').set({ fanned_out_at: now }).where('id', 'in', [jobless, givenUp, settled]).execute();
     // A delivery made before attempts were jobs: a pending row and no job.
@@ -200,12 +274,20 @@ describe('webhook delivery', function () {
     await sql`update pgboss.job set state = 'failed' where singleton_key = ${givenUpId}`.execute(db);
     // A delivery that succeeded: no job, and none is due.
     const { id: settledId } = await upsertDelivery(db, { event_id: settled, endpoint_id: endpoint.id, at: now });
-    await db.updateTable('webhook_deliveries').set({ status: 'succeeded', succeeded_at: now, next_attempt_at: null }).where('id', '=', settledId).execute();
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ status: 'succeeded', succeeded_at: now, next_attempt_at: null })
+      .where('id', '=', settledId)
+      .execute();
 
     work();
     const received = await hook.waitFor(2);
     assert.deepEqual(received.map((d) => d.webhookId).sort(), [jobless, givenUp].sort());
-    await until('both deliveries to succeed', () => deliveriesOf(endpoint.id), (rows) => rows.filter((d) => d.status === 'succeeded').length === 3);
+    await until(
+      'both deliveries to succeed',
+      () => deliveriesOf(endpoint.id),
+      (rows) => rows.filter((d) => d.status === 'succeeded').length === 3,
+    );
     await new Promise((resolve) => setTimeout(resolve, 200));
     assert.equal(hook.received.length, 2, 'the settled delivery is not sent again');
   });
@@ -219,11 +301,20 @@ describe('webhook delivery', function () {
     work();
     work();
     const received = await hook.waitFor(30);
-    await until('every delivery to succeed', () => deliveriesOf(endpoint.id), (rows) => rows.length === 30 && rows.every((d) => d.status === 'succeeded'));
+    await until(
+      'every delivery to succeed',
+      () => deliveriesOf(endpoint.id),
+      (rows) => rows.length === 30 && rows.every((d) => d.status === 'succeeded'),
+    );
     await new Promise((resolve) => setTimeout(resolve, 200));
     assert.equal(hook.received.length, 30, 'one request per event');
     assert.deepEqual(received.map((d) => d.webhookId).sort(), ids.sort());
-    const attempts = await db.selectFrom('webhook_attempts').innerJoin('webhook_deliveries', 'webhook_deliveries.id', 'webhook_attempts.delivery_id').select('webhook_attempts.id').where('endpoint_id', '=', endpoint.id).execute();
+    const attempts = await db
+      .selectFrom('webhook_attempts')
+      .innerJoin('webhook_deliveries', 'webhook_deliveries.id', 'webhook_attempts.delivery_id')
+      .select('webhook_attempts.id')
+      .where('endpoint_id', '=', endpoint.id)
+      .execute();
     assert.equal(attempts.length, 30);
   });
 });

@@ -40,7 +40,12 @@ describe('the demo webhook endpoint', function () {
       .where('description', '=', 'Account warnings')
       .executeTakeFirstOrThrow();
   const attempts = (deliveryId: string) =>
-    database.db.selectFrom('webhook_attempts').select(['response_status', 'error']).where('delivery_id', '=', deliveryId).orderBy('started_at').execute();
+    database.db
+      .selectFrom('webhook_attempts')
+      .select(['response_status', 'error'])
+      .where('delivery_id', '=', deliveryId)
+      .orderBy('started_at')
+      .execute();
 
   it('leaves its settled delivery alone, and sends a re-sent one nowhere: it fails at DNS and waits for its retry', async () => {
     // The production settings: public targets only, the real retry schedule.
@@ -48,7 +53,13 @@ describe('the demo webhook endpoint', function () {
     worker = startDeliveryWorker({
       db: database.db,
       box,
-      config: { allowPrivateTargets: false, attemptTimeoutMs: 5_000, retryScale: 1, pollMs: 500, attemptsPerProcess: 200 },
+      config: {
+        allowPrivateTargets: false,
+        attemptTimeoutMs: 5_000,
+        retryScale: 1,
+        pollMs: 500,
+        attemptsPerProcess: 200,
+      },
       logger: pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) }),
       lifecycle: createLifecycle(),
     });
@@ -67,7 +78,10 @@ describe('the demo webhook endpoint', function () {
     }
     const after = await delivery();
     assert.equal(after.status, 'pending', 'a failed attempt is retried later');
-    assert.ok(after.next_attempt_at!.getTime() - Date.now() > 2_000, `the retry waits for the schedule's first delay: ${after.next_attempt_at!.toISOString()}`);
+    assert.ok(
+      after.next_attempt_at!.getTime() - Date.now() > 2_000,
+      `the retry waits for the schedule's first delay: ${after.next_attempt_at!.toISOString()}`,
+    );
     assert.equal(after.enabled, true);
     const [, failed] = await attempts(seeded.id);
     assert.equal(failed!.response_status, null);

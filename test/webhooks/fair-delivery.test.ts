@@ -23,14 +23,26 @@ const ATTEMPT_TIMEOUT_MS = 10_000;
  * the victim's delivery takes.
  */
 const TRICKLE_TIMEOUT_MS = 4_000;
-const config: WebhookConfig = { allowPrivateTargets: true, attemptTimeoutMs: ATTEMPT_TIMEOUT_MS, retryScale: 0.001, pollMs: 500, attemptsPerProcess: 200 };
+const config: WebhookConfig = {
+  allowPrivateTargets: true,
+  attemptTimeoutMs: ATTEMPT_TIMEOUT_MS,
+  retryScale: 0.001,
+  pollMs: 500,
+  attemptsPerProcess: 200,
+};
 
 describe('fair webhook delivery', function () {
   this.timeout(90_000);
   const rig = deliveryRig(config, async (db) => {
     // What a test left queued (the attacker's backlog) is not the next test's load.
-    await sql`delete from pgboss.job where name = ${WEBHOOK_DELIVERY_QUEUE} and state in ('created', 'retry')`.execute(db);
-    await db.updateTable('webhook_deliveries').set({ status: 'failed', next_attempt_at: null }).where('status', '=', 'pending').execute();
+    await sql`delete from pgboss.job where name = ${WEBHOOK_DELIVERY_QUEUE} and state in ('created', 'retry')`.execute(
+      db,
+    );
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ status: 'failed', next_attempt_at: null })
+      .where('status', '=', 'pending')
+      .execute();
   });
   let db: Db;
   before(() => {
@@ -38,9 +50,11 @@ describe('fair webhook delivery', function () {
   });
 
   /** A worker as a process runs one: woken by the commits' notifications, as well as by its poll. */
-  const work = (limits: Partial<DeliveryLimits> = {}, overrides: Partial<WebhookConfig> = {}) => rig.work({ limits, config: overrides, woken: true });
+  const work = (limits: Partial<DeliveryLimits> = {}, overrides: Partial<WebhookConfig> = {}) =>
+    rig.work({ limits, config: overrides, woken: true });
   const receiver = (otherwise: Reply = 204) => rig.receiver(otherwise);
-  const endpointOf = (studentId: string, r: Receiver, types = ['task.created']) => rig.endpoint({ user_id: studentId }, r, types);
+  const endpointOf = (studentId: string, r: Receiver, types = ['task.created']) =>
+    rig.endpoint({ user_id: studentId }, r, types);
   /** Attempts recorded (finished) for the student's endpoints. */
   const attemptsRecordedFor = async (studentId: string) => {
     const row = await db
@@ -79,13 +93,18 @@ describe('fair webhook delivery', function () {
     const [delivery] = await healthy.waitFor(1, 60_000);
     const tookMs = Math.round(performance.now() - sent);
     const endedMeanwhile = (await attemptsRecordedFor(attacker)) - endedBefore;
-    console.log(`      victim's task.created after ${tookMs} ms; the attacker's attempts then: ${dead.inFlight + trickling.inFlight} in flight, ${endedMeanwhile} ended meanwhile`);
+    console.log(
+      `      victim's task.created after ${tookMs} ms; the attacker's attempts then: ${dead.inFlight + trickling.inFlight} in flight, ${endedMeanwhile} ended meanwhile`,
+    );
 
     assert.equal(delivery!.webhookId, eventId);
     assert.equal(delivery!.verifiedWith, 0);
     assert.equal(endedMeanwhile, 0, "the victim's delivery did not wait for any of the attacker's attempts to end");
     assert.ok(tookMs < ATTEMPT_TIMEOUT_MS, `delivered in ${tookMs} ms, before any slow attempt could time out`);
-    assert.ok(dead.mostAtOnce + trickling.mostAtOnce <= DELIVERY_LIMITS.attemptsPerAccount, `the attacker held at most ${DELIVERY_LIMITS.attemptsPerAccount} attempts at once (${dead.mostAtOnce} + ${trickling.mostAtOnce})`);
+    assert.ok(
+      dead.mostAtOnce + trickling.mostAtOnce <= DELIVERY_LIMITS.attemptsPerAccount,
+      `the attacker held at most ${DELIVERY_LIMITS.attemptsPerAccount} attempts at once (${dead.mostAtOnce} + ${trickling.mostAtOnce})`,
+    );
   });
 
   it("delivers another student's event promptly behind hundreds of one student's deliveries to dead endpoints, and queues only what can run", async () => {
@@ -110,15 +129,22 @@ describe('fair webhook delivery', function () {
     // Every job the queue was ever given for the attacker's deliveries (waiting, running, done or re-queued).
     const { rows } = await sql<{ jobs: string | number; parked: string | number }>`
       select (select count(*) from pgboss.job j where j.name = ${WEBHOOK_DELIVERY_QUEUE} and (j.data->>'delivery_id')::uuid in (select d.id from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id where e.user_id = ${attacker})) as jobs,
-             (select count(*) from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id where e.user_id = ${attacker} and d.status = 'pending') as parked`.execute(db);
+             (select count(*) from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id where e.user_id = ${attacker} and d.status = 'pending') as parked`.execute(
+      db,
+    );
     const jobs = Number(rows[0]!.jobs);
     const parked = Number(rows[0]!.parked);
-    console.log(`      victim's task.created after ${tookMs} ms behind ${parked} of the attacker's pending deliveries; the queue was given ${jobs} jobs for them`);
+    console.log(
+      `      victim's task.created after ${tookMs} ms behind ${parked} of the attacker's pending deliveries; the queue was given ${jobs} jobs for them`,
+    );
 
     assert.equal(delivery!.webhookId, eventId);
     assert.equal(parked, endpoints * events, 'every delivery of the attacker is kept (pending) while it waits');
     assert.equal(endedMeanwhile, 0, "the victim's delivery did not wait for any of the attacker's attempts to end");
-    assert.ok(jobs <= DELIVERY_LIMITS.attemptsPerAccount, `the queue holds only the attacker's attempts that can run (${jobs} jobs for ${parked} deliveries)`);
+    assert.ok(
+      jobs <= DELIVERY_LIMITS.attemptsPerAccount,
+      `the queue holds only the attacker's attempts that can run (${jobs} jobs for ${parked} deliveries)`,
+    );
   });
 
   it("gives the attempt slots to the accounts in turn: another student's first attempt before any account's second", async () => {
@@ -168,21 +194,33 @@ describe('fair webhook delivery', function () {
     const sent = performance.now();
     // As sendWebhookTestEvent does: a webhook.test event and its delivery to this endpoint only.
     const eventId = await db.transaction().execute(async (trx) => {
-      const id = await emitEvent(trx, { type: 'webhook.test', studentId: victim, data: example.data as never, at: new Date(), direct: true });
+      const id = await emitEvent(trx, {
+        type: 'webhook.test',
+        studentId: victim,
+        data: example.data as never,
+        at: new Date(),
+        direct: true,
+      });
       await scheduleDelivery(trx, { eventId: id, endpointId: endpoint.id });
       return id;
     });
     const [delivery] = await healthy.waitFor(1, 60_000);
     const tookMs = Math.round(performance.now() - sent);
     const trickleEnded = (await attemptsRecordedFor(attacker)) - endedBefore;
-    console.log(`      victim's webhook.test after ${tookMs} ms, the trickling attempt still open: ${trickleEnded === 0}`);
+    console.log(
+      `      victim's webhook.test after ${tookMs} ms, the trickling attempt still open: ${trickleEnded === 0}`,
+    );
     assert.equal(endedBefore, 0);
     assert.equal(delivery!.webhookId, eventId);
     assert.equal(delivery!.event.type, 'webhook.test');
     assert.equal(trickleEnded, 0, 'the test event did not wait for the trickling attempt');
 
     // The trickling attempt ends at its timeout although bytes keep coming: a failed attempt, retried later.
-    await until('the trickling attempt to be recorded', async () => (await attemptsRecordedFor(attacker)) === 1, 3 * TRICKLE_TIMEOUT_MS);
+    await until(
+      'the trickling attempt to be recorded',
+      async () => (await attemptsRecordedFor(attacker)) === 1,
+      3 * TRICKLE_TIMEOUT_MS,
+    );
     const [attempt] = await db
       .selectFrom('webhook_attempts as a')
       .innerJoin('webhook_deliveries as d', 'd.id', 'a.delivery_id')
@@ -205,7 +243,12 @@ describe('fair webhook delivery', function () {
     // Three failures open it; it stays open 1.5 s (breakerBaseMs × WEBHOOK_RETRY_SCALE).
     work({ breakerThreshold: 3, breakerBaseMs: 1_500_000 });
 
-    const gate = () => db.selectFrom('webhook_endpoint_gates').select(['failures', 'open_until', 'lease_until']).where('endpoint_id', '=', endpoint.id).executeTakeFirst();
+    const gate = () =>
+      db
+        .selectFrom('webhook_endpoint_gates')
+        .select(['failures', 'open_until', 'lease_until'])
+        .where('endpoint_id', '=', endpoint.id)
+        .executeTakeFirst();
     let opened: Date | null = null;
     await until('the breaker to open', async () => {
       opened = (await gate())?.open_until ?? null;
@@ -215,7 +258,11 @@ describe('fair webhook delivery', function () {
     assert.equal(flaky.received.length, 3, 'nothing more was sent once it opened');
 
     await until('every delivery to succeed', async () => {
-      const rows = await db.selectFrom('webhook_deliveries').select('status').where('endpoint_id', '=', endpoint.id).execute();
+      const rows = await db
+        .selectFrom('webhook_deliveries')
+        .select('status')
+        .where('endpoint_id', '=', endpoint.id)
+        .execute();
       return rows.length === 6 && rows.every((d) => d.status === 'succeeded');
     });
     const afterOpen = flaky.received.slice(3);
@@ -223,14 +270,24 @@ describe('fair webhook delivery', function () {
       afterOpen.every((r) => r.receivedAt >= opened!),
       'no request reached the endpoint while its breaker was open',
     );
-    assert.deepEqual([...new Set(flaky.received.filter((r) => r.status === 204).map((r) => r.webhookId))].sort(), [...events].sort(), 'every event was delivered');
+    assert.deepEqual(
+      [...new Set(flaky.received.filter((r) => r.status === 204).map((r) => r.webhookId))].sort(),
+      [...events].sort(),
+      'every event was delivered',
+    );
     assert.equal(flaky.received.length, 9, 'three failures, then one success per event');
-    const attempts = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.sum<string | number>('attempts').as('sum')).where('endpoint_id', '=', endpoint.id).executeTakeFirstOrThrow();
+    const attempts = await db
+      .selectFrom('webhook_deliveries')
+      .select((eb) => eb.fn.sum<string | number>('attempts').as('sum'))
+      .where('endpoint_id', '=', endpoint.id)
+      .executeTakeFirstOrThrow();
     assert.equal(Number(attempts.sum), 9, 'parked deliveries spent no attempt');
     // Every job the queue was given for the endpoint made its attempt: none was fetched only to be held back.
     const { rows } = await sql<{ jobs: string | number }>`
       select count(*) as jobs from pgboss.job j
-      where j.name = ${WEBHOOK_DELIVERY_QUEUE} and (j.data->>'delivery_id')::uuid in (select id from webhook_deliveries where endpoint_id = ${endpoint.id})`.execute(db);
+      where j.name = ${WEBHOOK_DELIVERY_QUEUE} and (j.data->>'delivery_id')::uuid in (select id from webhook_deliveries where endpoint_id = ${endpoint.id})`.execute(
+      db,
+    );
     assert.equal(Number(rows[0]!.jobs), 9, 'one job per attempt, none re-queued while the breaker was open');
     assert.equal(flaky.mostAtOnce, 1, 'one attempt at a time to the endpoint');
     const closed = await gate();

@@ -13,7 +13,13 @@ import { dispatchAccount } from '../../services/webhooks/queue.ts';
 import { emitExample, insertStudent } from './fixtures.ts';
 import { deliveryRig } from './rig.ts';
 
-const config: WebhookConfig = { allowPrivateTargets: true, attemptTimeoutMs: 5_000, retryScale: 1, pollMs: 60_000, attemptsPerProcess: 200 };
+const config: WebhookConfig = {
+  allowPrivateTargets: true,
+  attemptTimeoutMs: 5_000,
+  retryScale: 1,
+  pollMs: 60_000,
+  attemptsPerProcess: 200,
+};
 const sweep = { limits: DELIVERY_LIMITS, leaseMs: 10_000 };
 
 describe('a delivery made while its endpoint is released', function () {
@@ -27,7 +33,12 @@ describe('a delivery made while its endpoint is released', function () {
     const studentId = await insertStudent(db);
     const account = { user_id: studentId };
     const endpoint = await rig.endpoint(account, await rig.receiver(), ['task.created']);
-    const lease = () => db.selectFrom('webhook_endpoint_gates').select('lease_job').where('endpoint_id', '=', endpoint.id).executeTakeFirst();
+    const lease = () =>
+      db
+        .selectFrom('webhook_endpoint_gates')
+        .select('lease_job')
+        .where('endpoint_id', '=', endpoint.id)
+        .executeTakeFirst();
 
     // The first delivery gets its job and the endpoint's lease (no worker runs: nothing is attempted).
     await emitExample(db, 'task.created', studentId);
@@ -42,9 +53,17 @@ describe('a delivery made while its endpoint is released', function () {
     const locked = new Promise<void>((resolve) => (attemptLocked = resolve));
     const attemptEnds = ending.transaction().execute(async (trx) => {
       await lockAccountGates(trx, account);
-      await trx.updateTable('webhook_deliveries').set({ status: 'succeeded', next_attempt_at: null, succeeded_at: new Date() }).where('endpoint_id', '=', endpoint.id).execute();
+      await trx
+        .updateTable('webhook_deliveries')
+        .set({ status: 'succeeded', next_attempt_at: null, succeeded_at: new Date() })
+        .where('endpoint_id', '=', endpoint.id)
+        .execute();
       await releaseLease(trx, endpoint.id, firstJob);
-      assert.equal(await dispatchAccount(trx, account, { ...sweep, now: new Date() }), 0, 'nothing else is waiting yet');
+      assert.equal(
+        await dispatchAccount(trx, account, { ...sweep, now: new Date() }),
+        0,
+        'nothing else is waiting yet',
+      );
       attemptLocked();
       await committing;
     });

@@ -14,7 +14,13 @@ import { exampleEvents, insertStudent } from './fixtures.ts';
 import { deliveryRig } from './rig.ts';
 
 /** An attempt outlasts the test's bound, so a hanging receiver keeps its worker busy throughout. */
-const config: WebhookConfig = { allowPrivateTargets: true, attemptTimeoutMs: 10_000, retryScale: 1, pollMs: 500, attemptsPerProcess: 200 };
+const config: WebhookConfig = {
+  allowPrivateTargets: true,
+  attemptTimeoutMs: 10_000,
+  retryScale: 1,
+  pollMs: 500,
+  attemptsPerProcess: 200,
+};
 const ACCOUNTS = 4;
 /** The poll's interval and a loaded machine's slack. */
 const WITHIN_MS = 4_000;
@@ -31,10 +37,19 @@ describe('webhook jobs found by a poll', function () {
   const sendJobElsewhere = (studentId: string, endpointId: string) =>
     writer.transaction().execute(async (trx) => {
       const now = new Date();
-      const eventId = await emitEvent(trx, { type: 'task.created', studentId, data: exampleEvents().get('task.created')!.data as never, at: now });
+      const eventId = await emitEvent(trx, {
+        type: 'task.created',
+        studentId,
+        data: exampleEvents().get('task.created')!.data as never,
+        at: now,
+      });
       await trx.updateTable('events').set({ fanned_out_at: now }).where('id', '=', eventId).execute();
       await scheduleDelivery(trx, { eventId, endpointId }, now);
-      return dispatchAccount(trx, { user_id: studentId }, { limits: DELIVERY_LIMITS, leaseMs: config.attemptTimeoutMs + 5_000, now });
+      return dispatchAccount(
+        trx,
+        { user_id: studentId },
+        { limits: DELIVERY_LIMITS, leaseMs: config.attemptTimeoutMs + 5_000, now },
+      );
     });
 
   it('are worked side by side while an attempt is under way', async () => {

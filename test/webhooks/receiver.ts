@@ -54,7 +54,15 @@ export async function startReceiver(secrets: string[] = []): Promise<Receiver> {
         }
       });
       const status = replies.shift() ?? otherwise;
-      received.push({ webhookId: String(req.headers['webhook-id']), headers: req.headers, body, event: JSON.parse(body), verifiedWith, status, receivedAt: new Date() });
+      received.push({
+        webhookId: String(req.headers['webhook-id']),
+        headers: req.headers,
+        body,
+        event: JSON.parse(body),
+        verifiedWith,
+        status,
+        receivedAt: new Date(),
+      });
       for (const wake of waiters) wake();
       state.inFlight++;
       state.mostAtOnce = Math.max(state.mostAtOnce, state.inFlight);

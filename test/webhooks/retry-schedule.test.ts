@@ -2,7 +2,12 @@
 // endpoint disabled after three days; WEBHOOK_RETRY_SCALE shrinks all of it for tests.
 import assert from 'node:assert/strict';
 import { EVENT_RETENTION_DAYS } from '../../domain/bounds.ts';
-import { DISABLE_FAILING_ENDPOINT_AFTER_MS, endpointFailingTooLong, RETRY_DELAYS_MS, retryDelayMs } from '../../services/webhooks/retry-schedule.ts';
+import {
+  DISABLE_FAILING_ENDPOINT_AFTER_MS,
+  endpointFailingTooLong,
+  RETRY_DELAYS_MS,
+  retryDelayMs,
+} from '../../services/webhooks/retry-schedule.ts';
 
 const HOUR = 3_600_000;
 
@@ -11,15 +16,30 @@ describe('webhook retry schedule', () => {
     const total = RETRY_DELAYS_MS.reduce((a, b) => a + b, 0);
     assert.ok(total > 72 * HOUR && total < 80 * HOUR, `${total / HOUR} h`);
     for (let i = 1; i < RETRY_DELAYS_MS.length; i++) assert.ok(RETRY_DELAYS_MS[i]! >= RETRY_DELAYS_MS[i - 1]!);
-    assert.equal(retryDelayMs(1, 1, () => 0.5), 5_000);
-    assert.equal(retryDelayMs(RETRY_DELAYS_MS.length, 1, () => 0.5), 20 * HOUR);
+    assert.equal(
+      retryDelayMs(1, 1, () => 0.5),
+      5_000,
+    );
+    assert.equal(
+      retryDelayMs(RETRY_DELAYS_MS.length, 1, () => 0.5),
+      20 * HOUR,
+    );
     assert.equal(retryDelayMs(RETRY_DELAYS_MS.length + 1, 1), undefined);
   });
 
   it('spreads each delay by ±20 % and scales it', () => {
-    assert.equal(retryDelayMs(2, 1, () => 0), 48_000);
-    assert.equal(retryDelayMs(2, 1, () => 1), 72_000);
-    assert.equal(retryDelayMs(2, 0.001, () => 0.5), 60);
+    assert.equal(
+      retryDelayMs(2, 1, () => 0),
+      48_000,
+    );
+    assert.equal(
+      retryDelayMs(2, 1, () => 1),
+      72_000,
+    );
+    assert.equal(
+      retryDelayMs(2, 0.001, () => 0.5),
+      60,
+    );
   });
 
   it('disables an endpoint after three days of failures', () => {
@@ -34,6 +54,9 @@ describe('webhook retry schedule', () => {
     const longestRetries = RETRY_DELAYS_MS.reduce((sum, _, i) => sum + retryDelayMs(i + 1, 1, () => 1)!, 0);
     const longestPending = Math.max(longestRetries, DISABLE_FAILING_ENDPOINT_AFTER_MS);
     // A week's margin: the events also serve the changes feed and re-sends, which must outlive the last attempt.
-    assert.ok(longestPending + 7 * 24 * HOUR < EVENT_RETENTION_DAYS * 24 * HOUR, `${longestPending / HOUR} h pending, ${EVENT_RETENTION_DAYS} days kept`);
+    assert.ok(
+      longestPending + 7 * 24 * HOUR < EVENT_RETENTION_DAYS * 24 * HOUR,
+      `${longestPending / HOUR} h pending, ${EVENT_RETENTION_DAYS} days kept`,
+    );
   });
 });

@@ -24,14 +24,23 @@ export interface DeliveryRig {
   /** A loopback receiver answering `otherwise` once its script is spent. */
   receiver(otherwise?: Reply): Promise<Receiver>;
   /** An endpoint of `owner` at `receiver`, which verifies its deliveries with the endpoint's secret. */
-  endpoint(owner: Owner, receiver: Receiver, eventTypes: string[], options?: EndpointOptions & { db?: Db }): Promise<TestEndpoint>;
+  endpoint(
+    owner: Owner,
+    receiver: Receiver,
+    eventTypes: string[],
+    options?: EndpointOptions & { db?: Db },
+  ): Promise<TestEndpoint>;
   /**
    * Another pool on the suite's database, as another process would hold (on PostgreSQL; the embedded database has
    * one connection, which this then is), closed before the database.
    */
   anotherPool(): Db;
   /** A worker on the suite's database, woken by the commits' notifications when `woken` (as a process runs one). */
-  work(options?: { config?: Partial<WebhookConfig>; limits?: Partial<DeliveryLimits>; woken?: boolean }): DeliveryWorker;
+  work(options?: {
+    config?: Partial<WebhookConfig>;
+    limits?: Partial<DeliveryLimits>;
+    woken?: boolean;
+  }): DeliveryWorker;
 }
 
 /** `cleanUp` runs after each test, after its workers stopped: what one test left queued is not the next one's load. */
@@ -87,8 +96,17 @@ export function deliveryRig(config: WebhookConfig, cleanUp?: (db: Db) => Promise
     },
     work({ config: overrides = {}, limits = {}, woken = false } = {}) {
       let notifications: Notifications | undefined;
-      if (woken) opened.push((notifications = notificationsFor(rig.db, rig.database.url, { logger: silent, timeoutMs: 5_000 })));
-      const worker = startDeliveryWorker({ db: rig.db, box, config: { ...config, ...overrides }, logger: silent, lifecycle: createLifecycle(), limits, ...(notifications ? { notifications } : {}) });
+      if (woken)
+        opened.push((notifications = notificationsFor(rig.db, rig.database.url, { logger: silent, timeoutMs: 5_000 })));
+      const worker = startDeliveryWorker({
+        db: rig.db,
+        box,
+        config: { ...config, ...overrides },
+        logger: silent,
+        lifecycle: createLifecycle(),
+        limits,
+        ...(notifications ? { notifications } : {}),
+      });
       workers.push(worker);
       return worker;
     },

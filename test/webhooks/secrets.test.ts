@@ -9,7 +9,12 @@ import { Webhook } from 'standardwebhooks';
 import { parseRole } from '../../app/process-role.ts';
 import { secretBox } from '../../server/auth/secret-box.ts';
 import { SECRETS_KEY_FILE, secretsKeyFor } from '../../app/secrets-key.ts';
-import { createWebhookSecret, openEndpointSecret, sealEndpointSecret, signingSecrets } from '../../services/webhooks/secrets.ts';
+import {
+  createWebhookSecret,
+  openEndpointSecret,
+  sealEndpointSecret,
+  signingSecrets,
+} from '../../services/webhooks/secrets.ts';
 
 describe('webhook secrets', () => {
   const box = secretBox(randomBytes(32));
@@ -47,7 +52,8 @@ describe('webhook secrets', () => {
   it('takes SECRETS_KEY, or makes a key file in DATA_DIR once, and requires SECRETS_KEY on PostgreSQL', () => {
     const key = randomBytes(32);
     assert.equal(secretsKeyFor({ database: { databaseUrl: 'postgres://x' }, secretsKey: key }), key);
-    assert.throws(() => secretsKeyFor({ database: { databaseUrl: 'postgres://x' }, secretsKey: undefined }),
+    assert.throws(
+      () => secretsKeyFor({ database: { databaseUrl: 'postgres://x' }, secretsKey: undefined }),
       // The key to set after a move is the one it printed: a new one would leave the moved secrets unreadable.
       /required with DATABASE_URL: .*\(after db move-to-postgres, the one it printed\); only for a database no server/,
     );

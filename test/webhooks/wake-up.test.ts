@@ -10,7 +10,13 @@ import { emitExample, insertStudent } from './fixtures.ts';
 import { deliveryRig } from './rig.ts';
 
 /** A poll far longer than any bound below: what arrives within them was not fetched by a poll. */
-const config: WebhookConfig = { allowPrivateTargets: true, attemptTimeoutMs: 5_000, retryScale: 1, pollMs: 60_000, attemptsPerProcess: 200 };
+const config: WebhookConfig = {
+  allowPrivateTargets: true,
+  attemptTimeoutMs: 5_000,
+  retryScale: 1,
+  pollMs: 60_000,
+  attemptsPerProcess: 200,
+};
 /** Seconds on a loaded machine, against a minute's poll. */
 const WITHIN_MS = 3_000;
 
@@ -52,10 +58,22 @@ describe('webhook delivery wakes on the commit', function () {
     const { studentId, receiver, endpoint } = await setUp(true);
     const eventId = await emitExample(writer, 'task.created', studentId);
     await receiver.waitFor(1, WITHIN_MS);
-    const delivery = await db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', endpoint.id).executeTakeFirstOrThrow();
+    const delivery = await db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('endpoint_id', '=', endpoint.id)
+      .executeTakeFirstOrThrow();
     // Recorded as succeeded before the re-send, so the re-send is what makes the second attempt.
     const deadline = Date.now() + WITHIN_MS;
-    while ((await db.selectFrom('webhook_deliveries').select('status').where('id', '=', delivery.id).executeTakeFirstOrThrow()).status !== 'succeeded') {
+    while (
+      (
+        await db
+          .selectFrom('webhook_deliveries')
+          .select('status')
+          .where('id', '=', delivery.id)
+          .executeTakeFirstOrThrow()
+      ).status !== 'succeeded'
+    ) {
       assert.ok(Date.now() < deadline, 'the first attempt was recorded');
       await new Promise((resolve) => setTimeout(resolve, 25));
     }

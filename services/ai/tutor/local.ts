@@ -11,9 +11,13 @@ export const LOCAL_TUTOR_MODEL = 'local-tutor';
 
 /** The reply, as the pieces it is streamed in (each ends with a space except the last). */
 export function localReply(message: string, history: readonly Turn[], facts: StudentFacts): string[] {
-  const focusName = facts.focus?.kind === 'deck' ? facts.focus.title : facts.focus?.kind === 'exam' ? facts.focus.subject : undefined;
+  const focusName =
+    facts.focus?.kind === 'deck' ? facts.focus.title : facts.focus?.kind === 'exam' ? facts.focus.subject : undefined;
   const topic = focusName ?? namedMaterial(message, facts) ?? topicOf(message);
-  const opening = history.length === 0 ? `Let's look at ${topic} together, ${facts.first_name}.` : `Back to ${topic}, ${facts.first_name}.`;
+  const opening =
+    history.length === 0
+      ? `Let's look at ${topic} together, ${facts.first_name}.`
+      : `Back to ${topic}, ${facts.first_name}.`;
   const pieces = [opening, situation(facts), nextStep(facts, topic)].filter((piece): piece is string => Boolean(piece));
   return pieces.map((piece, i) => (i < pieces.length - 1 ? `${piece} ` : piece));
 }
@@ -27,11 +31,17 @@ function situation(facts: StudentFacts): string {
   }
   const parts: string[] = [];
   const [first, ...others] = facts.due_decks;
-  if (first) parts.push(`You have ${plural(first.due, 'card')} due in ${first.title}${others.map((d) => `, ${d.due} in ${d.title}`).join('')}`);
+  if (first)
+    parts.push(
+      `You have ${plural(first.due, 'card')} due in ${first.title}${others.map((d) => `, ${d.due} in ${d.title}`).join('')}`,
+    );
   const exam = facts.exams[0];
   if (exam) parts.push(`your ${exam.subject} exam is ${inDays(exam.days_left)} (${exam.exam_date})`);
   const task = facts.tasks[0];
-  if (task) parts.push(`${taskName(task)} is ${task.due_at <= facts.now ? `overdue by ${describeSpan(task.due_at, facts.now)}` : `due in ${describeSpan(facts.now, task.due_at)}`}`);
+  if (task)
+    parts.push(
+      `${taskName(task)} is ${task.due_at <= facts.now ? `overdue by ${describeSpan(task.due_at, facts.now)}` : `due in ${describeSpan(facts.now, task.due_at)}`}`,
+    );
   if (parts.length === 0) return 'Nothing is due for you right now.';
   const sentence = parts.join('; ');
   return `${sentence[0]!.toUpperCase()}${sentence.slice(1)}.`;
@@ -42,7 +52,9 @@ function nextStep(facts: StudentFacts, topic: string): string {
   const explain = `explain ${topic} in two sentences of your own and check them against your notes`;
   const { focus } = facts;
   if (focus?.kind === 'deck') {
-    return focus.due > 0 ? `Next step: review the ${plural(focus.due, 'due card')} in ${focus.title} now, then ${explain}.` : `Next step: ${explain}; ${focus.title} has nothing due until later.`;
+    return focus.due > 0
+      ? `Next step: review the ${plural(focus.due, 'due card')} in ${focus.title} now, then ${explain}.`
+      : `Next step: ${explain}; ${focus.title} has nothing due until later.`;
   }
   if (focus?.kind === 'exam') {
     return focus.due > 0

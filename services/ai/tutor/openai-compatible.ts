@@ -30,13 +30,27 @@ export function openAiCompatibleTutor(options: OpenAiCompatibleOptions): Tutor {
   return {
     model: options.model,
     async *reply({ message, history, facts, signal }: TutorRequest): AsyncGenerator<TutorEvent> {
-      const messages = [{ role: 'system', content: systemPrompt(facts) }, ...history, { role: 'user', content: message }];
+      const messages = [
+        { role: 'system', content: systemPrompt(facts) },
+        ...history,
+        { role: 'user', content: message },
+      ];
       let response: Response;
       try {
         response = await fetch(endpoint, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${options.apiKey}` },
-          body: JSON.stringify({ model: options.model, messages, max_tokens: REPLY_MAX_TOKENS, stream: true, stream_options: { include_usage: true } }),
+          headers: {
+            'content-type': 'application/json',
+            accept: 'text/event-stream',
+            authorization: `Bearer ${options.apiKey}`,
+          },
+          body: JSON.stringify({
+            model: options.model,
+            messages,
+            max_tokens: REPLY_MAX_TOKENS,
+            stream: true,
+            stream_options: { include_usage: true },
+          }),
           signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
         });
       } catch (error) {
@@ -69,7 +83,8 @@ export function openAiCompatibleTutor(options: OpenAiCompatibleOptions): Tutor {
         throw new TutorUnavailable(`The model provider's stream failed (${(error as Error).name}).`);
       }
       if (signal.aborted) return;
-      if (!finishReason) throw new TutorUnavailable('The model provider ended the stream before the reply was complete.');
+      if (!finishReason)
+        throw new TutorUnavailable('The model provider ended the stream before the reply was complete.');
       yield { type: 'finish', finish_reason: finishReason, usage };
     },
   };

@@ -9,7 +9,8 @@ export function systemPrompt(facts: StudentFacts): string {
     ...facts.due_decks.map((d) => `- flashcard deck "${d.title}": ${d.due} cards due now`),
     ...facts.exams.map((e) => `- exam "${e.subject}" on ${e.exam_date} (${e.days_left} days left)`),
     ...facts.tasks.map(
-      (t) => `- open task "${t.title}"${t.course ? ` (${t.course})` : ''} due ${localDate(t.due_at, zone)}${t.due_at <= facts.now ? ' (overdue)' : ''}`,
+      (t) =>
+        `- open task "${t.title}"${t.course ? ` (${t.course})` : ''} due ${localDate(t.due_at, zone)}${t.due_at <= facts.now ? ' (overdue)' : ''}`,
     ),
   ];
   return [
@@ -17,7 +18,13 @@ export function systemPrompt(facts: StudentFacts): string {
     'explain step by step when asked to explain, and end with one next step the student can do now.',
     `Today is ${localDate(facts.now, zone)} (${zone}). Facts from the student's study data:`,
     ...(known.length > 0 ? known : ['- nothing is due and no exam is planned']),
-    ...(focus?.kind === 'deck' ? [`The student asks about the deck "${focus.title}" (${focus.cards} cards, ${focus.due} due now).`] : []),
-    ...(focus?.kind === 'exam' ? [`The student asks about the exam "${focus.subject}" on ${focus.exam_date} (${focus.due} cards due in its decks).`] : []),
+    ...(focus?.kind === 'deck'
+      ? [`The student asks about the deck "${focus.title}" (${focus.cards} cards, ${focus.due} due now).`]
+      : []),
+    ...(focus?.kind === 'exam'
+      ? [
+          `The student asks about the exam "${focus.subject}" on ${focus.exam_date} (${focus.due} cards due in its decks).`,
+        ]
+      : []),
   ].join('\n');
 }

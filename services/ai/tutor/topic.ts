@@ -11,13 +11,21 @@ const QUESTION_OPENINGS =
 /** The student's deck, exam subject or task course that the message names (case-insensitive), if any. */
 export function namedMaterial(message: string, facts: StudentFacts): string | undefined {
   const text = message.toLowerCase();
-  const names = [...facts.due_decks.map((d) => d.title), ...facts.exams.map((e) => e.subject), ...facts.tasks.flatMap((t) => (t.course ? [t.course] : []))];
+  const names = [
+    ...facts.due_decks.map((d) => d.title),
+    ...facts.exams.map((e) => e.subject),
+    ...facts.tasks.flatMap((t) => (t.course ? [t.course] : [])),
+  ];
   return names.find((name) => text.includes(name.toLowerCase()));
 }
 
 /** "Can you explain the Krebs cycle?" → "the Krebs cycle"; long questions are cut at a word, with an ellipsis. */
 export function topicOf(message: string): string {
-  const sentence = message.trim().replace(GREETINGS, '').split(/[?!\n]|\.\s/)[0]!.trim();
+  const sentence = message
+    .trim()
+    .replace(GREETINGS, '')
+    .split(/[?!\n]|\.\s/)[0]!
+    .trim();
   const topic = sentence.replace(QUESTION_OPENINGS, '').replace(/[.,;:\s]+$/, '') || 'your question';
   return cutAtWord(topic, MAX_TOPIC_CHARS);
 }

@@ -62,7 +62,9 @@ export interface TutorUsage {
   output_tokens: number | null;
 }
 
-export type TutorEvent = { type: 'delta'; text: string } | { type: 'finish'; finish_reason: 'stop' | 'length'; usage: TutorUsage };
+export type TutorEvent =
+  | { type: 'delta'; text: string }
+  | { type: 'finish'; finish_reason: 'stop' | 'length'; usage: TutorUsage };
 
 export interface Tutor {
   /** Names what writes the replies (`message.started`'s `model`). */

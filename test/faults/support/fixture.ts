@@ -16,7 +16,10 @@ export const ROOMY = 1_000_000;
 
 export function requiredEnv(name: 'DATABASE_URL' | 'REDIS_URL'): string {
   const value = process.env[name];
-  if (!value) throw new Error(`the fault suite needs ${name} (CI: DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379)`);
+  if (!value)
+    throw new Error(
+      `the fault suite needs ${name} (CI: DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379)`,
+    );
   return value;
 }
 
@@ -39,7 +42,11 @@ export async function faultDatabase(namePrefix = 'sc_fault'): Promise<FaultDatab
   await seedReference(db, { now });
   const { key: partnerKey } = await issueApiKey(db, { name: 'fault suite', per_minute: ROOMY, per_day: ROOMY });
   const { key: studentKey } = await createDemoStudent(db, now, secretBox(Buffer.from(TEST_SECRETS_KEY, 'base64')));
-  const studentId = (await setContractPlan(db, DEMO_STUDENT.email, { per_minute: ROOMY, per_day: ROOMY, ai_per_hour: ROOMY }))!;
+  const studentId = (await setContractPlan(db, DEMO_STUDENT.email, {
+    per_minute: ROOMY,
+    per_day: ROOMY,
+    ai_per_hour: ROOMY,
+  }))!;
   return {
     url: throwaway.url,
     name: new URL(throwaway.url).pathname.slice(1),
@@ -68,7 +75,13 @@ export async function call(url: string, init: RequestInit = {}, deadlineMs = 5_0
   const res = await fetch(url, { ...init, signal: AbortSignal.timeout(deadlineMs) });
   const text = await res.text();
   const contentType = res.headers.get('content-type') ?? '';
-  return { status: res.status, contentType, headers: res.headers, body: contentType.includes('json') ? JSON.parse(text) : text, ms: performance.now() - started };
+  return {
+    status: res.status,
+    contentType,
+    headers: res.headers,
+    body: contentType.includes('json') ? JSON.parse(text) : text,
+    ms: performance.now() - started,
+  };
 }
 
 /** Like `call`, but a request that got no answer at all (refused, reset, timed out) is an Answer of status 0. */
@@ -107,4 +120,3 @@ export async function until(attempt: () => Promise<boolean>, withinMs: number, w
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-

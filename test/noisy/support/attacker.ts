@@ -59,7 +59,14 @@ export class Attacker {
     this.count();
     const answer = await attempt(
       this.base + path,
-      { method, headers: { 'X-Service-API-Key': this.key, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) },
+      {
+        method,
+        headers: {
+          'X-Service-API-Key': this.key,
+          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      },
       Math.max(1, Math.round(deadlineMs)),
     );
     this.tally(what, answer.status, typeof answer.body === 'object' ? answer.body?.code : undefined);
@@ -78,7 +85,10 @@ export class Attacker {
       const req: ClientRequest = request(new URL(path, this.base), {
         method,
         agent: false,
-        headers: { 'X-Service-API-Key': this.key, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+        headers: {
+          'X-Service-API-Key': this.key,
+          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        },
       });
       const held: Held = {
         status: 0,
@@ -116,7 +126,9 @@ export class Attacker {
           return;
         }
         if (read === 'drain') {
-          const parser = countEvents ? createParser({ onEvent: ({ event }) => void (event === countEvents && counted++) }) : undefined;
+          const parser = countEvents
+            ? createParser({ onEvent: ({ event }) => void (event === countEvents && counted++) })
+            : undefined;
           res.setEncoding('utf8');
           res.on('data', (chunk: string) => {
             bytes += Buffer.byteLength(chunk);
@@ -142,14 +154,18 @@ export class Attacker {
   /** What the attacker sent and how it was answered, for the scenario's printout. */
   describe(): string {
     const lines = [...this.tallies].map(([what, counts]) => `${what} → ${describeCounts(counts)}`);
-    const minutes = this.perMinute.length === 1 ? `${this.sent} of the free plan's ${FREE_PER_MINUTE}/minute` : `${this.sent} in ${this.perMinute.length} minute windows of ≤ ${FREE_PER_MINUTE} (${this.perMinute.join(', ')})`;
+    const minutes =
+      this.perMinute.length === 1
+        ? `${this.sent} of the free plan's ${FREE_PER_MINUTE}/minute`
+        : `${this.sent} in ${this.perMinute.length} minute windows of ≤ ${FREE_PER_MINUTE} (${this.perMinute.join(', ')})`;
     return [`attacker sent ${minutes}`, ...lines.map((line) => `  ${line}`)].join('\n');
   }
 
   /** How many answers of `what` had `status`. */
   answered(what: string, status: number): number {
     let n = 0;
-    for (const [outcome, count] of this.tallies.get(what) ?? []) if (outcome.split(' ')[0] === String(status)) n += count;
+    for (const [outcome, count] of this.tallies.get(what) ?? [])
+      if (outcome.split(' ')[0] === String(status)) n += count;
     return n;
   }
 

@@ -15,7 +15,12 @@ export interface Spread {
 }
 
 export function spread(values: readonly number[]): Spread {
-  return { n: values.length, p50: percentile(values, 50), p99: percentile(values, 99), max: values.length ? Math.max(...values) : 0 };
+  return {
+    n: values.length,
+    p50: percentile(values, 50),
+    p99: percentile(values, 99),
+    max: values.length ? Math.max(...values) : 0,
+  };
 }
 
 export const ms = (value: number) => `${value.toFixed(0)} ms`;
@@ -26,5 +31,10 @@ export function describeSpread(s: Spread): string {
 
 /** `{200: 10, 429: 3}` as `200×10, 429×3`, keys in order. */
 export function describeCounts(counts: ReadonlyMap<string, number>): string {
-  return [...counts].sort(([a], [b]) => a.localeCompare(b)).map(([what, n]) => `${what}×${n}`).join(', ') || 'none';
+  return (
+    [...counts]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([what, n]) => `${what}×${n}`)
+      .join(', ') || 'none'
+  );
 }

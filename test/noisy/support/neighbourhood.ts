@@ -77,17 +77,21 @@ export async function neighbourhood(name: string, options: NeighbourhoodOptions 
       attacker,
       async metric(series) {
         const text = await (await fetch(metricsUrl, { signal: AbortSignal.timeout(5_000) })).text();
-        const values = [...text.matchAll(new RegExp(`^${series}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))].map((m) => Number(m[1]));
+        const values = [...text.matchAll(new RegExp(`^${series}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))].map((m) =>
+          Number(m[1]),
+        );
         return values.length === 0 ? undefined : values.reduce((a, b) => a + b, 0);
       },
       async nextMinute() {
         const key = `${keyPrefix}general:minute:${attacker.id}`;
-        if ((await redis.del(key)) !== 1) throw new Error(`no per-minute window of the attacker at ${key}: has the limiter's key changed?`);
+        if ((await redis.del(key)) !== 1)
+          throw new Error(`no per-minute window of the attacker at ${key}: has the limiter's key changed?`);
       },
       async close() {
         if (started.child.exitCode === null && started.child.signalCode === null) started.child.kill('SIGKILL');
         await started.exited;
-        for await (const keys of redis.scanIterator({ MATCH: `${keyPrefix}*`, COUNT: 500 })) if (keys.length > 0) await redis.del(keys);
+        for await (const keys of redis.scanIterator({ MATCH: `${keyPrefix}*`, COUNT: 500 }))
+          if (keys.length > 0) await redis.del(keys);
         await redis.quit();
         await database.drop();
       },
@@ -103,14 +107,27 @@ export async function neighbourhood(name: string, options: NeighbourhoodOptions 
 async function attackerAccount(database: FaultDatabase): Promise<AttackerAccount> {
   const nickname = `attacker_${randomBytes(4).toString('hex')}`;
   const password = `pw-${randomBytes(12).toString('base64url')}`;
-  const account = await createAccount(database.db, { email: `${nickname}@example.com`, nickname, first_name: 'Mallory', password, time_zone: 'UTC', country_code: null });
+  const account = await createAccount(database.db, {
+    email: `${nickname}@example.com`,
+    nickname,
+    first_name: 'Mallory',
+    password,
+    time_zone: 'UTC',
+    country_code: null,
+  });
   return { id: account.id, email: account.email, password, key: await personalKeyOf(database, account.id) };
 }
 
 /** A personal key of every scope for the account (the one a student mints for a script), made in the database. */
 export async function personalKeyOf(database: FaultDatabase, userId: string): Promise<string> {
   const { key } = await insertWithFreshKey(({ prefix, hash }) =>
-    insertPersonalKey(database.db, { user_id: userId, prefix, key_hash: hash, name: 'noisy neighbour', scopes: [...ALL_SCOPES] }),
+    insertPersonalKey(database.db, {
+      user_id: userId,
+      prefix,
+      key_hash: hash,
+      name: 'noisy neighbour',
+      scopes: [...ALL_SCOPES],
+    }),
   );
   return key;
 }

@@ -87,7 +87,12 @@ export interface WarmUp {
  * (openapi-backend's `quick`), which a server in service has long done, so the victim sends each once before the
  * baseline and that compile is not charged to the attack.
  */
-export async function victimUnderAttack(n: Neighbourhood, scenario: string, attack: (pressure: Pressure) => Promise<void>, warmUp: WarmUp[] = []): Promise<Verdict> {
+export async function victimUnderAttack(
+  n: Neighbourhood,
+  scenario: string,
+  attack: (pressure: Pressure) => Promise<void>,
+  warmUp: WarmUp[] = [],
+): Promise<Verdict> {
   const notes: string[] = [];
   const samples: Sample[] = [];
   const livez: Sample[] = [];
@@ -106,7 +111,9 @@ export async function victimUnderAttack(n: Neighbourhood, scenario: string, atta
   ];
   const measure = (into: Sample[], what: string, url: string, headers: Record<string, string>, round: number) => {
     const sent = { phase, step, round, sentAt: performance.now() };
-    const done = attempt(url, { headers }, VICTIM_DEADLINE_MS).then((answer) => void into.push({ what, ...sent, status: answer.status, ms: answer.ms }));
+    const done = attempt(url, { headers }, VICTIM_DEADLINE_MS).then(
+      (answer) => void into.push({ what, ...sent, status: answer.status, ms: answer.ms }),
+    );
     inFlight.add(done);
     void done.finally(() => inFlight.delete(done));
   };
@@ -135,7 +142,12 @@ export async function victimUnderAttack(n: Neighbourhood, scenario: string, atta
     for (let i = 0; i + RECOVERY_WINDOW <= after.length; i++) {
       const window = after.slice(i, i + RECOVERY_WINDOW);
       if (window[0]!.sentAt - stoppedAt > RECOVERY_WITHIN_MS) return undefined;
-      const ok = window.every((s) => s.status === 200 && s.ms <= recoveredEachBound(baseline)) && percentile(window.map((s) => s.ms), 50) <= recoveredMedianBound(baseline);
+      const ok =
+        window.every((s) => s.status === 200 && s.ms <= recoveredEachBound(baseline)) &&
+        percentile(
+          window.map((s) => s.ms),
+          50,
+        ) <= recoveredMedianBound(baseline);
       if (ok) return window[0]!.sentAt - stoppedAt;
     }
     return undefined;
@@ -150,7 +162,9 @@ export async function victimUnderAttack(n: Neighbourhood, scenario: string, atta
     phase = 'baseline';
     await sleep(BASELINE_MS);
     phase = 'attack';
-    const attacked = await longestEventLoopBlock(() => attack({ note: (line) => notes.push(line), step: (name) => void (step = name) }));
+    const attacked = await longestEventLoopBlock(() =>
+      attack({ note: (line) => notes.push(line), step: (name) => void (step = name) }),
+    );
     clientBlockMs = attacked.blockedMs;
     phase = 'recovery';
     stoppedAt = performance.now();
@@ -186,13 +200,27 @@ export async function victimUnderAttack(n: Neighbourhood, scenario: string, atta
   const statuses = (of: Sample[]) => describeCounts(count(of.map((s) => `${s.status}`)));
   const unanswered = attacked.filter((s) => s.status !== 200);
   if (baseline.n < 10) failures.push(`the baseline has ${baseline.n} answers only`);
-  if (ofPhase('baseline').some((s) => s.status !== 200)) failures.push(`the victim's baseline was not all 200: ${statuses(ofPhase('baseline'))}`);
-  if (unanswered.length > 0) failures.push(`under attack the victim got ${statuses(attacked)} (${describeFirst(unanswered)})`);
+  if (ofPhase('baseline').some((s) => s.status !== 200))
+    failures.push(`the victim's baseline was not all 200: ${statuses(ofPhase('baseline'))}`);
+  if (unanswered.length > 0)
+    failures.push(`under attack the victim got ${statuses(attacked)} (${describeFirst(unanswered)})`);
   const slow = attacked.filter((s) => s.ms > VICTIM_MAX_MS);
-  if (slow.length > 0) failures.push(`${slow.length} victim requests under attack took over ${ms(VICTIM_MAX_MS)} (${describeFirst(slow)})`);
-  if (underAttack.p99 > p99Bound) failures.push(`the victim's p99 under attack ${ms(underAttack.p99)} > ${ms(p99Bound)} (max(5 × baseline p99, baseline p99 + 250 ms) + the machine's extra ${ms(machineExcessMs)})`);
-  if (badLivez.length > 0) failures.push(`${badLivez.length} of ${watched.length} /livez probes were not a 200 within ${ms(LIVEZ_MAX_MS)} while the control answered in time (worst ${ms(livezMaxMs)}, ${describeFirst(badLivez)})`);
-  if (recoveredAfterMs === undefined) failures.push(`the victim was not back to its baseline within ${ms(RECOVERY_WITHIN_MS)} of the attacker's stop (${describeSpread(spread(ofPhase('recovery').map((s) => s.ms)))}, ${statuses(ofPhase('recovery'))})`);
+  if (slow.length > 0)
+    failures.push(
+      `${slow.length} victim requests under attack took over ${ms(VICTIM_MAX_MS)} (${describeFirst(slow)})`,
+    );
+  if (underAttack.p99 > p99Bound)
+    failures.push(
+      `the victim's p99 under attack ${ms(underAttack.p99)} > ${ms(p99Bound)} (max(5 × baseline p99, baseline p99 + 250 ms) + the machine's extra ${ms(machineExcessMs)})`,
+    );
+  if (badLivez.length > 0)
+    failures.push(
+      `${badLivez.length} of ${watched.length} /livez probes were not a 200 within ${ms(LIVEZ_MAX_MS)} while the control answered in time (worst ${ms(livezMaxMs)}, ${describeFirst(badLivez)})`,
+    );
+  if (recoveredAfterMs === undefined)
+    failures.push(
+      `the victim was not back to its baseline within ${ms(RECOVERY_WITHIN_MS)} of the attacker's stop (${describeSpread(spread(ofPhase('recovery').map((s) => s.ms)))}, ${statuses(ofPhase('recovery'))})`,
+    );
 
   const steps = [...new Set(attacked.map((s) => s.step))].filter((name) => name !== '');
   console.log(
@@ -201,7 +229,10 @@ export async function victimUnderAttack(n: Neighbourhood, scenario: string, atta
       ...notes.map((line) => `      pressure: ${line.replace(/\n/g, '\n                ')}`),
       `      victim baseline:     ${describeSpread(baseline)}`,
       `      victim under attack: ${describeSpread(underAttack)}, statuses ${statuses(attacked)} (bound: p99 ≤ ${ms(p99Bound)}, each ≤ ${ms(VICTIM_MAX_MS)})`,
-      ...steps.map((name) => `        while the attacker ${name}: ${describeSpread(spread(attacked.filter((s) => s.step === name).map((s) => s.ms)))}`),
+      ...steps.map(
+        (name) =>
+          `        while the attacker ${name}: ${describeSpread(spread(attacked.filter((s) => s.step === name).map((s) => s.ms)))}`,
+      ),
       `      victim back to baseline ${recoveredAfterMs === undefined ? 'NOT within' : `${ms(recoveredAfterMs)} after the stop (bound`} ${ms(RECOVERY_WITHIN_MS)}${recoveredAfterMs === undefined ? '' : ')'}`,
       `      /livez from the attack on: ${describeSpread(spread(watched.map((s) => s.ms)))}, statuses ${statuses(watched)} (bound ${ms(LIVEZ_MAX_MS)}; ${slowLivez.length - badLivez.length} slow probes excused: the control was as slow; in the baseline: ${describeSpread(livezBefore)})`,
       `      the machine (control server): baseline ${describeSpread(controlBefore)}; under attack ${describeSpread(controlDuring)}`,
@@ -233,7 +264,12 @@ async function sendOnce(n: Neighbourhood, operation: WarmUp): Promise<void> {
   const deadline = setTimeout(() => abort.abort(), VICTIM_DEADLINE_MS);
   try {
     const body = operation.body === undefined ? {} : { body: JSON.stringify(operation.body) };
-    await fetch(n.base + operation.path, { method: operation.method, headers: { 'X-Service-API-Key': n.victim.key, 'Content-Type': 'application/json' }, ...body, signal: abort.signal });
+    await fetch(n.base + operation.path, {
+      method: operation.method,
+      headers: { 'X-Service-API-Key': n.victim.key, 'Content-Type': 'application/json' },
+      ...body,
+      signal: abort.signal,
+    });
   } catch {
     // a warm-up that fails warms nothing more; the baseline that follows shows it
   } finally {
