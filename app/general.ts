@@ -7,6 +7,7 @@ import { createAiQueue, type AiQueue } from '../services/ai/queue.ts';
 import { createExportLimits, type ExportLimits } from '../services/exports/export-limits.ts';
 import type { Notifications } from '../db/notifications.ts';
 import { openStreams } from '../services/streams/open-streams.ts';
+import { accountLeases } from '../services/leases/account-leases.ts';
 import { readinessGroups } from '../services/readiness/readiness-groups.ts';
 import type { StreamSettings } from '../services/streams/stream-settings.ts';
 import type { Lifecycle } from '../server/process/lifecycle.ts';
@@ -72,13 +73,15 @@ export async function general(deps: GeneralDeps) {
   const limit = planLimiter(deps.limitStores, deps.clientAddress);
   const streams = {
     settings: deps.streamSettings,
-    open: openStreams(deps.db, deps.notifications, {
-      onError: (error) =>
-        deps.logger.warn(
-          { err: error },
-          'could not renew or check the open streams; retried at the next change or renewal',
-        ),
-    }),
+    open: openStreams(
+      accountLeases(deps.db, deps.notifications, {
+        onError: (error) =>
+          deps.logger.warn(
+            { err: error },
+            'could not renew or check the leases held; retried at the next change or renewal',
+          ),
+      }),
+    ),
     readiness: readinessGroups(deps.db, deps.notifications),
     notifications: deps.notifications,
   };

@@ -354,7 +354,7 @@ export interface Database {
   warnings: WarningsTable;
   readiness_versions: ReadinessVersionsTable;
   exam_readiness: ExamReadinessTable;
-  open_streams: OpenStreamsTable;
+  account_leases: AccountLeasesTable;
   xp_awards: XpAwardsTable;
   stat_counter_deltas: StatCounterDeltasTable;
   activity_hour_deltas: ActivityHourDeltasTable;
@@ -512,17 +512,19 @@ export interface ExamReadinessTable {
   moved_at: Timestamp;
 }
 
-/** One row per stream open now, a lease its process renews (services/streams/open-streams.ts). */
-export interface OpenStreamsTable {
+/** One row per resource an account holds now (a stream, an export…), a lease its process renews (services/leases/). */
+export interface AccountLeasesTable {
   id: Generated<string>;
   user_id: string;
-  /** What streams (`readiness`, …): every kind counts in the one bound of an account. */
+  /** What is held (`stream`, `export`, `ai_reply`): the account's bound for the kind counts its rows. */
   kind: string;
-  /** The grant of the access token that opened it, or the grant its personal key was minted through; null: none. */
+  /** What it holds within the kind (a stream's room, a reply's conversation); null: nothing to tell apart. */
+  grp: string | null;
+  /** The grant of the access token that took it, or the grant its personal key was minted through; null: none. */
   grant_id: string | null;
-  /** The personal key that opened it; null: an access token. */
+  /** The personal key that took it; null: an access token, or no credential. */
   key_id: string | null;
-  opened_at: CreatedAt;
+  taken_at: CreatedAt;
   expires_at: Timestamp;
 }
 

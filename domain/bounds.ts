@@ -23,3 +23,17 @@ export const MAX_ENDPOINTS_PER_STUDENT = 10;
 
 /** How long events are kept, and how long a feed cursor stays good: the documented period. */
 export const EVENT_RETENTION_DAYS = 30;
+
+/**
+ * Streams one account may hold open at once, of every kind together (the readiness and room streams): a student's
+ * phone, tablet and laptop with a few tabs each (a browser keeps at most six HTTP/1.1 connections per site, so one
+ * browser cannot hold more than six). Slack allows an app ten Socket Mode connections at once; one account here is
+ * one person.
+ */
+export const MAX_OPEN_STREAMS = 10;
+
+/**
+ * How long a held resource's lease (services/leases/) outlives its holder's last renewal: what a process that dies
+ * leaves behind, at most. Its holder renews every third of it, so a slow renewal or two does not lose it.
+ */
+export const LEASE_TTL_MS = 45_000;
