@@ -71,17 +71,16 @@ export interface GeneralDeps {
 export async function general(deps: GeneralDeps) {
   const contract = await loadSurfaceContract('general');
   const limit = planLimiter(deps.limitStores, deps.clientAddress);
+  const leases = accountLeases(deps.db, deps.notifications, {
+    onError: (error) =>
+      deps.logger.warn(
+        { err: error },
+        'could not renew or check the leases held; retried at the next change or renewal',
+      ),
+  });
   const streams = {
     settings: deps.streamSettings,
-    open: openStreams(
-      accountLeases(deps.db, deps.notifications, {
-        onError: (error) =>
-          deps.logger.warn(
-            { err: error },
-            'could not renew or check the leases held; retried at the next change or renewal',
-          ),
-      }),
-    ),
+    open: openStreams(leases),
     readiness: readinessGroups(deps.db, deps.notifications),
     notifications: deps.notifications,
   };
@@ -111,6 +110,7 @@ export async function general(deps: GeneralDeps) {
       tutor: deps.tutor ?? localTutor(),
       aiQueue: deps.aiQueue ?? createAiQueue(),
       exports: deps.exports ?? createExportLimits(),
+      leases,
       streams,
       webhooks: deps.webhooks,
       secrets: deps.webhooks.secrets,

@@ -358,7 +358,6 @@ export interface Database {
   xp_awards: XpAwardsTable;
   stat_counter_deltas: StatCounterDeltasTable;
   activity_hour_deltas: ActivityHourDeltasTable;
-  export_leases: ExportLeasesTable;
 }
 
 /** The ledger behind users.xp (domain/xp.ts): one row per awarded thing, keyed so it is awarded once. */
@@ -477,15 +476,6 @@ export interface PaymentsTable {
   provider_event_id: string;
   paid_at: Timestamp;
   created_at: CreatedAt;
-}
-
-/** The account export running for a student, in any process (db/queries/export-leases.ts). */
-export interface ExportLeasesTable {
-  user_id: string;
-  /** Which download holds it: only that one renews or ends it. */
-  holder: string;
-  expires_at: Date;
-  taken_at: Generated<Date>;
 }
 
 /** A warning an operator gave a student; shown on their profile. */
