@@ -116,8 +116,11 @@ describe('what a grant owns ends with it (GRANT_ARTIFACTS)', () => {
       testDatabase().db,
     );
     const listed = GRANT_ARTIFACTS.map((artifact) => artifact.table).filter((table) => table !== null);
+    // Kept only while the previous release still serves (db/migrations/20261206_0301_account_leases.ts): nothing of
+    // this release writes it, and it is dropped a release later, with this line.
+    const previousReleaseOnly = new Set(['open_streams']);
     assert.deepEqual(
-      [...new Set(rows.map((row) => row.table_name))].sort(),
+      [...new Set(rows.map((row) => row.table_name))].filter((table) => !previousReleaseOnly.has(table)).sort(),
       [...listed].sort(),
       'every table that names a grant is in GRANT_ARTIFACTS',
     );
