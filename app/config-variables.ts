@@ -157,7 +157,7 @@ export const CONFIG_VARIABLES = {
 
   REDIS_URL: value({
     group: REDIS,
-    description: 'Redis for the rate-limit counters, lockouts and leases every process shares.',
+    description: 'Redis for the rate-limit counters and lockouts every process shares.',
     accepts: 'a redis:// or rediss:// URL',
     whenUnset: 'counters in process memory (one process)',
     parse: (_name, raw) => raw,

@@ -7,6 +7,7 @@ import { createAiQueue, type AiQueue } from '../services/ai/queue.ts';
 import { createExportLimits, type ExportLimits } from '../services/exports/export-limits.ts';
 import type { Notifications } from '../db/notifications.ts';
 import { openStreams } from '../services/streams/open-streams.ts';
+import { accountLeases } from '../services/leases/account-leases.ts';
 import { readinessGroups } from '../services/readiness/readiness-groups.ts';
 import type { StreamSettings } from '../services/streams/stream-settings.ts';
 import type { Lifecycle } from '../server/process/lifecycle.ts';
@@ -70,15 +71,16 @@ export interface GeneralDeps {
 export async function general(deps: GeneralDeps) {
   const contract = await loadSurfaceContract('general');
   const limit = planLimiter(deps.limitStores, deps.clientAddress);
+  const leases = accountLeases(deps.db, deps.notifications, {
+    onError: (error) =>
+      deps.logger.warn(
+        { err: error },
+        'could not renew or check the leases held; retried at the next change or renewal',
+      ),
+  });
   const streams = {
     settings: deps.streamSettings,
-    open: openStreams(deps.db, deps.notifications, {
-      onError: (error) =>
-        deps.logger.warn(
-          { err: error },
-          'could not renew or check the open streams; retried at the next change or renewal',
-        ),
-    }),
+    open: openStreams(leases),
     readiness: readinessGroups(deps.db, deps.notifications),
     notifications: deps.notifications,
   };
@@ -108,6 +110,7 @@ export async function general(deps: GeneralDeps) {
       tutor: deps.tutor ?? localTutor(),
       aiQueue: deps.aiQueue ?? createAiQueue(),
       exports: deps.exports ?? createExportLimits(),
+      leases,
       streams,
       webhooks: deps.webhooks,
       secrets: deps.webhooks.secrets,

@@ -22,7 +22,7 @@ import { OWNER_ONLY_UMASK } from '../db/private-files.ts';
 import { DEMO_SEED, isEmpty, seedDemo, seedReference } from '../db/seed/index.ts';
 import { whileHoldingStartupLock } from '../db/startup-lock.ts';
 import { tutorFromConfig } from '../services/ai/tutor/index.ts';
-import { AI_REPLY_LEASES, createAiQueue } from '../services/ai/queue.ts';
+import { createAiQueue } from '../services/ai/queue.ts';
 import { createExportLimits } from '../services/exports/export-limits.ts';
 import { createApp } from './app.ts';
 import { accessTokenIssuer } from '../server/auth/access-tokens.ts';
@@ -211,7 +211,7 @@ async function serve(db: Db, demo: Demo | undefined, limitStores: LimitStores): 
       tokens,
       tutor,
       webhooks,
-      aiQueue: createAiQueue(config.aiQueue, limitStores.leases(AI_REPLY_LEASES)),
+      aiQueue: createAiQueue(config.aiQueue),
       exports: createExportLimits(config.exports),
       config,
       lifecycle,

@@ -354,11 +354,10 @@ export interface Database {
   warnings: WarningsTable;
   readiness_versions: ReadinessVersionsTable;
   exam_readiness: ExamReadinessTable;
-  open_streams: OpenStreamsTable;
+  account_leases: AccountLeasesTable;
   xp_awards: XpAwardsTable;
   stat_counter_deltas: StatCounterDeltasTable;
   activity_hour_deltas: ActivityHourDeltasTable;
-  export_leases: ExportLeasesTable;
 }
 
 /** The ledger behind users.xp (domain/xp.ts): one row per awarded thing, keyed so it is awarded once. */
@@ -479,15 +478,6 @@ export interface PaymentsTable {
   created_at: CreatedAt;
 }
 
-/** The account export running for a student, in any process (db/queries/export-leases.ts). */
-export interface ExportLeasesTable {
-  user_id: string;
-  /** Which download holds it: only that one renews or ends it. */
-  holder: string;
-  expires_at: Date;
-  taken_at: Generated<Date>;
-}
-
 /** A warning an operator gave a student; shown on their profile. */
 export interface WarningsTable {
   id: Generated<string>;
@@ -512,17 +502,19 @@ export interface ExamReadinessTable {
   moved_at: Timestamp;
 }
 
-/** One row per stream open now, a lease its process renews (services/streams/open-streams.ts). */
-export interface OpenStreamsTable {
+/** One row per resource an account holds now (a stream, an export…), a lease its process renews (services/leases/). */
+export interface AccountLeasesTable {
   id: Generated<string>;
   user_id: string;
-  /** What streams (`readiness`, …): every kind counts in the one bound of an account. */
+  /** What is held (`stream`, `export`, `ai_reply`): the account's bound for the kind counts its rows. */
   kind: string;
-  /** The grant of the access token that opened it, or the grant its personal key was minted through; null: none. */
+  /** What it holds within the kind (a stream's room, a reply's conversation); null: nothing to tell apart. */
+  grp: string | null;
+  /** The grant of the access token that took it, or the grant its personal key was minted through; null: none. */
   grant_id: string | null;
-  /** The personal key that opened it; null: an access token. */
+  /** The personal key that took it; null: an access token, or no credential. */
   key_id: string | null;
-  opened_at: CreatedAt;
+  taken_at: CreatedAt;
   expires_at: Timestamp;
 }
 

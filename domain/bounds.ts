@@ -23,3 +23,31 @@ export const MAX_ENDPOINTS_PER_STUDENT = 10;
 
 /** How long events are kept, and how long a feed cursor stays good: the documented period. */
 export const EVENT_RETENTION_DAYS = 30;
+
+/**
+ * Streams one account may hold open at once, of every kind together (the readiness and room streams): a student's
+ * phone, tablet and laptop with a few tabs each (a browser keeps at most six HTTP/1.1 connections per site, so one
+ * browser cannot hold more than six). Slack allows an app ten Socket Mode connections at once; one account here is
+ * one person.
+ */
+export const MAX_OPEN_STREAMS = 10;
+
+/** Exports one student may run at once, in every process: after GitHub, which builds one archive of an account at a time. */
+export const EXPORTS_AT_ONCE = 1;
+
+/**
+ * AI replies one account may have queued or generating at once, by plan (one per conversation). A student reads one
+ * reply at a time; 2 leaves room for a second tab. Contract accounts, whose institution pays for priority, get one
+ * more, and still fewer than the 4 generation slots of a default process, so that no single account can hold them all.
+ */
+export const REPLIES_IN_FLIGHT: Readonly<Record<'free' | 'plus' | 'contract', number>> = {
+  free: 2,
+  plus: 2,
+  contract: 3,
+};
+
+/**
+ * How long a held resource's lease (services/leases/) outlives its holder's last renewal: what a process that dies
+ * leaves behind, at most. Its holder renews every third of it, so a slow renewal or two does not lose it.
+ */
+export const LEASE_TTL_MS = 45_000;

@@ -10,7 +10,7 @@
 // from users), and the deletion notifies the principals channel as a revocation does.
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
-import { openStreamsOfGrants, releaseStreamsOfGrants } from './open-streams.ts';
+import { leasesOfGrants, releaseLeasesOfGrants } from './account-leases.ts';
 
 export interface GrantArtifact {
   /** What the grant owns, as the test names its check. */
@@ -153,13 +153,13 @@ export const GRANT_ARTIFACTS: readonly GrantArtifact[] = [
   },
   {
     name: READINESS_STREAMS,
-    table: 'open_streams',
+    table: 'account_leases',
     endsBy:
       'their places freed (rows deleted), and the principals notification of the revoking commit: every process ends ' +
-      'its streams whose credential no longer stands with credential_revoked (services/streams/open-streams.ts); a process ' +
+      'its streams whose credential no longer stands with credential_revoked (services/leases/account-leases.ts); a process ' +
       'that misses the notification ends them at its next lease renewal, which finds their rows gone',
-    end: async (trx, grantIds) => void (await releaseStreamsOfGrants(trx, grantIds)),
-    live: openStreamsOfGrants,
+    end: async (trx, grantIds) => void (await releaseLeasesOfGrants(trx, grantIds)),
+    live: leasesOfGrants,
   },
 ];
 

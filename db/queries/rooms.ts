@@ -335,10 +335,10 @@ export async function lapsedPresences(db: Db, limit: number) {
     .where(({ not, exists, selectFrom }) =>
       not(
         exists(
-          selectFrom('open_streams')
-            .select('open_streams.id')
-            .whereRef('open_streams.id', '=', 'study_room_presences.stream_id')
-            .where('open_streams.expires_at', '>', sql<Date>`statement_timestamp()`),
+          selectFrom('account_leases')
+            .select('account_leases.id')
+            .whereRef('account_leases.id', '=', 'study_room_presences.stream_id')
+            .where('account_leases.expires_at', '>', sql<Date>`statement_timestamp()`),
         ),
       ),
     )
@@ -350,16 +350,17 @@ export async function lapsedPresences(db: Db, limit: number) {
 /** Students with the room's stream open now (their stream's lease is live): the room's presence. */
 export async function presentMembers(db: Db, roomId: string): Promise<Set<string>> {
   const rows = await db
-    .selectFrom('open_streams')
+    .selectFrom('account_leases')
     .select('user_id')
     .distinct()
-    .where('kind', '=', roomStreamKind(roomId))
+    .where('kind', '=', 'stream')
+    .where('grp', '=', roomStreamKind(roomId))
     .where('expires_at', '>', sql<Date>`statement_timestamp()`)
     .execute();
   return new Set(rows.map((r) => r.user_id));
 }
 
-/** The open-stream kind of a room's stream: one bound for every stream of an account, each room told apart. */
+/** The open-stream kind of a room's stream (its lease's group): one bound for every stream of an account, each room told apart. */
 export function roomStreamKind(roomId: string): string {
   return `room:${roomId}`;
 }

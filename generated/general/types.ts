@@ -70,8 +70,8 @@ export interface paths {
          *     stream starts, and nothing is stored.
          *
          *     **Replies in flight per account.** An account may have at most 2 replies queued or generating at once
-         *     (`free` and `plus`; `contract` 3), counted across every server process that shares the service's Redis (per
-         *     process without it), and a conversation one. A request beyond that is refused with `429` and code
+         *     (`free` and `plus`; `contract` 3), counted across every server process (in the service's database), and a
+         *     conversation one. A request beyond that is refused with `429` and code
          *     `too_many_concurrent_replies`, with `Retry-After`, before any stream starts and before anything is stored: wait
          *     for a reply to end (its `message.completed` or `error` event, or the client closing the stream) and send it
          *     again. So one account cannot fill the queue, whatever it sends.

@@ -85,10 +85,10 @@ export const deleteMyAccount: GeneralHandlers['deleteMyAccount'] = async ({ prin
  */
 export const exportMyAccount: GeneralHandlers['exportMyAccount'] = async (
   { principal },
-  { db, now, lifecycle, exports },
+  { db, now, lifecycle, exports, leases },
   { req, res },
 ) => {
-  const started = await startAccountExport(db, exports, principal.user_id, now, req.log);
+  const started = await startAccountExport(db, { leases, limits: exports }, principal.user_id, now, req.log);
   try {
     // Everything is freed before the client sees the end, so a next export sent at once finds the account's free.
     await sendExport(started.spool, started.exportedAt, exports.settings, lifecycle.streamsEnd, started.free, req, res);

@@ -11,7 +11,8 @@ import {
   listMessages,
 } from '../../db/queries/ai.ts';
 import { conversationHistory, storeReply, storeStudentMessage } from '../../services/ai/conversation.ts';
-import { REPLY_RETRY_AFTER_SECONDS, type Reservation, type Slot } from '../../services/ai/queue.ts';
+import type { Slot } from '../../services/ai/queue.ts';
+import { REPLY_RETRY_AFTER_SECONDS, reserveReply, type Reservation } from '../../services/ai/reply-places.ts';
 import { tutorFacts } from '../../services/ai/tutor-facts.ts';
 import { problems } from '../../server/http/problems.ts';
 import { page, timeIdCursor } from '../../server/contract/cursor.ts';
@@ -21,26 +22,31 @@ import type { GeneralHandlers, Schemas } from './types.ts';
 type ChatArguments = Parameters<GeneralHandlers['streamTutorChat']>;
 
 export const streamTutorChat: GeneralHandlers['streamTutorChat'] = async (input, context, io) => {
-  const { aiQueue } = context;
   // The account's place comes first, before any read: a refused request costs one count and stores nothing.
-  const reservation = await aiQueue.reserve({
+  const reservation = await reserveReply(context.leases, {
     account: input.principal.user_id,
     plan: input.principal.plan,
     conversation: input.body.conversation_id,
   });
   if (reservation.kind === 'refused') throw tooManyReplies(reservation);
+  const { lease } = reservation;
   try {
-    await queueAndReply(input, context, io);
+    await queueAndReply(input, context, io, () => lease.release());
   } finally {
-    reservation.lease.release();
+    await lease.release();
   }
 };
 
-/** Waits for a generation slot (telling the client its place), then streams the reply and stores both messages. */
+/**
+ * Waits for a generation slot (telling the client its place), then streams the reply and stores both messages.
+ * `freePlace` gives the account's place back before the stream ends, so that a next message sent once the client
+ * sees the end finds it free.
+ */
 async function queueAndReply(
   { body, principal }: ChatArguments[0],
   { db, now: clock, lifecycle, tutor, aiQueue }: ChatArguments[1],
   { req, res }: ChatArguments[2],
+  freePlace: () => Promise<void>,
 ): Promise<void> {
   const userId = principal.user_id;
   const conversation = body.conversation_id ? await findConversation(db, userId, body.conversation_id) : undefined;
@@ -96,6 +102,7 @@ async function queueAndReply(
   } finally {
     slot?.release();
     client.dispose();
+    await freePlace();
     stream?.end();
   }
 }

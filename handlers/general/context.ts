@@ -7,6 +7,7 @@ import type { OpenStreams } from '../../services/streams/open-streams.ts';
 import type { ReadinessGroups } from '../../services/readiness/readiness-groups.ts';
 import type { StreamSettings } from '../../services/streams/stream-settings.ts';
 import type { ExportLimits } from '../../services/exports/export-limits.ts';
+import type { AccountLeases } from '../../services/leases/account-leases.ts';
 import type { WebhookEndpointSettings } from '../../services/webhooks/endpoint-settings.ts';
 import type { AuthFailureLimit } from '../../server/auth/auth-failure-limit.ts';
 import type { PasswordAttempts } from '../../server/auth/password-attempts.ts';
@@ -22,6 +23,8 @@ export interface GeneralContext extends HandlerContext {
   aiQueue: AiQueue;
   /** The account export's bounds (EXPORT_*). */
   exports: ExportLimits;
+  /** What each account holds over time (its streams, its export), one leased row each, bounded across processes. */
+  leases: AccountLeases;
   /**
    * The live streams: their timing, the account's open-stream places (one bound for every kind of stream), and the
    * readiness streams of this process grouped by student, and the notifications between processes (the room streams').

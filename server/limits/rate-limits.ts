@@ -7,7 +7,6 @@
 // and Express's res.append.
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { memoryLeases, type AccountLeases } from './account-leases.ts';
 import { StoreFailures, type OnStoreFailure } from './limit-store-guard.ts';
 import { countRateLimitRefusal } from '../process/metrics.ts';
 import { problems } from '../http/problems.ts';
@@ -29,11 +28,6 @@ export interface LimitStores {
    * the store fails (see limit-store-guard.ts).
    */
   counter(scope: string, windows: readonly WindowShape[], onFailure: OnStoreFailure): WindowCounter;
-  /**
-   * How many of one account's requests hold a resource at once (server/limits/account-leases.ts), under `scope`. `ttlMs`:
-   * how long a shared lease outlives a holder that stopped renewing it (server/limits/redis-leases.ts LEASE_TTL_MS).
-   */
-  leases(scope: string, ttlMs?: number): AccountLeases;
   /** Requests let through or refused because the store failed, per limiter scope (for metrics). */
   readonly failures: StoreFailures;
   /** Whether the counts live in Redis, shared with other processes (REDIS_URL). */
@@ -48,7 +42,6 @@ type WindowShape = Pick<LimitWindow<unknown>, 'name' | 'windowMs'>;
 export function memoryLimitStores(): LimitStores {
   return {
     counter: (_scope, windows) => memoryWindowCounter(windows.map((window) => window.windowMs)),
-    leases: () => memoryLeases(),
     failures: new StoreFailures(),
     shared: false,
     ping: async () => {},

@@ -1,5 +1,5 @@
 // The rate-limit counters in Redis (REDIS_URL), shared by every process: the window counters of every limiter (one
-// script a request, server/limits/window-counters.ts) and the leases of server/limits/account-leases.ts. Apart from
+// script a request, server/limits/window-counters.ts). Apart from
 // server/limits/rate-limits.ts so that the Redis client (~1,150 modules, ~0.3 s of a start) is loaded only when REDIS_URL
 // is set: app/main.ts imports this module on demand, before connecting, so loading it is never inside the
 // bounded wait for Redis. It does so before migrating: a start reaches every dependency before it changes anything.
@@ -7,7 +7,6 @@ import type { Logger } from 'pino';
 import { createClient, defineScript } from 'redis';
 import { errorMessage } from '../../db/errors.ts';
 import { guardCounter, StoreFailures } from './limit-store-guard.ts';
-import { ACQUIRE_LEASE_SCRIPT, redisLeases, RENEW_LEASE_SCRIPT, type LeaseCommands } from './redis-leases.ts';
 import { DEFAULT_REDIS_KEY_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, type LimitStores } from './rate-limits.ts';
 import { withTimeout } from '../process/timeout.ts';
 import { stillCounting, type CountedWindow, type WindowCounter } from './window-counters.ts';
@@ -35,7 +34,7 @@ export async function redisLimitStores(url: string, options: RedisLimitOptions =
   let started = false;
   const client = createClient({
     url,
-    scripts: { countWindows: COUNT_WINDOWS_SCRIPT, acquireLease: ACQUIRE_LEASE_SCRIPT, renewLease: RENEW_LEASE_SCRIPT },
+    scripts: { countWindows: COUNT_WINDOWS_SCRIPT },
     disableOfflineQueue: true,
     socket: {
       connectTimeout: timeoutMs,
@@ -51,13 +50,6 @@ export async function redisLimitStores(url: string, options: RedisLimitOptions =
   const countWindows = (keys: string[], args: string[]) =>
     withTimeout(client.countWindows(keys, args), timeoutMs, 'Redis');
   const decrement = (key: string) => withTimeout(client.decr(key), timeoutMs, 'Redis');
-  const leaseCommands: LeaseCommands = {
-    acquire: (key, member, group, limit, ttlMs) =>
-      withTimeout(client.acquireLease(key, member, group, limit, ttlMs), timeoutMs, 'Redis'),
-    renew: (key, member, ttlMs) => withTimeout(client.renewLease(key, member, ttlMs), timeoutMs, 'Redis'),
-    release: (key, member) => withTimeout(client.zRem(key, member), timeoutMs, 'Redis'),
-    count: (key) => withTimeout(client.zCount(key, Date.now(), '+inf'), timeoutMs, 'Redis'),
-  };
   return {
     shared: true,
     counter: (scope, windows, onFailure) =>
@@ -71,9 +63,6 @@ export async function redisLimitStores(url: string, options: RedisLimitOptions =
         windows,
         { scope, onFailure, failures, warn },
       ),
-    // Counted in this process while Redis fails (server/limits/redis-leases.ts): reported like a limiter that fails open.
-    leases: (scope, ttlMs) =>
-      redisLeases(leaseCommands, `${keyPrefix}${scope}:`, leaseFailureReporter(scope, failures, warn), ttlMs),
     failures,
     ping: async (pingTimeoutMs) => {
       await withTimeout(client.ping(), pingTimeoutMs, 'Redis');
@@ -81,21 +70,6 @@ export async function redisLimitStores(url: string, options: RedisLimitOptions =
     close: async () => {
       await client.close().catch(() => client.destroy());
     },
-  };
-}
-
-/** Counts each lease taken in this process because Redis failed, and warns at most once a minute per scope. */
-function leaseFailureReporter(
-  scope: string,
-  failures: StoreFailures,
-  warn: (details: object, message: string) => void,
-) {
-  let lastWarning = -Infinity;
-  return (error: unknown) => {
-    failures.record(scope, 'allowed');
-    if (Date.now() - lastWarning < 60_000) return;
-    lastWarning = Date.now();
-    warn({ scope, reason: errorMessage(error) }, 'lease store failed: leases are counted in this process only');
   };
 }
 

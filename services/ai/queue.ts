@@ -2,42 +2,17 @@
 // requests wait in a bounded queue, where contract accounts' requests go ahead of all others and each class is
 // served first come, first served. A full queue refuses at once (the handler answers 503 before its stream starts).
 //
-// Before a request may wait or start, its account reserves one of its own places (`reserve`): an account has at most
-// `REPLIES_IN_FLIGHT[plan]` replies queued or generating at once, and a conversation one, counted across processes
-// when the leases are shared (Redis). So one account can hold at most its few places of the queue, however many
-// requests it sends, and the queue stays first come first served between accounts rather than between requests.
+// Before a request may wait or start, its account takes one of its own places (reply-places.ts), counted across
+// processes: so one account can hold at most its few places of the queue, however many requests it sends, and the
+// queue stays first come first served between accounts rather than between requests.
 //
-// The slots are per process on purpose: N processes generate at most N × maxConcurrency replies. A shared (Redis)
-// queue would put a network hop and a failure mode on every move of the queue for a limit whose point is to protect
-// this process and its provider connection. The accounts' places are shared, because their point is fairness between
-// accounts wherever their requests land: one lease round trip per chat, and a Redis outage falls back to counting in
-// this process (server/limits/redis-leases.ts).
+// The slots are per process on purpose: N processes generate at most N × maxConcurrency replies. A shared queue
+// would put a network hop and a failure mode on every move of the queue for a limit whose point is to protect this
+// process and its provider connection. The accounts' places are shared, because their point is fairness between
+// accounts wherever their requests land.
 //
 // A small module rather than p-queue 8: p-queue has priorities and abortable waits, but does not say where a
 // waiting task stands or when it moves, which the `queued` events of the stream need.
-
-import { memoryLeases, type AccountLeases, type Lease } from '../../server/limits/account-leases.ts';
-
-export type AccountPlan = 'free' | 'plus' | 'contract';
-
-/**
- * Replies one account may have queued or generating at once. A student reads one reply at a time; 2 leaves room for a
- * second tab. Contract accounts, whose institution pays for priority, get one more, and still fewer than the 4
- * generation slots of a default process, so that no single account can hold them all.
- */
-export const REPLIES_IN_FLIGHT: Readonly<Record<AccountPlan, number>> = { free: 2, plus: 2, contract: 3 };
-
-/** The scope of the accounts' reply leases among the shared counters (Redis keys `<REDIS_KEY_PREFIX>ai-replies:<user id>`). */
-export const AI_REPLY_LEASES = 'ai-replies';
-
-/** What a refused client is asked to wait: about the length of one reply, after which a place is likely free. */
-export const REPLY_RETRY_AFTER_SECONDS = 10;
-
-/** One account's place for a reply, held while the request waits or generates. */
-export type Reservation =
-  | { kind: 'reserved'; lease: Lease }
-  /** `account`: the account has `limit` replies in flight; `conversation`: the conversation has its one. */
-  | { kind: 'refused'; reason: 'account' | 'conversation'; limit: number };
 
 export interface AiQueueLimits {
   /** Replies generated at once. */
@@ -64,8 +39,6 @@ export interface Waiting {
 export type Admission = { kind: 'started'; slot: Slot } | { kind: 'queued'; waiting: Waiting } | { kind: 'full' };
 
 export interface AiQueue {
-  /** One of the account's places for a reply (continuing `conversation`, if any), or why there is none. */
-  reserve(request: { account: string; plan: AccountPlan; conversation?: string | undefined }): Promise<Reservation>;
   /**
    * A slot now, a place in the queue, or `full`. `first`: the request goes ahead of every waiting request without
    * it (contract accounts). An abort of `signal` while waiting takes the request out of the queue.
@@ -85,11 +58,7 @@ interface Waiter {
   grant: (slot: Slot) => void;
 }
 
-/** `leases`: where the accounts' places are counted; absent, in this process only. */
-export function createAiQueue(
-  limits: AiQueueLimits = DEFAULT_AI_QUEUE_LIMITS,
-  leases: AccountLeases = memoryLeases(),
-): AiQueue {
+export function createAiQueue(limits: AiQueueLimits = DEFAULT_AI_QUEUE_LIMITS): AiQueue {
   /** In the order they will start. */
   const waiters: Waiter[] = [];
   let running = 0;
@@ -121,12 +90,6 @@ export function createAiQueue(
   };
 
   return {
-    async reserve({ account, plan, conversation }) {
-      const limit = REPLIES_IN_FLIGHT[plan];
-      const result = await leases.acquire({ account, group: conversation, limit });
-      if (result.kind === 'held') return { kind: 'reserved', lease: result.lease };
-      return { kind: 'refused', reason: result.reason === 'group' ? 'conversation' : 'account', limit };
-    },
     admit(first, signal) {
       if (running < limits.maxConcurrency && waiters.length === 0) return { kind: 'started', slot: newSlot() };
       if (waiters.length >= limits.maxQueue) return { kind: 'full' };

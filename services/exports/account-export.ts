@@ -7,7 +7,9 @@ import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
 import { EXPORT_SECTIONS, exportPages, exportUser, inExportSnapshot } from '../../db/queries/export.ts';
 import { LimitError, NotFoundError, UnavailableError } from '../../domain/errors.ts';
+import { EXPORTS_AT_ONCE } from '../../domain/bounds.ts';
 import { openSpool, type Spool } from '../../server/http/spool.ts';
+import type { AccountLeases } from '../leases/account-leases.ts';
 import { holdExportLease, type ExportLimits } from './export-limits.ts';
 
 /** The layout version of the export document (AccountExport.format_version). */
@@ -31,16 +33,19 @@ export interface StartedExport {
  */
 export async function startAccountExport(
   db: Db,
-  limits: ExportLimits,
+  { leases, limits }: { leases: AccountLeases; limits: ExportLimits },
   userId: string,
   now: () => Date,
   log: Logger,
 ): Promise<StartedExport> {
   const { settings } = limits;
-  const lease = await holdExportLease(db, userId, settings.leaseSeconds, log);
+  const lease = await holdExportLease(leases, userId, log);
   if ('retryAfterSeconds' in lease) {
     const detail = `An export of this account is already running; one runs at a time. Retry in ${lease.retryAfterSeconds} seconds.`;
-    throw new LimitError('export_in_progress', detail, { max: 1, retryAfterSeconds: lease.retryAfterSeconds });
+    throw new LimitError('export_in_progress', detail, {
+      max: EXPORTS_AT_ONCE,
+      retryAfterSeconds: lease.retryAfterSeconds,
+    });
   }
   try {
     const slot = limits.tryRead();

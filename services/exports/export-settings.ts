@@ -9,8 +9,6 @@ export interface ExportSettings {
   maxDurationMs: number;
   /** The most the temporary file holds beyond what the client has read; past it the reading waits for the client. */
   spoolMaxBytes: number;
-  /** A lease's life from its last renewal: how long a process that died mid-download blocks the student's next export. */
-  leaseSeconds: number;
 }
 
 export const DEFAULT_EXPORT_SETTINGS: ExportSettings = {
@@ -18,5 +16,4 @@ export const DEFAULT_EXPORT_SETTINGS: ExportSettings = {
   stallMs: 60_000,
   maxDurationMs: 30 * 60_000,
   spoolMaxBytes: 64 * 1024 * 1024,
-  leaseSeconds: 60,
 };

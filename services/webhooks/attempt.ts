@@ -24,7 +24,7 @@ import type { WebhookConfig } from './delivery-config.ts';
 import { envelopeOf, type EventType } from '../events/emit.ts';
 import { countDeliveryAttempt, observeWebhookAttempt, type DeliveryOutcome } from '../../server/process/metrics.ts';
 import type { SecretBox } from '../../server/auth/secret-box.ts';
-import type { KeyedLine } from '../streams/keyed-line.ts';
+import type { KeyedLine } from '../leases/keyed-line.ts';
 import { readScopeOf } from '../events/read-scopes.ts';
 import { accountOf, admitAttempt, settleAttempt, type DeliveryLimits, type GateRefusal } from './gate.ts';
 import { endpointFailingTooLong, retryDelayMs } from './retry-schedule.ts';

@@ -25,7 +25,7 @@ import type { WebhookConfig } from './delivery-config.ts';
 import type { Lifecycle } from '../../server/process/lifecycle.ts';
 import type { SecretBox } from '../../server/auth/secret-box.ts';
 import { purgeExpiredEvents } from '../events/feed.ts';
-import { keyedLine } from '../streams/keyed-line.ts';
+import { keyedLine } from '../leases/keyed-line.ts';
 import { attemptDelivery } from './attempt.ts';
 import { startAttemptSlots } from './attempt-slots.ts';
 import { poolShare } from './pool-share.ts';

@@ -182,11 +182,12 @@ describe('exportMyAccount shares the service', () => {
 
   it('holds across processes: a lease another process holds refuses; one a crashed process left expires', async () => {
     const student = await ctx.newStudent();
-    const lease = { user_id: student.id, holder: '00000000-0000-4000-8000-000000000001' };
-    await ctx.db
-      .insertInto('export_leases')
+    const lease = { user_id: student.id, kind: 'export', grp: null, grant_id: null, key_id: null };
+    const { id } = await ctx.db
+      .insertInto('account_leases')
       .values({ ...lease, expires_at: new Date(Date.now() + 30_000) })
-      .execute();
+      .returning('id')
+      .executeTakeFirstOrThrow();
     const refused = await ctx.api.get(PATH).set(student.headers).expect(429);
     assert.equal(refused.body.code, 'export_in_progress');
     assert.ok(
@@ -194,9 +195,9 @@ describe('exportMyAccount shares the service', () => {
       `Retry-After ${refused.headers['retry-after']}: until the lease expires`,
     );
     await ctx.db
-      .updateTable('export_leases')
+      .updateTable('account_leases')
       .set({ expires_at: new Date(Date.now() - 1_000) })
-      .where('user_id', '=', student.id)
+      .where('id', '=', id)
       .execute();
     await ctx.api.get(PATH).set(student.headers).expect(200);
     // Freed before the document's end reaches the client.

@@ -11,7 +11,7 @@ import { sql, TableNode, type KyselyPlugin, type RootOperationNode } from 'kysel
 import { pino } from 'pino';
 import { connect, type Db } from '../../db/connect.ts';
 import { LISTENER_APPLICATION_NAME, notificationsFor, type Notifications } from '../../db/notifications.ts';
-import { OPEN_STREAM_LIMITS } from '../../services/streams/open-streams.ts';
+import { LEASE_TTL_MS, MAX_OPEN_STREAMS } from '../../domain/bounds.ts';
 import { MAX_REPLAYED_MOVES } from '../../services/readiness/readiness-stream.ts';
 import { createLifecycle, type LifecycleControl } from '../../server/process/lifecycle.ts';
 import type { StreamSettings } from '../../services/streams/stream-settings.ts';
@@ -21,7 +21,7 @@ import { buildApp } from '../support/partner-app.ts';
 import { testDatabase } from '../support/shared-database.ts';
 import { openEventStream, type LiveEventStream, type ServerSentEvent } from '../support/sse.ts';
 import { registerTestClient, signIn } from '../support/oauth-flow.ts';
-import { openStreamsOfGrants } from '../../db/queries/open-streams.ts';
+import { leasesOfGrants } from '../../db/queries/account-leases.ts';
 
 const PATH = '/api/exams/readiness/stream';
 const spec = JSON.parse(readFileSync(new URL('../../generated/general/openapi.json', import.meta.url), 'utf8'));
@@ -329,7 +329,7 @@ describe('streamExamReadiness', () => {
 });
 
 describe('streamExamReadiness: fair share', () => {
-  const MAX = OPEN_STREAM_LIMITS.max;
+  const MAX = MAX_OPEN_STREAMS;
   const streams: LiveEventStream[] = [];
   const servers: Listening[] = [];
   const opened: Notifications[] = [];
@@ -399,7 +399,9 @@ describe('streamExamReadiness: fair share', () => {
   const openRows = async (userId: string) =>
     Number(
       (
-        await sql<{ n: string }>`select count(*) as n from open_streams where user_id = ${userId}`.execute(
+        await sql<{
+          n: string;
+        }>`select count(*) as n from account_leases where user_id = ${userId} and expires_at > statement_timestamp()`.execute(
           testDatabase().db,
         )
       ).rows[0]!.n,
@@ -424,7 +426,7 @@ describe('streamExamReadiness: fair share', () => {
       assert.equal(refused.body.code, 'too_many_streams');
       const retryAfter = Number(refused.headers['retry-after']);
       assert.ok(
-        retryAfter >= 1 && retryAfter <= OPEN_STREAM_LIMITS.leaseMs / 1000,
+        retryAfter >= 1 && retryAfter <= LEASE_TTL_MS / 1000,
         `Retry-After ${retryAfter}: until the earliest lease may lapse`,
       );
     }
@@ -445,16 +447,16 @@ describe('streamExamReadiness: fair share', () => {
     const rows = (expires: string) =>
       Array.from(
         { length: MAX },
-        () => sql`(${student.id}::uuid, 'readiness', statement_timestamp() + ${expires}::interval)`,
+        () => sql`(${student.id}::uuid, 'stream', 'readiness', statement_timestamp() + ${expires}::interval)`,
       );
-    // A dead process left MAX streams whose leases have lapsed: they do not count, and are deleted on the way.
-    await sql`insert into open_streams (user_id, kind, expires_at) values ${sql.join(rows('-1 second'))}`.execute(
+    // A dead process left MAX streams whose leases have lapsed: they do not count.
+    await sql`insert into account_leases (user_id, kind, grp, expires_at) values ${sql.join(rows('-1 second'))}`.execute(
       testDatabase().db,
     );
     assert.equal((await (await p.open(student.headers)).next()).event, 'snapshot');
     assert.equal(await openRows(student.id), 1);
     // Leases still running count until they lapse, which Retry-After says.
-    await sql`insert into open_streams (user_id, kind, expires_at) values ${sql.join(rows('20 seconds'))}`.execute(
+    await sql`insert into account_leases (user_id, kind, grp, expires_at) values ${sql.join(rows('20 seconds'))}`.execute(
       testDatabase().db,
     );
     const refused = await p.api.get(PATH).set(student.headers).expect(429);
@@ -569,7 +571,7 @@ describe('streamExamReadiness: fair share', () => {
     const onApp = await one.open({ authorization: `Bearer ${appTokens.access_token}` });
     const onStudent = await one.open(student.headers);
     for (const stream of [onApp, onStudent]) await stream.next();
-    assert.equal(await openStreamsOfGrants(testDatabase().db, [grantId]), 1);
+    assert.equal(await leasesOfGrants(testDatabase().db, [grantId]), 1);
 
     await two.api.delete(`/api/users/me/authorizations/${appClient}`).set(student.headers).expect(204);
     const last = await onApp.next(2_000);
@@ -577,7 +579,7 @@ describe('streamExamReadiness: fair share', () => {
     await onApp.ended;
     await assert.rejects(onStudent.next(300), /no event within/, "the student's own sign-in keeps its stream");
     await until(
-      async () => (await openStreamsOfGrants(testDatabase().db, [grantId])) === 0,
+      async () => (await leasesOfGrants(testDatabase().db, [grantId])) === 0,
       "the grant's streams freed their places",
     );
   });

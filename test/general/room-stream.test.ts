@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { sql } from 'kysely';
-import { OPEN_STREAM_LIMITS } from '../../services/streams/open-streams.ts';
+import { MAX_OPEN_STREAMS } from '../../domain/bounds.ts';
 import type { StreamSettings } from '../../services/streams/stream-settings.ts';
 import { contractClient } from '../support/contract.ts';
 import { newStudent, type Student } from '../support/general-app.ts';
@@ -239,7 +239,7 @@ describe('streamRoom', () => {
       await api.get(path(room)).expect(401);
       assert.equal((await api.get(path(room)).set(narrow.headers).expect(403)).body.code, 'insufficient_scope');
       await api.get(path('not-a-uuid')).set(alice.headers).expect(400);
-      for (let i = 0; i < OPEN_STREAM_LIMITS.max; i++) await open(alice, room);
+      for (let i = 0; i < MAX_OPEN_STREAMS; i++) await open(alice, room);
       const refused = await api.get(path(room)).set(alice.headers).expect(429);
       assert.equal(refused.body.code, 'too_many_streams');
     });

@@ -163,11 +163,12 @@ describe('the study rooms sweep', () => {
       const streamId = randomUUID();
       if (lease === 'lapsed') {
         await db()
-          .insertInto('open_streams')
+          .insertInto('account_leases')
           .values({
             id: streamId,
             user_id: student.id,
-            kind: roomStreamKind(roomId),
+            kind: 'stream',
+            grp: roomStreamKind(roomId),
             grant_id: null,
             key_id: null,
             expires_at: sql<Date>`statement_timestamp() - interval '1 second'`,

@@ -9,6 +9,7 @@ import {
   MAX_ENDPOINTS_PER_STUDENT,
   MAX_FEEDS_PER_STUDENT,
   MAX_OPEN_SERIES,
+  MAX_OPEN_STREAMS,
   MAX_ROOM_MEMBERS,
   MAX_ROOMS_JOINED,
   MAX_ROOMS_OWNED,
@@ -78,6 +79,15 @@ const STATED: Array<{ bound: string; value: number; where: Array<[string, RegExp
       [LIMITS, /webhook endpoints \| account \| (\d+) \|/],
       ['spec/general/paths/webhook-endpoints.yaml', /at most (\d+) endpoints/],
       ['spec/general/paths/webhook-endpoints.yaml', /oldest first \(at most (\d+),/],
+    ],
+  },
+  {
+    bound: 'MAX_OPEN_STREAMS',
+    value: MAX_OPEN_STREAMS,
+    where: [
+      [LIMITS, /open streams \(the readiness and room streams, together\) \| account, every process \| (\d+) \|/],
+      ['spec/general/paths/exam-readiness-stream.yaml', /An account holds at most (\d+) streams open at once/],
+      ['spec/general/paths/room-stream.yaml', /at most (\d+) of every kind together/],
     ],
   },
   {

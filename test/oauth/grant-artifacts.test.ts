@@ -11,7 +11,7 @@ import supertest from 'supertest';
 import { connect, type Db } from '../../db/connect.ts';
 import { fanOutEvents } from '../../db/queries/deliveries.ts';
 import { GRANT_ARTIFACTS, READINESS_STREAMS } from '../../db/queries/grant-artifacts.ts';
-import { openStreamIfRoom } from '../../db/queries/open-streams.ts';
+import { takeLeaseIfRoom } from '../../db/queries/account-leases.ts';
 import { disableInstitution } from '../../db/queries/oauth.ts';
 import { insertPersonalKey } from '../../db/queries/personal-api-keys.ts';
 import { PRINCIPALS_CHANNEL } from '../../db/queries/principal-changes.ts';
@@ -116,8 +116,11 @@ describe('what a grant owns ends with it (GRANT_ARTIFACTS)', () => {
       testDatabase().db,
     );
     const listed = GRANT_ARTIFACTS.map((artifact) => artifact.table).filter((table) => table !== null);
+    // Kept only while the previous release still serves (db/migrations/20261206_0301_account_leases.ts): nothing of
+    // this release writes it, and it is dropped a release later, with this line.
+    const previousReleaseOnly = new Set(['open_streams']);
     assert.deepEqual(
-      [...new Set(rows.map((row) => row.table_name))].sort(),
+      [...new Set(rows.map((row) => row.table_name))].filter((table) => !previousReleaseOnly.has(table)).sort(),
       [...listed].sort(),
       'every table that names a grant is in GRANT_ARTIFACTS',
     );
@@ -379,10 +382,17 @@ describe('what a grant owns ends with it (GRANT_ARTIFACTS)', () => {
    * process, finding the row gone at its next renewal, ends the stream then.
    */
   async function placeOfAProcessThatDoesNotHear({ student }: Created, grantId: string) {
-    const row = { id: randomUUID(), user_id: student.id, kind: 'readiness', grant_id: grantId, key_id: null };
+    const row = {
+      id: randomUUID(),
+      user_id: student.id,
+      kind: 'stream',
+      grp: 'readiness',
+      grant_id: grantId,
+      key_id: null,
+    };
     assert.deepEqual(
-      await openStreamIfRoom(testDatabase().db, row, { max: 10, leaseMs: 10 * 60_000 }, async () => true),
-      { opened: true },
+      await takeLeaseIfRoom(testDatabase().db, row, { limit: 10, leaseMs: 10 * 60_000 }, async () => true),
+      { taken: true },
     );
   }
 

@@ -1,5 +1,6 @@
 // What the export tests share: a large account (tasks with 4 KB of notes each, written straight to the database in
 // batches: creating thousands through the API would only measure the API), and a look at the account's export lease.
+import { sql } from 'kysely';
 import type { Db } from '../../db/connect.ts';
 
 const NOTES = 'n'.repeat(4096);
@@ -24,7 +25,14 @@ export async function addManyTasks(db: Db, userId: string, count: number): Promi
 
 /** The student's export leases: 1 while an export of the account runs, in any process. */
 export async function exportLeasesOf(db: Db, userId: string): Promise<number> {
-  return (await db.selectFrom('export_leases').select('user_id').where('user_id', '=', userId).execute()).length;
+  const leases = await db
+    .selectFrom('account_leases')
+    .select('id')
+    .where('user_id', '=', userId)
+    .where('kind', '=', 'export')
+    .where('expires_at', '>', sql<Date>`statement_timestamp()`)
+    .execute();
+  return leases.length;
 }
 
 /** Polls `read` until `check` holds (at most `attempts` times, 100 ms apart); the last value is returned to assert on. */

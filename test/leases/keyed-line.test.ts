@@ -1,6 +1,6 @@
-// Work in line per key (services/streams/keyed-line.ts): one task of a key at a time, a bounded line, other keys free.
+// Work in line per key (services/leases/keyed-line.ts): one task of a key at a time, a bounded line, other keys free.
 import assert from 'node:assert/strict';
-import { keyedLine } from '../../services/streams/keyed-line.ts';
+import { keyedLine } from '../../services/leases/keyed-line.ts';
 
 describe('keyedLine', () => {
   it("runs one task of a key at a time, refuses at once beyond its bound, and never makes another key's tasks wait", async () => {
