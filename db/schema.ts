@@ -526,7 +526,7 @@ export interface StatCounterDeltasTable {
   delta: number;
 }
 
-/** Students per hour (UTC) of their last activity, appended by triggers on users, summed and folded by /api/v1/stats (db/migrations/20261125_0401_activity_hours.ts). */
+/** Students per hour (UTC) of their last activity, appended by triggers on users, summed and folded by /api/v1/stats (db/migrations/20261125_0401_activity_hours.ts, 20261206_0201_activity_hour_moves.ts). */
 export interface ActivityHourDeltasTable {
   hour: Timestamp;
   /** int8, read as a number (db/connect.ts). */

@@ -171,6 +171,32 @@ describe('stats counters', () => {
     await assertCountersMatch(db);
   });
 
+  it('run no trigger function for an update of users that moves nobody to another hour', async () => {
+    const { db } = database;
+    await addStudent(db, 'hourly');
+    // The trigger functions this transaction called so far (track_functions counts PL/pgSQL calls per transaction).
+    const calls = (trx: Db) =>
+      sql<{ funcname: string; calls: number }>`select funcname, calls::int as calls from pg_stat_xact_user_functions
+        where funcname like 'activity_hour%' order by funcname`
+        .execute(trx)
+        .then((result) => result.rows);
+    const moved = (trx: Db, minutes: number) =>
+      sql`update users set xp = xp + 1,
+        last_active_at = date_bin('1 hour', now(), timestamptz '2000-01-01 00:00:00+00') + (${minutes} || ' minutes')::interval
+        where nickname = 'hourly'`.execute(trx);
+    const counted = await db.transaction().execute(async (trx) => {
+      await sql`set local track_functions = 'pl'`.execute(trx);
+      await moved(trx, 10);
+      const called = await calls(trx);
+      await moved(trx, 20); // the same hour: a review's xp and activity, as most updates are
+      assert.deepEqual(await calls(trx), called, 'a move within the hour calls nothing');
+      await moved(trx, -50); // the hour before
+      return { called, after: await calls(trx) };
+    });
+    assert.notDeepEqual(counted.after, counted.called, 'a move to another hour appends its deltas');
+    await assertCountersMatch(db);
+  });
+
   it('equal count(*) after twenty connections wrote and read at once (PostgreSQL)', async function () {
     if (!database.url) this.skip(); // one embedded database has one connection: no concurrency to test
     this.timeout(120_000);
