@@ -47,6 +47,7 @@ export const operationIds = [
   'listTasks',
   'listWebhookDeliveries',
   'listWebhookEndpoints',
+  'pullSync',
   'receivePaymentEvent',
   'resendWebhookDelivery',
   'reviewCard',
@@ -80,4 +81,5 @@ export interface QueryDefaults {
   listExams: 'limit';
   listTasks: 'limit';
   listWebhookDeliveries: 'limit';
+  pullSync: 'limit';
 }

@@ -44,6 +44,7 @@ import {
   streamRoom,
 } from './rooms.ts';
 import { getSchedule } from './schedule.ts';
+import { pullSync } from './sync.ts';
 import { createTask, deleteTask, getTask, listTasks, updateTask } from './tasks.ts';
 import { getTodayLoop } from './today.ts';
 import type { GeneralHandlers } from './types.ts';
@@ -76,6 +77,7 @@ export const generalHandlers = {
   getCalendarFeed,
   revokeMyAuthorization,
   listEvents,
+  pullSync,
   listTasks,
   createTask,
   getTask,
