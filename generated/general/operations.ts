@@ -48,6 +48,7 @@ export const operationIds = [
   'listWebhookDeliveries',
   'listWebhookEndpoints',
   'pullSync',
+  'pushSyncCommands',
   'receivePaymentEvent',
   'resendWebhookDelivery',
   'reviewCard',

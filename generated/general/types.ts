@@ -834,6 +834,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sync/commands": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply a batch of offline edits, in order
+         * @description A phone that was offline sends the edits it queued, up to 100, in one request, after Todoist's `commands`. Each
+         *     command is applied as its REST operation applies it (the same schema for its arguments, scopes, bounds and
+         *     events) in its own transaction, in order; one that fails does not stop the others. The answer says, per command,
+         *     `ok` with the object, or the problem the REST operation would have answered, and maps each `temp_id` to the id the
+         *     task got. Sending the same batch again changes nothing: a command whose `uuid` was applied in the last 24 hours
+         *     answers its first result.
+         *
+         *     **Conflicts** follow the server's order: a field takes the value of the last command (or REST request) that
+         *     changed it, and a command changes only the fields its `args` name, so two devices editing different fields both
+         *     keep their edit. A task closed by either device stays closed unless an edit reopens it explicitly
+         *     (`status: open`); closing a closed task changes nothing. An edit of a task another device deleted answers
+         *     `404 not_found`, and the task stays deleted.
+         */
+        post: operations["pushSyncCommands"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tasks": {
         parameters: {
             query?: never;
@@ -3328,6 +3359,52 @@ export interface components {
         series_id: string | null;
         /** @example Organic chemistry */
         subject: string;
+        /**
+         * @description One offline edit. `type` names the REST operation it mirrors, and `args` is that operation's body, checked against
+         *     the same schema: `task_add` (`createTask`, args a `NewTask`), `task_update` (`updateTask`, args a `TaskUpdate`),
+         *     `task_close` (`updateTask` with `status: completed`, no args) and `task_delete` (`deleteTask`, no args). `id` names
+         *     the task an edit applies to: its id, or the `temp_id` a `task_add` gave it, in this batch or an earlier one.
+         */
+        SyncCommand: {
+            /** @description The body of the REST operation the command mirrors, as that operation's schema describes it. */
+            args?: Record<string, never>;
+            /** @description The task the edit applies to, by its id or by the `temp_id` of the `task_add` that made it. */
+            id?: string;
+            /** @description For `task_add`, the client's name for the new task until it knows its id (see `temp_id_mapping`). */
+            temp_id?: string;
+            /** @enum {string} */
+            type: "task_add" | "task_update" | "task_close" | "task_delete";
+            /**
+             * Format: uuid
+             * @description Made by the client once per edit and sent again with it on every retry: an edit already applied is not applied
+             *     again, and its first result is answered. Kept 24 hours.
+             */
+            uuid: string;
+        };
+        /** @description Edits made offline, in the order they were made; they are applied in that order. */
+        SyncCommandBatch: {
+            commands: components["schemas"]["SyncCommand"][];
+        };
+        /** @description What became of each command, in the order sent, and the ids the new objects got. */
+        SyncCommandResults: {
+            results: {
+                error?: components["schemas"]["Problem"];
+                /** @description The task after the command (absent for `task_delete`). */
+                object?: components["schemas"]["Task"];
+                /**
+                 * @description `ok`: applied now, or earlier (a command whose `uuid` was applied before is answered as it was then). `error`:
+                 *     not applied; `error` is the problem its REST operation answers, and later commands were applied all the same.
+                 * @enum {string}
+                 */
+                status: "ok" | "error";
+                /** Format: uuid */
+                uuid: string;
+            }[];
+            /** @description Each `temp_id` of the batch's `task_add` commands that were applied, with the id of the task it made. */
+            temp_id_mapping: {
+                [key: string]: string;
+            };
+        };
         /**
          * @description One answer of the sync: objects to store (created or changed, whole, as the REST operations show them), ids to
          *     drop, and the token to ask with next. Objects of the kinds the credential may not read are never included.
@@ -5958,6 +6035,40 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
             410: components["responses"]["SyncTokenExpired"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pushSyncCommands: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SyncCommandBatch"];
+            };
+        };
+        responses: {
+            /** @description A result per command, in the order sent. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SyncCommandResults"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

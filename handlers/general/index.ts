@@ -44,7 +44,7 @@ import {
   streamRoom,
 } from './rooms.ts';
 import { getSchedule } from './schedule.ts';
-import { pullSync } from './sync.ts';
+import { pullSync, pushSyncCommands } from './sync.ts';
 import { createTask, deleteTask, getTask, listTasks, updateTask } from './tasks.ts';
 import { getTodayLoop } from './today.ts';
 import type { GeneralHandlers } from './types.ts';
@@ -78,6 +78,7 @@ export const generalHandlers = {
   revokeMyAuthorization,
   listEvents,
   pullSync,
+  pushSyncCommands,
   listTasks,
   createTask,
   getTask,
