@@ -7,6 +7,7 @@ import type { Db } from '../../db/connect.ts';
 import { syncedExams, syncedTasks, type SyncSelection } from '../../db/queries/sync.ts';
 import type { GeneralPrincipal } from '../../server/auth/principal.ts';
 import { requireAnyScope } from '../../server/auth/scopes.ts';
+import { EVENT_RETENTION_DAYS } from '../../domain/bounds.ts';
 import { GoneError, InputError } from '../../domain/errors.ts';
 import type { components } from '../../generated/general/types.ts';
 import { FEED_TYPES, readFeed, type FeedType } from '../events/feed.ts';
@@ -70,7 +71,7 @@ async function fullPage(
   limit: number,
   now: Date,
 ): Promise<SyncPage> {
-  const answer = emptyPage(true);
+  const answer = objectsOnly(true);
   let { afterId } = position;
   let left = limit;
   // A token names the kind it stopped in; kinds the credential lost since then are passed by.
@@ -88,7 +89,7 @@ async function fullPage(
     left -= given.length;
     afterId = undefined;
   }
-  return { ...answer, sync_token: position.since };
+  return { ...answer, has_more: false, sync_token: position.since };
 }
 
 async function changesSince(
@@ -102,13 +103,12 @@ async function changesSince(
 ): Promise<SyncPage> {
   const feed = await readFeed(trx, principal, { types, cursor: since, limit }, now).catch((error: unknown) => {
     if (error instanceof GoneError) {
-      const detail =
-        'This sync token is older than the 30 days changes are kept, and changes may have gone since. Start again with sync_token=* and replace what you keep with its answer.';
+      const detail = `This sync token is older than the ${EVENT_RETENTION_DAYS} days changes are kept, and changes may have gone since. Start again with sync_token=* and replace what you keep with its answer.`;
       throw new GoneError('sync_token_expired', detail);
     }
     throw error instanceof InputError ? notASyncToken() : error;
   });
-  const answer = { ...emptyPage(false), has_more: feed.has_more, sync_token: feed.next_cursor };
+  const answer = { ...objectsOnly(false), has_more: feed.has_more, sync_token: feed.next_cursor };
   for (const kind of kinds) {
     const named = feed.data.filter((event) => isOf(kind, event.type));
     const ids = [...new Set(named.map((event) => (event.data as { object: { id: string } }).object.id))];
@@ -121,6 +121,7 @@ async function changesSince(
   return answer;
 }
 
-function emptyPage(full: boolean): SyncPage {
-  return { full_sync: full, tasks: [], exams: [], deleted: { tasks: [], exams: [] }, has_more: false, sync_token: '' };
+/** An answer's objects, none yet; its token and has_more come when the page is read. */
+function objectsOnly(full: boolean): Omit<SyncPage, 'has_more' | 'sync_token'> {
+  return { full_sync: full, tasks: [], exams: [], deleted: { tasks: [], exams: [] } };
 }
