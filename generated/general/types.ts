@@ -3362,18 +3362,21 @@ export interface components {
         /**
          * @description One offline edit. `type` names the REST operation it mirrors, and `args` is that operation's body, checked against
          *     the same schema: `task_add` (`createTask`, args a `NewTask`), `task_update` (`updateTask`, args a `TaskUpdate`),
-         *     `task_close` (`updateTask` with `status: completed`, no args) and `task_delete` (`deleteTask`, no args). `id` names
-         *     the task an edit applies to: its id, or the `temp_id` a `task_add` gave it, in this batch or an earlier one.
+         *     `task_close` (`updateTask` with `status: completed`, no args), `task_delete` (`deleteTask`, no args), `deck_add`
+         *     (`createDeck`, args a `NewDeck`), `card_add` (`createCard` in the deck `id` names, args a `NewCard`) and
+         *     `card_review` (`reviewCard` of the card `id` names, args a `NewReview`, with the `reviewed_at` of the offline
+         *     review). `id` names the object an edit applies to: its id, or the `temp_id` the command that made it gave it, in
+         *     this batch or an earlier one.
          */
         SyncCommand: {
             /** @description The body of the REST operation the command mirrors, as that operation's schema describes it. */
             args?: Record<string, never>;
-            /** @description The task the edit applies to, by its id or by the `temp_id` of the `task_add` that made it. */
+            /** @description The object the edit applies to (a task, or the deck of `card_add`, or the card of `card_review`), by its id or by its `temp_id`. */
             id?: string;
-            /** @description For `task_add`, the client's name for the new task until it knows its id (see `temp_id_mapping`). */
+            /** @description For `task_add`, `deck_add` and `card_add`, the client's name for the new object until it knows its id (see `temp_id_mapping`). */
             temp_id?: string;
             /** @enum {string} */
-            type: "task_add" | "task_update" | "task_close" | "task_delete";
+            type: "task_add" | "task_update" | "task_close" | "task_delete" | "deck_add" | "card_add" | "card_review";
             /**
              * Format: uuid
              * @description Made by the client once per edit and sent again with it on every retry: an edit already applied is not applied
@@ -3389,8 +3392,11 @@ export interface components {
         SyncCommandResults: {
             results: {
                 error?: components["schemas"]["Problem"];
-                /** @description The task after the command (absent for `task_delete`). */
-                object?: components["schemas"]["Task"];
+                /**
+                 * @description What the mirrored REST operation answers: the task, deck or card after the command, or a review's result
+                 *     (absent for `task_delete`).
+                 */
+                object?: components["schemas"]["Task"] | components["schemas"]["Deck"] | components["schemas"]["Card"] | components["schemas"]["ReviewResult"];
                 /**
                  * @description `ok`: applied now, or earlier (a command whose `uuid` was applied before is answered as it was then). `error`:
                  *     not applied; `error` is the problem its REST operation answers, and later commands were applied all the same.
@@ -3400,7 +3406,7 @@ export interface components {
                 /** Format: uuid */
                 uuid: string;
             }[];
-            /** @description Each `temp_id` of the batch's `task_add` commands that were applied, with the id of the task it made. */
+            /** @description Each `temp_id` of the batch's commands that made an object and were applied, with the object's id. */
             temp_id_mapping: {
                 [key: string]: string;
             };

@@ -106,12 +106,47 @@ describe('pushSyncCommands', () => {
         [{ path: 'commands.3.args.colour', message: 'is not a property of this object ("colour" must NOT be sent)' }],
       ],
       ['ok', undefined, undefined],
-      ['error', 'invalid_request', [{ path: 'commands.5.temp_id', message: 'already names a task' }]],
+      ['error', 'invalid_request', [{ path: 'commands.5.temp_id', message: 'already names an object' }]],
     ]);
     assert.deepEqual(
       (await tasksOf(ctx, alice)).map((t) => t.title),
       ['Kept'],
     );
+  });
+
+  it('makes a deck and a card offline and reviews the card at the time it happened, once', async () => {
+    const ctx = await generalApp();
+    const alice = await ctx.newStudent();
+    const reviewedAt = new Date(Date.now() - 2 * 3_600_000).toISOString();
+    const batch = withUuids([
+      { type: 'deck_add', temp_id: 'bio', args: { title: 'Biology' } },
+      { type: 'card_add', id: 'bio', temp_id: 'cell', args: { front: 'Cell', back: 'The unit of life' } },
+      { type: 'card_review', id: 'cell', args: { grade: 4, reviewed_at: reviewedAt } },
+      { type: 'card_review', id: 'cell', args: { grade: 4, reviewed_at: '2020-01-01T00:00:00Z' } },
+    ]);
+    const first = await push(ctx, alice, batch);
+    assert.deepEqual(
+      first.results.map((r) => [r.status, r.error?.code, r.error?.errors]),
+      [
+        ['ok', undefined, undefined],
+        ['ok', undefined, undefined],
+        ['ok', undefined, undefined],
+        [
+          'error',
+          'reviewed_at_out_of_range',
+          [{ path: 'commands.3.args.reviewed_at', message: 'must be within the past 7 days and not in the future' }],
+        ],
+      ],
+    );
+    const { bio, cell } = first.temp_id_mapping;
+    const card = (await ctx.api.get(`/api/flashcards/cards/${cell}`).set(alice.headers).expect(200)).body;
+    assert.equal(card.deck_id, bio);
+    assert.equal(Date.parse(card.last_reviewed_at), Date.parse(reviewedAt));
+    assert.deepEqual(first.results[2]!.object, { review: first.results[2]!.object!.review, card });
+
+    assert.deepEqual(await push(ctx, alice, batch), first);
+    const reviews = await ctx.db.selectFrom('flashcard_reviews').select('id').where('card_id', '=', cell!).execute();
+    assert.equal(reviews.length, 1);
   });
 
   it('holds each command to its REST scope, and refuses an empty batch (400) and no credential (401)', async () => {
