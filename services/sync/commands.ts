@@ -104,19 +104,20 @@ const TEMP_KEY = 'sync-temp:';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export async function pushCommands(db: Db, principal: GeneralPrincipal, commands: readonly Command[], now: Date) {
-  const mapping: Record<string, string> = {};
+  // A Map, not an object: a temp_id is the client's text, and `__proto__` or `valueOf` must name nothing but a temp_id.
+  const mapping = new Map<string, string>();
   const results: CommandOutcome[] = [];
   for (const [index, command] of commands.entries()) {
     try {
       const applied = await apply(db, principal, command, `commands.${index}`, mapping, now);
       results.push({ uuid: command.uuid, ...applied.body });
       const made = applied.body.object;
-      if (command.temp_id && KINDS[command.type].makes && made && 'id' in made) mapping[command.temp_id] = made.id;
+      if (command.temp_id && KINDS[command.type].makes && made && 'id' in made) mapping.set(command.temp_id, made.id);
     } catch (error) {
       results.push({ uuid: command.uuid, error });
     }
   }
-  return { results, temp_id_mapping: mapping };
+  return { results, temp_id_mapping: Object.fromEntries(mapping) };
 }
 
 async function apply(
@@ -124,7 +125,7 @@ async function apply(
   principal: GeneralPrincipal,
   command: Command,
   at: string,
-  mapping: Readonly<Record<string, string>>,
+  mapping: ReadonlyMap<string, string>,
   now: Date,
 ): Promise<Applied> {
   const kind = KINDS[command.type];
@@ -162,8 +163,8 @@ function checked(schema: NonNullable<CommandKind['args']>, args: unknown, at: st
 const noObject = (what: string) => new NotFoundError(`You have no ${what} with this id or temp_id.`);
 
 /** An object's id from what a command names it by: a temp_id of this batch, of an earlier one, or the id itself. */
-async function idOf(trx: Db, userId: string, name: string, mapping: Readonly<Record<string, string>>, what: string) {
-  const id = mapping[name] ?? (await storedTempId(trx, userId, name));
+async function idOf(trx: Db, userId: string, name: string, mapping: ReadonlyMap<string, string>, what: string) {
+  const id = mapping.get(name) ?? (await storedTempId(trx, userId, name));
   if (id) return id;
   if (!UUID.test(name)) throw noObject(what);
   return name;

@@ -114,6 +114,30 @@ describe('pushSyncCommands', () => {
     );
   });
 
+  it('reads a temp_id as the client’s text only, even one an object’s prototype has', async () => {
+    const ctx = await generalApp();
+    const alice = await ctx.newStudent();
+    const result = await push(
+      ctx,
+      alice,
+      withUuids([
+        { type: 'task_add', temp_id: '__proto__', args: { title: 'Odd name', due_at: DUE, course: null } },
+        { type: 'task_close', id: '__proto__' },
+        { type: 'task_close', id: 'valueOf' },
+      ]),
+    );
+    assert.deepEqual(
+      result.results.map((r) => [r.status, r.error?.code]),
+      [
+        ['ok', undefined],
+        ['ok', undefined],
+        ['error', 'not_found'],
+      ],
+    );
+    assert.deepEqual(Object.keys(result.temp_id_mapping), ['__proto__']);
+    assert.equal(result.results[1]!.object!.status, 'completed');
+  });
+
   it('makes a deck and a card offline and reviews the card at the time it happened, once', async () => {
     const ctx = await generalApp();
     const alice = await ctx.newStudent();
