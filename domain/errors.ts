@@ -31,6 +31,7 @@ export type ServiceCode =
   | 'room_timer_conflict'
   | 'endpoint_disabled'
   | 'cursor_expired'
+  | 'sync_token_expired'
   | LimitCode
   | 'service_unavailable';
 
@@ -97,7 +98,7 @@ export class ConflictError extends ServiceError {
 /** What the caller asks for is gone for good (a cursor older than what is kept). */
 export class GoneError extends ServiceError {
   constructor(
-    readonly code: 'cursor_expired',
+    readonly code: 'cursor_expired' | 'sync_token_expired',
     message: string,
   ) {
     super(message);

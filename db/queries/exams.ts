@@ -8,7 +8,7 @@ import type { Database } from '../schema.ts';
 import { instantMs } from './json-instants.ts';
 import { COMPLETED } from './tasks.ts';
 
-const EXAM_COLUMNS = ['id', 'subject', 'exam_date', 'notes', 'created_at', 'updated_at'] as const;
+export const EXAM_COLUMNS = ['id', 'subject', 'exam_date', 'notes', 'created_at', 'updated_at'] as const;
 
 export type ExamRow = NonNullable<Awaited<ReturnType<typeof findExam>>>;
 

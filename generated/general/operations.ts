@@ -47,6 +47,8 @@ export const operationIds = [
   'listTasks',
   'listWebhookDeliveries',
   'listWebhookEndpoints',
+  'pullSync',
+  'pushSyncCommands',
   'receivePaymentEvent',
   'resendWebhookDelivery',
   'reviewCard',
@@ -80,4 +82,5 @@ export interface QueryDefaults {
   listExams: 'limit';
   listTasks: 'limit';
   listWebhookDeliveries: 'limit';
+  pullSync: 'limit';
 }

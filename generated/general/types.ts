@@ -799,6 +799,72 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The student's state, or what changed since a sync token
+         * @description For a client that keeps the student's data offline (a phone), after Todoist's Sync API and Google Calendar's
+         *     `nextSyncToken`. Asked with `sync_token=*` (or none), it answers the full state of every kind the credential may
+         *     read (`full_sync` true), a page at a time: tasks (`tasks:read`), then exam plans (`exams:read`). Asked with the
+         *     `sync_token` of an earlier answer, it answers what changed since: objects created or changed, whole and as they
+         *     are now (the same schemas as `getTask` and `getExam`), and the ids deleted. `has_more` says whether to ask again
+         *     at once with the new `sync_token`; otherwise store the token for next time.
+         *
+         *     Each answer is read in one snapshot. A full sync's token continues from the moment its first page was read, so
+         *     what changed while the client paged through it comes in the next answers: an object may come again, never is a
+         *     change missed, and applying the answers in order leaves the client with the server's state. Changes come in the
+         *     order they were committed (the changes feed's, `GET /api/events`).
+         *
+         *     A credential sees the kinds it may read and nothing of the others; one that may read none of them is
+         *     `403 insufficient_scope`. Changes are kept **30 days**: a token older than that is refused with
+         *     `410 sync_token_expired`, and the client starts again with `*`. Decks, cards, rooms and the profile are not in the
+         *     sync yet: read them with their own operations.
+         */
+        get: operations["pullSync"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sync/commands": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply a batch of offline edits, in order
+         * @description A phone that was offline sends the edits it queued, up to 100, in one request, after Todoist's `commands`. Each
+         *     command is applied as its REST operation applies it (the same schema for its arguments, scopes, bounds and
+         *     events) in its own transaction, in order; one that fails does not stop the others. The answer says, per command,
+         *     `ok` with the object, or the problem the REST operation would have answered, and maps each `temp_id` to the id the
+         *     task got. Sending the same batch again changes nothing: a command whose `uuid` was applied in the last 24 hours
+         *     answers its first result.
+         *
+         *     **Conflicts** follow the server's order: a field takes the value of the last command (or REST request) that
+         *     changed it, and a command changes only the fields its `args` name, so two devices editing different fields both
+         *     keep their edit. A task closed by either device stays closed unless an edit reopens it explicitly
+         *     (`status: open`); closing a closed task changes nothing. An edit of a task another device deleted answers
+         *     `404 not_found`, and the task stays deleted.
+         */
+        post: operations["pushSyncCommands"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tasks": {
         parameters: {
             query?: never;
@@ -2827,7 +2893,8 @@ export interface components {
              *     password or fresh sign-in needed), `room_owner_only` (403, a study room's owner's operation), `not_found` (404), `method_not_allowed` (405), `conflict` (409),
              *     `endpoint_limit_reached` (409, a student's webhook endpoints at their bound), `calendar_feed_limit_reached` (409, 5
              *     calendar feeds already), `series_limit_reached` (409, 50 open recurring tasks already), `endpoint_disabled` (409, a test event to a disabled endpoint), `room_limit_reached` (409, 10 rooms owned already), `room_join_limit_reached` (409, in 30 rooms already), `room_full` (409, 30 members already), `room_timer_conflict` (409, a timer action its state does not allow), `cursor_expired` (410, a changes-feed cursor older
-             *     than the 30 days events are kept: resync), `payload_too_large` (413),
+             *     than the 30 days events are kept: resync), `sync_token_expired` (410, a sync token older than 30 days: sync again
+             *     with `*`), `payload_too_large` (413),
              *     `idempotency_key_reused` (422), `unknown_student` (422), `rate_limited` (429), `password_attempts_exceeded` (429,
              *     with `Retry-After`: too many wrong passwords for one account), `export_in_progress` (429, with `Retry-After`: one
              *     account export at a time), `too_many_concurrent_replies` (429, with `Retry-After`: an account's AI replies already
@@ -3292,6 +3359,86 @@ export interface components {
         series_id: string | null;
         /** @example Organic chemistry */
         subject: string;
+        /**
+         * @description One offline edit. `type` names the REST operation it mirrors, and `args` is that operation's body, checked against
+         *     the same schema: `task_add` (`createTask`, args a `NewTask`), `task_update` (`updateTask`, args a `TaskUpdate`),
+         *     `task_close` (`updateTask` with `status: completed`, no args), `task_delete` (`deleteTask`, no args), `deck_add`
+         *     (`createDeck`, args a `NewDeck`), `card_add` (`createCard` in the deck `id` names, args a `NewCard`) and
+         *     `card_review` (`reviewCard` of the card `id` names, args a `NewReview`, with the `reviewed_at` of the offline
+         *     review). `id` names the object an edit applies to: its id, or the `temp_id` the command that made it gave it, in
+         *     this batch or an earlier one.
+         */
+        SyncCommand: {
+            /** @description The body of the REST operation the command mirrors, as that operation's schema describes it. */
+            args?: Record<string, never>;
+            /** @description The object the edit applies to (a task, or the deck of `card_add`, or the card of `card_review`), by its id or by its `temp_id`. */
+            id?: string;
+            /** @description For `task_add`, `deck_add` and `card_add`, the client's name for the new object until it knows its id (see `temp_id_mapping`). */
+            temp_id?: string;
+            /** @enum {string} */
+            type: "task_add" | "task_update" | "task_close" | "task_delete" | "deck_add" | "card_add" | "card_review";
+            /**
+             * Format: uuid
+             * @description Made by the client once per edit and sent again with it on every retry: an edit already applied is not applied
+             *     again, and its first result is answered. Kept 24 hours.
+             */
+            uuid: string;
+        };
+        /** @description Edits made offline, in the order they were made; they are applied in that order. */
+        SyncCommandBatch: {
+            commands: components["schemas"]["SyncCommand"][];
+        };
+        /** @description What became of each command, in the order sent, and the ids the new objects got. */
+        SyncCommandResults: {
+            results: {
+                error?: components["schemas"]["Problem"];
+                /**
+                 * @description What the mirrored REST operation answers: the task, deck or card after the command, or a review's result
+                 *     (absent for `task_delete`).
+                 */
+                object?: components["schemas"]["Task"] | components["schemas"]["Deck"] | components["schemas"]["Card"] | components["schemas"]["ReviewResult"];
+                /**
+                 * @description `ok`: applied now, or earlier (a command whose `uuid` was applied before is answered as it was then). `error`:
+                 *     not applied; `error` is the problem its REST operation answers, and later commands were applied all the same.
+                 * @enum {string}
+                 */
+                status: "ok" | "error";
+                /** Format: uuid */
+                uuid: string;
+            }[];
+            /** @description Each `temp_id` of the batch's commands that made an object and were applied, with the object's id. */
+            temp_id_mapping: {
+                [key: string]: string;
+            };
+        };
+        /**
+         * @description One answer of the sync: objects to store (created or changed, whole, as the REST operations show them), ids to
+         *     drop, and the token to ask with next. Objects of the kinds the credential may not read are never included.
+         */
+        SyncPage: {
+            /** @description The ids of objects deleted since the token; a client that does not keep one ignores it. */
+            deleted: {
+                exams: string[];
+                tasks: string[];
+            };
+            /** @description Exam plans to store, created or changed since the token, each as `getExam` answers it. */
+            exams: components["schemas"]["Exam"][];
+            /**
+             * @description True while the answer is a page of the full state (asked with `*` or no token, or with the `sync_token` of such
+             *     a page): once its last page has come (`has_more` false), the client replaces what it keeps of these kinds with
+             *     what the pages brought. False: apply the answer to what the client keeps.
+             */
+            full_sync: boolean;
+            /** @description More is there now; ask again at once with `sync_token`. */
+            has_more: boolean;
+            /**
+             * @description Store it with what this answer brought, and pass it as `sync_token` next time: the next answer holds what
+             *     changed after it. Always present. It expires 30 days after it was issued (`410 sync_token_expired`).
+             */
+            sync_token: string;
+            /** @description Tasks to store, created or changed since the token, each as `getTask` answers it. */
+            tasks: components["schemas"]["Task"][];
+        };
         /**
          * @description Something the student must do by a time. Closing a recurring task (`status: completed`) creates its next
          *     occurrence in the same series, once.
@@ -3983,6 +4130,16 @@ export interface components {
         ServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfterUnavailable"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Gone — the sync token is older than the 30 days changes are kept; start again with `sync_token=*` (a full sync). */
+        SyncTokenExpired: {
+            headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
@@ -5842,6 +5999,81 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["TokenUnauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pullSync: {
+        parameters: {
+            query?: {
+                /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description `*` (or absent): the full state. Otherwise the `sync_token` of an earlier answer. Tokens are opaque; a
+                 *     malformed one is a `400`, one older than 30 days a `410`.
+                 */
+                sync_token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What to store and to drop, and the token to ask with next. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPrivate"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SyncPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            410: components["responses"]["SyncTokenExpired"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pushSyncCommands: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SyncCommandBatch"];
+            };
+        };
+        responses: {
+            /** @description A result per command, in the order sent. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SyncCommandResults"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["TokenUnauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];

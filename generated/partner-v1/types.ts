@@ -268,7 +268,8 @@ export interface components {
              *     password or fresh sign-in needed), `room_owner_only` (403, a study room's owner's operation), `not_found` (404), `method_not_allowed` (405), `conflict` (409),
              *     `endpoint_limit_reached` (409, a student's webhook endpoints at their bound), `calendar_feed_limit_reached` (409, 5
              *     calendar feeds already), `series_limit_reached` (409, 50 open recurring tasks already), `endpoint_disabled` (409, a test event to a disabled endpoint), `room_limit_reached` (409, 10 rooms owned already), `room_join_limit_reached` (409, in 30 rooms already), `room_full` (409, 30 members already), `room_timer_conflict` (409, a timer action its state does not allow), `cursor_expired` (410, a changes-feed cursor older
-             *     than the 30 days events are kept: resync), `payload_too_large` (413),
+             *     than the 30 days events are kept: resync), `sync_token_expired` (410, a sync token older than 30 days: sync again
+             *     with `*`), `payload_too_large` (413),
              *     `idempotency_key_reused` (422), `unknown_student` (422), `rate_limited` (429), `password_attempts_exceeded` (429,
              *     with `Retry-After`: too many wrong passwords for one account), `export_in_progress` (429, with `Retry-After`: one
              *     account export at a time), `too_many_concurrent_replies` (429, with `Retry-After`: an account's AI replies already

@@ -3,23 +3,23 @@
 import {
   findCard,
   findDeck,
-  insertDeck,
   listCards as listCardRows,
   listDecks as listDeckRows,
   updateCardText,
   updateDeck as updateDeckRow,
-  type CardRow,
   type DeckRow,
 } from '../../db/queries/flashcards.ts';
 import type { Db } from '../../db/connect.ts';
 import { addCard, addCards, removeCard, removeDeck } from '../../services/flashcards/writes.ts';
-import { recordReview, recordReviews, type RecordedReview } from '../../services/flashcards/reviews.ts';
+import { addDeck } from '../../services/flashcards/new-deck.ts';
+import { cardBody, deckBody, reviewResultBody, reviewTime } from '../../services/flashcards/card-body.ts';
+import { recordReview, recordReviews } from '../../services/flashcards/reviews.ts';
 import { problems } from '../../server/http/problems.ts';
 import { page, timeIdCursor } from '../../server/contract/cursor.ts';
 import { idempotently } from '../../server/http/idempotency.ts';
-import { isWithinOfflineWindow, OFFLINE_REVIEW_WINDOW_DAYS, type Grade } from '../../domain/srs.ts';
+import type { Grade } from '../../domain/srs.ts';
 import { fsrsParameters } from '../../domain/fsrs.ts';
-import type { GeneralHandlers, Schemas } from './types.ts';
+import type { GeneralHandlers } from './types.ts';
 
 const noDeck = () => problems.notFound('You have no deck with this id.');
 const noCard = () => problems.notFound('You have no card with this id.');
@@ -38,13 +38,7 @@ export const createDeck: GeneralHandlers['createDeck'] = async ({ headers, body,
   return idempotently(
     db,
     { userId: principal.user_id, key: headers['Idempotency-Key'], operationId: 'createDeck', body, now: at },
-    async (trx) => {
-      const { fsrs_parameters, ...fields } = body;
-      // Parameters are stored complete (defaults filled in) once given or once the deck uses FSRS, and returned as stored.
-      const stored = fsrs_parameters || body.scheduler === 'fsrs' ? fsrsParameters(fsrs_parameters) : null;
-      const id = await insertDeck(trx, { user_id: principal.user_id, ...fields, fsrs_parameters: stored }, at);
-      return { status: 201 as const, body: deckBody(await deckOrThrow(trx, principal.user_id, id, at)) };
-    },
+    async (trx) => ({ status: 201 as const, body: await addDeck(trx, principal, body, at) }),
   );
 };
 
@@ -206,43 +200,9 @@ export const reviewCards: GeneralHandlers['reviewCards'] = async ({ headers, bod
 };
 
 /** The time a review happened: now, or the client's `reviewed_at` when it is inside the offline window. */
-function reviewTime(reviewedAt: string | undefined, now: Date, path: string): Date {
-  if (reviewedAt === undefined) return now;
-  const at = new Date(reviewedAt);
-  if (!isWithinOfflineWindow(at, now)) throw problems.reviewedAtOutOfRange(path, OFFLINE_REVIEW_WINDOW_DAYS);
-  return at;
-}
 
 async function deckOrThrow(db: Db, userId: string, deckId: string, at: Date): Promise<DeckRow> {
   const row = await findDeck(db, userId, deckId, at);
   if (!row) throw noDeck();
   return row;
-}
-
-function deckBody(row: DeckRow): Schemas['Deck'] {
-  return {
-    ...row,
-    next_due_at: row.next_due_at?.toISOString() ?? null,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-  };
-}
-
-function cardBody(row: CardRow): Schemas['Card'] {
-  const { fsrs_state, ...fields } = row;
-  return {
-    ...fields,
-    fsrs: fsrs_state,
-    next_due_at: row.next_due_at.toISOString(),
-    last_reviewed_at: row.last_reviewed_at?.toISOString() ?? null,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-  };
-}
-
-function reviewResultBody({ review, card }: RecordedReview): Schemas['ReviewResult'] {
-  return {
-    review: { ...review, reviewed_at: review.reviewed_at.toISOString(), next_due_at: review.next_due_at.toISOString() },
-    card: cardBody(card),
-  };
 }

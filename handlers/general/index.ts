@@ -44,6 +44,7 @@ import {
   streamRoom,
 } from './rooms.ts';
 import { getSchedule } from './schedule.ts';
+import { pullSync, pushSyncCommands } from './sync.ts';
 import { createTask, deleteTask, getTask, listTasks, updateTask } from './tasks.ts';
 import { getTodayLoop } from './today.ts';
 import type { GeneralHandlers } from './types.ts';
@@ -76,6 +77,8 @@ export const generalHandlers = {
   getCalendarFeed,
   revokeMyAuthorization,
   listEvents,
+  pullSync,
+  pushSyncCommands,
   listTasks,
   createTask,
   getTask,

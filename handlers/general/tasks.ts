@@ -1,7 +1,7 @@
 // A student's tasks: list, create, read, change (closing and reopening included) and remove. What a write does (its
 // events, the study day and xp of closing, a series' next occurrence) is services/tasks/writes.ts.
 import { findTask, listTasks as listTaskPage } from '../../db/queries/tasks.ts';
-import { checkedRecurrence } from '../../services/tasks/series.ts';
+import { newTask } from '../../services/tasks/new-task.ts';
 import { taskBody } from '../../services/tasks/task-body.ts';
 import { addTask, changeTask, removeTask } from '../../services/tasks/writes.ts';
 import { problems } from '../../server/http/problems.ts';
@@ -27,19 +27,8 @@ export const listTasks: GeneralHandlers['listTasks'] = async ({ query, principal
 };
 
 export const createTask: GeneralHandlers['createTask'] = async ({ headers, body, principal }, { db, now }) => {
-  const due_at = new Date(body.due_at);
-  const recurrence = body.recurrence == null ? null : checkedRecurrence(body.recurrence, due_at, principal.time_zone);
+  const task = newTask(body, principal);
   const at = now();
-  const task = {
-    user_id: principal.user_id,
-    title: body.title,
-    course: body.course,
-    due_at,
-    notes: body.notes ?? null,
-    priority: body.priority ?? 'normal',
-    recurrence,
-    series_starts_at: recurrence ? due_at : null,
-  };
   const create = async (to: Db) => ({ status: 201 as const, body: await addTask(to, task, at) });
   // Without a key there is nothing to store with the task: addTask takes the student's lock itself, and a task that
   // does not recur is then one statement, committed on its own.

@@ -3,9 +3,9 @@
 // problem+json built by server/http/problems.ts; handlers signal their own refusals by throwing a Problem.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
-import type { ErrorObject } from 'ajv';
 import type { Context, Operation } from 'openapi-backend';
 import { routedMethod, type Contract } from './contract.ts';
+import { fieldError } from './field-errors.ts';
 import type { HandlerContext } from './handler-types.ts';
 import type { SurfaceHandler } from '../http/api-requests.ts';
 import { isFrozenBody, sendFrozenJson } from '../http/frozen-json.ts';
@@ -208,18 +208,4 @@ function principalOf<P>(c: Context): P | undefined {
     if (outcome && typeof outcome === 'object' && 'principal' in outcome) return outcome.principal;
   }
   return undefined;
-}
-
-/**
- * One ajv error as the problem's `errors[]` entry. A property the schema does not allow is named in both the path and
- * the message: ajv's own message ("must NOT have additional properties") points at the object and leaves a reader to
- * guess which of its properties is the stray one.
- */
-function fieldError(error: ErrorObject): { path: string; message: string } {
-  const path = error.instancePath.replace(/^\//, '').replace(/\//g, '.') || 'request';
-  if (error.keyword === 'additionalProperties') {
-    const { additionalProperty: extra } = error.params as { additionalProperty: string };
-    return { path: `${path}.${extra}`, message: `is not a property of this object ("${extra}" must NOT be sent)` };
-  }
-  return { path, message: error.message ?? 'is invalid' };
 }

@@ -141,6 +141,11 @@ export const PROBLEM_CODES = {
     title: 'Cursor expired',
     description: `A changes-feed cursor older than the ${EVENT_RETENTION_DAYS} days events are kept: reload your data, then read the feed again without a cursor.`,
   },
+  sync_token_expired: {
+    status: 410,
+    title: 'Sync token expired',
+    description: `A sync token older than the ${EVENT_RETENTION_DAYS} days changes are kept: start again with \`sync_token=*\` and replace what you keep with its answer.`,
+  },
   payload_too_large: {
     status: 413,
     title: 'Payload too large',

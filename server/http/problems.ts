@@ -168,18 +168,21 @@ export function logDependencyFailure(req: IncomingMessage, error: unknown): void
   req.log.warn({ code, reason: message }, 'a dependency failed: answered 503');
 }
 
-/** Writes a problem as the response; headers set earlier (rate limits, request id) are kept. */
-export function sendProblem(req: IncomingMessage, res: ServerResponse, problem: Problem): void {
-  for (const [name, value] of Object.entries(problem.extra.headers ?? {})) res.setHeader(name, value);
-  const body = {
+/** A problem's document but for what only a response has (its instance and request id): also a sync command's result. */
+export function problemFields(problem: Problem) {
+  return {
     type: PROBLEM_TYPE_BASE + problem.code,
     title: problem.title,
     status: problem.status,
     code: problem.code,
     detail: problem.detail,
-    instance: requestPath(req),
-    request_id: String(req.id),
     ...(problem.extra.errors ? { errors: problem.extra.errors } : {}),
   };
+}
+
+/** Writes a problem as the response; headers set earlier (rate limits, request id) are kept. */
+export function sendProblem(req: IncomingMessage, res: ServerResponse, problem: Problem): void {
+  for (const [name, value] of Object.entries(problem.extra.headers ?? {})) res.setHeader(name, value);
+  const body = { ...problemFields(problem), instance: requestPath(req), request_id: String(req.id) };
   sendBody(req, res, problem.status, 'application/problem+json; charset=utf-8', serialize(JSON.stringify(body)));
 }

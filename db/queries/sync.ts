@@ -1,0 +1,23 @@
+// The sync's reads (services/sync/pull.ts): a student's tasks or exams, either a page in id order for a full sync (a
+// key that never moves, unlike a due date, so a page resumed in a later snapshot skips nothing) or the objects a
+// change since a token names. Each with the columns its REST operation answers with.
+import type { Db } from '../connect.ts';
+import { EXAM_COLUMNS } from './exams.ts';
+import { TASK_COLUMNS } from './tasks.ts';
+
+/** A page after `afterId` (from the first when absent), or the rows of `ids` (those that still exist). */
+export type SyncSelection = { afterId: string | undefined; limit: number } | { ids: readonly string[] };
+
+export async function syncedTasks(db: Db, userId: string, selection: SyncSelection) {
+  const query = db.selectFrom('tasks').select(TASK_COLUMNS).where('user_id', '=', userId).orderBy('id');
+  if ('ids' in selection) return selection.ids.length ? query.where('id', 'in', [...selection.ids]).execute() : [];
+  const { afterId, limit } = selection;
+  return (afterId ? query.where('id', '>', afterId) : query).limit(limit).execute();
+}
+
+export async function syncedExams(db: Db, userId: string, selection: SyncSelection) {
+  const query = db.selectFrom('exams').select(EXAM_COLUMNS).where('user_id', '=', userId).orderBy('id');
+  if ('ids' in selection) return selection.ids.length ? query.where('id', 'in', [...selection.ids]).execute() : [];
+  const { afterId, limit } = selection;
+  return (afterId ? query.where('id', '>', afterId) : query).limit(limit).execute();
+}

@@ -1,0 +1,45 @@
+// Decks, cards and review results as the API shows them, from their rows: the one mapper that the flashcards
+// operations and the sync's commands answer with; and a review's time, checked against the offline window.
+import type { CardRow, DeckRow } from '../../db/queries/flashcards.ts';
+import { isWithinOfflineWindow, OFFLINE_REVIEW_WINDOW_DAYS } from '../../domain/srs.ts';
+import type { components } from '../../generated/general/types.ts';
+import { problems } from '../../server/http/problems.ts';
+import type { RecordedReview } from './reviews.ts';
+
+type Schemas = components['schemas'];
+
+/** When a review happened: now when the client gives no time, else its time within the offline window. */
+export function reviewTime(reviewedAt: string | undefined, now: Date, path: string): Date {
+  if (reviewedAt === undefined) return now;
+  const at = new Date(reviewedAt);
+  if (!isWithinOfflineWindow(at, now)) throw problems.reviewedAtOutOfRange(path, OFFLINE_REVIEW_WINDOW_DAYS);
+  return at;
+}
+
+export function deckBody(row: DeckRow): Schemas['Deck'] {
+  return {
+    ...row,
+    next_due_at: row.next_due_at?.toISOString() ?? null,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+export function cardBody(row: CardRow): Schemas['Card'] {
+  const { fsrs_state, ...fields } = row;
+  return {
+    ...fields,
+    fsrs: fsrs_state,
+    next_due_at: row.next_due_at.toISOString(),
+    last_reviewed_at: row.last_reviewed_at?.toISOString() ?? null,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+export function reviewResultBody({ review, card }: RecordedReview): Schemas['ReviewResult'] {
+  return {
+    review: { ...review, reviewed_at: review.reviewed_at.toISOString(), next_due_at: review.next_due_at.toISOString() },
+    card: cardBody(card),
+  };
+}
