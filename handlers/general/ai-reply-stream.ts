@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createSession } from 'better-sse';
 import type { Slot, Waiting } from '../../services/ai/queue.ts';
+import { EVENT_STREAM_HEADERS } from '../../server/http/event-stream-headers.ts';
 import { trackSseStream } from '../../server/process/metrics.ts';
 import { problems } from '../../server/http/problems.ts';
 import type { FinishReason } from '../../db/queries/ai.ts';
@@ -53,7 +54,7 @@ export async function openReplyStream(
   res: ServerResponse,
   clientGone: AbortSignal,
 ): Promise<ReplyStream> {
-  const session = await createSession(req, res, { retry: null });
+  const session = await createSession(req, res, { retry: null, headers: EVENT_STREAM_HEADERS });
   trackSseStream(res);
   let sequence = 0;
   const send = (event: string, data: object) => {

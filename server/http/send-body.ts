@@ -1,7 +1,8 @@
 // Writing a whole response body on Node's own request and response, as Express's res.send writes it: Content-Type,
 // Content-Length, a weak ETag of the bytes (Express's default `etag` setting, the `etag` package), 304 with no body to a
-// GET or HEAD whose If-None-Match matches (the `fresh` package), no body for HEAD. The API surfaces are served without
-// Express (server/http/api-requests.ts), and partner v1 documents the ETag for polling.
+// GET or HEAD whose If-None-Match matches (the `fresh` package, whatever the request's Cache-Control), no body for
+// HEAD. The API surfaces are served without Express (server/http/api-requests.ts), and partner v1 documents the ETag
+// for polling.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import etag from 'etag';
 import fresh from 'fresh';
@@ -45,10 +46,19 @@ export function sendJson(req: IncomingMessage, res: ServerResponse, status: numb
   sendBody(req, res, status, JSON_TYPE, serialize(JSON.stringify(body)));
 }
 
-/** Express's `req.fresh`: a conditional GET or HEAD whose validator still matches a successful response. */
+/**
+ * Express's `req.fresh`, but blind to the request's Cache-Control: a conditional GET or HEAD whose validator still
+ * matches a successful response. `fresh` answers "stale" to any `no-cache`, which fetch (undici) adds to every request
+ * carrying If-None-Match; that directive is for caches on the way, while the origin evaluates the condition whatever
+ * the client's cache directives (RFC 9110 §13.1.2), so only the validators are passed on.
+ */
 function isFresh(req: IncomingMessage, res: ServerResponse): boolean {
   if (req.method !== 'GET' && req.method !== 'HEAD') return false;
   if ((res.statusCode < 200 || res.statusCode >= 300) && res.statusCode !== 304) return false;
-  if (req.headers['if-none-match'] === undefined && req.headers['if-modified-since'] === undefined) return false;
-  return fresh(req.headers, { etag: res.getHeader('ETag'), 'last-modified': res.getHeader('Last-Modified') });
+  const { 'if-none-match': ifNoneMatch, 'if-modified-since': ifModifiedSince } = req.headers;
+  if (ifNoneMatch === undefined && ifModifiedSince === undefined) return false;
+  return fresh(
+    { 'if-none-match': ifNoneMatch, 'if-modified-since': ifModifiedSince },
+    { etag: res.getHeader('ETag'), 'last-modified': res.getHeader('Last-Modified') },
+  );
 }

@@ -3,6 +3,7 @@
 // moves, so that it ends the stream as soon as it does.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createSession, type Session } from 'better-sse';
+import { EVENT_STREAM_HEADERS } from '../../server/http/event-stream-headers.ts';
 import { trackSseStream } from '../../server/process/metrics.ts';
 import type { StreamRevocation } from './open-streams.ts';
 import { RECONNECT_MS, REVOCATION_ENDINGS, type StreamEnding } from './stream-endings.ts';
@@ -13,7 +14,11 @@ export async function openSession(
   res: ServerResponse,
   heartbeatMs: number,
 ): Promise<Session | undefined> {
-  const session = await createSession(req, res, { retry: RECONNECT_MS, keepAlive: heartbeatMs });
+  const session = await createSession(req, res, {
+    retry: RECONNECT_MS,
+    keepAlive: heartbeatMs,
+    headers: EVENT_STREAM_HEADERS,
+  });
   trackSseStream(res);
   if (req.method !== 'HEAD') return session;
   res.end();

@@ -41,6 +41,24 @@ describe('conditional requests (partner v1)', () => {
     }
   });
 
+  it('answers 304 to a matching If-None-Match sent with Cache-Control: no-cache, as fetch sends it', async () => {
+    // no-cache tells caches to ask the origin again (RFC 9111 §5.2.1.4); the origin still evaluates If-None-Match
+    // (RFC 9110 §13.1.2). undici's fetch adds it to every request carrying If-None-Match.
+    const { api, key } = await partnerApp();
+    const path = '/api/v1/universities?country_code=kz&limit=3';
+    const first = await api.get(path).set('X-Service-API-Key', key).expect(200);
+    for (const cacheControl of ['no-cache', 'max-age=0, no-cache']) {
+      const unchanged = await api
+        .get(path)
+        .set('X-Service-API-Key', key)
+        .set('If-None-Match', first.headers.etag as string)
+        .set('Cache-Control', cacheControl)
+        .set('Pragma', 'no-cache')
+        .expect(304);
+      assert.equal(unchanged.text ?? '', '', cacheControl);
+    }
+  });
+
   it('answers in full once the body has changed', async () => {
     const { api, key, db } = await partnerApp();
     const path = '/api/v1/leaderboards/global?limit=3';
