@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 
 /** Statuses whose cause is not in the request's parameters or body: credentials, method, size, rate, the server.
- * test/examples/ reads the same list. */
+ * test/contract/examples/ reads the same list. */
 const UNPAIRED_STATUSES = JSON.parse(readFileSync(new URL('./unpaired-statuses.json', import.meta.url), 'utf8'));
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];

@@ -16,8 +16,8 @@ import { issueApiKey } from '../../server/auth/api-keys.ts';
 import { secretBox } from '../../server/auth/secret-box.ts';
 import { createDemoStudent, DEMO_STUDENT } from '../../app/demo-student.ts';
 import { startServerProcess, TEST_SECRETS_KEY, type ServerProcess } from '../support/server-process.ts';
-import { insertEndpoint } from '../webhooks/fixtures.ts';
-import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
+import { insertEndpoint } from '../services/webhooks/fixtures.ts';
+import { startReceiver, type Receiver } from '../services/webhooks/receiver.ts';
 import { pgbouncerBinary, startPgBouncer, type PgBouncer } from './pgbouncer-process.ts';
 import {
   createTask,

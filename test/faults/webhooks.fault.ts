@@ -8,8 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { secretBox } from '../../server/auth/secret-box.ts';
 import { assertEventConforms } from '../support/event-contract.ts';
 import { startServerProcess, TEST_SECRETS_KEY, type ServerProcess } from '../support/server-process.ts';
-import { insertEndpoint } from '../webhooks/fixtures.ts';
-import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
+import { insertEndpoint } from '../services/webhooks/fixtures.ts';
+import { startReceiver, type Receiver } from '../services/webhooks/receiver.ts';
 import { faultDatabase, requiredEnv, until, type FaultDatabase } from './support/fixture.ts';
 
 const box = secretBox(Buffer.from(TEST_SECRETS_KEY, 'base64'));

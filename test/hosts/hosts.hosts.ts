@@ -19,8 +19,8 @@ import { createThrowawayDatabase, type ThrowawayDatabase } from '../../db/throwa
 import { issueApiKey } from '../../server/auth/api-keys.ts';
 import { secretBox } from '../../server/auth/secret-box.ts';
 import { TEST_SECRETS_KEY } from '../support/server-process.ts';
-import { insertEndpoint } from '../webhooks/fixtures.ts';
-import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
+import { insertEndpoint } from '../services/webhooks/fixtures.ts';
+import { startReceiver, type Receiver } from '../services/webhooks/receiver.ts';
 import { startPgBouncer, type PgBouncer } from '../faults/pgbouncer-process.ts';
 import {
   expectStatus,

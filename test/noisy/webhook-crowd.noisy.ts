@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { WEBHOOK_DELIVERY_QUEUE } from '../../db/job-queue.ts';
 import { attempt, call, sleep } from '../faults/support/fixture.ts';
-import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
+import { startReceiver, type Receiver } from '../services/webhooks/receiver.ts';
 import { Attacker } from './support/attacker.ts';
 import { describeSpread, ms, spread } from './support/latency.ts';
 import { neighbourhood, type Neighbourhood } from './support/neighbourhood.ts';

@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { WEBHOOK_DELIVERY_QUEUE } from '../../db/job-queue.ts';
 import { DELIVERY_LIMITS } from '../../services/webhooks/gate.ts';
 import { attempt, call, sleep } from '../faults/support/fixture.ts';
-import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
+import { startReceiver, type Receiver } from '../services/webhooks/receiver.ts';
 import { Attacker } from './support/attacker.ts';
 import { ms } from './support/latency.ts';
 import { FREE_PER_MINUTE, neighbourhood, type Neighbourhood } from './support/neighbourhood.ts';

@@ -8,7 +8,12 @@ import fc from 'fast-check';
 import { connect, type Db } from '../../db/connect.ts';
 import { surfaces } from '../../server/contract/surfaces.ts';
 import { testDatabase } from '../support/shared-database.ts';
-import { operationsOf, validRequest, type GeneratedRequest, type OperationUnderTest } from '../property/requests.ts';
+import {
+  operationsOf,
+  validRequest,
+  type GeneratedRequest,
+  type OperationUnderTest,
+} from '../contract/property/requests.ts';
 import { contractClient } from '../support/contract.ts';
 import { withProviderSignature } from '../support/payment-provider.ts';
 import { ROOMY, surfacesUnderTest, type Client } from '../support/surfaces-under-test.ts';
@@ -52,7 +57,7 @@ describe('documented statuses outside the input', () => {
 
   for (const surface of surfaces) {
     const under = surfacesUnderTest[surface];
-    if (!under) continue; // test/property/spec-driven.test.ts fails for a surface without an entry
+    if (!under) continue; // test/contract/property/spec-driven.test.ts fails for a surface without an entry
     const spec = JSON.parse(readFileSync(new URL(`../../generated/${surface}/openapi.json`, import.meta.url), 'utf8'));
     describe(surface, () => {
       // Credentials are costly on some surfaces (a sign-in), so one client serves every test but the 429s.

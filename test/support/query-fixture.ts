@@ -1,4 +1,4 @@
-// Rows the query tests (test/queries/) start from, on the run's database: a fresh student per test and the decks,
+// Rows the query tests (test/db/queries/) start from, on the run's database: a fresh student per test and the decks,
 // cards, tasks, exams, endpoints and events a query reads, written with the production query functions, so a row
 // looks as the service writes it. Fresh students keep the tests apart from each other and from the seeded data.
 import { randomUUID } from 'node:crypto';

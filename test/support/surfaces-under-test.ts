@@ -1,4 +1,4 @@
-// How the spec-driven tests (test/property/, test/server/documented-statuses.test.ts) get, for each surface of
+// How the spec-driven tests (test/contract/property/, test/server/documented-statuses.test.ts) get, for each surface of
 // server/contract/surfaces.ts, an app and valid credentials. They iterate over the surfaces, so a new surface needs one
 // entry here; a test fails for any surface without one.
 import { setPlan } from '../../db/queries/users.ts';
@@ -46,7 +46,7 @@ export const surfacesUnderTest: Partial<Record<Surface, SurfaceUnderTest>> = {
       const student = await newStudent(app);
       await onContractPlan(testDatabase().db, student.id, perMinute);
       // A password typed more than 5 minutes ago cannot delete the account (deleteMyAccount answers 403), so no generated request
-      // ends the student every operation's requests share. test/general/account-lifecycle.test.ts deletes for real.
+      // ends the student every operation's requests share. test/surfaces/general/account-lifecycle.test.ts deletes for real.
       await testDatabase()
         .db.updateTable('oauth_grants')
         .set({ authenticated_at: sql`now() - interval '6 minutes'` })

@@ -1,0 +1,70 @@
+// db/queries/graded-review.ts on the run's engine: whether a review's local day had study before it (what a readiness
+// move compares), read from the day's own instants in the student's zone.
+import assert from 'node:assert/strict';
+import { writeGradedReviewWithFacts, type GradedReviewWrite } from '../../../db/queries/graded-review.ts';
+import { localDate } from '../../../domain/student-day.ts';
+import {
+  completeTask,
+  db,
+  deleteNewStudents,
+  newCard,
+  newDeck,
+  newStudent,
+  newTask,
+} from '../../support/query-fixture.ts';
+
+const ZONE = 'Asia/Almaty'; // UTC+5: 19:00Z starts the next local day
+const at = (iso: string) => new Date(iso);
+
+async function review(userId: string, cardId: string, reviewedAt: Date) {
+  const day = localDate(reviewedAt, ZONE);
+  const write: GradedReviewWrite = {
+    userId,
+    cardId,
+    outcome: {
+      grade: 2,
+      reviewed_at: reviewedAt,
+      ease: 2.5,
+      repetitions: 0,
+      interval_days: 1,
+      next_due_at: new Date(reviewedAt.getTime() + 86_400_000),
+      applied: true,
+      fsrs_state: null,
+    },
+    at: reviewedAt,
+    studyDay: true,
+    day,
+    xp: { key: `review:${cardId}:${day}`, source: 'review', amount: 0, cap: 100, cappedSources: ['review'] },
+  };
+  const { facts } = await writeGradedReviewWithFacts(db(), write, {
+    fromDate: day,
+    limit: 5,
+    zone: ZONE,
+    since: new Date(reviewedAt.getTime() - 14 * 86_400_000),
+  });
+  return facts.day_studied;
+}
+
+describe('graded review facts', () => {
+  after(deleteNewStudents);
+
+  it("tells whether the review's local day had study before it: reviews and completed tasks, by local midnights", async () => {
+    const student = await newStudent({ timeZone: ZONE });
+    const card = (await newCard(student, await newDeck(student), at('2026-03-01T00:00:00Z'))).id;
+    // 18:30Z is 23:30 on 03-02 in Almaty; 19:30Z is already 03-03.
+    assert.equal(await review(student, card, at('2026-03-02T18:30:00Z')), false, 'the first review of 03-02');
+    assert.equal(await review(student, card, at('2026-03-02T18:59:00Z')), true, 'a second review of 03-02');
+    assert.equal(
+      await review(student, card, at('2026-03-02T19:30:00Z')),
+      false,
+      'the first review of 03-03, 31 minutes after one of 03-02',
+    );
+    assert.equal(await review(student, card, at('2026-03-03T18:59:59Z')), true, 'the last second of 03-03');
+
+    // A task completed on 03-04 (local) makes it a studied day for a review later that day, not for 03-05.
+    const task = await newTask(student, at('2026-03-04T12:00:00Z'));
+    await completeTask(student, task.id, at('2026-03-03T20:00:00Z'));
+    assert.equal(await review(student, card, at('2026-03-04T10:00:00Z')), true, 'a task completed on 03-04');
+    assert.equal(await review(student, card, at('2026-03-04T19:00:00Z')), false, 'the first review of 03-05');
+  });
+});
