@@ -33,6 +33,7 @@ import { loadConfig, type Config } from './config.ts';
 import { createDemoStudent, DEMO_STUDENT, FIRST_START_KEY_NAME, type DemoCredentials } from './demo-student.ts';
 import { serveCliSocket } from './cli/server-socket.ts';
 import { requestTimeoutOptions } from '../server/http/request-timeout.ts';
+import { answerClientErrors } from '../server/http/client-errors.ts';
 import { notificationsFor, type Notifications } from '../db/notifications.ts';
 import { createLifecycle, stopOnSignals, type LifecycleControl } from '../server/process/lifecycle.ts';
 import { createLogger } from '../server/process/logger.ts';
@@ -219,7 +220,10 @@ async function serve(db: Db, demo: Demo | undefined, limitStores: LimitStores): 
       streamSettings: config.streams,
       ...(config.paymentProviderSecret ? { paymentProviderSecret: config.paymentProviderSecret } : {}),
     });
-    server = await listen(createServer(requestTimeoutOptions(config.requestTimeoutMs), app), config.port);
+    server = await listen(
+      answerClientErrors(createServer(requestTimeoutOptions(config.requestTimeoutMs), app)),
+      config.port,
+    );
   } catch (error) {
     // The background work started above stops before the caller closes the database under it: otherwise its next
     // query fails on the closed pool and logs errors after the start's one line.

@@ -2888,18 +2888,19 @@ export interface components {
             /**
              * @description Stable machine-readable code. Values used today: `invalid_request` (400), `reviewed_at_out_of_range` (400, a review
              *     dated in the future or more than 7 days back), `webhook_url_invalid`, `webhook_url_not_https`,
-             *     `webhook_url_unresolvable`, `webhook_url_not_public` (400, a webhook endpoint's URL refused), `unauthorized` (401),
+             *     `webhook_url_unresolvable`, `webhook_url_not_public` (400, a webhook endpoint's URL refused), `malformed_request` (400,
+             *     a request that is not valid HTTP/1.1, answered before any operation is matched; the connection is then closed), `unauthorized` (401),
              *     `invalid_signature` (401, a signed callback), `insufficient_scope` (403), `reauthentication_required` (403, a
              *     password or fresh sign-in needed), `room_owner_only` (403, a study room's owner's operation), `not_found` (404), `method_not_allowed` (405), `conflict` (409),
              *     `endpoint_limit_reached` (409, a student's webhook endpoints at their bound), `calendar_feed_limit_reached` (409, 5
-             *     calendar feeds already), `series_limit_reached` (409, 50 open recurring tasks already), `endpoint_disabled` (409, a test event to a disabled endpoint), `room_limit_reached` (409, 10 rooms owned already), `room_join_limit_reached` (409, in 30 rooms already), `room_full` (409, 30 members already), `room_timer_conflict` (409, a timer action its state does not allow), `cursor_expired` (410, a changes-feed cursor older
+             *     calendar feeds already), `series_limit_reached` (409, 50 open recurring tasks already), `endpoint_disabled` (409, a test event to a disabled endpoint), `room_limit_reached` (409, 10 rooms owned already), `room_join_limit_reached` (409, in 30 rooms already), `room_full` (409, 30 members already), `room_timer_conflict` (409, a timer action its state does not allow), `request_timeout` (408, a request that did not arrive in full in time; the connection is then closed), `cursor_expired` (410, a changes-feed cursor older
              *     than the 30 days events are kept: resync), `sync_token_expired` (410, a sync token older than 30 days: sync again
              *     with `*`), `payload_too_large` (413),
              *     `idempotency_key_reused` (422), `unknown_student` (422), `rate_limited` (429), `password_attempts_exceeded` (429,
              *     with `Retry-After`: too many wrong passwords for one account), `export_in_progress` (429, with `Retry-After`: one
              *     account export at a time), `too_many_concurrent_replies` (429, with `Retry-After`: an account's AI replies already
              *     in flight), `too_many_streams` (429, with `Retry-After`: an account's open streams at their bound),
-             *     `internal_error` (500), `service_unavailable` (503, with `Retry-After`), `not_configured` (503, with
+             *     `headers_too_large` (431, request headers over 16 KiB; the connection is then closed), `internal_error` (500), `service_unavailable` (503, with `Retry-After`), `not_configured` (503, with
              *     `Retry-After`: a feature the operator has not set up yet). The errors guide (`/docs/guides/errors`) explains
              *     each. New codes may be added; clients treat unknown codes by status.
              * @example not_found

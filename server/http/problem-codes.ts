@@ -53,6 +53,12 @@ export const PROBLEM_CODES = {
     description:
       "A webhook endpoint's host resolves to an address that is not public (loopback, private, link-local…).",
   },
+  malformed_request: {
+    status: 400,
+    title: 'Malformed request',
+    description:
+      'The request is not valid HTTP/1.1 (its request line or a header could not be parsed); the connection is closed after the answer.',
+  },
   unauthorized: {
     status: 401,
     title: 'Unauthorized',
@@ -136,6 +142,12 @@ export const PROBLEM_CODES = {
     title: 'Endpoint disabled',
     description: 'A test event was asked of a disabled webhook endpoint; enable it first.',
   },
+  request_timeout: {
+    status: 408,
+    title: 'Request timeout',
+    description:
+      'The request (its headers and body) did not arrive in full within REQUEST_TIMEOUT_MS; the connection is closed. Send it again on a new connection.',
+  },
   cursor_expired: {
     status: 410,
     title: 'Cursor expired',
@@ -189,6 +201,12 @@ export const PROBLEM_CODES = {
     title: 'Too many open streams',
     description:
       'The account holds as many open streams as it may, whichever credential opened them; close one or retry after `Retry-After`.',
+  },
+  headers_too_large: {
+    status: 431,
+    title: 'Request headers too large',
+    description:
+      "The request's headers together are larger than 16 KiB; the connection is closed. Send fewer or shorter headers.",
   },
   internal_error: {
     status: 500,

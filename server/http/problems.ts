@@ -58,6 +58,13 @@ export const problems = {
       })),
       headers: { 'WWW-Authenticate': `${challenge}, error="invalid_request"` },
     }),
+  /** Refusals of Node's HTTP parser, before any request exists (server/http/client-errors.ts). */
+  malformedRequest: () =>
+    new Problem('malformed_request', 'The request is not valid HTTP/1.1 (its request line or a header).'),
+  headersTooLarge: () =>
+    new Problem('headers_too_large', "The request's headers are larger than the service reads (16 KiB)."),
+  requestTimeout: () =>
+    new Problem('request_timeout', 'The request did not arrive in full within the time the service waits for it.'),
   unauthorized: (detail: string, challenge: string) =>
     new Problem('unauthorized', detail, { headers: { 'WWW-Authenticate': challenge } }),
   insufficientScope: (required: readonly string[], granted: readonly string[], challenge: string) =>

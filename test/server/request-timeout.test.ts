@@ -53,6 +53,8 @@ describe('request timeout', () => {
         `the server closed the connection after ${sent} of ${TRICKLE_BYTES} trickled bytes`,
       );
       assert.match(response, /^HTTP\/1\.1 408 /);
+      assert.match(response, /\r\ncontent-type: application\/problem\+json/i);
+      assert.equal(JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)).code, 'request_timeout');
       // A request that arrives promptly is served as usual.
       assert.equal((await fetch(`${server.baseUrl}/livez`)).status, 200);
     } finally {

@@ -2,6 +2,7 @@
 // that disconnects mid-stream, the docs in a browser).
 import { createServer, type ServerOptions } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { answerClientErrors } from '../../server/http/client-errors.ts';
 import { buildApp } from './partner-app.ts';
 
 type App = Awaited<ReturnType<typeof buildApp>>;
@@ -12,9 +13,10 @@ export interface Listening {
   close: () => Promise<void>;
 }
 
-/** `options`: the listener's own (server/http/request-timeout.ts); absent: Node's defaults. */
+/** `options`: the listener's own (server/http/request-timeout.ts); absent: Node's defaults. Refusals of Node's parser
+ * are answered as the service's listener answers them (server/http/client-errors.ts). */
 export async function listen(app: App, options: ServerOptions = {}): Promise<Listening> {
-  const server = createServer(options, app).listen(0, '127.0.0.1');
+  const server = answerClientErrors(createServer(options, app)).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   return {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
