@@ -59,6 +59,11 @@ describe('private files: the embedded database under umask 000', function () {
 
     // Loosened since: every entry of the data directory and one of the template cache open to everyone.
     const entries = reachableEntries(dataDir).entries;
+    // PostgreSQL deletes its relation cache files (pg_internal.init) as it starts, before or after the walk that
+    // tightens: those loosened files may be gone, not tightened.
+    const cacheFiles = (readdirSync(dataDir, { recursive: true }) as string[]).filter((name) =>
+      name.endsWith('pg_internal.init'),
+    ).length;
     loosen(dataDir);
     chmodSync(TEMPLATE_CACHE, 0o777);
     const check = await configCheck();
@@ -70,7 +75,11 @@ describe('private files: the embedded database under umask 000', function () {
     const second = start();
     await second.listening;
     const line = await second.waitFor(/"entries":(\d+),"msg":"\d+ files and directories of the embedded database/);
-    assert.equal(Number(line[1]), entries + 1, second.output());
+    const tightened = Number(line[1]);
+    assert.ok(
+      tightened <= entries + 1 && tightened >= entries + 1 - cacheFiles,
+      `${tightened} tightened of ${entries} + 1 loosened, ${cacheFiles} of them relation cache files\n${second.output()}`,
+    );
     assert.deepEqual(reachable(dataDir), []);
     assert.deepEqual(reachable(TEMPLATE_CACHE), []);
     second.child.kill('SIGTERM');
