@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import { parseRole } from '../../../app/process-role.ts';
+import { parseRole } from '../../../app/process/role.ts';
 import { secretBox } from '../../../server/auth/secret-box.ts';
 import { SECRETS_KEY_FILE, secretsKeyFor } from '../../../app/secrets-key.ts';
 import {

@@ -4,14 +4,14 @@
 // every worker, waits for them to finish their own graceful stop, then exits. It serves the workers' aggregated
 // metrics on METRICS_PORT. It holds no database connection and serves no request itself.
 //
-// The forks run main.ts with the primary's arguments, so they take its role (app/process-role.ts): `all` (serve
+// The forks run main.ts with the primary's arguments, so they take its role (app/process/role.ts): `all` (serve
 // and deliver webhooks, the default) or `web`. A `--role worker` process is never clustered: delivery scales by
 // running more worker processes, which share the queue in PostgreSQL.
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
-import type { Config } from './config.ts';
-import { metricsUrl, serveMetrics } from './metrics-server.ts';
+import type { Config } from '../config.ts';
+import { metricsUrl, serveMetrics } from '../metrics-server.ts';
 
 const FIRST_RESTART_DELAY_MS = 1_000;
 const MAX_RESTART_DELAY_MS = 30_000;

@@ -4,7 +4,7 @@
 //   web     serve the API only (the events it writes wait in the outbox for a worker);
 //   worker  deliver webhooks and sweep the study rooms only: no HTTP listener, any number of them beside any number
 //           of web processes.
-import { ConfigError } from '../server/process/config-error.ts';
+import { ConfigError } from '../../server/process/config-error.ts';
 
 export type ProcessRole = 'all' | 'web' | 'worker';
 const ROLES: readonly ProcessRole[] = ['all', 'web', 'worker'];
