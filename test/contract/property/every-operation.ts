@@ -12,7 +12,9 @@ export function describeEveryOperation(
   for (const surface of surfaces) {
     const under = surfacesUnderTest[surface];
     if (!under) continue;
-    const spec = JSON.parse(readFileSync(new URL(`../../generated/${surface}/openapi.json`, import.meta.url), 'utf8'));
+    const spec = JSON.parse(
+      readFileSync(new URL(`../../../generated/${surface}/openapi.json`, import.meta.url), 'utf8'),
+    );
     describe(surface, () => {
       let client: Client;
       before(async () => {
