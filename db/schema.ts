@@ -176,6 +176,12 @@ export interface CalendarFeedsTable {
   scopes: string[];
   /** Task and exam notes in the events' descriptions, when the student turned them on. */
   include_notes: boolean;
+  /** Which of tasks, exams and holidays the feed carries (the student's choice; its scopes may narrow it). */
+  kinds: Generated<string[]>;
+  /** Only the tasks of this course and the exams of this subject; null for every course. */
+  course: string | null;
+  /** A reminder this many minutes before each task and exam, in the order the student gave them. */
+  reminder_minutes: Generated<number[]>;
 }
 
 export interface ExamsTable {

@@ -10,6 +10,16 @@ import type { paths as PartnerPaths, components as PartnerComponents } from '../
 import { keepRefusedStreamBodies } from './sse.ts';
 
 export { eventFeed, EventFeedError, type EventFeed, type EventFeedOptions, type EventFeedType } from './events.ts';
+export {
+  OfflineStore,
+  SyncError,
+  type CommandType,
+  type ListKind,
+  type RejectedEdit,
+  type SavedStore,
+  type SyncCommand,
+  type SyncObject,
+} from './offline-store.ts';
 export { sseEvents, StreamRefusedError, type EventSourceMessage } from './sse.ts';
 export { verifyWebhook, WebhookVerificationError, type WebhookEvent } from './webhooks.ts';
 export type { GeneralPaths, GeneralComponents, PartnerPaths, PartnerComponents };

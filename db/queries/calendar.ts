@@ -2,7 +2,17 @@
 // and exams. Management queries are scoped to the owner: another student's feed id finds nothing.
 import type { Db } from '../connect.ts';
 
-const LISTED_COLUMNS = ['id', 'prefix', 'name', 'created_at', 'last_used_at'] as const;
+const LISTED_COLUMNS = [
+  'id',
+  'prefix',
+  'name',
+  'created_at',
+  'last_used_at',
+  'include_notes',
+  'kinds',
+  'course',
+  'reminder_minutes',
+] as const;
 
 /** A new feed: `id` is chosen by the caller only for a record that must have a known id (the demo student's). */
 export interface NewFeedRow {
@@ -15,6 +25,12 @@ export interface NewFeedRow {
   /** The reading scopes of the creating credential that decide what the feed may show (services/calendar/feeds.ts). */
   scopes: string[];
   include_notes: boolean;
+  /** What the student chose it to carry (services/calendar/feeds.ts); absent: tasks, exams and holidays. */
+  kinds?: string[];
+  /** Only this course's tasks and exams; absent or null: every course. */
+  course?: string | null;
+  /** Minutes before each task and exam that a reminder shows; absent: none. */
+  reminder_minutes?: number[];
 }
 
 export async function insertCalendarFeed(db: Db, feed: NewFeedRow) {
@@ -75,6 +91,9 @@ export async function findLiveFeed(db: Db, tokenHash: string) {
       'calendar_feeds.last_used_at',
       'calendar_feeds.scopes',
       'calendar_feeds.include_notes',
+      'calendar_feeds.kinds',
+      'calendar_feeds.course',
+      'calendar_feeds.reminder_minutes',
       'oauth_grants.scopes as grant_scopes',
       'users.time_zone',
       'users.country_code',
@@ -93,30 +112,26 @@ export async function touchCalendarFeed(db: Db, feedId: string, now: Date, every
     .execute();
 }
 
-/** The student's open one-off tasks due from `from` on, earliest first, at most `limit`. */
-export async function openTasksFrom(db: Db, userId: string, from: Date, limit: number) {
-  return db
+/** The student's open one-off tasks due from `from` on (of `course` only, when given), earliest first, at most `limit`. */
+export async function openTasksFrom(db: Db, userId: string, from: Date, limit: number, course: string | null = null) {
+  let query = db
     .selectFrom('tasks')
     .select(['id', 'title', 'course', 'notes', 'priority', 'due_at', 'updated_at'])
     .where('user_id', '=', userId)
     .where('status', '=', 'open')
     .where('recurrence', 'is', null)
-    .where('due_at', '>=', from)
-    .orderBy('due_at')
-    .orderBy('id')
-    .limit(limit)
-    .execute();
+    .where('due_at', '>=', from);
+  if (course !== null) query = query.where('course', '=', course);
+  return query.orderBy('due_at').orderBy('id').limit(limit).execute();
 }
 
-/** The student's exams on `fromDate` or later, earliest first, at most `limit`. */
-export async function examsFrom(db: Db, userId: string, fromDate: string, limit: number) {
-  return db
+/** The student's exams on `fromDate` or later (of the subject `course` only, when given), earliest first, at most `limit`. */
+export async function examsFrom(db: Db, userId: string, fromDate: string, limit: number, course: string | null = null) {
+  let query = db
     .selectFrom('exams')
     .select(['id', 'subject', 'exam_date', 'notes', 'updated_at'])
     .where('user_id', '=', userId)
-    .where('exam_date', '>=', fromDate)
-    .orderBy('exam_date')
-    .orderBy('id')
-    .limit(limit)
-    .execute();
+    .where('exam_date', '>=', fromDate);
+  if (course !== null) query = query.where('subject', '=', course);
+  return query.orderBy('exam_date').orderBy('id').limit(limit).execute();
 }

@@ -132,6 +132,7 @@ export async function openSeriesHeads(db: Db, userId: string, to: Date, limit: n
     db,
     openSeriesHeadsBefore(db, userId, to, limit)
       .select([
+        't.id',
         't.series_id',
         't.title',
         't.course',

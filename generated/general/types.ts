@@ -163,7 +163,14 @@ export interface paths {
          *     `VTIMEZONE` from the service's time-zone data is included). Exams are all-day events on their dates, and the
          *     public holidays of the student's country (when the service knows it) all-day events of this year and the next.
          *     Tasks and exams appear only when the feed's creator could read them (`createMyCalendarFeed`), and their notes only
-         *     in a feed created with `include_notes`.
+         *     in a feed created with `include_notes`. A feed created with `kinds` or `course` carries only those kinds or that
+         *     course (and then no holidays); one created with `reminders` gives each task and exam a display `VALARM` per
+         *     reminder (`TRIGGER:-PT30M` for `minutes_before: 30`; an exam's counts from the start of its day).
+         *
+         *     Each task and exam carries a `URL`: its address in this API, `/api/tasks/{id}` (`getTask`; for a recurring series,
+         *     its open occurrence) or `/api/exams/{id}` (`getExam`), under the service's public URL. It answers the item to a
+         *     credential that may read it (a calendar app opening it without one gets `401`); an app of the student's can claim
+         *     these links to open its own view of the item. Holidays carry no link.
          *
          *     Calendar apps poll: the response carries an `ETag` and `Cache-Control: private, max-age=900`, and the calendar
          *     asks for a refresh every 15 minutes (`REFRESH-INTERVAL`); send the `ETag` back in `If-None-Match` to get `304`
@@ -1122,6 +1129,11 @@ export interface paths {
          *     `exams:read` (a credential without them makes a feed of the rest), and no more than its grant holds at the time of
          *     each read. Task and exam notes are left out unless `include_notes` is `true`.
          *
+         *     The student chooses what the feed is for: `kinds` keeps only some of tasks, exams and holidays (a feed of exams
+         *     only, say); `course` keeps only one course's tasks and exams (a task's `course`, an exam's `subject`); `reminders`
+         *     (at most 3) give each task and exam a reminder (`VALARM`) that many minutes before it. These are fixed for the
+         *     feed's life: for other choices, create another feed.
+         *
          *     A student has at most 5 feeds: a sixth is `409 calendar_feed_limit_reached`. A feed created with an app's or
          *     institution's access token, or with a personal key minted through one, belongs to that grant and stops working
          *     when the grant ends; one created with a personal key made outside any sign-in lives until the student revokes it.
@@ -1795,10 +1807,15 @@ export interface components {
         CalendarDate: string;
         /** @description A calendar feed, as listed; its secret URL is shown only once, at creation. */
         CalendarFeed: {
+            /** @description The one course whose tasks and exams the feed carries; null for every course. */
+            course: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: uuid */
             id: string;
+            /** @description Whether its events carry the notes of tasks and exams. */
+            include_notes: boolean;
+            kinds: components["schemas"]["CalendarFeedKinds"];
             /**
              * Format: date-time
              * @description When a calendar app last read the feed; updated at most once an hour.
@@ -1811,11 +1828,37 @@ export interface components {
              * @example scf_Ab12Cd34
              */
             prefix: string;
+            reminders: components["schemas"]["CalendarFeedReminders"];
         };
+        /**
+         * @description What the feed carries: `tasks` (open tasks and recurring series), `exams` and `holidays` (the public holidays of the
+         *     student's country). Tasks and exams still need the creating credential's reading scopes (`createMyCalendarFeed`).
+         * @example [
+         *       "exams"
+         *     ]
+         */
+        CalendarFeedKinds: ("tasks" | "exams" | "holidays")[];
         CalendarFeedList: {
             /** @description The student's feeds that are not revoked, oldest first (at most 5). */
             data: components["schemas"]["CalendarFeed"][];
         };
+        /**
+         * @description Reminders (`VALARM`, a display alarm) that calendar apps show before each task and exam of the feed, at most 3. An
+         *     exam is an all-day event, so its reminder counts from the start of its day: `minutes_before: 1440` reminds at
+         *     midnight the day before. Holidays carry none.
+         * @example [
+         *       {
+         *         "minutes_before": 30
+         *       },
+         *       {
+         *         "minutes_before": 1440
+         *       }
+         *     ]
+         */
+        CalendarFeedReminders: {
+            /** @description How long before the event the reminder shows, in minutes; 0 at its start, at most four weeks. */
+            minutes_before: number;
+        }[];
         /**
          * @description A flashcard with its SM-2 parameters, returned exactly as stored: `ease` (the E-Factor, at least 1.3, 2.5 for a
          *     new card), `repetitions` (successful reviews in a row), `interval_days` (the last interval SM-2 chose) and
@@ -2622,13 +2665,30 @@ export interface components {
         };
         NewCalendarFeed: {
             /**
+             * @description Only the tasks of this course (a task's `course`) and the exams of this subject (an exam's `subject`), compared
+             *     exactly, as the task list's `course` filter does; holidays belong to no course, so such a feed carries none.
+             *     Absent or null: every course.
+             * @default null
+             */
+            course: string | null;
+            /**
              * @description Whether the calendar's events carry the notes of tasks and exams in their `DESCRIPTION`. Off unless you turn it
              *     on: anyone holding the feed's URL reads them, and calendar URLs are often shared.
              * @default false
              */
             include_notes: boolean;
+            /**
+             * @default [
+             *       "tasks",
+             *       "exams",
+             *       "holidays"
+             *     ]
+             */
+            kinds: components["schemas"]["CalendarFeedKinds"];
             /** @description A name for you to recognise the feed by (the app or device it is for). */
             name: string;
+            /** @default [] */
+            reminders: components["schemas"]["CalendarFeedReminders"];
         };
         NewCard: {
             back: string;
@@ -4570,6 +4630,7 @@ export interface operations {
                      *     DTSTAMP:20261127T120000Z
                      *     DTSTART;VALUE=DATE:20261215
                      *     SUMMARY:Exam: Calculus I
+                     *     URL;VALUE=URI:https://api.study-companion.example/api/exams/5b1c…
                      *     END:VEVENT
                      *     END:VCALENDAR
                      */

@@ -61,7 +61,7 @@ export const getCalendarFeed: GeneralHandlers['getCalendarFeed'] = async (
   }
   const at = now();
   const content = await feedContent(db, feed, at);
-  const write = () => feedCalendar(content, new URL(publicUrl).hostname, at);
+  const write = () => feedCalendar(content, publicUrl, at);
   const text = calendarText({ userId: feed.user_id, view: feedView(feed) }, content, write, at.getTime());
   await touchCalendarFeed(db, feed.id, at, TOUCH_EVERY_MS);
   res.setHeader('Cache-Control', `private, max-age=${REFRESH_SECONDS}`);
@@ -70,5 +70,12 @@ export const getCalendarFeed: GeneralHandlers['getCalendarFeed'] = async (
 };
 
 function feedBody(row: Awaited<ReturnType<typeof listCalendarFeeds>>[number]): Schemas['CalendarFeed'] {
-  return { ...row, created_at: row.created_at.toISOString(), last_used_at: row.last_used_at?.toISOString() ?? null };
+  const { reminder_minutes, ...rest } = row;
+  return {
+    ...rest,
+    kinds: row.kinds as Schemas['CalendarFeedKinds'],
+    reminders: reminder_minutes.map((minutes_before) => ({ minutes_before })),
+    created_at: row.created_at.toISOString(),
+    last_used_at: row.last_used_at?.toISOString() ?? null,
+  };
 }

@@ -3,7 +3,13 @@
 // RRULE repeats at the same wall-clock time across daylight-saving changes, as the service's own walk does
 // (domain/recurrence.ts). The text depends only on the data: every DTSTAMP is a stored change time, never the time of
 // the request, so an unchanged calendar keeps its ETag and a poll costs a 304.
-import ical, { ICalEventTransparency } from 'ical-generator';
+//
+// Each task and exam links back to itself (URL): its address in this API (`/api/tasks/{id}`, `/api/exams/{id}`), which
+// answers the item to a credential that may read it, and which an app of the student's can claim as its own link to
+// open its view of the item. The service has no web pages of its own for an item, so no other address would stay true.
+// A recurring series links to its open occurrence. The reminders the student chose are display alarms (VALARM) before
+// each task and exam; holidays carry neither.
+import ical, { ICalAlarmType, ICalEventTransparency, type ICalAlarmData } from 'ical-generator';
 import { DateTime } from 'luxon';
 import { vtimezone } from './vtimezone.ts';
 
@@ -25,6 +31,8 @@ export interface FeedContent {
     updated_at: Date;
   }>;
   series: ReadonlyArray<{
+    /** The series' open occurrence, which its link names. */
+    id: string;
     series_id: string;
     title: string;
     course: string | null;
@@ -35,11 +43,24 @@ export interface FeedContent {
   }>;
   exams: ReadonlyArray<{ id: string; subject: string; exam_date: string; notes: string; updated_at: Date }>;
   holidays: ReadonlyArray<{ on_date: string; name: string; description: string | null }>;
+  /** Minutes before each task and exam that a reminder shows, in the order the student gave them. */
+  reminders: readonly number[];
 }
 
-/** The calendar of `content` as iCalendar text; `host` names the service in every UID (RFC 5545 §3.8.4.7). */
-export function feedCalendar(content: FeedContent, host: string, now: Date): string {
+/**
+ * The calendar of `content` as iCalendar text. `publicUrl` is the service's: its host names the service in every UID
+ * (RFC 5545 §3.8.4.7), and the items' links start with it.
+ */
+export function feedCalendar(content: FeedContent, publicUrl: string, now: Date): string {
   const zone = content.timeZone;
+  const host = new URL(publicUrl).hostname;
+  const link = (path: string) => new URL(path, publicUrl).href;
+  const alarms = (summary: string): ICalAlarmData[] =>
+    content.reminders.map((minutes) => ({
+      type: ICalAlarmType.display,
+      triggerBefore: minutes * 60,
+      description: summary,
+    }));
   // The VTIMEZONE spans whole years (from the first year an event starts in), so it changes once a year, not with
   // every request: the same data must give the same bytes.
   const starts = [now, ...content.tasks.map((t) => t.due_at), ...content.series.map((s) => s.series_starts_at)];
@@ -64,6 +85,8 @@ export function feedCalendar(content: FeedContent, host: string, now: Date): str
       timezone: zone,
       summary: task.title,
       description: taskDescription(task),
+      url: link(`/api/tasks/${task.id}`),
+      alarms: alarms(task.title),
     });
   }
   for (const series of content.series) {
@@ -75,6 +98,8 @@ export function feedCalendar(content: FeedContent, host: string, now: Date): str
       repeating: rfcRule(series.recurrence, zone),
       summary: series.title,
       description: taskDescription(series),
+      url: link(`/api/tasks/${series.id}`),
+      alarms: alarms(series.title),
     });
   }
   for (const exam of content.exams) {
@@ -85,6 +110,8 @@ export function feedCalendar(content: FeedContent, host: string, now: Date): str
       allDay: true,
       summary: `Exam: ${exam.subject}`,
       ...(exam.notes ? { description: exam.notes } : {}),
+      url: link(`/api/exams/${exam.id}`),
+      alarms: alarms(`Exam: ${exam.subject}`),
     });
   }
   content.holidays.forEach((holiday, index) => {

@@ -3,6 +3,8 @@
 // read what it shows, so it shows only what its creator's credential could read: tasks with `tasks:read`, exams with
 // `exams:read`, kept with the feed at creation and checked against its grant's scopes at every read (a grant narrowed
 // later narrows the feed). Notes, the most private field, go out only on a feed the student created with them on.
+// Within that, the student chooses at creation what a feed is for: some kinds only (`kinds`), one course only
+// (`course`: a task's course, an exam's subject), and reminders before each task and exam (`reminders`).
 import type { Db } from '../../db/connect.ts';
 import { countCalendarFeeds, examsFrom, insertCalendarFeed, openTasksFrom } from '../../db/queries/calendar.ts';
 import { lockLiveGrant } from '../../db/queries/oauth.ts';
@@ -22,6 +24,11 @@ type Schemas = components['schemas'];
 
 /** The scopes that decide what a feed shows besides the schedule's holidays (which `schedule:read` covers). */
 const FEED_SCOPES = ['tasks:read', 'exams:read'] as const satisfies readonly Scope[];
+
+/** What a feed carries unless the student chose fewer. */
+const FEED_KINDS = ['tasks', 'exams', 'holidays'] as const satisfies ReadonlyArray<
+  Schemas['CalendarFeedKinds'][number]
+>;
 
 /** Tasks that are this old and still open stay in the calendar; older ones are the comeback plan's business. */
 const PAST_DAYS = 90;
@@ -53,6 +60,9 @@ export async function createCalendarFeed(db: Db, principal: GeneralPrincipal, re
       grant_id,
       scopes: FEED_SCOPES.filter((scope) => principal.scopes.includes(scope)),
       include_notes: request.include_notes ?? false,
+      kinds: [...new Set(request.kinds ?? FEED_KINDS)],
+      course: request.course ?? null,
+      reminder_minutes: [...new Set((request.reminders ?? []).map((reminder) => reminder.minutes_before))],
     });
   });
   return { feed, token: fresh.token };
@@ -67,13 +77,28 @@ export interface FeedToRead {
   /** The scopes of the grant it was created through, now; null for a feed made outside any grant. */
   grant_scopes: readonly string[] | null;
   include_notes: boolean;
+  kinds: readonly string[];
+  course: string | null;
+  reminder_minutes: readonly number[];
 }
 
-/** What a feed may show: the kinds its creator could read and its grant still can, and whether notes go out. */
+/**
+ * What a feed shows: the kinds the student chose that its creator could read and its grant still can, of one course or
+ * all, whether notes go out, and its reminders.
+ */
 export function feedView(feed: FeedToRead) {
   const may = (scope: (typeof FEED_SCOPES)[number]) =>
     feed.scopes.includes(scope) && (feed.grant_scopes === null || feed.grant_scopes.includes(scope));
-  return { tasks: may('tasks:read'), exams: may('exams:read'), notes: feed.include_notes };
+  const chose = (kind: (typeof FEED_KINDS)[number]) => feed.kinds.includes(kind);
+  return {
+    tasks: chose('tasks') && may('tasks:read'),
+    exams: chose('exams') && may('exams:read'),
+    // Holidays belong to no course.
+    holidays: chose('holidays') && feed.course === null,
+    course: feed.course,
+    notes: feed.include_notes,
+    reminders: feed.reminder_minutes,
+  };
 }
 
 export type FeedView = ReturnType<typeof feedView>;
@@ -84,19 +109,22 @@ export async function feedContent(db: Db, feed: FeedToRead, now: Date): Promise<
   const from = new Date(now.getTime() - PAST_DAYS * DAY_MS);
   const today = localDate(now, feed.time_zone);
   const year = Number(today.slice(0, 4));
-  const [tasks, series, exams, holidays] = await Promise.all([
-    view.tasks ? openTasksFrom(db, feed.user_id, from, MAX_TASKS) : [],
+  const [tasks, allSeries, exams, holidays] = await Promise.all([
+    view.tasks ? openTasksFrom(db, feed.user_id, from, MAX_TASKS, view.course) : [],
     view.tasks ? openSeriesHeads(db, feed.user_id, new Date(LAST_INSTANT), MAX_OPEN_SERIES) : [],
-    view.exams ? examsFrom(db, feed.user_id, localDate(from, feed.time_zone), MAX_EXAMS) : [],
+    view.exams ? examsFrom(db, feed.user_id, localDate(from, feed.time_zone), MAX_EXAMS, view.course) : [],
     // A profile's country is lower case (the spec's CountryCodeLower); the holidays are stored under ISO's upper case.
-    feed.country_code ? holidaysBetween(db, feed.country_code.toUpperCase(), `${year}-01-01`, `${year + 1}-12-31`) : [],
+    view.holidays && feed.country_code
+      ? holidaysBetween(db, feed.country_code.toUpperCase(), `${year}-01-01`, `${year + 1}-12-31`)
+      : [],
   ]);
-  if (view.notes) return { timeZone: feed.time_zone, tasks, series, exams, holidays };
+  // Open series are few (MAX_OPEN_SERIES), so one course's are picked here rather than by their query.
+  const series = view.course === null ? allSeries : allSeries.filter((head) => head.course === view.course);
+  const common = { timeZone: feed.time_zone, series, holidays, reminders: view.reminders };
+  if (view.notes) return { ...common, tasks, exams };
   return {
-    timeZone: feed.time_zone,
+    ...common,
     tasks: tasks.map((task) => ({ ...task, notes: null })),
-    series,
     exams: exams.map((exam) => ({ ...exam, notes: '' })),
-    holidays,
   };
 }

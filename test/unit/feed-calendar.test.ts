@@ -19,6 +19,7 @@ const content: FeedContent = {
   ],
   series: [
     {
+      id: 't2',
       series_id: 's1',
       title: 'Seminar',
       course: null,
@@ -30,20 +31,63 @@ const content: FeedContent = {
   ],
   exams: [],
   holidays: [{ on_date: '2026-12-16', name: 'Independence Day', description: null }],
+  reminders: [],
 };
 
 describe('feedCalendar', () => {
   it('writes the same bytes for the same data at any time of the year', () => {
-    const morning = feedCalendar(content, 'example.test', new Date('2026-11-27T08:00:00Z'));
-    const evening = feedCalendar(content, 'example.test', new Date('2026-12-30T20:00:00Z'));
+    const morning = feedCalendar(content, 'https://example.test', new Date('2026-11-27T08:00:00Z'));
+    const evening = feedCalendar(content, 'https://example.test', new Date('2026-12-30T20:00:00Z'));
     assert.equal(evening, morning);
     assert.ok(morning.endsWith('END:VCALENDAR\r\n'));
   });
 
   it('starts the VTIMEZONE in the first year an event starts in', () => {
-    const text = feedCalendar(content, 'example.test', new Date('2026-11-27T08:00:00Z'));
+    const text = feedCalendar(content, 'https://example.test', new Date('2026-11-27T08:00:00Z'));
     assert.match(text, /BEGIN:VTIMEZONE\r\nTZID:Europe\/Berlin\r\nBEGIN:STANDARD\r\nDTSTART:20250101T000000\r\n/);
     assert.match(text, /DTSTART;TZID=Europe\/Berlin:20250303T090000\r\nRRULE:FREQ=WEEKLY;BYDAY=MO\r\n/);
+  });
+});
+
+describe('feedCalendar: links and reminders', () => {
+  const withExam: FeedContent = {
+    ...content,
+    exams: [{ id: 'e1', subject: 'Calculus', exam_date: '2026-12-15', notes: '', updated_at: new Date(0) }],
+  };
+  const events = (text: string) => text.split('BEGIN:VEVENT').slice(1);
+
+  it('links each task, series and exam to its address in the API, under the service’s public URL', () => {
+    const text = feedCalendar(withExam, 'https://api.example.test/', new Date('2026-11-27T08:00:00Z'));
+    const urls = [...text.matchAll(/^URL;VALUE=URI:(.*)\r$/gm)].map((match) => match[1]);
+    assert.deepEqual(urls, [
+      'https://api.example.test/api/tasks/t1',
+      'https://api.example.test/api/tasks/t2',
+      'https://api.example.test/api/exams/e1',
+    ]);
+    assert.doesNotMatch(events(text).at(-1)!, /URL/, 'a holiday has no link');
+    assert.match(text, /UID:task-t1@api\.example\.test\r\n/, 'UIDs keep naming the host');
+  });
+
+  it('gives each task, series and exam one display alarm per reminder, and holidays none', () => {
+    const text = feedCalendar({ ...withExam, reminders: [30, 1440] }, 'https://example.test', new Date(0));
+    const [task, series, exam, holiday] = events(text);
+    for (const [event, summary] of [
+      [task, 'Essay'],
+      [series, 'Seminar'],
+      [exam, 'Exam: Calculus'],
+    ] as const) {
+      const alarms = event!.split('BEGIN:VALARM').slice(1);
+      assert.deepEqual(
+        alarms.map((alarm) => alarm.match(/TRIGGER:(.*)\r/)![1]),
+        ['-PT30M', '-P1D'],
+      );
+      for (const alarm of alarms) {
+        assert.match(alarm, /ACTION:DISPLAY\r\n/);
+        assert.ok(alarm.includes(`DESCRIPTION:${summary}\r\n`), 'a display alarm says what it is for');
+      }
+    }
+    assert.doesNotMatch(holiday!, /VALARM/);
+    assert.doesNotMatch(feedCalendar(withExam, 'https://example.test', new Date(0)), /VALARM/, 'none unless chosen');
   });
 });
 

@@ -20,7 +20,14 @@ type Api = Awaited<ReturnType<typeof generalApp>>['api'];
 
 const pathOf = (url: string) => new URL(url).pathname;
 
-async function createFeed(api: Api, student: Student, name = 'Phone', fields: { include_notes?: boolean } = {}) {
+interface FeedChoices {
+  include_notes?: boolean;
+  kinds?: string[];
+  course?: string | null;
+  reminders?: Array<{ minutes_before: number }>;
+}
+
+async function createFeed(api: Api, student: Student, name = 'Phone', fields: FeedChoices = {}) {
   const created = await api
     .post('/api/users/me/calendar-feeds')
     .set(student.headers)
@@ -329,7 +336,8 @@ describe('calendar feeds', () => {
       .set(berlin.headers)
       .send({ subject: 'Physics', exam_date: '2027-04-20', notes: 'Room 101' })
       .expect(201);
-    const text = (await api.get(pathOf((await createFeed(api, berlin)).url)).expect(200)).text;
+    const feed = await createFeed(api, berlin, 'Phone', { reminders: [{ minutes_before: 30 }] });
+    const text = (await api.get(pathOf(feed.url)).expect(200)).text;
 
     const home = mkdtempSync(join(tmpdir(), 'sc-khal-'));
     try {
@@ -375,6 +383,18 @@ describe('calendar feeds', () => {
       const holidays = await holidaysBetween(testDatabase().db, 'KZ', '2026-12-01', '2027-04-21');
       assert.ok(holidays.length > 0, 'the window holds holidays of the student’s country');
       for (const holiday of holidays) assert.ok(listed.includes(holiday.name), `${holiday.name} is in the calendar`);
+      // khal reads each item's link and its reminder (its alarm symbol); holidays have neither.
+      const linked = khal('list', '--format', '{title}|{url}|{alarm-symbol}', '2027-03-15', '2027-04-21');
+      const lines = new Set(linked.split('\n').filter((line) => line.includes('|')));
+      const origin = new URL(feed.url).origin;
+      assert.ok(
+        [...lines].some((line) => new RegExp(`^Seminar prep\\|${origin}/api/tasks/[0-9a-f-]{36}\\| ?⏰$`).test(line)),
+        [...lines].join('\n'),
+      );
+      assert.ok(
+        [...lines].some((line) => new RegExp(`^Exam: Physics\\|${origin}/api/exams/[0-9a-f-]{36}\\| ?⏰$`).test(line)),
+        [...lines].join('\n'),
+      );
     } finally {
       rmSync(home, { recursive: true, force: true });
     }
@@ -467,6 +487,176 @@ describe('calendar feeds', () => {
       assert.match(noted, /Seat 14/);
       const off = await createFeed(ctx.api, alice, 'Tablet', { include_notes: false });
       assert.doesNotMatch(await read(ctx.api, off), /Seat 14/);
+    });
+  });
+
+  describe('made for some kinds, one course, with reminders and links back to each item', () => {
+    async function studentWithCourses(ctx: Awaited<ReturnType<typeof generalApp>>) {
+      const alice = await ctx.newStudent({ time_zone: 'Europe/Berlin', country_code: 'kz' });
+      const post = async (path: string, body: object) =>
+        (await ctx.api.post(path).set(alice.headers).send(body).expect(201)).body as { id: string };
+      const ids = {
+        calculusTask: (
+          await post('/api/tasks', { title: 'Limits sheet', course: 'Calculus I', due_at: '2027-01-12T09:00:00Z' })
+        ).id,
+        calculusSeries: (
+          await post('/api/tasks', {
+            title: 'Derivatives drill',
+            course: 'Calculus I',
+            due_at: '2027-01-11T08:00:00Z',
+            recurrence: 'FREQ=WEEKLY;BYDAY=MO;COUNT=3',
+          })
+        ).id,
+        physicsTask: (
+          await post('/api/tasks', { title: 'Lab report', course: 'Physics', due_at: '2027-01-13T09:00:00Z' })
+        ).id,
+        calculusExam: (await post('/api/exams', { subject: 'Calculus I', exam_date: '2027-02-01' })).id,
+        physicsExam: (await post('/api/exams', { subject: 'Physics', exam_date: '2027-02-03' })).id,
+      };
+      return { alice, ids };
+    }
+    const read = async (api: Api, feed: { url: string }) =>
+      parseStrictly((await api.get(pathOf(feed.url)).expect(200)).text);
+    const summaries = (events: Array<{ summary: string; uid: string }>) =>
+      events
+        .filter((event) => !event.uid.startsWith('holiday-'))
+        .map((event) => event.summary)
+        .sort();
+
+    it('carries only the chosen kinds of the chosen course, and says so when listed', async () => {
+      const ctx = await generalApp();
+      const { alice } = await studentWithCourses(ctx);
+      const exams = await createFeed(ctx.api, alice, 'Exams', { kinds: ['exams'] });
+      const examEvents = (await read(ctx.api, exams)).events;
+      assert.deepEqual(summaries(examEvents), ['Exam: Calculus I', 'Exam: Physics']);
+      assert.equal(examEvents.length, 2, 'no holidays in a feed of exams only');
+
+      const calculus = await createFeed(ctx.api, alice, 'Calculus', { course: 'Calculus I' });
+      const calculusEvents = (await read(ctx.api, calculus)).events;
+      assert.deepEqual(summaries(calculusEvents), ['Derivatives drill', 'Exam: Calculus I', 'Limits sheet']);
+      assert.equal(calculusEvents.length, 3, 'holidays belong to no course');
+      const calculusTasks = await createFeed(ctx.api, alice, 'Calculus tasks', {
+        kinds: ['tasks'],
+        course: 'Calculus I',
+      });
+      assert.deepEqual(summaries((await read(ctx.api, calculusTasks)).events), ['Derivatives drill', 'Limits sheet']);
+      const nothing = await createFeed(ctx.api, alice, 'Calculus', { course: 'calculus i' });
+      assert.deepEqual((await read(ctx.api, nothing)).events, [], 'the course is compared exactly');
+
+      const everything = await read(ctx.api, await createFeed(ctx.api, alice, 'All'));
+      assert.ok(
+        everything.events.some((event) => event.uid.startsWith('holiday-')),
+        'the default carries holidays',
+      );
+      assert.equal(summaries(everything.events).length, 5);
+
+      const listed = (await ctx.api.get('/api/users/me/calendar-feeds').set(alice.headers).expect(200)).body.data;
+      const byName = Object.fromEntries(listed.map((feed: { name: string }) => [feed.name, feed]));
+      assert.deepEqual(
+        { kinds: byName['Exams'].kinds, course: byName['Exams'].course, reminders: byName['Exams'].reminders },
+        { kinds: ['exams'], course: null, reminders: [] },
+      );
+      assert.deepEqual(byName['Calculus tasks'].kinds, ['tasks']);
+      assert.equal(byName['Calculus tasks'].course, 'Calculus I');
+      assert.deepEqual(byName['All'].kinds, ['tasks', 'exams', 'holidays']);
+    });
+
+    it('gives each task and exam the chosen reminders as display alarms', async () => {
+      const ctx = await generalApp();
+      const { alice } = await studentWithCourses(ctx);
+      const reminders = [{ minutes_before: 30 }, { minutes_before: 1440 }, { minutes_before: 0 }];
+      const feed = await createFeed(ctx.api, alice, 'Reminded', { reminders });
+      assert.deepEqual((feed as unknown as { reminders: unknown }).reminders, reminders, 'in the order given');
+      const { events } = await read(ctx.api, feed);
+      for (const event of events) {
+        const alarms = event.component.getAllSubcomponents('valarm');
+        if (event.uid.startsWith('holiday-')) {
+          assert.equal(alarms.length, 0, 'a holiday has no reminder');
+          continue;
+        }
+        assert.deepEqual(
+          alarms.map((alarm) => String(alarm.getFirstPropertyValue('trigger'))),
+          ['-PT30M', '-P1D', 'PT0S'],
+          event.summary,
+        );
+        for (const alarm of alarms) {
+          assert.equal(alarm.getFirstPropertyValue('action'), 'DISPLAY');
+          assert.equal(alarm.getFirstPropertyValue('description'), event.summary);
+        }
+      }
+      const plain = await read(ctx.api, await createFeed(ctx.api, alice, 'Plain'));
+      assert.ok(plain.events.every((event) => event.component.getAllSubcomponents('valarm').length === 0));
+    });
+
+    it('links each task and exam to its address in the API, which answers it to the student', async () => {
+      const ctx = await generalApp();
+      const { alice, ids } = await studentWithCourses(ctx);
+      const { events } = await read(ctx.api, await createFeed(ctx.api, alice));
+      const links = new Map(events.map((event) => [event.summary, event.component.getFirstPropertyValue('url')]));
+      const origin = new URL(String(links.get('Limits sheet'))).origin;
+      assert.deepEqual(Object.fromEntries(links), {
+        ...Object.fromEntries(events.filter((e) => e.uid.startsWith('holiday-')).map((e) => [e.summary, null])),
+        'Limits sheet': `${origin}/api/tasks/${ids.calculusTask}`,
+        'Derivatives drill': `${origin}/api/tasks/${ids.calculusSeries}`,
+        'Lab report': `${origin}/api/tasks/${ids.physicsTask}`,
+        'Exam: Calculus I': `${origin}/api/exams/${ids.calculusExam}`,
+        'Exam: Physics': `${origin}/api/exams/${ids.physicsExam}`,
+      });
+      for (const [summary, link] of links) {
+        if (link === null) continue;
+        const item = await ctx.api
+          .get(pathOf(String(link)))
+          .set(alice.headers)
+          .expect(200);
+        assert.ok([item.body.title, `Exam: ${item.body.subject}`].includes(summary), `${link} is ${summary}`);
+        await ctx.api.get(pathOf(String(link))).expect(401);
+      }
+      // A series links to its open occurrence: closing it moves the link to the next one.
+      await ctx.api
+        .patch(`/api/tasks/${ids.calculusSeries}`)
+        .set(alice.headers)
+        .send({ status: 'completed' })
+        .expect(200);
+      const next = (await read(ctx.api, await createFeed(ctx.api, alice, 'Later'))).events.find(
+        (event) => event.summary === 'Derivatives drill',
+      )!;
+      const nextId = pathOf(String(next.component.getFirstPropertyValue('url')))
+        .split('/')
+        .at(-1)!;
+      assert.notEqual(nextId, ids.calculusSeries);
+      const successor = await ctx.api.get(`/api/tasks/${nextId}`).set(alice.headers).expect(200);
+      assert.equal(successor.body.status, 'open');
+      assert.equal(successor.body.due_at, '2027-01-18T08:00:00.000Z');
+    });
+
+    it('refuses choices out of bounds: no kinds, a kind twice, an unknown kind, four reminders, one over four weeks', async () => {
+      const { api, newStudent } = await generalApp();
+      const alice = await newStudent();
+      for (const choices of [
+        { kinds: [] },
+        { kinds: ['exams', 'exams'] },
+        { kinds: ['rooms'] },
+        { course: '' },
+        { reminders: [0, 10, 20, 30].map((minutes_before) => ({ minutes_before })) },
+        { reminders: [{ minutes_before: 40_321 }] },
+        { reminders: [{ minutes_before: -1 }] },
+        { reminders: [{ minutes_before: 30 }, { minutes_before: 30 }] },
+        { reminders: [{ minutes_before: 30, action: 'EMAIL' }] },
+      ]) {
+        const refused = await api
+          .post('/api/users/me/calendar-feeds')
+          .set(alice.headers)
+          .send({ name: 'x', ...choices });
+        assert.equal(refused.status, 400, JSON.stringify(choices));
+        assert.equal(refused.body.code, 'invalid_request');
+      }
+      assert.deepEqual((await api.get('/api/users/me/calendar-feeds').set(alice.headers).expect(200)).body.data, []);
+      const bounds = await createFeed(api, alice, 'bounds', {
+        kinds: ['holidays', 'tasks', 'exams'],
+        course: null,
+        reminders: [{ minutes_before: 40_320 }, { minutes_before: 0 }, { minutes_before: 1 }],
+      });
+      assert.equal(bounds.url.endsWith('.ics'), true);
     });
   });
 
