@@ -300,12 +300,30 @@ export const EXPORT_SECTIONS: readonly ExportSection[] = [
     page: (db, userId, after, limit) =>
       db
         .selectFrom('calendar_feeds')
-        .select(['id', 'prefix', 'name', 'created_at', 'last_used_at', 'revoked_at'])
+        .select([
+          'id',
+          'prefix',
+          'name',
+          'created_at',
+          'last_used_at',
+          'revoked_at',
+          'include_notes',
+          'kinds',
+          'course',
+          'reminder_minutes',
+        ])
         .where('user_id', '=', userId)
         .$if(after !== undefined, (q) => q.where('id', '>', after!))
         .orderBy('id')
         .limit(limit)
-        .execute(),
+        .execute()
+        // The student's choices as the feed's listing shows them.
+        .then((rows) =>
+          rows.map(({ reminder_minutes, ...feed }) => ({
+            ...feed,
+            reminders: reminder_minutes.map((minutes) => ({ minutes_before: minutes })),
+          })),
+        ),
   },
   {
     name: 'authorizations',

@@ -2313,15 +2313,21 @@ export interface components {
         };
         /** @description A calendar feed, in the account export, without its URL or the URL's hash. */
         ExportedCalendarFeed: {
+            /** @description The one course whose tasks and exams the feed carries; null for every course. */
+            course: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: uuid */
             id: string;
+            /** @description Whether its events carry the notes of tasks and exams. */
+            include_notes: boolean;
+            kinds: components["schemas"]["CalendarFeedKinds"];
             /** Format: date-time */
             last_used_at: string | null;
             name: string;
             /** @description The first characters of the feed's token, to recognise it. */
             prefix: string;
+            reminders: components["schemas"]["CalendarFeedReminders"];
             /** Format: date-time */
             revoked_at: string | null;
         };

@@ -126,8 +126,13 @@ describe('exportMyAccount', () => {
         .send({ name: 'scripts', scopes: ['tasks:read'] })
         .expect(201)
     ).body;
-    const feed = (await api.post('/api/users/me/calendar-feeds').set(alice.headers).send({ name: 'phone' }).expect(201))
-      .body;
+    const feed = (
+      await api
+        .post('/api/users/me/calendar-feeds')
+        .set(alice.headers)
+        .send({ name: 'phone', kinds: ['exams'], course: 'Biology', reminders: [{ minutes_before: 30 }] })
+        .expect(201)
+    ).body;
     await warnStudent(db, alice.id, 'Too many requests to the tutor.', new Date());
     const payment = `evt_${randomUUID()}`;
     await db
@@ -215,6 +220,12 @@ describe('exportMyAccount', () => {
     assert.deepEqual(ids('webhook_endpoints'), [endpoint.id]);
     assert.deepEqual(ids('personal_api_keys'), [key.id]);
     assert.deepEqual(ids('calendar_feeds'), [feed.id]);
+    const { kinds, course, reminders, include_notes } = doc.calendar_feeds[0];
+    assert.deepEqual(
+      { kinds, course, reminders, include_notes },
+      { kinds: ['exams'], course: 'Biology', reminders: [{ minutes_before: 30 }], include_notes: false },
+      "the student's choices",
+    );
     assert.deepEqual(
       doc.authorizations.map((a: { client_name: string }) => a.client_name),
       ['Test app'],
