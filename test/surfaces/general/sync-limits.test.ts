@@ -111,6 +111,21 @@ for (const kind of ['memory', 'Redis'] as const) {
       assert.equal(await taskCount(ctx, bob), 15);
     });
 
+    it('applies a batch sent twice at once once: the second answers the first results', async () => {
+      const ctx = await generalApp({ limitStores: stores });
+      const dave = await ctx.newStudent();
+      const batch = [
+        { uuid: randomUUID(), type: 'task_add', temp_id: 'essay', args: { title: 'Essay', due_at: DUE, course: null } },
+        ...taskAdds(4),
+        { uuid: randomUUID(), type: 'task_close', id: 'essay' },
+      ];
+      const [one, two] = await Promise.all([push(ctx, dave, batch), push(ctx, dave, batch)]);
+      assert.deepEqual(statuses(one.body.results), Array(6).fill('ok'));
+      assert.deepEqual(two.body, one.body);
+      assert.equal(await taskCount(ctx, dave), 5);
+      assert.equal(await taskStatus(ctx, one.body.temp_id_mapping.essay), 'completed');
+    });
+
     it('a batch cut short by the limit is completed by sending it again once there is room', async () => {
       const ctx = await generalApp({ limitStores: stores });
       const carol = await ctx.newStudent();
