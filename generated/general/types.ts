@@ -854,7 +854,7 @@ export interface paths {
          * Apply a batch of offline edits, in order
          * @description A phone that was offline sends the edits it queued, up to 100, in one request, after Todoist's `commands`. Each
          *     command is applied as its REST operation applies it (the same schema for its arguments, scopes, bounds and
-         *     events) in its own transaction, in order; one that fails does not stop the others. The answer says, per command,
+         *     events), in order; one that fails does not stop the others, and changes nothing itself. The answer says, per command,
          *     `ok` with the object, or the problem the REST operation would have answered, and maps each `temp_id` to the id the
          *     task got. Sending the same batch again changes nothing: a command whose `uuid` was applied in the last 24 hours
          *     answers its first result.

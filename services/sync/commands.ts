@@ -1,5 +1,4 @@
-// The push of the sync: a phone's queued edits, applied in order, each in its own transaction, through the service
-// function its REST operation calls, with that operation's schema for its arguments and its scope. Each command runs
+// The push of the sync: a phone's queued edits, applied in order, through the service function its REST operation calls, with that operation's schema for its arguments and its scope. Each command runs
 // once per uuid: its result is stored under the uuid in the transaction that applies it (the stored responses of
 // server/http/idempotency.ts, with their lifetime), so a replayed batch answers the first results and changes
 // nothing. A new object's temp_id is stored beside it, in its transaction, so later commands, in the batch or in a
@@ -10,8 +9,9 @@
 // answer the quota's refusal and change nothing. A replayed command costs nothing.
 //
 // What a batch shares is read once: the expired keys are forgotten and every uuid and temp_id the batch names is
-// looked up in one statement, and a command stores its result and its temp_id in one more. A command's transaction
-// is then the REST operation's plus that one statement.
+// looked up in one statement. A batch whose commands all apply is then one transaction, its results stored in one
+// statement at its end; otherwise (a command refused) each command runs in a transaction of its own, which stores
+// its result and temp_id in one statement more than its REST operation's.
 import type { Db } from '../../db/connect.ts';
 import {
   findIdempotencyKey,
@@ -176,34 +176,67 @@ export async function pushCommands(
     ...(command.id ? [TEMP_KEY + command.id] : []),
   ]);
   const stored = await purgeAndFindIdempotencyKeys(db, principal.user_id, keys, now);
-  const batch: Batch = { principal, now, stored, mapping: new Map() };
   // Every uuid not applied before counts once; the first `granted` of them, in the batch's order, may run.
   const fresh = [...new Set(commands.map((command) => command.uuid))].filter((uuid) => !stored.has(UUID_KEY + uuid));
   const { granted, refusal } = quota && fresh.length > 0 ? await quota.take(fresh.length) : { granted: fresh.length };
   const paid = new Set(fresh.slice(0, granted));
-  const results: CommandOutcome[] = [];
-  for (const [index, command] of commands.entries()) {
-    if (!stored.has(UUID_KEY + command.uuid) && !paid.has(command.uuid)) {
-      results.push({ uuid: command.uuid, error: refusal });
-      continue;
+
+  /** The batch in order: each command in a transaction of its own, or all of them in `together`'s, which any refusal ends. */
+  const run = async (together?: Together) => {
+    const batch: Batch = { principal, now, stored: new Map(stored), mapping: new Map() };
+    const results: CommandOutcome[] = [];
+    for (const [index, command] of commands.entries()) {
+      if (!stored.has(UUID_KEY + command.uuid) && !paid.has(command.uuid)) {
+        results.push({ uuid: command.uuid, error: refusal });
+        continue;
+      }
+      try {
+        const applied = await apply(db, batch, command, `commands.${index}`, together);
+        results.push({ uuid: command.uuid, ...applied });
+        const made = applied.object;
+        if (command.temp_id && KINDS[command.type].makes && made && 'id' in made)
+          batch.mapping.set(command.temp_id, made.id);
+      } catch (error) {
+        if (together) throw error;
+        results.push({ uuid: command.uuid, error });
+      }
     }
+    return { results, temp_id_mapping: Object.fromEntries(batch.mapping) };
+  };
+
+  // A batch of edits that all apply, the usual case, is one transaction: one student lock, one commit and one insert
+  // of the results for all, instead of a transaction per command. Any refusal (or the same batch stored meanwhile)
+  // rolls it back, and the batch runs again one transaction per command, where a refused command answers its problem
+  // and the others are applied all the same. Not with a room command: a room's writes lock the room before the
+  // student (services/rooms/writes.ts), and this transaction takes the student's lock first.
+  if (paid.size > 1 && commands.every((command) => !KINDS[command.type].locksItself)) {
     try {
-      const applied = await apply(db, batch, command, `commands.${index}`);
-      results.push({ uuid: command.uuid, ...applied });
-      const made = applied.object;
-      if (command.temp_id && KINDS[command.type].makes && made && 'id' in made)
-        batch.mapping.set(command.temp_id, made.id);
-    } catch (error) {
-      results.push({ uuid: command.uuid, error });
+      return await studentTransaction(db, principal.user_id, async (trx) => {
+        const together: Together = { trx, rows: [] };
+        const outcome = await run(together);
+        if (together.rows.length > 0) {
+          const inserted = await insertIdempotencyKeysIfAbsent(trx, together.rows);
+          if (inserted.size < together.rows.length) throw new AppliedMeanwhile();
+        }
+        return outcome;
+      });
+    } catch {
+      // Rolled back: one transaction per command below says what each command answers.
     }
   }
-  return { results, temp_id_mapping: Object.fromEntries(batch.mapping) };
+  return run();
+}
+
+/** The one transaction of a batch applied together, and the results and temp_ids it stores at its end. */
+interface Together {
+  trx: Db;
+  rows: StoredResponse[];
 }
 
 /** Thrown inside a command's transaction when its uuid was stored meanwhile (the same batch sent twice at once). */
 class AppliedMeanwhile extends Error {}
 
-async function apply(db: Db, batch: Batch, command: Command, at: string): Promise<Applied> {
+async function apply(db: Db, batch: Batch, command: Command, at: string, together?: Together): Promise<Applied> {
   const { principal, now } = batch;
   const kind = KINDS[command.type];
   requireScopes(principal, [kind.scope]);
@@ -221,7 +254,11 @@ async function apply(db: Db, batch: Batch, command: Command, at: string): Promis
     throw new InputError([{ path: `${at}.temp_id`, message: 'already names an object' }]);
   const userId = principal.user_id;
   const transaction = <T>(work: (trx: Db) => Promise<T>) =>
-    kind.locksItself ? retriedTransaction(db, work) : studentTransaction(db, userId, work);
+    together
+      ? work(together.trx)
+      : kind.locksItself
+        ? retriedTransaction(db, work)
+        : studentTransaction(db, userId, work);
   try {
     const body = await transaction(async (trx) => {
       const id = target ? idOf(batch, command.id!, target) : '';
@@ -241,6 +278,11 @@ async function apply(db: Db, batch: Batch, command: Command, at: string): Promis
       const rows = [kept(uuidKey, hash, body)];
       // Kept as long as the command's uuid: a retry within that time finds both.
       if (tempKey && object && 'id' in object) rows.push(kept(tempKey, 'temp_id', { id: object.id }));
+      // Applied together: stored with the batch's others at the end of its transaction.
+      if (together) {
+        together.rows.push(...rows);
+        return body;
+      }
       const inserted = await insertIdempotencyKeysIfAbsent(trx, rows);
       if (!inserted.has(uuidKey)) throw new AppliedMeanwhile();
       if (rows.length > 1 && !inserted.has(tempKey!))
@@ -250,7 +292,7 @@ async function apply(db: Db, batch: Batch, command: Command, at: string): Promis
     batch.stored.set(uuidKey, { key: uuidKey, request_hash: hash, response_status: 200, response_body: body });
     return body;
   } catch (error) {
-    if (!(error instanceof AppliedMeanwhile)) throw error;
+    if (together || !(error instanceof AppliedMeanwhile)) throw error;
     // Rolled back: the command's first run answers for it.
     return replay((await findIdempotencyKey(db, userId, uuidKey))!, hash);
   }
