@@ -24,7 +24,7 @@ import type { ClientAddress } from '../server/http/client-address.ts';
 import { loadSurfaceContract, type Contract } from '../server/contract/contract.ts';
 import { requestPath } from '../server/http/request-target.ts';
 import { problems } from '../server/http/problems.ts';
-import { createLimiter, type LimitStores } from '../server/limits/rate-limits.ts';
+import { createLimiter, type LimitStores, type TakeMoreRequests } from '../server/limits/rate-limits.ts';
 import { serveSurface } from '../server/contract/surface.ts';
 import { generalAuthenticators } from '../server/auth/authenticate-general.ts';
 import type { GeneralPrincipal } from '../server/auth/principal.ts';
@@ -70,7 +70,7 @@ export interface GeneralDeps {
 
 export async function general(deps: GeneralDeps) {
   const contract = await loadSurfaceContract('general');
-  const limit = planLimiter(deps.limitStores, deps.clientAddress);
+  const { limit, takeMore } = planLimiter(deps.limitStores, deps.clientAddress);
   const leases = accountLeases(deps.db, deps.notifications, {
     onError: (error) =>
       deps.logger.warn(
@@ -116,6 +116,7 @@ export async function general(deps: GeneralDeps) {
       secrets: deps.webhooks.secrets,
       authFailures: deps.authFailures,
       passwordAttempts: passwordAttempts(deps.limitStores),
+      takeMoreRequests: takeMore,
       publicUrl: deps.tokens.issuer,
       ...(deps.paymentProviderSecret ? { paymentProviderSecret: deps.paymentProviderSecret } : {}),
     },
@@ -183,7 +184,7 @@ function planLimiter(stores: LimitStores, clientAddress: ClientAddress) {
     { subject: 'this calendar feed URL', onStoreFailure: 'allow' },
   );
 
-  return async (
+  const limit = async (
     req: IncomingMessage,
     res: ServerResponse,
     principal: GeneralPrincipal | undefined,
@@ -208,4 +209,8 @@ function planLimiter(stores: LimitStores, clientAddress: ClientAddress) {
     await pool.all(req, res, principal);
     if (requestPath(req).startsWith(AI_PREFIX)) await pool.ai(req, res, principal);
   };
+  // A request that stands for several (a sync push: one per command) takes the others from the account's windows.
+  const takeMore: TakeMoreRequests<GeneralPrincipal> = (principal, count) =>
+    (principal.plan === 'contract' ? pools.contract : pools.standard).all.takeMore(principal, count);
+  return { limit, takeMore };
 }

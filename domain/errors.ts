@@ -30,6 +30,7 @@ export type ServiceCode =
   | 'room_owner_only'
   | 'room_timer_conflict'
   | 'endpoint_disabled'
+  | 'idempotency_key_reused'
   | 'cursor_expired'
   | 'sync_token_expired'
   | LimitCode
@@ -88,7 +89,7 @@ export class NotAllowedError extends ServiceError {
 /** The record's state does not allow the change; read it again and act on it as it is. */
 export class ConflictError extends ServiceError {
   constructor(
-    readonly code: 'room_timer_conflict' | 'endpoint_disabled',
+    readonly code: 'room_timer_conflict' | 'endpoint_disabled' | 'idempotency_key_reused',
     message: string,
   ) {
     super(message);

@@ -165,6 +165,14 @@ try {
   }
 
   const options: RunOptions = { ...run, loadCores: plan?.load };
+  // A scenario's twin (Scenario.twin) runs in its rounds on the service, whether or not --only names it too.
+  const twinOf = (scenario: Scenario) => {
+    const twin =
+      scenario.twin === undefined
+        ? undefined
+        : scenarios(new Date().getUTCFullYear(), credentials).find((each) => each.name === scenario.twin);
+    return twin && { scenario: twin, requests: connectionRequests(twin, credentials, connections) };
+  };
   const results: ScenarioSummary[] = [];
   let maintained = false;
   const maintain = async () => {
@@ -176,12 +184,16 @@ try {
     const what = `${scenario.method} ${scenario.path}`;
     progress(`${scenario.name} (${what}, ${run.rounds} round(s) of ${each} on ${sides}, then on the service)…`);
     const yardsticks = { baseline: baselineTarget, peer: peerTarget };
-    const compared = await compare(serviceTarget, yardsticks, scenario, requests.get(scenario)!, options, maintain);
+    const twin = twinOf(scenario);
+    const scenarioRequests = requests.get(scenario)!;
+    const compared = await compare(serviceTarget, yardsticks, scenario, scenarioRequests, options, maintain, twin);
     results.push({
       name: scenario.name,
       method: scenario.method,
       path: scenario.path,
       expectedStatus: scenario.expectedStatus,
+      ...(scenario.commands ? { commands: scenario.commands } : {}),
+      ...(twin ? { twinName: twin.scenario.name } : {}),
       ...compared,
       throughputRatio: ratio(compared.service.requestsPerSec, compared.baseline.requestsPerSec),
     });

@@ -75,6 +75,9 @@ const EDITS: Record<CommandType, Edit> = {
     show: (before, command) => made({ deck_id: command.id })(before, command),
   },
   card_review: { kind: 'cards', answersObject: false, show: (before) => before },
+  // Rooms are not among the pull's lists yet: a room joined or left offline shows once the push answers.
+  room_join: { kind: 'rooms', answersObject: true, show: (before) => before },
+  room_leave: { kind: 'rooms', answersObject: false, show: () => undefined },
 };
 
 /** Fields of a page that are about the answer, not objects. */

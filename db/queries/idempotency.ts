@@ -44,3 +44,44 @@ export async function insertIdempotencyKey(trx: Db, row: StoredResponse): Promis
     .values({ ...row, response_body: JSON.stringify(row.response_body) })
     .execute();
 }
+
+export type KeptResponse = Pick<StoredResponse, 'key' | 'request_hash' | 'response_status' | 'response_body'>;
+
+/**
+ * Forgets the student's expired keys and reads those of `keys` still kept, in one statement (a batch's lookup: one
+ * round trip for all its keys). The delete runs in the same statement as the read and is not seen by it, hence the
+ * read's own test of `expires_at`.
+ */
+export async function purgeAndFindIdempotencyKeys(
+  db: Db,
+  userId: string,
+  keys: readonly string[],
+  now: Date,
+): Promise<Map<string, KeptResponse>> {
+  if (keys.length === 0) return new Map();
+  const rows = await db
+    .with('purged', (qc) =>
+      qc.deleteFrom('idempotency_keys').where('user_id', '=', userId).where('expires_at', '<=', now).returning('key'),
+    )
+    .selectFrom('idempotency_keys')
+    .select(['key', 'request_hash', 'response_status', 'response_body'])
+    .where('user_id', '=', userId)
+    .where('key', 'in', [...new Set(keys)])
+    .where('expires_at', '>', now)
+    .execute();
+  return new Map(rows.map((row) => [row.key, row]));
+}
+
+/**
+ * Stores responses whose keys are not stored yet, in one statement, and answers the keys it stored. A key that
+ * another transaction is storing meanwhile waits for it: stored there, it is not stored here.
+ */
+export async function insertIdempotencyKeysIfAbsent(trx: Db, rows: readonly StoredResponse[]): Promise<Set<string>> {
+  const inserted = await trx
+    .insertInto('idempotency_keys')
+    .values(rows.map((row) => ({ ...row, response_body: JSON.stringify(row.response_body) })))
+    .onConflict((oc) => oc.columns(['user_id', 'key']).doNothing())
+    .returning('key')
+    .execute();
+  return new Set(inserted.map((row) => row.key));
+}

@@ -854,10 +854,22 @@ export interface paths {
          * Apply a batch of offline edits, in order
          * @description A phone that was offline sends the edits it queued, up to 100, in one request, after Todoist's `commands`. Each
          *     command is applied as its REST operation applies it (the same schema for its arguments, scopes, bounds and
-         *     events) in its own transaction, in order; one that fails does not stop the others. The answer says, per command,
+         *     events), in order; one that fails does not stop the others, and changes nothing itself. The answer says, per command,
          *     `ok` with the object, or the problem the REST operation would have answered, and maps each `temp_id` to the id the
          *     task got. Sending the same batch again changes nothing: a command whose `uuid` was applied in the last 24 hours
          *     answers its first result.
+         *
+         *     **Limits**: a batch pays what its commands would pay as REST requests. Each command whose `uuid` was not applied
+         *     before counts one request against the account's per-minute and per-day limits, whatever its outcome (invalid
+         *     requests count too); a command answered from an earlier push counts nothing, so resending a batch costs one
+         *     request, the push itself. The push is counted as one request when it arrives, which pays for its first new
+         *     command: when the limits are already spent it is refused whole with `429 rate_limited` and nothing is applied.
+         *     The other commands are counted before any is applied, as many as the limits have room for, in the batch's order:
+         *     those that fit are applied; the ones after them are answered `error` with the problem `429 rate_limited`, are
+         *     not applied and cost nothing, and the answer carries `Retry-After` (seconds until the full window resets). Send
+         *     those again (the same batch may simply be sent again: its applied commands answer their first results for free)
+         *     once `Retry-After` has passed. So a `free` account, 60 requests a minute, applies at most 60 commands a minute
+         *     however it batches them. `RateLimit` in the answer says what is left after the batch.
          *
          *     **Conflicts** follow the server's order: a field takes the value of the last command (or REST request) that
          *     changed it, and a command changes only the fields its `args` name, so two devices editing different fields both
@@ -3432,18 +3444,19 @@ export interface components {
          *     `task_close` (`updateTask` with `status: completed`, no args), `task_delete` (`deleteTask`, no args), `deck_add`
          *     (`createDeck`, args a `NewDeck`), `card_add` (`createCard` in the deck `id` names, args a `NewCard`) and
          *     `card_review` (`reviewCard` of the card `id` names, args a `NewReview`, with the `reviewed_at` of the offline
-         *     review). `id` names the object an edit applies to: its id, or the `temp_id` the command that made it gave it, in
-         *     this batch or an earlier one.
+         *     review), `room_join` (`joinRoom`, args a `RoomJoin`: the room's join code) and `room_leave` (`leaveRoom` of the room
+         *     `id` names, no args). `id` names the object an edit applies to: its id, or the `temp_id` the command that made it
+         *     (or joined it) gave it, in this batch or an earlier one.
          */
         SyncCommand: {
             /** @description The body of the REST operation the command mirrors, as that operation's schema describes it. */
             args?: Record<string, never>;
-            /** @description The object the edit applies to (a task, or the deck of `card_add`, or the card of `card_review`), by its id or by its `temp_id`. */
+            /** @description The object the edit applies to (a task, or the deck of `card_add`, the card of `card_review`, the room of `room_leave`), by its id or by its `temp_id`. */
             id?: string;
-            /** @description For `task_add`, `deck_add` and `card_add`, the client's name for the new object until it knows its id (see `temp_id_mapping`). */
+            /** @description For `task_add`, `deck_add`, `card_add` and `room_join`, the client's name for the new object (or the room joined) until it knows its id (see `temp_id_mapping`). */
             temp_id?: string;
             /** @enum {string} */
-            type: "task_add" | "task_update" | "task_close" | "task_delete" | "deck_add" | "card_add" | "card_review";
+            type: "task_add" | "task_update" | "task_close" | "task_delete" | "deck_add" | "card_add" | "card_review" | "room_join" | "room_leave";
             /**
              * Format: uuid
              * @description Made by the client once per edit and sent again with it on every retry: an edit already applied is not applied
@@ -3460,20 +3473,22 @@ export interface components {
             results: {
                 error?: components["schemas"]["Problem"];
                 /**
-                 * @description What the mirrored REST operation answers: the task, deck or card after the command, or a review's result
-                 *     (absent for `task_delete`).
+                 * @description What the mirrored REST operation answers: the task, deck or card after the command, a review's result, or
+                 *     the room joined (absent for `task_delete` and `room_leave`).
                  */
-                object?: components["schemas"]["Task"] | components["schemas"]["Deck"] | components["schemas"]["Card"] | components["schemas"]["ReviewResult"];
+                object?: components["schemas"]["Task"] | components["schemas"]["Deck"] | components["schemas"]["Card"] | components["schemas"]["ReviewResult"] | components["schemas"]["Room"];
                 /**
                  * @description `ok`: applied now, or earlier (a command whose `uuid` was applied before is answered as it was then). `error`:
-                 *     not applied; `error` is the problem its REST operation answers, and later commands were applied all the same.
+                 *     not applied; `error` is the problem its REST operation answers, and later commands were applied all the same;
+                 *     or `429 rate_limited` when the account's request limits had no room left for it (nor for the commands
+                 *     after it), which is answered without applying it: send it again, with the same `uuid`, after `Retry-After`.
                  * @enum {string}
                  */
                 status: "ok" | "error";
                 /** Format: uuid */
                 uuid: string;
             }[];
-            /** @description Each `temp_id` of the batch's commands that made an object and were applied, with the object's id. */
+            /** @description Each `temp_id` of the batch's commands that made (or joined) an object and were applied, with the object's id. */
             temp_id_mapping: {
                 [key: string]: string;
             };
@@ -6133,6 +6148,12 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /**
+                     * @description Only when some commands were answered `429 rate_limited` (the account's limits had no room left for them):
+                     *     seconds until the full window resets and they can be sent again.
+                     * @example 42
+                     */
+                    "Retry-After"?: number;
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6144,7 +6165,22 @@ export interface operations {
             401: components["responses"]["TokenUnauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
-            429: components["responses"]["TooManyRequests"];
+            /**
+             * @description The account's per-minute or per-day limit was spent before this push: nothing was applied. (Commands past what
+             *     the limits leave of a push let through are answered one by one in the 200, `error` with `rate_limited`.)
+             */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

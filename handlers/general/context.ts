@@ -13,6 +13,8 @@ import type { AuthFailureLimit } from '../../server/auth/auth-failure-limit.ts';
 import type { PasswordAttempts } from '../../server/auth/password-attempts.ts';
 import type { SecretBox } from '../../server/auth/secret-box.ts';
 import type { HandlerContext } from '../../server/contract/handler-types.ts';
+import type { TakeMoreRequests } from '../../server/limits/rate-limits.ts';
+import type { GeneralPrincipal } from '../../server/auth/principal.ts';
 
 export interface GeneralContext extends HandlerContext {
   /** The AI tutor (from AI_* settings, else the built-in local tutor). */
@@ -38,6 +40,11 @@ export interface GeneralContext extends HandlerContext {
   authFailures: AuthFailureLimit;
   /** The count of password checks per account. */
   passwordAttempts: PasswordAttempts;
+  /**
+   * Counts more requests against the account's request limits for one let through that stands for several: a sync
+   * push pays one request per command, as the REST operations they mirror would.
+   */
+  takeMoreRequests: TakeMoreRequests<GeneralPrincipal>;
   /** The service's public base URL (PUBLIC_URL, the OAuth issuer): where calendar feed URLs point. */
   publicUrl: string;
 }

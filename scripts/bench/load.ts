@@ -1,8 +1,9 @@
 // The load generator, run in a child process by scenarios.ts: on a 2-core machine autocannon in the server's own
 // event loop would take CPU from the server it measures and add its own memory to the server's RSS.
 // Receives a run; says when it starts (so the parent can read its CPU clock), answers with its result, and exits.
+import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
-import type { LoadRun } from './scenarios.ts';
+import { FRESH_UUID_MARK, type LoadRequest, type LoadRun } from './scenarios.ts';
 
 // oxlint-disable-next-line typescript/no-misused-promises -- the listener cannot reject: it answers every failure
 process.once('message', async (run: LoadRun) => {
@@ -11,10 +12,24 @@ process.once('message', async (run: LoadRun) => {
     // Each connection in turn takes the next list of requests: a student of its own in a many-students scenario.
     let connection = 0;
     const setupClient = (client: autocannon.Client) =>
-      client.setRequests(run.requests[connection++ % run.requests.length]!);
+      client.setRequests(run.requests[connection++ % run.requests.length]!.map(withFreshUuids));
     const result = await autocannon({ ...run.options, setupClient });
     process.send?.({ result }, () => process.exit(0));
   } catch (error) {
     process.send?.({ error: String(error) }, () => process.exit(1));
   }
 });
+
+/** A request whose marked uuids are made new each time it is sent (a sync push's commands run once per uuid). */
+function withFreshUuids(request: LoadRequest): autocannon.Request {
+  const { freshUuids, ...rest } = request;
+  if (!freshUuids || request.body === undefined) return rest;
+  const { body } = request;
+  return {
+    ...rest,
+    setupRequest: (req: autocannon.Request) => ({
+      ...req,
+      body: body.replaceAll(FRESH_UUID_MARK, randomUUID().slice(0, FRESH_UUID_MARK.length)),
+    }),
+  };
+}

@@ -16,6 +16,11 @@ export interface ScenarioTarget {
   maxPeerRatio?: number;
   /** Highest p99 latency allowed, in ms (only where the product sets one). */
   maxP99Ms?: number;
+  /**
+   * Highest CPU per command allowed as a multiple of its twin's per command (Scenario.twin: a sync push of 100 against
+   * the same 100 writes as single requests), measured on the service in the same alternating rounds.
+   */
+  maxTwinRatio?: number;
 }
 
 export interface TargetProfile {
@@ -46,6 +51,13 @@ export interface ScenarioSummary {
   peer?: Measurement;
   peerRatio?: number;
   peerRatioRange?: [number, number];
+  /** The writes one request makes (a sync push's commands), where more than one. */
+  commands?: number;
+  /** The twin (Scenario.twin), where it has one: its name, its side and the service's ratio to it per command. */
+  twinName?: string;
+  twin?: Measurement;
+  twinRatio?: number;
+  twinRatioRange?: [number, number];
 }
 
 export interface Startup {
@@ -127,6 +139,12 @@ export function missedTargets(summary: Summary, profile: TargetProfile | undefin
     }
     if (target.maxP99Ms !== undefined && s.service.latencyMs.p99 > target.maxP99Ms)
       misses.push(`${s.name}: p99 ${s.service.latencyMs.p99} ms > max ${target.maxP99Ms} ms`);
+    if (target.maxTwinRatio !== undefined) {
+      if (s.twinRatio === undefined) misses.push(`${s.name}: its twin did not run`);
+      else if (s.twinRatio > target.maxTwinRatio) {
+        misses.push(`${s.name}: CPU/command ${s.twinRatio}× ${s.twinName}'s > max ${target.maxTwinRatio}×`);
+      }
+    }
   }
   return misses;
 }
@@ -214,6 +232,15 @@ export function printTable(
       .join('  ');
   out.push(line(header), ...rows.map(line));
   out.push('');
+  const twinned = s.scenarios.filter((r) => r.twin && r.twinRatioRange);
+  for (const r of twinned) {
+    const perCommand = Math.round(r.service.cpuUsPerRequest / (r.commands ?? 1));
+    out.push(
+      `  ${r.name}: ${perCommand} CPU µs per command (${r.commands ?? 1} a request) against ${r.twin!.cpuUsPerRequest} µs per ` +
+        `request of ${r.twinName} in the same rounds: ${r.twinRatio}× (rounds ${r.twinRatioRange![0]}–${r.twinRatioRange![1]}×)`,
+    );
+  }
+  if (twinned.length > 0) out.push('');
   if (s.events) out.push(...eventLatencyLines(s.events, profile?.events), '');
   for (const r of s.scenarios) {
     for (const failure of r.service.failures) out.push(`  FAILED ${r.name}: ${failure}`);
@@ -245,6 +272,7 @@ function targetCell(target: ScenarioTarget): string {
     ...(target.maxCpuRatio !== undefined ? [`≤ ${target.maxCpuRatio}×`] : []),
     ...(target.maxPeerRatio !== undefined ? [`≤ ${target.maxPeerRatio}× peer`] : []),
     ...(target.maxP99Ms !== undefined ? [`p99 ≤ ${target.maxP99Ms}`] : []),
+    ...(target.maxTwinRatio !== undefined ? [`≤ ${target.maxTwinRatio}× twin/command`] : []),
   ];
   return parts.join(', ');
 }

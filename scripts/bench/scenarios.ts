@@ -21,7 +21,31 @@ export interface Scenario {
   perStudent?: (student: BenchStudent) => string[];
   /** The naive Express + pg peer (scripts/bench/peer.ts) serves it too, on PostgreSQL: a write's yardstick. */
   peer?: true;
+  /** The writes one request makes (a sync push's commands): its CPU is also judged per command. */
+  commands?: number;
+  /**
+   * The scenario whose CPU per command is this one's yardstick, measured on the service in the same alternating rounds
+   * (a push of 100 commands against the same 100 writes as single requests).
+   */
+  twin?: string;
+  /**
+   * Its body's uuids that start with FRESH_UUID_MARK are made new for every request by the load generator (sync
+   * commands run once per uuid: the same ones again would measure replays).
+   */
+  freshUuids?: true;
+  /**
+   * A request that lasts a second or more (a push of 100 writes): its runs count this many requests, quick or full,
+   * on this many connections, each answered within `timeoutSeconds`. A run of a duration would cut such requests off,
+   * and the CPU the server still spends on them would be counted in the next run.
+   */
+  long?: { requests: number; warmUpRequests: number; connections: number; timeoutSeconds: number };
 }
+
+/** The start of a uuid the load generator replaces in every request of a `freshUuids` scenario (load.ts). */
+export const FRESH_UUID_MARK = 'aaaaaaaa-aaaa-4aaa-8aaa-';
+
+/** The commands of one sync push in the bench, and as many single requests as its twin. */
+export const SYNC_PUSH_COMMANDS = 100;
 
 /** What a scenario's path names of the bench's data: the demo student's card that the review scenario grades. */
 export type ScenarioIds = Pick<Credentials, 'cardId'>;
@@ -42,6 +66,15 @@ export function scenarios(
     expectedStatus: 201,
     peer: true,
   } as const;
+  // Issue 38: a push of 100 offline edits against the same 100 writes as single requests, CPU per write.
+  const newTask = { title: 'Problem set 5', due_at: `${year + 1}-01-22T09:00:00Z`, course: 'Linear Algebra' };
+  const syncPush = {
+    commands: Array.from({ length: SYNC_PUSH_COMMANDS }, (_, i) => ({
+      uuid: FRESH_UUID_MARK + i.toString(16).padStart(12, '0'),
+      type: 'task_add',
+      args: newTask,
+    })),
+  };
   const cardReview = {
     method: 'POST',
     body: { grade: 2 },
@@ -108,6 +141,26 @@ export function scenarios(
       expectedStatus: 400,
     },
     { name: 'v1-unauthenticated-401', method: 'GET', path: '/api/v1/health', credential: 'none', expectedStatus: 401 },
+    {
+      name: 'single-writes-100',
+      method: 'POST',
+      path: '/api/tasks',
+      body: newTask,
+      credential: 'student-token',
+      expectedStatus: 201,
+    },
+    {
+      name: `sync-push-${SYNC_PUSH_COMMANDS}`,
+      method: 'POST',
+      path: '/api/sync/commands',
+      body: syncPush,
+      credential: 'student-token',
+      expectedStatus: 200,
+      commands: SYNC_PUSH_COMMANDS,
+      twin: 'single-writes-100',
+      freshUuids: true,
+      long: { requests: 10, warmUpRequests: 2, connections: 2, timeoutSeconds: 120 },
+    },
   ];
 }
 
@@ -132,6 +185,8 @@ export interface LoadRequest {
   path: string;
   headers: Record<string, string>;
   body?: string;
+  /** Its uuids marked FRESH_UUID_MARK are made new for every request (Scenario.freshUuids). */
+  freshUuids?: true;
 }
 
 /**
@@ -139,7 +194,10 @@ export interface LoadRequest {
  * list per connection, the first connection for the first student and so on (one student per connection).
  */
 export function connectionRequests(scenario: Scenario, credentials: Credentials, connections: number): LoadRequest[][] {
-  const body = scenario.body === undefined ? {} : { body: JSON.stringify(scenario.body) };
+  const body = {
+    ...(scenario.body === undefined ? {} : { body: JSON.stringify(scenario.body) }),
+    ...(scenario.freshUuids ? { freshUuids: true as const } : {}),
+  };
   const { perStudent } = scenario;
   const { method } = scenario;
   if (!perStudent) return [[{ method, path: scenario.path, headers: requestHeaders(scenario, credentials), ...body }]];
@@ -208,6 +266,16 @@ export interface Compared {
   peer?: Measurement;
   peerRatio?: number;
   peerRatioRange?: [number, number];
+  /** The twin's side (Scenario.twin), where it has one: its measurement and the service's ratio per command to it. */
+  twin?: Measurement;
+  twinRatio?: number;
+  twinRatioRange?: [number, number];
+}
+
+/** A scenario's twin (Scenario.twin): the requests it sends, measured on the service in the scenario's rounds. */
+export interface Twin {
+  scenario: Scenario;
+  requests: LoadRequest[][];
 }
 
 /** The yardsticks a scenario is measured against: bare Express always, the naive peer for the writes on PostgreSQL. */
@@ -229,16 +297,25 @@ export async function compare(
   requests: LoadRequest[][],
   options: RunOptions,
   afterWarmUp: () => Promise<unknown> = async () => {},
+  twin?: Twin,
 ): Promise<Compared> {
   const peer = scenario.peer ? yardsticks.peer : undefined;
-  for (const target of [yardsticks.baseline, peer, service]) if (target) await warmUp(target, requests, options);
+  for (const target of [yardsticks.baseline, peer, service])
+    if (target) await warmUp(target, requests, options, scenario);
+  if (twin) await warmUp(service, twin.requests, options, twin.scenario);
   await afterWarmUp();
-  const rounds: Array<{ service: Measurement; baseline: Measurement; peer?: Measurement }> = [];
+  const rounds: Array<{ service: Measurement; baseline: Measurement; peer?: Measurement; twin?: Measurement }> = [];
   for (let round = 0; round < options.rounds; round++) {
     const bare = await measure(yardsticks.baseline, scenario, requests, options);
     const naive = peer && (await measure(peer, scenario, requests, options));
     const served = await measure(service, scenario, requests, options);
-    rounds.push({ baseline: bare, ...(naive ? { peer: naive } : {}), service: served });
+    const twinned = twin && (await measure(service, twin.scenario, twin.requests, options));
+    rounds.push({
+      baseline: bare,
+      ...(naive ? { peer: naive } : {}),
+      service: served,
+      ...(twinned ? { twin: twinned } : {}),
+    });
   }
   const ratios = (side: (r: (typeof rounds)[number]) => Measurement | undefined) => {
     const sorted = rounds
@@ -250,6 +327,22 @@ export async function compare(
   };
   const toBaseline = ratios((r) => r.baseline);
   const toPeer = peer && ratios((r) => r.peer);
+  // Per command: the twin's CPU per request stands for its `commands` (1 for a single write), the service's for its own.
+  const perCommand = (m: Measurement, s: Scenario) => m.cpuUsPerRequest / (s.commands ?? 1);
+  const toTwin =
+    twin &&
+    (() => {
+      const sorted = rounds
+        .map((r) => {
+          const yardstick = perCommand(r.twin!, twin.scenario);
+          return yardstick > 0 ? perCommand(r.service, scenario) / yardstick : 0;
+        })
+        .sort((a, b) => a - b);
+      return {
+        median: round2(median(sorted)),
+        range: [round2(sorted[0] ?? 0), round2(sorted[sorted.length - 1] ?? 0)] as [number, number],
+      };
+    })();
   return {
     service: combine(rounds.map((r) => r.service)),
     baseline: combine(rounds.map((r) => r.baseline)),
@@ -257,6 +350,9 @@ export async function compare(
     cpuRatioRange: toBaseline.range,
     ...(toPeer
       ? { peer: combine(rounds.map((r) => r.peer!)), peerRatio: toPeer.median, peerRatioRange: toPeer.range }
+      : {}),
+    ...(toTwin
+      ? { twin: combine(rounds.map((r) => r.twin!)), twinRatio: toTwin.median, twinRatioRange: toTwin.range }
       : {}),
   };
 }
@@ -290,7 +386,7 @@ function median(values: number[]): number {
   return sorted.length % 2 === 1 ? sorted[middle]! : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 }
 
-function loadOptions(target: Target, requests: LoadRequest[][], options: RunOptions) {
+function loadOptions(target: Target, requests: LoadRequest[][], options: RunOptions, scenario?: Scenario) {
   // The target's address; each connection's requests (method, path, headers, body) are set by the load generator.
   const first = requests[0]![0]!;
   const base = {
@@ -299,6 +395,11 @@ function loadOptions(target: Target, requests: LoadRequest[][], options: RunOpti
     connections: options.connections,
     ...(options.rate === undefined ? {} : { overallRate: options.rate }),
   };
+  const long = scenario?.long;
+  if (long) {
+    const each = { ...base, connections: long.connections, timeout: long.timeoutSeconds };
+    return { warmUp: { ...each, amount: long.warmUpRequests }, measured: { ...each, amount: long.requests } };
+  }
   // Quick runs count requests (the warm-up: a fifth of them); full runs count seconds.
   return options.requests
     ? { warmUp: { ...base, amount: Math.ceil(options.requests / 5) }, measured: { ...base, amount: options.requests } }
@@ -309,8 +410,14 @@ function loadOptions(target: Target, requests: LoadRequest[][], options: RunOpti
 }
 
 /** The warm-up: JIT, connection pools and caches settle before anything is counted; its result is discarded. */
-async function warmUp(target: Target, requests: LoadRequest[][], options: RunOptions): Promise<void> {
-  await runLoad(target, options.loadCores, { options: loadOptions(target, requests, options).warmUp, requests });
+async function warmUp(
+  target: Target,
+  requests: LoadRequest[][],
+  options: RunOptions,
+  scenario?: Scenario,
+): Promise<void> {
+  const run = loadOptions(target, requests, options, scenario).warmUp;
+  await runLoad(target, options.loadCores, { options: run, requests });
 }
 
 async function measure(
@@ -320,7 +427,7 @@ async function measure(
   options: RunOptions,
 ): Promise<Measurement> {
   const { result, cpuMicros, databaseMicros } = await runLoad(target, options.loadCores, {
-    options: loadOptions(target, requests, options).measured,
+    options: loadOptions(target, requests, options, scenario).measured,
     requests,
   });
   const statuses = Object.fromEntries(

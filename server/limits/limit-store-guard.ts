@@ -99,5 +99,18 @@ export function guardCounter(
     async giveBack(keys, counted) {
       await counter.giveBack(keys, counted).catch(warn);
     },
+    // As a request counts: 'allow' lets them all through uncounted, 'refuse' answers 503.
+    async take(keys, limits, count) {
+      try {
+        return await counter.take(keys, limits, count);
+      } catch (error) {
+        fail(error, scopes);
+        const now = Date.now();
+        return {
+          taken: count,
+          windows: windows.map((window) => ({ totalHits: count, resetTime: now + window.windowMs })),
+        };
+      }
+    },
   };
 }

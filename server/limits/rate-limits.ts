@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StoreFailures, type OnStoreFailure } from './limit-store-guard.ts';
 import { countRateLimitRefusal } from '../process/metrics.ts';
-import { problems } from '../http/problems.ts';
+import { problems, type Problem } from '../http/problems.ts';
 import { memoryWindowCounter, type WindowCounter } from './window-counters.ts';
 
 export interface LimitWindow<P> {
@@ -55,6 +55,33 @@ export const DEFAULT_REDIS_TIMEOUT_MS = 1_000;
 /** Takes back the request a limiter counted, in the windows it was counted in that are still running. */
 export type GiveBack = () => Promise<void>;
 
+/** Requests a request let through stands for beyond itself, as counted by a limiter's `takeMore`. */
+export interface MoreTaken {
+  /** How many of those asked were counted: from 0 to all of them. */
+  taken: number;
+  /** When some were not: the 429 problem the others answer. */
+  refusal?: Problem;
+  /**
+   * The response's RateLimit header after them (replacing the one written when the request was counted) and, when
+   * some did not fit, its Retry-After: when the fullest window resets.
+   */
+  headers: Record<string, string>;
+}
+
+/** The account's request limits (the windows of its plan's pool), for a request that stands for several. */
+export type TakeMoreRequests<P> = (principal: P, count: number) => Promise<MoreTaken>;
+
+export interface Limiter<P> {
+  /** Counts the request; a 429 problem when a window is exhausted, else what gives it back. */
+  (req: IncomingMessage, res: ServerResponse, principal: P): Promise<GiveBack>;
+  /**
+   * Counts `count` more requests for a request this limiter let through, which stands for more than one (a sync push,
+   * one request per command beyond its first): as many as every window has room for, never past a limit, the same
+   * in each window; `refusal` is the problem those that did not fit answer.
+   */
+  takeMore: TakeMoreRequests<P>;
+}
+
 /**
  * Builds a limiter: its windows are counted in order and the first exhausted one refuses with a 429 problem,
  * Retry-After and the IETF draft-8 RateLimit headers (one list member per window counted), as express-rate-limit's
@@ -66,11 +93,15 @@ export function createLimiter<P>(
   windows: LimitWindow<P>[],
   stores: LimitStores,
   options: { onStoreFailure: OnStoreFailure; subject?: string },
-) {
+): Limiter<P> {
   const subject = options.subject ?? 'this key';
   const counter = stores.counter(scope, windows, options.onStoreFailure);
   const windowSeconds = windows.map((window) => Math.ceil(window.windowMs / 1000));
-  return async (_req: IncomingMessage, res: ServerResponse, principal: P): Promise<GiveBack> => {
+  const exhausted = (name: string, limit: number, resetSeconds: number) =>
+    problems.rateLimited(
+      `The per-${name} limit of ${subject} (${limit} requests) is exhausted; retry in ${resetSeconds} seconds.`,
+    );
+  const limiter = async (_req: IncomingMessage, res: ServerResponse, principal: P): Promise<GiveBack> => {
     const keys = windows.map((window) => window.keyOf(principal));
     const limits = windows.map((window) => window.limitOf(principal));
     const counted = await counter.hit(keys, limits);
@@ -78,7 +109,7 @@ export function createLimiter<P>(
       const { name } = windows[i]!;
       const limit = limits[i]!;
       const { totalHits, resetTime } = counted[i]!;
-      const resetSeconds = Math.max(0, Math.ceil((resetTime - Date.now()) / 1000));
+      const resetSeconds = secondsUntil(resetTime);
       if (!res.headersSent) {
         res.appendHeader('RateLimit', `"${name}"; r=${Math.max(limit - totalHits, 0)}; t=${resetSeconds}`);
         res.appendHeader(
@@ -89,14 +120,40 @@ export function createLimiter<P>(
       if (totalHits > limit) {
         if (!res.headersSent) res.setHeader('Retry-After', String(resetSeconds));
         countRateLimitRefusal(`${scope}:${name}`);
-        throw problems.rateLimited(
-          `The per-${name} limit of ${subject} (${limit} requests) is exhausted; retry in ${resetSeconds} seconds.`,
-        );
+        throw exhausted(name, limit, resetSeconds);
       }
     }
     return () => counter.giveBack(keys, counted);
   };
+  const takeMore = async (principal: P, count: number): Promise<MoreTaken> => {
+    if (count <= 0) return { taken: 0, headers: {} };
+    const keys = windows.map((window) => window.keyOf(principal));
+    const limits = windows.map((window) => window.limitOf(principal));
+    const { taken, windows: after } = await counter.take(keys, limits, count);
+    const left = after.map(({ totalHits, resetTime }, i) => ({
+      remaining: Math.max(limits[i]! - totalHits, 0),
+      resetSeconds: secondsUntil(resetTime),
+    }));
+    const headers: Record<string, string> = {
+      RateLimit: left
+        .map(({ remaining, resetSeconds }, i) => `"${windows[i]!.name}"; r=${remaining}; t=${resetSeconds}`)
+        .join(', '),
+    };
+    if (taken === count) return { taken, headers };
+    // The window to wait for: of those with no room left, the one that resets last (a full day outlasts a minute).
+    let full = -1;
+    for (let i = 0; i < left.length; i++)
+      if (left[i]!.remaining === 0 && (full < 0 || left[i]!.resetSeconds > left[full]!.resetSeconds)) full = i;
+    const i = Math.max(full, 0);
+    const { resetSeconds } = left[i]!;
+    headers['Retry-After'] = String(resetSeconds);
+    countRateLimitRefusal(`${scope}:${windows[i]!.name}`);
+    return { taken, refusal: exhausted(windows[i]!.name, limits[i]!, resetSeconds), headers };
+  };
+  return Object.assign(limiter, { takeMore });
 }
+
+const secondsUntil = (time: number) => Math.max(0, Math.ceil((time - Date.now()) / 1000));
 
 /** Partition keys already computed: as many as there are keys and accounts in use, bounded. */
 const partitionKeys = new Map<string, string>();

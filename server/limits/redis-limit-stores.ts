@@ -34,7 +34,7 @@ export async function redisLimitStores(url: string, options: RedisLimitOptions =
   let started = false;
   const client = createClient({
     url,
-    scripts: { countWindows: COUNT_WINDOWS_SCRIPT },
+    scripts: { countWindows: COUNT_WINDOWS_SCRIPT, takeWindows: TAKE_WINDOWS_SCRIPT },
     disableOfflineQueue: true,
     socket: {
       connectTimeout: timeoutMs,
@@ -49,6 +49,8 @@ export async function redisLimitStores(url: string, options: RedisLimitOptions =
   const warn = options.logger ? options.logger.warn.bind(options.logger) : () => {};
   const countWindows = (keys: string[], args: string[]) =>
     withTimeout(client.countWindows(keys, args), timeoutMs, 'Redis');
+  const takeWindows = (keys: string[], args: string[]) =>
+    withTimeout(client.takeWindows(keys, args), timeoutMs, 'Redis');
   const decrement = (key: string) => withTimeout(client.decr(key), timeoutMs, 'Redis');
   return {
     shared: true,
@@ -59,6 +61,7 @@ export async function redisLimitStores(url: string, options: RedisLimitOptions =
           windows.map((window) => window.windowMs),
           countWindows,
           decrement,
+          takeWindows,
         ),
         windows,
         { scope, onFailure, failures, warn },
@@ -144,6 +147,48 @@ return reply`,
 });
 
 /**
+ * KEYS[i]: the count of window i; ARGV[1]: how many requests to take; ARGV[2i]: window i's length in ms; ARGV[2i+1]:
+ * its limit. Takes as many as every window has room for, the same number in each, in one step (nobody counts in
+ * between). Returns that number, then the count and the milliseconds left of each window, flattened; a window not
+ * counted yet (or a count without an expiry, which the next count starts afresh) shows 0 and its whole length.
+ */
+export const TAKE_WINDOWS_SCRIPT = defineScript({
+  SCRIPT: `
+local take = tonumber(ARGV[1])
+local hits, left, fresh = {}, {}, {}
+for i, key in ipairs(KEYS) do
+  local msLeft = redis.call('PTTL', key)
+  fresh[i] = msLeft <= 0
+  if fresh[i] then
+    hits[i], left[i] = 0, tonumber(ARGV[2 * i])
+  else
+    hits[i], left[i] = tonumber(redis.call('GET', key)), msLeft
+  end
+  local room = tonumber(ARGV[2 * i + 1]) - hits[i]
+  if room < take then take = math.max(room, 0) end
+end
+local reply = { take }
+for i, key in ipairs(KEYS) do
+  if take > 0 then
+    if fresh[i] then
+      redis.call('SET', key, take, 'PX', left[i])
+      hits[i] = take
+    else
+      hits[i] = redis.call('INCRBY', key, take)
+    end
+  end
+  reply[#reply + 1] = hits[i]
+  reply[#reply + 1] = left[i]
+end
+return reply`,
+  parseCommand(parser, keys: string[], args: string[]) {
+    parser.pushKeysLength(keys);
+    parser.push(...args);
+  },
+  transformReply: (reply: unknown) => reply as number[],
+});
+
+/**
  * Counters in Redis: `run` sends the script (EVALSHA, loading it when Redis lacks it) and bounds the wait; `decrement`
  * gives a request back (DECR: a window that ends in between leaves a count without an expiry, which the script's next
  * count of that key starts afresh).
@@ -153,6 +198,7 @@ export function redisWindowCounter(
   windowsMs: readonly number[],
   run: (keys: string[], args: string[]) => Promise<number[]>,
   decrement: (key: string) => Promise<unknown>,
+  runTake: (keys: string[], args: string[]) => Promise<number[]>,
 ): WindowCounter {
   const windowArgs = windowsMs.map(String);
   return {
@@ -171,6 +217,19 @@ export function redisWindowCounter(
     },
     async giveBack(keys, counted) {
       await Promise.all(stillCounting(keys, counted).map(({ window, key }) => decrement(prefixes[window] + key)));
+    },
+    async take(keys, limits, count) {
+      const args = [String(count)];
+      for (let i = 0; i < windowArgs.length; i++) args.push(windowArgs[i]!, String(limits[i]));
+      const reply = await runTake(
+        keys.map((key, i) => prefixes[i] + key),
+        args,
+      );
+      const now = Date.now();
+      const windows: CountedWindow[] = [];
+      for (let i = 1; i < reply.length; i += 2)
+        windows.push({ totalHits: Number(reply[i]), resetTime: now + Number(reply[i + 1]) });
+      return { taken: Number(reply[0]), windows };
     },
   };
 }

@@ -5,7 +5,9 @@
 // earlier window is not counted by the later ones. A window is fixed from its first request, and a refused request
 // still counts in the window that refused it (as in express-rate-limit's MemoryStore, which keeps the counts in
 // memory). A request counted can be given back (a throttle that counts failures only gives back the requests
-// that succeed), in the windows it was counted in that have not ended since.
+// that succeed), in the windows it was counted in that have not ended since. A request that stands for several (a
+// sync push, one per command) takes the others with `take`: as many as every window still has room for, none
+// counted beyond that, so a batch larger than what is left never pushes a count past its limit.
 import { MemoryStore, type Options } from 'express-rate-limit';
 
 export interface CountedWindow {
@@ -23,6 +25,18 @@ export interface WindowCounter {
   hit(keys: readonly string[], limits: readonly number[]): Promise<CountedWindow[]>;
   /** Takes back one request `hit` counted (`counted`: what it returned), from each of those windows still running. */
   giveBack(keys: readonly string[], counted: readonly CountedWindow[]): Promise<void>;
+  /**
+   * Counts up to `count` more requests in every window at once: as many as all of them have room for (none, when one
+   * is full), the same number in each. Returns how many, and every window's count after.
+   */
+  take(keys: readonly string[], limits: readonly number[], count: number): Promise<TakenWindows>;
+}
+
+export interface TakenWindows {
+  /** Requests counted, from 0 to the count asked. */
+  taken: number;
+  /** Each window after the take, in order (a window not counted yet shows 0 hits and a whole window ahead). */
+  windows: CountedWindow[];
 }
 
 /** The windows counted that have not ended (with their keys): once a window ends, its key counts the next one's requests. */
@@ -53,6 +67,31 @@ export function memoryWindowCounter(windowsMs: readonly number[]): WindowCounter
     },
     async giveBack(keys, counted) {
       for (const { window, key } of stillCounting(keys, counted)) await stores[window]!.decrement(key);
+    },
+    // One request at a time, as `hit` counts one: each count read is this request's own place in its window, so two
+    // takes at once never both get the last places, and the place one did not get is given back at once.
+    async take(keys, limits, count) {
+      let taken = 0;
+      placing: while (taken < count) {
+        for (let i = 0; i < stores.length; i++) {
+          const { totalHits } = await stores[i]!.increment(keys[i]!);
+          if (totalHits > limits[i]!) {
+            for (let j = 0; j <= i; j++) await stores[j]!.decrement(keys[j]!);
+            break placing;
+          }
+        }
+        taken += 1;
+      }
+      const now = Date.now();
+      const windows = await Promise.all(
+        stores.map(async (store, i) => {
+          const info = await store.get(keys[i]!);
+          return info
+            ? { totalHits: info.totalHits, resetTime: info.resetTime!.getTime() }
+            : { totalHits: 0, resetTime: now + windowsMs[i]! };
+        }),
+      );
+      return { taken, windows };
     },
   };
 }

@@ -109,5 +109,56 @@ for (const kind of ['memory', 'Redis'] as const) {
         '"short"; q=5; w=1; pk=:M2UyM2U4MTYwMDM5:, "long"; q=50; w=60; pk=:M2UyM2U4MTYwMDM5:',
       );
     });
+
+    describe('takeMore: a request that stands for several', () => {
+      const limiterOf = (scope: string) =>
+        createLimiter<Caller>(
+          scope,
+          [
+            { name: 'short', windowMs: 60_000, limitOf: (c) => c.short, keyOf: (c) => c.id },
+            { name: 'long', windowMs: 120_000, limitOf: (c) => c.long, keyOf: (c) => c.id },
+          ],
+          stores,
+          { onStoreFailure: 'allow', subject: 'this caller' },
+        );
+
+      it('takes as many as every window has room for, never past a limit, the same number in each', async () => {
+        const limiter = limiterOf(`more-${randomBytes(3).toString('hex')}`);
+        const caller = { id: 'm', short: 10, long: 8 };
+        const first = await limiter.takeMore(caller, 5);
+        assert.equal(first.taken, 5);
+        assert.equal(first.refusal, undefined);
+        assert.match(first.headers['RateLimit']!, /^"short"; r=5; t=(59|60), "long"; r=3; t=(119|120)$/);
+        assert.equal(first.headers['Retry-After'], undefined);
+        // The long window has 3 left: 3 of 5 are taken, the short window counts 3 too, and the long one is named.
+        const second = await limiter.takeMore(caller, 5);
+        assert.equal(second.taken, 3);
+        assert.equal(second.refusal?.code, 'rate_limited');
+        assert.match(second.refusal!.detail, /per-long limit of this caller \(8 requests\)/);
+        assert.match(second.headers['Retry-After']!, /^(119|120)$/);
+        assert.match(second.headers['RateLimit']!, /^"short"; r=2; t=(59|60), "long"; r=0; t=(119|120)$/);
+        const none = await limiter.takeMore(caller, 2);
+        assert.equal(none.taken, 0);
+        assert.ok(none.refusal);
+        // Nothing was counted past the limits: a request is refused by the long window, not over it by more.
+        const app = express().get('/', (req, res, next) => limiter(req, res, caller).then(() => res.end(), next));
+        app.use((error: Problem, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+          res.status(error.status).end();
+        });
+        const res = await supertest(app).get('/').expect(429);
+        assert.match(String(res.headers['ratelimit']), /"short"; r=1;.*"long"; r=0;/);
+      });
+
+      it('shares the last places between takes at once without giving one twice', async () => {
+        const limiter = limiterOf(`race-${randomBytes(3).toString('hex')}`);
+        const caller = { id: 'r', short: 25, long: 1000 };
+        const takes = await Promise.all(Array.from({ length: 8 }, () => limiter.takeMore(caller, 7)));
+        assert.equal(
+          takes.reduce((sum, take) => sum + take.taken, 0),
+          25,
+        );
+        assert.equal(takes.filter((take) => take.refusal).length, takes.filter((take) => take.taken < 7).length);
+      });
+    });
   });
 }

@@ -61,6 +61,7 @@ function freshInstance() {
       return {
         hit: (keys, limits) => current().hit(keys, limits),
         giveBack: (keys, counted) => current().giveBack(keys, counted),
+        take: (keys, limits, count) => current().take(keys, limits, count),
       };
     },
   };
