@@ -59,7 +59,10 @@ describe('pullSync', () => {
     // Nothing of another student, and a quiet sync brings nothing.
     assert.ok(!changes.some((page) => page.tasks.some((task) => task.title === 'Bob’s own')));
     const quiet = await ctx.api.get('/api/sync').set(alice.headers).query({ sync_token: phone.token }).expect(200);
-    assert.deepEqual([quiet.body.tasks, quiet.body.exams, quiet.body.deleted], [[], [], { tasks: [], exams: [] }]);
+    assert.deepEqual(
+      [quiet.body.tasks, quiet.body.exams, quiet.body.deleted],
+      [[], [], { tasks: [], decks: [], cards: [], exams: [] }],
+    );
   });
 
   it('misses nothing that changed while a full sync paged: it comes in the answers after the last page', async () => {
