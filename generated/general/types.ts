@@ -825,8 +825,9 @@ export interface paths {
          *     every page of `GET /api/events` (the `Sync-Token` header): a client that loaded those can continue here.
          *
          *     The rooms the student is in (`rooms:read`) and the profile with the plan and its limits (`profile:read`) come
-         *     whole in every answer: they are few, and change with time and with others (a room's timer and members, the
-         *     profile's xp and streak). `kinds` names the kinds the credential may read; the others are empty.
+         *     whole in each answer that ends a sync (`has_more` false): they are few, and change with time and with others (a
+         *     room's timer and members, the profile's xp and streak). `kinds` names the kinds the credential may read; the
+         *     others are empty.
          *
          *     Each answer is read in one snapshot. A full sync's token continues from the moment its first page was read, so
          *     what changed while the client paged through it comes in the next answers: an object may come again, never is a
@@ -3703,7 +3704,7 @@ export interface components {
         /**
          * @description One answer of the sync: objects to store (created or changed, whole, as the REST operations show them), ids to
          *     drop, and the token to ask with next. `kinds` names what the credential may read; every other kind is empty (its
-         *     list `[]`, `profile` null), which then says nothing about the student's data.
+         *     list `[]`, and `rooms` or `profile` absent), which then says nothing about the student's data.
          */
         SyncPage: {
             /** @description Flashcards to store, created, changed or reviewed since the token, each as `getCard` answers it. */
@@ -3737,19 +3738,20 @@ export interface components {
             /**
              * @description The kinds this answer covers: those the credential's scopes may read (`tasks:read`, `decks:read` for decks and
              *     cards, `exams:read`, `rooms:read`, `profile:read`). A kind missing here is one the credential may not read: its
-             *     list is empty and `profile` null, and the client keeps nothing of it from this sync.
+             *     list is empty (`rooms` and `profile` absent), and the client keeps nothing of it from this sync.
              */
             kinds: ("tasks" | "decks" | "cards" | "exams" | "rooms" | "profile")[];
             /**
-             * @description The student's profile with the plan and the limits that apply, in every answer, as `getMyProfile` answers it
-             *     (xp and streak move with every study action); null when `kinds` has no `profile`.
+             * @description The student's profile with the plan and the limits that apply, as `getMyProfile` answers it, in each answer
+             *     that ends a sync (`has_more` false; absent while more is to come): xp and streak move with every study action.
              */
-            profile: components["schemas"]["UserProfile"] | null;
+            profile?: components["schemas"]["UserProfile"];
             /**
-             * @description Every room the student is in (at most 30), in every answer, as `listMyRooms` answers them: the client replaces
-             *     the rooms it keeps with these. A room left or deleted is simply no longer in the list.
+             * @description Every room the student is in (at most 30), as `listMyRooms` answers them, in each answer that ends a sync
+             *     (`has_more` false; absent while more is to come): the client replaces the rooms it keeps with these. A room left
+             *     or deleted is simply no longer in the list.
              */
-            rooms: components["schemas"]["Room"][];
+            rooms?: components["schemas"]["Room"][];
             /**
              * @description Store it with what this answer brought, and pass it as `sync_token` next time: the next answer holds what
              *     changed after it. Always present. It expires 30 days after it was issued (`410 sync_token_expired`).

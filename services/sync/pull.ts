@@ -4,7 +4,8 @@
 // read in the same snapshot as the feed's page, with the mapper its REST operation uses: an object may come twice
 // (changed again after the page's horizon), and a later answer then brings it once more, so applying the answers in
 // order ends with the server's state. The rooms the student is in (at most 30) and the profile (one) are few and
-// change without events (a room's timer and members, the profile's xp and streak), so every answer brings them whole.
+// change without events (a room's timer and members, the profile's xp and streak), so every answer that ends a sync
+// (has_more false) brings them whole; the pages before it, which a large account's full sync has many of, do not.
 import type { Db } from '../../db/connect.ts';
 import { listRecentWarnings } from '../../db/queries/warnings.ts';
 import { findProfile } from '../../db/queries/profile.ts';
@@ -21,7 +22,6 @@ import { READ_SCOPES } from '../events/read-scopes.ts';
 import { examBodies } from '../exams/exam-body.ts';
 import { cardBody, deckBody } from '../flashcards/card-body.ts';
 import { roomBodies } from '../rooms/room-body.ts';
-import { recordFinishedSessions } from '../rooms/writes.ts';
 import { taskBody } from '../tasks/task-body.ts';
 import { fullSyncToken, notASyncToken, readSyncToken, SYNC_KINDS, type SyncKind } from './token.ts';
 
@@ -81,14 +81,6 @@ export async function pullSync(
   const paged = SYNC_KINDS.filter((kind) => mayRead(principal, kind));
   const position = readSyncToken(request.token);
   const types = FEED_TYPES.filter((type) => paged.some((kind) => isOf(kind, type)));
-  // As listMyRooms does: a focus session past its end is recorded (its members' study and xp) before the rooms are
-  // shown, so the profile read with them counts it.
-  if (kinds.includes('rooms'))
-    await recordFinishedSessions(
-      db,
-      (await listMemberRooms(db, principal.user_id)).map((r) => r.id),
-      now,
-    );
   // One snapshot per answer: the feed's page (or a full sync's horizon) and the objects are read in it.
   return db
     .transaction()
@@ -106,7 +98,7 @@ export async function pullSync(
             now,
           )
         : await changesSince(trx, principal, paged, types, position.since, request.limit, now);
-      return { ...page, kinds, ...(await fewKinds(trx, principal, kinds, now)) };
+      return { ...page, kinds, ...(page.has_more ? {} : await fewKinds(trx, principal, kinds, now)) };
     });
 }
 
@@ -133,19 +125,22 @@ export async function listSyncToken(
 
 type ManyKinds = Omit<SyncPage, 'kinds' | 'rooms' | 'profile'>;
 
+/**
+ * The rooms and the profile, for an answer that ends a sync. A room's timer is shown as of `now` (a session past its
+ * end shows finished); recording the finish, with its members' study and xp, is the worker's sweep's, within seconds.
+ */
 async function fewKinds(
   trx: Db,
   principal: GeneralPrincipal,
   kinds: readonly AnswerKind[],
   now: Date,
 ): Promise<Pick<SyncPage, 'rooms' | 'profile'>> {
-  const rooms = kinds.includes('rooms')
-    ? await roomBodies(trx, principal.user_id, await listMemberRooms(trx, principal.user_id), now)
-    : [];
-  if (!kinds.includes('profile')) return { rooms, profile: null };
-  const row = await findProfile(trx, principal.user_id);
-  const profile = row ? profileBody(row, await listRecentWarnings(trx, principal.user_id, PROFILE_WARNINGS)) : null;
-  return { rooms, profile };
+  const answer: Pick<SyncPage, 'rooms' | 'profile'> = {};
+  if (kinds.includes('rooms'))
+    answer.rooms = await roomBodies(trx, principal.user_id, await listMemberRooms(trx, principal.user_id), now);
+  const row = kinds.includes('profile') ? await findProfile(trx, principal.user_id) : undefined;
+  if (row) answer.profile = profileBody(row, await listRecentWarnings(trx, principal.user_id, PROFILE_WARNINGS));
+  return answer;
 }
 
 async function fullPage(

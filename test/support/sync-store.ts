@@ -13,8 +13,8 @@ export interface Page {
   decks: Obj[];
   cards: Obj[];
   exams: Obj[];
-  rooms: Obj[];
-  profile: Obj | null;
+  rooms?: Obj[];
+  profile?: Obj;
   deleted: { tasks: string[]; decks: string[]; cards: string[]; exams: string[] };
   has_more: boolean;
   sync_token: string;
@@ -25,7 +25,7 @@ const KINDS = ['tasks', 'decks', 'cards', 'exams'] as const;
 export class Store {
   objects = emptyObjects();
   rooms: Obj[] = [];
-  profile: Obj | null = null;
+  profile: Obj | undefined;
   token = '*';
   pages: Page[] = [];
   /** The pages of a full sync under way: they replace what is kept once its last page came. */
@@ -52,7 +52,9 @@ export class Store {
     // A deleted deck takes its cards with it (the spec's SyncPage.deleted).
     const goneDecks = new Set(page.deleted.decks);
     for (const [id, card] of into.cards) if (goneDecks.has(card.deck_id as string)) into.cards.delete(id);
-    [this.rooms, this.profile] = [page.rooms, page.profile];
+    // The rooms and the profile come whole in the answer that ends a sync.
+    if (page.rooms) this.rooms = page.rooms;
+    if (page.profile) this.profile = page.profile;
     this.token = page.sync_token;
     if (page.full_sync && !page.has_more) [this.objects, this.incoming] = [this.incoming!, undefined];
   }
