@@ -13,6 +13,7 @@ import { listMemberRooms } from '../../db/queries/rooms.ts';
 import { syncedCards, syncedDecks, syncedExams, syncedTasks, type SyncSelection } from '../../db/queries/sync.ts';
 import type { GeneralPrincipal, Scope } from '../../server/auth/principal.ts';
 import { requireAnyScope } from '../../server/auth/scopes.ts';
+import { feedCursor } from '../../server/contract/cursor.ts';
 import { EVENT_RETENTION_DAYS } from '../../domain/bounds.ts';
 import { GoneError, InputError } from '../../domain/errors.ts';
 import type { components } from '../../generated/general/types.ts';
@@ -80,7 +81,17 @@ export async function pullSync(
   const kinds = ANSWER_KINDS.filter((kind) => mayRead(principal, kind));
   const paged = SYNC_KINDS.filter((kind) => mayRead(principal, kind));
   const position = readSyncToken(request.token);
+  // A full sync paused past the retention would end with a token already expired: it is told at once instead.
+  if (position.full && position.since !== undefined) checkAge(position.since, now);
   const types = FEED_TYPES.filter((type) => paged.some((kind) => isOf(kind, type)));
+  // A full sync's page within one kind, more following, is one statement (the kind's page), so one snapshot without
+  // a transaction of its own: most pages of a large account's full sync (a task list's cost, not three statements
+  // more). The others, and the answers of changes, read in one transaction.
+  const single =
+    position.full &&
+    position.since !== undefined &&
+    (await onePage(db, principal, paged, { ...position, since: position.since }, request.limit, now));
+  if (single) return { ...single, kinds };
   // One snapshot per answer: the feed's page (or a full sync's horizon) and the objects are read in it.
   return db
     .transaction()
@@ -143,6 +154,27 @@ async function fewKinds(
   return answer;
 }
 
+/** A full sync's page read in one statement when it lies within one kind and more follow; undefined otherwise. */
+async function onePage(
+  db: Db,
+  principal: GeneralPrincipal,
+  kinds: readonly SyncKind[],
+  position: { since: string; kind: SyncKind; afterId: string | undefined },
+  limit: number,
+  now: Date,
+): Promise<ManyKinds | undefined> {
+  const kind = kinds.find((k) => SYNC_KINDS.indexOf(k) >= SYNC_KINDS.indexOf(position.kind));
+  // An exam's body is read in several statements (its links and readiness).
+  if (!kind || kind === 'exams') return undefined;
+  const afterId = kind === position.kind ? position.afterId : undefined;
+  const bodies = await READERS[kind].bodies(db, principal, { afterId, limit: limit + 1 }, now);
+  if (bodies.length <= limit) return undefined;
+  const answer = objectsOnly(true);
+  const given = bodies.slice(0, limit);
+  (answer[kind] as Array<{ id: string }>).push(...given);
+  return { ...answer, has_more: true, sync_token: fullSyncToken(position.since, kind, given.at(-1)!.id) };
+}
+
 async function fullPage(
   trx: Db,
   principal: GeneralPrincipal,
@@ -152,10 +184,12 @@ async function fullPage(
   now: Date,
 ): Promise<ManyKinds> {
   const answer = objectsOnly(true);
-  let { afterId } = position;
+  // The last id given counts in the kind the token stopped in only.
+  let afterId: string | undefined;
   let left = limit;
   // A token names the kind it stopped in; kinds the credential lost since then are passed by.
   for (const kind of kinds.filter((k) => SYNC_KINDS.indexOf(k) >= SYNC_KINDS.indexOf(position.kind))) {
+    afterId = kind === position.kind ? position.afterId : undefined;
     const bodies = await READERS[kind].bodies(trx, principal, { afterId, limit: left + 1 }, now);
     const given = bodies.slice(0, left);
     (answer[kind] as Array<{ id: string }>).push(...given);
@@ -167,7 +201,6 @@ async function fullPage(
       };
     }
     left -= given.length;
-    afterId = undefined;
   }
   return { ...answer, has_more: false, sync_token: position.since };
 }
@@ -182,10 +215,7 @@ async function changesSince(
   now: Date,
 ): Promise<ManyKinds> {
   const feed = await readFeed(trx, principal, { types, cursor: since, limit }, now).catch((error: unknown) => {
-    if (error instanceof GoneError) {
-      const detail = `This sync token is older than the ${EVENT_RETENTION_DAYS} days changes are kept, and changes may have gone since. Start again with sync_token=* and replace what you keep with its answer.`;
-      throw new GoneError('sync_token_expired', detail);
-    }
+    if (error instanceof GoneError) throw tokenExpired();
     throw error instanceof InputError ? notASyncToken() : error;
   });
   const answer = { ...objectsOnly(false), has_more: feed.has_more, sync_token: feed.next_cursor };
@@ -205,6 +235,23 @@ async function changesSince(
     answer.deleted[kind] = ids.filter((id) => !found.has(id));
   }
   return answer;
+}
+
+/** The feed's place a full sync continues from, refused as the feed refuses a cursor past the retention. */
+function checkAge(since: string, now: Date): void {
+  let at: Date | undefined;
+  try {
+    at = feedCursor(since)?.at;
+  } catch {
+    throw notASyncToken();
+  }
+  if (!at) throw notASyncToken();
+  if (at.getTime() < now.getTime() - EVENT_RETENTION_DAYS * 86_400_000) throw tokenExpired();
+}
+
+function tokenExpired() {
+  const detail = `This sync token is older than the ${EVENT_RETENTION_DAYS} days changes are kept, and changes may have gone since. Start again with sync_token=* and replace what you keep with its answer.`;
+  return new GoneError('sync_token_expired', detail);
 }
 
 /** An answer's objects, none yet; its token and has_more come when the page is read. */

@@ -111,10 +111,15 @@ describe('pullSync', () => {
     const gone = await ctx.api.get('/api/sync').set(alice.headers).query({ sync_token: old }).expect(410);
     assert.equal(gone.body.code, 'sync_token_expired');
     assert.match(gone.body.detail, /sync_token=\*/);
+    // A full sync's page token from before the retention: told at once, not at the end of its pages.
+    const paused = encodeCursor(['full', old, 'tasks', '']);
+    const stale = await ctx.api.get('/api/sync').set(alice.headers).query({ sync_token: paused }).expect(410);
+    assert.equal(stale.body.code, 'sync_token_expired');
     for (const forged of [
       'nope',
       encodeCursor(['2026-11-01T00:00:00Z', 'x', 0]),
       encodeCursor(['full', old, 'rooms', '']),
+      encodeCursor(['full', 'not a cursor', 'tasks', '']),
       encodeCursor(['full', old, 'tasks', 'not-an-id']),
     ]) {
       const res = await ctx.api.get('/api/sync').set(alice.headers).query({ sync_token: forged }).expect(400);
