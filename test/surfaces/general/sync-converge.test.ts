@@ -3,8 +3,8 @@
 // field by field after a pull; and the two orders end in the same state, but for what the server stamps (ids, the
 // times of the writes), by the conflict rules of docs/features.md: a command changes only the fields it names, a
 // closed task stays closed, a deleted one stays deleted, and every review is logged. Two reviews of one card are the
-// exception the rules name: one dated before the card's last review is logged without moving it, so the card depends
-// on which arrived first; the last case here holds that documented difference.
+// exception the rules name: one dated before the card's last review is logged without moving it, so the card (and its
+// xp of the day) depends on which arrived first; the last assertions hold that documented difference.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { generalApp, type Student } from '../../support/general-app.ts';
@@ -12,7 +12,8 @@ import { pullUntilEqual, serverState, Store, type Obj } from '../../support/sync
 
 type Ctx = Awaited<ReturnType<typeof generalApp>>;
 const DUE = '2030-12-08T09:00:00Z';
-const minutesAgo = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
+/** A time of yesterday (UTC, the students' zone): every review on one study day, within the offline window. */
+const yesterdayAt = (time: string) => `${new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)}T${time}Z`;
 
 /** The starting state: three tasks, a deck of three cards; returns the ids by name. */
 async function start(ctx: Ctx, student: Student) {
@@ -101,13 +102,17 @@ function comparable(state: Awaited<ReturnType<typeof play>>['state'], names: Map
     state[kind].map(plain).sort((x, y) => String(x.id).localeCompare(String(y.id))),
   ]);
   const { xp, streak, plan, limits } = state.profile!;
-  return { ...Object.fromEntries(kinds), profile: { xp, streak, plan, limits } };
+  return { ...Object.fromEntries(kinds), profile: { streak, plan, limits }, xp: xp as number };
 }
 
 describe('two devices offline, pushing in both orders', () => {
   it('converge: each order leaves both devices equal to the server, and both orders the same state', async () => {
     const ctx = await generalApp();
-    const times = { a: minutesAgo(120), b: minutesAgo(60), shared: { a: minutesAgo(90), b: minutesAgo(30) } };
+    const times = {
+      a: yesterdayAt('10:00:00'),
+      b: yesterdayAt('11:00:00'),
+      shared: { a: yesterdayAt('10:30:00'), b: yesterdayAt('11:30:00') },
+    };
     const ab = await play(ctx, 'ab', times);
     const ba = await play(ctx, 'ba', times);
     // The edit of the task B deleted is refused (404) when B came first, applied and then deleted when A did.
@@ -119,7 +124,7 @@ describe('two devices offline, pushing in both orders', () => {
 
     const [x, y] = [comparable(ab.state, ab.names), comparable(ba.state, ba.names)];
     // The one card both devices reviewed differs by the documented rule: checked below, the rest compared whole.
-    const withoutShared = (state: typeof x) => ({
+    const withoutShared = ({ xp: _xp, ...state }: typeof x) => ({
       ...state,
       cards: (state.cards as Obj[]).filter((card) => card.id !== 'Hand'),
     });
@@ -148,5 +153,7 @@ describe('two devices offline, pushing in both orders', () => {
     assert.deepEqual([shared(x).repetitions, shared(y).repetitions], [0, 0]);
     assert.notEqual(shared(x).ease, shared(y).ease);
     assert.equal(shared(x).last_reviewed_at, shared(y).last_reviewed_at);
+    // And its xp of the day goes to the review that arrived first (once per card per day): grade 5's 3, or grade 2's 1.
+    assert.equal(x.xp - y.xp, 3 - 1);
   });
 });
