@@ -11,8 +11,9 @@
 //   await store.pull();                               // what changed since, from any device
 //   save(JSON.stringify(store));                      // the token, the objects and the queue, to restore later
 //
-// It is generic over what the pull returns: every list in a page (tasks and exams today) is a kind of object kept by
-// id, with its `deleted` ids; a field that is a single object is kept whole. A new kind in the pull needs no change
+// It is generic over what the pull returns: every list in a page (tasks, decks, cards, exams) is a kind of object kept
+// by id, with its `deleted` ids (a deleted deck takes its cards); a list without deleted ids (the rooms) and a field
+// that is a single object (the profile) are kept whole, as the answer that ends a sync brings them. A new kind in the pull needs no change
 // here. A new command needs one line in EDITS: the kind of object it changes and how it shows before the push.
 import { randomUUID } from 'node:crypto';
 import type { Client } from 'openapi-fetch';
@@ -29,7 +30,7 @@ export type SyncObject = { id: string } & Record<string, unknown>;
 
 /** The kinds the pull answers as lists (`tasks`, `exams`, and whatever the spec adds), typed from the spec. */
 export type ListKind = {
-  [K in keyof SyncPage]: NonNullable<SyncPage[K]> extends ReadonlyArray<{ id: string }> ? K : never;
+  [K in keyof SyncPage]-?: NonNullable<SyncPage[K]> extends ReadonlyArray<{ id: string }> ? K : never;
 }[keyof SyncPage];
 
 /** The `args` each command takes: the body of the REST operation it mirrors. */
@@ -81,7 +82,7 @@ const EDITS: Record<CommandType, Edit> = {
 };
 
 /** Fields of a page that are about the answer, not objects. */
-const ANSWER_FIELDS = new Set(['full_sync', 'has_more', 'sync_token', 'deleted']);
+const ANSWER_FIELDS = new Set(['full_sync', 'kinds', 'has_more', 'sync_token', 'deleted']);
 /** Pages one pull reads at most before it stops (and the next pull goes on). */
 const MAX_PAGES = 1_000;
 const MAX_COMMANDS = 100;
@@ -295,6 +296,8 @@ export class OfflineStore {
     for (const [field, value] of Object.entries(page)) {
       if (ANSWER_FIELDS.has(field)) continue;
       if (Array.isArray(value)) {
+        // A list without deleted ids (the rooms) comes whole, in the answer that ends a sync: it replaces the kept one.
+        if (!(field in deleted)) into.lists.set(field, new Map());
         const objects = this.list(into.lists, field);
         for (const object of value as SyncObject[]) objects.set(object.id, object);
       } else if (value !== null && typeof value === 'object') {
@@ -305,6 +308,10 @@ export class OfflineStore {
       const objects = this.list(into.lists, kind);
       for (const id of ids ?? []) objects.delete(id);
     }
+    // A deleted deck takes its cards, which are not listed one by one.
+    const goneDecks = new Set(deleted.decks ?? []);
+    for (const [id, card] of into.lists.get('cards') ?? [])
+      if (goneDecks.has(card.deck_id as string)) into.lists.get('cards')!.delete(id);
     this.token = page.sync_token;
     if (page.full_sync && !page.has_more) {
       ({ lists: this.lists, singles: this.singles } = this.incoming!);

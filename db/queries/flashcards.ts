@@ -8,7 +8,7 @@ import { studentLocked } from '../student-transaction.ts';
 import type { Database } from '../schema.ts';
 import type { FsrsCardState, FsrsParameters } from '../../domain/fsrs.ts';
 
-const CARD_COLUMNS = [
+export const CARD_COLUMNS = [
   'id',
   'deck_id',
   'front',
@@ -33,7 +33,7 @@ export interface AfterKey {
 }
 
 /** Decks with the spaced-repetition summary of their cards at `now`. */
-function decksWithSummary(db: Db, userId: string, now: Date) {
+export function decksWithSummary(db: Db, userId: string, now: Date) {
   return db
     .selectFrom('flashcard_decks as d')
     .leftJoinLateral(

@@ -195,7 +195,15 @@ function pageStatement(shape: PageShape) {
     if (shape.due_to) query = query.where('due_at', '<', v.due_to!);
     if (shape.after)
       query = query.where((eb) => eb(eb.refTuple('due_at', 'id'), '>', eb.tuple(v.after_at!, v.after_id!)));
-    return query.orderBy('due_at').orderBy('id').limit(v.limit);
+    return (
+      query
+        // A first page also says where the changes feed stood in its snapshot (the oldest transaction still running),
+        // for the sync token that matches it (the Sync-Token header): in the same statement, so in the same snapshot.
+        .$if(!shape.after, (q) => q.select(sql<string>`pg_snapshot_xmin(pg_current_snapshot())::text`.as('horizon')))
+        .orderBy('due_at')
+        .orderBy('id')
+        .limit(v.limit)
+    );
   });
 }
 

@@ -817,20 +817,25 @@ export interface paths {
          * The student's state, or what changed since a sync token
          * @description For a client that keeps the student's data offline (a phone), after Todoist's Sync API and Google Calendar's
          *     `nextSyncToken`. Asked with `sync_token=*` (or none), it answers the full state of every kind the credential may
-         *     read (`full_sync` true), a page at a time: tasks (`tasks:read`), then exam plans (`exams:read`). Asked with the
-         *     `sync_token` of an earlier answer, it answers what changed since: objects created or changed, whole and as they
-         *     are now (the same schemas as `getTask` and `getExam`), and the ids deleted. `has_more` says whether to ask again
-         *     at once with the new `sync_token`; otherwise store the token for next time.
+         *     read (`full_sync` true), a page at a time: tasks (`tasks:read`), then flashcard decks and cards (`decks:read`),
+         *     then exam plans (`exams:read`). Asked with the `sync_token` of an earlier answer, it answers what changed since:
+         *     objects created or changed, whole and as they are now (the same schemas as `getTask`, `getDeck`, `getCard` and
+         *     `getExam`), and the ids deleted. `has_more` says whether to ask again at once with the new `sync_token`;
+         *     otherwise store the token for next time. A token also comes with the first page of `GET /api/tasks` and with
+         *     every page of `GET /api/events` (the `Sync-Token` header): a client that loaded those can continue here.
+         *
+         *     The rooms the student is in (`rooms:read`) and the profile with the plan and its limits (`profile:read`) come
+         *     whole in each answer that ends a sync (`has_more` false): they are few, and change with time and with others (a
+         *     room's timer and members, the profile's xp and streak). `kinds` names the kinds the credential may read; the
+         *     others are empty.
          *
          *     Each answer is read in one snapshot. A full sync's token continues from the moment its first page was read, so
          *     what changed while the client paged through it comes in the next answers: an object may come again, never is a
          *     change missed, and applying the answers in order leaves the client with the server's state. Changes come in the
          *     order they were committed (the changes feed's, `GET /api/events`).
          *
-         *     A credential sees the kinds it may read and nothing of the others; one that may read none of them is
-         *     `403 insufficient_scope`. Changes are kept **30 days**: a token older than that is refused with
-         *     `410 sync_token_expired`, and the client starts again with `*`. Decks, cards, rooms and the profile are not in the
-         *     sync yet: read them with their own operations.
+         *     A credential that may read none of these kinds is `403 insufficient_scope`. Changes are kept **30 days**: a token
+         *     older than that is refused with `410 sync_token_expired`, and the client starts again with `*`.
          */
         get: operations["pullSync"];
         put?: never;
@@ -1411,6 +1416,144 @@ export interface paths {
     };
 }
 export interface webhooks {
+    "card.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A flashcard was added to a deck
+         * @description Sent to every enabled endpoint subscribed to `card.created`: the student's own endpoints, and the endpoint of each
+         *     app the student granted the read scope of this resource. Signed per Standard Webhooks. Answer any 2xx within
+         *     10 seconds to acknowledge; anything else, or no answer, is retried with the same `webhook-id` (see the
+         *     `webhooks` tag).
+         */
+        post: operations["receiveCardCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "card.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A flashcard was deleted
+         * @description Sent to every enabled endpoint subscribed to `card.deleted`: the student's own endpoints, and the endpoint of each
+         *     app the student granted the read scope of this resource. Signed per Standard Webhooks. Answer any 2xx within
+         *     10 seconds to acknowledge; anything else, or no answer, is retried with the same `webhook-id` (see the
+         *     `webhooks` tag).
+         */
+        post: operations["receiveCardDeleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "card.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A card's text changed, or it was reviewed
+         * @description Sent to every enabled endpoint subscribed to `card.updated`: the student's own endpoints, and the endpoint of each
+         *     app the student granted the read scope of this resource. Signed per Standard Webhooks. Answer any 2xx within
+         *     10 seconds to acknowledge; anything else, or no answer, is retried with the same `webhook-id` (see the
+         *     `webhooks` tag).
+         */
+        post: operations["receiveCardUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "deck.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A flashcard deck was created
+         * @description Sent to every enabled endpoint subscribed to `deck.created`: the student's own endpoints, and the endpoint of each
+         *     app the student granted the read scope of this resource. Signed per Standard Webhooks. Answer any 2xx within
+         *     10 seconds to acknowledge; anything else, or no answer, is retried with the same `webhook-id` (see the
+         *     `webhooks` tag).
+         */
+        post: operations["receiveDeckCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "deck.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A deck was deleted, with its cards
+         * @description Sent to every enabled endpoint subscribed to `deck.deleted`: the student's own endpoints, and the endpoint of each
+         *     app the student granted the read scope of this resource. Signed per Standard Webhooks. Answer any 2xx within
+         *     10 seconds to acknowledge; anything else, or no answer, is retried with the same `webhook-id` (see the
+         *     `webhooks` tag).
+         */
+        post: operations["receiveDeckDeleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "deck.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A deck's title, description, course or scheduler changed
+         * @description Sent to every enabled endpoint subscribed to `deck.updated`: the student's own endpoints, and the endpoint of each
+         *     app the student granted the read scope of this resource. Signed per Standard Webhooks. Answer any 2xx within
+         *     10 seconds to acknowledge; anything else, or no answer, is retried with the same `webhook-id` (see the
+         *     `webhooks` tag).
+         */
+        post: operations["receiveDeckUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "exam.created": {
         parameters: {
             query?: never;
@@ -1907,6 +2050,34 @@ export interface components {
             /** @description The new cards, in the order they were sent (which is also their order in the deck). */
             data: components["schemas"]["Card"][];
         };
+        /** @description A flashcard was added to a deck (one event per card of a batch). */
+        CardCreatedEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["CardEventData"];
+            /** @constant */
+            type: "card.created";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "card.created";
+        };
+        /** @description A flashcard was deleted. */
+        CardDeletedEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["CardEventData"];
+            /** @constant */
+            type: "card.deleted";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "card.deleted";
+        };
+        /** @description The `data` of a card event: the card after the change, or as it was just before its deletion. */
+        CardEventData: {
+            object: components["schemas"]["Card"];
+        };
         /** @description The card's FSRS memory, as stored (a card has none until its first review in an FSRS deck). */
         CardFsrsState: {
             difficulty: number;
@@ -1932,6 +2103,18 @@ export interface components {
         CardUpdate: {
             back?: string;
             front?: string;
+        };
+        /** @description A flashcard's front or back changed, or it was reviewed and its schedule moved (once per card of a batch of reviews, as the batch left it). The review log itself is append-only and not an event. */
+        CardUpdatedEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["CardEventData"];
+            /** @constant */
+            type: "card.updated";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "card.updated";
         };
         /**
          * @description How to catch up after missed days. A missed day is a day (in the student's time zone) with no study activity (a
@@ -2130,6 +2313,34 @@ export interface components {
         };
         /** @description The linked decks. */
         deck_ids: string[];
+        /** @description A flashcard deck was created. */
+        DeckCreatedEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["DeckEventData"];
+            /** @constant */
+            type: "deck.created";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "deck.created";
+        };
+        /** @description A flashcard deck was deleted, and its cards with it (no `card.deleted` is sent for them). */
+        DeckDeletedEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["DeckEventData"];
+            /** @constant */
+            type: "deck.deleted";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "deck.deleted";
+        };
+        /** @description The `data` of a deck event: the deck after the change (with its cards' counts at that moment), or as it was just before its deletion. */
+        DeckEventData: {
+            object: components["schemas"]["Deck"];
+        };
         DeckList: {
             /** @description Decks, newest first. */
             data: components["schemas"]["Deck"][];
@@ -2153,6 +2364,18 @@ export interface components {
             fsrs_parameters?: components["schemas"]["FsrsParametersUpdate"];
             scheduler?: components["schemas"]["DeckScheduler"];
             title?: string;
+        };
+        /** @description A flashcard deck's title, description, course, scheduler or FSRS parameters changed (its cards' counts move with its cards, which `card.*` tell of, and with time, which no event tells of). */
+        DeckUpdatedEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["DeckEventData"];
+            /** @constant */
+            type: "deck.updated";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "deck.updated";
         };
         /**
          * Format: date-time
@@ -2206,7 +2429,7 @@ export interface components {
          *     ignores kinds it does not know.
          * @enum {string}
          */
-        EventType: "task.created" | "task.updated" | "task.completed" | "task.deleted" | "exam.created" | "exam.updated" | "exam.deleted" | "payment.succeeded" | "user.warned" | "room.created" | "room.member_joined" | "room.session_finished" | "webhook.test";
+        EventType: "task.created" | "task.updated" | "task.completed" | "task.deleted" | "exam.created" | "exam.updated" | "exam.deleted" | "payment.succeeded" | "user.warned" | "room.created" | "room.member_joined" | "room.session_finished" | "deck.created" | "deck.updated" | "deck.deleted" | "card.created" | "card.updated" | "card.deleted" | "webhook.test";
         /** @description An exam of the current student, the decks and tasks that prepare for it, and the readiness for it now. */
         Exam: {
             /** Format: date-time */
@@ -3495,11 +3718,25 @@ export interface components {
         };
         /**
          * @description One answer of the sync: objects to store (created or changed, whole, as the REST operations show them), ids to
-         *     drop, and the token to ask with next. Objects of the kinds the credential may not read are never included.
+         *     drop, and the token to ask with next. `kinds` names what the credential may read; every other kind is empty (its
+         *     list `[]`, and `rooms` or `profile` absent), which then says nothing about the student's data.
          */
         SyncPage: {
-            /** @description The ids of objects deleted since the token; a client that does not keep one ignores it. */
+            /** @description Flashcards to store, created, changed or reviewed since the token, each as `getCard` answers it. */
+            cards: components["schemas"]["Card"][];
+            /**
+             * @description Flashcard decks to store, created or changed since the token, each as `getDeck` answers it. A deck's counts
+             *     (`card_count`, `due_count`, `new_count`, `next_due_at`) are as of this answer: a deck comes again with any change
+             *     of its cards, but not as time makes its cards due.
+             */
+            decks: components["schemas"]["Deck"][];
+            /**
+             * @description The ids of objects deleted since the token; a client that does not keep one ignores it. A deleted deck takes
+             *     its cards with it: drop the cards of a deck listed here (they are not listed one by one).
+             */
             deleted: {
+                cards: string[];
+                decks: string[];
                 exams: string[];
                 tasks: string[];
             };
@@ -3513,6 +3750,23 @@ export interface components {
             full_sync: boolean;
             /** @description More is there now; ask again at once with `sync_token`. */
             has_more: boolean;
+            /**
+             * @description The kinds this answer covers: those the credential's scopes may read (`tasks:read`, `decks:read` for decks and
+             *     cards, `exams:read`, `rooms:read`, `profile:read`). A kind missing here is one the credential may not read: its
+             *     list is empty (`rooms` and `profile` absent), and the client keeps nothing of it from this sync.
+             */
+            kinds: ("tasks" | "decks" | "cards" | "exams" | "rooms" | "profile")[];
+            /**
+             * @description The student's profile with the plan and the limits that apply, as `getMyProfile` answers it, in each answer
+             *     that ends a sync (`has_more` false; absent while more is to come): xp and streak move with every study action.
+             */
+            profile?: components["schemas"]["UserProfile"];
+            /**
+             * @description Every room the student is in (at most 30), as `listMyRooms` answers them, in each answer that ends a sync
+             *     (`has_more` false; absent while more is to come): the client replaces the rooms it keeps with these. A room left
+             *     or deleted is simply no longer in the list.
+             */
+            rooms?: components["schemas"]["Room"][];
             /**
              * @description Store it with what this answer brought, and pass it as `sync_token` next time: the next answer holds what
              *     changed after it. Always present. It expires 30 days after it was issued (`410 sync_token_expired`).
@@ -4047,7 +4301,7 @@ export interface components {
          *     spec's `webhooks` for when each is sent). New kinds may be added in a minor version: a receiver ignores a `type` it
          *     does not know.
          */
-        WebhookEvent: components["schemas"]["TaskCreatedEvent"] | components["schemas"]["TaskUpdatedEvent"] | components["schemas"]["TaskCompletedEvent"] | components["schemas"]["TaskDeletedEvent"] | components["schemas"]["ExamCreatedEvent"] | components["schemas"]["ExamUpdatedEvent"] | components["schemas"]["ExamDeletedEvent"] | components["schemas"]["PaymentSucceededEvent"] | components["schemas"]["UserWarnedEvent"] | components["schemas"]["RoomCreatedEvent"] | components["schemas"]["RoomMemberJoinedEvent"] | components["schemas"]["RoomSessionFinishedEvent"] | components["schemas"]["WebhookTestEvent"];
+        WebhookEvent: components["schemas"]["TaskCreatedEvent"] | components["schemas"]["TaskUpdatedEvent"] | components["schemas"]["TaskCompletedEvent"] | components["schemas"]["TaskDeletedEvent"] | components["schemas"]["ExamCreatedEvent"] | components["schemas"]["ExamUpdatedEvent"] | components["schemas"]["ExamDeletedEvent"] | components["schemas"]["PaymentSucceededEvent"] | components["schemas"]["UserWarnedEvent"] | components["schemas"]["RoomCreatedEvent"] | components["schemas"]["RoomMemberJoinedEvent"] | components["schemas"]["RoomSessionFinishedEvent"] | components["schemas"]["DeckCreatedEvent"] | components["schemas"]["DeckUpdatedEvent"] | components["schemas"]["DeckDeletedEvent"] | components["schemas"]["CardCreatedEvent"] | components["schemas"]["CardUpdatedEvent"] | components["schemas"]["CardDeletedEvent"] | components["schemas"]["WebhookTestEvent"];
         /**
          * @description A test, sent on request (`POST /api/webhooks/endpoints/{endpoint_id}/test`) to that one endpoint only, whatever its
          *     `event_types`: check that the receiver gets and verifies deliveries. `data.object` is the endpoint as it is.
@@ -4389,6 +4643,23 @@ export interface components {
          * @example 5
          */
         RetryAfterUnavailable: number;
+        /**
+         * @description The page's `next_cursor` as a `sync_token` for `GET /api/sync`: a client that applied the events up to here can
+         *     continue with the sync, which answers what changed after this page, whole objects and deleted ids. The feed's
+         *     cursors and the sync's tokens past a full sync are one place in the commit order. A page read with `type` passed
+         *     the other kinds by: the token then misses their changes before it, so take it from a feed read without `type`.
+         * @example WyIyMDI2LTExLTI3VDEwOjAwOjAwLjAwMFoiLCI3NDIxIiwwXQ
+         */
+        SyncTokenFeed: string;
+        /**
+         * @description A `sync_token` for `GET /api/sync` that matches this list, after Google Calendar's `nextSyncToken`: the changes
+         *     feed's place just before the list's first page was read. Sent on the first page (asked without `cursor`) only:
+         *     keep it while you page through the list, and once you hold the whole list, ask `GET /api/sync` with it for what
+         *     changed since (an object of the list may come again, none is missed). It covers every kind the credential may read,
+         *     not only this list's, and expires as any sync token does (30 days).
+         * @example WyIyMDI2LTExLTI3VDEwOjAwOjAwLjAwMFoiLCI3NDIxIiwwXQ
+         */
+        SyncTokenFirstPage: string;
     };
     pathItems: never;
 }
@@ -4693,7 +4964,7 @@ export interface operations {
                 /** @description How many items to return, 1 to 100; 20 when absent. Any other value is a 400. */
                 limit?: components["parameters"]["Limit"];
                 /** @description Only these kinds (one, or several separated by commas). Absent, every kind the credential may read. */
-                type?: ("task.created" | "task.updated" | "task.completed" | "task.deleted" | "exam.created" | "exam.updated" | "exam.deleted" | "payment.succeeded" | "user.warned" | "room.created" | "room.member_joined" | "room.session_finished")[];
+                type?: ("task.created" | "task.updated" | "task.completed" | "task.deleted" | "exam.created" | "exam.updated" | "exam.deleted" | "payment.succeeded" | "user.warned" | "room.created" | "room.member_joined" | "room.session_finished" | "deck.created" | "deck.updated" | "deck.deleted" | "card.created" | "card.updated" | "card.deleted")[];
             };
             header?: never;
             path?: never;
@@ -4707,6 +4978,7 @@ export interface operations {
                     "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Sync-Token": components["headers"]["SyncTokenFeed"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6213,6 +6485,7 @@ export interface operations {
                     "Cache-Control": components["headers"]["CacheControlPrivate"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Sync-Token": components["headers"]["SyncTokenFirstPage"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7272,6 +7545,222 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    receiveCardCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's `id` (Standard Webhooks). The same on every retry and re-send of one event: de-duplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description Space-separated signatures (Standard Webhooks): `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`
+                 *     under the endpoint's secret (`whsec_<base64 key>`; the key is the base64-decoded part after the prefix). During the
+                 *     24 hours after a secret rotation there are two, one per secret: accept the delivery when any one verifies.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Unix seconds at which this attempt was signed (Standard Webhooks). Reject a delivery whose timestamp is more than
+                 *     5 minutes from your clock: it protects against replays.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CardCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery is done. The body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveCardDeleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's `id` (Standard Webhooks). The same on every retry and re-send of one event: de-duplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description Space-separated signatures (Standard Webhooks): `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`
+                 *     under the endpoint's secret (`whsec_<base64 key>`; the key is the base64-decoded part after the prefix). During the
+                 *     24 hours after a secret rotation there are two, one per secret: accept the delivery when any one verifies.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Unix seconds at which this attempt was signed (Standard Webhooks). Reject a delivery whose timestamp is more than
+                 *     5 minutes from your clock: it protects against replays.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CardDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery is done. The body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveCardUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's `id` (Standard Webhooks). The same on every retry and re-send of one event: de-duplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description Space-separated signatures (Standard Webhooks): `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`
+                 *     under the endpoint's secret (`whsec_<base64 key>`; the key is the base64-decoded part after the prefix). During the
+                 *     24 hours after a secret rotation there are two, one per secret: accept the delivery when any one verifies.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Unix seconds at which this attempt was signed (Standard Webhooks). Reject a delivery whose timestamp is more than
+                 *     5 minutes from your clock: it protects against replays.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CardUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery is done. The body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveDeckCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's `id` (Standard Webhooks). The same on every retry and re-send of one event: de-duplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description Space-separated signatures (Standard Webhooks): `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`
+                 *     under the endpoint's secret (`whsec_<base64 key>`; the key is the base64-decoded part after the prefix). During the
+                 *     24 hours after a secret rotation there are two, one per secret: accept the delivery when any one verifies.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Unix seconds at which this attempt was signed (Standard Webhooks). Reject a delivery whose timestamp is more than
+                 *     5 minutes from your clock: it protects against replays.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeckCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery is done. The body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveDeckDeleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's `id` (Standard Webhooks). The same on every retry and re-send of one event: de-duplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description Space-separated signatures (Standard Webhooks): `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`
+                 *     under the endpoint's secret (`whsec_<base64 key>`; the key is the base64-decoded part after the prefix). During the
+                 *     24 hours after a secret rotation there are two, one per secret: accept the delivery when any one verifies.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Unix seconds at which this attempt was signed (Standard Webhooks). Reject a delivery whose timestamp is more than
+                 *     5 minutes from your clock: it protects against replays.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeckDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery is done. The body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveDeckUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's `id` (Standard Webhooks). The same on every retry and re-send of one event: de-duplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description Space-separated signatures (Standard Webhooks): `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`
+                 *     under the endpoint's secret (`whsec_<base64 key>`; the key is the base64-decoded part after the prefix). During the
+                 *     24 hours after a secret rotation there are two, one per secret: accept the delivery when any one verifies.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Unix seconds at which this attempt was signed (Standard Webhooks). Reject a delivery whose timestamp is more than
+                 *     5 minutes from your clock: it protects against replays.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeckUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery is done. The body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
     receiveExamCreated: {

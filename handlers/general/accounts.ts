@@ -9,7 +9,7 @@ import type { ExportSettings } from '../../services/exports/export-settings.ts';
 import { DownloadStopped, downloadWriter } from '../../server/http/download.ts';
 import type { Spool } from '../../server/http/spool.ts';
 import { problems } from '../../server/http/problems.ts';
-import { profileBody } from './profile-body.ts';
+import { profileBody } from '../../services/accounts/profile-body.ts';
 import { assertTimeZone } from '../../services/accounts/time-zones.ts';
 import type { GeneralHandlers } from './types.ts';
 

@@ -5,12 +5,17 @@ import {
   findDeck,
   listCards as listCardRows,
   listDecks as listDeckRows,
-  updateCardText,
-  updateDeck as updateDeckRow,
   type DeckRow,
 } from '../../db/queries/flashcards.ts';
 import type { Db } from '../../db/connect.ts';
-import { addCard, addCards, removeCard, removeDeck } from '../../services/flashcards/writes.ts';
+import {
+  addCard,
+  addCards,
+  changeCardText,
+  changeDeck,
+  removeCard,
+  removeDeck,
+} from '../../services/flashcards/writes.ts';
 import { addDeck } from '../../services/flashcards/new-deck.ts';
 import { cardBody, deckBody, reviewResultBody, reviewTime } from '../../services/flashcards/card-body.ts';
 import { recordReview, recordReviews } from '../../services/flashcards/reviews.ts';
@@ -56,17 +61,10 @@ export const updateDeck: GeneralHandlers['updateDeck'] = async ({ path, body, pr
     : body.scheduler === 'fsrs' && !current.fsrs_parameters
       ? fsrsParameters(null)
       : undefined;
-  if (
-    !(await updateDeckRow(
-      db,
-      principal.user_id,
-      path.deck_id,
-      { ...fields, ...(stored ? { fsrs_parameters: stored } : {}) },
-      at,
-    ))
-  )
-    throw noDeck();
-  return { status: 200, body: deckBody(await deckOrThrow(db, principal.user_id, path.deck_id, at)) };
+  const changes = { ...fields, ...(stored ? { fsrs_parameters: stored } : {}) };
+  const row = await changeDeck(db, principal, path.deck_id, changes, at);
+  if (!row) throw noDeck();
+  return { status: 200, body: deckBody(row) };
 };
 
 export const deleteDeck: GeneralHandlers['deleteDeck'] = async ({ path, principal }, { db, now }) => {
@@ -127,7 +125,7 @@ export const getCard: GeneralHandlers['getCard'] = async ({ path, principal }, {
 };
 
 export const updateCard: GeneralHandlers['updateCard'] = async ({ path, body, principal }, { db, now }) => {
-  const row = await updateCardText(db, principal.user_id, path.card_id, body, now());
+  const row = await changeCardText(db, principal, path.card_id, body, now());
   if (!row) throw noCard();
   return { status: 200, body: cardBody(row) };
 };

@@ -7,7 +7,7 @@ import { idempotently } from '../../server/http/idempotency.ts';
 import { problems } from '../../server/http/problems.ts';
 import { violatedConstraint } from '../../db/errors.ts';
 import { listRecentWarnings } from '../../db/queries/warnings.ts';
-import { PROFILE_WARNINGS, profileBody } from './profile-body.ts';
+import { PROFILE_WARNINGS, profileBody } from '../../services/accounts/profile-body.ts';
 import { assertTimeZone } from '../../services/accounts/time-zones.ts';
 import type { GeneralHandlers, Schemas } from './types.ts';
 

@@ -1,6 +1,7 @@
 // A student's tasks: list, create, read, change (closing and reopening included) and remove. What a write does (its
 // events, the study day and xp of closing, a series' next occurrence) is services/tasks/writes.ts.
 import { findTask, listTasks as listTaskPage } from '../../db/queries/tasks.ts';
+import { listSyncToken } from '../../services/sync/pull.ts';
 import { newTask } from '../../services/tasks/new-task.ts';
 import { taskBody } from '../../services/tasks/task-body.ts';
 import { addTask, changeTask, removeTask } from '../../services/tasks/writes.ts';
@@ -10,7 +11,7 @@ import { idempotently } from '../../server/http/idempotency.ts';
 import type { Db } from '../../db/connect.ts';
 import type { GeneralHandlers } from './types.ts';
 
-export const listTasks: GeneralHandlers['listTasks'] = async ({ query, principal }, { db }) => {
+export const listTasks: GeneralHandlers['listTasks'] = async ({ query, principal }, { db, now }) => {
   const due_from = query.due_from === undefined ? undefined : new Date(query.due_from);
   const due_to = query.due_to === undefined ? undefined : new Date(query.due_to);
   if (due_from && due_to && due_from >= due_to)
@@ -23,7 +24,11 @@ export const listTasks: GeneralHandlers['listTasks'] = async ({ query, principal
     query.limit,
   );
   const result = page(rows, query.limit, (row) => [row.due_at.toISOString(), row.id]);
-  return { status: 200, body: { ...result, data: result.data.map(taskBody) } };
+  const body = { ...result, data: result.data.map(taskBody) };
+  if (query.cursor !== undefined) return { status: 200, body };
+  // The first page hands the sync token read in its own snapshot (Google Calendar's nextSyncToken, given first here).
+  const token = await listSyncToken(db, principal, rows[0]?.horizon, now());
+  return { status: 200, body, headers: { 'Sync-Token': token } };
 };
 
 export const createTask: GeneralHandlers['createTask'] = async ({ headers, body, principal }, { db, now }) => {

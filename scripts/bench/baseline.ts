@@ -20,8 +20,10 @@ const responses = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as CannedRe
 const CREDENTIAL_HEADERS = ['x-service-api-key', 'authorization'];
 // Ids in a path are one key: the many-students review scenario sends each student's own cards' paths.
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+// A sync token is one key too: the sync's scenario sends each page's token (its pages are alike in size).
+const SYNC_TOKEN = /sync_token=[^&]*/g;
 const requestKey = (method: string, url: string, credentialHeader: string | undefined) =>
-  `${method} ${url.replace(UUID, ':id')} ${credentialHeader ?? '-'}`;
+  `${method} ${url.replace(UUID, ':id').replace(SYNC_TOKEN, 'sync_token=:token')} ${credentialHeader ?? '-'}`;
 const byRequest = new Map(responses.map((r) => [requestKey(r.method, r.url, r.credentialHeader), r]));
 
 const app = express();

@@ -5,14 +5,18 @@ import { fileURLToPath } from 'node:url';
 import type autocannon from 'autocannon';
 import { cpuMicros, cpuSpent, pinned } from './processes.ts';
 import type { BenchStudent, Credentials } from './setup.ts';
+import { SYNC_PAGE } from './sync-student.ts';
 
 export interface Scenario {
   name: string;
   method: 'GET' | 'POST';
   path: string;
   body?: unknown;
-  /** What the request authenticates with: the partner key, the demo student's OAuth access token, or nothing (401). */
-  credential: 'partner-key' | 'student-token' | 'none';
+  /**
+   * What the request authenticates with: the partner key, the demo student's OAuth access token, the large sync
+   * account's (scripts/bench/sync-student.ts), or nothing (401).
+   */
+  credential: 'partner-key' | 'student-token' | 'sync-student-token' | 'none';
   expectedStatus: number;
   /**
    * Many students at once: each connection acts for another of the bench's students (its own token) and sends these
@@ -39,6 +43,8 @@ export interface Scenario {
    * and the CPU the server still spends on them would be counted in the next run.
    */
   long?: { requests: number; warmUpRequests: number; connections: number; timeoutSeconds: number };
+  /** Paths that every connection sends in turn instead of `path` (the pages of one sync, the first as `path`). */
+  paths?: string[];
 }
 
 /** The start of a uuid the load generator replaces in every request of a `freshUuids` scenario (load.ts). */
@@ -47,8 +53,11 @@ export const FRESH_UUID_MARK = 'aaaaaaaa-aaaa-4aaa-8aaa-';
 /** The commands of one sync push in the bench, and as many single requests as its twin. */
 export const SYNC_PUSH_COMMANDS = 100;
 
-/** What a scenario's path names of the bench's data: the demo student's card that the review scenario grades. */
-export type ScenarioIds = Pick<Credentials, 'cardId'>;
+/**
+ * What a scenario's path names of the bench's data: the demo student's card that the review scenario grades, and
+ * the pages of the large account's full sync.
+ */
+export type ScenarioIds = Pick<Credentials, 'cardId' | 'syncPageTokens'>;
 
 /**
  * The issue's scenarios first (partner v1's hot reads, then the general surface with a JWT), then the refusals.
@@ -56,8 +65,11 @@ export type ScenarioIds = Pick<Credentials, 'cardId'>;
  */
 export function scenarios(
   year: number,
-  ids: ScenarioIds = { cardId: '00000000-0000-0000-0000-000000000000' },
+  ids: ScenarioIds = { cardId: '00000000-0000-0000-0000-000000000000', syncPageTokens: ['*'] },
 ): Scenario[] {
+  const syncPages = ids.syncPageTokens.map(
+    (token) => `/api/sync?limit=${SYNC_PAGE}&sync_token=${encodeURIComponent(token)}`,
+  );
   const createTask = {
     method: 'POST',
     path: '/api/tasks',
@@ -133,6 +145,16 @@ export function scenarios(
     },
     // The week view: tasks, exams, due decks, the country's holidays and the recurring tasks' projections.
     { name: 'week-schedule', method: 'GET', path: '/api/schedule', credential: 'student-token', expectedStatus: 200 },
+    // A phone's first sync of a large account (5,000 tasks, 2,000 cards): every connection asks for its pages in turn,
+    // each of list-tasks' size (20, the default), each one kind's page by id; held to a list page's ceiling (issue 38).
+    {
+      name: 'sync-pull-page',
+      method: 'GET',
+      path: syncPages[0]!,
+      paths: syncPages,
+      credential: 'sync-student-token',
+      expectedStatus: 200,
+    },
     {
       name: 'v1-invalid-400',
       method: 'GET',
@@ -168,11 +190,12 @@ const reviewPath = (cardId: string) => `/api/flashcards/cards/${cardId}/reviews`
 
 export function requestHeaders(
   scenario: Scenario,
-  credentials: Pick<Credentials, 'apiKey' | 'studentToken'>,
+  credentials: Pick<Credentials, 'apiKey' | 'studentToken' | 'syncStudentToken'>,
 ): Record<string, string> {
   const byCredential: Record<Scenario['credential'], Record<string, string>> = {
     'partner-key': { 'x-service-api-key': credentials.apiKey },
     'student-token': { authorization: `Bearer ${credentials.studentToken}` },
+    'sync-student-token': { authorization: `Bearer ${credentials.syncStudentToken}` },
     none: {},
   };
   const auth = byCredential[scenario.credential];
@@ -200,7 +223,8 @@ export function connectionRequests(scenario: Scenario, credentials: Credentials,
   };
   const { perStudent } = scenario;
   const { method } = scenario;
-  if (!perStudent) return [[{ method, path: scenario.path, headers: requestHeaders(scenario, credentials), ...body }]];
+  const headers = requestHeaders(scenario, credentials);
+  if (!perStudent) return [(scenario.paths ?? [scenario.path]).map((path) => ({ method, path, headers, ...body }))];
   if (credentials.students.length < connections) {
     throw new Error(`${scenario.name}: ${connections} connections need as many students`);
   }

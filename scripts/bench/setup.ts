@@ -24,6 +24,7 @@ import { secretBox } from '../../server/auth/secret-box.ts';
 import { ALL_SCOPES } from '../../server/auth/scopes.ts';
 import { registerClient } from '../../server/oauth/clients.ts';
 import { PEER_APPLICATION_NAME } from './peer-schema.ts';
+import { createSyncStudent } from './sync-student.ts';
 
 /** Far above any request count a bench reaches, and within the integer columns (max 2,147,483,647). */
 const HUGE_LIMIT = 1_000_000_000;
@@ -71,6 +72,10 @@ export interface Credentials {
   cardId: string;
   /** Other students, one for each connection of the many-students scenarios. */
   students: BenchStudent[];
+  /** The large account whose full sync sync-pull-page pages through (scripts/bench/sync-student.ts). */
+  syncStudentToken: string;
+  /** The `sync_token` of each page of that full sync, in order. */
+  syncPageTokens: string[];
 }
 
 /** One of the bench's generated students, as a connection of a many-students scenario acts for it. */
@@ -163,7 +168,24 @@ export async function prepareCredentials(
         return { studentId: user_id, token, cardIds: card_ids };
       }),
     );
-    return { apiKey, studentToken, studentId, cardId: card.id, students: issued };
+    const sync = await createSyncStudent(db, now);
+    await setContractPlan(db, sync.email, { per_minute: HUGE_LIMIT, per_day: HUGE_LIMIT, ai_per_hour: HUGE_LIMIT });
+    const syncGrant = await insertGrant(db, { client_id, user_id: sync.userId, scopes: [...ALL_SCOPES] });
+    const { token: syncStudentToken } = await tokens.issue({
+      user_id: sync.userId,
+      client_id,
+      scopes: ALL_SCOPES,
+      grant_id: syncGrant,
+    });
+    return {
+      apiKey,
+      studentToken,
+      studentId,
+      cardId: card.id,
+      students: issued,
+      syncStudentToken,
+      syncPageTokens: sync.pageTokens,
+    };
   } finally {
     await db.destroy();
   }

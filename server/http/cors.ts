@@ -29,6 +29,7 @@ export const CORS_EXPOSED_HEADERS = [
   'Allow',
   'Content-Disposition',
   'Idempotent-Replayed',
+  'Sync-Token',
 ];
 
 /** How long a browser may reuse a preflight's answer: Chromium's ceiling (two hours); others cap lower or higher. */

@@ -2,7 +2,7 @@
 // makes the change, so the event commits with the change or not at all (an outbox); it never knows who listens.
 // Delivery to webhook endpoints happens later, from the stored row.
 import type { Db } from '../../db/connect.ts';
-import { insertEvent, type NewEvent } from '../../db/queries/events.ts';
+import { eventRows, insertEvent, insertEvents, type NewEvent } from '../../db/queries/events.ts';
 import type { webhooks } from '../../generated/general/types.ts';
 
 /** Every event kind, as named in the spec's `webhooks` section. */
@@ -25,6 +25,11 @@ export interface EmittedEvent<T extends EventType> {
 /** Stores the event in the caller's transaction; returns its id (the envelope's `id` and the `webhook-id`). */
 export async function emitEvent<T extends EventType>(trx: Db, event: EmittedEvent<T>): Promise<string> {
   return insertEvent(trx, outboxRow(event));
+}
+
+/** Stores several events in one statement in the caller's transaction (a batch of cards: one round trip, not one each). */
+export async function emitEvents<T extends EventType>(trx: Db, events: readonly EmittedEvent<T>[]): Promise<void> {
+  if (events.length > 0) await insertEvents(trx, eventRows(events.map(outboxRow))).execute();
 }
 
 /** The event's outbox row, for a write that stores it in the change's own statement (as insertTaskRow does). */

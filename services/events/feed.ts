@@ -35,6 +35,12 @@ export const FEED_TYPES = [
   'room.created',
   'room.member_joined',
   'room.session_finished',
+  'deck.created',
+  'deck.updated',
+  'deck.deleted',
+  'card.created',
+  'card.updated',
+  'card.deleted',
 ] as const satisfies readonly Exclude<EventType, 'webhook.test'>[];
 export type FeedType = (typeof FEED_TYPES)[number];
 
@@ -68,7 +74,7 @@ export async function readFeed(
   const last = data.at(-1);
   // An empty page moves the cursor to the horizon, stamped now: nothing the client may see lies between, and a
   // client that polls a quiet feed keeps a cursor that does not expire.
-  const next_cursor = last ? cursorAt(last) : encodeCursor([now.toISOString(), horizon, 0]);
+  const next_cursor = last ? cursorAt(last) : horizonCursor(horizon, now);
   return { data: data.map(envelopeOf), has_more, next_cursor };
 }
 
@@ -81,6 +87,14 @@ function kindsToRead(principal: GeneralPrincipal, asked: readonly FeedType[] | u
   // A credential that may read nothing the feed holds is told which scopes would do, rather than shown an empty feed.
   requireAnyScope(principal, readScopesOf(FEED_TYPES));
   return FEED_TYPES.filter((type) => principal.scopes.includes(readScopeOf(type)));
+}
+
+/**
+ * The cursor of the feed's horizon (the oldest transaction still running in a snapshot, as listFeedEvents reads it),
+ * stamped now: every event before it had committed in that snapshot, every later one comes after it.
+ */
+export function horizonCursor(horizon: string, now: Date): string {
+  return encodeCursor([now.toISOString(), horizon, 0]);
 }
 
 function cursorAt(row: FeedRow): string {

@@ -15,6 +15,8 @@ export const READ_SCOPES: Readonly<Record<Resource, Scope>> = {
   payment: 'profile:read',
   user: 'profile:read',
   room: 'rooms:read',
+  deck: 'decks:read',
+  card: 'decks:read',
   webhook: 'webhooks:manage',
 };
 

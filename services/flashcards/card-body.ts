@@ -4,7 +4,7 @@ import type { CardRow, DeckRow } from '../../db/queries/flashcards.ts';
 import { isWithinOfflineWindow, OFFLINE_REVIEW_WINDOW_DAYS } from '../../domain/srs.ts';
 import type { components } from '../../generated/general/types.ts';
 import { problems } from '../../server/http/problems.ts';
-import type { RecordedReview } from './reviews.ts';
+import type { ReviewRow } from '../../db/queries/graded-review.ts';
 
 type Schemas = components['schemas'];
 
@@ -37,7 +37,7 @@ export function cardBody(row: CardRow): Schemas['Card'] {
   };
 }
 
-export function reviewResultBody({ review, card }: RecordedReview): Schemas['ReviewResult'] {
+export function reviewResultBody({ review, card }: { review: ReviewRow; card: CardRow }): Schemas['ReviewResult'] {
   return {
     review: { ...review, reviewed_at: review.reviewed_at.toISOString(), next_due_at: review.next_due_at.toISOString() },
     card: cardBody(card),

@@ -23,6 +23,8 @@ import { localDate } from '../../domain/student-day.ts';
 import { reviewClaim } from '../../domain/xp.ts';
 import { progress, studyInStatement } from '../progress/progress.ts';
 import { readinessWindow } from '../readiness/readiness.ts';
+import { emitEvents } from '../events/emit.ts';
+import { cardEvent } from './writes.ts';
 import type { Student } from '../../server/auth/principal.ts';
 
 /** A review as logged, and its card as it is after it. */
@@ -74,6 +76,8 @@ export async function recordReview(
         in_window: review.reviewedAt >= window.since,
       },
     },
+    // A review that moved the card tells of it (card.updated); the review log is append-only and no event.
+    event: outcome.applied ? () => cardEvent('card.updated', student, updated, at) : undefined,
   });
   return { review: logged, card: updated };
 }
@@ -99,6 +103,7 @@ export async function recordReviews(
   ]);
   const reviewed: RecordedReview[] = new Array(reviews.length);
   const studyDays = new Set<string>();
+  const moved = new Set<string>();
   const inOrder = reviews
     .map((review, index) => ({ ...review, index }))
     .sort((a, b) => a.reviewedAt.getTime() - b.reviewedAt.getTime() || a.index - b.index);
@@ -114,10 +119,17 @@ export async function recordReviews(
       at,
       studyDays,
     );
+    // An applied review gives a new card; one that did not move it (older than the card's last) the same.
+    if (recorded.card !== current) moved.add(review.card_id);
     cards.set(review.card_id, recorded.card);
     reviewed[review.index] = recorded;
   }
   await progress(trx, student, at);
+  // One card.updated per card the batch moved, as the batch left it.
+  await emitEvents(
+    trx,
+    [...moved].map((id) => cardEvent('card.updated', student, cards.get(id)!, at)),
+  );
   return { reviewed };
 }
 

@@ -4,7 +4,8 @@
 import { encodeCursor } from '../../server/contract/cursor.ts';
 import { InputError } from '../../domain/errors.ts';
 
-export const SYNC_KINDS = ['tasks', 'exams'] as const;
+/** The kinds a full sync pages through, in this order, each by id. */
+export const SYNC_KINDS = ['tasks', 'decks', 'cards', 'exams'] as const;
 export type SyncKind = (typeof SYNC_KINDS)[number];
 
 const FULL = 'full';

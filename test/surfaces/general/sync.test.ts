@@ -59,7 +59,10 @@ describe('pullSync', () => {
     // Nothing of another student, and a quiet sync brings nothing.
     assert.ok(!changes.some((page) => page.tasks.some((task) => task.title === 'Bob’s own')));
     const quiet = await ctx.api.get('/api/sync').set(alice.headers).query({ sync_token: phone.token }).expect(200);
-    assert.deepEqual([quiet.body.tasks, quiet.body.exams, quiet.body.deleted], [[], [], { tasks: [], exams: [] }]);
+    assert.deepEqual(
+      [quiet.body.tasks, quiet.body.exams, quiet.body.deleted],
+      [[], [], { tasks: [], decks: [], cards: [], exams: [] }],
+    );
   });
 
   it('misses nothing that changed while a full sync paged: it comes in the answers after the last page', async () => {
@@ -108,10 +111,15 @@ describe('pullSync', () => {
     const gone = await ctx.api.get('/api/sync').set(alice.headers).query({ sync_token: old }).expect(410);
     assert.equal(gone.body.code, 'sync_token_expired');
     assert.match(gone.body.detail, /sync_token=\*/);
+    // A full sync's page token from before the retention: told at once, not at the end of its pages.
+    const paused = encodeCursor(['full', old, 'tasks', '']);
+    const stale = await ctx.api.get('/api/sync').set(alice.headers).query({ sync_token: paused }).expect(410);
+    assert.equal(stale.body.code, 'sync_token_expired');
     for (const forged of [
       'nope',
       encodeCursor(['2026-11-01T00:00:00Z', 'x', 0]),
       encodeCursor(['full', old, 'rooms', '']),
+      encodeCursor(['full', 'not a cursor', 'tasks', '']),
       encodeCursor(['full', old, 'tasks', 'not-an-id']),
     ]) {
       const res = await ctx.api.get('/api/sync').set(alice.headers).query({ sync_token: forged }).expect(400);
