@@ -829,6 +829,11 @@ export interface paths {
          *     room's timer and members, the profile's xp and streak). `kinds` names the kinds the credential may read; the
          *     others are empty.
          *
+         *     Fields the server computes when it reads (an exam's `readiness` and `days_left`, a deck's `due_count`) move with
+         *     study and with the date, not with a write of their object: a pull brings the object again when it is written, not
+         *     each time such a field moves. A client shows them from the object as last pulled, and follows the readiness of
+         *     upcoming exams live with `streamExamReadiness` (or reads `getExam`, `getDeck` when it needs the value of now).
+         *
          *     Each answer is read in one snapshot. A full sync's token continues from the moment its first page was read, so
          *     what changed while the client paged through it comes in the next answers: an object may come again, never is a
          *     change missed, and applying the answers in order leaves the client with the server's state. Changes come in the
