@@ -10,13 +10,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadContracts } from './contract.ts';
 import { contractCoverage, eventKindCoverage, gapMessage, writeCoverageReport } from './coverage.ts';
+import { dumpsMissing } from './embedded-dumps.ts';
 import { documentedEventTypes } from './event-contract.ts';
 import { readRunRecords, RECORDS_DIRECTORY_VARIABLE } from './process-records.ts';
 import { runState } from './run-state.ts';
 
-export function mochaGlobalSetup() {
+export async function mochaGlobalSetup() {
   // Set before mocha starts its workers, which inherit this process's environment.
   process.env[RECORDS_DIRECTORY_VARIABLE] = mkdtempSync(join(tmpdir(), 'test-run-'));
+  // After a clean install or a changed migration, the dumps every embedded test database is loaded from (test-db.ts)
+  // are made here, once and before the workers start: not by each worker at once, nor within some test's timeout.
+  if (dumpsMissing()) await (await import('./test-db.ts')).prepareEmbeddedDumps();
 }
 
 export async function mochaGlobalTeardown() {

@@ -1,5 +1,8 @@
 // The databases the tests run on: embedded PGlite by default, or throwaway databases on the PostgreSQL server of
 // DATABASE_URL (created for this run and dropped after it, so a developer's own data is never touched).
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'kysely';
 import {
@@ -11,8 +14,10 @@ import {
   type DbTarget,
 } from '../../db/connect.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
+import { cachedTemplate } from '../../db/pglite-template.ts';
 import { seedDemo, seedReference } from '../../db/seed/index.ts';
 import { createThrowawayDatabase } from '../../db/throwaway-database.ts';
+import { DUMP_STATES, dumpFile, type DumpState } from './embedded-dumps.ts';
 
 /** Not the default seed, so tests cannot lean on the exact demo data a developer sees. */
 const TEST_DEMO_SEED = 7;
@@ -86,24 +91,64 @@ export async function createUnmigratedEmbeddedDatabase(): Promise<Db> {
 
 /**
  * A new PGlite database costs seconds of initdb in a WebAssembly instance, and the migrations more; loading a copy of
- * its data directory costs a fraction of that. The run makes one, dumps its data directory before and after the
- * migrations, and starts every later embedded database from a dump: as the server starts its data directories from a
- * migrated template (db/pglite-template.ts).
+ * its data directory costs a fraction of that. The migrated state is the server's own template (db/pglite-template.ts,
+ * made by `npm ci` and kept in node_modules/.cache), and the unmigrated one a database just made by initdb: each is kept
+ * as the tar PGlite loads into memory (embedded-dumps.ts), made once by the run's start (run-gate.ts) or by the first
+ * process that needs it, so that test processes build no database but read the file.
  */
-let dumps: Promise<Record<'unmigrated' | 'migrated', Blob>> | undefined;
+const dumps: Partial<Record<DumpState, Promise<Blob>>> = {};
 
-async function embeddedCopy(state: 'unmigrated' | 'migrated'): Promise<PGlite> {
-  dumps ??= (async () => {
-    const db = connect({ dataDir: 'memory://' });
+async function embeddedCopy(state: DumpState): Promise<PGlite> {
+  const dump = await (dumps[state] ??= cachedDump(state));
+  return new PGlite('memory://', { ...PGLITE_OPTIONS, loadDataDir: dump });
+}
+
+/** Makes the dumps that are missing from the cache. */
+export async function prepareEmbeddedDumps(): Promise<void> {
+  await Promise.all(DUMP_STATES.map(cachedDump));
+}
+
+async function cachedDump(state: DumpState): Promise<Blob> {
+  const file = dumpFile(state);
+  const build = state === 'migrated' ? () => templateDump(file && cachedTemplate()) : () => dumpAfter(async () => {});
+  // Without a writable cache: made in this process, as before there was a template.
+  if (!file) return build();
+  if (existsSync(file)) return new Blob([readFileSync(file)]);
+  const dump = await build();
+  // Written aside and renamed into place, so that another process never reads half a file.
+  const aside = `${file}.${process.pid}`;
+  writeFileSync(aside, Buffer.from(await dump.arrayBuffer()), { mode: 0o600 });
+  renameSync(aside, file);
+  return dump;
+}
+
+/** The template's data directory (a copy of it opened, as a start opens one) as a dump. */
+async function templateDump(template: string | undefined): Promise<Blob> {
+  if (!template) return dumpAfter(async (db) => migrateToLatest(db));
+  const directory = mkdtempSync(join(tmpdir(), 'sc-test-template-'));
+  try {
+    const db = connect({ dataDir: directory });
     try {
       const pglite = embeddedDatabaseOf(db)!;
       await pglite.waitReady;
-      const unmigrated = await pglite.dumpDataDir('none');
-      await migrateToLatest(db);
-      return { unmigrated, migrated: await pglite.dumpDataDir('none') };
+      return await pglite.dumpDataDir('none');
     } finally {
       await db.destroy();
     }
-  })();
-  return new PGlite('memory://', { ...PGLITE_OPTIONS, loadDataDir: (await dumps)[state] });
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+/** A new database in memory (initdb), the change, and its data directory's dump. */
+async function dumpAfter(change: (db: Db) => Promise<unknown>): Promise<Blob> {
+  const db = connect({ dataDir: 'memory://' });
+  try {
+    const pglite = embeddedDatabaseOf(db)!;
+    await pglite.waitReady;
+    await change(db);
+    return await pglite.dumpDataDir('none');
+  } finally {
+    await db.destroy();
+  }
 }
