@@ -1,6 +1,8 @@
 // db/queries/graded-review.ts on the run's engine: whether a review's local day had study before it (what a readiness
 // move compares), read from the day's own instants in the student's zone.
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { LAST_ACTIVE_STEP_SECONDS } from '../../../db/queries/streak.ts';
 import { writeGradedReviewWithFacts, type GradedReviewWrite } from '../../../db/queries/graded-review.ts';
 import { localDate } from '../../../domain/student-day.ts';
 import {
@@ -66,5 +68,43 @@ describe('graded review facts', () => {
     await completeTask(student, task.id, at('2026-03-03T20:00:00Z'));
     assert.equal(await review(student, card, at('2026-03-04T10:00:00Z')), true, 'a task completed on 03-04');
     assert.equal(await review(student, card, at('2026-03-04T19:00:00Z')), false, 'the first review of 03-05');
+  });
+
+  it("moves the student's row for a new study day or a last activity a step further on, and not for a review within the step", async () => {
+    const student = await newStudent({ timeZone: ZONE });
+    const card = (await newCard(student, await newDeck(student), at('2026-03-01T00:00:00Z'))).id;
+    const row = async () =>
+      (
+        await sql<{ version: string; last_active_at: Date | null; last_study_date: string | null; streak: number }>`
+          select xmin::text as version, last_active_at, last_study_date, streak from users where id = ${student}`.execute(
+          db(),
+        )
+      ).rows[0]!;
+    const first = at('2026-03-02T10:00:00Z');
+    await review(student, card, first);
+    const counted = await row();
+    assert.equal(counted.last_active_at?.toISOString(), first.toISOString());
+    assert.equal(counted.last_study_date, '2026-03-02');
+
+    const step = LAST_ACTIVE_STEP_SECONDS * 1000;
+    await review(student, card, new Date(first.getTime() + step - 1000));
+    assert.deepEqual(await row(), counted, 'a review within the step: the same version of the row');
+    await review(student, card, new Date(first.getTime() - 3_600_000));
+    assert.deepEqual(await row(), counted, 'an earlier review synced late: the last activity does not move back');
+
+    const later = new Date(first.getTime() + step);
+    await review(student, card, later);
+    const moved = await row();
+    assert.notEqual(moved.version, counted.version);
+    assert.equal(moved.last_active_at?.toISOString(), later.toISOString(), 'a step further on');
+
+    // 19:00:20Z is the next local day, thirty seconds after a review: the day counts though the activity does not move.
+    await review(student, card, at('2026-03-02T18:59:50Z'));
+    const evening = await row();
+    await review(student, card, at('2026-03-02T19:00:20Z'));
+    const nextDay = await row();
+    assert.equal(nextDay.last_study_date, '2026-03-03');
+    assert.equal(nextDay.streak, evening.streak + 1);
+    assert.equal(nextDay.last_active_at?.toISOString(), evening.last_active_at?.toISOString());
   });
 });
