@@ -11,7 +11,7 @@ import type { Db } from '../connect.ts';
 import { compiledOnce } from '../prepared-statements.ts';
 import { studentDay } from '../../domain/student-day.ts';
 import { studyDays, upcomingPreparation } from './exams.ts';
-import { pushed } from './readiness.ts';
+import { pushed, readinessFollows } from './readiness.ts';
 import { lastActiveMoves } from './streak.ts';
 import { COMPLETED } from './tasks.ts';
 import type { ReviewOutcome } from './flashcards.ts';
@@ -257,6 +257,24 @@ const gradedWithFacts = compiledOnce(
       ]);
   },
 );
+
+const gradedFollowed = compiledOnce([...VALUE_KEYS, 'fromDate'], (db: Db, v: Values & { fromDate: string }) =>
+  writes(db, v)
+    .selectFrom('review')
+    .select(REVIEW_COLUMNS)
+    .$narrowType<{ card_id: string }>()
+    .select(readinessFollows(db, v.userId, v.fromDate).as('readiness_follows')),
+);
+
+/**
+ * Writes a graded review of a student whom readiness did not follow when the card was read (lockCardForReview), and
+ * tells whether it follows now: read after the student's lock, so an exam added while the review waited for it shows.
+ */
+export async function writeGradedReviewFollowed(trx: Db, write: GradedReviewWrite, fromDate: string) {
+  const [row] = await gradedFollowed(trx, { ...values(write), fromDate });
+  const { readiness_follows, ...review } = row!;
+  return { review, readinessFollows: Boolean(readiness_follows) };
+}
 
 /** Writes a graded review (see above); returns its log row. */
 export async function writeGradedReview(trx: Db, write: GradedReviewWrite) {

@@ -13,6 +13,7 @@ import {
 } from '../../db/queries/flashcards.ts';
 import {
   writeGradedReview,
+  writeGradedReviewFollowed,
   writeGradedReviewWithFacts,
   type GradedReviewWrite,
   type ReviewRow,
@@ -41,9 +42,9 @@ export interface GradedCard {
 }
 
 /**
- * One review of the student's card; undefined when the student has no card with this id (nothing is written). Three
- * statements: the locks with the card, the review's writes with what readiness compares, and a move only when
- * readiness moved. The card's read takes the student's lock, so the caller's transaction need not take it first.
+ * One review of the student's card; undefined when the student has no card with this id (nothing is written). Two
+ * statements, and a third only when readiness moved: the locks with the card, then the review's writes with what
+ * readiness compares (nothing, for a student without an upcoming exam or a pushed state: no review can move it). The card's read takes the student's lock, so the caller's transaction need not take it first.
  */
 export async function recordReview(
   trx: Db,
@@ -51,7 +52,8 @@ export async function recordReview(
   review: GradedCard,
   at: Date,
 ): Promise<RecordedReview | undefined> {
-  const locked = await lockCardForReview(trx, student.user_id, review.card_id);
+  const window = readinessWindow(at, student.time_zone);
+  const locked = await lockCardForReview(trx, student.user_id, review.card_id, window.fromDate);
   if (!locked) return undefined;
   const { card } = locked;
   const { outcome, write } = gradedReview(
@@ -63,9 +65,15 @@ export async function recordReview(
     at,
     true,
   );
-  const window = readinessWindow(at, student.time_zone);
-  const { review: logged, facts } = await writeGradedReviewWithFacts(trx, write, window);
   const updated = reviewedCard(card, outcome, at);
+  if (!locked.readinessFollows) {
+    // Nothing readiness follows (no upcoming exam, no state pushed): no move to compare for. Should an exam have come
+    // while the review waited for the student's lock, the write says so, and readiness is compared in full.
+    const { review: logged, readinessFollows } = await writeGradedReviewFollowed(trx, write, window.fromDate);
+    await progress(trx, student, at, { reviewed: readinessFollows ? undefined : null });
+    return { review: logged, card: updated };
+  }
+  const { review: logged, facts } = await writeGradedReviewWithFacts(trx, write, window);
   await progress(trx, student, at, {
     reviewed: {
       before: facts,
