@@ -9,7 +9,11 @@ import {
   writeGradedReviewWithFacts,
   type GradedReviewWrite,
 } from '../../../db/queries/graded-review.ts';
+import { connect } from '../../../db/connect.ts';
+import { insertExam } from '../../../db/queries/exams.ts';
 import { recordReadiness } from '../../../db/queries/readiness.ts';
+import { lockStudent, retriedTransaction } from '../../../db/student-transaction.ts';
+import { recordReview } from '../../../services/flashcards/reviews.ts';
 import { localDate } from '../../../domain/student-day.ts';
 import {
   completeTask,
@@ -22,6 +26,7 @@ import {
   newTask,
   rolledBack,
 } from '../../support/query-fixture.ts';
+import { testDatabase } from '../../support/shared-database.ts';
 
 const ZONE = 'Asia/Almaty'; // UTC+5: 19:00Z starts the next local day
 const at = (iso: string) => new Date(iso);
@@ -152,5 +157,36 @@ describe('graded review facts', () => {
     await db().deleteFrom('exam_readiness').where('user_id', '=', student).execute();
     await newExam(student, '2026-03-02');
     assert.equal(await follows(at('2026-03-02T13:00:00Z')), true, 'an exam today');
+  });
+
+  it('compares readiness in full when an exam came while the review waited for the student (PostgreSQL)', async function () {
+    if (!process.env.DATABASE_URL) return this.skip(); // one connection embedded: nothing runs while a review waits
+    const student = await newStudent({ timeZone: ZONE });
+    const card = (await newCard(student, await newDeck(student), at('2026-03-01T00:00:00Z'))).id;
+    const now = new Date();
+    const versions = async () =>
+      (await db().selectFrom('readiness_versions').select('version').where('user_id', '=', student).execute()).length;
+    let review: Promise<unknown> | undefined;
+    const other = connect({ databaseUrl: testDatabase().url! });
+    after(() => other.destroy());
+    await db()
+      .transaction()
+      .execute(async (trx) => {
+        await lockStudent(trx, student);
+        review = retriedTransaction(other, (other) =>
+          recordReview(other, { user_id: student, time_zone: ZONE }, { card_id: card, grade: 4, reviewedAt: now }, now),
+        );
+        // The review's card read waits for the student's lock: its snapshot is from before this exam.
+        for (;;) {
+          await sql`select pg_stat_clear_snapshot()`.execute(trx); // a transaction keeps its first view of the activity
+          const waiting = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+            where wait_event_type = 'Lock' and datname = current_database()`.execute(trx);
+          if (waiting.rows[0]!.n > 0) break;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        await insertExam(trx, { user_id: student, subject: 'Anatomy', exam_date: '2099-01-01' }, now);
+      });
+    await review;
+    assert.equal(await versions(), 1, 'the exam that came meanwhile: readiness moved with the review');
   });
 });
