@@ -5,6 +5,7 @@ import { sql, type ExpressionBuilder } from 'kysely';
 import type { Db } from '../connect.ts';
 import { compiledOnce } from '../prepared-statements.ts';
 import { studentLocked } from '../student-transaction.ts';
+import { readinessFollows } from './readiness.ts';
 import type { Database } from '../schema.ts';
 import type { FsrsCardState, FsrsParameters } from '../../domain/fsrs.ts';
 
@@ -262,27 +263,32 @@ export async function findCard(db: Db, userId: string, cardId: string) {
  * left it (PostgreSQL rechecks a row it locks after a wait at its newest version); the review's later statements start
  * after the locks, so they see that writer's changes in full. Nothing is locked when there is no such card.
  */
-export async function lockCardForReview(trx: Db, userId: string, cardId: string) {
-  const [row] = await cardForReview(trx, { userId, cardId });
+export async function lockCardForReview(trx: Db, userId: string, cardId: string, fromDate: string) {
+  const [row] = await cardForReview(trx, { userId, cardId, fromDate });
   if (!row) return undefined;
   studentLocked(trx, userId);
-  const { scheduler, fsrs_parameters, ...card } = row;
-  return { card, deck: { scheduler, fsrs_parameters } };
+  const { scheduler, fsrs_parameters, readiness_follows, ...card } = row;
+  // Whether readiness followed the student (db/queries/graded-review.ts readinessFollows) as this statement's snapshot
+  // saw it, which may be from before the student's lock: a hint, which the review's write checks again.
+  return { card, deck: { scheduler, fsrs_parameters }, readinessFollows: Boolean(readiness_follows) };
 }
 
-const cardForReview = compiledOnce(['userId', 'cardId'], (db: Db, v: { userId: string; cardId: string }) =>
-  db
-    .selectFrom('users as u')
-    .innerJoin('flashcard_cards as c', 'c.user_id', 'u.id')
-    .innerJoin('flashcard_decks as d', (join) =>
-      join.onRef('d.id', '=', 'c.deck_id').onRef('d.user_id', '=', 'c.user_id'),
-    )
-    .select(CARD_COLUMNS.map((column) => `c.${column}` as const))
-    .select(['d.scheduler', 'd.fsrs_parameters'])
-    .where('u.id', '=', v.userId)
-    .where('c.id', '=', v.cardId)
-    .forNoKeyUpdate('u')
-    .forUpdate('c'),
+const cardForReview = compiledOnce(
+  ['userId', 'cardId', 'fromDate'],
+  (db: Db, v: { userId: string; cardId: string; fromDate: string }) =>
+    db
+      .selectFrom('users as u')
+      .innerJoin('flashcard_cards as c', 'c.user_id', 'u.id')
+      .innerJoin('flashcard_decks as d', (join) =>
+        join.onRef('d.id', '=', 'c.deck_id').onRef('d.user_id', '=', 'c.user_id'),
+      )
+      .select(CARD_COLUMNS.map((column) => `c.${column}` as const))
+      .select(['d.scheduler', 'd.fsrs_parameters'])
+      .select(readinessFollows(db, v.userId, v.fromDate).as('readiness_follows'))
+      .where('u.id', '=', v.userId)
+      .where('c.id', '=', v.cardId)
+      .forNoKeyUpdate('u')
+      .forUpdate('c'),
 );
 
 export async function updateCardText(

@@ -11,7 +11,8 @@ import type { Db } from '../connect.ts';
 import { compiledOnce } from '../prepared-statements.ts';
 import { studentDay } from '../../domain/student-day.ts';
 import { studyDays, upcomingPreparation } from './exams.ts';
-import { pushed } from './readiness.ts';
+import { pushed, readinessFollows } from './readiness.ts';
+import { lastActiveMoves } from './streak.ts';
 import { COMPLETED } from './tasks.ts';
 import type { ReviewOutcome } from './flashcards.ts';
 
@@ -128,10 +129,11 @@ const VALUE_KEYS = [
  * The writes as CTEs. The xp award is db/queries/xp.ts's awardXp in one step: the ledger's key refuses a second award
  * (a retry, the card's second review of the day), and the amount is domain/xp.ts cappedAmount over what capped
  * sources earned that day, read under the student's lock. The student's row moves once: the study day as
- * recordStudyDay counts it (db/queries/streak.ts), and the xp awarded.
+ * recordStudyDay counts it (db/queries/streak.ts), and the xp awarded, and only when one of them moves it.
  */
 function writes(db: Db, v: Values) {
   const countsDay = sql<boolean>`(${v.studyDay}::boolean and (last_study_date is null or last_study_date <= ${v.day}::date))`;
+  const moves = lastActiveMoves(v.reviewedAt);
   return db
     .with('card', (qc) =>
       qc
@@ -178,11 +180,18 @@ function writes(db: Db, v: Values) {
         .set({
           streak: sql<number>`case when ${countsDay} then (case when last_study_date = ${v.day}::date then streak when last_study_date = ${v.day}::date - 1 then streak + 1 else 1 end) else streak end`,
           last_study_date: sql<string>`case when ${countsDay} then ${v.day}::date else last_study_date end`,
-          last_active_at: sql<Date>`case when ${countsDay} then ${v.reviewedAt}::timestamptz else last_active_at end`,
+          last_active_at: sql<Date>`case when ${countsDay} and ${moves} then ${v.reviewedAt}::timestamptz else last_active_at end`,
           xp: sql<number>`xp + coalesce((select amount from award), 0)`,
         })
         .where('id', '=', v.userId)
-        .where((eb) => eb.or([countsDay, eb.exists(eb.selectFrom('award').select('amount').where('amount', '>', 0))]))
+        // The row moves for a new study day, a last activity a step further on, or xp: a card reviewed again within
+        // the step, or past the daily cap, leaves it as it was (no row version, no trigger).
+        .where((eb) =>
+          eb.or([
+            sql<boolean>`${countsDay} and (last_study_date is distinct from ${v.day}::date or ${moves})`,
+            eb.exists(eb.selectFrom('award').select('amount').where('amount', '>', 0)),
+          ]),
+        )
         .returning('id'),
     )
     .with('review', (qc) =>
@@ -248,6 +257,24 @@ const gradedWithFacts = compiledOnce(
       ]);
   },
 );
+
+const gradedFollowed = compiledOnce([...VALUE_KEYS, 'fromDate'], (db: Db, v: Values & { fromDate: string }) =>
+  writes(db, v)
+    .selectFrom('review')
+    .select(REVIEW_COLUMNS)
+    .$narrowType<{ card_id: string }>()
+    .select(readinessFollows(db, v.userId, v.fromDate).as('readiness_follows')),
+);
+
+/**
+ * Writes a graded review of a student whom readiness did not follow when the card was read (lockCardForReview), and
+ * tells whether it follows now: read after the student's lock, so an exam added while the review waited for it shows.
+ */
+export async function writeGradedReviewFollowed(trx: Db, write: GradedReviewWrite, fromDate: string) {
+  const [row] = await gradedFollowed(trx, { ...values(write), fromDate });
+  const { readiness_follows, ...review } = row!;
+  return { review, readinessFollows: Boolean(readiness_follows) };
+}
 
 /** Writes a graded review (see above); returns its log row. */
 export async function writeGradedReview(trx: Db, write: GradedReviewWrite) {

@@ -41,6 +41,26 @@ export function pushed(db: Db, userId: string) {
 }
 
 /**
+ * Whether readiness follows the student: an exam from `fromDate` on, or a state pushed (one to take back once its exam
+ * has passed or gone). Without either no review can move readiness (the move compares no exam with nothing pushed),
+ * so a review need not read what a move compares: those facts cost a review's statement about as much as its writes,
+ * in planning and starting their sub-plans whether or not they run.
+ */
+export function readinessFollows(db: Db, userId: string, fromDate: string) {
+  return sql<boolean>`(${sql.join(
+    [
+      db
+        .selectFrom('exams')
+        .select(sql.lit(1).as('one'))
+        .where('user_id', '=', userId)
+        .where('exam_date', '>=', fromDate),
+      pushed(db, userId),
+    ].map((query) => sql`exists (${query})`),
+    sql` or `,
+  )})`;
+}
+
+/**
  * What a readiness move compares, in one statement: the upcoming exams with what prepares each and the window's
  * study days (as findUpcomingPreparation reads them), and the state last pushed of each exam.
  */

@@ -2764,7 +2764,10 @@ export interface components {
             first_name: string;
             /** Format: uuid */
             id: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description The last study action (a review, a completed task, a focus session), to the minute: it moves only once an action is a minute or more past it, so it may be up to a minute before the latest one, and an earlier action synced later leaves it.
+             */
             last_active_at: string | null;
             /**
              * Format: date

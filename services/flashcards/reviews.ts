@@ -13,6 +13,7 @@ import {
 } from '../../db/queries/flashcards.ts';
 import {
   writeGradedReview,
+  writeGradedReviewFollowed,
   writeGradedReviewWithFacts,
   type GradedReviewWrite,
   type ReviewRow,
@@ -41,9 +42,10 @@ export interface GradedCard {
 }
 
 /**
- * One review of the student's card; undefined when the student has no card with this id (nothing is written). Three
- * statements: the locks with the card, the review's writes with what readiness compares, and a move only when
- * readiness moved. The card's read takes the student's lock, so the caller's transaction need not take it first.
+ * One review of the student's card; undefined when the student has no card with this id (nothing is written). Two
+ * statements, and a third only when readiness moved: the locks with the card, then the review's writes with what
+ * readiness compares (nothing, for a student without an upcoming exam or a pushed state: no review can move it), then
+ * its event. The card's read takes the student's lock, so the caller's transaction need not take it first.
  */
 export async function recordReview(
   trx: Db,
@@ -51,7 +53,8 @@ export async function recordReview(
   review: GradedCard,
   at: Date,
 ): Promise<RecordedReview | undefined> {
-  const locked = await lockCardForReview(trx, student.user_id, review.card_id);
+  const window = readinessWindow(at, student.time_zone);
+  const locked = await lockCardForReview(trx, student.user_id, review.card_id, window.fromDate);
   if (!locked) return undefined;
   const { card } = locked;
   const { outcome, write } = gradedReview(
@@ -63,9 +66,17 @@ export async function recordReview(
     at,
     true,
   );
-  const window = readinessWindow(at, student.time_zone);
-  const { review: logged, facts } = await writeGradedReviewWithFacts(trx, write, window);
   const updated = reviewedCard(card, outcome, at);
+  // A review that moved the card tells of it (card.updated); the review log is append-only and no event.
+  const event = outcome.applied ? () => cardEvent('card.updated', student, updated, at) : undefined;
+  if (!locked.readinessFollows) {
+    // Nothing readiness follows (no upcoming exam, no state pushed): no move to compare for. Should an exam have come
+    // while the review waited for the student's lock, the write says so, and readiness is compared in full.
+    const { review: logged, readinessFollows } = await writeGradedReviewFollowed(trx, write, window.fromDate);
+    await progress(trx, student, at, { reviewed: readinessFollows ? undefined : null, event });
+    return { review: logged, card: updated };
+  }
+  const { review: logged, facts } = await writeGradedReviewWithFacts(trx, write, window);
   await progress(trx, student, at, {
     reviewed: {
       before: facts,
@@ -76,8 +87,7 @@ export async function recordReview(
         in_window: review.reviewedAt >= window.since,
       },
     },
-    // A review that moved the card tells of it (card.updated); the review log is append-only and no event.
-    event: outcome.applied ? () => cardEvent('card.updated', student, updated, at) : undefined,
+    event,
   });
   return { review: logged, card: updated };
 }

@@ -23,8 +23,11 @@ export interface Study {
 export interface StudyAction<T extends EventType> {
   /** Absent for a change that studies nothing but may move readiness. */
   studied?: Study;
-  /** A graded review whose statement recorded its study and returned what readiness compares, as it was before. */
-  reviewed?: ReviewedFacts;
+  /**
+   * A graded review whose statement recorded its study and returned what readiness compares, as it was before; null
+   * when the statement found nothing readiness follows (no upcoming exam, no state pushed), so nothing can move.
+   */
+  reviewed?: ReviewedFacts | null;
   /** The event that tells of the action, given the xp it earned. */
   event?: (xpAwarded: number) => EmittedEvent<T>;
 }
@@ -42,7 +45,9 @@ export async function progress<T extends EventType>(
     xp = await awardXp(trx, student.user_id, action.studied.claim, at);
   }
   if (action.reviewed) await readinessMovedByReview(trx, student, at, action.reviewed);
-  else if (!action.studied || COUNTED_BY_READINESS.has(action.studied.claim.source)) {
+  else if (action.reviewed === null) {
+    // Nothing to move: see StudyAction.reviewed.
+  } else if (!action.studied || COUNTED_BY_READINESS.has(action.studied.claim.source)) {
     await readinessMoved(trx, student, at);
   }
   if (action.event) await emitEvent(trx, action.event(xp));

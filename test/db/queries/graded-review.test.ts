@@ -1,7 +1,19 @@
 // db/queries/graded-review.ts on the run's engine: whether a review's local day had study before it (what a readiness
 // move compares), read from the day's own instants in the student's zone.
 import assert from 'node:assert/strict';
-import { writeGradedReviewWithFacts, type GradedReviewWrite } from '../../../db/queries/graded-review.ts';
+import { sql } from 'kysely';
+import { LAST_ACTIVE_STEP_SECONDS } from '../../../db/queries/streak.ts';
+import { lockCardForReview } from '../../../db/queries/flashcards.ts';
+import {
+  writeGradedReviewFollowed,
+  writeGradedReviewWithFacts,
+  type GradedReviewWrite,
+} from '../../../db/queries/graded-review.ts';
+import { connect } from '../../../db/connect.ts';
+import { insertExam } from '../../../db/queries/exams.ts';
+import { recordReadiness } from '../../../db/queries/readiness.ts';
+import { lockStudent, retriedTransaction } from '../../../db/student-transaction.ts';
+import { recordReview } from '../../../services/flashcards/reviews.ts';
 import { localDate } from '../../../domain/student-day.ts';
 import {
   completeTask,
@@ -9,16 +21,25 @@ import {
   deleteNewStudents,
   newCard,
   newDeck,
+  newExam,
   newStudent,
   newTask,
+  rolledBack,
 } from '../../support/query-fixture.ts';
+import { testDatabase } from '../../support/shared-database.ts';
 
 const ZONE = 'Asia/Almaty'; // UTC+5: 19:00Z starts the next local day
 const at = (iso: string) => new Date(iso);
 
 async function review(userId: string, cardId: string, reviewedAt: Date) {
+  const facts = await reviewFacts(userId, cardId, reviewedAt);
+  assert.ok(facts, 'a student with an upcoming exam: readiness follows');
+  return facts.day_studied;
+}
+
+function writeOf(userId: string, cardId: string, reviewedAt: Date): GradedReviewWrite {
   const day = localDate(reviewedAt, ZONE);
-  const write: GradedReviewWrite = {
+  return {
     userId,
     cardId,
     outcome: {
@@ -36,13 +57,18 @@ async function review(userId: string, cardId: string, reviewedAt: Date) {
     day,
     xp: { key: `review:${cardId}:${day}`, source: 'review', amount: 0, cap: 100, cappedSources: ['review'] },
   };
+}
+
+async function reviewFacts(userId: string, cardId: string, reviewedAt: Date) {
+  const day = localDate(reviewedAt, ZONE);
+  const write = writeOf(userId, cardId, reviewedAt);
   const { facts } = await writeGradedReviewWithFacts(db(), write, {
     fromDate: day,
     limit: 5,
     zone: ZONE,
     since: new Date(reviewedAt.getTime() - 14 * 86_400_000),
   });
-  return facts.day_studied;
+  return facts;
 }
 
 describe('graded review facts', () => {
@@ -51,6 +77,7 @@ describe('graded review facts', () => {
   it("tells whether the review's local day had study before it: reviews and completed tasks, by local midnights", async () => {
     const student = await newStudent({ timeZone: ZONE });
     const card = (await newCard(student, await newDeck(student), at('2026-03-01T00:00:00Z'))).id;
+    await newExam(student, '2026-06-01');
     // 18:30Z is 23:30 on 03-02 in Almaty; 19:30Z is already 03-03.
     assert.equal(await review(student, card, at('2026-03-02T18:30:00Z')), false, 'the first review of 03-02');
     assert.equal(await review(student, card, at('2026-03-02T18:59:00Z')), true, 'a second review of 03-02');
@@ -66,5 +93,100 @@ describe('graded review facts', () => {
     await completeTask(student, task.id, at('2026-03-03T20:00:00Z'));
     assert.equal(await review(student, card, at('2026-03-04T10:00:00Z')), true, 'a task completed on 03-04');
     assert.equal(await review(student, card, at('2026-03-04T19:00:00Z')), false, 'the first review of 03-05');
+  });
+
+  it("moves the student's row for a new study day or a last activity a step further on, and not for a review within the step", async () => {
+    const student = await newStudent({ timeZone: ZONE });
+    const card = (await newCard(student, await newDeck(student), at('2026-03-01T00:00:00Z'))).id;
+    const row = async () =>
+      (
+        await sql<{ version: string; last_active_at: Date | null; last_study_date: string | null; streak: number }>`
+          select xmin::text as version, last_active_at, last_study_date, streak from users where id = ${student}`.execute(
+          db(),
+        )
+      ).rows[0]!;
+    const first = at('2026-03-02T10:00:00Z');
+    await reviewFacts(student, card, first);
+    const counted = await row();
+    assert.equal(counted.last_active_at?.toISOString(), first.toISOString());
+    assert.equal(counted.last_study_date, '2026-03-02');
+
+    const step = LAST_ACTIVE_STEP_SECONDS * 1000;
+    await reviewFacts(student, card, new Date(first.getTime() + step - 1000));
+    assert.deepEqual(await row(), counted, 'a review within the step: the same version of the row');
+    await reviewFacts(student, card, new Date(first.getTime() - 3_600_000));
+    assert.deepEqual(await row(), counted, 'an earlier review synced late: the last activity does not move back');
+
+    const later = new Date(first.getTime() + step);
+    await reviewFacts(student, card, later);
+    const moved = await row();
+    assert.notEqual(moved.version, counted.version);
+    assert.equal(moved.last_active_at?.toISOString(), later.toISOString(), 'a step further on');
+
+    // 19:00:20Z is the next local day, thirty seconds after a review: the day counts though the activity does not move.
+    await reviewFacts(student, card, at('2026-03-02T18:59:50Z'));
+    const evening = await row();
+    await reviewFacts(student, card, at('2026-03-02T19:00:20Z'));
+    const nextDay = await row();
+    assert.equal(nextDay.last_study_date, '2026-03-03');
+    assert.equal(nextDay.streak, evening.streak + 1);
+    assert.equal(nextDay.last_active_at?.toISOString(), evening.last_active_at?.toISOString());
+  });
+
+  it('tells whether readiness follows the student: an upcoming exam or a state pushed, read after the lock', async () => {
+    const student = await newStudent({ timeZone: ZONE });
+    const card = (await newCard(student, await newDeck(student), at('2026-03-01T00:00:00Z'))).id;
+    const follows = async (reviewedAt: Date) => {
+      const day = localDate(reviewedAt, ZONE);
+      const locked = await rolledBack(db(), (trx) => lockCardForReview(trx, student, card, day));
+      const { readinessFollows } = await writeGradedReviewFollowed(db(), writeOf(student, card, reviewedAt), day);
+      assert.equal(locked?.readinessFollows, readinessFollows, 'the card read and the write agree');
+      return readinessFollows;
+    };
+    assert.equal(await follows(at('2026-03-02T10:00:00Z')), false, 'no exam');
+    const exam = await newExam(student, '2026-03-01');
+    assert.equal(await follows(at('2026-03-02T11:00:00Z')), false, 'an exam that has passed');
+    await recordReadiness(db(), {
+      exam_id: exam.id,
+      user_id: student,
+      version: 1,
+      state: { exam_id: exam.id },
+      moved_at: new Date(),
+    });
+    assert.equal(await follows(at('2026-03-02T12:00:00Z')), true, 'a state pushed, to take back');
+    await db().deleteFrom('exam_readiness').where('user_id', '=', student).execute();
+    await newExam(student, '2026-03-02');
+    assert.equal(await follows(at('2026-03-02T13:00:00Z')), true, 'an exam today');
+  });
+
+  it('compares readiness in full when an exam came while the review waited for the student (PostgreSQL)', async function () {
+    if (!process.env.DATABASE_URL) return this.skip(); // one connection embedded: nothing runs while a review waits
+    const student = await newStudent({ timeZone: ZONE });
+    const card = (await newCard(student, await newDeck(student), at('2026-03-01T00:00:00Z'))).id;
+    const now = new Date();
+    const versions = async () =>
+      (await db().selectFrom('readiness_versions').select('version').where('user_id', '=', student).execute()).length;
+    let review: Promise<unknown> | undefined;
+    const other = connect({ databaseUrl: testDatabase().url! });
+    after(() => other.destroy());
+    await db()
+      .transaction()
+      .execute(async (trx) => {
+        await lockStudent(trx, student);
+        review = retriedTransaction(other, (other) =>
+          recordReview(other, { user_id: student, time_zone: ZONE }, { card_id: card, grade: 4, reviewedAt: now }, now),
+        );
+        // The review's card read waits for the student's lock: its snapshot is from before this exam.
+        for (;;) {
+          await sql`select pg_stat_clear_snapshot()`.execute(trx); // a transaction keeps its first view of the activity
+          const waiting = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+            where wait_event_type = 'Lock' and datname = current_database()`.execute(trx);
+          if (waiting.rows[0]!.n > 0) break;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        await insertExam(trx, { user_id: student, subject: 'Anatomy', exam_date: '2099-01-01' }, now);
+      });
+    await review;
+    assert.equal(await versions(), 1, 'the exam that came meanwhile: readiness moved with the review');
   });
 });

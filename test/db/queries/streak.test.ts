@@ -2,7 +2,8 @@
 // the student's own zone (UTC+14 and UTC-11 are a day or two apart).
 import assert from 'node:assert/strict';
 import { DateTime } from 'luxon';
-import { currentStreak, recordStudyDay } from '../../../db/queries/streak.ts';
+import { sql } from 'kysely';
+import { currentStreak, LAST_ACTIVE_STEP_SECONDS, recordStudyDay } from '../../../db/queries/streak.ts';
 import { db, deleteNewStudents, newStudent } from '../../support/query-fixture.ts';
 
 const streakOf = async (userId: string) => {
@@ -31,6 +32,23 @@ describe('streak queries', () => {
     assert.deepEqual(await day('2026-03-01'), [2, '2026-03-02']); // an offline review synced late
     assert.deepEqual(await day('2026-03-03'), [3, '2026-03-03']);
     assert.deepEqual(await day('2026-03-05'), [1, '2026-03-05']);
+  });
+
+  it('leaves the row as it was for another study action on the same day within the step of the last activity', async () => {
+    const student = await newStudent();
+    const version = async () =>
+      (
+        await sql<{ version: string; last_active_at: Date }>`select xmin::text as version, last_active_at from users
+          where id = ${student}`.execute(db())
+      ).rows[0]!;
+    const at = new Date('2026-03-02T10:00:00Z');
+    await recordStudyDay(db(), student, '2026-03-02', at);
+    const first = await version();
+    await recordStudyDay(db(), student, '2026-03-02', new Date(at.getTime() + LAST_ACTIVE_STEP_SECONDS * 1000 - 1));
+    assert.deepEqual(await version(), first);
+    const later = new Date(at.getTime() + LAST_ACTIVE_STEP_SECONDS * 1000);
+    await recordStudyDay(db(), student, '2026-03-02', later);
+    assert.equal((await version()).last_active_at.toISOString(), later.toISOString());
   });
 
   it("reads a streak as lapsed once its last day is before yesterday in the student's own zone", async () => {
