@@ -89,7 +89,7 @@ describe('statements per request (PostgreSQL)', function () {
     assert.equal(events[0]!.created_at.toISOString(), created.created_at);
   });
 
-  it('POST a card review whose readiness did not move: four statements, no readiness version written', async () => {
+  it('POST a card review whose readiness did not move: five statements, no readiness version written', async () => {
     const { api, alice, cardId } = await student();
     await api.post(`/api/flashcards/cards/${cardId}/reviews`).set(alice.headers).send({ grade: 2 }).expect(201);
     const sent = await statementsOf(() =>
@@ -97,8 +97,12 @@ describe('statements per request (PostgreSQL)', function () {
     );
     assert.ok(!sent.some((text) => text.includes('readiness_versions')), sent.join('\n'));
     // begin, the student's lock with the card and its deck, the review's writes (card, log, study day, xp) with what
-    // readiness compares, commit.
-    assert.equal(sent.length, 4, sent.join('\n'));
+    // readiness compares, the card's event (card.updated, for the sync and webhooks), commit.
+    assert.equal(sent.length, 5, sent.join('\n'));
+    assert.ok(
+      sent.some((text) => /insert into "events"/i.test(text)),
+      sent.join('\n'),
+    );
   });
 
   it("POST a card's first review of the day: its xp and study day in the same write, before readiness's move", async () => {
