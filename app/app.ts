@@ -87,7 +87,8 @@ export async function createApp(deps: AppDeps): Promise<RequestListener> {
   app.use(onlyUnder(Object.values(DOCS_PATHS), docsRoutes()));
 
   const now = deps.now ?? (() => new Date());
-  // TRUST_PROXY means the same on every path: Express's compiled setting decides the API surfaces' client addresses too.
+  // TRUST_PROXY means the same on every path: Express's compiled setting decides the API surfaces' client addresses
+  // too.
   const clientAddress = clientAddressBy(app.get('trust proxy fn'));
   // One count of failed authentications per address for both surfaces: a guesser gains nothing by switching.
   const authFailures = authFailureLimit(deps.limitStores, clientAddress);

@@ -383,8 +383,8 @@ function parseTrustProxy(name: string, raw: string): boolean | number | string {
 }
 
 /**
- * Exact origins only, as a browser sends them in Origin: a wildcard would let any page spend a user's key, and an origin
- * written otherwise (a path, a trailing slash, capitals) would never match one.
+ * Exact origins only, as a browser sends them in Origin: a wildcard would let any page spend a user's key, and an
+ * origin written otherwise (a path, a trailing slash, capitals) would never match one.
  */
 function parseCorsOrigins(name: string, raw: string): string[] {
   const origins = raw

@@ -43,7 +43,8 @@ export async function partnerV1(deps: PartnerV1Deps) {
       { name: 'day', windowMs: 24 * 60 * 60_000, limitOf: (key) => key.per_day, keyOf: (key) => key.id },
     ],
     deps.limitStores,
-    // Quotas fail open: a Redis outage must not become an outage of the partner API (docs/production.md#when-a-dependency-fails).
+    // Quotas fail open: a Redis outage must not become an outage of the partner API
+    // (docs/production.md#when-a-dependency-fails).
     { onStoreFailure: 'allow' },
   );
   const serve = serveSurface<ApiKeyRecord>({

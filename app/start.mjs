@@ -1,15 +1,15 @@
-// npm start: app/main.ts and the packages it imports, compiled by esbuild into one ES module (dist/server.mjs; what
-// is imported on demand in a chunk beside it; app/build.mjs), then run in this process. Loading ~300 TypeScript
-// files through tsx's loader thread costs a start ~1.3 s of CPU and ~90 MB of RSS more than one compiled module does;
-// tests and the CLI keep running the sources through tsx.
-// The module is rebuilt (~1 s) whenever one of the sources it was built from has changed, so an edit takes effect
-// on the next start as it does with tsx; the packages count as changed when npm has changed node_modules (its
-// node_modules/.package-lock.json): checking each of their ~1,700 files took ~60 ms of every start. dist/ sits beside
-// db/, so that the paths the sources resolve from import.meta.url (db/'s ../node_modules/) stay the same; the bundled
-// specs are found by looking upward (server/contract/bundled-specs.ts). `--build-only` builds without starting (npm's postinstall).
-// `npm start` runs it as `node --v8-pool-size=1 app/start.mjs` (package.json; the bench reads that command line): V8's
-// four helper threads, each with its own C allocator arena, held ~25 MB of the embedded default's peak RSS under load,
-// and a V8 flag of that kind can only be given on node's command line.
+// npm start: app/main.ts and the packages it imports, compiled by esbuild into one ES module (dist/server.mjs; what is
+// imported on demand in a chunk beside it; app/build.mjs), then run in this process. Loading ~300 TypeScript files
+// through tsx's loader thread costs a start ~1.3 s of CPU and ~90 MB of RSS more than one compiled module does; tests
+// and the CLI keep running the sources through tsx. The module is rebuilt (~1 s) whenever one of the sources it was
+// built from has changed, so an edit takes effect on the next start as it does with tsx; the packages count as changed
+// when npm has changed node_modules (its node_modules/.package-lock.json): checking each of their ~1,700 files took ~60
+// ms of every start. dist/ sits beside db/, so that the paths the sources resolve from import.meta.url (db/'s
+// ../node_modules/) stay the same; the bundled specs are found by looking upward (server/contract/bundled-specs.ts).
+// `--build-only` builds without starting (npm's postinstall). `npm start` runs it as `node --v8-pool-size=1
+// app/start.mjs` (package.json; the bench reads that command line): V8's four helper threads, each with its own C
+// allocator arena, held ~25 MB of the embedded default's peak RSS under load, and a V8 flag of that kind can only be
+// given on node's command line.
 import { spawnSync } from 'node:child_process';
 import { setFlagsFromString } from 'node:v8';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';

@@ -104,8 +104,8 @@ export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
       max: 10,
       connectionTimeoutMillis: timeouts.connectMs,
       // A startup parameter, which PgBouncer refuses ("unsupported startup parameter"); a SET would stay on a server
-      // connection that the pooler then hands to other clients. Behind a transaction pooler the server's own
-      // setting bounds statements (the role's, or the pooler's connect_query), which the start checks (statementTimeoutMs).
+      // connection that the pooler then hands to other clients. Behind a transaction pooler the server's own setting
+      // bounds statements (the role's, or the pooler's connect_query), which the start checks (statementTimeoutMs).
       ...(target.transactionPooler ? {} : { statement_timeout: timeouts.statementMs }),
       ...(afterCommit ? { options: NOTIFY_AFTER_COMMIT_OPTIONS } : {}),
       query_timeout: timeouts.statementMs + QUERY_TIMEOUT_MARGIN_MS,
@@ -212,7 +212,8 @@ export async function assertDatabaseReachable(
 
 /**
  * The statement_timeout (ms, 0 for none) that statements sent through the pool run under. Behind a transaction pooler
- * it is the server's (the role's or database's setting, or the pooler's connect_query), not DATABASE_STATEMENT_TIMEOUT_MS.
+ * it is the server's (the role's or database's setting, or the pooler's connect_query), not
+ * DATABASE_STATEMENT_TIMEOUT_MS.
  */
 export async function statementTimeoutMs(db: Db): Promise<number> {
   const { rows } = await sql<{

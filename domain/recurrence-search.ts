@@ -54,7 +54,8 @@ class BudgetedRule extends RRule {
   protected override _iter(result: never): never {
     const options = this.options;
     const interval = options.interval;
-    // iter() reads interval once when it starts, then twice per period (its stop check, then the step to the next period).
+    // iter() reads interval once when it starts, then twice per period (its stop check, then the step to the next
+    // period).
     const reads = 1 + 2 * this.periods;
     let read = 0;
     this.options = Object.create(options, {
@@ -180,7 +181,8 @@ export function datesBetween(
   budget: SearchBudget,
 ): Date[] {
   const cost = periodCost(options);
-  // rrule walks a first period whatever its budget; each period and date is paid before it starts, with room for a date.
+  // rrule walks a first period whatever its budget; each period and date is paid before it starts, with room for a
+  // date.
   if (budget.remaining < cost + HANDED_COST) return [];
   const dates: Date[] = [];
   let handed = 0;

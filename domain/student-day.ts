@@ -47,7 +47,8 @@ function dayIn(instant: Date, timeZone: string): StudentDay | undefined {
 
 /** Whole calendar days from one date to another ('YYYY-MM-DD'): 2026-11-22 to 2026-11-24 is 2. */
 export function daysBetween(from: string, to: string): number {
-  // A bare ISO date parses as UTC midnight, so the difference is whole days; Luxon's diff was a tenth of the loop's CPU.
+  // A bare ISO date parses as UTC midnight, so the difference is whole days; Luxon's diff was a tenth of the loop's
+  // CPU.
   return Math.round((Date.parse(to) - Date.parse(from)) / DAY_MS);
 }
 

@@ -8,9 +8,9 @@
 // | a task completed by its due time         | 10            | once per task, ever (reopening undoes none) |
 // | an exam's readiness reaching 50/75/90 %  | 20 / 30 / 50  | once per exam and milestone, ever          |
 // | a room's focus session that finished     | 1 per 5 min   | once per session and member                |
-// Reviews, tasks and focus sessions together earn at most DAILY_CAP xp per local day; milestones are outside the cap (there are
-// three per exam, ever). Farming is pointless: a second review of a card the same day, a re-close of a reopened task
-// or a readiness that dips and recovers all earn 0.
+// Reviews, tasks and focus sessions together earn at most DAILY_CAP xp per local day; milestones are outside the cap
+// (there are three per exam, ever). Farming is pointless: a second review of a card the same day, a re-close of a
+// reopened task or a readiness that dips and recovers all earn 0.
 
 export type XpSource = 'review' | 'task' | 'readiness' | 'focus';
 

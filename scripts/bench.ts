@@ -1,12 +1,12 @@
-// npm run bench [-- --quick] [-- --json] [-- --processes N] [-- --server-cores N] [-- --unpinned] [-- --scale N] [-- --only a,b]
-// [-- --connections N] [-- --rate N]: the real service (app/start.mjs, as npm start runs it, its
-// own process) against a bare Express 5 baseline in the same run, each pinned to its own core(s) and the load
-// generator to another where taskset exists. Embedded PGlite in a fresh DATA_DIR by default; PostgreSQL with
-// DATABASE_URL (a throwaway database), Redis limit counters with REDIS_URL. Also measures the start: the first
-// start on an empty database, then a restart (the measured service's own start), the server's RSS, and how soon a
-// commit reaches a webhook receiver and an open stream (scripts/bench/event-latency.ts; `--only events` for just that).
-// Full runs exit 1 on any missed target (bench/targets.json, ratios to the baseline); --quick runs (CI) are too
-// short to judge targets and fail only on wrong statuses. Speed targets live here, never in timed unit tests.
+// npm run bench [-- --quick] [-- --json] [-- --processes N] [-- --server-cores N] [-- --unpinned] [-- --scale N] [--
+// --only a,b] [-- --connections N] [-- --rate N]: the real service (app/start.mjs, as npm start runs it, its own
+// process) against a bare Express 5 baseline in the same run, each pinned to its own core(s) and the load generator to
+// another where taskset exists. Embedded PGlite in a fresh DATA_DIR by default; PostgreSQL with DATABASE_URL (a
+// throwaway database), Redis limit counters with REDIS_URL. Also measures the start: the first start on an empty
+// database, then a restart (the measured service's own start), the server's RSS, and how soon a commit reaches a
+// webhook receiver and an open stream (scripts/bench/event-latency.ts; `--only events` for just that). Full runs exit 1
+// on any missed target (bench/targets.json, ratios to the baseline); --quick runs (CI) are too short to judge targets
+// and fail only on wrong statuses. Speed targets live here, never in timed unit tests.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -77,9 +77,10 @@ const scale = Math.max(askedScale, manyStudents * 8);
 // how two processes can be compared with one on a machine of two cores (the load generator needs the other).
 const serverCores = args['server-cores'] === undefined ? processes : Number(args['server-cores']);
 const plan = args.unpinned ? undefined : corePlan(serverCores);
-// `--connections N` (DEFAULT_CONNECTIONS, for which the targets are set): 1 shows a request's cost without waiting behind others (the review scenario's
-// ten connections queue on one student's lock). `--rate N`: N requests a second in all instead of as many as the
-// target answers, so that one process and two can be compared at the same load below what the cores can serve.
+// `--connections N` (DEFAULT_CONNECTIONS, for which the targets are set): 1 shows a request's cost without waiting
+// behind others (the review scenario's ten connections queue on one student's lock). `--rate N`: N requests a second in
+// all instead of as many as the target answers, so that one process and two can be compared at the same load below what
+// the cores can serve.
 const rate = args.rate === undefined ? undefined : Number(args.rate);
 const run: Omit<RunOptions, 'loadCores'> = args.quick
   ? // Quick runs count requests, not seconds; the warm-up is a fifth of them (scripts/bench/scenarios.ts).
@@ -324,8 +325,8 @@ function npmStartArgs(): string[] {
 }
 
 /**
- * BENCH_CPU_PROF=DIR: the measured service and the naive peer write V8 CPU profiles into DIR when they stop (NODE_OPTIONS
- * refuses --cpu-prof); each file's name carries its process's pid.
+ * BENCH_CPU_PROF=DIR: the measured service and the naive peer write V8 CPU profiles into DIR when they stop
+ * (NODE_OPTIONS refuses --cpu-prof); each file's name carries its process's pid.
  */
 function profiling(): string[] {
   const dir = process.env.BENCH_CPU_PROF;

@@ -13,8 +13,9 @@
 //
 // It is generic over what the pull returns: every list in a page (tasks, decks, cards, exams) is a kind of object kept
 // by id, with its `deleted` ids (a deleted deck takes its cards); a list without deleted ids (the rooms) and a field
-// that is a single object (the profile) are kept whole, as the answer that ends a sync brings them. A new kind in the pull needs no change
-// here. A new command needs one line in EDITS: the kind of object it changes and how it shows before the push.
+// that is a single object (the profile) are kept whole, as the answer that ends a sync brings them. A new kind in the
+// pull needs no change here. A new command needs one line in EDITS: the kind of object it changes and how it shows
+// before the push.
 import { randomUUID } from 'node:crypto';
 import type { Client } from 'openapi-fetch';
 import type { components, paths } from '../generated/general/types.ts';

@@ -34,9 +34,9 @@ export const keepRefusedStreamBodies: Middleware = {
 };
 
 /**
- * The events of a text/event-stream response, in order, as they arrive; ends when the server closes the stream.
- * With the SDK's clients, ask for the raw stream: `const { response } = await client.POST(path, { body, parseAs: 'stream' })`.
- * Stop early with `break`: the underlying stream is cancelled.
+ * The events of a text/event-stream response, in order, as they arrive; ends when the server closes the stream. With
+ * the SDK's clients, ask for the raw stream: `const { response } = await client.POST(path, { body, parseAs: 'stream'
+ * })`. Stop early with `break`: the underlying stream is cancelled.
  */
 export async function* sseEvents(response: Response): AsyncGenerator<EventSourceMessage> {
   const type = response.headers.get('content-type') ?? '';

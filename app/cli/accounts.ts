@@ -1,5 +1,6 @@
-// users create | users reset-password | users key | clients create: student accounts and OAuth clients, for operators. Secrets (a generated password,
-// a client secret) are printed once, as the last lines of stdout, and stored only as hashes.
+// users create | users reset-password | users key | clients create: student accounts and OAuth clients, for operators.
+// Secrets (a generated password, a client secret) are printed once, as the last lines of stdout, and stored only as
+// hashes.
 import { sql } from 'kysely';
 import { insertPersonalKey } from '../../db/queries/personal-api-keys.ts';
 import { findNamedAccount } from '../../db/queries/users.ts';

@@ -21,7 +21,8 @@ export async function prepareDatabase(context: ProcessContext, db: Db): Promise<
       progress(`applying migration ${index}/${pending} (${name})`),
     );
     if (applied.length > 0) logger.info({ migrations: applied }, 'migrated');
-    // Reference data is loaded on the first start only. Later releases' reference data arrives with `npm run cli -- seed`.
+    // Reference data is loaded on the first start only. Later releases' reference data arrives with `npm run cli --
+    // seed`.
     if (await isEmpty(locked)) {
       progress('loading reference data (universities, holidays)');
       await seedReference(locked, { now });

@@ -41,7 +41,8 @@ export async function serve(
   const lifecycle = createLifecycle();
   // One box seals and opens the webhook secrets for the endpoint API and for delivery.
   const secrets = secretBox(secretsKeyFor(config));
-  // Readiness moves reach this process's streams over it, and new events its webhook worker, whichever process made them.
+  // Readiness moves reach this process's streams over it, and new events its webhook worker, whichever process made
+  // them.
   const notifications = listenForNotifications(context, db);
   const worker = deliversWebhooks(role)
     ? await deliveryWorker(context, db, lifecycle, secrets, notifications)

@@ -1,10 +1,10 @@
-// Frozen in time: a migration never imports application code, so it runs the same forever.
-// The partner leaderboards are kept in each process's memory (db/queries/leaderboards.ts) and dropped when a change
-// could move them: these triggers send a NOTIFY on the `leaderboards` channel (db/notifications.ts) from every statement
-// that adds or removes students, and from every update that changes what a board shows or orders by (xp, names, the
-// last activity that hides names, the streak and what it lapses by, the university). NOTIFY is sent by the commit and
-// collapsed to one per transaction, so a review that moves xp costs its transaction one notification; writers need not
-// know that boards are kept, and a change written by hand (psql, a script) drops them too.
+// Frozen in time: a migration never imports application code, so it runs the same forever. The partner leaderboards are
+// kept in each process's memory (db/queries/leaderboards.ts) and dropped when a change could move them: these triggers
+// send a NOTIFY on the `leaderboards` channel (db/notifications.ts) from every statement that adds or removes students,
+// and from every update that changes what a board shows or orders by (xp, names, the last activity that hides names,
+// the streak and what it lapses by, the university). NOTIFY is sent by the commit and collapsed to one per transaction,
+// so a review that moves xp costs its transaction one notification; writers need not know that boards are kept, and a
+// change written by hand (psql, a script) drops them too.
 import { sql, type Kysely } from 'kysely';
 
 const SHOWN_COLUMNS = [

@@ -1,8 +1,8 @@
-// Frozen in time: a migration never imports application code, so it runs the same forever.
-// Study rooms become usable: the table partner v1 counts (study_rooms, from 20261122_0001) gains what the general
-// surface shows (an optional course, the visibility, the revocable join code as its SHA-256 with a public prefix),
-// a row per member (the owner is one too, added by a trigger on every insert), and a row per focus session of the room's shared timer. A session's state
-// is computed from its stored instants (domain/focus-timer.ts), so every process and every member reads the same;
+// Frozen in time: a migration never imports application code, so it runs the same forever. Study rooms become usable:
+// the table partner v1 counts (study_rooms, from 20261122_0001) gains what the general surface shows (an optional
+// course, the visibility, the revocable join code as its SHA-256 with a public prefix), a row per member (the owner is
+// one too, added by a trigger on every insert), and a row per focus session of the room's shared timer. A session's
+// state is computed from its stored instants (domain/focus-timer.ts), so every process and every member reads the same;
 // at most one session per room is not over (the partial unique index). The xp ledger accepts a fourth source, a
 // finished focus session.
 import { sql, type Kysely } from 'kysely';

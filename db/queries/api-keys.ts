@@ -63,7 +63,8 @@ export async function listApiKeys(db: Db) {
 
 /**
  * Revokes the key with this prefix, and tells every process once it is done; false when no active key has it. A
- * student's personal key with this prefix is revoked too (operators may stop one), and its account's principals dropped.
+ * student's personal key with this prefix is revoked too (operators may stop one), and its account's principals
+ * dropped.
  */
 export async function revokeApiKey(db: Db, prefix: string): Promise<boolean> {
   return changingPrincipals(db, async (trx, changed) => {

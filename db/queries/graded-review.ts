@@ -228,8 +228,8 @@ const gradedWithFacts = compiledOnce(
         studyDays(db, v.userId, { zone: v.zone, since: v.since }).as('study_days'),
         // The review's local day as the instants it spans (a filter on the local date read every review of the days
         // around it), and as the first review or completion from its start, before its end: a min is one probe of the
-        // index whatever the statistics say, where an EXISTS may be planned as a scan of the table when one student owns
-        // most of it.
+        // index whatever the statistics say, where an EXISTS may be planned as a scan of the table when one student
+        // owns most of it.
         eb
           .or([
             eb(

@@ -2,8 +2,8 @@
 // that descends from the grant. This list is the one place that says it. Revocation (db/queries/oauth.ts
 // revokeLiveGrants: the student's DELETE /api/users/me/authorizations/{client_id}, /oauth/revoke, a replayed code or
 // refresh token, a password change, `institutions revoke`) ends every entry inside the revoking transaction, and
-// test/surfaces/oauth/grant-artifacts.test.ts walks it: it creates each artifact through an app's credential, revokes, and
-// checks each is gone; and it fails when a table with a `grant_id` column (or a foreign key to oauth_grants) has no
+// test/surfaces/oauth/grant-artifacts.test.ts walks it: it creates each artifact through an app's credential, revokes,
+// and checks each is gone; and it fails when a table with a `grant_id` column (or a foreign key to oauth_grants) has no
 // entry here. A new thing a grant can own is a new entry, or that test fails.
 //
 // Account deletion needs none of this: every grant and everything it owns goes with the account (foreign keys cascade

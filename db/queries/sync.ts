@@ -1,7 +1,7 @@
-// The sync's reads (services/sync/pull.ts): a student's tasks, decks, cards or exams, either a page in id order for a full sync (a
-// key that never moves, unlike a due date, so a page resumed in a later snapshot skips nothing) or the objects a
-// change since a token names. Each with the columns its REST operation answers with. A page is a named prepared
-// statement (db/prepared-statements.ts): a large account's full sync is many of them, each planned once per
+// The sync's reads (services/sync/pull.ts): a student's tasks, decks, cards or exams, either a page in id order for a
+// full sync (a key that never moves, unlike a due date, so a page resumed in a later snapshot skips nothing) or the
+// objects a change since a token names. Each with the columns its REST operation answers with. A page is a named
+// prepared statement (db/prepared-statements.ts): a large account's full sync is many of them, each planned once per
 // connection instead of on every page; the rows of ids, whose text varies with their number, are not.
 import type { Db } from '../connect.ts';
 import { executePrepared } from '../prepared-statements.ts';

@@ -122,8 +122,8 @@ export async function insertEndpoint(db: Db, owner: EndpointOwner, endpoint: New
 }
 
 /**
- * Changes the fields given. Enabling a disabled endpoint clears why it was disabled and the failing run it was
- * disabled for, so three days of failures count afresh; disabling records that the owner did it (`disabled_reason` null).
+ * Changes the fields given. Enabling a disabled endpoint clears why it was disabled and the failing run it was disabled
+ * for, so three days of failures count afresh; disabling records that the owner did it (`disabled_reason` null).
  */
 export async function updateEndpoint(
   db: Db,

@@ -1,7 +1,7 @@
-// The xp ledger (xp_awards) and users.xp, moved together. Amounts come from domain/xp.ts; this module makes each
-// award count once: the student's lock is held (db/student-transaction.ts), so concurrent awards of one student apply one after the other
-// (the daily cap cannot be overrun by a race), and the ledger's primary key (user_id, award_key) refuses a second
-// award of the same thing, be it a retry, a race or a farm.
+// The xp ledger (xp_awards) and users.xp, moved together. Amounts come from domain/xp.ts; this module makes each award
+// count once: the student's lock is held (db/student-transaction.ts), so concurrent awards of one student apply one
+// after the other (the daily cap cannot be overrun by a race), and the ledger's primary key (user_id, award_key)
+// refuses a second award of the same thing, be it a retry, a race or a farm.
 import { sql } from 'kysely';
 import type { Db } from '../connect.ts';
 import { executePrepared } from '../prepared-statements.ts';

@@ -94,7 +94,8 @@ export function computeHolidays(countryCode: string, year: number): HolidaySeed[
     const name = day.local === day.english ? day.english : `${day.local} / ${day.english}`;
     const key = `${day.date}|${name}`;
     const existing = rows.get(key);
-    // date-holidays can put a substitute on a date that is already the holiday itself (KZ Nauryz 2026): keep the holiday.
+    // date-holidays can put a substitute on a date that is already the holiday itself (KZ Nauryz 2026): keep the
+    // holiday.
     if (existing && (day.substitute || !existing.substitute)) continue;
     const runLength = runAround(allDates, day.date);
     const isBreak = runLength >= BREAK_MIN_DAYS;

@@ -106,10 +106,10 @@ export async function seedScale(db: Db, opts: { students: number } & ScaleProgre
 }
 
 /**
- * A UUIDv7 (RFC 9562) for the row numbered `n` of `table` in this run: the run's start in ms, then the table's code
- * and the number as the counter bits. Ids ascend within a table, so each primary key grows at its right edge; gen_random_uuid's
- * random v4 ids would touch a random page of an index larger than shared_buffers for every row, and write it whole
- * into the WAL after each checkpoint.
+ * A UUIDv7 (RFC 9562) for the row numbered `n` of `table` in this run: the run's start in ms, then the table's code and
+ * the number as the counter bits. Ids ascend within a table, so each primary key grows at its right edge;
+ * gen_random_uuid's random v4 ids would touch a random page of an index larger than shared_buffers for every row, and
+ * write it whole into the WAL after each checkpoint.
  */
 function seededId(runHex: string, table: number, n: RawBuilder<unknown>): RawBuilder<string> {
   const head = `${runHex.slice(0, 8)}-${runHex.slice(8, 12)}-7000-8${table.toString(16).padStart(3, '0')}-`;

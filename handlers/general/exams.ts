@@ -1,6 +1,6 @@
 // Exam plans: an exam per subject and date, the decks and tasks that prepare for it, and the readiness for it
-// (services/readiness/preparation.ts), computed at read time from the student's cards, tasks and study days. What a write
-// does (its links, event and readiness moves) is services/exams/writes.ts.
+// (services/readiness/preparation.ts), computed at read time from the student's cards, tasks and study days. What a
+// write does (its links, event and readiness moves) is services/exams/writes.ts.
 import { findExam, listExams as listExamRows } from '../../db/queries/exams.ts';
 import { streamReadiness } from '../../services/readiness/readiness-stream.ts';
 import { examBodies, examBody } from '../../services/exams/exam-body.ts';

@@ -351,7 +351,8 @@ export async function compare(
   };
   const toBaseline = ratios((r) => r.baseline);
   const toPeer = peer && ratios((r) => r.peer);
-  // Per command: the twin's CPU per request stands for its `commands` (1 for a single write), the service's for its own.
+  // Per command: the twin's CPU per request stands for its `commands` (1 for a single write), the service's for its
+  // own.
   const perCommand = (m: Measurement, s: Scenario) => m.cpuUsPerRequest / (s.commands ?? 1);
   const toTwin =
     twin &&

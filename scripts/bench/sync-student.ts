@@ -1,5 +1,5 @@
-// The sync-pull-page scenario's student: 5,000 tasks and a deck of 2,000 cards (issue 38's large account), made in
-// bulk statements, and the tokens of its full sync's pages (of SYNC_PAGE), in the order a phone asks for them. A full sync's
+// The sync-pull-page scenario's student: 5,000 tasks and a deck of 2,000 cards (issue 38's large account), made in bulk
+// statements, and the tokens of its full sync's pages (of SYNC_PAGE), in the order a phone asks for them. A full sync's
 // token names where the paging stands (services/sync/token.ts), so the pages are known without asking for them.
 import { sql } from 'kysely';
 import type { Db } from '../../db/connect.ts';

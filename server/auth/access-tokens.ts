@@ -38,8 +38,8 @@ export interface AccessTokenIssuer {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * A valid signature vouches for who made a token, not for the shape of its claims (a key shared with another
- * issuer, a bug of ours): `sub` and `sid` go to uuid columns and `scope` is split, so anything else is an invalid token.
+ * A valid signature vouches for who made a token, not for the shape of its claims (a key shared with another issuer, a
+ * bug of ours): `sub` and `sid` go to uuid columns and `scope` is split, so anything else is an invalid token.
  */
 function hasClaimShapes(payload: Record<string, unknown>): payload is Record<string, unknown> & AccessTokenClaims {
   const { sub, sid, scope, client_id, jti } = payload;

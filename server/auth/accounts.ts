@@ -1,5 +1,5 @@
-// Creating a student account outside the HTTP API: the operator CLI (`users create`) and the demo student of the
-// first embedded start (app/demo-student.ts). Same rules as POST /api/accounts: Argon2id hash, unique e-mail and nickname.
+// Creating a student account outside the HTTP API: the operator CLI (`users create`) and the demo student of the first
+// embedded start (app/demo-student.ts). Same rules as POST /api/accounts: Argon2id hash, unique e-mail and nickname.
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
 import { violatedConstraint } from '../../db/errors.ts';

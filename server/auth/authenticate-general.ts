@@ -1,6 +1,7 @@
-// Authentication of the general surface, one function per security scheme of spec/general: OAuth access tokens
-// (JWT) and personal API keys, both read by passport-http-bearer when they come as `Authorization: Bearer`
-// (server/auth/bearer-authenticator.ts), and the key also from `X-Service-API-Key`. Each yields a typed GeneralPrincipal.
+// Authentication of the general surface, one function per security scheme of spec/general: OAuth access tokens (JWT)
+// and personal API keys, both read by passport-http-bearer when they come as `Authorization: Bearer`
+// (server/auth/bearer-authenticator.ts), and the key also from `X-Service-API-Key`. Each yields a typed
+// GeneralPrincipal.
 //
 // What a credential stands for (its grant or key still active, the account's plan, zone and country) is kept per
 // process, by grant or by key hash, and dropped in every process when a change to any of it commits

@@ -25,7 +25,8 @@ export function timeIdCursor(cursor: string | undefined): { at: Date; id: string
   const key = decodeCursor(cursor);
   if (!key) return undefined;
   const [at, id] = key;
-  // The same check as a date-time in a request: a year 0 or 10000 would reach PostgreSQL (a 500) or be echoed as +010000.
+  // The same check as a date-time in a request: a year 0 or 10000 would reach PostgreSQL (a 500) or be echoed as
+  // +010000.
   if (typeof at !== 'string' || !isInstant(at) || typeof id !== 'string' || !UUID.test(id)) throw notACursor();
   return { at: new Date(at), id };
 }

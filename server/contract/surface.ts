@@ -1,5 +1,5 @@
-// Serves one API surface from its contract: routing (404/405), security (401), limits (429), unstorable text and request
-// validation (400) and dispatch to the typed handler of the operationId, in that order. Every refusal is a
+// Serves one API surface from its contract: routing (404/405), security (401), limits (429), unstorable text and
+// request validation (400) and dispatch to the typed handler of the operationId, in that order. Every refusal is a
 // problem+json built by server/http/problems.ts; handlers signal their own refusals by throwing a Problem.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
@@ -98,8 +98,8 @@ export function serveSurface<P, C extends HandlerContext = HandlerContext>(
     unauthorizedHandler: async (c: Context, req: IncomingMessage, res: ServerResponse) => {
       labelOperation(res, c.operation.operationId);
       const outcomes = Object.values(c.security ?? {}) as Array<AuthOutcome<P> | undefined>;
-      // openapi-backend turns a security handler that threw (the database is down, say) into a failed scheme; that
-      // is our failure, not the client's, so it is rethrown (a 503 or a 500) rather than answered with a misleading 401.
+      // openapi-backend turns a security handler that threw (the database is down, say) into a failed scheme; that is
+      // our failure, not the client's, so it is rethrown (a 503 or a 500) rather than answered with a misleading 401.
       const thrown = outcomes.find((o) => o && 'error' in o && (o.error as unknown) instanceof Error);
       if (thrown && 'error' in thrown) throw thrown.error;
       const failure = outcomes.some((o) => o && 'error' in o && o.error === 'invalid') ? 'invalid' : 'missing';
@@ -191,8 +191,8 @@ function declaredHeaders(c: Context): Record<string, string> {
 }
 
 /**
- * Whether the operation's streaming handler writes its response itself (server/contract/handler-types.ts): a server-sent event
- * stream, or a download (Content-Disposition).
+ * Whether the operation's streaming handler writes its response itself (server/contract/handler-types.ts): a
+ * server-sent event stream, or a download (Content-Disposition).
  */
 function streams(operation: Operation): boolean {
   const ok = operation.responses?.['200'] as

@@ -29,8 +29,8 @@ function clientErrorResponse(code: string | undefined): string {
 /** Makes `server` answer the parser's refusals with problems (Node's documented `clientError` contract). */
 export function answerClientErrors(server: Server): Server {
   return server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
-    // As Node's own answer: only on a connection that has written nothing yet, since an earlier response on a kept-alive
-    // connection may still be under way; otherwise, or on a reset, the connection is only closed.
+    // As Node's own answer: only on a connection that has written nothing yet, since an earlier response on a
+    // kept-alive connection may still be under way; otherwise, or on a reset, the connection is only closed.
     if (error.code === 'ECONNRESET' || !socket.writable || socket.bytesWritten > 0) return void socket.destroy();
     socket.end(clientErrorResponse(error.code));
   });

@@ -1,7 +1,7 @@
 // Cross-origin access to the API surfaces for the origins CORS_ORIGINS lists (the docs served elsewhere, a partner's
 // browser app), and for no other: a browser refuses a response without Access-Control-Allow-Origin. The API's
-// credentials are headers (a bearer token, an API key), never cookies, so credentials mode is never allowed. Runs before
-// routing: openapi-backend would answer a preflight (OPTIONS) with 405.
+// credentials are headers (a bearer token, an API key), never cookies, so credentials mode is never allowed. Runs
+// before routing: openapi-backend would answer a preflight (OPTIONS) with 405.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** Request headers a browser client of the API sends beyond the CORS-safelisted ones (the specs' header parameters). */

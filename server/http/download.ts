@@ -14,7 +14,8 @@ export interface DownloadWriter {
   /** Writes `chunk`, then waits until the socket can take more; throws DownloadStopped when the download must stop. */
   write(chunk: string | Uint8Array): Promise<void>;
   /** Ends the response complete. A failed download is ended with `res.destroy()` instead: the connection closes
-   * without the chunked transfer's last chunk, so the client sees a truncated transfer, never a complete-looking body. */
+   * without the chunked transfer's last chunk, so the client sees a truncated transfer, never a complete-looking body.
+   * */
   end(): void;
 }
 

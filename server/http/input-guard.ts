@@ -1,7 +1,7 @@
 // The one check every request input passes besides the spec: text that cannot be stored as it was sent. PostgreSQL
 // refuses U+0000 in text (a 500 from any field that reaches it), and a lone UTF-16 surrogate, which JSON and
-// percent-decoding can produce, would be stored as U+FFFD without a word. JSON Schema can say neither for every
-// string at once, so the API pipeline (server/contract/surface.ts) and the OAuth forms (server/oauth/router.ts) call this.
+// percent-decoding can produce, would be stored as U+FFFD without a word. JSON Schema can say neither for every string
+// at once, so the API pipeline (server/contract/surface.ts) and the OAuth forms (server/oauth/router.ts) call this.
 import type { FieldError } from '../../domain/errors.ts';
 
 /**

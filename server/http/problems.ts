@@ -159,8 +159,8 @@ export function problemOf(error: unknown): Problem | undefined {
 
 /**
  * The 503 for an error that comes from a dependency (the database down, terminated or too slow; the limit counters
- * unavailable for a limiter that fails closed; a write aborted twice as a deadlock), or undefined for any other error, which is a bug (500). The one
- * place that draws the line, for the Express error handler and for the OAuth endpoints.
+ * unavailable for a limiter that fails closed; a write aborted twice as a deadlock), or undefined for any other error,
+ * which is a bug (500). The one place that draws the line, for the Express error handler and for the OAuth endpoints.
  */
 export function dependencyFailure(error: unknown): Problem | undefined {
   const problem = problemOf(error);

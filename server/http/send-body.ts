@@ -1,6 +1,6 @@
 // Writing a whole response body on Node's own request and response, as Express's res.send writes it: Content-Type,
-// Content-Length, a weak ETag of the bytes (Express's default `etag` setting, the `etag` package), 304 with no body to a
-// GET or HEAD whose If-None-Match matches (the `fresh` package, whatever the request's Cache-Control), no body for
+// Content-Length, a weak ETag of the bytes (Express's default `etag` setting, the `etag` package), 304 with no body to
+// a GET or HEAD whose If-None-Match matches (the `fresh` package, whatever the request's Cache-Control), no body for
 // HEAD. The API surfaces are served without Express (server/http/api-requests.ts), and partner v1 documents the ETag
 // for polling.
 import type { IncomingMessage, ServerResponse } from 'node:http';

@@ -1,10 +1,10 @@
-// Per-key rate limits: fixed windows counted in process memory by default or in Redis (server/limits/redis-limit-stores.ts)
-// so that every process behind a load balancer shares one count per key. One limiter serves every path: the quotas
-// and throttles of the API surfaces, on Node's own request and response, and the OAuth throttles on Express
-// (server/oauth/failure-throttle.ts). It counts all the windows of a request in one step (server/limits/window-counters.ts:
-// one Redis round trip however many windows) and writes the headers express-rate-limit's `standardHeaders: 'draft-8'`
-// writes, without its middleware: that one costs a store call per window, a SHA-256 of the key per window and request,
-// and Express's res.append.
+// Per-key rate limits: fixed windows counted in process memory by default or in Redis
+// (server/limits/redis-limit-stores.ts) so that every process behind a load balancer shares one count per key. One
+// limiter serves every path: the quotas and throttles of the API surfaces, on Node's own request and response, and the
+// OAuth throttles on Express (server/oauth/failure-throttle.ts). It counts all the windows of a request in one step
+// (server/limits/window-counters.ts: one Redis round trip however many windows) and writes the headers
+// express-rate-limit's `standardHeaders: 'draft-8'` writes, without its middleware: that one costs a store call per
+// window, a SHA-256 of the key per window and request, and Express's res.append.
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StoreFailures, type OnStoreFailure } from './limit-store-guard.ts';

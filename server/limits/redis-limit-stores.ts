@@ -1,8 +1,8 @@
 // The rate-limit counters in Redis (REDIS_URL), shared by every process: the window counters of every limiter (one
-// script a request, server/limits/window-counters.ts). Apart from
-// server/limits/rate-limits.ts so that the Redis client (~1,150 modules, ~0.3 s of a start) is loaded only when REDIS_URL
-// is set: app/main.ts imports this module on demand, before connecting, so loading it is never inside the
-// bounded wait for Redis. It does so before migrating: a start reaches every dependency before it changes anything.
+// script a request, server/limits/window-counters.ts). Apart from server/limits/rate-limits.ts so that the Redis client
+// (~1,150 modules, ~0.3 s of a start) is loaded only when REDIS_URL is set: app/main.ts imports this module on demand,
+// before connecting, so loading it is never inside the bounded wait for Redis. It does so before migrating: a start
+// reaches every dependency before it changes anything.
 import type { Logger } from 'pino';
 import { createClient, defineScript } from 'redis';
 import { errorMessage } from '../../db/errors.ts';
@@ -24,9 +24,9 @@ export interface RedisLimitOptions {
 const MAX_RECONNECT_DELAY_MS = 1_000;
 
 /**
- * Counters in Redis, shared by every process. Connecting is bounded: an unreachable Redis, or one that does not
- * answer a PING, throws an Error whose message is one line naming it. Afterwards the client never queues commands while disconnected (they fail at
- * once), every command has a deadline, and it reconnects by itself with a short back-off.
+ * Counters in Redis, shared by every process. Connecting is bounded: an unreachable Redis, or one that does not answer
+ * a PING, throws an Error whose message is one line naming it. Afterwards the client never queues commands while
+ * disconnected (they fail at once), every command has a deadline, and it reconnects by itself with a short back-off.
  */
 export async function redisLimitStores(url: string, options: RedisLimitOptions = {}): Promise<LimitStores> {
   const keyPrefix = options.keyPrefix ?? DEFAULT_REDIS_KEY_PREFIX;

@@ -1,13 +1,12 @@
 // Counts one request in all the fixed windows of a limiter (a minute and a day, say) in one step: in this process's
-// memory here, or in Redis with one script (server/limits/redis-limit-stores.ts), so that a request costs one round trip
-// however many windows it passes.
-// The windows are counted in order and counting stops at the first one the request exceeds: a request refused by an
-// earlier window is not counted by the later ones. A window is fixed from its first request, and a refused request
-// still counts in the window that refused it (as in express-rate-limit's MemoryStore, which keeps the counts in
-// memory). A request counted can be given back (a throttle that counts failures only gives back the requests
-// that succeed), in the windows it was counted in that have not ended since. A request that stands for several (a
-// sync push, one per command) takes the others with `take`: as many as every window still has room for, none
-// counted beyond that, so a batch larger than what is left never pushes a count past its limit.
+// memory here, or in Redis with one script (server/limits/redis-limit-stores.ts), so that a request costs one round
+// trip however many windows it passes. The windows are counted in order and counting stops at the first one the request
+// exceeds: a request refused by an earlier window is not counted by the later ones. A window is fixed from its first
+// request, and a refused request still counts in the window that refused it (as in express-rate-limit's MemoryStore,
+// which keeps the counts in memory). A request counted can be given back (a throttle that counts failures only gives
+// back the requests that succeed), in the windows it was counted in that have not ended since. A request that stands
+// for several (a sync push, one per command) takes the others with `take`: as many as every window still has room for,
+// none counted beyond that, so a batch larger than what is left never pushes a count past its limit.
 import { MemoryStore, type Options } from 'express-rate-limit';
 
 export interface CountedWindow {

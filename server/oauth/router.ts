@@ -77,7 +77,8 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
       scope,
       limit,
       windowMs: 15 * 60_000,
-      // Fails closed: a throttle against password guessing that lets everything through while Redis is down is no throttle.
+      // Fails closed: a throttle against password guessing that lets everything through while Redis is down is no
+      // throttle.
       onStoreFailure: 'refuse',
       ...(keyOf ? { keyOf } : {}),
       // A redirect (302) is a success; a re-rendered page (401) counts.
@@ -146,8 +147,9 @@ export function oauthRoutes(deps: OAuthDeps): express.Router {
       });
     } catch (error) {
       if (!(error instanceof OAuthError)) throw error;
-      // The library wraps a failure of ours (the database, say) in a ServerError and redirects with server_error;
-      // a dependency's failure is temporarily_unavailable instead (RFC 6749 §4.1.2.1), and either way the log learns of it.
+      // The library wraps a failure of ours (the database, say) in a ServerError and redirects with server_error; a
+      // dependency's failure is temporarily_unavailable instead (RFC 6749 §4.1.2.1), and either way the log learns of
+      // it.
       if (dependencyFailure(innerError(error))) {
         logDependencyFailure(req, innerError(error));
         return void res.redirect(303, errorRedirect(params, 'temporarily_unavailable', UNAVAILABLE_DESCRIPTION));
@@ -281,8 +283,8 @@ type CheckedRequest =
   | { client: { name: string; scopes: string[]; redirectUri: string } };
 
 /**
- * Refuses a query, form or Basic credentials carrying text PostgreSQL cannot store (server/http/input-guard.ts, the check
- * the API surfaces make too), in the endpoint's own format.
+ * Refuses a query, form or Basic credentials carrying text PostgreSQL cannot store (server/http/input-guard.ts, the
+ * check the API surfaces make too), in the endpoint's own format.
  */
 function refuseUnstorableText(refuse: (res: Response, field: FieldError) => void): RequestHandler {
   return (req, res, next) => {

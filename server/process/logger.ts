@@ -1,7 +1,7 @@
-// Structured JSON logs (readable lines through pino-pretty when stdout is a terminal: a person is watching, not a
-// log collector). Credentials never reach a log line: the headers that carry them are censored, and so is
-// Location, whose OAuth redirects carry the authorization code (every response header is logged but the security headers,
-// the same on every response).
+// Structured JSON logs (readable lines through pino-pretty when stdout is a terminal: a person is watching, not a log
+// collector). Credentials never reach a log line: the headers that carry them are censored, and so is Location, whose
+// OAuth redirects carry the authorization code (every response header is logged but the security headers, the same on
+// every response).
 import { randomUUID } from 'node:crypto';
 import { IncomingMessage, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { pino, type DestinationStream, type Logger } from 'pino';

@@ -1,5 +1,6 @@
 // Which scope lets a credential see what an event kind carries: the read scope of its resource. A student subscribing
-// an endpoint to a kind needs it (an endpoint is a way to read), and an app receives a kind only while its grant holds it.
+// an endpoint to a kind needs it (an endpoint is a way to read), and an app receives a kind only while its grant holds
+// it.
 import type { Scope } from '../../server/auth/principal.ts';
 import type { EventType } from './emit.ts';
 

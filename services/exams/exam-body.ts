@@ -1,6 +1,6 @@
 // Exams as the API shows them: the row with what prepares for it (linked decks and tasks), the readiness that follows
-// (services/readiness/preparation.ts) and the days left, on the student's calendar. The exam plans answer with it and the
-// exam events carry it as their object, so an answer and an event about one exam always agree.
+// (services/readiness/preparation.ts) and the days left, on the student's calendar. The exam plans answer with it and
+// the exam events carry it as their object, so an answer and an event about one exam always agree.
 import type { Db } from '../../db/connect.ts';
 import type { ExamRow } from '../../db/queries/exams.ts';
 import { daysBetween, localDate } from '../../domain/student-day.ts';

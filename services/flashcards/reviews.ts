@@ -1,8 +1,8 @@
 // A graded review is one write of several steps: lock the card, take the scheduling step of its deck's scheduler
-// (domain/srs.ts: SM-2, or FSRS with the deck's parameters), update the card, log the review, count the study day
-// and its xp, and move readiness (services/progress/). It is the same for one review and for a batch synced after offline study, in the
-// caller's transaction (an idempotent request's), so a crash leaves all of it or none and concurrent reviews of one
-// card apply one after the other.
+// (domain/srs.ts: SM-2, or FSRS with the deck's parameters), update the card, log the review, count the study day and
+// its xp, and move readiness (services/progress/). It is the same for one review and for a batch synced after offline
+// study, in the caller's transaction (an idempotent request's), so a crash leaves all of it or none and concurrent
+// reviews of one card apply one after the other.
 import type { Db } from '../../db/connect.ts';
 import {
   deckSchedulers,

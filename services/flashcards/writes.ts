@@ -1,6 +1,6 @@
-// The deck and card writes, each with the event that tells of it (deck.* and card.*, which the sync's pull follows) and,
-// for those that may move readiness (an exam linked to a deck counts its cards), its follow-ups (services/progress/).
-// The flashcards handlers parse the request and shape the answer.
+// The deck and card writes, each with the event that tells of it (deck.* and card.*, which the sync's pull follows)
+// and, for those that may move readiness (an exam linked to a deck counts its cards), its follow-ups
+// (services/progress/). The flashcards handlers parse the request and shape the answer.
 import type { Db } from '../../db/connect.ts';
 import {
   deleteCard,

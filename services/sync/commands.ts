@@ -1,8 +1,8 @@
-// The push of the sync: a phone's queued edits, applied in order, through the service function its REST operation calls, with that operation's schema for its arguments and its scope. Each command runs
-// once per uuid: its result is stored under the uuid in the transaction that applies it (the stored responses of
-// server/http/idempotency.ts, with their lifetime), so a replayed batch answers the first results and changes
-// nothing. A new object's temp_id is stored beside it, in its transaction, so later commands, in the batch or in a
-// later one, name the object by it.
+// The push of the sync: a phone's queued edits, applied in order, through the service function its REST operation
+// calls, with that operation's schema for its arguments and its scope. Each command runs once per uuid: its result is
+// stored under the uuid in the transaction that applies it (the stored responses of server/http/idempotency.ts, with
+// their lifetime), so a replayed batch answers the first results and changes nothing. A new object's temp_id is stored
+// beside it, in its transaction, so later commands, in the batch or in a later one, name the object by it.
 //
 // A batch pays per command: every command not applied before counts one request against the account's limits, as
 // its REST operation would, taken before any is applied (`CommandQuota`); the commands past what the limits leave

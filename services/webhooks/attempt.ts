@@ -60,8 +60,8 @@ export interface AttemptRun {
 
 /**
  * What became of the attempt's job: an outcome of an attempt; 'superseded' when the delivery no longer waits for it
- * (re-sent, retried or given up since); a GateRefusal when the endpoint's gate held it back (its delivery parked); 'lost'
- * when pg-boss no longer counted the job as this worker's.
+ * (re-sent, retried or given up since); a GateRefusal when the endpoint's gate held it back (its delivery parked);
+ * 'lost' when pg-boss no longer counted the job as this worker's.
  */
 export type AttemptResult = DeliveryOutcome | GateRefusal | 'superseded' | 'lost';
 

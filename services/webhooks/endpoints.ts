@@ -160,8 +160,8 @@ async function liveGrantOf(trx: Db, principal: GeneralPrincipal): Promise<string
 }
 
 /**
- * A new current secret for an endpoint of `owner`; the one it replaces signs beside it for 24 hours. The student's rotation and the CLI's
- * rotation of an app's endpoint. `row` is undefined when `owner` has no such endpoint.
+ * A new current secret for an endpoint of `owner`; the one it replaces signs beside it for 24 hours. The student's
+ * rotation and the CLI's rotation of an app's endpoint. `row` is undefined when `owner` has no such endpoint.
  */
 export async function rotateSecret(
   db: Db,

@@ -10,11 +10,11 @@
 //   - from dispatchAccount, run when an attempt of the account ends (in the transaction that records it) and when
 //     a job ends without an attempt: the free places go to the deliveries that have waited longest;
 //   - from sweepParkedDeliveries, which each delivering process runs on start and then with every pass of its
-//     relay (relay.ts): new deliveries (fan-out, a test event, a re-send), retries now due, endpoints whose breaker
-//     closed, and leases that ran out with their process. What makes a delivery due now is announced on
-//     WEBHOOK_WORK_CHANNEL once it has committed, which wakes the relays: an outbox row (its table's trigger, a test
-//     event's included) and a re-send (here). The announcement is sent after the commit (db/notifications-after-commit.ts),
-//     so a process that dies in between leaves the work to the relays' poll.
+// relay (relay.ts): new deliveries (fan-out, a test event, a re-send), retries now due, endpoints whose breaker closed,
+// and leases that ran out with their process. What makes a delivery due now is announced on WEBHOOK_WORK_CHANNEL once
+// it has committed, which wakes the relays: an outbox row (its table's trigger, a test event's included) and a re-send
+// (here). The announcement is sent after the commit (db/notifications-after-commit.ts), so a process that dies in
+// between leaves the work to the relays' poll.
 //
 // A job carries the delivery's next_attempt_at it was scheduled for (`due`): a job whose delivery has been
 // rescheduled since (re-sent, retried, given up) finds another `due` there and makes no attempt.

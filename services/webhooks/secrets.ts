@@ -1,7 +1,7 @@
-// Webhook signing secrets: `whsec_<base64 of 32 random bytes>` (the Standard Webhooks form), shown to their owner
-// once and stored only sealed (AES-256-GCM, server/auth/secret-box.ts) under a context bound to the endpoint, so a sealed
-// secret copied onto another endpoint's row does not open. During a rotation the previous secret keeps signing
-// beside the new one until `previous_secret_expires_at`, so receivers can switch without dropping a delivery.
+// Webhook signing secrets: `whsec_<base64 of 32 random bytes>` (the Standard Webhooks form), shown to their owner once
+// and stored only sealed (AES-256-GCM, server/auth/secret-box.ts) under a context bound to the endpoint, so a sealed
+// secret copied onto another endpoint's row does not open. During a rotation the previous secret keeps signing beside
+// the new one until `previous_secret_expires_at`, so receivers can switch without dropping a delivery.
 import { randomBytes } from 'node:crypto';
 import type { SecretBox } from '../../server/auth/secret-box.ts';
 

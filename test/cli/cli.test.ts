@@ -744,7 +744,8 @@ describe('cli', function () {
     const tokenTtlSeconds = 900;
     // Claims of the shape the verifier accepts: uuid subject and grant (a signature alone does not vouch for shapes).
     const [userId, grantId] = [randomUUID(), randomUUID()];
-    // The store the CLI and the server use: the file in DATA_DIR, or the table (opened only then: PGlite admits one process).
+    // The store the CLI and the server use: the file in DATA_DIR, or the table (opened only then: PGlite admits one
+    // process).
     const withStore = <T>(use: (store: SigningKeyStore) => Promise<T>): Promise<T> =>
       'dataDir' in target
         ? use(fileSigningKeyStore(target.dataDir))

@@ -1,7 +1,8 @@
 // The embedded database's vacuum (services/maintenance/embedded-vacuum.ts): PGlite has no autovacuum, so the dead
 // versions that thousands of updates of one student's row leave make the reads through its indexes read more pages
-// until the service's own pass vacuums the tables. Measured on PGlite: the run's database on the default engine, an embedded
-// database of the test's own on a PostgreSQL run (where the pass itself must not start: the server's autovacuum works).
+// until the service's own pass vacuums the tables. Measured on PGlite: the run's database on the default engine, an
+// embedded database of the test's own on a PostgreSQL run (where the pass itself must not start: the server's
+// autovacuum works).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';

@@ -1,9 +1,9 @@
 // What the guides say to each other, checked on their text: docs/index.md links every guide (its order is the site's
-// navigation), both references and the generated pages, and the README links every guide (one line each); every link of the README and the guides to a guide or a file
-// reaches it and, with `#anchor`, one of its headings; the guides link nothing of the repository outside docs/ (a
-// rendered page has no repository beside it). Links and anchors are read as the site reads them (marked, and GitHub's
-// slugs with github-slugger), so a link that passes here works on GitHub and on the site alike. How the site renders
-// and serves them: guides.test.ts.
+// navigation), both references and the generated pages, and the README links every guide (one line each); every link of
+// the README and the guides to a guide or a file reaches it and, with `#anchor`, one of its headings; the guides link
+// nothing of the repository outside docs/ (a rendered page has no repository beside it). Links and anchors are read as
+// the site reads them (marked, and GitHub's slugs with github-slugger), so a link that passes here works on GitHub and
+// on the site alike. How the site renders and serves them: guides.test.ts.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,6 +1,6 @@
 // Stops of the real server process on PostgreSQL + Redis, as clients see them: SIGTERM under keep-alive load resets
-// nothing, SIGTERM during a tutor stream ends it with a terminal event and keeps the partial reply, and a request
-// that hangs cannot keep the process alive past its deadline. A tutor provider (test/support/chat-completions-server.ts)
+// nothing, SIGTERM during a tutor stream ends it with a terminal event and keeps the partial reply, and a request that
+// hangs cannot keep the process alive past its deadline. A tutor provider (test/support/chat-completions-server.ts)
 // that streams slowly keeps a reply open long enough.
 import assert from 'node:assert/strict';
 import { Agent, request } from 'node:http';

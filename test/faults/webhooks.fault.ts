@@ -196,8 +196,8 @@ describe('webhook delivery across kills and processes', function () {
   });
 
   it('a process whose delivery settings differ from the live delivering processes refuses to start, in one line, and starts once they stopped', async () => {
-    // The live worker reaches private receivers; one without WEBHOOK_ALLOW_PRIVATE_TARGETS would take its jobs and fail them.
-    // The earlier tests' processes were killed without a stop: start once their registrations are gone.
+    // The live worker reaches private receivers; one without WEBHOOK_ALLOW_PRIVATE_TARGETS would take its jobs and fail
+    // them. The earlier tests' processes were killed without a stop: start once their registrations are gone.
     await database.db.deleteFrom('webhook_delivery_processes').execute();
     const { receiver } = await endpointFor(['task.created']);
     const web = start(['--role', 'web']);

@@ -1,8 +1,8 @@
-// The import-rules check (npm run check:imports, a CI step) has to fail on a break, not only pass on a tidy tree. It runs
-// here, by its own command line from package.json, in a miniature of the repository in a temporary folder (the layer
-// folders, the rules file, tsconfig.json, the packages): a tidy miniature passes, and the same one with one break planted
-// per rule exits non-zero with exactly the planted breaks, each under its rule. The real source folders are not touched.
-// package.json comes along: the entry files the rules protect are the ones its scripts run.
+// The import-rules check (npm run check:imports, a CI step) has to fail on a break, not only pass on a tidy tree. It
+// runs here, by its own command line from package.json, in a miniature of the repository in a temporary folder (the
+// layer folders, the rules file, tsconfig.json, the packages): a tidy miniature passes, and the same one with one break
+// planted per rule exits non-zero with exactly the planted breaks, each under its rule. The real source folders are not
+// touched. package.json comes along: the entry files the rules protect are the ones its scripts run.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';

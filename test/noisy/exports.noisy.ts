@@ -57,7 +57,8 @@ describe('noisy neighbour: exports held open and never read', function () {
         let poolWaiting = 0;
         const until = performance.now() + HOLD_MS;
         while (performance.now() < until) {
-          // What the server holds for the attacker meanwhile: its backends inside a transaction, and requests waiting for the pool.
+          // What the server holds for the attacker meanwhile: its backends inside a transaction, and requests waiting
+          // for the pool.
           const { rows } = await sql<{
             n: number;
           }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and xact_start is not null and pid <> pg_backend_pid()`.execute(

@@ -115,7 +115,8 @@ describe('noisy neighbour: readiness streams on one key', function () {
     );
 
     assertUnharmed(verdict, [
-      // The attack was made: streams were open when readiness moved, their events arrived, and every refusal was in words.
+      // The attack was made: streams were open when readiness moved, their events arrived, and every refusal was in
+      // words.
       ...unless(
         streams.some((s) => s.status === 200),
         'no stream was admitted',

@@ -1,7 +1,7 @@
-// The graceful stop (server/process/lifecycle.ts over server/process/shutdown.ts) on a real HTTP server in this process: keep-alive
-// clients are told to reconnect, a request in flight finishes, a connection accepted just before the listener
-// closes is still served, the database is released only after the last handler, and the deadline wins over a
-// request that hangs.
+// The graceful stop (server/process/lifecycle.ts over server/process/shutdown.ts) on a real HTTP server in this
+// process: keep-alive clients are told to reconnect, a request in flight finishes, a connection accepted just before
+// the listener closes is still served, the database is released only after the last handler, and the deadline wins over
+// a request that hangs.
 import assert from 'node:assert/strict';
 import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';

@@ -226,7 +226,8 @@ describe('npm start (app/main.ts)', function () {
     // What a process manager does: start the command, later send SIGTERM to the pid it started.
     const child = spawn('npm', ['start', '--silent'], {
       cwd: new URL('../../', import.meta.url).pathname,
-      // A drain of 2 s, not the default 5: a server left behind by a wrapper still answers the request 0.5 s after the exit.
+      // A drain of 2 s, not the default 5: a server left behind by a wrapper still answers the request 0.5 s after the
+      // exit.
       env: {
         ...process.env,
         PORT: '0',

@@ -17,8 +17,8 @@ export interface SurfaceContract {
 }
 
 /**
- * The contract of every surface of server/contract/surfaces.ts that has been generated, loaded once; root-hooks.ts calls it
- * before any test, since supertest's checks are synchronous.
+ * The contract of every surface of server/contract/surfaces.ts that has been generated, loaded once; root-hooks.ts
+ * calls it before any test, since supertest's checks are synchronous.
  */
 export async function loadContracts(): Promise<SurfaceContract[]> {
   runState.contracts ??= await Promise.all(

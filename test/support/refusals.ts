@@ -38,7 +38,8 @@ export async function assertIdRefusals(operation: IdOperation): Promise<void> {
   assert.equal(others.body.code, 'not_found');
   assert.equal(others.body.detail, unknown.body.detail, "another student's id answers exactly like an unknown one");
   await call(operation.path('not-a-uuid')).set(alice.headers).expect(400);
-  // A uuid with a urn:uuid: prefix passes ajv-formats' check but not PostgreSQL's uuid type: the spec's check must refuse it.
+  // A uuid with a urn:uuid: prefix passes ajv-formats' check but not PostgreSQL's uuid type: the spec's check must
+  // refuse it.
   await call(operation.path(`urn:uuid:${randomUUID()}`))
     .set(alice.headers)
     .expect(400);

@@ -1,5 +1,6 @@
-// The real entry point (app/start.mjs, what npm start runs: app/main.ts compiled) in a child process, as an operator runs it: for tests of start-up, stops,
-// signals and faults that an in-process app cannot show (exit codes, what survives a kill, what a client sees).
+// The real entry point (app/start.mjs, what npm start runs: app/main.ts compiled) in a child process, as an operator
+// runs it: for tests of start-up, stops, signals and faults that an in-process app cannot show (exit codes, what
+// survives a kill, what a client sees).
 import { spawn, type ChildProcess } from 'node:child_process';
 
 const root = new URL('../../', import.meta.url).pathname;

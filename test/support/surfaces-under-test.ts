@@ -45,8 +45,9 @@ export const surfacesUnderTest: Partial<Record<Surface, SurfaceUnderTest>> = {
       const app = await buildApp();
       const student = await newStudent(app);
       await onContractPlan(testDatabase().db, student.id, perMinute);
-      // A password typed more than 5 minutes ago cannot delete the account (deleteMyAccount answers 403), so no generated request
-      // ends the student every operation's requests share. test/surfaces/general/account-lifecycle.test.ts deletes for real.
+      // A password typed more than 5 minutes ago cannot delete the account (deleteMyAccount answers 403), so no
+      // generated request ends the student every operation's requests share.
+      // test/surfaces/general/account-lifecycle.test.ts deletes for real.
       await testDatabase()
         .db.updateTable('oauth_grants')
         .set({ authenticated_at: sql`now() - interval '6 minutes'` })

@@ -92,9 +92,9 @@ export async function createUnmigratedEmbeddedDatabase(): Promise<Db> {
 /**
  * A new PGlite database costs seconds of initdb in a WebAssembly instance, and the migrations more; loading a copy of
  * its data directory costs a fraction of that. The migrated state is the server's own template (db/pglite-template.ts,
- * made by `npm ci` and kept in node_modules/.cache), and the unmigrated one a database just made by initdb: each is kept
- * as the tar PGlite loads into memory (embedded-dumps.ts), made once by the run's start (run-gate.ts) or by the first
- * process that needs it, so that test processes build no database but read the file.
+ * made by `npm ci` and kept in node_modules/.cache), and the unmigrated one a database just made by initdb: each is
+ * kept as the tar PGlite loads into memory (embedded-dumps.ts), made once by the run's start (run-gate.ts) or by the
+ * first process that needs it, so that test processes build no database but read the file.
  */
 const dumps: Partial<Record<DumpState, Promise<Blob>>> = {};
 

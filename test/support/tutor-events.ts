@@ -12,7 +12,8 @@ const spec = JSON.parse(readFileSync(new URL('../../generated/general/openapi.js
 export const chatOperation = spec.paths['/api/ai/chat'].post;
 const ajv = new Ajv2020({ allErrors: true, strict: false });
 addFormats.default(ajv);
-// The event schemas are `$ref`s to the spec's components: the whole spec is added, each event's schema compiled in place.
+// The event schemas are `$ref`s to the spec's components: the whole spec is added, each event's schema compiled in
+// place.
 ajv.addSchema(spec, 'general');
 /** The spec's schema of each event's data, compiled. */
 const eventSchemas = Object.fromEntries(

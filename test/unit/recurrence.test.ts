@@ -155,7 +155,8 @@ describe('recurrence: bounded search', () => {
   });
 
   it('picks BYSETPOS among whole weeks of WKST, as rrule does, when the series started on another weekday', () => {
-    // A Wednesday series: rrule's weeks run Monday to Sunday (WKST=MO), so the first of MO,WE,TH,FR in a week is its Monday.
+    // A Wednesday series: rrule's weeks run Monday to Sunday (WKST=MO), so the first of MO,WE,TH,FR in a week is its
+    // Monday.
     assert.equal(
       next('FREQ=WEEKLY;BYDAY=MO,WE,TH,FR;BYSETPOS=1', '2024-03-20T14:00:00Z', '2026-04-29T10:41:44Z'),
       '2026-05-04T14:00:00.000Z',

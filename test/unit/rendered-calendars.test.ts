@@ -1,5 +1,6 @@
 // A feed read writes the calendar only when the data changed, and a student's calendar is written at most
-// RENDERS_PER_MINUTE times a minute whatever the reads and writes do: the CPU one account can spend on feeds is bounded.
+// RENDERS_PER_MINUTE times a minute whatever the reads and writes do: the CPU one account can spend on feeds is
+// bounded.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { FeedContent } from '../../services/calendar/feed-calendar.ts';

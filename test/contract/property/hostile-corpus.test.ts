@@ -1,8 +1,8 @@
-// The hostile corpus (test/contract/property/hostile-values.ts) over every input of every operation of both surfaces and of
-// the OAuth endpoints: each request is a valid one with one parameter, one top-level body field or the whole body
-// replaced by a hostile value. Whatever the value: no 5xx, a problem+json for a refusal on the API surfaces, and
-// the event loop never blocked longer than the budget (test/support/event-loop-lag.ts).
-// Bounded and seeded for CI; run longer by hand: PROPERTY_RUNS=500 PROPERTY_SEED=$RANDOM npm test -- --grep 'hostile corpus'
+// The hostile corpus (test/contract/property/hostile-values.ts) over every input of every operation of both surfaces
+// and of the OAuth endpoints: each request is a valid one with one parameter, one top-level body field or the whole
+// body replaced by a hostile value. Whatever the value: no 5xx, a problem+json for a refusal on the API surfaces, and
+// the event loop never blocked longer than the budget (test/support/event-loop-lag.ts). Bounded and seeded for CI; run
+// longer by hand: PROPERTY_RUNS=500 PROPERTY_SEED=$RANDOM npm test -- --grep 'hostile corpus'
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import request from 'supertest';

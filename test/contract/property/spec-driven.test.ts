@@ -2,7 +2,8 @@
 //   - valid input gets a documented status, never a 5xx (the contract client checks status, body and headers);
 //   - input with one thing wrong gets a 4xx problem+json, never a 5xx;
 //   - without credentials, a secured operation answers 401 whatever the input.
-// Bounded and seeded for CI; run longer by hand: PROPERTY_RUNS=2000 PROPERTY_SEED=$RANDOM npm test -- --grep spec-driven
+// Bounded and seeded for CI; run longer by hand: PROPERTY_RUNS=2000 PROPERTY_SEED=$RANDOM npm test -- --grep
+// spec-driven
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { surfaces } from '../../../server/contract/surfaces.ts';

@@ -1,6 +1,7 @@
 // The demo student's webhook endpoint with a real delivery worker, as a fresh instance runs it: its settled test
 // delivery is left alone, and what the demo sends it (a re-send here) opens its sealed secret, fails at DNS (its host
-// is under .invalid), is recorded as a failed attempt (nothing logged) and waits for the retry schedule, the endpoint still enabled.
+// is under .invalid), is recorded as a failed attempt (nothing logged) and waits for the retry schedule, the endpoint
+// still enabled.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';

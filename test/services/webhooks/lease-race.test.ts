@@ -46,7 +46,8 @@ describe('a delivery made while its endpoint is released', function () {
     const firstJob = (await lease())?.lease_job;
     assert.ok(firstJob, 'the first delivery holds the lease');
 
-    // Its attempt ends: the delivery succeeded, the lease is freed and the account dispatched, in a transaction left open.
+    // Its attempt ends: the delivery succeeded, the lease is freed and the account dispatched, in a transaction left
+    // open.
     let commit!: () => void;
     const committing = new Promise<void>((resolve) => (commit = resolve));
     let attemptLocked!: () => void;

@@ -1,6 +1,6 @@
-// A webhook receiver on loopback for tests (and the fault tests' child processes): answers each request as its
-// script says (a status, 'hang' to never answer, or 'trickle': a 200 whose body never ends, a byte at a time), verifies every delivery's signature with the
-// `standardwebhooks` library as a real receiver would, and keeps what it got.
+// A webhook receiver on loopback for tests (and the fault tests' child processes): answers each request as its script
+// says (a status, 'hang' to never answer, or 'trickle': a 200 whose body never ends, a byte at a time), verifies every
+// delivery's signature with the `standardwebhooks` library as a real receiver would, and keeps what it got.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';

@@ -1,7 +1,7 @@
 // Webhook delivery is woken by the commit, not by its poll: with WEBHOOK_POLL_MS at a minute, an event committed
-// through another connection (on PostgreSQL another pool, as another process would) is attempted within seconds, and
-// so is a re-send. The control: the same worker without the notifications waits for its poll. Bounds are generous
-// (seconds against a minute's poll): they prove the mechanism, the bench measures the speed (scripts/bench/event-latency.ts).
+// through another connection (on PostgreSQL another pool, as another process would) is attempted within seconds, and so
+// is a re-send. The control: the same worker without the notifications waits for its poll. Bounds are generous (seconds
+// against a minute's poll): they prove the mechanism, the bench measures the speed (scripts/bench/event-latency.ts).
 import assert from 'node:assert/strict';
 import type { Db } from '../../../db/connect.ts';
 import type { WebhookConfig } from '../../../services/webhooks/delivery-config.ts';

@@ -70,7 +70,8 @@ describe('concurrent writes of one student', () => {
       for (let round = 0; round < ROUNDS; round++) {
         for (const [i, id] of order.entries()) {
           await send(api.patch(`/api/tasks/${id}`).set(student.headers).send({ status: 'completed' }));
-          // Grade 2 (forgotten) keeps the interval at a day: many passing grades in a row would push it past the year 9999.
+          // Grade 2 (forgotten) keeps the interval at a day: many passing grades in a row would push it past the year
+          // 9999.
           await send(
             api
               .post(`/api/flashcards/cards/${cards[(i + n) % cards.length]}/reviews`)

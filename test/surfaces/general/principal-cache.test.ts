@@ -1,6 +1,6 @@
 // General principals (an access token's grant and account, a personal key and its account) are kept per process
-// (server/auth/authenticate-general.ts) and dropped in every process when a change to them commits. Two apps, each with a
-// notification path of its own, stand for two processes; on PostgreSQL the second also has a connection pool of its
+// (server/auth/authenticate-general.ts) and dropped in every process when a change to them commits. Two apps, each with
+// a notification path of its own, stand for two processes; on PostgreSQL the second also has a connection pool of its
 // own, so that nothing but the commit's NOTIFY can tell it about a change made through the first.
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';

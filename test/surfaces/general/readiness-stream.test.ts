@@ -342,8 +342,8 @@ describe('streamExamReadiness: fair share', () => {
   });
 
   /**
-   * A process's view: an app listening on a port. `own`: a notification path of its own (and on PostgreSQL a pool of its
-   * own), so that nothing but the commit's NOTIFY tells it about a change made through another; `db`: a database
+   * A process's view: an app listening on a port. `own`: a notification path of its own (and on PostgreSQL a pool of
+   * its own), so that nothing but the commit's NOTIFY tells it about a change made through another; `db`: a database
    * handle of the test's (one that counts queries, say).
    */
   async function process(options: { own?: boolean; db?: Db } = {}) {

@@ -125,7 +125,8 @@ describe('getSchedule: projected occurrences', () => {
     assert.equal(projected.length, WEEK_PROJECTED_MAX);
     const bySeries = new Map<string, number>();
     for (const p of projected) bySeries.set(p.series_id, (bySeries.get(p.series_id) ?? 0) + 1);
-    // Series are projected earliest open occurrence first (then by id) until the budget is spent: those shown are whole.
+    // Series are projected earliest open occurrence first (then by id) until the budget is spent: those shown are
+    // whole.
     const first = [...ids].sort()[0]!;
     assert.equal(bySeries.get(first), 168, 'the first series, every hour of the week');
     assert.ok(

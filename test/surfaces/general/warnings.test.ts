@@ -1,5 +1,5 @@
-// Warnings an operator gives (services/accounts/warnings.ts, behind `users warn`): on the student's profile, newest first and at
-// most 10, and stored as user.warned events whose payloads the spec describes.
+// Warnings an operator gives (services/accounts/warnings.ts, behind `users warn`): on the student's profile, newest
+// first and at most 10, and stored as user.warned events whose payloads the spec describes.
 import assert from 'node:assert/strict';
 import { envelopeOf } from '../../../services/events/emit.ts';
 import { warnStudent } from '../../../services/accounts/warnings.ts';

@@ -1,8 +1,8 @@
 // What a grant owns ends with it (db/queries/grant-artifacts.ts). One walk of GRANT_ARTIFACTS for each way a grant
-// ends: an app or an institution creates every artifact through its own credential (tokens, a key, a webhook
-// endpoint, an open stream), the grant is revoked, and every artifact is gone or refused, in this process and in a
-// second one that learns of it only by the commit's NOTIFY; the open stream ends with credential_revoked. The list and the schema are held together: a table that
-// records a grant and has no entry, or an entry this walk cannot check, fails here.
+// ends: an app or an institution creates every artifact through its own credential (tokens, a key, a webhook endpoint,
+// an open stream), the grant is revoked, and every artifact is gone or refused, in this process and in a second one
+// that learns of it only by the commit's NOTIFY; the open stream ends with credential_revoked. The list and the schema
+// are held together: a table that records a grant and has no entry, or an entry this walk cannot check, fails here.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';

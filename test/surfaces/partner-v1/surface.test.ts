@@ -10,7 +10,8 @@ describe('partner surface', () => {
   it('refuses a revoked key at once', async () => {
     const { api, key, record, db } = await partnerApp();
     await api.get('/api/v1/stats').set('X-Service-API-Key', key).expect(200);
-    // The key is kept in the process until the revocation's notification arrives (test/surfaces/partner-v1/key-cache.test.ts).
+    // The key is kept in the process until the revocation's notification arrives
+    // (test/surfaces/partner-v1/key-cache.test.ts).
     const delivered = new Promise<void>((resolve) => {
       const stop = testNotifications().subscribe(PARTNER_KEYS_CHANNEL, {
         message: () => (stop(), resolve()),
