@@ -20,6 +20,13 @@ export interface ServerProcess {
 /** SECRETS_KEY of the processes tests start (on PostgreSQL it encrypts the stored signing keys). */
 export const TEST_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 
+/** Servers this test process started and that still run: a test that failed before stopping its server. */
+const running = new Set<ChildProcess>();
+// A failed test leaves no server behind (it would hold its data directory and a core's share after the run).
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 /**
  * Starts `node app/start.mjs` with the test's environment plus `env` (a value of undefined removes
  * a variable). PORT defaults to 0 (a free port), LOG_LEVEL to warn and SECRETS_KEY to TEST_SECRETS_KEY.
@@ -44,6 +51,8 @@ export function startServerProcess(
   } finally {
     if (umask !== undefined) process.umask(umask);
   }
+  running.add(child);
+  child.on('exit', () => running.delete(child));
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
