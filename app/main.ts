@@ -4,13 +4,13 @@
 // this file again and only serves. `--role web|worker` (app/process/role.ts) splits serving the API from delivering
 // webhooks; the default does both. A start-up that fails prints one line saying why and exits 1.
 //
-// This file is the entry only: it reads the configuration and hands the start to app/process/run.ts. Its top-level
-// await resolves once the process serves (app/start.mjs waits on it).
+// This file is the entry only: it reads the configuration and hands the start to app/process/run-process.ts. Its
+// top-level await resolves once the process serves (app/start.mjs waits on it).
 import { OWNER_ONLY_UMASK } from '../db/private-files.ts';
 import { loadConfig, type Config } from './config.ts';
 import { processContext } from './process/context.ts';
 import { parseRole, type ProcessRole } from './process/role.ts';
-import { runProcess } from './process/run.ts';
+import { runProcess } from './process/run-process.ts';
 import { describeStartupError } from './startup-errors.ts';
 
 // Whatever this process writes (the embedded database's files, keys, sockets) is its owner's alone, however it was
