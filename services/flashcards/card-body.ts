@@ -1,9 +1,9 @@
 // Decks, cards and review results as the API shows them, from their rows: the one mapper that the flashcards
 // operations and the sync's commands answer with; and a review's time, checked against the offline window.
 import type { CardRow, DeckRow } from '../../db/queries/flashcards.ts';
+import { ReviewTimeError } from '../../domain/errors.ts';
 import { isWithinOfflineWindow, OFFLINE_REVIEW_WINDOW_DAYS } from '../../domain/srs.ts';
 import type { components } from '../../generated/general/types.ts';
-import { problems } from '../../server/http/problems.ts';
 import type { ReviewRow } from '../../db/queries/graded-review.ts';
 
 type Schemas = components['schemas'];
@@ -12,7 +12,7 @@ type Schemas = components['schemas'];
 export function reviewTime(reviewedAt: string | undefined, now: Date, path: string): Date {
   if (reviewedAt === undefined) return now;
   const at = new Date(reviewedAt);
-  if (!isWithinOfflineWindow(at, now)) throw problems.reviewedAtOutOfRange(path, OFFLINE_REVIEW_WINDOW_DAYS);
+  if (!isWithinOfflineWindow(at, now)) throw new ReviewTimeError(path, OFFLINE_REVIEW_WINDOW_DAYS);
   return at;
 }
 
