@@ -8,9 +8,12 @@ import type { ReviewRow } from '../../db/queries/graded-review.ts';
 
 type Schemas = components['schemas'];
 
-/** When a review happened: now when the client gives no time, else its time within the offline window. */
-export function reviewTime(reviewedAt: string | undefined, now: Date, path: string): Date {
-  if (reviewedAt === undefined) return now;
+/**
+ * When a review happened: the client's time within the offline window, or undefined when it gives none (the review
+ * happens as it is recorded: services/flashcards/reviews.ts).
+ */
+export function reviewTime(reviewedAt: string | undefined, now: Date, path: string): Date | undefined {
+  if (reviewedAt === undefined) return undefined;
   const at = new Date(reviewedAt);
   if (!isWithinOfflineWindow(at, now)) throw new ReviewTimeError(path, OFFLINE_REVIEW_WINDOW_DAYS);
   return at;

@@ -32,11 +32,11 @@ export interface RecordedReview {
   card: CardRow;
 }
 
-/** A review of a batch: which card, the grade, and when it happened (now, or earlier offline). */
+/** A review of a batch: which card, the grade, and when it happened (earlier offline), or undefined for now. */
 export interface GradedCard {
   card_id: string;
   grade: Grade;
-  reviewedAt: Date;
+  reviewedAt: Date | undefined;
 }
 
 /** The card's last review: when, and its id when this request knows it (it wrote it, or read the card's log). */
@@ -70,8 +70,9 @@ export async function recordReview(
     fsrsOf(locked.deck),
     { id: randomUUID(), grade: review.grade, reviewed_at: review.reviewedAt },
     at,
-    { studyDay: true, tells: true },
+    { studyDay: () => true, tells: true },
   );
+  const reviewedAt = write.outcome.reviewed_at;
   if (!locked.readinessFollows) {
     // Nothing readiness follows (no upcoming exam, no state pushed): no move to compare for. Should an exam have come
     // while the review waited for the student's lock, the write says so, and readiness is compared in full.
@@ -87,7 +88,7 @@ export async function recordReview(
         deck_id: card.deck_id,
         before: memoryOf(card),
         after: memoryOf(updated),
-        in_window: review.reviewedAt >= window.since,
+        in_window: reviewedAt >= window.since,
       },
     },
   });
@@ -119,13 +120,12 @@ export async function recordReviews(
     [...cards.values()].map((card) => [card.id, { at: card.last_reviewed_at }]),
   );
   const inOrder = reviews
-    .map((review, index) => ({ ...review, index }))
-    .sort((a, b) => a.reviewedAt.getTime() - b.reviewedAt.getTime() || a.index - b.index);
+    .map((review, index) => ({ ...review, index, time: (review.reviewedAt ?? at).getTime() }))
+    .sort((a, b) => a.time - b.time || a.index - b.index);
   // The reviews' ids rise in the order they are applied, so that the log orders reviews of one instant as given.
   const ids = inOrder.map(() => randomUUID()).sort();
   for (const [position, review] of inOrder.entries()) {
     const current = cards.get(review.card_id)!;
-    const day = localDate(review.reviewedAt, student.time_zone);
     const { write, card, last } = await gradedReview(
       trx,
       student,
@@ -135,9 +135,9 @@ export async function recordReviews(
       { id: ids[position]!, grade: review.grade, reviewed_at: review.reviewedAt },
       at,
       // A batch records each of its days once, in time order; it tells of each card once, at its end.
-      { studyDay: !studyDays.has(day), tells: false },
+      { studyDay: (day) => !studyDays.has(day), tells: false },
     );
-    studyDays.add(day);
+    studyDays.add(write.day);
     reviewed[review.index] = { review: await writeGradedReview(trx, write), card };
     cards.set(review.card_id, card);
     lasts.set(review.card_id, last);
@@ -156,8 +156,10 @@ export async function recordReviews(
 /**
  * The scheduling of a review of a locked card and the write that records it (db/queries/graded-review.ts). A review
  * after the card's last one is its step on the card as it is; one before it (or at the same instant, in an order not
- * known) is placed by replaying the card's log with it (domain/srs.ts replayReviews), which reads the log first.
- * `tells`: the write carries the card's card.updated.
+ * known) is placed by replaying the card's log with it (domain/srs.ts replayReviews), which reads the log first. A
+ * review without a time happens as it is recorded: now, or just after the card's last review when that is later (a
+ * concurrent review of the card, which took its lock first, or another process's clock), so it is never replayed.
+ * `studyDay`: whether the review counts its local day (a batch counts each of its days once). `tells`: the write carries the card's card.updated.
  */
 async function gradedReview(
   trx: Db,
@@ -165,11 +167,13 @@ async function gradedReview(
   card: CardRow,
   last: LastReview,
   fsrs: FsrsParameters | undefined,
-  review: { id: string; grade: Grade; reviewed_at: Date },
+  given: { id: string; grade: Grade; reviewed_at: Date | undefined },
   at: Date,
-  options: { studyDay: boolean; tells: boolean },
+  options: { studyDay: (day: string) => boolean; tells: boolean },
 ): Promise<{ write: GradedReviewWrite; card: CardRow; last: LastReview }> {
   const zone = student.time_zone;
+  const reviewedAt = given.reviewed_at ?? (last.at && at <= last.at ? new Date(last.at.getTime() + 1) : at);
+  const review = { ...given, reviewed_at: reviewedAt };
   let step: ReviewStep;
   let after: Pick<CardRow, keyof ReviewStep | 'last_reviewed_at'>;
   let lastAfter: LastReview;
@@ -205,7 +209,7 @@ async function gradedReview(
     card: updated,
     events: options.tells ? [outboxRow(cardEvent('card.updated', student, updated, at))] : [],
     at,
-    ...studyInStatement({ day, claim: reviewClaim(card.id, review.grade, day) }, options.studyDay),
+    ...studyInStatement({ day, claim: reviewClaim(card.id, review.grade, day) }, options.studyDay(day)),
   };
   return { write, card: updated, last: lastAfter };
 }
