@@ -72,8 +72,8 @@ module.exports = {
     {
       name: 'services-and-domain-not-to-problems',
       comment:
-        'services/ and domain/ refuse with the transport-free errors of domain/errors.ts, which the CLI and the worker ' +
-        'read as they are; the edge maps them to problem+json once (server/http/problems.ts problemOf).',
+        'services/ and domain/ refuse with the transport-free errors of domain/errors.ts, which the CLI and the ' +
+        'worker read as they are; the edge maps them to problem+json once (server/http/problems.ts problemOf).',
       severity: 'error',
       from: { path: ['^services/', '^domain/'] },
       to: { path: '^server/http/problems[.]ts$' },

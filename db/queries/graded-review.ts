@@ -1,10 +1,10 @@
 // A graded review's writes in one statement: the card's new schedule, the review's log, the study day, the review's
-// xp and the card's event (the outbox row), as data-modifying CTEs. A review is the write of every study session and was six to nine round trips, each a
-// socket write and read, the driver's protocol and a plan; now it is this one after the card's read
-// (lockCardForReview, which also takes the student's lock). With `facts`, the statement also returns what a readiness
-// move compares (findReadinessComparison's parts) as they were just before the review: all of a statement's CTEs see
-// one snapshot, taken after the student's lock, so the caller applies the review to them (services/events) instead of
-// reading them again.
+// xp and the card's event (the outbox row), as data-modifying CTEs. A review is the write of every study session and
+// was six to nine round trips, each a socket write and read, the driver's protocol and a plan; now it is this one
+// after the card's read (lockCardForReview, which also takes the student's lock). With `facts`, the statement also
+// returns what a readiness move compares (findReadinessComparison's parts) as they were just before the review: all of
+// a statement's CTEs see one snapshot, taken after the student's lock, so the caller applies the review to them
+// (services/events) instead of reading them again.
 import { sql } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { Db } from '../connect.ts';

@@ -3001,8 +3001,8 @@ export interface components {
              *     with code `reviewed_at_out_of_range`). When absent, the time the review is recorded, never before the card's
              *     last review (a millisecond after it, should a concurrent review of the card have come first). The card's next
              *     review is counted from this time, and the study day (streak) and the review's xp are those of this time's local
-             *     date. A review dated before the
-             *     card's last review takes its place in time: the card's log is replayed with it (see `reviewCards`).
+             *     date. A review dated before the card's last review takes its place in time: the card's log is replayed with it
+             *     (see `reviewCards`).
              */
             reviewed_at?: string;
         };

@@ -159,7 +159,8 @@ export async function recordReviews(
  * known) is placed by replaying the card's log with it (domain/srs.ts replayReviews), which reads the log first. A
  * review without a time happens as it is recorded: now, or just after the card's last review when that is later (a
  * concurrent review of the card, which took its lock first, or another process's clock), so it is never replayed.
- * `studyDay`: whether the review counts its local day (a batch counts each of its days once). `tells`: the write carries the card's card.updated.
+ * `studyDay`: whether the review counts its local day (a batch counts each of its days once). `tells`: the write
+ * carries the card's card.updated.
  */
 async function gradedReview(
   trx: Db,

@@ -98,7 +98,7 @@ describe('graded reviews: the card as its log makes it', () => {
     assert.deepEqual([(await schedule(card)).repetitions, (await schedule(card)).interval_days], [2, 6]);
   });
 
-  it('records a review without a time just after the card’s last when a later-stamped one took the lock first', async () => {
+  it('records an untimed review just after the card’s last when a later-stamped one took the lock first', async () => {
     const { student, card } = await cardOf();
     // The later request's review (now, grade 5) is recorded first; the earlier request's (stamped a second before,
     // grade 0, no time of its own) follows it.
