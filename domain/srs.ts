@@ -119,22 +119,31 @@ export function arrivesInOrder(last: { at: Date | null; id?: string }, reviewedA
  * state, and a logged review the parameters it gave when it arrived, which go stale as soon as an earlier review
  * arrives after it (and hold no FSRS memory). What today's scheduler does not move stays as the card has it: an FSRS
  * deck's replay keeps the card's SM-2 ease and repetitions, an SM-2 deck's its FSRS memory (see domain/fsrs.ts on
- * switching). Returns each review's step, by id, and the card after the last one.
+ * switching). Returns the step of review `kept` (the one that arrived) and the card after the last review. The log
+ * is not empty. An SM-2 step's due date is placed on the calendar (Luxon, most of a step's CPU) only where it is
+ * returned: the replay's cost grows with the card's reviews.
  */
 export function replayReviews(
   card: ReviewedCard,
   log: readonly LoggedReview[],
   timeZone: string,
-  fsrs?: FsrsParameters,
-): { steps: Map<string, ReviewStep>; card: ReviewedCard } {
+  fsrs: FsrsParameters | undefined,
+  kept: string,
+): { step: ReviewStep; card: ReviewedCard } {
   let state: ReviewedCard = fsrs
     ? { ...card, interval_days: NEW_CARD.interval_days, fsrs_state: null }
     : { ...card, ...NEW_CARD };
-  const steps = new Map<string, ReviewStep>();
-  for (const review of [...log].sort(logOrder)) {
-    const step = reviewStep(state, review.grade, review.reviewed_at, timeZone, fsrs);
-    steps.set(review.id, step);
-    state = { ...step, last_reviewed_at: review.reviewed_at };
+  let step: ReviewStep | undefined;
+  const ordered = [...log].sort(logOrder);
+  for (const [index, review] of ordered.entries()) {
+    const placed = review.id === kept || index === ordered.length - 1;
+    const next: ReviewStep =
+      fsrs || placed
+        ? reviewStep(state, review.grade, review.reviewed_at, timeZone, fsrs)
+        : { ...state, ...sm2Step(state, review.grade) };
+    if (review.id === kept) step = next;
+    state = { ...next, last_reviewed_at: review.reviewed_at };
   }
-  return { steps, card: state };
+  if (!step) throw new Error(`replayReviews: review ${kept} is not in the log`);
+  return { step, card: state };
 }

@@ -184,9 +184,7 @@ async function gradedReview(
     lastAfter = { at: review.reviewed_at, id: review.id };
   } else {
     const log = [...(await cardReviewLog(trx, student.user_id, card.id)), review].sort(logOrder);
-    const replay = replayReviews(card, log, zone, fsrs);
-    step = replay.steps.get(review.id)!;
-    after = replay.card;
+    ({ step, card: after } = replayReviews(card, log, zone, fsrs, review.id));
     const final = log.at(-1)!;
     lastAfter = { at: final.reviewed_at, id: final.id };
   }

@@ -164,36 +164,43 @@ describe("reviewStep, and the replay of a card's log (reviews in the order they 
       logged('d', 4, '2026-11-20T08:00:00Z'),
       logged('c', 3, '2026-11-20T08:00:00Z'),
     ];
-    const replayed = replayReviews(fresh, log, timeZone);
-    const reversed = replayReviews(fresh, [...log].reverse(), timeZone);
-    assert.deepEqual(replayed, reversed);
-    // The same as stepping each review, in that order, from the new card.
+    const replayed = (kept: string, order = log) => replayReviews(fresh, order, timeZone, undefined, kept);
+    // The same as stepping each review, in that order, from the new card, whatever order the log is given in.
     let state: ReviewedCard = fresh;
     for (const review of [...log].sort(logOrder)) {
-      assert.deepEqual(replayed.steps.get(review.id), reviewStep(state, review.grade, review.reviewed_at, timeZone));
-      state = {
-        ...reviewStep(state, review.grade, review.reviewed_at, timeZone),
+      const step = reviewStep(state, review.grade, review.reviewed_at, timeZone);
+      assert.deepEqual(replayed(review.id).step, step);
+      assert.deepEqual(replayed(review.id, [...log].reverse()).step, step);
+      state = { ...step, last_reviewed_at: review.reviewed_at };
+    }
+    assert.deepEqual(replayed('a').card, state);
+    assert.deepEqual(replayed('a', [...log].reverse()).card, state);
+    // FSRS the same way, its memory from none (the SM-2 fields stay as the card has them).
+    const parameters = fsrsParameters(null);
+    let memory: ReviewedCard = fresh;
+    for (const review of [...log].sort(logOrder))
+      memory = {
+        ...reviewStep(memory, review.grade, review.reviewed_at, timeZone, parameters),
         last_reviewed_at: review.reviewed_at,
       };
-    }
-    assert.deepEqual(replayed.card, state);
+    assert.deepEqual(replayReviews(fresh, [...log].reverse(), timeZone, parameters, 'b').card, memory);
     assert.deepEqual(
       [...log].sort(logOrder).map((review) => review.id),
       ['a', 'b', 'c', 'd'],
     );
-    assert.equal(replayed.card.last_reviewed_at!.toISOString(), '2026-11-20T08:00:00.000Z');
+    assert.equal(state.last_reviewed_at!.toISOString(), '2026-11-20T08:00:00.000Z');
   });
 
   it('starts from the initial state, keeping what the other scheduler holds', () => {
     const log = [logged('a', 4, '2026-11-19T10:00:00Z')];
     const memory = { ...card, fsrs_state: fsrsStep(null, 4, lastReview, fsrsParameters(null)).fsrs_state };
     // SM-2: from ease 2.5 and no repetitions, whatever the card holds now; its FSRS memory stays.
-    const sm2 = replayReviews(memory, log, timeZone).card;
+    const sm2 = replayReviews(memory, log, timeZone, undefined, 'a').card;
     assert.deepEqual([sm2.ease, sm2.repetitions, sm2.interval_days], [2.5, 1, 1]);
     assert.deepEqual(sm2.fsrs_state, memory.fsrs_state);
     // FSRS: from no FSRS memory; the SM-2 ease and repetitions stay.
     const parameters = fsrsParameters(null);
-    const fsrsCard = replayReviews(memory, log, timeZone, parameters).card;
+    const fsrsCard = replayReviews(memory, log, timeZone, parameters, 'a').card;
     assert.deepEqual([fsrsCard.ease, fsrsCard.repetitions], [2.6, 1]);
     assert.deepEqual(fsrsCard.fsrs_state, fsrsStep(null, 4, log[0]!.reviewed_at, parameters).fsrs_state);
   });
