@@ -70,6 +70,15 @@ module.exports = {
       to: { path: ['^handlers/', ...ENTRY] },
     },
     {
+      name: 'services-and-domain-not-to-problems',
+      comment:
+        'services/ and domain/ refuse with the transport-free errors of domain/errors.ts, which the CLI and the ' +
+        'worker read as they are; the edge maps them to problem+json once (server/http/problems.ts problemOf).',
+      severity: 'error',
+      from: { path: ['^services/', '^domain/'] },
+      to: { path: '^server/http/problems[.]ts$' },
+    },
+    {
       name: 'handlers-not-to-entry',
       comment: 'Handlers are composed by app/ and started by the entry points; they never import them.',
       severity: 'error',

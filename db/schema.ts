@@ -156,7 +156,10 @@ export interface FlashcardReviewsTable {
   repetitions: number;
   interval_days: number;
   next_due_at: Timestamp;
-  /** False for an offline review older than the card's last one: logged, counted, but the card did not move. */
+  /**
+   * False only on reviews recorded under the former rule, when an offline review older than the card's last one was
+   * logged without moving the card; every review now moves it (services/flashcards/reviews.ts replays a late one).
+   */
   applied: Generated<boolean>;
 }
 

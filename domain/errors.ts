@@ -33,6 +33,7 @@ export type ServiceCode =
   | 'idempotency_key_reused'
   | 'cursor_expired'
   | 'sync_token_expired'
+  | 'reviewed_at_out_of_range'
   | LimitCode
   | 'service_unavailable';
 
@@ -93,6 +94,21 @@ export class ConflictError extends ServiceError {
     message: string,
   ) {
     super(message);
+  }
+}
+
+/**
+ * A review dated outside the offline window (domain/srs.ts OFFLINE_REVIEW_WINDOW_DAYS): in the future, or more than
+ * `days` back. `path` names the field (`body.reviewed_at`, `commands.3.args.reviewed_at`).
+ */
+export class ReviewTimeError extends ServiceError {
+  readonly code = 'reviewed_at_out_of_range';
+
+  constructor(
+    readonly path: string,
+    readonly days: number,
+  ) {
+    super(`reviewed_at must be within the past ${days} days and not in the future.`);
   }
 }
 

@@ -56,9 +56,13 @@ const STATE_OF = Object.fromEntries(Object.entries(STATES).map(([k, v]) => [v, N
   State
 >;
 
+/** The scheduler of each parameters object, built once: a replay of a card's log steps many reviews with one. */
+const schedulers = new WeakMap<FsrsParameters, ReturnType<typeof fsrs>>();
+
 /** One FSRS review: the card's new memory, when it is due next and the interval in whole days. */
 export function fsrsStep(stored: FsrsCardState | null, grade: number, reviewedAt: Date, parameters: FsrsParameters) {
-  const scheduler = fsrs({ ...parameters, enable_fuzz: false });
+  let scheduler = schedulers.get(parameters);
+  if (!scheduler) schedulers.set(parameters, (scheduler = fsrs({ ...parameters, enable_fuzz: false })));
   const { card } = scheduler.next(toCard(stored, reviewedAt), reviewedAt, ratingOf(grade));
   return { fsrs_state: fromCard(card), next_due_at: card.due, interval_days: card.scheduled_days };
 }

@@ -20,7 +20,6 @@ export interface SrsState {
   interval_days: number;
 }
 
-/** A card that was never reviewed. */
 /**
  * The longest interval SM-2 may choose: 100 years, Anki's and ts-fsrs's default maximum. Without it, a card passed
  * again and again grows its interval geometrically until the next review falls past the year 9999, which no
@@ -28,6 +27,7 @@ export interface SrsState {
  */
 export const MAX_INTERVAL_DAYS = 36_500;
 
+/** A card that was never reviewed. */
 export const NEW_CARD: SrsState = { ease: 2.5, repetitions: 0, interval_days: 0 };
 
 /** The parameters after one review graded `grade` (0..5). */
@@ -64,20 +64,17 @@ export interface ReviewedCard extends SrsState {
   fsrs_state: FsrsCardState | null;
 }
 
-/** What one review does to a card: the parameters it leaves, and whether it moved the card at all. */
+/** What one review does to a card: the parameters it leaves. */
 export interface ReviewStep extends SrsState {
   next_due_at: Date;
-  applied: boolean;
   fsrs_state: FsrsCardState | null;
 }
 
 /**
- * The review of `card` graded `grade` at `reviewedAt`. Reviews apply in the order they happened (as Anki's and
- * RemNote's sync do): one dated before the card's last review arrived late, after a later one already moved the
- * card, so replaying it would rewrite history with the wrong interval. It is logged (and counts for the streak and
- * xp of its day) but leaves the card as it is: `applied` false, the card's current parameters. A review at the same
- * instant as the last one applies. `fsrs` (the deck's FSRS parameters) schedules the card with FSRS instead of SM-2:
- * its FSRS memory moves, its SM-2 ease and repetitions stay as they were (see domain/fsrs.ts on switching).
+ * The review of `card` graded `grade` at `reviewedAt`, taken on the card as it is: right for a review after the
+ * card's last one (see `arrivesInOrder`). `fsrs` (the deck's FSRS parameters) schedules the card with FSRS instead of
+ * SM-2: its FSRS memory moves, its SM-2 ease and repetitions stay as they were (see domain/fsrs.ts on switching); under
+ * SM-2 its FSRS memory stays.
  */
 export function reviewStep(
   card: ReviewedCard,
@@ -86,10 +83,67 @@ export function reviewStep(
   timeZone: string,
   fsrs?: FsrsParameters,
 ): ReviewStep {
-  const { ease, repetitions, interval_days, next_due_at, fsrs_state } = card;
-  if (card.last_reviewed_at && reviewedAt < card.last_reviewed_at)
-    return { ease, repetitions, interval_days, next_due_at, fsrs_state, applied: false };
-  if (fsrs) return { ease, repetitions, ...fsrsStep(fsrs_state, grade, reviewedAt, fsrs), applied: true };
+  const { ease, repetitions, fsrs_state } = card;
+  if (fsrs) return { ease, repetitions, ...fsrsStep(fsrs_state, grade, reviewedAt, fsrs) };
   const step = sm2Step(card, grade);
-  return { ...step, next_due_at: nextDueAt(reviewedAt, step.interval_days, timeZone), fsrs_state, applied: true };
+  return { ...step, next_due_at: nextDueAt(reviewedAt, step.interval_days, timeZone), fsrs_state };
+}
+
+/** A review of the card's log as a replay reads it. */
+export interface LoggedReview {
+  id: string;
+  grade: Grade;
+  reviewed_at: Date;
+}
+
+/** The log's order: by `reviewed_at`, then by the review's id (any stable order would do; the id is in the log). */
+export function logOrder(a: LoggedReview, b: LoggedReview): number {
+  return a.reviewed_at.getTime() - b.reviewed_at.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/**
+ * Whether review `id` at `reviewedAt` comes after every review the card has had, so that its step on the card as it
+ * is gives what the log's order gives. `last` is the card's last review, its id when known (a review of this request);
+ * at the same instant with an unknown id the order is not known, and the review is replayed.
+ */
+export function arrivesInOrder(last: { at: Date | null; id?: string }, reviewedAt: Date, id: string): boolean {
+  if (!last.at || reviewedAt > last.at) return true;
+  return reviewedAt.getTime() === last.at.getTime() && last.id !== undefined && last.id < id;
+}
+
+/**
+ * The card as its review log makes it: every logged review, in the log's order (logOrder), stepped with today's
+ * scheduler from the card's initial state. A review that arrives after a later one (two devices studying offline)
+ * takes its place in time this way, so the card is the same whatever order the reviews arrived in. The replay starts
+ * from the initial state because the append-only log is the only complete record: the card holds only its latest
+ * state, and a logged review the parameters it gave when it arrived, which go stale as soon as an earlier review
+ * arrives after it (and hold no FSRS memory). What today's scheduler does not move stays as the card has it: an FSRS
+ * deck's replay keeps the card's SM-2 ease and repetitions, an SM-2 deck's its FSRS memory (see domain/fsrs.ts on
+ * switching). Returns the step of review `kept` (the one that arrived) and the card after the last review. The log
+ * is not empty. An SM-2 step's due date is placed on the calendar (Luxon, most of a step's CPU) only where it is
+ * returned: the replay's cost grows with the card's reviews.
+ */
+export function replayReviews(
+  card: ReviewedCard,
+  log: readonly LoggedReview[],
+  timeZone: string,
+  fsrs: FsrsParameters | undefined,
+  kept: string,
+): { step: ReviewStep; card: ReviewedCard } {
+  let state: ReviewedCard = fsrs
+    ? { ...card, interval_days: NEW_CARD.interval_days, fsrs_state: null }
+    : { ...card, ...NEW_CARD };
+  let step: ReviewStep | undefined;
+  const ordered = [...log].sort(logOrder);
+  for (const [index, review] of ordered.entries()) {
+    const placed = review.id === kept || index === ordered.length - 1;
+    const next: ReviewStep =
+      fsrs || placed
+        ? reviewStep(state, review.grade, review.reviewed_at, timeZone, fsrs)
+        : { ...state, ...sm2Step(state, review.grade) };
+    if (review.id === kept) step = next;
+    state = { ...next, last_reviewed_at: review.reviewed_at };
+  }
+  if (!step) throw new Error(`replayReviews: review ${kept} is not in the log`);
+  return { step, card: state };
 }

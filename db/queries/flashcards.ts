@@ -321,8 +321,6 @@ export interface ReviewOutcome {
   repetitions: number;
   interval_days: number;
   next_due_at: Date;
-  /** False for a late offline review that is logged without moving the card (domain/srs.ts reviewStep). */
-  applied: boolean;
   /** The card's FSRS memory after the review (unchanged under SM-2). */
   fsrs_state: FsrsCardState | null;
 }

@@ -1,10 +1,10 @@
-// A graded review's writes in one statement: the card's new schedule, the review's log, the study day and the review's
-// xp, as data-modifying CTEs. A review is the write of every study session and was six to nine round trips, each a
-// socket write and read, the driver's protocol and a plan; now it is this one after the card's read
-// (lockCardForReview, which also takes the student's lock). With `facts`, the statement also returns what a readiness
-// move compares (findReadinessComparison's parts) as they were just before the review: all of a statement's CTEs see
-// one snapshot, taken after the student's lock, so the caller applies the review to them (services/events) instead of
-// reading them again.
+// A graded review's writes in one statement: the card's new schedule, the review's log, the study day, the review's
+// xp and the card's event (the outbox row), as data-modifying CTEs. A review is the write of every study session and
+// was six to nine round trips, each a socket write and read, the driver's protocol and a plan; now it is this one
+// after the card's read (lockCardForReview, which also takes the student's lock). With `facts`, the statement also
+// returns what a readiness move compares (findReadinessComparison's parts) as they were just before the review: all of
+// a statement's CTEs see one snapshot, taken after the student's lock, so the caller applies the review to them
+// (services/events) instead of reading them again.
 import { sql } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { Db } from '../connect.ts';
@@ -14,7 +14,9 @@ import { studyDays, upcomingPreparation } from './exams.ts';
 import { pushed, readinessFollows } from './readiness.ts';
 import { lastActiveMoves } from './streak.ts';
 import { COMPLETED } from './tasks.ts';
+import { eventRows, insertEvents, type NewEvent } from './events.ts';
 import type { ReviewOutcome } from './flashcards.ts';
+import type { Grade, ReviewedCard } from '../../domain/srs.ts';
 
 const REVIEW_COLUMNS = [
   'id',
@@ -34,7 +36,14 @@ export type ReviewRow = Awaited<ReturnType<typeof writeGradedReview>>;
 export interface GradedReviewWrite {
   userId: string;
   cardId: string;
+  /** The review's id, chosen before its write: a replay orders reviews of one instant by it (domain/srs.ts). */
+  reviewId: string;
+  /** The review's own step, which its log row keeps. */
   outcome: ReviewOutcome;
+  /** The card after the review: its step's result, or, for a review replayed into its place, the replay's. */
+  card: ReviewedCard;
+  /** The outbox rows that tell of the change (the card's card.updated), written by the same statement; or none. */
+  events: readonly NewEvent[];
   at: Date;
   /** Whether this review counts its local day as a study day (a batch counts each of its days once). */
   studyDay: boolean;
@@ -61,14 +70,21 @@ interface DayBounds {
 interface Values {
   userId: string;
   cardId: string;
-  applied: boolean;
+  reviewId: string;
   grade: number;
   reviewedAt: Date;
   ease: number;
   repetitions: number;
   intervalDays: number;
   nextDueAt: Date;
-  fsrsState: string | null;
+  cardEase: number;
+  cardRepetitions: number;
+  cardIntervalDays: number;
+  cardNextDueAt: Date;
+  cardLastReviewedAt: Date;
+  cardFsrsState: string | null;
+  /** The outbox rows as eventRows makes them: one JSON parameter, whatever their number. */
+  events: string;
   at: Date;
   studyDay: boolean;
   day: string;
@@ -81,18 +97,24 @@ interface Values {
 }
 
 function values(write: GradedReviewWrite): Values {
-  const { outcome } = write;
+  const { outcome, card } = write;
   return {
     userId: write.userId,
     cardId: write.cardId,
-    applied: outcome.applied,
+    reviewId: write.reviewId,
     grade: outcome.grade,
     reviewedAt: outcome.reviewed_at,
     ease: outcome.ease,
     repetitions: outcome.repetitions,
     intervalDays: outcome.interval_days,
     nextDueAt: outcome.next_due_at,
-    fsrsState: outcome.fsrs_state === null ? null : JSON.stringify(outcome.fsrs_state),
+    cardEase: card.ease,
+    cardRepetitions: card.repetitions,
+    cardIntervalDays: card.interval_days,
+    cardNextDueAt: card.next_due_at,
+    cardLastReviewedAt: card.last_reviewed_at ?? outcome.reviewed_at,
+    cardFsrsState: card.fsrs_state === null ? null : JSON.stringify(card.fsrs_state),
+    events: eventRows(write.events),
     at: write.at,
     studyDay: write.studyDay,
     day: write.day,
@@ -107,14 +129,20 @@ function values(write: GradedReviewWrite): Values {
 const VALUE_KEYS = [
   'userId',
   'cardId',
-  'applied',
+  'reviewId',
   'grade',
   'reviewedAt',
   'ease',
   'repetitions',
   'intervalDays',
   'nextDueAt',
-  'fsrsState',
+  'cardEase',
+  'cardRepetitions',
+  'cardIntervalDays',
+  'cardNextDueAt',
+  'cardLastReviewedAt',
+  'cardFsrsState',
+  'events',
   'at',
   'studyDay',
   'day',
@@ -139,19 +167,19 @@ function writes(db: Db, v: Values) {
       qc
         .updateTable('flashcard_cards')
         .set({
-          ease: v.ease,
-          repetitions: v.repetitions,
-          interval_days: v.intervalDays,
-          next_due_at: v.nextDueAt,
-          last_reviewed_at: v.reviewedAt,
-          fsrs_state: sql`${v.fsrsState}::jsonb`,
+          ease: v.cardEase,
+          repetitions: v.cardRepetitions,
+          interval_days: v.cardIntervalDays,
+          next_due_at: v.cardNextDueAt,
+          last_reviewed_at: v.cardLastReviewedAt,
+          fsrs_state: sql`${v.cardFsrsState}::jsonb`,
           updated_at: v.at,
         })
         .where('id', '=', v.cardId)
         .where('user_id', '=', v.userId)
-        .where(sql<boolean>`${v.applied}::boolean`)
         .returning('id'),
     )
+    .with('outbox', (qc) => insertEvents(qc, v.events))
     .with('award', (qc) =>
       qc
         .insertInto('xp_awards')
@@ -198,6 +226,7 @@ function writes(db: Db, v: Values) {
       qc
         .insertInto('flashcard_reviews')
         .values({
+          id: v.reviewId,
           card_id: v.cardId,
           user_id: v.userId,
           grade: v.grade,
@@ -206,7 +235,6 @@ function writes(db: Db, v: Values) {
           repetitions: v.repetitions,
           interval_days: v.intervalDays,
           next_due_at: v.nextDueAt,
-          applied: v.applied,
         })
         .returning(REVIEW_COLUMNS),
     );
@@ -293,3 +321,18 @@ export async function writeGradedReviewWithFacts(trx: Db, write: GradedReviewWri
   const { exams, study_days, day_studied, pushed: last, ...review } = row!;
   return { review, facts: { exams, study_days, day_studied: Boolean(day_studied), pushed: last } };
 }
+
+/** The student's reviews of the card, as a replay reads them (domain/srs.ts replayReviews): in the log's order. */
+export async function cardReviewLog(trx: Db, userId: string, cardId: string) {
+  return cardLog(trx, { userId, cardId });
+}
+
+const cardLog = compiledOnce(['userId', 'cardId'], (db: Db, v: { userId: string; cardId: string }) =>
+  db
+    .selectFrom('flashcard_reviews')
+    .select(['id', sql<Grade>`grade`.as('grade'), 'reviewed_at'])
+    .where('card_id', '=', v.cardId)
+    .where('user_id', '=', v.userId)
+    .orderBy('reviewed_at')
+    .orderBy('id'),
+);

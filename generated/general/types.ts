@@ -513,10 +513,16 @@ export interface paths {
          *
          *     Order: the reviews are applied in the order of `reviewed_at` (the order sent among equal times), whatever order
          *     they were sent in, so a card reviewed twice offline ends where the second review puts it, as in Anki's and
-         *     RemNote's sync. A review dated before the card's last review (one synced late, after a later review from another
-         *     device) is logged and counts for its day's streak and xp, but does not move the card: `applied: false`, and
-         *     the card's parameters as they were. Replaying it would recompute the card from a past state and overwrite what
-         *     the later review did; keeping the later review is deterministic and loses no scheduling information that matters.
+         *     RemNote's sync. A card is a function of its review log: a review dated before the card's last review (one synced
+         *     late, after a later review from another device) takes its place in time. The card's logged reviews, that one
+         *     included, are replayed in the order of `reviewed_at` (then of the reviews' ids, which rise in the order sent
+         *     within one request) from a new card, so two devices that review one card offline end with the same card
+         *     whichever pushes first. A replay schedules every review with the deck's scheduler and parameters as they are when
+         *     it runs (reviews done before a change of `scheduler` or `fsrs_parameters` are scheduled again with the new
+         *     ones), and keeps what that scheduler does not move: an FSRS deck's replay keeps the card's `ease` and
+         *     `repetitions`, an SM-2 deck's its `fsrs`. The late review's own parameters (`review.ease`, `review.next_due_at`,
+         *     …) are those it gives at its place in time; `card` is the card after every review. Each review counts for its
+         *     day's streak and xp as any review does: a card pays xp once a day, to the review of that day that arrives first.
          *     A batch endpoint, rather than many single reviews, because a sync is one unit: it succeeds or it can be retried
          *     whole with the same `Idempotency-Key`, and the server, not the client's send order, decides the order.
          *
@@ -885,7 +891,10 @@ export interface paths {
          *     changed it, and a command changes only the fields its `args` name, so two devices editing different fields both
          *     keep their edit. A task closed by either device stays closed unless an edit reopens it explicitly
          *     (`status: open`); closing a closed task changes nothing. An edit of a task another device deleted answers
-         *     `404 not_found`, and the task stays deleted.
+         *     `404 not_found`, and the task stays deleted. Reviews of one card from several devices take their places in time
+         *     (`reviewed_at`): one older than the card's last review is placed by a replay of the card's log, so the card ends
+         *     the same whichever device pushes first (see `reviewCards`); only its xp of the day goes to the review that
+         *     arrived first.
          */
         post: operations["pushSyncCommands"];
         delete?: never;
@@ -2681,7 +2690,7 @@ export interface components {
         };
         /** @description A graded review as stored, in the account export, with the schedule it produced. */
         ExportedReview: {
-            /** @description False for an offline review older than the card's last one (logged, not applied). */
+            /** @description True for every review recorded now. False only on a review recorded under the former rule, when an offline review older than the card's last one was logged without moving the card; such a review counts like any other when its card's log is replayed. */
             applied: boolean;
             /**
              * Format: uuid
@@ -2988,10 +2997,12 @@ export interface components {
             grade: number;
             /**
              * Format: date-time
-             * @description When the review happened, for a review done offline; now when absent. At most 7 days back and not in the
-             *     future (else `400` with code `reviewed_at_out_of_range`). The card's next review is counted from this time,
-             *     and the study day (streak) and the review's xp are those of this time's local date. A review dated before the
-             *     card's last review is logged but does not move the card (`applied: false`): see `reviewCards`.
+             * @description When the review happened, for a review done offline: at most 7 days back and not in the future (else `400`
+             *     with code `reviewed_at_out_of_range`). When absent, the time the review is recorded, never before the card's
+             *     last review (a millisecond after it, should a concurrent review of the card have come first). The card's next
+             *     review is counted from this time, and the study day (streak) and the review's xp are those of this time's local
+             *     date. A review dated before the card's last review takes its place in time: the card's log is replayed with it
+             *     (see `reviewCards`).
              */
             reviewed_at?: string;
         };
@@ -3354,8 +3365,10 @@ export interface components {
         /** @description One graded review and the SM-2 parameters it gave the card. */
         Review: {
             /**
-             * @description Whether this review moved the card. False only for an offline review dated before the card's last review: it
-             *     is logged (and counts for its day's streak and xp) but leaves the card's parameters as they were.
+             * @deprecated
+             * @description Always `true`: every review moves its card, one dated before the card's last review by a replay of the card's
+             *     log that places it in time (see `reviewCards`). It was `false` for such a review when a late review did not
+             *     move the card; the field stays for clients that read it.
              */
             applied: boolean;
             /** Format: uuid */

@@ -8,6 +8,7 @@ import {
   AuthenticationError,
   InputError,
   LimitError,
+  ReviewTimeError,
   ServiceError,
   UnavailableError,
   type FieldError,
@@ -147,6 +148,7 @@ export function problemOf(error: unknown): Problem | undefined {
   if (error instanceof Problem) return error;
   if (!(error instanceof ServiceError)) return undefined;
   if (error instanceof InputError) return problems.invalidRequest([...error.errors]);
+  if (error instanceof ReviewTimeError) return problems.reviewedAtOutOfRange(error.path, error.days);
   if (error instanceof UnavailableError) return problems.serviceUnavailable(error.message);
   if (error instanceof AuthenticationError) {
     return problems.unauthorized(error.message, error.tokenError ? `${REALM}, error="${error.tokenError}"` : REALM);

@@ -1,18 +1,21 @@
 // Decks, cards and review results as the API shows them, from their rows: the one mapper that the flashcards
 // operations and the sync's commands answer with; and a review's time, checked against the offline window.
 import type { CardRow, DeckRow } from '../../db/queries/flashcards.ts';
+import { ReviewTimeError } from '../../domain/errors.ts';
 import { isWithinOfflineWindow, OFFLINE_REVIEW_WINDOW_DAYS } from '../../domain/srs.ts';
 import type { components } from '../../generated/general/types.ts';
-import { problems } from '../../server/http/problems.ts';
 import type { ReviewRow } from '../../db/queries/graded-review.ts';
 
 type Schemas = components['schemas'];
 
-/** When a review happened: now when the client gives no time, else its time within the offline window. */
-export function reviewTime(reviewedAt: string | undefined, now: Date, path: string): Date {
-  if (reviewedAt === undefined) return now;
+/**
+ * When a review happened: the client's time within the offline window, or undefined when it gives none (the review
+ * happens as it is recorded: services/flashcards/reviews.ts).
+ */
+export function reviewTime(reviewedAt: string | undefined, now: Date, path: string): Date | undefined {
+  if (reviewedAt === undefined) return undefined;
   const at = new Date(reviewedAt);
-  if (!isWithinOfflineWindow(at, now)) throw problems.reviewedAtOutOfRange(path, OFFLINE_REVIEW_WINDOW_DAYS);
+  if (!isWithinOfflineWindow(at, now)) throw new ReviewTimeError(path, OFFLINE_REVIEW_WINDOW_DAYS);
   return at;
 }
 

@@ -1,17 +1,15 @@
 // A graded review is one write of several steps: lock the card, take the scheduling step of its deck's scheduler
 // (domain/srs.ts: SM-2, or FSRS with the deck's parameters), update the card, log the review, count the study day and
-// its xp, and move readiness (services/progress/). It is the same for one review and for a batch synced after offline
-// study, in the caller's transaction (an idempotent request's), so a crash leaves all of it or none and concurrent
-// reviews of one card apply one after the other.
+// its xp, tell of the card (card.updated) and move readiness (services/progress/). It is the same for one review and
+// for a batch synced after offline study, and for the sync's push (services/sync/commands.ts), in the caller's
+// transaction (an idempotent request's), so a crash leaves all of it or none and concurrent reviews of one card apply
+// one after the other. The card is a function of its review log: a review that arrives after a later one (two devices
+// studying offline) is replayed into its place (domain/srs.ts replayReviews), at the cost of one more statement.
+import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
+import { deckSchedulers, lockCardForReview, lockCards, type CardRow } from '../../db/queries/flashcards.ts';
 import {
-  deckSchedulers,
-  lockCardForReview,
-  lockCards,
-  type CardRow,
-  type ReviewOutcome,
-} from '../../db/queries/flashcards.ts';
-import {
+  cardReviewLog,
   writeGradedReview,
   writeGradedReviewFollowed,
   writeGradedReviewWithFacts,
@@ -19,12 +17,12 @@ import {
   type ReviewRow,
 } from '../../db/queries/graded-review.ts';
 import { fsrsParameters, type FsrsParameters } from '../../domain/fsrs.ts';
-import { reviewStep, type Grade } from '../../domain/srs.ts';
+import { arrivesInOrder, logOrder, replayReviews, reviewStep, type Grade, type ReviewStep } from '../../domain/srs.ts';
 import { localDate } from '../../domain/student-day.ts';
 import { reviewClaim } from '../../domain/xp.ts';
 import { progress, studyInStatement } from '../progress/progress.ts';
 import { readinessWindow } from '../readiness/readiness.ts';
-import { emitEvents } from '../events/emit.ts';
+import { emitEvents, outboxRow } from '../events/emit.ts';
 import { cardEvent } from './writes.ts';
 import type { Student } from '../../server/auth/principal.ts';
 
@@ -34,18 +32,25 @@ export interface RecordedReview {
   card: CardRow;
 }
 
-/** A review of a batch: which card, the grade, and when it happened (now, or earlier offline). */
+/** A review of a batch: which card, the grade, and when it happened (earlier offline), or undefined for now. */
 export interface GradedCard {
   card_id: string;
   grade: Grade;
-  reviewedAt: Date;
+  reviewedAt: Date | undefined;
+}
+
+/** The card's last review: when, and its id when this request knows it (it wrote it, or read the card's log). */
+interface LastReview {
+  at: Date | null;
+  id?: string;
 }
 
 /**
  * One review of the student's card; undefined when the student has no card with this id (nothing is written). Two
- * statements, and a third only when readiness moved: the locks with the card, then the review's writes with what
- * readiness compares (nothing, for a student without an upcoming exam or a pushed state: no review can move it), then
- * its event. The card's read takes the student's lock, so the caller's transaction need not take it first.
+ * statements, and more only when readiness moved: the locks with the card, then the review's writes (the card, its
+ * log, the study day and xp, the card's event) with what readiness compares (nothing, for a student without an
+ * upcoming exam or a pushed state: no review can move it). A review older than the card's last reads the card's log
+ * between them. The card's read takes the student's lock, so the caller's transaction need not take it first.
  */
 export async function recordReview(
   trx: Db,
@@ -57,23 +62,22 @@ export async function recordReview(
   const locked = await lockCardForReview(trx, student.user_id, review.card_id, window.fromDate);
   if (!locked) return undefined;
   const { card } = locked;
-  const { outcome, write } = gradedReview(
+  const { write, card: updated } = await gradedReview(
+    trx,
     student,
     card,
+    { at: card.last_reviewed_at },
     fsrsOf(locked.deck),
-    review.grade,
-    review.reviewedAt,
+    { id: randomUUID(), grade: review.grade, reviewed_at: review.reviewedAt },
     at,
-    true,
+    { studyDay: () => true, tells: true },
   );
-  const updated = reviewedCard(card, outcome, at);
-  // A review that moved the card tells of it (card.updated); the review log is append-only and no event.
-  const event = outcome.applied ? () => cardEvent('card.updated', student, updated, at) : undefined;
+  const reviewedAt = write.outcome.reviewed_at;
   if (!locked.readinessFollows) {
     // Nothing readiness follows (no upcoming exam, no state pushed): no move to compare for. Should an exam have come
     // while the review waited for the student's lock, the write says so, and readiness is compared in full.
     const { review: logged, readinessFollows } = await writeGradedReviewFollowed(trx, write, window.fromDate);
-    await progress(trx, student, at, { reviewed: readinessFollows ? undefined : null, event });
+    await progress(trx, student, at, { reviewed: readinessFollows ? undefined : null });
     return { review: logged, card: updated };
   }
   const { review: logged, facts } = await writeGradedReviewWithFacts(trx, write, window);
@@ -84,10 +88,9 @@ export async function recordReview(
         deck_id: card.deck_id,
         before: memoryOf(card),
         after: memoryOf(updated),
-        in_window: review.reviewedAt >= window.since,
+        in_window: reviewedAt >= window.since,
       },
     },
-    event,
   });
   return { review: logged, card: updated };
 }
@@ -113,105 +116,101 @@ export async function recordReviews(
   ]);
   const reviewed: RecordedReview[] = new Array(reviews.length);
   const studyDays = new Set<string>();
-  const moved = new Set<string>();
+  const lasts = new Map<string, LastReview>(
+    [...cards.values()].map((card) => [card.id, { at: card.last_reviewed_at }]),
+  );
   const inOrder = reviews
-    .map((review, index) => ({ ...review, index }))
-    .sort((a, b) => a.reviewedAt.getTime() - b.reviewedAt.getTime() || a.index - b.index);
-  for (const review of inOrder) {
+    .map((review, index) => ({ ...review, index, time: (review.reviewedAt ?? at).getTime() }))
+    .sort((a, b) => a.time - b.time || a.index - b.index);
+  // The reviews' ids rise in the order they are applied, so that the log orders reviews of one instant as given.
+  const ids = inOrder.map(() => randomUUID()).sort();
+  for (const [position, review] of inOrder.entries()) {
     const current = cards.get(review.card_id)!;
-    const recorded = await applyReview(
+    const { write, card, last } = await gradedReview(
       trx,
       student,
       current,
+      lasts.get(review.card_id)!,
       fsrsOf(schedulers.get(current.deck_id)),
-      review.grade,
-      review.reviewedAt,
+      { id: ids[position]!, grade: review.grade, reviewed_at: review.reviewedAt },
       at,
-      studyDays,
+      // A batch records each of its days once, in time order; it tells of each card once, at its end.
+      { studyDay: (day) => !studyDays.has(day), tells: false },
     );
-    // An applied review gives a new card; one that did not move it (older than the card's last) the same.
-    if (recorded.card !== current) moved.add(review.card_id);
-    cards.set(review.card_id, recorded.card);
-    reviewed[review.index] = recorded;
+    studyDays.add(write.day);
+    reviewed[review.index] = { review: await writeGradedReview(trx, write), card };
+    cards.set(review.card_id, card);
+    lasts.set(review.card_id, last);
   }
   await progress(trx, student, at);
-  // One card.updated per card the batch moved, as the batch left it.
+  // One card.updated per card the batch reviewed, as the batch left it.
   await emitEvents(
     trx,
-    [...moved].map((id) => cardEvent('card.updated', student, cards.get(id)!, at)),
+    [...new Set(reviews.map((review) => review.card_id))].map((id) =>
+      cardEvent('card.updated', student, cards.get(id)!, at),
+    ),
   );
   return { reviewed };
 }
 
 /**
- * Applies one review to a locked card (domain/srs.ts reviewStep), logs it, and counts the study day and its xp, in one
- * statement. `studyDays` are the days this request recorded already (a batch records each of its days once, in time
- * order).
+ * The scheduling of a review of a locked card and the write that records it (db/queries/graded-review.ts). A review
+ * after the card's last one is its step on the card as it is; one before it (or at the same instant, in an order not
+ * known) is placed by replaying the card's log with it (domain/srs.ts replayReviews), which reads the log first. A
+ * review without a time happens as it is recorded: now, or just after the card's last review when that is later (a
+ * concurrent review of the card, which took its lock first, or another process's clock), so it is never replayed.
+ * `studyDay`: whether the review counts its local day (a batch counts each of its days once). `tells`: the write
+ * carries the card's card.updated.
  */
-async function applyReview(
+async function gradedReview(
   trx: Db,
   student: Student,
   card: CardRow,
+  last: LastReview,
   fsrs: FsrsParameters | undefined,
-  grade: Grade,
-  reviewedAt: Date,
+  given: { id: string; grade: Grade; reviewed_at: Date | undefined },
   at: Date,
-  studyDays: Set<string>,
-): Promise<RecordedReview> {
-  const { outcome, write } = gradedReview(
-    student,
-    card,
-    fsrs,
-    grade,
-    reviewedAt,
-    at,
-    !studyDays.has(localDate(reviewedAt, student.time_zone)),
-  );
-  studyDays.add(write.day);
-  const review = await writeGradedReview(trx, write);
-  return { review, card: reviewedCard(card, outcome, at) };
-}
-
-/** The scheduling step of a review (domain/srs.ts reviewStep) and the write that records it (db/queries/graded-review.ts). */
-function gradedReview(
-  student: Student,
-  card: CardRow,
-  fsrs: FsrsParameters | undefined,
-  grade: Grade,
-  reviewedAt: Date,
-  at: Date,
-  studyDay: boolean,
-) {
-  const outcome: ReviewOutcome = {
-    grade,
-    reviewed_at: reviewedAt,
-    ...reviewStep(card, grade, reviewedAt, student.time_zone, fsrs),
-  };
-  const day = localDate(reviewedAt, student.time_zone);
-  const write: GradedReviewWrite = {
-    userId: student.user_id,
-    cardId: card.id,
-    outcome,
-    at,
-    ...studyInStatement({ day, claim: reviewClaim(card.id, grade, day) }, studyDay),
-  };
-  return { outcome, write };
-}
-
-/** The card as the review's write leaves it: moved when the review was applied, as it was otherwise. */
-function reviewedCard(card: CardRow, outcome: ReviewOutcome, at: Date): CardRow {
-  if (!outcome.applied) return card;
-  const { ease, repetitions, interval_days, next_due_at, reviewed_at, fsrs_state } = outcome;
-  return {
+  options: { studyDay: (day: string) => boolean; tells: boolean },
+): Promise<{ write: GradedReviewWrite; card: CardRow; last: LastReview }> {
+  const zone = student.time_zone;
+  const reviewedAt = given.reviewed_at ?? (last.at && at <= last.at ? new Date(last.at.getTime() + 1) : at);
+  const review = { ...given, reviewed_at: reviewedAt };
+  let step: ReviewStep;
+  let after: Pick<CardRow, keyof ReviewStep | 'last_reviewed_at'>;
+  let lastAfter: LastReview;
+  if (arrivesInOrder(last, review.reviewed_at, review.id)) {
+    step = reviewStep(card, review.grade, review.reviewed_at, zone, fsrs);
+    after = { ...step, last_reviewed_at: review.reviewed_at };
+    lastAfter = { at: review.reviewed_at, id: review.id };
+  } else {
+    const log = [...(await cardReviewLog(trx, student.user_id, card.id)), review].sort(logOrder);
+    ({ step, card: after } = replayReviews(card, log, zone, fsrs, review.id));
+    const final = log.at(-1)!;
+    lastAfter = { at: final.reviewed_at, id: final.id };
+  }
+  const { ease, repetitions, interval_days, next_due_at, last_reviewed_at, fsrs_state } = after;
+  const updated: CardRow = {
     ...card,
     ease,
     repetitions,
     interval_days,
     next_due_at,
-    last_reviewed_at: reviewed_at,
+    last_reviewed_at,
     fsrs_state,
     updated_at: at,
   };
+  const day = localDate(review.reviewed_at, zone);
+  const write: GradedReviewWrite = {
+    userId: student.user_id,
+    cardId: card.id,
+    reviewId: review.id,
+    outcome: { grade: review.grade, reviewed_at: review.reviewed_at, ...step },
+    card: updated,
+    events: options.tells ? [outboxRow(cardEvent('card.updated', student, updated, at))] : [],
+    at,
+    ...studyInStatement({ day, claim: reviewClaim(card.id, review.grade, day) }, options.studyDay(day)),
+  };
+  return { write, card: updated, last: lastAfter };
 }
 
 function memoryOf(card: CardRow) {

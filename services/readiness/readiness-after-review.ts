@@ -13,7 +13,7 @@ export interface CardMemory {
 /** One review's change to the facts. */
 export interface ReviewedCard {
   deck_id: string;
-  /** The card's memory before the review, and after it (the same when the review was not applied). */
+  /** The card's memory before the review, and after it (a late review's: the card as the replay of its log left it). */
   before: CardMemory;
   after: CardMemory;
   /** Whether the review's local day falls in the window that readiness counts study days in. */

@@ -9,6 +9,7 @@ import {
   InputError,
   LimitError,
   NotFoundError,
+  ReviewTimeError,
   UnavailableError,
 } from '../../domain/errors.ts';
 import { REALM } from '../../server/auth/realm.ts';
@@ -36,6 +37,17 @@ describe('refusals without transport, mapped to problems once', () => {
     assert.deepEqual(problemOf(new AuthenticationError('Revoked.'))!.extra.headers, { 'WWW-Authenticate': REALM });
     const errors = [{ path: 'body.time_zone', message: 'is not an IANA time zone name' }];
     assert.deepEqual(problemOf(new InputError(errors)), problems.invalidRequest(errors));
+    // A review's time out of the offline window: its own code, with the field named as a validation error names it.
+    const late = problemOf(new ReviewTimeError('commands.2.args.reviewed_at', 7))!;
+    assert.deepEqual(late, problems.reviewedAtOutOfRange('commands.2.args.reviewed_at', 7));
+    assert.deepEqual(
+      [late.code, late.status, late.extra.errors],
+      [
+        'reviewed_at_out_of_range',
+        400,
+        [{ path: 'commands.2.args.reviewed_at', message: 'must be within the past 7 days and not in the future' }],
+      ],
+    );
   });
 
   it('answers a busy dependency with the 503 a failed dependency gets, and leaves other errors alone', () => {

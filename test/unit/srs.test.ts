@@ -3,15 +3,20 @@
 // q < 3 starts the repetitions again. The rows are chosen where the description leaves no room for reading; the
 // two places where the library reads it its own way are pinned separately below (see domain/srs.ts).
 import assert from 'node:assert/strict';
+import { fsrsParameters, fsrsStep } from '../../domain/fsrs.ts';
 import {
+  arrivesInOrder,
   isWithinOfflineWindow,
+  logOrder,
   MAX_INTERVAL_DAYS,
   NEW_CARD,
   nextDueAt,
   OFFLINE_REVIEW_WINDOW_DAYS,
+  replayReviews,
   reviewStep,
   sm2Step,
   type Grade,
+  type ReviewedCard,
   type SrsState,
 } from '../../domain/srs.ts';
 
@@ -116,7 +121,7 @@ describe('nextDueAt', () => {
   });
 });
 
-describe('reviewStep (reviews applied in the order they happened)', () => {
+describe("reviewStep, and the replay of a card's log (reviews in the order they happened)", () => {
   const timeZone = 'Europe/Berlin';
   const lastReview = new Date('2026-11-20T10:00:00Z');
   const card = {
@@ -127,26 +132,77 @@ describe('reviewStep (reviews applied in the order they happened)', () => {
     last_reviewed_at: lastReview,
     fsrs_state: null,
   };
+  const fresh = {
+    ...NEW_CARD,
+    next_due_at: new Date('2026-11-18T00:00:00Z'),
+    last_reviewed_at: null,
+    fsrs_state: null,
+  };
+  const logged = (id: string, grade: Grade, iso: string) => ({ id, grade, reviewed_at: new Date(iso) });
 
-  it('applies a review at or after the last one, counting the interval from its own time', () => {
+  it('steps a review on the card as it is, counting the interval from its own time', () => {
     const later = new Date('2026-11-21T09:00:00Z');
     const step = reviewStep(card, 5, later, timeZone);
-    assert.equal(step.applied, true);
     assert.deepEqual([step.repetitions, step.interval_days], [2, 6]);
     assert.equal(step.next_due_at.toISOString(), '2026-11-27T09:00:00.000Z');
-    assert.equal(reviewStep(card, 5, lastReview, timeZone).applied, true);
   });
 
-  it('logs a review older than the last one without moving the card', () => {
-    const step = reviewStep(card, 0, new Date(lastReview.getTime() - 1), timeZone);
-    assert.deepEqual(step, {
-      ease: 2.6,
-      repetitions: 1,
-      interval_days: 1,
-      next_due_at: card.next_due_at,
-      fsrs_state: null,
-      applied: false,
-    });
+  it('takes a review after the last one in order; one before it, or at its instant in an unknown order, not', () => {
+    const id = '5';
+    assert.equal(arrivesInOrder({ at: null }, lastReview, id), true);
+    assert.equal(arrivesInOrder({ at: lastReview }, new Date(lastReview.getTime() + 1), id), true);
+    assert.equal(arrivesInOrder({ at: lastReview }, new Date(lastReview.getTime() - 1), id), false);
+    assert.equal(arrivesInOrder({ at: lastReview }, lastReview, id), false);
+    assert.equal(arrivesInOrder({ at: lastReview, id: '4' }, lastReview, id), true);
+    assert.equal(arrivesInOrder({ at: lastReview, id: '6' }, lastReview, id), false);
+  });
+
+  it('replays the log in time order, then by id, whatever order it is given in', () => {
+    const log = [
+      logged('b', 2, '2026-11-19T11:30:00Z'),
+      logged('a', 5, '2026-11-19T10:30:00Z'),
+      logged('d', 4, '2026-11-20T08:00:00Z'),
+      logged('c', 3, '2026-11-20T08:00:00Z'),
+    ];
+    const replayed = (kept: string, order = log) => replayReviews(fresh, order, timeZone, undefined, kept);
+    // The same as stepping each review, in that order, from the new card, whatever order the log is given in.
+    let state: ReviewedCard = fresh;
+    for (const review of [...log].sort(logOrder)) {
+      const step = reviewStep(state, review.grade, review.reviewed_at, timeZone);
+      assert.deepEqual(replayed(review.id).step, step);
+      assert.deepEqual(replayed(review.id, [...log].reverse()).step, step);
+      state = { ...step, last_reviewed_at: review.reviewed_at };
+    }
+    assert.deepEqual(replayed('a').card, state);
+    assert.deepEqual(replayed('a', [...log].reverse()).card, state);
+    // FSRS the same way, its memory from none (the SM-2 fields stay as the card has them).
+    const parameters = fsrsParameters(null);
+    let memory: ReviewedCard = fresh;
+    for (const review of [...log].sort(logOrder))
+      memory = {
+        ...reviewStep(memory, review.grade, review.reviewed_at, timeZone, parameters),
+        last_reviewed_at: review.reviewed_at,
+      };
+    assert.deepEqual(replayReviews(fresh, [...log].reverse(), timeZone, parameters, 'b').card, memory);
+    assert.deepEqual(
+      [...log].sort(logOrder).map((review) => review.id),
+      ['a', 'b', 'c', 'd'],
+    );
+    assert.equal(state.last_reviewed_at!.toISOString(), '2026-11-20T08:00:00.000Z');
+  });
+
+  it('starts from the initial state, keeping what the other scheduler holds', () => {
+    const log = [logged('a', 4, '2026-11-19T10:00:00Z')];
+    const memory = { ...card, fsrs_state: fsrsStep(null, 4, lastReview, fsrsParameters(null)).fsrs_state };
+    // SM-2: from ease 2.5 and no repetitions, whatever the card holds now; its FSRS memory stays.
+    const sm2 = replayReviews(memory, log, timeZone, undefined, 'a').card;
+    assert.deepEqual([sm2.ease, sm2.repetitions, sm2.interval_days], [2.5, 1, 1]);
+    assert.deepEqual(sm2.fsrs_state, memory.fsrs_state);
+    // FSRS: from no FSRS memory; the SM-2 ease and repetitions stay.
+    const parameters = fsrsParameters(null);
+    const fsrsCard = replayReviews(memory, log, timeZone, parameters, 'a').card;
+    assert.deepEqual([fsrsCard.ease, fsrsCard.repetitions], [2.6, 1]);
+    assert.deepEqual(fsrsCard.fsrs_state, fsrsStep(null, 4, log[0]!.reviewed_at, parameters).fsrs_state);
   });
 
   it('accepts reviewed_at from 7 days back up to now, nothing in the future', () => {

@@ -1,6 +1,7 @@
 // db/queries/graded-review.ts on the run's engine: whether a review's local day had study before it (what a readiness
 // move compares), read from the day's own instants in the student's zone.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { LAST_ACTIVE_STEP_SECONDS } from '../../../db/queries/streak.ts';
 import { lockCardForReview } from '../../../db/queries/flashcards.ts';
@@ -39,19 +40,20 @@ async function review(userId: string, cardId: string, reviewedAt: Date) {
 
 function writeOf(userId: string, cardId: string, reviewedAt: Date): GradedReviewWrite {
   const day = localDate(reviewedAt, ZONE);
+  const step = {
+    ease: 2.5,
+    repetitions: 0,
+    interval_days: 1,
+    next_due_at: new Date(reviewedAt.getTime() + 86_400_000),
+    fsrs_state: null,
+  };
   return {
     userId,
     cardId,
-    outcome: {
-      grade: 2,
-      reviewed_at: reviewedAt,
-      ease: 2.5,
-      repetitions: 0,
-      interval_days: 1,
-      next_due_at: new Date(reviewedAt.getTime() + 86_400_000),
-      applied: true,
-      fsrs_state: null,
-    },
+    reviewId: randomUUID(),
+    outcome: { grade: 2, reviewed_at: reviewedAt, ...step },
+    card: { ...step, last_reviewed_at: reviewedAt },
+    events: [],
     at: reviewedAt,
     studyDay: true,
     day,

@@ -89,20 +89,39 @@ describe('statements per request (PostgreSQL)', function () {
     assert.equal(events[0]!.created_at.toISOString(), created.created_at);
   });
 
-  it('POST a card review whose readiness did not move: five statements, no readiness version written', async () => {
+  it('POST a card review whose readiness did not move: four statements, no readiness version written', async () => {
     const { api, alice, cardId } = await student();
     await api.post(`/api/flashcards/cards/${cardId}/reviews`).set(alice.headers).send({ grade: 2 }).expect(201);
     const sent = await statementsOf(() =>
       api.post(`/api/flashcards/cards/${cardId}/reviews`).set(alice.headers).send({ grade: 2 }).expect(201),
     );
     assert.ok(!sent.some((text) => text.includes('readiness_versions')), sent.join('\n'));
-    // begin, the student's lock with the card and its deck, the review's writes (card, log, study day, xp) with what
-    // readiness compares, the card's event (card.updated, for the sync and webhooks), commit.
+    // begin, the student's lock with the card and its deck, the review's writes (card, log, study day, xp, and the
+    // card's event: card.updated, for the sync and webhooks) with what readiness compares, commit.
+    assert.equal(sent.length, 4, sent.join('\n'));
+    const events = await testDatabase()
+      .db.selectFrom('events')
+      .select('type')
+      .where('user_id', '=', alice.id)
+      .where('type', '=', 'card.updated')
+      .execute();
+    assert.equal(events.length, 2);
+  });
+
+  it("POST a review older than the card's last: one statement more, the read of the card's log", async () => {
+    const { api, alice, cardId } = await student();
+    const last = Date.now() - 10 * 60_000;
+    const review = (at: number) =>
+      api
+        .post(`/api/flashcards/cards/${cardId}/reviews`)
+        .set(alice.headers)
+        .send({ grade: 2, reviewed_at: new Date(at).toISOString() })
+        .expect(201);
+    await review(last);
+    // A millisecond earlier, on the same study day: the replay leaves the card's memory as it was, readiness unmoved.
+    const sent = await statementsOf(() => review(last - 1));
     assert.equal(sent.length, 5, sent.join('\n'));
-    assert.ok(
-      sent.some((text) => /insert into "events"/i.test(text)),
-      sent.join('\n'),
-    );
+    assert.match(sent[2]!, /^select .*"reviewed_at" from "flashcard/, sent.join('\n'));
   });
 
   it("POST a card's first review of the day: its xp and study day in the same write, before readiness's move", async () => {

@@ -89,7 +89,7 @@ describe('deck and card events', () => {
     assert.equal(events[10]!.data.object.card_count, 2);
   });
 
-  it('a review older than the card’s last, which leaves it as it was, and a refused write tell of nothing', async () => {
+  it('a review older than the card’s last tells of the card it replayed; a refused write tells of nothing', async () => {
     const ctx = await generalApp();
     const [alice, bob] = await Promise.all([ctx.newStudent(), ctx.newStudent()]);
     const deck = (await ctx.api.post('/api/flashcards/decks').set(alice.headers).send({ title: 'Bones' }).expect(201))
@@ -109,12 +109,16 @@ describe('deck and card events', () => {
       .set(alice.headers)
       .send({ grade: 1, reviewed_at: earlier })
       .expect(201);
-    assert.equal(late.body.review.applied, false);
+    const told = (await eventsOf(ctx, alice)).slice(before);
+    assert.deepEqual(
+      told.map((event) => [event.type, event.data]),
+      [['card.updated', { object: late.body.card }]],
+    );
     await ctx.api.patch(`/api/flashcards/cards/${card.id}`).set(bob.headers).send({ back: 'x' }).expect(404);
     await ctx.api.patch(`/api/flashcards/decks/${deck.id}`).set(bob.headers).send({ title: 'x' }).expect(404);
     await ctx.api.delete(`/api/flashcards/cards/${card.id}`).set(bob.headers).expect(404);
     await ctx.api.delete(`/api/flashcards/decks/${deck.id}`).set(bob.headers).expect(404);
-    assert.equal((await eventsOf(ctx, alice)).length, before);
+    assert.equal((await eventsOf(ctx, alice)).length, before + 1);
     assert.deepEqual(await eventsOf(ctx, bob), []);
   });
 });

@@ -67,31 +67,55 @@ describe('reviewCard with reviewed_at (offline)', () => {
     assert.deepEqual(await getCard(api, alice, cardId), before);
   });
 
-  it('logs a review older than the card’s last one without moving the card (applied: false)', async () => {
+  it('places a review older than the card’s last one in time: the card is as if the reviews came in time order', async () => {
     const { api, newStudent } = await generalApp();
-    const alice = await newStudent();
-    const cardId = await cardOf(api, alice);
-    const latest = (
-      await api
-        .post(`/api/flashcards/cards/${cardId}/reviews`)
-        .set(alice.headers)
-        .send({ grade: 5, reviewed_at: ago(HOUR_MS) })
-        .expect(201)
-    ).body.card;
-    const late = (
-      await api
-        .post(`/api/flashcards/cards/${cardId}/reviews`)
-        .set(alice.headers)
-        .send({ grade: 0, reviewed_at: ago(DAY_MS) })
-        .expect(201)
-    ).body;
-    assert.equal(late.review.applied, false);
-    assert.deepEqual(late.card, latest);
+    const [alice, bob] = await Promise.all([newStudent(), newStudent()]);
+    const [aliceCard, bobCard] = await Promise.all([cardOf(api, alice), cardOf(api, bob)]);
+    const [lastHour, yesterday] = [ago(HOUR_MS), ago(DAY_MS)];
+    const review = async (owner: Student, cardId: string, grade: number, reviewedAt: string) =>
+      (
+        await api
+          .post(`/api/flashcards/cards/${cardId}/reviews`)
+          .set(owner.headers)
+          .send({ grade, reviewed_at: reviewedAt })
+          .expect(201)
+      ).body;
+    /** Eases are binary doubles (1.7 comes out as 1.7000000000000002). */
+    const round = (ease: number) => Math.round(ease * 1e9) / 1e9;
+    // Alice's reviews arrive newest first, Bob's in time order.
+    await review(alice, aliceCard, 5, lastHour);
+    const late = await review(alice, aliceCard, 0, yesterday);
+    await review(bob, bobCard, 0, yesterday);
+    await review(bob, bobCard, 5, lastHour);
+    // The late review is logged with the step it takes at its place: a blackout on a new card.
     assert.deepEqual(
-      [late.review.ease, late.review.repetitions, late.review.next_due_at],
-      [latest.ease, latest.repetitions, latest.next_due_at],
+      [late.review.applied, round(late.review.ease), late.review.repetitions, late.review.interval_days],
+      [true, 1.7, 0, 1],
     );
-    assert.deepEqual(await getCard(api, alice, cardId), latest);
+    assert.equal(late.review.next_due_at, new Date(Date.parse(yesterday) + DAY_MS).toISOString());
+    // The card: failed yesterday, then passed an hour ago (the ease 1.7 + 0.1).
+    const schedule = ({
+      ease,
+      repetitions,
+      interval_days,
+      next_due_at,
+      last_reviewed_at,
+    }: Record<string, unknown>) => ({
+      ease: round(ease as number),
+      repetitions,
+      interval_days,
+      next_due_at,
+      last_reviewed_at,
+    });
+    assert.deepEqual(schedule(late.card), {
+      ease: 1.8,
+      repetitions: 1,
+      interval_days: 1,
+      next_due_at: new Date(Date.parse(lastHour) + DAY_MS).toISOString(),
+      last_reviewed_at: lastHour,
+    });
+    assert.deepEqual(await getCard(api, alice, aliceCard), late.card);
+    assert.deepEqual(schedule(await getCard(api, bob, bobCard)), schedule(late.card));
   });
 });
 
