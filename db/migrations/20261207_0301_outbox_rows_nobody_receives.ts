@@ -1,6 +1,6 @@
 // Frozen in time: a migration never imports application code, so it runs the same forever.
-// An outbox row that no webhook endpoint can receive (its student has no enabled endpoint of their own, and no live
-// grant to an app with an enabled endpoint) is now stored fanned out already (db/queries/events.ts). Until now every
+// An outbox row that no webhook endpoint can receive (its student has no enabled endpoint of their own subscribed to
+// its kind, and no live grant to an app with one) is now stored fanned out already (db/queries/events.ts). Until now every
 // row was stored waiting, woke the relays of every process, and was then locked and marked by a fan-out pass: a second
 // write of the row (not a HOT update, since the waiting rows' partial index names the column) and an entry in each of
 // its five indexes, for an event that nobody was ever going to be sent.

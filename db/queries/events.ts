@@ -88,11 +88,11 @@ export function eventRows(events: readonly NewEvent[]): string {
 /**
  * The insert of eventRows' `rows` for a write's own statement to carry as a CTE, so its outbox rows cost no round trip.
  * A row no webhook endpoint can receive is stored fanned out already, at its own instant: its student has no enabled
- * endpoint and no live grant to an app with one (the fan-out's two routes, db/queries/deliveries.ts, without their
- * event types and scopes, so a row that might be sent always waits for the fan-out). It then wakes no relay (the
- * outbox trigger passes by fanned-out rows, migration 20261207_0301) and is never written a second time. Two index
- * probes for a student without endpoints (webhook_endpoints_user, oauth_grants_user); an endpoint that commits while
- * the write runs gets the events written after it, as one created a moment later would.
+ * endpoint subscribed to its kind and no live grant to an app with one (the fan-out's two routes,
+ * db/queries/deliveries.ts, without the app's read scope, so a row that might be sent always waits for the fan-out).
+ * It then wakes no relay (the outbox trigger passes by fanned-out rows, migration 20261207_0301) and is never written
+ * a second time. Two index probes (webhook_endpoints_user, oauth_grants_user); an endpoint that commits while the
+ * write runs gets the events written after it, as one created a moment later would.
  */
 export function insertEvents<DB extends Database>(qc: QueryCreator<DB>, rows: string) {
   return qc
@@ -100,16 +100,19 @@ export function insertEvents<DB extends Database>(qc: QueryCreator<DB>, rows: st
     .columns(['type', 'user_id', 'data', 'created_at', 'fanned_out_at'])
     .expression(
       sql`select r.type, r.user_id, r.data, r.created_at,
-        coalesce(r.fanned_out_at, case when ${receivable(sql`r.user_id`)} then null else r.created_at end)
+        coalesce(r.fanned_out_at, case when ${receivable(sql`r.user_id`, sql`r.type`)} then null else r.created_at end)
       from jsonb_populate_recordset(null::events, ${rows}::jsonb) as r`,
     );
 }
 
-/** Whether some enabled webhook endpoint may be sent the events of the student `userId` (a column or a value). */
-function receivable(userId: RawBuilder<unknown>) {
-  return sql<boolean>`(exists (select from webhook_endpoints as e where e.user_id = ${userId} and e.enabled)
+/** Whether some enabled webhook endpoint may be sent events of kind `type` of the student `userId` (columns or values). */
+function receivable(userId: RawBuilder<unknown>, type: RawBuilder<unknown>) {
+  return sql<boolean>`(exists (
+      select from webhook_endpoints as e where e.user_id = ${userId} and e.enabled and ${type} = any(e.event_types)
+    )
     or exists (
-      select from oauth_grants as g join webhook_endpoints as e on e.client_id = g.client_id and e.enabled
+      select from oauth_grants as g
+      join webhook_endpoints as e on e.client_id = g.client_id and e.enabled and ${type} = any(e.event_types)
       where g.user_id = ${userId} and g.revoked_at is null
     ))`;
 }

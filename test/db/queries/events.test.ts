@@ -38,7 +38,7 @@ async function stored(userId: string): Promise<Array<string | null>> {
 describe('outbox rows', () => {
   after(deleteNewStudents);
 
-  it('are stored fanned out, at their own instant, when their student has no enabled endpoint and no app with one', async () => {
+  it('are stored fanned out, at their own instant, when their student has no enabled endpoint of their kind and no app with one', async () => {
     const student = await newStudent();
     await newEndpoint({ user_id: student }, ['task.created'], { enabled: false });
     const ungranted = await newAppGrant(await newStudent(), ['tasks:read']);
@@ -48,10 +48,13 @@ describe('outbox rows', () => {
 
   it("wait for the fan-out when the student's own endpoint, or an app's through a live grant, may receive them", async () => {
     const own = await newStudent();
-    await newEndpoint({ user_id: own }, ['exam.created']); // not this kind: the fan-out decides, not the write
+    await newEndpoint({ user_id: own }, ['exam.created']); // another kind only
+    assert.deepEqual(await stored(own), [AT_ISO, AT_ISO, AT_ISO], 'an endpoint of other kinds receives none');
+    await newEndpoint({ user_id: own }, ['exam.created', 'task.created']);
     assert.deepEqual(await stored(own), [null, null, null]);
 
     const granting = await newStudent();
+    // Without the read scope (tasks:read) the fan-out sends the app nothing; that is the fan-out's to decide.
     const app = await newAppGrant(granting, ['profile:read']);
     await newEndpoint({ client_id: app.clientId }, ['task.created']);
     assert.deepEqual(await stored(granting), [null, null, null]);
