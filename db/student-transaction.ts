@@ -71,13 +71,3 @@ export async function lockStudent(trx: Db, userId: string): Promise<void> {
 export function studentLocked(trx: Db, userId: string): void {
   if (trx.isTransaction) lockedIn.set(trx, (lockedIn.get(trx) ?? new Set()).add(userId));
 }
-
-/**
- * The student's lock as a common table expression (`student_lock`, the student's id), for a write that is one
- * statement: the lock costs no round trip of its own, and a write alone needs no transaction (a statement is one).
- * The statement must read `student_lock` (PostgreSQL runs a plain CTE only when it is read); its data-modifying CTEs
- * run in any case, so a statement that reads it in its FROM still writes nothing that the lock would not cover.
- */
-export function withStudentLock(db: Db, userId: string) {
-  return db.with('student_lock', (qc) => qc.selectFrom('users').select('id').where('id', '=', userId).forNoKeyUpdate());
-}

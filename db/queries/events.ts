@@ -1,6 +1,6 @@
 // The outbox: its writes (event rows, inside the transaction of the change they report, alone or as a CTE of the
 // write's own statement), the changes feed's read of it, and the purge of events past their retention.
-import { sql, type QueryCreator } from 'kysely';
+import { sql, type QueryCreator, type RawBuilder } from 'kysely';
 import type { Db } from '../connect.ts';
 import type { Database } from '../schema.ts';
 import { executePrepared } from '../prepared-statements.ts';
@@ -15,7 +15,7 @@ export interface NewEvent {
 }
 
 export async function insertEvent(trx: Db, event: NewEvent): Promise<string> {
-  const [row] = await executePrepared(trx, trx.insertInto('events').values(eventValues(event)).returning('id'));
+  const [row] = await executePrepared(trx, insertEvents(trx, eventRows([event])).returning('id'));
   return row!.id;
 }
 
@@ -71,8 +71,7 @@ export async function deleteEventsBefore(db: Db, before: Date, batch: number): P
 
 /**
  * The outbox rows of `events` (any number, none included) as insertEvents takes them: one JSON value, so the
- * statement's text is the same for any number of events. As JSON, each event's data is a value of its own, as
- * eventValues' JSON text is for a single insert.
+ * statement's text is the same for any number of events (a single insert, insertEvent, takes them so too).
  */
 export function eventRows(events: readonly NewEvent[]): string {
   return JSON.stringify(
@@ -86,22 +85,34 @@ export function eventRows(events: readonly NewEvent[]): string {
   );
 }
 
-/** The insert of eventRows' `rows` for a write's own statement to carry as a CTE, so its outbox rows cost no round trip. */
+/**
+ * The insert of eventRows' `rows` for a write's own statement to carry as a CTE, so its outbox rows cost no round trip.
+ * A row no webhook endpoint can receive is stored fanned out already, at its own instant: its student has no enabled
+ * endpoint subscribed to its kind and no live grant to an app with one (the fan-out's two routes,
+ * db/queries/deliveries.ts, without the app's read scope, so a row that might be sent always waits for the fan-out).
+ * It then wakes no relay (the outbox trigger passes by fanned-out rows, migration 20261207_0301) and is never written
+ * a second time. Two index probes (webhook_endpoints_user, oauth_grants_user); an endpoint that commits while the
+ * write runs gets the events written after it, as one created a moment later would.
+ */
 export function insertEvents<DB extends Database>(qc: QueryCreator<DB>, rows: string) {
   return qc
     .insertInto('events')
     .columns(['type', 'user_id', 'data', 'created_at', 'fanned_out_at'])
     .expression(
-      sql`select type, user_id, data, created_at, fanned_out_at from jsonb_populate_recordset(null::events, ${rows}::jsonb)`,
+      sql`select r.type, r.user_id, r.data, r.created_at,
+        coalesce(r.fanned_out_at, case when ${receivable(sql`r.user_id`, sql`r.type`)} then null else r.created_at end)
+      from jsonb_populate_recordset(null::events, ${rows}::jsonb) as r`,
     );
 }
 
-function eventValues(event: NewEvent) {
-  return {
-    type: event.type,
-    user_id: event.user_id,
-    data: JSON.stringify(event.data),
-    created_at: event.created_at,
-    fanned_out_at: event.fanned_out_at,
-  };
+/** Whether some enabled webhook endpoint may be sent events of kind `type` of the student `userId` (columns or values). */
+function receivable(userId: RawBuilder<unknown>, type: RawBuilder<unknown>) {
+  return sql<boolean>`(exists (
+      select from webhook_endpoints as e where e.user_id = ${userId} and e.enabled and ${type} = any(e.event_types)
+    )
+    or exists (
+      select from oauth_grants as g
+      join webhook_endpoints as e on e.client_id = g.client_id and e.enabled and ${type} = any(e.event_types)
+      where g.user_id = ${userId} and g.revoked_at is null
+    ))`;
 }

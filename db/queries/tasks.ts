@@ -4,7 +4,6 @@ import { sql, type Updateable } from 'kysely';
 import type { Db } from '../connect.ts';
 import { compiledOnce } from '../prepared-statements.ts';
 import type { TasksTable } from '../schema.ts';
-import { withStudentLock } from '../student-transaction.ts';
 import { eventRows, insertEvents, type NewEvent } from './events.ts';
 
 /** The columns a task is answered with (series_starts_at and previous_id stay internal). */
@@ -67,9 +66,17 @@ export async function insertTask(db: Db, task: NewTaskRow, now: Date) {
 }
 
 /**
- * Inserts a task's row and the outbox events that tell of it in one statement that also takes the student's lock
- * (db/student-transaction.ts), so that a new task is one round trip and, outside a transaction, needs none of its own.
- * The events are made from the row before it is stored: nothing in it comes from the database.
+ * Inserts a task's row and the outbox events that tell of it in one statement, so that a new task is one round trip
+ * and, outside a transaction, needs none of its own. The events are made from the row before it is stored: nothing in
+ * it comes from the database.
+ *
+ * Alone, the statement does not take the student's lock (db/student-transaction.ts), which is there so that a write's
+ * later locks come one writer of the student at a time and two writes cannot wait on each other in a cycle. An insert
+ * of a task and its events takes no row lock but the foreign keys' key-share of the student's row, which waits for no
+ * writer holding the student's lock (FOR NO KEY UPDATE) and holds none of them up, and it reads nothing another write
+ * could change under it: it can join no cycle, and ten inserts of one student commit side by side, sharing WAL
+ * flushes, instead of one flush each behind the lock. A write that does read (a recurring task counts the student's
+ * open series first, a sync push) runs it in a student transaction, whose lock is taken before.
  */
 export async function insertTaskRow(db: Db, row: NewTaskValues, events: readonly NewEvent[] = []) {
   const [inserted] = await insertTaskStatement(db, { ...row, events: eventRows(events) });
@@ -99,7 +106,7 @@ const NEW_TASK_KEYS = [
 const insertTaskStatement = compiledOnce(
   [...NEW_TASK_KEYS, 'events'],
   (db: Db, v: NewTaskValues & { events: string }) =>
-    withStudentLock(db, v.user_id)
+    db
       .with('task', (qc) =>
         qc
           .insertInto('tasks')
@@ -107,7 +114,7 @@ const insertTaskStatement = compiledOnce(
           .returning(TASK_COLUMNS),
       )
       .with('outbox', (qc) => insertEvents(qc, v.events))
-      .selectFrom(['task', 'student_lock'])
+      .selectFrom('task')
       .selectAll('task'),
 );
 

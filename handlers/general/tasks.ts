@@ -35,8 +35,8 @@ export const createTask: GeneralHandlers['createTask'] = async ({ headers, body,
   const task = newTask(body, principal);
   const at = now();
   const create = async (to: Db) => ({ status: 201 as const, body: await addTask(to, task, at) });
-  // Without a key there is nothing to store with the task: addTask takes the student's lock itself, and a task that
-  // does not recur is then one statement, committed on its own.
+  // Without a key there is nothing to store with the task: a task that does not recur is then one statement,
+  // committed on its own (addTask).
   const key = headers['Idempotency-Key'];
   if (key === undefined) return create(db);
   return idempotently(db, { userId: principal.user_id, key, operationId: 'createTask', body, now: at }, create);

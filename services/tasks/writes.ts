@@ -36,9 +36,10 @@ const TASK_EVENT_FIELDS = [
 ] as const;
 
 /**
- * Inserts a task and its task.created event under the student's lock, within the student's bound of open series when
- * it recurs. A task that does not recur is one statement (insertTaskRow), in the caller's transaction if there is
- * one, else on its own; a recurring one first counts the open series, in a student transaction.
+ * Inserts a task and its task.created event, within the student's bound of open series when it recurs. A task that
+ * does not recur is one statement (insertTaskRow, which says why it needs no student lock), in the caller's
+ * transaction if there is one, else on its own; a recurring one first counts the open series, in a student
+ * transaction.
  */
 export async function addTask(db: Db, task: NewTaskRow, at: Date): Promise<Task> {
   const row = newTaskRow(task, at);
