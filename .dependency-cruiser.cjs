@@ -12,11 +12,11 @@ const PLATFORM = '^server/';
 // them imports them.
 const ENTRY = ['^app/', '^scripts/'];
 
-// The files a process starts from: the service's (app/main.ts, built and started by app/start.mjs) and every file a
-// package.json script runs. They are run, never imported.
+// The files a process starts from: the service's and the CLI's (app/main.ts and scripts/cli.ts, built and started by
+// app/start.mjs) and every file a package.json script runs. They are run, never imported.
 const ENTRY_FILES = [
   ...new Set(
-    ['app/main.ts', ...Object.values(require('./package.json').scripts).flatMap(filesRun)].map(
+    ['app/main.ts', 'scripts/cli.ts', ...Object.values(require('./package.json').scripts).flatMap(filesRun)].map(
       (file) => `^${file.replace(/[.]/g, '[.]')}$`,
     ),
   ),

@@ -1,7 +1,8 @@
-// The compiled server (app/start.mjs builds it when a source has changed): app/main.ts and the packages it
-// imports, bundled by esbuild into dist/server.mjs (what is imported on demand in a chunk beside it). Loading the
-// packages from node_modules made every start slower: resolving well over a thousand files and scanning each CommonJS
-// one for its exports. Loaded only to build, so that a start that builds nothing never loads esbuild.
+// The compiled server and CLI (app/start.mjs builds each when one of its sources has changed): app/main.ts, or
+// scripts/cli.ts, and the packages it imports, bundled by esbuild into dist/server.mjs, or dist/cli.mjs (what is
+// imported on demand in a chunk beside it). Loading the packages from node_modules made every start slower: resolving
+// well over a thousand files and scanning each CommonJS one for its exports. Loaded only to build, so that a start
+// that builds nothing never loads esbuild.
 import { decode, encode } from '@jridgewell/sourcemap-codec';
 import { buildSync } from 'esbuild';
 import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,15 +14,19 @@ import { basename, join } from 'node:path';
  */
 const EXTERNAL = ['@electric-sql/pglite', '@node-rs/argon2', 'pg-native'];
 
-/** Builds dist/ from app/main.ts; returns the paths (relative to `root`) of the files it was built from. */
-export function build(root) {
+/**
+ * Builds dist/<name>.mjs and its chunks from `entry`; returns the paths (relative to `root`) of the files it was built
+ * from. Each bundle is built alone: a chunk shared by the two would change the server's files with every CLI edit.
+ */
+export function build(root, name, entry) {
   const { metafile, outputFiles } = buildSync({
     absWorkingDir: root,
-    entryPoints: { server: 'app/main.ts' },
+    entryPoints: { [name]: entry },
     outdir: join(root, 'dist'),
-    // Modules imported on demand only (the demo generator and faker, the Redis client) stay apart, loaded when needed.
+    // Modules imported on demand only (the demo generator and faker, the Redis client, each CLI command) stay apart,
+    // loaded when needed.
     splitting: true,
-    chunkNames: 'server-[name]-[hash]',
+    chunkNames: `${name}-[name]-[hash]`,
     outExtension: { '.js': '.mjs' },
     bundle: true,
     platform: 'node',
@@ -39,7 +44,7 @@ export function build(root) {
   });
   const dist = join(root, 'dist');
   mkdirSync(dist, { recursive: true });
-  const bundle = join(dist, 'server.mjs');
+  const bundle = join(dist, `${name}.mjs`);
   // Each file written aside and renamed into place, the entry module last: a start never imports half a file.
   const entryLast = [...outputFiles].sort((a, b) => Number(a.path === bundle) - Number(b.path === bundle));
   for (const file of entryLast) {
@@ -51,8 +56,9 @@ export function build(root) {
   }
   // Chunks of earlier builds (their names carry their content's hash) would otherwise pile up.
   const current = new Set(outputFiles.map((file) => basename(file.path)));
-  for (const name of readdirSync(dist))
-    if (/^server-.*\.mjs(\.map)?$/.test(name) && !current.has(name)) rmSync(join(dist, name), { force: true });
+  for (const file of readdirSync(dist))
+    if (file.startsWith(`${name}-`) && /\.mjs(\.map)?$/.test(file) && !current.has(file))
+      rmSync(join(dist, file), { force: true });
   return Object.keys(metafile.inputs);
 }
 

@@ -5,7 +5,7 @@ import proxyaddr from 'proxy-addr';
 import { DEFAULT_AI_QUEUE_LIMITS } from '../services/ai/queue.ts';
 import { DEFAULT_EXPORT_SETTINGS } from '../services/exports/export-settings.ts';
 import { DEFAULT_DATABASE_TIMEOUTS } from '../db/database-timeouts.ts';
-import { DEFAULT_REDIS_KEY_PREFIX, DEFAULT_REDIS_TIMEOUT_MS } from '../server/limits/rate-limits.ts';
+import { DEFAULT_REDIS_KEY_PREFIX, DEFAULT_REDIS_TIMEOUT_MS } from '../server/limits/redis-defaults.ts';
 import { DEFAULT_STREAM_SETTINGS } from '../services/streams/stream-settings.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../server/http/request-timeout.ts';
 import { SECRETS_KEY_BYTES } from '../server/auth/secret-box.ts';

@@ -2,7 +2,6 @@
 // partner API keys, holiday calendars). Exit codes: 0 done, 1 failed while running, 2 wrong command line.
 // While npm start runs on the embedded database (which one process at a time may open), a command line runs in
 // that server (app/cli/server-socket.ts); otherwise, and always on PostgreSQL, here.
-import { loadConfig } from '../app/config.ts';
 import { errorMessage } from '../db/errors.ts';
 import { opensNoDatabase, runCommandLine } from '../app/cli/commands.ts';
 import { runInServer } from '../app/cli/server-socket.ts';
@@ -14,9 +13,13 @@ process.umask(OWNER_ONLY_UMASK);
 const argv = process.argv.slice(2);
 const debug = process.env.DEBUG === '1';
 
-/** The embedded database's directory, when the command line needs a database and the settings name one. */
-function embeddedDataDir(): string | undefined {
+/**
+ * The embedded database's directory, when the command line needs a database and the settings name one. The settings
+ * are loaded only then: their module loads the packages behind every default it names, which the help never needs.
+ */
+async function embeddedDataDir(): Promise<string | undefined> {
   if (opensNoDatabase(argv)) return undefined;
+  const { loadConfig } = await import('../app/config.ts');
   try {
     const { database } = loadConfig();
     return 'dataDir' in database && !database.dataDir.startsWith('memory://') ? database.dataDir : undefined;
@@ -26,7 +29,7 @@ function embeddedDataDir(): string | undefined {
 }
 
 try {
-  const dataDir = embeddedDataDir();
+  const dataDir = await embeddedDataDir();
   process.exitCode =
     (dataDir === undefined ? undefined : await runInServer(dataDir, argv, debug)) ??
     (await runCommandLine(argv, { debug }));

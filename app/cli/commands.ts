@@ -3,6 +3,8 @@
 // command line.
 import { inspect } from 'node:util';
 import { errorMessage } from '../../db/errors.ts';
+import { DEFAULT_KEY_LIMITS } from '../../db/queries/api-key-defaults.ts';
+import { DEMO_SEED } from '../../db/seed/demo-seed.ts';
 import { note, print, UsageError } from './shared.ts';
 
 type Command = (args: string[]) => Promise<void>;
@@ -82,12 +84,8 @@ const commands = new Map<string, Command>([
   ],
 ]);
 
-/** The help text; the two defaults it names are read from their modules. */
-async function usage(): Promise<string> {
-  const [{ DEFAULT_KEY_LIMITS }, { DEMO_SEED }] = await Promise.all([
-    import('../../db/queries/api-keys.ts'),
-    import('../../db/seed/index.ts'),
-  ]);
+/** The help text; the two defaults it names are read from their modules, which import nothing. */
+function usage(): string {
   return `Usage: npm run cli -- <command> [options]
 
 Commands:
@@ -222,7 +220,7 @@ export async function runCommandLine(argv: string[], { debug = false } = {}): Pr
   let command: string | undefined;
   try {
     if (isHelp(argv)) {
-      print(await usage());
+      print(usage());
     } else {
       command = resolve(argv);
       await commands.get(command)!(argv.slice(command.split(' ').length));

@@ -13,7 +13,7 @@ export interface ApiKeyRecord {
   per_day: number;
 }
 
-export const DEFAULT_KEY_LIMITS = { per_minute: 60, per_day: 10_000 } as const;
+export { DEFAULT_KEY_LIMITS } from './api-key-defaults.ts';
 
 export async function insertApiKey(
   db: Db,

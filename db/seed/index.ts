@@ -7,11 +7,11 @@ import { notifyUniversitiesChanged } from '../queries/universities.ts';
 import { storeHolidays } from './holiday-store.ts';
 import { universities } from './universities.ts';
 
+export { DEMO_SEED } from './demo-seed.ts';
+
 /** Rows per INSERT: 500 rows × ≤11 columns stays far below PostgreSQL's 65,535 bind parameters. */
 const CHUNK = 500;
 const HOLIDAY_COUNTRIES = ['KZ', 'RU'];
-/** The demo seed of `npm start` and `cli seed --demo`, so both build the same demo database. */
-export const DEMO_SEED = 20261122;
 
 /**
  * Inserts or updates the universities and stores KZ/RU holidays for last year to two years ahead; safe to repeat.

@@ -49,9 +49,6 @@ export function memoryLimitStores(): LimitStores {
   };
 }
 
-export const DEFAULT_REDIS_KEY_PREFIX = 'rl:';
-export const DEFAULT_REDIS_TIMEOUT_MS = 1_000;
-
 /** Takes back the request a limiter counted, in the windows it was counted in that are still running. */
 export type GiveBack = () => Promise<void>;
 

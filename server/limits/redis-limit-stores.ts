@@ -7,7 +7,8 @@ import type { Logger } from 'pino';
 import { createClient, defineScript } from 'redis';
 import { errorMessage } from '../../db/errors.ts';
 import { guardCounter, StoreFailures } from './limit-store-guard.ts';
-import { DEFAULT_REDIS_KEY_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, type LimitStores } from './rate-limits.ts';
+import { DEFAULT_REDIS_KEY_PREFIX, DEFAULT_REDIS_TIMEOUT_MS } from './redis-defaults.ts';
+import type { LimitStores } from './rate-limits.ts';
 import { withTimeout } from '../process/timeout.ts';
 import { stillCounting, type CountedWindow, type WindowCounter } from './window-counters.ts';
 

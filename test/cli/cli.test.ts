@@ -3,12 +3,14 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect, type Db, type DbTarget } from '../../db/connect.ts';
 import { migrations } from '../../db/migrations/index.ts';
+import { DEFAULT_KEY_LIMITS } from '../../db/queries/api-key-defaults.ts';
+import { DEMO_SEED } from '../../db/seed/demo-seed.ts';
 import { createThrowawayDatabase } from '../../db/throwaway-database.ts';
 import { accessTokenIssuer } from '../../server/auth/access-tokens.ts';
 import { databaseSigningKeyStore, fileSigningKeyStore } from '../../server/auth/signing-key-store.ts';
@@ -23,6 +25,7 @@ import { assertEventConforms } from '../support/event-contract.ts';
 import { buildApp } from '../support/partner-app.ts';
 import { secretBox } from '../../server/auth/secret-box.ts';
 import { signingSecrets } from '../../services/webhooks/secrets.ts';
+import { CLI } from '../support/run-node.ts';
 import { TEST_SECRETS_KEY } from '../support/server-process.ts';
 import { loadConfig } from '../../app/config.ts';
 import { describeStartupError } from '../../app/startup-errors.ts';
@@ -39,14 +42,9 @@ interface Run {
 
 function cli(args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'scripts/cli.ts', ...args],
-      { cwd: root, env, timeout: 110_000 },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
-      },
-    );
+    execFile(process.execPath, [...CLI, ...args], { cwd: root, env, timeout: 110_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
+    });
   });
 }
 
@@ -929,5 +927,19 @@ describe('cli', function () {
     ]) {
       assert.ok(run.stdout.includes(text), `usage lacks ${text}`);
     }
+    // The defaults it names are those the commands use.
+    assert.ok(run.stdout.includes(`(seed N, default ${DEMO_SEED})`), 'usage lacks the demo seed');
+    const { per_minute, per_day } = DEFAULT_KEY_LIMITS;
+    assert.ok(
+      run.stdout.includes(`(default limits ${per_minute} per minute, ${per_day} per day)`),
+      'usage lacks limits',
+    );
+  });
+
+  it('is what npm run cli runs', async () => {
+    const { scripts } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    assert.equal(scripts.cli, `node ${CLI.join(' ')}`);
   });
 });

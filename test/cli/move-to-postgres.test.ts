@@ -21,6 +21,7 @@ import { countOwnedRooms, insertRoom } from '../../db/queries/rooms.ts';
 import { createThrowawayDatabase, type ThrowawayDatabase } from '../../db/throwaway-database.ts';
 import { MAX_ROOMS_OWNED } from '../../domain/bounds.ts';
 import { signIn, refresh, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';
+import { CLI } from '../support/run-node.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -36,7 +37,7 @@ function cli(
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'scripts/cli.ts', ...args],
+      [...CLI, ...args],
       { cwd: root, env: merged, timeout: 170_000 },
       (error, stdout, stderr) => {
         resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cliSocketPath, runInServer } from '../../app/cli/server-socket.ts';
+import { CLI } from '../support/run-node.ts';
 import { startServerProcess, TEST_SECRETS_KEY } from '../support/server-process.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -34,14 +35,9 @@ describe('npm run cli while npm start runs on the embedded database', function (
     delete env.DATABASE_URL;
     delete env.DEBUG;
     return new Promise((resolve) => {
-      execFile(
-        process.execPath,
-        ['--import', 'tsx', 'scripts/cli.ts', ...args],
-        { cwd: root, env, timeout: 110_000 },
-        (error, stdout, stderr) => {
-          resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
-        },
-      );
+      execFile(process.execPath, [...CLI, ...args], { cwd: root, env, timeout: 110_000 }, (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
+      });
     });
   }
 

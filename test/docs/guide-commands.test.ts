@@ -26,8 +26,8 @@ import {
   type ReaderContext,
 } from './guide-blocks.ts';
 
-// Generous for a shared machine: the whole file costs about 95 s of CPU, half of it the operator CLI's own start-up
-// (about 1.7 s a command, 30 commands), and a block waits for little else.
+// Generous for a shared machine: a block's time is the processes it starts (npm, the operator CLI's ~30 commands, the
+// languages' runtimes), and it waits for little else.
 const BLOCK_TIMEOUT_MS = 300_000;
 
 /** Languages whose toolchain this machine lacks: their blocks are reported, not run. */

@@ -3,6 +3,7 @@
 // operator CLI, the consent page), and one respect run per file.
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
+import { CLI } from '../support/run-node.ts';
 import { REPO } from './guide-blocks.ts';
 
 export const WORKFLOWS_DIR = 'spec/workflows';
@@ -34,7 +35,7 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs:
 export async function cliLines(env: NodeJS.ProcessEnv, ...args: string[]): Promise<string[]> {
   const result = await new Promise<{ error: Error | null; stdout: string; stderr: string }>((resolve) => {
     const options = { cwd: REPO, env, timeout: 120_000 };
-    execFile(process.execPath, ['--import', 'tsx', 'scripts/cli.ts', ...args], options, (error, stdout, stderr) =>
+    execFile(process.execPath, [...CLI, ...args], options, (error, stdout, stderr) =>
       resolve({ error, stdout, stderr }),
     );
   });

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TEMPLATE_CACHE } from '../../db/pglite-template.ts';
 import { reachableEntries } from '../../db/private-files.ts';
-import { runNode } from '../support/run-node.ts';
+import { CLI, runNode } from '../support/run-node.ts';
 import { startServerProcess, TEST_SECRETS_KEY } from '../support/server-process.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -38,7 +38,7 @@ describe('private files: the embedded database under umask 000', function () {
   const configCheck = () => {
     const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, SECRETS_KEY: TEST_SECRETS_KEY };
     delete env.DATABASE_URL;
-    return runNode(['--import', 'tsx', 'scripts/cli.ts', 'config', 'check'], root, env);
+    return runNode([...CLI, 'config', 'check'], root, env);
   };
 
   it('starts with nothing others can reach; the next start tightens a loosened install; config check', async () => {
