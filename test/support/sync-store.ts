@@ -1,8 +1,7 @@
 // A client of the sync, as a phone keeps the student's data: the objects by id and the token, applied page by page,
 // and the server's state as the REST lists answer it, to compare with.
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { sql } from 'kysely';
+import { changesListed } from './feed-horizon.ts';
 import type { generalApp, Student } from './general-app.ts';
 
 type Ctx = Awaited<ReturnType<typeof generalApp>>;
@@ -107,31 +106,9 @@ export async function serverState(ctx: Ctx, student: Student) {
   };
 }
 
-/**
- * Pulls once the feed lists every change the student made (changesListed), then the store must equal the server. A
- * pull right after a write may not have it yet on PostgreSQL; polling instead waited a fixed time (10 s, which a loaded
- * server's open transactions outlast) and spent the account's request limit on pulls that could not be complete.
- */
+/** Pulls once the feed lists every change the student made (feed-horizon.ts); the store must then equal the server. */
 export async function pullUntilEqual(ctx: Ctx, student: Student, store: Store) {
-  await changesListed(ctx, student);
+  await changesListed(ctx.db, student.id);
   await store.pull(ctx, student);
   assert.deepEqual(store.state(), await serverState(ctx, student));
-}
-
-/**
- * Waits until the changes feed lists every change the student has made so far. On PostgreSQL the feed lists a change
- * once every transaction of the whole server that began before it has ended (other test files' too, and other
- * databases'), and a token is a place in the feed: one taken before then lies before the change, so the answers to it
- * bring the change again (an object again, a deleted id again). A test that asserts what a token's answers hold, not
- * only the state they lead to, takes the token after this. The wait is for those transactions to end, however long a
- * loaded machine takes; the test's own timeout bounds it.
- */
-export async function changesListed(ctx: Ctx, student: Student): Promise<void> {
-  for (;;) {
-    const { rows } = await sql<{ listed: boolean }>`
-      select coalesce(max(txid) < pg_snapshot_xmin(pg_current_snapshot()), true) as listed
-      from events where user_id = ${student.id}`.execute(ctx.db);
-    if (rows[0]!.listed) return;
-    await sleep(20);
-  }
 }

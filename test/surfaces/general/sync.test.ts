@@ -4,8 +4,9 @@
 import assert from 'node:assert/strict';
 import { EVENT_RETENTION_DAYS } from '../../../domain/bounds.ts';
 import { encodeCursor } from '../../../server/contract/cursor.ts';
+import { changesListed } from '../../support/feed-horizon.ts';
 import { generalApp, type Student } from '../../support/general-app.ts';
-import { changesListed, pullUntilEqual, serverState, Store, type Obj, type Page } from '../../support/sync-store.ts';
+import { pullUntilEqual, serverState, Store, type Obj, type Page } from '../../support/sync-store.ts';
 
 type Ctx = Awaited<ReturnType<typeof generalApp>>;
 const DAY_MS = 86_400_000;
@@ -30,7 +31,7 @@ describe('pullSync', () => {
     await addTask(ctx, bob, 'Bob’s own');
 
     // The full sync's token then lies after these writes, so the changes below are all its answers bring.
-    await changesListed(ctx, alice);
+    await changesListed(ctx.db, alice.id);
     const phone = new Store();
     await phone.pull(ctx, alice, 3);
     assert.deepEqual(
