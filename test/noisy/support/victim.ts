@@ -9,11 +9,15 @@
 // from the others (503s, requests of seconds, a frozen event loop, a victim that stays slow after the attack). The
 // machine's own noise is measured too, on a control server in a process of its own probed beside /livez: its extra
 // delay under attack is added to the victim's p99 bound, and a slow /livez probe whose control probe was as slow is a
-// stall of the machine, not of the service (the 2 s bound on every victim request stays absolute). The control, a
+// stall of the machine, not of the service. The control, a
 // process that needs almost no CPU, is not slowed as much as the server is by a loaded machine (the scheduler favours
 // a process that sleeps), so a /livez probe is also weighed by the server's CPU time while it waited, as
 // event-loop-lag.ts weighs a stretch: the loop cannot have been busy with the server's own work longer than the server
-// ran, and a probe that waited longer than that waited for the machine's cores.
+// ran, and a probe that waited longer than that waited for the machine's cores. For the same reason the victim's p99
+// and the 2 s bound on each of its requests are judged on each request's time less the time the server's main thread
+// waited for a core meanwhile (the kernel's run-queue wait, /proc/<pid>/schedstat), baseline and attack alike; the raw
+// times are printed too. Only that wait is taken off: a wait for the pool, the database or another request's work
+// stays the service's.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { longestEventLoopBlock } from '../../support/event-loop-lag.ts';
@@ -61,6 +65,8 @@ interface Sample {
   ms: number;
   /** The server process's CPU time (every thread) from before the request to after its answer, for /livez probes. */
   serverCpuMs?: number;
+  /** The time the server's main thread waited for a core over the same span, for the victim's requests. */
+  serverQueuedMs?: number;
 }
 
 /** What the attack reports about itself: lines of pressure, printed with the verdict. */
@@ -117,19 +123,21 @@ export async function victimUnderAttack(
     { what: 'GET /api/v1/universities (partner)', path: '/api/v1/universities?limit=20', key: n.victim.partnerKey },
   ];
   const serverCpu = cpuTimeOf(n.server.child.pid!);
+  const serverQueued = queuedTimeOf(n.server.child.pid!);
   const measure = (
     into: Sample[],
     what: string,
     url: string,
     headers: Record<string, string>,
     round: number,
-    cpu?: () => number,
+    server: { cpu?: () => number; queued?: () => number } = {},
   ) => {
     const sent = { phase, step, round, sentAt: performance.now() };
-    const cpuBefore = cpu?.();
+    const [cpuBefore, queuedBefore] = [server.cpu?.(), server.queued?.()];
     const done = attempt(url, { headers }, VICTIM_DEADLINE_MS).then((answer) => {
-      const serverCpuMs = cpuBefore === undefined ? {} : { serverCpuMs: cpu!() - cpuBefore };
-      into.push({ what, ...sent, status: answer.status, ms: answer.ms, ...serverCpuMs });
+      const serverCpuMs = cpuBefore === undefined ? {} : { serverCpuMs: server.cpu!() - cpuBefore };
+      const serverQueuedMs = queuedBefore === undefined ? {} : { serverQueuedMs: server.queued!() - queuedBefore };
+      into.push({ what, ...sent, status: answer.status, ms: answer.ms, ...serverCpuMs, ...serverQueuedMs });
     });
     inFlight.add(done);
     void done.finally(() => inFlight.delete(done));
@@ -143,10 +151,11 @@ export async function victimUnderAttack(
   };
   const victimLoad = every(INTERVAL_MS, (i) => {
     const request = victimRequests[i % victimRequests.length]!;
-    measure(samples, request.what, n.base + request.path, { 'X-Service-API-Key': request.key }, i);
+    const headers = { 'X-Service-API-Key': request.key };
+    measure(samples, request.what, n.base + request.path, headers, i, { queued: serverQueued });
   });
   const livezProbe = every(LIVEZ_EVERY_MS, (i) => {
-    measure(livez, 'GET /livez', `${n.base}/livez`, {}, i, serverCpu);
+    measure(livez, 'GET /livez', `${n.base}/livez`, {}, i, { cpu: serverCpu });
     measure(control, 'GET control', controlServer.url, {}, i);
   });
 
@@ -203,7 +212,10 @@ export async function victimUnderAttack(
   const controlBefore = spread(inPhase(control, 'baseline').map((s) => s.ms));
   const controlDuring = spread(inPhase(control, 'attack').map((s) => s.ms));
   const machineExcessMs = Math.max(0, controlDuring.p99 - controlBefore.p99);
-  const p99Bound = attackBound(baseline) + machineExcessMs;
+  // Each victim request less the server's wait for a core meanwhile: what the service made the victim wait.
+  const served = (of: Sample[]) => spread(of.map((s) => Math.max(0, s.ms - s.serverQueuedMs!)));
+  const [servedBaseline, servedUnderAttack] = [served(ofPhase('baseline')), served(attacked)];
+  const p99Bound = attackBound(servedBaseline) + machineExcessMs;
   // /livez is judged from the attack on; the baseline's is printed, as a measure of how busy the machine was already.
   const watched = inPhase(livez, 'attack', 'recovery');
   const livezBefore = spread(inPhase(livez, 'baseline').map((s) => s.ms));
@@ -225,14 +237,14 @@ export async function victimUnderAttack(
     failures.push(`the victim's baseline was not all 200: ${statuses(ofPhase('baseline'))}`);
   if (unanswered.length > 0)
     failures.push(`under attack the victim got ${statuses(attacked)} (${describeFirst(unanswered)})`);
-  const slow = attacked.filter((s) => s.ms > VICTIM_MAX_MS);
+  const slow = attacked.filter((s) => s.ms - s.serverQueuedMs! > VICTIM_MAX_MS);
   if (slow.length > 0)
     failures.push(
-      `${slow.length} victim requests under attack took over ${ms(VICTIM_MAX_MS)} (${describeFirst(slow)})`,
+      `${slow.length} victim requests under attack took over ${ms(VICTIM_MAX_MS)}, less the server's waits for a core (${describeFirst(slow)})`,
     );
-  if (underAttack.p99 > p99Bound)
+  if (servedUnderAttack.p99 > p99Bound)
     failures.push(
-      `the victim's p99 under attack ${ms(underAttack.p99)} > ${ms(p99Bound)} (max(5 × baseline p99, baseline p99 + 250 ms) + the machine's extra ${ms(machineExcessMs)})`,
+      `the victim's p99 under attack, less the server's waits for a core, ${ms(servedUnderAttack.p99)} > ${ms(p99Bound)} (max(5 × baseline p99, baseline p99 + 250 ms), each less those waits, + the machine's extra ${ms(machineExcessMs)})`,
     );
   if (badLivez.length > 0)
     failures.push(
@@ -249,7 +261,8 @@ export async function victimUnderAttack(
       `      [${scenario}]`,
       ...notes.map((line) => `      pressure: ${line.replace(/\n/g, '\n                ')}`),
       `      victim baseline:     ${describeSpread(baseline)}`,
-      `      victim under attack: ${describeSpread(underAttack)}, statuses ${statuses(attacked)} (bound: p99 ≤ ${ms(p99Bound)}, each ≤ ${ms(VICTIM_MAX_MS)})`,
+      `      victim under attack: ${describeSpread(underAttack)}, statuses ${statuses(attacked)}`,
+      `      less the server's waits for a core: baseline ${describeSpread(servedBaseline)}; under attack ${describeSpread(servedUnderAttack)} (bound: p99 ≤ ${ms(p99Bound)}, each ≤ ${ms(VICTIM_MAX_MS)})`,
       ...steps.map(
         (name) =>
           `        while the attacker ${name}: ${describeSpread(spread(attacked.filter((s) => s.step === name).map((s) => s.ms)))}`,
@@ -310,7 +323,7 @@ function describeFirst(samples: Sample[]): string {
     .slice(0, 3)
     .map(
       (s) =>
-        `${s.what} ${s.status || 'no answer'} in ${ms(s.ms)}${s.serverCpuMs === undefined ? '' : `, the server ran ${ms(s.serverCpuMs)}`} (${s.phase})`,
+        `${s.what} ${s.status || 'no answer'} in ${ms(s.ms)}${s.serverCpuMs === undefined ? '' : `, the server ran ${ms(s.serverCpuMs)}`}${s.serverQueuedMs === undefined ? '' : `, the server waited ${ms(s.serverQueuedMs)} for a core`} (${s.phase})`,
     );
   return `${shown.join('; ')}${samples.length > 3 ? '; …' : ''}`;
 }
@@ -335,3 +348,19 @@ function cpuTimeOf(pid: number): () => number {
   };
 }
 const CLOCK_TICKS_PER_SECOND = 100;
+
+/**
+ * The time a process's main thread (the event loop's) has waited on a run queue for a core so far, in ms: the second
+ * field of /proc/<pid>/schedstat, in nanoseconds.
+ */
+function queuedTimeOf(pid: number): () => number {
+  let last = 0;
+  return () => {
+    try {
+      last = Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e6;
+    } catch {
+      // the server has exited: its time stays as last read
+    }
+    return last;
+  };
+}
