@@ -176,6 +176,8 @@ describe('SDK: OfflineStore', () => {
     assert.match(essayId, /^[0-9a-f-]{36}$/, 'the temp id maps to the real id');
     assert.equal(phone.get('tasks', essay)!.id, essayId, 'the temp id still finds the task');
 
+    // The phone pulls once the feed lists the pushed edits (feed-horizon.ts).
+    await changesListed(testDatabase().db, alice.id);
     await phone.pull();
     const server = await serverState(alice, phone.kinds());
     assert.deepEqual(storeState(phone), server, 'the phone holds what the server holds, field by field');
