@@ -4,9 +4,10 @@
 import assert from 'node:assert/strict';
 import { createGeneralClient, eventFeed, EventFeedError, type EventFeed, type EventFeedType } from '../../sdk/index.ts';
 import { encodeCursor } from '../../server/contract/cursor.ts';
-import { eventually } from '../support/export-account.ts';
+import { changesListed } from '../support/feed-horizon.ts';
 import { newStudent, type Student } from '../support/general-app.ts';
 import { listeningApp } from '../support/listening.ts';
+import { testDatabase } from '../support/shared-database.ts';
 import { contractCheckedFetch } from './checked-fetch.ts';
 
 describe('SDK: eventFeed', () => {
@@ -27,14 +28,11 @@ describe('SDK: eventFeed', () => {
     return feed.cursor;
   }
 
-  /** Waits until the feed lists `count` events: on PostgreSQL it lists an event once every older transaction ended. */
+  /** Waits until the feed lists every event of the student (feed-horizon.ts), which must be `count`. */
   async function settled(student: Student, count: number) {
-    const read = async () => {
-      const ids: string[] = [];
-      await drain(eventFeed(clientOf(student)), ids);
-      return ids;
-    };
-    const all = await eventually(read, (ids) => ids.length >= count);
+    await changesListed(testDatabase().db, student.id);
+    const all: string[] = [];
+    await drain(eventFeed(clientOf(student)), all);
     assert.equal(all.length, count);
   }
 

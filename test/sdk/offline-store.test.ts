@@ -6,9 +6,10 @@
 // against the spec (checked-fetch.ts).
 import assert from 'node:assert/strict';
 import { createGeneralClient, OfflineStore, type SyncCommand, type SyncObject } from '../../sdk/index.ts';
-import { eventually } from '../support/export-account.ts';
+import { changesListed } from '../support/feed-horizon.ts';
 import { newStudent, type Student } from '../support/general-app.ts';
 import { listeningApp } from '../support/listening.ts';
+import { testDatabase } from '../support/shared-database.ts';
 import { contractCheckedFetch } from './checked-fetch.ts';
 
 const DUE = '2026-12-08T09:00:00Z';
@@ -175,6 +176,8 @@ describe('SDK: OfflineStore', () => {
     assert.match(essayId, /^[0-9a-f-]{36}$/, 'the temp id maps to the real id');
     assert.equal(phone.get('tasks', essay)!.id, essayId, 'the temp id still finds the task');
 
+    // The phone pulls once the feed lists the pushed edits (feed-horizon.ts).
+    await changesListed(testDatabase().db, alice.id);
     await phone.pull();
     const server = await serverState(alice, phone.kinds());
     assert.deepEqual(storeState(phone), server, 'the phone holds what the server holds, field by field');
@@ -205,13 +208,10 @@ describe('SDK: OfflineStore', () => {
       reviewed,
     );
 
-    // The laptop, loaded in the morning, pulls and sees every change. On PostgreSQL a change is listed once every
-    // transaction of the server that began before it has ended, so its pull may need a moment.
-    const seen = await eventually(
-      async () => (await laptop.pull(), storeState(laptop)),
-      (state) => JSON.stringify(state) === JSON.stringify(server),
-    );
-    assert.deepEqual(seen, server);
+    // The laptop, loaded in the morning, pulls and sees every change, once the feed lists them (feed-horizon.ts).
+    await changesListed(testDatabase().db, alice.id);
+    await laptop.pull();
+    assert.deepEqual(storeState(laptop), server);
   });
 
   it('drops an edit the service refuses, with its problem, and applies the others', async () => {

@@ -1,7 +1,7 @@
 // A client of the sync, as a phone keeps the student's data: the objects by id and the token, applied page by page,
 // and the server's state as the REST lists answer it, to compare with.
 import assert from 'node:assert/strict';
-import { eventually } from './export-account.ts';
+import { changesListed } from './feed-horizon.ts';
 import type { generalApp, Student } from './general-app.ts';
 
 type Ctx = Awaited<ReturnType<typeof generalApp>>;
@@ -106,18 +106,9 @@ export async function serverState(ctx: Ctx, student: Student) {
   };
 }
 
-/**
- * Pulls until the store equals the server: on PostgreSQL a change is listed once every transaction of the whole
- * server that began before it has ended (other test files' too), so the pull right after a write may not have it yet.
- */
+/** Pulls once the feed lists every change the student made (feed-horizon.ts); the store must then equal the server. */
 export async function pullUntilEqual(ctx: Ctx, student: Student, store: Store) {
-  const expected = await serverState(ctx, student);
-  await eventually(
-    async () => {
-      await store.pull(ctx, student);
-      return store.state();
-    },
-    (state) => JSON.stringify(state) === JSON.stringify(expected),
-  );
-  assert.deepEqual(store.state(), expected);
+  await changesListed(ctx.db, student.id);
+  await store.pull(ctx, student);
+  assert.deepEqual(store.state(), await serverState(ctx, student));
 }

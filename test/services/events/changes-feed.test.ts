@@ -7,7 +7,7 @@ import { EVENT_RETENTION_DAYS } from '../../../domain/bounds.ts';
 import { purgeExpiredEvents } from '../../../services/events/feed.ts';
 import { insertEvent } from '../../../db/queries/events.ts';
 import { encodeCursor } from '../../../server/contract/cursor.ts';
-import { eventually } from '../../support/export-account.ts';
+import { changesListed } from '../../support/feed-horizon.ts';
 import { generalApp, type Student } from '../../support/general-app.ts';
 
 type Ctx = Awaited<ReturnType<typeof generalApp>>;
@@ -34,20 +34,20 @@ async function addExam(ctx: Ctx, student: Student) {
 }
 
 /**
- * Every event after `cursor` once `count` of them are listed: on PostgreSQL the feed waits for every transaction
- * older than an event (of any session on the server, other test files' too) to end before it lists the event.
+ * Every event after `cursor` once the feed lists every event of the student (feed-horizon.ts), at least `count`.
  */
-const readAll = (
+async function readAll(
   ctx: Ctx,
   student: Student,
   count: number,
   query: Record<string, string | number> = {},
   cursor?: string,
-) =>
-  eventually(
-    () => readOnce(ctx, student, query, cursor),
-    (read) => read.events.length >= count,
-  );
+) {
+  await changesListed(ctx.db, student.id);
+  const read = await readOnce(ctx, student, query, cursor);
+  assert.ok(read.events.length >= count, `${read.events.length} events listed, ${count} expected at least`);
+  return read;
+}
 
 /** Every event after `cursor`, page by page; the ids seen and the cursor to store. */
 async function readOnce(ctx: Ctx, student: Student, query: Record<string, string | number> = {}, cursor?: string) {

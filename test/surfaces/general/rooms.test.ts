@@ -8,6 +8,7 @@ import { countOwnedRooms } from '../../../db/queries/rooms.ts';
 import { envelopeOf } from '../../../services/events/emit.ts';
 import { MAX_ROOM_MEMBERS, MAX_ROOMS_JOINED, MAX_ROOMS_OWNED } from '../../../domain/bounds.ts';
 import { assertEventConforms } from '../../support/event-contract.ts';
+import { changesListed } from '../../support/feed-horizon.ts';
 import { generalApp, type Student } from '../../support/general-app.ts';
 import { describeIdempotentCreate } from '../../support/idempotent-create.ts';
 import { deleteWithRooms } from '../../support/query-fixture.ts';
@@ -513,6 +514,8 @@ describe('study rooms', () => {
       const ctx = await generalApp();
       const alice = await ctx.newStudent();
       await createRoom(ctx.api, alice);
+      // On PostgreSQL the feed lists the event once the server's older transactions have ended (feed-horizon.ts).
+      await changesListed(ctx.db, alice.id);
       const narrow = await ctx.newStudent({ scopes: ['tasks:read'] });
       assert.equal(
         (await ctx.api.get('/api/events').query({ type: 'room.created' }).set(narrow.headers).expect(403)).body.code,

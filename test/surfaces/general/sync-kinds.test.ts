@@ -3,6 +3,7 @@
 // profile whole in every answer; what a credential without a kind's scope is shown; and the Sync-Token that the task
 // list and the changes feed hand out, which the sync continues from.
 import assert from 'node:assert/strict';
+import { changesListed } from '../../support/feed-horizon.ts';
 import { generalApp, type Student } from '../../support/general-app.ts';
 import { pullUntilEqual, serverState, Store, type Obj, type Page } from '../../support/sync-store.ts';
 
@@ -27,6 +28,8 @@ describe('pullSync’s decks, cards, rooms and profile', () => {
     const code = (await ctx.api.post(`/api/rooms/${room.id}/join-code`).set(bob.headers).expect(201)).body.code;
     await ctx.api.post('/api/rooms/join').set(alice.headers).send({ code }).expect(200);
 
+    // The full sync's token then lies after these writes, so the changes below are all its answers bring.
+    await changesListed(ctx.db, alice.id);
     const phone = new Store();
     await phone.pull(ctx, alice, 2);
     assert.deepEqual(
@@ -123,6 +126,8 @@ describe('pullSync’s decks, cards, rooms and profile', () => {
     const tasks = [];
     for (const title of ['one', 'two', 'three'])
       tasks.push(await post(ctx, alice, '/api/tasks', { title, due_at: DUE, course: null }));
+    // The list's token then lies after the tasks' creation, so its answers bring only the change made after it.
+    await changesListed(ctx.db, alice.id);
     const first = await ctx.api.get('/api/tasks').set(alice.headers).query({ limit: 2 }).expect(200);
     const token = first.headers['sync-token'] as string;
     assert.ok(token);
@@ -143,10 +148,13 @@ describe('pullSync’s decks, cards, rooms and profile', () => {
       ['three, changed'],
     );
 
-    // The feed's page hands its cursor as the token: the sync then answers what came after the page.
+    // The feed's page hands its cursor as the token: the sync then answers what came after the page (the page is read
+    // once it lists the change above, and the sync once it lists the deletion below).
+    await changesListed(ctx.db, alice.id);
     const feed = await ctx.api.get('/api/events').set(alice.headers).query({ limit: 100 }).expect(200);
     assert.equal(feed.headers['sync-token'], feed.body.next_cursor);
     await ctx.api.delete(`/api/tasks/${tasks[0]!.id}`).set(alice.headers).expect(204);
+    await changesListed(ctx.db, alice.id);
     const after = await ctx.api
       .get('/api/sync')
       .set(alice.headers)
