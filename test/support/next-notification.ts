@@ -31,13 +31,29 @@ export async function changeNotified<T>(channel: string, change: () => Promise<T
 
 /**
  * Whether `change` sends anything on the channel: it runs, then a marker is sent in a transaction of its own, and
- * messages arrive in commit order, so the first to arrive is the change's if it sent one.
+ * messages arrive in commit order, so the first to arrive is the change's if it sent one. Resolves once the marker
+ * itself has arrived: a marker still on its way would drop the caches on the channel after the caller has gone on
+ * (a read cached next would then be read again, as if a change had been notified).
  */
 export async function notifies(db: Db, channel: string, change: () => Promise<unknown>): Promise<boolean> {
-  const first = nextNotification(channel, 'message');
-  await change();
-  await db.transaction().execute((trx) => notifyOnCommit(trx, channel, MARKER));
-  return (await first) !== MARKER;
+  const arrived: string[] = [];
+  let markerArrived!: () => void;
+  const marker = new Promise<void>((resolve) => (markerArrived = resolve));
+  const stop = testNotifications().subscribe(channel, {
+    message: (payload) => {
+      arrived.push(payload);
+      if (payload === MARKER) markerArrived();
+    },
+    missed: () => {},
+  });
+  try {
+    await change();
+    await db.transaction().execute((trx) => notifyOnCommit(trx, channel, MARKER));
+    await marker;
+  } finally {
+    stop();
+  }
+  return arrived[0] !== MARKER;
 }
 
 const MARKER = 'test-marker';
