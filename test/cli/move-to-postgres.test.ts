@@ -21,6 +21,7 @@ import { countOwnedRooms, insertRoom } from '../../db/queries/rooms.ts';
 import { createThrowawayDatabase, type ThrowawayDatabase } from '../../db/throwaway-database.ts';
 import { MAX_ROOMS_OWNED } from '../../domain/bounds.ts';
 import { signIn, refresh, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';
+import { changesListed } from '../support/feed-horizon.ts';
 import { CLI } from '../support/run-node.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 
@@ -396,6 +397,13 @@ describe('db move-to-postgres', function () {
         body: JSON.stringify({ title: 'After the move', due_at: '2031-03-03T09:00:00Z', course: null }),
       });
       assert.equal(next.status, 201);
+      // The feed lists the new event once every older transaction on the server has ended (feed-horizon.ts).
+      const movedDb = connect({ databaseUrl: target.url });
+      try {
+        await changesListed(movedDb, before.find((a) => a.path === '/api/users/me')!.body.id);
+      } finally {
+        await movedDb.destroy();
+      }
       const later = await fetch(`${movedBase}/api/events`, { headers: asStudent }).then((res) => res.json());
       assert.equal(later.data.length, feed.data.length + 1, 'the new event follows the moved ones');
 
