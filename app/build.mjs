@@ -5,7 +5,7 @@
 // that builds nothing never loads esbuild.
 import { decode, encode } from '@jridgewell/sourcemap-codec';
 import { buildSync } from 'esbuild';
-import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 
 /**
@@ -13,6 +13,13 @@ import { basename, join } from 'node:path';
  * native addon, the API reference is served as a file, and pg-native is an optional module pg tries to load.
  */
 const EXTERNAL = ['@electric-sql/pglite', '@node-rs/argon2', 'pg-native'];
+
+/**
+ * What the service makes on disk is its owner's alone, whatever the umask (db/private-files.ts says why for the data):
+ * the modes are given at creation, where a umask can only take bits away.
+ */
+export const PRIVATE_FILE = 0o600;
+const PRIVATE_DIRECTORY = 0o700;
 
 /**
  * Builds dist/<name>.mjs and its chunks from `entry`; returns the paths (relative to `root`) of the files it was built
@@ -43,7 +50,7 @@ export function build(root, name, entry) {
     logLevel: 'warning',
   });
   const dist = join(root, 'dist');
-  mkdirSync(dist, { recursive: true });
+  mkdirSync(dist, { recursive: true, mode: PRIVATE_DIRECTORY });
   const bundle = join(dist, `${name}.mjs`);
   // Each file written aside and renamed into place, the entry module last: a start never imports half a file.
   const entryLast = [...outputFiles].sort((a, b) => Number(a.path === bundle) - Number(b.path === bundle));
@@ -51,6 +58,7 @@ export function build(root, name, entry) {
     writeFileSync(
       `${file.path}.${process.pid}.tmp`,
       file.path.endsWith('.map') ? ownSourcesOnly(file.text) : file.contents,
+      { mode: PRIVATE_FILE },
     );
     renameSync(`${file.path}.${process.pid}.tmp`, file.path);
   }
@@ -59,7 +67,24 @@ export function build(root, name, entry) {
   for (const file of readdirSync(dist))
     if (file.startsWith(`${name}-`) && /\.mjs(\.map)?$/.test(file) && !current.has(file))
       rmSync(join(dist, file), { force: true });
+  ownerOnly(dist);
   return Object.keys(metafile.inputs);
+}
+
+/**
+ * Tightens dist/ and what is in it: a build of an earlier release wrote them under the umask (0755 and 0644 under the
+ * usual 022), and this file is one of every bundle's inputs, so the first start after the change rebuilds and lands here.
+ */
+function ownerOnly(dist) {
+  chmodSync(dist, PRIVATE_DIRECTORY);
+  for (const file of readdirSync(dist)) {
+    try {
+      chmodSync(join(dist, file), PRIVATE_FILE);
+    } catch (error) {
+      // Another process building at the same time renamed or removed its file meanwhile.
+      if (error.code !== 'ENOENT') throw error;
+    }
+  }
 }
 
 /**

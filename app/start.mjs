@@ -119,11 +119,13 @@ function buildInAnotherProcess(name) {
 }
 
 async function build(name) {
-  const sources = (await import('./build.mjs')).build(root, name, ENTRIES[name]);
+  const { build: buildBundle, PRIVATE_FILE } = await import('./build.mjs');
+  const sources = buildBundle(root, name, ENTRIES[name]);
   const inputs = [...sources.filter((path) => !path.startsWith('node_modules/')), ...BUILD_INPUTS];
   writeFileSync(
     inputsFileOf(name),
     JSON.stringify(Object.fromEntries(inputs.map((path) => [path, stampOf(join(root, path))]))),
+    { mode: PRIVATE_FILE },
   );
 }
 

@@ -88,6 +88,18 @@ describe('private files: the embedded database under umask 000', function () {
   });
 });
 
+describe('private files: the compiled server and CLI', () => {
+  it("dist/, written by the install and by a start that rebuilt, is the owner's alone", () => {
+    const dist = join(root, 'dist');
+    const found = reachableEntries(dist);
+    assert.ok(found.entries > 2, 'the bundles are there');
+    assert.deepEqual(
+      found.reachable.map((entry) => `${entry.path} ${entry.mode.toString(8)}`),
+      [],
+    );
+  });
+});
+
 /** Read and write for everyone on `dir` and every entry in it, directories searchable too. */
 function loosen(dir: string): void {
   chmodSync(dir, 0o777);
