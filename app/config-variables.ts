@@ -40,8 +40,8 @@ export const CONFIG_VARIABLES = {
     description:
       "The public base URL of the service: the OAuth issuer (`iss`) and the base of the metadata's endpoint URLs. Required with WEB_CONCURRENCY above 1 on PostgreSQL, so every process issues and accepts tokens under one issuer.",
     accepts: 'an absolute http(s) URL (a trailing slash is dropped)',
-    whenUnset: 'http://localhost:$PORT',
-    defaultText: '`http://localhost:$PORT`',
+    whenUnset: 'http://localhost:$PORT (with PORT=0, the port the system picked)',
+    defaultText: '`http://localhost:$PORT` (with `PORT=0`, the port the system picked)',
     parse: (name, raw) => {
       const url = httpUrl(name, raw);
       return url.origin + url.pathname.replace(/\/+$/, '');

@@ -37,8 +37,11 @@ export interface Config {
   corsOrigins: string[];
   /** Express's `trust proxy` setting, for client addresses behind a load balancer. */
   trustProxy: boolean | number | string;
-  /** The service's public base URL: the OAuth issuer (`iss`) and the base of the metadata's endpoint URLs. */
-  publicUrl: string;
+  /**
+   * The service's public base URL: the OAuth issuer (`iss`) and the base of the metadata's endpoint URLs. Undefined
+   * with PORT=0 and no PUBLIC_URL: the port, and so the default, is known once the process listens (app/process/serve.ts).
+   */
+  publicUrl: string | undefined;
   /** ES256 private key (PKCS#8 PEM) that signs access tokens, alone; absent: keys stored in DATA_DIR or the database. */
   jwtPrivateKey: string | undefined;
   /** 32 bytes that encrypt secrets stored in the database (signing keys' private halves); required on PostgreSQL. */
@@ -95,7 +98,7 @@ export function configFrom(v: ConfigValues): Config {
     shutdownGraceSeconds: v.SHUTDOWN_GRACE_SECONDS,
     trustProxy: v.TRUST_PROXY,
     corsOrigins: v.CORS_ORIGINS,
-    publicUrl: v.PUBLIC_URL ?? `http://localhost:${v.PORT}`,
+    publicUrl: v.PUBLIC_URL ?? (v.PORT === 0 ? undefined : localUrl(v.PORT)),
     jwtPrivateKey: v.JWT_PRIVATE_KEY,
     secretsKey: v.SECRETS_KEY,
     webConcurrency: v.WEB_CONCURRENCY,
@@ -145,4 +148,9 @@ function tutorService(v: ConfigValues): Config['ai'] {
   if (!v.AI_BASE_URL || !v.AI_API_KEY)
     throw new ConfigError('AI_BASE_URL and AI_API_KEY must be set together (or neither, for the built-in tutor)');
   return { baseUrl: v.AI_BASE_URL, apiKey: v.AI_API_KEY, model: v.AI_MODEL };
+}
+
+/** PUBLIC_URL's default: the service on this machine at `port`. */
+export function localUrl(port: number): string {
+  return `http://localhost:${port}`;
 }

@@ -1,12 +1,13 @@
 // A process that serves the API (role `all` or `web`, or a cluster's worker): the app on its listener, the background
 // work its role brings, the operator's socket beside an embedded database, and the graceful stop that ends them all.
 import cluster from 'node:cluster';
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import { describeTarget, type Db } from '../../db/connect.ts';
 import { accessTokenIssuer } from '../../server/auth/access-tokens.ts';
 import { secretBox } from '../../server/auth/secret-box.ts';
 import { signingKeysFor } from '../../server/auth/signing-key-store.ts';
 import { answerClientErrors } from '../../server/http/client-errors.ts';
+import { problemFields, problems } from '../../server/http/problems.ts';
 import { requestTimeoutOptions } from '../../server/http/request-timeout.ts';
 import type { LimitStores } from '../../server/limits/rate-limits.ts';
 import { createLifecycle, stopOnSignals } from '../../server/process/lifecycle.ts';
@@ -16,6 +17,7 @@ import { tutorFromConfig } from '../../services/ai/tutor/index.ts';
 import { createExportLimits } from '../../services/exports/export-limits.ts';
 import { startEmbeddedVacuum } from '../../services/maintenance/embedded-vacuum.ts';
 import { createApp } from '../app.ts';
+import { localUrl } from '../config.ts';
 import { serveCliSocket } from '../cli/server-socket.ts';
 import type { DemoCredentials } from '../demo-student.ts';
 import { metricsUrl, serveMetrics } from '../metrics-server.ts';
@@ -35,7 +37,6 @@ export async function serve(
   const signingKeys = await signingKeysFor(config, db, (error) =>
     logger.warn({ err: error }, 'could not re-read the signing keys; verifying with the set already known'),
   );
-  const tokens = accessTokenIssuer(signingKeys, { issuer: config.publicUrl, now: () => new Date() });
   const tutor = tutorFromConfig(config.ai);
   collectProcessMetrics();
   const lifecycle = createLifecycle();
@@ -52,25 +53,37 @@ export async function serve(
   const webhooks = { secrets, targets: { allowPrivate: config.webhooks.allowPrivateTargets } };
   let server: Server;
   try {
-    const app = await createApp({
-      db,
-      logger,
-      limitStores,
-      tokens,
-      tutor,
-      webhooks,
-      aiQueue: createAiQueue(config.aiQueue),
-      exports: createExportLimits(config.exports),
-      config,
-      lifecycle,
-      notifications,
-      streamSettings: config.streams,
-      ...(config.paymentProviderSecret ? { paymentProviderSecret: config.paymentProviderSecret } : {}),
-    });
-    server = await listen(
-      answerClientErrors(createServer(requestTimeoutOptions(config.requestTimeoutMs), app)),
-      config.port,
-    );
+    const appFor = (issuer: string) =>
+      createApp({
+        db,
+        logger,
+        limitStores,
+        tokens: accessTokenIssuer(signingKeys, { issuer, now: () => new Date() }),
+        tutor,
+        webhooks,
+        aiQueue: createAiQueue(config.aiQueue),
+        exports: createExportLimits(config.exports),
+        config,
+        lifecycle,
+        notifications,
+        streamSettings: config.streams,
+        ...(config.paymentProviderSecret ? { paymentProviderSecret: config.paymentProviderSecret } : {}),
+      });
+    const serverOf = (handler: RequestListener) =>
+      answerClientErrors(createServer(requestTimeoutOptions(config.requestTimeoutMs), handler));
+    if (config.publicUrl) {
+      server = await listen(serverOf(await appFor(config.publicUrl)), config.port);
+    } else {
+      // PORT=0 without PUBLIC_URL: the issuer and the feed links name the port the system picks, so the process
+      // listens before the app exists. Nobody knows the port before the 'listening' line below, so the refusal
+      // meanwhile is for a port scanner only.
+      let app: RequestListener | undefined;
+      server = await listen(
+        serverOf((req, res) => (app ? app(req, res) : notYetServing(res))),
+        config.port,
+      );
+      app = await appFor(localUrl(portOf(server)));
+    }
   } catch (error) {
     // The background work started above stops before the caller closes the database under it: otherwise its next
     // query fails on the closed pool and logs errors after the start's one line.
@@ -78,8 +91,7 @@ export async function serve(
     await Promise.allSettled([worker?.stop(), vacuum?.stop(), notifications.close()]);
     throw error;
   }
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
+  const port = portOf(server);
   logger.info(
     { port, database: describeTarget(config.database), sharedLimits: Boolean(config.redisUrl), tutor: tutor.model },
     'listening',
@@ -106,6 +118,23 @@ export async function serve(
   // stop, not the default action of a signal that came before its handler.
   if (!cluster.isWorker)
     process.stderr.write(banner(context, port, demo, metricsServer && metricsUrl(metricsServer)) + '\n');
+}
+
+function portOf(server: Server): number {
+  const address = server.address();
+  if (typeof address !== 'object' || !address) throw new Error('the server listens on no TCP port');
+  return address.port;
+}
+
+/** What a request gets between the listener opening and the app being made (the PORT=0 start only). */
+function notYetServing(res: ServerResponse): void {
+  const problem = problems.serviceUnavailable('The service is starting.');
+  res.writeHead(problem.status, {
+    ...problem.extra.headers,
+    'content-type': 'application/problem+json; charset=utf-8',
+    connection: 'close',
+  });
+  res.end(JSON.stringify(problemFields(problem)));
 }
 
 /**

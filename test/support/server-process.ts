@@ -28,8 +28,15 @@ process.on('exit', () => {
 });
 
 /**
+ * The issuer of every test process's tokens, as a deployment sets PUBLIC_URL: the processes of one test, and one process
+ * and its restart, each on another free port, accept each other's tokens.
+ */
+export const TEST_PUBLIC_URL = 'http://localhost:3000';
+
+/**
  * Starts `node app/start.mjs` with the test's environment plus `env` (a value of undefined removes
- * a variable). PORT defaults to 0 (a free port), LOG_LEVEL to warn and SECRETS_KEY to TEST_SECRETS_KEY.
+ * a variable). PORT defaults to 0 (a free port), PUBLIC_URL to TEST_PUBLIC_URL, LOG_LEVEL to warn and SECRETS_KEY to
+ * TEST_SECRETS_KEY.
  * `umask`: the one the process starts with (this process's otherwise), as a shell's `umask` before the command.
  */
 export function startServerProcess(
@@ -37,7 +44,13 @@ export function startServerProcess(
   args: string[] = [],
   options: { umask?: number } = {},
 ): ServerProcess {
-  const merged: NodeJS.ProcessEnv = { ...process.env, PORT: '0', LOG_LEVEL: 'warn', SECRETS_KEY: TEST_SECRETS_KEY };
+  const merged: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: '0',
+    PUBLIC_URL: TEST_PUBLIC_URL,
+    LOG_LEVEL: 'warn',
+    SECRETS_KEY: TEST_SECRETS_KEY,
+  };
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) delete merged[name];
     else merged[name] = value;
