@@ -94,6 +94,9 @@ export interface ConnectionErrorSummary {
   message: string;
 }
 
+/** Connections each process's pool opens to PostgreSQL at most; shares of it (services/webhooks/worker.ts) read it here. */
+export const POOL_CONNECTIONS = 10;
+
 export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
   if ('databaseUrl' in target) {
     const timeouts = options.timeouts ?? DEFAULT_DATABASE_TIMEOUTS;
@@ -101,7 +104,7 @@ export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
     const pool = new pg.Pool({
       Client: target.preparedStatements === false ? pg.Client : PreparingClient,
       connectionString: target.databaseUrl,
-      max: 10,
+      max: POOL_CONNECTIONS,
       connectionTimeoutMillis: timeouts.connectMs,
       // A startup parameter, which PgBouncer refuses ("unsupported startup parameter"); a SET would stay on a server
       // connection that the pooler then hands to other clients. Behind a transaction pooler the server's own setting

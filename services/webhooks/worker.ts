@@ -18,7 +18,7 @@
 // Each attempt is held by the process lifecycle, so a stop (SIGTERM) stops fetching, lets the attempts in flight
 // finish and record, then closes the database. A failing database is logged and retried; it never ends the process.
 import type { Logger } from 'pino';
-import type { Db } from '../../db/connect.ts';
+import { POOL_CONNECTIONS, type Db } from '../../db/connect.ts';
 import type { Notifications } from '../../db/notifications.ts';
 import { jobEngine, WEBHOOK_DELIVERY_QUEUE, WEBHOOK_DELIVERY_QUEUE_OPTIONS } from '../../db/job-queue.ts';
 import type { WebhookConfig } from './delivery-config.ts';
@@ -44,10 +44,10 @@ const RELAY_GAP_MS = 25;
 /** How often the outbox loses its events past their retention: their age is counted in days, an hour is close enough. */
 const PURGE_EVERY_MS = 3_600_000;
 /**
- * Pooled connections the attempts' transactions take at once, of the pool's 10 (db/connect.ts): the others stay for
- * the API's requests and the relay, whatever wave of attempts starts or ends (pool-share.ts).
+ * Pooled connections the attempts' transactions take at once, half the pool's: the others stay for the API's requests
+ * and the relay, whatever wave of attempts starts or ends (pool-share.ts).
  */
-const ATTEMPT_CONNECTIONS = 5;
+const ATTEMPT_CONNECTIONS = Math.floor(POOL_CONNECTIONS / 2);
 /** A job that failed for want of the database (not an attempt that failed: that one is recorded) is tried again. */
 const JOB_RETRIES = { retryLimit: 20, retryDelay: 5, retryBackoff: true } as const;
 
