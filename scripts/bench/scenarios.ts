@@ -43,7 +43,10 @@ export interface Scenario {
    * and the CPU the server still spends on them would be counted in the next run.
    */
   long?: { requests: number; warmUpRequests: number; connections: number; timeoutSeconds: number };
-  /** Paths that every connection sends in turn instead of `path` (the pages of one sync, the first as `path`). */
+  /**
+   * Paths that every connection sends in turn instead of `path` (the pages of one sync, the first as `path`), each
+   * connection from another place of the list (connectionRequests).
+   */
   paths?: string[];
 }
 
@@ -146,7 +149,8 @@ export function scenarios(
     // The week view: tasks, exams, due decks, the country's holidays and the recurring tasks' projections.
     { name: 'week-schedule', method: 'GET', path: '/api/schedule', credential: 'student-token', expectedStatus: 200 },
     // A phone's first sync of a large account (5,000 tasks, 2,000 cards): every connection asks for its pages in turn,
-    // each of list-tasks' size (20, the default), each one kind's page by id; held to a list page's ceiling (issue 38).
+    // from its own place in the sync, 20 objects a page (the default; list-tasks asks for 20 too, and gets the demo
+    // student's 5), each one kind's page by id; held to a list page's ceiling (issue 38).
     {
       name: 'sync-pull-page',
       method: 'GET',
@@ -214,7 +218,10 @@ export interface LoadRequest {
 
 /**
  * What each connection sends: the scenario's one request from every connection, or for a many-students scenario a
- * list per connection, the first connection for the first student and so on (one student per connection).
+ * list per connection, the first connection for the first student and so on (one student per connection). A
+ * scenario's `paths` are sent in turn by every connection, each starting at another place of the list (the first
+ * connection at the first path): every run starts the lists over, and a loaded host answers a few hundred requests a
+ * connection in a run, so from one place all would read the same first pages (a full sync's tasks, never its cards).
  */
 export function connectionRequests(scenario: Scenario, credentials: Credentials, connections: number): LoadRequest[][] {
   const body = {
@@ -224,7 +231,14 @@ export function connectionRequests(scenario: Scenario, credentials: Credentials,
   const { perStudent } = scenario;
   const { method } = scenario;
   const headers = requestHeaders(scenario, credentials);
-  if (!perStudent) return [(scenario.paths ?? [scenario.path]).map((path) => ({ method, path, headers, ...body }))];
+  if (!perStudent) {
+    const requests = (scenario.paths ?? [scenario.path]).map((path) => ({ method, path, headers, ...body }));
+    if (requests.length === 1) return [requests];
+    return Array.from({ length: connections }, (_, connection) => {
+      const start = Math.floor((connection * requests.length) / connections);
+      return [...requests.slice(start), ...requests.slice(0, start)];
+    });
+  }
   if (credentials.students.length < connections) {
     throw new Error(`${scenario.name}: ${connections} connections need as many students`);
   }

@@ -18,7 +18,7 @@ import { EVENT_RETENTION_DAYS } from '../../domain/bounds.ts';
 import { GoneError, InputError } from '../../domain/errors.ts';
 import type { components } from '../../generated/general/types.ts';
 import { PROFILE_WARNINGS, profileBody } from '../accounts/profile-body.ts';
-import { FEED_TYPES, horizonCursor, readFeed, type FeedType } from '../events/feed.ts';
+import { FEED_TYPES, horizonCursor, readFeed } from '../events/feed.ts';
 import { READ_SCOPES } from '../events/read-scopes.ts';
 import { examBodies } from '../exams/exam-body.ts';
 import { cardBody, deckBody } from '../flashcards/card-body.ts';
@@ -66,6 +66,8 @@ const SCOPES: Record<AnswerKind, Scope> = {
   profile: 'profile:read',
 };
 const ANSWER_KINDS = Object.keys(SCOPES) as AnswerKind[];
+/** Any of them lets a credential pull. */
+const ANY_SYNC_SCOPE = [...new Set(Object.values(SCOPES))];
 
 const isOf = (kind: SyncKind, type: string) => type.startsWith(`${READERS[kind].resource}.`);
 const mayRead = (principal: GeneralPrincipal, kind: AnswerKind) => principal.scopes.includes(SCOPES[kind]);
@@ -77,13 +79,12 @@ export async function pullSync(
   now: Date,
 ): Promise<SyncPage> {
   // A credential that may read nothing the sync holds is told which scopes would do, rather than shown an empty state.
-  requireAnyScope(principal, [...new Set(Object.values(SCOPES))]);
+  requireAnyScope(principal, ANY_SYNC_SCOPE);
   const kinds = ANSWER_KINDS.filter((kind) => mayRead(principal, kind));
   const paged = SYNC_KINDS.filter((kind) => mayRead(principal, kind));
   const position = readSyncToken(request.token);
   // A full sync paused past the retention would end with a token already expired: it is told at once instead.
   if (position.full && position.since !== undefined) checkAge(position.since, now);
-  const types = FEED_TYPES.filter((type) => paged.some((kind) => isOf(kind, type)));
   // A full sync's page within one kind, more following, is one statement (the kind's page), so one snapshot without
   // a transaction of its own: most pages of a large account's full sync (a task list's cost, not three statements
   // more). The others, and the answers of changes, read in one transaction.
@@ -108,7 +109,7 @@ export async function pullSync(
             request.limit,
             now,
           )
-        : await changesSince(trx, principal, paged, types, position.since, request.limit, now);
+        : await changesSince(trx, principal, paged, position.since, request.limit, now);
       return { ...page, kinds, ...(page.has_more ? {} : await fewKinds(trx, principal, kinds, now)) };
     });
 }
@@ -209,11 +210,11 @@ async function changesSince(
   trx: Db,
   principal: GeneralPrincipal,
   kinds: readonly SyncKind[],
-  types: readonly FeedType[],
   since: string,
   limit: number,
   now: Date,
 ): Promise<ManyKinds> {
+  const types = FEED_TYPES.filter((type) => kinds.some((kind) => isOf(kind, type)));
   const feed = await readFeed(trx, principal, { types, cursor: since, limit }, now).catch((error: unknown) => {
     if (error instanceof GoneError) throw tokenExpired();
     throw error instanceof InputError ? notASyncToken() : error;
