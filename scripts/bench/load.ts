@@ -1,12 +1,13 @@
 // The load generator, run in a child process by scenarios.ts: on a 2-core machine autocannon in the server's own
 // event loop would take CPU from the server it measures and add its own memory to the server's RSS.
-// Receives a run; says when it starts (so the parent can read its CPU clock), answers with its result, and exits.
+// Receives runs, one at a time, for the whole bench; says when each starts (so the parent can read its CPU clock) and
+// answers with its result; exits when the bench ends (its channel closes).
 import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
 import { FRESH_UUID_MARK, type LoadRequest, type LoadRun } from './scenarios.ts';
 
 // oxlint-disable-next-line typescript/no-misused-promises -- the listener cannot reject: it answers every failure
-process.once('message', async (run: LoadRun) => {
+process.on('message', async (run: LoadRun) => {
   try {
     process.send?.({ measuring: true });
     // Each connection in turn takes the next list of requests: a student of its own in a many-students scenario.
@@ -14,11 +15,12 @@ process.once('message', async (run: LoadRun) => {
     const setupClient = (client: autocannon.Client) =>
       client.setRequests(run.requests[connection++ % run.requests.length]!.map(withFreshUuids));
     const result = await autocannon({ ...run.options, setupClient });
-    process.send?.({ result }, () => process.exit(0));
+    process.send?.({ result });
   } catch (error) {
-    process.send?.({ error: String(error) }, () => process.exit(1));
+    process.send?.({ error: String(error) });
   }
 });
+process.once('disconnect', () => process.exit(0));
 
 /** A request whose marked uuids are made new each time it is sent (a sync push's commands run once per uuid). */
 function withFreshUuids(request: LoadRequest): autocannon.Request {

@@ -1,6 +1,6 @@
 // What the bench measures: one request shape per scenario, driven by autocannon from its own process over loopback,
 // every response required to carry the expected status (a fast wrong answer is not a result).
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type autocannon from 'autocannon';
 import { cpuMicros, cpuSpent, pinned } from './processes.ts';
@@ -507,8 +507,28 @@ export interface LoadRun {
 }
 
 /**
- * Runs `run` in a child process (see load.ts for why), and the CPU the target's processes spent during it (and
- * of it, its database backends').
+ * The load generator: one child process (load.ts) for the whole bench, pinned like a process of its own, sent one run
+ * at a time. A child for each run started Node, tsx and autocannon four times a scenario (two warm-ups, two measured
+ * runs), seconds each, most of a quick run's time; what is measured is the target's CPU, never the generator's.
+ */
+let generator: { child: ChildProcess; cores: string | undefined } | undefined;
+
+function loadGenerator(cores: string | undefined): ChildProcess {
+  if (generator && generator.cores === cores && generator.child.connected) return generator.child;
+  // The child runs with this process's flags (tsx's loader).
+  const [command, args] = pinned(cores, process.execPath, [...process.execArgv, LOAD_SCRIPT]);
+  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  // Between runs it keeps the bench from ending neither by its process nor by its channel; it ends when the bench
+  // does, which closes the channel (load.ts).
+  child.unref();
+  child.channel?.unref();
+  generator = { child, cores };
+  return child;
+}
+
+/**
+ * Runs `run` in the load generator (see load.ts for why a child process), and the CPU the target's processes spent
+ * during it (and of it, its database backends').
  */
 function runLoad(
   target: Target,
@@ -516,17 +536,14 @@ function runLoad(
   run: LoadRun,
 ): Promise<{ result: autocannon.Result; cpuMicros: number; databaseMicros: number | undefined }> {
   return new Promise((resolve, reject) => {
-    // The child runs with this process's flags (tsx's loader), pinned like a process of its own.
-    const [command, args] = pinned(cores, process.execPath, [...process.execArgv, LOAD_SCRIPT]);
-    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-    let answered = false;
+    const child = loadGenerator(cores);
     let atStart: Promise<Map<number, number>> = Promise.resolve(new Map());
-    child.on('message', (message: LoadMessage) => {
+    const onMessage = (message: LoadMessage) => {
       if ('measuring' in message) {
         atStart = target.pids().then(cpuMicros);
         return;
       }
-      answered = true;
+      done();
       if ('result' in message) {
         const atEnd = target.pids().then(cpuMicros);
         const databasePids = target.databasePids?.();
@@ -540,11 +557,22 @@ function runLoad(
           });
         }, reject);
       } else reject(new Error(`load generator: ${message.error}`));
-    });
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      if (!answered) reject(new Error(`load generator exited with code ${code} before answering`));
-    });
+    };
+    const onError = (error: Error) => {
+      done();
+      reject(error);
+    };
+    const onExit = (code: number | null) => {
+      done();
+      reject(new Error(`load generator exited with code ${code} before answering`));
+    };
+    const done = () => {
+      child.off('message', onMessage).off('error', onError).off('exit', onExit);
+      child.channel?.unref();
+    };
+    // Waiting for its answer keeps the bench running.
+    child.channel?.ref();
+    child.on('message', onMessage).once('error', onError).once('exit', onExit);
     child.send(run);
   });
 }

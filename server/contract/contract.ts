@@ -43,6 +43,8 @@ export function loadSurfaceContract(surface: Surface): Promise<Contract> {
 }
 
 export async function loadContract(definition: Document): Promise<Contract> {
+  // Before init(), which dereferences the definition in place.
+  const specText = JSON.stringify(definition);
   const api = new OpenAPIBackend({
     definition,
     // The spec is linted by Redocly; openapi-backend's own definition check only knows OpenAPI 3.0.
@@ -60,6 +62,7 @@ export async function loadContract(definition: Document): Promise<Contract> {
     },
   });
   await api.init();
+  shareCompiledValidators(api, specText);
   // openapi-backend rebuilds this list on every routed request; the definition never changes, so build it once.
   const operations = api.router.getOperations();
   api.router.getOperations = () => operations;
@@ -104,6 +107,32 @@ export async function loadContract(definition: Document): Promise<Contract> {
       return failures;
     },
   };
+}
+
+type CompiledValidators = Pick<
+  OpenAPIBackend['validator'],
+  'requestValidators' | 'responseValidators' | 'statusBasedResponseValidators' | 'responseHeadersValidators'
+>;
+/** By the spec's text: a spec that differs by one character shares nothing. */
+const compiledBySpec = new Map<string, CompiledValidators>();
+
+/**
+ * Every contract of one spec in a process fills and reads the same validators, each compiled on an operation's first
+ * request (openapi-backend keeps them by operationId, built from the operation alone). A server builds one contract per
+ * surface and compiles as before; the tests build an app, and so a contract, for almost every file or test, hundreds in
+ * a process, and compiled the validators of the operations they called again for each.
+ */
+function shareCompiledValidators(api: OpenAPIBackend, specText: string): void {
+  const validator = api.validator;
+  const shared = compiledBySpec.get(specText);
+  if (!shared) {
+    compiledBySpec.set(specText, validator);
+    return;
+  }
+  validator.requestValidators = shared.requestValidators;
+  validator.responseValidators = shared.responseValidators;
+  validator.statusBasedResponseValidators = shared.statusBasedResponseValidators;
+  validator.responseHeadersValidators = shared.responseHeadersValidators;
 }
 
 /**

@@ -27,14 +27,14 @@ export function validValue(schema: Schema): fc.Arbitrary<unknown> {
 export function invalidValue(schema: Schema): fc.Arbitrary<unknown> {
   const candidates: fc.Arbitrary<unknown>[] = [
     fc.string({ maxLength: 12 }),
-    fc.stringMatching(/^[a-z]{1,8}$/),
+    matching(/^[a-z]{1,8}$/),
     fc.constant(''),
     fc.integer({ min: -1_000_000, max: 1_000_000 }),
     fc.double({ noNaN: true, noDefaultInfinity: true }),
     fc.boolean(),
     fc.constant(null),
     fc.array(fc.integer(), { maxLength: 3 }),
-    fc.dictionary(fc.stringMatching(/^[a-z]{1,5}$/), fc.integer(), { maxKeys: 3 }),
+    fc.dictionary(matching(/^[a-z]{1,5}$/), fc.integer(), { maxKeys: 3 }),
   ];
   if (typeof schema.maximum === 'number')
     candidates.push(fc.integer({ min: 1, max: 1000 }).map((d) => schema.maximum + d));
@@ -127,11 +127,25 @@ function stringOf(schema: Schema): fc.Arbitrary<string> {
   }
   // JSON Schema's lengths count code points, which is what Array.from splits a string into.
   if (schema.pattern)
-    return fc
-      .stringMatching(new RegExp(schema.pattern, 'u'))
-      .filter((s) => Array.from(s).length >= minLength && Array.from(s).length <= maxLength);
+    return matching(new RegExp(schema.pattern, 'u')).filter(
+      (s) => Array.from(s).length >= minLength && Array.from(s).length <= maxLength,
+    );
   return fc.string({ unit: 'grapheme', minLength, maxLength });
 }
+
+/**
+ * The strings a regular expression matches, one arbitrary per expression for the whole process. fast-check builds one
+ * from the expression's syntax tree, a few milliseconds each ({1,8} and the like the most), and the tests asked for
+ * the same few expressions for every schema, operation and test, most of the file's CPU; an arbitrary holds no state
+ * (what it draws comes from the run's random source), so the one built first serves every later caller alike.
+ */
+function matching(regex: RegExp): fc.Arbitrary<string> {
+  const key = `${regex.flags}/${regex.source}`;
+  let arbitrary = matchingArbitraries.get(key);
+  if (!arbitrary) matchingArbitraries.set(key, (arbitrary = fc.stringMatching(regex)));
+  return arbitrary;
+}
+const matchingArbitraries = new Map<string, fc.Arbitrary<string>>();
 
 function bound(inclusive: number | undefined, exclusive: number | undefined, step: number, fallback: number): number {
   if (typeof exclusive === 'number') return exclusive + step;
