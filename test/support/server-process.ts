@@ -35,8 +35,8 @@ export const TEST_PUBLIC_URL = 'http://localhost:3000';
 
 /**
  * Starts `node app/start.mjs` with the test's environment plus `env` (a value of undefined removes
- * a variable). PORT defaults to 0 (a free port), PUBLIC_URL to TEST_PUBLIC_URL, LOG_LEVEL to warn and SECRETS_KEY to
- * TEST_SECRETS_KEY.
+ * a variable). PORT defaults to 0 (a free port), PUBLIC_URL on a free port to TEST_PUBLIC_URL, LOG_LEVEL to warn and
+ * SECRETS_KEY to TEST_SECRETS_KEY.
  * `umask`: the one the process starts with (this process's otherwise), as a shell's `umask` before the command.
  */
 export function startServerProcess(
@@ -47,7 +47,8 @@ export function startServerProcess(
   const merged: NodeJS.ProcessEnv = {
     ...process.env,
     PORT: '0',
-    PUBLIC_URL: TEST_PUBLIC_URL,
+    // On a port the test chose, the service's own default (http://localhost:$PORT) names it, as a guide's reader has it.
+    ...(env.PORT === undefined || env.PORT === '0' ? { PUBLIC_URL: TEST_PUBLIC_URL } : {}),
     LOG_LEVEL: 'warn',
     SECRETS_KEY: TEST_SECRETS_KEY,
   };
