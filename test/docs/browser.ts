@@ -99,51 +99,37 @@ export async function watchPage(page: Page): Promise<string[]> {
 /**
  * Asserts that the page shows every operation: Scalar renders each one as an element whose id ends in
  * `/<METHOD><path>` (off-screen ones start as empty placeholders, so each is scrolled to), holding its summary
- * and its path. Returns the operations it could not find, each within 20 s.
- *
- * The whole walk runs in the page, in one evaluation: driven from here, each look (a scroll with playwright's
- * actionability checks, a query of every element with an id, a pause) cost the browser more work than rendering the
- * section did. In the page, a look is one selector query, and the next look waits for the page's next change (a
- * section rendered, a placeholder replaced) rather than a fixed pause.
+ * and its path. Returns the operations it could not find.
  */
 export async function missingOperations(page: Page, operations: DocumentedOperation[]): Promise<string[]> {
-  // No named functions inside: tsx keeps function names with a helper (`__name`) the page does not have.
-  const missing = await page.evaluate(async (ops) => {
-    const notShown: number[] = [];
-    for (const [index, op] of ops.entries()) {
-      const deadline = performance.now() + 20_000;
-      for (;;) {
-        const section = document.querySelector(`[id$="${CSS.escape(`/${op.method}${op.path}`)}"]`);
-        const text = section?.textContent ?? '';
-        if (section?.getAttribute('data-placeholder') !== 'true' && text.includes(op.summary) && text.includes(op.path))
-          break;
-        if (performance.now() > deadline) {
-          notShown.push(index);
-          break;
-        }
-        // Scrolled to again on every look: sections above it that render meanwhile push it out of view, and a
-        // placeholder out of view is never rendered.
-        section?.scrollIntoView();
-        // The next change of the page's content, or half a second when none comes (the scroll itself renders).
-        await new Promise<void>((resolve) => {
-          const observer = new MutationObserver(() => {
-            observer.disconnect();
-            resolve();
-          });
-          observer.observe(document.body, { subtree: true, childList: true, characterData: true });
-          setTimeout(() => {
-            observer.disconnect();
-            resolve();
-          }, 500);
-        });
-      }
-    }
-    return notShown;
-  }, operations);
-  return missing.map((index) => {
-    const op = operations[index]!;
-    return `${op.operationId} (${op.method} ${op.path}, "${op.summary}")`;
-  });
+  const missing: string[] = [];
+  for (const op of operations)
+    if (!(await showsOperation(page, op))) missing.push(`${op.operationId} (${op.method} ${op.path}, "${op.summary}")`);
+  return missing;
+}
+
+/**
+ * Whether the page shows one operation within 20 s. It scrolls to the section again on every look: sections above
+ * it that render meanwhile push it out of view, and a placeholder out of view is never rendered.
+ */
+async function showsOperation(page: Page, op: DocumentedOperation): Promise<boolean> {
+  const suffix = `/${op.method}${op.path}`;
+  const section = page.locator(`[id$="${suffix}"]`).first();
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    await section.scrollIntoViewIfNeeded({ timeout: 2_000 }).catch(() => undefined);
+    const shown = await page.evaluate(
+      ({ suffix, summary, path }) => {
+        const element = [...document.querySelectorAll('[id]')].find((e) => e.id.endsWith(suffix));
+        const text = element?.textContent ?? '';
+        return element?.getAttribute('data-placeholder') !== 'true' && text.includes(summary) && text.includes(path);
+      },
+      { suffix, summary: op.summary, path: op.path },
+    );
+    if (shown) return true;
+    await page.waitForTimeout(200);
+  }
+  return false;
 }
 
 /** The operations of `others` whose section or summary appears on the page (summaries shared with `own` aside). */
