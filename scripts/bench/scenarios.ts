@@ -150,12 +150,23 @@ export function scenarios(
     { name: 'week-schedule', method: 'GET', path: '/api/schedule', credential: 'student-token', expectedStatus: 200 },
     // A phone's first sync of a large account (5,000 tasks, 2,000 cards): every connection asks for its pages in turn,
     // from its own place in the sync, 20 objects a page (the default; list-tasks asks for 20 too, and gets the demo
-    // student's 5), each one kind's page by id; held to a list page's ceiling (issue 38).
+    // student's 5), each one kind's page by id; held to list-tasks' ceiling and to a list page of its size (issue 38).
     {
       name: 'sync-pull-page',
       method: 'GET',
       path: syncPages[0]!,
       paths: syncPages,
+      credential: 'sync-student-token',
+      expectedStatus: 200,
+      twin: 'list-tasks-20',
+    },
+    // A list page of the same size as a sync page, as the sync's student: the first 20 of its 5,000 tasks (list-tasks
+    // gets the demo student's 5). sync-pull-page's twin: the sync's own work is judged against a list page's, the
+    // rows' parsing, JSON and garbage, which grow with the page, being the same.
+    {
+      name: 'list-tasks-20',
+      method: 'GET',
+      path: `/api/tasks?limit=${SYNC_PAGE}`,
       credential: 'sync-student-token',
       expectedStatus: 200,
     },

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { connectionRequests, scenarios } from '../../scripts/bench/scenarios.ts';
 import type { Credentials } from '../../scripts/bench/setup.ts';
+import { SYNC_PAGE } from '../../scripts/bench/sync-student.ts';
 
 describe("the bench's sync pages", () => {
   const pageTokens = ['*', ...Array.from({ length: 350 }, (_, i) => `page-${i + 1}`)];
@@ -32,6 +33,16 @@ describe("the bench's sync pages", () => {
     assert.deepEqual(fourth.slice(-1), [paths[104]]);
     for (const list of lists)
       for (const request of list) assert.equal(request.headers.authorization, 'Bearer sync-student');
+  });
+
+  it('is judged against a list page of its size, as its student, in the same rounds (its twin)', () => {
+    const twin = scenarios(2026, credentials).find((s) => s.name === pages.twin)!;
+    assert.equal(twin.name, 'list-tasks-20');
+    assert.deepEqual(
+      [twin.method, twin.path, twin.credential],
+      ['GET', `/api/tasks?limit=${SYNC_PAGE}`, pages.credential],
+    );
+    for (const path of pages.paths!) assert.match(path, new RegExp(`^/api/sync\\?limit=${SYNC_PAGE}&`));
   });
 
   it('keeps one list for a scenario with one path', () => {
