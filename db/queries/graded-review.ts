@@ -1,17 +1,22 @@
 // A graded review's writes in one statement: the card's new schedule, the review's log, the study day, the review's
 // xp and the card's event (the outbox row), as data-modifying CTEs. A review is the write of every study session and
 // was six to nine round trips, each a socket write and read, the driver's protocol and a plan; now it is this one
-// after the card's read (lockCardForReview, which also takes the student's lock). With `facts`, the statement also
-// returns what a readiness move compares (findReadinessComparison's parts) as they were just before the review: all of
-// a statement's CTEs see one snapshot, taken after the student's lock, so the caller applies the review to them
-// (services/events) instead of reading them again.
+// after the card's read. Every CTE that writes depends on the statement's gate (migration 20261207_0501,
+// graded_review_gate), which takes the student's lock and the card's, checks that the card is the version the review
+// was computed from, and reads after the locks what must be current: the day's capped xp and whether readiness follows
+// the student. So the statement may run alone, in autocommit, after an unlocked read of the card (writeGradedReviewAlone:
+// the student's lock is held for one statement, not for a transaction's round trips), or inside a transaction that
+// took the locks with its read (lockCardForReview). With `facts`, the statement also returns what a readiness move
+// compares (findReadinessComparison's parts) as they were just before the review: the statement's own reads see one
+// snapshot, taken after the transaction's locks, so the caller applies the review to them (services/events) instead
+// of reading them again.
 import { sql } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { Db } from '../connect.ts';
 import { compiledOnce } from '../prepared-statements.ts';
 import { studentDay } from '../../domain/student-day.ts';
 import { studyDays, upcomingPreparation } from './exams.ts';
-import { pushed, readinessFollows } from './readiness.ts';
+import { pushed } from './readiness.ts';
 import { lastActiveMoves } from './streak.ts';
 import { COMPLETED } from './tasks.ts';
 import { eventRows, insertEvents, type NewEvent } from './events.ts';
@@ -53,12 +58,29 @@ export interface GradedReviewWrite {
   xp: { key: string; source: string; amount: number; cap: number; cappedSources: readonly string[] };
 }
 
+/** What the statement's gate checks after its locks (see the top of this file). */
+interface GateValues {
+  /** The card's row version as read (flashcards.ts cardForReview); null when the caller read it under the locks. */
+  version: string | null;
+  /** The first day readiness counts an exam from: whether readiness follows the student is told from it. */
+  fromDate: string;
+  /** Write nothing when readiness follows the student: its review compares readiness, in a transaction. */
+  stopIfFollows: boolean;
+}
+
 /** Which facts a readiness move compares: the exams from `fromDate` (at most `limit`) and the study days of `zone` since `since`. */
 export interface ReadinessFactsWindow {
   fromDate: string;
   limit: number;
   zone: string;
   since: Date;
+}
+
+/** The gate's answer (migration 20261207_0501): whether the writes ran, and what it read after its locks. */
+interface Gate {
+  proceed: boolean;
+  readiness_follows: boolean;
+  capped_earned: number;
 }
 
 /** The instants the review's local day begins and ends (the next day's start). */
@@ -96,7 +118,7 @@ interface Values {
   cappedSources: string;
 }
 
-function values(write: GradedReviewWrite): Values {
+function values(write: GradedReviewWrite, gate: GateValues): Values & GateValues {
   const { outcome, card } = write;
   return {
     userId: write.userId,
@@ -123,6 +145,7 @@ function values(write: GradedReviewWrite): Values {
     xpAmount: write.xp.amount,
     xpCap: write.xp.cap,
     cappedSources: write.xp.cappedSources.join(','),
+    ...gate,
   };
 }
 
@@ -151,18 +174,31 @@ const VALUE_KEYS = [
   'xpAmount',
   'xpCap',
   'cappedSources',
-] as const satisfies ReadonlyArray<keyof Values>;
+  'version',
+  'fromDate',
+  'stopIfFollows',
+] as const satisfies ReadonlyArray<keyof (Values & GateValues)>;
 
 /**
- * The writes as CTEs. The xp award is db/queries/xp.ts's awardXp in one step: the ledger's key refuses a second award
- * (a retry, the card's second review of the day), and the amount is domain/xp.ts cappedAmount over what capped
- * sources earned that day, read under the student's lock. The student's row moves once: the study day as
- * recordStudyDay counts it (db/queries/streak.ts), and the xp awarded, and only when one of them moves it.
+ * The gate and the writes as CTEs. Each write is guarded by the gate's `proceed`, a scalar sub-select that runs the
+ * gate before the write's first row. The xp award is db/queries/xp.ts's awardXp in one step: the ledger's key refuses
+ * a second award (a retry, the card's second review of the day), and the amount is domain/xp.ts cappedAmount over what
+ * capped sources earned that day, read by the gate under the student's lock. The student's row moves once: the study
+ * day as recordStudyDay counts it (db/queries/streak.ts), and the xp awarded, and only when one of them moves it.
  */
-function writes(db: Db, v: Values) {
+function writes(db: Db, v: Values & GateValues) {
+  const proceeds = sql<boolean>`(select proceed from gate)`;
   const countsDay = sql<boolean>`(${v.studyDay}::boolean and (last_study_date is null or last_study_date <= ${v.day}::date))`;
   const moves = lastActiveMoves(v.reviewedAt);
   return db
+    .with('gate', (qc) =>
+      qc
+        .selectFrom(
+          sql<Gate>`graded_review_gate(${v.userId}::uuid, ${v.cardId}::uuid, ${v.version}::text, ${v.fromDate}::date,
+            ${v.stopIfFollows}::boolean, ${v.day}::date, string_to_array(${v.cappedSources}::text, ','))`.as('g'),
+        )
+        .select(['g.proceed', 'g.readiness_follows', 'g.capped_earned']),
+    )
     .with('card', (qc) =>
       qc
         .updateTable('flashcard_cards')
@@ -177,27 +213,27 @@ function writes(db: Db, v: Values) {
         })
         .where('id', '=', v.cardId)
         .where('user_id', '=', v.userId)
+        .where(proceeds)
         .returning('id'),
     )
-    .with('outbox', (qc) => insertEvents(qc, v.events))
+    .with('outbox', (qc) => insertEvents(qc, v.events, proceeds))
     .with('award', (qc) =>
       qc
         .insertInto('xp_awards')
         .columns(['user_id', 'award_key', 'source', 'amount', 'local_date', 'awarded_at'])
         .expression(
-          qc.selectNoFrom([
-            sql<string>`${v.userId}::uuid`.as('user_id'),
-            sql<string>`${v.xpKey}::text`.as('award_key'),
-            sql<string>`${v.xpSource}::text`.as('source'),
-            sql<number>`greatest(0, least(${v.xpAmount}::int, ${v.xpCap}::int - (${qc
-              .selectFrom('xp_awards')
-              .select(sql<number>`coalesce(sum(amount), 0)::int`.as('earned'))
-              .where('user_id', '=', v.userId)
-              .where('local_date', '=', sql<string>`${v.day}::date`)
-              .where(sql<boolean>`source = any(string_to_array(${v.cappedSources}::text, ','))`)})))`.as('amount'),
-            sql<string>`${v.day}::date`.as('local_date'),
-            sql<Date>`${v.at}::timestamptz`.as('awarded_at'),
-          ]),
+          qc
+            .selectNoFrom([
+              sql<string>`${v.userId}::uuid`.as('user_id'),
+              sql<string>`${v.xpKey}::text`.as('award_key'),
+              sql<string>`${v.xpSource}::text`.as('source'),
+              sql<number>`greatest(0, least(${v.xpAmount}::int, ${v.xpCap}::int - (select capped_earned from gate)))`.as(
+                'amount',
+              ),
+              sql<string>`${v.day}::date`.as('local_date'),
+              sql<Date>`${v.at}::timestamptz`.as('awarded_at'),
+            ])
+            .where(proceeds),
         )
         .onConflict((oc) => oc.columns(['user_id', 'award_key']).doNothing())
         .returning('amount'),
@@ -212,6 +248,7 @@ function writes(db: Db, v: Values) {
           xp: sql<number>`xp + coalesce((select amount from award), 0)`,
         })
         .where('id', '=', v.userId)
+        .where(proceeds)
         // The row moves for a new study day, a last activity a step further on, or xp: a card reviewed again within
         // the step, or past the daily cap, leaves it as it was (no row version, no trigger).
         .where((eb) =>
@@ -225,28 +262,43 @@ function writes(db: Db, v: Values) {
     .with('review', (qc) =>
       qc
         .insertInto('flashcard_reviews')
-        .values({
-          id: v.reviewId,
-          card_id: v.cardId,
-          user_id: v.userId,
-          grade: v.grade,
-          reviewed_at: v.reviewedAt,
-          ease: v.ease,
-          repetitions: v.repetitions,
-          interval_days: v.intervalDays,
-          next_due_at: v.nextDueAt,
-        })
+        .columns([
+          'id',
+          'card_id',
+          'user_id',
+          'grade',
+          'reviewed_at',
+          'ease',
+          'repetitions',
+          'interval_days',
+          'next_due_at',
+        ])
+        .expression(
+          qc
+            .selectNoFrom([
+              sql<string>`${v.reviewId}::uuid`.as('id'),
+              sql<string>`${v.cardId}::uuid`.as('card_id'),
+              sql<string>`${v.userId}::uuid`.as('user_id'),
+              sql<number>`${v.grade}::int`.as('grade'),
+              sql<Date>`${v.reviewedAt}::timestamptz`.as('reviewed_at'),
+              sql<number>`${v.ease}::float8`.as('ease'),
+              sql<number>`${v.repetitions}::int`.as('repetitions'),
+              sql<number>`${v.intervalDays}::int`.as('interval_days'),
+              sql<Date>`${v.nextDueAt}::timestamptz`.as('next_due_at'),
+            ])
+            .where(proceeds),
+        )
         .returning(REVIEW_COLUMNS),
     );
 }
 
-const graded = compiledOnce(VALUE_KEYS, (db: Db, v: Values) =>
+const graded = compiledOnce(VALUE_KEYS, (db: Db, v: Values & GateValues) =>
   writes(db, v).selectFrom('review').select(REVIEW_COLUMNS).$narrowType<{ card_id: string }>(),
 );
 
 const gradedWithFacts = compiledOnce(
-  [...VALUE_KEYS, 'fromDate', 'limit', 'zone', 'since', 'dayStart', 'dayEnd'],
-  (db: Db, v: Values & ReadinessFactsWindow & DayBounds) => {
+  [...VALUE_KEYS, 'limit', 'zone', 'since', 'dayStart', 'dayEnd'],
+  (db: Db, v: Values & GateValues & ReadinessFactsWindow & DayBounds) => {
     return writes(db, v)
       .selectFrom('review')
       .select(REVIEW_COLUMNS)
@@ -286,38 +338,66 @@ const gradedWithFacts = compiledOnce(
   },
 );
 
-const gradedFollowed = compiledOnce([...VALUE_KEYS, 'fromDate'], (db: Db, v: Values & { fromDate: string }) =>
+/** The statement with the gate's answer: the review's log row when the writes ran, nulls when they did not. */
+const gatedReview = compiledOnce(VALUE_KEYS, (db: Db, v: Values & GateValues) =>
   writes(db, v)
-    .selectFrom('review')
-    .select(REVIEW_COLUMNS)
-    .$narrowType<{ card_id: string }>()
-    .select(readinessFollows(db, v.userId, v.fromDate).as('readiness_follows')),
+    .selectFrom('gate')
+    .leftJoin('review', (join) => join.onTrue())
+    .select(REVIEW_COLUMNS.map((column) => `review.${column}` as const))
+    .select(['gate.proceed', 'gate.readiness_follows']),
 );
 
+/** A review's log row, as the statement returns it. */
+type LoggedReview = Awaited<ReturnType<typeof graded>>[number];
+
 /**
- * Writes a graded review of a student whom readiness did not follow when the card was read (lockCardForReview), and
- * tells whether it follows now: read after the student's lock, so an exam added while the review waited for it shows.
+ * Writes a graded review of a student whom readiness did not follow when the card was read under the locks
+ * (lockCardForReview), in the caller's transaction, and tells whether it follows now: the gate reads it after the
+ * student's lock, so an exam added while the review waited for it shows.
  */
 export async function writeGradedReviewFollowed(trx: Db, write: GradedReviewWrite, fromDate: string) {
-  const [row] = await gradedFollowed(trx, { ...values(write), fromDate });
-  const { readiness_follows, ...review } = row!;
-  return { review, readinessFollows: Boolean(readiness_follows) };
+  const [row] = await gatedReview(trx, values(write, { version: null, fromDate, stopIfFollows: false }));
+  const { proceed, readiness_follows, ...review } = row!;
+  if (!proceed) throw new Error(`the review of card ${write.cardId} found it gone under its locks`);
+  return { review: review as LoggedReview, readinessFollows: readiness_follows };
 }
 
-/** Writes a graded review (see above); returns its log row. */
+/**
+ * The review as one statement in autocommit, of a card read without locks as `version`: `written` with its log row,
+ * or why nothing was written: `moved` (another write changed the card since it was read, or removed it), `follows`
+ * (readiness follows the student now: the review belongs in a transaction that compares readiness).
+ */
+export async function writeGradedReviewAlone(
+  db: Db,
+  write: GradedReviewWrite,
+  card: { version: string; fromDate: string },
+): Promise<{ written: LoggedReview } | { moved: true } | { follows: true }> {
+  const [row] = await gatedReview(db, values(write, { ...card, stopIfFollows: true }));
+  const { proceed, readiness_follows, ...review } = row!;
+  if (proceed) return { written: review as LoggedReview };
+  return readiness_follows ? { follows: true } : { moved: true };
+}
+
+/** Writes a graded review in the caller's transaction, which holds the card's lock (see above); returns its log row. */
 export async function writeGradedReview(trx: Db, write: GradedReviewWrite) {
-  const [row] = await graded(trx, values(write));
+  const [row] = await graded(trx, values(write, { version: null, fromDate: write.day, stopIfFollows: false }));
   return row!;
 }
 
 /**
- * Writes a graded review and returns its log row with what readiness compares as it was before the review (its
- * statement's snapshot): the exams, the window's study days, whether the review's local day had study already, and
- * what was last pushed.
+ * Writes a graded review, in the caller's transaction that holds the card's lock, and returns its log row with what
+ * readiness compares as it was before the review (its statement's snapshot): the exams, the window's study days,
+ * whether the review's local day had study already, and what was last pushed.
  */
 export async function writeGradedReviewWithFacts(trx: Db, write: GradedReviewWrite, window: ReadinessFactsWindow) {
   const day = studentDay(write.outcome.reviewed_at, window.zone);
-  const [row] = await gradedWithFacts(trx, { ...values(write), ...window, dayStart: day.start, dayEnd: day.end });
+  const { fromDate, ...rest } = window;
+  const [row] = await gradedWithFacts(trx, {
+    ...values(write, { version: null, fromDate, stopIfFollows: false }),
+    ...rest,
+    dayStart: day.start,
+    dayEnd: day.end,
+  });
   const { exams, study_days, day_studied, pushed: last, ...review } = row!;
   return { review, facts: { exams, study_days, day_studied: Boolean(day_studied), pushed: last } };
 }
