@@ -214,7 +214,7 @@ function writes(db: Db, v: Values & GateValues) {
         .where('id', '=', v.cardId)
         .where('user_id', '=', v.userId)
         .where(proceeds)
-        .returning('id'),
+        .returning(['id', sql<string>`xmin::text`.as('version')]),
     )
     .with('outbox', (qc) => insertEvents(qc, v.events, proceeds))
     .with('award', (qc) =>
@@ -343,8 +343,9 @@ const gatedReview = compiledOnce(VALUE_KEYS, (db: Db, v: Values & GateValues) =>
   writes(db, v)
     .selectFrom('gate')
     .leftJoin('review', (join) => join.onTrue())
+    .leftJoin('card', (join) => join.onTrue())
     .select(REVIEW_COLUMNS.map((column) => `review.${column}` as const))
-    .select(['gate.proceed', 'gate.readiness_follows']),
+    .select(['gate.proceed', 'gate.readiness_follows', 'card.version']),
 );
 
 /** A review's log row, as the statement returns it. */
@@ -357,24 +358,25 @@ type LoggedReview = Awaited<ReturnType<typeof graded>>[number];
  */
 export async function writeGradedReviewFollowed(trx: Db, write: GradedReviewWrite, fromDate: string) {
   const [row] = await gatedReview(trx, values(write, { version: null, fromDate, stopIfFollows: false }));
-  const { proceed, readiness_follows, ...review } = row!;
+  const { proceed, readiness_follows, version: _version, ...review } = row!;
   if (!proceed) throw new Error(`the review of card ${write.cardId} found it gone under its locks`);
   return { review: review as LoggedReview, readinessFollows: readiness_follows };
 }
 
 /**
- * The review as one statement in autocommit, of a card read without locks as `version`: `written` with its log row,
- * or why nothing was written: `moved` (another write changed the card since it was read, or removed it), `follows`
+ * The review as one statement in autocommit, of a card read without locks as `version`: `written` with its log row
+ * and the card's new version (the review's own write, which the next review of the card may start from), or why
+ * nothing was written: `moved` (another write changed the card since it was read, or removed it), `follows`
  * (readiness follows the student now: the review belongs in a transaction that compares readiness).
  */
 export async function writeGradedReviewAlone(
   db: Db,
   write: GradedReviewWrite,
   card: { version: string; fromDate: string },
-): Promise<{ written: LoggedReview } | { moved: true } | { follows: true }> {
+): Promise<{ written: LoggedReview; version: string } | { moved: true } | { follows: true }> {
   const [row] = await gatedReview(db, values(write, { ...card, stopIfFollows: true }));
-  const { proceed, readiness_follows, ...review } = row!;
-  if (proceed) return { written: review as LoggedReview };
+  const { proceed, readiness_follows, version, ...review } = row!;
+  if (proceed) return { written: review as LoggedReview, version: version! };
   return readiness_follows ? { follows: true } : { moved: true };
 }
 

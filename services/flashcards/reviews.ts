@@ -75,6 +75,17 @@ const ALONE_TRIES = 3;
  */
 const reviewLine = keyedLine(64);
 
+/** A card as a review written alone reads it (db/queries/flashcards.ts readCardForReview). */
+type CardToReview = NonNullable<Awaited<ReturnType<typeof readCardForReview>>>;
+
+/**
+ * The card the last review written alone of each student left, kept for the next review in the student's line only
+ * (set while another review waits, taken by the next one): that review then starts from it instead of reading the
+ * card again, so a burst of reviews of one card costs one statement each. The gate's version check keeps it right
+ * when another process wrote the card meanwhile.
+ */
+const leftInLine = new Map<string, CardToReview>();
+
 /**
  * One review of the student's card; undefined when the student has no card with this id (nothing is written). In a
  * transaction (an idempotent request's, a sync push's), the review takes its locks with the card's read and writes
@@ -88,24 +99,30 @@ export async function recordReview(
   at: Date,
 ): Promise<RecordedReview | undefined> {
   if (db.isTransaction) return recordLockedReview(db, student, review, at);
-  const alone = () => recordReviewAlone(db, student, review, at);
-  return reviewLine.tryRun(student.user_id, alone) ?? alone();
+  return (
+    reviewLine.tryRun(student.user_id, () => recordReviewAlone(db, student, review, at, true)) ??
+    recordReviewAlone(db, student, review, at, false)
+  );
 }
 
 /**
  * The review as one statement after an unlocked read of the card, tried again when another write moved the card in
- * between; in a transaction when readiness follows the student, or after ALONE_TRIES.
+ * between; in a transaction when readiness follows the student, or after ALONE_TRIES. `inLine`: it runs in the
+ * student's line (reviewLine), so it may start from the card the review before it left (leftInLine).
  */
 async function recordReviewAlone(
   db: Db,
   student: Student,
   review: GradedCard,
   at: Date,
+  inLine: boolean,
 ): Promise<RecordedReview | undefined> {
   const window = readinessWindow(at, student.time_zone);
   const id = randomUUID();
+  let left = inLine ? takeLeft(student.user_id, review.card_id) : undefined;
   for (let tries = 0; tries < ALONE_TRIES; tries++) {
-    const read = await readCardForReview(db, student.user_id, review.card_id, window.fromDate);
+    const read = left ?? (await readCardForReview(db, student.user_id, review.card_id, window.fromDate));
+    left = undefined;
     if (!read) return undefined;
     if (read.readinessFollows) break;
     const { write, card } = await gradedReview(
@@ -120,10 +137,21 @@ async function recordReviewAlone(
     );
     const outcome = await writeGradedReviewAlone(db, write, { version: read.version, fromDate: window.fromDate });
     // Nothing follows a review readiness does not follow (services/progress/progress.ts: nothing to move).
-    if ('written' in outcome) return { review: outcome.written, card };
+    if ('written' in outcome) {
+      if (inLine && reviewLine.pending(student.user_id) > 1)
+        leftInLine.set(student.user_id, { ...read, card, version: outcome.version });
+      return { review: outcome.written, card };
+    }
     if ('follows' in outcome) break;
   }
   return retriedTransaction(db, (trx) => recordLockedReview(trx, student, review, at));
+}
+
+/** The card the review before in the student's line left, when it is this review's card; forgotten either way. */
+function takeLeft(userId: string, cardId: string): CardToReview | undefined {
+  const left = leftInLine.get(userId);
+  leftInLine.delete(userId);
+  return left?.card.id === cardId ? left : undefined;
 }
 
 /**
