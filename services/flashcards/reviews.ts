@@ -75,6 +75,20 @@ const ALONE_TRIES = 3;
  */
 const reviewLine = keyedLine(64);
 
+/**
+ * Whether readiness followed each student at their last review in this process: a review of a student it follows
+ * compares readiness in a transaction, and would only waste the unlocked read of a review written alone. A hint
+ * (both ways of going wrong cost a statement, neither a wrong write), bounded by forgetting the oldest.
+ */
+const readinessFollowed = new Map<string, boolean>();
+const FOLLOWED_KEPT = 10_000;
+
+function learnFollowed(userId: string, follows: boolean): void {
+  readinessFollowed.delete(userId);
+  readinessFollowed.set(userId, follows);
+  if (readinessFollowed.size > FOLLOWED_KEPT) readinessFollowed.delete(readinessFollowed.keys().next().value!);
+}
+
 /** A card as a review written alone reads it (db/queries/flashcards.ts readCardForReview). */
 type CardToReview = NonNullable<Awaited<ReturnType<typeof readCardForReview>>>;
 
@@ -99,6 +113,8 @@ export async function recordReview(
   at: Date,
 ): Promise<RecordedReview | undefined> {
   if (db.isTransaction) return recordLockedReview(db, student, review, at);
+  if (readinessFollowed.get(student.user_id))
+    return retriedTransaction(db, (trx) => recordLockedReview(trx, student, review, at));
   return (
     reviewLine.tryRun(student.user_id, () => recordReviewAlone(db, student, review, at, true)) ??
     recordReviewAlone(db, student, review, at, false)
@@ -138,6 +154,7 @@ async function recordReviewAlone(
     const outcome = await writeGradedReviewAlone(db, write, { version: read.version, fromDate: window.fromDate });
     // Nothing follows a review readiness does not follow (services/progress/progress.ts: nothing to move).
     if ('written' in outcome) {
+      learnFollowed(student.user_id, false);
       if (inLine && reviewLine.pending(student.user_id) > 1)
         leftInLine.set(student.user_id, { ...read, card, version: outcome.version });
       return { review: outcome.written, card };
@@ -171,6 +188,7 @@ async function recordLockedReview(
   const locked = await lockCardForReview(trx, student.user_id, review.card_id, window.fromDate);
   if (!locked) return undefined;
   const { card } = locked;
+  learnFollowed(student.user_id, locked.readinessFollows);
   const { write, card: updated } = await gradedReview(
     trx,
     student,
@@ -186,6 +204,7 @@ async function recordLockedReview(
     // Nothing readiness follows (no upcoming exam, no state pushed): no move to compare for. Should an exam have come
     // while the review waited for the student's lock, the write says so, and readiness is compared in full.
     const { review: logged, readinessFollows } = await writeGradedReviewFollowed(trx, write, window.fromDate);
+    if (readinessFollows) learnFollowed(student.user_id, true);
     await progress(trx, student, at, { reviewed: readinessFollows ? undefined : null });
     return { review: logged, card: updated };
   }
