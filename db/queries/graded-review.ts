@@ -1,22 +1,24 @@
 // A graded review's writes in one statement: the card's new schedule, the review's log, the study day, the review's
 // xp and the card's event (the outbox row), as data-modifying CTEs. A review is the write of every study session and
 // was six to nine round trips, each a socket write and read, the driver's protocol and a plan; now it is this one
-// after the card's read. Every CTE that writes depends on the statement's gate (migration 20261207_0501,
-// graded_review_gate), which takes the student's lock and the card's, checks that the card is the version the review
-// was computed from, and reads after the locks what must be current: the day's capped xp and whether readiness follows
-// the student. So the statement may run alone, in autocommit, after an unlocked read of the card (writeGradedReviewAlone:
-// the student's lock is held for one statement, not for a transaction's round trips), or inside a transaction that
-// took the locks with its read (lockCardForReview). With `facts`, the statement also returns what a readiness move
-// compares (findReadinessComparison's parts) as they were just before the review: the statement's own reads see one
-// snapshot, taken after the transaction's locks, so the caller applies the review to them (services/events) instead
-// of reading them again.
+// after the card's read. Every CTE that writes depends on the statement's gate, which says whether to write and reads
+// what must be current under the student's lock: the day's capped xp and whether readiness follows the student.
+//
+// Run alone, in autocommit, after an unlocked read of the card (writeGradedReviewAlone: the student's lock is held for
+// one statement, not for a transaction's round trips), the gate is graded_review_gate (migration 20261207_0501): it
+// takes the student's lock and the card's and checks that the card is the version the review was computed from. A
+// statement's own reads see the snapshot taken when it starts, before any lock it waits for; the function's reads
+// come after its locks. Inside a transaction that took the locks with its read (lockCardForReview), the statement's
+// snapshot already comes after them, and the gate is a plain sub-select of the same reads. With `facts`, the statement
+// also returns what a readiness move compares (findReadinessComparison's parts) as they were just before the review:
+// the caller applies the review to them (services/events) instead of reading them again.
 import { sql } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { Db } from '../connect.ts';
 import { compiledOnce } from '../prepared-statements.ts';
 import { studentDay } from '../../domain/student-day.ts';
 import { studyDays, upcomingPreparation } from './exams.ts';
-import { pushed } from './readiness.ts';
+import { pushed, readinessFollows } from './readiness.ts';
 import { lastActiveMoves } from './streak.ts';
 import { COMPLETED } from './tasks.ts';
 import { eventRows, insertEvents, type NewEvent } from './events.ts';
@@ -118,7 +120,7 @@ interface Values {
   cappedSources: string;
 }
 
-function values(write: GradedReviewWrite, gate: GateValues): Values & GateValues {
+function values(write: GradedReviewWrite): Values {
   const { outcome, card } = write;
   return {
     userId: write.userId,
@@ -145,7 +147,6 @@ function values(write: GradedReviewWrite, gate: GateValues): Values & GateValues
     xpAmount: write.xp.amount,
     xpCap: write.xp.cap,
     cappedSources: write.xp.cappedSources.join(','),
-    ...gate,
   };
 }
 
@@ -174,30 +175,51 @@ const VALUE_KEYS = [
   'xpAmount',
   'xpCap',
   'cappedSources',
-  'version',
-  'fromDate',
-  'stopIfFollows',
-] as const satisfies ReadonlyArray<keyof (Values & GateValues)>;
+] as const satisfies ReadonlyArray<keyof Values>;
+
+/** The values of the statement run alone: its gate's too. */
+const GATED_KEYS = [...VALUE_KEYS, 'version', 'fromDate', 'stopIfFollows'] as const;
+
+/**
+ * Where the statement's gate comes from. `locks`: the statement runs alone, and its gate is graded_review_gate, which
+ * takes the locks and reads after them (see the top of this file). `held`: the caller's transaction took the locks
+ * with its read (lockCardForReview), so the statement's snapshot comes after them and the gate is a plain sub-select
+ * of the same reads (`follows`: with whether readiness follows; else false, unread); the transactions' reviews pay
+ * nothing for the function.
+ */
+type GateKind = { locks: true } | { locks: false; follows: boolean };
 
 /**
  * The gate and the writes as CTEs. Each write is guarded by the gate's `proceed`, a scalar sub-select that runs the
  * gate before the write's first row. The xp award is db/queries/xp.ts's awardXp in one step: the ledger's key refuses
  * a second award (a retry, the card's second review of the day), and the amount is domain/xp.ts cappedAmount over what
- * capped sources earned that day, read by the gate under the student's lock. The student's row moves once: the study
- * day as recordStudyDay counts it (db/queries/streak.ts), and the xp awarded, and only when one of them moves it.
+ * capped sources earned that day, read under the student's lock (by the gate). The student's row moves once: the
+ * study day as recordStudyDay counts it (db/queries/streak.ts), and the xp awarded, and only when one of them moves it.
  */
-function writes(db: Db, v: Values & GateValues) {
+function writes(db: Db, v: Values & Partial<GateValues>, kind: GateKind) {
   const proceeds = sql<boolean>`(select proceed from gate)`;
   const countsDay = sql<boolean>`(${v.studyDay}::boolean and (last_study_date is null or last_study_date <= ${v.day}::date))`;
   const moves = lastActiveMoves(v.reviewedAt);
   return db
     .with('gate', (qc) =>
-      qc
-        .selectFrom(
-          sql<Gate>`graded_review_gate(${v.userId}::uuid, ${v.cardId}::uuid, ${v.version}::text, ${v.fromDate}::date,
-            ${v.stopIfFollows}::boolean, ${v.day}::date, string_to_array(${v.cappedSources}::text, ','))`.as('g'),
-        )
-        .select(['g.proceed', 'g.readiness_follows', 'g.capped_earned']),
+      kind.locks
+        ? qc
+            .selectFrom(
+              sql<Gate>`graded_review_gate(${v.userId}::uuid, ${v.cardId}::uuid, ${v.version}::text,
+                ${v.fromDate}::date, ${v.stopIfFollows}::boolean, ${v.day}::date,
+                string_to_array(${v.cappedSources}::text, ','))`.as('g'),
+            )
+            .select(['g.proceed', 'g.readiness_follows', 'g.capped_earned'])
+        : qc.selectNoFrom([
+            sql<boolean>`true`.as('proceed'),
+            (kind.follows ? readinessFollows(db, v.userId, v.fromDate!) : sql<boolean>`false`).as('readiness_follows'),
+            sql<number>`(${qc
+              .selectFrom('xp_awards')
+              .select(sql<number>`coalesce(sum(amount), 0)::int`.as('earned'))
+              .where('user_id', '=', v.userId)
+              .where('local_date', '=', sql<string>`${v.day}::date`)
+              .where(sql<boolean>`source = any(string_to_array(${v.cappedSources}::text, ','))`)})`.as('capped_earned'),
+          ]),
     )
     .with('card', (qc) =>
       qc
@@ -292,14 +314,17 @@ function writes(db: Db, v: Values & GateValues) {
     );
 }
 
-const graded = compiledOnce(VALUE_KEYS, (db: Db, v: Values & GateValues) =>
-  writes(db, v).selectFrom('review').select(REVIEW_COLUMNS).$narrowType<{ card_id: string }>(),
+const graded = compiledOnce(VALUE_KEYS, (db: Db, v: Values) =>
+  writes(db, v, { locks: false, follows: false })
+    .selectFrom('review')
+    .select(REVIEW_COLUMNS)
+    .$narrowType<{ card_id: string }>(),
 );
 
 const gradedWithFacts = compiledOnce(
-  [...VALUE_KEYS, 'limit', 'zone', 'since', 'dayStart', 'dayEnd'],
-  (db: Db, v: Values & GateValues & ReadinessFactsWindow & DayBounds) => {
-    return writes(db, v)
+  [...VALUE_KEYS, 'fromDate', 'limit', 'zone', 'since', 'dayStart', 'dayEnd'],
+  (db: Db, v: Values & ReadinessFactsWindow & DayBounds) => {
+    return writes(db, v, { locks: false, follows: false })
       .selectFrom('review')
       .select(REVIEW_COLUMNS)
       .$narrowType<{ card_id: string }>()
@@ -338,14 +363,19 @@ const gradedWithFacts = compiledOnce(
   },
 );
 
-/** The statement with the gate's answer: the review's log row when the writes ran, nulls when they did not. */
-const gatedReview = compiledOnce(VALUE_KEYS, (db: Db, v: Values & GateValues) =>
-  writes(db, v)
+/** The statement with its gate's answer: the review's log row when the writes ran, nulls when they did not. */
+const answered = (db: Db, v: Values & Partial<GateValues>, kind: GateKind) =>
+  writes(db, v, kind)
     .selectFrom('gate')
     .leftJoin('review', (join) => join.onTrue())
     .leftJoin('card', (join) => join.onTrue())
     .select(REVIEW_COLUMNS.map((column) => `review.${column}` as const))
-    .select(['gate.proceed', 'gate.readiness_follows', 'card.version']),
+    .select(['gate.proceed', 'gate.readiness_follows', 'card.version']);
+
+const gatedReview = compiledOnce(GATED_KEYS, (db: Db, v: Values & GateValues) => answered(db, v, { locks: true }));
+
+const followedReview = compiledOnce([...VALUE_KEYS, 'fromDate'], (db: Db, v: Values & { fromDate: string }) =>
+  answered(db, v, { locks: false, follows: true }),
 );
 
 /** A review's log row, as the statement returns it. */
@@ -357,7 +387,7 @@ type LoggedReview = Awaited<ReturnType<typeof graded>>[number];
  * student's lock, so an exam added while the review waited for it shows.
  */
 export async function writeGradedReviewFollowed(trx: Db, write: GradedReviewWrite, fromDate: string) {
-  const [row] = await gatedReview(trx, values(write, { version: null, fromDate, stopIfFollows: false }));
+  const [row] = await followedReview(trx, { ...values(write), fromDate });
   const { proceed, readiness_follows, version: _version, ...review } = row!;
   if (!proceed) throw new Error(`the review of card ${write.cardId} found it gone under its locks`);
   return { review: review as LoggedReview, readinessFollows: readiness_follows };
@@ -374,7 +404,7 @@ export async function writeGradedReviewAlone(
   write: GradedReviewWrite,
   card: { version: string; fromDate: string },
 ): Promise<{ written: LoggedReview; version: string } | { moved: true } | { follows: true }> {
-  const [row] = await gatedReview(db, values(write, { ...card, stopIfFollows: true }));
+  const [row] = await gatedReview(db, { ...values(write), ...card, stopIfFollows: true });
   const { proceed, readiness_follows, version, ...review } = row!;
   if (proceed) return { written: review as LoggedReview, version: version! };
   return readiness_follows ? { follows: true } : { moved: true };
@@ -382,7 +412,7 @@ export async function writeGradedReviewAlone(
 
 /** Writes a graded review in the caller's transaction, which holds the card's lock (see above); returns its log row. */
 export async function writeGradedReview(trx: Db, write: GradedReviewWrite) {
-  const [row] = await graded(trx, values(write, { version: null, fromDate: write.day, stopIfFollows: false }));
+  const [row] = await graded(trx, values(write));
   return row!;
 }
 
@@ -393,13 +423,7 @@ export async function writeGradedReview(trx: Db, write: GradedReviewWrite) {
  */
 export async function writeGradedReviewWithFacts(trx: Db, write: GradedReviewWrite, window: ReadinessFactsWindow) {
   const day = studentDay(write.outcome.reviewed_at, window.zone);
-  const { fromDate, ...rest } = window;
-  const [row] = await gradedWithFacts(trx, {
-    ...values(write, { version: null, fromDate, stopIfFollows: false }),
-    ...rest,
-    dayStart: day.start,
-    dayEnd: day.end,
-  });
+  const [row] = await gradedWithFacts(trx, { ...values(write), ...window, dayStart: day.start, dayEnd: day.end });
   const { exams, study_days, day_studied, pushed: last, ...review } = row!;
   return { review, facts: { exams, study_days, day_studied: Boolean(day_studied), pushed: last } };
 }
