@@ -41,6 +41,7 @@ import * as webhookDeliveryProcesses from './20261206_0102_webhook_delivery_proc
 import * as activityHourMoves from './20261206_0201_activity_hour_moves.ts';
 import * as calendarFeedChoices from './20261207_0101_calendar_feed_choices.ts';
 import * as outboxRowsNobodyReceives from './20261207_0301_outbox_rows_nobody_receives.ts';
+import * as gradedReviewGate from './20261207_0501_graded_review_gate.ts';
 import * as accountLeases from './20261206_0301_account_leases.ts';
 
 export const migrations: Record<string, Migration> = {
@@ -86,4 +87,5 @@ export const migrations: Record<string, Migration> = {
   '20261206_0301_account_leases': accountLeases,
   '20261207_0101_calendar_feed_choices': calendarFeedChoices,
   '20261207_0301_outbox_rows_nobody_receives': outboxRowsNobodyReceives,
+  '20261207_0501_graded_review_gate': gradedReviewGate,
 };

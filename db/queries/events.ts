@@ -92,16 +92,17 @@ export function eventRows(events: readonly NewEvent[]): string {
  * db/queries/deliveries.ts, without the app's read scope, so a row that might be sent always waits for the fan-out).
  * It then wakes no relay (the outbox trigger passes by fanned-out rows, migration 20261207_0301) and is never written
  * a second time. Two index probes (webhook_endpoints_user, oauth_grants_user); an endpoint that commits while the
- * write runs gets the events written after it, as one created a moment later would.
+ * write runs gets the events written after it, as one created a moment later would. `onlyIf`: a condition of the
+ * statement (a graded review's gate) without which no row is inserted.
  */
-export function insertEvents<DB extends Database>(qc: QueryCreator<DB>, rows: string) {
+export function insertEvents<DB extends Database>(qc: QueryCreator<DB>, rows: string, onlyIf?: RawBuilder<boolean>) {
   return qc
     .insertInto('events')
     .columns(['type', 'user_id', 'data', 'created_at', 'fanned_out_at'])
     .expression(
       sql`select r.type, r.user_id, r.data, r.created_at,
         coalesce(r.fanned_out_at, case when ${receivable(sql`r.user_id`, sql`r.type`)} then null else r.created_at end)
-      from jsonb_populate_recordset(null::events, ${rows}::jsonb) as r`,
+      from jsonb_populate_recordset(null::events, ${rows}::jsonb) as r${onlyIf ? sql` where ${onlyIf}` : sql``}`,
     );
 }
 

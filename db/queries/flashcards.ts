@@ -291,6 +291,33 @@ const cardForReview = compiledOnce(
       .forUpdate('c'),
 );
 
+/**
+ * The card with its deck's scheduler, read without locks, and its row version (xmin: any write of the row makes a new
+ * one), which a review written alone (db/queries/graded-review.ts writeGradedReviewAlone) checks under its locks.
+ * `readinessFollows` as in lockCardForReview: a hint. Undefined when the student has no such card.
+ */
+export async function readCardForReview(db: Db, userId: string, cardId: string, fromDate: string) {
+  const [row] = await cardToReview(db, { userId, cardId, fromDate });
+  if (!row) return undefined;
+  const { scheduler, fsrs_parameters, readiness_follows, version, ...card } = row;
+  return { card, deck: { scheduler, fsrs_parameters }, readinessFollows: Boolean(readiness_follows), version };
+}
+
+const cardToReview = compiledOnce(
+  ['userId', 'cardId', 'fromDate'],
+  (db: Db, v: { userId: string; cardId: string; fromDate: string }) =>
+    db
+      .selectFrom('flashcard_cards as c')
+      .innerJoin('flashcard_decks as d', (join) =>
+        join.onRef('d.id', '=', 'c.deck_id').onRef('d.user_id', '=', 'c.user_id'),
+      )
+      .select(CARD_COLUMNS.map((column) => `c.${column}` as const))
+      .select(['d.scheduler', 'd.fsrs_parameters', sql<string>`c.xmin::text`.as('version')])
+      .select(readinessFollows(db, v.userId, v.fromDate).as('readiness_follows'))
+      .where('c.user_id', '=', v.userId)
+      .where('c.id', '=', v.cardId),
+);
+
 export async function updateCardText(
   db: Db,
   userId: string,

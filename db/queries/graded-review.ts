@@ -1,10 +1,17 @@
 // A graded review's writes in one statement: the card's new schedule, the review's log, the study day, the review's
 // xp and the card's event (the outbox row), as data-modifying CTEs. A review is the write of every study session and
 // was six to nine round trips, each a socket write and read, the driver's protocol and a plan; now it is this one
-// after the card's read (lockCardForReview, which also takes the student's lock). With `facts`, the statement also
-// returns what a readiness move compares (findReadinessComparison's parts) as they were just before the review: all of
-// a statement's CTEs see one snapshot, taken after the student's lock, so the caller applies the review to them
-// (services/events) instead of reading them again.
+// after the card's read. Every CTE that writes depends on the statement's gate, which says whether to write and reads
+// what must be current under the student's lock: the day's capped xp and whether readiness follows the student.
+//
+// Run alone, in autocommit, after an unlocked read of the card (writeGradedReviewAlone: the student's lock is held for
+// one statement, not for a transaction's round trips), the gate is graded_review_gate (migration 20261207_0501): it
+// takes the student's lock and the card's and checks that the card is the version the review was computed from. A
+// statement's own reads see the snapshot taken when it starts, before any lock it waits for; the function's reads
+// come after its locks. Inside a transaction that took the locks with its read (lockCardForReview), the statement's
+// snapshot already comes after them, and the gate is a plain sub-select of the same reads. With `facts`, the statement
+// also returns what a readiness move compares (findReadinessComparison's parts) as they were just before the review:
+// the caller applies the review to them (services/events) instead of reading them again.
 import { sql } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { Db } from '../connect.ts';
@@ -53,12 +60,29 @@ export interface GradedReviewWrite {
   xp: { key: string; source: string; amount: number; cap: number; cappedSources: readonly string[] };
 }
 
+/** What the statement's gate checks after its locks (see the top of this file). */
+interface GateValues {
+  /** The card's row version as read (flashcards.ts cardForReview); null when the caller read it under the locks. */
+  version: string | null;
+  /** The first day readiness counts an exam from: whether readiness follows the student is told from it. */
+  fromDate: string;
+  /** Write nothing when readiness follows the student: its review compares readiness, in a transaction. */
+  stopIfFollows: boolean;
+}
+
 /** Which facts a readiness move compares: the exams from `fromDate` (at most `limit`) and the study days of `zone` since `since`. */
 export interface ReadinessFactsWindow {
   fromDate: string;
   limit: number;
   zone: string;
   since: Date;
+}
+
+/** The gate's answer (migration 20261207_0501): whether the writes ran, and what it read after its locks. */
+interface Gate {
+  proceed: boolean;
+  readiness_follows: boolean;
+  capped_earned: number;
 }
 
 /** The instants the review's local day begins and ends (the next day's start). */
@@ -153,16 +177,50 @@ const VALUE_KEYS = [
   'cappedSources',
 ] as const satisfies ReadonlyArray<keyof Values>;
 
+/** The values of the statement run alone: its gate's too. */
+const GATED_KEYS = [...VALUE_KEYS, 'version', 'fromDate', 'stopIfFollows'] as const;
+
 /**
- * The writes as CTEs. The xp award is db/queries/xp.ts's awardXp in one step: the ledger's key refuses a second award
- * (a retry, the card's second review of the day), and the amount is domain/xp.ts cappedAmount over what capped
- * sources earned that day, read under the student's lock. The student's row moves once: the study day as
- * recordStudyDay counts it (db/queries/streak.ts), and the xp awarded, and only when one of them moves it.
+ * Where the statement's gate comes from. `locks`: the statement runs alone, and its gate is graded_review_gate, which
+ * takes the locks and reads after them (see the top of this file). `held`: the caller's transaction took the locks
+ * with its read (lockCardForReview), so the statement's snapshot comes after them and the gate is a plain sub-select
+ * of the same reads (`follows`: with whether readiness follows; else false, unread); the transactions' reviews pay
+ * nothing for the function.
  */
-function writes(db: Db, v: Values) {
+type GateKind = { locks: true } | { locks: false; follows: boolean };
+
+/**
+ * The gate and the writes as CTEs. Each write is guarded by the gate's `proceed`, a scalar sub-select that runs the
+ * gate before the write's first row. The xp award is db/queries/xp.ts's awardXp in one step: the ledger's key refuses
+ * a second award (a retry, the card's second review of the day), and the amount is domain/xp.ts cappedAmount over what
+ * capped sources earned that day, read under the student's lock (by the gate). The student's row moves once: the
+ * study day as recordStudyDay counts it (db/queries/streak.ts), and the xp awarded, and only when one of them moves it.
+ */
+function writes(db: Db, v: Values & Partial<GateValues>, kind: GateKind) {
+  const proceeds = sql<boolean>`(select proceed from gate)`;
   const countsDay = sql<boolean>`(${v.studyDay}::boolean and (last_study_date is null or last_study_date <= ${v.day}::date))`;
   const moves = lastActiveMoves(v.reviewedAt);
   return db
+    .with('gate', (qc) =>
+      kind.locks
+        ? qc
+            .selectFrom(
+              sql<Gate>`graded_review_gate(${v.userId}::uuid, ${v.cardId}::uuid, ${v.version}::text,
+                ${v.fromDate}::date, ${v.stopIfFollows}::boolean, ${v.day}::date,
+                string_to_array(${v.cappedSources}::text, ','))`.as('g'),
+            )
+            .select(['g.proceed', 'g.readiness_follows', 'g.capped_earned'])
+        : qc.selectNoFrom([
+            sql<boolean>`true`.as('proceed'),
+            (kind.follows ? readinessFollows(db, v.userId, v.fromDate!) : sql<boolean>`false`).as('readiness_follows'),
+            sql<number>`(${qc
+              .selectFrom('xp_awards')
+              .select(sql<number>`coalesce(sum(amount), 0)::int`.as('earned'))
+              .where('user_id', '=', v.userId)
+              .where('local_date', '=', sql<string>`${v.day}::date`)
+              .where(sql<boolean>`source = any(string_to_array(${v.cappedSources}::text, ','))`)})`.as('capped_earned'),
+          ]),
+    )
     .with('card', (qc) =>
       qc
         .updateTable('flashcard_cards')
@@ -177,27 +235,27 @@ function writes(db: Db, v: Values) {
         })
         .where('id', '=', v.cardId)
         .where('user_id', '=', v.userId)
-        .returning('id'),
+        .where(proceeds)
+        .returning(['id', sql<string>`xmin::text`.as('version')]),
     )
-    .with('outbox', (qc) => insertEvents(qc, v.events))
+    .with('outbox', (qc) => insertEvents(qc, v.events, proceeds))
     .with('award', (qc) =>
       qc
         .insertInto('xp_awards')
         .columns(['user_id', 'award_key', 'source', 'amount', 'local_date', 'awarded_at'])
         .expression(
-          qc.selectNoFrom([
-            sql<string>`${v.userId}::uuid`.as('user_id'),
-            sql<string>`${v.xpKey}::text`.as('award_key'),
-            sql<string>`${v.xpSource}::text`.as('source'),
-            sql<number>`greatest(0, least(${v.xpAmount}::int, ${v.xpCap}::int - (${qc
-              .selectFrom('xp_awards')
-              .select(sql<number>`coalesce(sum(amount), 0)::int`.as('earned'))
-              .where('user_id', '=', v.userId)
-              .where('local_date', '=', sql<string>`${v.day}::date`)
-              .where(sql<boolean>`source = any(string_to_array(${v.cappedSources}::text, ','))`)})))`.as('amount'),
-            sql<string>`${v.day}::date`.as('local_date'),
-            sql<Date>`${v.at}::timestamptz`.as('awarded_at'),
-          ]),
+          qc
+            .selectNoFrom([
+              sql<string>`${v.userId}::uuid`.as('user_id'),
+              sql<string>`${v.xpKey}::text`.as('award_key'),
+              sql<string>`${v.xpSource}::text`.as('source'),
+              sql<number>`greatest(0, least(${v.xpAmount}::int, ${v.xpCap}::int - (select capped_earned from gate)))`.as(
+                'amount',
+              ),
+              sql<string>`${v.day}::date`.as('local_date'),
+              sql<Date>`${v.at}::timestamptz`.as('awarded_at'),
+            ])
+            .where(proceeds),
         )
         .onConflict((oc) => oc.columns(['user_id', 'award_key']).doNothing())
         .returning('amount'),
@@ -212,6 +270,7 @@ function writes(db: Db, v: Values) {
           xp: sql<number>`xp + coalesce((select amount from award), 0)`,
         })
         .where('id', '=', v.userId)
+        .where(proceeds)
         // The row moves for a new study day, a last activity a step further on, or xp: a card reviewed again within
         // the step, or past the daily cap, leaves it as it was (no row version, no trigger).
         .where((eb) =>
@@ -225,29 +284,47 @@ function writes(db: Db, v: Values) {
     .with('review', (qc) =>
       qc
         .insertInto('flashcard_reviews')
-        .values({
-          id: v.reviewId,
-          card_id: v.cardId,
-          user_id: v.userId,
-          grade: v.grade,
-          reviewed_at: v.reviewedAt,
-          ease: v.ease,
-          repetitions: v.repetitions,
-          interval_days: v.intervalDays,
-          next_due_at: v.nextDueAt,
-        })
+        .columns([
+          'id',
+          'card_id',
+          'user_id',
+          'grade',
+          'reviewed_at',
+          'ease',
+          'repetitions',
+          'interval_days',
+          'next_due_at',
+        ])
+        .expression(
+          qc
+            .selectNoFrom([
+              sql<string>`${v.reviewId}::uuid`.as('id'),
+              sql<string>`${v.cardId}::uuid`.as('card_id'),
+              sql<string>`${v.userId}::uuid`.as('user_id'),
+              sql<number>`${v.grade}::int`.as('grade'),
+              sql<Date>`${v.reviewedAt}::timestamptz`.as('reviewed_at'),
+              sql<number>`${v.ease}::float8`.as('ease'),
+              sql<number>`${v.repetitions}::int`.as('repetitions'),
+              sql<number>`${v.intervalDays}::int`.as('interval_days'),
+              sql<Date>`${v.nextDueAt}::timestamptz`.as('next_due_at'),
+            ])
+            .where(proceeds),
+        )
         .returning(REVIEW_COLUMNS),
     );
 }
 
 const graded = compiledOnce(VALUE_KEYS, (db: Db, v: Values) =>
-  writes(db, v).selectFrom('review').select(REVIEW_COLUMNS).$narrowType<{ card_id: string }>(),
+  writes(db, v, { locks: false, follows: false })
+    .selectFrom('review')
+    .select(REVIEW_COLUMNS)
+    .$narrowType<{ card_id: string }>(),
 );
 
 const gradedWithFacts = compiledOnce(
   [...VALUE_KEYS, 'fromDate', 'limit', 'zone', 'since', 'dayStart', 'dayEnd'],
   (db: Db, v: Values & ReadinessFactsWindow & DayBounds) => {
-    return writes(db, v)
+    return writes(db, v, { locks: false, follows: false })
       .selectFrom('review')
       .select(REVIEW_COLUMNS)
       .$narrowType<{ card_id: string }>()
@@ -286,34 +363,63 @@ const gradedWithFacts = compiledOnce(
   },
 );
 
-const gradedFollowed = compiledOnce([...VALUE_KEYS, 'fromDate'], (db: Db, v: Values & { fromDate: string }) =>
-  writes(db, v)
-    .selectFrom('review')
-    .select(REVIEW_COLUMNS)
-    .$narrowType<{ card_id: string }>()
-    .select(readinessFollows(db, v.userId, v.fromDate).as('readiness_follows')),
+/** The statement with its gate's answer: the review's log row when the writes ran, nulls when they did not. */
+const answered = (db: Db, v: Values & Partial<GateValues>, kind: GateKind) =>
+  writes(db, v, kind)
+    .selectFrom('gate')
+    .leftJoin('review', (join) => join.onTrue())
+    .leftJoin('card', (join) => join.onTrue())
+    .select(REVIEW_COLUMNS.map((column) => `review.${column}` as const))
+    .select(['gate.proceed', 'gate.readiness_follows', 'card.version']);
+
+const gatedReview = compiledOnce(GATED_KEYS, (db: Db, v: Values & GateValues) => answered(db, v, { locks: true }));
+
+const followedReview = compiledOnce([...VALUE_KEYS, 'fromDate'], (db: Db, v: Values & { fromDate: string }) =>
+  answered(db, v, { locks: false, follows: true }),
 );
 
+/** A review's log row, as the statement returns it. */
+type LoggedReview = Awaited<ReturnType<typeof graded>>[number];
+
 /**
- * Writes a graded review of a student whom readiness did not follow when the card was read (lockCardForReview), and
- * tells whether it follows now: read after the student's lock, so an exam added while the review waited for it shows.
+ * Writes a graded review of a student whom readiness did not follow when the card was read under the locks
+ * (lockCardForReview), in the caller's transaction, and tells whether it follows now: the gate reads it after the
+ * student's lock, so an exam added while the review waited for it shows.
  */
 export async function writeGradedReviewFollowed(trx: Db, write: GradedReviewWrite, fromDate: string) {
-  const [row] = await gradedFollowed(trx, { ...values(write), fromDate });
-  const { readiness_follows, ...review } = row!;
-  return { review, readinessFollows: Boolean(readiness_follows) };
+  const [row] = await followedReview(trx, { ...values(write), fromDate });
+  const { proceed, readiness_follows, version: _version, ...review } = row!;
+  if (!proceed) throw new Error(`the review of card ${write.cardId} found it gone under its locks`);
+  return { review: review as LoggedReview, readinessFollows: readiness_follows };
 }
 
-/** Writes a graded review (see above); returns its log row. */
+/**
+ * The review as one statement in autocommit, of a card read without locks as `version`: `written` with its log row
+ * and the card's new version (the review's own write, which the next review of the card may start from), or why
+ * nothing was written: `moved` (another write changed the card since it was read, or removed it), `follows`
+ * (readiness follows the student now: the review belongs in a transaction that compares readiness).
+ */
+export async function writeGradedReviewAlone(
+  db: Db,
+  write: GradedReviewWrite,
+  card: { version: string; fromDate: string },
+): Promise<{ written: LoggedReview; version: string } | { moved: true } | { follows: true }> {
+  const [row] = await gatedReview(db, { ...values(write), ...card, stopIfFollows: true });
+  const { proceed, readiness_follows, version, ...review } = row!;
+  if (proceed) return { written: review as LoggedReview, version: version! };
+  return readiness_follows ? { follows: true } : { moved: true };
+}
+
+/** Writes a graded review in the caller's transaction, which holds the card's lock (see above); returns its log row. */
 export async function writeGradedReview(trx: Db, write: GradedReviewWrite) {
   const [row] = await graded(trx, values(write));
   return row!;
 }
 
 /**
- * Writes a graded review and returns its log row with what readiness compares as it was before the review (its
- * statement's snapshot): the exams, the window's study days, whether the review's local day had study already, and
- * what was last pushed.
+ * Writes a graded review, in the caller's transaction that holds the card's lock, and returns its log row with what
+ * readiness compares as it was before the review (its statement's snapshot): the exams, the window's study days,
+ * whether the review's local day had study already, and what was last pushed.
  */
 export async function writeGradedReviewWithFacts(trx: Db, write: GradedReviewWrite, window: ReadinessFactsWindow) {
   const day = studentDay(write.outcome.reviewed_at, window.zone);

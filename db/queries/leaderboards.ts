@@ -61,13 +61,19 @@ export async function topUsersByXp(db: Db, options: LeaderboardOptions): Promise
   return board!.entries;
 }
 
+/**
+ * The longest a board is kept without a notification: its changes are told after their commits, which a dying process
+ * can fail to send (docs/features.md states it; test/house/staleness.test.ts holds the text to it).
+ */
+export const BOARDS_KEPT_AT_MOST_MS = KEPT_WITHOUT_NOTIFICATION_MS;
+
 /** Serves topUsersByXp of `db` from memory from now on, by the cache's rules (db/invalidated-cache.ts). */
 export function keepLeaderboardsInMemory(db: Db, notifications: Notifications): void {
   keptBoards.set(
     db,
     invalidatedCache(notifications, LEADERBOARDS_CHANNEL, {
       maxEntries: KEPT_BOARDS,
-      maxAgeMs: KEPT_WITHOUT_NOTIFICATION_MS,
+      maxAgeMs: BOARDS_KEPT_AT_MOST_MS,
     }),
   );
 }

@@ -162,7 +162,7 @@ export const reviewCard: GeneralHandlers['reviewCard'] = async ({ path, headers,
       if (!recorded) throw noCard();
       return { status: 201 as const, body: reviewResultBody(recorded) };
     },
-    { locksStudent: true },
+    { atomicAlone: true },
   );
 };
 

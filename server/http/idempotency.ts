@@ -31,18 +31,18 @@ export interface IdempotentRequest {
 type Result = { status: number; body: unknown; headers?: Record<string, string> };
 
 /**
- * `locksStudent`: the work's first statement takes the student's lock itself, with what it reads (a graded review),
- * so a request without a key spends no round trip on the lock alone.
+ * `atomicAlone`: without a key, `work` is given the pool rather than a transaction, and makes its writes atomic itself
+ * (a graded review: one statement in autocommit, services/flashcards/reviews.ts); with a key it runs in the key's
+ * transaction as any work does, where it takes the student's lock itself with what it reads first.
  */
 export async function idempotently<R extends Result>(
   db: Db,
   request: IdempotentRequest,
   work: (trx: Db) => Promise<R>,
-  options: { locksStudent?: boolean } = {},
+  options: { atomicAlone?: boolean } = {},
 ): Promise<R> {
   const { key } = request;
-  if (key === undefined)
-    return options.locksStudent ? retriedTransaction(db, work) : studentTransaction(db, request.userId, work);
+  if (key === undefined) return options.atomicAlone ? work(db) : studentTransaction(db, request.userId, work);
   const requestHash = fingerprint(request.operationId, request.body);
   return retriedTransaction(db, async (trx) => {
     // The key's try-lock never waits, so it may come before the student's lock (db/student-transaction.ts), and a

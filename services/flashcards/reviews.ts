@@ -5,12 +5,26 @@
 // transaction (an idempotent request's), so a crash leaves all of it or none and concurrent reviews of one card apply
 // one after the other. The card is a function of its review log: a review that arrives after a later one (two devices
 // studying offline) is replayed into its place (domain/srs.ts replayReviews), at the cost of one more statement.
+//
+// A review given no transaction (a request without an Idempotency-Key) is two statements in autocommit: the card read
+// without locks, then the writes as one statement whose gate takes the locks and checks that the card is still the one
+// read (db/queries/graded-review.ts). The student's lock is then held for one statement, not for a transaction's
+// round trips, which is what concurrent reviews of one student queued on. When another write moved the card in
+// between, the review starts over; when readiness follows the student, it runs in a transaction as above.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
-import { deckSchedulers, lockCardForReview, lockCards, type CardRow } from '../../db/queries/flashcards.ts';
+import {
+  deckSchedulers,
+  lockCardForReview,
+  lockCards,
+  readCardForReview,
+  type CardRow,
+} from '../../db/queries/flashcards.ts';
+import { retriedTransaction } from '../../db/student-transaction.ts';
 import {
   cardReviewLog,
   writeGradedReview,
+  writeGradedReviewAlone,
   writeGradedReviewFollowed,
   writeGradedReviewWithFacts,
   type GradedReviewWrite,
@@ -23,6 +37,7 @@ import { reviewClaim } from '../../domain/xp.ts';
 import { progress, studyInStatement } from '../progress/progress.ts';
 import { readinessWindow } from '../readiness/readiness.ts';
 import { emitEvents, outboxRow } from '../events/emit.ts';
+import { keyedLine } from '../leases/keyed-line.ts';
 import { cardEvent } from './writes.ts';
 import type { Student } from '../../server/auth/principal.ts';
 
@@ -46,13 +61,124 @@ interface LastReview {
 }
 
 /**
- * One review of the student's card; undefined when the student has no card with this id (nothing is written). Two
- * statements, and more only when readiness moved: the locks with the card, then the review's writes (the card, its
- * log, the study day and xp, the card's event) with what readiness compares (nothing, for a student without an
- * upcoming exam or a pushed state: no review can move it). A review older than the card's last reads the card's log
- * between them. The card's read takes the student's lock, so the caller's transaction need not take it first.
+ * Tries of a review written alone before it takes its locks in a transaction instead: each try that finds the card
+ * moved since its read (another process's review of the card, or another write of it) costs two statements, and the
+ * locked transaction never has to start over.
+ */
+const ALONE_TRIES = 3;
+
+/**
+ * One student's reviews given no transaction, put in line in this process: a burst of them (several devices, or
+ * several tabs, reviewing at once) waits in memory for the one before it, instead of reading the card all at once and
+ * then queueing on the student's lock, where all but the first would find the card moved and start over. Past this
+ * many, a review runs at once: its gate keeps it right, at the cost of a try.
+ */
+const reviewLine = keyedLine(64);
+
+/**
+ * Whether readiness followed each student at their last review in this process: a review of a student it follows
+ * compares readiness in a transaction, and would only waste the unlocked read of a review written alone. A hint
+ * (both ways of going wrong cost a statement, neither a wrong write), bounded by forgetting the oldest.
+ */
+const readinessFollowed = new Map<string, boolean>();
+const FOLLOWED_KEPT = 10_000;
+
+function learnFollowed(userId: string, follows: boolean): void {
+  readinessFollowed.delete(userId);
+  readinessFollowed.set(userId, follows);
+  if (readinessFollowed.size > FOLLOWED_KEPT) readinessFollowed.delete(readinessFollowed.keys().next().value!);
+}
+
+/** A card as a review written alone reads it (db/queries/flashcards.ts readCardForReview). */
+type CardToReview = NonNullable<Awaited<ReturnType<typeof readCardForReview>>>;
+
+/**
+ * The card the last review written alone of each student left, kept for the next review in the student's line only
+ * (set while another review waits, taken by the next one): that review then starts from it instead of reading the
+ * card again, so a burst of reviews of one card costs one statement each. The gate's version check keeps it right
+ * when another process wrote the card meanwhile.
+ */
+const leftInLine = new Map<string, CardToReview>();
+
+/**
+ * One review of the student's card; undefined when the student has no card with this id (nothing is written). In a
+ * transaction (an idempotent request's, a sync push's), the review takes its locks with the card's read and writes
+ * in it (recordLockedReview). Given the pool, it makes its own writes atomic: two statements in autocommit (see the
+ * top of this file).
  */
 export async function recordReview(
+  db: Db,
+  student: Student,
+  review: GradedCard,
+  at: Date,
+): Promise<RecordedReview | undefined> {
+  if (db.isTransaction) return recordLockedReview(db, student, review, at);
+  if (readinessFollowed.get(student.user_id))
+    return retriedTransaction(db, (trx) => recordLockedReview(trx, student, review, at));
+  return (
+    reviewLine.tryRun(student.user_id, () => recordReviewAlone(db, student, review, at, true)) ??
+    recordReviewAlone(db, student, review, at, false)
+  );
+}
+
+/**
+ * The review as one statement after an unlocked read of the card, tried again when another write moved the card in
+ * between; in a transaction when readiness follows the student, or after ALONE_TRIES. `inLine`: it runs in the
+ * student's line (reviewLine), so it may start from the card the review before it left (leftInLine).
+ */
+async function recordReviewAlone(
+  db: Db,
+  student: Student,
+  review: GradedCard,
+  at: Date,
+  inLine: boolean,
+): Promise<RecordedReview | undefined> {
+  const window = readinessWindow(at, student.time_zone);
+  const id = randomUUID();
+  let left = inLine ? takeLeft(student.user_id, review.card_id) : undefined;
+  for (let tries = 0; tries < ALONE_TRIES; tries++) {
+    const read = left ?? (await readCardForReview(db, student.user_id, review.card_id, window.fromDate));
+    left = undefined;
+    if (!read) return undefined;
+    if (read.readinessFollows) break;
+    const { write, card } = await gradedReview(
+      db,
+      student,
+      read.card,
+      { at: read.card.last_reviewed_at },
+      fsrsOf(read.deck),
+      { id, grade: review.grade, reviewed_at: review.reviewedAt },
+      at,
+      { studyDay: () => true, tells: true },
+    );
+    const outcome = await writeGradedReviewAlone(db, write, { version: read.version, fromDate: window.fromDate });
+    // Nothing follows a review readiness does not follow (services/progress/progress.ts: nothing to move).
+    if ('written' in outcome) {
+      learnFollowed(student.user_id, false);
+      if (inLine && reviewLine.pending(student.user_id) > 1)
+        leftInLine.set(student.user_id, { ...read, card, version: outcome.version });
+      return { review: outcome.written, card };
+    }
+    if ('follows' in outcome) break;
+  }
+  return retriedTransaction(db, (trx) => recordLockedReview(trx, student, review, at));
+}
+
+/** The card the review before in the student's line left, when it is this review's card; forgotten either way. */
+function takeLeft(userId: string, cardId: string): CardToReview | undefined {
+  const left = leftInLine.get(userId);
+  leftInLine.delete(userId);
+  return left?.card.id === cardId ? left : undefined;
+}
+
+/**
+ * One review in the caller's transaction. Two statements, and more only when readiness moved: the locks with the
+ * card, then the review's writes (the card, its log, the study day and xp, the card's event) with what readiness
+ * compares (nothing, for a student without an upcoming exam or a pushed state: no review can move it). A review older
+ * than the card's last reads the card's log between them. The card's read takes the student's lock, so the caller's
+ * transaction need not take it first.
+ */
+async function recordLockedReview(
   trx: Db,
   student: Student,
   review: GradedCard,
@@ -62,6 +188,7 @@ export async function recordReview(
   const locked = await lockCardForReview(trx, student.user_id, review.card_id, window.fromDate);
   if (!locked) return undefined;
   const { card } = locked;
+  learnFollowed(student.user_id, locked.readinessFollows);
   const { write, card: updated } = await gradedReview(
     trx,
     student,
@@ -77,6 +204,7 @@ export async function recordReview(
     // Nothing readiness follows (no upcoming exam, no state pushed): no move to compare for. Should an exam have come
     // while the review waited for the student's lock, the write says so, and readiness is compared in full.
     const { review: logged, readinessFollows } = await writeGradedReviewFollowed(trx, write, window.fromDate);
+    if (readinessFollows) learnFollowed(student.user_id, true);
     await progress(trx, student, at, { reviewed: readinessFollows ? undefined : null });
     return { review: logged, card: updated };
   }

@@ -33,12 +33,19 @@ interface Group {
 }
 
 /**
+ * How often a readiness stream reads its moves again whether or not one was announced: its announcements are sent
+ * after their commits, which a dying process can fail to send (docs/features.md states it; test/house/staleness.test.ts
+ * holds the text to it).
+ */
+export const READINESS_CATCH_UP_MS = KEPT_WITHOUT_NOTIFICATION_MS;
+
+/**
  * `catchUpEveryMs`: how often every group reads again whether or not a move was announced (below). A test shortens it.
  */
 export function readinessGroups(
   db: Db,
   notifications: Notifications,
-  { catchUpEveryMs = KEPT_WITHOUT_NOTIFICATION_MS } = {},
+  { catchUpEveryMs = READINESS_CATCH_UP_MS } = {},
 ): ReadinessGroups {
   const groups = new Map<string, Group>();
 

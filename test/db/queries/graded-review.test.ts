@@ -4,13 +4,14 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { LAST_ACTIVE_STEP_SECONDS } from '../../../db/queries/streak.ts';
-import { lockCardForReview } from '../../../db/queries/flashcards.ts';
+import { lockCardForReview, readCardForReview } from '../../../db/queries/flashcards.ts';
 import {
+  writeGradedReviewAlone,
   writeGradedReviewFollowed,
   writeGradedReviewWithFacts,
   type GradedReviewWrite,
 } from '../../../db/queries/graded-review.ts';
-import { connect } from '../../../db/connect.ts';
+import { connect, type Db } from '../../../db/connect.ts';
 import { insertExam } from '../../../db/queries/exams.ts';
 import { recordReadiness } from '../../../db/queries/readiness.ts';
 import { lockStudent, retriedTransaction } from '../../../db/student-transaction.ts';
@@ -190,5 +191,140 @@ describe('graded review facts', () => {
       });
     await review;
     assert.equal(await versions(), 1, 'the exam that came meanwhile: readiness moved with the review');
+  });
+
+  it('writes a review alone only on the card as it was read: nothing when another write moved it between', async () => {
+    const student = await newStudent({ timeZone: ZONE });
+    const card = (await newCard(student, await newDeck(student), at('2026-03-01T00:00:00Z'))).id;
+    const day = '2026-03-02';
+    const logged = async () =>
+      (await db().selectFrom('flashcard_reviews').select('id').where('card_id', '=', card).execute()).length;
+    const read = await readCardForReview(db(), student, card, day);
+    assert.ok(read);
+    const first = await writeGradedReviewAlone(db(), writeOf(student, card, at('2026-03-02T10:00:00Z')), {
+      version: read.version,
+      fromDate: day,
+    });
+    assert.ok('written' in first);
+    // A second review computed from the same read: the card moved since, so it writes nothing at all.
+    const stale = await writeGradedReviewAlone(db(), writeOf(student, card, at('2026-03-02T10:00:01Z')), {
+      version: read.version,
+      fromDate: day,
+    });
+    assert.deepEqual(stale, { moved: true });
+    assert.equal(await logged(), 1);
+    const again = await readCardForReview(db(), student, card, day);
+    assert.notEqual(again!.version, read.version);
+    const second = await writeGradedReviewAlone(db(), writeOf(student, card, at('2026-03-02T10:00:01Z')), {
+      version: again!.version,
+      fromDate: day,
+    });
+    assert.ok('written' in second);
+    assert.equal(await logged(), 2);
+  });
+
+  it('writes a review alone of a student readiness follows not at all: it belongs in a transaction', async () => {
+    const student = await newStudent({ timeZone: ZONE });
+    const card = (await newCard(student, await newDeck(student), at('2026-03-01T00:00:00Z'))).id;
+    await newExam(student, '2026-03-10');
+    const read = await readCardForReview(db(), student, card, '2026-03-02');
+    assert.equal(read!.readinessFollows, true);
+    const outcome = await writeGradedReviewAlone(db(), writeOf(student, card, at('2026-03-02T10:00:00Z')), {
+      version: read!.version,
+      fromDate: '2026-03-02',
+    });
+    assert.deepEqual(outcome, { follows: true });
+    const logged = await db().selectFrom('flashcard_reviews').select('id').where('card_id', '=', card).execute();
+    assert.equal(logged.length, 0);
+  });
+
+  describe('a review written alone that waited for the student (PostgreSQL)', () => {
+    before(function () {
+      if (!process.env.DATABASE_URL) this.skip(); // one connection embedded: nothing runs while a review waits
+    });
+
+    /** Runs `meanwhile` in a transaction holding the student's lock, once `review` (started then) waits for it. */
+    async function whileWaiting<T>(student: string, review: () => Promise<T>, meanwhile: (trx: Db) => unknown) {
+      let pending: Promise<T> | undefined;
+      await db()
+        .transaction()
+        .execute(async (trx) => {
+          await lockStudent(trx, student);
+          pending = review();
+          for (;;) {
+            await sql`select pg_stat_clear_snapshot()`.execute(trx);
+            const waiting = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+              where wait_event_type = 'Lock' and datname = current_database()`.execute(trx);
+            if (waiting.rows[0]!.n > 0) break;
+            await new Promise((resolve) => setImmediate(resolve));
+          }
+          await meanwhile(trx);
+        });
+      return pending!;
+    }
+
+    it('keeps the daily cap with the xp the writer it waited for awarded (the gate reads it after the lock)', async () => {
+      const student = await newStudent({ timeZone: ZONE });
+      const card = (await newCard(student, await newDeck(student), at('2026-03-01T00:00:00Z'))).id;
+      const reviewedAt = at('2026-03-02T10:00:00Z');
+      const day = localDate(reviewedAt, ZONE);
+      const other = connect({ databaseUrl: testDatabase().url! });
+      after(() => other.destroy());
+      const read = await readCardForReview(db(), student, card, day);
+      const write = {
+        ...writeOf(student, card, reviewedAt),
+        xp: { ...writeOf(student, card, reviewedAt).xp, amount: 10 },
+      };
+      // The review's statement starts (its snapshot) before this award commits, and then waits for the student.
+      const outcome = await whileWaiting(
+        student,
+        () => writeGradedReviewAlone(other, write, { version: read!.version, fromDate: day }),
+        (trx) =>
+          trx
+            .insertInto('xp_awards')
+            .values({
+              user_id: student,
+              award_key: 'earlier',
+              source: 'review',
+              amount: 95,
+              local_date: day,
+              awarded_at: reviewedAt,
+            })
+            .execute(),
+      );
+      assert.ok('written' in outcome);
+      const awards = await db()
+        .selectFrom('xp_awards')
+        .select(['award_key', 'amount'])
+        .where('user_id', '=', student)
+        .orderBy('award_key')
+        .execute();
+      assert.deepEqual(awards, [
+        { award_key: 'earlier', amount: 95 },
+        { award_key: write.xp.key, amount: 5 },
+      ]);
+    });
+
+    it('compares readiness in full when an exam came meanwhile: the review runs in a transaction', async () => {
+      const student = await newStudent({ timeZone: ZONE });
+      const card = (await newCard(student, await newDeck(student), at('2026-03-01T00:00:00Z'))).id;
+      const now = new Date();
+      const other = connect({ databaseUrl: testDatabase().url! });
+      after(() => other.destroy());
+      await whileWaiting(
+        student,
+        () =>
+          recordReview(other, { user_id: student, time_zone: ZONE }, { card_id: card, grade: 4, reviewedAt: now }, now),
+        (trx) => insertExam(trx, { user_id: student, subject: 'Anatomy', exam_date: '2099-01-01' }, now),
+      );
+      const versions = await db()
+        .selectFrom('readiness_versions')
+        .select('version')
+        .where('user_id', '=', student)
+        .execute();
+      assert.equal(versions.length, 1, 'the exam that came meanwhile: readiness moved with the review');
+      const logged = await db().selectFrom('flashcard_reviews').select('id').where('card_id', '=', card).execute();
+      assert.equal(logged.length, 1, 'the review once');
+    });
   });
 });

@@ -30,7 +30,8 @@ async function statementsOf(request: () => Promise<unknown>): Promise<string[]> 
   return sent;
 }
 
-async function student(): Promise<{ api: Api; alice: Student; cardId: string }> {
+/** A student with a card; with an upcoming exam of its deck (readiness follows her) unless `exam` is false. */
+async function student({ exam = true } = {}): Promise<{ api: Api; alice: Student; cardId: string }> {
   const { api, newStudent } = await generalApp();
   const alice = await newStudent();
   const deck = (await api.post('/api/flashcards/decks').set(alice.headers).send({ title: 'Anatomy' }).expect(201)).body;
@@ -41,11 +42,12 @@ async function student(): Promise<{ api: Api; alice: Student; cardId: string }> 
       .send({ front: 'Femur?', back: 'Thigh bone.' })
       .expect(201)
   ).body;
-  await api
-    .post('/api/exams')
-    .set(alice.headers)
-    .send({ subject: 'Anatomy', exam_date: inDays(10), deck_ids: [deck.id] })
-    .expect(201);
+  if (exam)
+    await api
+      .post('/api/exams')
+      .set(alice.headers)
+      .send({ subject: 'Anatomy', exam_date: inDays(10), deck_ids: [deck.id] })
+      .expect(201);
   // Once, so that what the first request of a credential reads (and caches) is not counted.
   await api.get('/api/today/loop').set(alice.headers).expect(200);
   return { api, alice, cardId: card.id };
@@ -89,6 +91,29 @@ describe('statements per request (PostgreSQL)', function () {
     assert.equal(events[0]!.created_at.toISOString(), created.created_at);
   });
 
+  it('POST a card review of a student readiness does not follow: two statements in autocommit, no begin', async () => {
+    const { api, alice, cardId } = await student({ exam: false });
+    await api.post(`/api/flashcards/cards/${cardId}/reviews`).set(alice.headers).send({ grade: 2 }).expect(201);
+    const sent = await statementsOf(() =>
+      api.post(`/api/flashcards/cards/${cardId}/reviews`).set(alice.headers).send({ grade: 2 }).expect(201),
+    );
+    // The card read without locks, then the gate (the student's lock and the card's, the card's version checked)
+    // with the review's writes (card, log, study day, xp, the card's event) as one statement.
+    assert.deepEqual(
+      sent.map((text) => text.split(' ')[0]),
+      ['select', 'with'],
+      sent.join('\n'),
+    );
+    assert.match(sent[1]!, /^with "gate" as/, sent.join('\n'));
+    const events = await testDatabase()
+      .db.selectFrom('events')
+      .select('type')
+      .where('user_id', '=', alice.id)
+      .where('type', '=', 'card.updated')
+      .execute();
+    assert.equal(events.length, 2);
+  });
+
   it('POST a card review whose readiness did not move: four statements, no readiness version written', async () => {
     const { api, alice, cardId } = await student();
     await api.post(`/api/flashcards/cards/${cardId}/reviews`).set(alice.headers).send({ grade: 2 }).expect(201);
@@ -96,9 +121,14 @@ describe('statements per request (PostgreSQL)', function () {
       api.post(`/api/flashcards/cards/${cardId}/reviews`).set(alice.headers).send({ grade: 2 }).expect(201),
     );
     assert.ok(!sent.some((text) => text.includes('readiness_versions')), sent.join('\n'));
-    // begin, the student's lock with the card and its deck, the review's writes (card, log, study day, xp, and the
-    // card's event: card.updated, for the sync and webhooks) with what readiness compares, commit.
-    assert.equal(sent.length, 4, sent.join('\n'));
+    // Her first review told this process that readiness follows her (an upcoming exam), so this one runs in a
+    // transaction at once: begin, the student's lock with the card and its deck, the review's writes (card, log, study
+    // day, xp, and the card's event: card.updated, for the sync and webhooks) with what readiness compares, commit.
+    assert.deepEqual(
+      sent.map((text) => text.split(' ')[0]),
+      ['begin', 'select', 'with', 'commit'],
+      sent.join('\n'),
+    );
     const events = await testDatabase()
       .db.selectFrom('events')
       .select('type')
@@ -109,7 +139,7 @@ describe('statements per request (PostgreSQL)', function () {
   });
 
   it("POST a review older than the card's last: one statement more, the read of the card's log", async () => {
-    const { api, alice, cardId } = await student();
+    const { api, alice, cardId } = await student({ exam: false });
     const last = Date.now() - 10 * 60_000;
     const review = (at: number) =>
       api
@@ -118,10 +148,10 @@ describe('statements per request (PostgreSQL)', function () {
         .send({ grade: 2, reviewed_at: new Date(at).toISOString() })
         .expect(201);
     await review(last);
-    // A millisecond earlier, on the same study day: the replay leaves the card's memory as it was, readiness unmoved.
+    // A millisecond earlier, on the same study day: the replay leaves the card's memory as it was.
     const sent = await statementsOf(() => review(last - 1));
-    assert.equal(sent.length, 5, sent.join('\n'));
-    assert.match(sent[2]!, /^select .*"reviewed_at" from "flashcard/, sent.join('\n'));
+    assert.equal(sent.length, 3, sent.join('\n'));
+    assert.match(sent[1]!, /^select .*"reviewed_at" from "flashcard/, sent.join('\n'));
   });
 
   it("POST a card's first review of the day: its xp and study day in the same write, before readiness's move", async () => {
@@ -142,14 +172,15 @@ describe('statements per request (PostgreSQL)', function () {
       .executeTakeFirstOrThrow();
     assert.equal(award.amount, 3);
     assert.equal(streak, 1);
-    // The first review moves readiness: what follows the third statement is the move (its version, states and
-    // milestones) and the commit.
+    // The first review moves readiness. Her first review in this process: the card's unlocked read says readiness
+    // follows her, so the review runs in a transaction, and what follows its write is the move (its version, states
+    // and milestones) and the commit.
     assert.deepEqual(
-      sent.slice(0, 3).map((text) => text.split(' ')[0]),
-      ['begin', 'select', 'with'],
+      sent.slice(0, 4).map((text) => text.split(' ')[0]),
+      ['select', 'begin', 'select', 'with'],
       sent.join('\n'),
     );
-    assert.ok(sent[3]!.includes('readiness_versions'), sent.join('\n'));
+    assert.ok(sent[4]!.includes('readiness_versions'), sent.join('\n'));
     assert.equal(sent.at(-1), 'commit');
   });
 });

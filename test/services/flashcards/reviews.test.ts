@@ -79,6 +79,35 @@ describe('graded reviews: the card as its log makes it', () => {
     );
   });
 
+  it('ends the same card for reviews written alone (no transaction given), sent all at once in any order', async () => {
+    const plan: [Grade, number][] = [
+      [5, 50],
+      [4, 40],
+      [1, 30],
+      [3, 20],
+      [5, 10],
+    ];
+    const reference = await cardOf();
+    for (const [grade, minutes] of plan)
+      await inTransaction(reference.student, (trx) =>
+        recordReview(trx, reference.student, review(reference.card, grade, minutes), now),
+      );
+    for (const order of [
+      [4, 3, 2, 1, 0],
+      [2, 4, 0, 3, 1],
+    ]) {
+      const { student, card } = await cardOf();
+      // Each from the pool: the card read without locks, then one statement whose gate checks the card is unmoved.
+      const recorded = await Promise.all(
+        order.map((index) => recordReview(db(), student, review(card, ...plan[index]!), now)),
+      );
+      assert.ok(recorded.every((one) => one !== undefined));
+      assert.deepEqual(await schedule(card), await schedule(reference.card));
+      const logged = await db().selectFrom('flashcard_reviews').select('id').where('card_id', '=', card).execute();
+      assert.equal(logged.length, plan.length);
+    }
+  });
+
   it('keeps the order given among a batch’s reviews of one instant, also when the batch is replayed', async () => {
     const { student, card } = await cardOf();
     // At one instant: 0 then 5, as given (a pass last: repetitions 1); a review after them arrives first.
