@@ -82,7 +82,12 @@ export async function serve(
         serverOf((req, res) => (app ? app(req, res) : notYetServing(res))),
         config.port,
       );
-      app = await appFor(localUrl(portOf(server)));
+      try {
+        app = await appFor(localUrl(portOf(server)));
+      } catch (error) {
+        server.close();
+        throw error;
+      }
     }
   } catch (error) {
     // The background work started above stops before the caller closes the database under it: otherwise its next
