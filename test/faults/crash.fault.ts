@@ -3,8 +3,7 @@
 // doubled, and no retry answered with a 5xx.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { faultDatabase, requiredEnv, type FaultDatabase } from './support/fixture.ts';
-import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { crashServers, faultDatabase, requiredEnv, type FaultDatabase } from './support/fixture.ts';
 
 /** Requests in flight when the process is killed. */
 const REQUESTS = 60;
@@ -20,22 +19,17 @@ describe('kill -9 during idempotent POST /api/tasks, then retries', function () 
   this.timeout(60_000);
   const redisUrl = requiredEnv('REDIS_URL');
   let database: FaultDatabase;
-  const servers: ServerProcess[] = [];
+  const servers = crashServers(() => database, redisUrl);
 
   before(async () => {
     database = await faultDatabase('sc_fault_crash');
   });
   after(async () => {
-    for (const server of servers)
-      if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+    servers.killAll();
     await database?.drop();
   });
 
-  const start = () => {
-    const server = startServerProcess({ DATABASE_URL: database.url, REDIS_URL: redisUrl, SHUTDOWN_DRAIN_SECONDS: '1' });
-    servers.push(server);
-    return server;
-  };
+  const start = servers.start;
   const post = (baseUrl: string, attempt: Attempt) =>
     fetch(`${baseUrl}/api/tasks`, {
       method: 'POST',

@@ -12,8 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { replayReviews, type Grade } from '../../domain/srs.ts';
 import { localDate } from '../../domain/student-day.ts';
 import { CAPPED_SOURCES, DAILY_CAP, type XpSource } from '../../domain/xp.ts';
-import { faultDatabase, requiredEnv, type FaultDatabase } from './support/fixture.ts';
-import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { crashServers, faultDatabase, requiredEnv, type FaultDatabase } from './support/fixture.ts';
 
 /** Reviews in flight when the process is killed, over CARDS cards. */
 const REVIEWS = 80;
@@ -33,7 +32,7 @@ describe('kill -9 during card reviews from many connections, then retries', func
   this.timeout(90_000);
   const redisUrl = requiredEnv('REDIS_URL');
   let database: FaultDatabase;
-  const servers: ServerProcess[] = [];
+  const servers = crashServers(() => database, redisUrl);
 
   before(async () => {
     database = await faultDatabase('sc_fault_review_crash');
@@ -41,16 +40,11 @@ describe('kill -9 during card reviews from many connections, then retries', func
     await database.db.deleteFrom('exams').where('user_id', '=', database.studentId).execute();
   });
   after(async () => {
-    for (const server of servers)
-      if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+    servers.killAll();
     await database?.drop();
   });
 
-  const start = () => {
-    const server = startServerProcess({ DATABASE_URL: database.url, REDIS_URL: redisUrl, SHUTDOWN_DRAIN_SECONDS: '1' });
-    servers.push(server);
-    return server;
-  };
+  const start = servers.start;
   const send = (baseUrl: string, path: string, body: unknown, key?: string) =>
     fetch(`${baseUrl}${path}`, {
       method: 'POST',

@@ -9,7 +9,7 @@ import { seedReference } from '../../../db/seed/index.ts';
 import { createThrowawayDatabase } from '../../../db/throwaway-database.ts';
 import { issueApiKey } from '../../../server/auth/api-keys.ts';
 import { secretBox } from '../../../server/auth/secret-box.ts';
-import { TEST_SECRETS_KEY } from '../../support/server-process.ts';
+import { startServerProcess, TEST_SECRETS_KEY, type ServerProcess } from '../../support/server-process.ts';
 import { createDemoStudent, DEMO_STUDENT } from '../../../app/demo-student.ts';
 
 export const ROOMY = 1_000_000;
@@ -57,6 +57,29 @@ export async function faultDatabase(namePrefix = 'sc_fault'): Promise<FaultDatab
     async drop() {
       await db.destroy();
       await throwaway.drop();
+    },
+  };
+}
+
+/**
+ * The server processes of a crash test, on the database `database()` names once its `before` has made it: `start` runs
+ * one more on it (a drain of 1 s), `killAll` ends with SIGKILL those still running.
+ */
+export function crashServers(database: () => FaultDatabase, redisUrl: string) {
+  const servers: ServerProcess[] = [];
+  return {
+    start(): ServerProcess {
+      const server = startServerProcess({
+        DATABASE_URL: database().url,
+        REDIS_URL: redisUrl,
+        SHUTDOWN_DRAIN_SECONDS: '1',
+      });
+      servers.push(server);
+      return server;
+    },
+    killAll(): void {
+      for (const server of servers)
+        if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
     },
   };
 }
