@@ -1,11 +1,10 @@
 // What every fault test starts from: the real PostgreSQL and Redis of DATABASE_URL and REDIS_URL (required: the
-// suite fails loudly without them), a throwaway database migrated and seeded, a partner key and a student's personal
-// key with limits the load never reaches, and small helpers to load the server and to read its answers.
+// suite fails loudly without them), a throwaway database copied from the run's migrated and seeded template
+// (template-database.ts), a partner key and a student's personal key with limits the load never reaches, and small
+// helpers to load the server and to read its answers.
 import assert from 'node:assert/strict';
 import { connect, type Db } from '../../../db/connect.ts';
-import { migrateToLatest } from '../../../db/migrate.ts';
 import { setContractPlan } from '../../../db/queries/users.ts';
-import { seedReference } from '../../../db/seed/index.ts';
 import { createThrowawayDatabase } from '../../../db/throwaway-database.ts';
 import { issueApiKey } from '../../../server/auth/api-keys.ts';
 import { secretBox } from '../../../server/auth/secret-box.ts';
@@ -23,6 +22,9 @@ export function requiredEnv(name: 'DATABASE_URL' | 'REDIS_URL'): string {
   return value;
 }
 
+/** Names the run's template database, set by mocha's global setup (template-database.ts) for the test processes. */
+export const TEMPLATE_DATABASE_VARIABLE = 'SC_FAULT_TEMPLATE_DATABASE';
+
 export interface FaultDatabase {
   url: string;
   name: string;
@@ -35,11 +37,14 @@ export interface FaultDatabase {
 
 /** `namePrefix` names the throwaway database after the file that uses it, for whoever reads pg_stat_activity. */
 export async function faultDatabase(namePrefix = 'sc_fault'): Promise<FaultDatabase> {
-  const throwaway = await createThrowawayDatabase(requiredEnv('DATABASE_URL'), namePrefix);
+  const template = process.env[TEMPLATE_DATABASE_VARIABLE];
+  if (!template)
+    throw new Error(
+      `no template database (${TEMPLATE_DATABASE_VARIABLE}): run the file with test/faults/mocharc.json or test/noisy/mocharc.json, whose global setup makes it`,
+    );
+  const throwaway = await createThrowawayDatabase(requiredEnv('DATABASE_URL'), namePrefix, { template });
   const db = connect({ databaseUrl: throwaway.url });
-  await migrateToLatest(db);
   const now = new Date();
-  await seedReference(db, { now });
   const { key: partnerKey } = await issueApiKey(db, { name: 'fault suite', per_minute: ROOMY, per_day: ROOMY });
   const { key: studentKey } = await createDemoStudent(db, now, secretBox(Buffer.from(TEST_SECRETS_KEY, 'base64')));
   const studentId = (await setContractPlan(db, DEMO_STUDENT.email, {
