@@ -95,8 +95,8 @@ const plan = args.unpinned ? undefined : corePlan(serverCores);
 const rate = args.rate === undefined ? undefined : Number(args.rate);
 const run: Omit<RunOptions, 'loadCores'> = args.quick
   ? // Quick runs count requests, not seconds; the warm-up is a fifth of them (scripts/bench/scenarios.ts).
-    { connections, rate, rounds: 1, durationSeconds: 0, warmupSeconds: 1, requests: 100 }
-  : { connections, rate, rounds: 5, durationSeconds: 2, warmupSeconds: 2, requests: undefined };
+    { connections, rate, rounds: 1, durationSeconds: 0, warmupSeconds: 1, firstWarmupSeconds: 1, requests: 100 }
+  : { connections, rate, rounds: 5, durationSeconds: 2, warmupSeconds: 2, firstWarmupSeconds: 15, requests: undefined };
 // Progress goes to stderr so that --json leaves stdout as one parseable object.
 const progress = (message: string) => process.stderr.write(`bench: ${message}\n`);
 const databaseUrl = process.env.DATABASE_URL;

@@ -103,6 +103,8 @@ export interface Summary {
   rounds: number;
   durationSeconds: number;
   warmupSeconds: number;
+  /** The warm-up of a process's first scenario in the run (RunOptions.firstWarmupSeconds). */
+  firstWarmupSeconds: number;
   /** Quick runs: a number of requests per scenario instead of a duration. */
   requests: number | undefined;
   startup: Startup;
@@ -192,7 +194,8 @@ export function printTable(
   const out: string[] = [];
   const s = summary;
   const each = s.requests ? `${s.requests} requests` : `${s.durationSeconds} s`;
-  const length = `${s.rounds} round(s) per scenario of ${each} on the baseline then ${each} on the service, after a warm-up`;
+  const warmUp = s.requests ? 'a warm-up' : `a warm-up (${s.firstWarmupSeconds} s for a process's first scenario)`;
+  const length = `${s.rounds} round(s) per scenario of ${each} on the baseline then ${each} on the service, after ${warmUp}`;
   const load = `${s.connections} connection(s)${s.rate === undefined ? '' : ` sending ${s.rate} requests/s in all`}`;
   out.push(`study-companion-api bench (${s.mode}: ${load}, ${length}; commit ${s.commit})`);
   out.push(
