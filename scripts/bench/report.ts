@@ -1,6 +1,6 @@
 // Targets and output. bench/targets.json holds one profile per database engine; its scenario targets are ratios to
-// the bare Express baseline measured in the same run (absolute figures move up to ~3x with the machine's day),
-// plus the few absolute limits the product sets (start-up time, memory, a latency ceiling). The summary prints as
+// the bare Express baseline, or for the writes to the naive peer, measured in the same run (absolute figures move up
+// to ~3x with the machine's day), plus the few absolute limits the product sets (start-up time, memory, a latency ceiling). The summary prints as
 // a table and is written as JSON (bench/results/, for comparing commits).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { eventLatencyLines, type EventLatencies, type EventTargets } from './event-latency.ts';
@@ -11,7 +11,8 @@ export interface ScenarioTarget {
   maxCpuRatio?: number;
   /**
    * Highest CPU per request allowed as a multiple of the naive Express + pg peer's in the same run (the writes'
-   * yardstick: bare Express writes nothing durable); judged where the peer runs (PostgreSQL).
+   * yardstick: bare Express writes nothing durable); judged where the peer runs: on PostgreSQL, and in an embedded
+   * run with BENCH_PEER_DATABASE_URL (the peer on that server).
    */
   maxPeerRatio?: number;
   /**

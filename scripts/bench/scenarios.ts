@@ -284,7 +284,7 @@ export interface RunOptions {
   /**
    * The warm-up of a process the run has not measured yet (its first scenario): a fresh Node process spends its first
    * seconds under load settling, V8's optimizing compiler and the heap's growth on its helper thread, and a loaded
-   * host gives it fewer requests a second to do so (docs/performance.md, "Reading a run").
+   * host gives it fewer requests a second to do so (docs/performance.md, "Running the benchmark").
    */
   firstWarmupSeconds: number;
   /**
