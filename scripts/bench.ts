@@ -7,7 +7,8 @@
 // start: the first start on an empty database, then a restart (the measured service's own start), the server's RSS,
 // and how soon a commit reaches a webhook receiver and an open stream (scripts/bench/event-latency.ts; `--only events`
 // for just that). Full runs exit 1 on any missed target (bench/targets.json, ratios to the baseline or the peer);
-// --quick runs (CI) are too short to judge targets and fail only on wrong statuses. Speed targets live here, never in timed unit tests.
+// --quick runs (CI) are too short to judge targets and fail only on wrong statuses. Speed targets live here, never in
+// timed unit tests.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -98,14 +98,10 @@ export async function createPeerSchema(
     if (rows) {
       // Each table's rows as one JSON value: one statement per table whatever their number.
       await client.query('insert into peer.students (id) select unnest($1::uuid[])', [rows.students]);
-      await client.query(
-        `insert into peer.tasks (${TASK_COLUMNS}) select ${TASK_COLUMNS} from jsonb_populate_recordset(null::peer.tasks, $1)`,
-        [JSON.stringify(rows.tasks)],
-      );
-      await client.query(
-        `insert into peer.cards (${CARD_COLUMNS}) select ${CARD_COLUMNS} from jsonb_populate_recordset(null::peer.cards, $1)`,
-        [JSON.stringify(rows.cards)],
-      );
+      const copy = (table: string, columns: readonly string[]) =>
+        `insert into peer.${table} (${columns}) select ${columns} from jsonb_populate_recordset(null::peer.${table}, $1)`;
+      await client.query(copy('tasks', TASK_COLUMNS), [JSON.stringify(rows.tasks)]);
+      await client.query(copy('cards', CARD_COLUMNS), [JSON.stringify(rows.cards)]);
     } else {
       await client.query(`
         insert into peer.students (id) select id from users;

@@ -1,7 +1,7 @@
 // Targets and output. bench/targets.json holds one profile per database engine; its scenario targets are ratios to
 // the bare Express baseline, or for the writes to the naive peer, measured in the same run (absolute figures move up
-// to ~3x with the machine's day), plus the few absolute limits the product sets (start-up time, memory, a latency ceiling). The summary prints as
-// a table and is written as JSON (bench/results/, for comparing commits).
+// to ~3x with the machine's day), plus the few absolute limits the product sets (start-up time, memory, a latency
+// ceiling). The summary prints as a table and is written as JSON (bench/results/, for comparing commits).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { eventLatencyLines, type EventLatencies, type EventTargets } from './event-latency.ts';
 import type { Measurement } from './scenarios.ts';
