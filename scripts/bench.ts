@@ -2,11 +2,13 @@
 // --only a,b] [-- --connections N] [-- --rate N]: the real service (app/start.mjs, as npm start runs it, its own
 // process) against a bare Express 5 baseline in the same run, each pinned to its own core(s) and the load generator to
 // another where taskset exists. Embedded PGlite in a fresh DATA_DIR by default; PostgreSQL with DATABASE_URL (a
-// throwaway database), Redis limit counters with REDIS_URL. Also measures the start: the first start on an empty
-// database, then a restart (the measured service's own start), the server's RSS, and how soon a commit reaches a
-// webhook receiver and an open stream (scripts/bench/event-latency.ts; `--only events` for just that). Full runs exit 1
-// on any missed target (bench/targets.json, ratios to the baseline); --quick runs (CI) are too short to judge targets
-// and fail only on wrong statuses. Speed targets live here, never in timed unit tests.
+// throwaway database), Redis limit counters with REDIS_URL; the writes also run on a naive Express + pg peer
+// (scripts/bench/peer.ts) on PostgreSQL, which an embedded run gets with BENCH_PEER_DATABASE_URL. Also measures the
+// start: the first start on an empty database, then a restart (the measured service's own start), the server's RSS,
+// and how soon a commit reaches a webhook receiver and an open stream (scripts/bench/event-latency.ts; `--only events`
+// for just that). Full runs exit 1 on any missed target (bench/targets.json, ratios to the baseline or the peer);
+// --quick runs (CI) are too short to judge targets and fail only on wrong statuses. Speed targets live here, never in
+// timed unit tests.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,16 +32,17 @@ import {
 import { compare, connectionRequests, scenarios } from './bench/scenarios.ts';
 import type { LoadRequest, RunOptions, Scenario, Target } from './bench/scenarios.ts';
 import { measureEventLatency, missedEventTargets } from './bench/event-latency.ts';
-import { createPeerSchema } from './bench/peer-schema.ts';
 import {
   BENCH_PUBLIC_URL,
   createBenchDatabase,
+  createPeerDatabase,
   deleteRedisKeys,
   newJwtPrivateKey,
   postgresBackends,
   maintainWithoutAutovacuum,
   prepareCredentials,
   type BenchDatabase,
+  type PeerDatabase,
 } from './bench/setup.ts';
 
 const root = new URL('../', import.meta.url).pathname;
@@ -63,6 +66,15 @@ const POSTGRESQL_STUDENTS = 10_000;
 const only = args.only ? args.only.split(',') : undefined;
 const selected = (scenario: Pick<Scenario, 'name'>) => !only || only.includes(scenario.name);
 const connections = Number(args.connections);
+/** Whether a selected scenario is also served by the naive peer (the writes, and list-tasks). */
+const peerWanted = scenarios(0).some((scenario) => scenario.peer && selected(scenario));
+/**
+ * BENCH_PEER_DATABASE_URL: a PostgreSQL server on which an embedded run makes the naive peer's database, so that the
+ * embedded writes are judged against the peer's cost in the same rounds (issue 35: within twice their PostgreSQL
+ * ratio). Unset, an embedded run has no peer and judges them against bare Express. On PostgreSQL the peer uses the
+ * bench's own database.
+ */
+const peerServerUrl = process.env.BENCH_PEER_DATABASE_URL || undefined;
 /**
  * A many-students scenario's connections each act for another generated student with cards (every fourth has a deck):
  * the embedded default, otherwise measured on the demo data alone, gets a few generated students for them.
@@ -84,8 +96,8 @@ const plan = args.unpinned ? undefined : corePlan(serverCores);
 const rate = args.rate === undefined ? undefined : Number(args.rate);
 const run: Omit<RunOptions, 'loadCores'> = args.quick
   ? // Quick runs count requests, not seconds; the warm-up is a fifth of them (scripts/bench/scenarios.ts).
-    { connections, rate, rounds: 1, durationSeconds: 0, warmupSeconds: 1, requests: 100 }
-  : { connections, rate, rounds: 5, durationSeconds: 2, warmupSeconds: 2, requests: undefined };
+    { connections, rate, rounds: 1, durationSeconds: 0, warmupSeconds: 1, firstWarmupSeconds: 1, requests: 100 }
+  : { connections, rate, rounds: 5, durationSeconds: 2, warmupSeconds: 2, firstWarmupSeconds: 15, requests: undefined };
 // Progress goes to stderr so that --json leaves stdout as one parseable object.
 const progress = (message: string) => process.stderr.write(`bench: ${message}\n`);
 const databaseUrl = process.env.DATABASE_URL;
@@ -107,10 +119,12 @@ try {
   if (scale > 0) await addStudents(database, scale);
   progress('credentials for the requests…');
   const credentials = await prepareCredentials(database, jwtPrivateKey, serverEnv.SECRETS_KEY, manyStudents);
-  if (database.postgresName) {
+  const tokens = [{ token: credentials.studentToken, studentId: credentials.studentId }, ...credentials.students];
+  const peerServer = databaseUrl ?? peerServerUrl;
+  let peerDatabase: PeerDatabase | undefined;
+  if (peerWanted && peerServer) {
     progress("the naive peer's schema…");
-    const tokens = [{ token: credentials.studentToken, studentId: credentials.studentId }, ...credentials.students];
-    await createPeerSchema(database.env.DATABASE_URL!, tokens);
+    peerDatabase = await createPeerDatabase(database, peerServer, tokens, (drop) => cleanups.push(drop));
   }
 
   progress(`the service (${processes} process(es)) and the bare Express baseline…`);
@@ -148,10 +162,12 @@ try {
   cleanups.push(() => stopProcess(baseline.child));
   const baselineTarget: Target = { baseUrl: baseline.baseUrl, pids: async () => processTree(baseline.child.pid!) };
   let peerTarget: Target | undefined;
-  if (backends && list.some((scenario) => scenario.peer)) {
+  if (peerDatabase) {
+    const peerBackends = postgresBackends(peerDatabase.serverUrl, peerDatabase.name);
+    cleanups.push(() => peerBackends.close());
     // Profiled as the service is (BENCH_CPU_PROF), so that their parts can be set side by side.
     const peer = await startHttpProcess([...profiling(), '--import', 'tsx', 'scripts/bench/peer.ts'], {
-      env: { ...process.env, DATABASE_URL: database.env.DATABASE_URL },
+      env: { ...process.env, DATABASE_URL: peerDatabase.url },
       cores: plan?.server,
       readyPath: '/',
       deadlineMs: 30_000,
@@ -160,8 +176,8 @@ try {
     cleanups.push(() => stopProcess(peer.child));
     peerTarget = {
       baseUrl: peer.baseUrl,
-      pids: async () => [...processTree(peer.child.pid!), ...(await backends.pids('peer'))],
-      databasePids: () => backends.pids('peer'),
+      pids: async () => [...processTree(peer.child.pid!), ...(await peerBackends.pids('peer'))],
+      databasePids: () => peerBackends.pids('peer'),
     };
   }
 
@@ -228,6 +244,7 @@ try {
     database: describeTarget(database.target),
     scaleStudents: scale,
     limitStore: redisUrl ? `Redis (prefix ${redisKeyPrefix})` : 'in-process memory',
+    peerDatabase: peerDatabase ? describeTarget({ databaseUrl: peerDatabase.url }) : null,
     maintainedAfterWarmUps: maintained,
     logLevel,
     processes,

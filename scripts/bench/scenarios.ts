@@ -282,6 +282,12 @@ export interface RunOptions {
   /** Warm-up of each side before the first round (discarded). */
   warmupSeconds: number;
   /**
+   * The warm-up of a process the run has not measured yet (its first scenario): a fresh Node process spends its first
+   * seconds under load settling, V8's optimizing compiler and the heap's growth on its helper thread, and a loaded
+   * host gives it fewer requests a second to do so (docs/performance.md, "Running the benchmark").
+   */
+  firstWarmupSeconds: number;
+  /**
    * Quick runs: this many requests (warm-up: a fifth of them) instead of a duration, so a smoke run checks every
    * scenario's statuses however slow the machine is that day.
    */
@@ -349,8 +355,17 @@ export async function compare(
   twin?: Twin,
 ): Promise<Compared> {
   const peer = scenario.peer ? yardsticks.peer : undefined;
-  for (const target of [yardsticks.baseline, peer, service])
-    if (target) await warmUp(target, requests, options, scenario);
+  for (const target of [yardsticks.baseline, peer, service]) {
+    if (!target) continue;
+    const fresh = !warmed.has(target);
+    warmed.add(target);
+    await warmUp(
+      target,
+      requests,
+      fresh ? { ...options, warmupSeconds: options.firstWarmupSeconds } : options,
+      scenario,
+    );
+  }
   if (twin) await warmUp(service, twin.requests, options, twin.scenario);
   await afterWarmUp();
   const rounds: Array<{ service: Measurement; baseline: Measurement; peer?: Measurement; twin?: Measurement }> = [];
@@ -406,6 +421,9 @@ export async function compare(
       : {}),
   };
 }
+
+/** The targets (processes) the run has warmed up already: a later scenario of theirs needs only its own warm-up. */
+const warmed = new WeakSet<Target>();
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
 

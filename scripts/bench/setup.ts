@@ -23,7 +23,7 @@ import { secretsKeyFor } from '../../app/secrets-key.ts';
 import { secretBox } from '../../server/auth/secret-box.ts';
 import { ALL_SCOPES } from '../../server/auth/scopes.ts';
 import { registerClient } from '../../server/oauth/clients.ts';
-import { PEER_APPLICATION_NAME } from './peer-schema.ts';
+import { createPeerSchema, PEER_APPLICATION_NAME, peerRowsOf } from './peer-schema.ts';
 import { createSyncStudent } from './sync-student.ts';
 
 /** Far above any request count a bench reaches, and within the integer columns (max 2,147,483,647). */
@@ -61,6 +61,42 @@ export async function createBenchDatabase(databaseUrl: string | undefined): Prom
     postgresName: undefined,
     drop: async () => rmSync(parent, { recursive: true, force: true }),
   };
+}
+
+/** Where the naive peer (scripts/bench/peer.ts) keeps its tables: always a PostgreSQL database. */
+export interface PeerDatabase {
+  url: string;
+  /** The server it is on and its name there, for finding the peer's backends (postgresBackends). */
+  serverUrl: string;
+  name: string;
+}
+
+/**
+ * The naive peer's database on the PostgreSQL server `serverUrl`, its schema made and filled
+ * (scripts/bench/peer-schema.ts). On PostgreSQL it is the bench's own database. An embedded run has none of its own:
+ * the peer gets a throwaway database on that server (BENCH_PEER_DATABASE_URL), its drop handed to `onDrop`, holding a
+ * copy of the embedded database's students, tasks and cards.
+ */
+export async function createPeerDatabase(
+  database: BenchDatabase,
+  serverUrl: string,
+  tokens: Array<{ token: string; studentId: string }>,
+  onDrop: (drop: () => Promise<void>) => void,
+): Promise<PeerDatabase> {
+  if (database.postgresName) {
+    const url = database.env.DATABASE_URL!;
+    await createPeerSchema(url, tokens);
+    return { url, serverUrl, name: database.postgresName };
+  }
+  const throwaway = await createThrowawayDatabase(serverUrl, 'bench');
+  onDrop(throwaway.drop);
+  const db = connect(database.target);
+  try {
+    await createPeerSchema(throwaway.url, tokens, await peerRowsOf(db));
+  } finally {
+    await db.destroy();
+  }
+  return { url: throwaway.url, serverUrl, name: new URL(throwaway.url).pathname.slice(1) };
 }
 
 export interface Credentials {
