@@ -463,14 +463,20 @@ function loadOptions(target: Target, requests: LoadRequest[][], options: RunOpti
     connections: options.connections,
     ...(options.rate === undefined ? {} : { overallRate: options.rate }),
   };
+  // A run of a count of requests ends at autocannon's next sample after the last answer: with its default of one a
+  // second, each of a quick run's four runs a scenario lasted at least a second whatever its requests took.
+  const counted = { ...base, sampleInt: 100 };
   const long = scenario?.long;
   if (long) {
-    const each = { ...base, connections: long.connections, timeout: long.timeoutSeconds };
+    const each = { ...counted, connections: long.connections, timeout: long.timeoutSeconds };
     return { warmUp: { ...each, amount: long.warmUpRequests }, measured: { ...each, amount: long.requests } };
   }
   // Quick runs count requests (the warm-up: a fifth of them); full runs count seconds.
   return options.requests
-    ? { warmUp: { ...base, amount: Math.ceil(options.requests / 5) }, measured: { ...base, amount: options.requests } }
+    ? {
+        warmUp: { ...counted, amount: Math.ceil(options.requests / 5) },
+        measured: { ...counted, amount: options.requests },
+      }
     : {
         warmUp: { ...base, duration: options.warmupSeconds },
         measured: { ...base, duration: options.durationSeconds },
@@ -516,7 +522,8 @@ async function measure(
   const perRequest = (micros: number) => (result.requests.total > 0 ? Math.round(micros / result.requests.total) : 0);
   return {
     requests: result.requests.total,
-    requestsPerSec: Math.round(result.requests.average),
+    // Over the run's whole duration: autocannon's own average is per sample, and a run of a count samples every 100 ms.
+    requestsPerSec: result.duration > 0 ? Math.round(result.requests.total / result.duration) : 0,
     latencyMs: { p50: result.latency.p50, p99: result.latency.p99 },
     cpuUsPerRequest: perRequest(cpuMicros),
     ...(databaseMicros === undefined ? {} : { databaseCpuUsPerRequest: perRequest(databaseMicros) }),
