@@ -17,7 +17,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const started = Date.now();
 const env = { ...process.env };
 delete env.CONTRACT_COVERAGE;
-// `npm test` holds the suite's one file list (package.json), so the coverage run is exactly the suite.
+// `npm test` holds the suite's one file list (test/full-run.mocharc.cjs), so the coverage run is exactly the suite.
 const mocha = spawnSync('npm', ['test', '--silent'], { cwd: root, env, stdio: 'inherit' });
 
 if (!existsSync(REPORT_FILE) || statSync(REPORT_FILE).mtimeMs < started) {
