@@ -9,8 +9,10 @@
 // A review given no transaction (a request without an Idempotency-Key) is two statements in autocommit: the card read
 // without locks, then the writes as one statement whose gate takes the locks and checks that the card is still the one
 // read (db/queries/graded-review.ts). The student's lock is then held for one statement, not for a transaction's
-// round trips, which is what concurrent reviews of one student queued on. When another write moved the card in
-// between, the review starts over; when readiness follows the student, it runs in a transaction as above.
+// round trips, which is what concurrent reviews of one student queued on. When readiness follows the student, the
+// read brings readiness's facts too, the review is decided on them before it writes (the usual review moves no exam's
+// readiness, and then has nothing more to record), and the gate checks them under the locks as it checks the card.
+// When another write moved the card or the facts in between, the review starts over.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
 import {
@@ -30,12 +32,13 @@ import {
   type GradedReviewWrite,
   type ReviewRow,
 } from '../../db/queries/graded-review.ts';
+import type { FactsQuestion } from '../../db/queries/readiness.ts';
 import { fsrsParameters, type FsrsParameters } from '../../domain/fsrs.ts';
 import { arrivesInOrder, logOrder, replayReviews, reviewStep, type Grade, type ReviewStep } from '../../domain/srs.ts';
-import { localDate } from '../../domain/student-day.ts';
+import { localDate, studentDay } from '../../domain/student-day.ts';
 import { reviewClaim } from '../../domain/xp.ts';
 import { progress, studyInStatement } from '../progress/progress.ts';
-import { readinessWindow } from '../readiness/readiness.ts';
+import { factsAfterUnmovingReview, readinessWindow, type ReviewedFacts } from '../readiness/readiness.ts';
 import { emitEvents, outboxRow } from '../events/emit.ts';
 import { keyedLine } from '../leases/keyed-line.ts';
 import { cardEvent } from './writes.ts';
@@ -75,30 +78,17 @@ const ALONE_TRIES = 3;
  */
 const reviewLine = keyedLine(64);
 
-/**
- * Whether readiness followed each student at their last review in this process: a review of a student it follows
- * compares readiness in a transaction, and would only waste the unlocked read of a review written alone. A hint
- * (both ways of going wrong cost a statement, neither a wrong write), bounded by forgetting the oldest.
- */
-const readinessFollowed = new Map<string, boolean>();
-const FOLLOWED_KEPT = 10_000;
-
-function learnFollowed(userId: string, follows: boolean): void {
-  readinessFollowed.delete(userId);
-  readinessFollowed.set(userId, follows);
-  if (readinessFollowed.size > FOLLOWED_KEPT) readinessFollowed.delete(readinessFollowed.keys().next().value!);
-}
-
 /** A card as a review written alone reads it (db/queries/flashcards.ts readCardForReview). */
 type CardToReview = NonNullable<Awaited<ReturnType<typeof readCardForReview>>>;
 
 /**
  * The card the last review written alone of each student left, kept for the next review in the student's line only
  * (set while another review waits, taken by the next one): that review then starts from it instead of reading the
- * card again, so a burst of reviews of one card costs one statement each. The gate's version check keeps it right
- * when another process wrote the card meanwhile.
+ * card again, so a burst of reviews of one card costs one statement each. With it, when readiness follows the
+ * student, readiness's facts as that review left them, for the window and local day it asked about (`question`). The
+ * gate's checks keep it right when another process wrote the card or the facts meanwhile.
  */
-const leftInLine = new Map<string, CardToReview>();
+const leftInLine = new Map<string, CardToReview & { question: FactsQuestion }>();
 
 /**
  * One review of the student's card; undefined when the student has no card with this id (nothing is written). In a
@@ -113,8 +103,6 @@ export async function recordReview(
   at: Date,
 ): Promise<RecordedReview | undefined> {
   if (db.isTransaction) return recordLockedReview(db, student, review, at);
-  if (readinessFollowed.get(student.user_id))
-    return retriedTransaction(db, (trx) => recordLockedReview(trx, student, review, at));
   return (
     reviewLine.tryRun(student.user_id, () => recordReviewAlone(db, student, review, at, true)) ??
     recordReviewAlone(db, student, review, at, false)
@@ -122,9 +110,12 @@ export async function recordReview(
 }
 
 /**
- * The review as one statement after an unlocked read of the card, tried again when another write moved the card in
- * between; in a transaction when readiness follows the student, or after ALONE_TRIES. `inLine`: it runs in the
- * student's line (reviewLine), so it may start from the card the review before it left (leftInLine).
+ * The review as one statement after an unlocked read of the card, tried again when another write moved the card (or
+ * readiness's facts) in between; in a transaction after ALONE_TRIES. When readiness follows the student, the read
+ * brings readiness's facts, and the review is decided on them: one that moves no exam's readiness is written alone,
+ * its gate checking the facts under the locks; one that moves readiness is written by the same statement first in a
+ * transaction, which then records the move. `inLine`: it runs in the student's line (reviewLine), so it may start from
+ * the card the review before it left (leftInLine).
  */
 async function recordReviewAlone(
   db: Db,
@@ -134,13 +125,14 @@ async function recordReviewAlone(
   inLine: boolean,
 ): Promise<RecordedReview | undefined> {
   const window = readinessWindow(at, student.time_zone);
+  const day = studentDay(review.reviewedAt ?? at, student.time_zone);
+  const question: FactsQuestion = { ...window, dayStart: day.start, dayEnd: day.end };
   const id = randomUUID();
-  let left = inLine ? takeLeft(student.user_id, review.card_id) : undefined;
+  let left = inLine ? takeLeft(student.user_id, review.card_id, question) : undefined;
   for (let tries = 0; tries < ALONE_TRIES; tries++) {
-    const read = left ?? (await readCardForReview(db, student.user_id, review.card_id, window.fromDate));
+    const read = left ?? (await readCardForReview(db, student.user_id, review.card_id, question));
     left = undefined;
     if (!read) return undefined;
-    if (read.readinessFollows) break;
     const { write, card } = await gradedReview(
       db,
       student,
@@ -151,24 +143,81 @@ async function recordReviewAlone(
       at,
       { studyDay: () => true, tells: true },
     );
-    const outcome = await writeGradedReviewAlone(db, write, { version: read.version, fromDate: window.fromDate });
-    // Nothing follows a review readiness does not follow (services/progress/progress.ts: nothing to move).
+    const reviewedAt = write.outcome.reviewed_at;
+    // The facts were asked about the review's day; a review placed just after the card's last (gradedReview) can
+    // fall on the next day, which they do not answer.
+    if (read.facts && !(reviewedAt >= day.start && reviewedAt < day.end)) break;
+    const reviewed: ReviewedFacts | undefined = read.facts && {
+      before: read.facts,
+      review: {
+        deck_id: read.card.deck_id,
+        before: memoryOf(read.card),
+        after: memoryOf(card),
+        in_window: reviewedAt >= window.since,
+      },
+    };
+    const after = reviewed && factsAfterUnmovingReview(at, reviewed);
+    const gate = { version: read.version, question, facts: read.facts };
+    const outcome =
+      reviewed && !after
+        ? await movingReview(db, student, at, write, gate, reviewed)
+        : await writeGradedReviewAlone(db, write, gate);
     if ('written' in outcome) {
-      learnFollowed(student.user_id, false);
-      if (inLine && reviewLine.pending(student.user_id) > 1)
-        leftInLine.set(student.user_id, { ...read, card, version: outcome.version });
+      if (inLine && reviewLine.pending(student.user_id) > 1 && (after || !reviewed))
+        leftInLine.set(student.user_id, {
+          ...read,
+          card,
+          version: outcome.version,
+          // This review studied its day: the next one of the day finds it studied.
+          facts: after && { ...after, day_studied: true },
+          question,
+        });
       return { review: outcome.written, card };
     }
-    if ('follows' in outcome) break;
   }
   return retriedTransaction(db, (trx) => recordLockedReview(trx, student, review, at));
 }
 
-/** The card the review before in the student's line left, when it is this review's card; forgotten either way. */
-function takeLeft(userId: string, cardId: string): CardToReview | undefined {
+/**
+ * A review that moves readiness, decided on facts read without locks: its statement first in a transaction (the gate
+ * takes the locks and checks the card and the facts), then the move, recorded from the same facts before the commit.
+ */
+async function movingReview(
+  db: Db,
+  student: Student,
+  at: Date,
+  write: GradedReviewWrite,
+  gate: Parameters<typeof writeGradedReviewAlone>[2],
+  reviewed: ReviewedFacts,
+) {
+  return retriedTransaction(db, async (trx) => {
+    const outcome = await writeGradedReviewAlone(trx, write, gate);
+    if ('written' in outcome) await progress(trx, student, at, { reviewed });
+    return outcome;
+  });
+}
+
+/**
+ * The card the review before in the student's line left, when it is this review's card and its facts (if any) answer
+ * this review's question; forgotten either way.
+ */
+function takeLeft(userId: string, cardId: string, question: FactsQuestion): CardToReview | undefined {
   const left = leftInLine.get(userId);
   leftInLine.delete(userId);
-  return left?.card.id === cardId ? left : undefined;
+  if (left?.card.id !== cardId) return undefined;
+  const { question: asked, ...card } = left;
+  return !card.facts || sameQuestion(asked, question) ? card : undefined;
+}
+
+function sameQuestion(a: FactsQuestion, b: FactsQuestion): boolean {
+  return (
+    a.fromDate === b.fromDate &&
+    a.limit === b.limit &&
+    a.zone === b.zone &&
+    a.since.getTime() === b.since.getTime() &&
+    a.dayStart.getTime() === b.dayStart.getTime() &&
+    a.dayEnd.getTime() === b.dayEnd.getTime()
+  );
 }
 
 /**
@@ -188,7 +237,6 @@ async function recordLockedReview(
   const locked = await lockCardForReview(trx, student.user_id, review.card_id, window.fromDate);
   if (!locked) return undefined;
   const { card } = locked;
-  learnFollowed(student.user_id, locked.readinessFollows);
   const { write, card: updated } = await gradedReview(
     trx,
     student,
@@ -204,7 +252,6 @@ async function recordLockedReview(
     // Nothing readiness follows (no upcoming exam, no state pushed): no move to compare for. Should an exam have come
     // while the review waited for the student's lock, the write says so, and readiness is compared in full.
     const { review: logged, readinessFollows } = await writeGradedReviewFollowed(trx, write, window.fromDate);
-    if (readinessFollows) learnFollowed(student.user_id, true);
     await progress(trx, student, at, { reviewed: readinessFollows ? undefined : null });
     return { review: logged, card: updated };
   }
