@@ -355,6 +355,53 @@ describe('graded review facts', () => {
       ]);
     });
 
+    it('decides a review of a student readiness follows on the facts as the writer it waited for left them', async () => {
+      const student = await newStudent({ timeZone: ZONE });
+      const deck = await newDeck(student);
+      const card = (await newCard(student, deck, at('2026-03-01T00:00:00Z'))).id;
+      const exam = await newExam(student, '2099-01-01');
+      await replaceDeckLinks(db(), student, exam.id, [deck]);
+      const task = await newTask(student, at('2099-01-01T00:00:00Z'));
+      await replaceTaskLinks(db(), student, exam.id, [task.id]);
+      const other = connect({ databaseUrl: testDatabase().url! });
+      after(() => other.destroy());
+      const reviewNow = () => {
+        const now = new Date();
+        return recordReview(
+          other,
+          { user_id: student, time_zone: ZONE },
+          { card_id: card, grade: 4, reviewedAt: undefined },
+          now,
+        );
+      };
+      await reviewNow(); // readiness's first move: the exam's state is pushed
+      const pushedState = async () =>
+        (
+          await db()
+            .selectFrom('exam_readiness')
+            .select('state')
+            .where('exam_id', '=', exam.id)
+            .executeTakeFirstOrThrow()
+        ).state as { readiness: { details: { tasks_completed: number } } };
+      assert.equal((await pushedState()).readiness.details.tasks_completed, 0);
+      // The second review reads the facts (the task open), finds that it moves nothing, and waits for the student while
+      // a writer completes the task without moving readiness itself: the gate must see the facts changed.
+      await whileWaiting(student, reviewNow, (trx) =>
+        trx
+          .updateTable('tasks')
+          .set({ status: 'completed', completed_at: new Date() })
+          .where('id', '=', task.id)
+          .execute(),
+      );
+      assert.equal(
+        (await pushedState()).readiness.details.tasks_completed,
+        1,
+        'the review compared readiness with the task completed',
+      );
+      const logged = await db().selectFrom('flashcard_reviews').select('id').where('card_id', '=', card).execute();
+      assert.equal(logged.length, 2, 'each review once');
+    });
+
     it('compares readiness in full when an exam came meanwhile: the review runs in a transaction', async () => {
       const student = await newStudent({ timeZone: ZONE });
       const card = (await newCard(student, await newDeck(student), at('2026-03-01T00:00:00Z'))).id;
