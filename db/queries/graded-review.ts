@@ -5,10 +5,11 @@
 // what must be current under the student's lock: the day's capped xp and whether readiness follows the student.
 //
 // Run alone, in autocommit, after an unlocked read of the card (writeGradedReviewAlone: the student's lock is held for
-// one statement, not for a transaction's round trips), the gate is graded_review_gate (migration 20261207_0501): it
-// takes the student's lock and the card's and checks that the card is the version the review was computed from. A
-// statement's own reads see the snapshot taken when it starts, before any lock it waits for; the function's reads
-// come after its locks. Inside a transaction that took the locks with its read (lockCardForReview), the statement's
+// one statement, not for a transaction's round trips), the gate is graded_review_gate (migrations 20261207_0501 and
+// 0601): it takes the student's lock and the card's and checks that the card is the version the review was computed
+// from and, when readiness follows the student, that readiness's facts are those the review was decided on (it moves
+// no exam's readiness on them, or its transaction records the move next). A statement's own reads see the snapshot
+// taken when it starts, before any lock it waits for; the function's reads come after its locks. Inside a transaction that took the locks with its read (lockCardForReview), the statement's
 // snapshot already comes after them, and the gate is a plain sub-select of the same reads. With `facts`, the statement
 // also returns what a readiness move compares (findReadinessComparison's parts) as they were just before the review:
 // the caller applies the review to them (services/events) instead of reading them again.
