@@ -16,7 +16,11 @@
 // it reads with the snapshot of the gate's statement that calls it, taken after the locks.
 //
 // graded_review_gate gains the facts: `p_facts` null means the caller read none (it found readiness not following),
-// and then a student readiness follows now gets nothing written, as before.
+// and then a student readiness follows now gets nothing written, as before; facts given must equal the facts read
+// under the locks, whether readiness follows the student now or not.
+//
+// readiness_facts keeps one generic plan per session (plan_cache_mode): every review of a student readiness follows
+// runs it once or twice, and planning its sub-queries for each call's values cost more than running them.
 import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
@@ -24,7 +28,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       p_user uuid, p_from_date date, p_limit int, p_zone text, p_since timestamptz, p_day_start timestamptz,
       p_day_end timestamptz
     ) returns jsonb
-    language plpgsql stable as $$
+    language plpgsql stable set plan_cache_mode = force_generic_plan as $$
     begin
       return jsonb_build_object(
         'exams', (select coalesce(jsonb_agg(jsonb_build_object(
@@ -87,7 +91,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       capped_earned := (select coalesce(sum(a.amount), 0)::int from xp_awards as a
         where a.user_id = p_user and a.local_date = p_day and a.source = any(p_capped_sources));
       proceed := current_version is not null and (p_version is null or current_version = p_version);
-      if proceed and readiness_follows then
+      -- Facts given are checked whether or not readiness follows now: a review decided on them may record a move
+      -- from them next, which facts of an exam removed meanwhile would make wrong.
+      if proceed and (readiness_follows or p_facts is not null) then
         proceed := p_facts is not null;
         if proceed then
           proceed := readiness_facts(p_user, p_from_date, p_limit, p_zone, p_since, p_day_start, p_day_end) = p_facts;

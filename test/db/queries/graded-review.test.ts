@@ -281,6 +281,18 @@ describe('graded review facts', () => {
     });
     assert.ok('written' in written);
     assert.equal(await logged(), 1);
+    // The exam removed: readiness no longer follows her, and facts that show it are refused all the same (a review
+    // decided on them might record a move for it).
+    const before = await readCardForReview(db(), student, card, question);
+    assert.ok(before?.facts);
+    await db().deleteFrom('exams').where('id', '=', exam.id).execute();
+    const gone = await writeGradedReviewAlone(db(), writeOf(student, card, at('2026-03-02T10:00:01Z')), {
+      version: before.version,
+      question,
+      facts: before.facts,
+    });
+    assert.ok(!('written' in gone), JSON.stringify(gone));
+    assert.equal(await logged(), 1);
   });
 
   describe('a review written alone that waited for the student (PostgreSQL)', () => {
