@@ -295,19 +295,25 @@ const cardForReview = compiledOnce(
  * The card with its deck's scheduler, read without locks, and its row version (xmin: any write of the row makes a new
  * one), which a review written alone (db/queries/graded-review.ts writeGradedReviewAlone) checks under its locks; and,
  * when readiness follows the student (db/queries/readiness.ts readinessFollows), readiness's facts as `question` asks
- * them (readiness_facts), which the review decides on and its gate reads again under the locks. Undefined when the
- * student has no such card.
+ * them (readiness_facts), which the review decides on and its gate reads again under the locks; not `withFacts`, the
+ * caller has them already. Undefined when the student has no such card.
  */
-export async function readCardForReview(db: Db, userId: string, cardId: string, question: FactsQuestion) {
-  const [row] = await cardToReview(db, { userId, cardId, ...question });
+export async function readCardForReview(
+  db: Db,
+  userId: string,
+  cardId: string,
+  question: FactsQuestion,
+  withFacts = true,
+) {
+  const [row] = await cardToReview(db, { userId, cardId, withFacts, ...question });
   if (!row) return undefined;
   const { scheduler, fsrs_parameters, version, facts, ...card } = row;
   return { card, deck: { scheduler, fsrs_parameters }, version, facts: facts ?? undefined };
 }
 
 const cardToReview = compiledOnce(
-  ['userId', 'cardId', 'fromDate', 'limit', 'zone', 'since', 'dayStart', 'dayEnd'],
-  (db: Db, v: { userId: string; cardId: string } & FactsQuestion) =>
+  ['userId', 'cardId', 'withFacts', 'fromDate', 'limit', 'zone', 'since', 'dayStart', 'dayEnd'],
+  (db: Db, v: { userId: string; cardId: string; withFacts: boolean } & FactsQuestion) =>
     db
       .selectFrom('flashcard_cards as c')
       .innerJoin('flashcard_decks as d', (join) =>
@@ -316,7 +322,7 @@ const cardToReview = compiledOnce(
       .select(CARD_COLUMNS.map((column) => `c.${column}` as const))
       .select(['d.scheduler', 'd.fsrs_parameters', sql<string>`c.xmin::text`.as('version')])
       .select(
-        sql<FactsBeforeReview | null>`case when ${readinessFollows(db, v.userId, v.fromDate)} then ${readinessFacts(v)} end`.as(
+        sql<FactsBeforeReview | null>`case when ${v.withFacts}::boolean and ${readinessFollows(db, v.userId, v.fromDate)} then ${readinessFacts(v)} end`.as(
           'facts',
         ),
       )

@@ -32,7 +32,7 @@ import {
   type GradedReviewWrite,
   type ReviewRow,
 } from '../../db/queries/graded-review.ts';
-import type { FactsQuestion } from '../../db/queries/readiness.ts';
+import type { FactsBeforeReview, FactsQuestion } from '../../db/queries/readiness.ts';
 import { fsrsParameters, type FsrsParameters } from '../../domain/fsrs.ts';
 import { arrivesInOrder, logOrder, replayReviews, reviewStep, type Grade, type ReviewStep } from '../../domain/srs.ts';
 import { localDate, studentDay } from '../../domain/student-day.ts';
@@ -84,11 +84,19 @@ type CardToReview = NonNullable<Awaited<ReturnType<typeof readCardForReview>>>;
 /**
  * The card the last review written alone of each student left, kept for the next review in the student's line only
  * (set while another review waits, taken by the next one): that review then starts from it instead of reading the
- * card again, so a burst of reviews of one card costs one statement each. With it, when readiness follows the
- * student, readiness's facts as that review left them, for the window and local day it asked about (`question`). The
- * gate's checks keep it right when another process wrote the card or the facts meanwhile.
+ * card again, so a burst of reviews of one card costs one statement each. The gate's version check keeps it right
+ * when another process wrote the card meanwhile.
  */
-const leftInLine = new Map<string, CardToReview & { question: FactsQuestion }>();
+const leftInLine = new Map<string, CardToReview>();
+
+/**
+ * Readiness's facts as the last review written alone of each student readiness follows left them (its review applied,
+ * its day studied), for the window and local day it asked about: her next review, in line or seconds later (a study
+ * session is card after card), reads its card only, and the gate checks these facts as it checks facts read with the
+ * card. Wrong facts (another process's write, a day gone by) cost the review one try. Bounded by forgetting the oldest.
+ */
+const factsLeft = new Map<string, { question: FactsQuestion; facts: FactsBeforeReview }>();
+const FACTS_KEPT = 1_000;
 
 /**
  * One review of the student's card; undefined when the student has no card with this id (nothing is written). In a
@@ -114,8 +122,9 @@ export async function recordReview(
  * readiness's facts) in between; in a transaction after ALONE_TRIES. When readiness follows the student, the read
  * brings readiness's facts, and the review is decided on them: one that moves no exam's readiness is written alone,
  * its gate checking the facts under the locks; one that moves readiness is written by the same statement first in a
- * transaction, which then records the move. `inLine`: it runs in the student's line (reviewLine), so it may start from
- * the card the review before it left (leftInLine).
+ * transaction, which then records the move. The facts the student's last review left (factsLeft) spare the read
+ * them. `inLine`: it runs in the student's line (reviewLine), so it may start from the card the review before it left
+ * (leftInLine).
  */
 async function recordReviewAlone(
   db: Db,
@@ -128,10 +137,12 @@ async function recordReviewAlone(
   const day = studentDay(review.reviewedAt ?? at, student.time_zone);
   const question: FactsQuestion = { ...window, dayStart: day.start, dayEnd: day.end };
   const id = randomUUID();
-  let left = inLine ? takeLeft(student.user_id, review.card_id, question) : undefined;
+  let left = inLine ? takeLeft(student.user_id, review.card_id) : undefined;
+  let known = takeFacts(student.user_id, question);
   for (let tries = 0; tries < ALONE_TRIES; tries++) {
-    const read = left ?? (await readCardForReview(db, student.user_id, review.card_id, question));
-    left = undefined;
+    const read = left ?? (await readCardForReview(db, student.user_id, review.card_id, question, !known));
+    const facts = read?.facts ?? known;
+    left = known = undefined;
     if (!read) return undefined;
     const { write, card } = await gradedReview(
       db,
@@ -146,9 +157,9 @@ async function recordReviewAlone(
     const reviewedAt = write.outcome.reviewed_at;
     // The facts were asked about the review's day; a review placed just after the card's last (gradedReview) can
     // fall on the next day, which they do not answer.
-    if (read.facts && !(reviewedAt >= day.start && reviewedAt < day.end)) break;
-    const reviewed: ReviewedFacts | undefined = read.facts && {
-      before: read.facts,
+    if (facts && !(reviewedAt >= day.start && reviewedAt < day.end)) break;
+    const reviewed: ReviewedFacts | undefined = facts && {
+      before: facts,
       review: {
         deck_id: read.card.deck_id,
         before: memoryOf(read.card),
@@ -157,21 +168,16 @@ async function recordReviewAlone(
       },
     };
     const after = reviewed && factsAfterUnmovingReview(at, reviewed);
-    const gate = { version: read.version, question, facts: read.facts };
+    const gate = { version: read.version, question, facts };
     const outcome =
       reviewed && !after
         ? await movingReview(db, student, at, write, gate, reviewed)
         : await writeGradedReviewAlone(db, write, gate);
     if ('written' in outcome) {
-      if (inLine && reviewLine.pending(student.user_id) > 1 && (after || !reviewed))
-        leftInLine.set(student.user_id, {
-          ...read,
-          card,
-          version: outcome.version,
-          // This review studied its day: the next one of the day finds it studied.
-          facts: after && { ...after, day_studied: true },
-          question,
-        });
+      if (inLine && reviewLine.pending(student.user_id) > 1)
+        leftInLine.set(student.user_id, { ...read, card, version: outcome.version, facts: undefined });
+      // This review studied its day: the next one of the day finds it studied.
+      if (after) keepFacts(student.user_id, question, { ...after, day_studied: true });
       return { review: outcome.written, card };
     }
   }
@@ -197,16 +203,23 @@ async function movingReview(
   });
 }
 
-/**
- * The card the review before in the student's line left, when it is this review's card and its facts (if any) answer
- * this review's question; forgotten either way.
- */
-function takeLeft(userId: string, cardId: string, question: FactsQuestion): CardToReview | undefined {
+/** The card the review before in the student's line left, when it is this review's card; forgotten either way. */
+function takeLeft(userId: string, cardId: string): CardToReview | undefined {
   const left = leftInLine.get(userId);
   leftInLine.delete(userId);
-  if (left?.card.id !== cardId) return undefined;
-  const { question: asked, ...card } = left;
-  return !card.facts || sameQuestion(asked, question) ? card : undefined;
+  return left?.card.id === cardId ? left : undefined;
+}
+
+/** The facts the student's last review left, when they answer this review's question; forgotten either way. */
+function takeFacts(userId: string, question: FactsQuestion): FactsBeforeReview | undefined {
+  const known = factsLeft.get(userId);
+  factsLeft.delete(userId);
+  return known && sameQuestion(known.question, question) ? known.facts : undefined;
+}
+
+function keepFacts(userId: string, question: FactsQuestion, facts: FactsBeforeReview): void {
+  factsLeft.set(userId, { question, facts });
+  if (factsLeft.size > FACTS_KEPT) factsLeft.delete(factsLeft.keys().next().value!);
 }
 
 function sameQuestion(a: FactsQuestion, b: FactsQuestion): boolean {
