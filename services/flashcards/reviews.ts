@@ -122,8 +122,8 @@ export async function recordReview(
  * readiness's facts) in between; in a transaction after ALONE_TRIES. When readiness follows the student, the read
  * brings readiness's facts, and the review is decided on them: one that moves no exam's readiness is written alone,
  * its gate checking the facts under the locks; one that moves readiness is written by the same statement first in a
- * transaction, which then records the move. The facts the student's last review left (factsLeft) spare the read
- * them. `inLine`: it runs in the student's line (reviewLine), so it may start from the card the review before it left
+ * transaction, which then records the move. The facts the student's last review left (factsLeft) spare reading
+ * them again. `inLine`: it runs in the student's line (reviewLine), so it may start from the card the review before it left
  * (leftInLine).
  */
 async function recordReviewAlone(
@@ -174,7 +174,8 @@ async function recordReviewAlone(
         ? await movingReview(db, student, at, write, gate, reviewed)
         : await writeGradedReviewAlone(db, write, gate);
     if ('written' in outcome) {
-      if (inLine && reviewLine.pending(student.user_id) > 1)
+      // Not after a move: the facts it recorded are not kept, and the next review reads them with the card.
+      if (inLine && reviewLine.pending(student.user_id) > 1 && (after || !reviewed))
         leftInLine.set(student.user_id, { ...read, card, version: outcome.version, facts: undefined });
       // This review studied its day: the next one of the day finds it studied.
       if (after) keepFacts(student.user_id, question, { ...after, day_studied: true });
