@@ -5,7 +5,7 @@ import { sql, type ExpressionBuilder } from 'kysely';
 import type { Db } from '../connect.ts';
 import { compiledOnce } from '../prepared-statements.ts';
 import { studentLocked } from '../student-transaction.ts';
-import { readinessFollows } from './readiness.ts';
+import { readinessFacts, readinessFollows, type FactsBeforeReview, type FactsQuestion } from './readiness.ts';
 import type { Database } from '../schema.ts';
 import type { FsrsCardState, FsrsParameters } from '../../domain/fsrs.ts';
 
@@ -293,19 +293,27 @@ const cardForReview = compiledOnce(
 
 /**
  * The card with its deck's scheduler, read without locks, and its row version (xmin: any write of the row makes a new
- * one), which a review written alone (db/queries/graded-review.ts writeGradedReviewAlone) checks under its locks.
- * `readinessFollows` as in lockCardForReview: a hint. Undefined when the student has no such card.
+ * one), which a review written alone (db/queries/graded-review.ts writeGradedReviewAlone) checks under its locks; and,
+ * when readiness follows the student (db/queries/readiness.ts readinessFollows), readiness's facts as `question` asks
+ * them (readiness_facts), which the review decides on and its gate reads again under the locks; not `withFacts`, the
+ * caller has them already. Undefined when the student has no such card.
  */
-export async function readCardForReview(db: Db, userId: string, cardId: string, fromDate: string) {
-  const [row] = await cardToReview(db, { userId, cardId, fromDate });
+export async function readCardForReview(
+  db: Db,
+  userId: string,
+  cardId: string,
+  question: FactsQuestion,
+  withFacts = true,
+) {
+  const [row] = await cardToReview(db, { userId, cardId, withFacts, ...question });
   if (!row) return undefined;
-  const { scheduler, fsrs_parameters, readiness_follows, version, ...card } = row;
-  return { card, deck: { scheduler, fsrs_parameters }, readinessFollows: Boolean(readiness_follows), version };
+  const { scheduler, fsrs_parameters, version, facts, ...card } = row;
+  return { card, deck: { scheduler, fsrs_parameters }, version, facts: facts ?? undefined };
 }
 
 const cardToReview = compiledOnce(
-  ['userId', 'cardId', 'fromDate'],
-  (db: Db, v: { userId: string; cardId: string; fromDate: string }) =>
+  ['userId', 'cardId', 'withFacts', 'fromDate', 'limit', 'zone', 'since', 'dayStart', 'dayEnd'],
+  (db: Db, v: { userId: string; cardId: string; withFacts: boolean } & FactsQuestion) =>
     db
       .selectFrom('flashcard_cards as c')
       .innerJoin('flashcard_decks as d', (join) =>
@@ -313,7 +321,11 @@ const cardToReview = compiledOnce(
       )
       .select(CARD_COLUMNS.map((column) => `c.${column}` as const))
       .select(['d.scheduler', 'd.fsrs_parameters', sql<string>`c.xmin::text`.as('version')])
-      .select(readinessFollows(db, v.userId, v.fromDate).as('readiness_follows'))
+      .select(
+        sql<FactsBeforeReview | null>`case when ${v.withFacts}::boolean and ${readinessFollows(db, v.userId, v.fromDate)} then ${readinessFacts(v)} end`.as(
+          'facts',
+        ),
+      )
       .where('c.user_id', '=', v.userId)
       .where('c.id', '=', v.cardId),
 );

@@ -5,10 +5,11 @@
 // what must be current under the student's lock: the day's capped xp and whether readiness follows the student.
 //
 // Run alone, in autocommit, after an unlocked read of the card (writeGradedReviewAlone: the student's lock is held for
-// one statement, not for a transaction's round trips), the gate is graded_review_gate (migration 20261207_0501): it
-// takes the student's lock and the card's and checks that the card is the version the review was computed from. A
-// statement's own reads see the snapshot taken when it starts, before any lock it waits for; the function's reads
-// come after its locks. Inside a transaction that took the locks with its read (lockCardForReview), the statement's
+// one statement, not for a transaction's round trips), the gate is graded_review_gate (migrations 20261207_0501 and
+// 0601): it takes the student's lock and the card's and checks that the card is the version the review was computed
+// from and, when readiness follows the student, that readiness's facts are those the review was decided on (it moves
+// no exam's readiness on them, or its transaction records the move next). A statement's own reads see the snapshot
+// taken when it starts, before any lock it waits for; the function's reads come after its locks. Inside a transaction that took the locks with its read (lockCardForReview), the statement's
 // snapshot already comes after them, and the gate is a plain sub-select of the same reads. With `facts`, the statement
 // also returns what a readiness move compares (findReadinessComparison's parts) as they were just before the review:
 // the caller applies the review to them (services/events) instead of reading them again.
@@ -18,7 +19,7 @@ import type { Db } from '../connect.ts';
 import { compiledOnce } from '../prepared-statements.ts';
 import { studentDay } from '../../domain/student-day.ts';
 import { studyDays, upcomingPreparation } from './exams.ts';
-import { pushed, readinessFollows } from './readiness.ts';
+import { factsParameter, pushed, readinessFollows, type FactsBeforeReview, type FactsQuestion } from './readiness.ts';
 import { lastActiveMoves } from './streak.ts';
 import { COMPLETED } from './tasks.ts';
 import { eventRows, insertEvents, type NewEvent } from './events.ts';
@@ -61,13 +62,15 @@ export interface GradedReviewWrite {
 }
 
 /** What the statement's gate checks after its locks (see the top of this file). */
-interface GateValues {
-  /** The card's row version as read (flashcards.ts cardForReview); null when the caller read it under the locks. */
-  version: string | null;
-  /** The first day readiness counts an exam from: whether readiness follows the student is told from it. */
-  fromDate: string;
-  /** Write nothing when readiness follows the student: its review compares readiness, in a transaction. */
-  stopIfFollows: boolean;
+interface GateValues extends FactsQuestion {
+  /** The card's row version as read (flashcards.ts readCardForReview). */
+  version: string;
+  /**
+   * Readiness's facts the review was decided on (factsParameter), which the gate reads again under the locks: the
+   * review is written only when they are the same. Null when the caller found readiness not following the student:
+   * then it is written only when readiness does not follow her now (whether it does is told from `fromDate`).
+   */
+  facts: string | null;
 }
 
 /** Which facts a readiness move compares: the exams from `fromDate` (at most `limit`) and the study days of `zone` since `since`. */
@@ -178,7 +181,17 @@ const VALUE_KEYS = [
 ] as const satisfies ReadonlyArray<keyof Values>;
 
 /** The values of the statement run alone: its gate's too. */
-const GATED_KEYS = [...VALUE_KEYS, 'version', 'fromDate', 'stopIfFollows'] as const;
+const GATED_KEYS = [
+  ...VALUE_KEYS,
+  'version',
+  'facts',
+  'fromDate',
+  'limit',
+  'zone',
+  'since',
+  'dayStart',
+  'dayEnd',
+] as const satisfies ReadonlyArray<keyof (Values & GateValues)>;
 
 /**
  * Where the statement's gate comes from. `locks`: the statement runs alone, and its gate is graded_review_gate, which
@@ -205,9 +218,10 @@ function writes(db: Db, v: Values & Partial<GateValues>, kind: GateKind) {
       kind.locks
         ? qc
             .selectFrom(
-              sql<Gate>`graded_review_gate(${v.userId}::uuid, ${v.cardId}::uuid, ${v.version}::text,
-                ${v.fromDate}::date, ${v.stopIfFollows}::boolean, ${v.day}::date,
-                string_to_array(${v.cappedSources}::text, ','))`.as('g'),
+              sql<Gate>`graded_review_gate(${v.userId}::uuid, ${v.cardId}::uuid, ${v.version}::text, ${v.day}::date,
+                string_to_array(${v.cappedSources}::text, ','), ${v.fromDate}::date, ${v.facts}::jsonb,
+                ${v.limit}::int, ${v.zone}::text, ${v.since}::timestamptz, ${v.dayStart}::timestamptz,
+                ${v.dayEnd}::timestamptz)`.as('g'),
             )
             .select(['g.proceed', 'g.readiness_follows', 'g.capped_earned'])
         : qc.selectNoFrom([
@@ -394,17 +408,20 @@ export async function writeGradedReviewFollowed(trx: Db, write: GradedReviewWrit
 }
 
 /**
- * The review as one statement in autocommit, of a card read without locks as `version`: `written` with its log row
- * and the card's new version (the review's own write, which the next review of the card may start from), or why
- * nothing was written: `moved` (another write changed the card since it was read, or removed it), `follows`
- * (readiness follows the student now: the review belongs in a transaction that compares readiness).
+ * The review as one statement, of a card read without locks as `version`, in autocommit (or first in a transaction
+ * that then records the readiness move the review makes): `written` with its log row and the card's new version (the
+ * review's own write, which the next review of the card may start from), or why nothing was written: `moved`
+ * (another write changed the card since it was read, or removed it), `follows` (readiness follows the student, and
+ * `facts` are not what the gate reads under the locks: none were given, or another write changed them).
+ * `question`: the window and day `facts` answer, or would.
  */
 export async function writeGradedReviewAlone(
   db: Db,
   write: GradedReviewWrite,
-  card: { version: string; fromDate: string },
+  card: { version: string; question: FactsQuestion; facts: FactsBeforeReview | undefined },
 ): Promise<{ written: LoggedReview; version: string } | { moved: true } | { follows: true }> {
-  const [row] = await gatedReview(db, { ...values(write), ...card, stopIfFollows: true });
+  const facts = card.facts ? factsParameter(card.facts) : null;
+  const [row] = await gatedReview(db, { ...values(write), ...card.question, version: card.version, facts });
   const { proceed, readiness_follows, version, ...review } = row!;
   if (proceed) return { written: review as LoggedReview, version: version! };
   return readiness_follows ? { follows: true } : { moved: true };

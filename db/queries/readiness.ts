@@ -82,6 +82,47 @@ export async function findReadinessComparison(
   return row!;
 }
 
+/** What a readiness move compares, and whether the review's local day had study before it (a graded review's). */
+export type FactsBeforeReview = Awaited<ReturnType<typeof findReadinessComparison>> & { day_studied: boolean };
+
+/** Which facts readiness_facts reads: the window a move compares, and the review's local day as instants. */
+export interface FactsQuestion {
+  fromDate: string;
+  limit: number;
+  zone: string;
+  since: Date;
+  dayStart: Date;
+  dayEnd: Date;
+}
+
+/**
+ * readiness_facts (migration 20261207_0601): the facts as one jsonb, read by a function so that a review's gate can
+ * read them again after its locks; the same answers as findReadinessComparison with the review's day (held to it by
+ * test/db/queries/readiness-facts.test.ts), every array in a fixed order (factsParameter).
+ */
+export function readinessFacts(v: { userId: string } & FactsQuestion) {
+  return sql<FactsBeforeReview>`readiness_facts(${v.userId}::uuid, ${v.fromDate}::date, ${v.limit}::int,
+    ${v.zone}::text, ${v.since}::timestamptz, ${v.dayStart}::timestamptz, ${v.dayEnd}::timestamptz)`;
+}
+
+/**
+ * Facts as readiness_facts would read them, as its jsonb parameter: the one array not already in its order (of ids or
+ * of what the function read), an exam's cards after a review changed one, sorted as the function sorts them (cards with
+ * equal memory are equal, so their order among themselves does not matter).
+ */
+export function factsParameter(facts: FactsBeforeReview): string {
+  const exams = facts.exams.map((exam) => ({
+    ...exam,
+    cards: [...exam.cards].sort(
+      (a, b) =>
+        a.interval_days - b.interval_days ||
+        (a.last_reviewed_ms === null ? -1 : 0) - (b.last_reviewed_ms === null ? -1 : 0) ||
+        (a.last_reviewed_ms ?? 0) - (b.last_reviewed_ms ?? 0),
+    ),
+  }));
+  return JSON.stringify({ ...facts, exams });
+}
+
 /** Records a pushed state (null: the exam left the stream) under `version`. */
 export async function recordReadiness(
   trx: Db,

@@ -9,8 +9,10 @@
 // A review given no transaction (a request without an Idempotency-Key) is two statements in autocommit: the card read
 // without locks, then the writes as one statement whose gate takes the locks and checks that the card is still the one
 // read (db/queries/graded-review.ts). The student's lock is then held for one statement, not for a transaction's
-// round trips, which is what concurrent reviews of one student queued on. When another write moved the card in
-// between, the review starts over; when readiness follows the student, it runs in a transaction as above.
+// round trips, which is what concurrent reviews of one student queued on. When readiness follows the student, the
+// read brings readiness's facts too, the review is decided on them before it writes (the usual review moves no exam's
+// readiness, and then has nothing more to record), and the gate checks them under the locks as it checks the card.
+// When another write moved the card or the facts in between, the review starts over.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
 import {
@@ -30,12 +32,13 @@ import {
   type GradedReviewWrite,
   type ReviewRow,
 } from '../../db/queries/graded-review.ts';
+import type { FactsBeforeReview, FactsQuestion } from '../../db/queries/readiness.ts';
 import { fsrsParameters, type FsrsParameters } from '../../domain/fsrs.ts';
 import { arrivesInOrder, logOrder, replayReviews, reviewStep, type Grade, type ReviewStep } from '../../domain/srs.ts';
-import { localDate } from '../../domain/student-day.ts';
+import { localDate, studentDay } from '../../domain/student-day.ts';
 import { reviewClaim } from '../../domain/xp.ts';
 import { progress, studyInStatement } from '../progress/progress.ts';
-import { readinessWindow } from '../readiness/readiness.ts';
+import { factsAfterUnmovingReview, readinessWindow, type ReviewedFacts } from '../readiness/readiness.ts';
 import { emitEvents, outboxRow } from '../events/emit.ts';
 import { keyedLine } from '../leases/keyed-line.ts';
 import { cardEvent } from './writes.ts';
@@ -75,20 +78,6 @@ const ALONE_TRIES = 3;
  */
 const reviewLine = keyedLine(64);
 
-/**
- * Whether readiness followed each student at their last review in this process: a review of a student it follows
- * compares readiness in a transaction, and would only waste the unlocked read of a review written alone. A hint
- * (both ways of going wrong cost a statement, neither a wrong write), bounded by forgetting the oldest.
- */
-const readinessFollowed = new Map<string, boolean>();
-const FOLLOWED_KEPT = 10_000;
-
-function learnFollowed(userId: string, follows: boolean): void {
-  readinessFollowed.delete(userId);
-  readinessFollowed.set(userId, follows);
-  if (readinessFollowed.size > FOLLOWED_KEPT) readinessFollowed.delete(readinessFollowed.keys().next().value!);
-}
-
 /** A card as a review written alone reads it (db/queries/flashcards.ts readCardForReview). */
 type CardToReview = NonNullable<Awaited<ReturnType<typeof readCardForReview>>>;
 
@@ -99,6 +88,15 @@ type CardToReview = NonNullable<Awaited<ReturnType<typeof readCardForReview>>>;
  * when another process wrote the card meanwhile.
  */
 const leftInLine = new Map<string, CardToReview>();
+
+/**
+ * Readiness's facts as the last review written alone of each student readiness follows left them (its review applied,
+ * its day studied), for the window and local day it asked about: her next review, in line or seconds later (a study
+ * session is card after card), reads its card only, and the gate checks these facts as it checks facts read with the
+ * card. Wrong facts (another process's write, a day gone by) cost the review one try. Bounded by forgetting the oldest.
+ */
+const factsLeft = new Map<string, { question: FactsQuestion; facts: FactsBeforeReview }>();
+const FACTS_KEPT = 1_000;
 
 /**
  * One review of the student's card; undefined when the student has no card with this id (nothing is written). In a
@@ -113,8 +111,6 @@ export async function recordReview(
   at: Date,
 ): Promise<RecordedReview | undefined> {
   if (db.isTransaction) return recordLockedReview(db, student, review, at);
-  if (readinessFollowed.get(student.user_id))
-    return retriedTransaction(db, (trx) => recordLockedReview(trx, student, review, at));
   return (
     reviewLine.tryRun(student.user_id, () => recordReviewAlone(db, student, review, at, true)) ??
     recordReviewAlone(db, student, review, at, false)
@@ -122,9 +118,13 @@ export async function recordReview(
 }
 
 /**
- * The review as one statement after an unlocked read of the card, tried again when another write moved the card in
- * between; in a transaction when readiness follows the student, or after ALONE_TRIES. `inLine`: it runs in the
- * student's line (reviewLine), so it may start from the card the review before it left (leftInLine).
+ * The review as one statement after an unlocked read of the card, tried again when another write moved the card (or
+ * readiness's facts) in between; in a transaction after ALONE_TRIES. When readiness follows the student, the read
+ * brings readiness's facts, and the review is decided on them: one that moves no exam's readiness is written alone,
+ * its gate checking the facts under the locks; one that moves readiness is written by the same statement first in a
+ * transaction, which then records the move. The facts the student's last review left (factsLeft) spare reading
+ * them again. `inLine`: it runs in the student's line (reviewLine), so it may start from the card the review before it left
+ * (leftInLine).
  */
 async function recordReviewAlone(
   db: Db,
@@ -134,13 +134,16 @@ async function recordReviewAlone(
   inLine: boolean,
 ): Promise<RecordedReview | undefined> {
   const window = readinessWindow(at, student.time_zone);
+  const day = studentDay(review.reviewedAt ?? at, student.time_zone);
+  const question: FactsQuestion = { ...window, dayStart: day.start, dayEnd: day.end };
   const id = randomUUID();
   let left = inLine ? takeLeft(student.user_id, review.card_id) : undefined;
+  let known = takeFacts(student.user_id, question);
   for (let tries = 0; tries < ALONE_TRIES; tries++) {
-    const read = left ?? (await readCardForReview(db, student.user_id, review.card_id, window.fromDate));
-    left = undefined;
+    const read = left ?? (await readCardForReview(db, student.user_id, review.card_id, question, !known));
+    const facts = read?.facts ?? known;
+    left = known = undefined;
     if (!read) return undefined;
-    if (read.readinessFollows) break;
     const { write, card } = await gradedReview(
       db,
       student,
@@ -151,17 +154,54 @@ async function recordReviewAlone(
       at,
       { studyDay: () => true, tells: true },
     );
-    const outcome = await writeGradedReviewAlone(db, write, { version: read.version, fromDate: window.fromDate });
-    // Nothing follows a review readiness does not follow (services/progress/progress.ts: nothing to move).
+    const reviewedAt = write.outcome.reviewed_at;
+    // The facts were asked about the review's day; a review placed just after the card's last (gradedReview) can
+    // fall on the next day, which they do not answer.
+    if (facts && !(reviewedAt >= day.start && reviewedAt < day.end)) break;
+    const reviewed: ReviewedFacts | undefined = facts && {
+      before: facts,
+      review: {
+        deck_id: read.card.deck_id,
+        before: memoryOf(read.card),
+        after: memoryOf(card),
+        in_window: reviewedAt >= window.since,
+      },
+    };
+    const after = reviewed && factsAfterUnmovingReview(at, reviewed);
+    const gate = { version: read.version, question, facts };
+    const outcome =
+      reviewed && !after
+        ? await movingReview(db, student, at, write, gate, reviewed)
+        : await writeGradedReviewAlone(db, write, gate);
     if ('written' in outcome) {
-      learnFollowed(student.user_id, false);
-      if (inLine && reviewLine.pending(student.user_id) > 1)
-        leftInLine.set(student.user_id, { ...read, card, version: outcome.version });
+      // Not after a move: the facts it recorded are not kept, and the next review reads them with the card.
+      if (inLine && reviewLine.pending(student.user_id) > 1 && (after || !reviewed))
+        leftInLine.set(student.user_id, { ...read, card, version: outcome.version, facts: undefined });
+      // This review studied its day: the next one of the day finds it studied.
+      if (after) keepFacts(student.user_id, question, { ...after, day_studied: true });
       return { review: outcome.written, card };
     }
-    if ('follows' in outcome) break;
   }
   return retriedTransaction(db, (trx) => recordLockedReview(trx, student, review, at));
+}
+
+/**
+ * A review that moves readiness, decided on facts read without locks: its statement first in a transaction (the gate
+ * takes the locks and checks the card and the facts), then the move, recorded from the same facts before the commit.
+ */
+async function movingReview(
+  db: Db,
+  student: Student,
+  at: Date,
+  write: GradedReviewWrite,
+  gate: Parameters<typeof writeGradedReviewAlone>[2],
+  reviewed: ReviewedFacts,
+) {
+  return retriedTransaction(db, async (trx) => {
+    const outcome = await writeGradedReviewAlone(trx, write, gate);
+    if ('written' in outcome) await progress(trx, student, at, { reviewed });
+    return outcome;
+  });
 }
 
 /** The card the review before in the student's line left, when it is this review's card; forgotten either way. */
@@ -169,6 +209,29 @@ function takeLeft(userId: string, cardId: string): CardToReview | undefined {
   const left = leftInLine.get(userId);
   leftInLine.delete(userId);
   return left?.card.id === cardId ? left : undefined;
+}
+
+/** The facts the student's last review left, when they answer this review's question; forgotten either way. */
+function takeFacts(userId: string, question: FactsQuestion): FactsBeforeReview | undefined {
+  const known = factsLeft.get(userId);
+  factsLeft.delete(userId);
+  return known && sameQuestion(known.question, question) ? known.facts : undefined;
+}
+
+function keepFacts(userId: string, question: FactsQuestion, facts: FactsBeforeReview): void {
+  factsLeft.set(userId, { question, facts });
+  if (factsLeft.size > FACTS_KEPT) factsLeft.delete(factsLeft.keys().next().value!);
+}
+
+function sameQuestion(a: FactsQuestion, b: FactsQuestion): boolean {
+  return (
+    a.fromDate === b.fromDate &&
+    a.limit === b.limit &&
+    a.zone === b.zone &&
+    a.since.getTime() === b.since.getTime() &&
+    a.dayStart.getTime() === b.dayStart.getTime() &&
+    a.dayEnd.getTime() === b.dayEnd.getTime()
+  );
 }
 
 /**
@@ -188,7 +251,6 @@ async function recordLockedReview(
   const locked = await lockCardForReview(trx, student.user_id, review.card_id, window.fromDate);
   if (!locked) return undefined;
   const { card } = locked;
-  learnFollowed(student.user_id, locked.readinessFollows);
   const { write, card: updated } = await gradedReview(
     trx,
     student,
@@ -204,7 +266,6 @@ async function recordLockedReview(
     // Nothing readiness follows (no upcoming exam, no state pushed): no move to compare for. Should an exam have come
     // while the review waited for the student's lock, the write says so, and readiness is compared in full.
     const { review: logged, readinessFollows } = await writeGradedReviewFollowed(trx, write, window.fromDate);
-    if (readinessFollows) learnFollowed(student.user_id, true);
     await progress(trx, student, at, { reviewed: readinessFollows ? undefined : null });
     return { review: logged, card: updated };
   }

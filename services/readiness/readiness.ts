@@ -122,12 +122,31 @@ export function readinessWindow(at: Date, zone: string) {
   return { fromDate: localDate(at, zone), limit: STREAMED_EXAMS, ...studyWindow(at, zone) };
 }
 
-async function recordMoves(trx: Db, student: Student, at: Date, facts: ReadinessComparison): Promise<void> {
+/**
+ * The facts after a graded review when the review moves no exam's readiness from what was last pushed, so that it has
+ * nothing to record (pure: the facts are the caller's, read before the review); undefined when it moves something, or
+ * when the facts do not hold the card as it was (readinessMovedByReview then reads them again).
+ */
+export function factsAfterUnmovingReview(at: Date, { before, review }: ReviewedFacts): ReadinessComparison | undefined {
+  const after = afterReview(before, review);
+  if (!after) return undefined;
+  const facts = { ...after, pushed: before.pushed };
+  const { moved, removed } = movesOf(facts, at);
+  return moved.length + removed.length === 0 ? facts : undefined;
+}
+
+/** The exams whose readiness at `at` differs from what was last pushed, and the pushed exams no longer shown. */
+function movesOf(facts: ReadinessComparison, at: Date) {
   const current = readinessStates(facts.exams, facts.study_days, at);
   const pushed = new Map(facts.pushed.map((row) => [row.exam_id, row.state as ExamReadinessState]));
   const moved = current.filter((state) => !sameState(pushed.get(state.exam_id), state));
   const shown = new Set(current.map((state) => state.exam_id));
   const removed = [...pushed.keys()].filter((examId) => !shown.has(examId));
+  return { moved, removed };
+}
+
+async function recordMoves(trx: Db, student: Student, at: Date, facts: ReadinessComparison): Promise<void> {
+  const { moved, removed } = movesOf(facts, at);
   // Nothing moved (the usual review): no version, so no write. Versions number moves, not calls; the student's lock
   // (taken by the caller's transaction) already orders this student's moves, so taking the version row only when
   // there is a move loses nothing.

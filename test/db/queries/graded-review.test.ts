@@ -12,11 +12,11 @@ import {
   type GradedReviewWrite,
 } from '../../../db/queries/graded-review.ts';
 import { connect, type Db } from '../../../db/connect.ts';
-import { insertExam } from '../../../db/queries/exams.ts';
-import { recordReadiness } from '../../../db/queries/readiness.ts';
+import { insertExam, replaceDeckLinks, replaceTaskLinks } from '../../../db/queries/exams.ts';
+import { recordReadiness, type FactsQuestion } from '../../../db/queries/readiness.ts';
 import { lockStudent, retriedTransaction } from '../../../db/student-transaction.ts';
 import { recordReview } from '../../../services/flashcards/reviews.ts';
-import { localDate } from '../../../domain/student-day.ts';
+import { localDate, studentDay } from '../../../domain/student-day.ts';
 import {
   completeTask,
   db,
@@ -59,6 +59,19 @@ function writeOf(userId: string, cardId: string, reviewedAt: Date): GradedReview
     studyDay: true,
     day,
     xp: { key: `review:${cardId}:${day}`, source: 'review', amount: 0, cap: 100, cappedSources: ['review'] },
+  };
+}
+
+/** What a review at `reviewedAt` asks of readiness's facts (as services/flashcards/reviews.ts asks it). */
+function questionOf(reviewedAt: Date): FactsQuestion {
+  const day = studentDay(reviewedAt, ZONE);
+  return {
+    fromDate: localDate(reviewedAt, ZONE),
+    limit: 5,
+    zone: ZONE,
+    since: new Date(reviewedAt.getTime() - 14 * 86_400_000),
+    dayStart: day.start,
+    dayEnd: day.end,
   };
 }
 
@@ -196,46 +209,90 @@ describe('graded review facts', () => {
   it('writes a review alone only on the card as it was read: nothing when another write moved it between', async () => {
     const student = await newStudent({ timeZone: ZONE });
     const card = (await newCard(student, await newDeck(student), at('2026-03-01T00:00:00Z'))).id;
-    const day = '2026-03-02';
+    const question = questionOf(at('2026-03-02T10:00:00Z'));
     const logged = async () =>
       (await db().selectFrom('flashcard_reviews').select('id').where('card_id', '=', card).execute()).length;
-    const read = await readCardForReview(db(), student, card, day);
+    const read = await readCardForReview(db(), student, card, question);
     assert.ok(read);
+    assert.equal(read.facts, undefined, 'readiness does not follow her: no facts read');
     const first = await writeGradedReviewAlone(db(), writeOf(student, card, at('2026-03-02T10:00:00Z')), {
       version: read.version,
-      fromDate: day,
+      question,
+      facts: undefined,
     });
     assert.ok('written' in first);
     // A second review computed from the same read: the card moved since, so it writes nothing at all.
     const stale = await writeGradedReviewAlone(db(), writeOf(student, card, at('2026-03-02T10:00:01Z')), {
       version: read.version,
-      fromDate: day,
+      question,
+      facts: undefined,
     });
     assert.deepEqual(stale, { moved: true });
     assert.equal(await logged(), 1);
-    const again = await readCardForReview(db(), student, card, day);
+    const again = await readCardForReview(db(), student, card, question);
     assert.notEqual(again!.version, read.version);
     const second = await writeGradedReviewAlone(db(), writeOf(student, card, at('2026-03-02T10:00:01Z')), {
       version: again!.version,
-      fromDate: day,
+      question,
+      facts: undefined,
     });
     assert.ok('written' in second);
     assert.equal(await logged(), 2);
   });
 
-  it('writes a review alone of a student readiness follows not at all: it belongs in a transaction', async () => {
+  it('writes a review alone of a student readiness follows only on the facts it was decided on, as the gate reads them', async () => {
     const student = await newStudent({ timeZone: ZONE });
-    const card = (await newCard(student, await newDeck(student), at('2026-03-01T00:00:00Z'))).id;
-    await newExam(student, '2026-03-10');
-    const read = await readCardForReview(db(), student, card, '2026-03-02');
-    assert.equal(read!.readinessFollows, true);
-    const outcome = await writeGradedReviewAlone(db(), writeOf(student, card, at('2026-03-02T10:00:00Z')), {
-      version: read!.version,
-      fromDate: '2026-03-02',
+    const deck = await newDeck(student);
+    const card = (await newCard(student, deck, at('2026-03-01T00:00:00Z'))).id;
+    await newCard(student, deck, at('2026-03-01T00:00:00Z'));
+    const exam = await newExam(student, '2026-03-10');
+    await replaceDeckLinks(db(), student, exam.id, [deck]);
+    const question = questionOf(at('2026-03-02T10:00:00Z'));
+    const logged = async () =>
+      (await db().selectFrom('flashcard_reviews').select('id').where('card_id', '=', card).execute()).length;
+    const read = await readCardForReview(db(), student, card, question);
+    assert.ok(read?.facts, 'an upcoming exam: readiness follows her, and the read brings its facts');
+    assert.equal(read.facts.exams.length, 1);
+    assert.equal(read.facts.exams[0]!.cards.length, 2);
+    // Without the facts, the gate does not know what the review was decided on: nothing is written.
+    const blind = await writeGradedReviewAlone(db(), writeOf(student, card, at('2026-03-02T10:00:00Z')), {
+      version: read.version,
+      question,
+      facts: undefined,
     });
-    assert.deepEqual(outcome, { follows: true });
-    const logged = await db().selectFrom('flashcard_reviews').select('id').where('card_id', '=', card).execute();
-    assert.equal(logged.length, 0);
+    assert.deepEqual(blind, { follows: true });
+    assert.equal(await logged(), 0);
+    // Another write changes the facts (a task linked to the exam and completed): the facts read before are stale.
+    const task = await newTask(student, at('2026-03-05T00:00:00Z'));
+    await replaceTaskLinks(db(), student, exam.id, [task.id]);
+    const stale = await writeGradedReviewAlone(db(), writeOf(student, card, at('2026-03-02T10:00:00Z')), {
+      version: read.version,
+      question,
+      facts: read.facts,
+    });
+    assert.deepEqual(stale, { follows: true });
+    assert.equal(await logged(), 0);
+    const again = await readCardForReview(db(), student, card, question);
+    assert.deepEqual(again!.facts!.exams[0]!.tasks, [{ task_id: task.id, completed: false }]);
+    const written = await writeGradedReviewAlone(db(), writeOf(student, card, at('2026-03-02T10:00:00Z')), {
+      version: again!.version,
+      question,
+      facts: again!.facts,
+    });
+    assert.ok('written' in written);
+    assert.equal(await logged(), 1);
+    // The exam removed: readiness no longer follows her, and facts that show it are refused all the same (a review
+    // decided on them might record a move for it).
+    const before = await readCardForReview(db(), student, card, question);
+    assert.ok(before?.facts);
+    await db().deleteFrom('exams').where('id', '=', exam.id).execute();
+    const gone = await writeGradedReviewAlone(db(), writeOf(student, card, at('2026-03-02T10:00:01Z')), {
+      version: before.version,
+      question,
+      facts: before.facts,
+    });
+    assert.ok(!('written' in gone), JSON.stringify(gone));
+    assert.equal(await logged(), 1);
   });
 
   describe('a review written alone that waited for the student (PostgreSQL)', () => {
@@ -270,7 +327,7 @@ describe('graded review facts', () => {
       const day = localDate(reviewedAt, ZONE);
       const other = connect({ databaseUrl: testDatabase().url! });
       after(() => other.destroy());
-      const read = await readCardForReview(db(), student, card, day);
+      const read = await readCardForReview(db(), student, card, questionOf(reviewedAt));
       const write = {
         ...writeOf(student, card, reviewedAt),
         xp: { ...writeOf(student, card, reviewedAt).xp, amount: 10 },
@@ -278,7 +335,12 @@ describe('graded review facts', () => {
       // The review's statement starts (its snapshot) before this award commits, and then waits for the student.
       const outcome = await whileWaiting(
         student,
-        () => writeGradedReviewAlone(other, write, { version: read!.version, fromDate: day }),
+        () =>
+          writeGradedReviewAlone(other, write, {
+            version: read!.version,
+            question: questionOf(reviewedAt),
+            facts: undefined,
+          }),
         (trx) =>
           trx
             .insertInto('xp_awards')
@@ -303,6 +365,53 @@ describe('graded review facts', () => {
         { award_key: 'earlier', amount: 95 },
         { award_key: write.xp.key, amount: 5 },
       ]);
+    });
+
+    it('decides a review of a student readiness follows on the facts as the writer it waited for left them', async () => {
+      const student = await newStudent({ timeZone: ZONE });
+      const deck = await newDeck(student);
+      const card = (await newCard(student, deck, at('2026-03-01T00:00:00Z'))).id;
+      const exam = await newExam(student, '2099-01-01');
+      await replaceDeckLinks(db(), student, exam.id, [deck]);
+      const task = await newTask(student, at('2099-01-01T00:00:00Z'));
+      await replaceTaskLinks(db(), student, exam.id, [task.id]);
+      const other = connect({ databaseUrl: testDatabase().url! });
+      after(() => other.destroy());
+      const reviewNow = () => {
+        const now = new Date();
+        return recordReview(
+          other,
+          { user_id: student, time_zone: ZONE },
+          { card_id: card, grade: 4, reviewedAt: undefined },
+          now,
+        );
+      };
+      await reviewNow(); // readiness's first move: the exam's state is pushed
+      const pushedState = async () =>
+        (
+          await db()
+            .selectFrom('exam_readiness')
+            .select('state')
+            .where('exam_id', '=', exam.id)
+            .executeTakeFirstOrThrow()
+        ).state as { readiness: { details: { tasks_completed: number } } };
+      assert.equal((await pushedState()).readiness.details.tasks_completed, 0);
+      // The second review reads the facts (the task open), finds that it moves nothing, and waits for the student while
+      // a writer completes the task without moving readiness itself: the gate must see the facts changed.
+      await whileWaiting(student, reviewNow, (trx) =>
+        trx
+          .updateTable('tasks')
+          .set({ status: 'completed', completed_at: new Date() })
+          .where('id', '=', task.id)
+          .execute(),
+      );
+      assert.equal(
+        (await pushedState()).readiness.details.tasks_completed,
+        1,
+        'the review compared readiness with the task completed',
+      );
+      const logged = await db().selectFrom('flashcard_reviews').select('id').where('card_id', '=', card).execute();
+      assert.equal(logged.length, 2, 'each review once');
     });
 
     it('compares readiness in full when an exam came meanwhile: the review runs in a transaction', async () => {

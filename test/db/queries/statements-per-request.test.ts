@@ -114,21 +114,22 @@ describe('statements per request (PostgreSQL)', function () {
     assert.equal(events.length, 2);
   });
 
-  it('POST a card review whose readiness did not move: four statements, no readiness version written', async () => {
+  it('POST a card review whose readiness did not move: two statements in autocommit, no readiness version written', async () => {
     const { api, alice, cardId } = await student();
     await api.post(`/api/flashcards/cards/${cardId}/reviews`).set(alice.headers).send({ grade: 2 }).expect(201);
     const sent = await statementsOf(() =>
       api.post(`/api/flashcards/cards/${cardId}/reviews`).set(alice.headers).send({ grade: 2 }).expect(201),
     );
     assert.ok(!sent.some((text) => text.includes('readiness_versions')), sent.join('\n'));
-    // Her first review told this process that readiness follows her (an upcoming exam), so this one runs in a
-    // transaction at once: begin, the student's lock with the card and its deck, the review's writes (card, log, study
-    // day, xp, and the card's event: card.updated, for the sync and webhooks) with what readiness compares, commit.
+    // Readiness follows her (an upcoming exam): the card read without locks brings readiness's facts, the review is
+    // found to move nothing, and the gate (the locks, the card's version and the facts checked) with the review's
+    // writes (card, log, study day, xp, and the card's event: card.updated, for the sync and webhooks) is one statement.
     assert.deepEqual(
       sent.map((text) => text.split(' ')[0]),
-      ['begin', 'select', 'with', 'commit'],
+      ['select', 'with'],
       sent.join('\n'),
     );
+    assert.match(sent[1]!, /^with "gate" as/, sent.join('\n'));
     const events = await testDatabase()
       .db.selectFrom('events')
       .select('type')
@@ -136,6 +137,33 @@ describe('statements per request (PostgreSQL)', function () {
       .where('type', '=', 'card.updated')
       .execute();
     assert.equal(events.length, 2);
+  });
+
+  it('POST a burst of reviews of one card readiness follows: one statement each after the first, none in vain', async () => {
+    const { api, alice, cardId } = await student();
+    await api.post(`/api/flashcards/cards/${cardId}/reviews`).set(alice.headers).send({ grade: 2 }).expect(201);
+    const burst = 4;
+    const sent = await statementsOf(() =>
+      Promise.all(
+        Array.from({ length: burst }, () =>
+          api.post(`/api/flashcards/cards/${cardId}/reviews`).set(alice.headers).send({ grade: 2 }).expect(201),
+        ),
+      ),
+    );
+    // In the student's line, each review after the first starts from the card and readiness's facts as the one
+    // before it left them (the facts with its review applied, in the gate's order): had the gate found them unequal
+    // to what it reads, the review would have read them again, a statement more.
+    assert.deepEqual(
+      sent.map((text) => text.split(' ')[0]),
+      ['select', ...Array.from({ length: burst }, () => 'with')],
+      sent.join('\n'),
+    );
+    const logged = await testDatabase()
+      .db.selectFrom('flashcard_reviews')
+      .select('id')
+      .where('card_id', '=', cardId)
+      .execute();
+    assert.equal(logged.length, burst + 1);
   });
 
   it("POST a review older than the card's last: one statement more, the read of the card's log", async () => {
@@ -172,15 +200,16 @@ describe('statements per request (PostgreSQL)', function () {
       .executeTakeFirstOrThrow();
     assert.equal(award.amount, 3);
     assert.equal(streak, 1);
-    // The first review moves readiness. Her first review in this process: the card's unlocked read says readiness
-    // follows her, so the review runs in a transaction, and what follows its write is the move (its version, states
-    // and milestones) and the commit.
+    // The first review moves readiness, as the card's unlocked read with readiness's facts tells before the write: the
+    // review's statement (its gate checking the facts under the locks) runs first in a transaction, and what follows
+    // its write is the move (its version, states and milestones), from the same facts, and the commit.
     assert.deepEqual(
-      sent.slice(0, 4).map((text) => text.split(' ')[0]),
-      ['select', 'begin', 'select', 'with'],
+      sent.slice(0, 3).map((text) => text.split(' ')[0]),
+      ['select', 'begin', 'with'],
       sent.join('\n'),
     );
-    assert.ok(sent[4]!.includes('readiness_versions'), sent.join('\n'));
+    assert.match(sent[2]!, /^with "gate" as/, sent.join('\n'));
+    assert.ok(sent[3]!.includes('readiness_versions'), sent.join('\n'));
     assert.equal(sent.at(-1), 'commit');
   });
 });
