@@ -6,10 +6,12 @@ import type { Db } from '../../db/connect.ts';
 import { insertEvent } from '../../db/queries/events.ts';
 import { insertExam } from '../../db/queries/exams.ts';
 import { insertCard, insertDeck } from '../../db/queries/flashcards.ts';
+import type { GradedReviewWrite } from '../../db/queries/graded-review.ts';
 import { insertClient, insertGrant } from '../../db/queries/oauth.ts';
 import { insertAccount } from '../../db/queries/profile.ts';
 import { insertTask, updateTask } from '../../db/queries/tasks.ts';
 import { deleteAccount } from '../../db/queries/users.ts';
+import { localDate } from '../../domain/student-day.ts';
 import { leaveEveryRoom } from '../../services/rooms/leaving.ts';
 import { insertEndpoint, type EndpointOwner } from '../../db/queries/webhooks.ts';
 import { testDatabase } from './shared-database.ts';
@@ -177,4 +179,31 @@ export async function newAppGrant(userId: string, scopes: string[]): Promise<{ c
     owner_user_id: null,
   });
   return { clientId, grantId: await insertGrant(db(), { client_id: clientId, user_id: userId, scopes }) };
+}
+
+/**
+ * The write of a graded review of `cardId` at `reviewedAt` (db/queries/graded-review.ts), as the service would make it
+ * for a student in `zone`: the card due a day later, no xp awarded.
+ */
+export function gradedReviewWrite(userId: string, cardId: string, reviewedAt: Date, zone: string): GradedReviewWrite {
+  const day = localDate(reviewedAt, zone);
+  const step = {
+    ease: 2.5,
+    repetitions: 0,
+    interval_days: 1,
+    next_due_at: new Date(reviewedAt.getTime() + 86_400_000),
+    fsrs_state: null,
+  };
+  return {
+    userId,
+    cardId,
+    reviewId: randomUUID(),
+    outcome: { grade: 2, reviewed_at: reviewedAt, ...step },
+    card: { ...step, last_reviewed_at: reviewedAt },
+    events: [],
+    at: reviewedAt,
+    studyDay: true,
+    day,
+    xp: { key: `review:${cardId}:${day}`, source: 'review', amount: 0, cap: 100, cappedSources: ['review'] },
+  };
 }

@@ -1,7 +1,6 @@
 // db/queries/graded-review.ts on the run's engine: whether a review's local day had study before it (what a readiness
 // move compares), read from the day's own instants in the student's zone.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { LAST_ACTIVE_STEP_SECONDS } from '../../../db/queries/streak.ts';
 import { lockCardForReview, readCardForReview } from '../../../db/queries/flashcards.ts';
@@ -9,7 +8,6 @@ import {
   writeGradedReviewAlone,
   writeGradedReviewFollowed,
   writeGradedReviewWithFacts,
-  type GradedReviewWrite,
 } from '../../../db/queries/graded-review.ts';
 import { connect, type Db } from '../../../db/connect.ts';
 import { insertExam, replaceDeckLinks, replaceTaskLinks } from '../../../db/queries/exams.ts';
@@ -27,6 +25,7 @@ import {
   newStudent,
   newTask,
   rolledBack,
+  gradedReviewWrite,
 } from '../../support/query-fixture.ts';
 import { testDatabase } from '../../support/shared-database.ts';
 
@@ -37,29 +36,6 @@ async function review(userId: string, cardId: string, reviewedAt: Date) {
   const facts = await reviewFacts(userId, cardId, reviewedAt);
   assert.ok(facts, 'a student with an upcoming exam: readiness follows');
   return facts.day_studied;
-}
-
-function writeOf(userId: string, cardId: string, reviewedAt: Date): GradedReviewWrite {
-  const day = localDate(reviewedAt, ZONE);
-  const step = {
-    ease: 2.5,
-    repetitions: 0,
-    interval_days: 1,
-    next_due_at: new Date(reviewedAt.getTime() + 86_400_000),
-    fsrs_state: null,
-  };
-  return {
-    userId,
-    cardId,
-    reviewId: randomUUID(),
-    outcome: { grade: 2, reviewed_at: reviewedAt, ...step },
-    card: { ...step, last_reviewed_at: reviewedAt },
-    events: [],
-    at: reviewedAt,
-    studyDay: true,
-    day,
-    xp: { key: `review:${cardId}:${day}`, source: 'review', amount: 0, cap: 100, cappedSources: ['review'] },
-  };
 }
 
 /** What a review at `reviewedAt` asks of readiness's facts (as services/flashcards/reviews.ts asks it). */
@@ -77,7 +53,7 @@ function questionOf(reviewedAt: Date): FactsQuestion {
 
 async function reviewFacts(userId: string, cardId: string, reviewedAt: Date) {
   const day = localDate(reviewedAt, ZONE);
-  const write = writeOf(userId, cardId, reviewedAt);
+  const write = gradedReviewWrite(userId, cardId, reviewedAt, ZONE);
   const { facts } = await writeGradedReviewWithFacts(db(), write, {
     fromDate: day,
     limit: 5,
@@ -155,7 +131,11 @@ describe('graded review facts', () => {
     const follows = async (reviewedAt: Date) => {
       const day = localDate(reviewedAt, ZONE);
       const locked = await rolledBack(db(), (trx) => lockCardForReview(trx, student, card, day));
-      const { readinessFollows } = await writeGradedReviewFollowed(db(), writeOf(student, card, reviewedAt), day);
+      const { readinessFollows } = await writeGradedReviewFollowed(
+        db(),
+        gradedReviewWrite(student, card, reviewedAt, ZONE),
+        day,
+      );
       assert.equal(locked?.readinessFollows, readinessFollows, 'the card read and the write agree');
       return readinessFollows;
     };
@@ -215,27 +195,39 @@ describe('graded review facts', () => {
     const read = await readCardForReview(db(), student, card, question);
     assert.ok(read);
     assert.equal(read.facts, undefined, 'readiness does not follow her: no facts read');
-    const first = await writeGradedReviewAlone(db(), writeOf(student, card, at('2026-03-02T10:00:00Z')), {
-      version: read.version,
-      question,
-      facts: undefined,
-    });
+    const first = await writeGradedReviewAlone(
+      db(),
+      gradedReviewWrite(student, card, at('2026-03-02T10:00:00Z'), ZONE),
+      {
+        version: read.version,
+        question,
+        facts: undefined,
+      },
+    );
     assert.ok('written' in first);
     // A second review computed from the same read: the card moved since, so it writes nothing at all.
-    const stale = await writeGradedReviewAlone(db(), writeOf(student, card, at('2026-03-02T10:00:01Z')), {
-      version: read.version,
-      question,
-      facts: undefined,
-    });
+    const stale = await writeGradedReviewAlone(
+      db(),
+      gradedReviewWrite(student, card, at('2026-03-02T10:00:01Z'), ZONE),
+      {
+        version: read.version,
+        question,
+        facts: undefined,
+      },
+    );
     assert.deepEqual(stale, { moved: true });
     assert.equal(await logged(), 1);
     const again = await readCardForReview(db(), student, card, question);
     assert.notEqual(again!.version, read.version);
-    const second = await writeGradedReviewAlone(db(), writeOf(student, card, at('2026-03-02T10:00:01Z')), {
-      version: again!.version,
-      question,
-      facts: undefined,
-    });
+    const second = await writeGradedReviewAlone(
+      db(),
+      gradedReviewWrite(student, card, at('2026-03-02T10:00:01Z'), ZONE),
+      {
+        version: again!.version,
+        question,
+        facts: undefined,
+      },
+    );
     assert.ok('written' in second);
     assert.equal(await logged(), 2);
   });
@@ -255,30 +247,42 @@ describe('graded review facts', () => {
     assert.equal(read.facts.exams.length, 1);
     assert.equal(read.facts.exams[0]!.cards.length, 2);
     // Without the facts, the gate does not know what the review was decided on: nothing is written.
-    const blind = await writeGradedReviewAlone(db(), writeOf(student, card, at('2026-03-02T10:00:00Z')), {
-      version: read.version,
-      question,
-      facts: undefined,
-    });
+    const blind = await writeGradedReviewAlone(
+      db(),
+      gradedReviewWrite(student, card, at('2026-03-02T10:00:00Z'), ZONE),
+      {
+        version: read.version,
+        question,
+        facts: undefined,
+      },
+    );
     assert.deepEqual(blind, { follows: true });
     assert.equal(await logged(), 0);
     // Another write changes the facts (a task linked to the exam and completed): the facts read before are stale.
     const task = await newTask(student, at('2026-03-05T00:00:00Z'));
     await replaceTaskLinks(db(), student, exam.id, [task.id]);
-    const stale = await writeGradedReviewAlone(db(), writeOf(student, card, at('2026-03-02T10:00:00Z')), {
-      version: read.version,
-      question,
-      facts: read.facts,
-    });
+    const stale = await writeGradedReviewAlone(
+      db(),
+      gradedReviewWrite(student, card, at('2026-03-02T10:00:00Z'), ZONE),
+      {
+        version: read.version,
+        question,
+        facts: read.facts,
+      },
+    );
     assert.deepEqual(stale, { follows: true });
     assert.equal(await logged(), 0);
     const again = await readCardForReview(db(), student, card, question);
     assert.deepEqual(again!.facts!.exams[0]!.tasks, [{ task_id: task.id, completed: false }]);
-    const written = await writeGradedReviewAlone(db(), writeOf(student, card, at('2026-03-02T10:00:00Z')), {
-      version: again!.version,
-      question,
-      facts: again!.facts,
-    });
+    const written = await writeGradedReviewAlone(
+      db(),
+      gradedReviewWrite(student, card, at('2026-03-02T10:00:00Z'), ZONE),
+      {
+        version: again!.version,
+        question,
+        facts: again!.facts,
+      },
+    );
     assert.ok('written' in written);
     assert.equal(await logged(), 1);
     // The exam removed: readiness no longer follows her, and facts that show it are refused all the same (a review
@@ -286,11 +290,15 @@ describe('graded review facts', () => {
     const before = await readCardForReview(db(), student, card, question);
     assert.ok(before?.facts);
     await db().deleteFrom('exams').where('id', '=', exam.id).execute();
-    const gone = await writeGradedReviewAlone(db(), writeOf(student, card, at('2026-03-02T10:00:01Z')), {
-      version: before.version,
-      question,
-      facts: before.facts,
-    });
+    const gone = await writeGradedReviewAlone(
+      db(),
+      gradedReviewWrite(student, card, at('2026-03-02T10:00:01Z'), ZONE),
+      {
+        version: before.version,
+        question,
+        facts: before.facts,
+      },
+    );
     assert.ok(!('written' in gone), JSON.stringify(gone));
     assert.equal(await logged(), 1);
   });
@@ -329,8 +337,8 @@ describe('graded review facts', () => {
       after(() => other.destroy());
       const read = await readCardForReview(db(), student, card, questionOf(reviewedAt));
       const write = {
-        ...writeOf(student, card, reviewedAt),
-        xp: { ...writeOf(student, card, reviewedAt).xp, amount: 10 },
+        ...gradedReviewWrite(student, card, reviewedAt, ZONE),
+        xp: { ...gradedReviewWrite(student, card, reviewedAt, ZONE).xp, amount: 10 },
       };
       // The review's statement starts (its snapshot) before this award commits, and then waits for the student.
       const outcome = await whileWaiting(

@@ -5,17 +5,16 @@
 // Should one of them change without the other, the review would be decided on facts its gate never sees as equal
 // (every review of a student readiness follows would start over, then run in a transaction), or worse, on other facts.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { replaceDeckLinks, replaceTaskLinks } from '../../../db/queries/exams.ts';
-import { writeGradedReviewWithFacts, type GradedReviewWrite } from '../../../db/queries/graded-review.ts';
+import { writeGradedReviewWithFacts } from '../../../db/queries/graded-review.ts';
 import {
   readinessFacts,
   readinessFollows,
   recordReadiness,
   type FactsBeforeReview,
 } from '../../../db/queries/readiness.ts';
-import { localDate, studentDay } from '../../../domain/student-day.ts';
+import { studentDay } from '../../../domain/student-day.ts';
 import {
   completeTask,
   db,
@@ -27,35 +26,12 @@ import {
   newTask,
   reviewCard,
   rolledBack,
+  gradedReviewWrite,
 } from '../../support/query-fixture.ts';
 
 const ZONE = 'America/New_York'; // UTC-5 in winter: 05:00Z starts the local day
 const DAY_MS = 86_400_000;
 const at = (iso: string) => new Date(iso);
-
-/** A review of `cardId` at `reviewedAt`, to ask the queries' definition (which reads the facts in the review's write). */
-function reviewOf(userId: string, cardId: string, reviewedAt: Date): GradedReviewWrite {
-  const day = localDate(reviewedAt, ZONE);
-  const step = {
-    ease: 2.5,
-    repetitions: 1,
-    interval_days: 1,
-    next_due_at: new Date(reviewedAt.getTime() + DAY_MS),
-    fsrs_state: null,
-  };
-  return {
-    userId,
-    cardId,
-    reviewId: randomUUID(),
-    outcome: { grade: 4, reviewed_at: reviewedAt, ...step },
-    card: { ...step, last_reviewed_at: reviewedAt },
-    events: [],
-    at: reviewedAt,
-    studyDay: true,
-    day,
-    xp: { key: `review:${cardId}:${day}`, source: 'review', amount: 0, cap: 100, cappedSources: ['review'] },
-  };
-}
 
 /** Both definitions' answers for a review of `cardId` at `reviewedAt`, with exams from `fromDate`, at most `limit`. */
 async function bothAnswers(userId: string, cardId: string, reviewedAt: Date, fromDate: string, limit: number) {
@@ -63,7 +39,12 @@ async function bothAnswers(userId: string, cardId: string, reviewedAt: Date, fro
   const day = studentDay(reviewedAt, ZONE);
   // The queries' answer is the statement of a review's write: rolled back, so that every question sees the same data.
   const { facts: queries } = await rolledBack(db(), (trx) =>
-    writeGradedReviewWithFacts(trx, reviewOf(userId, cardId, reviewedAt), { fromDate, limit, zone: ZONE, since }),
+    writeGradedReviewWithFacts(trx, gradedReviewWrite(userId, cardId, reviewedAt, ZONE), {
+      fromDate,
+      limit,
+      zone: ZONE,
+      since,
+    }),
   );
   const { rows } = await sql<{ facts: FactsBeforeReview }>`select ${readinessFacts({
     userId,
@@ -167,38 +148,17 @@ describe('readiness facts: the queries and readiness_facts give the same answers
 
   it('tells whether readiness follows a student as graded_review_gate does', async () => {
     const fromDate = '2026-03-05';
+    /** An exam passed before `fromDate`, with `state` recorded as last pushed (null: a tombstone). */
+    const pushedOfPassedExam = async (student: string, state: { percent: number } | null) => {
+      const exam = await newExam(student, '2026-03-01');
+      await recordReadiness(db(), { exam_id: exam.id, user_id: student, version: 1, state, moved_at: at(fromDate) });
+    };
     const cases: Array<[string, (student: string) => Promise<unknown>, boolean]> = [
       ['no exam, nothing pushed', async () => {}, false],
       ['a past exam only', (student) => newExam(student, '2026-03-04'), false],
       ['an exam that day', (student) => newExam(student, fromDate), true],
-      [
-        'a tombstone only',
-        async (student) => {
-          const exam = await newExam(student, '2026-03-01');
-          await recordReadiness(db(), {
-            exam_id: exam.id,
-            user_id: student,
-            version: 1,
-            state: null,
-            moved_at: at(fromDate),
-          });
-        },
-        false,
-      ],
-      [
-        "a passed exam's state still pushed",
-        async (student) => {
-          const exam = await newExam(student, '2026-03-01');
-          await recordReadiness(db(), {
-            exam_id: exam.id,
-            user_id: student,
-            version: 1,
-            state: { percent: 1 },
-            moved_at: at(fromDate),
-          });
-        },
-        true,
-      ],
+      ['a tombstone only', (student) => pushedOfPassedExam(student, null), false],
+      ["a passed exam's state still pushed", (student) => pushedOfPassedExam(student, { percent: 1 }), true],
     ];
     for (const [name, given, follows] of cases) {
       const student = await newStudent({ timeZone: ZONE });
