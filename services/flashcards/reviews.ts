@@ -95,8 +95,15 @@ const leftInLine = new Map<string, CardToReview>();
  * session is card after card), reads its card only, and the gate checks these facts as it checks facts read with the
  * card. Wrong facts (another process's write, a day gone by) cost the review one try. Bounded by forgetting the oldest.
  */
-const factsLeft = new Map<string, { question: FactsQuestion; facts: FactsBeforeReview }>();
+const factsLeft = new Map<string, { question: FactsQuestion; facts: FactsBeforeReview; cards: number }>();
 const FACTS_KEPT = 1_000;
+/**
+ * The facts hold every card of the exams' decks: bounded by students alone, a thousand students with large decks would
+ * hold millions of cards. So the cards held in all are bounded too (a card's memory is two numbers), and facts over the
+ * bound are not kept at all: that student's next review reads them again, as it would have without this memory.
+ */
+const CARDS_KEPT = 200_000;
+let cardsKept = 0;
 
 /**
  * One review of the student's card; undefined when the student has no card with this id (nothing is written). In a
@@ -213,14 +220,26 @@ function takeLeft(userId: string, cardId: string): CardToReview | undefined {
 
 /** The facts the student's last review left, when they answer this review's question; forgotten either way. */
 function takeFacts(userId: string, question: FactsQuestion): FactsBeforeReview | undefined {
-  const known = factsLeft.get(userId);
-  factsLeft.delete(userId);
+  const known = forgetFacts(userId);
   return known && sameQuestion(known.question, question) ? known.facts : undefined;
 }
 
 function keepFacts(userId: string, question: FactsQuestion, facts: FactsBeforeReview): void {
-  factsLeft.set(userId, { question, facts });
-  if (factsLeft.size > FACTS_KEPT) factsLeft.delete(factsLeft.keys().next().value!);
+  forgetFacts(userId);
+  const cards = facts.exams.reduce((sum, exam) => sum + exam.cards.length, 0);
+  if (cards > CARDS_KEPT) return;
+  while (factsLeft.size >= FACTS_KEPT || cardsKept + cards > CARDS_KEPT) forgetFacts(factsLeft.keys().next().value!);
+  factsLeft.set(userId, { question, facts, cards });
+  cardsKept += cards;
+}
+
+function forgetFacts(userId: string) {
+  const known = factsLeft.get(userId);
+  if (known) {
+    factsLeft.delete(userId);
+    cardsKept -= known.cards;
+  }
+  return known;
 }
 
 function sameQuestion(a: FactsQuestion, b: FactsQuestion): boolean {
