@@ -19,10 +19,16 @@ export function onPrincipalsCommitted(db: Db, listener: Listener): void {
   committedHere.set(db, (committedHere.get(db) ?? new Set<Listener>()).add(listener));
 }
 
+/** The accounts each open transaction of `changingPrincipals` changed, to tell this process's listeners at its commit. */
+const changedIn = new WeakMap<Db, string[]>();
+
 /**
- * Runs `change` in `db`'s transaction (or a new one) and, for each account it reports through `changed`, notifies
- * PRINCIPALS_CHANNEL within that transaction: sent with its commit, never for a rollback. In a transaction of its
- * own it also tells this process's listeners once it has committed; in the caller's, the NOTIFY alone carries it.
+ * Runs `change` in a new transaction of `db` and, for each account it reports through `changed`, notifies
+ * PRINCIPALS_CHANNEL within that transaction (sent with its commit, never for a rollback), and tells this process's
+ * listeners once it has committed. Called with a transaction that `changingPrincipals` opened (a payment that changes
+ * the plan among other writes), it joins it: the accounts are told at that transaction's commit. Any other
+ * transaction is refused: its commit is not ours to see, so this process could answer the next request with what it
+ * kept from before the change, until the NOTIFY came back to it.
  */
 export async function changingPrincipals<T>(
   db: Db,
@@ -33,9 +39,16 @@ export async function changingPrincipals<T>(
       accounts.push(userId);
       await notifyOnCommit(trx, PRINCIPALS_CHANNEL, userId);
     });
-  if (db.isTransaction) return run(db, []);
+  if (db.isTransaction) {
+    const accounts = changedIn.get(db);
+    if (!accounts) throw new Error('changingPrincipals joins only a transaction that changingPrincipals opened');
+    return run(db, accounts);
+  }
   const accounts: string[] = [];
-  const result = await db.transaction().execute((trx) => run(trx, accounts));
+  const result = await db.transaction().execute((trx) => {
+    changedIn.set(trx, accounts);
+    return run(trx, accounts);
+  });
   for (const listener of committedHere.get(db) ?? []) for (const userId of accounts) listener(userId);
   return result;
 }

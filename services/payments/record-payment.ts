@@ -8,6 +8,7 @@ import {
   type NewPayment,
   type PaymentRow,
 } from '../../db/queries/payments.ts';
+import { changingPrincipals } from '../../db/queries/principal-changes.ts';
 import { lockAccountPlan, setPlan } from '../../db/queries/users.ts';
 import type { components } from '../../generated/general/types.ts';
 import { emitEvent } from '../events/emit.ts';
@@ -23,7 +24,8 @@ export interface RecordedPayment {
 
 /** Throws PlanChangeError when the payment cannot change the plan (a contract payment without agreed limits). */
 export async function recordPayment(db: Db, payment: NewPayment, now: Date): Promise<RecordedPayment> {
-  return db.transaction().execute(async (trx) => {
+  // Opened by changingPrincipals, so that this process drops the account's principals as the plan commits.
+  return changingPrincipals(db, async (trx) => {
     // Locked first, so concurrent payments of one account change its plan one after the other.
     const account = await lockAccountPlan(trx, payment.user_id);
     if (!account) throw new Error(`account ${payment.user_id} vanished while its payment was recorded`);
