@@ -11,6 +11,13 @@
 // PGlite's query and its transactions' (prepareStatementsOn). Through a transaction-mode connection pooler this needs
 // one that keeps prepared statements per client (PgBouncer >= 1.21, max_prepared_statements); behind an older one,
 // DATABASE_PREPARED_STATEMENTS=off (the default with DATABASE_POOLER=transaction) sends every query unnamed.
+//
+// A named statement is planned for its values at each of its first five runs; PostgreSQL then keeps one generic plan
+// for it only while that plan's estimated cost is below the average of those custom plans. Where planner statistics
+// show one student owning many times another's rows (a large account among few students), the generic plan's
+// estimate is an average student's, above a small student's custom plan, and every run is planned again: for the daily
+// loop's statement (some 25 relations) that planning cost more than running it, on both engines. A statement marked
+// `plan: 'generic'` always runs its generic plan: plan_cache_mode is set for its run alone, in the same exchange.
 import { parse as pgliteResults, protocol, type PGlite, type Results, type Transaction } from '@electric-sql/pglite';
 import type { Compilable, CompiledQuery, Kysely, RawBuilder } from 'kysely';
 import pg from 'pg';
@@ -21,6 +28,24 @@ const MAX_NAMED_STATEMENTS = 500;
 /** Statement text -> name, shared by every connection of the process (each connection parses a name once). */
 const names = new Map<string, string>();
 
+/** The names of the statements that run their generic plan whatever the statistics say (PreparedOptions.plan). */
+const genericPlans = new Set<string>();
+
+export interface PreparedOptions {
+  /**
+   * 'generic': the statement always runs the plan made once without its values, never one made for each run's values.
+   * For a statement whose every read goes through an index of the student's rows, whatever the student: a plan made
+   * for the values would pick the same indexes, and making it costs more than running it.
+   */
+  plan?: 'generic';
+}
+
+/** Run before and after a statement with PreparedOptions.plan 'generic', in its exchange: a SET is undone by a rollback. */
+const GENERIC_PLAN = {
+  on: { name: 'generic_plan_on', text: 'set plan_cache_mode = force_generic_plan' },
+  off: { name: 'generic_plan_off', text: 'reset plan_cache_mode' },
+};
+
 /** SQLSTATE 0A000 with this message: a table's columns changed type under a prepared statement (a migration). */
 const RESULT_TYPE_CHANGED = 'cached plan must not change result type';
 
@@ -28,10 +53,14 @@ const RESULT_TYPE_CHANGED = 'cached plan must not change result type';
 export async function executePrepared<R>(
   db: Pick<Kysely<any>, 'executeQuery' | 'getExecutor'>,
   query: Compilable<R> | RawBuilder<R> | CompiledQuery<R>,
+  options: PreparedOptions = {},
 ): Promise<R[]> {
   const compiled = 'isRawBuilder' in query ? query.compile(db) : 'compile' in query ? query.compile() : query;
-  if (!names.has(compiled.sql) && names.size < MAX_NAMED_STATEMENTS)
-    names.set(compiled.sql, `prepared_${names.size + 1}`);
+  if (!names.has(compiled.sql) && names.size < MAX_NAMED_STATEMENTS) {
+    const name = `prepared_${names.size + 1}`;
+    names.set(compiled.sql, name);
+    if (options.plan === 'generic') genericPlans.add(name);
+  }
   return (await db.executeQuery(compiled)).rows;
 }
 
@@ -49,6 +78,7 @@ class Placeholder {
 export function compiledOnce<V extends object, R>(
   keys: ReadonlyArray<NoInfer<keyof V & string>>,
   build: (db: Kysely<any>, values: V) => Compilable<R>,
+  options: PreparedOptions = {},
 ) {
   const byDialect = new Map<unknown, CompiledQuery<R>>();
   return async (db: Kysely<any>, values: V): Promise<R[]> => {
@@ -67,7 +97,7 @@ export function compiledOnce<V extends object, R>(
     const parameters = template.parameters.map((parameter) =>
       parameter instanceof Placeholder ? values[parameter.key as keyof V] : parameter,
     );
-    return executePrepared(db, { ...template, parameters });
+    return executePrepared(db, { ...template, parameters }, options);
   };
 }
 
@@ -87,7 +117,7 @@ export class PreparingClient extends pg.Client {
   private async executeNamed(name: string, text: string, values: unknown[] | undefined) {
     if (this.stale.delete(name)) await this.forget(name);
     try {
-      return await super.query({ name, text, values });
+      return await this.run(name, text, values);
     } catch (error) {
       if ((error as Error).message !== RESULT_TYPE_CHANGED) throw error;
       // The statement stays broken on this connection until it is prepared again: drop it and run the query once
@@ -99,8 +129,20 @@ export class PreparingClient extends pg.Client {
         this.stale.add(name);
         throw error;
       }
-      return await super.query({ name, text, values });
+      return await this.run(name, text, values);
     }
+  }
+
+  private run(name: string, text: string, values: unknown[] | undefined): Promise<pg.QueryResult> {
+    if (!genericPlans.has(name)) return super.query({ name, text, values });
+    return new Promise((resolve, reject) => {
+      const query = new GenericPlanQuery({ name, text, values }, (error, results) => {
+        if (error) reject(error);
+        // The SET's result, the statement's, the RESET's.
+        else resolve((results as unknown as pg.QueryResult[])[1]!);
+      });
+      super.query(query);
+    });
   }
 
   private async forget(name: string) {
@@ -108,6 +150,48 @@ export class PreparingClient extends pg.Client {
     delete (this as unknown as { connection: { parsedStatements: Record<string, string> } }).connection
       .parsedStatements[name];
   }
+}
+
+/** pg's Query as it sends an extended-protocol query (its own methods, not in its types). */
+interface ExtendedQuery {
+  prepare(connection: PgConnection): void;
+  _getRows(connection: PgConnection, rows: number | undefined): void;
+}
+
+interface PgConnection {
+  parse(message: { text: string; name?: string }): void;
+  bind(message: { values?: unknown[] }): void;
+  execute(message: { rows?: number }): void;
+  sync(): void;
+}
+
+/**
+ * A named statement run by pg under plan_cache_mode = force_generic_plan, in one exchange (one Sync, so one implicit
+ * transaction, or the caller's): the SET, the statement, the RESET (those two unnamed). Its results are the three's.
+ */
+class GenericPlanQuery extends pg.Query {
+  constructor(config: pg.QueryConfig, callback: (error: Error | undefined, results: pg.ResultBuilder) => void) {
+    super(config, callback);
+    const query = this as unknown as ExtendedQuery;
+    const prepare = query.prepare.bind(this);
+    query.prepare = (connection) => {
+      unnamed(connection, GENERIC_PLAN.on.text);
+      prepare(connection);
+    };
+    // pg's sends the statement's Execute and then the Sync: the RESET goes between them. Kysely reads every statement
+    // whole (no `rows`, which would page it through here).
+    query._getRows = (connection) => {
+      connection.execute({});
+      unnamed(connection, GENERIC_PLAN.off.text);
+      connection.sync();
+    };
+  }
+}
+
+function unnamed(connection: PgConnection, text: string) {
+  connection.parse({ text });
+  connection.bind({});
+  connection.execute({});
 }
 
 type Serializer = (value: unknown) => string;
@@ -144,6 +228,11 @@ export function prepareStatementsOn(pglite: PGlite): void {
     parsed.set(name, types);
     return types;
   };
+  /** Bind and Execute of a named statement without parameters. */
+  const run = async ({ name, text }: { name: string; text: string }) => {
+    if (!parsed.has(name)) await prepare(name, text);
+    return [protocol.serialize.bind({ statement: name }), protocol.serialize.execute({})];
+  };
   const execute = async (name: string, text: string, params: readonly unknown[]) => {
     const types = parsed.get(name) ?? (await prepare(name, text));
     const values = params.map((value, i) => {
@@ -151,12 +240,19 @@ export function prepareStatementsOn(pglite: PGlite): void {
       const serialize = pglite.serializers[types[i]!] as Serializer | undefined;
       return serialize ? serialize(value) : String(value);
     });
-    const answer = await send([
+    const statement = [
       protocol.serialize.bind({ statement: name, values }),
       protocol.serialize.describe({ type: 'P' }),
       protocol.serialize.execute({}),
-    ]);
-    return pgliteResults.parseResults(answer, pglite.parsers, { rowMode: 'object' })[0]!;
+    ];
+    if (!genericPlans.has(name)) {
+      const answer = await send(statement);
+      return pgliteResults.parseResults(answer, pglite.parsers, { rowMode: 'object' })[0]!;
+    }
+    // One exchange, so one implicit transaction (or the caller's): a failure undoes the SET with the rest.
+    const answer = await send([...(await run(GENERIC_PLAN.on)), ...statement, ...(await run(GENERIC_PLAN.off))]);
+    // The SET's result, the statement's, the RESET's.
+    return pgliteResults.parseResults(answer, pglite.parsers, { rowMode: 'object' })[1]!;
   };
   /** Whether `error` says the statement's result type changed; then it is prepared again at its next use. */
   const forgetChanged = (name: string, error: unknown) => {

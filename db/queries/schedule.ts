@@ -47,7 +47,7 @@ const TASK_TEXT_COLUMNS = TASK_COLUMNS.filter(
   (column) => !['due_at', 'completed_at', 'created_at', 'updated_at'].includes(column),
 ) as Array<Exclude<(typeof TASK_COLUMNS)[number], 'due_at' | 'completed_at' | 'created_at' | 'updated_at'>>;
 
-// Built and compiled once (db/prepared-statements.ts), like the daily loop's statement.
+// Built and compiled once (db/prepared-statements.ts), and run with its generic plan, like the daily loop's statement.
 const weekFacts = compiledOnce(
   ['userId', 'from', 'to', 'firstDate', 'lastDate', 'today', 'zone', 'seriesLimit'],
   (db: Db, v: WeekRange & { userId: string }) =>
@@ -90,6 +90,7 @@ const weekFacts = compiledOnce(
         cardsDueBefore(db, v.userId, v.to, v.zone).where(sql<boolean>`${v.today}::date <= ${v.lastDate}::date`),
       ).as('cards'),
     ]),
+  { plan: 'generic' },
 );
 
 function tasksDueBetween(db: Db, userId: string, from: Date, to: Date) {

@@ -87,7 +87,9 @@ interface LoopValues {
 }
 
 // Built and compiled once (db/prepared-statements.ts): Kysely's building and compiling of this statement cost more of
-// the loop's CPU than PostgreSQL's running of it.
+// the loop's CPU than PostgreSQL's running of it. Its generic plan always: planning its ~25 relations for each run's
+// values, which PostgreSQL does when statistics show a large account among few students, cost more than running it
+// (docs/performance.md, "The loop and the week planned on every request").
 const dailyLoopFacts = compiledOnce(
   ['userId', 'now', 'today', 'start', 'end', 'zone', 'since'],
   (db: Db, v: LoopValues) => {
@@ -140,4 +142,5 @@ const dailyLoopFacts = compiledOnce(
       studyDays(db, v.userId, { zone: v.zone, since: v.since }).as('study_days'),
     ]);
   },
+  { plan: 'generic' },
 );

@@ -1,5 +1,6 @@
 // Named prepared statements (db/prepared-statements.ts), on both engines: the same rows as an unnamed statement, a
-// statement prepared once per connection, which outlives a migration that changes a column's type.
+// statement prepared once per connection, which outlives a migration that changes a column's type, and one marked
+// `plan: 'generic'` run with its generic plan where PostgreSQL would plan it again on every run.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
@@ -114,5 +115,81 @@ describe('prepared statements', () => {
         await assert.rejects(inTransaction(), { message: 'cached plan must not change result type' });
         assert.deepEqual((await inTransaction()).at(-1), { id: 3, value: 30 });
       });
+  });
+
+  describe("plan: 'generic'", () => {
+    // One owner holds 9,000 rows and 100 others 10 each: with these statistics the generic plan's estimate for an
+    // owner is an average one's (~99 rows), a custom plan's for a small owner 10, so PostgreSQL plans the statement
+    // again for every run (a large account among few students, as the daily loop met it).
+    const skewed = `prepared_statement_skew_${randomBytes(4).toString('hex')}`;
+    type Skewed = Kysely<Record<string, { id: number; owner: number; value: number }>>;
+    const of = (connection: Kysely<any>) => connection as unknown as Skewed;
+    const byOwner = (connection: Kysely<any>, owner: number, column: 'id' | 'value') =>
+      of(connection).selectFrom(skewed).select(['id', column]).where('owner', '=', owner).orderBy('id');
+    const plans = async (connection: Kysely<any>, query: { compile(): { sql: string } }) => {
+      const { rows } = await sql<{ generic_plans: number; custom_plans: number }>`
+        select generic_plans::int, custom_plans::int from pg_prepared_statements
+        where statement = ${query.compile().sql}`.execute(connection);
+      return rows[0];
+    };
+    const planCacheMode = async (connection: Kysely<any>) =>
+      (await sql<{ plan_cache_mode: string }>`show plan_cache_mode`.execute(connection)).rows[0]!.plan_cache_mode;
+
+    before(async () => {
+      await sql`create table ${sql.table(skewed)} (id int primary key, owner int not null, value int not null)`.execute(
+        db(),
+      );
+      await sql`create index on ${sql.table(skewed)} (owner)`.execute(db());
+      await sql`insert into ${sql.table(skewed)}
+        select n, case when n <= 9000 then 0 else n % 100 + 1 end, n from generate_series(1, 10000) n`.execute(db());
+      await sql`analyze ${sql.table(skewed)}`.execute(db());
+    });
+    after(() => sql`drop table ${sql.table(skewed)}`.execute(db()));
+
+    it('runs its generic plan where PostgreSQL plans the unmarked statement for every run, with the same rows', async () => {
+      await db()
+        .connection()
+        .execute(async (connection) => {
+          for (let run = 0; run < 8; run++) await executePrepared(connection, byOwner(connection, 1, 'id'));
+          assert.deepEqual(await plans(connection, byOwner(connection, 1, 'id')), {
+            generic_plans: 0,
+            custom_plans: 8,
+          });
+
+          // Another text than the statement's (one text is one statement, named or not).
+          const { rows: expected } = await sql`
+            select id, value from ${sql.table(skewed)} where owner = 1 order by id`.execute(connection);
+          for (let run = 0; run < 8; run++) {
+            const rows = await executePrepared(connection, byOwner(connection, 1, 'value'), { plan: 'generic' });
+            assert.deepEqual(rows, expected);
+          }
+          assert.deepEqual(await plans(connection, byOwner(connection, 1, 'value')), {
+            generic_plans: 8,
+            custom_plans: 0,
+          });
+          assert.equal(await planCacheMode(connection), 'auto');
+        });
+    });
+
+    it('leaves plan_cache_mode as it was after a failure, and inside a transaction', async () => {
+      const failing = (connection: Kysely<any>) =>
+        of(connection)
+          .selectFrom(skewed)
+          .select(sql<number>`1 / (value - 10000)`.as('share'))
+          .where('owner', '=', 1);
+      await db()
+        .connection()
+        .execute(async (connection) => {
+          await assert.rejects(executePrepared(connection, failing(connection), { plan: 'generic' }), {
+            code: '22012',
+          });
+          assert.equal(await planCacheMode(connection), 'auto');
+          await connection.transaction().execute(async (trx) => {
+            const rows = await executePrepared(trx, byOwner(trx, 2, 'value'), { plan: 'generic' });
+            assert.equal(rows.length, 10);
+            assert.equal(await planCacheMode(trx), 'auto');
+          });
+        });
+    });
   });
 });
