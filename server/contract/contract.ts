@@ -38,13 +38,35 @@ export function routedMethod(method: string): string {
 }
 
 /** The contract of a surface, from its bundled spec in generated/. */
-export function loadSurfaceContract(surface: Surface): Promise<Contract> {
-  return loadContract(JSON.parse(readFileSync(bundledSpecFile(surface), 'utf8')));
+export async function loadSurfaceContract(surface: Surface): Promise<Contract> {
+  const spec = surfaceSpec(surface);
+  const contract = await loadContract(spec.document, spec.text);
+  deepFreeze(contract.definition);
+  deepFreeze(contract.api.definition);
+  return contract;
 }
 
-export async function loadContract(definition: Document): Promise<Contract> {
-  // Before init(), which dereferences the definition in place.
-  const specText = JSON.stringify(definition);
+/**
+ * Each surface's bundled spec, read and parsed once per process. A server builds one contract per surface; the tests
+ * build an app, and so its two contracts, for almost every file or test, and read, parsed and dereferenced the 700 kB
+ * general spec again for each (~20 ms of CPU an app). One document per surface is also one dereferenced definition:
+ * openapi-backend's quick mode dereferences with dereference-json-schema, which keeps its result by the input object.
+ * So that no app can change what the others read, the document and its dereferenced definition are frozen once their
+ * first contract is built.
+ */
+const surfaceSpecs = new Map<Surface, { document: Document; text: string }>();
+function surfaceSpec(surface: Surface): { document: Document; text: string } {
+  let spec = surfaceSpecs.get(surface);
+  if (!spec) {
+    const document = JSON.parse(readFileSync(bundledSpecFile(surface), 'utf8')) as Document;
+    spec = { document, text: JSON.stringify(document) };
+    surfaceSpecs.set(surface, spec);
+  }
+  return spec;
+}
+
+/** `specText`: the definition as JSON.stringify writes it, when the caller has it already. */
+export async function loadContract(definition: Document, specText = JSON.stringify(definition)): Promise<Contract> {
   const api = new OpenAPIBackend({
     definition,
     // The spec is linted by Redocly; openapi-backend's own definition check only knows OpenAPI 3.0.
@@ -61,6 +83,9 @@ export async function loadContract(definition: Document): Promise<Contract> {
       return ajv as never;
     },
   });
+  // In quick mode init() starts json-schema-ref-parser on the input without awaiting it and never reads what it
+  // parsed (it dereferences the input itself): ~4 ms of CPU a contract of the general spec, for nothing.
+  api.loadDocument = () => Promise.resolve(definition);
   await api.init();
   shareCompiledValidators(api, specText);
   // openapi-backend rebuilds this list on every routed request; the definition never changes, so build it once.
@@ -194,4 +219,16 @@ function copyQueryPlainly(api: OpenAPIBackend): void {
 
 function isPrimitive(value: unknown): boolean {
   return value === null || (typeof value !== 'object' && typeof value !== 'function');
+}
+
+/**
+ * Freezes a dereferenced definition and everything it reaches (its cycles once): a write into it throws in strict-mode
+ * code instead of changing the spec of every other contract sharing it. Already frozen: returns at once.
+ */
+function deepFreeze(value: unknown, seen = new Set<object>()): void {
+  if (typeof value !== 'object' || value === null || seen.has(value)) return;
+  if (seen.size === 0 && Object.isFrozen(value)) return;
+  seen.add(value);
+  Object.freeze(value);
+  for (const child of Object.values(value)) deepFreeze(child, seen);
 }
