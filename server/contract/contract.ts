@@ -1,11 +1,11 @@
 // A surface's contract at run time: openapi-backend over the bundled spec, with ajv set up for OpenAPI 3.1
 // (JSON Schema 2020-12, formats). The server routes and validates requests with it; the response check below
 // is shared by VALIDATE_RESPONSES=1 and by every test, so both judge responses by the same rules.
-import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { OpenAPIBackend, type Document, type Operation } from 'openapi-backend';
 import type { Surface } from './surfaces.ts';
-import { bundledSpecFile } from './bundled-specs.ts';
+import { sharedBundledSpec } from './bundled-specs.ts';
+import { deepFreeze } from './deep-freeze.ts';
 import { addServiceFormats } from './formats.ts';
 import { matchTemplatesOnce } from './route-matching.ts';
 
@@ -37,33 +37,24 @@ export function routedMethod(method: string): string {
   return method.toUpperCase() === 'HEAD' ? 'GET' : method;
 }
 
-/** The contract of a surface, from its bundled spec in generated/. */
+/**
+ * The contract of a surface, from its bundled spec in generated/ as the process shares it (sharedBundledSpec). One
+ * document is also one dereferenced definition: openapi-backend's quick mode dereferences with dereference-json-schema,
+ * which keeps its result by the input object. So that no app can change what the others read, that definition is
+ * frozen too, once its first contract is built.
+ */
 export async function loadSurfaceContract(surface: Surface): Promise<Contract> {
-  const spec = surfaceSpec(surface);
-  const contract = await loadContract(spec.document, spec.text);
-  deepFreeze(contract.definition);
-  deepFreeze(contract.api.definition);
+  const { definition } = sharedBundledSpec(surface);
+  let specText = sharedSpecTexts.get(definition);
+  if (specText === undefined) {
+    specText = JSON.stringify(definition);
+    sharedSpecTexts.set(definition, specText);
+  }
+  const contract = await loadContract(definition, specText);
+  if (!Object.isFrozen(contract.api.definition)) deepFreeze(contract.api.definition);
   return contract;
 }
-
-/**
- * Each surface's bundled spec, read and parsed once per process. A server builds one contract per surface; the tests
- * build an app, and so its two contracts, for almost every file or test, and read, parsed and dereferenced the 700 kB
- * general spec again for each (~20 ms of CPU an app). One document per surface is also one dereferenced definition:
- * openapi-backend's quick mode dereferences with dereference-json-schema, which keeps its result by the input object.
- * So that no app can change what the others read, the document and its dereferenced definition are frozen once their
- * first contract is built.
- */
-const surfaceSpecs = new Map<Surface, { document: Document; text: string }>();
-function surfaceSpec(surface: Surface): { document: Document; text: string } {
-  let spec = surfaceSpecs.get(surface);
-  if (!spec) {
-    const document = JSON.parse(readFileSync(bundledSpecFile(surface), 'utf8')) as Document;
-    spec = { document, text: JSON.stringify(document) };
-    surfaceSpecs.set(surface, spec);
-  }
-  return spec;
-}
+const sharedSpecTexts = new WeakMap<Document, string>();
 
 /** `specText`: the definition as JSON.stringify writes it, when the caller has it already. */
 export async function loadContract(definition: Document, specText = JSON.stringify(definition)): Promise<Contract> {
@@ -219,16 +210,4 @@ function copyQueryPlainly(api: OpenAPIBackend): void {
 
 function isPrimitive(value: unknown): boolean {
   return value === null || (typeof value !== 'object' && typeof value !== 'function');
-}
-
-/**
- * Freezes a dereferenced definition and everything it reaches (its cycles once): a write into it throws in strict-mode
- * code instead of changing the spec of every other contract sharing it. Already frozen: returns at once.
- */
-function deepFreeze(value: unknown, seen = new Set<object>()): void {
-  if (typeof value !== 'object' || value === null || seen.has(value)) return;
-  if (seen.size === 0 && Object.isFrozen(value)) return;
-  seen.add(value);
-  Object.freeze(value);
-  for (const child of Object.values(value)) deepFreeze(child, seen);
 }

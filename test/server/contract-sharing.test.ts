@@ -1,6 +1,8 @@
-// The contracts of one surface in a process (one per app, and the tests build hundreds) read one parsed, dereferenced
-// spec (server/contract/contract.ts): what they share cannot be written, and what an app registers stays its own.
+// The contracts and docs routes of the apps of one process (the tests build hundreds) read one parsed, dereferenced
+// spec per surface (server/contract/bundled-specs.ts, contract.ts): what they share cannot be written, and what an app
+// registers stays its own.
 import assert from 'node:assert/strict';
+import { bundledSpecs, sharedBundledSpec } from '../../server/contract/bundled-specs.ts';
 import { loadSurfaceContract } from '../../server/contract/contract.ts';
 
 describe('contracts of one surface in a process', () => {
@@ -18,6 +20,16 @@ describe('contracts of one surface in a process', () => {
     // An operation as the router hands it to a request: its responses are the definition's own.
     const operation = first.match('get', '/api/users/me')!;
     assert.throws(() => Object.assign(operation.responses!, { 299: { description: 'added by one app' } }), TypeError);
+  });
+
+  it('read the spec the process shares, while bundledSpecs() parses one for its caller to own', async () => {
+    const contract = await loadSurfaceContract('partner-v1');
+    assert.equal(contract.definition, sharedBundledSpec('partner-v1').definition);
+    const [owned] = bundledSpecs().filter(({ surface }) => surface === 'partner-v1');
+    assert.notEqual(owned!.definition, contract.definition);
+    assert.deepEqual(owned!.definition, contract.definition);
+    owned!.definition.info.title = 'changed by its owner';
+    assert.notEqual(sharedBundledSpec('partner-v1').definition.info.title, 'changed by its owner');
   });
 
   it('keep their own handlers and routes: what one app registers, another does not see', async () => {
