@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Document } from 'openapi-backend';
+import { deepFreeze } from './deep-freeze.ts';
 import { surfaces, type Surface } from './surfaces.ts';
 
 export interface BundledSpec {
@@ -29,10 +30,37 @@ export function bundledSpecFile(surface: Surface): string {
   return join(GENERATED_DIR, surface, 'openapi.json');
 }
 
-/** Every surface whose bundled spec exists, in the order of server/contract/surfaces.ts. */
+/**
+ * Every surface whose bundled spec exists, in the order of server/contract/surfaces.ts, each parsed anew: the caller
+ * owns what it gets.
+ */
 export function bundledSpecs(): BundledSpec[] {
   return surfaces
-    .map((surface) => ({ surface, file: bundledSpecFile(surface) }))
-    .filter(({ file }) => existsSync(file))
-    .map(({ surface, file }) => ({ surface, file, definition: JSON.parse(readFileSync(file, 'utf8')) as Document }));
+    .filter((surface) => existsSync(bundledSpecFile(surface)))
+    .map((surface) => ({ surface, file: bundledSpecFile(surface), definition: readSpec(surface) }));
+}
+
+/**
+ * A surface's bundled spec as the service reads it for each app it builds (its contract, its docs routes): read and
+ * parsed once per process, and frozen all through, so that nothing built from it can change what the others read. A
+ * server builds one app; the tests build hundreds in a process, and each parsed the 700 kB general spec twice (~10 ms
+ * of CPU each time).
+ */
+export function sharedBundledSpec(surface: Surface): BundledSpec {
+  let spec = shared.get(surface);
+  if (!spec) {
+    spec = deepFreeze({ surface, file: bundledSpecFile(surface), definition: readSpec(surface) });
+    shared.set(surface, spec);
+  }
+  return spec;
+}
+const shared = new Map<Surface, BundledSpec>();
+
+/** sharedBundledSpec of every surface whose bundled spec exists, in the order of server/contract/surfaces.ts. */
+export function sharedBundledSpecs(): BundledSpec[] {
+  return surfaces.filter((surface) => existsSync(bundledSpecFile(surface))).map(sharedBundledSpec);
+}
+
+function readSpec(surface: Surface): Document {
+  return JSON.parse(readFileSync(bundledSpecFile(surface), 'utf8')) as Document;
 }

@@ -1,11 +1,11 @@
 // A surface's contract at run time: openapi-backend over the bundled spec, with ajv set up for OpenAPI 3.1
 // (JSON Schema 2020-12, formats). The server routes and validates requests with it; the response check below
 // is shared by VALIDATE_RESPONSES=1 and by every test, so both judge responses by the same rules.
-import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { OpenAPIBackend, type Document, type Operation } from 'openapi-backend';
 import type { Surface } from './surfaces.ts';
-import { bundledSpecFile } from './bundled-specs.ts';
+import { sharedBundledSpec } from './bundled-specs.ts';
+import { deepFreeze } from './deep-freeze.ts';
 import { addServiceFormats } from './formats.ts';
 import { matchTemplatesOnce } from './route-matching.ts';
 
@@ -37,14 +37,27 @@ export function routedMethod(method: string): string {
   return method.toUpperCase() === 'HEAD' ? 'GET' : method;
 }
 
-/** The contract of a surface, from its bundled spec in generated/. */
-export function loadSurfaceContract(surface: Surface): Promise<Contract> {
-  return loadContract(JSON.parse(readFileSync(bundledSpecFile(surface), 'utf8')));
+/**
+ * The contract of a surface, from its bundled spec in generated/ as the process shares it (sharedBundledSpec). One
+ * document is also one dereferenced definition: openapi-backend's quick mode dereferences with dereference-json-schema,
+ * which keeps its result by the input object. So that no app can change what the others read, that definition is
+ * frozen too, once its first contract is built.
+ */
+export async function loadSurfaceContract(surface: Surface): Promise<Contract> {
+  const { definition } = sharedBundledSpec(surface);
+  let specText = sharedSpecTexts.get(definition);
+  if (specText === undefined) {
+    specText = JSON.stringify(definition);
+    sharedSpecTexts.set(definition, specText);
+  }
+  const contract = await loadContract(definition, specText);
+  if (!Object.isFrozen(contract.api.definition)) deepFreeze(contract.api.definition);
+  return contract;
 }
+const sharedSpecTexts = new WeakMap<Document, string>();
 
-export async function loadContract(definition: Document): Promise<Contract> {
-  // Before init(), which dereferences the definition in place.
-  const specText = JSON.stringify(definition);
+/** `specText`: the definition as JSON.stringify writes it, when the caller has it already. */
+export async function loadContract(definition: Document, specText = JSON.stringify(definition)): Promise<Contract> {
   const api = new OpenAPIBackend({
     definition,
     // The spec is linted by Redocly; openapi-backend's own definition check only knows OpenAPI 3.0.
@@ -55,12 +68,19 @@ export async function loadContract(definition: Document): Promise<Contract> {
     validate: true,
     coerceTypes: true,
     ajvOpts: { useDefaults: true, allErrors: true },
+    // openapi-backend makes an Ajv for every validator it builds, up to five an operation, and Ajv compiles the JSON
+    // Schema meta-schema in each to check the schemas given to it (~15-25 ms of CPU each time, seconds per process
+    // once every operation has been called). The spec's schemas are checked once instead, by Redocly's lint and by
+    // test/contract/spec/schemas-valid.test.ts.
     customizeAjv: (_ajv, ajvOpts) => {
-      const ajv = new Ajv2020({ ...ajvOpts, strict: false });
+      const ajv = new Ajv2020({ ...ajvOpts, strict: false, validateSchema: false });
       addServiceFormats(ajv);
       return ajv as never;
     },
   });
+  // In quick mode init() starts json-schema-ref-parser on the input without awaiting it and never reads what it
+  // parsed (it dereferences the input itself): ~4 ms of CPU a contract of the general spec, for nothing.
+  api.loadDocument = () => Promise.resolve(definition);
   await api.init();
   shareCompiledValidators(api, specText);
   // openapi-backend rebuilds this list on every routed request; the definition never changes, so build it once.

@@ -5,7 +5,7 @@
 import express, { type Request, type Response } from 'express';
 import helmet from 'helmet';
 import type { Surface } from './surfaces.ts';
-import { bundledSpecs, type BundledSpec } from './bundled-specs.ts';
+import { sharedBundledSpecs, type BundledSpec } from './bundled-specs.ts';
 import type { ReferenceEntry } from './guide-site.ts';
 import { escapeHtml, htmlPage } from './html-page.ts';
 import { SCALAR_SCRIPT } from './scalar-bundle.ts';
@@ -102,7 +102,7 @@ export function specServers(spec: BundledSpec): ServerEntry[] {
  * The docs routes: the guides at GUIDES_PATH; for each generated surface, its page at DOCS_PATHS[surface], the
  * bundled spec at `<path>/openapi.json` and Scalar's script at `<path>/standalone.js`. Public: no credentials needed.
  */
-export function docsRoutes(specs: BundledSpec[] = bundledSpecs()): express.Router {
+export function docsRoutes(specs: BundledSpec[] = sharedBundledSpecs()): express.Router {
   const router = express.Router();
   const references: ReferenceEntry[] = specs.map((spec) => ({
     path: DOCS_PATHS[spec.surface],

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TEMPLATE_CACHE } from '../../db/pglite-template.ts';
 import { reachableEntries } from '../../db/private-files.ts';
+import { takeCheckoutLock } from '../support/checkout-lock.ts';
 import { CLI, runNode } from '../support/run-node.ts';
 import { startServerProcess, TEST_SECRETS_KEY } from '../support/server-process.ts';
 
@@ -20,11 +21,19 @@ describe('private files: the embedded database under umask 000', function () {
   this.timeout(180_000);
   let parent: string;
   let dataDir: string;
-  before(() => {
+  let release = () => {};
+  before(async function () {
+    // The test loosens the checkout's template cache, which the same test in a run beside this one checks: one at a
+    // time. The wait is that test's time, on a machine as loaded as it may be.
+    this.timeout(600_000);
+    release = await takeCheckoutLock(`${TEMPLATE_CACHE}.test-lock`);
     parent = mkdtempSync(join(tmpdir(), 'sc-private-'));
     dataDir = join(parent, 'data'); // not there yet: the start makes it
   });
-  after(() => rmSync(parent, { recursive: true, force: true }));
+  after(() => {
+    if (parent) rmSync(parent, { recursive: true, force: true });
+    release();
+  });
 
   const start = () =>
     startServerProcess(

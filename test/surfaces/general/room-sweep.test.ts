@@ -1,18 +1,13 @@
 // The worker's sweep of the study rooms (services/rooms/sweep.ts): a focus session nobody watches is recorded as
-// finished within seconds of its planned end (its move, events, study day and xp), and a member whose stream's
-// process died gets one `left` move that the other streams see; neither is doubled by a second pass, a second worker,
-// the visitor's read or the stream's own close.
+// finished by the sweep's first pass after its planned end (its move, events, study day and xp), and a member whose
+// stream's process died gets one `left` move that the other streams see; neither is doubled by a second pass, a second
+// worker, the visitor's read or the stream's own close.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { pino } from 'pino';
 import { addPresence, insertMove, lockRoom, roomStreamKind } from '../../../db/queries/rooms.ts';
-import {
-  endLapsedPresences,
-  finishDueSessions,
-  startRoomSweep,
-  SWEEP_EVERY_MS,
-} from '../../../services/rooms/sweep.ts';
+import { endLapsedPresences, finishDueSessions, startRoomSweep } from '../../../services/rooms/sweep.ts';
 import { endPresence } from '../../../services/rooms/writes.ts';
 import { createLifecycle } from '../../../server/process/lifecycle.ts';
 import { contractClient } from '../../support/contract.ts';
@@ -85,27 +80,45 @@ describe('the study rooms sweep', () => {
   const xpOf = async (student: Student) =>
     (await api.get('/api/users/me').set(student.headers).expect(200)).body as { xp: number; streak: number };
 
-  it('records a session nobody watches as finished within seconds of its planned end: move, events, study day, xp', async function () {
-    this.timeout(15_000);
+  it("records a session nobody watches as finished by the sweep's first pass after its planned end: move, events, study day, xp", async function () {
+    this.timeout(60_000);
     const [alice, bob] = [await newStudent(app), await newStudent(app)];
     const room = await roomOf(alice, [bob]);
     const session = await sessionEndingIn(room, alice, 1_500);
-    // Two worker processes sweep at once.
-    const sweeps = [1, 2].map(() =>
-      startRoomSweep({ db: db(), lifecycle: createLifecycle(), logger: pino({ level: 'silent' }) }),
-    );
+    const plannedEnd = session.plannedEnd.getTime();
+    const recorded = async () => (await movesOf(room, 'timer')).some((m) => m.data.event === 'finished');
+    // The passes of two worker processes' sweeps at once, each seen through the lifecycle that holds it: whether the
+    // session was recorded once the pass had ended, and whether the pass began after an earlier pass of its sweep had
+    // ended past the planned end (so its clock read past it too). Passes, not a deadline: a loaded machine delays a
+    // pass, not which pass records the session.
+    const passes: Array<{ pastTheEnd: boolean; recorded: boolean }> = [];
+    const sweeps = [1, 2].map(() => {
+      const lifecycle = createLifecycle();
+      const hold = lifecycle.hold.bind(lifecycle);
+      let previousEnd = -Infinity;
+      lifecycle.hold = <T>(pass: Promise<T>) =>
+        hold(
+          pass.then(async (result) => {
+            const pastTheEnd = previousEnd >= plannedEnd;
+            previousEnd = Date.now();
+            passes.push({ pastTheEnd, recorded: await recorded() });
+            return result;
+          }),
+        );
+      return startRoomSweep({ db: db(), lifecycle, logger: pino({ level: 'silent' }) });
+    });
     try {
       let seenAt: number | undefined;
-      while (seenAt === undefined && Date.now() < session.plannedEnd.getTime() + 5_000) {
-        if ((await movesOf(room, 'timer')).some((m) => m.data.event === 'finished')) seenAt = Date.now();
-        else await new Promise((resolve) => setTimeout(resolve, 50));
+      while (!passes.some((pass) => pass.pastTheEnd)) {
+        if (seenAt === undefined && (await recorded())) seenAt = Date.now();
+        await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      assert.ok(seenAt, 'the finished move came within 5 s of the planned end');
-      const lag = seenAt - session.plannedEnd.getTime();
-      assert.ok(lag >= 0, `not before its end (${lag} ms)`);
-      assert.ok(
-        lag <= SWEEP_EVERY_MS + 1_000,
-        `within a sweep's interval of its end, not at the next read (${lag} ms)`,
+      // Seen before its end (a look that began and ended before it) would be a finish recorded early.
+      if (seenAt !== undefined) assert.ok(seenAt >= plannedEnd, `not before its end (${seenAt - plannedEnd} ms)`);
+      assert.deepEqual(
+        passes.filter((pass) => pass.pastTheEnd).map((pass) => pass.recorded),
+        passes.filter((pass) => pass.pastTheEnd).map(() => true),
+        'recorded by the first pass of a sweep after its end, not at the next read',
       );
     } finally {
       await Promise.all(sweeps.map((sweep) => sweep.stop()));
