@@ -15,6 +15,7 @@
 // its sources and packages again, most of a short command's CPU.
 import { spawnSync } from 'node:child_process';
 import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -72,11 +73,21 @@ function tierUpPgliteLater() {
  * instead keeps the bench's peak RSS near the target for a few percent more CPU per request (capping the heap with
  * --max-old-space-size instead cost far more CPU). V8 reads this flag at every collection, so unlike the heap's size
  * limits it takes effect when set after start-up, which is when it is set: during the start the heap grows from
- * nothing to what all survives, and growing it by half at a time there only made more collections. On PostgreSQL the
- * process keeps V8's defaults.
+ * nothing to what all survives, and growing it by half at a time there only made more collections. The flag only
+ * sizes the limit a collection sets, so the limit the start's last collection set (up to four times what survived it)
+ * would hold until the first collection under load: the old generation grew to that limit under the first requests,
+ * and that was the process's peak. One full collection right after the flag (tens of ms, once) sets the limit by it
+ * from the start. On PostgreSQL the process keeps V8's defaults.
  */
 function boundHeapGrowth() {
   setFlagsFromString('--heap-growing-percent=50');
+  collectGarbageOnce();
+}
+
+/** A full collection now: node exposes `gc` only to contexts made after --expose-gc is set, never to this one. */
+function collectGarbageOnce() {
+  setFlagsFromString('--expose-gc');
+  runInNewContext('gc')();
 }
 
 function bundleOf(name) {
