@@ -7,14 +7,17 @@
 // start. dist/ sits beside db/, so that the paths the sources resolve from import.meta.url (db/'s ../node_modules/)
 // stay the same; the bundled specs are found by looking upward (server/contract/bundled-specs.ts).
 // `--build-only` builds without starting (npm's postinstall), every bundle. `npm start` runs it as `node
-// --v8-pool-size=1 app/start.mjs` (package.json; the bench reads that command line): V8's four helper threads, each
-// with its own C allocator arena, held ~25 MB of the embedded default's peak RSS under load, and a V8 flag of that kind
-// can only be given on node's command line.
+// --v8-pool-size=1 --max-semi-space-size=8 app/start.mjs` (package.json; the bench reads that command line): V8's four
+// helper threads, each with its own C allocator arena, held ~25 MB of the embedded default's peak RSS under load, and
+// the young generation's two semi-spaces of 16 MB each (V8's default) held ~16 MB more than two of 8 MB, which cost
+// little more CPU (a minor collection costs what survives it, and a request's garbage dies young). V8 flags of that
+// kind are read only when the process starts, so they can only be given on node's command line.
 // `node app/start.mjs --cli ARGS` (npm run cli) runs the operator's CLI, scripts/cli.ts, the same way from a bundle of
 // its own (dist/cli.mjs, rebuilt by the same rule): every call is a new process, and under tsx each paid the loading of
 // its sources and packages again, most of a short command's CPU.
 import { spawnSync } from 'node:child_process';
 import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -72,11 +75,21 @@ function tierUpPgliteLater() {
  * instead keeps the bench's peak RSS near the target for a few percent more CPU per request (capping the heap with
  * --max-old-space-size instead cost far more CPU). V8 reads this flag at every collection, so unlike the heap's size
  * limits it takes effect when set after start-up, which is when it is set: during the start the heap grows from
- * nothing to what all survives, and growing it by half at a time there only made more collections. On PostgreSQL the
- * process keeps V8's defaults.
+ * nothing to what all survives, and growing it by half at a time there only made more collections. The flag only
+ * sizes the limit a collection sets, so the limit the start's last collection set (up to four times what survived it)
+ * would hold until the first collection under load: the old generation grew to that limit under the first requests,
+ * and that was the process's peak. One full collection right after the flag (tens of ms, once) sets the limit by it
+ * from the start. On PostgreSQL the process keeps V8's defaults.
  */
 function boundHeapGrowth() {
   setFlagsFromString('--heap-growing-percent=50');
+  collectGarbageOnce();
+}
+
+/** A full collection now: node exposes `gc` only to contexts made after --expose-gc is set, never to this one. */
+function collectGarbageOnce() {
+  setFlagsFromString('--expose-gc');
+  runInNewContext('gc')();
 }
 
 function bundleOf(name) {

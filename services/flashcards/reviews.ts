@@ -32,7 +32,7 @@ import {
   type GradedReviewWrite,
   type ReviewRow,
 } from '../../db/queries/graded-review.ts';
-import type { FactsBeforeReview, FactsQuestion } from '../../db/queries/readiness.ts';
+import type { FactsQuestion } from '../../db/queries/readiness.ts';
 import { fsrsParameters, type FsrsParameters } from '../../domain/fsrs.ts';
 import { arrivesInOrder, logOrder, replayReviews, reviewStep, type Grade, type ReviewStep } from '../../domain/srs.ts';
 import { localDate, studentDay } from '../../domain/student-day.ts';
@@ -42,6 +42,7 @@ import { factsAfterUnmovingReview, readinessWindow, type ReviewedFacts } from '.
 import { emitEvents, outboxRow } from '../events/emit.ts';
 import { keyedLine } from '../leases/keyed-line.ts';
 import { cardEvent } from './writes.ts';
+import { FactsLeft } from './facts-left.ts';
 import type { Student } from '../../server/auth/principal.ts';
 
 /** A review as logged, and its card as it is after it. */
@@ -89,21 +90,8 @@ type CardToReview = NonNullable<Awaited<ReturnType<typeof readCardForReview>>>;
  */
 const leftInLine = new Map<string, CardToReview>();
 
-/**
- * Readiness's facts as the last review written alone of each student readiness follows left them (its review applied,
- * its day studied), for the window and local day it asked about: her next review, in line or seconds later (a study
- * session is card after card), reads its card only, and the gate checks these facts as it checks facts read with the
- * card. Wrong facts (another process's write, a day gone by) cost the review one try. Bounded by forgetting the oldest.
- */
-const factsLeft = new Map<string, { question: FactsQuestion; facts: FactsBeforeReview; cards: number }>();
-const FACTS_KEPT = 1_000;
-/**
- * The facts hold every card of the exams' decks: bounded by students alone, a thousand students with large decks would
- * hold millions of cards. So the cards held in all are bounded too (a card's memory is two numbers), and facts over the
- * bound are not kept at all: that student's next review reads them again, as it would have without this memory.
- */
-const CARDS_KEPT = 200_000;
-let cardsKept = 0;
+/** Readiness's facts as each student's last review written alone left them, for her next review (facts-left.ts). */
+const factsLeft = new FactsLeft();
 
 /**
  * One review of the student's card; undefined when the student has no card with this id (nothing is written). In a
@@ -145,7 +133,7 @@ async function recordReviewAlone(
   const question: FactsQuestion = { ...window, dayStart: day.start, dayEnd: day.end };
   const id = randomUUID();
   let left = inLine ? takeLeft(student.user_id, review.card_id) : undefined;
-  let known = takeFacts(student.user_id, question);
+  let known = factsLeft.take(student.user_id, question);
   for (let tries = 0; tries < ALONE_TRIES; tries++) {
     const read = left ?? (await readCardForReview(db, student.user_id, review.card_id, question, !known));
     const facts = read?.facts ?? known;
@@ -185,7 +173,7 @@ async function recordReviewAlone(
       if (inLine && reviewLine.pending(student.user_id) > 1 && (after || !reviewed))
         leftInLine.set(student.user_id, { ...read, card, version: outcome.version, facts: undefined });
       // This review studied its day: the next one of the day finds it studied.
-      if (after) keepFacts(student.user_id, question, { ...after, day_studied: true });
+      if (after) factsLeft.keep(student.user_id, question, { ...after, day_studied: true });
       return { review: outcome.written, card };
     }
   }
@@ -216,41 +204,6 @@ function takeLeft(userId: string, cardId: string): CardToReview | undefined {
   const left = leftInLine.get(userId);
   leftInLine.delete(userId);
   return left?.card.id === cardId ? left : undefined;
-}
-
-/** The facts the student's last review left, when they answer this review's question; forgotten either way. */
-function takeFacts(userId: string, question: FactsQuestion): FactsBeforeReview | undefined {
-  const known = forgetFacts(userId);
-  return known && sameQuestion(known.question, question) ? known.facts : undefined;
-}
-
-function keepFacts(userId: string, question: FactsQuestion, facts: FactsBeforeReview): void {
-  forgetFacts(userId);
-  const cards = facts.exams.reduce((sum, exam) => sum + exam.cards.length, 0);
-  if (cards > CARDS_KEPT) return;
-  while (factsLeft.size >= FACTS_KEPT || cardsKept + cards > CARDS_KEPT) forgetFacts(factsLeft.keys().next().value!);
-  factsLeft.set(userId, { question, facts, cards });
-  cardsKept += cards;
-}
-
-function forgetFacts(userId: string) {
-  const known = factsLeft.get(userId);
-  if (known) {
-    factsLeft.delete(userId);
-    cardsKept -= known.cards;
-  }
-  return known;
-}
-
-function sameQuestion(a: FactsQuestion, b: FactsQuestion): boolean {
-  return (
-    a.fromDate === b.fromDate &&
-    a.limit === b.limit &&
-    a.zone === b.zone &&
-    a.since.getTime() === b.since.getTime() &&
-    a.dayStart.getTime() === b.dayStart.getTime() &&
-    a.dayEnd.getTime() === b.dayEnd.getTime()
-  );
 }
 
 /**
