@@ -40,7 +40,7 @@ node -e '
 
 start() {
   (cd "$root" && DATA_DIR=$work/data PORT=$port SSE_MAX_DURATION_MS=3000 WEBHOOK_ALLOW_PRIVATE_TARGETS=1 \
-    exec node --v8-pool-size=1 app/start.mjs >"$log" 2>&1) &
+    exec node --v8-pool-size=1 --max-semi-space-size=8 app/start.mjs >"$log" 2>&1) &
   server=$!
   i=0; until grep -aq "listening on" "$log"; do i=$((i + 1)); [ $i -lt 180 ] || { cat "$log"; exit 1; }; sleep 1; done
 }
