@@ -31,7 +31,8 @@ export function lockDataDir(dataDir: string): () => void {
   throw new DataDirInUseError(`could not lock ${dataDir}`);
 }
 
-function isAlive(pid: number): boolean {
+/** Whether the process `pid` runs (one of another user's, which this process may not signal, included). */
+export function isAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);

@@ -5,13 +5,14 @@
 // long that takes is the holder's work, so the caller's hook bounds it, not this module.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isAlive } from '../../db/data-dir-lock.ts';
 
 /** Waits until this process holds the lock at `path` (a directory to be); returns its release. */
 export async function takeCheckoutLock(path: string): Promise<() => void> {
   for (;;) {
     try {
-      mkdirSync(path);
-      writeFileSync(join(path, 'pid'), String(process.pid));
+      mkdirSync(path, { mode: 0o700 });
+      writeFileSync(join(path, 'pid'), String(process.pid), { mode: 0o600 });
       return () => rmSync(path, { recursive: true, force: true });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
@@ -29,11 +30,5 @@ function holderDied(path: string): boolean {
   } catch {
     return false;
   }
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
-  }
+  return Number.isInteger(pid) && pid > 0 && !isAlive(pid);
 }
