@@ -8,10 +8,11 @@
 // stay the same; the bundled specs are found by looking upward (server/contract/bundled-specs.ts).
 // `--build-only` builds without starting (npm's postinstall), every bundle. `npm start` runs it as `node
 // --v8-pool-size=1 --max-semi-space-size=8 app/start.mjs` (package.json; the bench reads that command line): V8's four
-// helper threads, each with its own C allocator arena, held ~25 MB of the embedded default's peak RSS under load, and
-// the young generation's two semi-spaces of 16 MB each (V8's default) held ~16 MB more than two of 8 MB, which cost
-// little more CPU (a minor collection costs what survives it, and a request's garbage dies young). V8 flags of that
-// kind are read only when the process starts, so they can only be given on node's command line.
+// helper threads, each with its own C allocator arena, held a good part of the embedded default's peak RSS under load,
+// and so did the young generation's two semi-spaces of V8's default size, twice the 8 MB given here, which costs little
+// more CPU (a minor collection costs what survives it, and a request's garbage dies young; docs/performance.md, "The
+// embedded process's memory", has the figures). V8 flags of that kind are read only when the process starts, so they
+// can only be given on node's command line.
 // `node app/start.mjs --cli ARGS` (npm run cli) runs the operator's CLI, scripts/cli.ts, the same way from a bundle of
 // its own (dist/cli.mjs, rebuilt by the same rule): every call is a new process, and under tsx each paid the loading of
 // its sources and packages again, most of a short command's CPU.

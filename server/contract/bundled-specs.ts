@@ -43,8 +43,7 @@ export function bundledSpecs(): BundledSpec[] {
 /**
  * A surface's bundled spec as the service reads it for each app it builds (its contract, its docs routes): read and
  * parsed once per process, and frozen all through, so that nothing built from it can change what the others read. A
- * server builds one app; the tests build hundreds in a process, and each parsed the 700 kB general spec twice (~10 ms
- * of CPU each time).
+ * server builds one app; the tests build hundreds in a process, and each parsed the whole general spec twice.
  */
 export function sharedBundledSpec(surface: Surface): BundledSpec {
   let spec = shared.get(surface);

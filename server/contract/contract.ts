@@ -69,9 +69,9 @@ export async function loadContract(definition: Document, specText = JSON.stringi
     coerceTypes: true,
     ajvOpts: { useDefaults: true, allErrors: true },
     // openapi-backend makes an Ajv for every validator it builds, up to five an operation, and Ajv compiles the JSON
-    // Schema meta-schema in each to check the schemas given to it (~15-25 ms of CPU each time, seconds per process
-    // once every operation has been called). The spec's schemas are checked once instead, by Redocly's lint and by
-    // test/contract/spec/schemas-valid.test.ts.
+    // Schema meta-schema in each to check the schemas given to it: more CPU than the validator itself, for schemas that
+    // never change. The spec's schemas are checked once instead, by Redocly's lint and by
+    // test/contract/spec/schemas-valid.test.ts (docs/performance.md, "The test suite's CPU", has the cost).
     customizeAjv: (_ajv, ajvOpts) => {
       const ajv = new Ajv2020({ ...ajvOpts, strict: false, validateSchema: false });
       addServiceFormats(ajv);
@@ -79,7 +79,7 @@ export async function loadContract(definition: Document, specText = JSON.stringi
     },
   });
   // In quick mode init() starts json-schema-ref-parser on the input without awaiting it and never reads what it
-  // parsed (it dereferences the input itself): ~4 ms of CPU a contract of the general spec, for nothing.
+  // parsed (it dereferences the input itself): a parse of the whole spec per contract, for nothing.
   api.loadDocument = () => Promise.resolve(definition);
   await api.init();
   shareCompiledValidators(api, specText);
