@@ -134,9 +134,13 @@ export async function createTask(baseUrl: string, key: string, title: string): P
   return task.id as string;
 }
 
-/** The smoke set; returns the number of requests it made. */
+/**
+ * The smoke set; returns how many of its requests reach the database, each in at least one transaction: the student's.
+ * The partner's reads are answered from what each process keeps in memory (universities, /stats, the boards, holidays,
+ * the key), so a pooler's count of transactions cannot vouch for them, nor they for it.
+ */
 export async function runSmokeSet(baseUrl: string, keys: Keys): Promise<number> {
-  let made = 0;
+  let reachingDatabase = 0;
   const ok = (
     method: string,
     path: string,
@@ -145,7 +149,7 @@ export async function runSmokeSet(baseUrl: string, keys: Keys): Promise<number> 
     key = keys.studentKey,
     headers: Record<string, string> = {},
   ) => {
-    made++;
+    if (key === keys.studentKey) reachingDatabase++;
     return expectStatus(send(baseUrl, key, method, path, body, headers), status, `${method} ${path}`);
   };
   const partner = (path: string) => ok('GET', path, 200, undefined, keys.partnerKey);
@@ -159,7 +163,7 @@ export async function runSmokeSet(baseUrl: string, keys: Keys): Promise<number> 
 
   await ok('GET', '/api/users/me', 200);
   const taskId = await createTask(baseUrl, keys.studentKey, `smoke ${randomUUID().slice(0, 8)}`);
-  made++;
+  reachingDatabase++;
   await ok('GET', `/api/tasks/${taskId}`, 200);
   const list = await ok('GET', '/api/tasks?limit=50', 200);
   assert.ok(
@@ -193,10 +197,10 @@ export async function runSmokeSet(baseUrl: string, keys: Keys): Promise<number> 
         : send(baseUrl, keys.partnerKey, 'GET', '/api/v1/leaderboards/global'),
     ),
   );
-  made += burst.length;
+  reachingDatabase += burst.length / 2;
   assert.deepEqual(
     burst.map((reply) => reply.status),
     Array(burst.length).fill(200),
   );
-  return made;
+  return reachingDatabase;
 }

@@ -105,10 +105,10 @@ describe('behind PgBouncer in transaction mode', function () {
 
   it('passes the smoke set through the pooler on both processes, each listening on its own session connection', async () => {
     const before = await bouncer.transactions(name);
-    const made = (await runSmokeSet(one, keys)) + (await runSmokeSet(two, keys));
+    const reachingDatabase = (await runSmokeSet(one, keys)) + (await runSmokeSet(two, keys));
     assert.ok(
-      (await bouncer.transactions(name)) - before >= made,
-      'every request ran its statements through PgBouncer',
+      (await bouncer.transactions(name)) - before >= reachingDatabase,
+      "every student's request ran its statements through PgBouncer",
     );
     const { rows } = await sql<{
       query: string;
