@@ -325,6 +325,19 @@ export interface Compared {
   twin?: Measurement;
   twinRatio?: number;
   twinRatioRange?: [number, number];
+  /**
+   * Each round's CPU a request (µs) of each side, and of it its database backends': what a median hides, such as one
+   * side's cost moving between rounds seconds apart (written to the results file, not printed).
+   */
+  rounds: RoundCpu[];
+}
+
+export interface RoundCpu {
+  baseline: number;
+  service: number;
+  serviceDatabase?: number;
+  peer?: number;
+  peerDatabase?: number;
 }
 
 /** A scenario's twin (Scenario.twin): the requests it sends, measured on the service in the scenario's rounds. */
@@ -419,6 +432,14 @@ export async function compare(
     ...(toTwin
       ? { twin: combine(rounds.map((r) => r.twin!)), twinRatio: toTwin.median, twinRatioRange: toTwin.range }
       : {}),
+    rounds: rounds.map((r) => ({
+      baseline: r.baseline.cpuUsPerRequest,
+      service: r.service.cpuUsPerRequest,
+      ...(r.service.databaseCpuUsPerRequest === undefined
+        ? {}
+        : { serviceDatabase: r.service.databaseCpuUsPerRequest }),
+      ...(r.peer ? { peer: r.peer.cpuUsPerRequest, peerDatabase: r.peer.databaseCpuUsPerRequest } : {}),
+    })),
   };
 }
 
