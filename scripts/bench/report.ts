@@ -4,7 +4,7 @@
 // ceiling). The summary prints as a table and is written as JSON (bench/results/, for comparing commits).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { eventLatencyLines, type EventLatencies, type EventTargets } from './event-latency.ts';
-import type { Measurement } from './scenarios.ts';
+import type { Measurement, RoundCpu } from './scenarios.ts';
 
 export interface ScenarioTarget {
   /** Highest CPU per request allowed, as a multiple of bare Express's in the same run (the reads' yardstick). */
@@ -64,6 +64,8 @@ export interface ScenarioSummary {
   twin?: Measurement;
   twinRatio?: number;
   twinRatioRange?: [number, number];
+  /** Each round's CPU a request of each side (written to the results file). */
+  rounds?: RoundCpu[];
 }
 
 export interface Startup {
