@@ -106,7 +106,7 @@ export interface Summary {
   rounds: number;
   durationSeconds: number;
   warmupSeconds: number;
-  /** The warm-up of a process's first scenario in the run (RunOptions.firstWarmupSeconds). */
+  /** The warm-up of a process's first scenario in the run, and of the service's first of each surface. */
   firstWarmupSeconds: number;
   /** Quick runs: a number of requests per scenario instead of a duration. */
   requests: number | undefined;
@@ -197,7 +197,9 @@ export function printTable(
   const out: string[] = [];
   const s = summary;
   const each = s.requests ? `${s.requests} requests` : `${s.durationSeconds} s`;
-  const warmUp = s.requests ? 'a warm-up' : `a warm-up (${s.firstWarmupSeconds} s for a process's first scenario)`;
+  const warmUp = s.requests
+    ? 'a warm-up'
+    : `a warm-up (${s.firstWarmupSeconds} s for a process's first scenario and the service's first of each surface)`;
   const length = `${s.rounds} round(s) per scenario of ${each} on the baseline then ${each} on the service, after ${warmUp}`;
   const load = `${s.connections} connection(s)${s.rate === undefined ? '' : ` sending ${s.rate} requests/s in all`}`;
   out.push(`study-companion-api bench (${s.mode}: ${load}, ${length}; commit ${s.commit})`);
