@@ -250,8 +250,29 @@ function inRange(text: string, range: { min: number; max: number; signed: boolea
   return (n >= range.min && n <= range.max) || (range.signed && -n >= range.min && -n <= range.max);
 }
 
+/**
+ * Wall-clock times already read, by zone and instant: the same instants come back on every view of a week (its bounds,
+ * shared by every student of the zone; a series' start and open occurrence, until it changes), and reading one is
+ * Intl lookups through luxon, most of a projection's cost. An instant has one wall-clock time in a zone, so a kept
+ * answer is the answer. (The other way, a wall-clock time that occurs twice is resolved by luxon after the zone's
+ * offset at the moment of asking, so those are not kept.) Forgotten all at once past FLOATING_KEPT.
+ */
+const floatingTimes = new Map<string, number>();
+const FLOATING_KEPT = 10_000;
+
 /** The wall-clock time of `instant` in `timeZone`, written into a Date's UTC fields. */
 function toFloating(instant: Date, timeZone: string): Date {
+  const key = `${timeZone} ${instant.getTime()}`;
+  let floating = floatingTimes.get(key);
+  if (floating === undefined) {
+    floating = readFloating(instant, timeZone).getTime();
+    if (floatingTimes.size >= FLOATING_KEPT) floatingTimes.clear();
+    floatingTimes.set(key, floating);
+  }
+  return new Date(floating);
+}
+
+function readFloating(instant: Date, timeZone: string): Date {
   const local = DateTime.fromJSDate(instant, { zone: timeZone });
   return floatingDate(
     local.year,

@@ -4,7 +4,7 @@
 // ceiling). The summary prints as a table and is written as JSON (bench/results/, for comparing commits).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { eventLatencyLines, type EventLatencies, type EventTargets } from './event-latency.ts';
-import type { Measurement } from './scenarios.ts';
+import type { Measurement, RoundCpu } from './scenarios.ts';
 
 export interface ScenarioTarget {
   /** Highest CPU per request allowed, as a multiple of bare Express's in the same run (the reads' yardstick). */
@@ -64,6 +64,8 @@ export interface ScenarioSummary {
   twin?: Measurement;
   twinRatio?: number;
   twinRatioRange?: [number, number];
+  /** Each round's CPU a request of each side (written to the results file). */
+  rounds?: RoundCpu[];
 }
 
 export interface Startup {
@@ -104,7 +106,7 @@ export interface Summary {
   rounds: number;
   durationSeconds: number;
   warmupSeconds: number;
-  /** The warm-up of a process's first scenario in the run (RunOptions.firstWarmupSeconds). */
+  /** The warm-up of a process's first scenario in the run, and of the service's first of each surface. */
   firstWarmupSeconds: number;
   /** Quick runs: a number of requests per scenario instead of a duration. */
   requests: number | undefined;
@@ -195,7 +197,9 @@ export function printTable(
   const out: string[] = [];
   const s = summary;
   const each = s.requests ? `${s.requests} requests` : `${s.durationSeconds} s`;
-  const warmUp = s.requests ? 'a warm-up' : `a warm-up (${s.firstWarmupSeconds} s for a process's first scenario)`;
+  const warmUp = s.requests
+    ? 'a warm-up'
+    : `a warm-up (${s.firstWarmupSeconds} s for a process's first scenario and the service's first of each surface)`;
   const length = `${s.rounds} round(s) per scenario of ${each} on the baseline then ${each} on the service, after ${warmUp}`;
   const load = `${s.connections} connection(s)${s.rate === undefined ? '' : ` sending ${s.rate} requests/s in all`}`;
   out.push(`study-companion-api bench (${s.mode}: ${load}, ${length}; commit ${s.commit})`);

@@ -282,9 +282,10 @@ export interface RunOptions {
   /** Warm-up of each side before the first round (discarded). */
   warmupSeconds: number;
   /**
-   * The warm-up of a process the run has not measured yet (its first scenario): a fresh Node process spends its first
-   * seconds under load settling, V8's optimizing compiler and the heap's growth on its helper thread, and a loaded
-   * host gives it fewer requests a second to do so (docs/performance.md, "Running the benchmark").
+   * The warm-up of a process the run has not measured yet (its first scenario), and of the service's first scenario of
+   * each surface: a fresh Node process spends its first seconds under load settling, V8's optimizing compiler and the
+   * heap's growth on its helper thread, and a loaded host gives it fewer requests a second to do so; a surface's first
+   * scenario compiles that surface's path (docs/performance.md, "Running the benchmark").
    */
   firstWarmupSeconds: number;
   /**
@@ -325,6 +326,19 @@ export interface Compared {
   twin?: Measurement;
   twinRatio?: number;
   twinRatioRange?: [number, number];
+  /**
+   * Each round's CPU a request (µs) of each side, and of it its database backends': what a median hides, such as one
+   * side's cost moving between rounds seconds apart (written to the results file, not printed).
+   */
+  rounds: RoundCpu[];
+}
+
+export interface RoundCpu {
+  baseline: number;
+  service: number;
+  serviceDatabase?: number;
+  peer?: number;
+  peerDatabase?: number;
 }
 
 /** A scenario's twin (Scenario.twin): the requests it sends, measured on the service in the scenario's rounds. */
@@ -357,8 +371,12 @@ export async function compare(
   const peer = scenario.peer ? yardsticks.peer : undefined;
   for (const target of [yardsticks.baseline, peer, service]) {
     if (!target) continue;
-    const fresh = !warmed.has(target);
-    warmed.add(target);
+    // The service's two surfaces are two paths of code (the partner's key and contract, the student's token and
+    // contract): its first scenario of each is warmed as a process's first scenario is.
+    const path = target === service ? surfaceOf(scenario) : 'all';
+    const served = warmed.get(target) ?? new Set<string>();
+    const fresh = !served.has(path);
+    warmed.set(target, served.add(path));
     await warmUp(
       target,
       requests,
@@ -419,11 +437,27 @@ export async function compare(
     ...(toTwin
       ? { twin: combine(rounds.map((r) => r.twin!)), twinRatio: toTwin.median, twinRatioRange: toTwin.range }
       : {}),
+    rounds: rounds.map((r) => ({
+      baseline: r.baseline.cpuUsPerRequest,
+      service: r.service.cpuUsPerRequest,
+      ...(r.service.databaseCpuUsPerRequest === undefined
+        ? {}
+        : { serviceDatabase: r.service.databaseCpuUsPerRequest }),
+      ...(r.peer ? { peer: r.peer.cpuUsPerRequest, peerDatabase: r.peer.databaseCpuUsPerRequest } : {}),
+    })),
   };
 }
 
-/** The targets (processes) the run has warmed up already: a later scenario of theirs needs only its own warm-up. */
-const warmed = new WeakSet<Target>();
+/**
+ * The targets (processes) the run has warmed up already, and for the service each surface it has served: a later
+ * scenario of theirs needs only its own warm-up.
+ */
+const warmed = new WeakMap<Target, Set<string>>();
+
+/** Which of the service's surfaces a scenario's request goes to. */
+function surfaceOf(scenario: Scenario): 'partner-v1' | 'general' {
+  return scenario.path.startsWith('/api/v1/') ? 'partner-v1' : 'general';
+}
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
 

@@ -40,6 +40,30 @@ describe('recurrence: occurrencesBetween', () => {
     ]);
   });
 
+  it("reads each zone's own wall-clock times when the same instants come back in another zone", () => {
+    // The same series' instants and week, asked in three zones one after the other, then in the first again: the
+    // wall-clock times a process keeps are each zone's (Monday 09:00 local is 08:00Z in Berlin, 14:00Z in New York).
+    const project = (zone: string, start: Date) =>
+      iso(
+        occurrencesBetween(
+          'FREQ=WEEKLY;BYDAY=MO',
+          start,
+          start,
+          at('2026-11-15T12:00:00Z'),
+          at('2026-11-24T12:00:00Z'),
+          zone,
+        ),
+      );
+    const berlin = at('2026-11-02T08:00:00Z');
+    const newYork = at('2026-11-02T14:00:00Z');
+    assert.deepEqual(project('Europe/Berlin', berlin), ['2026-11-16T08:00:00.000Z', '2026-11-23T08:00:00.000Z']);
+    assert.deepEqual(project('America/New_York', newYork), ['2026-11-16T14:00:00.000Z', '2026-11-23T14:00:00.000Z']);
+    // Berlin's start asked in New York: Monday 03:00 there.
+    assert.deepEqual(project('America/New_York', berlin), ['2026-11-16T08:00:00.000Z', '2026-11-23T08:00:00.000Z']);
+    assert.deepEqual(project('Asia/Almaty', berlin), ['2026-11-16T08:00:00.000Z', '2026-11-23T08:00:00.000Z']);
+    assert.deepEqual(project('Europe/Berlin', berlin), ['2026-11-16T08:00:00.000Z', '2026-11-23T08:00:00.000Z']);
+  });
+
   it('starts at the range, not at the series: a far week is one bounded search', () => {
     const start = at('2026-01-05T09:00:00Z'); // a Monday
     const dates = occurrencesBetween(
