@@ -74,8 +74,22 @@ export function operationsOf(definition: Document): DocumentedOperation[] {
   }));
 }
 
+export interface WatchedPage {
+  page: Page;
+  /** What the page did wrong while loading (watchPage), as it happens. */
+  problems: string[];
+  /** Its console errors (watchConsoleErrors), as they happen. */
+  errors: string[];
+}
+
+/** A new page of `browser`, watched from before its first load. */
+export async function openWatchedPage(browser: Browser): Promise<WatchedPage> {
+  const page = await browser.newPage();
+  return { page, problems: await watchPage(page), errors: watchConsoleErrors(page) };
+}
+
 /** What a page did wrong while loading: failed requests (bar the favicon) and CSP violations. */
-export async function watchPage(page: Page): Promise<string[]> {
+async function watchPage(page: Page): Promise<string[]> {
   const problems: string[] = [];
   page.on('requestfailed', (request) =>
     problems.push(`request failed: ${request.url()} (${request.failure()?.errorText})`),
@@ -158,7 +172,7 @@ export async function foreignOperations(
  * Console errors of a page. A resource that failed to load is logged as one too; watchPage reports those (bar the
  * favicon) by their response, so they are left to it.
  */
-export function watchConsoleErrors(page: Page): string[] {
+function watchConsoleErrors(page: Page): string[] {
   const errors: string[] = [];
   page.on('console', (message) => {
     if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))

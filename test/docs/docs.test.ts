@@ -2,10 +2,11 @@
 // spec and nothing of the others, and the running service serves the same pages at /docs and /api/v1/docs under a
 // content-security policy relaxed for them only. The guides (docs/*.md) are built beside them and served at
 // /docs/guides/. The pages are checked in a real browser (browser.ts): every guide as served and as built, with every
-// link on it.
+// link on it; each reference as the service serves it, every operation looked for, and as built, where its page loads
+// the same spec and renderer by relative links.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,7 @@ import { DOCS_PATHS, referenceTitle } from '../../server/contract/docs.ts';
 import { readGuides } from '../../server/contract/guide-files.ts';
 import { INDEX_SLUG, type Guide } from '../../server/contract/guide-site.ts';
 import { GUIDES_PATH } from '../../server/contract/guides-routes.ts';
+import { SCALAR_SCRIPT } from '../../server/contract/scalar-bundle.ts';
 import { listen, type Listening } from '../support/listening.ts';
 import { buildApp } from '../support/partner-app.ts';
 import {
@@ -24,10 +26,11 @@ import {
   foreignOperations,
   launchOrSkip,
   missingOperations,
+  openWatchedPage,
   operationsOf,
+  type DocumentedOperation,
   serveDirectory,
-  watchConsoleErrors,
-  watchPage,
+  type WatchedPage,
 } from './browser.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
@@ -105,9 +108,17 @@ describe('npm run docs', function () {
   });
   after(() => rmSync(outDir, { recursive: true, force: true }));
 
-  it('writes index.html, openapi.json and standalone.js for every generated surface', () => {
-    for (const spec of specs)
-      assert.deepEqual(readdirSync(join(outDir, spec.surface)).sort(), ['index.html', 'openapi.json', 'standalone.js']);
+  it('writes index.html, openapi.json and standalone.js for every generated surface: the spec and Scalar the service sends', () => {
+    for (const spec of specs) {
+      const dir = join(outDir, spec.surface);
+      assert.deepEqual(readdirSync(dir).sort(), ['index.html', 'openapi.json', 'standalone.js']);
+      // The files the service's routes send (docsRoutes): the built page renders what the service's page renders.
+      assert.ok(
+        readFileSync(join(dir, 'openapi.json')).equals(readFileSync(spec.file)),
+        `${spec.surface} openapi.json`,
+      );
+      assert.ok(readFileSync(join(dir, 'standalone.js')).equals(readFileSync(SCALAR_SCRIPT)), `${spec.surface} Scalar`);
+    }
   });
 
   it('writes guides/index.html, a page for every other guide and their stylesheet', () => {
@@ -135,13 +146,17 @@ describe('npm run docs', function () {
 
     for (const spec of specs) {
       const own = operationsBySurface.get(spec.surface)!;
+      // The built page and the service's differ in their links and servers, not in what Scalar renders: the same
+      // spec and script (above). Every operation is looked for once, on the service's page, under its content-security
+      // policy; the built one shows that it loaded them by its relative links, at both ends of the spec.
+      const ends = [own[0]!, own.at(-1)!];
 
-      it(`the built ${spec.surface} docs, on a static host, show all ${own.length} operations and none of another surface`, async () => {
-        await expectDocs(`${staticHost.url}/${spec.surface}/index.html`, spec.surface);
+      it(`the built ${spec.surface} docs, on a static host, load the spec and Scalar beside them: its first and last operations show, none of another surface`, async () => {
+        await expectDocs(`${staticHost.url}/${spec.surface}/index.html`, spec.surface, ends);
       });
 
       it(`the service's ${DOCS_PATHS[spec.surface]} shows all ${own.length} operations under its content-security policy`, async () => {
-        await expectDocs(`${service.baseUrl}${DOCS_PATHS[spec.surface]}`, spec.surface);
+        await expectDocs(`${service.baseUrl}${DOCS_PATHS[spec.surface]}`, spec.surface, own);
       });
     }
 
@@ -158,41 +173,46 @@ describe('npm run docs', function () {
       });
     }
 
+    /**
+     * One page per host, taken from guide to guide: a new page costs a renderer's start, which a guide page (no script)
+     * costs more than its own rendering does. Closed with the browser.
+     */
+    const guidePages = new Map<string, Promise<WatchedPage>>();
+
     async function expectGuide(url: string, guide: Guide) {
-      const page = await browser.newPage();
-      try {
-        const problems = await watchPage(page);
-        const errors = watchConsoleErrors(page);
-        assert.equal((await page.goto(url))?.status(), 200, url);
-        assert.ok((await page.title()).startsWith(guide.title), `the title of ${url} names ${guide.title}`);
-        const nav = await page
-          .locator('.guides-list a')
-          .evaluateAll((links) => links.map((a) => [a.textContent, a.getAttribute('aria-current')]));
-        assert.deepEqual(
-          nav,
-          guides.filter((g) => g.slug !== INDEX_SLUG).map((g) => [g.title, g.slug === guide.slug ? 'page' : null]),
-          'the navigation lists every guide but the index, in order, this one marked',
-        );
-        assert.deepEqual(await page.locator('.references-list a').allInnerTexts(), specs.map(referenceTitle));
-        assert.equal(await page.locator('script').count(), 0, 'a guide page has no script');
-        // The stylesheet applied: the navigation is a column beside the guide.
-        assert.equal(await page.locator('body').evaluate((body) => getComputedStyle(body).display), 'grid');
-        const { broken } = await brokenLinks(page, seen);
-        assert.deepEqual(broken, [], `links of ${url} that lead nowhere`);
-        assert.deepEqual(problems, [], `${url} loads cleanly`);
-        assert.deepEqual(errors, [], `console errors on ${url}`);
-      } finally {
-        await page.close();
-      }
+      const host = new URL(url).origin;
+      if (!guidePages.has(host)) guidePages.set(host, openWatchedPage(browser));
+      const { page, problems, errors } = await guidePages.get(host)!;
+      // What the page did wrong is this guide's alone: the lists are emptied before it loads.
+      problems.length = 0;
+      errors.length = 0;
+      assert.equal((await page.goto(url))?.status(), 200, url);
+      assert.ok((await page.title()).startsWith(guide.title), `the title of ${url} names ${guide.title}`);
+      const nav = await page
+        .locator('.guides-list a')
+        .evaluateAll((links) => links.map((a) => [a.textContent, a.getAttribute('aria-current')]));
+      assert.deepEqual(
+        nav,
+        guides.filter((g) => g.slug !== INDEX_SLUG).map((g) => [g.title, g.slug === guide.slug ? 'page' : null]),
+        'the navigation lists every guide but the index, in order, this one marked',
+      );
+      assert.deepEqual(await page.locator('.references-list a').allInnerTexts(), specs.map(referenceTitle));
+      assert.equal(await page.locator('script').count(), 0, 'a guide page has no script');
+      // The stylesheet applied: the navigation is a column beside the guide.
+      assert.equal(await page.locator('body').evaluate((body) => getComputedStyle(body).display), 'grid');
+      const { broken } = await brokenLinks(page, seen);
+      assert.deepEqual(broken, [], `links of ${url} that lead nowhere`);
+      assert.deepEqual(problems, [], `${url} loads cleanly`);
+      assert.deepEqual(errors, [], `console errors on ${url}`);
     }
 
-    async function expectDocs(url: string, surface: Surface) {
-      const page = await browser.newPage();
+    /** Loads a reference page and looks on it for `shown`, operations of its surface. */
+    async function expectDocs(url: string, surface: Surface, shown: DocumentedOperation[]) {
+      const { page, problems } = await openWatchedPage(browser);
       try {
-        const problems = await watchPage(page);
         await page.goto(url);
         const own = operationsBySurface.get(surface)!;
-        assert.deepEqual(await missingOperations(page, own), [], `operations missing from ${url}`);
+        assert.deepEqual(await missingOperations(page, shown), [], `operations missing from ${url}`);
         assert.deepEqual(
           await foreignOperations(page, othersThan(surface), own),
           [],
