@@ -220,7 +220,9 @@ describe('several processes on PostgreSQL and Redis', function () {
       after.every((o) => o.ok),
       `requests after the primary saw the death: ${after.filter((o) => o.ok).length} of ${after.length} served`,
     );
-    assert.ok(failed <= 4, 'at most the requests in flight on the killed worker failed');
+    // The four clients' requests in flight on the killed worker, and the one connection the primary may have handed it
+    // as it died (node:cluster hands a worker its next connection only once it took the last).
+    assert.ok(failed <= 5, 'at most the requests in flight on the killed worker failed, and one handed to it');
 
     // The dead worker is replaced; then the other original one is killed too: only processes that did not issue the
     // token are left, and they verify it.
