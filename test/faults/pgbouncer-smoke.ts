@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
+import { KEPT_WITHOUT_NOTIFICATION_MS } from '../../db/notifications-after-commit.ts';
 import { insertPersonalKey } from '../../db/queries/personal-api-keys.ts';
 import { createAccount } from '../../server/auth/accounts.ts';
 import { insertWithFreshKey } from '../../server/auth/api-keys.ts';
@@ -106,11 +107,13 @@ export async function minuteQuota(baseUrl: string, key: string): Promise<string 
  * milliseconds after the response that made it, so a request sent at once to another process may still be answered
  * from its cache: this asks every process until `holds` is true there, within `withinMs`, then twice more (once it
  * holds, it holds). Says how many answers were stale and when the last process held, from the change's response.
+ * Within a third of the longest a process keeps an entry without a notification: what holds by then was dropped by
+ * the notification, not by the entry's age.
  */
 export async function heldEverywhere(
   bases: string[],
   holds: (base: string) => Promise<boolean>,
-  withinMs = 1_000,
+  withinMs = KEPT_WITHOUT_NOTIFICATION_MS / 3,
 ): Promise<string> {
   const changedAt = performance.now();
   let stale = 0;

@@ -3,6 +3,7 @@
 // the sign-in form and account creation); once it is back, the counters are shared again within 10 s.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { DEFAULT_REDIS_TIMEOUT_MS } from '../../server/limits/redis-defaults.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 import {
@@ -14,8 +15,11 @@ import {
   type FaultDatabase,
 } from './support/fixture.ts';
 
-/** Every request during the outage must be answered within this (the Redis deadline is 1 s). */
-const ANSWER_WITHIN_MS = 2_500;
+/**
+ * Every request during the outage must be answered within this: it waits for Redis at most the Redis deadline a call
+ * (1 s), a few calls a request; ten times that deadline still tells an answer from a hang on a loaded machine.
+ */
+const ANSWER_WITHIN_MS = 10 * DEFAULT_REDIS_TIMEOUT_MS;
 
 describe('Redis killed and restored behind a proxy', function () {
   this.timeout(60_000);

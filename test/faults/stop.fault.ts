@@ -8,6 +8,7 @@ import type { Socket } from 'node:net';
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { Db } from '../../db/connect.ts';
+import { DEFAULT_DATABASE_TIMEOUTS } from '../../db/database-timeouts.ts';
 import { startChatCompletionsServer, type ChatCompletionsServer } from '../support/chat-completions-server.ts';
 import { faultDatabase, requiredEnv, type FaultDatabase } from './support/fixture.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
@@ -55,11 +56,12 @@ function send(
 }
 
 /**
- * How long before the listener's close a new connection may still sit in the kernel's accept queue. Measured here:
- * 0–3 such resets per stop, opened 2–6 ms before the close (up to 81 ms before the stop waited for a turn of the
- * event loop without new connections).
+ * How long before the listener's close a new connection may still sit in the kernel's accept queue: a few ms on a
+ * quiet machine (docs/performance.md), more when the server's turns of the event loop slow down. A third of the 1 s
+ * after which the stop ends an accepted connection that sent nothing (server/process/shutdown.ts), whose failure this
+ * must not excuse.
  */
-const ACCEPT_QUEUE_WINDOW_MS = 100;
+const ACCEPT_QUEUE_WINDOW_MS = 330;
 
 describe('stops of the server process (SIGTERM)', function () {
   this.timeout(60_000);
@@ -131,8 +133,10 @@ describe('stops of the server process (SIGTERM)', function () {
     running = false;
     await Promise.all(clients);
 
+    // Within its deadline: a stop the deadline ends exits 1 and says so (the last test here).
     assert.equal(code, 0, app.output());
-    assert.ok(stoppedAfterMs < 10_000, `stopped within the deadline (${stoppedAfterMs} ms)`);
+    assert.doesNotMatch(app.output(), /stop deadline reached/);
+    console.log(`      stopped ${stoppedAfterMs} ms after the signal`);
     const answered = outcomes.filter((o) => o.status !== undefined);
     const failed = outcomes.filter((o) => o.error !== undefined);
     assert.ok(answered.length > 50, `the clients kept the server busy (${answered.length} answers)`);
@@ -227,7 +231,11 @@ describe('stops of the server process (SIGTERM)', function () {
       app.child.kill('SIGTERM');
       const code = await app.exited;
       const stoppedAfterMs = Date.now() - signalledAt;
-      assert.ok(stoppedAfterMs < 4000, `gone within about its 2 s deadline (${stoppedAfterMs} ms)`);
+      // Its 2 s deadline ended it, not the blocked write's statement timeout, which would have let it stop cleanly.
+      assert.ok(
+        stoppedAfterMs < DEFAULT_DATABASE_TIMEOUTS.statementMs,
+        `gone before the write's statement timeout (${stoppedAfterMs} ms)`,
+      );
       assert.equal(code, 1, 'a stop cut short by its deadline is not a clean one');
       assert.match(app.output(), /stop deadline reached/);
       assert.ok((await stuck) instanceof Error, 'the hanging request got no answer');

@@ -97,8 +97,11 @@ export interface Answer {
   ms: number;
 }
 
-/** One request with a deadline; a request that gets no answer within it fails the test that sent it. */
-export async function call(url: string, init: RequestInit = {}, deadlineMs = 5_000): Promise<Answer> {
+/**
+ * One request with a deadline; a request that gets no answer within it fails the test that sent it. A hang has no
+ * end of its own, so the default is far beyond a loaded machine's slowest answer.
+ */
+export async function call(url: string, init: RequestInit = {}, deadlineMs = 15_000): Promise<Answer> {
   const started = performance.now();
   const res = await fetch(url, { ...init, signal: AbortSignal.timeout(deadlineMs) });
   const text = await res.text();

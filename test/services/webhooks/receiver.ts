@@ -1,7 +1,7 @@
 // A webhook receiver on loopback for tests (and the fault tests' child processes): answers each request as its script
-// says (a status, 'hang' to never answer, or 'trickle': a 200 whose body never ends, a byte at a time), verifies every
+// says (a status, 'hang' to answer only when the test releases it, or 'trickle': a 200 whose body never ends, a byte at a time), verifies every
 // delivery's signature with the `standardwebhooks` library as a real receiver would, and keeps what it got.
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 
@@ -28,6 +28,8 @@ export interface Receiver {
   mostAtOnce: number;
   /** Replies to the next requests, in order; after them every request gets `otherwise`. */
   script(replies: Reply[], otherwise?: Reply): void;
+  /** Answers every request held open ('hang') with `status` now. */
+  release(status: number): void;
   /** Resolves once `count` requests have arrived (within `timeoutMs`). */
   waitFor(count: number, timeoutMs?: number): Promise<Received[]>;
   close(): Promise<void>;
@@ -38,6 +40,7 @@ export async function startReceiver(secrets: string[] = []): Promise<Receiver> {
   let replies: Reply[] = [];
   let otherwise: Reply = 204;
   const waiters = new Set<() => void>();
+  const held = new Set<ServerResponse>();
   const state = { inFlight: 0, mostAtOnce: 0 };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -67,7 +70,11 @@ export async function startReceiver(secrets: string[] = []): Promise<Receiver> {
       state.inFlight++;
       state.mostAtOnce = Math.max(state.mostAtOnce, state.inFlight);
       res.on('close', () => state.inFlight--);
-      if (status === 'hang') return;
+      if (status === 'hang') {
+        held.add(res);
+        res.on('close', () => held.delete(res));
+        return;
+      }
       if (status === 'trickle') {
         res.writeHead(200, { 'content-type': 'text/plain' });
         const drip = setInterval(() => res.write('.'), 100);
@@ -88,6 +95,10 @@ export async function startReceiver(secrets: string[] = []): Promise<Receiver> {
     },
     get mostAtOnce() {
       return state.mostAtOnce;
+    },
+    release(status) {
+      for (const res of held) res.writeHead(status).end();
+      held.clear();
     },
     script(next, after = 204) {
       replies = [...next];
