@@ -20,6 +20,12 @@
 // facts, and moves the version itself when it lets the writes run, returning the new one: the review's own writes (the
 // card, its log) then find the student noted, and its caller keeps the facts after its review under that version.
 // The facts' window (limit, zone, since, the day's bounds) leaves its parameters: the gate no longer reads them.
+//
+// Except for a student with no exam at all and no state pushed (most reviews of most students): facts are read only
+// while readiness follows her (an exam from the reader's today on, or a state pushed), and whatever took the last of
+// them away moved her version; so no process holds facts at her version now, and no reader can get facts at it before
+// an exam or a state comes, which moves it again. The gate then notes her without moving it (its transaction's
+// triggers skip her as after a move): the review costs no write of the version, and returns none.
 import { sql, type Kysely } from 'kysely';
 
 /** The tables readiness_facts reads, and the columns of each whose change moves the facts. */
@@ -87,7 +93,8 @@ export async function up(db: Kysely<any>): Promise<void> {
       [
         'update',
         `update of ${columns.join(', ')}`,
-        `(${old}) is distinct from (${changed}) and (${NOTED} is distinct from new.user_id::text or old.user_id is distinct from new.user_id)`,
+        `(${old}) is distinct from (${changed})
+          and (${NOTED} is distinct from new.user_id::text or old.user_id is distinct from new.user_id)`,
         undefined,
       ],
     ] as const;
@@ -127,7 +134,14 @@ export async function up(db: Kysely<any>): Promise<void> {
           (select v.version from readiness_fact_versions as v where v.user_id = p_user), 0), false);
       end if;
       if proceed then
-        facts_version := readiness_facts_moved(p_user);
+        if readiness_follows or p_facts_version is not null
+            or exists (select from exams as e where e.user_id = p_user) then
+          facts_version := readiness_facts_moved(p_user);
+        else
+          -- No exam at all and no state pushed: nobody holds facts at her version (facts are read only while one
+          -- of them is there, and their going moved it), so this review and the rest of its transaction need not.
+          perform set_config('study_companion.readiness_facts_moved', p_user::text, true);
+        end if;
       end if;
       return next;
     end

@@ -8,8 +8,9 @@
 // one statement, not for a transaction's round trips), the gate is graded_review_gate (migrations 20261207_0501,
 // 0601 and 0701): it takes the student's lock and the card's and checks that the card is the version the review was
 // computed from and, when readiness follows the student, that readiness's facts are still at the version of those the
-// review was decided on (it moves no exam's readiness on them, or its transaction records the move next). A statement's own reads see the snapshot
-// taken when it starts, before any lock it waits for; the function's reads come after its locks. Inside a transaction that took the locks with its read (lockCardForReview), the statement's
+// review was decided on (it moves no exam's readiness on them, or its transaction records the move next). A
+// statement's own reads see the snapshot taken when it starts, before any lock it waits for; the function's reads
+// come after its locks. Inside a transaction that took the locks with its read (lockCardForReview), the statement's
 // snapshot already comes after them, and the gate is a plain sub-select of the same reads. With `facts`, the statement
 // also returns what a readiness move compares (findReadinessComparison's parts) as they were just before the review:
 // the caller applies the review to them (services/events) instead of reading them again.
@@ -409,16 +410,19 @@ export async function writeGradedReviewFollowed(trx: Db, write: GradedReviewWrit
 /**
  * The review as one statement, of a card read without locks as `version`, in autocommit (or first in a transaction
  * that then records the readiness move the review makes): `written` with its log row, the card's new version (the
- * review's own write, which the next review of the card may start from) and the version of readiness's facts it left,
- * or why nothing was written: `moved` (another write changed the card since it was read, or removed it), `follows`
- * (readiness follows the student, and `factsVersion` is not what the gate reads under the locks: none was given, or
- * another write moved the facts). `fromDate`: the student's today, from which readiness follows her exams.
+ * review's own write, which the next review of the card may start from) and the version of readiness's facts it left
+ * (null for a student with no exam and no state pushed, whose version it leaves as it was), or why nothing was
+ * written: `moved` (another write changed the card since it was read, or removed it), `follows` (readiness follows
+ * the student, and `factsVersion` is not what the gate reads under the locks: none was given, or another write moved
+ * the facts). `fromDate`: the student's today, from which readiness follows her exams.
  */
 export async function writeGradedReviewAlone(
   db: Db,
   write: GradedReviewWrite,
   card: { version: string; fromDate: string; factsVersion: number | undefined },
-): Promise<{ written: LoggedReview; version: string; factsVersion: number } | { moved: true } | { follows: true }> {
+): Promise<
+  { written: LoggedReview; version: string; factsVersion: number | null } | { moved: true } | { follows: true }
+> {
   const [row] = await gatedReview(db, {
     ...values(write),
     version: card.version,
@@ -426,7 +430,7 @@ export async function writeGradedReviewAlone(
     factsVersion: card.factsVersion ?? null,
   });
   const { proceed, readiness_follows, version, facts_version, ...review } = row!;
-  if (proceed) return { written: review as LoggedReview, version: version!, factsVersion: facts_version! };
+  if (proceed) return { written: review as LoggedReview, version: version!, factsVersion: facts_version };
   return readiness_follows ? { follows: true } : { moved: true };
 }
 

@@ -181,7 +181,7 @@ async function recordReviewAlone(
           factsVersion: undefined,
         });
       // This review studied its day: the next one of the day finds it studied.
-      if (after)
+      if (after && outcome.factsVersion !== null)
         factsLeft.keep(student.user_id, question, {
           facts: { ...after, day_studied: true },
           version: outcome.factsVersion,

@@ -6,6 +6,8 @@
 // version missed would leave that review deciding on the facts from before, recording no move: these tests fail.
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
+import { readinessFactsVersion } from '../../../db/queries/readiness.ts';
+import { localDate } from '../../../domain/student-day.ts';
 import type { Student } from '../../../server/auth/principal.ts';
 import { recordReview } from '../../../services/flashcards/reviews.ts';
 import { upcomingReadiness } from '../../../services/readiness/readiness.ts';
@@ -123,6 +125,24 @@ describe("a student's review after another write of readiness's facts", () => {
       await shows(fixture);
     });
   }
+
+  it('leaves the version of a student with no exam and no state pushed, and moves that of one with any exam', async () => {
+    const id = await newStudent({ timeZone: 'UTC' });
+    const student = { user_id: id, time_zone: 'UTC' } as Student;
+    const card = (await newCard(id, await newDeck(id), new Date(Date.now() - DAY_MS))).id;
+    const version = async () =>
+      (await sql<{ version: number }>`select ${readinessFactsVersion(db(), id)} as version`.execute(db())).rows[0]!
+        .version;
+    const before = await version();
+    await review(student, card);
+    assert.equal(await version(), before, 'nobody can hold her facts: the review writes no version');
+    // A past exam: readiness does not follow her today, but a reader whose today is still the exam's day would.
+    await newExam(id, localDate(new Date(Date.now() - DAY_MS), 'UTC'));
+    const withExam = await version();
+    assert.ok(withExam > before, 'the exam moved it');
+    await review(student, card);
+    assert.ok((await version()) > withExam, "the review moved it: a reader may hold facts of the exam's day");
+  });
 
   it('records a move from the facts kept between reviews as a full read finds readiness', async () => {
     const { student, unseen, exam } = await reviewedStudent();
