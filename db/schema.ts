@@ -362,6 +362,7 @@ export interface Database {
   payments: PaymentsTable;
   warnings: WarningsTable;
   readiness_versions: ReadinessVersionsTable;
+  readiness_fact_versions: ReadinessFactVersionsTable;
   exam_readiness: ExamReadinessTable;
   account_leases: AccountLeasesTable;
   xp_awards: XpAwardsTable;
@@ -497,6 +498,15 @@ export interface WarningsTable {
 
 /** How often a student's readiness moved; its row also orders concurrent moves (services/readiness/readiness.ts). */
 export interface ReadinessVersionsTable {
+  user_id: string;
+  /** int8, read as a number (db/connect.ts). */
+  version: number;
+}
+
+/**
+ * A version of each student's readiness facts, moved by every write of them (migration 20261207_0701); no row: 0.
+ */
+export interface ReadinessFactVersionsTable {
   user_id: string;
   /** int8, read as a number (db/connect.ts). */
   version: number;

@@ -43,6 +43,7 @@ import * as calendarFeedChoices from './20261207_0101_calendar_feed_choices.ts';
 import * as outboxRowsNobodyReceives from './20261207_0301_outbox_rows_nobody_receives.ts';
 import * as gradedReviewGate from './20261207_0501_graded_review_gate.ts';
 import * as gradedReviewReadinessFacts from './20261207_0601_graded_review_readiness_facts.ts';
+import * as readinessFactVersions from './20261207_0701_readiness_fact_versions.ts';
 import * as accountLeases from './20261206_0301_account_leases.ts';
 
 export const migrations: Record<string, Migration> = {
@@ -90,4 +91,5 @@ export const migrations: Record<string, Migration> = {
   '20261207_0301_outbox_rows_nobody_receives': outboxRowsNobodyReceives,
   '20261207_0501_graded_review_gate': gradedReviewGate,
   '20261207_0601_graded_review_readiness_facts': gradedReviewReadinessFacts,
+  '20261207_0701_readiness_fact_versions': readinessFactVersions,
 };

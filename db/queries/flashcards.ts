@@ -5,7 +5,13 @@ import { sql, type ExpressionBuilder } from 'kysely';
 import type { Db } from '../connect.ts';
 import { compiledOnce } from '../prepared-statements.ts';
 import { studentLocked } from '../student-transaction.ts';
-import { readinessFacts, readinessFollows, type FactsBeforeReview, type FactsQuestion } from './readiness.ts';
+import {
+  readinessFacts,
+  readinessFactsVersion,
+  readinessFollows,
+  type FactsBeforeReview,
+  type FactsQuestion,
+} from './readiness.ts';
 import type { Database } from '../schema.ts';
 import type { FsrsCardState, FsrsParameters } from '../../domain/fsrs.ts';
 
@@ -295,8 +301,9 @@ const cardForReview = compiledOnce(
  * The card with its deck's scheduler, read without locks, and its row version (xmin: any write of the row makes a new
  * one), which a review written alone (db/queries/graded-review.ts writeGradedReviewAlone) checks under its locks; and,
  * when readiness follows the student (db/queries/readiness.ts readinessFollows), readiness's facts as `question` asks
- * them (readiness_facts), which the review decides on and its gate reads again under the locks; not `withFacts`, the
- * caller has them already. Undefined when the student has no such card.
+ * them (readiness_facts) with their version, read in the same snapshot: the review decides on them, and its gate
+ * checks under the locks that the version is still the same. Not `withFacts`: the caller has them already. Undefined
+ * when the student has no such card.
  */
 export async function readCardForReview(
   db: Db,
@@ -307,8 +314,9 @@ export async function readCardForReview(
 ) {
   const [row] = await cardToReview(db, { userId, cardId, withFacts, ...question });
   if (!row) return undefined;
-  const { scheduler, fsrs_parameters, version, facts, ...card } = row;
-  return { card, deck: { scheduler, fsrs_parameters }, version, facts: facts ?? undefined };
+  const { scheduler, fsrs_parameters, version, facts, facts_version, ...card } = row;
+  const read = facts === null ? {} : { facts, factsVersion: facts_version! };
+  return { card, deck: { scheduler, fsrs_parameters }, version, ...read };
 }
 
 const cardToReview = compiledOnce(
@@ -324,6 +332,11 @@ const cardToReview = compiledOnce(
       .select(
         sql<FactsBeforeReview | null>`case when ${v.withFacts}::boolean and ${readinessFollows(db, v.userId, v.fromDate)} then ${readinessFacts(v)} end`.as(
           'facts',
+        ),
+      )
+      .select(
+        sql<number | null>`case when ${v.withFacts}::boolean then ${readinessFactsVersion(db, v.userId)} end`.as(
+          'facts_version',
         ),
       )
       .where('c.user_id', '=', v.userId)

@@ -5,11 +5,12 @@
 // what must be current under the student's lock: the day's capped xp and whether readiness follows the student.
 //
 // Run alone, in autocommit, after an unlocked read of the card (writeGradedReviewAlone: the student's lock is held for
-// one statement, not for a transaction's round trips), the gate is graded_review_gate (migrations 20261207_0501 and
-// 0601): it takes the student's lock and the card's and checks that the card is the version the review was computed
-// from and, when readiness follows the student, that readiness's facts are those the review was decided on (it moves
-// no exam's readiness on them, or its transaction records the move next). A statement's own reads see the snapshot
-// taken when it starts, before any lock it waits for; the function's reads come after its locks. Inside a transaction that took the locks with its read (lockCardForReview), the statement's
+// one statement, not for a transaction's round trips), the gate is graded_review_gate (migrations 20261207_0501,
+// 0601 and 0701): it takes the student's lock and the card's and checks that the card is the version the review was
+// computed from and, when readiness follows the student, that readiness's facts are still at the version of those the
+// review was decided on (it moves no exam's readiness on them, or its transaction records the move next). A
+// statement's own reads see the snapshot taken when it starts, before any lock it waits for; the function's reads
+// come after its locks. Inside a transaction that took the locks with its read (lockCardForReview), the statement's
 // snapshot already comes after them, and the gate is a plain sub-select of the same reads. With `facts`, the statement
 // also returns what a readiness move compares (findReadinessComparison's parts) as they were just before the review:
 // the caller applies the review to them (services/events) instead of reading them again.
@@ -19,7 +20,7 @@ import type { Db } from '../connect.ts';
 import { compiledOnce } from '../prepared-statements.ts';
 import { studentDay } from '../../domain/student-day.ts';
 import { studyDays, upcomingPreparation } from './exams.ts';
-import { factsParameter, pushed, readinessFollows, type FactsBeforeReview, type FactsQuestion } from './readiness.ts';
+import { pushed, readinessFollows } from './readiness.ts';
 import { lastActiveMoves } from './streak.ts';
 import { COMPLETED } from './tasks.ts';
 import { eventRows, insertEvents, type NewEvent } from './events.ts';
@@ -62,15 +63,17 @@ export interface GradedReviewWrite {
 }
 
 /** What the statement's gate checks after its locks (see the top of this file). */
-interface GateValues extends FactsQuestion {
+interface GateValues {
   /** The card's row version as read (flashcards.ts readCardForReview). */
   version: string;
   /**
-   * Readiness's facts the review was decided on (factsParameter), which the gate reads again under the locks: the
-   * review is written only when they are the same. Null when the caller found readiness not following the student:
-   * then it is written only when readiness does not follow her now (whether it does is told from `fromDate`).
+   * The version of readiness's facts the review was decided on (readiness.ts readinessFactsVersion), which the gate
+   * reads again under the locks: the review is written only when it is the same. Null when the caller found readiness
+   * not following the student: then it is written only when readiness does not follow her now (told from `fromDate`).
    */
-  facts: string | null;
+  factsVersion: number | null;
+  /** The first date of the exams readiness follows (the student's today). */
+  fromDate: string;
 }
 
 /** Which facts a readiness move compares: the exams from `fromDate` (at most `limit`) and the study days of `zone` since `since`. */
@@ -81,11 +84,15 @@ export interface ReadinessFactsWindow {
   since: Date;
 }
 
-/** The gate's answer (migration 20261207_0501): whether the writes ran, and what it read after its locks. */
+/**
+ * The gate's answer (migrations 20261207_0501, 0701): whether the writes ran, what it read after its locks, and the
+ * version of readiness's facts the writes leave (null when they did not run).
+ */
 interface Gate {
   proceed: boolean;
   readiness_follows: boolean;
   capped_earned: number;
+  facts_version: number | null;
 }
 
 /** The instants the review's local day begins and ends (the next day's start). */
@@ -181,17 +188,9 @@ const VALUE_KEYS = [
 ] as const satisfies ReadonlyArray<keyof Values>;
 
 /** The values of the statement run alone: its gate's too. */
-const GATED_KEYS = [
-  ...VALUE_KEYS,
-  'version',
-  'facts',
-  'fromDate',
-  'limit',
-  'zone',
-  'since',
-  'dayStart',
-  'dayEnd',
-] as const satisfies ReadonlyArray<keyof (Values & GateValues)>;
+const GATED_KEYS = [...VALUE_KEYS, 'version', 'factsVersion', 'fromDate'] as const satisfies ReadonlyArray<
+  keyof (Values & GateValues)
+>;
 
 /**
  * Where the statement's gate comes from. `locks`: the statement runs alone, and its gate is graded_review_gate, which
@@ -219,13 +218,14 @@ function writes(db: Db, v: Values & Partial<GateValues>, kind: GateKind) {
         ? qc
             .selectFrom(
               sql<Gate>`graded_review_gate(${v.userId}::uuid, ${v.cardId}::uuid, ${v.version}::text, ${v.day}::date,
-                string_to_array(${v.cappedSources}::text, ','), ${v.fromDate}::date, ${v.facts}::jsonb,
-                ${v.limit}::int, ${v.zone}::text, ${v.since}::timestamptz, ${v.dayStart}::timestamptz,
-                ${v.dayEnd}::timestamptz)`.as('g'),
+                string_to_array(${v.cappedSources}::text, ','), ${v.fromDate}::date, ${v.factsVersion}::bigint)`.as(
+                'g',
+              ),
             )
-            .select(['g.proceed', 'g.readiness_follows', 'g.capped_earned'])
+            .select(['g.proceed', 'g.readiness_follows', 'g.capped_earned', 'g.facts_version'])
         : qc.selectNoFrom([
             sql<boolean>`true`.as('proceed'),
+            sql<number | null>`null::bigint`.as('facts_version'),
             (kind.follows ? readinessFollows(db, v.userId, v.fromDate!) : sql<boolean>`false`).as('readiness_follows'),
             sql<number>`(${qc
               .selectFrom('xp_awards')
@@ -384,7 +384,7 @@ const answered = (db: Db, v: Values & Partial<GateValues>, kind: GateKind) =>
     .leftJoin('review', (join) => join.onTrue())
     .leftJoin('card', (join) => join.onTrue())
     .select(REVIEW_COLUMNS.map((column) => `review.${column}` as const))
-    .select(['gate.proceed', 'gate.readiness_follows', 'card.version']);
+    .select(['gate.proceed', 'gate.readiness_follows', 'gate.facts_version', 'card.version']);
 
 const gatedReview = compiledOnce(GATED_KEYS, (db: Db, v: Values & GateValues) => answered(db, v, { locks: true }));
 
@@ -402,28 +402,35 @@ type LoggedReview = Awaited<ReturnType<typeof graded>>[number];
  */
 export async function writeGradedReviewFollowed(trx: Db, write: GradedReviewWrite, fromDate: string) {
   const [row] = await followedReview(trx, { ...values(write), fromDate });
-  const { proceed, readiness_follows, version: _version, ...review } = row!;
+  const { proceed, readiness_follows, version: _version, facts_version: _factsVersion, ...review } = row!;
   if (!proceed) throw new Error(`the review of card ${write.cardId} found it gone under its locks`);
   return { review: review as LoggedReview, readinessFollows: readiness_follows };
 }
 
 /**
  * The review as one statement, of a card read without locks as `version`, in autocommit (or first in a transaction
- * that then records the readiness move the review makes): `written` with its log row and the card's new version (the
- * review's own write, which the next review of the card may start from), or why nothing was written: `moved`
- * (another write changed the card since it was read, or removed it), `follows` (readiness follows the student, and
- * `facts` are not what the gate reads under the locks: none were given, or another write changed them).
- * `question`: the window and day `facts` answer, or would.
+ * that then records the readiness move the review makes): `written` with its log row, the card's new version (the
+ * review's own write, which the next review of the card may start from) and the version of readiness's facts it left
+ * (null for a student with no exam and no state pushed, whose version it leaves as it was), or why nothing was
+ * written: `moved` (another write changed the card since it was read, or removed it), `follows` (readiness follows
+ * the student, and `factsVersion` is not what the gate reads under the locks: none was given, or another write moved
+ * the facts). `fromDate`: the student's today, from which readiness follows her exams.
  */
 export async function writeGradedReviewAlone(
   db: Db,
   write: GradedReviewWrite,
-  card: { version: string; question: FactsQuestion; facts: FactsBeforeReview | undefined },
-): Promise<{ written: LoggedReview; version: string } | { moved: true } | { follows: true }> {
-  const facts = card.facts ? factsParameter(card.facts) : null;
-  const [row] = await gatedReview(db, { ...values(write), ...card.question, version: card.version, facts });
-  const { proceed, readiness_follows, version, ...review } = row!;
-  if (proceed) return { written: review as LoggedReview, version: version! };
+  card: { version: string; fromDate: string; factsVersion: number | undefined },
+): Promise<
+  { written: LoggedReview; version: string; factsVersion: number | null } | { moved: true } | { follows: true }
+> {
+  const [row] = await gatedReview(db, {
+    ...values(write),
+    version: card.version,
+    fromDate: card.fromDate,
+    factsVersion: card.factsVersion ?? null,
+  });
+  const { proceed, readiness_follows, version, facts_version, ...review } = row!;
+  if (proceed) return { written: review as LoggedReview, version: version!, factsVersion: facts_version };
   return readiness_follows ? { follows: true } : { moved: true };
 }
 

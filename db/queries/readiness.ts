@@ -96,9 +96,9 @@ export interface FactsQuestion {
 }
 
 /**
- * readiness_facts (migration 20261207_0601): the facts as one jsonb, read by a function so that a review's gate can
- * read them again after its locks; the same answers as findReadinessComparison with the review's day (held to it by
- * test/db/queries/readiness-facts.test.ts), every array in a fixed order (factsParameter).
+ * readiness_facts (migration 20261207_0601): the facts as one jsonb, read by a function so that a statement can read
+ * them in one expression; the same answers as findReadinessComparison with the review's day (held to it by
+ * test/db/queries/readiness-facts.test.ts).
  */
 export function readinessFacts(v: { userId: string } & FactsQuestion) {
   return sql<FactsBeforeReview>`readiness_facts(${v.userId}::uuid, ${v.fromDate}::date, ${v.limit}::int,
@@ -106,21 +106,14 @@ export function readinessFacts(v: { userId: string } & FactsQuestion) {
 }
 
 /**
- * Facts as readiness_facts would read them, as its jsonb parameter: the one array not already in its order (of ids or
- * of what the function read), an exam's cards after a review changed one, sorted as the function sorts them (cards with
- * equal memory are equal, so their order among themselves does not matter).
+ * The version of the student's readiness facts (migration 20261207_0701): every write of them moves it in its own
+ * transaction, so facts read in one snapshot with a version are current while the version is. 0 before her first.
  */
-export function factsParameter(facts: FactsBeforeReview): string {
-  const exams = facts.exams.map((exam) => ({
-    ...exam,
-    cards: [...exam.cards].sort(
-      (a, b) =>
-        a.interval_days - b.interval_days ||
-        (a.last_reviewed_ms === null ? -1 : 0) - (b.last_reviewed_ms === null ? -1 : 0) ||
-        (a.last_reviewed_ms ?? 0) - (b.last_reviewed_ms ?? 0),
-    ),
-  }));
-  return JSON.stringify({ ...facts, exams });
+export function readinessFactsVersion(db: Db, userId: string) {
+  return sql<number>`coalesce((${db
+    .selectFrom('readiness_fact_versions')
+    .select('version')
+    .where('user_id', '=', userId)}), 0)`;
 }
 
 /** Records a pushed state (null: the exam left the stream) under `version`. */

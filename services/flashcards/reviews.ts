@@ -10,9 +10,10 @@
 // without locks, then the writes as one statement whose gate takes the locks and checks that the card is still the one
 // read (db/queries/graded-review.ts). The student's lock is then held for one statement, not for a transaction's
 // round trips, which is what concurrent reviews of one student queued on. When readiness follows the student, the
-// read brings readiness's facts too, the review is decided on them before it writes (the usual review moves no exam's
-// readiness, and then has nothing more to record), and the gate checks them under the locks as it checks the card.
-// When another write moved the card or the facts in between, the review starts over.
+// read brings readiness's facts too, with their version, the review is decided on them before it writes (the usual
+// review moves no exam's readiness, and then has nothing more to record), and the gate checks under the locks that
+// their version is the same, as it checks the card's. When another write moved the card or the facts in between, the
+// review starts over.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
 import {
@@ -136,7 +137,8 @@ async function recordReviewAlone(
   let known = factsLeft.take(student.user_id, question);
   for (let tries = 0; tries < ALONE_TRIES; tries++) {
     const read = left ?? (await readCardForReview(db, student.user_id, review.card_id, question, !known));
-    const facts = read?.facts ?? known;
+    const versioned = read?.facts ? { facts: read.facts, version: read.factsVersion! } : known;
+    const facts = versioned?.facts;
     left = known = undefined;
     if (!read) return undefined;
     const { write, card } = await gradedReview(
@@ -163,7 +165,7 @@ async function recordReviewAlone(
       },
     };
     const after = reviewed && factsAfterUnmovingReview(at, reviewed);
-    const gate = { version: read.version, question, facts };
+    const gate = { version: read.version, fromDate: question.fromDate, factsVersion: versioned?.version };
     const outcome =
       reviewed && !after
         ? await movingReview(db, student, at, write, gate, reviewed)
@@ -171,9 +173,19 @@ async function recordReviewAlone(
     if ('written' in outcome) {
       // Not after a move: the facts it recorded are not kept, and the next review reads them with the card.
       if (inLine && reviewLine.pending(student.user_id) > 1 && (after || !reviewed))
-        leftInLine.set(student.user_id, { ...read, card, version: outcome.version, facts: undefined });
+        leftInLine.set(student.user_id, {
+          ...read,
+          card,
+          version: outcome.version,
+          facts: undefined,
+          factsVersion: undefined,
+        });
       // This review studied its day: the next one of the day finds it studied.
-      if (after) factsLeft.keep(student.user_id, question, { ...after, day_studied: true });
+      if (after && outcome.factsVersion !== null)
+        factsLeft.keep(student.user_id, question, {
+          facts: { ...after, day_studied: true },
+          version: outcome.factsVersion,
+        });
       return { review: outcome.written, card };
     }
   }

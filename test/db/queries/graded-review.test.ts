@@ -200,8 +200,8 @@ describe('graded review facts', () => {
       gradedReviewWrite(student, card, at('2026-03-02T10:00:00Z'), ZONE),
       {
         version: read.version,
-        question,
-        facts: undefined,
+        fromDate: question.fromDate,
+        factsVersion: undefined,
       },
     );
     assert.ok('written' in first);
@@ -211,8 +211,8 @@ describe('graded review facts', () => {
       gradedReviewWrite(student, card, at('2026-03-02T10:00:01Z'), ZONE),
       {
         version: read.version,
-        question,
-        facts: undefined,
+        fromDate: question.fromDate,
+        factsVersion: undefined,
       },
     );
     assert.deepEqual(stale, { moved: true });
@@ -224,15 +224,15 @@ describe('graded review facts', () => {
       gradedReviewWrite(student, card, at('2026-03-02T10:00:01Z'), ZONE),
       {
         version: again!.version,
-        question,
-        facts: undefined,
+        fromDate: question.fromDate,
+        factsVersion: undefined,
       },
     );
     assert.ok('written' in second);
     assert.equal(await logged(), 2);
   });
 
-  it('writes a review alone of a student readiness follows only on the facts it was decided on, as the gate reads them', async () => {
+  it('writes a review alone of a student readiness follows only at the version of the facts it was decided on', async () => {
     const student = await newStudent({ timeZone: ZONE });
     const deck = await newDeck(student);
     const card = (await newCard(student, deck, at('2026-03-01T00:00:00Z'))).id;
@@ -246,19 +246,19 @@ describe('graded review facts', () => {
     assert.ok(read?.facts, 'an upcoming exam: readiness follows her, and the read brings its facts');
     assert.equal(read.facts.exams.length, 1);
     assert.equal(read.facts.exams[0]!.cards.length, 2);
-    // Without the facts, the gate does not know what the review was decided on: nothing is written.
+    // Without the facts' version, the gate does not know what the review was decided on: nothing is written.
     const blind = await writeGradedReviewAlone(
       db(),
       gradedReviewWrite(student, card, at('2026-03-02T10:00:00Z'), ZONE),
       {
         version: read.version,
-        question,
-        facts: undefined,
+        fromDate: question.fromDate,
+        factsVersion: undefined,
       },
     );
     assert.deepEqual(blind, { follows: true });
     assert.equal(await logged(), 0);
-    // Another write changes the facts (a task linked to the exam and completed): the facts read before are stale.
+    // Another write changes the facts (a task linked to the exam): the facts read before are stale, their version moved.
     const task = await newTask(student, at('2026-03-05T00:00:00Z'));
     await replaceTaskLinks(db(), student, exam.id, [task.id]);
     const stale = await writeGradedReviewAlone(
@@ -266,8 +266,8 @@ describe('graded review facts', () => {
       gradedReviewWrite(student, card, at('2026-03-02T10:00:00Z'), ZONE),
       {
         version: read.version,
-        question,
-        facts: read.facts,
+        fromDate: question.fromDate,
+        factsVersion: read.factsVersion,
       },
     );
     assert.deepEqual(stale, { follows: true });
@@ -279,8 +279,8 @@ describe('graded review facts', () => {
       gradedReviewWrite(student, card, at('2026-03-02T10:00:00Z'), ZONE),
       {
         version: again!.version,
-        question,
-        facts: again!.facts,
+        fromDate: question.fromDate,
+        factsVersion: again!.factsVersion,
       },
     );
     assert.ok('written' in written);
@@ -295,8 +295,8 @@ describe('graded review facts', () => {
       gradedReviewWrite(student, card, at('2026-03-02T10:00:01Z'), ZONE),
       {
         version: before.version,
-        question,
-        facts: before.facts,
+        fromDate: question.fromDate,
+        factsVersion: before.factsVersion,
       },
     );
     assert.ok(!('written' in gone), JSON.stringify(gone));
@@ -346,8 +346,8 @@ describe('graded review facts', () => {
         () =>
           writeGradedReviewAlone(other, write, {
             version: read!.version,
-            question: questionOf(reviewedAt),
-            facts: undefined,
+            fromDate: questionOf(reviewedAt).fromDate,
+            factsVersion: undefined,
           }),
         (trx) =>
           trx

@@ -1,9 +1,9 @@
 // The two definitions of what a readiness move compares, asked the same questions on the same data, on the run's
 // engine: the queries (db/queries/exams.ts upcomingPreparation and studyDays, db/queries/readiness.ts pushed, and the
-// review's day in db/queries/graded-review.ts), and readiness_facts (migration 20261207_0601), which a review's gate
-// reads after its locks. Likewise whether readiness follows a student: readinessFollows and graded_review_gate's own.
-// Should one of them change without the other, the review would be decided on facts its gate never sees as equal
-// (every review of a student readiness follows would start over, then run in a transaction), or worse, on other facts.
+// review's day in db/queries/graded-review.ts), and readiness_facts (migration 20261207_0601), which a review written
+// alone reads with the card and decides on. Likewise whether readiness follows a student: readinessFollows and
+// graded_review_gate's own. Should one of them change without the other, a review would be decided on other facts
+// than a move in a transaction compares.
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { replaceDeckLinks, replaceTaskLinks } from '../../../db/queries/exams.ts';
@@ -167,17 +167,13 @@ describe('readiness facts: the queries and readiness_facts give the same answers
       const { rows: queries } = await sql<{
         follows: boolean;
       }>`select ${readinessFollows(db(), student, fromDate)} as follows`.execute(db());
-      const day = studentDay(at('2026-03-05T14:00:00Z'), ZONE);
       // The gate takes the student's lock and the card's: in a transaction rolled back.
       const gate = await rolledBack(
         db(),
         async (trx) =>
           (
             await sql<{ readiness_follows: boolean }>`select readiness_follows from graded_review_gate(${student}::uuid,
-            ${card}::uuid, null, ${fromDate}::date, array['review'], ${fromDate}::date, null, 100, ${ZONE},
-            ${at('2026-02-20T05:00:00Z')}::timestamptz, ${day.start}::timestamptz, ${day.end}::timestamptz)`.execute(
-              trx,
-            )
+            ${card}::uuid, null, ${fromDate}::date, array['review'], ${fromDate}::date, null)`.execute(trx)
           ).rows,
       );
       assert.equal(queries[0]!.follows, follows, `the query, ${name}`);

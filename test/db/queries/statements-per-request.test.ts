@@ -122,7 +122,7 @@ describe('statements per request (PostgreSQL)', function () {
     );
     assert.ok(!sent.some((text) => text.includes('readiness_versions')), sent.join('\n'));
     // Readiness follows her (an upcoming exam): the card read without locks brings readiness's facts, the review is
-    // found to move nothing, and the gate (the locks, the card's version and the facts checked) with the review's
+    // found to move nothing, and the gate (the locks, the card's version and the facts' checked) with the review's
     // writes (card, log, study day, xp, and the card's event: card.updated, for the sync and webhooks) is one statement.
     assert.deepEqual(
       sent.map((text) => text.split(' ')[0]),
@@ -151,8 +151,8 @@ describe('statements per request (PostgreSQL)', function () {
       ),
     );
     // In the student's line, each review after the first starts from the card and readiness's facts as the one
-    // before it left them (the facts with its review applied, in the gate's order): had the gate found them unequal
-    // to what it reads, the review would have read them again, a statement more.
+    // before it left them (the facts with its review applied, under the version its write left): had the gate found
+    // another version, the review would have read them again, a statement more.
     assert.deepEqual(
       sent.map((text) => text.split(' ')[0]),
       ['select', ...Array.from({ length: burst }, () => 'with')],

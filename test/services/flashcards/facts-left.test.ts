@@ -2,7 +2,7 @@
 // same question, once, and bounded both by students and by the cards their facts hold in all.
 import assert from 'node:assert/strict';
 import type { FactsBeforeReview, FactsQuestion } from '../../../db/queries/readiness.ts';
-import { FACTS_LEFT_BOUNDS, FactsLeft } from '../../../services/flashcards/facts-left.ts';
+import { FACTS_LEFT_BOUNDS, FactsLeft, type VersionedFacts } from '../../../services/flashcards/facts-left.ts';
 
 const question: FactsQuestion = {
   fromDate: '2026-12-07',
@@ -13,9 +13,9 @@ const question: FactsQuestion = {
   dayEnd: new Date('2026-12-07T19:00:00Z'),
 };
 
-/** Facts of one upcoming exam whose linked deck holds `cards` cards. */
-function factsWith(cards: number): FactsBeforeReview {
-  return {
+/** Facts of one upcoming exam whose linked deck holds `cards` cards, at a version. */
+function factsWith(cards: number): VersionedFacts {
+  const facts: FactsBeforeReview = {
     exams: [
       {
         id: '0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9',
@@ -30,14 +30,15 @@ function factsWith(cards: number): FactsBeforeReview {
     pushed: [],
     day_studied: true,
   };
+  return { facts, version: 7 };
 }
 
 describe('the facts a review leaves for the next', () => {
-  it('gives them back once, and only for the same question', () => {
+  it('gives them back once, with their version, and only for the same question', () => {
     const left = new FactsLeft();
     const facts = factsWith(2);
     left.keep('a', question, facts);
-    assert.equal(left.take('a', question), facts);
+    assert.deepEqual(left.take('a', question), facts);
     assert.equal(left.take('a', question), undefined, 'taken once');
     left.keep('a', question, facts);
     assert.equal(left.take('a', { ...question, dayEnd: new Date('2026-12-08T19:00:00Z') }), undefined, 'another day');
