@@ -154,6 +154,30 @@ describe('recurrence: a wall-clock time as an instant, as luxon finds it', () =>
     );
   });
 
+  it("reads the zone's offset now as luxon does, kept within a second: around transitions, to the millisecond", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...EDGES),
+        fc.integer({ min: -2_500, max: 2_500 }),
+        fc.integer({ min: -2_500, max: 2_500 }),
+        ({ zone, at }, first, second) => {
+          const offsets = Info.normalizeZone(zone);
+          // Two moments asked in turn, often in the same second, on either side of the change.
+          for (const now of [at + first, at + second]) {
+            const previous = Settings.now;
+            Settings.now = () => now;
+            try {
+              assert.equal(wallClock.offsetNow(zone), offsets.offset(now), `${zone} at ${now}`);
+            } finally {
+              Settings.now = previous;
+            }
+          }
+        },
+      ),
+      { numRuns: RUNS, seed: SEED },
+    );
+  });
+
   it('keeps an answer for its moment of asking: the same autumn hour asked in summer and in winter', () => {
     // 02:30 on 25 October 2026 occurs twice in Berlin: 00:30Z (summer time) and 01:30Z (winter time).
     const local = utc('2026-10-25T02:30:00Z');
