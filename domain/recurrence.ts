@@ -263,7 +263,8 @@ function inRange(text: string, range: { min: number; max: number; signed: boolea
  * shared by every student of the zone; a series' start and open occurrence, until it changes), and reading one is
  * Intl lookups through luxon, most of a projection's cost. An instant has one wall-clock time in a zone, so a kept
  * answer is the answer. (The other way, a wall-clock time that occurs twice is resolved by luxon after the zone's
- * offset at the moment of asking, so those are not kept.) Forgotten all at once past FLOATING_KEPT.
+ * offset at the moment of asking, so fromFloating keeps its answers by that offset too.) Forgotten all at once past
+ * FLOATING_KEPT.
  */
 const floatingTimes = new Map<string, number>();
 const FLOATING_KEPT = 10_000;
@@ -402,7 +403,10 @@ export const WEEK_PROJECTION_BUDGET = 150_000;
  */
 export const WEEK_PROJECTED_MAX = 250;
 
-/** Turning a wall-clock time into an instant of a zone with luxon: up to 20 µs in a zone with DST (Intl lookups). */
+/**
+ * Turning a wall-clock time into an instant of a zone with luxon: up to 20 µs in a zone with DST (Intl lookups). Charged
+ * as it was weighed although fromFloating now keeps its answers, so that a view's budget reaches the series it reached.
+ */
 export const CONVERSION_COST = 200;
 /** What each series costs before its walk: reading its rule, building rrule's iterator, its start in the zone (~70 µs). */
 export const SERIES_COST = 700;
