@@ -170,6 +170,15 @@ export function periodCost(options: Partial<rrule.Options>): number {
 }
 
 /**
+ * What a walk's budget decided, for a caller that keeps the walk: `needs`, the least remaining budget with which every
+ * check the walk made passes (then the walk, its dates and its units are the same), and `cut`, whether a check failed.
+ */
+export interface WalkTrace {
+  needs: number;
+  cut: boolean;
+}
+
+/**
  * The rule's dates in [from, to), in order, in one walk from the rule's dtstart of at most `periods` periods, paid
  * from `budget`: the walk stops when the budget is spent, and the dates found are then the first ones.
  */
@@ -179,18 +188,26 @@ export function datesBetween(
   to: Date,
   periods: number,
   budget: SearchBudget,
+  trace: WalkTrace = { needs: 0, cut: false },
 ): Date[] {
   const cost = periodCost(options);
+  // The budget's one check: passes while `units` fit in what remains (which does not change during the walk).
+  const affords = (units: number): boolean => {
+    if (units > trace.needs) trace.needs = units;
+    const fits = units <= budget.remaining;
+    if (!fits) trace.cut = true;
+    return fits;
+  };
   // rrule walks a first period whatever its budget; each period and date is paid before it starts, with room for a
   // date.
-  if (budget.remaining < cost + HANDED_COST) return [];
+  if (!affords(cost + HANDED_COST)) return [];
   const dates: Date[] = [];
   let handed = 0;
   const spent = (): number => handed * HANDED_COST + rule.walked * cost;
-  const rule: BudgetedRule = new BudgetedRule(options, periods, () => spent() + cost + HANDED_COST <= budget.remaining);
+  const rule: BudgetedRule = new BudgetedRule(options, periods, () => affords(spent() + cost + HANDED_COST));
   rule.all((date) => {
     handed++;
-    if (date >= to || spent() + HANDED_COST > budget.remaining) return false;
+    if (date >= to || !affords(spent() + HANDED_COST)) return false;
     if (date >= from) dates.push(date);
     return true;
   });

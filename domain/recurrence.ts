@@ -5,10 +5,18 @@
 // knows UTC, so the rule is evaluated on "floating" dates — the local wall-clock fields written into a Date as if
 // they were UTC — and each result is turned back into a real instant in the zone. A wall-clock time that does not
 // exist on a day (inside a spring-forward gap) moves forward by the gap, as luxon does.
-import { DateTime } from 'luxon';
+import { DateTime, Info, Settings, type Zone } from 'luxon';
 import rrule from 'rrule';
 import { LAST_INSTANT } from './instants.ts';
-import { datesBetween, EXHAUSTED, firstDateAfter, HORIZONS, periodsIn, SearchBudget } from './recurrence-search.ts';
+import {
+  datesBetween,
+  EXHAUSTED,
+  firstDateAfter,
+  HORIZONS,
+  periodsIn,
+  SearchBudget,
+  type WalkTrace,
+} from './recurrence-search.ts';
 
 const { RRule } = rrule;
 
@@ -255,7 +263,8 @@ function inRange(text: string, range: { min: number; max: number; signed: boolea
  * shared by every student of the zone; a series' start and open occurrence, until it changes), and reading one is
  * Intl lookups through luxon, most of a projection's cost. An instant has one wall-clock time in a zone, so a kept
  * answer is the answer. (The other way, a wall-clock time that occurs twice is resolved by luxon after the zone's
- * offset at the moment of asking, so those are not kept.) Forgotten all at once past FLOATING_KEPT.
+ * offset at the moment of asking, so fromFloating keeps its answers by that offset too.) Forgotten all at once past
+ * FLOATING_KEPT.
  */
 const floatingTimes = new Map<string, number>();
 const FLOATING_KEPT = 10_000;
@@ -301,21 +310,81 @@ function floatingDate(
   return date;
 }
 
-/** The instant at which `timeZone` shows the wall-clock time held in `floating`'s UTC fields. */
-function fromFloating(floating: Date, timeZone: string): Date {
-  return DateTime.fromObject(
-    {
-      year: floating.getUTCFullYear(),
-      month: floating.getUTCMonth() + 1,
-      day: floating.getUTCDate(),
-      hour: floating.getUTCHours(),
-      minute: floating.getUTCMinutes(),
-      second: floating.getUTCSeconds(),
-      millisecond: floating.getUTCMilliseconds(),
-    },
-    { zone: timeZone },
-  ).toJSDate();
+/** luxon's zone for a name, as `DateTime.fromObject(…, { zone })` reads it (IANA names, UTC, fixed offsets). */
+const zones = new Map<string, Zone>();
+
+function zoneOf(timeZone: string): Zone {
+  let zone = zones.get(timeZone);
+  if (zone === undefined) {
+    zone = Info.normalizeZone(timeZone);
+    // Names come from profiles, checked against the known zones; the bound is for whatever else calls this.
+    if (zones.size >= ZONES_KEPT) zones.clear();
+    zones.set(timeZone, zone);
+  }
+  return zone;
 }
+const ZONES_KEPT = 1_000;
+
+/**
+ * The zone's offset (minutes) now, by luxon's clock: the first guess luxon's `DateTime.fromObject` starts from, which
+ * decides which instant a wall-clock time that occurs twice (an autumn hour) becomes. Kept for the second it was read
+ * in: luxon reads an offset from Intl's fields of the instant, to the second, against the instant rounded down to the
+ * second, and the time zone database changes offsets at whole seconds, so every instant of a second has the same
+ * offset. One Intl lookup a second per zone instead of one a week view (the lookup was most of a view's projection).
+ */
+function offsetNow(timeZone: string): number {
+  const now = Settings.now();
+  const second = Math.floor(now / 1000);
+  const known = offsetsNow.get(timeZone);
+  if (known !== undefined && known.second === second) return known.offset;
+  const offset = zoneOf(timeZone).offset(now);
+  if (offsetsNow.size >= ZONES_KEPT) offsetsNow.clear();
+  offsetsNow.set(timeZone, { second, offset });
+  return offset;
+}
+const offsetsNow = new Map<string, { second: number; offset: number }>();
+
+/**
+ * Instants already found for a wall-clock time, by zone, the zone's offset at the time of asking and the wall-clock
+ * time: the occurrences of a week come back on every view of it. The answer is a function of those three (luxon's
+ * offsets of a zone are a function of the instant), so a kept answer is the answer. Forgotten all at once past
+ * INSTANTS_KEPT.
+ */
+const instantsFound = new Map<string, number>();
+const INSTANTS_KEPT = 10_000;
+
+/**
+ * The instant at which `timeZone` shows the wall-clock time held in `floating`'s UTC fields: what
+ * `DateTime.fromObject(fields, { zone }).toJSDate()` answers when the zone's offset at the time of asking is
+ * `nowOffset`. Its steps are luxon's own (`fixOffset` in luxon 3.7's datetime.js, with luxon's offsets of the zone), the
+ * arithmetic written in the same order so that fractional offsets (a zone's local mean time, +05:07:48) round alike,
+ * without building a DateTime: a wall-clock time valid once in the zone is that instant; one that occurs twice is the
+ * one whose offset is the zone's at the time of asking, when it is one of the two; one inside a spring-forward gap
+ * moves forward by the gap. test/unit/wall-clock-instants.test.ts holds it to luxon's answer around the transitions of
+ * several zones, asked at different times of the year.
+ */
+function fromFloating(floating: Date, timeZone: string, nowOffset = offsetNow(timeZone)): Date {
+  const local = floating.getTime();
+  const key = `${timeZone} ${nowOffset} ${local}`;
+  let instant = instantsFound.get(key);
+  if (instant === undefined) {
+    const zone = zoneOf(timeZone);
+    let guess = local - nowOffset * 60 * 1000;
+    const offset = zone.offset(guess);
+    if (offset !== nowOffset) {
+      guess -= (offset - nowOffset) * 60 * 1000;
+      const again = zone.offset(guess);
+      if (again !== offset) guess = local - Math.min(offset, again) * 60 * 1000;
+    }
+    instant = guess;
+    if (instantsFound.size >= INSTANTS_KEPT) instantsFound.clear();
+    instantsFound.set(key, instant);
+  }
+  return new Date(instant);
+}
+
+/** The wall-clock time conversion as luxon does it, for tests that hold fromFloating to it. */
+export const wallClock = { fromFloating, offsetNow };
 
 /** At most this many projected occurrences of one series in one range (24 a day for a week, with room). */
 export const MAX_PROJECTED = 200;
@@ -334,7 +403,10 @@ export const WEEK_PROJECTION_BUDGET = 150_000;
  */
 export const WEEK_PROJECTED_MAX = 250;
 
-/** Turning a wall-clock time into an instant of a zone with luxon: up to 20 µs in a zone with DST (Intl lookups). */
+/**
+ * Turning a wall-clock time into an instant of a zone with luxon: up to 20 µs in a zone with DST (Intl lookups). Charged
+ * as it was weighed although fromFloating now keeps its answers, so that a view's budget reaches the series it reached.
+ */
 export const CONVERSION_COST = 200;
 /** What each series costs before its walk: reading its rule, building rrule's iterator, its start in the zone (~70 µs). */
 export const SERIES_COST = 700;
@@ -348,8 +420,75 @@ export const WEEK_SERIES_MAX = Math.floor(WEEK_PROJECTION_BUDGET / SERIES_COST);
 const RANGE_SLACK_MS = 3 * 3_600_000;
 
 /**
+ * A series' walk through a range as a projection made it with budget to spare: its wall-clock dates (epoch ms of the
+ * floating dates, in order), the units it cost, and the least remaining budget with which it is walked the same.
+ */
+interface Walk {
+  floating: readonly number[];
+  units: number;
+  needs: number;
+}
+
+/**
+ * Walks of series kept across projections (week views), by what a walk depends on: the zone, the series' rule and
+ * start, where the walk begins (the series' open occurrence, or the range's start when that comes first) and the
+ * range's end. A task whose rule, start or open occurrence changes is another key, so an edit is seen at once; a walk
+ * is the same for the same key (rrule and the zone's offsets are functions of their inputs), and it is reused only
+ * where the projection's remaining budget passes every check the walk made, so the dates and the units charged are
+ * what walking again would give. Bounded by walks and by the dates they hold; the least recently used go first.
+ */
+export class KeptWalks {
+  private readonly walks = new Map<string, Walk>();
+  private dates = 0;
+
+  constructor(
+    readonly maxWalks = 10_000,
+    readonly maxDates = 200_000,
+  ) {}
+
+  get size(): number {
+    return this.walks.size;
+  }
+
+  get(key: string): Walk | undefined {
+    const walk = this.walks.get(key);
+    if (walk !== undefined) {
+      // Last used last: the map's order is the eviction order.
+      this.walks.delete(key);
+      this.walks.set(key, walk);
+    }
+    return walk;
+  }
+
+  set(key: string, walk: Walk): void {
+    const known = this.walks.get(key);
+    if (known !== undefined) {
+      this.walks.delete(key);
+      this.dates -= known.floating.length;
+    }
+    if (walk.floating.length > this.maxDates) return;
+    this.walks.set(key, walk);
+    this.dates += walk.floating.length;
+    for (const [oldest, old] of this.walks) {
+      if (this.walks.size <= this.maxWalks && this.dates <= this.maxDates) break;
+      this.walks.delete(oldest);
+      this.dates -= old.floating.length;
+    }
+  }
+
+  clear(): void {
+    this.walks.clear();
+    this.dates = 0;
+  }
+}
+
+/** The process's kept walks, which the week view's projections share. */
+export const keptWalks = new KeptWalks();
+
+/**
  * The projections of one range (a week view) in one zone, under one budget shared by all its series. Wall-clock times
- * are turned into instants once per range: series due at the same times (09:00 daily) share the work.
+ * are turned into instants once per range: series due at the same times (09:00 daily) share the work. Given `kept`,
+ * each series' walk is looked up there first and kept there after (see KeptWalks).
  */
 export class RangeProjection {
   readonly budget: SearchBudget;
@@ -357,6 +496,8 @@ export class RangeProjection {
   private shown = 0;
   private readonly fromFloating: Date;
   private readonly toFloating: Date;
+  /** The zone's offset when the first wall-clock time is turned into an instant (luxon's first guess; see fromFloating). */
+  private nowOffset: number | undefined;
 
   constructor(
     readonly timeZone: string,
@@ -365,6 +506,7 @@ export class RangeProjection {
     limit = Infinity,
     /** At most this many occurrences, all series together. */
     private readonly shownMax = Infinity,
+    private readonly kept?: KeptWalks,
   ) {
     this.budget = new SearchBudget(limit);
     this.fromFloating = toFloating(from, timeZone);
@@ -380,10 +522,41 @@ export class RangeProjection {
    * accepts (stored before a check) projects nothing.
    */
   occurrences(rule: string, seriesStart: Date, after: Date, max = MAX_PROJECTED): Date[] {
-    const { budget, timeZone, from, to } = this;
+    const { budget, from, to } = this;
     max = Math.min(max, this.shownMax - this.shown);
     if (budget.remaining < SERIES_COST || max <= 0 || after >= to) return [];
     budget.spent += SERIES_COST;
+    const floating = this.walked(rule, seriesStart, after);
+    const dates: Date[] = [];
+    for (const local of floating) {
+      if (dates.length >= max) break;
+      const due = this.instant(local);
+      if (!due) break;
+      if (due > after && due >= from && due < to && due.getTime() <= LAST_INSTANT) dates.push(due);
+    }
+    this.shown += dates.length;
+    return dates;
+  }
+
+  /** The series' wall-clock dates the range's walk finds (epoch ms of floating dates), kept or walked. */
+  private walked(rule: string, seriesStart: Date, after: Date): readonly number[] {
+    const { budget, kept } = this;
+    const lower = after >= this.from ? after : this.from;
+    const key = kept && `${this.timeZone}\n${seriesStart.getTime()}\n${lower.getTime()}\n${this.to.getTime()}\n${rule}`;
+    const known = key ? kept!.get(key) : undefined;
+    if (known && budget.remaining >= known.needs) {
+      budget.spent += known.units;
+      return known.floating;
+    }
+    const before = budget.spent;
+    const trace: WalkTrace = { needs: 0, cut: false };
+    const floating = this.walk(rule, seriesStart, after, trace);
+    if (key && !trace.cut) kept!.set(key, { floating, units: budget.spent - before, needs: trace.needs });
+    return floating;
+  }
+
+  private walk(rule: string, seriesStart: Date, after: Date, trace: WalkTrace): number[] {
+    const { budget, timeZone, from } = this;
     let parsed: ParsedRule;
     try {
       parsed = parse(rule);
@@ -418,6 +591,7 @@ export class RangeProjection {
         new Date(walkTo.getTime() + DAY_MS),
         periods,
         budget,
+        trace,
       );
       floating = days.flatMap((day) =>
         times
@@ -431,27 +605,20 @@ export class RangeProjection {
           ),
       );
     } else {
-      floating = datesBetween(walk, walkFrom, walkTo, periods, budget);
+      floating = datesBetween(walk, walkFrom, walkTo, periods, budget, trace);
     }
-    const dates: Date[] = [];
-    for (const date of floating) {
-      if (dates.length >= max) break;
-      const due = this.instant(shifted(date, -years));
-      if (!due) break;
-      if (due > after && due >= from && due < to && due.getTime() <= LAST_INSTANT) dates.push(due);
-    }
-    this.shown += dates.length;
-    return dates;
+    return floating.map((date) => (years === 0 ? date.getTime() : shifted(date, -years).getTime()));
   }
 
-  /** The instant at which the zone shows `floating`, or undefined when the budget cannot pay for it. */
-  private instant(floating: Date): Date | undefined {
-    const known = this.instants.get(floating.getTime());
+  /** The instant at which the zone shows the floating time `local`, or undefined when the budget cannot pay for it. */
+  private instant(local: number): Date | undefined {
+    const known = this.instants.get(local);
     if (known) return known;
     if (this.budget.remaining < CONVERSION_COST) return undefined;
     this.budget.spent += CONVERSION_COST;
-    const instant = fromFloating(floating, this.timeZone);
-    this.instants.set(floating.getTime(), instant);
+    this.nowOffset ??= offsetNow(this.timeZone);
+    const instant = fromFloating(new Date(local), this.timeZone, this.nowOffset);
+    this.instants.set(local, instant);
     return instant;
   }
 }

@@ -21,16 +21,26 @@ export function localDate(instant: Date, timeZone: string): string {
 }
 
 /**
- * The last day asked about in each zone (at most one per zone name that exists). Nearly every request of a day asks
- * about that day, and Luxon's zone arithmetic (Intl's offsets) was a tenth of the daily loop's CPU: an instant inside
- * the remembered day has its answer without it. The answers are the same either way.
+ * The last two days asked about in each zone (at most two per zone name that exists), the last used first. Nearly every
+ * request of a day asks about that day, and Luxon's zone arithmetic (Intl's offsets) was a tenth of the daily loop's
+ * CPU: an instant inside a remembered day has its answer without it. Two, because the loop of a student back after
+ * missed days also asks about the last day studied, which would otherwise put today out of its place on every request.
+ * The answers are the same either way.
  */
-const lastDays = new Map<string, StudentDay>();
+const lastDays = new Map<string, StudentDay[]>();
 
 /** The day the instant falls on in the zone; undefined when the zone is unknown. */
 function dayIn(instant: Date, timeZone: string): StudentDay | undefined {
   const known = lastDays.get(timeZone);
-  if (known && instant >= known.start && instant < known.end) return known;
+  if (known) {
+    const [first, second] = known;
+    if (instant >= first!.start && instant < first!.end) return first;
+    if (second && instant >= second.start && instant < second.end) {
+      known[0] = second;
+      known[1] = first!;
+      return second;
+    }
+  }
   const local = DateTime.fromJSDate(instant, { zone: timeZone });
   if (!local.isValid) return undefined;
   const start = local.startOf('day');
@@ -41,7 +51,7 @@ function dayIn(instant: Date, timeZone: string): StudentDay | undefined {
     start: start.toJSDate(),
     end: local.plus({ days: 1 }).startOf('day').toJSDate(),
   };
-  lastDays.set(timeZone, day);
+  lastDays.set(timeZone, known ? [day, known[0]!] : [day]);
   return day;
 }
 

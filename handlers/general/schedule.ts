@@ -13,6 +13,7 @@ import type { GeneralHandlers, Schemas } from './types.ts';
 import { localDate } from '../../domain/student-day.ts';
 import { dayOfWeek, InvalidWeek, resolveWeek, type Week } from '../../domain/week.ts';
 import {
+  keptWalks,
   RangeProjection,
   WEEK_PROJECTED_MAX,
   WEEK_PROJECTION_BUDGET,
@@ -71,13 +72,15 @@ export const getSchedule: GeneralHandlers['getSchedule'] = async ({ query, princ
   };
   for (const task of tasks) dayAt(task.due_at)?.tasks.push(taskBody(task));
   // One budget for every series of the week (heads come earliest open occurrence first): what a student stored cannot
-  // make the view cost more than it.
+  // make the view cost more than it. A series' walk through the week is kept for the next view (domain/recurrence.ts,
+  // KeptWalks), which pays the same units for it.
   const projection = new RangeProjection(
     zone,
     week.starts_at,
     week.ends_at,
     WEEK_PROJECTION_BUDGET,
     WEEK_PROJECTED_MAX,
+    keptWalks,
   );
   for (const head of heads) {
     for (const due of projection.occurrences(head.recurrence, head.series_starts_at, head.due_at)) {
