@@ -31,6 +31,7 @@ import { serveCliSocket, type CliSocket } from '../../app/cli/server-socket.ts';
 import { TEST_SECRETS_KEY } from '../support/server-process.ts';
 import { loadConfig } from '../../app/config.ts';
 import { describeStartupError } from '../../app/startup-errors.ts';
+import { casesInSteps, stepEnded } from '../support/step-bound.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const KEY_SHAPE = /^svc_live_[0-9A-Za-z]{32}$/;
@@ -42,16 +43,33 @@ interface Run {
   stderr: string;
 }
 
+/**
+ * The bound of one step of a case (a CLI run, a look at the database: test/support/step-bound.ts), and of each hook.
+ * Alone, a step takes a second or two at most; a case of five such steps took past 120 s in a loaded CI trial (load
+ * mostly 22 to 38). A step given no end within five minutes is a hung process or database, not a slow machine.
+ */
+const STEP_BOUND_MS = 300_000;
+/** Every case of this file is bounded step by step, not as a whole. */
+const it = casesInSteps(STEP_BOUND_MS);
+
+/** Whether this process serves the CLI's socket as a server would (besideServer). */
+let playingServer = false;
+
 function cli(args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
+  // Beside a server (besideServer), the server this process plays was started with the settings the command is given.
+  if (playingServer) replaceEnvironment(env);
   return new Promise((resolve) => {
-    execFile(process.execPath, [...CLI, ...args], { cwd: root, env, timeout: 110_000 }, (error, stdout, stderr) => {
+    // Killed a little before the case's bound, so that the failure shows what the command printed.
+    const options = { cwd: root, env, timeout: STEP_BOUND_MS - 10_000 };
+    execFile(process.execPath, [...CLI, ...args], options, (error, stdout, stderr) => {
+      stepEnded();
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
     });
   });
 }
 
 describe('cli', function () {
-  this.timeout(120_000);
+  this.timeout(STEP_BOUND_MS);
 
   let target: DbTarget;
   /** The child's environment: the test database and nothing else that could change what the CLI does. */
@@ -88,12 +106,16 @@ describe('cli', function () {
    * CLI (besideServer) they use that.
    */
   async function inspect<T>(use: (db: Db) => Promise<T>): Promise<T> {
-    if (held) return use(held);
-    const db = connect(target);
     try {
-      return await use(db);
+      if (held) return await use(held);
+      const db = connect(target);
+      try {
+        return await use(db);
+      } finally {
+        await db.destroy();
+      }
     } finally {
-      await db.destroy();
+      stepEnded();
     }
   }
 
@@ -105,21 +127,25 @@ describe('cli', function () {
    * process open a data directory, so the server holds it and runs the command lines each CLI process sends to its
    * socket (app/cli/server-socket.ts, whose own suite is test/cli/server-socket.test.ts). Here this process holds the
    * database and serves that socket, as the server does, with the settings the CLI is given: the commands and the
-   * looks between them then need no open of their own (each ~0.5 s of PGlite's start). The first commands, the ones
-   * whose command line carries a setting and the refusals open it themselves, as with no server; on PostgreSQL every
-   * command does.
+   * looks between them then need no open of their own (each ~0.5 s of PGlite's start). A command line that carries a
+   * setting of its own (WEBHOOK_ALLOW_PRIVATE_TARGETS) runs beside a server started with it: a server's commands read
+   * the server's settings, not the CLI's. The first commands and the refusals open the database themselves, as with no
+   * server; on PostgreSQL every command does, reading its own settings.
    */
   function besideServer() {
     let socket: CliSocket | undefined;
     let settings: NodeJS.ProcessEnv | undefined;
     before(async () => {
       if (!('dataDir' in target)) return;
-      // A server's commands read its settings: this process's environment, the CLI's for the suite's time.
+      // A server's commands read its settings: this process's environment, the CLI's for the suite's time (each
+      // command's own as it is sent: cli()).
       settings = replaceEnvironment(env);
       held = connect(target);
       socket = await serveCliSocket(target.dataDir, held, describeTarget(target));
+      playingServer = true;
     });
     after(async () => {
+      playingServer = false;
       await socket?.close();
       await held?.destroy();
       held = undefined;
@@ -620,10 +646,10 @@ describe('cli', function () {
     });
   });
 
-  describe('clients webhook, whose command line carries a setting of its own', () => {
-    it('clients webhook set|show|rotate|remove manage an app’s one endpoint; its secret is printed once and stored sealed', async function () {
-      // Ten CLI processes, each opening the database: ~110 s on the embedded one when the machine is loaded.
-      this.timeout(300_000);
+  describe('clients webhook, beside a server started with the setting its command line carries', () => {
+    besideServer();
+
+    it('clients webhook set|show|rotate|remove manage an app’s one endpoint; its secret is printed once and stored sealed', async () => {
       const created = await cli(
         ['clients', 'create', '--name', 'Planner', '--redirect-uri', 'https://planner.example/cb'],
         env,

@@ -7,6 +7,13 @@ import { execFile } from 'node:child_process';
  */
 export const CLI = ['app/start.mjs', '--cli'];
 
+/**
+ * How long a run may take before it is killed: the tools these tests run do fixed work (a lint of the spec, a bundle,
+ * a lock check: seconds of CPU alone), which a loaded machine stretches (a Redocly lint took 54 s at load ~28, past the
+ * 50 s this was). Five minutes less a margin, so that a case holding one run to 5 minutes fails on the run's output.
+ */
+export const RUN_BOUND_MS = 290_000;
+
 /** `env`: the command's environment (this process's when absent). */
 export function runNode(
   args: string[],
@@ -14,8 +21,13 @@ export function runNode(
   env?: NodeJS.ProcessEnv,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, args, { cwd, timeout: 50_000, ...(env ? { env } : {}) }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      args,
+      { cwd, timeout: RUN_BOUND_MS, ...(env ? { env } : {}) },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
+      },
+    );
   });
 }
