@@ -124,10 +124,9 @@ function serializeRequest(req: IncomingMessage) {
 function responseSerializer(sameOnEveryResponse: ReadonlyArray<readonly [string, string]>) {
   const constant = new Map(sameOnEveryResponse.map(([name, value]) => [name.toLowerCase(), value]));
   return (res: ServerResponse) => {
-    const sent = res.getHeaders(); // one copy, its names in lower case, in the order they were set
     const headers: OutgoingHttpHeaders = {};
-    for (const name in sent) {
-      const value = sent[name];
+    for (const name of res.getHeaderNames()) {
+      const value = res.getHeader(name);
       if (constant.get(name) === value) continue;
       headers[name] = (CREDENTIAL_RESPONSE_HEADERS as readonly string[]).includes(name) ? CENSORED : value;
     }

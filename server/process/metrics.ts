@@ -60,14 +60,15 @@ export function requestMetrics() {
   // keeps the first object of a series and never changes it.
   const labelSets = new Map<string, { operation: string; status: string }>();
   return (req: IncomingMessage, res: ServerResponse, next: () => void) => {
-    const started = performance.now();
+    const started = process.hrtime();
     res.once('finish', () => {
       const operation = operationLabel(req, res);
       const key = `${operation} ${res.statusCode}`;
       let labels = labelSets.get(key);
       if (!labels) labelSets.set(key, (labels = { operation, status: String(res.statusCode) }));
       requests.inc(labels);
-      requestDuration.observe(labels, (performance.now() - started) / 1000);
+      const [seconds, nanoseconds] = process.hrtime(started); // as prom-client's startTimer measures
+      requestDuration.observe(labels, seconds + nanoseconds / 1e9);
     });
     next();
   };
