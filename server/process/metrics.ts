@@ -56,19 +56,12 @@ export function collectProcessMetrics(): void {
 
 /** Counts and times every response, labelled by the operationId the surface routed to, else the Express route. */
 export function requestMetrics() {
-  // The labels of each operation and status, made once (as many as there are operations and statuses): prom-client
-  // keeps the first object of a series and never changes it.
-  const labelSets = new Map<string, { operation: string; status: string }>();
   return (req: IncomingMessage, res: ServerResponse, next: () => void) => {
-    const started = process.hrtime();
+    const end = requestDuration.startTimer();
     res.once('finish', () => {
-      const operation = operationLabel(req, res);
-      const key = `${operation} ${res.statusCode}`;
-      let labels = labelSets.get(key);
-      if (!labels) labelSets.set(key, (labels = { operation, status: String(res.statusCode) }));
+      const labels = { operation: operationLabel(req, res), status: String(res.statusCode) };
       requests.inc(labels);
-      const [seconds, nanoseconds] = process.hrtime(started); // as prom-client's startTimer measures
-      requestDuration.observe(labels, seconds + nanoseconds / 1e9);
+      end(labels);
     });
     next();
   };
