@@ -32,6 +32,11 @@ export function requireAnyScope(principal: GeneralPrincipal, wanted: readonly st
   throw problems.insufficientScope(wanted, principal.scopes, REALM);
 }
 
+/** Each operation's required scopes, found once: the definition never changes. */
+const requiredByOperation = new WeakMap<Operation, string[]>();
+
 export function authorizeScopes(principal: GeneralPrincipal, operation: Operation): void {
-  requireScopes(principal, requiredScopes(operation));
+  let required = requiredByOperation.get(operation);
+  if (!required) requiredByOperation.set(operation, (required = requiredScopes(operation)));
+  requireScopes(principal, required);
 }

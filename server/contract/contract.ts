@@ -89,6 +89,7 @@ export async function loadContract(definition: Document, specText = JSON.stringi
   matchTemplatesOnce(api);
   parseOncePerRequest(api);
   copyQueryPlainly(api);
+  validateWithOperationPlan(api);
 
   const match = (method: string, path: string) =>
     api.router.matchOperation({ method: routedMethod(method), path, headers: {}, query: {} }) ?? undefined;
@@ -167,7 +168,7 @@ function shareCompiledValidators(api: OpenAPIBackend, specText: string): void {
  */
 function parseOncePerRequest(api: OpenAPIBackend): void {
   const router = api.router;
-  const parse = router.parseRequest.bind(router);
+  const parse = parseWithOperation(router);
   type Parsed = ReturnType<typeof parse>;
   const kept = new WeakMap<
     object,
@@ -187,6 +188,224 @@ function parseOncePerRequest(api: OpenAPIBackend): void {
     kept.set(req.headers, { request: req, operation, parsed, pathParams: { ...parsed.params } });
     return parsed;
   };
+}
+
+/**
+ * openapi-backend's parse of a request routed to an operation, with what it derives from the operation alone made once
+ * per operation instead of on every request: the path template's pattern and names (bath-es5 compiles both on every
+ * call) and the query parameters that need decoding. The same object: the request with its path and method normalized,
+ * the path parameters (percent-decoded; a bad escape throws URIError, which the edge answers with 400), the headers
+ * copied under lower-case names, the cookies, the query (parseRequestQuery's copy, decoded as the operation says), the
+ * body. A request with a Cookie header is left to openapi-backend's own parse (the service reads no cookie, and this
+ * module imports no cookie parser).
+ */
+function parseWithOperation(router: OpenAPIBackend['router']): OpenAPIBackend['router']['parseRequest'] {
+  const parse = router.parseRequest.bind(router);
+  const plans = new WeakMap<Operation, OperationParsing>();
+  return (req, operation) => {
+    if (!operation || req.headers?.['cookie'] !== undefined) return parse(req, operation);
+    let plan = plans.get(operation);
+    if (!plan) plans.set(operation, (plan = operationParsing(operation)));
+    let requestBody = req.body;
+    if (req.body && typeof req.body !== 'object') {
+      try {
+        requestBody = JSON.parse(String(req.body));
+      } catch {
+        // left as it is: validation reports what the operation's schema makes of it
+      }
+    }
+    const headers: Record<string, string | string[]> = {};
+    for (const name of Object.keys(req.headers ?? {})) headers[name.toLowerCase()] = req.headers[name]!;
+    const query = router.parseRequestQuery(req) as Record<string, unknown>;
+    const normalized = router.normalizeRequest(req);
+    const params = plan.pathParams(router.normalizePath(normalized.path)) ?? {};
+    for (const name of Object.keys(query)) {
+      const parameter = query[name] ? plan.decodedQuery.get(name) : undefined;
+      if (parameter) decodeQueryParameter(query, name, parameter);
+    }
+    return { ...normalized, params, headers, query, cookies: {}, requestBody } as ReturnType<typeof parse>;
+  };
+}
+
+interface QueryParameter {
+  content?: Record<string, unknown>;
+  explode?: boolean;
+  style?: string;
+}
+
+interface OperationParsing {
+  pathParams: (path: string) => Record<string, string> | null;
+  /** The query parameters openapi-backend decodes beyond the query string (JSON content, non-exploded arrays). */
+  decodedQuery: Map<string, QueryParameter>;
+}
+
+function operationParsing(operation: Operation): OperationParsing {
+  const decodedQuery = new Map<string, QueryParameter>();
+  const seen = new Set<string>();
+  for (const parameter of (operation.parameters ?? []) as Array<QueryParameter & { in?: string; name?: string }>) {
+    if ('$ref' in parameter || parameter.in !== 'query' || parameter.name === undefined) continue;
+    if (seen.has(parameter.name)) continue; // openapi-backend reads the first parameter of a name
+    seen.add(parameter.name);
+    if (parameter.content?.['application/json'] || parameter.explode === false)
+      decodedQuery.set(parameter.name, parameter);
+  }
+  return { pathParams: pathParameters(operation.path), decodedQuery };
+}
+
+/** bath-es5's `params(template)`, as openapi-backend calls it (no patterns), compiled once. */
+function pathParameters(template: string): (path: string) => Record<string, string> | null {
+  const names = (template.match(/\{[A-Za-z0-9_-]+\}/g) ?? []).map((name) => name.slice(1, -1));
+  const pattern = new RegExp('^' + template.replace(/\{[A-Za-z0-9_-]+\}/g, '([^\\/]*)') + '$');
+  return (path) => {
+    const match = pattern.exec(path);
+    if (match === null) return null;
+    const values = match.slice(1).map((value) => decodeURIComponent(value));
+    const params: Record<string, string> = {};
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]!;
+      // A name twice in the template must match the same text twice.
+      if (name in params && params[name] !== values[i]) return null;
+      params[name] = values[i]!;
+    }
+    return params;
+  };
+}
+
+/** openapi-backend's decoding of a query parameter whose value is JSON, or an array not exploded. */
+function decodeQueryParameter(query: Record<string, unknown>, name: string, parameter: QueryParameter): void {
+  if (parameter.content?.['application/json']) {
+    const rawValue = query[name];
+    if (typeof rawValue === 'string') {
+      try {
+        query[name] = JSON.parse(rawValue);
+      } catch {
+        // left raw: validation reports malformed JSON
+      }
+    }
+    return;
+  }
+  const rawValue = query[name];
+  if (Array.isArray(rawValue) && rawValue.length > 1) return;
+  const value: unknown = Array.isArray(rawValue) ? rawValue[0] : rawValue;
+  if (typeof value !== 'string') return;
+  let decoded = value.replace(/%2C/g, ',');
+  if (parameter.style === 'spaceDelimited') decoded = decoded.replace(/ /g, ',').replace(/%20/g, ',');
+  if (parameter.style === 'pipeDelimited') decoded = decoded.replace(/\|/g, ',').replace(/%7C/g, ',');
+  query[name] = decoded.split(',');
+}
+
+/**
+ * openapi-backend's validation of a request against its operation, with what it looks up in the operation on every
+ * request (which query parameters are arrays or JSON, which media types the body may have) found once per operation,
+ * and without lodash's helpers around each step. The same result: the errors of the operation's compiled validators
+ * (ajv, with types coerced and defaults filled in place), malformed JSON in a string body or a JSON query parameter,
+ * and the coerced request.
+ */
+function validateWithOperationPlan(api: OpenAPIBackend): void {
+  const validator = api.validator;
+  const router = api.router;
+  const validate = validator.validateRequest.bind(validator);
+  const plans = new WeakMap<Operation, ValidationPlan>();
+  validator.validateRequest = (req, operation) => {
+    if (typeof operation !== 'object' || !operation?.operationId) return validate(req, operation);
+    let plan = plans.get(operation);
+    if (!plan) plans.set(operation, (plan = validationPlan(operation)));
+    const coerced = { ...req };
+    const result: ReturnType<typeof validate> = { valid: true, coerced, errors: [] };
+    const errors = result.errors!;
+    const validators = validator.getRequestValidatorsForOperation(operation.operationId) ?? [];
+    const { params, query, headers, cookies, requestBody } = router.parseRequest(req, operation);
+    if (query) {
+      for (const name of Object.keys(query)) {
+        if (typeof query[name] === 'string' && plan.arrayQuery.has(name)) query[name] = [query[name] as string];
+      }
+    }
+    const parameters: Record<string, unknown> = {};
+    if (params != null) parameters.path = params;
+    if (query != null) parameters.query = query;
+    if (headers != null) parameters.header = headers;
+    if (cookies != null) parameters.cookie = cookies;
+    if (typeof req.body !== 'object' && req.body !== undefined && plan.jsonBodyOnly) {
+      try {
+        JSON.parse(`${req.body as string}`);
+      } catch (error) {
+        if (error instanceof Error)
+          errors.push({
+            keyword: 'parse',
+            instancePath: '',
+            schemaPath: '#/requestBody',
+            params: [],
+            message: error.message,
+          });
+      }
+    }
+    if (plan.jsonQuery.length > 0) {
+      const rawQuery = router.parseRequestQuery(req) as Record<string, unknown>;
+      for (const name of plan.jsonQuery) {
+        const rawValue = rawQuery[name];
+        if (typeof rawValue !== 'string') continue;
+        try {
+          JSON.parse(rawValue);
+        } catch (error) {
+          if (error instanceof Error)
+            errors.push({
+              keyword: 'parse',
+              instancePath: `/query/${name}`,
+              schemaPath: `#/parameters/${name}`,
+              params: [],
+              message: error.message,
+            });
+        }
+      }
+    }
+    const rawContentType = headers['content-type'];
+    const contentType = String((Array.isArray(rawContentType) ? rawContentType[0] : rawContentType) || '')
+      .split(';')[0]!
+      .trim()
+      .toLowerCase();
+    if (typeof requestBody === 'object' || contentType === 'application/json') parameters.requestBody = requestBody;
+    for (const check of validators) {
+      check(parameters);
+      if (check.errors) errors.push(...check.errors);
+      else if (validator.coerceTypes) {
+        coerced.query = parameters.query as typeof coerced.query;
+        (coerced as { params?: unknown }).params = parameters.path;
+      }
+    }
+    if (errors.length === 0) result.errors = null;
+    else result.valid = false;
+    return result;
+  };
+}
+
+interface ValidationPlan {
+  /** Query parameters whose schema is an array: a single value is made a list of one. */
+  arrayQuery: Set<string>;
+  /** Query parameters whose content is JSON: a malformed value is an error of its own. */
+  jsonQuery: string[];
+  /** Whether JSON is the body's only media type: a body that is not an object must then parse as JSON. */
+  jsonBodyOnly: boolean;
+}
+
+function validationPlan(operation: Operation): ValidationPlan {
+  type Parameter = { in?: string; name?: string; schema?: { type?: unknown }; content?: Record<string, unknown> };
+  const parameters = (operation.parameters ?? []) as Parameter[];
+  const arrayQuery = new Set<string>();
+  const seen = new Set<string>();
+  for (const parameter of parameters) {
+    if (parameter.in !== 'query' || parameter.name === undefined || seen.has(parameter.name)) continue;
+    seen.add(parameter.name); // lodash's find: the first parameter of the name
+    if (parameter.schema && parameter.schema.type === 'array') arrayQuery.add(parameter.name);
+  }
+  const jsonQuery = parameters
+    .filter(
+      (parameter) => !('$ref' in parameter) && parameter.in === 'query' && parameter.content?.['application/json'],
+    )
+    .map((parameter) => parameter.name!);
+  const formats = Object.keys(
+    ((operation.requestBody as { content?: Record<string, unknown> } | undefined)?.content ?? {}) as object,
+  );
+  return { arrayQuery, jsonQuery, jsonBodyOnly: formats.length === 1 && formats[0] === 'application/json' };
 }
 
 /**

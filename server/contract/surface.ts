@@ -84,7 +84,7 @@ export function serveSurface<P, C extends HandlerContext = HandlerContext>(
       // A response to an authenticated request answers for one credential: no shared cache may keep or pass it on
       // (X-Service-API-Key, unlike Authorization, does not keep shared caches off by itself). A handler whose response
       // carries a secret sets no-store; a stream or a download sets its own (better-sse would keep this one instead).
-      if ((c.operation.security ?? []).length > 0 && !streams(c.operation)) res.setHeader('Cache-Control', 'private');
+      if (traitsOf(c.operation).privateAnswer) res.setHeader('Cache-Control', 'private');
       await options.beforeAuthentication?.(req, res);
     },
     postSecurityHandler: async (c: Context, req: IncomingMessage, res: ServerResponse) => {
@@ -183,11 +183,34 @@ function refuseUnstorableText(c: Context): void {
 /** The header parameters the operation declares, under their spec names (HTTP header names are case-insensitive). */
 function declaredHeaders(c: Context): Record<string, string> {
   const headers: Record<string, string> = {};
-  for (const parameter of (c.operation.parameters ?? []) as Array<{ in: string; name: string }>) {
-    const value = parameter.in === 'header' ? c.request.headers[parameter.name.toLowerCase()] : undefined;
-    if (typeof value === 'string') headers[parameter.name] = value;
+  for (const [name, field] of traitsOf(c.operation).headerParameters) {
+    const value = c.request.headers[field];
+    if (typeof value === 'string') headers[name] = value;
   }
   return headers;
+}
+
+/** What the pipeline reads of an operation on every request, found once per operation. */
+interface OperationTraits {
+  /** Secured and answered as JSON: the answer is marked `Cache-Control: private`. */
+  privateAnswer: boolean;
+  /** The header parameters: their spec names and their lower-case field names. */
+  headerParameters: Array<readonly [string, string]>;
+}
+
+const traits = new WeakMap<Operation, OperationTraits>();
+
+function traitsOf(operation: Operation): OperationTraits {
+  let found = traits.get(operation);
+  if (!found) {
+    const parameters = (operation.parameters ?? []) as Array<{ in: string; name: string }>;
+    found = {
+      privateAnswer: (operation.security ?? []).length > 0 && !streams(operation),
+      headerParameters: parameters.filter((p) => p.in === 'header').map((p) => [p.name, p.name.toLowerCase()] as const),
+    };
+    traits.set(operation, found);
+  }
+  return found;
 }
 
 /**

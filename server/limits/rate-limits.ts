@@ -102,23 +102,28 @@ export function createLimiter<P>(
     const keys = windows.map((window) => window.keyOf(principal));
     const limits = windows.map((window) => window.limitOf(principal));
     const counted = await counter.hit(keys, limits);
-    for (let i = 0; i < counted.length; i++) {
-      const { name } = windows[i]!;
+    // One field line per window counted, up to the first exhausted one, appended at once.
+    const left: string[] = [];
+    const policies: string[] = [];
+    let resetSeconds = 0;
+    let refused = -1;
+    for (let i = 0; i < counted.length && refused < 0; i++) {
       const limit = limits[i]!;
       const { totalHits, resetTime } = counted[i]!;
-      const resetSeconds = secondsUntil(resetTime);
-      if (!res.headersSent) {
-        res.appendHeader('RateLimit', `"${name}"; r=${Math.max(limit - totalHits, 0)}; t=${resetSeconds}`);
-        res.appendHeader(
-          'RateLimit-Policy',
-          `"${name}"; q=${limit}; w=${windowSeconds[i]}; pk=:${partitionKey(keys[i]!)}:`,
-        );
-      }
-      if (totalHits > limit) {
-        if (!res.headersSent) res.setHeader('Retry-After', String(resetSeconds));
-        countRateLimitRefusal(`${scope}:${name}`);
-        throw exhausted(name, limit, resetSeconds);
-      }
+      resetSeconds = secondsUntil(resetTime);
+      left.push(`"${windows[i]!.name}"; r=${Math.max(limit - totalHits, 0)}; t=${resetSeconds}`);
+      policies.push(`"${windows[i]!.name}"; q=${limit}; w=${windowSeconds[i]}; pk=:${partitionKey(keys[i]!)}:`);
+      if (totalHits > limit) refused = i;
+    }
+    if (!res.headersSent && left.length > 0) {
+      res.appendHeader('RateLimit', left.length === 1 ? left[0]! : left);
+      res.appendHeader('RateLimit-Policy', policies.length === 1 ? policies[0]! : policies);
+    }
+    if (refused >= 0) {
+      const { name } = windows[refused]!;
+      if (!res.headersSent) res.setHeader('Retry-After', String(resetSeconds));
+      countRateLimitRefusal(`${scope}:${name}`);
+      throw exhausted(name, limits[refused]!, resetSeconds);
     }
     return () => counter.giveBack(keys, counted);
   };

@@ -1,10 +1,11 @@
 // A frozen body is sent as res.json sends it (bytes, Content-Type, Content-Length, ETag, 304, HEAD), from JSON
 // serialized once per body object.
 import assert from 'node:assert/strict';
+import etag from 'etag';
 import express from 'express';
 import supertest from 'supertest';
 import { isFrozenBody, sendFrozenJson } from '../../server/http/frozen-json.ts';
-import { sendJson } from '../../server/http/send-body.ts';
+import { sendJson, weakEtag } from '../../server/http/send-body.ts';
 
 const frozen = Object.freeze([Object.freeze({ id: 1, name: 'Ünïcode — 大学' }), Object.freeze({ id: 2, name: 'b' })]);
 
@@ -56,5 +57,15 @@ describe('sendJson and sendFrozenJson', () => {
     assert.equal(isFrozenBody([1]), false);
     assert.equal(isFrozenBody(null), false);
     assert.equal(isFrozenBody(Object.freeze('text')), false);
+  });
+});
+
+describe('weakEtag', () => {
+  it("is the etag package's weak ETag of the bytes, empty and multi-byte bodies included", () => {
+    const texts = ['', '{}', 'a', JSON.stringify(frozen), 'x'.repeat(70_000), '\u2028\ud83d\ude00 大学'];
+    for (const text of texts) {
+      const bytes = Buffer.from(text, 'utf8');
+      assert.equal(weakEtag(bytes), etag(bytes, { weak: true }), JSON.stringify(text.slice(0, 20)));
+    }
   });
 });

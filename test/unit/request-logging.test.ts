@@ -6,7 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
 import supertest from 'supertest';
+import { createServer } from 'node:http';
 import { PassThrough } from 'node:stream';
+import { pino } from 'pino';
 import { batchedLines, createLogger, requestLogging, terminalLines } from '../../server/process/logger.ts';
 
 function loggedApp() {
@@ -79,6 +81,33 @@ describe('requestLogging', () => {
     assert.match(plain['content-type'], /application\/json/, 'the other headers are logged');
     assert.equal(page['x-frame-options'], undefined);
     assert.equal(page['content-security-policy'], "form-action 'self'");
+  });
+
+  it("carries pino's standard request fields, on Express's request and on Node's own", async () => {
+    for (const kind of ['express', 'node'] as const) {
+      const lines: Array<Record<string, any>> = [];
+      const logging = requestLogging(
+        createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) }),
+      );
+      let expected: Record<string, unknown> | undefined;
+      const handle = (req: any, res: any) => {
+        expected = JSON.parse(JSON.stringify(pino.stdSerializers.req(req)));
+        res.end('{}');
+      };
+      const server =
+        kind === 'express'
+          ? express().use(logging).get('/list', handle)
+          : createServer((req, res) => logging(req, res, () => handle(req, res)));
+      await supertest(server)
+        .get('/list?page=2&x=%20')
+        .set('X-Request-Id', `std-${kind}`)
+        .set('Authorization', 'Bearer t')
+        .expect(200);
+      await new Promise((resolve) => setImmediate(resolve));
+      const logged = lines.at(-1)!.req;
+      assert.equal(logged.headers.authorization, '[redacted]');
+      assert.deepEqual({ ...logged, headers: { ...logged.headers, authorization: 'Bearer t' } }, expected, kind);
+    }
   });
 
   it('adds no censored header the request did not send', async () => {
