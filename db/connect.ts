@@ -14,7 +14,13 @@ import { PGLITE_CONF } from './pglite-options.ts';
 import { OwnerOnlyNodeFS } from './pglite-owner-only-fs.ts';
 import { createDataDir, tightenTemplateCache } from './pglite-template.ts';
 import { tightenModes } from './private-files.ts';
-import { prepareStatementsOn, PreparingClient } from './prepared-statements.ts';
+import {
+  prepareStatementsOn,
+  PreparingClient,
+  runNamedOnPool,
+  runsNamedStatements,
+  type RunNamed,
+} from './prepared-statements.ts';
 import { parseTimestamp } from './timestamps.ts';
 import type { Database } from './schema.ts';
 
@@ -125,14 +131,15 @@ export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
     pool.on('connect', (client) => client.on('error', report));
     options.observePool?.(pool);
     if (afterCommit) sendNotificationsAfterCommit(pool, afterCommit.onError, afterCommit.coalesceMs);
-    return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    if (target.preparedStatements !== false) runsNamedStatements(db, runNamedOnPool(pool, report));
+    return db;
   }
   const pglite = 'pglite' in target ? target.pglite : openPglite(target.dataDir, options.onModesTightened);
-  if (!preparing.has(pglite)) {
-    prepareStatementsOn(pglite);
-    preparing.add(pglite);
-  }
+  let runNamed = preparing.get(pglite);
+  if (!runNamed) preparing.set(pglite, (runNamed = prepareStatementsOn(pglite)));
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  runsNamedStatements(db, runNamed);
   embedded.set(db, pglite);
   return db;
 }
@@ -141,7 +148,7 @@ export function connect(target: DbTarget, options: ConnectOptions = {}): Db {
 const embedded = new WeakMap<Db, PGlite>();
 
 /** The PGlite instances whose query runs prepared statements already (a test may connect twice to one). */
-const preparing = new WeakSet<PGlite>();
+const preparing = new WeakMap<PGlite, RunNamed>();
 
 export function embeddedDatabaseOf(db: Db): PGlite | undefined {
   return embedded.get(db);

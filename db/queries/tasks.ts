@@ -158,13 +158,14 @@ export async function listTasks(
   limit: number,
 ) {
   const values: PageValues = { userId, ...filters, after_at: after?.at, after_id: after?.id, limit: limit + 1 };
-  return taskPage({
-    status: Boolean(filters.status),
-    course: Boolean(filters.course),
-    due_from: Boolean(filters.due_from),
-    due_to: Boolean(filters.due_to),
-    after: Boolean(after),
-  })(db, values);
+  // The statement's index among the 32: one bit per condition it has.
+  const shape =
+    (filters.status ? 1 : 0) |
+    (filters.course ? 2 : 0) |
+    (filters.due_from ? 4 : 0) |
+    (filters.due_to ? 8 : 0) |
+    (after ? 16 : 0);
+  return (pageStatements[shape] ??= pageStatement(shape))(db, values);
 }
 
 interface PageValues extends TaskFilters {
@@ -174,39 +175,40 @@ interface PageValues extends TaskFilters {
   limit: number;
 }
 
-type PageShape = Record<keyof TaskFilters | 'after', boolean>;
+/** A page's conditions, one bit each (listTasks). */
+type PageShape = number;
 
-const pageStatements = new Map<string, ReturnType<typeof pageStatement>>();
-
-function taskPage(shape: PageShape) {
-  const key = JSON.stringify(shape);
-  let statement = pageStatements.get(key);
-  if (!statement) pageStatements.set(key, (statement = pageStatement(shape)));
-  return statement;
-}
+const pageStatements: Array<ReturnType<typeof pageStatement>> = [];
 
 /** The page's statement for one combination of filters: which conditions it has is fixed, their values are bound. */
 function pageStatement(shape: PageShape) {
-  const filters = (['status', 'course', 'due_from', 'due_to'] as const).filter((name) => shape[name]);
+  const has = {
+    status: (shape & 1) !== 0,
+    course: (shape & 2) !== 0,
+    due_from: (shape & 4) !== 0,
+    due_to: (shape & 8) !== 0,
+    after: (shape & 16) !== 0,
+  };
+  const filters = (['status', 'course', 'due_from', 'due_to'] as const).filter((name) => has[name]);
   const keys: Array<keyof PageValues> = [
     'userId',
     ...filters,
-    ...(shape.after ? (['after_at', 'after_id'] as const) : []),
+    ...(has.after ? (['after_at', 'after_id'] as const) : []),
     'limit',
   ];
   return compiledOnce(keys, (db: Db, v: PageValues) => {
     let query = db.selectFrom('tasks').select(TASK_COLUMNS).where('user_id', '=', v.userId);
-    if (shape.status) query = query.where('status', '=', v.status!);
-    if (shape.course) query = query.where('course', '=', v.course!);
-    if (shape.due_from) query = query.where('due_at', '>=', v.due_from!);
-    if (shape.due_to) query = query.where('due_at', '<', v.due_to!);
-    if (shape.after)
+    if (has.status) query = query.where('status', '=', v.status!);
+    if (has.course) query = query.where('course', '=', v.course!);
+    if (has.due_from) query = query.where('due_at', '>=', v.due_from!);
+    if (has.due_to) query = query.where('due_at', '<', v.due_to!);
+    if (has.after)
       query = query.where((eb) => eb(eb.refTuple('due_at', 'id'), '>', eb.tuple(v.after_at!, v.after_id!)));
     return (
       query
         // A first page also says where the changes feed stood in its snapshot (the oldest transaction still running),
         // for the sync token that matches it (the Sync-Token header): in the same statement, so in the same snapshot.
-        .$if(!shape.after, (q) => q.select(sql<string>`pg_snapshot_xmin(pg_current_snapshot())::text`.as('horizon')))
+        .$if(!has.after, (q) => q.select(sql<string>`pg_snapshot_xmin(pg_current_snapshot())::text`.as('horizon')))
         .orderBy('due_at')
         .orderBy('id')
         .limit(v.limit)

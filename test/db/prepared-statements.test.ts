@@ -4,8 +4,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { embeddedDatabaseOf } from '../../db/connect.ts';
+import { connect, embeddedDatabaseOf } from '../../db/connect.ts';
+import { isDatabaseUnavailable } from '../../db/errors.ts';
 import { executePrepared } from '../../db/prepared-statements.ts';
+import { nextNotification } from '../support/next-notification.ts';
 import { rolledBack } from '../support/query-fixture.ts';
 import { testDatabase } from '../support/shared-database.ts';
 
@@ -62,6 +64,109 @@ describe('prepared statements', () => {
       await exec(`delete from ${table} where id = 5`);
     });
     assert.deepEqual(await read, []);
+  });
+
+  it('reads every type as the unnamed statement does', async () => {
+    // Several data rows, NULLs, text of one to four bytes a character, and the types the service reads.
+    const everything = (at: number) =>
+      sql<Record<string, unknown>>`
+        select n, ${`café ☕ 𝄞 ${at}`}::text as text, null::text as nothing, (n * 10000000000)::int8 as big,
+          (n * 1.5)::numeric as decimal, n % 2 = 0 as even, date '2026-02-28' + n as day,
+          timestamptz '2026-11-27 10:00:00.123456+00' + n * interval '1 hour' as at,
+          jsonb_build_object('n', n, 'text', 'ü') as json, array[n, n + 1] as numbers, array['a', null, 'b'] as words,
+          gen_random_uuid() is not null as has_uuid
+        from generate_series(1, 3) as n`;
+    const prepared = await executePrepared(db(), everything(1));
+    assert.equal(prepared.length, 3);
+    assert.deepEqual(prepared, (await everything(1).execute(db())).rows);
+    assert.equal(prepared[0]!.text, 'café ☕ 𝄞 1');
+    assert.equal(prepared[1]!.big, 20000000000);
+    assert.equal((prepared[2]!.at as Date).toISOString(), '2026-11-27T13:00:00.123Z');
+  });
+
+  it('reads a text that begins with a byte order mark whole', async () => {
+    const rows = await executePrepared(db(), sql<{ text: string }>`select ${'\uFEFFmarked'}::text as text`);
+    assert.equal(rows[0]!.text, '\uFEFFmarked');
+  });
+
+  it('hands on a NOTIFY of a statement outside a transaction to the listeners of its channel', async () => {
+    const channel = `prepared_notify_${randomBytes(4).toString('hex')}`;
+    await nextNotification(channel, 'missed');
+    const arrived = nextNotification(channel, 'message');
+    await executePrepared(db(), sql`select pg_notify(${channel}, 'sent by a named statement')`);
+    assert.equal(await arrived, 'sent by a named statement');
+  });
+
+  it("hands on a NOTIFY of a named statement to PGlite's listeners of every channel, and stops when told", async function () {
+    const pglite = embeddedDatabaseOf(testDatabase().db);
+    if (!pglite) this.skip(); // PGlite's own listeners; on PostgreSQL the listening connection is another session
+    const channel = `prepared_every_${randomBytes(4).toString('hex')}`;
+    const heard: string[] = [];
+    const own = (payload: string) => heard.push(`own ${payload}`);
+    const every = (on: string, payload: string) => on === channel && heard.push(`every ${payload}`);
+    const unlisten = await pglite!.listen(channel, own);
+    const off = pglite!.onNotification(every);
+    await executePrepared(db(), sql`select pg_notify(${channel}, 'one')`);
+    await new Promise((resolve) => setImmediate(resolve));
+    await unlisten();
+    off();
+    await executePrepared(db(), sql`select pg_notify(${channel}, 'two')`);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(heard.sort(), ['every one', 'own one']);
+  });
+
+  it('runs again outside transactions after a column under it changed type, on every connection', async () => {
+    const all = () => db().selectFrom(table).select(['id', 'value']).orderBy('id');
+    const tenAtOnce = () => Promise.all(Array.from({ length: 10 }, () => executePrepared(db(), all())));
+    for (const rows of await tenAtOnce()) assert.deepEqual(rows.at(-1), { id: 3, value: 30 });
+    await sql`alter table ${sql.table(table)} alter column value type text`.execute(db());
+    try {
+      for (const rows of await tenAtOnce()) assert.deepEqual(rows.at(-1), { id: 3, value: '30' });
+    } finally {
+      await sql`alter table ${sql.table(table)} alter column value type int using value::int`.execute(db());
+    }
+    for (const rows of await tenAtOnce()) assert.deepEqual(rows.at(-1), { id: 3, value: 30 });
+  });
+
+  it('is bounded by the statement timeout and the pool, and never lends a terminated connection again', async function () {
+    const url = testDatabase().url;
+    if (!url) this.skip(); // pg only: PGlite has no pool and no statement_timeout
+    const failureOf = (promise: Promise<unknown>) =>
+      promise.then(
+        () => new Error('no failure'),
+        (error: unknown) => error,
+      );
+    const slow = connect({ databaseUrl: url! }, { timeouts: { connectMs: 5_000, statementMs: 200 } });
+    const reported: unknown[] = [];
+    const small = connect(
+      { databaseUrl: url! },
+      { timeouts: { connectMs: 300, statementMs: 5_000 }, onConnectionError: (error) => reported.push(error) },
+    );
+    try {
+      const timedOut = await failureOf(executePrepared(slow, sql`select pg_sleep(2)`));
+      assert.equal((timedOut as { code?: string }).code, '57014');
+      assert.equal(isDatabaseUnavailable(timedOut), true);
+      // Ten connections busy (the pool's size): the eleventh statement waits for one no longer than connectMs.
+      const busy = Array.from({ length: 10 }, () => executePrepared(small, sql`select pg_sleep(1)`));
+      const exhausted = await failureOf(executePrepared(small, sql`select 1 as one`));
+      await Promise.all(busy);
+      assert.equal(isDatabaseUnavailable(exhausted), true, String(exhausted));
+
+      // The pool lends its most recently returned connection: the sleep runs on the backend just read, terminated.
+      const [{ pid }] = (await executePrepared(small, sql<{ pid: number }>`select pg_backend_pid() as pid`)) as [
+        { pid: number },
+      ];
+      const [terminated] = await Promise.all([
+        failureOf(executePrepared(small, sql`select pg_sleep(1), pg_backend_pid()`)),
+        sql`select pg_terminate_backend(${pid})`.execute(testDatabase().db),
+      ]);
+      assert.equal(isDatabaseUnavailable(terminated), true, String(terminated));
+      assert.deepEqual(reported, [{ code: '57P01', message: 'terminating connection due to administrator command' }]);
+      // The terminated connection is not lent again: every statement after it runs.
+      for (let i = 0; i < 12; i++) assert.deepEqual(await executePrepared(small, sql`select 1 as one`), [{ one: 1 }]);
+    } finally {
+      await Promise.all([slow.destroy(), small.destroy()]);
+    }
   });
 
   it('is prepared once per connection, by name', async () => {
