@@ -3,15 +3,12 @@
 import assert from 'node:assert/strict';
 import { keptWalks, WEEK_PROJECTED_MAX } from '../../../domain/recurrence.ts';
 import { withinEventLoopBudget } from '../../support/event-loop-lag.ts';
-import { generalApp, type Student } from '../../support/general-app.ts';
+import { generalApp } from '../../support/general-app.ts';
+import { weekOf, type WeekDay } from '../../support/week-view.ts';
 
-type Api = Awaited<ReturnType<typeof generalApp>>['api'];
-type Projected = { series_id: string; title: string; due_at: string };
-type Day = { date: string; tasks: Array<{ id: string; due_at: string }>; projected_tasks: Projected[] };
-
-async function projected(api: Api, student: Student, week: string): Promise<string[]> {
-  const days: Day[] = (await api.get(`/api/schedule?week=${week}`).set(student.headers).expect(200)).body.days;
-  return days.flatMap((d) => d.projected_tasks.map((p) => `${p.title} ${p.due_at}`));
+/** The projected occurrences of the week, as "title due_at". */
+async function projected(...week: Parameters<typeof weekOf>): Promise<string[]> {
+  return (await weekOf(...week)).flatMap((d) => d.projected_tasks.map((p) => `${p.title} ${p.due_at}`));
 }
 
 describe('getSchedule: walks kept between views', () => {
@@ -70,7 +67,7 @@ describe('getSchedule: walks kept between views', () => {
       'the week view',
       async () => {
         keptWalks.clear();
-        return (await api.get('/api/schedule?start=2027-11-29').set(alice.headers).expect(200)).body.days as Day[];
+        return (await api.get('/api/schedule?start=2027-11-29').set(alice.headers).expect(200)).body.days as WeekDay[];
       },
       3,
     );

@@ -2,15 +2,8 @@
 import assert from 'node:assert/strict';
 import { WEEK_PROJECTED_MAX } from '../../../domain/recurrence.ts';
 import { withinEventLoopBudget } from '../../support/event-loop-lag.ts';
-import { generalApp, type Student } from '../../support/general-app.ts';
-
-type Api = Awaited<ReturnType<typeof generalApp>>['api'];
-type Projected = { projected: true; occurrence_key: string; series_id: string; title: string; due_at: string };
-type Day = { date: string; tasks: Array<{ id: string; due_at: string }>; projected_tasks: Projected[] };
-
-async function weekOf(api: Api, student: Student, week: string): Promise<Day[]> {
-  return (await api.get(`/api/schedule?week=${week}`).set(student.headers).expect(200)).body.days;
-}
+import { generalApp } from '../../support/general-app.ts';
+import { weekOf, type WeekDay } from '../../support/week-view.ts';
 
 describe('getSchedule: projected occurrences', () => {
   it('shows the future occurrences of a recurring task, marked projected, at the same wall-clock time across DST', async () => {
@@ -117,7 +110,8 @@ describe('getSchedule: projected occurrences', () => {
     // Three tries: on the embedded database the week's queries run on the event loop too, on a shared, noisy machine.
     const days = await withinEventLoopBudget(
       'the week view',
-      async () => (await api.get('/api/schedule?start=2027-11-29').set(alice.headers).expect(200)).body.days as Day[],
+      async () =>
+        (await api.get('/api/schedule?start=2027-11-29').set(alice.headers).expect(200)).body.days as WeekDay[],
       3,
     );
     const projected = days.flatMap((d) => d.projected_tasks);
@@ -156,7 +150,7 @@ describe('getSchedule: projected occurrences', () => {
     await weekOf(api, alice, '2026-W52'); // warm: the operation's first request compiles its validators
     const days = await withinEventLoopBudget(
       'the week view',
-      async () => (await api.get('/api/schedule?week=2026-W53').set(alice.headers).expect(200)).body.days as Day[],
+      async () => (await api.get('/api/schedule?week=2026-W53').set(alice.headers).expect(200)).body.days as WeekDay[],
       3,
     );
     assert.equal(days.length, 7);
