@@ -404,8 +404,9 @@ export const WEEK_PROJECTION_BUDGET = 150_000;
 export const WEEK_PROJECTED_MAX = 250;
 
 /**
- * Turning a wall-clock time into an instant of a zone with luxon: up to 20 µs in a zone with DST (Intl lookups). Charged
- * as it was weighed although fromFloating now keeps its answers, so that a view's budget reaches the series it reached.
+ * Turning a wall-clock time into an instant of a zone, weighed as luxon's conversion with its Intl lookups (its cost is
+ * in docs/performance.md). Charged so although fromFloating now keeps its answers, so that a view's budget reaches the
+ * series it reached.
  */
 export const CONVERSION_COST = 200;
 /** What each series costs before its walk: reading its rule, building rrule's iterator, its start in the zone (~70 µs). */
