@@ -258,11 +258,15 @@ function watchConsoleErrors(page: Page): string[] {
 export async function brokenLinks(
   page: Page,
   seen: Map<string, { status: number; ids: Set<string> | undefined }>,
+  /** The page's links (each `a[href]`'s href, once), when the caller read them already. */
+  links?: string[],
 ): Promise<{ broken: string[]; external: string[] }> {
   const here = new URL(page.url());
-  const hrefs = await page.evaluate(() => [
-    ...new Set([...document.querySelectorAll('a[href]')].map((a) => (a as HTMLAnchorElement).href)),
-  ]);
+  const hrefs =
+    links ??
+    (await page.evaluate(() => [
+      ...new Set([...document.querySelectorAll('a[href]')].map((a) => (a as HTMLAnchorElement).href)),
+    ]));
   const broken: string[] = [];
   const external: string[] = [];
   for (const href of hrefs) {
