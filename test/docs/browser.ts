@@ -142,34 +142,30 @@ export async function missingOperations(page: Page, operations: DocumentedOperat
   return page.evaluate(
     async ({ looks, boundMs, afterMissMs }) => {
       type Look = (typeof looks)[number];
-      /** Each operation's element id, once found: looked up by id from then on, not by a query of every id. */
-      const ids = new Map<Look, string>();
-      const section = (look: Look) => {
-        const known = ids.get(look);
-        const element =
-          (known === undefined ? null : document.getElementById(known)) ??
-          document.querySelector(`[id$="${CSS.escape(look.suffix)}"]`);
-        if (element) ids.set(look, element.id);
-        return element;
-      };
-      const shows = (element: Element | null, look: Look) => {
-        const text = element?.textContent ?? '';
+      const shows = (element: Element, one: Look) => {
+        const text = element.textContent ?? '';
         return (
-          element !== null &&
-          element.getAttribute('data-placeholder') !== 'true' &&
-          text.includes(look.summary) &&
-          text.includes(look.path)
+          element.getAttribute('data-placeholder') !== 'true' && text.includes(one.summary) && text.includes(one.path)
         );
       };
-      /** Resolves true once `look` shows, false after `ms` without. */
-      const shown = (look: Look, ms: number) =>
+      /**
+       * Whether an element of the operation shows it; if none does, the first one laid out (a placeholder, or a
+       * section still rendering) is scrolled to. Every element whose id ends so is looked at, each time: an element
+       * found once may be replaced (a section in place of its placeholder, a document mounted again).
+       */
+      const look = (one: Look) => {
+        const elements = [...document.querySelectorAll(`[id$="${CSS.escape(one.suffix)}"]`)];
+        if (elements.some((element) => shows(element, one))) return true;
+        elements.find((element) => element.getClientRects().length > 0)?.scrollIntoView({ block: 'start' });
+        return false;
+      };
+      /** Resolves true once `one` shows, false after `ms` without. */
+      const shown = (one: Look, ms: number) =>
         new Promise<boolean>((resolve) => {
           let pending = false;
           const check = () => {
             pending = false;
-            const element = section(look);
-            if (shows(element, look)) finish(true);
-            else element?.scrollIntoView({ block: 'start' });
+            if (look(one)) finish(true);
           };
           const observer = new MutationObserver(() => {
             if (!pending) {
@@ -178,7 +174,7 @@ export async function missingOperations(page: Page, operations: DocumentedOperat
             }
           });
           const net = setInterval(check, 500);
-          const bound = setTimeout(() => finish(shows(section(look), look)), ms);
+          const bound = setTimeout(() => finish(look(one)), ms);
           function finish(value: boolean) {
             observer.disconnect();
             clearInterval(net);
@@ -196,21 +192,21 @@ export async function missingOperations(page: Page, operations: DocumentedOperat
       /** `rest` in the page's order (of their sections, placeholders or not), those not on the page yet last. */
       const inPageOrder = (rest: Look[]) => {
         const all = [...document.querySelectorAll('[id]')].map((element) => element.id);
-        const at = (look: Look) => {
-          const index = all.findIndex((id) => id.endsWith(look.suffix));
+        const at = (one: Look) => {
+          const index = all.findIndex((id) => id.endsWith(one.suffix));
           return index < 0 ? all.length : index;
         };
-        const order = new Map(rest.map((look) => [look, at(look)]));
+        const order = new Map(rest.map((one) => [one, at(one)]));
         return rest.toSorted((a, b) => order.get(a)! - order.get(b)!);
       };
       const missing: string[] = [];
-      // The first as given: its look waits for the page to render; then the rest in the page's order.
-      const look = async (one: Look) => {
+      const lookFor = async (one: Look) => {
         if (!(await shown(one, missing.length === 0 ? boundMs : afterMissMs))) missing.push(one.name);
       };
+      // The first as given: its look waits for the page to render; then the rest in the page's order.
       const [first, ...others] = looks;
-      if (first) await look(first);
-      for (const one of inPageOrder(others)) await look(one);
+      if (first) await lookFor(first);
+      for (const one of inPageOrder(others)) await lookFor(one);
       return missing;
     },
     { looks, boundMs: OPERATION_BOUND_MS, afterMissMs: AFTER_A_MISS_MS },
