@@ -150,13 +150,16 @@ export async function missingOperations(page: Page, operations: DocumentedOperat
       };
       /**
        * Whether an element of the operation shows it; if none does, the first one laid out (a placeholder, or a
-       * section still rendering) is scrolled to. Every element whose id ends so is looked at, each time: an element
+       * section still rendering) is scrolled to when it is out of view. Every element whose id ends so is looked at, each time: an element
        * found once may be replaced (a section in place of its placeholder, a document mounted again).
        */
       const look = (one: Look) => {
         const elements = [...document.querySelectorAll(`[id$="${CSS.escape(one.suffix)}"]`)];
         if (elements.some((element) => shows(element, one))) return true;
-        elements.find((element) => element.getClientRects().length > 0)?.scrollIntoView({ block: 'start' });
+        const target = elements.find((element) => element.getClientRects().length > 0);
+        const box = target?.getBoundingClientRect();
+        // Scrolled to only when out of view: scrolling one in view again, on every change, kept Scalar from rendering.
+        if (box && (box.bottom <= 0 || box.top >= innerHeight)) target!.scrollIntoView({ block: 'start' });
         return false;
       };
       /** Resolves true once `one` shows, false after `ms` without. */
