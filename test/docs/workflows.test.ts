@@ -1,7 +1,8 @@
 // The readers' journeys in spec/workflows/ (Arazzo) run green with Redocly's runner against a fresh instance on a
 // random port, on the engine of the run (embedded PGlite, or PostgreSQL and Redis when DATABASE_URL and REDIS_URL
 // are set: `npm test` runs both in CI); `redocly lint` accepts them; and a journey broken on purpose (a field a later
-// step reads, renamed) fails the run, so a green run means something.
+// step reads, renamed) fails, so a green run means something. Files whose inputs agree run in one respect process
+// (RUNS), each file judged on its own from the run's JSON report: every workflow it declares ran, none failed.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,9 +19,10 @@ import {
   lintWorkflows,
   newStudent,
   respect,
+  workflowIds,
   WORKFLOWS_DIR,
   type RespectOptions,
-  type Run,
+  type RespectRun,
 } from './workflows.ts';
 
 function freePort(): Promise<number> {
@@ -38,15 +40,42 @@ const INSTITUTION_REDIRECT = 'https://school42.example/consented';
 const SCHOOL_SCOPES = 'profile:read tasks:read';
 
 /**
- * Respect's checks a file runs with, where one cannot run: the changes feed's schema does not compile in Respect's
- * Ajv (see offline-client.arazzo.yaml's description), so that file's schema checks are warnings.
+ * The respect runs, each a process over the files listed, with one set of inputs (a workflow takes those its inputs'
+ * schema names): files share a run when the inputs they both name have the same values. The app's and the
+ * institution's consents each give their own `code`, and study-session wants a student with no study yet, so they run
+ * apart; offline-client.arazzo.yaml runs alone, with Respect's schema checks as warnings (the changes feed's schema
+ * does not compile in Respect's Ajv: see that file's description), which no other file is given. The calendar feed's
+ * journey is two workflows: the first in the first run, the second, given what the first made, in the last. The
+ * broken copy of study-room.arazzo.yaml (below) runs in the institution's run.
  */
-const SEVERITY: Record<string, RespectOptions['severity']> = { 'offline-client.arazzo.yaml': { SCHEMA_CHECK: 'warn' } };
+const RUNS = {
+  first: {
+    files: ['app.arazzo.yaml', 'partner.arazzo.yaml', 'study-room.arazzo.yaml', 'calendar-feed.arazzo.yaml'],
+    skip: ['calendarFeedReadAndRevoked'],
+  },
+  institution: { files: ['institution.arazzo.yaml', 'study-session.arazzo.yaml'] },
+  offline: { files: ['offline-client.arazzo.yaml'], severity: { SCHEMA_CHECK: 'warn' } },
+  last: { files: ['calendar-feed.arazzo.yaml'], skip: ['calendarFeedCreated'] },
+} satisfies Record<string, Omit<RespectOptions, 'base' | 'inputs'> & { files: string[] }>;
+type RunName = keyof typeof RUNS;
 
-const passed = (result: Run, file: string) => {
-  assert.equal(result.code, 0, `respect failed on ${file}:\n${result.output}`);
-  assert.match(result.output, /Workflows: \d+ passed, \d+ total/, result.output);
-};
+/** Asserts that `file` ran in `run`, every workflow it declares but `skipped`, and that none of them failed. */
+function passed(run: RespectRun, file: string, skipped: string[] = []) {
+  const result = run.files[file];
+  assert.ok(result, `respect reported nothing of ${file}:\n${run.output}`);
+  assert.equal(result.globalTimeoutError, false, `respect ran out of time on ${file}:\n${run.output}`);
+  assert.deepEqual(
+    result.executedWorkflows.map((workflow) => workflow.workflowId),
+    workflowIds(file).filter((id) => !skipped.includes(id)),
+    `the workflows respect ran of ${file}:\n${run.output}`,
+  );
+  const failed = result.executedWorkflows.filter((workflow) => workflow.status === 'error');
+  assert.deepEqual(
+    failed.map((workflow) => workflow.workflowId),
+    [],
+    `respect failed on ${file}:\n${run.output}`,
+  );
+}
 
 describe('the journeys of spec/workflows/ (Arazzo), run by redocly respect on a fresh instance', function () {
   this.timeout(900_000);
@@ -57,13 +86,30 @@ describe('the journeys of spec/workflows/ (Arazzo), run by redocly respect on a 
   let database: ThrowawayDatabase | undefined;
   let server: ServerProcess | undefined;
   let base: string;
-  /** Each file's inputs, made before the runs. */
-  const inputs: Record<string, Record<string, string>> = {};
+  /** Each run's inputs, made before the runs. */
+  const inputs = {} as Record<RunName, Record<string, string>>;
   /**
-   * The inputs a file needs fresh, made just before its run: a consent's authorization code lives 60 s, and the runs
-   * before it (each a Redocly process) can take longer than that on a loaded machine.
+   * The inputs a run needs fresh, made just before it: a consent's authorization code lives 60 s, and the runs before
+   * it can take longer than that on a loaded machine (its file is the run's first).
    */
-  const freshInputs: Record<string, () => Promise<Record<string, string>>> = {};
+  const freshInputs: Partial<Record<RunName, () => Promise<Record<string, string>>>> = {};
+  /** Each run, started by the first test that needs it. */
+  const runs = new Map<RunName, Promise<RespectRun>>();
+  const runOf = (name: RunName) => {
+    if (!runs.has(name)) {
+      const started = (async () => {
+        const { files: runFiles, ...options } = RUNS[name];
+        const fresh = (await freshInputs[name]?.()) ?? {};
+        const paths = [...runFiles.map((file) => `${WORKFLOWS_DIR}/${file}`), ...(extraFiles[name] ?? [])];
+        return respect(paths, { base, inputs: { ...inputs[name], ...fresh }, ...options }, join(dir, `${name}.json`));
+      })();
+      runs.set(name, started);
+    }
+    return runs.get(name)!;
+  };
+  /** study-room.arazzo.yaml as if the room's answer called its id `room_id`: the join code's step reads it for its path. */
+  const broken = join(dir, 'broken-study-room.arazzo.yaml');
+  const extraFiles: Partial<Record<RunName, string[]>> = { institution: [broken] };
   let calendarKey: string;
 
   before(async () => {
@@ -94,33 +140,51 @@ describe('the journeys of spec/workflows/ (Arazzo), run by redocly respect on a 
     const [institutionId, institutionSecret] = made.slice(-2) as [string, string];
     calendarKey = student.key;
     Object.assign(freshInputs, {
-      'app.arazzo.yaml': () => consent(base, student, clientId, APP_REDIRECT, 'profile:read tasks:read tasks:write'),
-      'institution.arazzo.yaml': () => consent(base, student, institutionId, INSTITUTION_REDIRECT, SCHOOL_SCOPES),
+      first: () => consent(base, student, clientId, APP_REDIRECT, 'profile:read tasks:read tasks:write'),
+      institution: () => consent(base, student, institutionId, INSTITUTION_REDIRECT, SCHOOL_SCOPES),
     });
     Object.assign(inputs, {
-      'partner.arazzo.yaml': { partner_key: partnerKey, limited_key: limitedKey },
-      'app.arazzo.yaml': {
+      first: {
+        // partner.arazzo.yaml
+        partner_key: partnerKey,
+        limited_key: limitedKey,
+        // app.arazzo.yaml
         client_id: clientId,
         redirect_uri: APP_REDIRECT,
         student_key: student.key,
         webhook_url: 'http://127.0.0.1:9/hooks',
+        // study-room.arazzo.yaml (and calendar-feed.arazzo.yaml's first workflow: student_key)
+        owner_key: student.key,
+        guest_key: guest.key,
       },
-      'offline-client.arazzo.yaml': { student_key: student.key },
-      'study-session.arazzo.yaml': { student_key: learner.key },
-      'study-room.arazzo.yaml': { owner_key: student.key, guest_key: guest.key },
-      'institution.arazzo.yaml': {
+      institution: {
         institution_id: institutionId,
         institution_secret: institutionSecret,
         redirect_uri: INSTITUTION_REDIRECT,
         stranger_id: randomUUID(),
+        // study-session.arazzo.yaml
+        student_key: learner.key,
+        // the broken copy of study-room.arazzo.yaml
+        owner_key: student.key,
+        guest_key: guest.key,
       },
+      offline: { student_key: student.key },
+      // calendar-feed.arazzo.yaml's second workflow; the feed's id and token are added by its test
+      last: { student_key: calendarKey },
     });
+    const original = readFileSync(join(REPO, WORKFLOWS_DIR, 'study-room.arazzo.yaml'), 'utf8');
+    const planted = original
+      .replace('room_id: $response.body#/id', 'room_id: $response.body#/room_id')
+      .replaceAll('../../generated/', `${REPO}generated/`);
+    assert.notEqual(planted, original);
+    writeFileSync(broken, planted);
   });
 
   after(async () => {
     if (server) {
-      server.child.kill('SIGTERM');
-      await server.exited;
+      // SIGINT, as at a terminal: the stop drains until no connection is left (SIGTERM drains its whole period).
+      server.child.kill('SIGINT');
+      assert.equal(await server.exited, 0, `the server did not stop cleanly:\n${server.output()}`);
     }
     await database?.drop();
     rmSync(dir, { recursive: true, force: true });
@@ -131,41 +195,43 @@ describe('the journeys of spec/workflows/ (Arazzo), run by redocly respect on a 
     assert.equal(result.code, 0, result.output);
   });
 
-  for (const file of files.filter((name) => name !== 'calendar-feed.arazzo.yaml')) {
-    it(file, async () => {
-      assert.ok(inputs[file], `${file} has inputs made for it here`);
-      const fresh = (await freshInputs[file]?.()) ?? {};
-      const options = { base, inputs: { ...inputs[file]!, ...fresh }, severity: SEVERITY[file] };
-      const result = await respect(`${WORKFLOWS_DIR}/${file}`, options);
-      passed(result, file);
-    });
+  it('run every file, each in a run with its inputs', () => {
+    const inRuns = new Set(Object.values(RUNS).flatMap((run) => run.files));
+    assert.deepEqual(
+      files.filter((file) => !inRuns.has(file)),
+      [],
+      'files no run takes (RUNS): give them inputs here',
+    );
+  });
+
+  for (const [name, { files: runFiles }] of Object.entries(RUNS) as [RunName, { files: string[] }][]) {
+    for (const file of runFiles.filter((file) => file !== 'calendar-feed.arazzo.yaml')) {
+      it(file, async () => passed(await runOf(name), `${WORKFLOWS_DIR}/${file}`));
+    }
   }
 
   it('calendar-feed.arazzo.yaml: the second workflow reads and revokes the URL the first made', async () => {
     const file = `${WORKFLOWS_DIR}/calendar-feed.arazzo.yaml`;
-    const report = join(dir, 'calendar.json');
-    const create = { student_key: calendarKey };
-    passed(await respect(file, { base, inputs: create, workflows: ['calendarFeedCreated'], jsonOutput: report }), file);
-    type Step = { response: { body: { id: string; url: string } } };
-    const [created] = JSON.parse(readFileSync(report, 'utf8')).files[file].executedWorkflows[0].executedSteps as Step[];
-    const { id, url } = created!.response.body;
+    const first = await runOf('first');
+    passed(first, file, RUNS.first.skip);
+    const [created] = first.files[file]!.executedWorkflows[0]!.executedSteps;
+    const { id, url } = created!.response.body as { id: string; url: string };
     const token = /\/api\/calendar\/(scf_\w+)\.ics$/.exec(url)?.[1];
     assert.ok(token, `the feed's URL carries its token: ${url}`);
-    const read = { student_key: calendarKey, feed_id: id, token };
-    passed(await respect(file, { base, inputs: read, workflows: ['calendarFeedReadAndRevoked'] }), file);
+    Object.assign(inputs.last, { feed_id: id, token });
+    passed(await runOf('last'), file, RUNS.last.skip);
   });
 
   it('fails when a journey breaks: a renamed field that a later step reads', async () => {
-    const broken = join(dir, 'broken-study-room.arazzo.yaml');
-    const original = readFileSync(join(REPO, WORKFLOWS_DIR, 'study-room.arazzo.yaml'), 'utf8');
-    // As if the room's answer called its id `room_id`: the join code's step reads it for its path.
-    const planted = original
-      .replace('room_id: $response.body#/id', 'room_id: $response.body#/room_id')
-      .replaceAll('../../generated/', `${REPO}generated/`);
-    assert.notEqual(planted, original);
-    writeFileSync(broken, planted);
-    const result = await respect(broken, { base, inputs: inputs['study-room.arazzo.yaml']! });
-    assert.notEqual(result.code, 0, `respect passed a broken journey:\n${result.output}`);
-    assert.match(result.output, /room_id/);
+    const run = await runOf('institution');
+    assert.notEqual(run.code, 0, `respect passed a broken journey:\n${run.output}`);
+    const result = run.files[broken];
+    assert.ok(result, `respect reported nothing of the broken journey:\n${run.output}`);
+    assert.deepEqual(
+      result.executedWorkflows.map((workflow) => workflow.status),
+      ['error'],
+      `the broken journey fails:\n${run.output}`,
+    );
+    assert.match(JSON.stringify(result), /room_id/);
   });
 });

@@ -1,8 +1,11 @@
 // The readers' journeys of spec/workflows/ (Arazzo 1.0), run by Redocly's runner (`redocly respect`) against a live
 // instance: the credentials each workflow takes as inputs made the way an operator and a student make them (the
-// operator CLI, the consent page), and one respect run per file.
+// operator CLI, the consent page). One respect run takes several files, one after another, and reports each apart
+// (--json-output): a run costs ~1 s of CPU of its own besides its files' (Node and Redocly's start).
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { resolve as resolvePath } from 'node:path';
 import { CLI } from '../support/run-node.ts';
 import { REPO } from './guide-blocks.ts';
 
@@ -90,26 +93,50 @@ export async function consent(base: string, student: Student, clientId: string, 
 export interface RespectOptions {
   /** Each source description's server: `general`, `partner`, `oauth` → the instance. */
   base: string;
+  /** The inputs of every file of the run: a workflow takes those its inputs' schema names. */
   inputs: Record<string, string>;
-  workflows?: string[];
+  /** Workflows (by id, in any file of the run) not to run. */
+  skip?: string[];
   severity?: Record<string, 'error' | 'warn' | 'off'>;
-  jsonOutput?: string;
 }
 
-/** One `redocly respect` run of a workflow file. */
-export function respect(file: string, options: RespectOptions): Promise<Run> {
+/** A workflow as Respect's JSON report has it. */
+export interface ExecutedWorkflow {
+  workflowId: string;
+  /** `error` when a check of severity error failed; `warn` when only a check of severity warn did. */
+  status: 'success' | 'warn' | 'error';
+  executedSteps: Array<{ stepId: string; status: string; response: { body: unknown } }>;
+}
+
+export interface RespectRun extends Run {
+  /** Each file's result, by the path the run was given it as. */
+  files: Record<string, { executedWorkflows: ExecutedWorkflow[]; globalTimeoutError: boolean }>;
+}
+
+/** One `redocly respect` run of workflow files, in the order given, each file's result read from its JSON report. */
+export async function respect(files: string[], options: RespectOptions, report: string): Promise<RespectRun> {
   const args = [
     'respect',
-    file,
+    ...files,
     '--server',
     ['general', 'partner', 'oauth'].map((name) => `${name}=${options.base}`).join(','),
     '--input',
     JSON.stringify(options.inputs),
-    ...(options.workflows ?? []).flatMap((workflow) => ['--workflow', workflow]),
+    ...(options.skip ?? []).flatMap((workflow) => ['--skip', workflow]),
     ...(options.severity ? ['--severity', JSON.stringify(options.severity)] : []),
-    ...(options.jsonOutput ? ['--json-output', options.jsonOutput] : []),
+    '--json-output',
+    report,
   ];
-  return run(REDOCLY, args, QUIET, 300_000);
+  rmSync(report, { force: true });
+  const result = await run(REDOCLY, args, QUIET, 300_000);
+  const json = existsSync(report) ? (JSON.parse(readFileSync(report, 'utf8')) as Pick<RespectRun, 'files'>) : undefined;
+  return { ...result, files: json?.files ?? {} };
+}
+
+/** The ids of the workflows a file declares, in order (`file` from the repository's root, or absolute). */
+export function workflowIds(file: string): string[] {
+  const text = readFileSync(resolvePath(REPO, file), 'utf8');
+  return [...text.matchAll(/^ {2}- workflowId: (\S+)$/gm)].map((match) => match[1]!);
 }
 
 /** `redocly lint` of workflow files (Arazzo's own rules). */
