@@ -160,14 +160,22 @@ describe('webhook delivery', function () {
   it('disables an endpoint that has failed for three days (compressed) and fails its pending deliveries', async () => {
     const studentId = await insertStudent(db);
     const hook = await receiver();
-    // Each failure answered after a pause: the endpoint's attempts (one at a time) then outlast its three days
-    // (compressed) before the two deliveries' retries run out, however fast the machine, while a loaded machine still
-    // makes many attempts within them. The three days are 2 s here, the retries' delays add up to about as much.
-    hook.script([], { status: 500, afterMs: 40 });
+    hook.script([], 500);
     const endpoint = await rig.endpoint({ user_id: studentId }, hook, ['task.created', 'task.updated']);
     await emitExample(db, 'task.created', studentId);
     await emitExample(db, 'task.updated', studentId);
-    const worker = work({ retryScale: 2_000 / (72 * HOUR), pollMs: 50 });
+    // Three days compressed to a minute, the first retries' delays to milliseconds; the relay looks every 50 ms.
+    const retryScale = 0.000_2;
+    const worker = work({ retryScale, pollMs: 50 });
+    // Retried: four attempts fail. Then three days (compressed) pass, as the data says it: the endpoint's run of
+    // failures began that long ago. The next failure disables it. (Waited out in real time, the three days raced the
+    // attempts: compressed to 5 s, a loaded machine made two attempts within 2 s.)
+    await hook.waitFor(4);
+    await db
+      .updateTable('webhook_endpoints')
+      .set({ failing_since: sql<Date>`failing_since - ${72 * HOUR * retryScale} * interval '1 millisecond'` })
+      .where('id', '=', endpoint.id)
+      .execute();
 
     const row = await until(
       'the endpoint to be disabled',

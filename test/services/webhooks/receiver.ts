@@ -1,12 +1,11 @@
 // A webhook receiver on loopback for tests (and the fault tests' child processes): answers each request as its script
-// says (a status, a status after a pause, 'hang' to answer only when the test releases it, or 'trickle': a 200 whose
-// body never ends, a byte at a time), verifies every
+// says (a status, 'hang' to answer only when the test releases it, or 'trickle': a 200 whose body never ends, a byte at a time), verifies every
 // delivery's signature with the `standardwebhooks` library as a real receiver would, and keeps what it got.
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 
-export type Reply = number | { status: number; afterMs: number } | 'hang' | 'trickle';
+export type Reply = number | 'hang' | 'trickle';
 
 export interface Received {
   webhookId: string;
@@ -80,11 +79,6 @@ export async function startReceiver(secrets: string[] = []): Promise<Receiver> {
         res.writeHead(200, { 'content-type': 'text/plain' });
         const drip = setInterval(() => res.write('.'), 100);
         res.on('close', () => clearInterval(drip));
-        return;
-      }
-      if (typeof status === 'object') {
-        const pause = setTimeout(() => res.writeHead(status.status).end(), status.afterMs);
-        res.on('close', () => clearTimeout(pause));
         return;
       }
       res.writeHead(status).end();
