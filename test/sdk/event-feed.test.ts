@@ -6,7 +6,7 @@ import { createGeneralClient, eventFeed, EventFeedError, type EventFeed, type Ev
 import { encodeCursor } from '../../server/contract/cursor.ts';
 import { changesListed } from '../support/feed-horizon.ts';
 import { newStudent, type Student } from '../support/general-app.ts';
-import { listeningApp } from '../support/listening.ts';
+import { listeningApp, OUTLASTING_KEEP_ALIVE } from '../support/listening.ts';
 import { testDatabase } from '../support/shared-database.ts';
 import { contractCheckedFetch } from './checked-fetch.ts';
 
@@ -15,7 +15,7 @@ describe('SDK: eventFeed', () => {
   let fetch: Awaited<ReturnType<typeof contractCheckedFetch>>;
 
   before(async () => {
-    service = await listeningApp();
+    service = await listeningApp({}, OUTLASTING_KEEP_ALIVE);
     fetch = await contractCheckedFetch();
   });
   after(() => service?.close());

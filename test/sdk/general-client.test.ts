@@ -8,14 +8,14 @@ import { localTutor } from '../../services/ai/tutor/local.ts';
 import { createGeneralClient, sseEvents } from '../../sdk/index.ts';
 import { newStudent } from '../support/general-app.ts';
 import { contractCheckedFetch } from './checked-fetch.ts';
-import { listeningApp } from '../support/listening.ts';
+import { listeningApp, OUTLASTING_KEEP_ALIVE } from '../support/listening.ts';
 
 describe('SDK: createGeneralClient', () => {
   let service: Awaited<ReturnType<typeof listeningApp>>;
   let fetch: Awaited<ReturnType<typeof contractCheckedFetch>>;
 
   before(async () => {
-    service = await listeningApp({ tutor: localTutor({ pauseMs: 0 }) });
+    service = await listeningApp({ tutor: localTutor({ pauseMs: 0 }) }, OUTLASTING_KEEP_ALIVE);
     fetch = await contractCheckedFetch();
   });
   after(() => service?.close());

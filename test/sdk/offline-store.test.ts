@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { createGeneralClient, OfflineStore, type SyncCommand, type SyncObject } from '../../sdk/index.ts';
 import { changesListed } from '../support/feed-horizon.ts';
 import { newStudent, type Student } from '../support/general-app.ts';
-import { listeningApp } from '../support/listening.ts';
+import { listeningApp, OUTLASTING_KEEP_ALIVE } from '../support/listening.ts';
 import { testDatabase } from '../support/shared-database.ts';
 import { contractCheckedFetch } from './checked-fetch.ts';
 
@@ -58,7 +58,7 @@ describe('SDK: OfflineStore', () => {
   let checked: Awaited<ReturnType<typeof contractCheckedFetch>>;
 
   before(async () => {
-    service = await listeningApp();
+    service = await listeningApp({}, OUTLASTING_KEEP_ALIVE);
     checked = await contractCheckedFetch();
   });
   after(() => service?.close());

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { createPartnerClient, type PartnerSchema } from '../../sdk/index.ts';
 import { issueTestKey } from '../support/partner-app.ts';
 import { contractCheckedFetch } from './checked-fetch.ts';
-import { listeningApp } from '../support/listening.ts';
+import { listeningApp, OUTLASTING_KEEP_ALIVE } from '../support/listening.ts';
 
 describe('SDK: createPartnerClient', () => {
   let service: Awaited<ReturnType<typeof listeningApp>>;
@@ -12,7 +12,7 @@ describe('SDK: createPartnerClient', () => {
   let key: string;
 
   before(async () => {
-    service = await listeningApp();
+    service = await listeningApp({}, OUTLASTING_KEEP_ALIVE);
     key = (await issueTestKey()).key;
     partner = createPartnerClient({ baseUrl: service.baseUrl, apiKey: key, fetch: await contractCheckedFetch() });
   });

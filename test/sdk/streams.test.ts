@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { localTutor } from '../../services/ai/tutor/local.ts';
 import { createGeneralClient, sseEvents, StreamRefusedError, type GeneralSchema } from '../../sdk/index.ts';
 import { newStudent } from '../support/general-app.ts';
-import { listeningApp } from '../support/listening.ts';
+import { listeningApp, OUTLASTING_KEEP_ALIVE } from '../support/listening.ts';
 
 /** The problem a refused stream throws; fails when it throws anything else, or yields an event. */
 async function refusal(response: Response): Promise<StreamRefusedError> {
@@ -23,7 +23,7 @@ describe('SDK: streams through the documented calls', () => {
   let service: Awaited<ReturnType<typeof listeningApp>>;
 
   before(async () => {
-    service = await listeningApp({ tutor: localTutor({ pauseMs: 0 }) });
+    service = await listeningApp({ tutor: localTutor({ pauseMs: 0 }) }, OUTLASTING_KEEP_ALIVE);
   });
   after(() => service?.close());
 

@@ -24,7 +24,17 @@ export async function listen(app: App, options: ServerOptions = {}): Promise<Lis
   };
 }
 
-export async function listeningApp(options: Parameters<typeof buildApp>[0] = {}): Promise<Listening & { app: App }> {
+export async function listeningApp(
+  options: Parameters<typeof buildApp>[0] = {},
+  listener: ServerOptions = {},
+): Promise<Listening & { app: App }> {
   const app = await buildApp(options);
-  return { app, ...(await listen(app)) };
+  return { app, ...(await listen(app, listener)) };
 }
+
+/**
+ * For clients that keep connections alive (fetch's undici): the listener keeps an idle connection longer than the
+ * client does, so that the client always gives it up first. At Node's 5 s a client could send its next request on a
+ * connection the listener was closing: `fetch failed` (seen once in the SDK's event-feed test, on a loaded machine).
+ */
+export const OUTLASTING_KEEP_ALIVE: ServerOptions = { keepAliveTimeout: 65_000 };

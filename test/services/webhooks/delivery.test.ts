@@ -14,20 +14,23 @@ import { resendDelivery, scheduleDelivery } from '../../../services/webhooks/que
 import { assertEventConforms, documentedEventTypes } from '../../support/event-contract.ts';
 import { sql } from 'kysely';
 import { emitExample, insertAppWithGrant, insertStudent } from './fixtures.ts';
-import { deliveryRig } from './rig.ts';
+import { deliveryRig, type WorkerUnderTest } from './rig.ts';
 
 /**
  * Loopback receivers and three days of retries compressed to about a second. Attempts may take 5 s: on a loaded
  * machine a healthy receiver's answer can take longer than a short timeout, and a timed-out attempt is retried (a
- * duplicate by design), which would blur what the exactly-once assertions check. The retry test shortens it.
+ * duplicate by design), which would blur what the exactly-once assertions check. The retry test shortens it. The
+ * relay looks for retries now due every 100 ms (a fifth of the product's least WEBHOOK_POLL_MS): the compressed
+ * retries are due within milliseconds, and would otherwise each wait for a poll.
  */
 const config: WebhookConfig = {
   allowPrivateTargets: true,
   attemptTimeoutMs: 5_000,
   retryScale: 0.000_01,
-  pollMs: 500,
+  pollMs: 100,
   attemptsPerProcess: 200,
 };
+const HOUR = 3_600_000;
 
 describe('webhook delivery', function () {
   this.timeout(60_000);
@@ -38,6 +41,8 @@ describe('webhook delivery', function () {
   });
 
   const work = (overrides: Partial<WebhookConfig> = {}) => rig.work({ config: overrides });
+  /** A relay pass that begins from now on has ended: whatever was committed before this call has been fanned out. */
+  const aPassFromNow = (worker: WorkerUnderTest) => worker.passes.passAfter(performance.now());
   const receiver = () => rig.receiver();
   const deliveriesOf = (endpointId: string) =>
     db
@@ -107,12 +112,17 @@ describe('webhook delivery', function () {
   });
 
   it('retries a receiver that fails and times out, with the same webhook-id, until it accepts', async () => {
+    const ATTEMPT_TIMEOUT_MS = 1_500;
     const studentId = await insertStudent(db);
     const hook = await receiver();
     const endpoint = await rig.endpoint({ user_id: studentId }, hook, ['task.completed']);
     hook.script([500, 'hang', 503], 200);
     const eventId = await emitExample(db, 'task.completed', studentId);
-    work({ attemptTimeoutMs: 500 });
+    // The held attempt ends at its timeout, three times what a healthy answer took on a loaded machine (up to 480 ms
+    // beside two busy loops): shorter, a healthy answer timed out too. The three days (compressed) after which a
+    // failing endpoint is disabled are 50 s here, the retries' delays still milliseconds: at the file's 2.6 s, the
+    // four attempts of a loaded machine outlasted them and the endpoint was disabled before its success.
+    work({ attemptTimeoutMs: ATTEMPT_TIMEOUT_MS, retryScale: 0.000_2 });
 
     const received = await hook.waitFor(4);
     assert.deepEqual(
@@ -134,7 +144,7 @@ describe('webhook delivery', function () {
       attempts.map((a) => a.response_status),
       [500, null, 503, 200],
     );
-    assert.match(attempts[1]!.error!, /timed out after 500 ms/);
+    assert.match(attempts[1]!.error!, new RegExp(`timed out after ${ATTEMPT_TIMEOUT_MS} ms`));
     assert.equal(attempts[0]!.error, 'HTTP 500');
     assert.equal(attempts[3]!.error, null);
     const row = await db
@@ -154,7 +164,18 @@ describe('webhook delivery', function () {
     const endpoint = await rig.endpoint({ user_id: studentId }, hook, ['task.created', 'task.updated']);
     await emitExample(db, 'task.created', studentId);
     await emitExample(db, 'task.updated', studentId);
-    work({ retryScale: 0.000_02 });
+    // Three days compressed to a minute, the first retries' delays to milliseconds; the relay looks every 50 ms.
+    const retryScale = 0.000_2;
+    const worker = work({ retryScale, pollMs: 50 });
+    // Retried: four attempts fail. Then three days (compressed) pass, as the data says it: the endpoint's run of
+    // failures began that long ago. The next failure disables it. (Waited out in real time, the three days raced the
+    // attempts: compressed to 5 s, a loaded machine made two attempts within 2 s.)
+    await hook.waitFor(4);
+    await db
+      .updateTable('webhook_endpoints')
+      .set({ failing_since: sql<Date>`failing_since - ${72 * HOUR * retryScale} * interval '1 millisecond'` })
+      .where('id', '=', endpoint.id)
+      .execute();
 
     const row = await until(
       'the endpoint to be disabled',
@@ -176,8 +197,11 @@ describe('webhook delivery', function () {
     assert.equal(deliveries.length, 2);
     assert.ok(hook.received.length >= 4, `retried before giving up (${hook.received.length} attempts)`);
     const sentBefore = hook.received.length;
-    await emitExample(db, 'task.created', studentId);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    const later = await emitExample(db, 'task.created', studentId);
+    await aPassFromNow(worker);
+    const [fannedOut] = await db.selectFrom('events').select('fanned_out_at').where('id', '=', later).execute();
+    assert.ok(fannedOut?.fanned_out_at, 'the later event was fanned out');
+    assert.equal((await deliveriesOf(endpoint.id)).length, 2, 'no delivery to a disabled endpoint');
     assert.equal(hook.received.length, sentBefore, 'a disabled endpoint gets nothing new');
   });
 
@@ -198,7 +222,13 @@ describe('webhook delivery', function () {
     assert.equal(first!.webhookId, taskEvent);
     assert.equal(first!.verifiedWith, 0);
     assertEventConforms(first!.event);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The worker's first pass fanned out all three events before this attempt began: one delivery, no other to come.
+    assert.equal((await deliveriesOf(endpoint.id)).length, 1);
+    await until(
+      'the delivery to succeed',
+      () => deliveriesOf(endpoint.id),
+      (rows) => rows[0]?.status === 'succeeded',
+    );
     assert.equal(hook.received.length, 1);
 
     // Revoked between fan-out and attempt: the attempt is skipped. Revoked before: no delivery at all.
@@ -280,7 +310,7 @@ describe('webhook delivery', function () {
       .where('id', '=', settledId)
       .execute();
 
-    work();
+    const worker = work();
     const received = await hook.waitFor(2);
     assert.deepEqual(received.map((d) => d.webhookId).sort(), [jobless, givenUp].sort());
     await until(
@@ -288,32 +318,48 @@ describe('webhook delivery', function () {
       () => deliveriesOf(endpoint.id),
       (rows) => rows.filter((d) => d.status === 'succeeded').length === 3,
     );
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // A sweep after that found nothing to send: the settled delivery never got a job, and the stop ends any attempt.
+    await aPassFromNow(worker);
+    await worker.stop();
+    const { rows } = await sql<{ jobs: string | number }>`
+      select count(*) as jobs from pgboss.job where singleton_key = ${settledId}`.execute(db);
+    assert.equal(Number(rows[0]!.jobs), 0, 'the settled delivery was given no job');
     assert.equal(hook.received.length, 2, 'the settled delivery is not sent again');
   });
 
   it('two workers on one queue never make the same attempt twice', async () => {
+    // Three endpoints of one student (the account's three attempts at once): the queue holds three jobs at a time
+    // for the two workers to fetch side by side, thirty deliveries in all.
     const studentId = await insertStudent(db);
-    const hook = await receiver();
-    const endpoint = await rig.endpoint({ user_id: studentId }, hook, ['task.created']);
-    const ids: string[] = [];
-    for (let i = 0; i < 30; i++) ids.push(await emitExample(db, 'task.created', studentId));
-    work();
-    work();
-    const received = await hook.waitFor(30);
-    await until(
-      'every delivery to succeed',
-      () => deliveriesOf(endpoint.id),
-      (rows) => rows.length === 30 && rows.every((d) => d.status === 'succeeded'),
+    const hooks = await Promise.all([receiver(), receiver(), receiver()]);
+    const endpoints = await Promise.all(
+      hooks.map((hook) => rig.endpoint({ user_id: studentId }, hook, ['task.created'])),
     );
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    assert.equal(hook.received.length, 30, 'one request per event');
-    assert.deepEqual(received.map((d) => d.webhookId).sort(), ids.sort());
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i++) ids.push(await emitExample(db, 'task.created', studentId));
+    const workers = [work(), work()];
+    const received = await Promise.all(hooks.map((hook) => hook.waitFor(10)));
+    for (const endpoint of endpoints)
+      await until(
+        'every delivery to succeed',
+        () => deliveriesOf(endpoint.id),
+        (rows) => rows.length === 10 && rows.every((d) => d.status === 'succeeded'),
+      );
+    // Stopped: an attempt either worker had under way has ended, and no other starts.
+    await Promise.all(workers.map((worker) => worker.stop()));
+    for (const [i, hook] of hooks.entries()) {
+      assert.equal(hook.received.length, 10, 'one request per event and endpoint');
+      assert.deepEqual(received[i]!.map((d) => d.webhookId).sort(), [...ids].sort());
+    }
     const attempts = await db
       .selectFrom('webhook_attempts')
       .innerJoin('webhook_deliveries', 'webhook_deliveries.id', 'webhook_attempts.delivery_id')
       .select('webhook_attempts.id')
-      .where('endpoint_id', '=', endpoint.id)
+      .where(
+        'endpoint_id',
+        'in',
+        endpoints.map((endpoint) => endpoint.id),
+      )
       .execute();
     assert.equal(attempts.length, 30);
   });

@@ -4,14 +4,15 @@
 // still enabled.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import pino from 'pino';
 import { createDemoStudent } from '../../../app/demo-student.ts';
 import { DEMO_SEED, seedDemo, seedReference } from '../../../db/seed/index.ts';
 import { secretBox } from '../../../server/auth/secret-box.ts';
-import { createLifecycle } from '../../../server/process/lifecycle.ts';
 import { resendDelivery } from '../../../services/webhooks/queue.ts';
 import { startDeliveryWorker, type DeliveryWorker } from '../../../services/webhooks/worker.ts';
 import { createFreshDatabase, type TestDatabase } from '../../support/test-db.ts';
+import { observedRelayPasses } from './relay-passes.ts';
 
 const box = secretBox(randomBytes(32));
 
@@ -43,7 +44,7 @@ describe('the demo webhook endpoint', function () {
   const attempts = (deliveryId: string) =>
     database.db
       .selectFrom('webhook_attempts')
-      .select(['response_status', 'error'])
+      .select(['response_status', 'error', 'started_at', 'duration_ms'])
       .where('delivery_id', '=', deliveryId)
       .orderBy('started_at')
       .execute();
@@ -51,6 +52,7 @@ describe('the demo webhook endpoint', function () {
   it('leaves its settled delivery alone, and sends a re-sent one nowhere: it fails at DNS and waits for its retry', async () => {
     // The production settings: public targets only, the real retry schedule.
     const warnings: string[] = [];
+    const passes = observedRelayPasses();
     worker = startDeliveryWorker({
       db: database.db,
       box,
@@ -62,11 +64,13 @@ describe('the demo webhook endpoint', function () {
         attemptsPerProcess: 200,
       },
       logger: pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) }),
-      lifecycle: createLifecycle(),
+      lifecycle: passes.lifecycle,
     });
     const seeded = await delivery();
     assert.match(seeded.url, /^https:\/\/[^/]+\.invalid\//, 'a host that never resolves (RFC 6761)');
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // The worker's start swept the parked deliveries and its relay made a pass: nothing was due.
+    await passes.passAfter(0);
+    await passes.passAfter();
     assert.deepEqual({ ...(await delivery()), next_attempt_at: null }, { ...seeded, next_attempt_at: null });
     assert.equal(seeded.status, 'succeeded');
     assert.equal(seeded.attempts, 1);
@@ -79,17 +83,26 @@ describe('the demo webhook endpoint', function () {
     }
     const after = await delivery();
     assert.equal(after.status, 'pending', 'a failed attempt is retried later');
+    const [, failed] = await attempts(seeded.id);
+    // From the attempt's end, not from now: the schedule's first delay is 5 s, less a fifth at most.
+    const ended = failed!.started_at.getTime() + failed!.duration_ms;
     assert.ok(
-      after.next_attempt_at!.getTime() - Date.now() > 2_000,
+      after.next_attempt_at!.getTime() - ended >= 4_000,
       `the retry waits for the schedule's first delay: ${after.next_attempt_at!.toISOString()}`,
     );
     assert.equal(after.enabled, true);
-    const [, failed] = await attempts(seeded.id);
     assert.equal(failed!.response_status, null);
     assert.match(failed!.error!, /ENOTFOUND|EAI_AGAIN/);
-    // Nothing more until the retry is due.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Nothing more until the retry is due: a relay pass that began after the attempt sent nothing.
+    const pass = await passes.passAfter();
+    if (performance.timeOrigin + pass.endedAt < after.next_attempt_at!.getTime())
+      assert.equal(pass.sent, 0, 'no job before the retry is due');
     assert.equal((await delivery()).attempts, 2);
+    const { rows } = await sql<{ jobs: string | number }>`
+      select count(*) as jobs from pgboss.job where singleton_key = ${seeded.id} and state in ('created', 'retry', 'active')`.execute(
+      database.db,
+    );
+    assert.equal(Number(rows[0]!.jobs), 0, 'no job waits for the retry before it is due');
     assert.deepEqual(warnings, [], 'a failed attempt is recorded, not logged');
   });
 });

@@ -21,13 +21,17 @@ import { deliveryRig } from './rig.ts';
  * ended, a window that stays wide on a loaded machine, and a third of which bounds the victim's wait.
  */
 const ATTEMPT_TIMEOUT_MS = 60_000;
-/** The trickling attempt's own timeout, which its test waits out. */
-const TRICKLE_TIMEOUT_MS = 4_000;
+/**
+ * The trickling attempt's own timeout, which its test waits out: a trickle answers a byte every 100 ms, so its
+ * attempt would never end without a bound on the whole exchange.
+ */
+const TRICKLE_TIMEOUT_MS = 1_500;
 const config: WebhookConfig = {
   allowPrivateTargets: true,
   attemptTimeoutMs: ATTEMPT_TIMEOUT_MS,
   retryScale: 0.001,
-  pollMs: 500,
+  // A fifth of the product's least WEBHOOK_POLL_MS: the breaker's deliveries, parked until it closes, wait for a poll.
+  pollMs: 100,
   attemptsPerProcess: 200,
 };
 

@@ -61,9 +61,11 @@ describe('webhook jobs found by a poll', function () {
         return { studentId, receiver, endpoint };
       }),
     );
-    rig.work();
-    // Its start: the first sweep and the first fetch find nothing.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const worker = rig.work();
+    // Its start: the first sweep and the first fetch find nothing. Its relay's first pass has ended, and a second
+    // one, a poll later: the start's sweep and fetch run beside the first.
+    await worker.passes.passAfter(0);
+    await worker.passes.passAfter();
 
     const [first, ...later] = accounts;
     assert.equal(await sendJobElsewhere(first!.studentId, first!.endpoint.id), 1);

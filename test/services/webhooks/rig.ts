@@ -6,13 +6,13 @@ import pino from 'pino';
 import { connect, type Db } from '../../../db/connect.ts';
 import { notificationsFor, type Notifications } from '../../../db/notifications.ts';
 import { secretBox } from '../../../server/auth/secret-box.ts';
-import { createLifecycle } from '../../../server/process/lifecycle.ts';
 import type { WebhookConfig } from '../../../services/webhooks/delivery-config.ts';
 import type { DeliveryLimits } from '../../../services/webhooks/gate.ts';
 import { startDeliveryWorker, type DeliveryWorker } from '../../../services/webhooks/worker.ts';
 import { createFreshDatabase, type TestDatabase } from '../../support/test-db.ts';
 import { insertEndpoint, type TestEndpoint } from './fixtures.ts';
 import { startReceiver, type Receiver, type Reply } from './receiver.ts';
+import { observedRelayPasses, type RelayPasses } from './relay-passes.ts';
 
 type Owner = Parameters<typeof insertEndpoint>[2];
 type EndpointOptions = Omit<Parameters<typeof insertEndpoint>[3], 'url' | 'event_types'>;
@@ -35,12 +35,19 @@ export interface DeliveryRig {
    * one connection, which this then is), closed before the database.
    */
   anotherPool(): Db;
-  /** A worker on the suite's database, woken by the commits' notifications when `woken` (as a process runs one). */
+  /**
+   * A worker on the suite's database, woken by the commits' notifications when `woken` (as a process runs one), with
+   * its relay's passes observed (relay-passes.ts).
+   */
   work(options?: {
     config?: Partial<WebhookConfig>;
     limits?: Partial<DeliveryLimits>;
     woken?: boolean;
-  }): DeliveryWorker;
+  }): WorkerUnderTest;
+}
+
+export interface WorkerUnderTest extends DeliveryWorker {
+  passes: RelayPasses;
 }
 
 /** `cleanUp` runs after each test, after its workers stopped: what one test left queued is not the next one's load. */
@@ -98,17 +105,21 @@ export function deliveryRig(config: WebhookConfig, cleanUp?: (db: Db) => Promise
       let notifications: Notifications | undefined;
       if (woken)
         opened.push((notifications = notificationsFor(rig.db, rig.database.url, { logger: silent, timeoutMs: 5_000 })));
+      const passes = observedRelayPasses();
       const worker = startDeliveryWorker({
         db: rig.db,
         box,
         config: { ...config, ...overrides },
         logger: silent,
-        lifecycle: createLifecycle(),
+        lifecycle: passes.lifecycle,
         limits,
         ...(notifications ? { notifications } : {}),
       });
-      workers.push(worker);
-      return worker;
+      // Stopped once, by the test or after it.
+      let stopping: Promise<void> | undefined;
+      const stop = () => (stopping ??= worker.stop());
+      workers.push({ stop });
+      return { stop, passes };
     },
   };
   return rig;
