@@ -1,6 +1,6 @@
 // A start-up that fails says why in one line naming what to fix, and exits 1: an operator reads the line, not a
 // stack trace. The stack goes to the log at debug level (LOG_LEVEL=debug) for the rare error this does not know.
-import { type DbTarget } from '../db/connect.ts';
+import type { DbTarget } from '../db/connect.ts';
 import { errorMessage } from '../db/errors.ts';
 import { ConfigError } from '../server/process/config-error.ts';
 

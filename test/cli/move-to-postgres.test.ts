@@ -2,7 +2,8 @@
 // in DATA_DIR's key file) used through its API, stopped, moved with the CLI into a throwaway database, then started on
 // PostgreSQL with the SECRETS_KEY the command printed. The service must answer as before: the same bodies, the same
 // keys and tokens accepted, the webhook delivery still pending and delivered from PostgreSQL. This is also the restore
-// test of the embedded engine's data. It needs a PostgreSQL server: it runs in the PostgreSQL run of the suite.
+// test of the embedded engine's data. It needs a PostgreSQL server: it runs in the PostgreSQL run of the suite. Each
+// case is bounded step by step (test/support/step-bound.ts): a start, a stop, a CLI or tool run, a wait that ends.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
@@ -22,11 +23,13 @@ import { createThrowawayDatabase, type ThrowawayDatabase } from '../../db/throwa
 import { MAX_ROOMS_OWNED } from '../../domain/bounds.ts';
 import { signIn, refresh, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';
 import { changesListed } from '../support/feed-horizon.ts';
-import { CLI } from '../support/run-node.ts';
+import { CLI, RUN_BOUND_MS, runNode } from '../support/run-node.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { casesInSteps, PROCESS_STEP_BOUND_MS, stepEnded } from '../support/step-bound.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const KEY = 'svc_live_[0-9A-Za-z]{32}';
+const it = casesInSteps(PROCESS_STEP_BOUND_MS);
 
 function cli(
   args: string[],
@@ -35,16 +38,7 @@ function cli(
   const merged: NodeJS.ProcessEnv = { ...process.env };
   for (const name of ['DATABASE_URL', 'DATA_DIR', 'SECRETS_KEY', 'JWT_PRIVATE_KEY', 'DEBUG']) delete merged[name];
   Object.assign(merged, env);
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [...CLI, ...args],
-      { cwd: root, env: merged, timeout: 170_000 },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
-      },
-    );
-  });
+  return runNode([...CLI, ...args], root, merged);
 }
 
 /** A webhook receiver on loopback that fails until told to succeed, and counts what it was sent. */
@@ -71,9 +65,11 @@ async function receiver(): Promise<{ url: string; server: Server; succeed(): voi
 
 function run(command: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    execFile(command, args, { timeout: 60_000 }, (error, _stdout, stderr) =>
-      error ? reject(new Error(`${command}: ${stderr || error.message}`)) : resolve(),
-    );
+    execFile(command, args, { timeout: RUN_BOUND_MS }, (error, _stdout, stderr) => {
+      stepEnded();
+      if (error) reject(new Error(`${command}: ${stderr || error.message}`));
+      else resolve();
+    });
   });
 }
 
@@ -81,14 +77,18 @@ async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T 
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
-    if (value !== undefined) return value;
+    if (value !== undefined) {
+      stepEnded();
+      return value;
+    }
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
 
 describe('a stopped copy of DATA_DIR (the embedded backup of docs/production.md)', function () {
-  this.timeout(180_000);
+  // The hooks' bound; the cases are bounded step by step.
+  this.timeout(PROCESS_STEP_BOUND_MS);
   const dirs: string[] = [];
   before(function () {
     if (process.env.DATABASE_URL) this.skip(); // embedded only: it runs in the suite's embedded run
@@ -147,7 +147,7 @@ describe('a stopped copy of DATA_DIR (the embedded backup of docs/production.md)
 });
 
 describe('db move-to-postgres', function () {
-  this.timeout(300_000);
+  this.timeout(PROCESS_STEP_BOUND_MS);
   const serverUrl = process.env.DATABASE_URL;
   let dataDir: string;
   let target: ThrowawayDatabase;

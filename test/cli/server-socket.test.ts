@@ -1,8 +1,9 @@
 // `npm run cli` while `npm start` runs on the embedded database (app/cli/server-socket.ts): real processes, as an
 // operator runs them. The command runs in the server, its effect shows through the API at once, the socket is the
-// owner's only and goes with the stop, and a socket file left by a killed server does not stand in the CLI's way.
+// owner's only and goes with the stop, and a socket file left by a killed server does not stand in the CLI's way. The
+// cases share one data directory, as one operator's session: the last one restarts what the first one made. Each case
+// is bounded step by step (test/support/step-bound.ts): a start, a stop, a CLI run each end a step.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createConnection, createServer, type Socket } from 'node:net';
@@ -10,17 +11,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cliSocketPath, runInServer, SERVER_SILENCE_LIMIT_MS } from '../../app/cli/server-socket.ts';
-import { CLI } from '../support/run-node.ts';
+import { CLI, runNode } from '../support/run-node.ts';
 import { startServerProcess, TEST_SECRETS_KEY } from '../support/server-process.ts';
+import { casesInSteps, PROCESS_STEP_BOUND_MS } from '../support/step-bound.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const KEY = 'svc_live_[0-9A-Za-z]{32}';
+const it = casesInSteps(PROCESS_STEP_BOUND_MS);
 
 describe('npm run cli while npm start runs on the embedded database', function () {
-  this.timeout(180_000);
+  // The hooks' bound; the cases are bounded step by step.
+  this.timeout(PROCESS_STEP_BOUND_MS);
   let dataDir: string;
-  beforeEach(() => (dataDir = mkdtempSync(join(tmpdir(), 'sc-cli-socket-'))));
-  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+  before(() => (dataDir = mkdtempSync(join(tmpdir(), 'sc-cli-socket-'))));
+  after(() => rmSync(dataDir, { recursive: true, force: true }));
 
   const start = () =>
     startServerProcess({
@@ -34,11 +38,7 @@ describe('npm run cli while npm start runs on the embedded database', function (
     const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, SECRETS_KEY: TEST_SECRETS_KEY };
     delete env.DATABASE_URL;
     delete env.DEBUG;
-    return new Promise((resolve) => {
-      execFile(process.execPath, [...CLI, ...args], { cwd: root, env, timeout: 110_000 }, (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
-      });
-    });
+    return runNode([...CLI, ...args], root, env);
   }
 
   it('runs a command in the server, whose API shows its effect at once; refuses what would hold the server; removes the socket on stop', async () => {
@@ -105,6 +105,7 @@ describe('npm run cli while npm start runs on the embedded database', function (
   });
 
   it('opens the database itself when a killed server left its socket file behind', async () => {
+    // The first case's database (a new one when this case runs alone): a server killed on it, then started again.
     const server = start();
     await server.listening;
     server.child.kill('SIGKILL');

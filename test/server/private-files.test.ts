@@ -2,7 +2,8 @@
 // new DATA_DIR makes nothing another user could read or write (the data, the keys, the lock, the CLI's socket, the
 // template cache), neither do the writes while it runs and at its stop; a later start tightens what was loosened
 // since, and says how much in one log line; `config check` reports a loosened directory. The real entry point in a
-// child process, started under umask 000.
+// child process, started under umask 000. The case is bounded step by step (test/support/step-bound.ts): each start,
+// stop and CLI run is a step, held to the bound each CLI run is killed within (test/support/run-node.ts).
 import assert from 'node:assert/strict';
 import { chmodSync, lstatSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,12 +14,15 @@ import { reachableEntries } from '../../db/private-files.ts';
 import { takeCheckoutLock } from '../support/checkout-lock.ts';
 import { CLI, runNode } from '../support/run-node.ts';
 import { startServerProcess, TEST_SECRETS_KEY } from '../support/server-process.ts';
+import { casesInSteps, PROCESS_STEP_BOUND_MS } from '../support/step-bound.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const PERMISSIVE = 0o000;
+const it = casesInSteps(PROCESS_STEP_BOUND_MS);
 
 describe('private files: the embedded database under umask 000', function () {
-  this.timeout(180_000);
+  // The hooks' bound; the case is bounded step by step.
+  this.timeout(PROCESS_STEP_BOUND_MS);
   let parent: string;
   let dataDir: string;
   let release = () => {};
@@ -98,7 +102,7 @@ describe('private files: the embedded database under umask 000', function () {
 });
 
 describe('private files: the compiled server and CLI', () => {
-  it("dist/, written by the install and by a start that rebuilt, is the owner's alone", () => {
+  it("dist/, written by the install and by a start that rebuilt, is the owner's alone", async () => {
     const dist = join(root, 'dist');
     const found = reachableEntries(dist);
     assert.ok(found.entries > 2, 'the bundles are there');

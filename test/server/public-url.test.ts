@@ -1,16 +1,18 @@
 // PUBLIC_URL's default names the port the process listens on: with PORT=0 (a port the system picks), the issuer of the
-// tokens and the OAuth metadata's endpoints name that port, not port 0. The real entry point in a child process.
+// tokens and the OAuth metadata's endpoints name that port, not port 0. The real entry point in a child process; the
+// case is bounded step by step (test/support/step-bound.ts): its start and its stop.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../app/config.ts';
 import { startServerProcess } from '../support/server-process.ts';
+import { casesInSteps, PROCESS_STEP_BOUND_MS } from '../support/step-bound.ts';
+
+const it = casesInSteps(PROCESS_STEP_BOUND_MS);
 
 describe('PUBLIC_URL unset', function () {
-  this.timeout(120_000);
-
-  it('defaults to http://localhost:$PORT for a fixed port; with PORT=0 it waits for the port the system picks', () => {
+  it('defaults to http://localhost:$PORT for a fixed port; with PORT=0 it waits for the port the system picks', async () => {
     assert.equal(loadConfig({ PORT: '8081' }).publicUrl, 'http://localhost:8081');
     assert.equal(loadConfig({ PORT: '0' }).publicUrl, undefined);
     assert.equal(loadConfig({ PORT: '0', PUBLIC_URL: 'https://api.example/' }).publicUrl, 'https://api.example');

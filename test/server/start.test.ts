@@ -1,24 +1,32 @@
 // `npm start` as a newcomer runs it: a fresh embedded database, printed demo keys (partner, and the demo student's
 // personal key) that work, access tokens that survive a restart, a clean stop on SIGTERM, and start-up errors
-// that say in one line what to fix. Runs the real entry point in a child process.
+// that say in one line what to fix. Runs the real entry point in a child process. Each case is bounded step by step
+// (test/support/step-bound.ts): a start, a stop, a CLI run each end a step, so a loaded machine that stretches every
+// step fails no case whose steps each end.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { connect } from '../../db/connect.ts';
 import { createThrowawayDatabase } from '../../db/throwaway-database.ts';
 import { SIGNING_KEYS_FILE } from '../../server/auth/signing-key-store.ts';
 import { DEMO_STUDENT } from '../../app/demo-student.ts';
-import { registerClient } from '../../server/oauth/clients.ts';
 import { signIn, TEST_REDIRECT_URI } from '../support/oauth-flow.ts';
-import { startServerProcess } from '../support/server-process.ts';
+import { CLI, runNode } from '../support/run-node.ts';
+import { startServerProcess, TEST_SECRETS_KEY } from '../support/server-process.ts';
+import { casesInSteps, PROCESS_STEP_BOUND_MS, stepEnded } from '../support/step-bound.ts';
 import { closedPort } from '../support/tcp-proxy.ts';
 
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const it = casesInSteps(PROCESS_STEP_BOUND_MS);
+
 describe('npm start (app/main.ts)', function () {
-  this.timeout(180_000);
+  // The hooks' bound; the cases are bounded step by step.
+  this.timeout(PROCESS_STEP_BOUND_MS);
   let dataDir: string;
   before(() => (dataDir = mkdtempSync(join(tmpdir(), 'sc-start-'))));
   after(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -55,32 +63,43 @@ describe('npm start (app/main.ts)', function () {
     assert.deepEqual([next_action.kind, next_action.item.title], ['do_task', 'Lab report: muscle fatigue']);
     const password = /demo student \S+, password (\S+)/.exec(first.output())?.[1];
     assert.ok(password, `the demo student's password is printed:\n${first.output()}`);
+    // An app, registered by the operator's CLI through the running server, and an access token it issues: both made
+    // before the restart below, which must keep the one and still verify the other.
+    const cliEnv: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, SECRETS_KEY: TEST_SECRETS_KEY };
+    delete cliEnv.DATABASE_URL;
+    const registered = await runNode(
+      [
+        ...CLI,
+        'clients',
+        'create',
+        '--name',
+        'restart test',
+        '--redirect-uri',
+        TEST_REDIRECT_URI,
+        '--scopes',
+        'profile:read',
+      ],
+      root,
+      cliEnv,
+    );
+    assert.equal(registered.code, 0, registered.stderr);
+    const client_id = registered.stdout.trimEnd().split('\n').at(-1)!;
+    const signedIn = { client_id, email: DEMO_STUDENT.email, password, scope: 'profile:read' };
+    const { access_token } = await signIn(url, signedIn);
     first.child.kill('SIGTERM');
     assert.equal(await first.exited, 0);
     // The signing key was made once and kept beside the data, readable by its owner only.
     assert.equal(statSync(join(dataDir, SIGNING_KEYS_FILE)).mode & 0o777, 0o600);
-    const db = connect({ dataDir });
-    const { client_id } = await registerClient(db, {
-      name: 'restart test',
-      redirect_uris: [TEST_REDIRECT_URI],
-      scopes: ['profile:read'],
-      confidential: false,
-    });
-    await db.destroy();
 
     // A second start keeps the data, and the key stays secret: it is not printed again.
     const second = start();
     const again = await second.listening;
-    const { access_token } = await signIn(again, {
-      client_id,
-      email: DEMO_STUDENT.email,
-      password,
-      scope: 'profile:read',
-    });
-    assert.equal(
-      (await fetch(`${again}/api/users/me`, { headers: { Authorization: `Bearer ${access_token}` } })).status,
-      200,
-    );
+    const me = (token: string) =>
+      fetch(`${again}/api/users/me`, { headers: { Authorization: `Bearer ${token}` } }).then((res) => res.status);
+    // An access token issued before a restart still verifies after it.
+    assert.equal(await me(access_token), 200);
+    // The app and the password made before the restart still sign the student in.
+    assert.equal(await me((await signIn(again, signedIn)).access_token), 200);
     // While it runs, no other process may open the same embedded database (PGlite would lose writes).
     const intruder = start();
     await assert.rejects(intruder.listening, /in use by process/);
@@ -90,16 +109,6 @@ describe('npm start (app/main.ts)', function () {
     assert.equal((await fetch(`${again}/api/v1/health`, { headers: { 'X-Service-API-Key': key } })).status, 200);
     second.child.kill('SIGTERM');
     assert.equal(await second.exited, 0);
-
-    // An access token issued before a restart still verifies after it.
-    const third = start();
-    const restarted = await third.listening;
-    assert.equal(
-      (await fetch(`${restarted}/api/users/me`, { headers: { Authorization: `Bearer ${access_token}` } })).status,
-      200,
-    );
-    third.child.kill('SIGTERM');
-    assert.equal(await third.exited, 0);
   });
 
   it('exits 1 with one line naming the variable when the port is taken, PORT is not a number or AI_BASE_URL lacks its key', async () => {
@@ -112,15 +121,20 @@ describe('npm start (app/main.ts)', function () {
         [{ PORT: 'abc' }, /^could not start: PORT must be an integer from 0 to 65535, got "abc"$/],
         [{ AI_BASE_URL: 'https://ai.example/v1' }, /^could not start: AI_BASE_URL and AI_API_KEY must be set together/],
       ];
-      for (const [env, line] of cases) {
-        const run = startServerProcess({
+      // Side by side: only the first reaches the database (and its lock), the others stop at their settings.
+      const runs = cases.map(([env]) =>
+        startServerProcess({
           DATA_DIR: dataDir,
           DATABASE_URL: undefined,
           REDIS_URL: undefined,
           AI_API_KEY: undefined,
           ...env,
-        });
-        assert.equal(await run.exited, 1, run.output());
+        }),
+      );
+      const codes = await Promise.all(runs.map((run) => run.exited));
+      for (const [i, [, line]] of cases.entries()) {
+        const run = runs[i]!;
+        assert.equal(codes[i], 1, run.output());
         assert.deepEqual(run.output().trim().split('\n').length, 1, run.output());
         assert.match(run.output().trim(), line);
       }
@@ -251,9 +265,11 @@ describe('npm start (app/main.ts)', function () {
       }, 50);
       child.once('exit', () => (clearInterval(poll), reject(new Error(output))));
     });
+    stepEnded();
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
     await exited;
+    stepEnded();
     // Nothing is left serving: a wrapper that dies alone would leave the server answering here.
     await new Promise((resolve) => setTimeout(resolve, 500));
     await assert.rejects(fetch(`${url}/docs`), /fetch failed/);

@@ -1,7 +1,9 @@
 // The real entry point (app/start.mjs, what npm start runs: app/main.ts compiled) in a child process, as an operator
 // runs it: for tests of start-up, stops, signals and faults that an in-process app cannot show (exit codes, what
-// survives a kill, what a client sees).
+// survives a kill, what a client sees). Its start (until it serves or prints what a test waits for) and its exit each end
+// a step of a case bounded step by step (test/support/step-bound.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
+import { stepEnded } from './step-bound.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 
@@ -70,13 +72,19 @@ export function startServerProcess(
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      stepEnded();
+      resolve(code);
+    }),
+  );
   const waitFor = (pattern: RegExp) =>
     new Promise<RegExpExecArray>((resolve, reject) => {
       const poll = setInterval(() => {
         const match = pattern.exec(output);
         if (match) {
           clearInterval(poll);
+          stepEnded();
           resolve(match);
         }
       }, 20);

@@ -6,6 +6,14 @@
 // no end within the bound, counted from the end of the step before it: a hung process or a look that never answers.
 import type { Context, Func, Runnable, TestFunction } from 'mocha';
 
+/**
+ * The bound of a step that is a process of this checkout: a start until it serves or exits, a stop, a CLI run, a tool's
+ * run. Alone such a step takes a second or a few (a first start of the embedded database ~5 s at most); a machine doing
+ * twice its work doubles that. A step given no end within five minutes is a hung process, not a slow machine. The
+ * runs of test/support/run-node.ts are killed 10 s before it (RUN_BOUND_MS), so that a failure shows their output.
+ */
+export const PROCESS_STEP_BOUND_MS = 300_000;
+
 /** The case running in steps in this process, if any (mocha runs one case at a time in a process). */
 let running: Runnable | undefined;
 
