@@ -2,7 +2,9 @@
 // (JSON Schema 2020-12, formats). The server routes and validates requests with it; the response check below
 // is shared by VALIDATE_RESPONSES=1 and by every test, so both judge responses by the same rules.
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ValidateFunction } from 'ajv';
 import { OpenAPIBackend, type Document, type Operation } from 'openapi-backend';
+import { OpenAPIValidator, ValidationContext } from 'openapi-backend/validation.js';
 import type { Surface } from './surfaces.ts';
 import { sharedBundledSpec } from './bundled-specs.ts';
 import { deepFreeze } from './deep-freeze.ts';
@@ -83,6 +85,7 @@ export async function loadContract(definition: Document, specText = JSON.stringi
   api.loadDocument = () => Promise.resolve(definition);
   await api.init();
   shareCompiledValidators(api, specText);
+  compileHeaderChecksOnUse(api);
   // openapi-backend rebuilds this list on every routed request; the definition never changes, so build it once.
   const operations = api.router.getOperations();
   api.router.getOperations = () => operations;
@@ -154,6 +157,70 @@ function shareCompiledValidators(api: OpenAPIBackend, specText: string): void {
   validator.responseValidators = shared.responseValidators;
   validator.statusBasedResponseValidators = shared.statusBasedResponseValidators;
   validator.responseHeadersValidators = shared.responseHeadersValidators;
+}
+
+type MatchType = 'any' | 'superset' | 'subset' | 'exact';
+type Ajv = ReturnType<OpenAPIBackend['validator']['getAjv']>;
+/** openapi-backend's own compile (its schema decycled, then Ajv's compile), private to its validator class. */
+const compileSchema = (OpenAPIValidator as unknown as { compileSchema(ajv: Ajv, schema: object): ValidateFunction })
+  .compileSchema;
+/** A response headers' check by the schema it compiles (as JSON text): the same schema is one check in a process. */
+const headerChecksBySchema = new Map<string, ValidateFunction>();
+let headerChecksAjv: Ajv | undefined;
+
+/**
+ * openapi-backend checks an operation's response headers with four validators per documented status (the headers
+ * matched as `any`, `superset`, `subset` or `exact` set), all compiled on the operation's first check, each with an Ajv
+ * made for the operation: most of the CPU a process spends compiling the contract, for three of them that
+ * checkResponse never asks for, and for schemas that most responses share (RateLimit, X-Request-Id). Here each is
+ * compiled when first asked for, and one schema once per process. The same validators: the same schema per status and
+ * match type, compiled (decycled) by the same Ajv set-up (the response headers' context, types coerced).
+ */
+function compileHeaderChecksOnUse(api: OpenAPIBackend): void {
+  const validator = api.validator;
+  const compile = (schema: object): ValidateFunction => {
+    headerChecksAjv ??= validator.getAjv(ValidationContext.ResponseHeaders, { coerceTypes: true });
+    let text: string;
+    try {
+      text = JSON.stringify(schema);
+    } catch {
+      return compileSchema.call(OpenAPIValidator, headerChecksAjv, schema); // a recursive schema, compiled as it is
+    }
+    let check = headerChecksBySchema.get(text);
+    if (!check) headerChecksBySchema.set(text, (check = compileSchema.call(OpenAPIValidator, headerChecksAjv, schema)));
+    return check;
+  };
+  validator.buildResponseHeadersValidatorForOperation = (operation) => {
+    if (!operation?.operationId || !operation.responses) return null;
+    const byStatus: ReturnType<typeof validator.buildResponseHeadersValidatorForOperation> = {};
+    for (const [status, response] of Object.entries(operation.responses)) {
+      const properties: Record<string, unknown> = {};
+      const required: string[] = [];
+      const headers = (response as { headers?: Record<string, { schema?: unknown }> }).headers ?? {};
+      for (const [name, header] of Object.entries(headers)) {
+        if (!header.schema) continue;
+        properties[name.toLowerCase()] = header.schema;
+        required.push(name.toLowerCase());
+      }
+      const schemaOf = (additionalProperties: boolean, requiredNames: string[]) => ({
+        type: 'object',
+        properties: { headers: { type: 'object', additionalProperties, properties, required: requiredNames } },
+      });
+      const variants: Record<MatchType, () => object> = {
+        any: () => schemaOf(true, []),
+        superset: () => schemaOf(true, required),
+        subset: () => schemaOf(false, []),
+        exact: () => schemaOf(false, required),
+      };
+      const checks = {} as Record<MatchType, ValidateFunction>;
+      for (const [matchType, schema] of Object.entries(variants) as [MatchType, () => object][]) {
+        let check: ValidateFunction | undefined;
+        Object.defineProperty(checks, matchType, { enumerable: true, get: () => (check ??= compile(schema())) });
+      }
+      byStatus[status] = checks;
+    }
+    return byStatus;
+  };
 }
 
 /**
