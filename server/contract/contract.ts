@@ -85,7 +85,7 @@ export async function loadContract(definition: Document, specText = JSON.stringi
   api.loadDocument = () => Promise.resolve(definition);
   await api.init();
   shareCompiledValidators(api, specText);
-  compileHeaderChecksOnUse(api);
+  compileResponseChecksOnUse(api);
   // openapi-backend rebuilds this list on every routed request; the definition never changes, so build it once.
   const operations = api.router.getOperations();
   api.router.getOperations = () => operations;
@@ -164,31 +164,65 @@ type Ajv = ReturnType<OpenAPIBackend['validator']['getAjv']>;
 /** openapi-backend's own compile (its schema decycled, then Ajv's compile), private to its validator class. */
 const compileSchema = (OpenAPIValidator as unknown as { compileSchema(ajv: Ajv, schema: object): ValidateFunction })
   .compileSchema;
-/** A response headers' check by the schema it compiles (as JSON text): the same schema is one check in a process. */
-const headerChecksBySchema = new Map<string, ValidateFunction>();
-let headerChecksAjv: Ajv | undefined;
+/** The response checks compiled so far, by context and schema (as JSON text): one schema is one check in a process. */
+const responseChecksBySchema = new Map<string, ValidateFunction>();
+const responseChecksAjv = new Map<ValidationContext, Ajv>();
 
 /**
- * openapi-backend checks an operation's response headers with four validators per documented status (the headers
- * matched as `any`, `superset`, `subset` or `exact` set), all compiled on the operation's first check, each with an Ajv
- * made for the operation: most of the CPU a process spends compiling the contract, for three of them that
- * checkResponse never asks for, and for schemas that most responses share (RateLimit, X-Request-Id). Here each is
- * compiled when first asked for, and one schema once per process. The same validators: the same schema per status and
- * match type, compiled (decycled) by the same Ajv set-up (the response headers' context, types coerced).
+ * A response check of `schema` as openapi-backend compiles it in `context` (the Ajv it makes for that context, here
+ * one per context for the process), compiled once per schema.
  */
-function compileHeaderChecksOnUse(api: OpenAPIBackend): void {
+function sharedResponseCheck(api: OpenAPIBackend, context: ValidationContext, schema: object): ValidateFunction {
+  let ajv = responseChecksAjv.get(context);
+  if (!ajv) {
+    ajv = api.validator.getAjv(context, context === ValidationContext.ResponseHeaders ? { coerceTypes: true } : {});
+    responseChecksAjv.set(context, ajv);
+  }
+  let text: string;
+  try {
+    text = `${context} ${JSON.stringify(schema)}`;
+  } catch {
+    return compileSchema.call(OpenAPIValidator, ajv, schema); // a recursive schema, compiled as it is
+  }
+  let check = responseChecksBySchema.get(text);
+  if (!check) responseChecksBySchema.set(text, (check = compileSchema.call(OpenAPIValidator, ajv, schema)));
+  return check;
+}
+
+/**
+ * openapi-backend compiles an operation's response checks on its first checked response: its body's schema for every
+ * documented status, and its headers four ways per status (matched as `any`, `superset`, `subset` or `exact` set), each
+ * operation with Ajvs of its own. checkResponse asks for one status at a time and only for `any`, and many statuses
+ * share their schemas (a list's page, RateLimit, X-Request-Id): the header checks alone were most of the CPU a process
+ * spent compiling the contract. Here each check is compiled when first asked for, and one schema once per process. The
+ * same checks: the same schema per status (and match type), compiled (decycled) by the same Ajv set-up.
+ */
+function compileResponseChecksOnUse(api: OpenAPIBackend): void {
   const validator = api.validator;
-  const compile = (schema: object): ValidateFunction => {
-    headerChecksAjv ??= validator.getAjv(ValidationContext.ResponseHeaders, { coerceTypes: true });
-    let text: string;
-    try {
-      text = JSON.stringify(schema);
-    } catch {
-      return compileSchema.call(OpenAPIValidator, headerChecksAjv, schema); // a recursive schema, compiled as it is
+  const compile = (schema: object) => sharedResponseCheck(api, ValidationContext.ResponseHeaders, schema);
+  validator.buildStatusBasedResponseValidatorForOperation = (operation) => {
+    if (!operation?.operationId || !operation.responses) return null;
+    const byStatus: ReturnType<typeof validator.buildStatusBasedResponseValidatorForOperation> = {};
+    for (const [status, response] of Object.entries(operation.responses)) {
+      const content = (response as { content?: Record<string, { schema?: object }> }).content;
+      const schema = content?.['application/json']?.schema
+        ? content['application/json'].schema
+        : !content && status === '204'
+          ? {
+              type: 'null',
+              title: 'The root schema',
+              description: 'The root schema comprises the entire JSON document.',
+              default: null,
+            }
+          : undefined;
+      if (!schema) continue;
+      let check: ValidateFunction | undefined;
+      Object.defineProperty(byStatus, status, {
+        enumerable: true,
+        get: () => (check ??= sharedResponseCheck(api, ValidationContext.Response, schema)),
+      });
     }
-    let check = headerChecksBySchema.get(text);
-    if (!check) headerChecksBySchema.set(text, (check = compileSchema.call(OpenAPIValidator, headerChecksAjv, schema)));
-    return check;
+    return byStatus;
   };
   validator.buildResponseHeadersValidatorForOperation = (operation) => {
     if (!operation?.operationId || !operation.responses) return null;
