@@ -2,7 +2,9 @@
 // (JSON Schema 2020-12, formats). The server routes and validates requests with it; the response check below
 // is shared by VALIDATE_RESPONSES=1 and by every test, so both judge responses by the same rules.
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ValidateFunction } from 'ajv';
 import { OpenAPIBackend, type Document, type Operation } from 'openapi-backend';
+import { OpenAPIValidator, ValidationContext } from 'openapi-backend/validation.js';
 import type { Surface } from './surfaces.ts';
 import { sharedBundledSpec } from './bundled-specs.ts';
 import { deepFreeze } from './deep-freeze.ts';
@@ -83,6 +85,7 @@ export async function loadContract(definition: Document, specText = JSON.stringi
   api.loadDocument = () => Promise.resolve(definition);
   await api.init();
   shareCompiledValidators(api, specText);
+  compileResponseChecksOnUse(api);
   // openapi-backend rebuilds this list on every routed request; the definition never changes, so build it once.
   const operations = api.router.getOperations();
   api.router.getOperations = () => operations;
@@ -154,6 +157,104 @@ function shareCompiledValidators(api: OpenAPIBackend, specText: string): void {
   validator.responseValidators = shared.responseValidators;
   validator.statusBasedResponseValidators = shared.statusBasedResponseValidators;
   validator.responseHeadersValidators = shared.responseHeadersValidators;
+}
+
+type MatchType = 'any' | 'superset' | 'subset' | 'exact';
+type Ajv = ReturnType<OpenAPIBackend['validator']['getAjv']>;
+/** openapi-backend's own compile (its schema decycled, then Ajv's compile), private to its validator class. */
+const compileSchema = (OpenAPIValidator as unknown as { compileSchema(ajv: Ajv, schema: object): ValidateFunction })
+  .compileSchema;
+/** The response checks compiled so far, by context and schema (as JSON text): one schema is one check in a process. */
+const responseChecksBySchema = new Map<string, ValidateFunction>();
+const responseChecksAjv = new Map<ValidationContext, Ajv>();
+
+/**
+ * A response check of `schema` as openapi-backend compiles it in `context` (the Ajv it makes for that context, here
+ * one per context for the process), compiled once per schema.
+ */
+function sharedResponseCheck(api: OpenAPIBackend, context: ValidationContext, schema: object): ValidateFunction {
+  let ajv = responseChecksAjv.get(context);
+  if (!ajv) {
+    ajv = api.validator.getAjv(context, context === ValidationContext.ResponseHeaders ? { coerceTypes: true } : {});
+    responseChecksAjv.set(context, ajv);
+  }
+  let text: string;
+  try {
+    text = `${context} ${JSON.stringify(schema)}`;
+  } catch {
+    return compileSchema.call(OpenAPIValidator, ajv, schema); // a recursive schema, compiled as it is
+  }
+  let check = responseChecksBySchema.get(text);
+  if (!check) responseChecksBySchema.set(text, (check = compileSchema.call(OpenAPIValidator, ajv, schema)));
+  return check;
+}
+
+/**
+ * openapi-backend compiles an operation's response checks on its first checked response: its body's schema for every
+ * documented status, and its headers four ways per status (matched as `any`, `superset`, `subset` or `exact` set), each
+ * operation with Ajvs of its own. checkResponse asks for one status at a time and only for `any`, and many statuses
+ * share their schemas (a list's page, RateLimit, X-Request-Id): the header checks alone were most of the CPU a process
+ * spent compiling the contract. Here each check is compiled when first asked for, and one schema once per process. The
+ * same checks: the same schema per status (and match type), compiled (decycled) by the same Ajv set-up.
+ */
+function compileResponseChecksOnUse(api: OpenAPIBackend): void {
+  const validator = api.validator;
+  const compile = (schema: object) => sharedResponseCheck(api, ValidationContext.ResponseHeaders, schema);
+  validator.buildStatusBasedResponseValidatorForOperation = (operation) => {
+    if (!operation?.operationId || !operation.responses) return null;
+    const byStatus: ReturnType<typeof validator.buildStatusBasedResponseValidatorForOperation> = {};
+    for (const [status, response] of Object.entries(operation.responses)) {
+      const content = (response as { content?: Record<string, { schema?: object }> }).content;
+      const schema = content?.['application/json']?.schema
+        ? content['application/json'].schema
+        : !content && status === '204'
+          ? {
+              type: 'null',
+              title: 'The root schema',
+              description: 'The root schema comprises the entire JSON document.',
+              default: null,
+            }
+          : undefined;
+      if (!schema) continue;
+      let check: ValidateFunction | undefined;
+      Object.defineProperty(byStatus, status, {
+        enumerable: true,
+        get: () => (check ??= sharedResponseCheck(api, ValidationContext.Response, schema)),
+      });
+    }
+    return byStatus;
+  };
+  validator.buildResponseHeadersValidatorForOperation = (operation) => {
+    if (!operation?.operationId || !operation.responses) return null;
+    const byStatus: ReturnType<typeof validator.buildResponseHeadersValidatorForOperation> = {};
+    for (const [status, response] of Object.entries(operation.responses)) {
+      const properties: Record<string, unknown> = {};
+      const required: string[] = [];
+      const headers = (response as { headers?: Record<string, { schema?: unknown }> }).headers ?? {};
+      for (const [name, header] of Object.entries(headers)) {
+        if (!header.schema) continue;
+        properties[name.toLowerCase()] = header.schema;
+        required.push(name.toLowerCase());
+      }
+      const schemaOf = (additionalProperties: boolean, requiredNames: string[]) => ({
+        type: 'object',
+        properties: { headers: { type: 'object', additionalProperties, properties, required: requiredNames } },
+      });
+      const variants: Record<MatchType, () => object> = {
+        any: () => schemaOf(true, []),
+        superset: () => schemaOf(true, required),
+        subset: () => schemaOf(false, []),
+        exact: () => schemaOf(false, required),
+      };
+      const checks = {} as Record<MatchType, ValidateFunction>;
+      for (const [matchType, schema] of Object.entries(variants) as [MatchType, () => object][]) {
+        let check: ValidateFunction | undefined;
+        Object.defineProperty(checks, matchType, { enumerable: true, get: () => (check ??= compile(schema())) });
+      }
+      byStatus[status] = checks;
+    }
+    return byStatus;
+  };
 }
 
 /**

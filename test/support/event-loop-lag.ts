@@ -25,21 +25,21 @@ export async function longestEventLoopBlock<T>(work: () => Promise<T>): Promise<
   let busyMs = 0;
   let wall = performance.now();
   let cpu = cpuUsage();
-  const timer = setInterval(() => {
+  const stretchEnds = () => {
     const [nowWall, nowCpu] = [performance.now(), cpuUsage()];
     const wallMs = nowWall - wall;
     const cpuMs = (nowCpu.user - cpu.user + nowCpu.system - cpu.system) / 1000;
     blockedMs = Math.max(blockedMs, wallMs);
     busyMs = Math.max(busyMs, Math.min(wallMs, cpuMs));
     [wall, cpu] = [nowWall, nowCpu];
-  }, 1);
-  // The timer measures from its first firing on: a block before that one, or after its last one (computation at the
-  // very start or end of `work`), would go unseen. A tick of 2 ms lets it fire once on each side.
-  const tick = () => new Promise((resolve) => setTimeout(resolve, 2));
+  };
+  // The first stretch runs from here to the timer's first firing, so a block at the very start of `work` is in it; the
+  // last one, from the timer's last firing to the end of `work`, is measured when `work` has ended, so a block at its
+  // very end is in that one. (Sleeping a tick of the timer before and after `work` saw the same, ~5 ms later a call.)
+  const timer = setInterval(stretchEnds, 1);
   try {
-    await tick();
     const result = await work();
-    await tick();
+    stretchEnds();
     return { result, blockedMs, busyMs };
   } finally {
     clearInterval(timer);
