@@ -111,109 +111,43 @@ async function watchPage(page: Page): Promise<string[]> {
 }
 
 /**
- * How long an operation may take to show once the page is looking for it: it takes well under a second (Scalar renders a
- * section when an idle moment follows its scrolling into view), a bound only for a page that never shows it.
- */
-const OPERATION_BOUND_MS = 30_000;
-/**
- * After one operation was not shown (the test fails), how long each of the rest is looked for, so that the failure lists
- * them without a bound's wait for each (on a loaded machine, one that was only slow may be listed too).
- */
-const AFTER_A_MISS_MS = 1_000;
-
-/**
- * The operations the page does not show. Scalar renders each one as an element whose id ends in `/<METHOD><path>`,
- * holding its summary and its path; off-screen ones start as empty placeholders, rendered once scrolled into view. The
- * look runs in the page, one evaluation for all: the operations one after another in the page's order (each scroll
- * renders the next ones too), each scrolled to again on every change of the page until it shows, since sections above
- * it that render meanwhile push it out of view, and a placeholder out of view is never rendered. It waits on the page's
- * changes (a MutationObserver), not on a clock; a look every 500 ms besides is only a safety net.
+ * Asserts that the page shows every operation: Scalar renders each one as an element whose id ends in
+ * `/<METHOD><path>` (off-screen ones start as empty placeholders, so each is scrolled to), holding its summary
+ * and its path. Returns the operations it could not find.
  */
 export async function missingOperations(page: Page, operations: DocumentedOperation[]): Promise<string[]> {
-  const looks = operations.map((op) => ({
-    suffix: `/${op.method}${op.path}`,
-    summary: op.summary,
-    path: op.path,
-    name: `${op.operationId} (${op.method} ${op.path}, "${op.summary}")`,
-  }));
-  // tsx compiles this file keeping functions' names (esbuild's keepNames), which wraps the named functions below in
-  // a helper, __name, that the page does not have: it is given one that leaves them as they are.
-  await page.evaluate('globalThis.__name ??= (target) => target');
-  return page.evaluate(
-    async ({ looks, boundMs, afterMissMs }) => {
-      type Look = (typeof looks)[number];
-      const shows = (element: Element, one: Look) => {
-        const text = element.textContent ?? '';
-        return (
-          element.getAttribute('data-placeholder') !== 'true' && text.includes(one.summary) && text.includes(one.path)
-        );
-      };
-      /**
-       * Whether an element of the operation shows it; if none does, the first one laid out (a placeholder, or a
-       * section still rendering) is scrolled to when it is out of view. Every element whose id ends so is looked at, each time: an element
-       * found once may be replaced (a section in place of its placeholder, a document mounted again).
-       */
-      const look = (one: Look) => {
-        const elements = [...document.querySelectorAll(`[id$="${CSS.escape(one.suffix)}"]`)];
-        if (elements.some((element) => shows(element, one))) return true;
-        const target = elements.find((element) => element.getClientRects().length > 0);
-        const box = target?.getBoundingClientRect();
-        // Scrolled to only when out of view: scrolling one in view again, on every change, kept Scalar from rendering.
-        if (box && (box.bottom <= 0 || box.top >= innerHeight)) target!.scrollIntoView({ block: 'start' });
-        return false;
-      };
-      /** Resolves true once `one` shows, false after `ms` without. */
-      const shown = (one: Look, ms: number) =>
-        new Promise<boolean>((resolve) => {
-          let pending = false;
-          const check = () => {
-            pending = false;
-            if (look(one)) finish(true);
-          };
-          const observer = new MutationObserver(() => {
-            if (!pending) {
-              pending = true;
-              requestAnimationFrame(check);
-            }
-          });
-          const net = setInterval(check, 500);
-          const bound = setTimeout(() => finish(look(one)), ms);
-          function finish(value: boolean) {
-            observer.disconnect();
-            clearInterval(net);
-            clearTimeout(bound);
-            resolve(value);
-          }
-          observer.observe(document.documentElement, {
-            subtree: true,
-            childList: true,
-            attributes: true,
-            characterData: true,
-          });
-          check();
-        });
-      /** `rest` in the page's order (of their sections, placeholders or not), those not on the page yet last. */
-      const inPageOrder = (rest: Look[]) => {
-        const all = [...document.querySelectorAll('[id]')].map((element) => element.id);
-        const at = (one: Look) => {
-          const index = all.findIndex((id) => id.endsWith(one.suffix));
-          return index < 0 ? all.length : index;
-        };
-        const order = new Map(rest.map((one) => [one, at(one)]));
-        return rest.toSorted((a, b) => order.get(a)! - order.get(b)!);
-      };
-      const missing: string[] = [];
-      const lookFor = async (one: Look) => {
-        if (!(await shown(one, missing.length === 0 ? boundMs : afterMissMs))) missing.push(one.name);
-      };
-      // The first as given: its look waits for the page to render; then the rest in the page's order.
-      const [first, ...others] = looks;
-      if (first) await lookFor(first);
-      for (const one of inPageOrder(others)) await lookFor(one);
-      return missing;
-    },
-    { looks, boundMs: OPERATION_BOUND_MS, afterMissMs: AFTER_A_MISS_MS },
-  );
+  const missing: string[] = [];
+  for (const op of operations)
+    if (!(await showsOperation(page, op))) missing.push(`${op.operationId} (${op.method} ${op.path}, "${op.summary}")`);
+  return missing;
+}
+
+/**
+ * Whether the page shows one operation within 20 s. It scrolls to the section again on every look that does not find
+ * it shown: sections above it that render meanwhile push it out of view, and a placeholder out of view is never
+ * rendered. A look is one native selector query in the page: a query of every element with an id, wrapped for
+ * JavaScript, cost the renderer more than drawing the section did, on each of the ~70 operations a page has.
+ */
+async function showsOperation(page: Page, op: DocumentedOperation): Promise<boolean> {
+  const suffix = `/${op.method}${op.path}`;
+  const section = page.locator(`[id$="${suffix}"]`).first();
+  const shown = () =>
+    page.evaluate(
+      ({ suffix, summary, path }) => {
+        const element = document.querySelector(`[id$="${CSS.escape(suffix)}"]`);
+        const text = element?.textContent ?? '';
+        return element?.getAttribute('data-placeholder') !== 'true' && text.includes(summary) && text.includes(path);
+      },
+      { suffix, summary: op.summary, path: op.path },
+    );
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    if (await shown()) return true;
+    await section.scrollIntoViewIfNeeded({ timeout: 2_000 }).catch(() => undefined);
+    if (await shown()) return true;
+    await page.waitForTimeout(200);
+  }
+  return false;
 }
 
 /** The operations of `others` whose section or summary appears on the page (summaries shared with `own` aside). */
