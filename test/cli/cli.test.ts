@@ -541,41 +541,29 @@ describe('cli', function () {
       });
 
       it('payments record changes the plan and emits payment.succeeded once per provider event id', async () => {
-        const run = await cli(
-          [
-            'payments',
-            'record',
-            'kim@example.com',
-            '--plan',
-            'plus',
-            '--amount',
-            '4990',
-            '--currency',
-            'usd',
-            '--provider-event-id',
-            'inv-2026-0001',
-          ],
-          env,
-        );
+        // The same provider event twice, its currency written in either case.
+        const recordInvoice = (currency: string) =>
+          cli(
+            [
+              'payments',
+              'record',
+              'kim@example.com',
+              '--plan',
+              'plus',
+              '--amount',
+              '4990',
+              '--currency',
+              currency,
+              '--provider-event-id',
+              'inv-2026-0001',
+            ],
+            env,
+          );
+        const run = await recordInvoice('usd');
         assert.equal(run.code, 0, run.stderr);
         const paymentId = run.stdout.trim();
         assert.equal((await kimProfile()).plan, 'plus');
-        const again = await cli(
-          [
-            'payments',
-            'record',
-            'kim@example.com',
-            '--plan',
-            'plus',
-            '--amount',
-            '4990',
-            '--currency',
-            'USD',
-            '--provider-event-id',
-            'inv-2026-0001',
-          ],
-          env,
-        );
+        const again = await recordInvoice('USD');
         assert.equal(again.code, 0, again.stderr);
         assert.equal(again.stdout.trim(), paymentId);
         assert.match(again.stderr, /recorded before; nothing changed/);
