@@ -6,8 +6,7 @@
 //
 // This file is the entry only: it reads the configuration and hands the start to app/process/run-process.ts. Its
 // top-level await resolves once the process serves (app/start.mjs waits on it). The start itself (the server, the
-// database, every package they bring: ~5 MB of compiled modules, ~0.35 s of CPU to load) is imported once the
-// configuration has been read, so that a start refused for its settings says so without loading it.
+// database and every package they bring, most of a start's loading) is imported once the configuration has been read, so that a start refused for its settings says so without loading it.
 import { OWNER_ONLY_UMASK } from '../db/private-files.ts';
 import { loadConfig, type Config } from './config.ts';
 import { parseRole, type ProcessRole } from './process/role.ts';

@@ -35,7 +35,7 @@ export async function longestEventLoopBlock<T>(work: () => Promise<T>): Promise<
   };
   // The first stretch runs from here to the timer's first firing, so a block at the very start of `work` is in it; the
   // last one, from the timer's last firing to the end of `work`, is measured when `work` has ended, so a block at its
-  // very end is in that one. (Sleeping a tick of the timer before and after `work` saw the same, ~5 ms later a call.)
+  // very end is in that one. (Sleeping a tick of the timer before and after `work` saw the same, only later a call.)
   const timer = setInterval(stretchEnds, 1);
   try {
     const result = await work();

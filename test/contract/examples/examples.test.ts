@@ -59,7 +59,7 @@ type Instance = { db: Db; close(): Promise<void>; credentials: Record<string, st
  * The fresh instances of the four runs. On PostgreSQL each is a new database started as `npm start` starts one. On the
  * embedded database that start is made once: the first run takes that database, and each later run a copy of its data
  * directory as it was before any request (PGlite loads one like the test databases' template), the same rows and the
- * same two secrets: the reference data, the demo data and the secrets cost ~0.5 s of CPU an instance.
+ * same two secrets, without paying for the reference data, the demo data and the secrets again.
  */
 let embeddedStart:
   | Promise<{ first: Instance | undefined; dump: Blob; credentials: Record<string, string> }>

@@ -50,7 +50,7 @@ describe('OAuth sign-in throttle', () => {
     const [alice, bob] = await Promise.all([newStudentThroughOAuth(app), newStudentThroughOAuth(app)]);
     const first = await signIn(app, '198.51.100.1', alice.email, 'a wrong password').expect(401);
     // Each throttle names its window in the RateLimit headers, as express-rate-limit names one. A window may have
-    // begun at the student's own sign-in above (a loaded machine took 2 s from there), not before this test.
+    // begun at the student's own sign-in above (seconds ago on a loaded machine), not before this test.
     const header = /^"20-in-15min"; r=19; t=(\d+), "10-in-15min"; r=9; t=(\d+)$/.exec(String(first.headers.ratelimit));
     assert.ok(header, `RateLimit: ${first.headers.ratelimit}`);
     const since = Math.ceil((performance.now() - began) / 1000);
