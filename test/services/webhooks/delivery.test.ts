@@ -121,7 +121,7 @@ describe('webhook delivery', function () {
     // The held attempt ends at its timeout, well above what a healthy answer takes on a loaded machine: shorter, a
     // healthy answer timed out too. The three days (compressed) after which a failing endpoint is disabled are 50 s
     // here, the retries' delays still milliseconds: at the file's shorter days, the four attempts of a loaded machine
-    // outlasted them and the endpoint was disabled before its success (docs/performance.md keeps the figures).
+    // outlasted them and the endpoint was disabled before its success.
     work({ attemptTimeoutMs: ATTEMPT_TIMEOUT_MS, retryScale: 0.000_2 });
 
     const received = await hook.waitFor(4);
