@@ -53,8 +53,8 @@ for (const surface of ['general', 'partner-v1'] as const) {
         const theirs = plain.router.getOperation(operation.operationId!)!;
         for (const [status, response] of Object.entries((operation.responses ?? {}) as Record<string, Response>)) {
           for (const body of bodies(response)) {
-            const ours = contract.api.validator.validateResponse(structuredClone(body), operation, status);
-            const stock = plain.validator.validateResponse(structuredClone(body), theirs, status);
+            const ours = contract.api.validator.validateResponse(structuredClone(body), operation, Number(status));
+            const stock = plain.validator.validateResponse(structuredClone(body), theirs, Number(status));
             assert.equal(ours.valid, stock.valid, `${operation.operationId} ${status} body ${JSON.stringify(body)}`);
             compared += 1;
             if (!ours.valid) refused += 1;
